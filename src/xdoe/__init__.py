@@ -1,0 +1,34 @@
+"""xdoe: design and run experiment campaigns with agents and environments.
+
+``xgen`` expands one experiment document into reproducible run documents;
+``xrun`` executes them phase by phase and records everything in one store.
+
+Sub-packages (one concept each): :mod:`xdoe.documents`, :mod:`xdoe.design`,
+:mod:`xdoe.agent`, :mod:`xdoe.environment`, :mod:`xdoe.simulation`,
+:mod:`xdoe.conditions`, :mod:`xdoe.execution`, :mod:`xdoe.store`,
+:mod:`xdoe.environments`, :mod:`xdoe.agents`, :mod:`xdoe.analysis`,
+:mod:`xdoe.cli`. Importing :mod:`xdoe` itself is cheap: it loads none of them.
+"""
+
+from __future__ import annotations
+
+from importlib import import_module
+from importlib.metadata import PackageNotFoundError, version as _dist_version
+from typing import Any
+
+from xdoe.errors import XdoeError
+
+try:
+    __version__ = _dist_version("xdoe")
+except PackageNotFoundError:  # pragma: no cover - running from a source tree
+    __version__ = "0.0.0+unknown"
+
+__all__ = ["__version__", "XdoeError", "TrainingSession"]
+
+_LAZY = {"TrainingSession": "xdoe.execution"}
+
+
+def __getattr__(name: str) -> Any:
+    if name in _LAZY:
+        return getattr(import_module(_LAZY[name]), name)
+    raise AttributeError(f"module 'xdoe' has no attribute {name!r}")

@@ -1,0 +1,25 @@
+"""The environment side of the plugin API.
+
+Subclass :class:`Environment` (and optionally :class:`Reward`); exchange
+:class:`SensorInformation`, :class:`ActuatorInformation` and
+:class:`RewardInformation` whose spaces are ``gymnasium.spaces``.
+"""
+
+from xdoe.environment._environment import Environment, Reward
+from xdoe.environment._information import (
+    ActuatorInformation,
+    EnvironmentBaseline,
+    EnvironmentState,
+    RewardInformation,
+    SensorInformation,
+)
+
+__all__ = [
+    "Environment",
+    "Reward",
+    "SensorInformation",
+    "ActuatorInformation",
+    "RewardInformation",
+    "EnvironmentBaseline",
+    "EnvironmentState",
+]

@@ -1,0 +1,91 @@
+"""The error hierarchy of xdoe.
+
+Every error xdoe raises on purpose derives from :class:`XdoeError`. The command
+line turns :class:`DocumentError` (and any other :class:`InputError`) into exit
+code 2 with a one-line message and no traceback.
+"""
+
+from __future__ import annotations
+
+from typing import Sequence
+
+__all__ = [
+    "XdoeError",
+    "InputError",
+    "DocumentError",
+    "DesignError",
+    "ComponentError",
+    "RunError",
+    "StoreError",
+    "format_key_path",
+]
+
+
+def format_key_path(path: Sequence[str | int]) -> str:
+    """Render a key path like ``("schedule", 0, "training", "agents")`` as
+    ``schedule[0].training.agents``."""
+    out = ""
+    for part in path:
+        if isinstance(part, int):
+            out += f"[{part}]"
+        else:
+            out += ("." if out else "") + str(part)
+    return out
+
+
+class XdoeError(Exception):
+    """Base class of every error xdoe raises on purpose."""
+
+
+class InputError(XdoeError):
+    """The user's input cannot be used (the CLI exits with code 2)."""
+
+
+class DocumentError(InputError):
+    """An experiment or run document is invalid.
+
+    Attributes:
+        file: the document's path (or ``"<string>"``).
+        line: 1-based line of the offending key, or ``None`` when unknown.
+        key_path: the keys from the document root to the offending value.
+        message: what was expected.
+    """
+
+    def __init__(
+        self,
+        message: str,
+        *,
+        file: str | None = None,
+        line: int | None = None,
+        key_path: Sequence[str | int] = (),
+    ) -> None:
+        self.message = message
+        self.file = file or "<string>"
+        self.line = line
+        self.key_path = tuple(key_path)
+        super().__init__(str(self))
+
+    def __str__(self) -> str:
+        where = self.file if self.line is None else f"{self.file}:{self.line}"
+        key = format_key_path(self.key_path)
+        return f"{where}: {key}: {self.message}" if key else f"{where}: {self.message}"
+
+
+class DesignError(InputError):
+    """A design cannot be built from the given factors and settings."""
+
+
+class ComponentError(InputError):
+    """A ``module:Class`` component cannot be imported or constructed.
+
+    The message names the document key, the module and attribute tried and
+    the underlying error.
+    """
+
+
+class RunError(XdoeError):
+    """Executing a run failed (a component raised, an action left its space...)."""
+
+
+class StoreError(XdoeError):
+    """The results store cannot be opened or written."""
