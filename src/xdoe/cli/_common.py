@@ -1,0 +1,41 @@
+"""What both command-line applications share: exit codes and error display."""
+
+from __future__ import annotations
+
+import functools
+import sys
+from typing import Any, Callable, TypeVar
+
+import click
+
+from xdoe.errors import InputError, XdoeError
+
+__all__ = ["EXIT_OK", "EXIT_FAILED", "EXIT_INPUT", "fail", "handle_errors"]
+
+EXIT_OK = 0
+EXIT_FAILED = 1  # some run failed / some work did not complete
+EXIT_INPUT = 2  # unusable input: the documents, options or files
+
+F = TypeVar("F", bound=Callable[..., Any])
+
+
+def fail(message: str, code: int = EXIT_INPUT) -> None:
+    """Print ``error: message`` to stderr (no traceback) and exit with ``code``."""
+    click.secho(f"error: {message}", fg="red", err=True)
+    sys.exit(code)
+
+
+def handle_errors(func: F) -> F:
+    """Turn :class:`InputError` into exit code 2 and other :class:`XdoeError`
+    into exit code 1, each with a one-line message and no traceback."""
+
+    @functools.wraps(func)
+    def wrapper(*args: Any, **kwargs: Any) -> Any:
+        try:
+            return func(*args, **kwargs)
+        except InputError as exc:
+            fail(str(exc), EXIT_INPUT)
+        except XdoeError as exc:
+            fail(str(exc), EXIT_FAILED)
+
+    return wrapper  # type: ignore[return-value]
