@@ -1,0 +1,19 @@
+"""Built-in environments.
+
+- :class:`DummyEnvironment`: random sensor readings, a reward computed from the
+  actions, a fixed episode length (for testing pipelines);
+- :class:`GymnasiumEnvironment`: any ``gymnasium`` environment by id
+  (``Taxi-v4``, ``CartPole-v1``...);
+- :class:`TicTacToeEnvironment`: two players taking turns (for
+  ``xdoe.simulation:TakingTurnsSimController``) or one player against a
+  built-in random opponent.
+
+Each is addressable in documents as ``xdoe.environments:Name`` and by its full
+module path (e.g. ``xdoe.environments._gymnasium:GymnasiumEnvironment``).
+"""
+
+from xdoe.environments._dummy import DummyEnvironment
+from xdoe.environments._gymnasium import GymnasiumEnvironment
+from xdoe.environments._tictactoe import TicTacToeEnvironment
+
+__all__ = ["DummyEnvironment", "GymnasiumEnvironment", "TicTacToeEnvironment"]

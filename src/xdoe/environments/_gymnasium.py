@@ -1,0 +1,172 @@
+"""Any gymnasium environment as an xdoe environment."""
+
+from __future__ import annotations
+
+import math
+from typing import Any
+
+import gymnasium
+import numpy as np
+from gymnasium import spaces
+
+from xdoe.environment import (
+    ActuatorInformation,
+    Environment,
+    EnvironmentBaseline,
+    EnvironmentState,
+    RewardInformation,
+    SensorInformation,
+)
+
+__all__ = ["GymnasiumEnvironment", "jsonable_info", "split_observation"]
+
+_DROP = object()
+
+
+def _jsonable(value: Any) -> Any:
+    """``value`` as JSON-able Python data, or ``_DROP``."""
+    if value is None or isinstance(value, (bool, str)):
+        return value
+    if isinstance(value, (np.bool_,)):
+        return bool(value)
+    if isinstance(value, (int, np.integer)):
+        return int(value)
+    if isinstance(value, (float, np.floating)):
+        value = float(value)
+        return value if math.isfinite(value) else _DROP
+    if isinstance(value, dict):
+        out = {}
+        for key, item in value.items():
+            item = _jsonable(item)
+            if item is not _DROP:
+                out[str(key)] = item
+        return out
+    if isinstance(value, (list, tuple)):
+        items = [_jsonable(item) for item in value]
+        return _DROP if any(item is _DROP for item in items) else items
+    return _DROP  # numpy arrays, objects
+
+
+def jsonable_info(info: dict[str, Any]) -> dict[str, Any]:
+    """The JSON-able part of a gymnasium ``info`` dict: numpy scalars become
+    Python numbers, numpy arrays (e.g. Taxi's ``action_mask``), non-finite
+    floats and other objects are dropped."""
+    out = _jsonable(dict(info))
+    return out if isinstance(out, dict) else {}
+
+
+def _plain(space: spaces.Space, value: Any) -> Any:
+    """Discrete values as Python ints (gymnasium sometimes returns numpy ints)."""
+    if isinstance(space, spaces.Discrete):
+        return int(value)
+    return value
+
+
+def split_observation(
+    uid: str, space: spaces.Space, observation: Any
+) -> list[SensorInformation]:
+    """Sensors of one observation: ``<uid>.observation``, or for a top-level
+    ``Dict`` space one sensor ``<uid>.<key>`` per key (in the space's key
+    order) with the key's subspace."""
+    if isinstance(space, spaces.Dict):
+        return [
+            SensorInformation(f"{uid}.{key}", sub, _plain(sub, observation[key]))
+            for key, sub in space.spaces.items()
+        ]
+    return [SensorInformation(f"{uid}.observation", space, _plain(space, observation))]
+
+
+class GymnasiumEnvironment(Environment):
+    """A ``gymnasium`` environment (``gymnasium.make(env_id, **make_kwargs)``).
+
+    Parameters:
+        uid: the environment uid (prefix of every id).
+        seed: seeds :attr:`rng`; the first reset is seeded with an integer drawn
+            from it, later resets continue gymnasium's own generator, so the
+            same seed gives the same sequence of episodes.
+        env_id: a registered gymnasium id such as ``"Taxi-v4"`` or ``"CartPole-v1"``.
+        **make_kwargs: passed to ``gymnasium.make`` (e.g. ``max_episode_steps``).
+
+    Ids and spaces:
+        - sensor ``<uid>.observation`` with the observation space; a ``Dict``
+          observation space is split into one sensor ``<uid>.<key>`` per key;
+        - actuator ``<uid>.action`` with the action space;
+        - reward ``<uid>.reward``: gymnasium's reward of the step (a float,
+          in the environment's units);
+        - ``done`` is ``terminated or truncated``; ``info`` of the state holds
+          ``terminated``, ``truncated`` and the JSON-able part of gymnasium's
+          info (numpy arrays such as Taxi's ``action_mask`` are dropped).
+
+    Discrete values are Python ints; other values are what gymnasium returns.
+
+    Raises:
+        ValueError: gymnasium cannot make ``env_id`` with these arguments
+            (unknown id, wrong keyword), with gymnasium's message; or
+            :meth:`update` gets no value for ``<uid>.action``.
+    """
+
+    def __init__(self, uid: str, seed: int, env_id: str, **make_kwargs: Any) -> None:
+        super().__init__(uid=uid, seed=seed)
+        self.env_id = env_id
+        self.make_kwargs = dict(make_kwargs)
+        self.env: gymnasium.Env | None = self._make()
+        self._seeded = False
+
+    def _make(self) -> gymnasium.Env:
+        try:
+            return gymnasium.make(self.env_id, **self.make_kwargs)
+        except (gymnasium.error.Error, TypeError) as exc:
+            raise ValueError(
+                f"gymnasium cannot make {self.env_id!r}"
+                + (f" with {self.make_kwargs!r}" if self.make_kwargs else "")
+                + f": {exc}"
+            ) from exc
+
+    @property
+    def action_id(self) -> str:
+        """``<uid>.action``."""
+        return self.full_id("action")
+
+    def start_environment(self) -> EnvironmentBaseline:
+        """Reset the gymnasium environment (re-made if :meth:`close` was called)."""
+        if self.env is None:
+            self.env = self._make()
+        if self._seeded:
+            observation, info = self.env.reset()
+        else:
+            observation, info = self.env.reset(seed=int(self.rng.integers(2**31 - 1)))
+            self._seeded = True
+        return EnvironmentBaseline(
+            sensors=split_observation(self.uid, self.env.observation_space, observation),
+            actuators=[ActuatorInformation(self.action_id, self.env.action_space)],
+            info=jsonable_info(info),
+        )
+
+    def update(self, actuators: list[ActuatorInformation]) -> EnvironmentState:
+        """Apply ``<uid>.action`` and step once."""
+        if self.env is None:
+            raise RuntimeError("update() called before start_environment()")
+        action = next(
+            (a.value for a in actuators if a.uid == self.action_id and a.value is not None), None
+        )
+        if action is None:
+            raise ValueError(f"no value set for actuator {self.action_id}")
+        if isinstance(self.env.action_space, spaces.Discrete):
+            action = int(np.asarray(action).item())
+        observation, reward, terminated, truncated, info = self.env.step(action)
+        state_info = jsonable_info(info)
+        state_info.update(terminated=bool(terminated), truncated=bool(truncated))
+        return EnvironmentState(
+            sensors=split_observation(self.uid, self.env.observation_space, observation),
+            rewards=[RewardInformation(self.full_id("reward"), float(reward))],
+            done=bool(terminated or truncated),
+            info=state_info,
+        )
+
+    def close(self) -> None:
+        """Close the gymnasium environment; the next episode re-makes it
+        (continuing from :attr:`rng`, so the episode sequence stays seeded)."""
+        if self.env is not None:
+            self.env.close()
+            self.env = None
+            self._seeded = False
