@@ -1,6 +1,70 @@
 """Experiment and run documents: YAML loading with line numbers, pydantic
-models, canonical YAML dumping."""
+models, the ``$req`` reference grammar, ``${name}`` placeholders and
+canonical YAML dumping."""
 
+from xdoe.documents._canonical import canonical_json, dump_canonical, format_float
+from xdoe.documents._experiment import (
+    DESIGN_METHODS,
+    Experiment,
+    ExperimentDocument,
+    PhasePlan,
+    Variable,
+    experiment_schema,
+    load_experiment,
+    safe_uid,
+)
+from xdoe.documents._placeholders import PlaceholderError, interpolate, substitute
+from xdoe.documents._reference import Reference, ReferenceSyntaxError, is_reference, parse_reference
+from xdoe.documents._run import (
+    RUN_DOCUMENT_VERSION,
+    AgentEntry,
+    ComponentSpec,
+    DesignPointInfo,
+    EnvironmentEntry,
+    EnvironmentSpec,
+    PhaseConfig,
+    RunConfig,
+    RunDocument,
+    RunPhase,
+    SimulationSpec,
+    load_run_document,
+    parse_run_document,
+)
 from xdoe.documents._yaml import YamlDocument, load_yaml, read_text
 
-__all__ = ["YamlDocument", "load_yaml", "read_text"]
+__all__ = [
+    "YamlDocument",
+    "load_yaml",
+    "read_text",
+    "dump_canonical",
+    "canonical_json",
+    "format_float",
+    "Reference",
+    "ReferenceSyntaxError",
+    "is_reference",
+    "parse_reference",
+    "PlaceholderError",
+    "interpolate",
+    "substitute",
+    "DESIGN_METHODS",
+    "Experiment",
+    "ExperimentDocument",
+    "PhasePlan",
+    "Variable",
+    "experiment_schema",
+    "load_experiment",
+    "safe_uid",
+    "RUN_DOCUMENT_VERSION",
+    "RunDocument",
+    "RunPhase",
+    "RunConfig",
+    "AgentEntry",
+    "ComponentSpec",
+    "EnvironmentEntry",
+    "EnvironmentSpec",
+    "SimulationSpec",
+    "PhaseConfig",
+    "DesignPointInfo",
+    "load_run_document",
+    "parse_run_document",
+]

@@ -1,0 +1,43 @@
+"""Objectives: environment rewards -> an agent's objective value."""
+
+from __future__ import annotations
+
+from xdoe.agent import Objective
+from xdoe.environment import RewardInformation
+
+__all__ = ["RewardObjective"]
+
+
+class RewardObjective(Objective):
+    """The sum of the rewards the agent receives.
+
+    Parameters:
+        reward_ids: full reward ids to add up (e.g. ``["ttt.reward_x"]``);
+            ``None`` (default): every reward the agent receives.
+
+    Returns a float in the rewards' units.
+
+    Raises:
+        ValueError: a listed id is not among the rewards received (the message
+            names the missing ids and those received); ``reward_ids`` is not a
+            list of strings.
+    """
+
+    def __init__(self, reward_ids: list[str] | None = None) -> None:
+        super().__init__()
+        if reward_ids is not None:
+            if isinstance(reward_ids, str) or not all(isinstance(r, str) for r in reward_ids):
+                raise ValueError(f"reward_ids must be a list of reward ids, got {reward_ids!r}")
+            reward_ids = list(reward_ids)
+        self.reward_ids = reward_ids
+
+    def internal_reward(self, rewards: list[RewardInformation]) -> float:
+        if self.reward_ids is None:
+            return float(sum(float(r.value) for r in rewards))
+        by_id = {r.uid: r for r in rewards}
+        missing = [uid for uid in self.reward_ids if uid not in by_id]
+        if missing:
+            raise ValueError(
+                f"RewardObjective: unknown reward ids {missing}; received {sorted(by_id)}"
+            )
+        return float(sum(float(by_id[uid].value) for uid in self.reward_ids))

@@ -1,0 +1,319 @@
+"""The run document: one design point x one repetition, fully resolved.
+
+xgen writes run documents; xrun reads them. Hand-written documents in
+palaestrAI's shape work too: a phase may omit keys, which it then takes from
+the previous phase (``phase_config`` key by key, the other keys whole), an
+empty ``reward``/``state_transformer`` name means none, and unknown keys are
+kept (``model_extra``) rather than refused.
+
+Example (the shape in ``docs/architecture.md``)::
+
+    uid: taxi-study-0003
+    experiment_uid: taxi-study
+    seed: 1804289383
+    version: "1.0"
+    design_point: {index: 3, repetition: 0, levels: {alpha: 0.5}}
+    run_config: {condition: {name: xdoe.conditions:MaxEpisodesTerminationCondition, params: {}}}
+    schedule:
+      - training:
+          environments: [{environment: {name: ..., uid: taxi, params: {}}, reward: null}]
+          agents: [{name: learner, brain: {...}, muscle: {...}, objective: {...},
+                    sensors: [taxi.observation], actuators: [taxi.action]}]
+          simulation: {name: xdoe.simulation:VanillaSimController, conditions: [...]}
+          phase_config: {mode: train, worker: 1, episodes: 300}
+      - testing:
+          phase_config: {mode: test, episodes: 20}     # the rest as in "training"
+"""
+
+from __future__ import annotations
+
+import copy
+from pathlib import Path
+from typing import Any, ClassVar, Sequence
+
+from pydantic import Field, field_validator, model_validator
+
+from xdoe.documents._validation import DocumentModel, ensure_valid, short_repr
+from xdoe.documents._yaml import YamlDocument, load_yaml
+from xdoe.errors import DocumentError
+
+__all__ = [
+    "RUN_DOCUMENT_VERSION",
+    "ComponentSpec",
+    "EnvironmentSpec",
+    "EnvironmentEntry",
+    "AgentEntry",
+    "SimulationSpec",
+    "PhaseConfig",
+    "RunPhase",
+    "RunConfig",
+    "DesignPointInfo",
+    "RunDocument",
+    "load_run_document",
+    "parse_run_document",
+]
+
+#: the format version xgen writes into run documents
+RUN_DOCUMENT_VERSION = "1.0"
+
+PHASE_KEYS = ("environments", "agents", "simulation", "phase_config")
+
+
+class ComponentSpec(DocumentModel):
+    """A component: ``name`` is ``package.module:Class`` (or a full module
+    path), ``params`` the keyword arguments of its constructor."""
+
+    name: str = Field(min_length=1, description="import path, 'package.module:Class'")
+    params: dict[str, Any] = Field(default_factory=dict, description="constructor keyword arguments")
+
+    @field_validator("params", mode="before")
+    @classmethod
+    def _none_params(cls, value: Any) -> Any:
+        return {} if value is None else value
+
+
+def _empty_name_is_none(value: Any) -> Any:
+    if isinstance(value, dict) and not value.get("name"):
+        return None
+    return value
+
+
+class EnvironmentSpec(ComponentSpec):
+    """The environment component; ``uid`` prefixes its sensor and actuator ids."""
+
+    uid: str = Field(min_length=1, description="environment uid; sensor/actuator ids are '<uid>.<id>'")
+
+
+class EnvironmentEntry(DocumentModel):
+    """One environment of a phase, with optional reward and state transformer
+    (``None`` = none; an empty name in the document also means none)."""
+
+    environment: EnvironmentSpec
+    reward: ComponentSpec | None = None
+    state_transformer: ComponentSpec | None = None
+
+    @field_validator("reward", "state_transformer", mode="before")
+    @classmethod
+    def _empty(cls, value: Any) -> Any:
+        return _empty_name_is_none(value)
+
+
+class AgentEntry(DocumentModel):
+    """One agent of a phase.
+
+    ``sensors``/``actuators`` are full ids ``<environment uid>.<id>``;
+    ``None`` means every sensor (actuator) of the phase's environments.
+    ``load`` and ``replay`` are passed through unchanged.
+    """
+
+    name: str = Field(min_length=1)
+    brain: ComponentSpec
+    muscle: ComponentSpec
+    objective: ComponentSpec
+    sensors: list[str] | None = None
+    actuators: list[str] | None = None
+    load: Any = None
+    replay: Any = None
+
+
+class SimulationSpec(DocumentModel):
+    """The simulation controller and its termination conditions."""
+
+    name: str = Field(min_length=1)
+    conditions: list[ComponentSpec] = Field(default_factory=list)
+
+    @field_validator("conditions", mode="before")
+    @classmethod
+    def _none_conditions(cls, value: Any) -> Any:
+        return [] if value is None else value
+
+
+class PhaseConfig(DocumentModel):
+    """``mode`` (train or test), ``worker`` (copies of the environments, each
+    with its own muscle) and ``episodes`` (per worker); other keys
+    (``checkpoint_every``, ``keep_checkpoints``, ``best_window``...) pass through."""
+
+    open_keys: ClassVar[bool] = True
+
+    mode: str = "train"
+    worker: int = Field(default=1, ge=1)
+    episodes: int = Field(default=1, ge=1)
+
+    @field_validator("mode", mode="before")
+    @classmethod
+    def _mode(cls, value: Any) -> Any:
+        if isinstance(value, str) and value.strip().lower() in ("train", "test"):
+            return value.strip().lower()
+        raise ValueError(f"expected mode 'train' or 'test', got {short_repr(value)}")
+
+
+class RunPhase(DocumentModel):
+    """One phase; ``name`` is the key of its one-key mapping in ``schedule``."""
+
+    name: str
+    environments: list[EnvironmentEntry] = Field(min_length=1)
+    agents: list[AgentEntry] = Field(min_length=1)
+    simulation: SimulationSpec
+    phase_config: PhaseConfig
+
+    @model_validator(mode="after")
+    def _unique(self) -> "RunPhase":
+        seen: set[str] = set()
+        for entry in self.environments:
+            if entry.environment.uid in seen:
+                raise ValueError(f"environment uid {entry.environment.uid!r} appears twice in phase {self.name!r}")
+            seen.add(entry.environment.uid)
+        names: set[str] = set()
+        for agent in self.agents:
+            if agent.name in names:
+                raise ValueError(f"agent name {agent.name!r} appears twice in phase {self.name!r}")
+            names.add(agent.name)
+        return self
+
+
+class RunConfig(DocumentModel):
+    """Run-wide settings: ``condition`` ends the whole run."""
+
+    open_keys: ClassVar[bool] = True
+
+    condition: ComponentSpec | None = None
+
+    @field_validator("condition", mode="before")
+    @classmethod
+    def _empty(cls, value: Any) -> Any:
+        return _empty_name_is_none(value)
+
+
+class DesignPointInfo(DocumentModel):
+    """Where a generated run comes from: design point ``index``,
+    ``repetition`` (0-based) and the factors' ``levels``."""
+
+    index: int = Field(ge=0)
+    repetition: int = Field(ge=0)
+    levels: dict[str, Any] = Field(default_factory=dict)
+
+
+class RunDocument(DocumentModel):
+    """A validated run document (see the module docstring for the shape).
+
+    ``schedule`` holds the phases in order, each complete (omitted keys were
+    taken from the previous phase). ``seed`` is 0 when a hand-written
+    document gives none.
+    """
+
+    uid: str = Field(min_length=1)
+    experiment_uid: str | None = None
+    seed: int = Field(default=0, ge=0)
+    version: str | None = None
+    design_point: DesignPointInfo | None = None
+    run_config: RunConfig | None = None
+    schedule: list[RunPhase] = Field(min_length=1)
+
+    @field_validator("uid")
+    @classmethod
+    def _safe_uid(cls, value: str) -> str:
+        if "/" in value or "\\" in value or ".." in value:
+            raise ValueError(f"a run uid must not contain '/', '\\' or '..', got {value!r}")
+        return value
+
+    def phase_names(self) -> list[str]:
+        return [phase.name for phase in self.schedule]
+
+
+def _complete_phases(data: dict, source: YamlDocument) -> dict:
+    """A copy of ``data`` whose phases have every key: omitted keys come from
+    the previous phase (``phase_config`` merged key by key)."""
+    schedule = data.get("schedule")
+    if not isinstance(schedule, list):
+        return data
+    out = dict(data)
+    phases: list[Any] = []
+    previous: dict | None = None
+    for i, entry in enumerate(schedule):
+        if not (isinstance(entry, dict) and len(entry) == 1):
+            raise source.error(
+                f"expected a one-key mapping 'phase name: {{...}}', got {short_repr(entry)}", ("schedule", i)
+            )
+        (name, body), = entry.items()
+        if body is None:
+            body = {}
+        if not isinstance(body, dict):
+            raise source.error(f"expected a mapping of phase keys, got {short_repr(body)}", ("schedule", i, name))
+        body = dict(body)
+        if previous is not None:
+            for key, value in previous.items():
+                if key not in body:
+                    body[key] = copy.deepcopy(value)
+                elif key == "phase_config" and isinstance(value, dict) and isinstance(body[key], dict):
+                    body[key] = {**copy.deepcopy(value), **body[key]}
+        else:
+            missing = [k for k in PHASE_KEYS if k not in body]
+            if missing:
+                raise source.error(
+                    f"the first phase must give {', '.join(missing)} (later phases inherit them)",
+                    ("schedule", i, name),
+                )
+        phases.append({name: body})
+        previous = body
+    out["schedule"] = phases
+    return out
+
+
+def _model_input(data: dict) -> dict:
+    out = dict(data)
+    out["schedule"] = [{"name": name, **body} for entry in data["schedule"] for name, body in entry.items()]
+    return out
+
+
+def parse_run_document(source: YamlDocument | dict, *, file: str | None = None) -> tuple[RunDocument, dict]:
+    """Validate a loaded run document.
+
+    Args:
+        source: a :class:`YamlDocument` (line numbers in errors) or plain data.
+        file: name used in errors when ``source`` is plain data.
+
+    Returns:
+        ``(model, data)``: the :class:`RunDocument` and the plain document
+        with every phase complete (same shape as the file).
+
+    Raises:
+        DocumentError: with file, line and key path.
+    """
+    if not isinstance(source, YamlDocument):
+        source = YamlDocument(data=source, file=file or "<string>")
+    data = source.data
+    if not isinstance(data, dict):
+        raise source.error(f"expected a mapping at the top level, got {short_repr(data)}")
+    data = _complete_phases(dict(data), source)
+    if "uid" not in data and source.file not in ("<string>",):
+        data["uid"] = Path(source.file).stem
+    names = [next(iter(entry)) for entry in data.get("schedule", [])] if isinstance(data.get("schedule"), list) else []
+
+    def translate(loc: Sequence[Any]) -> list[Any]:
+        loc = list(loc)
+        if len(loc) >= 2 and loc[0] == "schedule" and isinstance(loc[1], int) and loc[1] < len(names):
+            rest = loc[2:]
+            if rest and rest[0] == "name":
+                rest = rest[1:]
+            return ["schedule", loc[1], names[loc[1]], *rest]
+        return loc
+
+    model = ensure_valid(RunDocument, _model_input(data), source, translate=translate)
+    return model, data
+
+
+def load_run_document(path: str | Path) -> tuple[RunDocument, dict]:
+    """Read and validate one run document file.
+
+    Args:
+        path: a ``run-*.yaml`` written by xgen or a hand-written run document
+            (palaestrAI shape). Without ``uid`` the file stem is used.
+
+    Returns:
+        ``(model, data)`` as :func:`parse_run_document`.
+
+    Raises:
+        DocumentError: unreadable file, YAML syntax error or invalid document
+            (file, line and key path in the message).
+    """
+    return parse_run_document(load_yaml(path))

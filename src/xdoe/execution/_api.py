@@ -1,0 +1,237 @@
+"""Running one run document: :func:`run` (Python API) and the picklable
+per-run functions the command line (and, later, process pools) call."""
+
+from __future__ import annotations
+
+import time
+import traceback as _traceback
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import TYPE_CHECKING, Any, Mapping
+
+from xdoe.errors import InputError, XdoeError
+from xdoe.execution._plan import RunPlan, document_data, plan_run
+
+if TYPE_CHECKING:
+    from xdoe.documents._run import RunDocument
+    from xdoe.execution._runner import PhaseResult, ProgressCallback
+    from xdoe.store import Store
+
+__all__ = [
+    "RunResult",
+    "run",
+    "load_plan",
+    "execute_file",
+    "check_document",
+    "DEFAULT_RESULTS",
+]
+
+#: Where results folders go unless told otherwise.
+DEFAULT_RESULTS = Path("_outputs") / "results"
+
+
+@dataclass
+class RunResult:
+    """The outcome of one execution of a run document (picklable).
+
+    Attributes:
+        uid: the run uid.
+        status: ``"finished"``, ``"failed"`` or ``"interrupted"``.
+        episodes: episodes run, all phases and workers together.
+        steps: environment updates, all phases and workers together.
+        phases: per phase, a :class:`~xdoe.execution.PhaseResult` with the mean
+            episode reward and objective per agent.
+        wall_time: seconds.
+        instance_id: the run instance's id in the store (``None`` if it was
+            not recorded).
+        results_dir: the instance's results folder (``None`` likewise).
+        error: one line naming the cause when the run failed.
+        traceback: the formatted traceback when the run failed.
+        file: the document file, when it came from one.
+    """
+
+    uid: str
+    status: str
+    episodes: int = 0
+    steps: int = 0
+    phases: list["PhaseResult"] = field(default_factory=list)
+    wall_time: float = 0.0
+    instance_id: int | None = None
+    results_dir: str | None = None
+    error: str | None = None
+    traceback: str | None = None
+    file: str | None = None
+
+    @property
+    def ok(self) -> bool:
+        """True when the run finished."""
+        return self.status == "finished"
+
+    def mean_rewards(self, mode: str | None = "test") -> dict[str, float]:
+        """Agent name -> mean episode reward over the phases of ``mode``
+        (``None``: all phases), weighting phases by their episodes."""
+        return self._means("rewards", mode)
+
+    def mean_objectives(self, mode: str | None = "test") -> dict[str, float]:
+        """Like :meth:`mean_rewards` for the objective."""
+        return self._means("objectives", mode)
+
+    def _means(self, attr: str, mode: str | None) -> dict[str, float]:
+        sums: dict[str, float] = {}
+        counts: dict[str, int] = {}
+        for phase in self.phases:
+            if mode is not None and phase.mode != mode:
+                continue
+            for agent, value in getattr(phase, attr).items():
+                sums[agent] = sums.get(agent, 0.0) + value * phase.episodes
+                counts[agent] = counts.get(agent, 0) + phase.episodes
+        return {a: sums[a] / counts[a] for a in sums if counts[a]}
+
+
+def load_plan(source: "str | Path | Mapping[str, Any] | RunDocument | RunPlan") -> RunPlan:
+    """A :class:`RunPlan` from a file path, plain run-document data, a
+    :class:`~xdoe.documents.RunDocument` or a plan.
+
+    Raises:
+        DocumentError: the document cannot be read or is invalid (file, line
+            and key path in the message).
+    """
+    if isinstance(source, RunPlan):
+        return source
+    from xdoe.documents._run import RunDocument, load_run_document, parse_run_document
+
+    if isinstance(source, (str, Path)):
+        model, data = load_run_document(source)
+        return plan_run(model, data, file=str(source))
+    if isinstance(source, RunDocument):
+        return plan_run(source, document_data(source))
+    if isinstance(source, Mapping):
+        model, data = parse_run_document(dict(source))
+        return plan_run(model, data)
+    raise TypeError(f"expected a path, a mapping or a RunDocument, got {type(source).__name__}")
+
+
+def _one_line(exc: BaseException) -> str:
+    text = " ".join(str(exc).split())
+    if isinstance(exc, XdoeError):
+        return text
+    return f"{type(exc).__name__}: {text}"
+
+
+def run(
+    document: "str | Path | Mapping[str, Any] | RunDocument | RunPlan",
+    *,
+    store: "Store | str | None" = None,
+    results: str | Path | None = DEFAULT_RESULTS,
+    store_steps: str = "none",
+    progress: "ProgressCallback | None" = None,
+) -> RunResult:
+    """Execute one run document phase by phase and record it in the store.
+
+    Args:
+        document: a run-document file, its data, a ``RunDocument`` or a ``RunPlan``.
+        store: a :class:`xdoe.store.Store`, a store URL, or ``None`` for
+            ``$XRUN_STORE`` / ``sqlite:///_outputs/xrun.sqlite``.
+        results: the root of the results folders (default ``_outputs/results``).
+        store_steps: ``none``, ``all`` or ``every:N``: which steps the store keeps.
+        progress: called at every phase start and episode end with a
+            :class:`~xdoe.execution.ProgressEvent`.
+
+    Returns:
+        a :class:`RunResult`. A run that fails (a component cannot be loaded
+        or raises, an unknown sensor id, an action outside its space) is
+        marked ``failed`` in the store with its traceback and returned with
+        ``status="failed"`` and ``error``; it does not raise.
+
+    Raises:
+        DocumentError: the document cannot be read or is invalid (nothing is
+            recorded).
+        StoreError: the store cannot be opened or written.
+        InputError: ``store_steps`` is invalid.
+    """
+    from xdoe.execution._runner import execute_plan
+    from xdoe.store import Store
+
+    plan = load_plan(document)
+    own_store = not isinstance(store, Store)
+    db = Store(store) if own_store else store  # type: ignore[arg-type]
+    try:
+        recorder = db.recorder(plan.document, results_root=results, store_steps=store_steps)
+        started = time.perf_counter()
+        recorder.start()
+        result = RunResult(uid=plan.uid, status="running", instance_id=recorder.instance_id,
+                           results_dir=None if recorder.results_dir is None else str(recorder.results_dir),
+                           file=plan.file)
+        try:
+            execute_plan(plan, recorder, progress=progress, phases_done=result.phases)
+        except KeyboardInterrupt:
+            result.status = "interrupted"
+            result.error = "interrupted"
+            _finish(recorder, "interrupted", result.error, _traceback.format_exc())
+            raise
+        except Exception as exc:
+            result.status = "failed"
+            result.error = _one_line(exc)
+            result.traceback = _traceback.format_exc()
+            _finish(recorder, "failed", result.error, result.traceback)
+        else:
+            result.status = "finished"
+            recorder.finish("finished")
+        result.wall_time = time.perf_counter() - started
+        result.episodes = sum(p.episodes for p in result.phases)
+        result.steps = sum(p.steps for p in result.phases)
+        return result
+    finally:
+        if own_store:
+            db.close()
+
+
+def _finish(recorder: Any, status: str, error: str, tb: str) -> None:
+    """Close an open phase and the instance, never masking the run's error
+    with a second one from the store."""
+    try:
+        if getattr(recorder, "_phase_id", None) is not None:
+            recorder.phase_finished(status)
+    except Exception:  # pragma: no cover - the store is failing too
+        pass
+    recorder.finish(status, error=error, traceback=tb)
+
+
+def execute_file(
+    path: str,
+    store_url: str | None = None,
+    results: str | None = str(DEFAULT_RESULTS),
+    store_steps: str = "none",
+) -> RunResult:
+    """Run one document file with its own store connection: the picklable
+    unit of work for process pools (``--jobs``) and clusters.
+
+    Never raises for a bad document either: returns ``status="failed"``
+    with the error (``"invalid"`` status when the document cannot be read).
+    """
+    try:
+        plan = load_plan(path)
+    except InputError as exc:
+        return RunResult(uid=Path(path).stem, status="invalid", error=str(exc), file=path)
+    return run(plan, store=store_url, results=results, store_steps=store_steps)
+
+
+def check_document(source: "str | Path | Mapping[str, Any] | RunDocument | RunPlan",
+                   seed: int | None = None) -> list[str]:
+    """Validate a run document and import and construct every component
+    (with a throwaway seed), starting each environment once to resolve
+    sensor and actuator ids; nothing runs.
+
+    Returns:
+        one line per phase describing what was checked.
+
+    Raises:
+        DocumentError: the document is invalid.
+        ComponentError: a component cannot be imported or constructed, or an
+            agent names an id its environments do not offer.
+        RunError: a component raised while being set up.
+    """
+    from xdoe.execution._runner import check_plan
+    from xdoe.execution._seeding import CHECK_SEED
+
+    return check_plan(load_plan(source), CHECK_SEED if seed is None else seed)

@@ -1,0 +1,175 @@
+"""A run document resolved into what the executor needs: phases with their
+environments, agents, simulation controller, conditions and configuration,
+each component with the document key it came from (for error messages)."""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+from typing import TYPE_CHECKING, Any, Mapping
+
+if TYPE_CHECKING:
+    from xdoe.documents._run import RunDocument
+
+__all__ = [
+    "ComponentSpec", "EnvironmentSpec", "AgentSpec", "PhasePlan", "RunPlan", "plan_run", "document_data",
+]
+
+
+@dataclass(frozen=True)
+class ComponentSpec:
+    """A ``{name, params}`` block: ``name`` is ``pkg.module:Class``; ``key`` the
+    document key, e.g. ``schedule[0].training.agents[0].brain``."""
+
+    name: str
+    params: dict[str, Any]
+    key: str
+
+
+@dataclass(frozen=True)
+class EnvironmentSpec:
+    """An environment of a phase (constructed once per worker)."""
+
+    uid: str
+    environment: ComponentSpec
+    reward: ComponentSpec | None
+    key: str
+
+
+@dataclass(frozen=True)
+class AgentSpec:
+    """An agent of a phase; ``sensors``/``actuators`` ``None`` means all of the
+    phase's environments' sensors/actuators."""
+
+    name: str
+    brain: ComponentSpec
+    muscle: ComponentSpec
+    objective: ComponentSpec
+    sensors: tuple[str, ...] | None
+    actuators: tuple[str, ...] | None
+    key: str
+    load: Any = None
+    replay: Any = None
+
+
+@dataclass(frozen=True)
+class PhasePlan:
+    """One phase of the schedule, complete (inherited keys filled in)."""
+
+    index: int
+    name: str
+    mode: str
+    workers: int
+    episodes: int
+    environments: tuple[EnvironmentSpec, ...]
+    agents: tuple[AgentSpec, ...]
+    simulation: ComponentSpec
+    conditions: tuple[ComponentSpec, ...]
+    config: dict[str, Any]
+    key: str
+
+
+@dataclass(frozen=True)
+class RunPlan:
+    """A run document ready to execute.
+
+    Attributes:
+        uid, experiment_uid, seed: from the document.
+        phases: the schedule, in order.
+        run_condition: ``run_config.condition`` or ``None``.
+        document: the resolved run document as plain data (what the store
+            records and hashes).
+        file: the document's file, when it came from one.
+    """
+
+    uid: str
+    experiment_uid: str | None
+    seed: int
+    phases: tuple[PhasePlan, ...]
+    run_condition: ComponentSpec | None
+    document: dict[str, Any] = field(repr=False)
+    file: str | None = None
+
+
+def _component(spec: Any, key: str) -> ComponentSpec:
+    return ComponentSpec(spec.name, dict(spec.params or {}), key)
+
+
+def plan_run(model: "RunDocument", data: Mapping[str, Any] | None = None, *,
+             file: str | None = None) -> RunPlan:
+    """Resolve a validated run document into a :class:`RunPlan`.
+
+    Args:
+        model: the :class:`xdoe.documents.RunDocument` (every phase complete).
+        data: the plain document with every phase complete, as returned by
+            ``load_run_document``; default: dumped from ``model``.
+        file: the document's file name for messages.
+    """
+    if data is None:
+        data = document_data(model)
+    phases = []
+    for index, phase in enumerate(model.schedule):
+        base = f"schedule[{index}].{phase.name}"
+        envs = tuple(
+            EnvironmentSpec(
+                uid=entry.environment.uid,
+                environment=_component(entry.environment, f"{base}.environments[{i}].environment"),
+                reward=None if entry.reward is None
+                else _component(entry.reward, f"{base}.environments[{i}].reward"),
+                key=f"{base}.environments[{i}]",
+            )
+            for i, entry in enumerate(phase.environments)
+        )
+        agents = tuple(
+            AgentSpec(
+                name=agent.name,
+                brain=_component(agent.brain, f"{base}.agents[{i}].brain"),
+                muscle=_component(agent.muscle, f"{base}.agents[{i}].muscle"),
+                objective=_component(agent.objective, f"{base}.agents[{i}].objective"),
+                sensors=None if agent.sensors is None else tuple(agent.sensors),
+                actuators=None if agent.actuators is None else tuple(agent.actuators),
+                key=f"{base}.agents[{i}]",
+                load=agent.load,
+                replay=agent.replay,
+            )
+            for i, agent in enumerate(phase.agents)
+        )
+        sim = phase.simulation
+        config = phase.phase_config
+        phases.append(
+            PhasePlan(
+                index=index,
+                name=phase.name,
+                mode=config.mode,
+                workers=config.worker,
+                episodes=config.episodes,
+                environments=envs,
+                agents=agents,
+                simulation=ComponentSpec(sim.name, dict(sim.model_extra.get("params") or {})
+                                         if sim.model_extra else {}, f"{base}.simulation"),
+                conditions=tuple(
+                    _component(c, f"{base}.simulation.conditions[{i}]")
+                    for i, c in enumerate(sim.conditions)
+                ),
+                config=config.model_dump(),
+                key=base,
+            )
+        )
+    condition = model.run_config.condition if model.run_config is not None else None
+    return RunPlan(
+        uid=model.uid,
+        experiment_uid=model.experiment_uid,
+        seed=int(model.seed),
+        phases=tuple(phases),
+        run_condition=None if condition is None else _component(condition, "run_config.condition"),
+        document=dict(data),
+        file=file,
+    )
+
+
+def document_data(model: "RunDocument") -> dict[str, Any]:
+    """The plain run document (file shape: phases as one-key mappings) of ``model``."""
+    out = model.model_dump(mode="json", exclude={"schedule"})
+    out["schedule"] = [
+        {phase.name: phase.model_dump(mode="json", exclude={"name"})} for phase in model.schedule
+    ]
+    return out

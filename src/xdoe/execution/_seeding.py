@@ -1,0 +1,62 @@
+"""Seeds of everything random in a run, all derived from the run seed.
+
+Every seed handed to a component is
+``int(SeedSequence(run_seed, spawn_key=key).generate_state(1, uint32)[0])``
+with the key:
+
+============================  ==========================================
+component                     ``spawn_key``
+============================  ==========================================
+brain of agent ``name``       ``(0, *name_key(name))`` (one per run: an
+                              agent keeps its brain from phase to phase)
+environment ``uid``           ``(1, phase, worker, *name_key(uid))``
+muscle of agent ``name``      ``(2, phase, worker, *name_key(name))``
+============================  ==========================================
+
+``phase`` is the phase's index in the schedule, ``worker`` the worker's index
+and ``name_key(s)`` the two 32-bit halves of the first 8 bytes of
+``sha256(s)``. Keys depend on names, not positions: reordering the agents or
+environments of a phase changes no seed. Components draw every random
+number from their own ``default_rng(seed)``; the executor itself draws none
+(workers advance in a fixed round-robin order).
+"""
+
+from __future__ import annotations
+
+import hashlib
+
+import numpy as np
+
+__all__ = ["name_key", "derive_seed", "brain_seed", "environment_seed", "muscle_seed", "CHECK_SEED"]
+
+#: The seed ``xrun experiment-check`` gives components it only constructs.
+CHECK_SEED = 0
+
+BRAIN, ENVIRONMENT, MUSCLE = 0, 1, 2
+
+
+def name_key(name: str) -> tuple[int, int]:
+    """The two 32-bit halves of the first 8 bytes of ``sha256(name)``."""
+    digest = hashlib.sha256(name.encode("utf-8")).digest()
+    return int.from_bytes(digest[:4], "big"), int.from_bytes(digest[4:8], "big")
+
+
+def derive_seed(run_seed: int, *key: int) -> int:
+    """A uint32 seed from ``SeedSequence(run_seed, spawn_key=key)``."""
+    ss = np.random.SeedSequence(int(run_seed), spawn_key=tuple(int(k) for k in key))
+    return int(ss.generate_state(1, np.uint32)[0])
+
+
+def brain_seed(run_seed: int, agent: str) -> int:
+    """Seed of the brain of agent ``agent`` (constant over the run's phases)."""
+    return derive_seed(run_seed, BRAIN, *name_key(agent))
+
+
+def environment_seed(run_seed: int, phase: int, worker: int, uid: str) -> int:
+    """Seed of environment ``uid`` in worker ``worker`` of phase ``phase``."""
+    return derive_seed(run_seed, ENVIRONMENT, phase, worker, *name_key(uid))
+
+
+def muscle_seed(run_seed: int, phase: int, worker: int, agent: str) -> int:
+    """Seed of the muscle of agent ``agent`` in worker ``worker`` of phase ``phase``."""
+    return derive_seed(run_seed, MUSCLE, phase, worker, *name_key(agent))

@@ -1,0 +1,74 @@
+"""The results store: SQLAlchemy 2 models, the :class:`Store` facade, the
+:class:`RunRecorder` that records one run instance, and its results files.
+
+A URL picks the backend: ``Store()`` opens ``$XRUN_STORE`` or
+``sqlite:///_outputs/xrun.sqlite``; ``Store("postgresql+psycopg://...")`` a
+shared PostgreSQL database. Typical use by the executor::
+
+    store = Store()
+    with store.recorder(document, results_root=Path("_outputs/results"), store_steps="every:10") as rec:
+        rec.phase_started(0, "training", "train", {"worker": 2, "episodes": 100})
+        rec.episode_finished(worker=0, episode=0, agent="learner", steps=200, reward=-13.0,
+                             objective=-13.0, wall_time=0.12)
+        rec.phase_finished()
+    # leaving the block finishes the instance ("failed" with the traceback on an exception)
+
+Schema (see :mod:`xdoe.store._models`): experiment, run (uid + content hash:
+the same uid with a changed document is a new run version), run_instance,
+phase, episode, step, checkpoint, brain_source, claim, store_meta.
+"""
+
+from xdoe.store._engine import DEFAULT_URL, ENV_VAR
+from xdoe.store._json import canonical_json, document_hash
+from xdoe.store._models import (
+    INSTANCE_STATUSES,
+    SCHEMA_VERSION,
+    Base,
+    BrainSource,
+    Checkpoint,
+    Claim,
+    Episode,
+    Experiment,
+    Phase,
+    Run,
+    RunInstance,
+    Step,
+    StoreMeta,
+    utcnow,
+)
+from xdoe.store._recorder import DEFAULT_RESULTS_ROOT, RunRecorder
+from xdoe.store._results import EPISODE_KEYS, TRANSACTION_COLUMNS, ResultsPaths, safe_name
+from xdoe.store._steps import StepPolicy, StoreStepsError
+from xdoe.store._store import InstanceInfo, RunInfo, Store
+
+__all__ = [
+    "Store",
+    "RunRecorder",
+    "RunInfo",
+    "InstanceInfo",
+    "ResultsPaths",
+    "StepPolicy",
+    "StoreStepsError",
+    "canonical_json",
+    "document_hash",
+    "safe_name",
+    "utcnow",
+    "DEFAULT_URL",
+    "DEFAULT_RESULTS_ROOT",
+    "ENV_VAR",
+    "EPISODE_KEYS",
+    "TRANSACTION_COLUMNS",
+    "INSTANCE_STATUSES",
+    "SCHEMA_VERSION",
+    "Base",
+    "StoreMeta",
+    "Experiment",
+    "Run",
+    "RunInstance",
+    "Phase",
+    "Episode",
+    "Step",
+    "Checkpoint",
+    "BrainSource",
+    "Claim",
+]

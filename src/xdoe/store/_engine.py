@@ -1,0 +1,108 @@
+"""From a store URL to a ready SQLAlchemy engine, with errors that name the URL.
+
+* ``None`` means ``$XRUN_STORE`` or else :data:`DEFAULT_URL`.
+* SQLite: the parent folder of the file is created; every connection gets WAL
+  journaling, a busy timeout of :data:`SQLITE_BUSY_TIMEOUT_MS` and foreign
+  keys on. Writing transactions start with ``BEGIN IMMEDIATE`` (they take the
+  write lock up front and wait for it, instead of failing when two writers
+  meet); reading ones with a plain ``BEGIN``, which never blocks writers in WAL
+  mode.
+* PostgreSQL (``postgresql+psycopg://user:password@host:port/db``): a connect
+  timeout of 10 s unless the URL sets one.
+"""
+
+from __future__ import annotations
+
+import os
+import re
+from pathlib import Path
+from typing import Any
+
+from sqlalchemy import Engine, create_engine, event
+from sqlalchemy.engine import URL, make_url
+from sqlalchemy.exc import ArgumentError, NoSuchModuleError
+
+from xdoe.errors import StoreError
+
+__all__ = ["DEFAULT_URL", "ENV_VAR", "SQLITE_BUSY_TIMEOUT_MS", "resolve_url", "mask_url",
+           "make_engine", "store_error", "WRITE"]
+
+ENV_VAR = "XRUN_STORE"
+DEFAULT_URL = "sqlite:///_outputs/xrun.sqlite"
+SQLITE_BUSY_TIMEOUT_MS = 60_000
+#: Execution option that marks a writing transaction (``BEGIN IMMEDIATE`` on SQLite).
+WRITE = "xdoe_write"
+
+_PASSWORD = re.compile(r"(://[^:/@]*:)[^@]*@")
+
+
+def resolve_url(url: str | URL | None) -> str:
+    """The URL to open: ``url``, else ``$XRUN_STORE``, else :data:`DEFAULT_URL`."""
+    if url is None or url == "":
+        url = os.environ.get(ENV_VAR) or DEFAULT_URL
+    return url.render_as_string(hide_password=False) if isinstance(url, URL) else str(url)
+
+
+def mask_url(url: str) -> str:
+    """``url`` with its password replaced by ``***`` (works on malformed URLs too)."""
+    try:
+        return make_url(url).render_as_string(hide_password=True)
+    except Exception:  # noqa: BLE001 - a URL SQLAlchemy cannot parse is masked by pattern
+        return _PASSWORD.sub(r"\1***@", url)
+
+
+def store_error(url: str, action: str, exc: BaseException) -> StoreError:
+    """A :class:`StoreError` naming the masked URL, what failed and why (one line)."""
+    orig = getattr(exc, "orig", None) or exc
+    reason = " ".join(str(orig).split()) or type(orig).__name__
+    reason = reason.replace(url, mask_url(url))
+    return StoreError(f"cannot {action} store {mask_url(url)}: {reason}")
+
+
+def make_engine(url: str) -> Engine:
+    """An engine for ``url`` (no connection is made yet).
+
+    Raises:
+        StoreError: the URL is malformed, names an unknown backend or driver,
+            or the SQLite folder cannot be created.
+    """
+    try:
+        parsed = make_url(url)
+    except ArgumentError as exc:
+        raise store_error(url, "open", exc) from None
+    kwargs: dict[str, Any] = {}
+    backend = parsed.get_backend_name()
+    if backend == "sqlite":
+        database = parsed.database or ""
+        if database and database != ":memory:" and not database.startswith("file:"):
+            try:
+                Path(database).expanduser().parent.mkdir(parents=True, exist_ok=True)
+            except OSError as exc:
+                raise store_error(url, "create the folder of", exc) from None
+    elif backend == "postgresql" and "connect_timeout" not in parsed.query:
+        kwargs["connect_args"] = {"connect_timeout": 10}
+    try:
+        engine = create_engine(parsed, **kwargs)
+    except (ArgumentError, NoSuchModuleError, ImportError) as exc:
+        raise store_error(url, "open", exc) from None
+    if backend == "sqlite":
+        _configure_sqlite(engine)
+    return engine
+
+
+def _configure_sqlite(engine: Engine) -> None:
+    @event.listens_for(engine, "connect")
+    def _on_connect(dbapi_connection: Any, _record: Any) -> None:
+        # Let SQLAlchemy's "begin" event emit BEGIN (the driver must not).
+        dbapi_connection.isolation_level = None
+        cursor = dbapi_connection.cursor()
+        cursor.execute(f"PRAGMA busy_timeout = {SQLITE_BUSY_TIMEOUT_MS}")
+        cursor.execute("PRAGMA journal_mode = WAL")
+        cursor.execute("PRAGMA synchronous = NORMAL")
+        cursor.execute("PRAGMA foreign_keys = ON")
+        cursor.close()
+
+    @event.listens_for(engine, "begin")
+    def _on_begin(connection: Any) -> None:
+        immediate = connection.get_execution_options().get(WRITE, False)
+        connection.exec_driver_sql("BEGIN IMMEDIATE" if immediate else "BEGIN")

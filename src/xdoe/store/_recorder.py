@@ -1,0 +1,470 @@
+"""Recording one execution of a run: database rows and results files together."""
+
+from __future__ import annotations
+
+import os
+import socket
+import threading
+import traceback as _traceback
+import uuid
+from pathlib import Path
+from types import TracebackType
+from typing import TYPE_CHECKING, Any
+
+from sqlalchemy import insert, select, update
+from sqlalchemy.exc import IntegrityError
+from sqlalchemy.orm import Session
+
+from xdoe.errors import DocumentError, StoreError
+from xdoe.store._json import compact_json, document_hash
+from xdoe.store._models import (
+    Episode,
+    Experiment,
+    Phase,
+    Run,
+    RunInstance,
+    Step,
+    _Encoded,
+    utcnow,
+)
+from xdoe.store._results import ResultsPaths, ResultsWriter
+from xdoe.store._steps import StepPolicy
+
+if TYPE_CHECKING:
+    from xdoe.store._store import Store
+
+__all__ = ["RunRecorder", "DEFAULT_RESULTS_ROOT", "FINAL_STATUSES"]
+
+DEFAULT_RESULTS_ROOT = Path("_outputs") / "results"
+#: Statuses :meth:`RunRecorder.finish` accepts.
+FINAL_STATUSES = ("finished", "failed", "interrupted")
+_MAX_ERROR_CHARS = 2000
+
+
+def _one_line(text: str | None) -> str | None:
+    if text is None:
+        return None
+    line = " ".join(str(text).split())
+    return line if len(line) <= _MAX_ERROR_CHARS else line[: _MAX_ERROR_CHARS - 1] + "\u2026"
+
+
+def _json_cell(value: Any) -> _Encoded | None:
+    return None if value is None else _Encoded(compact_json(value))
+
+
+def _get_or_create(session: Session, model: Any, lookup: dict[str, Any], values: dict[str, Any]) -> int:
+    """Id of the row of ``model`` matching ``lookup`` (a unique key), inserted
+    with ``values`` when missing. Safe against a concurrent insert of the same key."""
+    stmt = select(model.id).filter_by(**lookup)
+    found = session.execute(stmt).scalar_one_or_none()
+    if found is not None:
+        return int(found)
+    try:
+        with session.begin_nested():
+            obj = model(**lookup, **values)
+            session.add(obj)
+        return int(obj.id)
+    except IntegrityError:  # another process inserted it meanwhile
+        return int(session.execute(stmt).scalar_one())
+
+
+class RunRecorder:
+    """Records one run instance: rows in the store and files in its results folder.
+
+    Call :meth:`start`, then for each phase :meth:`phase_started`,
+    :meth:`episode_finished` / :meth:`step` as they happen and
+    :meth:`phase_finished`, and finally :meth:`finish` (also after a failure:
+    it flushes what is buffered first, so finished episodes are never lost).
+    Used as a context manager it starts on entry and finishes on exit with
+    ``finished``, ``failed`` (exception, with its traceback) or
+    ``interrupted`` (``KeyboardInterrupt``).
+
+    Episode and step rows are buffered and bulk-inserted, one transaction per
+    ``flush_rows`` rows and at every phase end, so memory does not grow with
+    the number of episodes (``peak_buffered`` never exceeds ``flush_rows``).
+    Calls are serialised by a lock, so worker threads may share a recorder.
+
+    Attributes:
+        instance_id: database id of the run instance (after :meth:`start`).
+        instance_uuid: globally unique id of the instance (in ``session_metadata.json``).
+        results_dir: the instance's results folder (after :meth:`start`).
+        paths: the :class:`ResultsPaths` of that folder (after :meth:`start`).
+        content_hash: sha256 of the document's canonical JSON.
+        status: ``None`` before :meth:`finish`, then the final status.
+    """
+
+    def __init__(
+        self,
+        store: "Store",
+        document: dict[str, Any],
+        *,
+        results_root: Path | str | None = None,
+        store_steps: str = "none",
+        flush_rows: int = 1000,
+    ) -> None:
+        self.policy = StepPolicy.parse(store_steps)
+        if int(flush_rows) < 1:
+            raise ValueError(f"flush_rows must be at least 1, not {flush_rows}")
+        uid = document.get("uid") if isinstance(document, dict) else None
+        if not isinstance(uid, str) or not uid:
+            raise DocumentError("a run document needs a non-empty string 'uid'", key_path=("uid",))
+        try:
+            self.content_hash = document_hash(document)
+        except (TypeError, ValueError) as exc:
+            raise DocumentError(f"the run document cannot be stored as JSON: {exc}") from None
+        self.store = store
+        self.document = document
+        self.run_uid = uid
+        self.results_root = Path(results_root) if results_root is not None else DEFAULT_RESULTS_ROOT
+        self.flush_rows = int(flush_rows)
+        self.instance_id: int | None = None
+        self.instance_uuid = str(uuid.uuid4())
+        self.paths: ResultsPaths | None = None
+        self.status: str | None = None
+        self.total_episodes = 0
+        self.total_steps = 0
+        self.stored_steps = 0
+        self.peak_buffered = 0
+        self._episodes: list[dict[str, Any]] = []
+        self._steps: list[dict[str, Any]] = []
+        self._phase_id: int | None = None
+        self._phases: list[dict[str, Any]] = []
+        self._files: ResultsWriter | None = None
+        self._start: Any = None
+        self._end: Any = None
+        self._error: str | None = None
+        self._lock = threading.RLock()
+
+    # -- properties -------------------------------------------------------
+    @property
+    def results_dir(self) -> Path | None:
+        """The results folder of this instance (``None`` before :meth:`start`)."""
+        return None if self.paths is None else self.paths.directory
+
+    @property
+    def buffered(self) -> int:
+        """Episode and step rows waiting to be written."""
+        return len(self._episodes) + len(self._steps)
+
+    # -- life cycle -------------------------------------------------------
+    def start(self) -> int:
+        """Record the experiment and run (if new) and a new ``running`` run
+        instance (host, pid, start); create the results folder and its files.
+
+        Returns:
+            the instance id.
+
+        Raises:
+            StoreError: already started, the store cannot be written or the
+                results folder cannot be created.
+        """
+        with self._lock:
+            if self.instance_id is not None:
+                raise StoreError(f"run {self.run_uid}: recorder already started")
+            self._start = utcnow()
+            try:
+                self.paths = ResultsPaths.create(self.results_root, self.run_uid, self._start)
+            except OSError as exc:
+                raise StoreError(f"cannot create the results folder under {self.results_root}: {exc}") from None
+            try:
+                self.instance_id = self._insert_instance()
+            except BaseException:
+                self.paths.directory.rmdir()  # still empty: leave no trace of a run never recorded
+                self.paths = None
+                raise
+            self._files = ResultsWriter(self.paths, self.run_uid, self.policy.enabled)
+            self._files.write_metadata(self.metadata())
+            return self.instance_id
+
+    def _insert_instance(self) -> int:
+        doc = self.document
+        point = doc.get("design_point") if isinstance(doc.get("design_point"), dict) else {}
+        seed = doc.get("seed")
+        experiment_uid = doc.get("experiment_uid")
+        with self.store._write("record a run in") as session:
+            experiment_id = None
+            if isinstance(experiment_uid, str) and experiment_uid:
+                experiment_id = _get_or_create(session, Experiment, {"uid": experiment_uid}, {})
+            run_id = _get_or_create(
+                session, Run, {"uid": self.run_uid, "content_hash": self.content_hash},
+                {
+                    "experiment_id": experiment_id,
+                    "document": compact_json(doc),
+                    "design_point": point.get("index"),
+                    "repetition": point.get("repetition"),
+                    "seed": seed if isinstance(seed, int) and not isinstance(seed, bool) else None,
+                    "levels": point.get("levels"),
+                },
+            )
+            instance = RunInstance(
+                uuid=self.instance_uuid, run_id=run_id, host=socket.gethostname(),
+                pid=os.getpid(), start=self._start, status="running", heartbeat=self._start,
+                results_dir=str(self.paths.directory) if self.paths else None,
+            )
+            session.add(instance)
+            session.flush()
+            return int(instance.id)
+
+    def phase_started(self, index: int, name: str, mode: str, config: dict[str, Any]) -> None:
+        """Record the start of phase ``index`` (its ``name``, ``mode`` and
+        resolved ``phase_config``; ``config["worker"]`` is the number of
+        workers the average-reward file averages over, default 1).
+
+        Raises:
+            StoreError: not started, finished, or another phase is still open.
+        """
+        with self._lock:
+            self._require_running()
+            if self._phase_id is not None:
+                raise StoreError(
+                    f"run {self.run_uid}: phase {index} ({name}) started while phase "
+                    f"{self._phases[-1]['index']} ({self._phases[-1]['name']}) is still open"
+                )
+            now = utcnow()
+            with self.store._write("record a phase in") as session:
+                phase = Phase(instance_id=self.instance_id, index=int(index), name=str(name),
+                              mode=str(mode), config=config, status="running", start=now)
+                session.add(phase)
+                session.flush()
+                self._phase_id = int(phase.id)
+            workers = config.get("worker", 1) if isinstance(config, dict) else 1
+            assert self._files is not None
+            self._files.phase_started(int(index), str(name), str(mode), int(workers or 1))
+            self._phases.append({"index": int(index), "name": str(name), "mode": str(mode),
+                                 "status": "running", "start": now.isoformat(), "end": None,
+                                 "episodes": 0})
+
+    def episode_finished(
+        self,
+        worker: int,
+        episode: int,
+        agent: str,
+        steps: int,
+        reward: float,
+        objective: float,
+        wall_time: float,
+        extras: dict[str, Any] | None = None,
+    ) -> None:
+        """Record one finished episode of one worker for one agent.
+
+        ``reward``: sum of the agent's rewards over the episode; ``objective``:
+        sum of its objective values; ``wall_time`` in seconds; ``extras``: any
+        JSON-able details (e.g. sampled environment parameters).
+
+        Raises:
+            StoreError: no phase is open, or a flush to the store failed.
+        """
+        with self._lock:
+            phase_id = self._require_phase()
+            row = {
+                "phase_id": phase_id, "worker": int(worker), "episode": int(episode),
+                "agent": str(agent), "steps": int(steps), "reward": float(reward),
+                "objective": None if objective is None else float(objective),
+                "wall_time": None if wall_time is None else float(wall_time),
+                "extras": _json_cell(extras),
+            }
+            self._episodes.append(row)
+            assert self._files is not None
+            self._files.episode(row["worker"], row["episode"], row["agent"], row["steps"],
+                                row["reward"], row["objective"], row["wall_time"])
+            self.total_episodes += 1
+            self.total_steps += row["steps"]
+            self._phases[-1]["episodes"] += 1
+            self._buffered_row()
+
+    def step(
+        self,
+        worker: int,
+        episode: int,
+        step: int,
+        agent: str,
+        sensors: dict[str, Any],
+        actions: dict[str, Any],
+        rewards: dict[str, Any],
+        objective: float,
+        done: bool,
+    ) -> None:
+        """Record one step of one agent, if ``store_steps`` asks for it
+        (see :class:`StepPolicy`); otherwise do nothing.
+
+        Raises:
+            StoreError: no phase is open, or a flush to the store failed.
+        """
+        if not self.policy.wants(int(step), bool(done)):
+            return
+        with self._lock:
+            phase_id = self._require_phase()
+            row = {
+                "phase_id": phase_id, "worker": int(worker), "episode": int(episode),
+                "step": int(step), "agent": str(agent), "sensors": _json_cell(sensors),
+                "actions": _json_cell(actions), "rewards": _json_cell(rewards),
+                "objective": None if objective is None else float(objective), "done": bool(done),
+            }
+            self._steps.append(row)
+            assert self._files is not None
+            self._files.step(row["worker"], row["episode"], row["step"], row["agent"],
+                             row["sensors"], row["actions"], row["rewards"], row["objective"],
+                             row["done"])
+            self.stored_steps += 1
+            self._buffered_row()
+
+    def phase_finished(self, status: str = "finished") -> None:
+        """Write what is buffered and close the current phase with ``status``
+        (one transaction); complete its average-reward file.
+
+        Raises:
+            StoreError: no phase is open, or the store cannot be written.
+        """
+        with self._lock:
+            self._require_phase()
+            self._close_phase(status)
+
+    def finish(self, status: str, error: str | None = None, traceback: str | None = None) -> None:
+        """End the instance: write what is buffered, close an open phase with
+        the same status, record ``status`` (``finished``, ``failed`` or
+        ``interrupted``), ``error`` (kept on one line), ``traceback`` and the end
+        time; close the results files and complete ``session_metadata.json``.
+
+        A recorder never started is started first, so a run that failed
+        early is recorded too. A second call does nothing.
+
+        Raises:
+            ValueError: unknown status.
+            StoreError: the store cannot be written (the files are still
+                closed and the metadata written).
+        """
+        if status not in FINAL_STATUSES:
+            raise ValueError(f"status must be one of {', '.join(FINAL_STATUSES)}, not {status!r}")
+        with self._lock:
+            if self.status is not None:
+                return
+            if self.instance_id is None:
+                self.start()
+            self._end = utcnow()
+            self._error = _one_line(error)
+            try:
+                with self.store._write("record the end of a run in") as session:
+                    if self._phase_id is not None:
+                        self._write_phase_end(session, status)
+                    else:
+                        self._write_buffers(session)
+                    session.execute(
+                        update(RunInstance).where(RunInstance.id == self.instance_id).values(
+                            status=status, end=self._end, error=self._error,
+                            traceback=traceback, heartbeat=self._end)
+                    )
+                self._clear_buffers()
+            finally:
+                self.status = status
+                if self._phase_id is not None:
+                    self._phase_closed(status)
+                assert self._files is not None
+                self._files.close()
+                self._files.write_metadata(self.metadata())
+
+    def heartbeat(self) -> None:
+        """Refresh the instance's heartbeat (others judge staleness by it).
+
+        Raises:
+            StoreError: not started, or the store cannot be written.
+        """
+        with self._lock:
+            if self.instance_id is None:
+                raise StoreError(f"run {self.run_uid}: heartbeat before start()")
+            with self.store._write("record a heartbeat in") as session:
+                session.execute(update(RunInstance).where(RunInstance.id == self.instance_id)
+                                .values(heartbeat=utcnow()))
+
+    def flush(self) -> None:
+        """Write the buffered episode and step rows now (one transaction)."""
+        with self._lock:
+            if self.buffered:
+                with self.store._write("write episodes to") as session:
+                    self._write_buffers(session)
+                self._clear_buffers()
+
+    def metadata(self) -> dict[str, Any]:
+        """The content of ``session_metadata.json``."""
+        return {
+            "instance": self.instance_uuid,
+            "instance_id": self.instance_id,
+            "run": self.run_uid,
+            "experiment": self.document.get("experiment_uid"),
+            "content_hash": self.content_hash,
+            "host": socket.gethostname(),
+            "pid": os.getpid(),
+            "start": None if self._start is None else self._start.isoformat(),
+            "end": None if self._end is None else self._end.isoformat(),
+            "status": self.status or "running",
+            "error": self._error,
+            "store": self.store.url,
+            "store_steps": str(self.policy),
+            "total_episodes": self.total_episodes,
+            "total_steps": self.total_steps,
+            "stored_steps": self.stored_steps,
+            "phases": self._phases,
+            "document": self.document,
+        }
+
+    # -- context manager --------------------------------------------------
+    def __enter__(self) -> "RunRecorder":
+        if self.instance_id is None:
+            self.start()
+        return self
+
+    def __exit__(self, exc_type: type[BaseException] | None, exc: BaseException | None,
+                 tb: TracebackType | None) -> None:
+        if self.status is not None:
+            return
+        if exc is None:
+            self.finish("finished")
+        else:
+            status = "interrupted" if isinstance(exc, KeyboardInterrupt) else "failed"
+            self.finish(status, error=f"{type(exc).__name__}: {exc}",
+                        traceback="".join(_traceback.format_exception(exc_type, exc, tb)))
+
+    # -- internals --------------------------------------------------------
+    def _require_running(self) -> None:
+        if self.instance_id is None:
+            raise StoreError(f"run {self.run_uid}: recorder used before start()")
+        if self.status is not None:
+            raise StoreError(f"run {self.run_uid}: recorder used after finish()")
+
+    def _require_phase(self) -> int:
+        self._require_running()
+        if self._phase_id is None:
+            raise StoreError(f"run {self.run_uid}: no phase is open (call phase_started first)")
+        return self._phase_id
+
+    def _buffered_row(self) -> None:
+        n = self.buffered
+        self.peak_buffered = max(self.peak_buffered, n)
+        if n >= self.flush_rows:
+            self.flush()
+
+    def _write_buffers(self, session: Session) -> None:
+        if self._episodes:
+            session.execute(insert(Episode), self._episodes)
+        if self._steps:
+            session.execute(insert(Step), self._steps)
+
+    def _clear_buffers(self) -> None:
+        self._episodes = []
+        self._steps = []
+
+    def _write_phase_end(self, session: Session, status: str) -> None:
+        self._write_buffers(session)
+        session.execute(update(Phase).where(Phase.id == self._phase_id)
+                        .values(status=status, end=utcnow()))
+
+    def _close_phase(self, status: str) -> None:
+        with self.store._write("record the end of a phase in") as session:
+            self._write_phase_end(session, status)
+        self._clear_buffers()
+        self._phase_closed(status)
+
+    def _phase_closed(self, status: str) -> None:
+        self._phase_id = None
+        self._phases[-1].update(status=status, end=utcnow().isoformat())
+        assert self._files is not None
+        self._files.phase_finished()

@@ -1,0 +1,216 @@
+"""Results files of one run instance, for people who do not query databases.
+
+:class:`ResultsPaths` owns every file name under a run instance's folder;
+:class:`ResultsWriter` writes them as the run goes:
+
+``<results root>/<run uid>/<YYYY-MM-DD_HH-MM-SS>[-k]/``
+    ``session_metadata.json``
+        instance uuid, run and experiment uid, content hash, ``start``/``end``
+        (ISO 8601, UTC), status, error, ``total_episodes`` (episode rows, i.e.
+        per worker and agent), ``total_steps`` (sum of their steps), the phases
+        and the run document. Written at start (status ``running``) and
+        replaced atomically at the end.
+    ``episodes.jsonl``
+        one JSON object per finished episode and agent, keys ``run``,
+        ``phase``, ``mode``, ``worker``, ``episode``, ``agent``, ``steps``,
+        ``reward``, ``objective``, ``wall_time``; appended and flushed as
+        episodes finish.
+    ``<phase index>-<phase name>-average_reward_per_episode.csv``
+        columns ``episode,agent,workers,mean_reward``: for each episode number
+        and agent, the mean over workers of the episode's reward sum, and how
+        many workers it averages. A row is written as soon as every worker of
+        the phase has reported that episode (the rest at phase end), so memory
+        does not grow with the number of episodes.
+    ``all_transactions.csv``
+        only when steps are stored: one row per stored step and agent,
+        columns :data:`TRANSACTION_COLUMNS`, JSON in the sensor, action and
+        reward cells.
+    ``agents/<phase index>-<phase name>/<agent>/``
+        the place for saved brains and checkpoints (:meth:`ResultsPaths.agent_dir`).
+
+The timestamp is the instance's start in UTC; when the folder exists already
+(two instances started in the same second) a suffix ``-1``, ``-2``... is added.
+"""
+
+from __future__ import annotations
+
+import csv
+import datetime as _dt
+import json
+import os
+import re
+from dataclasses import dataclass
+from pathlib import Path
+from typing import IO, Any
+
+from xdoe.store._json import pretty_json
+
+__all__ = ["ResultsPaths", "ResultsWriter", "EPISODE_KEYS", "TRANSACTION_COLUMNS", "safe_name"]
+
+#: Keys of every line of ``episodes.jsonl``, in order.
+EPISODE_KEYS = ("run", "phase", "mode", "worker", "episode", "agent", "steps", "reward",
+                "objective", "wall_time")
+#: Columns of ``all_transactions.csv``.
+TRANSACTION_COLUMNS = ("phase", "mode", "worker", "episode", "step", "agent", "sensors",
+                       "actions", "rewards", "objective", "done")
+AVERAGE_REWARD_COLUMNS = ("episode", "agent", "workers", "mean_reward")
+
+_UNSAFE = re.compile(r"[^A-Za-z0-9_.-]+")
+
+
+def safe_name(name: str) -> str:
+    """``name`` made safe as one path component: runs of characters outside
+    ``[A-Za-z0-9_.-]`` become ``_``; empty, ``.`` and ``..`` become ``_``."""
+    out = _UNSAFE.sub("_", str(name))
+    return "_" if out in ("", ".", "..") else out
+
+
+@dataclass(frozen=True)
+class ResultsPaths:
+    """Every path of one run instance's results folder (nothing is created here)."""
+
+    directory: Path
+
+    @classmethod
+    def create(cls, root: Path | str, run_uid: str, started: _dt.datetime) -> "ResultsPaths":
+        """Create ``<root>/<run uid>/<YYYY-MM-DD_HH-MM-SS>`` (UTC of ``started``),
+        with a suffix ``-1``, ``-2``... when that folder exists already.
+
+        Creation is atomic (``mkdir`` without ``exist_ok``), so concurrent
+        processes never share a folder.
+
+        Raises:
+            OSError: the folder cannot be created.
+        """
+        parent = Path(root) / safe_name(run_uid)
+        parent.mkdir(parents=True, exist_ok=True)
+        stamp = started.astimezone(_dt.timezone.utc).strftime("%Y-%m-%d_%H-%M-%S")
+        suffix = 0
+        while True:
+            candidate = parent / (stamp if suffix == 0 else f"{stamp}-{suffix}")
+            try:
+                candidate.mkdir()
+            except FileExistsError:
+                suffix += 1
+                continue
+            return cls(candidate.resolve())
+
+    @property
+    def session_metadata(self) -> Path:
+        return self.directory / "session_metadata.json"
+
+    @property
+    def episodes(self) -> Path:
+        return self.directory / "episodes.jsonl"
+
+    @property
+    def all_transactions(self) -> Path:
+        return self.directory / "all_transactions.csv"
+
+    def average_reward(self, phase_index: int, phase_name: str) -> Path:
+        """``<index>-<phase name>-average_reward_per_episode.csv``."""
+        return self.directory / f"{phase_index}-{safe_name(phase_name)}-average_reward_per_episode.csv"
+
+    def agent_dir(self, phase_index: int, phase_name: str, agent: str) -> Path:
+        """Folder for the saved brain and checkpoints of ``agent`` in a phase (not created)."""
+        return self.directory / "agents" / f"{phase_index}-{safe_name(phase_name)}" / safe_name(agent)
+
+
+class _AverageReward:
+    """Streams the per-episode mean reward over workers of one phase to CSV.
+
+    Holds only episodes that some worker has not reported yet.
+    """
+
+    def __init__(self, path: Path, workers: int) -> None:
+        self.workers = max(1, workers)
+        self.file = path.open("w", newline="", encoding="utf-8")
+        self.csv = csv.writer(self.file)
+        self.csv.writerow(AVERAGE_REWARD_COLUMNS)
+        self.pending: dict[tuple[int, str], list[float]] = {}  # key -> [sum, count]
+
+    def add(self, episode: int, agent: str, reward: float) -> None:
+        entry = self.pending.setdefault((episode, agent), [0.0, 0])
+        entry[0] += reward
+        entry[1] += 1
+        if entry[1] >= self.workers:
+            del self.pending[(episode, agent)]
+            self._write(episode, agent, entry)
+
+    def _write(self, episode: int, agent: str, entry: list[float]) -> None:
+        self.csv.writerow((episode, agent, int(entry[1]), repr(entry[0] / entry[1])))
+
+    def close(self) -> None:
+        for (episode, agent), entry in sorted(self.pending.items()):
+            self._write(episode, agent, entry)
+        self.pending.clear()
+        self.file.close()
+
+
+class ResultsWriter:
+    """Writes the results files of one run instance (see the module docstring).
+
+    Not thread-safe on its own; :class:`xdoe.store.RunRecorder` serialises calls.
+    """
+
+    def __init__(self, paths: ResultsPaths, run_uid: str, store_steps: bool) -> None:
+        self.paths = paths
+        self.run_uid = run_uid
+        self._episodes: IO[str] = paths.episodes.open("a", encoding="utf-8")
+        self._transactions: IO[str] | None = None
+        self._transactions_csv: Any = None
+        if store_steps:
+            self._transactions = paths.all_transactions.open("w", newline="", encoding="utf-8")
+            self._transactions_csv = csv.writer(self._transactions)
+            self._transactions_csv.writerow(TRANSACTION_COLUMNS)
+        self._average: _AverageReward | None = None
+        self._phase: tuple[int, str, str] | None = None
+
+    def phase_started(self, index: int, name: str, mode: str, workers: int) -> None:
+        self.phase_finished()
+        self._phase = (index, name, mode)
+        self._average = _AverageReward(self.paths.average_reward(index, name), workers)
+
+    def episode(self, worker: int, episode: int, agent: str, steps: int, reward: float,
+                objective: float, wall_time: float) -> None:
+        assert self._phase is not None and self._average is not None
+        _, name, mode = self._phase
+        values = (self.run_uid, name, mode, worker, episode, agent, steps, reward, objective,
+                  wall_time)
+        self._episodes.write(json.dumps(dict(zip(EPISODE_KEYS, values)), ensure_ascii=False) + "\n")
+        self._episodes.flush()
+        self._average.add(episode, agent, reward)
+
+    def step(self, worker: int, episode: int, step: int, agent: str, sensors: str, actions: str,
+             rewards: str, objective: float, done: bool) -> None:
+        """Append a stored step; ``sensors``, ``actions``, ``rewards`` are JSON text."""
+        assert self._phase is not None and self._transactions_csv is not None
+        _, name, mode = self._phase
+        self._transactions_csv.writerow(
+            (name, mode, worker, episode, step, agent, sensors, actions, rewards, objective, done)
+        )
+
+    def phase_finished(self) -> None:
+        """Complete the current phase's average-reward file and flush the others."""
+        if self._average is not None:
+            self._average.close()
+            self._average = None
+        self._phase = None
+        if self._transactions is not None:
+            self._transactions.flush()
+
+    def write_metadata(self, metadata: dict[str, Any]) -> None:
+        """Replace ``session_metadata.json`` atomically (temporary file, then rename)."""
+        target = self.paths.session_metadata
+        tmp = target.with_name(f".{target.name}.{os.getpid()}.tmp")
+        tmp.write_text(pretty_json(metadata), encoding="utf-8")
+        os.replace(tmp, target)
+
+    def close(self) -> None:
+        """Close every file (idempotent)."""
+        self.phase_finished()
+        if not self._episodes.closed:
+            self._episodes.close()
+        if self._transactions is not None and not self._transactions.closed:
+            self._transactions.close()
+

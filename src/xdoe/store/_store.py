@@ -1,0 +1,346 @@
+"""The store facade: open a store by URL, record runs, answer the queries the
+executor and the command line need."""
+
+from __future__ import annotations
+
+import datetime as _dt
+import json
+from collections.abc import Iterable, Iterator
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any
+
+from sqlalchemy import Select, select, update
+from sqlalchemy.engine import URL
+from sqlalchemy.exc import DBAPIError, SQLAlchemyError
+from sqlalchemy.orm import Session, sessionmaker
+
+from xdoe.errors import StoreError
+from xdoe.store._engine import WRITE, make_engine, mask_url, resolve_url, store_error
+from xdoe.store._models import (
+    SCHEMA_VERSION,
+    Base,
+    Episode,
+    Experiment,
+    Phase,
+    Run,
+    RunInstance,
+    StoreMeta,
+    utcnow,
+)
+from xdoe.store._recorder import RunRecorder
+
+__all__ = ["Store", "RunInfo", "InstanceInfo"]
+
+# Key of the PostgreSQL advisory lock that serialises schema creation.
+_SCHEMA_LOCK = 0x7864_6F65  # "xdoe"
+
+
+@dataclass(frozen=True)
+class RunInfo:
+    """A run version as stored: ``document`` is the run document (dict)."""
+
+    id: int
+    uid: str
+    experiment: str | None
+    content_hash: str
+    design_point: int | None
+    repetition: int | None
+    seed: int | None
+    levels: dict[str, Any] | None
+    created: _dt.datetime
+    document: dict[str, Any]
+
+
+@dataclass(frozen=True)
+class InstanceInfo:
+    """One run instance (times are aware UTC datetimes)."""
+
+    id: int
+    uuid: str
+    run_uid: str
+    content_hash: str
+    host: str
+    pid: int
+    start: _dt.datetime
+    end: _dt.datetime | None
+    status: str
+    error: str | None
+    traceback: str | None
+    heartbeat: _dt.datetime | None
+    results_dir: str | None
+
+
+class Store:
+    """The results store, chosen by a SQLAlchemy URL.
+
+    ``Store()`` opens ``$XRUN_STORE`` or ``sqlite:///_outputs/xrun.sqlite``
+    (creating the folder); ``Store("postgresql+psycopg://user:pw@host:5432/db")``
+    a PostgreSQL database. Tables are created when missing; several processes
+    may open and write the same store at once.
+
+    Raises:
+        StoreError: the URL is malformed, the server cannot be reached, the
+            file cannot be opened or was written by a newer schema. The
+            message names the URL with its password masked.
+    """
+
+    def __init__(self, url: str | URL | None = None) -> None:
+        self._url = resolve_url(url)
+        self.url = mask_url(self._url)
+        """The store's URL with the password masked."""
+        self.engine = make_engine(self._url)
+        """The SQLAlchemy engine (reading transactions)."""
+        self._writer = self.engine.execution_options(**{WRITE: True})
+        self._read_sessions = sessionmaker(self.engine, expire_on_commit=False)
+        self._write_sessions = sessionmaker(self._writer, expire_on_commit=False)
+        try:
+            self._create_schema()
+        except Exception:
+            self.engine.dispose()
+            raise
+
+    # -- life cycle -------------------------------------------------------
+    def _create_schema(self) -> None:
+        try:
+            with self._writer.begin() as conn:
+                if conn.dialect.name == "postgresql":
+                    conn.exec_driver_sql(f"SELECT pg_advisory_xact_lock({_SCHEMA_LOCK})")
+                Base.metadata.create_all(conn)
+                row = conn.execute(
+                    select(StoreMeta.value).where(StoreMeta.key == "schema_version")
+                ).scalar_one_or_none()
+                if row is None:
+                    conn.execute(
+                        StoreMeta.__table__.insert(),
+                        [{"key": "schema_version", "value": str(SCHEMA_VERSION)}],
+                    )
+                elif int(row) > SCHEMA_VERSION:
+                    raise StoreError(
+                        f"store {self.url} has schema version {row}, newer than this "
+                        f"xdoe's {SCHEMA_VERSION}; upgrade xdoe"
+                    )
+        except SQLAlchemyError as exc:
+            raise store_error(self._url, "open", exc) from None
+
+    def close(self) -> None:
+        """Release every pooled connection (the store may still be used afterwards)."""
+        self.engine.dispose()
+
+    def __enter__(self) -> "Store":
+        return self
+
+    def __exit__(self, *exc: object) -> None:
+        self.close()
+
+    def __repr__(self) -> str:
+        return f"Store({self.url!r})"
+
+    def session(self, *, write: bool = False) -> Session:
+        """A new ORM session; ``write=True`` for transactions that write
+        (on SQLite they take the write lock when they begin, avoiding
+        lock-upgrade failures between concurrent writers)."""
+        return (self._write_sessions if write else self._read_sessions)()
+
+    # -- recording --------------------------------------------------------
+    def recorder(
+        self,
+        document: dict[str, Any],
+        *,
+        results_root: Path | str | None = None,
+        store_steps: str = "none",
+        flush_rows: int = 1000,
+    ) -> RunRecorder:
+        """A :class:`RunRecorder` for one execution of ``document``.
+
+        Args:
+            document: the resolved run document (needs a string ``uid``).
+            results_root: where results folders go; ``None`` means ``_outputs/results``.
+            store_steps: ``none``, ``all`` or ``every:N``.
+            flush_rows: buffered episode and step rows written per transaction.
+
+        Raises:
+            StoreStepsError: ``store_steps`` is invalid.
+            DocumentError: the document has no string ``uid``.
+        """
+        return RunRecorder(self, document, results_root=results_root, store_steps=store_steps,
+                           flush_rows=flush_rows)
+
+    def _write(self, action: str) -> "_WriteTransaction":
+        return _WriteTransaction(self, action)
+
+    # -- queries ----------------------------------------------------------
+    def runs(self, experiment: str | None = None) -> list[RunInfo]:
+        """Every run version, optionally of one experiment uid, in insertion order."""
+        stmt = select(Run, Experiment.uid).outerjoin(Experiment, Run.experiment_id == Experiment.id)
+        if experiment is not None:
+            stmt = stmt.where(Experiment.uid == experiment)
+        with self._read("read runs from") as session:
+            return [
+                RunInfo(run.id, run.uid, exp, run.content_hash, run.design_point, run.repetition,
+                        run.seed, run.levels, run.created, json.loads(run.document))
+                for run, exp in session.execute(stmt.order_by(Run.id))
+            ]
+
+    def _instances_stmt(self) -> Select[Any]:
+        return select(RunInstance, Run.uid, Run.content_hash).join(Run, RunInstance.run_id == Run.id)
+
+    @staticmethod
+    def _instance(row: Any) -> InstanceInfo:
+        inst, uid, content_hash = row
+        return InstanceInfo(inst.id, inst.uuid, uid, content_hash, inst.host, inst.pid, inst.start,
+                            inst.end, inst.status, inst.error, inst.traceback, inst.heartbeat,
+                            inst.results_dir)
+
+    def instances(
+        self, status: str | Iterable[str] | None = None, *, run_uid: str | None = None
+    ) -> list[InstanceInfo]:
+        """Run instances, oldest first, filtered by status (one or several) and run uid."""
+        stmt = self._instances_stmt()
+        if status is not None:
+            statuses = [status] if isinstance(status, str) else list(status)
+            stmt = stmt.where(RunInstance.status.in_(statuses))
+        if run_uid is not None:
+            stmt = stmt.where(Run.uid == run_uid)
+        with self._read("read run instances from") as session:
+            return [self._instance(r) for r in session.execute(stmt.order_by(RunInstance.id))]
+
+    def instance(self, instance_id: int) -> InstanceInfo | None:
+        """The run instance with this id, or ``None``."""
+        stmt = self._instances_stmt().where(RunInstance.id == instance_id)
+        with self._read("read a run instance from") as session:
+            row = session.execute(stmt).first()
+            return None if row is None else self._instance(row)
+
+    def latest_instance(self, run_uid: str, content_hash: str | None = None) -> InstanceInfo | None:
+        """The most recently started instance of a run (of one version when
+        ``content_hash`` is given), or ``None``."""
+        stmt = self._instances_stmt().where(Run.uid == run_uid)
+        if content_hash is not None:
+            stmt = stmt.where(Run.content_hash == content_hash)
+        stmt = stmt.order_by(RunInstance.start.desc(), RunInstance.id.desc()).limit(1)
+        with self._read("read run instances from") as session:
+            row = session.execute(stmt).first()
+            return None if row is None else self._instance(row)
+
+    def finished_run_hashes(self) -> set[tuple[str, str]]:
+        """``(run uid, content hash)`` of every run version with a finished instance."""
+        stmt = (
+            select(Run.uid, Run.content_hash)
+            .join(RunInstance, RunInstance.run_id == Run.id)
+            .where(RunInstance.status == "finished")
+            .distinct()
+        )
+        with self._read("read runs from") as session:
+            return {(uid, h) for uid, h in session.execute(stmt)}
+
+    def episodes(
+        self,
+        run_uid: str | None = None,
+        *,
+        experiment: str | None = None,
+        instance_id: int | None = None,
+        phase: str | None = None,
+        batch_size: int = 1000,
+    ) -> Iterator[dict[str, Any]]:
+        """Stream episode rows as plain dicts, ``batch_size`` rows fetched at a time.
+
+        Keys: ``experiment``, ``run``, ``content_hash``, ``instance``,
+        ``phase_index``, ``phase``, ``mode``, ``worker``, ``episode``,
+        ``agent``, ``steps``, ``reward``, ``objective``, ``wall_time``,
+        ``extras`` (dict or ``None``). Ordered by instance, phase, insertion.
+        The connection stays open until the iterator is exhausted or closed.
+        """
+        stmt = (
+            select(
+                Experiment.uid.label("experiment"), Run.uid.label("run"), Run.content_hash,
+                RunInstance.id.label("instance"), Phase.index.label("phase_index"),
+                Phase.name.label("phase"), Phase.mode, Episode.worker, Episode.episode,
+                Episode.agent, Episode.steps, Episode.reward, Episode.objective,
+                Episode.wall_time, Episode.extras,
+            )
+            .select_from(Episode)
+            .join(Phase, Episode.phase_id == Phase.id)
+            .join(RunInstance, Phase.instance_id == RunInstance.id)
+            .join(Run, RunInstance.run_id == Run.id)
+            .outerjoin(Experiment, Run.experiment_id == Experiment.id)
+        )
+        if run_uid is not None:
+            stmt = stmt.where(Run.uid == run_uid)
+        if experiment is not None:
+            stmt = stmt.where(Experiment.uid == experiment)
+        if instance_id is not None:
+            stmt = stmt.where(RunInstance.id == instance_id)
+        if phase is not None:
+            stmt = stmt.where(Phase.name == phase)
+        stmt = stmt.order_by(RunInstance.id, Phase.index, Episode.id)
+        try:
+            with self.engine.connect() as conn:
+                result = conn.execution_options(yield_per=batch_size).execute(stmt)
+                for row in result:
+                    yield dict(row._mapping)
+        except SQLAlchemyError as exc:
+            raise store_error(self._url, "read episodes from", exc) from None
+
+    def mark_interrupted(self, instance_id: int, error: str | None = None) -> bool:
+        """Mark a *running* instance (and its running phases) as interrupted,
+        e.g. one whose heartbeat went stale. Returns ``True`` if it was running."""
+        now = utcnow()
+        with self._write("update") as session:
+            changed = session.execute(
+                update(RunInstance)
+                .where(RunInstance.id == instance_id, RunInstance.status == "running")
+                .values(status="interrupted", end=now, error=error)
+            ).rowcount
+            if changed:
+                session.execute(
+                    update(Phase)
+                    .where(Phase.instance_id == instance_id, Phase.status == "running")
+                    .values(status="interrupted", end=now)
+                )
+        return bool(changed)
+
+    def _read(self, action: str) -> "_ReadSession":
+        return _ReadSession(self, action)
+
+
+class _WriteTransaction:
+    """``with store._write("action") as session``: one write transaction; database
+    errors become :class:`StoreError` naming the URL."""
+
+    def __init__(self, store: Store, action: str) -> None:
+        self.store, self.action = store, action
+
+    def __enter__(self) -> Session:
+        self.session = self.store.session(write=True)
+        try:
+            self.session.begin()
+        except SQLAlchemyError as exc:
+            self.session.close()
+            raise store_error(self.store._url, self.action, exc) from None
+        return self.session
+
+    def __exit__(self, exc_type: Any, exc: BaseException | None, tb: Any) -> None:
+        try:
+            if exc_type is None:
+                self.session.commit()
+            else:
+                self.session.rollback()
+        except SQLAlchemyError as err:
+            raise store_error(self.store._url, self.action, err) from None
+        finally:
+            self.session.close()
+        if isinstance(exc, (DBAPIError, SQLAlchemyError)) and not isinstance(exc, StoreError):
+            raise store_error(self.store._url, self.action, exc) from None
+
+
+class _ReadSession(_WriteTransaction):
+    def __enter__(self) -> Session:
+        self.session = self.store.session()
+        return self.session
+
+    def __exit__(self, exc_type: Any, exc: BaseException | None, tb: Any) -> None:
+        self.session.close()
+        if isinstance(exc, SQLAlchemyError):
+            raise store_error(self.store._url, self.action, exc) from None
+
