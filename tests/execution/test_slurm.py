@@ -275,13 +275,11 @@ def test_submit_refuses_sqlite_and_missing_files_before_writing(tmp_path: Path) 
     assert not (tmp_path / "_outputs" / "slurm").exists()
 
 
-def test_submit_without_sbatch_says_what_to_do(tmp_path: Path) -> None:
+def test_submit_without_sbatch_says_what_to_do_and_cleans_up(tmp_path: Path) -> None:
     files = _run_files(tmp_path / "_outputs", 2)
     with pytest.raises(SlurmError, match="not found on PATH.*login node"):
         submit(files, SlurmOptions(store_url=PG), workdir=tmp_path, max_array_size=10, sbatch=str(tmp_path / "nosbatch"))
-    (written,) = (tmp_path / "_outputs" / "slurm").iterdir()
-    assert sorted(p.name for p in written.iterdir()) == ["array-000.sbatch", "jobs.json", "logs", "tasks.tsv"]
-    assert stat.S_IMODE((written / "array-000.sbatch").stat().st_mode) == 0o600  # holds the store URL
+    assert list((tmp_path / "_outputs" / "slurm").iterdir()) == []
 
 
 def test_default_python_is_the_submitters() -> None:

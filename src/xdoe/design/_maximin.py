@@ -39,7 +39,7 @@ import numpy as np
 from scipy.spatial.distance import pdist, squareform
 from scipy.stats import qmc
 
-from xdoe.design._common import balanced_levels, check_factors, check_n, full_size, rng_from
+from xdoe.design._common import balanced_levels, check_factors, check_n, rng_from
 from xdoe.design._factorial import factorial_indices
 from xdoe.design._factors import Factor
 from xdoe.errors import DesignError
@@ -49,7 +49,9 @@ __all__ = ["maximin"]
 _FULL_POOL_LIMIT = 1 << 17  # enumerate full factorials up to this many points
 _SAMPLE_POOL = 1 << 14  # else search a random sample of this many points
 _LATTICE_TRIES = 96  # random lattice cosets tried per design
-_LATTICE_KEEP = 4  # best lattice pools searched
+_LATTICE_CAP = 8  # lattice pools hold at most this many times n points
+_LATTICE_KEEP = 2  # best lattice pools of each size searched
+_FALLBACK_POOL = 4096  # the min-conflicts search over the grid sees at most max(this, 8 n) points
 _MATRIX_LIMIT = 2048  # pools up to this size get a pairwise distance matrix
 _EPS = 1e-9
 
@@ -118,25 +120,44 @@ def _categorical_maximin(ks: Sequence[int], n: int, rng: np.random.Generator) ->
     space = _LevelSpace(ks_arr, n)
 
     pools = _lattice_pools(grid, units, ks_arr, n, rng)
-    pools.append(np.arange(len(grid)))  # the general fallback: the whole grid
+    # the general fallback: the whole grid, or a random part of a large one
+    fallback = max(_FALLBACK_POOL, 8 * n)
+    if len(grid) <= fallback:
+        pools.append(np.arange(len(grid)))
+    else:
+        pools.append(np.sort(rng.choice(len(grid), size=fallback, replace=False)))
 
     best: np.ndarray | None = None  # grid indices
     t_best = -1.0  # all pairwise squared distances must exceed this
     steps = max(64, n)
-    for members in pools:
+    for number, members in enumerate(pools):
         pool = _Pool(units[members], grid[members] + space.offsets)
-        found = _find_subset(pool, space, t_best, rng, steps)
+        # the grid pool gets a larger budget when no lattice pool gave a balanced subset
+        last_chance = best is None and number == len(pools) - 1
+        found = _find_subset(pool, space, t_best, rng, 4 * steps if last_chance else steps)
         while found is not None:
             best = members[found]
             t_best = float(pdist(units[best], "sqeuclidean").min()) + _EPS if n > 1 else math.inf
             if not math.isfinite(t_best):
                 break
             found = _find_subset(pool, space, t_best, rng, steps, start=found)
-    if best is None:  # pragma: no cover - the whole grid always admits a balanced subset
-        raise DesignError(f"maximin found no balanced subset of {n} points")
-    out = grid[best]
+    if best is None:
+        # many factors: balance is hard for the subset search; fall back to
+        # ESE over balanced columns (balanced by construction, phi_p pushes
+        # coinciding points apart)
+        out = _balanced_columns_maximin(ks_arr, n, rng)
+    else:
+        out = grid[best]
     order = np.lexsort(out.T[::-1])
     return out[order]
+
+
+def _balanced_columns_maximin(ks: np.ndarray, n: int, rng: np.random.Generator) -> np.ndarray:
+    factors = [Factor(f"f{j}", levels=tuple(range(int(k)))) for j, k in enumerate(ks)]
+    out = np.rint(_mixed_maximin(factors, n, rng)).astype(np.int64)
+    if len(np.unique(out, axis=0)) < n:
+        raise DesignError(f"maximin found no balanced set of {n} distinct points; lower max_runs")
+    return out
 
 
 def full_size_from(ks: Sequence[int]) -> int:
@@ -169,7 +190,7 @@ def _lattice_pools(
     if n < 2 or size < 2 * n:
         return []
     moduli = sorted({2} | {int(k) for k in ks if k > 1})
-    cap = max(4 * n, 64)
+    cap = max(_LATTICE_CAP * n, 64)
     budget = size / n  # index of the sublattice: |pool| ~ size / budget >= n
     found: list[tuple[float, int, int, np.ndarray]] = []
     keys: set[bytes] = set()
@@ -200,7 +221,15 @@ def _lattice_pools(
         md = float(pdist(units[members], "sqeuclidean").min())
         found.append((-md, len(members), attempt, members))
     found.sort(key=lambda item: item[:3])
-    return [item[3] for item in found[:_LATTICE_KEEP]]
+    # the best pools of each size: a larger pool of slightly smaller minimum
+    # distance often holds a better n-subset than a tight pool
+    chosen: list[np.ndarray] = []
+    per_size: dict[int, int] = {}
+    for item in found:
+        if per_size.get(item[1], 0) < _LATTICE_KEEP:
+            per_size[item[1]] = per_size.get(item[1], 0) + 1
+            chosen.append(item[3])
+    return chosen
 
 
 class _LevelSpace:

@@ -631,6 +631,15 @@ def load_experiment(
     except ValueError as exc:
         raise source.error(str(exc), ("factors",)) from None
 
+    schedule = data.get("schedule")
+    if isinstance(schedule, list):
+        for i, entry in enumerate(schedule):
+            if not (isinstance(entry, dict) and len(entry) == 1):
+                raise source.error(
+                    f"expected each phase as a one-key mapping 'name: {{...}}', got {short_repr(entry)}",
+                    ("schedule", i),
+                )
+
     used = _check_placeholders(data, source, named)
     for name, var in named.items():
         if name not in used:

@@ -72,6 +72,8 @@ class YamlDocument:
         """
         node = self.tree
         best: int | None = 1 if node is not None else None
+        if isinstance(node, (CommentedMap, CommentedSeq)) and getattr(node.lc, "line", None) is not None:
+            best = node.lc.line + 1  # the root's first line (after comments and directives)
         for key in key_path:
             if isinstance(node, CommentedMap) and key in node:
                 try:

@@ -6,6 +6,15 @@ Subclass :class:`Environment` (and optionally :class:`Reward`); exchange
 """
 
 from xdoe.environment._environment import Environment, Reward
+from xdoe.environment._samplers import (
+    GaussianSampler,
+    MultiRangeUniformSampler,
+    ParameterSampler,
+    SampledParameters,
+    UniformSampler,
+    find_samplers,
+    make_sampler,
+)
 from xdoe.environment._information import (
     ActuatorInformation,
     EnvironmentBaseline,
@@ -22,4 +31,11 @@ __all__ = [
     "RewardInformation",
     "EnvironmentBaseline",
     "EnvironmentState",
+    "ParameterSampler",
+    "UniformSampler",
+    "GaussianSampler",
+    "MultiRangeUniformSampler",
+    "SampledParameters",
+    "find_samplers",
+    "make_sampler",
 ]

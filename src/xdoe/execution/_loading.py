@@ -86,14 +86,16 @@ def accepted_parameters(cls: type) -> tuple[list[str], bool]:
     MRO (xdoe's plugin base classes accept none).
 
     Returns:
-        ``(names, open_ended)``: the names in order, and whether arbitrary
-        keywords may be accepted (a ``**params`` that reaches a class outside
-        xdoe).
+        ``(names, open_ended)``: the names in order, and whether the class's
+        own ``__init__`` takes ``**params`` (then other keywords may be
+        accepted too, e.g. passed on to ``gymnasium.make``, and only the
+        constructor itself can refuse them).
     """
     names: list[str] = []
+    open_ended: bool | None = None
     for klass in cls.__mro__:
         if klass is object:
-            return names, False
+            break
         init = klass.__dict__.get("__init__")
         if init is None:
             continue
@@ -109,9 +111,12 @@ def accepted_parameters(cls: type) -> tuple[list[str], bool]:
                 var_kw = True
             elif p.kind in (p.POSITIONAL_OR_KEYWORD, p.KEYWORD_ONLY) and p.name not in names:
                 names.append(p.name)
-        if not var_kw or (klass.__module__, klass.__qualname__) in _PLUGIN_BASES:
-            return names, False
-    return names, True
+        is_base = (klass.__module__, klass.__qualname__) in _PLUGIN_BASES
+        if open_ended is None:
+            open_ended = var_kw and not is_base
+        if not var_kw or is_base:
+            break
+    return names, bool(open_ended)
 
 
 def _describe(cls: type) -> str:

@@ -159,7 +159,7 @@ class _Agent:
         self.objective = objective
         self.sensor_ids = sensor_ids
         self.templates = actuators
-        self.spaces = {a.uid: a.space for a in actuators}
+        self.spaces = {a.uid: _bounds(a.space) for a in actuators}
         self.sensor_env = sensor_env  # >= 0: the agent sees exactly that env's sensors, in order
         self.reward_envs = reward_envs
         self.reward_env = reward_envs[0] if len(reward_envs) == 1 else -1
@@ -227,18 +227,25 @@ class _Worker:
             raise _component_error(f"agent {agent.name!r}: muscle.propose_actions", exc) from exc
         spaces = agent.spaces
         for action in actions:
-            space = spaces.get(action.uid)
-            if space is None:
+            bounds = spaces.get(action.uid)
+            if bounds is None:
                 raise RunError(
                     f"agent {agent.name!r} set actuator {action.uid!r}, which is not assigned to it "
                     f"(assigned: {', '.join(spaces) or 'none'})"
                 )
             value = action.value
-            if value is not None and not space.contains(value):
-                raise RunError(
-                    f"agent {agent.name!r}: value {value!r} for actuator {action.uid!r} "
-                    f"is outside its space {space}"
-                )
+            if value is None:
+                continue
+            space, low, high = bounds
+            if type(value) is int and low is not None:  # fast path: Discrete and a Python int
+                if low <= value < high:
+                    continue
+            elif space.contains(value):
+                continue
+            raise RunError(
+                f"agent {agent.name!r}: value {value!r} for actuator {action.uid!r} "
+                f"is outside its space {space}"
+            )
         self.actions.extend(actions)
         agent.pending = True
         agent.t_sensors = sensors
@@ -406,6 +413,16 @@ class _Worker:
         self.episode += 1
         self.in_episode = False
         return episode
+
+
+def _bounds(space: Any) -> tuple[Any, int | None, int | None]:
+    """``(space, low, high)``; for a ``Discrete`` space ``low <= value < high``
+    is the whole membership test of a Python int."""
+    from gymnasium.spaces import Discrete
+
+    if type(space) is Discrete:
+        return space, int(space.start), int(space.start + space.n)
+    return space, None, None
 
 
 def _sum_rewards(a: list[RewardInformation], b: list[RewardInformation]) -> list[RewardInformation]:

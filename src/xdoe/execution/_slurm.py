@@ -452,9 +452,10 @@ def submit(
     Raises:
         InputError: a run file is missing; the store is unsuitable
             (:func:`check_store_for_slurm`); the submission directory exists.
-        SlurmError: sbatch is missing, fails or prints no job id. Arrays
-            submitted before the failure are named in the message (and in
-            ``jobs.json``) so that they can be cancelled.
+        SlurmError: sbatch is missing, fails or prints no job id. When no
+            array was submitted, the submission directory is removed again;
+            otherwise the arrays submitted before the failure are named in the
+            message (and in ``jobs.json``) so that they can be cancelled.
     """
     files = [Path(f).resolve() for f in run_files]
     missing = [str(f) for f in files if not f.is_file()]
@@ -526,11 +527,15 @@ def submit(
             if not job_id.isdigit():
                 raise SlurmError(f"sbatch {path} printed no job id: {proc.stdout.strip()!r}")
         except SlurmError as exc:
+            if not submitted:  # nothing to keep track of
+                shutil.rmtree(submission_dir, ignore_errors=True)
+                raise
             record()
-            if submitted:
-                ids = " ".join(s.job_id or "" for s in submitted)
-                raise SlurmError(f"{exc} (already submitted: job arrays {ids}; cancel them with scancel {ids})") from None
-            raise
+            ids = " ".join(s.job_id or "" for s in submitted)
+            raise SlurmError(
+                f"{exc} (already submitted: job arrays {ids}, recorded in {submission_dir / 'jobs.json'}; "
+                f"cancel them with scancel {ids})"
+            ) from None
         submitted.append(SubmittedArray(chunk, path, text, job_id))
     record()
     return submitted

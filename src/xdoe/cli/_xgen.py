@@ -1,0 +1,196 @@
+"""``xgen``: expand an experiment document into reproducible run documents.
+
+Imports only :mod:`xdoe.design` and :mod:`xdoe.documents` (never the
+executor, the store, gymnasium or user modules): xgen runs on a login node
+with nothing but the document.
+"""
+
+from __future__ import annotations
+
+import json
+import sys
+from pathlib import Path
+from typing import Any
+
+import click
+
+from xdoe.cli._common import EXIT_OK, handle_errors
+from xdoe.design._output import MAX_FIGURE_POINTS
+
+__all__ = ["main"]
+
+PROGRESS_THRESHOLD = 200  # runs; smaller outputs are written without a progress bar
+
+
+def _warn(warnings: list[str], quiet: bool) -> None:
+    if quiet:
+        return
+    for text in warnings:
+        click.secho(f"warning: {text}", fg="yellow", err=True)
+
+
+def _console() -> Any:
+    from rich.console import Console
+
+    return Console(file=sys.stdout, soft_wrap=True, highlight=False)
+
+
+def _figure(value: Any) -> str:
+    if value is None:
+        return "n/a"
+    value = float(value)
+    if value != value:
+        return "n/a"
+    if value == float("inf"):
+        return "n/a (one point)"
+    return f"{value:.4g}"
+
+
+def _factor_table(experiment: Any, design: Any) -> Any:
+    from rich.table import Table
+
+    from xdoe.documents import canonical_json
+
+    table = Table(title="factors", title_justify="left")
+    table.add_column("name", no_wrap=True)
+    table.add_column("kind")
+    table.add_column("levels or range")
+    for var in experiment.factors:
+        if var.levels is not None:
+            text = ", ".join(v if isinstance(v, str) else canonical_json(v) for v in var.levels)
+            table.add_row(var.name, f"categorical ({len(var.levels)})", text)
+        else:
+            extra = f", {var.scale}" + (", integer" if var.integer else "")
+            table.add_row(var.name, "continuous", f"[{var.low:g}, {var.high:g}]{extra}")
+    return table
+
+
+def _dry_run(experiment: Any, design: Any, runs: Any) -> None:
+    console = _console()
+    if experiment.factors:
+        console.print(_factor_table(experiment, design))
+    else:
+        console.print("factors: none (every schedule entry has one level)")
+    console.print(f"method: {design.method} ({design.reason})")
+    console.print(
+        f"design points x repetitions = runs: {runs.n_points} x {runs.repetitions} = {len(runs)}"
+    )
+    if len(design) > MAX_FIGURE_POINTS:
+        console.print(f"min distance, centred L2 discrepancy: not computed (more than {MAX_FIGURE_POINTS} points)")
+    else:
+        console.print(
+            f"min distance: {_figure(design.min_distance)}, "
+            f"centred L2 discrepancy: {_figure(design.discrepancy)}"
+        )
+    console.print("dry run: nothing written")
+
+
+@click.group(context_settings={"help_option_names": ["-h", "--help"]})
+@click.version_option(package_name="xdoe", prog_name="xgen")
+def main() -> None:
+    """Expand an experiment document (arsenAI format plus xdoe's factors and
+    designs) into reproducible run documents for xrun.
+
+    \b
+    xgen check experiments/dummy.yaml            validate only
+    xgen generate experiments/dummy.yaml --dry-run   show factors and design
+    xgen generate experiments/dummy.yaml         write run-*.yaml, design.csv, manifest.json
+    xgen schema > xdoe-experiment.schema.json    JSON Schema for editors
+
+    Exit codes: 0 ok, 2 bad input (the message names file:line and key).
+    """
+
+
+@main.command()
+@click.argument("file", type=click.Path(dir_okay=False, path_type=Path))
+@click.option(
+    "--output",
+    "-o",
+    type=click.Path(file_okay=False, path_type=Path),
+    default=None,
+    help="Directory for the outputs [default: the document's 'output' key, or _outputs; "
+    "relative to the working directory].",
+)
+@click.option("--dry-run", is_flag=True, help="Print the factors, the design method and size; write nothing.")
+@click.option("--force", is_flag=True, help="Replace an existing output that differs from the new one.")
+@click.option("--quiet", "-q", is_flag=True, help="No summary, progress bar or warnings.")
+@click.option("--strict", is_flag=True, help="Refuse keys xdoe does not know (default: warn and ignore them).")
+@handle_errors
+def generate(file: Path, output: Path | None, dry_run: bool, force: bool, quiet: bool, strict: bool) -> None:
+    """Write one run document per design point and repetition.
+
+    Writes OUTPUT/run-<uid>-<NNNN>.yaml (NNNN = repetition x design points +
+    design point), OUTPUT/design.csv and OUTPUT/manifest.json, atomically.
+    An identical existing output is left alone ("up to date"); a different
+    one is refused unless --force.
+    """
+    from xdoe.design import prepare, write_runs
+
+    experiment, design, runs = prepare(file, strict=strict)
+    _warn(experiment.warnings, quiet)
+    if dry_run:
+        _dry_run(experiment, design, runs)
+        return
+    target = output if output is not None else Path(experiment.model.output)
+    show_progress = not quiet and sys.stderr.isatty() and len(runs) >= PROGRESS_THRESHOLD
+    if show_progress:
+        from rich.console import Console
+        from rich.progress import BarColumn, MofNCompleteColumn, Progress, TextColumn, TimeRemainingColumn
+
+        with Progress(
+            TextColumn("writing runs"),
+            BarColumn(),
+            MofNCompleteColumn(),
+            TimeRemainingColumn(),
+            console=Console(file=sys.stderr),
+            transient=True,
+        ) as bar:
+            task = bar.add_task("runs", total=len(runs))
+            result = write_runs(runs, target, force=force, progress=lambda k: bar.update(task, completed=k))
+    else:
+        result = write_runs(runs, target, force=force)
+    if quiet:
+        return
+    if result.status == "up to date":
+        click.echo(f"up to date: {result.path} ({result.runs} runs)")
+    else:
+        click.echo(
+            f"wrote {result.runs} runs to {result.path} "
+            f"({design.method}: {runs.n_points} design points x {runs.repetitions} repetitions)"
+        )
+
+
+@main.command()
+@click.argument("file", type=click.Path(dir_okay=False, path_type=Path))
+@click.option("--strict", is_flag=True, help="Refuse keys xdoe does not know (default: warn).")
+@click.option("--quiet", "-q", is_flag=True, help="No warnings; only the result line.")
+@handle_errors
+def check(file: Path, strict: bool, quiet: bool) -> None:
+    """Validate an experiment document and its design; write nothing.
+
+    Builds every design point's run document once, so that errors that depend
+    on the chosen levels (a $req index out of range...) are found too.
+    """
+    from xdoe.design import check_runs, prepare
+
+    experiment, design, runs = prepare(file, strict=strict)
+    _warn(experiment.warnings, quiet)
+    check_runs(runs)
+    click.echo(f"ok: {runs.n_points} design points x {runs.repetitions} repetitions")
+
+
+@main.command()
+@click.option("--indent", type=int, default=2, show_default=True, help="JSON indentation.")
+def schema(indent: int) -> None:
+    """Print the JSON Schema of the experiment document.
+
+    \b
+    For editors with yaml-language-server (VS Code YAML, neovim, ...):
+      xgen schema > xdoe-experiment.schema.json
+    and put on the document's first line:
+      # yaml-language-server: $schema=./xdoe-experiment.schema.json
+    """
+    from xdoe.documents import experiment_schema
+
+    click.echo(json.dumps(experiment_schema(), indent=indent, sort_keys=True))
+    sys.exit(EXIT_OK)

@@ -1,0 +1,286 @@
+"""``xrun``: execute run documents and record them in the store.
+
+Commands:
+
+- ``xrun experiment-start FILES...``: run each document phase by phase;
+- ``xrun experiment-check FILES...``: validate documents and construct every
+  component without running.
+
+Exit codes (:mod:`xdoe.cli._common`): 0 all runs finished; 1 some run failed
+(the others still ran unless ``--fail-fast``); 2 unusable input (a document
+that cannot be read: one line ``file:line: ...`` each, nothing runs).
+
+Extending: shared options are decorators (:func:`store_option`,
+:func:`results_option`, :func:`store_steps_option`); loading is
+:func:`load_documents`; the per-run unit of work is the picklable, module-level
+:func:`xdoe.execution.execute_file` (for process pools) and the sequential
+loop is :func:`run_sequentially`. Heavy modules (the executor, the store,
+gymnasium, rich) are imported when a command runs.
+"""
+
+from __future__ import annotations
+
+import sys
+import time
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import TYPE_CHECKING, Any, Callable, Sequence
+
+import click
+
+from xdoe.cli._common import EXIT_FAILED, EXIT_INPUT, EXIT_OK, handle_errors
+from xdoe.errors import InputError, XdoeError
+
+if TYPE_CHECKING:
+    from xdoe.execution import RunPlan, RunResult
+
+__all__ = [
+    "main",
+    "store_option",
+    "results_option",
+    "store_steps_option",
+    "load_documents",
+    "run_sequentially",
+    "summary_table",
+]
+
+F = Callable[..., Any]
+
+
+# -- shared options ------------------------------------------------------------
+
+def store_option(func: F) -> F:
+    """``--store URL`` (default ``$XRUN_STORE`` or ``sqlite:///_outputs/xrun.sqlite``)."""
+    return click.option(
+        "--store", "store_url", metavar="URL", envvar="XRUN_STORE", default=None,
+        help="SQLAlchemy URL of the store (default: $XRUN_STORE or sqlite:///_outputs/xrun.sqlite).",
+    )(func)
+
+
+def results_option(func: F) -> F:
+    """``--results DIR`` (default ``_outputs/results``)."""
+    return click.option(
+        "--results", "results", metavar="DIR", default="_outputs/results", show_default=True,
+        type=click.Path(file_okay=False, path_type=Path),
+        help="Root folder of the per-run results files.",
+    )(func)
+
+
+def _parse_store_steps(ctx: click.Context, param: click.Parameter, value: str) -> str:
+    from xdoe.store._steps import StepPolicy
+
+    try:
+        return str(StepPolicy.parse(value))
+    except InputError as exc:
+        raise click.BadParameter(str(exc)) from None
+
+
+def store_steps_option(func: F) -> F:
+    """``--store-steps none|all|every:N``."""
+    return click.option(
+        "--store-steps", default="none", show_default=True, metavar="none|all|every:N",
+        callback=_parse_store_steps, help="Which steps the store keeps (episodes are always kept).",
+    )(func)
+
+
+# -- loading -----------------------------------------------------------------------
+
+@dataclass
+class Loaded:
+    """Documents that loaded (``plans``) and one message per document that did not."""
+
+    plans: list["RunPlan"] = field(default_factory=list)
+    errors: list[str] = field(default_factory=list)
+
+
+def load_documents(files: Sequence[str | Path]) -> Loaded:
+    """Read and validate every file; collect ``file:line: ...`` messages."""
+    from xdoe.execution import load_plan
+
+    loaded = Loaded()
+    for path in files:
+        try:
+            loaded.plans.append(load_plan(Path(path)))
+        except InputError as exc:
+            loaded.errors.append(str(exc))
+    return loaded
+
+
+# -- running -------------------------------------------------------------------------
+
+class _Display:
+    """The rich progress display (runs done/total, current run and phase,
+    episodes, steps/s); a no-op when disabled."""
+
+    def __init__(self, total: int, enabled: bool) -> None:
+        self.enabled = enabled
+        self.progress: Any = None
+        if not enabled:
+            return
+        from rich.console import Console
+        from rich.progress import BarColumn, MofNCompleteColumn, Progress, TextColumn, TimeElapsedColumn
+
+        self.console = Console(stderr=True)
+        self.progress = Progress(
+            TextColumn("{task.description}"), BarColumn(), MofNCompleteColumn(),
+            TextColumn("{task.fields[rate]}"), TimeElapsedColumn(),
+            console=self.console, transient=True,
+        )
+        self.runs = self.progress.add_task("runs", total=total, rate="")
+        self.episodes = self.progress.add_task("", total=1, rate="", visible=False)
+        self._start = time.perf_counter()
+        self.progress.start()
+
+    def run_started(self, uid: str) -> None:
+        self._start = time.perf_counter()
+        if self.enabled:
+            self.progress.update(self.episodes, description=uid, completed=0, visible=True, rate="")
+
+    def __call__(self, event: Any) -> None:
+        if not self.enabled:
+            return
+        elapsed = max(time.perf_counter() - self._start, 1e-9)
+        self.progress.update(
+            self.episodes,
+            description=f"{event.run} · {event.phase} ({event.phase_index + 1}/{event.phases}) episodes",
+            completed=event.episodes, total=event.episodes_total,
+            rate=f"{event.steps / elapsed:,.0f} steps/s",
+        )
+
+    def run_done(self) -> None:
+        if self.enabled:
+            self.progress.advance(self.runs)
+
+    def message(self, text: str) -> None:
+        if self.enabled:
+            self.progress.console.print(text, markup=False, highlight=False)
+        else:
+            click.echo(text, err=True)
+
+    def stop(self) -> None:
+        if self.enabled:
+            self.progress.stop()
+
+
+def run_sequentially(
+    plans: Sequence["RunPlan"],
+    *,
+    store_url: str | None,
+    results: Path,
+    store_steps: str,
+    fail_fast: bool = False,
+    display: _Display | None = None,
+) -> list["RunResult"]:
+    """Run the plans one after another in this process with one store.
+
+    A failed run prints one line (``run <uid> failed: <cause>``); with
+    ``fail_fast`` the remaining runs are not started.
+    """
+    from xdoe.execution import run
+    from xdoe.store import Store
+
+    display = display or _Display(len(plans), False)
+    results_list: list["RunResult"] = []
+    with Store(store_url) as store:
+        for plan in plans:
+            display.run_started(plan.uid)
+            result = run(plan, store=store, results=results, store_steps=store_steps,
+                         progress=display if display.enabled else None)
+            results_list.append(result)
+            display.run_done()
+            if not result.ok:
+                display.message(f"run {result.uid} failed: {result.error}")
+                if fail_fast:
+                    break
+    return results_list
+
+
+def summary_table(results: Sequence["RunResult"], skipped: Sequence[str] = ()) -> Any:
+    """A rich table: run, status, episodes, mean test-phase objective per
+    agent (its reward as the agent's objective counts it: the summed
+    environment rewards for ``RewardObjective``), wall time."""
+    from rich.table import Table
+
+    table = Table(title="xrun summary")
+    table.add_column("run")
+    table.add_column("status")
+    table.add_column("episodes", justify="right")
+    table.add_column("mean test reward (objective) per agent")
+    table.add_column("wall time", justify="right")
+    for r in results:
+        rewards = r.mean_objectives("test")
+        text = ", ".join(f"{agent} {value:.3g}" for agent, value in rewards.items()) or "-"
+        status = r.status if r.ok else f"[red]{r.status}[/red]"
+        table.add_row(r.uid, status, str(r.episodes), text, f"{r.wall_time:.2f} s")
+    for uid in skipped:
+        table.add_row(uid, "[yellow]skipped[/yellow]", "0", "-", "-")
+    return table
+
+
+# -- the application ----------------------------------------------------------------
+
+@click.group(context_settings={"help_option_names": ["-h", "--help"]})
+@click.version_option(package_name="xdoe", prog_name="xrun")
+def main() -> None:
+    """Execute run documents phase by phase and record them in the store."""
+
+
+@main.command("experiment-start")
+@click.argument("files", nargs=-1, required=True)
+@store_option
+@results_option
+@store_steps_option
+@click.option("--fail-fast", is_flag=True, help="Stop at the first failed run.")
+@click.option("--quiet", "-q", is_flag=True, help="No progress display and no summary table.")
+@handle_errors
+def experiment_start(files: tuple[str, ...], store_url: str | None, results: Path,
+                     store_steps: str, fail_fast: bool, quiet: bool) -> None:
+    """Run each run document FILES (e.g. _outputs/run-*.yaml).
+
+    Exit 0 when every run finished, 1 when a run failed, 2 when a document
+    cannot be read (then nothing runs).
+    """
+    loaded = load_documents(files)
+    if loaded.errors:
+        for line in loaded.errors:
+            click.secho(f"error: {line}", fg="red", err=True)
+        sys.exit(EXIT_INPUT)
+    display = _Display(len(loaded.plans), enabled=not quiet and sys.stderr.isatty())
+    try:
+        outcomes = run_sequentially(loaded.plans, store_url=store_url, results=results,
+                                    store_steps=store_steps, fail_fast=fail_fast, display=display)
+    finally:
+        display.stop()
+    skipped = [p.uid for p in loaded.plans[len(outcomes):]]
+    if not quiet:
+        from rich.console import Console
+
+        Console().print(summary_table(outcomes, skipped))
+    sys.exit(EXIT_OK if all(r.ok for r in outcomes) and not skipped else EXIT_FAILED)
+
+
+@main.command("experiment-check")
+@click.argument("files", nargs=-1, required=True)
+@handle_errors
+def experiment_check(files: tuple[str, ...]) -> None:
+    """Validate run documents FILES and import and construct every component
+    (with a throwaway seed) without running. Exit 0 when all are usable, else 2."""
+    from xdoe.execution import check_document
+
+    failed = False
+    for path in files:
+        try:
+            lines = check_document(Path(path))
+        except XdoeError as exc:
+            failed = True
+            text = str(exc)
+            if not text.startswith(str(path)):
+                text = f"{path}: {text}"
+            click.secho(f"error: {text}", fg="red", err=True)
+            continue
+        click.echo(f"ok {path}: " + "; ".join(lines))
+    sys.exit(EXIT_INPUT if failed else EXIT_OK)
+
+
+if __name__ == "__main__":  # pragma: no cover - python -m xdoe.cli._xrun
+    main()

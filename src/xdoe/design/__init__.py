@@ -1,0 +1,59 @@
+"""Designs of experiments: factors, full factorial, Latin hypercube and
+maximin designs, and the choice between them (:func:`make_design`).
+
+A design's ``points`` array has one row per design point and one column per
+factor: the level index for a categorical factor, the unit position in
+``[0, 1]`` for a continuous one (:meth:`Factor.value` maps either to the
+value used in a run document). All design functions share the signature
+``(factors, n, seed)``; every random choice derives from ``seed``.
+"""
+
+from xdoe.design._factorial import full_factorial
+from xdoe.design._factors import Factor
+from xdoe.design._lhs import latin_hypercube
+from xdoe.design._make import METHODS, Design, make_design
+from xdoe.design._maximin import maximin
+from xdoe.design._metrics import centred_l2_discrepancy, min_distance
+
+__all__ = [
+    "Factor",
+    "Design",
+    "METHODS",
+    "make_design",
+    "full_factorial",
+    "latin_hypercube",
+    "maximin",
+    "min_distance",
+    "centred_l2_discrepancy",
+]
+
+# generation of run documents and outputs (xgen)
+from xdoe.design._expand import Expander, factors_of, run_seed  # noqa: E402
+from xdoe.design._generate import (  # noqa: E402
+    ExperimentWarning,
+    Generation,
+    RunSequence,
+    build_design,
+    check_runs,
+    generate,
+    prepare,
+    write_runs,
+)
+from xdoe.design._output import OutputLayout, WriteResult, write_outputs  # noqa: E402
+
+__all__ += [
+    "generate",
+    "prepare",
+    "write_runs",
+    "build_design",
+    "check_runs",
+    "Generation",
+    "RunSequence",
+    "ExperimentWarning",
+    "Expander",
+    "factors_of",
+    "run_seed",
+    "OutputLayout",
+    "WriteResult",
+    "write_outputs",
+]

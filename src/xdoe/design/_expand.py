@@ -1,0 +1,307 @@
+"""Expansion of one design point x one repetition into a run document.
+
+The factors of an experiment are its schedule entries with several levels
+(named ``<phase index>.<key>`` and ``<phase index>.<sensors|actuators>.<agent key>``,
+arsenAI's convention) and its named factors; :func:`factors_of` turns them
+into :class:`~xdoe.design.Factor` objects. :class:`Expander` resolves a
+design point phase by phase:
+
+1. each schedule key takes its level from the design point (or its only level;
+   an omitted key takes the previous phase's choice; sensor and actuator sets
+   are inherited agent by agent);
+2. ``$req(phase=P, index=I)`` takes item ``I`` of the choice made in phase
+   ``P`` (without ``index``, the whole choice; ``$prev`` is the phase before);
+3. the chosen definitions are copied with every ``${name}`` replaced by the
+   named factor's value;
+4. an agent's ``load`` block keyed by phase names gives each phase its own
+   entry (``null`` for the phases it does not name); any other ``load`` and
+   ``replay`` pass through unchanged;
+5. each agent gets the full ids ``<environment uid>.<id>`` of its sensor and
+   actuator sets, for the environments of the phase (in environment order,
+   without duplicates); an agent without a set gets ``null`` (all).
+
+Run seeds (docs/architecture.md, "Seeds"): ``SeedSequence(seed, spawn_key=(1,
+k1, k2, repetition))`` where ``k1, k2`` are the first two big-endian 32-bit
+words of sha256 of the canonical JSON of the design point's levels; the seed is
+``generate_state(1, uint32)[0]``. It depends on what the run is, not on its
+position, so adding a repetition or a level never changes an existing run's seed.
+"""
+
+from __future__ import annotations
+
+import hashlib
+from typing import Any
+
+import numpy as np
+
+from xdoe.design._factors import Factor
+from xdoe.documents._canonical import canonical_json
+from xdoe.documents._experiment import LIST_KEYS, NAME_KEYS, SET_KEYS, Experiment, Variable
+from xdoe.documents._placeholders import PlaceholderError, substitute
+from xdoe.documents._reference import is_reference
+from xdoe.documents._run import RUN_DOCUMENT_VERSION
+
+__all__ = ["Expander", "factors_of", "run_seed", "run_uid", "round_continuous"]
+
+#: significant digits kept of a continuous factor's value (identical text on every platform)
+SIGNIFICANT_DIGITS = 12
+
+
+def factors_of(experiment: Experiment) -> list[Factor]:
+    """The experiment's factors (variables with more than one level, or a
+    range) as :class:`Factor` objects: schedule factors first, in phase and
+    key order, then named factors in document order."""
+    return [_factor(v) for v in experiment.factors]
+
+
+def _factor(v: Variable) -> Factor:
+    if v.levels is not None:
+        return Factor(v.name, levels=tuple(v.levels))
+    return Factor(v.name, low=v.low, high=v.high, scale=v.scale, integer=v.integer)  # type: ignore[arg-type]
+
+
+def round_continuous(value: Any) -> Any:
+    """A continuous factor's float rounded to :data:`SIGNIFICANT_DIGITS`
+    significant digits, so that the last-bit differences of ``exp``/``log``
+    between platforms never reach the written documents."""
+    if isinstance(value, float):
+        return float(f"{value:.{SIGNIFICANT_DIGITS}g}")
+    return value
+
+
+def run_seed(root_seed: int, levels: dict[str, Any], repetition: int) -> int:
+    """The seed of one run (uint32), see the module docstring."""
+    digest = hashlib.sha256(canonical_json(levels).encode("utf-8")).digest()
+    k1 = int.from_bytes(digest[0:4], "big")
+    k2 = int.from_bytes(digest[4:8], "big")
+    ss = np.random.SeedSequence(root_seed, spawn_key=(1, k1, k2, repetition))
+    return int(ss.generate_state(1, np.uint32)[0])
+
+
+def run_uid(safe_experiment_uid: str, number: int) -> str:
+    """``<uid>-<NNNN>``: at least four digits, more when ``number`` needs them."""
+    return f"{safe_experiment_uid}-{number:04d}"
+
+
+def _component(raw: Any) -> dict | None:
+    """``{name, params}`` of a component definition; an empty name is none."""
+    if not isinstance(raw, dict) or not raw.get("name"):
+        return None
+    return {"name": raw["name"], "params": raw.get("params") or {}}
+
+
+class Expander:
+    """Builds run documents of one :class:`Experiment`.
+
+    Raises (from :meth:`document`):
+        DocumentError: a ``$req`` index out of range for the chosen levels, a
+            referenced phase without a set for the agent, two environments with
+            the same uid or two agents with the same name in one phase.
+    """
+
+    def __init__(self, experiment: Experiment) -> None:
+        self.experiment = experiment
+        self.defs = experiment.definitions
+        self.controls = {v.name: v.levels[0] for v in experiment.variables if not v.is_factor}  # type: ignore[index]
+        self.factor_names = [v.name for v in experiment.factors]
+        self.continuous = {v.name for v in experiment.factors if v.kind == "continuous"}
+        self.named = {v.name for v in experiment.named}
+        self.phase_names = experiment.phase_names()
+        self.phase_name_set = set(self.phase_names)
+        self.version = RUN_DOCUMENT_VERSION
+
+    # -------------------------------------------------------------- public
+
+    def levels(self, values: dict[str, Any]) -> dict[str, Any]:
+        """The design point's levels as written (continuous values rounded)."""
+        return {name: round_continuous(values[name]) if name in self.continuous else values[name] for name in self.factor_names}
+
+    def document(self, *, number: int, index: int, repetition: int, levels: dict[str, Any]) -> dict:
+        """The run document of design point ``index``, repetition
+        ``repetition`` (file number ``number``), given the point's ``levels``
+        (from :meth:`levels`)."""
+        values = {**self.controls, **levels}
+        named = {name: values[name] for name in self.named}
+        schedule = self._schedule(values, named)
+        run_config = self.defs.get("run_config")
+        if isinstance(run_config, dict):
+            run_config = self._substitute(run_config, named, ("definitions", "run_config"))
+            if "condition" in run_config:
+                run_config["condition"] = _component(run_config["condition"])
+        else:
+            run_config = None
+        model = self.experiment.model
+        return {
+            "uid": run_uid(self.experiment.safe_uid, number),
+            "experiment_uid": model.uid,
+            "seed": run_seed(model.seed, levels, repetition),
+            "version": self.version,
+            "design_point": {"index": index, "repetition": repetition, "levels": levels},
+            "run_config": run_config,
+            "schedule": schedule,
+        }
+
+    # -------------------------------------------------------------- resolution
+
+    def _schedule(self, values: dict[str, Any], named: dict[str, Any]) -> list[dict]:
+        history: list[dict[str, Any]] = []
+        out = []
+        for plan in self.experiment.phases:
+            i = plan.index
+            choice: dict[str, Any] = {}
+            for key in (*LIST_KEYS, *NAME_KEYS):
+                levels = plan.entries[key]
+                if levels is None:
+                    prev = history[-1][key]
+                    choice[key] = list(prev) if isinstance(prev, list) else prev
+                    continue
+                level = values[f"{i}.{key}"]
+                path = plan.path + (key, _position(levels, level))
+                choice[key] = self._resolve(level, key, i, history, path)
+            for kind in SET_KEYS:
+                sets = dict(history[-1][kind]) if history else {}
+                mapping = plan.sets[kind]
+                for agent, levels in (mapping or {}).items():
+                    level = values[f"{i}.{kind}.{agent}"]
+                    if is_reference(level):
+                        path = plan.path + (kind, agent, _position(levels, level))
+                        ref = self.experiment.reference(level)
+                        target = ref.target_index(i, self.phase_names)
+                        chosen = history[target][kind]
+                        if agent not in chosen:
+                            raise self.experiment.error(
+                                f"{ref.text}: phase {target} ({self.phase_names[target]!r}) gives no "
+                                f"{kind} set for agent {agent!r}",
+                                path,
+                            )
+                        sets[agent] = chosen[agent]
+                    else:
+                        sets[agent] = level
+                choice[kind] = sets
+            history.append(choice)
+            out.append({plan.name: self._phase(plan, choice, named)})
+        return out
+
+    def _resolve(self, level: Any, key: str, phase: int, history: list[dict], path: tuple) -> Any:
+        if isinstance(level, str) and not is_reference(level):
+            return level  # a simulation / phase_config key
+        if isinstance(level, str):
+            return self._follow(level, key, phase, history, path)
+        items: list[str] = []
+        for item in level:
+            if is_reference(item):
+                got = self._follow(item, key, phase, history, path)
+                items.extend(got)
+            else:
+                items.append(item)
+        return items
+
+    def _follow(self, text: str, key: str, phase: int, history: list[dict], path: tuple) -> Any:
+        ref = self.experiment.reference(text)
+        target = ref.target_index(phase, self.phase_names)
+        chosen = history[target][key]
+        if ref.index is None:
+            return list(chosen) if isinstance(chosen, list) else chosen
+        if ref.index >= len(chosen):
+            raise self.experiment.error(
+                f"{ref.text}: index {ref.index} out of range: phase {target} ({self.phase_names[target]!r}) "
+                f"chose {len(chosen)} {key} {chosen!r} in this design point",
+                path,
+            )
+        return [chosen[ref.index]]
+
+    # -------------------------------------------------------------- materialisation
+
+    def _substitute(self, node: Any, named: dict[str, Any], path: tuple) -> Any:
+        try:
+            return substitute(node, named)
+        except PlaceholderError as exc:  # pragma: no cover - caught when the document is loaded
+            raise self.experiment.error(str(exc), path) from None
+
+    def _phase(self, plan: Any, choice: dict[str, Any], named: dict[str, Any]) -> dict:
+        envs = []
+        uids: list[str] = []
+        for key in choice["environments"]:
+            raw = self.defs["environments"][key]
+            env = raw["environment"]
+            entry = {
+                "environment": {"name": env["name"], "uid": env.get("uid") or key, "params": env.get("params") or {}},
+                "reward": _component(raw.get("reward")),
+                "state_transformer": _component(raw.get("state_transformer")),
+            }
+            entry = self._substitute(entry, named, ("definitions", "environments", key))
+            uid = str(entry["environment"]["uid"])
+            if uid in uids:
+                raise self.experiment.error(
+                    f"two environments with uid {uid!r} in phase {plan.name!r}: {choice['environments']!r}",
+                    plan.path + ("environments",),
+                )
+            uids.append(uid)
+            envs.append(entry)
+        agents = []
+        names: list[str] = []
+        for key in choice["agents"]:
+            raw = self.defs["agents"][key]
+            load = raw.get("load")
+            if isinstance(load, dict) and load and set(load) <= self.phase_name_set:
+                load = load.get(plan.name)  # a load block per phase name (arsenAI)
+            entry = {
+                "name": raw.get("name") or key,
+                "brain": _component(raw["brain"]),
+                "muscle": _component(raw["muscle"]),
+                "objective": _component(raw["objective"]),
+                "load": load,
+                "replay": raw.get("replay"),
+            }
+            entry = self._substitute(entry, named, ("definitions", "agents", key))
+            if entry["name"] in names:
+                raise self.experiment.error(
+                    f"two agents named {entry['name']!r} in phase {plan.name!r}: {choice['agents']!r}",
+                    plan.path + ("agents",),
+                )
+            names.append(entry["name"])
+            for kind in SET_KEYS:
+                set_key = choice[kind].get(key)
+                entry[kind] = None if set_key is None else self._ids(kind, set_key, uids)
+            agents.append(entry)
+        sim_key = choice["simulation"]
+        raw_sim = self.defs["simulation"][sim_key]
+        simulation = {
+            "name": raw_sim["name"],
+            "conditions": [_component(c) for c in raw_sim.get("conditions") or []],
+        }
+        pc_key = choice["phase_config"]
+        return {
+            "environments": envs,
+            "agents": agents,
+            "simulation": self._substitute(simulation, named, ("definitions", "simulation", sim_key)),
+            "phase_config": self._substitute(
+                dict(self.defs["phase_config"][pc_key] or {}), named, ("definitions", "phase_config", pc_key)
+            ),
+        }
+
+    def _ids(self, kind: str, set_key: str, uids: list[str]) -> list[str]:
+        mapping = self.defs[kind][set_key] or {}
+        out: list[str] = []
+        seen: set[str] = set()
+        for uid in uids:
+            ids = mapping.get(uid)
+            if ids is None:
+                continue
+            if not isinstance(ids, list):
+                ids = [ids]
+            for raw in ids:
+                text = str(raw)
+                full = text if text.startswith(uid + ".") else f"{uid}.{text}"
+                if full not in seen:
+                    seen.add(full)
+                    out.append(full)
+        return out
+
+
+def _position(levels: list, level: Any) -> int:
+    try:
+        return levels.index(level)
+    except ValueError:
+        return 0
+

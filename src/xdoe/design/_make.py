@@ -1,0 +1,209 @@
+"""The :class:`Design` value and :func:`make_design`, which picks the method."""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+from functools import cached_property
+from typing import Any, Sequence
+
+import numpy as np
+
+from xdoe.design._common import as_seed_sequence, check_factors, full_size
+from xdoe.design._factorial import full_factorial
+from xdoe.design._factors import Factor
+from xdoe.design._lhs import latin_hypercube
+from xdoe.design._maximin import maximin
+from xdoe.design._metrics import centred_l2_discrepancy, min_distance
+from xdoe.errors import DesignError
+
+__all__ = ["Design", "make_design", "METHODS"]
+
+METHODS = ("auto", "full_factorial", "lhs", "maximin")
+
+
+@dataclass(frozen=True, eq=False)
+class Design:
+    """A design: ``n`` design points over ``factors``.
+
+    Attributes:
+        factors: the factors, one column each.
+        method: ``"full_factorial"``, ``"lhs"`` or ``"maximin"`` -- the
+            method that produced ``points``.
+        reason: one sentence saying why this method and size.
+        points: ``(n, d)`` float64, read-only: level index (exact integer)
+            for a categorical column, unit position in ``[0, 1]`` for a
+            continuous one.
+
+    Raises:
+        DesignError: ``points`` of the wrong shape, a level index out of
+            range or a position outside ``[0, 1]``.
+    """
+
+    factors: tuple[Factor, ...]
+    method: str
+    reason: str
+    points: np.ndarray = field(repr=False)
+
+    def __post_init__(self) -> None:
+        factors = check_factors(self.factors)
+        pts = np.array(self.points, dtype=np.float64, copy=True)
+        if pts.ndim != 2 or pts.shape[1] != len(factors):
+            raise DesignError(
+                f"design points must have shape (n, {len(factors)}), got {pts.shape}"
+            )
+        for j, f in enumerate(factors):
+            col = pts[:, j]
+            if f.levels is not None:
+                ok = np.all((col == np.rint(col)) & (col >= 0) & (col < len(f.levels)))
+            else:
+                ok = np.all((col >= 0.0) & (col <= 1.0))
+            if not ok:
+                raise DesignError(f"design column of factor {f.name!r} has values outside its range")
+        pts.setflags(write=False)
+        object.__setattr__(self, "factors", factors)
+        object.__setattr__(self, "points", pts)
+
+    def __len__(self) -> int:
+        return int(self.points.shape[0])
+
+    def __repr__(self) -> str:
+        names = ", ".join(f.name for f in self.factors)
+        return f"Design(method={self.method!r}, n={len(self)}, factors=[{names}])"
+
+    def values(self, i: int) -> dict[str, Any]:
+        """Factor name -> level or value (plain Python types) of design point ``i``."""
+        row = self.points[i]
+        return {f.name: f.value(float(row[j])) for j, f in enumerate(self.factors)}
+
+    def unit(self) -> np.ndarray:
+        """The points scaled to ``[0, 1]^d``, shape ``(n, d)``: level index
+        ``i`` of ``k`` levels becomes ``i / (k - 1)`` (``0.5`` when ``k == 1``);
+        continuous positions are unchanged."""
+        out = np.array(self.points, dtype=np.float64, copy=True)
+        for j, f in enumerate(self.factors):
+            if f.levels is not None:
+                k = len(f.levels)
+                out[:, j] = out[:, j] / (k - 1) if k > 1 else 0.5
+        return out
+
+    @cached_property
+    def min_distance(self) -> float:
+        """Minimum pairwise Euclidean distance of :meth:`unit` (``inf`` for fewer than two points)."""
+        return min_distance(self.unit())
+
+    @cached_property
+    def discrepancy(self) -> float:
+        """Centred L2 discrepancy of :meth:`unit` (scipy ``qmc.discrepancy(method="CD")``);
+        ``nan`` without columns."""
+        return centred_l2_discrepancy(self.unit())
+
+
+def _budget(max_runs: int | None) -> int | None:
+    if max_runs is None:
+        return None
+    if isinstance(max_runs, bool) or not isinstance(max_runs, (int, np.integer)):
+        raise DesignError(f"max_runs must be an integer (-1 for no limit), got {max_runs!r}")
+    if max_runs == -1:
+        return None
+    if max_runs < 1:
+        raise DesignError(f"max_runs must be a positive integer or -1 for no limit, got {max_runs}")
+    return int(max_runs)
+
+
+def make_design(
+    factors: Sequence[Factor],
+    *,
+    method: str = "auto",
+    max_runs: int | None = None,
+    seed: int | np.random.SeedSequence = 0,
+) -> Design:
+    """Choose a method and size and build the design.
+
+    Args:
+        factors: the factors (unique names).
+        method: ``"auto"`` (full factorial when every factor is categorical
+            and the full factorial fits in ``max_runs``, else maximin with
+            ``max_runs`` points), ``"full_factorial"``, ``"lhs"`` or
+            ``"maximin"``.
+        max_runs: budget of design points; ``None`` or ``-1``: no limit.
+            ``lhs``/``maximin`` use ``n = max_runs``, capped at the full
+            factorial size when every factor is categorical (a budget that
+            covers the full factorial returns the full factorial).
+        seed: int or ``SeedSequence`` driving every random choice.
+
+    Returns:
+        The :class:`Design`; zero factors give one design point with no columns.
+
+    Raises:
+        DesignError: unknown method, ``max_runs`` 0 or below -1, a continuous
+            factor with ``full_factorial`` or without ``max_runs``, or a full
+            factorial larger than ``max_runs``.
+    """
+    factors = check_factors(factors)
+    budget = _budget(max_runs)
+    seed_seq = as_seed_sequence(seed)
+    if method not in METHODS:
+        raise DesignError(f"unknown design method {method!r}; expected one of {', '.join(METHODS)}")
+    limit = "no max_runs" if budget is None else f"max_runs {budget}"
+    if not factors:
+        used = "full_factorial" if method == "auto" else method
+        return Design((), used, "no factors: a single design point", np.zeros((1, 0)))
+    continuous = [f.name for f in factors if f.levels is None]
+    if method == "full_factorial" or (method == "auto" and not continuous):
+        if continuous:
+            raise DesignError(
+                f"full_factorial needs levels, but factor {continuous[0]!r} is continuous; "
+                "use design lhs or maximin with max_runs"
+            )
+        size = full_size(factors)
+        if budget is not None and size > budget:
+            if method == "full_factorial":
+                raise DesignError(
+                    f"full factorial has {size} points > max_runs {budget}; "
+                    "raise max_runs or use design maximin"
+                )
+            return Design(
+                factors,
+                "maximin",
+                f"full factorial has {size} points > max_runs {budget}: maximin subset of {budget} points",
+                maximin(factors, budget, seed_seq),
+            )
+        why = "auto: all factors categorical" if method == "auto" else "full_factorial requested"
+        return Design(
+            factors,
+            "full_factorial",
+            f"{why}; full factorial has {size} points, within {limit}",
+            full_factorial(factors),
+        )
+    # lhs, maximin, or auto with continuous factors
+    used = "maximin" if method == "auto" else method
+    build = maximin if used == "maximin" else latin_hypercube
+    label = "maximin" if used == "maximin" else "Latin hypercube"
+    if continuous:
+        if budget is None:
+            names = ", ".join(repr(c) for c in continuous)
+            raise DesignError(
+                f"continuous factor(s) {names} need max_runs (the number of design points) "
+                f"for design {method}"
+            )
+        kind = "auto with continuous factor(s)" if method == "auto" else f"{used} requested"
+        return Design(
+            factors,
+            used,
+            f"{kind} {', '.join(continuous)}: {label} of {budget} points (max_runs)",
+            build(factors, budget, seed_seq),
+        )
+    size = full_size(factors)
+    if budget is None or budget >= size:
+        return Design(
+            factors,
+            "full_factorial",
+            f"{used} requested but {limit} covers the full factorial of {size} points: full factorial",
+            full_factorial(factors),
+        )
+    return Design(
+        factors,
+        used,
+        f"{used} requested: {label} of {budget} points (max_runs) from a full factorial of {size}",
+        build(factors, budget, seed_seq),
+    )

@@ -1,0 +1,314 @@
+"""Writing the outputs of xgen: run files, ``design.csv``, ``manifest.json``.
+
+Layout (one place owns every output name, :class:`OutputLayout`)::
+
+    <output>/run-<safe uid>-<NNNN>.yaml     NNNN = repetition * n_points + point
+    <output>/design.csv                     run_uid, design_point, repetition, seed, one column per factor
+    <output>/manifest.json                  xdoe version, input sha256, method, figures, files with sha256
+
+Writing streams: one run document at a time is built, dumped, hashed and
+written, and the CSV and the manifest are written row by row, so memory stays
+flat however many runs there are. Writing is atomic: everything goes to a
+temporary directory next to the target, renamed into place at the end. An
+existing output is compared first (streaming, nothing written): identical
+means "up to date"; different is refused unless ``force``.
+"""
+
+from __future__ import annotations
+
+import csv
+import hashlib
+import io
+import json
+import os
+import shutil
+import tempfile
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any, Callable, Iterable, Protocol
+
+from xdoe.documents._canonical import canonical_json, dump_canonical
+from xdoe.errors import InputError
+
+__all__ = ["MAX_FIGURE_POINTS", "OutputLayout", "WriteResult", "design_figures", "manifest_header", "write_outputs"]
+
+MANIFEST = "manifest.json"
+DESIGN_CSV = "design.csv"
+FIGURE_DIGITS = 12
+#: designs larger than this get no space-filling figures (pairwise metrics, O(n^2) memory and time)
+MAX_FIGURE_POINTS = 20_000
+
+
+@dataclass(frozen=True)
+class OutputLayout:
+    """The names of every output file."""
+
+    safe_uid: str
+
+    def run_file(self, number: int) -> str:
+        return f"run-{self.safe_uid}-{number:04d}.yaml"
+
+    design_csv = DESIGN_CSV
+    manifest = MANIFEST
+
+
+@dataclass(frozen=True)
+class WriteResult:
+    """What :func:`write_outputs` did: ``status`` is ``"written"`` or
+    ``"up to date"``; ``runs`` run files in ``path``."""
+
+    status: str
+    path: Path
+    runs: int
+
+
+class _Runs(Protocol):
+    def __len__(self) -> int: ...
+    def __getitem__(self, k: int) -> dict: ...
+
+
+class _Different(Exception):
+    pass
+
+
+# ----------------------------------------------------------------- sinks
+
+
+class _DirSink:
+    """Writes files into a directory."""
+
+    def __init__(self, root: Path) -> None:
+        self.root = root
+
+    def file(self, name: str, data: bytes) -> None:
+        with open(self.root / name, "wb") as fh:
+            fh.write(data)
+
+    def stream(self, name: str) -> "_Stream":
+        return _Stream(open(self.root / name, "wb"))
+
+
+class _CompareSink:
+    """Compares would-be files with an existing directory; raises
+    :class:`_Different` at the first difference."""
+
+    def __init__(self, root: Path) -> None:
+        self.root = root
+        self.names: set[str] = set()
+
+    def file(self, name: str, data: bytes) -> None:
+        self.names.add(name)
+        try:
+            with open(self.root / name, "rb") as fh:
+                if fh.read() != data:
+                    raise _Different(name)
+        except OSError:
+            raise _Different(name) from None
+
+    def stream(self, name: str) -> "_Stream":
+        self.names.add(name)
+        try:
+            return _Stream(open(self.root / name, "rb"), compare=True)
+        except OSError:
+            raise _Different(name) from None
+
+
+class _Stream:
+    def __init__(self, fh: Any, *, compare: bool = False) -> None:
+        self.fh = fh
+        self.compare = compare
+        self.sha = hashlib.sha256()
+
+    def write(self, data: bytes) -> None:
+        self.sha.update(data)
+        if self.compare:
+            if self.fh.read(len(data)) != data:
+                self.fh.close()
+                raise _Different(self.fh.name)
+        else:
+            self.fh.write(data)
+
+    def close(self) -> str:
+        if self.compare and self.fh.read(1):
+            self.fh.close()
+            raise _Different(self.fh.name)
+        self.fh.close()
+        return self.sha.hexdigest()
+
+
+# ----------------------------------------------------------------- content
+
+
+def _figure(value: Any) -> Any:
+    if value is None:
+        return None
+    value = float(value)
+    if value != value or value in (float("inf"), float("-inf")):
+        return None
+    return float(f"{value:.{FIGURE_DIGITS}g}")
+
+
+def design_figures(design: Any) -> tuple[float | None, float | None]:
+    """``(min distance, centred L2 discrepancy)`` of ``design``, rounded to
+    12 significant digits (identical text on every platform); ``None`` when
+    undefined (one point, no factors) or when the design has more than
+    :data:`MAX_FIGURE_POINTS` points (both metrics cost O(n^2))."""
+    if len(design) > MAX_FIGURE_POINTS:
+        return None, None
+    return _figure(design.min_distance), _figure(design.discrepancy)
+
+
+def manifest_header(*, xdoe_version: str, input_sha256: str, design: Any, repetitions: int, max_runs: int | None) -> dict:
+    """Everything of ``manifest.json`` but the file list."""
+    min_distance, discrepancy = design_figures(design)
+    return {
+        "design": {
+            "factors": [f.name for f in design.factors],
+            "max_runs": max_runs,
+            "min_distance": min_distance,
+            "discrepancy": discrepancy,
+            "points": len(design),
+            "reason": design.reason,
+            "repetitions": repetitions,
+            "runs": len(design) * repetitions,
+        },
+        "input_sha256": input_sha256,
+        "method": design.method,
+        "xdoe_version": xdoe_version,
+    }
+
+
+def _csv_cell(value: Any) -> str:
+    if isinstance(value, str):
+        return value
+    return canonical_json(value)
+
+
+def _csv_line(cells: Iterable[Any]) -> bytes:
+    buf = io.StringIO()
+    csv.writer(buf, lineterminator="\n").writerow([_csv_cell(c) for c in cells])
+    return buf.getvalue().encode("utf-8")
+
+
+def _emit(
+    runs: _Runs,
+    layout: OutputLayout,
+    header: dict,
+    factor_names: list[str],
+    sink: Any,
+    progress: Callable[[int], None] | None,
+) -> None:
+    """Produce every output file into ``sink`` (streaming)."""
+    manifest = sink.stream(MANIFEST)
+    head = json.dumps(header, sort_keys=True, indent=1, ensure_ascii=False)
+    # header keys sort as design < files < input_sha256 < method < xdoe_version
+    before, after = head.split('\n "input_sha256"', 1)
+    manifest.write((before + '\n "files": [').encode("utf-8"))
+    table = sink.stream(DESIGN_CSV)
+    table.write(_csv_line(["run_uid", "design_point", "repetition", "seed", *factor_names]))
+    first = True
+
+    def entry(name: str, sha: str) -> None:
+        nonlocal first
+        sep = "\n  " if first else ",\n  "
+        first = False
+        manifest.write(f'{sep}{{"name": {json.dumps(name)}, "sha256": "{sha}"}}'.encode("utf-8"))
+
+    for k in range(len(runs)):
+        doc = runs[k]
+        data = dump_canonical(doc).encode("utf-8")
+        name = layout.run_file(k)
+        sink.file(name, data)
+        entry(name, hashlib.sha256(data).hexdigest())
+        point = doc.get("design_point") or {}
+        levels = point.get("levels") or {}
+        table.write(
+            _csv_line(
+                [doc["uid"], point.get("index"), point.get("repetition"), doc["seed"], *(levels.get(f) for f in factor_names)]
+            )
+        )
+        if progress is not None:
+            progress(k + 1)
+    entry(DESIGN_CSV, table.close())
+    manifest.write(("\n ],\n \"input_sha256\"" + after + "\n").encode("utf-8"))
+    manifest.close()
+
+
+# ----------------------------------------------------------------- writing
+
+
+def _is_up_to_date(target: Path, emit: Callable[[Any], None]) -> bool:
+    sink = _CompareSink(target)
+    try:
+        emit(sink)
+    except _Different:
+        return False
+    present = {p.name for p in target.iterdir()}
+    return present == sink.names
+
+
+def write_outputs(
+    runs: _Runs,
+    *,
+    output: str | Path,
+    layout: OutputLayout,
+    header: dict,
+    factor_names: list[str],
+    force: bool = False,
+    progress: Callable[[int], None] | None = None,
+) -> WriteResult:
+    """Write all outputs into ``output`` atomically.
+
+    Args:
+        runs: the run documents (a lazy sequence: ``len`` and ``[k]``).
+        output: the target directory (created with its parents).
+        layout: the file names.
+        header: :func:`manifest_header`.
+        factor_names: the factor columns of ``design.csv``.
+        force: replace an existing, different output (only one written by
+            xgen, i.e. holding ``manifest.json``, or an empty directory).
+        progress: called with the number of runs done so far.
+
+    Returns:
+        :class:`WriteResult` (``"up to date"`` when the existing output is identical).
+
+    Raises:
+        InputError: ``output`` exists and differs (without ``force``), is not a
+            directory, or is a non-empty directory that xgen did not write.
+    """
+    target = Path(output)
+
+    def emit(sink: Any, prog: Callable[[int], None] | None = None) -> None:
+        _emit(runs, layout, header, factor_names, sink, prog)
+
+    if target.exists() or target.is_symlink():
+        if not target.is_dir():
+            raise InputError(f"{target}: exists and is not a directory")
+        contents = list(target.iterdir())
+        if contents:
+            if not (target / MANIFEST).is_file():
+                raise InputError(
+                    f"{target}: exists, is not empty and holds no {MANIFEST} (not an xgen output); "
+                    "choose another --output or remove it"
+                )
+            if _is_up_to_date(target, emit):
+                return WriteResult("up to date", target, len(runs))
+            if not force:
+                raise InputError(f"{target}: exists and differs from the new output; use --force to replace it")
+    parent = target.parent
+    parent.mkdir(parents=True, exist_ok=True)
+    tmp = Path(tempfile.mkdtemp(prefix=f".{target.name}.tmp-", dir=parent))
+    try:
+        os.chmod(tmp, 0o755)
+        emit(_DirSink(tmp), progress)
+        if target.exists():
+            old = Path(tempfile.mkdtemp(prefix=f".{target.name}.old-", dir=parent))
+            os.replace(target, old / "out")
+            os.replace(tmp, target)
+            shutil.rmtree(old, ignore_errors=True)
+        else:
+            os.replace(tmp, target)
+    except BaseException:
+        shutil.rmtree(tmp, ignore_errors=True)
+        raise
+    return WriteResult("written", target, len(runs))

@@ -1,0 +1,107 @@
+"""The xrun command line: experiment-start and experiment-check, exit codes,
+options and the summary table, on built-in components."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import pytest
+from click.testing import CliRunner
+from ruamel.yaml import YAML
+
+from xdoe.cli._xrun import main
+from xdoe.store import Store
+
+
+def write_run(path: Path, uid: str, episodes: int = 2, muscle: str = "xdoe.agents:DummyMuscle") -> Path:
+    doc = {
+        "uid": uid,
+        "seed": 3,
+        "schedule": [
+            {"training": {
+                "environments": [{"environment": {
+                    "name": "xdoe.environments:DummyEnvironment", "uid": "d",
+                    "params": {"length": 3, "sensors": 1, "actuators": 1, "discrete": True}}}],
+                "agents": [{"name": "rnd", "brain": {"name": "xdoe.agents:DummyBrain"},
+                            "muscle": {"name": muscle},
+                            "objective": {"name": "xdoe.agents:RewardObjective"}}],
+                "simulation": {"name": "xdoe.simulation:VanillaSimController"},
+                "phase_config": {"mode": "train", "episodes": episodes}}},
+            {"testing": {"phase_config": {"mode": "test", "episodes": 1}}},
+        ],
+    }
+    with open(path, "w") as fh:
+        YAML().dump(doc, fh)
+    return path
+
+
+@pytest.fixture
+def env(tmp_path, monkeypatch):
+    monkeypatch.chdir(tmp_path)
+    monkeypatch.setenv("XRUN_STORE", f"sqlite:///{tmp_path / 'env.sqlite'}")
+    return tmp_path
+
+
+def test_start_runs_everything_and_prints_a_summary(env):
+    a, b = write_run(env / "a.yaml", "run-a"), write_run(env / "b.yaml", "run-b", episodes=3)
+    result = CliRunner().invoke(main, ["experiment-start", str(a), str(b)])
+    assert result.exit_code == 0, result.output
+    out = result.stdout
+    assert "xrun summary" in out and "run-a" in out and "run-b" in out
+    assert out.count("finished") == 2
+    assert "rnd" in out  # mean test reward per agent
+    with Store() as store:  # $XRUN_STORE
+        assert {i.run_uid for i in store.instances(status="finished")} == {"run-a", "run-b"}
+        assert len(list(store.episodes("run-b"))) == 4
+    assert any((env / "_outputs" / "results" / "run-a").iterdir())
+
+
+def test_options_store_results_steps_and_quiet(env):
+    a = write_run(env / "a.yaml", "run-a")
+    url = f"sqlite:///{env / 'other.sqlite'}"
+    result = CliRunner().invoke(main, ["experiment-start", str(a), "--store", url, "--results",
+                                       str(env / "res"), "--store-steps", "every:2", "--quiet"])
+    assert result.exit_code == 0, result.output
+    assert result.stdout == ""
+    assert (env / "res" / "run-a").is_dir()
+    with Store(url) as store:
+        assert len(store.instances()) == 1
+
+
+def test_bad_store_steps_is_unusable_input(env):
+    a = write_run(env / "a.yaml", "run-a")
+    result = CliRunner().invoke(main, ["experiment-start", str(a), "--store-steps", "sometimes"])
+    assert result.exit_code == 2
+    assert "every:N" in result.stderr
+
+
+def test_failed_run_exit_1(env):
+    a = write_run(env / "a.yaml", "run-a")
+    bad = write_run(env / "bad.yaml", "run-bad", muscle="xdoe.agents:NoSuchMuscle")
+    result = CliRunner().invoke(main, ["experiment-start", str(bad), str(a)])
+    assert result.exit_code == 1
+    assert result.stderr.strip().splitlines() == [
+        "run run-bad failed: schedule[0].training.agents[0].muscle: module 'xdoe.agents' has no "
+        "attribute 'NoSuchMuscle' (for 'xdoe.agents:NoSuchMuscle'); did you mean DummyMuscle?"
+    ]
+    assert "run-a" in result.stdout
+
+
+def test_check(env):
+    a = write_run(env / "a.yaml", "run-a")
+    result = CliRunner().invoke(main, ["experiment-check", str(a)])
+    assert result.exit_code == 0, result.output
+    assert "schedule[1].testing: 1 environment(s), 1 agent(s)" in result.stdout
+    bad = env / "bad.yaml"
+    bad.write_text("uid: x\nschedule: []\n")
+    result = CliRunner().invoke(main, ["experiment-check", str(a), str(bad)])
+    assert result.exit_code == 2
+    assert result.stderr.startswith(f"error: {bad}:2")
+    with Store() as store:
+        assert store.instances() == []  # checking runs nothing
+
+
+def test_help_lists_the_commands():
+    result = CliRunner().invoke(main, ["--help"])
+    assert result.exit_code == 0
+    assert "experiment-start" in result.output and "experiment-check" in result.output
