@@ -75,11 +75,11 @@ start() {
     return 0
   fi
   if [ ! -f "$DATA/PG_VERSION" ]; then
-    as_owner "$bin/initdb" -D "$DATA" -A trust -U postgres -E UTF8 >"$PG_DIR/initdb.log" 2>&1 \
+    as_owner "$bin/initdb" -D "$DATA" -A trust -U postgres -E UTF8 >"$PG_DIR/initdb.log" 2>&1 9>&- \
       || { cat "$PG_DIR/initdb.log" >&2; exit 1; }
   fi
   as_owner "$bin/pg_ctl" -D "$DATA" -l "$LOG" \
-    -o "-c listen_addresses=127.0.0.1 -p $PG_PORT -k $PG_DIR" -w -t 60 start >/dev/null \
+    -o "-c listen_addresses=127.0.0.1 -p $PG_PORT -k $PG_DIR" -w -t 60 start >/dev/null 9>&- \
     || { log "server did not start; log:"; tail -n 20 "$LOG" >&2; exit 1; }
   log "started: $(url)"
 }

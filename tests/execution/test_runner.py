@@ -5,7 +5,7 @@ from __future__ import annotations
 
 import components
 import pytest
-from conftest import counting_phase, run_document, taxi_phase
+from runbuilders import counting_phase, run_document, taxi_phase
 from sqlalchemy import func, select
 
 from xdoe.execution import run

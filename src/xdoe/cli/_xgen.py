@@ -15,7 +15,6 @@ from typing import Any
 import click
 
 from xdoe.cli._common import EXIT_OK, handle_errors
-from xdoe.design._output import MAX_FIGURE_POINTS
 
 __all__ = ["main"]
 
@@ -66,6 +65,8 @@ def _factor_table(experiment: Any, design: Any) -> Any:
 
 
 def _dry_run(experiment: Any, design: Any, runs: Any) -> None:
+    from xdoe.design._output import MAX_FIGURE_POINTS
+
     console = _console()
     if experiment.factors:
         console.print(_factor_table(experiment, design))

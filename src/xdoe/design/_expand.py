@@ -37,11 +37,11 @@ import numpy as np
 from xdoe.design._factors import Factor
 from xdoe.documents._canonical import canonical_json
 from xdoe.documents._experiment import LIST_KEYS, NAME_KEYS, SET_KEYS, Experiment, Variable
-from xdoe.documents._placeholders import PlaceholderError, substitute
+from xdoe.documents._placeholders import PlaceholderError, find_placeholders, substitute
 from xdoe.documents._reference import is_reference
 from xdoe.documents._run import RUN_DOCUMENT_VERSION
 
-__all__ = ["Expander", "factors_of", "run_seed", "run_uid", "round_continuous"]
+__all__ = ["Expander", "copy_plain", "factors_of", "run_seed", "run_uid", "round_continuous"]
 
 #: significant digits kept of a continuous factor's value (identical text on every platform)
 SIGNIFICANT_DIGITS = 12
@@ -83,6 +83,15 @@ def run_uid(safe_experiment_uid: str, number: int) -> str:
     return f"{safe_experiment_uid}-{number:04d}"
 
 
+def copy_plain(node: Any) -> Any:
+    """A deep copy of plain data (dicts and lists copied, scalars shared)."""
+    if isinstance(node, dict):
+        return {k: copy_plain(v) for k, v in node.items()}
+    if isinstance(node, list):
+        return [copy_plain(v) for v in node]
+    return node
+
+
 def _component(raw: Any) -> dict | None:
     """``{name, params}`` of a component definition; an empty name is none."""
     if not isinstance(raw, dict) or not raw.get("name"):
@@ -109,6 +118,12 @@ class Expander:
         self.phase_names = experiment.phase_names()
         self.phase_name_set = set(self.phase_names)
         self.version = RUN_DOCUMENT_VERSION
+        #: ``{id(node): {}}`` of the sub-trees shared by many documents, for
+        #: :func:`~xdoe.documents.dump_canonical` (``cache=``)
+        self.render_cache: dict[int, dict] = {}
+        self._constants: list[Any] = []  # keeps the shared sub-trees alive
+        self._templates: dict[tuple, tuple[bool, Any]] = {}
+        self._id_lists: dict[tuple, list[str]] = {}
 
     # -------------------------------------------------------------- public
 
@@ -119,15 +134,17 @@ class Expander:
     def document(self, *, number: int, index: int, repetition: int, levels: dict[str, Any]) -> dict:
         """The run document of design point ``index``, repetition
         ``repetition`` (file number ``number``), given the point's ``levels``
-        (from :meth:`levels`)."""
+        (from :meth:`levels`).
+
+        Sub-trees without placeholders are shared between documents (and
+        registered in :attr:`render_cache`): copy the result (:func:`copy_plain`)
+        before changing it."""
         values = {**self.controls, **levels}
         named = {name: values[name] for name in self.named}
         schedule = self._schedule(values, named)
         run_config = self.defs.get("run_config")
         if isinstance(run_config, dict):
-            run_config = self._substitute(run_config, named, ("definitions", "run_config"))
-            if "condition" in run_config:
-                run_config["condition"] = _component(run_config["condition"])
+            run_config = self._material(("run_config",), self._run_config, named, ("definitions", "run_config"))
         else:
             run_config = None
         model = self.experiment.model
@@ -218,18 +235,34 @@ class Expander:
         except PlaceholderError as exc:  # pragma: no cover - caught when the document is loaded
             raise self.experiment.error(str(exc), path) from None
 
+    def _constant(self, value: Any) -> Any:
+        """Register ``value`` as shared by many documents (rendered once)."""
+        self._constants.append(value)
+        if isinstance(value, (dict, list)) and value:
+            self.render_cache[id(value)] = {}
+            children = value.values() if isinstance(value, dict) else value
+            for child in children:
+                if isinstance(child, (dict, list)):
+                    self._constant(child)
+        return value
+
+    def _material(self, slot: tuple, build: Any, named: dict[str, Any], path: tuple) -> Any:
+        """The definition built by ``build()`` with placeholders replaced:
+        one shared object when it has none, else a fresh copy per call."""
+        entry = self._templates.get(slot)
+        if entry is None:
+            template = build()
+            templated = any(True for _ in find_placeholders(template))
+            entry = self._templates[slot] = (templated, template if templated else self._constant(template))
+        templated, template = entry
+        return self._substitute(template, named, path) if templated else template
+
     def _phase(self, plan: Any, choice: dict[str, Any], named: dict[str, Any]) -> dict:
         envs = []
         uids: list[str] = []
         for key in choice["environments"]:
-            raw = self.defs["environments"][key]
-            env = raw["environment"]
-            entry = {
-                "environment": {"name": env["name"], "uid": env.get("uid") or key, "params": env.get("params") or {}},
-                "reward": _component(raw.get("reward")),
-                "state_transformer": _component(raw.get("state_transformer")),
-            }
-            entry = self._substitute(entry, named, ("definitions", "environments", key))
+            entry = self._material(("environments", key), lambda key=key: self._environment(key), named,
+                                   ("definitions", "environments", key))
             uid = str(entry["environment"]["uid"])
             if uid in uids:
                 raise self.experiment.error(
@@ -241,19 +274,9 @@ class Expander:
         agents = []
         names: list[str] = []
         for key in choice["agents"]:
-            raw = self.defs["agents"][key]
-            load = raw.get("load")
-            if isinstance(load, dict) and load and set(load) <= self.phase_name_set:
-                load = load.get(plan.name)  # a load block per phase name (arsenAI)
-            entry = {
-                "name": raw.get("name") or key,
-                "brain": _component(raw["brain"]),
-                "muscle": _component(raw["muscle"]),
-                "objective": _component(raw["objective"]),
-                "load": load,
-                "replay": raw.get("replay"),
-            }
-            entry = self._substitute(entry, named, ("definitions", "agents", key))
+            base = self._material(("agents", key, plan.name), lambda key=key: self._agent(key, plan.name), named,
+                                  ("definitions", "agents", key))
+            entry = dict(base)
             if entry["name"] in names:
                 raise self.experiment.error(
                     f"two agents named {entry['name']!r} in phase {plan.name!r}: {choice['agents']!r}",
@@ -265,22 +288,54 @@ class Expander:
                 entry[kind] = None if set_key is None else self._ids(kind, set_key, uids)
             agents.append(entry)
         sim_key = choice["simulation"]
-        raw_sim = self.defs["simulation"][sim_key]
-        simulation = {
-            "name": raw_sim["name"],
-            "conditions": [_component(c) for c in raw_sim.get("conditions") or []],
-        }
         pc_key = choice["phase_config"]
         return {
             "environments": envs,
             "agents": agents,
-            "simulation": self._substitute(simulation, named, ("definitions", "simulation", sim_key)),
-            "phase_config": self._substitute(
-                dict(self.defs["phase_config"][pc_key] or {}), named, ("definitions", "phase_config", pc_key)
-            ),
+            "simulation": self._material(("simulation", sim_key), lambda: self._simulation(sim_key), named,
+                                         ("definitions", "simulation", sim_key)),
+            "phase_config": self._material(("phase_config", pc_key), lambda: dict(self.defs["phase_config"][pc_key] or {}),
+                                           named, ("definitions", "phase_config", pc_key)),
         }
 
+    def _environment(self, key: str) -> dict:
+        raw = self.defs["environments"][key]
+        env = raw["environment"]
+        return {
+            "environment": {"name": env["name"], "uid": env.get("uid") or key, "params": env.get("params") or {}},
+            "reward": _component(raw.get("reward")),
+            "state_transformer": _component(raw.get("state_transformer")),
+        }
+
+    def _agent(self, key: str, phase: str) -> dict:
+        raw = self.defs["agents"][key]
+        load = raw.get("load")
+        if isinstance(load, dict) and load and set(load) <= self.phase_name_set:
+            load = load.get(phase)  # a load block per phase name (arsenAI)
+        return {
+            "name": raw.get("name") or key,
+            "brain": _component(raw["brain"]),
+            "muscle": _component(raw["muscle"]),
+            "objective": _component(raw["objective"]),
+            "load": load,
+            "replay": raw.get("replay"),
+        }
+
+    def _run_config(self) -> dict:
+        out = dict(self.defs["run_config"])
+        if "condition" in out:
+            out["condition"] = _component(out["condition"])
+        return out
+
+    def _simulation(self, key: str) -> dict:
+        raw = self.defs["simulation"][key]
+        return {"name": raw["name"], "conditions": [_component(c) for c in raw.get("conditions") or []]}
+
     def _ids(self, kind: str, set_key: str, uids: list[str]) -> list[str]:
+        slot = (kind, set_key, tuple(uids))
+        cached = self._id_lists.get(slot)
+        if cached is not None:
+            return cached
         mapping = self.defs[kind][set_key] or {}
         out: list[str] = []
         seen: set[str] = set()
@@ -296,6 +351,7 @@ class Expander:
                 if full not in seen:
                     seen.add(full)
                     out.append(full)
+        self._id_lists[slot] = self._constant(out)
         return out
 
 

@@ -20,8 +20,9 @@ from typing import Any, Callable, Iterator
 
 import numpy as np
 
-from xdoe.design._expand import Expander, factors_of
+from xdoe.design._expand import Expander, copy_plain, factors_of
 from xdoe.design._output import OutputLayout, WriteResult, manifest_header, write_outputs
+from xdoe.documents._canonical import dump_canonical
 from xdoe.documents._experiment import Experiment, load_experiment
 from xdoe.documents._yaml import YamlDocument
 from xdoe.errors import DesignError
@@ -58,6 +59,16 @@ class RunSequence(Sequence):
         return self._expander.levels(self.design.values(point))
 
     def __getitem__(self, k: int) -> dict:  # type: ignore[override]
+        return copy_plain(self.shared(k))
+
+    @property
+    def render_cache(self) -> dict[int, dict]:
+        """The sub-trees :meth:`shared` documents share, for ``dump_canonical(cache=...)``."""
+        return self._expander.render_cache
+
+    def shared(self, k: int) -> dict:
+        """Run ``k`` with sub-trees shared with other runs (read-only use:
+        faster, for writing)."""
         if isinstance(k, slice):
             raise TypeError("RunSequence does not support slices; use itertools.islice")
         n = len(self)
@@ -72,6 +83,10 @@ class RunSequence(Sequence):
     def __iter__(self) -> Iterator[dict]:
         for k in range(len(self)):
             yield self[k]
+
+    def dump(self, k: int) -> str:
+        """Run ``k`` as canonical YAML text (the run file's content)."""
+        return dump_canonical(self.shared(k), cache=self.render_cache)
 
     def file_name(self, k: int) -> str:
         return self.layout.run_file(k)

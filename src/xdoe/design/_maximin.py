@@ -39,6 +39,7 @@ import numpy as np
 from scipy.spatial.distance import pdist, squareform
 from scipy.stats import qmc
 
+from xdoe.design._codes import best_coset, code_rank, codewords, search_generator
 from xdoe.design._common import balanced_levels, check_factors, check_n, rng_from
 from xdoe.design._factorial import factorial_indices
 from xdoe.design._factors import Factor
@@ -54,6 +55,9 @@ _LATTICE_KEEP = 2  # best lattice pools of each size searched
 _FALLBACK_POOL = 4096  # the min-conflicts search over the grid sees at most max(this, 8 n) points
 _MATRIX_LIMIT = 2048  # pools up to this size get a pairwise distance matrix
 _EPS = 1e-9
+_CODE_LIMIT = 2048  # largest Z_k-linear code (points) used as a pool
+_CODE_ITERATIONS = 200  # column replacements of the generator search
+_COSET_TRIES = 8  # shifts b of the code compared
 
 
 def maximin(
@@ -112,44 +116,93 @@ def _categorical_maximin(ks: Sequence[int], n: int, rng: np.random.Generator) ->
     if n == total:
         return factorial_indices(ks)
     ks_arr = np.asarray(ks, dtype=np.int64)
-    if total <= _FULL_POOL_LIMIT:
-        grid = factorial_indices(ks)
-    else:
-        grid = _sample_grid(ks_arr, max(_SAMPLE_POOL, 4 * n), total, rng)
-    units = _unit_levels(grid, ks_arr)
     space = _LevelSpace(ks_arr, n)
-
-    pools = _lattice_pools(grid, units, ks_arr, n, rng)
-    # the general fallback: the whole grid, or a random part of a large one
-    fallback = max(_FALLBACK_POOL, 8 * n)
-    if len(grid) <= fallback:
-        pools.append(np.arange(len(grid)))
-    else:
-        pools.append(np.sort(rng.choice(len(grid), size=fallback, replace=False)))
-
-    best: np.ndarray | None = None  # grid indices
-    t_best = -1.0  # all pairwise squared distances must exceed this
     steps = max(64, n)
-    for number, members in enumerate(pools):
-        pool = _Pool(units[members], grid[members] + space.offsets)
-        # the grid pool gets a larger budget when no lattice pool gave a balanced subset
-        last_chance = best is None and number == len(pools) - 1
-        found = _find_subset(pool, space, t_best, rng, 4 * steps if last_chance else steps)
-        while found is not None:
-            best = members[found]
-            t_best = float(pdist(units[best], "sqeuclidean").min()) + _EPS if n > 1 else math.inf
-            if not math.isfinite(t_best):
-                break
-            found = _find_subset(pool, space, t_best, rng, steps, start=found)
+    best: np.ndarray | None = None  # level indices of the best balanced subset
+    t_best = -1.0  # all pairwise squared unit distances must exceed this
+
+    code = _code_pool(ks_arr, n, rng)
+    if code is not None:
+        best, t_best = _ladder(code, ks_arr, space, best, t_best, rng, 4 * steps, steps)
+    if best is None or _search_after_code(ks_arr, n):
+        if total <= _FULL_POOL_LIMIT:
+            grid = factorial_indices(ks)
+        else:
+            grid = _sample_grid(ks_arr, max(_SAMPLE_POOL, 4 * n), total, rng)
+        units = _unit_levels(grid, ks_arr)
+        pools = [grid[members] for members in _lattice_pools(grid, units, ks_arr, n, rng)]
+        # the general fallback: the whole grid, or a random part of a large one
+        fallback = max(_FALLBACK_POOL, 8 * n)
+        if len(grid) <= fallback:
+            pools.append(grid)
+        else:
+            pools.append(grid[np.sort(rng.choice(len(grid), size=fallback, replace=False))])
+        for number, pool in enumerate(pools):
+            # the grid pool gets a larger budget when no pool gave a balanced subset
+            last_chance = best is None and number == len(pools) - 1
+            best, t_best = _ladder(
+                pool, ks_arr, space, best, t_best, rng, 4 * steps if last_chance else steps, steps
+            )
     if best is None:
         # many factors: balance is hard for the subset search; fall back to
         # ESE over balanced columns (balanced by construction, phi_p pushes
         # coinciding points apart)
         out = _balanced_columns_maximin(ks_arr, n, rng)
     else:
-        out = grid[best]
+        out = best
     order = np.lexsort(out.T[::-1])
     return out[order]
+
+
+def _ladder(
+    points: np.ndarray,
+    ks: np.ndarray,
+    space: _LevelSpace,
+    best: np.ndarray | None,
+    t_best: float,
+    rng: np.random.Generator,
+    first_steps: int,
+    steps: int,
+) -> tuple[np.ndarray | None, float]:
+    """Threshold ladder over one pool of candidate ``points`` (level indices):
+    look for a balanced ``n``-subset whose pairwise squared unit distances
+    all exceed ``t_best`` (``first_steps`` moves), and after each success
+    raise ``t_best`` to the new minimum distance and look again (``steps``
+    moves). Returns the best subset (or the given ``best``) and its threshold."""
+    units = _unit_levels(points, ks)
+    pool = _Pool(units, points + space.offsets)
+    found = _find_subset(pool, space, t_best, rng, first_steps)
+    while found is not None:
+        best = points[found]
+        t_best = float(pdist(units[found], "sqeuclidean").min()) + _EPS if space.n > 1 else math.inf
+        if not math.isfinite(t_best):
+            break
+        found = _find_subset(pool, space, t_best, rng, steps, start=found)
+    return best, t_best
+
+
+def _code_pool(ks: np.ndarray, n: int, rng: np.random.Generator) -> np.ndarray | None:
+    """A coset of a Z_k-linear code (:mod:`xdoe.design._codes`) as candidate
+    points ``(k**r, d)`` (level indices), ``r`` the smallest rank with
+    ``k**r >= n``: every factor with more than one level has the same ``k``
+    and the code is shorter than those factors (``r < d``), else ``None``.
+    One-level factors stay at level 0."""
+    active = np.flatnonzero(ks > 1)
+    if n < 2 or len(active) < 2 or len(set(ks[active].tolist())) != 1:
+        return None
+    k, d = int(ks[active[0]]), len(active)
+    r = code_rank(k, n)
+    if r >= d or k**r > _CODE_LIMIT:
+        return None
+    a, _ = search_generator(k, d, r, rng, _CODE_ITERATIONS)
+    coset, _ = best_coset(k, codewords(k, a), rng, _COSET_TRIES)
+    points = np.zeros((len(coset), len(ks)), dtype=np.int64)
+    points[:, active] = coset
+    return points
+
+
+def _search_after_code(ks: np.ndarray, n: int) -> bool:
+    return True
 
 
 def _balanced_columns_maximin(ks: np.ndarray, n: int, rng: np.random.Generator) -> np.ndarray:

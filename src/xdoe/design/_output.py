@@ -36,7 +36,7 @@ MANIFEST = "manifest.json"
 DESIGN_CSV = "design.csv"
 FIGURE_DIGITS = 12
 #: designs larger than this get no space-filling figures (pairwise metrics, O(n^2) memory and time)
-MAX_FIGURE_POINTS = 20_000
+MAX_FIGURE_POINTS = 5_000
 
 
 @dataclass(frozen=True)
@@ -81,8 +81,13 @@ class _DirSink:
         self.root = root
 
     def file(self, name: str, data: bytes) -> None:
-        with open(self.root / name, "wb") as fh:
-            fh.write(data)
+        fd = os.open(os.path.join(self.root, name), os.O_WRONLY | os.O_CREAT | os.O_EXCL, 0o644)
+        try:
+            view = memoryview(data)
+            while view:
+                view = view[os.write(fd, view) :]
+        finally:
+            os.close(fd)
 
     def stream(self, name: str) -> "_Stream":
         return _Stream(open(self.root / name, "wb"))
@@ -184,10 +189,15 @@ def _csv_cell(value: Any) -> str:
     return canonical_json(value)
 
 
+_CSV_BUFFER = io.StringIO()
+_CSV_WRITER = csv.writer(_CSV_BUFFER, lineterminator="\n")
+
+
 def _csv_line(cells: Iterable[Any]) -> bytes:
-    buf = io.StringIO()
-    csv.writer(buf, lineterminator="\n").writerow([_csv_cell(c) for c in cells])
-    return buf.getvalue().encode("utf-8")
+    _CSV_BUFFER.seek(0)
+    _CSV_BUFFER.truncate()
+    _CSV_WRITER.writerow([_csv_cell(c) for c in cells])
+    return _CSV_BUFFER.getvalue().encode("utf-8")
 
 
 def _emit(
@@ -214,9 +224,11 @@ def _emit(
         first = False
         manifest.write(f'{sep}{{"name": {json.dumps(name)}, "sha256": "{sha}"}}'.encode("utf-8"))
 
+    shared = getattr(runs, "shared", None)
+    cache = getattr(runs, "render_cache", None)
     for k in range(len(runs)):
-        doc = runs[k]
-        data = dump_canonical(doc).encode("utf-8")
+        doc = shared(k) if shared is not None else runs[k]
+        data = dump_canonical(doc, cache=cache).encode("utf-8")
         name = layout.run_file(k)
         sink.file(name, data)
         entry(name, hashlib.sha256(data).hexdigest())

@@ -20,6 +20,7 @@ library dumper, which matters when 100,000 run documents are written.
 
 from __future__ import annotations
 
+import functools
 import json
 import math
 import re
@@ -73,6 +74,7 @@ def _quote(text: str) -> str:
     return "".join(out)
 
 
+@functools.lru_cache(maxsize=1 << 16)
 def _string(text: str) -> str:
     if _PLAIN.match(text) and text.lower() not in _SPECIAL:
         return text
@@ -119,46 +121,64 @@ def _sorted_items(mapping: dict) -> list[tuple[Any, Any]]:
         return sorted(mapping.items(), key=lambda kv: _key_order(kv[0]))
 
 
-def _block(node: Any, pad: str, out: list[str]) -> None:
+def _block(node: Any, pad: str, out: list[str], cache: dict[int, dict[str, list[str]]] | None = None) -> None:
     """Append the lines of a non-empty mapping or sequence, every line
-    indented by ``pad``."""
-    if isinstance(node, dict):
+    indented by ``pad``. Nodes whose ``id`` is a key of ``cache`` are
+    rendered once per indentation and reused."""
+    if cache is not None:
+        slot = cache.get(id(node))
+        if slot is not None:
+            lines = slot.get(pad)
+            if lines is None:
+                lines = []
+                _render(node, pad, lines, cache)
+                slot[pad] = lines
+            out.extend(lines)
+            return
+    _render(node, pad, out, cache)
+
+
+def _render(node: Any, pad: str, out: list[str], cache: dict[int, dict[str, list[str]]] | None) -> None:
+    append = out.append
+    inner = pad + "  "
+    if type(node) is dict or isinstance(node, dict):
         for key, value in _sorted_items(node):
-            head = f"{pad}{_string(key) if isinstance(key, str) else format_scalar(key)}:"
-            if isinstance(value, dict):
+            head = f"{pad}{_string(key) if type(key) is str else format_scalar(key)}:"
+            kind = type(value)
+            if kind is str:
+                append(f"{head} {_string(value)}")
+            elif kind is dict or kind is list or kind is tuple or isinstance(value, (dict, list, tuple)):
                 if value:
-                    out.append(head)
-                    _block(value, pad + "  ", out)
+                    append(head)
+                    _block(value, inner, out, cache)
                 else:
-                    out.append(head + " {}")
-            elif isinstance(value, (list, tuple)):
-                if value:
-                    out.append(head)
-                    _block(value, pad + "  ", out)
-                else:
-                    out.append(head + " []")
+                    append(head + (" {}" if isinstance(value, dict) else " []"))
             else:
-                out.append(f"{head} {format_scalar(value)}")
+                append(f"{head} {format_scalar(value)}")
         return
     for item in node:
-        if isinstance(item, (dict, list, tuple)) and item:
-            start = len(out)
-            _block(item, pad + "  ", out)
-            first = out[start]
-            out[start] = f"{pad}- {first[len(pad) + 2:]}"
-        elif isinstance(item, dict):
-            out.append(f"{pad}- {{}}")
-        elif isinstance(item, (list, tuple)):
-            out.append(f"{pad}- []")
+        kind = type(item)
+        if kind is str:
+            append(f"{pad}- {_string(item)}")
+        elif kind is dict or kind is list or kind is tuple or isinstance(item, (dict, list, tuple)):
+            if item:
+                start = len(out)
+                _block(item, inner, out, cache)
+                out[start] = f"{pad}- {out[start][len(inner):]}"
+            else:
+                append(f"{pad}- " + ("{}" if isinstance(item, dict) else "[]"))
         else:
-            out.append(f"{pad}- {format_scalar(item)}")
+            append(f"{pad}- {format_scalar(item)}")
 
 
-def dump_canonical(data: Any) -> str:
+def dump_canonical(data: Any, *, cache: dict[int, dict[str, list[str]]] | None = None) -> str:
     """Plain data as canonical YAML text (ends with a newline).
 
     Args:
         data: ``dict``/``list``/``tuple``/scalars, arbitrarily nested.
+        cache: ``{id(node): {}}`` for sub-trees shared by many documents;
+            their text is rendered once per indentation. The caller keeps
+            those nodes alive and unchanged while the cache is in use.
 
     Returns:
         The YAML text; ``yaml.load(text) == data`` for ruamel.yaml (safe
@@ -171,7 +191,7 @@ def dump_canonical(data: Any) -> str:
         if not data:
             return ("{}" if isinstance(data, dict) else "[]") + "\n"
         out: list[str] = []
-        _block(data, "", out)
+        _block(data, "", out, cache)
         out.append("")
         return "\n".join(out)
     return format_scalar(data) + "\n"

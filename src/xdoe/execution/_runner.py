@@ -217,7 +217,11 @@ class _Worker:
 
     def act(self, index: int) -> None:
         agent = self.agents[index]
-        sensors = self._sensors_for(agent)
+        if agent.sensor_env >= 0:
+            sensors = self.env_sensors[agent.sensor_env]
+        else:
+            m = self.sensor_map
+            sensors = [m[uid] for uid in agent.sensor_ids]
         if agent.pending:
             self._complete(agent, sensors, False)
         templates = [ActuatorInformation(a.uid, a.space) for a in agent.templates]

@@ -1,0 +1,38 @@
+"""Shared fixtures: ``store_url``, one fresh store per test on every backend.
+
+``store_url`` is parametrised over SQLite (a file in ``tmp_path``) and
+PostgreSQL (marked ``postgres``). The PostgreSQL server is
+``$XDOE_TEST_POSTGRES_URL`` when set, else the throwaway server that
+``scripts/postgres.sh start`` runs (started once per session when we are root
+and the binaries exist); otherwise those tests are skipped with the reason.
+Every PostgreSQL test gets its own database, dropped afterwards.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Iterator
+from pathlib import Path
+
+import pytest
+
+from xdoe.store.testing import postgres_admin_url, temporary_database
+
+
+@pytest.fixture(scope="session")
+def postgres_admin() -> str:
+    """Admin URL of the test PostgreSQL server (skips when there is none)."""
+    url, reason = postgres_admin_url()
+    if url is None:
+        pytest.skip(f"no PostgreSQL server: {reason}")
+    return url
+
+
+@pytest.fixture(params=["sqlite", pytest.param("postgres", marks=pytest.mark.postgres)])
+def store_url(request: pytest.FixtureRequest, tmp_path: Path) -> Iterator[str]:
+    """URL of a fresh, empty store on each backend."""
+    if request.param == "sqlite":
+        yield f"sqlite:///{tmp_path / 'store' / 'xrun.sqlite'}"
+    else:
+        admin = request.getfixturevalue("postgres_admin")
+        with temporary_database(admin) as url:
+            yield url
