@@ -85,14 +85,13 @@ def document(levels_per_factor: int, factors: int, named: bool = True) -> dict:
 
 def bench_4096() -> None:
     from xdoe.design import prepare, write_runs
-    from xdoe.documents import dump_canonical
 
     doc = document(4, 6)
     t0 = time.perf_counter()
     experiment, design, runs = prepare(doc)
     t1 = time.perf_counter()
     for k in range(len(runs)):
-        dump_canonical(runs[k])
+        runs.dump(k)
     t2 = time.perf_counter()
     with tempfile.TemporaryDirectory(dir=BENCH_DIR, prefix=".bench-") as tmp:
         t3 = time.perf_counter()

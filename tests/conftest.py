@@ -5,7 +5,7 @@ PostgreSQL (marked ``postgres``). The PostgreSQL server is
 ``$XDOE_TEST_POSTGRES_URL`` when set, else the throwaway server that
 ``scripts/postgres.sh start`` runs (started once per session when we are root
 and the binaries exist); otherwise those tests are skipped with the reason.
-Every PostgreSQL test gets its own database, dropped afterwards.
+Every PostgreSQL test gets its own schema, dropped afterwards.
 """
 
 from __future__ import annotations
@@ -15,7 +15,7 @@ from pathlib import Path
 
 import pytest
 
-from xdoe.store.testing import postgres_admin_url, temporary_database
+from xdoe.store.testing import postgres_admin_url, temporary_schema
 
 
 @pytest.fixture(scope="session")
@@ -34,5 +34,5 @@ def store_url(request: pytest.FixtureRequest, tmp_path: Path) -> Iterator[str]:
         yield f"sqlite:///{tmp_path / 'store' / 'xrun.sqlite'}"
     else:
         admin = request.getfixturevalue("postgres_admin")
-        with temporary_database(admin) as url:
+        with temporary_schema(admin) as url:
             yield url

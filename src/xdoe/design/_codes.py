@@ -37,9 +37,9 @@ from scipy.spatial.distance import pdist
 
 from xdoe.design._factorial import factorial_indices
 
-__all__ = ["squared_lee", "search_generator", "codewords", "best_coset", "code_rank"]
+__all__ = ["squared_lee", "code_rank", "search_generator", "codewords", "lattice_points", "code_pools"]
 
-_PAIR_LIMIT = 1 << 21  # true coset distances by pdist only up to this many pairs
+_PAIR_LIMIT = 1 << 20  # pairs of points compared (pdist) to choose a coset shift
 
 
 def squared_lee(k: int) -> np.ndarray:
@@ -151,28 +151,71 @@ def codewords(k: int, a: np.ndarray) -> np.ndarray:
     return np.concatenate([coef, (coef @ a) % k], axis=1)
 
 
-def best_coset(
-    k: int, words: np.ndarray, rng: np.random.Generator, tries: int
-) -> tuple[np.ndarray, int]:
-    """The coset ``(b + words) mod k`` of largest minimum squared distance
-    (level-index units; ties: fewest pairs at that distance) among ``b = 0``
-    and ``tries - 1`` seeded random shifts. Returns ``(points, d2)``; for
-    codes too large to compare all pairs only ``b = 0`` is scored.
-    """
-    size = len(words)
-    if size * (size - 1) // 2 > _PAIR_LIMIT:
-        tries = 1
-    best_pts: np.ndarray | None = None
-    best_key: tuple[int, int] = (-1, 0)
-    for t in range(max(1, tries)):
-        b = np.zeros(words.shape[1], dtype=np.int64) if t == 0 else rng.integers(0, k, size=words.shape[1])
-        pts = (words + b) % k
-        if size < 2:
-            return pts, 0
-        d2 = pdist(pts, "sqeuclidean")
-        low = int(round(d2.min()))
-        key = (low, -int(np.count_nonzero(d2 < low + 0.5)))
-        if key > best_key:
-            best_pts, best_key = pts, key
-    assert best_pts is not None
-    return best_pts, best_key[0]
+def lattice_points(k: int, q: int, words: np.ndarray, shift: np.ndarray) -> np.ndarray:
+    """Grid points ``x`` in ``{0..k-1}^d`` with ``x mod q`` in the coset
+    ``(shift + words) mod q`` of a Z_q code (``q`` divides ``k``): shape
+    ``(len(words) * (k // q)**d, d)`` int64, each residue lifted to its
+    ``k // q`` levels ``rho, rho + q, ...`` (for ``q == k`` the coset itself)."""
+    residues = (words + shift) % q
+    if q == k:
+        return residues
+    d = words.shape[1]
+    lifts = factorial_indices([k // q] * d) * q
+    return (residues[:, None, :] + lifts[None, :, :]).reshape(-1, d)
+
+
+def code_pools(
+    k: int,
+    d: int,
+    n: int,
+    rng: np.random.Generator,
+    limit: int,
+    iterations: int,
+    tries: int,
+) -> list[np.ndarray]:
+    """Candidate point sets ``(size, d)`` (level indices, ``n <= size <=
+    limit``) of the grid ``{0..k-1}^d`` from Construction A over ``Z_q`` for
+    every divisor ``q >= 2`` of ``k``: the grid points whose residues mod
+    ``q`` lie in a coset of a Z_q-linear code ``C`` of the smallest rank
+    ``r`` with ``q**r (k/q)**d >= n`` (``r < d``; ``r = 0`` is the sublattice
+    ``q Z^d`` itself). Two points differ by a non-zero codeword mod ``q``
+    (squared distance at least its squared-Lee weight) or by a multiple of
+    ``q`` (at least ``q**2``), so the minimum squared distance is at least
+    ``min(w(C), q**2)`` -- ``w(C)`` for ``q == k`` -- and every level of every
+    coordinate is used equally often. ``C`` comes from
+    :func:`search_generator` (``iterations`` column replacements), the shift
+    from ``tries`` seeded candidates scored by their true minimum distance
+    (ties: fewest pairs at it)."""
+    pools: list[np.ndarray] = []
+    for q in range(2, k + 1):
+        if k % q:
+            continue
+        lift = (k // q) ** d
+        if lift > limit:
+            continue
+        r = code_rank(q, -(-n // lift))
+        if r >= d or lift * q**r > limit:
+            continue
+        if r == 0:
+            words = np.zeros((1, d), dtype=np.int64)
+        else:
+            a, _ = search_generator(q, d, r, rng, iterations)
+            words = codewords(q, a)
+        size = lift * len(words)
+        pairs = size * (size - 1) // 2
+        best: np.ndarray | None = None
+        best_key: tuple[int, int] = (-1, 0)
+        for t in range(max(1, min(tries, _PAIR_LIMIT // max(pairs, 1)))):
+            shift = np.zeros(d, dtype=np.int64) if t == 0 else rng.integers(0, q, size=d)
+            points = lattice_points(k, q, words, shift)
+            if size < 2:
+                best = points
+                break
+            d2 = pdist(points, "sqeuclidean")
+            low = int(round(float(d2.min())))
+            key = (low, -int(np.count_nonzero(d2 < low + 0.5)))
+            if key > best_key:
+                best, best_key = points, key
+        if best is not None:
+            pools.append(best)
+    return pools

@@ -37,7 +37,7 @@ import numpy as np
 from xdoe.design._factors import Factor
 from xdoe.documents._canonical import canonical_json
 from xdoe.documents._experiment import LIST_KEYS, NAME_KEYS, SET_KEYS, Experiment, Variable
-from xdoe.documents._placeholders import PlaceholderError, find_placeholders, substitute
+from xdoe.documents._placeholders import PlaceholderError, find_placeholders, interpolate
 from xdoe.documents._reference import is_reference
 from xdoe.documents._run import RUN_DOCUMENT_VERSION
 
@@ -122,7 +122,7 @@ class Expander:
         #: :func:`~xdoe.documents.dump_canonical` (``cache=``)
         self.render_cache: dict[int, dict] = {}
         self._constants: list[Any] = []  # keeps the shared sub-trees alive
-        self._templates: dict[tuple, tuple[bool, Any]] = {}
+        self._templates: dict[tuple, tuple[str, Any]] = {}
         self._id_lists: dict[tuple, list[str]] = {}
 
     # -------------------------------------------------------------- public
@@ -229,12 +229,6 @@ class Expander:
 
     # -------------------------------------------------------------- materialisation
 
-    def _substitute(self, node: Any, named: dict[str, Any], path: tuple) -> Any:
-        try:
-            return substitute(node, named)
-        except PlaceholderError as exc:  # pragma: no cover - caught when the document is loaded
-            raise self.experiment.error(str(exc), path) from None
-
     def _constant(self, value: Any) -> Any:
         """Register ``value`` as shared by many documents (rendered once)."""
         self._constants.append(value)
@@ -247,15 +241,25 @@ class Expander:
         return value
 
     def _material(self, slot: tuple, build: Any, named: dict[str, Any], path: tuple) -> Any:
-        """The definition built by ``build()`` with placeholders replaced:
-        one shared object when it has none, else a fresh copy per call."""
-        entry = self._templates.get(slot)
-        if entry is None:
-            template = build()
-            templated = any(True for _ in find_placeholders(template))
-            entry = self._templates[slot] = (templated, template if templated else self._constant(template))
-        templated, template = entry
-        return self._substitute(template, named, path) if templated else template
+        """The definition built by ``build()`` with placeholders replaced.
+        Sub-trees without placeholders are one shared object; only the paths
+        to placeholders are rebuilt per call."""
+        compiled = self._templates.get(slot)
+        if compiled is None:
+            compiled = self._templates[slot] = self._compile(build())
+        try:
+            return _instantiate(compiled, named)
+        except PlaceholderError as exc:  # pragma: no cover - caught when the document is loaded
+            raise self.experiment.error(str(exc), path) from None
+
+    def _compile(self, node: Any) -> tuple[str, Any]:
+        if not any(True for _ in find_placeholders(node)):
+            return ("const", self._constant(node))
+        if isinstance(node, str):
+            return ("str", node)
+        if isinstance(node, dict):
+            return ("dict", {key: self._compile(value) for key, value in node.items()})
+        return ("list", [self._compile(value) for value in node])
 
     def _phase(self, plan: Any, choice: dict[str, Any], named: dict[str, Any]) -> dict:
         envs = []
@@ -353,6 +357,17 @@ class Expander:
                     out.append(full)
         self._id_lists[slot] = self._constant(out)
         return out
+
+
+def _instantiate(compiled: tuple[str, Any], named: dict[str, Any]) -> Any:
+    tag, node = compiled
+    if tag == "const":
+        return node
+    if tag == "str":
+        return interpolate(node, named)
+    if tag == "dict":
+        return {key: _instantiate(value, named) for key, value in node.items()}
+    return [_instantiate(value, named) for value in node]
 
 
 def _position(levels: list, level: Any) -> int:

@@ -39,7 +39,7 @@ import numpy as np
 from scipy.spatial.distance import pdist, squareform
 from scipy.stats import qmc
 
-from xdoe.design._codes import best_coset, code_rank, codewords, search_generator
+from xdoe.design._codes import code_pools
 from xdoe.design._common import balanced_levels, check_factors, check_n, rng_from
 from xdoe.design._factorial import factorial_indices
 from xdoe.design._factors import Factor
@@ -58,6 +58,7 @@ _EPS = 1e-9
 _CODE_LIMIT = 2048  # largest Z_k-linear code (points) used as a pool
 _CODE_ITERATIONS = 200  # column replacements of the generator search
 _COSET_TRIES = 8  # shifts b of the code compared
+_REFINE_STEPS = 64  # moves per rung of the grid search started from a code design
 
 
 def maximin(
@@ -121,10 +122,11 @@ def _categorical_maximin(ks: Sequence[int], n: int, rng: np.random.Generator) ->
     best: np.ndarray | None = None  # level indices of the best balanced subset
     t_best = -1.0  # all pairwise squared unit distances must exceed this
 
-    code = _code_pool(ks_arr, n, rng)
-    if code is not None:
-        best, t_best = _ladder(code, ks_arr, space, best, t_best, rng, 4 * steps, steps)
-    if best is None or _search_after_code(ks_arr, n):
+    for pool in _code_pools(ks_arr, n, rng):
+        best, t_best = _ladder(pool, ks_arr, space, best, t_best, rng, 4 * steps, steps)
+    if best is not None and math.isfinite(t_best):
+        best, t_best = _refine(best, t_best, ks_arr, space, total, rng)
+    if best is None:
         if total <= _FULL_POOL_LIMIT:
             grid = factorial_indices(ks)
         else:
@@ -163,6 +165,7 @@ def _ladder(
     rng: np.random.Generator,
     first_steps: int,
     steps: int,
+    start: np.ndarray | None = None,
 ) -> tuple[np.ndarray | None, float]:
     """Threshold ladder over one pool of candidate ``points`` (level indices):
     look for a balanced ``n``-subset whose pairwise squared unit distances
@@ -171,38 +174,58 @@ def _ladder(
     moves). Returns the best subset (or the given ``best``) and its threshold."""
     units = _unit_levels(points, ks)
     pool = _Pool(units, points + space.offsets)
-    found = _find_subset(pool, space, t_best, rng, first_steps)
+    if not pool.may_hold(space.n, t_best):
+        return best, t_best
+    found = _find_subset(pool, space, t_best, rng, first_steps, start=start)
     while found is not None:
         best = points[found]
         t_best = float(pdist(units[found], "sqeuclidean").min()) + _EPS if space.n > 1 else math.inf
-        if not math.isfinite(t_best):
+        if not math.isfinite(t_best) or not pool.may_hold(space.n, t_best):
             break
         found = _find_subset(pool, space, t_best, rng, steps, start=found)
     return best, t_best
 
 
-def _code_pool(ks: np.ndarray, n: int, rng: np.random.Generator) -> np.ndarray | None:
-    """A coset of a Z_k-linear code (:mod:`xdoe.design._codes`) as candidate
-    points ``(k**r, d)`` (level indices), ``r`` the smallest rank with
-    ``k**r >= n``: every factor with more than one level has the same ``k``
-    and the code is shorter than those factors (``r < d``), else ``None``.
-    One-level factors stay at level 0."""
+def _code_pools(ks: np.ndarray, n: int, rng: np.random.Generator) -> list[np.ndarray]:
+    """Construction A pools (:func:`xdoe.design._codes.code_pools`) as
+    candidate points ``(size, d)`` (level indices) when every factor with
+    more than one level has the same level count ``k``; one-level factors
+    stay at level 0. Empty otherwise."""
     active = np.flatnonzero(ks > 1)
     if n < 2 or len(active) < 2 or len(set(ks[active].tolist())) != 1:
-        return None
-    k, d = int(ks[active[0]]), len(active)
-    r = code_rank(k, n)
-    if r >= d or k**r > _CODE_LIMIT:
-        return None
-    a, _ = search_generator(k, d, r, rng, _CODE_ITERATIONS)
-    coset, _ = best_coset(k, codewords(k, a), rng, _COSET_TRIES)
-    points = np.zeros((len(coset), len(ks)), dtype=np.int64)
-    points[:, active] = coset
-    return points
+        return []
+    k = int(ks[active[0]])
+    out = []
+    for pts in code_pools(k, len(active), n, rng, _CODE_LIMIT, _CODE_ITERATIONS, _COSET_TRIES):
+        points = np.zeros((len(pts), len(ks)), dtype=np.int64)
+        points[:, active] = pts
+        out.append(points)
+    return out
 
 
-def _search_after_code(ks: np.ndarray, n: int) -> bool:
-    return True
+def _refine(
+    best: np.ndarray,
+    t_best: float,
+    ks: np.ndarray,
+    space: _LevelSpace,
+    total: int,
+    rng: np.random.Generator,
+) -> tuple[np.ndarray, float]:
+    """Min-conflicts search over the grid (or a seeded random part of it
+    holding ``best``) started from ``best``, for a balanced subset whose
+    pairwise distances all exceed ``t_best``; ``_REFINE_STEPS`` moves per rung."""
+    size = max(_FALLBACK_POOL, 8 * space.n)
+    if total <= size:
+        pool = factorial_indices([int(k) for k in ks])
+        radix = np.cumprod(np.concatenate([[1], ks[:0:-1]]))[::-1]  # product-order place values
+        start = best @ radix
+    else:
+        sample = _sample_grid(ks, size, total, rng)
+        taken = {row.tobytes() for row in best}
+        sample = sample[[row.tobytes() not in taken for row in sample]]
+        pool = np.concatenate([best, sample])
+        start = np.arange(len(best))
+    return _ladder(pool, ks, space, best, t_best, rng, _REFINE_STEPS, _REFINE_STEPS, start=start)
 
 
 def _balanced_columns_maximin(ks: np.ndarray, n: int, rng: np.random.Generator) -> np.ndarray:
@@ -304,6 +327,18 @@ class _Pool:
         self.levels = levels
         self.size = len(units)
         self.matrix = squareform(pdist(units, "sqeuclidean")) if self.size <= _MATRIX_LIMIT else None
+
+    def may_hold(self, n: int, t: float) -> bool:
+        """False when no ``n`` pool points can have all pairwise squared
+        distances ``> t``: the conflict graph (pairs at ``<= t``) then has no
+        independent set of ``n`` points, because its smallest vertex cover
+        exceeds ``size - n`` (a cover needs at least edges / max degree
+        points). Always True without a distance matrix."""
+        if self.matrix is None or t < 0:
+            return True
+        degree = np.count_nonzero(self.matrix <= t, axis=1) - 1  # minus the diagonal
+        top = int(degree.max())
+        return top == 0 or int(degree.sum()) / (2 * top) <= self.size - n
 
     def row(self, p: int) -> np.ndarray:
         if self.matrix is not None:
