@@ -14,13 +14,20 @@ on a one-episode run (target < 1 s), and the peak Python memory of runs with
 1x and 4x the episodes (flat: the recorder buffers at most 1000 rows and
 flushes).
 
-Usage: ``python benchmarks/bench_execute.py [--episodes N]``
+The machine may be shared: every figure is measured ``--repeats`` times,
+interleaved, and the medians are printed with the load average, as steps per
+second of wall time and of CPU time (``time.process_time``; less disturbed by
+other processes).
+
+Usage: ``python benchmarks/bench_execute.py [--episodes N] [--repeats R]``
 """
 
 from __future__ import annotations
 
 import argparse
+import os
 import shutil
+import statistics
 import subprocess
 import sys
 import tempfile
@@ -68,8 +75,16 @@ def document(episodes: int, seed: int = 7) -> dict:
     }
 
 
-def plain_loop(episodes: int, seed: int = 7) -> tuple[int, float]:
-    """Steps and seconds of the hand-written loop."""
+def plain_loop(episodes: int, seed: int = 7) -> tuple[int, float, float]:
+    """Steps, wall seconds and CPU seconds of the hand-written loop.
+
+    It does the same work per step as ``QLearningMuscle`` and
+    ``QLearningBrain`` (epsilon-greedy action with uniform tie-breaking, the
+    Watkins update with truncation as termination), written the fastest
+    plain way we know, with the same idioms as those classes (a Q-table row
+    as a Python list for the maximum and the tie check), so that the ratio
+    measures what xrun adds and not a difference in Q-learning code.
+    """
     import gymnasium
 
     env = gymnasium.make("Taxi-v4")
@@ -77,39 +92,49 @@ def plain_loop(episodes: int, seed: int = 7) -> tuple[int, float]:
     q = np.zeros((env.observation_space.n, env.action_space.n))
     n_actions = int(env.action_space.n)
     steps = 0
-    start = time.perf_counter()
+    start, cpu = time.perf_counter(), time.process_time()
     obs, _ = env.reset(seed=seed)
-    for _ in range(episodes):
-        obs, _ = env.reset()
+    for episode in range(episodes):
+        if episode:
+            obs, _ = env.reset()
         done = False
         while not done:
             if rng.random() < EPSILON:
                 action = int(rng.integers(n_actions))
             else:
-                values = q[obs]
-                best = np.flatnonzero(values == values.max())
-                action = int(best[0]) if best.size == 1 else int(rng.choice(best))
+                row = q[obs].tolist()
+                best_value = max(row)
+                if row.count(best_value) == 1:
+                    action = row.index(best_value)
+                else:  # random tie-breaking, the same draw as rng.choice(best)
+                    best = [i for i, v in enumerate(row) if v == best_value]
+                    action = best[int(rng.integers(len(best)))]
             obs2, reward, terminated, truncated, _ = env.step(action)
             done = terminated or truncated
-            target = float(reward) + (0.0 if done else GAMMA * float(q[obs2].max()))
+            target = float(reward) + (0.0 if done else GAMMA * max(q[obs2].tolist()))
             q[obs, action] += ALPHA * (target - q[obs, action])
             obs = obs2
             steps += 1
-    return steps, time.perf_counter() - start
+    return steps, time.perf_counter() - start, time.process_time() - cpu
 
 
-def xrun(episodes: int, store_steps: str, tmp: Path) -> tuple[int, float]:
+def xrun(episodes: int, store_steps: str, tmp: Path) -> tuple[int, float, float]:
+    """Steps, wall seconds (the run's own ``wall_time``: from the start of its
+    recording to its end) and CPU seconds (of the whole ``run()`` call,
+    document loading and store opening included) of an xrun run."""
     from xdoe.execution import run
     from xdoe.store import Store
 
     name = "bench-" + store_steps.replace(":", "") + f"-{episodes}.sqlite"
     store = Store(f"sqlite:///{tmp / name}")
+    cpu = time.process_time()
     try:
         result = run(document(episodes), store=store, results=tmp / "results", store_steps=store_steps)
+        cpu = time.process_time() - cpu
     finally:
         store.close()
     assert result.ok, result.traceback
-    return result.steps, result.wall_time
+    return result.steps, result.wall_time, cpu
 
 
 def peak_memory(episodes: int, tmp: Path) -> float:
@@ -120,7 +145,9 @@ def peak_memory(episodes: int, tmp: Path) -> float:
     return peak / 2**20
 
 
-def cli_one_episode(tmp: Path) -> float:
+def cli_one_episode(tmp: Path, repeats: int) -> list[float]:
+    """Wall seconds of ``xrun experiment-start`` on a one-episode run, each
+    in a fresh process (imports included) with a new store."""
     from ruamel.yaml import YAML
 
     path = tmp / "one.yaml"
@@ -128,39 +155,69 @@ def cli_one_episode(tmp: Path) -> float:
         YAML().dump(document(1), fh)
     xrun_script = shutil.which("xrun")
     command = [xrun_script] if xrun_script else [sys.executable, "-m", "xdoe.cli._xrun"]
-    best = float("inf")
-    for _ in range(3):
+    walls = []
+    for i in range(repeats):
         start = time.perf_counter()
-        subprocess.run(
-            [*command, "experiment-start", str(path), "--store", f"sqlite:///{tmp / 'cli.sqlite'}",
+        subprocess.run(  # a new store each time: its creation is part of a first run
+            [*command, "experiment-start", str(path), "--store", f"sqlite:///{tmp / f'cli-{i}.sqlite'}",
              "--results", str(tmp / "results"), "--quiet"],
             check=True, capture_output=True,
         )
-        best = min(best, time.perf_counter() - start)
-    return best
+        walls.append(time.perf_counter() - start)
+    return walls
 
 
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--episodes", type=int, default=2000)
+    parser.add_argument("--repeats", type=int, default=5,
+                        help="measurements of each figure; medians are printed (default 5)")
     args = parser.parse_args()
+    print(f"load average before: {', '.join(f'{x:.2f}' for x in os.getloadavg())} "
+          f"({os.cpu_count()} cores)")
     with tempfile.TemporaryDirectory() as d:
         tmp = Path(d)
         xrun(20, "none", tmp)  # warm imports
-        p_steps, p_time = plain_loop(args.episodes)
-        plain = p_steps / p_time
-        print(f"plain gymnasium loop : {plain:10,.0f} steps/s ({p_steps} steps, {p_time:.2f} s)")
+        # steps per second of wall time and of CPU time (less disturbed by
+        # other processes on a shared machine)
+        rates: dict[str, list[float]] = {"plain": [], "none": [], "all": []}
+        cpu_rates: dict[str, list[float]] = {"plain": [], "none": [], "all": []}
+        ratios: dict[str, list[float]] = {"none": [], "all": []}
+        cpu_ratios: dict[str, list[float]] = {"none": [], "all": []}
+        for _ in range(args.repeats):
+            # interleaved, so that a change of load hits all three alike; each
+            # ratio is taken against the plain loop measured just before it
+            steps, wall, cpu = plain_loop(args.episodes)
+            plain, plain_cpu = steps / wall, steps / cpu
+            rates["plain"].append(plain)
+            cpu_rates["plain"].append(plain_cpu)
+            for policy in ("none", "all"):
+                steps, wall, cpu = xrun(args.episodes, policy, tmp)
+                rates[policy].append(steps / wall)
+                cpu_rates[policy].append(steps / cpu)
+                ratios[policy].append(steps / wall / plain)
+                cpu_ratios[policy].append(steps / cpu / plain_cpu)
+        med = statistics.median
+
+        def spread(values: list[float], fmt: str) -> str:
+            return f"{med(values):{fmt}} [{min(values):{fmt}}-{max(values):{fmt}}]"
+
+        print(f"{args.episodes} episodes ({steps} steps per xrun run); medians of {args.repeats}, "
+              "[min-max]; wall time | CPU time")
+        print(f"plain gymnasium loop  : {spread(rates['plain'], ',.0f')} | "
+              f"{spread(cpu_rates['plain'], ',.0f')} steps/s")
         for policy, target in (("none", 0.5), ("all", 0.25)):
-            steps, seconds = xrun(args.episodes, policy, tmp)
-            rate = steps / seconds
-            print(f"xrun store_steps={policy:<4} : {rate:10,.0f} steps/s ({steps} steps, {seconds:.2f} s)"
-                  f"  ratio {rate / plain:.2f} (target >= {target})")
-        print(f"xrun experiment-start, one episode: {cli_one_episode(tmp):.2f} s wall, best of 3 "
-              "(target < 1 s)")
+            print(f"xrun store_steps={policy:<4} : {spread(rates[policy], ',.0f')} | "
+                  f"{spread(cpu_rates[policy], ',.0f')} steps/s")
+            print(f"    ratio to plain     : {spread(ratios[policy], '.2f')} | "
+                  f"{spread(cpu_ratios[policy], '.2f')} (target >= {target})")
+        walls = cli_one_episode(tmp, args.repeats)
+        print(f"xrun experiment-start, one episode: {spread(walls, '.2f')} s wall (target < 1 s)")
         # both sizes beyond the recorder's 1000-row buffer, so growth would be a leak
         small, large = peak_memory(args.episodes, tmp), peak_memory(4 * args.episodes, tmp)
         print(f"peak traced memory: {small:.1f} MiB ({args.episodes} episodes), "
               f"{large:.1f} MiB ({4 * args.episodes} episodes)")
+    print(f"load average after: {', '.join(f'{x:.2f}' for x in os.getloadavg())}")
 
 
 if __name__ == "__main__":

@@ -57,10 +57,13 @@ def test_full_lifecycle_rows_and_files(store: Store, make_document: Any, tmp_pat
     running = json.loads((rec.results_dir / "session_metadata.json").read_text())
     assert running["status"] == "running" and running["end"] is None
 
+    assert rec.phase_id is None
     rec.phase_started(0, "training", "train", {"mode": "train", "worker": 2, "episodes": 3})
+    first_phase = rec.phase_id
     _play(rec, episodes=3, workers=2)
     rec.heartbeat()
     rec.phase_finished()
+    assert rec.phase_id is None
     rec.phase_started(1, "testing", "test", {"mode": "test", "worker": 1, "episodes": 2})
     _play(rec, episodes=2, workers=1)
     rec.phase_finished()
@@ -80,6 +83,7 @@ def test_full_lifecycle_rows_and_files(store: Store, make_document: Any, tmp_pat
         assert [(p.index, p.name, p.mode, p.status) for p in phases] == [
             (0, "training", "train", "finished"), (1, "testing", "test", "finished")]
         assert phases[0].config == {"mode": "train", "worker": 2, "episodes": 3}
+        assert phases[0].id == first_phase
         assert all(p.end is not None and p.end >= p.start for p in phases)
     rows = list(store.episodes(doc["uid"]))
     assert len(rows) == 3 * 2 + 2 * 1

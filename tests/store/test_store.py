@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import multiprocessing
 import re
 import threading
 from pathlib import Path
@@ -197,3 +198,25 @@ def test_checkpoint_lineage_and_claim_tables(store: Store, make_document: Any, t
     with pytest.raises(IntegrityError):  # foreign keys are enforced (SQLite too)
         with store.session(write=True) as session, session.begin():
             session.add(Checkpoint(instance_id=10_000, agent="x", path="p"))
+
+
+def _process_writer(url: str, root: str, document: dict[str, Any], episodes: int) -> None:
+    with Store(url) as own:
+        _record(own, document, Path(root), episodes=episodes, flush_rows=50)
+
+
+def test_concurrent_processes_do_not_lose_rows(store_url: str, make_document: Any,
+                                               tmp_path: Path) -> None:
+    """What ``xrun --jobs N`` does: separate processes writing one store."""
+    ctx = multiprocessing.get_context("spawn")
+    procs = [ctx.Process(target=_process_writer,
+                         args=(store_url, str(tmp_path), make_document(f"p{i}-0000", experiment="procs"), 800))
+             for i in range(2)]
+    for p in procs:
+        p.start()
+    for p in procs:
+        p.join(timeout=120)
+    assert [p.exitcode for p in procs] == [0, 0]
+    with Store(store_url) as store:
+        assert sum(1 for _ in store.episodes(experiment="procs")) == 2 * 800
+        assert len(store.instances(status="finished")) == 2

@@ -22,10 +22,14 @@ set of ``k**r`` distinct grid points (a complete residue system of ``C``):
   of its entries and ``k`` is 1) takes every level exactly ``k**(r-1)``
   times in ``C`` and in every coset.
 
-:func:`search_generator` finds a good ``A`` by seeded hill climbing over its
-entries (a fixed iteration budget, so the same generator gives the same
-code); :func:`best_coset` picks the shift ``b`` of largest true minimum
-distance among a few seeded candidates.
+:func:`search_generator` finds a good ``A`` by a seeded column-exchange
+search (a fixed iteration budget, never wall-clock time, so the same
+generator state gives the same code). :func:`code_pools` extends the idea
+to a ring ``Z_q`` with ``q`` dividing the level counts (Construction A over
+``Z_q``: each residue is lifted to its ``k / q`` levels; points that share
+residues are at least ``q`` apart in some coordinate), picks the shift ``b``
+of largest true minimum distance among a few seeded candidates and returns
+the candidate pools used by :func:`xdoe.design.maximin`.
 """
 
 from __future__ import annotations
@@ -151,22 +155,22 @@ def codewords(k: int, a: np.ndarray) -> np.ndarray:
     return np.concatenate([coef, (coef @ a) % k], axis=1)
 
 
-def lattice_points(k: int, q: int, words: np.ndarray, shift: np.ndarray) -> np.ndarray:
-    """Grid points ``x`` in ``{0..k-1}^d`` with ``x mod q`` in the coset
-    ``(shift + words) mod q`` of a Z_q code (``q`` divides ``k``): shape
-    ``(len(words) * (k // q)**d, d)`` int64, each residue lifted to its
-    ``k // q`` levels ``rho, rho + q, ...`` (for ``q == k`` the coset itself)."""
+def lattice_points(ks: np.ndarray, q: int, words: np.ndarray, shift: np.ndarray) -> np.ndarray:
+    """Grid points ``x`` (``0 <= x_i < ks[i]``) with ``x mod q`` in the coset
+    ``(shift + words) mod q`` of a Z_q code (``q`` divides every ``ks[i]``):
+    shape ``(len(words) * prod(ks // q), d)`` int64, each residue ``rho`` of
+    coordinate ``i`` lifted to its ``ks[i] // q`` levels ``rho, rho + q, ...``
+    (when every ``ks[i] == q``, the coset itself)."""
     residues = (words + shift) % q
-    if q == k:
+    if (ks == q).all():
         return residues
     d = words.shape[1]
-    lifts = factorial_indices([k // q] * d) * q
+    lifts = factorial_indices([int(k) // q for k in ks]) * q
     return (residues[:, None, :] + lifts[None, :, :]).reshape(-1, d)
 
 
 def code_pools(
-    k: int,
-    d: int,
+    ks: np.ndarray,
     n: int,
     rng: np.random.Generator,
     limit: int,
@@ -174,48 +178,49 @@ def code_pools(
     tries: int,
 ) -> list[np.ndarray]:
     """Candidate point sets ``(size, d)`` (level indices, ``n <= size <=
-    limit``) of the grid ``{0..k-1}^d`` from Construction A over ``Z_q`` for
-    every divisor ``q >= 2`` of ``k``: the grid points whose residues mod
-    ``q`` lie in a coset of a Z_q-linear code ``C`` of the smallest rank
-    ``r`` with ``q**r (k/q)**d >= n`` (``r < d``; ``r = 0`` is the sublattice
-    ``q Z^d`` itself). Two points differ by a non-zero codeword mod ``q``
-    (squared distance at least its squared-Lee weight) or by a multiple of
-    ``q`` (at least ``q**2``), so the minimum squared distance is at least
-    ``min(w(C), q**2)`` -- ``w(C)`` for ``q == k`` -- and every level of every
-    coordinate is used equally often. ``C`` comes from
-    :func:`search_generator` (``iterations`` column replacements), the shift
-    from ``tries`` seeded candidates scored by their true minimum distance
-    (ties: fewest pairs at it)."""
+    limit``) of the grid ``0 <= x_i < ks[i]`` (every ``ks[i] >= 2``) from
+    Construction A over ``Z_q`` for every common divisor ``q >= 2`` of the
+    level counts: the grid points whose residues mod ``q`` lie in a coset of
+    a Z_q-linear code ``C`` of the smallest rank ``r >= 1`` with
+    ``q**r prod(ks / q) >= n`` (and ``r < d``; rank 0 would leave levels
+    unused). Two points differ by a non-zero codeword mod ``q`` (squared
+    distance in level units at least its squared-Lee weight) or by a
+    non-zero multiple of ``q`` (at least ``q**2``), so the minimum squared
+    level distance is at least ``min(w(C), q**2)`` -- ``w(C)`` when every
+    ``ks[i] == q`` -- and every level of every coordinate is used equally
+    often. ``C`` comes from :func:`search_generator` (``iterations`` column
+    replacements), the shift from ``tries`` seeded candidates scored by
+    their true minimum distance after scaling levels to ``[0, 1]`` (ties:
+    fewest pairs at it). Returns one pool per usable ``q``, ascending ``q``.
+    """
+    ks = np.asarray(ks, dtype=np.int64)
+    d = len(ks)
+    scale = 1.0 / (ks - 1)
+    common = int(np.gcd.reduce(ks))
     pools: list[np.ndarray] = []
-    for q in range(2, k + 1):
-        if k % q:
+    for q in range(2, common + 1):
+        if common % q:
             continue
-        lift = (k // q) ** d
+        lift = math.prod(int(k) // q for k in ks)
         if lift > limit:
             continue
-        r = code_rank(q, -(-n // lift))
+        r = max(1, code_rank(q, -(-n // lift)))
         if r >= d or lift * q**r > limit:
             continue
-        if r == 0:
-            words = np.zeros((1, d), dtype=np.int64)
-        else:
-            a, _ = search_generator(q, d, r, rng, iterations)
-            words = codewords(q, a)
+        a, _ = search_generator(q, d, r, rng, iterations)
+        words = codewords(q, a)
         size = lift * len(words)
         pairs = size * (size - 1) // 2
         best: np.ndarray | None = None
-        best_key: tuple[int, int] = (-1, 0)
+        best_key: tuple[float, int] = (-1.0, 0)
         for t in range(max(1, min(tries, _PAIR_LIMIT // max(pairs, 1)))):
             shift = np.zeros(d, dtype=np.int64) if t == 0 else rng.integers(0, q, size=d)
-            points = lattice_points(k, q, words, shift)
-            if size < 2:
-                best = points
-                break
-            d2 = pdist(points, "sqeuclidean")
-            low = int(round(float(d2.min())))
-            key = (low, -int(np.count_nonzero(d2 < low + 0.5)))
+            points = lattice_points(ks, q, words, shift)
+            d2 = pdist(points * scale, "sqeuclidean")
+            low = float(d2.min())
+            key = (round(low, 9), -int(np.count_nonzero(d2 < low + 1e-9)))
             if key > best_key:
                 best, best_key = points, key
-        if best is not None:
-            pools.append(best)
+        assert best is not None
+        pools.append(best)
     return pools

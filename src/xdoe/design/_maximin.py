@@ -4,17 +4,29 @@ pairwise distance in the unit cube (levels scaled as in ``Design.unit()``).
 Two algorithms, chosen by the factors:
 
 * **All factors categorical** -- a balanced subset of the full factorial
-  (:func:`_categorical_maximin`). Candidate *pools* are the full factorial
-  (a seeded random sample of it when it exceeds ``_FULL_POOL_LIMIT``
-  points) and random lattice cosets ``{x : A x = b (mod m)}`` of the level
-  grid -- Construction A/D style lattice codes (Conway & Sloane, *Sphere
-  Packings, Lattices and Groups*, ch. 5; Z4-linear codes, Hammons et al.
-  1994, IEEE Trans. Inf. Theory 40), which contain far better packings than
-  greedy or random sequential selection finds. From each pool a
+  (:func:`_categorical_maximin`), chosen by a *threshold ladder*: a
   *min-conflicts* local search with tabu (Minton et al. 1992, Artificial
-  Intelligence 58) picks ``n`` points whose level counts are balanced within
-  one and whose pairwise distances all exceed the best minimum distance
-  found so far; every success raises that threshold (a threshold ladder).
+  Intelligence 58) picks ``n`` points of a candidate *pool* whose level
+  counts are balanced within one and whose pairwise distances all exceed the
+  best minimum distance found so far; every success raises that threshold.
+  A pool is skipped when its conflict graph provably has no ``n`` compatible
+  points (vertex-cover bounds, :meth:`_Pool.may_hold`). The pools:
+
+  1. *Code pools* (:mod:`xdoe.design._codes`) when the level counts share a
+     divisor ``q >= 2``: the grid points whose residues mod ``q`` lie in a
+     coset of a Z_q-linear code, i.e. Construction A (Conway & Sloane,
+     *Sphere Packings, Lattices and Groups*, ch. 5) with codes of large
+     squared-Lee (Euclidean) weight (Hammons et al. 1994, IEEE Trans. Inf.
+     Theory 40, for Z4 codes). Every point pair is at least the code's
+     minimum weight apart and every level is used equally often, so only the
+     few points beyond ``n`` have to be dropped in a balanced way. With all
+     level counts equal, a short ladder over the grid started from the best
+     code design (``_REFINE_STEPS`` moves a rung) then looks for better.
+  2. Otherwise (mixed level counts, or no usable code) the general search as
+     well: pools are random lattice cosets ``{x : A x = b (mod m)}`` of the
+     level grid and the full factorial itself (a seeded random sample of it
+     when it exceeds ``_FULL_POOL_LIMIT`` points).
+
 * **Some factor continuous** -- a maximin Latin hypercube optimised with the
   enhanced stochastic evolutionary algorithm (ESE) of Jin, Chen & Sudjianto
   (2005), "An efficient algorithm for constructing optimal design of computer
@@ -70,9 +82,12 @@ def maximin(
 
     All categorical: ``n`` distinct points of the full factorial, level
     counts of every factor within one of each other, chosen to maximise the
-    minimum distance of the unit-scaled levels (lattice-coset pools plus a
-    min-conflicts threshold search; see the module docstring). ``n`` equal to
-    the full factorial size returns the full factorial.
+    minimum distance of the unit-scaled levels (cosets of Z_k-linear codes
+    -- Construction A, Conway & Sloane ch. 5 -- and lattice-coset pools plus
+    a min-conflicts threshold search; see the module docstring). ``n`` equal
+    to the full factorial size returns the full factorial. For example 50
+    of the 4096 points of 6 factors x 4 levels reach minimum distance
+    ``sqrt(6)/3 = 0.816``, 200 of them ``2/3``.
 
     Some factor continuous: an ESE-optimised maximin Latin hypercube
     (Jin, Chen & Sudjianto 2005) with continuous positions at cell centres
@@ -123,10 +138,18 @@ def _categorical_maximin(ks: Sequence[int], n: int, rng: np.random.Generator) ->
     t_best = -1.0  # all pairwise squared unit distances must exceed this
 
     for pool in _code_pools(ks_arr, n, rng):
-        best, t_best = _ladder(pool, ks_arr, space, best, t_best, rng, 4 * steps, steps)
-    if best is not None and math.isfinite(t_best):
-        best, t_best = _refine(best, t_best, ks_arr, space, total, rng)
-    if best is None:
+        first = 4 * steps if best is None else steps
+        best, t_best = _ladder(pool, ks_arr, space, best, t_best, rng, first, steps)
+    active = ks_arr[ks_arr > 1]
+    same_k = len(active) > 0 and bool((active == active[0]).all())
+    if best is not None and same_k:
+        # equal level counts: the code designs are strong; a short grid
+        # search started from the best one looks for a better design
+        if math.isfinite(t_best):
+            best, t_best = _refine(best, t_best, ks_arr, space, total, rng)
+    else:
+        # mixed level counts (or no code pool): the general search, which
+        # only keeps designs better than a code design found above
         if total <= _FULL_POOL_LIMIT:
             grid = factorial_indices(ks)
         else:
@@ -188,15 +211,15 @@ def _ladder(
 
 def _code_pools(ks: np.ndarray, n: int, rng: np.random.Generator) -> list[np.ndarray]:
     """Construction A pools (:func:`xdoe.design._codes.code_pools`) as
-    candidate points ``(size, d)`` (level indices) when every factor with
-    more than one level has the same level count ``k``; one-level factors
-    stay at level 0. Empty otherwise."""
+    candidate points ``(size, d)`` (level indices) when the level counts of
+    the factors with more than one level have a common divisor ``q >= 2``
+    (all equal, the common case, or e.g. 2, 4 and 6 levels); one-level
+    factors stay at level 0. Empty otherwise."""
     active = np.flatnonzero(ks > 1)
-    if n < 2 or len(active) < 2 or len(set(ks[active].tolist())) != 1:
+    if n < 2 or len(active) < 2 or int(np.gcd.reduce(ks[active])) < 2:
         return []
-    k = int(ks[active[0]])
     out = []
-    for pts in code_pools(k, len(active), n, rng, _CODE_LIMIT, _CODE_ITERATIONS, _COSET_TRIES):
+    for pts in code_pools(ks[active], n, rng, _CODE_LIMIT, _CODE_ITERATIONS, _COSET_TRIES):
         points = np.zeros((len(pts), len(ks)), dtype=np.int64)
         points[:, active] = pts
         out.append(points)
@@ -327,23 +350,66 @@ class _Pool:
         self.levels = levels
         self.size = len(units)
         self.matrix = squareform(pdist(units, "sqeuclidean")) if self.size <= _MATRIX_LIMIT else None
+        # large pools: single rows on demand as |u|^2 + |u_p|^2 - 2 u.u_p (one
+        # matrix-vector product; rounding ~1e-15, far below the _EPS margin
+        # of every threshold)
+        self.norms = (units**2).sum(axis=1)
+        self.columns = np.ascontiguousarray(units.T)
+        self.level_columns = np.ascontiguousarray(levels.T)
+
+    def level_sum(self, table: np.ndarray) -> np.ndarray:
+        """``table[levels].sum(axis=1)`` for every pool point, column by
+        column (numpy reduces a short last axis slowly)."""
+        out = np.zeros(self.size, dtype=table.dtype)
+        for col in self.level_columns:
+            out += table[col]
+        return out
 
     def may_hold(self, n: int, t: float) -> bool:
         """False when no ``n`` pool points can have all pairwise squared
         distances ``> t``: the conflict graph (pairs at ``<= t``) then has no
         independent set of ``n`` points, because its smallest vertex cover
         exceeds ``size - n`` (a cover needs at least edges / max degree
-        points). Always True without a distance matrix."""
+        points, and at least one point of each edge of a matching; Konig).
+        Always True without a distance matrix."""
         if self.matrix is None or t < 0:
             return True
-        degree = np.count_nonzero(self.matrix <= t, axis=1) - 1  # minus the diagonal
+        conflict = self.matrix <= t
+        np.fill_diagonal(conflict, False)
+        degree = np.count_nonzero(conflict, axis=1)
         top = int(degree.max())
-        return top == 0 or int(degree.sum()) / (2 * top) <= self.size - n
+        spare = self.size - n  # points that may be left out
+        if top == 0:
+            return True
+        if int(degree.sum()) / (2 * top) > spare:
+            return False
+        # a greedy maximal matching is a lower bound on every vertex cover
+        free = np.ones(self.size, dtype=bool)
+        matched = 0
+        for v in np.argsort(degree, kind="stable"):
+            if not free[v]:
+                continue
+            partners = np.flatnonzero(conflict[v] & free)
+            if len(partners):
+                free[v] = free[partners[0]] = False
+                matched += 1
+                if matched > spare:
+                    return False
+        return True
+
+    def rows(self, ps: np.ndarray) -> np.ndarray:
+        """Squared distances ``(len(ps), size)`` of the points ``ps`` to the pool."""
+        if self.matrix is not None:
+            return self.matrix[ps]
+        out = np.zeros((len(ps), self.size))
+        for col in self.columns:
+            out += (col[ps][:, None] - col[None, :]) ** 2
+        return out
 
     def row(self, p: int) -> np.ndarray:
         if self.matrix is not None:
             return self.matrix[p]
-        return ((self.units - self.units[p]) ** 2).sum(axis=1)
+        return (self.norms + self.norms[p]) - 2.0 * (self.units @ self.units[p])
 
 
 def _find_subset(
@@ -394,20 +460,25 @@ def _find_subset(
 
     def best_addition(blocked: np.ndarray | None) -> int:
         cost = (counts >= space.ceil).astype(np.float64) - (counts < space.floor)
-        delta = conflicts + cost[levels].sum(axis=1)
+        delta = conflicts + pool.level_sum(cost)
         delta[selected] = np.inf
         if blocked is not None:
             delta[blocked] = np.inf
             if not np.isfinite(delta).any():
-                delta = conflicts + cost[levels].sum(axis=1)
+                delta = conflicts + pool.level_sum(cost)
                 delta[selected] = np.inf
         low = delta.min()
         ties = np.flatnonzero(delta == low)
         return int(ties[rng.integers(len(ties))])
 
-    if start is not None:
-        for q in start:
-            add(int(q))
+    if start is not None and len(start):
+        start = np.asarray(start, dtype=np.int64)
+        hit = pool.rows(start) <= t  # all start rows at once
+        hit[np.arange(len(start)), start] = False
+        conflicts += np.count_nonzero(hit, axis=0)
+        selected[start] = True
+        members.extend(start.tolist())
+        np.add.at(counts, levels[start].ravel(), 1)
     while len(members) < n:
         add(best_addition(None))
     no_add = np.full(size, -1, dtype=np.int64)

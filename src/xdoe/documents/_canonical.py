@@ -74,7 +74,7 @@ def _quote(text: str) -> str:
     return "".join(out)
 
 
-@functools.lru_cache(maxsize=1 << 16)
+@functools.lru_cache(maxsize=1 << 12)
 def _string(text: str) -> str:
     if _PLAIN.match(text) and text.lower() not in _SPECIAL:
         return text

@@ -47,12 +47,30 @@ def _jsonable(value: Any) -> Any:
     return _DROP  # numpy arrays, objects
 
 
+#: Exact types that are JSON values as they are (``float`` needs a finiteness check).
+_PLAIN_TYPES = frozenset({bool, int, str, type(None)})
+
+
 def jsonable_info(info: dict[str, Any]) -> dict[str, Any]:
     """The JSON-able part of a gymnasium ``info`` dict: numpy scalars become
     Python numbers, numpy arrays (e.g. Taxi's ``action_mask``), non-finite
     floats and other objects are dropped."""
-    out = _jsonable(dict(info))
-    return out if isinstance(out, dict) else {}
+    # Called on every step, so the common top-level values (exact Python
+    # scalars, numpy arrays) are decided by their exact type here; everything
+    # else goes through the general _jsonable, which gives the same results.
+    out: dict[str, Any] = {}
+    for key, value in info.items():
+        kind = type(value)
+        if kind in _PLAIN_TYPES:
+            out[str(key)] = value
+        elif kind is float:
+            if math.isfinite(value):
+                out[str(key)] = value
+        elif kind is not np.ndarray:
+            value = _jsonable(value)
+            if value is not _DROP:
+                out[str(key)] = value
+    return out
 
 
 def _plain(space: spaces.Space, value: Any) -> Any:
@@ -109,18 +127,35 @@ class GymnasiumEnvironment(Environment):
         super().__init__(uid=uid, seed=seed)
         self.env_id = env_id
         self.make_kwargs = dict(make_kwargs)
+        self._action_id = self.full_id("action")
+        self._reward_id = self.full_id("reward")
+        self._observation_id = self.full_id("observation")
         self.env: gymnasium.Env | None = self._make()
         self._seeded = False
 
     def _make(self) -> gymnasium.Env:
         try:
-            return gymnasium.make(self.env_id, **self.make_kwargs)
+            env = gymnasium.make(self.env_id, **self.make_kwargs)
         except (gymnasium.error.Error, TypeError) as exc:
             raise ValueError(
                 f"gymnasium cannot make {self.env_id!r}"
                 + (f" with {self.make_kwargs!r}" if self.make_kwargs else "")
                 + f": {exc}"
             ) from exc
+        # The spaces are read once: through gymnasium's wrappers every
+        # ``env.observation_space`` is a chain of property lookups, too slow
+        # for every step.
+        self._observation_space = env.observation_space
+        self._discrete_observation = isinstance(self._observation_space, spaces.Discrete)
+        self._discrete_action = isinstance(env.action_space, spaces.Discrete)
+        return env
+
+    def _sensors(self, observation: Any) -> list[SensorInformation]:
+        """:func:`split_observation` of this environment, with a shortcut for
+        the common ``Discrete`` observation."""
+        if self._discrete_observation:
+            return [SensorInformation(self._observation_id, self._observation_space, int(observation))]
+        return split_observation(self.uid, self._observation_space, observation)
 
     @property
     def action_id(self) -> str:
@@ -137,29 +172,36 @@ class GymnasiumEnvironment(Environment):
             observation, info = self.env.reset(seed=int(self.rng.integers(2**31 - 1)))
             self._seeded = True
         return EnvironmentBaseline(
-            sensors=split_observation(self.uid, self.env.observation_space, observation),
+            sensors=self._sensors(observation),
             actuators=[ActuatorInformation(self.action_id, self.env.action_space)],
             info=jsonable_info(info),
         )
 
     def update(self, actuators: list[ActuatorInformation]) -> EnvironmentState:
         """Apply ``<uid>.action`` and step once."""
-        if self.env is None:
+        env = self.env
+        if env is None:
             raise RuntimeError("update() called before start_environment()")
-        action = next(
-            (a.value for a in actuators if a.uid == self.action_id and a.value is not None), None
-        )
+        action_id = self._action_id
+        if len(actuators) == 1 and actuators[0].uid == action_id:  # the usual case
+            action = actuators[0].value
+        else:
+            action = next(
+                (a.value for a in actuators if a.uid == action_id and a.value is not None), None
+            )
         if action is None:
-            raise ValueError(f"no value set for actuator {self.action_id}")
-        if isinstance(self.env.action_space, spaces.Discrete):
+            raise ValueError(f"no value set for actuator {action_id}")
+        if self._discrete_action and type(action) is not int:
             action = int(np.asarray(action).item())
-        observation, reward, terminated, truncated, info = self.env.step(action)
+        observation, reward, terminated, truncated, info = env.step(action)
+        terminated, truncated = bool(terminated), bool(truncated)
         state_info = jsonable_info(info)
-        state_info.update(terminated=bool(terminated), truncated=bool(truncated))
+        state_info["terminated"] = terminated
+        state_info["truncated"] = truncated
         return EnvironmentState(
-            sensors=split_observation(self.uid, self.env.observation_space, observation),
-            rewards=[RewardInformation(self.full_id("reward"), float(reward))],
-            done=bool(terminated or truncated),
+            sensors=self._sensors(observation),
+            rewards=[RewardInformation(self._reward_id, float(reward))],
+            done=terminated or truncated,
             info=state_info,
         )
 

@@ -59,3 +59,16 @@ __all__ = [
     "environment_seed",
     "muscle_seed",
 ]
+
+# Checkpoints and the loop-agnostic training session (issue 4).
+from xdoe.execution._checkpoints import (  # noqa: E402
+    CheckpointInfo,
+    CheckpointManager,
+    checkpoints_of,
+    latest_checkpoint,
+    load_brain,
+)
+from xdoe.execution._session import TrainingSession  # noqa: E402
+
+__all__ += ["CheckpointManager", "CheckpointInfo", "latest_checkpoint", "checkpoints_of",
+            "load_brain", "TrainingSession"]

@@ -7,8 +7,12 @@ from __future__ import annotations
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any, Mapping
 
+from xdoe.errors import DocumentError
+
 if TYPE_CHECKING:
     from xdoe.documents._run import RunDocument
+    from xdoe.environment import SampledParameters
+    from xdoe.execution._lineage import LoadSpec, ReplaySpec
 
 __all__ = [
     "ComponentSpec", "EnvironmentSpec", "AgentSpec", "PhasePlan", "RunPlan", "plan_run", "document_data",
@@ -27,12 +31,18 @@ class ComponentSpec:
 
 @dataclass(frozen=True)
 class EnvironmentSpec:
-    """An environment of a phase (constructed once per worker)."""
+    """An environment of a phase (constructed once per worker).
+
+    ``samplers`` is set when ``environment.params`` hold sampler mappings
+    (``{sampler: uniform, ...}``, see :mod:`xdoe.environment`): then the
+    executor re-creates the environment at every episode start with freshly
+    drawn parameters."""
 
     uid: str
     environment: ComponentSpec
     reward: ComponentSpec | None
     key: str
+    samplers: "SampledParameters | None" = None
 
 
 @dataclass(frozen=True)
@@ -49,6 +59,8 @@ class AgentSpec:
     key: str
     load: Any = None
     replay: Any = None
+    load_spec: "LoadSpec | None" = None
+    replay_specs: "tuple[ReplaySpec, ...]" = ()
 
 
 @dataclass(frozen=True)
@@ -66,6 +78,9 @@ class PhasePlan:
     conditions: tuple[ComponentSpec, ...]
     config: dict[str, Any]
     key: str
+    checkpoint_every: int | None = None
+    keep_checkpoints: int = 3
+    best_window: int = 10
 
 
 @dataclass(frozen=True)
@@ -94,6 +109,42 @@ def _component(spec: Any, key: str) -> ComponentSpec:
     return ComponentSpec(spec.name, dict(spec.params or {}), key)
 
 
+def _samplers(params: dict[str, Any], key: str, file: str | None) -> "SampledParameters | None":
+    from xdoe.environment import find_samplers
+
+    try:
+        found = find_samplers(params)
+    except ValueError as exc:
+        raise DocumentError(str(exc), file=file, key_path=tuple(_split_key(key))) from None
+    return found if found else None
+
+
+def _split_key(key: str) -> list[str | int]:
+    """``schedule[0].training.agents[1].load`` -> ``["schedule", 0, "training", ...]``."""
+    out: list[str | int] = []
+    for part in key.split("."):
+        while "[" in part:
+            head, _, rest = part.partition("[")
+            if head:
+                out.append(head)
+            index, _, part = rest.partition("]")
+            out.append(int(index))
+        if part:
+            out.append(part)
+    return out
+
+
+def _positive_option(config: dict[str, Any], name: str, default: int | None, key: str,
+                     file: str | None) -> int | None:
+    value = config.get(name)
+    if value is None:
+        return default
+    if isinstance(value, bool) or not isinstance(value, int) or value < 1:
+        raise DocumentError(f"expected a positive integer, got {value!r}", file=file,
+                            key_path=(*_split_key(key), "phase_config", name))
+    return int(value)
+
+
 def plan_run(model: "RunDocument", data: Mapping[str, Any] | None = None, *,
              file: str | None = None) -> RunPlan:
     """Resolve a validated run document into a :class:`RunPlan`.
@@ -104,6 +155,8 @@ def plan_run(model: "RunDocument", data: Mapping[str, Any] | None = None, *,
             ``load_run_document``; default: dumped from ``model``.
         file: the document's file name for messages.
     """
+    from xdoe.execution._lineage import parse_load, parse_replay
+
     if data is None:
         data = document_data(model)
     phases = []
@@ -116,6 +169,8 @@ def plan_run(model: "RunDocument", data: Mapping[str, Any] | None = None, *,
                 reward=None if entry.reward is None
                 else _component(entry.reward, f"{base}.environments[{i}].reward"),
                 key=f"{base}.environments[{i}]",
+                samplers=_samplers(dict(entry.environment.params or {}),
+                                   f"{base}.environments[{i}].environment.params", file),
             )
             for i, entry in enumerate(phase.environments)
         )
@@ -130,6 +185,8 @@ def plan_run(model: "RunDocument", data: Mapping[str, Any] | None = None, *,
                 key=f"{base}.agents[{i}]",
                 load=agent.load,
                 replay=agent.replay,
+                load_spec=parse_load(agent.load, agent.name, f"{base}.agents[{i}].load", file),
+                replay_specs=parse_replay(agent.replay, agent.name, f"{base}.agents[{i}].replay", file),
             )
             for i, agent in enumerate(phase.agents)
         )
@@ -152,6 +209,10 @@ def plan_run(model: "RunDocument", data: Mapping[str, Any] | None = None, *,
                 ),
                 config=config.model_dump(),
                 key=base,
+                checkpoint_every=_positive_option(cfg := config.model_dump(), "checkpoint_every",
+                                                  None, base, file),
+                keep_checkpoints=_positive_option(cfg, "keep_checkpoints", 3, base, file) or 3,
+                best_window=_positive_option(cfg, "best_window", 10, base, file) or 10,
             )
         )
     condition = model.run_config.condition if model.run_config is not None else None

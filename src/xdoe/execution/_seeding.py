@@ -11,7 +11,19 @@ brain of agent ``name``       ``(0, *name_key(name))`` (one per run: an
                               agent keeps its brain from phase to phase)
 environment ``uid``           ``(1, phase, worker, *name_key(uid))``
 muscle of agent ``name``      ``(2, phase, worker, *name_key(name))``
+parameter samplers of         ``(3, phase, worker, *name_key(uid))``: one
+environment ``uid``           generator (:func:`sampler_rng`) per phase,
+                              worker and environment
 ============================  ==========================================
+
+Environments whose ``params`` hold samplers (``{sampler: uniform, ...}``)
+are re-created at every episode start: from the sampler generator of their
+phase, worker and environment, first every sampler is drawn once (in
+document order), then the environment's seed for that episode,
+``int(rng.integers(2**32))``. So the drawn parameters and the episode's
+environment seed depend only on the run seed, the phase, the worker, the
+environment uid and the episode number; the generator's state is saved with
+every checkpoint, so a resumed phase draws what an uninterrupted one would.
 
 ``phase`` is the phase's index in the schedule, ``worker`` the worker's index
 and ``name_key(s)`` the two 32-bit halves of the first 8 bytes of
@@ -27,12 +39,13 @@ import hashlib
 
 import numpy as np
 
-__all__ = ["name_key", "derive_seed", "brain_seed", "environment_seed", "muscle_seed", "CHECK_SEED"]
+__all__ = ["name_key", "derive_seed", "brain_seed", "environment_seed", "muscle_seed",
+           "sampler_rng", "CHECK_SEED"]
 
 #: The seed ``xrun experiment-check`` gives components it only constructs.
 CHECK_SEED = 0
 
-BRAIN, ENVIRONMENT, MUSCLE = 0, 1, 2
+BRAIN, ENVIRONMENT, MUSCLE, SAMPLER = 0, 1, 2, 3
 
 
 def name_key(name: str) -> tuple[int, int]:
@@ -60,3 +73,11 @@ def environment_seed(run_seed: int, phase: int, worker: int, uid: str) -> int:
 def muscle_seed(run_seed: int, phase: int, worker: int, agent: str) -> int:
     """Seed of the muscle of agent ``agent`` in worker ``worker`` of phase ``phase``."""
     return derive_seed(run_seed, MUSCLE, phase, worker, *name_key(agent))
+
+
+def sampler_rng(run_seed: int, phase: int, worker: int, uid: str) -> np.random.Generator:
+    """The generator of the parameter samplers (and per-episode seeds) of
+    environment ``uid`` in worker ``worker`` of phase ``phase``:
+    ``default_rng(SeedSequence(run_seed, spawn_key=(3, phase, worker, *name_key(uid))))``."""
+    ss = np.random.SeedSequence(int(run_seed), spawn_key=(SAMPLER, int(phase), int(worker), *name_key(uid)))
+    return np.random.default_rng(ss)

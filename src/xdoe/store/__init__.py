@@ -18,6 +18,17 @@ the same uid with a changed document is a new run version), run_instance,
 phase, episode, step, checkpoint, brain_source, claim, store_meta.
 """
 
+from xdoe.store._claims import (
+    ClaimHeartbeat,
+    ClaimInfo,
+    claim_of,
+    claim_run,
+    fail_running_instances,
+    heartbeat_claim,
+    new_owner,
+    release_claim,
+    run_finished,
+)
 from xdoe.store._engine import DEFAULT_URL, ENV_VAR
 from xdoe.store._json import canonical_json, document_hash
 from xdoe.store._models import (
@@ -71,4 +82,13 @@ __all__ = [
     "Checkpoint",
     "BrainSource",
     "Claim",
+    "ClaimInfo",
+    "ClaimHeartbeat",
+    "new_owner",
+    "claim_run",
+    "heartbeat_claim",
+    "release_claim",
+    "claim_of",
+    "run_finished",
+    "fail_running_instances",
 ]

@@ -48,6 +48,10 @@ def _one_line(text: str | None) -> str | None:
     return line if len(line) <= _MAX_ERROR_CHARS else line[: _MAX_ERROR_CHARS - 1] + "\u2026"
 
 
+def _int_or_none(value: Any) -> int | None:
+    return value if isinstance(value, int) and not isinstance(value, bool) else None
+
+
 def _json_cell(value: Any) -> _Encoded | None:
     return None if value is None else _Encoded(compact_json(value))
 
@@ -90,6 +94,9 @@ class RunRecorder:
         results_dir: the instance's results folder (after :meth:`start`).
         paths: the :class:`ResultsPaths` of that folder (after :meth:`start`).
         content_hash: sha256 of the document's canonical JSON.
+        policy: the parsed ``store_steps`` (:class:`StepPolicy`); callers may
+            ask ``policy.wants(step, done)`` before building a step's payload.
+        phase_id: database id of the open phase, ``None`` between phases.
         status: ``None`` before :meth:`finish`, then the final status.
     """
 
@@ -142,6 +149,12 @@ class RunRecorder:
         return None if self.paths is None else self.paths.directory
 
     @property
+    def phase_id(self) -> int | None:
+        """Database id of the open phase (for rows other parts attach to it,
+        e.g. checkpoints and brain sources), ``None`` between phases."""
+        return self._phase_id
+
+    @property
     def buffered(self) -> int:
         """Episode and step rows waiting to be written."""
         return len(self._episodes) + len(self._steps)
@@ -179,7 +192,6 @@ class RunRecorder:
     def _insert_instance(self) -> int:
         doc = self.document
         point = doc.get("design_point") if isinstance(doc.get("design_point"), dict) else {}
-        seed = doc.get("seed")
         experiment_uid = doc.get("experiment_uid")
         with self.store._write("record a run in") as session:
             experiment_id = None
@@ -190,9 +202,9 @@ class RunRecorder:
                 {
                     "experiment_id": experiment_id,
                     "document": compact_json(doc),
-                    "design_point": point.get("index"),
-                    "repetition": point.get("repetition"),
-                    "seed": seed if isinstance(seed, int) and not isinstance(seed, bool) else None,
+                    "design_point": _int_or_none(point.get("index")),
+                    "repetition": _int_or_none(point.get("repetition")),
+                    "seed": _int_or_none(doc.get("seed")),
                     "levels": point.get("levels"),
                 },
             )

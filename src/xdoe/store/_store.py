@@ -6,13 +6,14 @@ from __future__ import annotations
 import datetime as _dt
 import json
 from collections.abc import Iterable, Iterator
+from contextlib import AbstractContextManager, contextmanager
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
 from sqlalchemy import Select, select, update
 from sqlalchemy.engine import URL
-from sqlalchemy.exc import DBAPIError, SQLAlchemyError
+from sqlalchemy.exc import SQLAlchemyError
 from sqlalchemy.orm import Session, sessionmaker
 
 from xdoe.errors import StoreError
@@ -166,9 +167,6 @@ class Store:
         return RunRecorder(self, document, results_root=results_root, store_steps=store_steps,
                            flush_rows=flush_rows)
 
-    def _write(self, action: str) -> "_WriteTransaction":
-        return _WriteTransaction(self, action)
-
     # -- queries ----------------------------------------------------------
     def runs(self, experiment: str | None = None) -> list[RunInfo]:
         """Every run version, optionally of one experiment uid, in insertion order."""
@@ -300,47 +298,24 @@ class Store:
                 )
         return bool(changed)
 
-    def _read(self, action: str) -> "_ReadSession":
-        return _ReadSession(self, action)
-
-
-class _WriteTransaction:
-    """``with store._write("action") as session``: one write transaction; database
-    errors become :class:`StoreError` naming the URL."""
-
-    def __init__(self, store: Store, action: str) -> None:
-        self.store, self.action = store, action
-
-    def __enter__(self) -> Session:
-        self.session = self.store.session(write=True)
+    @contextmanager
+    def _transaction(self, action: str, *, write: bool) -> Iterator[Session]:
+        """A session; with ``write`` inside one transaction committed at the end.
+        Database errors become :class:`StoreError` naming the URL and ``action``."""
+        session = self.session(write=write)
         try:
-            self.session.begin()
-        except SQLAlchemyError as exc:
-            self.session.close()
-            raise store_error(self.store._url, self.action, exc) from None
-        return self.session
-
-    def __exit__(self, exc_type: Any, exc: BaseException | None, tb: Any) -> None:
-        try:
-            if exc_type is None:
-                self.session.commit()
+            if write:
+                with session.begin():
+                    yield session
             else:
-                self.session.rollback()
-        except SQLAlchemyError as err:
-            raise store_error(self.store._url, self.action, err) from None
+                yield session
+        except SQLAlchemyError as exc:
+            raise store_error(self._url, action, exc) from None
         finally:
-            self.session.close()
-        if isinstance(exc, (DBAPIError, SQLAlchemyError)) and not isinstance(exc, StoreError):
-            raise store_error(self.store._url, self.action, exc) from None
+            session.close()
 
+    def _read(self, action: str) -> AbstractContextManager[Session]:
+        return self._transaction(action, write=False)
 
-class _ReadSession(_WriteTransaction):
-    def __enter__(self) -> Session:
-        self.session = self.store.session()
-        return self.session
-
-    def __exit__(self, exc_type: Any, exc: BaseException | None, tb: Any) -> None:
-        self.session.close()
-        if isinstance(exc, SQLAlchemyError):
-            raise store_error(self.store._url, self.action, exc) from None
-
+    def _write(self, action: str) -> AbstractContextManager[Session]:
+        return self._transaction(action, write=True)

@@ -1,0 +1,221 @@
+"""Work claiming: at most one process executes a run version at a time, across
+processes and machines sharing a store.
+
+A claim is a row of the ``claim`` table, unique on ``(run uid, content hash)``.
+Claiming is an ``INSERT`` that succeeds for exactly one process; a claim whose
+``heartbeat`` is older than ``stale_after`` seconds (its owner died or lost the
+store) is taken over with one conditional ``UPDATE ... WHERE heartbeat <
+cutoff``, which at most one process wins (the row count tells). The owner
+refreshes the heartbeat while the run executes (:class:`ClaimHeartbeat`) and
+deletes the claim when the run ends; a *finished* run then stays done because
+its finished instance is in the store (:func:`run_finished`), not because of
+the claim.
+
+Works identically on SQLite (write transactions take the write lock up front)
+and PostgreSQL (the unique constraint and row locks under READ COMMITTED).
+
+Example::
+
+    owner = new_owner()
+    if claim_run(store, "study-0003", content_hash, owner=owner, stale_after=120):
+        with ClaimHeartbeat(store, "study-0003", content_hash, owner=owner, interval=30):
+            ...  # execute the run
+        release_claim(store, "study-0003", content_hash, owner=owner)
+"""
+
+from __future__ import annotations
+
+import datetime as _dt
+import os
+import socket
+import threading
+import uuid
+from dataclasses import dataclass
+from types import TracebackType
+from typing import TYPE_CHECKING
+
+from sqlalchemy import delete, insert, select, update
+from sqlalchemy.exc import IntegrityError
+
+from xdoe.store._models import Claim, Phase, Run, RunInstance, utcnow
+
+if TYPE_CHECKING:
+    from xdoe.store._store import Store
+
+__all__ = [
+    "ClaimInfo",
+    "new_owner",
+    "claim_run",
+    "heartbeat_claim",
+    "release_claim",
+    "claim_of",
+    "run_finished",
+    "fail_running_instances",
+    "ClaimHeartbeat",
+]
+
+
+@dataclass(frozen=True)
+class ClaimInfo:
+    """A claim as stored (times aware UTC)."""
+
+    run_uid: str
+    content_hash: str
+    owner: str
+    host: str
+    pid: int
+    heartbeat: _dt.datetime
+    claimed_at: _dt.datetime
+
+
+def new_owner() -> str:
+    """A fresh, globally unique owner id (32 hex characters)."""
+    return uuid.uuid4().hex
+
+
+def claim_run(store: "Store", run_uid: str, content_hash: str, *, owner: str,
+              stale_after: float) -> bool:
+    """Claim a run version for ``owner``.
+
+    Args:
+        store: the shared store.
+        run_uid, content_hash: the run version (``content_hash`` as
+            :func:`xdoe.store.document_hash` computes it).
+        owner: the claimant's id (:func:`new_owner`); claiming again with the
+            owner that holds the claim succeeds (and refreshes it).
+        stale_after: seconds; an existing claim whose heartbeat is older is
+            taken over.
+
+    Returns:
+        ``True`` when ``owner`` now holds the claim, ``False`` when another
+        owner holds a live one.
+
+    Raises:
+        StoreError: the store cannot be written.
+    """
+    now = utcnow()
+    values = {"run_uid": run_uid, "content_hash": content_hash, "owner": owner,
+              "host": socket.gethostname(), "pid": os.getpid(), "heartbeat": now, "claimed_at": now}
+    with store._write("claim a run in") as session:
+        try:
+            with session.begin_nested():
+                session.execute(insert(Claim).values(**values))
+            return True
+        except IntegrityError:
+            pass  # somebody holds it: take over only a stale claim (or our own)
+        cutoff = now - _dt.timedelta(seconds=float(stale_after))
+        taken = session.execute(
+            update(Claim)
+            .where(Claim.run_uid == run_uid, Claim.content_hash == content_hash)
+            .where((Claim.heartbeat < cutoff) | (Claim.owner == owner))
+            .values(owner=owner, host=values["host"], pid=values["pid"], heartbeat=now, claimed_at=now)
+        ).rowcount
+        return taken == 1
+
+
+def heartbeat_claim(store: "Store", run_uid: str, content_hash: str, *, owner: str) -> bool:
+    """Refresh the heartbeat of ``owner``'s claim; ``False`` when ``owner`` no
+    longer holds it (it was released or taken over as stale)."""
+    with store._write("refresh a claim in") as session:
+        return session.execute(
+            update(Claim)
+            .where(Claim.run_uid == run_uid, Claim.content_hash == content_hash, Claim.owner == owner)
+            .values(heartbeat=utcnow())
+        ).rowcount == 1
+
+
+def release_claim(store: "Store", run_uid: str, content_hash: str, *, owner: str | None) -> bool:
+    """Delete the claim if ``owner`` holds it (``owner=None``: whoever holds
+    it); ``True`` when a claim was deleted."""
+    stmt = delete(Claim).where(Claim.run_uid == run_uid, Claim.content_hash == content_hash)
+    if owner is not None:
+        stmt = stmt.where(Claim.owner == owner)
+    with store._write("release a claim in") as session:
+        return session.execute(stmt).rowcount == 1
+
+
+def claim_of(store: "Store", run_uid: str, content_hash: str) -> ClaimInfo | None:
+    """The current claim of a run version, or ``None``."""
+    with store._read("read claims from") as session:
+        row = session.execute(
+            select(Claim).where(Claim.run_uid == run_uid, Claim.content_hash == content_hash)
+        ).scalar_one_or_none()
+        if row is None:
+            return None
+        return ClaimInfo(row.run_uid, row.content_hash, row.owner, row.host, row.pid,
+                         row.heartbeat, row.claimed_at)
+
+
+def run_finished(store: "Store", run_uid: str, content_hash: str) -> bool:
+    """Whether the run version has a finished instance."""
+    stmt = (
+        select(RunInstance.id)
+        .join(Run, RunInstance.run_id == Run.id)
+        .where(Run.uid == run_uid, Run.content_hash == content_hash, RunInstance.status == "finished")
+        .limit(1)
+    )
+    with store._read("read runs from") as session:
+        return session.execute(stmt).first() is not None
+
+
+def fail_running_instances(store: "Store", run_uid: str, content_hash: str, *, host: str,
+                           pids: set[int] | None, error: str, status: str = "failed") -> int:
+    """Mark the ``running`` instances of a run version that were started on
+    ``host`` by one of ``pids`` (``None``: any pid) as ``status`` (``failed``
+    or ``interrupted``) with ``error``; for runs whose process died without
+    recording its end.
+    Returns the number of instances marked."""
+    now = utcnow()
+    run_ids = select(Run.id).where(Run.uid == run_uid, Run.content_hash == content_hash)
+    query = select(RunInstance.id).where(
+        RunInstance.run_id.in_(run_ids), RunInstance.status == "running", RunInstance.host == host)
+    if pids is not None:
+        query = query.where(RunInstance.pid.in_(sorted(pids)))
+    with store._write("mark a dead run in") as session:
+        ids = list(session.execute(query).scalars())
+        if not ids:
+            return 0
+        session.execute(update(RunInstance).where(RunInstance.id.in_(ids))
+                        .values(status=status, end=now, error=error))
+        session.execute(update(Phase).where(Phase.instance_id.in_(ids), Phase.status == "running")
+                        .values(status=status, end=now))
+        return len(ids)
+
+
+class ClaimHeartbeat:
+    """A daemon thread that refreshes a claim's heartbeat every ``interval``
+    seconds while the block runs.
+
+    ``lost`` becomes ``True`` if the claim was taken over meanwhile (the
+    heartbeat was late by more than the others' ``stale_after``); store errors
+    while refreshing are kept in ``error`` and retried at the next beat.
+    """
+
+    def __init__(self, store: "Store", run_uid: str, content_hash: str, *, owner: str,
+                 interval: float) -> None:
+        self.store, self.run_uid, self.content_hash, self.owner = store, run_uid, content_hash, owner
+        self.interval = max(float(interval), 0.01)
+        self.lost = False
+        self.beats = 0
+        self.error: BaseException | None = None
+        self._stop = threading.Event()
+        self._thread = threading.Thread(target=self._loop, name=f"claim-heartbeat-{run_uid}", daemon=True)
+
+    def _loop(self) -> None:
+        while not self._stop.wait(self.interval):
+            try:
+                if not heartbeat_claim(self.store, self.run_uid, self.content_hash, owner=self.owner):
+                    self.lost = True
+                    return
+                self.beats += 1
+            except Exception as exc:  # noqa: BLE001 - keep beating; the run reports store errors itself
+                self.error = exc
+
+    def __enter__(self) -> "ClaimHeartbeat":
+        self._thread.start()
+        return self
+
+    def __exit__(self, exc_type: type[BaseException] | None, exc: BaseException | None,
+                 tb: TracebackType | None) -> None:
+        self._stop.set()
+        self._thread.join()

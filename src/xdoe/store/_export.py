@@ -1,0 +1,381 @@
+"""One results table: every episode row of a campaign, joined with its run's
+design (design point, repetition, seed, one column per factor), streamed to
+CSV or Parquet with flat memory.
+
+Which instances are exported: for each run uid, the most recent *finished*
+instance (else the most recent one, whatever its status); a phase that
+instance did not record (a resumed instance that skipped phases already
+done) is taken from the most recent earlier instance of the same run version
+that finished it. ``all_instances=True`` exports every instance instead and
+adds an ``instance`` column.
+
+Rows come run by run (design point, repetition, run uid), phase by phase
+(schedule order), episodes in the order they were recorded.
+"""
+
+from __future__ import annotations
+
+import csv
+import json
+import math
+import os
+import tempfile
+import time
+from collections.abc import Iterator
+from dataclasses import dataclass
+from pathlib import Path
+from typing import TYPE_CHECKING, Any
+
+from sqlalchemy import bindparam, select
+from sqlalchemy.exc import SQLAlchemyError
+
+from xdoe.errors import InputError
+from xdoe.store._engine import store_error
+from xdoe.store._json import canonical_json
+from xdoe.store._models import Episode, Experiment, Phase, Run, RunInstance
+
+if TYPE_CHECKING:
+    from xdoe.store._store import Store
+
+__all__ = ["EXPORT_COLUMNS", "ExportResult", "SelectedPhase", "export_episodes", "export_columns",
+           "iter_export_rows", "selected_phases"]
+
+#: The fixed columns of the table; factor columns go between ``seed`` and ``phase``.
+DESIGN_COLUMNS = ("experiment", "run", "design_point", "repetition", "seed")
+EPISODE_COLUMNS = ("phase", "mode", "worker", "episode", "agent", "steps", "reward",
+                   "objective", "wall_time")
+EXPORT_COLUMNS = DESIGN_COLUMNS + EPISODE_COLUMNS
+#: Rows per Parquet record batch (and per fetch from the database).
+BATCH_ROWS = 50_000
+SUFFIXES = (".csv", ".parquet")
+
+
+@dataclass(frozen=True)
+class SelectedPhase:
+    """One phase whose episodes are exported, with its run's design."""
+
+    phase_id: int
+    instance_id: int
+    run_id: int
+    experiment: str | None
+    run: str
+    design_point: int | None
+    repetition: int | None
+    seed: int | None
+    levels: dict[str, Any]
+    index: int
+    name: str
+    mode: str
+
+
+@dataclass(frozen=True)
+class ExportResult:
+    """What :func:`export_episodes` wrote: ``rows`` data rows (header apart)
+    with ``columns`` to ``path`` in ``seconds``."""
+
+    path: Path
+    rows: int
+    columns: tuple[str, ...]
+    seconds: float
+    runs: int
+
+
+def _phase_rows(store: "Store", experiment: str | None) -> list[Any]:
+    stmt = (
+        select(Phase.id, Phase.index, Phase.name, Phase.mode, Phase.status, RunInstance.id,
+               RunInstance.status, Run.id, Run.uid, Run.content_hash, Run.design_point,
+               Run.repetition, Run.seed, Run.levels, Experiment.uid)
+        .select_from(Phase)
+        .join(RunInstance, Phase.instance_id == RunInstance.id)
+        .join(Run, RunInstance.run_id == Run.id)
+        .outerjoin(Experiment, Run.experiment_id == Experiment.id)
+    )
+    if experiment is not None:
+        stmt = stmt.where(Experiment.uid == experiment)
+    with store._read("read phases from") as session:
+        return list(session.execute(stmt.order_by(RunInstance.id, Phase.index)))
+
+
+def check_experiment(store: "Store", experiment: str | None) -> None:
+    """Raise :class:`InputError` when ``experiment`` is given and not in the store."""
+    if experiment is None:
+        return
+    with store._read("read experiments from") as session:
+        known = list(session.execute(select(Experiment.uid).order_by(Experiment.uid)).scalars())
+    if experiment not in known:
+        listing = ", ".join(known[:20]) + (" ..." if len(known) > 20 else "") if known else "none"
+        raise InputError(f"no experiment {experiment!r} in store {store.url} (experiments: {listing})")
+
+
+def selected_phases(store: "Store", experiment: str | None = None, *,
+                    all_instances: bool = False) -> list[SelectedPhase]:
+    """The phases whose episodes are exported (see the module docstring), in
+    export order. One cheap query over phases (no episode is read).
+
+    Raises:
+        StoreError: the store cannot be read.
+    """
+    rows = _phase_rows(store, experiment)
+
+    def make(r: Any) -> SelectedPhase:
+        (pid, index, name, mode, _ps, iid, _is, run_id, uid, _h, point, rep, seed, levels, exp) = r
+        return SelectedPhase(int(pid), int(iid), int(run_id), exp, uid, point, rep, seed,
+                             levels if isinstance(levels, dict) else {}, int(index), name, mode)
+
+    if all_instances:
+        chosen = [make(r) for r in rows]
+    else:
+        # per run uid: the latest finished instance, else the latest
+        latest: dict[str, tuple[int, str]] = {}  # uid -> (instance id, status)
+        for r in rows:
+            iid, status, uid = int(r[5]), r[6], r[8]
+            best = latest.get(uid)
+            if best is None or (status == "finished", iid) > (best[1] == "finished", best[0]):
+                latest[uid] = (iid, status)
+        by_instance: dict[int, dict[int, Any]] = {}
+        for r in rows:
+            by_instance.setdefault(int(r[5]), {})[int(r[1])] = r
+        chosen = []
+        for uid, (iid, _status) in latest.items():
+            phases = dict(by_instance[iid])
+            run_hash = next(iter(phases.values()))[9]
+            # phases this instance did not record: from the latest earlier
+            # instance of the same version that finished them (resume)
+            for other in sorted(by_instance, reverse=True):
+                if other >= iid:
+                    continue
+                for index, r in by_instance[other].items():
+                    if index not in phases and r[8] == uid and r[9] == run_hash and r[4] == "finished":
+                        phases[index] = r
+            chosen.extend(make(phases[i]) for i in sorted(phases))
+
+    def order(p: SelectedPhase) -> tuple[Any, ...]:
+        return (p.design_point is None, p.design_point or 0, p.repetition is None,
+                p.repetition or 0, p.run, p.instance_id, p.index)
+
+    return sorted(chosen, key=order)
+
+
+def _factor_kind(values: list[Any]) -> str:
+    present = [v for v in values if v is not None]
+    if not present:
+        return "string"
+    if all(isinstance(v, bool) for v in present):
+        return "bool"
+    if all(isinstance(v, int) and not isinstance(v, bool) for v in present):
+        return "int"
+    if all(isinstance(v, (int, float)) and not isinstance(v, bool) for v in present):
+        return "float"
+    return "string"
+
+
+def _factor_cell(value: Any, kind: str) -> Any:
+    if value is None:
+        return None
+    if kind == "float":
+        return float(value)
+    if kind == "string" and not isinstance(value, str):
+        return canonical_json(value)
+    return value
+
+
+def export_columns(factors: list[str], *, all_instances: bool = False) -> list[str]:
+    """Column names: the design columns, one per factor (a factor whose name
+    clashes with a fixed column is called ``factor:<name>``), the episode columns."""
+    names = [f"factor:{f}" if f in EXPORT_COLUMNS or f == "instance" else f for f in factors]
+    design = list(DESIGN_COLUMNS)
+    if all_instances:
+        design.insert(2, "instance")
+    return design + names + list(EPISODE_COLUMNS)
+
+
+def iter_export_rows(
+    store: "Store",
+    phases: list[SelectedPhase],
+    factors: list[str],
+    kinds: dict[str, str],
+    *,
+    all_instances: bool = False,
+    batch_rows: int = BATCH_ROWS,
+) -> Iterator[tuple[Any, ...]]:
+    """Stream the table's rows (tuples in :func:`export_columns` order): one
+    query per phase, fetched ``batch_rows`` at a time (a server-side cursor
+    on PostgreSQL), so memory does not grow with the number of episodes.
+
+    Raises:
+        StoreError: the store cannot be read.
+    """
+    stmt = (
+        select(Episode.worker, Episode.episode, Episode.agent, Episode.steps, Episode.reward,
+               Episode.objective, Episode.wall_time)
+        .where(Episode.phase_id == bindparam("phase_id"))
+        .order_by(Episode.id)
+    )
+    try:
+        with store.engine.connect() as conn:
+            streaming = conn.execution_options(stream_results=True, yield_per=batch_rows)
+            for p in phases:
+                levels = tuple(_factor_cell(p.levels.get(f), kinds[f]) for f in factors)
+                head: tuple[Any, ...] = (p.experiment, p.run)
+                if all_instances:
+                    head += (p.instance_id,)
+                prefix = head + (p.design_point, p.repetition, p.seed) + levels + (p.name, p.mode)
+                result = streaming.execute(stmt, {"phase_id": p.phase_id})
+                for row in result:
+                    yield prefix + tuple(row)
+    except SQLAlchemyError as exc:
+        raise store_error(store._url, "read episodes from", exc) from None
+
+
+def _csv_writer(fh: Any) -> Any:
+    return csv.writer(fh, lineterminator="\n")
+
+
+def _csv_value(value: Any) -> Any:
+    if isinstance(value, bool):
+        return "true" if value else "false"
+    if isinstance(value, float) and not math.isfinite(value):
+        return json.dumps(value)  # NaN / Infinity / -Infinity
+    return value
+
+
+def _write_csv(tmp: Path, columns: list[str], rows: Iterator[tuple[Any, ...]]) -> int:
+    n = 0
+    with open(tmp, "w", newline="", encoding="utf-8") as fh:
+        writer = _csv_writer(fh)
+        writer.writerow(columns)
+        batch: list[tuple[Any, ...]] = []
+        for row in rows:
+            batch.append(row)
+            if len(batch) >= 10_000:
+                writer.writerows(_clean_csv(batch))
+                n += len(batch)
+                batch = []
+        if batch:
+            writer.writerows(_clean_csv(batch))
+            n += len(batch)
+    return n
+
+
+def _clean_csv(batch: list[tuple[Any, ...]]) -> list[tuple[Any, ...]]:
+    # fast path: only bools and non-finite floats need care
+    out = []
+    for row in batch:
+        for v in row:
+            if isinstance(v, (bool, float)) and (isinstance(v, bool) or not math.isfinite(v)):
+                row = tuple(_csv_value(x) for x in row)
+                break
+        out.append(row)
+    return out
+
+
+def _parquet_schema(columns: list[str], factors: list[str], kinds: dict[str, str],
+                    all_instances: bool) -> Any:
+    import pyarrow as pa
+
+    kind_types = {"bool": pa.bool_(), "int": pa.int64(), "float": pa.float64(), "string": pa.string()}
+    types: list[Any] = [pa.string(), pa.string()]
+    if all_instances:
+        types.append(pa.int64())
+    types += [pa.int64(), pa.int64(), pa.int64()]
+    types += [kind_types[kinds[f]] for f in factors]
+    types += [pa.string(), pa.string(), pa.int64(), pa.int64(), pa.string(), pa.int64(),
+              pa.float64(), pa.float64(), pa.float64()]
+    return pa.schema(list(zip(columns, types)))
+
+
+def _write_parquet(tmp: Path, schema: Any, rows: Iterator[tuple[Any, ...]], batch_rows: int) -> int:
+    import pyarrow as pa
+    import pyarrow.parquet as pq
+
+    n = 0
+    types = [f.type for f in schema]
+    with pq.ParquetWriter(tmp, schema, compression="zstd") as writer:
+        batch: list[tuple[Any, ...]] = []
+
+        def flush() -> None:
+            arrays = [pa.array(col, type=t) for col, t in zip(zip(*batch), types)]
+            writer.write_batch(pa.RecordBatch.from_arrays(arrays, schema=schema))
+
+        for row in rows:
+            batch.append(row)
+            if len(batch) >= batch_rows:
+                flush()
+                n += len(batch)
+                batch = []
+        if batch:
+            flush()
+            n += len(batch)
+        if n == 0:
+            writer.write_table(schema.empty_table())
+    return n
+
+
+def export_episodes(
+    store: "Store",
+    path: str | Path,
+    experiment: str | None = None,
+    *,
+    all_instances: bool = False,
+    batch_rows: int = BATCH_ROWS,
+) -> ExportResult:
+    """Write one long table, one row per episode, worker and agent, to
+    ``path`` (``.csv``, or ``.parquet`` with pyarrow).
+
+    Columns: ``experiment``, ``run``, (``instance`` with ``all_instances``),
+    ``design_point``, ``repetition``, ``seed``, one column per factor (the
+    run's level; the union of factor names over the exported runs, sorted),
+    ``phase``, ``mode``, ``worker``, ``episode``, ``agent``, ``steps``,
+    ``reward``, ``objective``, ``wall_time`` (seconds). CSV cells: empty for
+    null, levels that are not numbers or strings as canonical JSON (as in
+    ``design.csv``). Parquet types: strings, int64, float64 (factor columns
+    int64/float64/bool when every level is one, else string), zstd-compressed,
+    written in record batches of ``batch_rows`` rows.
+
+    The file is written to a temporary file beside ``path`` and renamed into
+    place, so a failed export leaves no partial file.
+
+    Raises:
+        InputError: unknown suffix, pyarrow missing for ``.parquet``, or
+            ``experiment`` is not in the store.
+        StoreError: the store cannot be read.
+        OSError: the file cannot be written.
+    """
+    started = time.perf_counter()
+    target = Path(path)
+    suffix = target.suffix.lower()
+    if suffix not in SUFFIXES:
+        raise InputError(f"{target}: unknown table format {target.suffix or '(no suffix)'!r}; "
+                         f"use {' or '.join(SUFFIXES)}")
+    if suffix == ".parquet":
+        try:
+            import pyarrow  # noqa: F401
+            import pyarrow.parquet  # noqa: F401
+        except ImportError:
+            raise InputError(f"{target}: writing Parquet needs pyarrow; install it with "
+                             "`pip install 'xdoe[parquet]'` or export to .csv") from None
+    check_experiment(store, experiment)
+    phases = selected_phases(store, experiment, all_instances=all_instances)
+    runs: dict[int, dict[str, Any]] = {p.run_id: p.levels for p in phases}
+    factors = sorted({f for levels in runs.values() for f in levels})
+    kinds = {f: _factor_kind([levels.get(f) for levels in runs.values()]) for f in factors}
+    columns = export_columns(factors, all_instances=all_instances)
+    rows = iter_export_rows(store, phases, factors, kinds, all_instances=all_instances,
+                            batch_rows=batch_rows)
+    target.parent.mkdir(parents=True, exist_ok=True)
+    fd, name = tempfile.mkstemp(prefix=f".{target.name}.", suffix=".tmp", dir=target.parent)
+    os.close(fd)
+    tmp = Path(name)
+    try:
+        if suffix == ".csv":
+            n = _write_csv(tmp, columns, rows)
+        else:
+            schema = _parquet_schema(columns, factors, kinds, all_instances)
+            n = _write_parquet(tmp, schema, rows, batch_rows)
+        os.chmod(tmp, 0o644)
+        os.replace(tmp, target)
+    except BaseException:
+        tmp.unlink(missing_ok=True)
+        raise
+    return ExportResult(target, n, tuple(columns), time.perf_counter() - started,
+                        len({p.run for p in phases}))

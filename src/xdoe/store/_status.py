@@ -1,0 +1,322 @@
+"""Campaign status: for every run of a design, whether it is finished,
+running, failed, interrupted or missing.
+
+The runs come from an xgen output folder (``design.csv`` and the run files;
+a run version is its uid and the content hash of its loaded document,
+computed exactly as the executor records it) and/or from the store (every
+run of an experiment, its latest version). The status of a run version is
+decided from its instances:
+
+* ``running``: its newest instance is running and alive;
+* ``interrupted``: its newest instance is marked interrupted, or is still
+  marked running but is stale: its process is gone (same host) or its
+  heartbeat is older than ``heartbeat_timeout`` seconds (the executor beats
+  every 30 s) — and no instance finished;
+* ``finished``: some instance finished (and the newest is not running);
+* ``failed``: the newest instance failed (its one-line error is the reason);
+* ``missing``: no instance of this version (the reason says when an older
+  version of the document ran);
+* ``invalid``: the run file cannot be read (only from an output folder).
+"""
+
+from __future__ import annotations
+
+import csv
+import datetime as _dt
+import os
+import socket
+from collections.abc import Iterable
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import TYPE_CHECKING, Any
+
+from sqlalchemy import select
+
+from xdoe.errors import InputError
+from xdoe.store._models import Experiment, Run, RunInstance, utcnow
+
+if TYPE_CHECKING:
+    from xdoe.store._store import Store
+
+__all__ = ["STATUSES", "DEFAULT_HEARTBEAT_TIMEOUT", "RunStatus", "CampaignStatus",
+           "campaign_status", "design_runs", "DesignRun", "is_stale", "pid_alive"]
+
+#: Status of a run in a campaign, in display order.
+STATUSES = ("finished", "running", "failed", "interrupted", "missing", "invalid")
+#: Seconds without a heartbeat after which a running instance counts as interrupted.
+DEFAULT_HEARTBEAT_TIMEOUT = 120.0
+
+
+def pid_alive(pid: int) -> bool:
+    """Whether a process with this id exists on this host."""
+    if pid <= 0:
+        return False
+    try:
+        os.kill(pid, 0)
+    except ProcessLookupError:
+        return False
+    except PermissionError:
+        return True
+    except OSError:  # pragma: no cover - unusual platforms
+        return True
+    return True
+
+
+def is_stale(host: str, pid: int, heartbeat: _dt.datetime | None, start: _dt.datetime, *,
+             now: _dt.datetime | None = None, timeout: float = DEFAULT_HEARTBEAT_TIMEOUT,
+             hostname: str | None = None) -> str | None:
+    """Why a *running* instance is in fact dead, or ``None`` when it may be alive:
+    its process is gone (checked only on this host) or its last heartbeat is
+    older than ``timeout`` seconds."""
+    here = hostname if hostname is not None else socket.gethostname()
+    if host == here and not pid_alive(pid):
+        return f"process {pid} on {host} is gone"
+    beat = heartbeat or start
+    age = ((now or utcnow()) - beat).total_seconds()
+    if age > timeout:
+        return f"no heartbeat for {age:.0f} s (host {host}, pid {pid})"
+    return None
+
+
+@dataclass(frozen=True)
+class DesignRun:
+    """A run expected by the design: uid, content hash (``None`` when the
+    file could not be read), design coordinates, file and load error."""
+
+    uid: str
+    content_hash: str | None
+    design_point: int | None = None
+    repetition: int | None = None
+    seed: int | None = None
+    file: str | None = None
+    error: str | None = None
+
+
+@dataclass(frozen=True)
+class RunStatus:
+    """The status of one run (see the module docstring); ``instance_id`` and
+    the times are those of the instance the status comes from."""
+
+    run: str
+    status: str
+    reason: str | None
+    design_point: int | None
+    repetition: int | None
+    seed: int | None
+    content_hash: str | None
+    instance_id: int | None = None
+    instances: int = 0
+    host: str | None = None
+    start: _dt.datetime | None = None
+    end: _dt.datetime | None = None
+    file: str | None = None
+
+
+@dataclass
+class CampaignStatus:
+    """Every run's :class:`RunStatus`, in design order, and the counts per status."""
+
+    runs: list[RunStatus]
+    counts: dict[str, int] = field(default_factory=dict)
+
+    @property
+    def all_finished(self) -> bool:
+        """True when there is at least one run and every run finished."""
+        return bool(self.runs) and all(r.status == "finished" for r in self.runs)
+
+
+def _int(text: str | None) -> int | None:
+    if text is None or text == "":
+        return None
+    try:
+        return int(text)
+    except ValueError:
+        return None
+
+
+def design_runs(output_dir: str | Path) -> list[DesignRun]:
+    """The runs of an xgen output folder: every ``run-*.yaml`` (loaded and
+    validated like ``xrun`` does, to hash it), with design point, repetition
+    and seed from ``design.csv`` when present; a ``design.csv`` row without a
+    file is a run with no hash and the error ``no run file``.
+
+    A folder without ``run-*.yaml`` files uses its ``*.yaml``/``*.yml`` files
+    (hand-written run documents).
+
+    Raises:
+        InputError: ``output_dir`` is not a folder or holds no run document.
+    """
+    from xdoe.documents._run import load_run_document
+    from xdoe.store._json import document_hash
+
+    folder = Path(output_dir)
+    if not folder.is_dir():
+        raise InputError(f"{folder}: not a folder (expected an xgen output folder)")
+    design: dict[str, dict[str, str]] = {}
+    csv_path = folder / "design.csv"
+    if csv_path.is_file():
+        with open(csv_path, newline="", encoding="utf-8") as fh:
+            for row in csv.DictReader(fh):
+                uid = row.get("run_uid")
+                if uid:
+                    design[uid] = row
+    files = sorted(folder.glob("run-*.yaml")) or sorted(
+        [*folder.glob("*.yaml"), *folder.glob("*.yml")])
+    if not files and not design:
+        raise InputError(f"{folder}: holds no design.csv and no run document (run-*.yaml)")
+    found: list[DesignRun] = []
+    seen: set[str] = set()
+    for path in files:
+        try:
+            model, data = load_run_document(path)
+        except InputError as exc:
+            found.append(DesignRun(uid=path.stem, content_hash=None, file=str(path),
+                                   error=" ".join(str(exc).split())))
+            continue
+        uid = str(data["uid"])
+        seen.add(uid)
+        point = data.get("design_point") if isinstance(data.get("design_point"), dict) else {}
+        row = design.get(uid, {})
+        seed = data.get("seed")
+        found.append(DesignRun(
+            uid=uid, content_hash=document_hash(data),
+            design_point=point.get("index", _int(row.get("design_point"))),
+            repetition=point.get("repetition", _int(row.get("repetition"))),
+            seed=seed if isinstance(seed, int) else _int(row.get("seed")),
+            file=str(path)))
+    for uid, row in design.items():
+        if uid not in seen:
+            found.append(DesignRun(uid=uid, content_hash=None, design_point=_int(row.get("design_point")),
+                                   repetition=_int(row.get("repetition")), seed=_int(row.get("seed")),
+                                   error="no run file"))
+    return found
+
+
+def _instances(store: "Store", experiment: str | None, uids: set[str] | None) -> dict[str, list[Any]]:
+    stmt = (
+        select(Run.uid, Run.content_hash, RunInstance.id, RunInstance.status, RunInstance.error,
+               RunInstance.host, RunInstance.pid, RunInstance.start, RunInstance.end,
+               RunInstance.heartbeat)
+        .join(Run, RunInstance.run_id == Run.id)
+        .outerjoin(Experiment, Run.experiment_id == Experiment.id)
+    )
+    if experiment is not None:
+        stmt = stmt.where(Experiment.uid == experiment)
+    out: dict[str, list[Any]] = {}
+    with store._read("read run instances from") as session:
+        for row in session.execute(stmt.order_by(RunInstance.id)):
+            if uids is None or row.uid in uids:
+                out.setdefault(row.uid, []).append(row)
+    return out
+
+
+def _store_runs(store: "Store", experiment: str | None) -> list[DesignRun]:
+    """The latest version of every run in the store (of one experiment)."""
+    stmt = (select(Run.id, Run.uid, Run.content_hash, Run.design_point, Run.repetition, Run.seed)
+            .outerjoin(Experiment, Run.experiment_id == Experiment.id))
+    if experiment is not None:
+        stmt = stmt.where(Experiment.uid == experiment)
+    latest: dict[str, Any] = {}
+    with store._read("read runs from") as session:
+        for row in session.execute(stmt.order_by(Run.id)):
+            latest[row.uid] = row
+    return [DesignRun(uid=r.uid, content_hash=r.content_hash, design_point=r.design_point,
+                      repetition=r.repetition, seed=r.seed) for r in latest.values()]
+
+
+def _decide(run: DesignRun, instances: list[Any], *, now: _dt.datetime, timeout: float,
+            hostname: str) -> RunStatus:
+    base = dict(run=run.uid, design_point=run.design_point, repetition=run.repetition,
+                seed=run.seed, content_hash=run.content_hash, file=run.file)
+    if run.content_hash is None:
+        status = "missing" if run.error == "no run file" else "invalid"
+        return RunStatus(status=status, reason=run.error, instances=len(instances), **base)
+    mine = [i for i in instances if i.content_hash == run.content_hash]
+    if not mine:
+        reason = None
+        if instances:
+            reason = (f"the document changed: {len(instances)} instance(s) of another version, "
+                      f"latest {instances[-1].status}")
+        return RunStatus(status="missing", reason=reason, instances=0, **base)
+    newest = mine[-1]
+    finished = [i for i in mine if i.status == "finished"]
+
+    def out(status: str, reason: str | None, inst: Any) -> RunStatus:
+        return RunStatus(status=status, reason=reason, instance_id=int(inst.id),
+                         instances=len(mine), host=inst.host, start=inst.start, end=inst.end, **base)
+
+    if newest.status == "running":
+        stale = is_stale(newest.host, newest.pid, newest.heartbeat, newest.start, now=now,
+                         timeout=timeout, hostname=hostname)
+        if stale is None:
+            return out("running", None, newest)
+        if finished:
+            return out("finished", None, finished[-1])
+        return out("interrupted", f"marked running but {stale}", newest)
+    if finished:
+        return out("finished", None, finished[-1])
+    if newest.status == "failed":
+        return out("failed", newest.error or "failed (no error recorded)", newest)
+    return out("interrupted", newest.error or newest.status, newest)
+
+
+def campaign_status(
+    store: "Store",
+    output_dir: str | Path | None = None,
+    experiment: str | None = None,
+    *,
+    heartbeat_timeout: float = DEFAULT_HEARTBEAT_TIMEOUT,
+    now: _dt.datetime | None = None,
+    hostname: str | None = None,
+) -> CampaignStatus:
+    """The status of every run of a campaign.
+
+    Args:
+        output_dir: an xgen output folder: its runs are the campaign
+            (:func:`design_runs`); ``None``: the runs in the store.
+        experiment: restrict the store's runs (and instances) to this experiment.
+        heartbeat_timeout: seconds after which a running instance without a
+            heartbeat counts as interrupted.
+        now, hostname: for tests (default: the current time and host).
+
+    Returns:
+        a :class:`CampaignStatus`, runs ordered by design point, repetition, uid.
+
+    Raises:
+        InputError: ``output_dir`` is unusable, or ``experiment`` is not in the
+            store (when no ``output_dir`` is given).
+        StoreError: the store cannot be read.
+    """
+    from xdoe.store._export import check_experiment
+
+    if output_dir is not None:
+        runs = design_runs(output_dir)
+        uids: set[str] | None = {r.uid for r in runs}
+    else:
+        check_experiment(store, experiment)
+        runs = _store_runs(store, experiment)
+        uids = None
+    instances = _instances(store, experiment, uids)
+    moment = now or utcnow()
+    host = hostname if hostname is not None else socket.gethostname()
+    statuses = [_decide(r, instances.get(r.uid, []), now=moment, timeout=heartbeat_timeout,
+                        hostname=host) for r in runs]
+    statuses.sort(key=lambda s: (s.design_point is None, s.design_point or 0, s.repetition is None,
+                                 s.repetition or 0, s.run))
+    counts = {s: 0 for s in STATUSES}
+    for s in statuses:
+        counts[s.status] += 1
+    if not counts["invalid"]:
+        del counts["invalid"]
+    return CampaignStatus(statuses, counts)
+
+
+def summarize(counts: dict[str, int]) -> str:
+    """``"3 runs: 1 finished, 1 failed, 1 missing"`` (zero counts left out)."""
+    total = sum(counts.values())
+    parts = [f"{n} {name}" for name, n in counts.items() if n]
+    return f"{total} run{'s' if total != 1 else ''}" + (": " + ", ".join(parts) if parts else "")
+
+
+def _unused(_: Iterable[Any]) -> None:  # pragma: no cover
+    pass

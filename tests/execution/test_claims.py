@@ -1,0 +1,94 @@
+"""Work claiming in the store (xdoe.store._claims) on SQLite and PostgreSQL."""
+
+from __future__ import annotations
+
+import threading
+import time
+
+import pytest
+
+from xdoe.store import (
+    ClaimHeartbeat,
+    Store,
+    claim_of,
+    claim_run,
+    heartbeat_claim,
+    new_owner,
+    release_claim,
+)
+
+H = "ab" * 32
+
+
+@pytest.fixture
+def db(store_url):
+    with Store(store_url) as s:
+        yield s
+
+
+def test_one_owner_at_a_time_and_release(db):
+    a, b = new_owner(), new_owner()
+    assert claim_run(db, "r1", H, owner=a, stale_after=60)
+    assert not claim_run(db, "r1", H, owner=b, stale_after=60)
+    assert claim_run(db, "r1", H, owner=a, stale_after=60)  # the holder may claim again
+    assert claim_run(db, "r1", "cd" * 32, owner=b, stale_after=60)  # another version is another run
+    info = claim_of(db, "r1", H)
+    assert info is not None and info.owner == a and info.pid > 0
+    assert not release_claim(db, "r1", H, owner=b)  # not b's
+    assert release_claim(db, "r1", H, owner=a)
+    assert claim_of(db, "r1", H) is None
+    assert claim_run(db, "r1", H, owner=b, stale_after=60)
+
+
+def test_concurrent_claims_have_exactly_one_winner(db):
+    owners = [new_owner() for _ in range(6)]
+    wins: list[str] = []
+    barrier = threading.Barrier(len(owners))
+
+    def attempt(owner: str) -> None:
+        barrier.wait()
+        if claim_run(db, "race", H, owner=owner, stale_after=60):
+            wins.append(owner)
+
+    threads = [threading.Thread(target=attempt, args=(o,)) for o in owners]
+    for t in threads:
+        t.start()
+    for t in threads:
+        t.join()
+    assert len(wins) == 1
+    assert claim_of(db, "race", H).owner == wins[0]
+
+
+def test_stale_claim_is_taken_over_once_and_the_old_owner_learns_it(db):
+    old = new_owner()
+    assert claim_run(db, "r2", H, owner=old, stale_after=60)
+    time.sleep(0.3)
+    assert not claim_run(db, "r2", H, owner=new_owner(), stale_after=60)  # not stale for 60 s
+    contenders = [new_owner() for _ in range(4)]
+    wins = [o for o in contenders if claim_run(db, "r2", H, owner=o, stale_after=0.2)]
+    assert len(wins) == 1  # the takeover refreshed the heartbeat: the others see a live claim
+    assert claim_of(db, "r2", H).owner == wins[0]
+    assert not heartbeat_claim(db, "r2", H, owner=old)
+    assert heartbeat_claim(db, "r2", H, owner=wins[0])
+
+
+def test_heartbeat_thread_keeps_a_claim_alive(db):
+    owner = new_owner()
+    assert claim_run(db, "r3", H, owner=owner, stale_after=60)
+    with ClaimHeartbeat(db, "r3", H, owner=owner, interval=0.05) as beat:
+        time.sleep(0.6)
+        assert not claim_run(db, "r3", H, owner=new_owner(), stale_after=0.4)
+    assert beat.beats >= 3 and not beat.lost and beat.error is None
+    time.sleep(0.5)  # no more beats: now it is stale
+    assert claim_run(db, "r3", H, owner=new_owner(), stale_after=0.4)
+
+
+def test_heartbeat_thread_notices_a_takeover(db):
+    owner = new_owner()
+    assert claim_run(db, "r4", H, owner=owner, stale_after=60)
+    with ClaimHeartbeat(db, "r4", H, owner=owner, interval=0.05) as beat:
+        assert release_claim(db, "r4", H, owner=None)  # e.g. an operator or a takeover
+        deadline = time.monotonic() + 5
+        while not beat.lost and time.monotonic() < deadline:
+            time.sleep(0.02)
+    assert beat.lost
