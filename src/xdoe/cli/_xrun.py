@@ -29,6 +29,8 @@ from typing import TYPE_CHECKING, Any, Callable, Sequence
 import click
 
 from xdoe.cli._common import EXIT_FAILED, EXIT_INPUT, EXIT_OK, handle_errors
+from xdoe.cli._jobs import all_done, run_plans, scale_options
+from xdoe.cli._submit import submit_command
 from xdoe.errors import InputError, XdoeError
 
 if TYPE_CHECKING:
@@ -210,7 +212,8 @@ def summary_table(results: Sequence["RunResult"], skipped: Sequence[str] = ()) -
     for r in results:
         rewards = r.mean_objectives("test")
         text = ", ".join(f"{agent} {value:.3g}" for agent, value in rewards.items()) or "-"
-        status = r.status if r.ok else f"[red]{r.status}[/red]"
+        status = (r.status if r.ok else f"[yellow]{r.status}[/yellow]" if r.status in ("skipped", "claimed")
+                  else f"[red]{r.status}[/red]")
         table.add_row(r.uid, status, str(r.episodes), text, f"{r.wall_time:.2f} s")
     for uid in skipped:
         table.add_row(uid, "[yellow]skipped[/yellow]", "0", "-", "-")
@@ -232,9 +235,11 @@ def main() -> None:
 @store_steps_option
 @click.option("--fail-fast", is_flag=True, help="Stop at the first failed run.")
 @click.option("--quiet", "-q", is_flag=True, help="No progress display and no summary table.")
+@scale_options
 @handle_errors
 def experiment_start(files: tuple[str, ...], store_url: str | None, results: Path,
-                     store_steps: str, fail_fast: bool, quiet: bool) -> None:
+                     store_steps: str, fail_fast: bool, quiet: bool, jobs: str, dask: str | None,
+                     parallel_workers: bool) -> None:
     """Run each run document FILES (e.g. _outputs/run-*.yaml).
 
     Exit 0 when every run finished, 1 when a run failed, 2 when a document
@@ -247,16 +252,21 @@ def experiment_start(files: tuple[str, ...], store_url: str | None, results: Pat
         sys.exit(EXIT_INPUT)
     display = _Display(len(loaded.plans), enabled=not quiet and sys.stderr.isatty())
     try:
-        outcomes = run_sequentially(loaded.plans, store_url=store_url, results=results,
-                                    store_steps=store_steps, fail_fast=fail_fast, display=display)
+        outcomes = run_plans(loaded.plans, store_url=store_url, results=results,
+                             store_steps=store_steps, fail_fast=fail_fast, display=display,
+                             jobs=jobs, dask=dask, parallel_workers=parallel_workers)
     finally:
         display.stop()
-    skipped = [p.uid for p in loaded.plans[len(outcomes):]]
+    ran = {r.file for r in outcomes}
+    skipped = [p.uid for p in loaded.plans if p.file not in ran]
     if not quiet:
         from rich.console import Console
 
         Console().print(summary_table(outcomes, skipped))
-    sys.exit(EXIT_OK if all(r.ok for r in outcomes) and not skipped else EXIT_FAILED)
+    sys.exit(EXIT_OK if all_done(outcomes) and not skipped else EXIT_FAILED)
+
+
+main.add_command(submit_command)
 
 
 @main.command("experiment-check")
@@ -280,6 +290,14 @@ def experiment_check(files: tuple[str, ...]) -> None:
             continue
         click.echo(f"ok {path}: " + "; ".join(lines))
     sys.exit(EXIT_INPUT if failed else EXIT_OK)
+
+
+# status, export, tree (issue 4): src/xdoe/cli/_inspect.py
+from xdoe.cli._inspect import export_command, status_command, tree_command  # noqa: E402
+
+main.add_command(status_command)
+main.add_command(export_command)
+main.add_command(tree_command)
 
 
 if __name__ == "__main__":  # pragma: no cover - python -m xdoe.cli._xrun

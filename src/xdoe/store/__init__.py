@@ -92,3 +92,11 @@ __all__ = [
     "run_finished",
     "fail_running_instances",
 ]
+
+# Campaign views (issue 4): one results table, status, lineage.
+from xdoe.store._export import EXPORT_COLUMNS, ExportResult, export_episodes  # noqa: E402
+from xdoe.store._lineage import build_lineage, render_lineage  # noqa: E402
+from xdoe.store._status import CampaignStatus, RunStatus, campaign_status  # noqa: E402
+
+__all__ += ["export_episodes", "ExportResult", "EXPORT_COLUMNS", "campaign_status",
+            "CampaignStatus", "RunStatus", "build_lineage", "render_lineage"]

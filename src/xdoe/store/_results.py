@@ -26,7 +26,16 @@
         columns :data:`TRANSACTION_COLUMNS`, JSON in the sensor, action and
         reward cells.
     ``agents/<phase index>-<phase name>/<agent>/``
-        the place for saved brains and checkpoints (:meth:`ResultsPaths.agent_dir`).
+        the place for saved brains (:meth:`ResultsPaths.agent_dir`).
+    ``checkpoints/``
+        the executor's checkpoints (``<phase index>-<agent>-e<episode>-s<step>.brain``)
+        and, next to them, the resume states ``state-<phase index>-s<step>.pkl``
+        (episode counters and generator states of the workers, see
+        :mod:`xdoe.execution._resume`).
+
+A run instance that is resumed (``xrun`` continues an interrupted instance)
+keeps its folder: the files are filtered to the episodes the store keeps
+(:func:`filter_results`) and then appended to.
 
 The timestamp is the instance's start in UTC; when the folder exists already
 (two instances started in the same second) a suffix ``-1``, ``-2``... is added.
@@ -45,7 +54,8 @@ from typing import IO, Any
 
 from xdoe.store._json import pretty_json
 
-__all__ = ["ResultsPaths", "ResultsWriter", "EPISODE_KEYS", "TRANSACTION_COLUMNS", "safe_name"]
+__all__ = ["ResultsPaths", "ResultsWriter", "EPISODE_KEYS", "TRANSACTION_COLUMNS", "safe_name",
+           "filter_results"]
 
 #: Keys of every line of ``episodes.jsonl``, in order.
 EPISODE_KEYS = ("run", "phase", "mode", "worker", "episode", "agent", "steps", "reward",
@@ -115,6 +125,21 @@ class ResultsPaths:
         """Folder for the saved brain and checkpoints of ``agent`` in a phase (not created)."""
         return self.directory / "agents" / f"{phase_index}-{safe_name(phase_name)}" / safe_name(agent)
 
+    @property
+    def checkpoints(self) -> Path:
+        """Folder of the executor's checkpoints and resume states (not created)."""
+        return self.directory / "checkpoints"
+
+    def resume_state(self, phase_index: int, step: int) -> Path:
+        """Resume state of phase ``phase_index`` saved after ``step`` phase steps."""
+        return self.checkpoints / f"state-{int(phase_index)}-s{int(step):012d}.pkl"
+
+    def resume_states(self, phase_index: int) -> list[Path]:
+        """The resume states of a phase, newest (most steps) first."""
+        if not self.checkpoints.is_dir():
+            return []
+        return sorted(self.checkpoints.glob(f"state-{int(phase_index)}-s*.pkl"), reverse=True)
+
 
 class _AverageReward:
     """Streams the per-episode mean reward over workers of one phase to CSV.
@@ -153,16 +178,21 @@ class ResultsWriter:
     Not thread-safe on its own; :class:`xdoe.store.RunRecorder` serialises calls.
     """
 
-    def __init__(self, paths: ResultsPaths, run_uid: str, store_steps: bool) -> None:
+    def __init__(self, paths: ResultsPaths, run_uid: str, store_steps: bool, *,
+                 resume: bool = False) -> None:
         self.paths = paths
         self.run_uid = run_uid
         self._episodes: IO[str] = paths.episodes.open("a", encoding="utf-8")
         self._transactions: IO[str] | None = None
         self._transactions_csv: Any = None
         if store_steps:
-            self._transactions = paths.all_transactions.open("w", newline="", encoding="utf-8")
+            header = not (resume and paths.all_transactions.is_file()
+                          and paths.all_transactions.stat().st_size > 0)
+            self._transactions = paths.all_transactions.open("a" if resume else "w", newline="",
+                                                            encoding="utf-8")
             self._transactions_csv = csv.writer(self._transactions)
-            self._transactions_csv.writerow(TRANSACTION_COLUMNS)
+            if header:
+                self._transactions_csv.writerow(TRANSACTION_COLUMNS)
         self._average: _AverageReward | None = None
         self._phase: tuple[int, str, str] | None = None
 
@@ -170,6 +200,18 @@ class ResultsWriter:
         self.phase_finished()
         self._phase = (index, name, mode)
         self._average = _AverageReward(self.paths.average_reward(index, name), workers)
+
+    def phase_resumed(self, index: int, name: str, mode: str, workers: int) -> None:
+        """Continue phase ``index`` of a resumed instance: rewrite its
+        average-reward file from the episodes ``episodes.jsonl`` kept."""
+        self.phase_started(index, name, mode, workers)
+        assert self._average is not None
+        self._episodes.flush()
+        with self.paths.episodes.open(encoding="utf-8") as fh:
+            for line in fh:
+                row = json.loads(line)
+                if row.get("phase") == name:
+                    self._average.add(int(row["episode"]), str(row["agent"]), float(row["reward"]))
 
     def episode(self, worker: int, episode: int, agent: str, steps: int, reward: float,
                 objective: float, wall_time: float) -> None:
@@ -214,3 +256,48 @@ class ResultsWriter:
         if self._transactions is not None and not self._transactions.closed:
             self._transactions.close()
 
+
+
+def _rewrite(path: Path, keep_line: Any) -> None:
+    """Keep the lines of ``path`` for which ``keep_line(line)`` is true (atomic replace)."""
+    if not path.is_file():
+        return
+    tmp = path.with_name(f".{path.name}.{os.getpid()}.tmp")
+    with path.open(encoding="utf-8", newline="") as src, tmp.open("w", encoding="utf-8", newline="") as dst:
+        for line in src:
+            if keep_line(line):
+                dst.write(line)
+    os.replace(tmp, path)
+
+
+def filter_results(paths: ResultsPaths, keep: Any) -> None:
+    """Drop from ``episodes.jsonl`` and ``all_transactions.csv`` every row
+    whose ``keep(phase_name, worker, episode)`` is false, so the files of a
+    resumed instance hold each episode once (what the store keeps).
+
+    Lines that cannot be parsed (a half-written last line of a killed
+    process) are dropped too.
+    """
+    def keep_episode(line: str) -> bool:
+        try:
+            row = json.loads(line)
+            return bool(keep(row["phase"], int(row["worker"]), int(row["episode"])))
+        except (ValueError, KeyError, TypeError):
+            return False
+
+    _rewrite(paths.episodes, keep_episode)
+    if not paths.all_transactions.is_file():
+        return
+    first = [True]
+
+    def keep_transaction(line: str) -> bool:
+        if first[0]:
+            first[0] = False
+            return True  # header
+        try:
+            cells = next(csv.reader([line]))
+            return bool(keep(cells[0], int(cells[2]), int(cells[3])))
+        except (ValueError, IndexError, StopIteration):
+            return False
+
+    _rewrite(paths.all_transactions, keep_transaction)

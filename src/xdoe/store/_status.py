@@ -25,7 +25,6 @@ import csv
 import datetime as _dt
 import os
 import socket
-from collections.abc import Iterable
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
@@ -39,7 +38,7 @@ if TYPE_CHECKING:
     from xdoe.store._store import Store
 
 __all__ = ["STATUSES", "DEFAULT_HEARTBEAT_TIMEOUT", "RunStatus", "CampaignStatus",
-           "campaign_status", "design_runs", "DesignRun", "is_stale", "pid_alive"]
+           "campaign_status", "design_runs", "DesignRun", "is_stale", "pid_alive", "summarize"]
 
 #: Status of a run in a campaign, in display order.
 STATUSES = ("finished", "running", "failed", "interrupted", "missing", "invalid")
@@ -316,7 +315,3 @@ def summarize(counts: dict[str, int]) -> str:
     total = sum(counts.values())
     parts = [f"{n} {name}" for name, n in counts.items() if n]
     return f"{total} run{'s' if total != 1 else ''}" + (": " + ", ".join(parts) if parts else "")
-
-
-def _unused(_: Iterable[Any]) -> None:  # pragma: no cover
-    pass

@@ -1,0 +1,156 @@
+"""``xrun status``, ``xrun export`` and ``xrun tree``: look at a campaign in the store.
+
+Exit codes: ``status`` 0 when every run finished, 1 otherwise (something is
+missing, running, failed or interrupted: scripts can wait on it), 2 for
+unusable input (no such folder or experiment); ``export`` 0 when the file
+was written, 2 for an unknown suffix, missing pyarrow or unknown experiment;
+``tree`` 0, 2 for an unknown experiment. A store that cannot be read: 1.
+"""
+
+from __future__ import annotations
+
+import sys
+from pathlib import Path
+from typing import Any, Callable
+
+import click
+
+from xdoe.cli._common import EXIT_FAILED, EXIT_OK, handle_errors
+
+__all__ = ["status_command", "export_command", "tree_command"]
+
+F = Callable[..., Any]
+
+
+def _store_option(func: F) -> F:
+    # Same option as xdoe.cli._xrun.store_option (not imported from there:
+    # _xrun registers these commands, so importing it here would be circular).
+    return click.option(
+        "--store", "store_url", metavar="URL", envvar="XRUN_STORE", default=None,
+        help="SQLAlchemy URL of the store (default: $XRUN_STORE or sqlite:///_outputs/xrun.sqlite).",
+    )(func)
+
+
+def _experiment_option(func: F) -> F:
+    return click.option("--experiment", "-e", metavar="UID", default=None,
+                        help="Only the runs of this experiment.")(func)
+
+
+_STYLES = {"finished": "green", "running": "yellow", "failed": "bold red",
+           "interrupted": "magenta", "missing": "dim", "invalid": "red"}
+
+
+def _when(value: Any) -> str:
+    return "" if value is None else value.strftime("%Y-%m-%d %H:%M:%S")
+
+
+@click.command("status")
+@click.argument("output_dir", required=False, type=click.Path(path_type=Path))
+@_experiment_option
+@_store_option
+@click.option("--heartbeat-timeout", default=120.0, show_default=True, metavar="SECONDS",
+              type=click.FloatRange(min=0), help="A running instance without a heartbeat for this "
+              "long (or whose process is gone, on this host) counts as interrupted.")
+@click.option("--only", "only", multiple=True, metavar="STATUS",
+              type=click.Choice(["finished", "running", "failed", "interrupted", "missing", "invalid"]),
+              help="List only runs with this status (repeatable); the counts cover all runs.")
+@click.option("--quiet", "-q", is_flag=True, help="Print only the counts.")
+@handle_errors
+def status_command(output_dir: Path | None, experiment: str | None, store_url: str | None,
+                   heartbeat_timeout: float, only: tuple[str, ...], quiet: bool) -> None:
+    """Status of every run of a campaign: finished, running, failed (with its
+    one-line reason), interrupted or missing, and the counts.
+
+    The runs are those of OUTPUT_DIR (an xgen output folder: design.csv and
+    run-*.yaml; a run counts as done only for the document as it is now) or,
+    without it, those in the store (of --experiment when given).
+
+    Exit 0 when every run finished, 1 otherwise, 2 for unusable input.
+    """
+    from rich.console import Console
+    from rich.markup import escape
+    from rich.table import Table
+
+    from xdoe.store import Store
+    from xdoe.store._status import campaign_status, summarize
+
+    with Store(store_url) as store:
+        status = campaign_status(store, output_dir, experiment, heartbeat_timeout=heartbeat_timeout)
+    console = Console()
+    if not quiet:
+        table = Table(title=f"xrun status · {store.url}")
+        for name, justify in (("run", "left"), ("design point", "right"), ("repetition", "right"),
+                              ("status", "left"), ("instance", "right"), ("started (UTC)", "left"),
+                              ("reason", "left")):
+            table.add_column(name, justify=justify)  # type: ignore[arg-type]
+        for r in status.runs:
+            if only and r.status not in only:
+                continue
+            style = _STYLES.get(r.status, "")
+            table.add_row(
+                escape(r.run), "" if r.design_point is None else str(r.design_point),
+                "" if r.repetition is None else str(r.repetition),
+                f"[{style}]{r.status}[/{style}]" if style else r.status,
+                "" if r.instance_id is None else str(r.instance_id), _when(r.start),
+                escape(r.reason or ""))
+        console.print(table)
+    console.print(summarize(status.counts), markup=False, highlight=False)
+    sys.exit(EXIT_OK if status.all_finished else EXIT_FAILED)
+
+
+@click.command("export")
+@_experiment_option
+@click.option("--output", "-o", "output", required=True, metavar="FILE.csv|FILE.parquet",
+              type=click.Path(dir_okay=False, path_type=Path),
+              help="The table to write; the suffix picks the format (Parquet needs pyarrow).")
+@click.option("--all-instances", is_flag=True,
+              help="Every run instance (adds an 'instance' column) instead of, per run, the latest "
+                   "finished one (else the latest).")
+@_store_option
+@handle_errors
+def export_command(experiment: str | None, output: Path, all_instances: bool,
+                   store_url: str | None) -> None:
+    """Write one long table, one row per episode, worker and agent: experiment,
+    run, design_point, repetition, seed, one column per factor, phase, mode,
+    worker, episode, agent, steps, reward, objective, wall_time.
+
+    Streams from the store (memory stays flat); the file appears only when complete.
+    """
+    from xdoe.store import Store, export_episodes
+
+    with Store(store_url) as store:
+        result = export_episodes(store, output, experiment, all_instances=all_instances)
+    click.echo(f"wrote {result.rows:,} rows of {result.runs:,} runs ({len(result.columns)} columns) "
+               f"to {result.path} in {result.seconds:.1f} s")
+    if result.rows == 0:
+        click.secho("warning: no episodes matched", fg="yellow", err=True)
+
+
+@click.command("tree")
+@_experiment_option
+@click.option("--run", "run_uid", metavar="UID", default=None, help="Only this run.")
+@click.option("--latest", is_flag=True, help="Only the newest instance of each run version.")
+@click.option("--heartbeat-timeout", default=120.0, show_default=True, metavar="SECONDS",
+              type=click.FloatRange(min=0), help="When a running instance counts as interrupted.")
+@_store_option
+@handle_errors
+def tree_command(experiment: str | None, run_uid: str | None, latest: bool,
+                 heartbeat_timeout: float, store_url: str | None) -> None:
+    """Print the lineage as a tree: runs, their instances and phases, and
+    where each agent's brain came from (fresh, previous phase, a checkpoint
+    of another run). Failed nodes are red, running ones yellow, interrupted
+    ones (including stale running ones) magenta."""
+    from rich.console import Console
+
+    from xdoe.store import Store
+    from xdoe.store._export import check_experiment
+    from xdoe.store._lineage import build_lineage, render_lineage
+
+    with Store(store_url) as store:
+        check_experiment(store, experiment)
+        nodes = build_lineage(store, experiment, run=run_uid, latest_only=latest,
+                              heartbeat_timeout=heartbeat_timeout)
+        title = f"experiment {experiment}" if experiment else f"store {store.url}"
+    Console().print(render_lineage(nodes, title))
+    if not nodes:
+        click.secho("no runs", fg="yellow", err=True)

@@ -1,0 +1,116 @@
+"""``xrun experiment-start`` at scale: the options ``--jobs``, ``--dask`` and
+``--parallel-workers`` and the routing of run documents to an execution
+backend (:mod:`xdoe.execution._backends`), with one progress display and one
+list of results for the summary table."""
+
+from __future__ import annotations
+
+from pathlib import Path
+from typing import TYPE_CHECKING, Any, Callable, Sequence
+
+import click
+
+if TYPE_CHECKING:
+    from xdoe.execution import RunPlan, RunResult
+
+__all__ = ["scale_options", "run_plans", "all_done"]
+
+F = Callable[..., Any]
+
+
+def scale_options(func: F) -> F:
+    """``--jobs N|auto``, ``--dask ADDRESS|local``, ``--parallel-workers``."""
+    func = click.option(
+        "--parallel-workers", is_flag=True,
+        help="Run the workers of phases with worker > 1 in separate processes feeding the one brain "
+             "(faster on CPU-bound environments; the order of experiences becomes timing-dependent).",
+    )(func)
+    func = click.option(
+        "--dask", metavar="ADDRESS|local", default=None,
+        help="Run each run as a task on a Dask cluster (scheduler address, or 'local' for a local "
+             "cluster with --jobs workers); results go to the shared store.",
+    )(func)
+    func = click.option(
+        "--jobs", "-j", metavar="N|auto", default="1", show_default=True,
+        help="Run N run documents at once in separate processes ('auto': one per CPU).",
+    )(func)
+    return func
+
+
+def all_done(results: Sequence["RunResult"]) -> bool:
+    """Whether no result is a failure (finished, finished before, or run by another process)."""
+    from xdoe.execution._backends import DONE_STATUSES
+
+    return all(r.status in DONE_STATUSES for r in results)
+
+
+def run_plans(
+    plans: Sequence["RunPlan"],
+    *,
+    store_url: str | None,
+    results: Path | None,
+    store_steps: str,
+    fail_fast: bool = False,
+    display: Any = None,
+    jobs: str | int = 1,
+    dask: str | None = None,
+    parallel_workers: bool = False,
+    rerun: bool = False,
+    stale_after: float | None = None,
+) -> list["RunResult"]:
+    """Execute the loaded plans on the backend ``jobs``/``dask`` choose; every
+    run is claimed in the store first (see :mod:`xdoe.execution._backends`).
+
+    Returns:
+        the results in the order of ``plans``, without the runs that
+        ``fail_fast`` kept from starting.
+
+    Raises:
+        InputError: ``jobs`` is not a positive integer or ``auto``, or the
+            Dask scheduler cannot be reached.
+        StoreError: the store cannot be opened.
+    """
+    from xdoe.execution._backends import (
+        DEFAULT_STALE_AFTER,
+        DONE_STATUSES,
+        RunTask,
+        absolute_store_url,
+        make_backend,
+        parse_jobs,
+    )
+
+    n_jobs = parse_jobs(jobs)
+    remote = bool(dask) or n_jobs > 1
+    url = absolute_store_url(store_url) if remote else store_url
+    results_root = None if results is None else str(Path(results).resolve() if remote else results)
+    tasks = [
+        RunTask(
+            file=str(Path(p.file).resolve()) if (remote and p.file) else str(p.file),
+            store_url=url, results=results_root, store_steps=store_steps,
+            stale_after=DEFAULT_STALE_AFTER if stale_after is None else float(stale_after),
+            rerun=rerun, parallel_workers=parallel_workers,
+        )
+        for p in plans
+    ]
+    order = {t.file: i for i, t in enumerate(tasks)}
+    by_file = {t.file: p for t, p in zip(tasks, plans)}
+    out: list[tuple[int, "RunResult"]] = []
+    in_process = display is not None and getattr(display, "enabled", False) and not remote
+
+    def started(task: RunTask) -> None:
+        if display is not None and not remote:
+            display.run_started(by_file[task.file].uid)
+
+    with make_backend(n_jobs, dask, plans=None if remote else by_file) as backend:
+        for result in backend.map_runs(tasks, fail_fast=fail_fast, started=started,
+                                       progress=display if in_process else None):
+            index = order.get(str(result.file), len(tasks))
+            if index < len(plans):
+                result.file = plans[index].file  # as the user named it
+            out.append((index, result))
+            if display is not None:
+                display.run_done()
+                if result.status not in DONE_STATUSES:
+                    display.message(f"run {result.uid} {result.status}: {result.error}")
+    out.sort(key=lambda item: item[0])
+    return [r for _, r in out]

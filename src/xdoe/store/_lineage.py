@@ -1,0 +1,280 @@
+"""Lineage: runs, their instances, phases, and where each agent's brain came
+from (``brain_source`` rows), as data (:func:`build_lineage`) and as a
+:class:`rich.tree.Tree` (:func:`render_lineage`).
+
+In the tree, failed nodes are red and marked ``✗ failed``, running ones
+yellow and marked ``● running``, interrupted ones (also running instances
+that are stale, see :func:`xdoe.store._status.is_stale`) magenta and marked
+``⚠ interrupted``.
+"""
+
+from __future__ import annotations
+
+import datetime as _dt
+import socket
+from dataclasses import dataclass, field
+from typing import TYPE_CHECKING, Any
+
+from sqlalchemy import func, select
+
+from xdoe.store._models import (
+    BrainSource,
+    Checkpoint,
+    Experiment,
+    Phase,
+    Run,
+    RunInstance,
+    utcnow,
+)
+from xdoe.store._status import DEFAULT_HEARTBEAT_TIMEOUT, is_stale
+
+if TYPE_CHECKING:
+    from rich.tree import Tree
+
+    from xdoe.store._store import Store
+
+__all__ = ["AgentNode", "PhaseNode", "InstanceNode", "RunNode", "build_lineage", "render_lineage",
+           "MARKS"]
+
+#: Status -> (mark, rich style) used by :func:`render_lineage`.
+MARKS = {
+    "finished": ("✓ finished", "green"),
+    "running": ("● running", "yellow"),
+    "failed": ("✗ failed", "bold red"),
+    "interrupted": ("⚠ interrupted", "magenta"),
+}
+
+
+@dataclass
+class AgentNode:
+    """An agent of a phase and the source of its brain.
+
+    ``kind`` is ``fresh``, ``previous_phase``, ``checkpoint`` or ``path``
+    (see :class:`xdoe.store.BrainSource`); for ``checkpoint`` the source run,
+    phase, checkpoint id and its instance; ``checkpoints`` counts the
+    checkpoints the agent saved in the phase."""
+
+    agent: str
+    kind: str | None
+    source_run: str | None = None
+    source_phase: str | None = None
+    source_checkpoint: int | None = None
+    source_instance: int | None = None
+    source_path: str | None = None
+    checkpoints: int = 0
+
+
+@dataclass
+class PhaseNode:
+    id: int
+    index: int
+    name: str
+    mode: str
+    status: str
+    agents: list[AgentNode] = field(default_factory=list)
+
+
+@dataclass
+class InstanceNode:
+    """A run instance; ``status`` is the stored one except a stale running
+    instance, shown ``interrupted`` with ``stale`` giving the reason."""
+
+    id: int
+    status: str
+    host: str
+    pid: int
+    start: _dt.datetime
+    end: _dt.datetime | None
+    error: str | None
+    stale: str | None = None
+    phases: list[PhaseNode] = field(default_factory=list)
+
+
+@dataclass
+class RunNode:
+    uid: str
+    content_hash: str
+    experiment: str | None
+    design_point: int | None
+    repetition: int | None
+    instances: list[InstanceNode] = field(default_factory=list)
+
+
+def build_lineage(
+    store: "Store",
+    experiment: str | None = None,
+    *,
+    run: str | None = None,
+    latest_only: bool = False,
+    heartbeat_timeout: float = DEFAULT_HEARTBEAT_TIMEOUT,
+    now: _dt.datetime | None = None,
+    hostname: str | None = None,
+) -> list[RunNode]:
+    """The lineage of the runs in the store (of one experiment, or one run uid).
+
+    Five small queries (runs, instances, phases, brain sources, checkpoint
+    counts); runs in design order, instances oldest first.
+
+    Args:
+        latest_only: keep only the newest instance of each run version.
+
+    Raises:
+        StoreError: the store cannot be read.
+    """
+    moment = now or utcnow()
+    host = hostname if hostname is not None else socket.gethostname()
+    run_filter: list[Any] = []
+    if experiment is not None:
+        run_filter.append(Experiment.uid == experiment)
+    if run is not None:
+        run_filter.append(Run.uid == run)
+    with store._read("read the lineage from") as session:
+        runs: dict[int, RunNode] = {}
+        for r in session.execute(
+            select(Run.id, Run.uid, Run.content_hash, Experiment.uid.label("exp"), Run.design_point,
+                   Run.repetition)
+            .outerjoin(Experiment, Run.experiment_id == Experiment.id).where(*run_filter)
+            .order_by(Run.id)
+        ):
+            runs[r.id] = RunNode(r.uid, r.content_hash, r.exp, r.design_point, r.repetition)
+        instances: dict[int, InstanceNode] = {}
+        for i in session.execute(
+            select(RunInstance.id, RunInstance.run_id, RunInstance.status, RunInstance.host,
+                   RunInstance.pid, RunInstance.start, RunInstance.end, RunInstance.error,
+                   RunInstance.heartbeat)
+            .join(Run, RunInstance.run_id == Run.id)
+            .outerjoin(Experiment, Run.experiment_id == Experiment.id).where(*run_filter)
+            .order_by(RunInstance.id)
+        ):
+            node = InstanceNode(i.id, i.status, i.host, i.pid, i.start, i.end, i.error)
+            if i.status == "running":
+                node.stale = is_stale(i.host, i.pid, i.heartbeat, i.start, now=moment,
+                                      timeout=heartbeat_timeout, hostname=host)
+            if i.run_id in runs:
+                runs[i.run_id].instances.append(node)
+                instances[i.id] = node
+        if latest_only:
+            for node in runs.values():
+                node.instances = node.instances[-1:]
+            instances = {i.id: i for n in runs.values() for i in n.instances}
+        phases: dict[int, PhaseNode] = {}
+        inst_ids = list(instances)
+        for chunk in _chunks(inst_ids):
+            for p in session.execute(
+                select(Phase.id, Phase.instance_id, Phase.index, Phase.name, Phase.mode, Phase.status)
+                .where(Phase.instance_id.in_(chunk)).order_by(Phase.instance_id, Phase.index)
+            ):
+                node = PhaseNode(p.id, p.index, p.name, p.mode, p.status)
+                instances[p.instance_id].phases.append(node)
+                phases[p.id] = node
+            counts: dict[tuple[int | None, str], int] = {}
+            for c in session.execute(
+                select(Checkpoint.phase_id, Checkpoint.agent, func.count())
+                .where(Checkpoint.instance_id.in_(chunk))
+                .group_by(Checkpoint.phase_id, Checkpoint.agent)
+            ):
+                counts[(c[0], c[1])] = int(c[2])
+            source_ckpt = select(Checkpoint.instance_id).where(
+                Checkpoint.id == BrainSource.source_checkpoint_id).scalar_subquery()
+            for b in session.execute(
+                select(BrainSource.phase_id, BrainSource.agent, BrainSource.source_kind,
+                       BrainSource.source_run_uid, BrainSource.source_phase,
+                       BrainSource.source_checkpoint_id, BrainSource.source_path,
+                       source_ckpt.label("source_instance"))
+                .where(BrainSource.instance_id.in_(chunk)).order_by(BrainSource.id)
+            ):
+                phase = phases.get(b.phase_id) if b.phase_id is not None else None
+                if phase is None:
+                    continue
+                phase.agents.append(AgentNode(
+                    b.agent, b.source_kind, b.source_run_uid, b.source_phase,
+                    b.source_checkpoint_id, b.source_instance, b.source_path,
+                    counts.pop((b.phase_id, b.agent), 0)))
+            # agents that saved checkpoints but have no brain-source row
+            for (phase_id, agent), n in counts.items():
+                if phase_id in phases:
+                    phases[phase_id].agents.append(AgentNode(agent, None, checkpoints=n))
+    nodes = list(runs.values())
+    nodes.sort(key=lambda n: (n.design_point is None, n.design_point or 0, n.repetition is None,
+                              n.repetition or 0, n.uid))
+    return nodes
+
+
+def _chunks(ids: list[int], size: int = 500) -> list[list[int]]:
+    return [ids[k:k + size] for k in range(0, len(ids), size)]
+
+
+def _status_text(status: str, label: str, extra: str = "") -> Any:
+    from rich.text import Text
+
+    key = status if status in MARKS else None
+    mark, style = MARKS[key] if key else (status, "")
+    text = Text(label + " ")
+    text.append(f"[{mark}]", style=style or None)
+    if extra:
+        text.append(" " + extra, style="dim" if status == "finished" else (style or None))
+    return text
+
+
+def _agent_text(agent: AgentNode) -> str:
+    kind = agent.kind
+    if kind is None:
+        source = "source not recorded"
+    elif kind == "fresh":
+        source = "fresh brain"
+    elif kind == "previous_phase":
+        source = "kept from the previous phase"
+    elif kind == "checkpoint":
+        where = f"run {agent.source_run or '?'}"
+        if agent.source_phase:
+            where += f", phase {agent.source_phase}"
+        if agent.source_checkpoint is not None:
+            where += f", checkpoint #{agent.source_checkpoint}"
+            if agent.source_instance is not None:
+                where += f" of instance {agent.source_instance}"
+        elif agent.source_run:
+            where += " (checkpoint since deleted)"
+        source = f"loaded from {where}"
+    elif kind == "path":
+        source = f"loaded from file {agent.source_path}"
+    else:
+        source = kind
+    saved = f"; {agent.checkpoints} checkpoint{'s' if agent.checkpoints != 1 else ''}" if agent.checkpoints else ""
+    return f"agent {agent.agent} ← {source}{saved}"
+
+
+def render_lineage(nodes: list[RunNode], title: str = "lineage") -> "Tree":
+    """A :class:`rich.tree.Tree`: title > run (uid, design point, version) >
+    instance (id, status mark, host, start, error) > phase (index, name,
+    mode, status) > agent (source of its brain, checkpoints saved)."""
+    from rich.markup import escape
+    from rich.tree import Tree
+
+    tree = Tree(escape(title))
+    for run in nodes:
+        label = f"run {run.uid}"
+        if run.design_point is not None:
+            label += f" (design point {run.design_point}, repetition {run.repetition})"
+        label += f" · version {run.content_hash[:8]}"
+        run_status = run.instances[-1].status if run.instances else None
+        if run.instances and run.instances[-1].stale:
+            run_status = "interrupted"
+        if run_status in ("failed", "running", "interrupted"):
+            branch = tree.add(_status_text(run_status, label))
+        else:
+            branch = tree.add(escape(label) if run.instances else _status_text("missing", label, "no instance"))
+        for inst in run.instances:
+            status = "interrupted" if inst.stale else inst.status
+            when = inst.start.strftime("%Y-%m-%d %H:%M:%S")
+            extra = inst.error or ""
+            if inst.stale:
+                extra = f"marked running but {inst.stale}"
+            node = branch.add(_status_text(
+                status, f"instance {inst.id} on {inst.host} (pid {inst.pid}), started {when} UTC", extra))
+            for phase in inst.phases:
+                pnode = node.add(_status_text(
+                    "interrupted" if inst.stale and phase.status == "running" else phase.status,
+                    f"phase {phase.index} {phase.name} ({phase.mode})"))
+                for agent in phase.agents:
+                    pnode.add(escape(_agent_text(agent)))
+    return tree
