@@ -79,10 +79,13 @@ def status_command(output_dir: Path | None, experiment: str | None, store_url: s
     console = Console()
     if not quiet:
         table = Table(title=f"xrun status · {store.url}")
-        for name, justify in (("run", "left"), ("design point", "right"), ("repetition", "right"),
-                              ("status", "left"), ("instance", "right"), ("started (UTC)", "left"),
-                              ("reason", "left")):
-            table.add_column(name, justify=justify)  # type: ignore[arg-type]
+        table.add_column("run", overflow="fold")
+        table.add_column("point", justify="right")
+        table.add_column("rep", justify="right")
+        table.add_column("status")
+        table.add_column("instance", justify="right")
+        table.add_column("started (UTC)")
+        table.add_column("reason", overflow="fold", ratio=1)
         for r in status.runs:
             if only and r.status not in only:
                 continue

@@ -77,12 +77,10 @@ def _dry_run(experiment: Any, design: Any, runs: Any) -> None:
         f"design points x repetitions = runs: {runs.n_points} x {runs.repetitions} = {len(runs)}"
     )
     if len(design) > MAX_FIGURE_POINTS:
-        console.print(f"min distance, centred L2 discrepancy: not computed (more than {MAX_FIGURE_POINTS} points)")
+        discrepancy = f"not computed (more than {MAX_FIGURE_POINTS} points)"
     else:
-        console.print(
-            f"min distance: {_figure(design.min_distance)}, "
-            f"centred L2 discrepancy: {_figure(design.discrepancy)}"
-        )
+        discrepancy = str(_figure(design.discrepancy))
+    console.print(f"min distance: {_figure(design.min_distance)}, centred L2 discrepancy: {discrepancy}")
     console.print("dry run: nothing written")
 
 

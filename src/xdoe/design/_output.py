@@ -156,11 +156,11 @@ def _figure(value: Any) -> Any:
 def design_figures(design: Any) -> tuple[float | None, float | None]:
     """``(min distance, centred L2 discrepancy)`` of ``design``, rounded to
     12 significant digits (identical text on every platform); ``None`` when
-    undefined (one point, no factors) or when the design has more than
-    :data:`MAX_FIGURE_POINTS` points (both metrics cost O(n^2))."""
-    if len(design) > MAX_FIGURE_POINTS:
-        return None, None
-    return _figure(design.min_distance), _figure(design.discrepancy)
+    undefined (one point, no factors). The discrepancy costs O(n^2) time and
+    is left out (``None``) above :data:`MAX_FIGURE_POINTS` points; the minimum
+    distance (a k-d tree query, O(n log n)) is always computed."""
+    discrepancy = None if len(design) > MAX_FIGURE_POINTS else _figure(design.discrepancy)
+    return _figure(design.min_distance), discrepancy
 
 
 def manifest_header(*, xdoe_version: str, input_sha256: str, design: Any, repetitions: int, max_runs: int | None) -> dict:

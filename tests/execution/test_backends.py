@@ -1,0 +1,123 @@
+"""Execution backends: in-process, local process pool, Dask; claiming per run."""
+
+from __future__ import annotations
+
+import datetime as _dt
+from collections import Counter, defaultdict
+from pathlib import Path
+
+import pytest
+from scale_components import countdown_run, write_runs
+from sqlalchemy import insert
+
+from xdoe.execution._backends import (
+    DaskBackend,
+    ProcessPoolBackend,
+    RunTask,
+    SequentialBackend,
+    execute_task,
+    parse_jobs,
+)
+from xdoe.errors import InputError
+from xdoe.store import Claim, Store, claim_of, document_hash, utcnow
+from xdoe.execution import load_plan
+
+
+def episode_rewards(url: str) -> dict[str, list[tuple]]:
+    out: dict[str, list[tuple]] = defaultdict(list)
+    with Store(url) as store:
+        for row in store.episodes():
+            out[row["run"]].append((row["phase"], row["worker"], row["episode"], row["agent"],
+                                    row["steps"], row["reward"]))
+    return dict(out)
+
+
+def instances_per_run(url: str) -> Counter:
+    with Store(url) as store:
+        return Counter(i.run_uid for i in store.instances())
+
+
+@pytest.fixture
+def files(tmp_path: Path) -> list[str]:
+    docs = [countdown_run(f"r{i}", seed=i, episodes=3 + i, worker=1 + i % 2) for i in range(4)]
+    return write_runs(tmp_path / "runs", docs)
+
+
+def tasks_for(files: list[str], url: str, tmp_path: Path, **kw) -> list[RunTask]:
+    return [RunTask(f, store_url=url, results=str(tmp_path / "results"), **kw) for f in files]
+
+
+def test_process_pool_runs_everything_like_the_sequential_backend(files, tmp_path):
+    seq_url = f"sqlite:///{tmp_path / 'seq.sqlite'}"
+    par_url = f"sqlite:///{tmp_path / 'par.sqlite'}"
+    with SequentialBackend() as backend:
+        seq = list(backend.map_runs(tasks_for(files, seq_url, tmp_path)))
+    with ProcessPoolBackend(2) as backend:
+        par = list(backend.map_runs(tasks_for(files, par_url, tmp_path)))
+    assert sorted(r.uid for r in par) == ["r0", "r1", "r2", "r3"]
+    assert all(r.status == "finished" for r in seq + par), [(r.uid, r.error) for r in par]
+    assert episode_rewards(seq_url) == episode_rewards(par_url)
+    assert len(episode_rewards(par_url)["r3"]) == 2 * 6 + 1  # 2 workers x 6 train + 1 test
+    assert set(instances_per_run(par_url).values()) == {1}
+    with Store(par_url) as store:  # claims were released
+        assert all(claim_of(store, r.uid, document_hash(load_plan(r.file).document)) is None for r in par)
+
+
+def test_a_killed_worker_process_fails_only_its_run(tmp_path):
+    docs = [countdown_run("ok-a", episodes=4, sleep=0.02), countdown_run("killer", kill_at_episode=1),
+            countdown_run("ok-b", episodes=4, sleep=0.02), countdown_run("ok-c", episodes=2)]
+    files = write_runs(tmp_path / "runs", docs)
+    url = f"sqlite:///{tmp_path / 'xrun.sqlite'}"
+    with ProcessPoolBackend(2) as backend:
+        results = {r.uid: r for r in backend.map_runs(tasks_for(files, url, tmp_path))}
+        assert backend.pools_created >= 2  # the broken pool was replaced
+    assert results["killer"].status == "failed"
+    assert results["killer"].error.startswith("worker process died (killed by SIGKILL")
+    assert {u: r.status for u, r in results.items() if u != "killer"} == {
+        "ok-a": "finished", "ok-b": "finished", "ok-c": "finished"}
+    with Store(url) as store:
+        killer = store.instances(run_uid="killer")
+        assert [i.status for i in killer] == ["failed"] and "worker process died" in killer[0].error
+        for uid in ("ok-a", "ok-b", "ok-c"):  # a run cut short by the broken pool ran again
+            statuses = [i.status for i in store.instances(run_uid=uid)]
+            assert statuses.count("finished") == 1 and set(statuses) <= {"finished", "interrupted"}
+        h = document_hash(load_plan(files[1]).document)
+        assert claim_of(store, "killer", h) is None
+
+
+def test_claims_skip_finished_and_held_runs_and_take_over_stale_ones(files, tmp_path):
+    url = f"sqlite:///{tmp_path / 'xrun.sqlite'}"
+    task = tasks_for(files[:1], url, tmp_path)[0]
+    plan = load_plan(task.file)
+    h = document_hash(plan.document)
+    old = utcnow() - _dt.timedelta(seconds=90)
+    with Store(url) as store:
+        with store._write("test") as s:
+            s.execute(insert(Claim).values(run_uid=plan.uid, content_hash=h, owner="ghost", host="elsewhere",
+                                           pid=1, heartbeat=old, claimed_at=old))
+        assert execute_task(task, store=store).status == "claimed"  # live for the default 120 s
+        fresh = RunTask(task.file, store_url=url, results=task.results, stale_after=60)
+        result = execute_task(fresh, store=store)
+        assert result.status == "finished"  # taken over from the dead owner
+        assert claim_of(store, plan.uid, h) is None  # released at the end
+        again = execute_task(RunTask(task.file, store_url=url, results=task.results), store=store)
+        assert again.status == "skipped"
+        rerun = execute_task(RunTask(task.file, store_url=url, results=task.results, rerun=True), store=store)
+        assert rerun.status == "finished"
+        assert [i.status for i in store.instances(run_uid=plan.uid)] == ["finished", "finished"]
+
+
+def test_dask_local_cluster_runs_into_the_shared_store(files, tmp_path):
+    url = f"sqlite:///{tmp_path / 'xrun.sqlite'}"
+    with DaskBackend("local", n_workers=2) as backend:
+        results = list(backend.map_runs(tasks_for(files[:3], url, tmp_path)))
+    assert sorted((r.uid, r.status) for r in results) == [("r0", "finished"), ("r1", "finished"),
+                                                          ("r2", "finished")]
+    assert instances_per_run(url) == Counter({"r0": 1, "r1": 1, "r2": 1})
+
+
+def test_parse_jobs():
+    assert parse_jobs("3") == 3 and parse_jobs(None) == 1 and parse_jobs("auto") >= 1
+    for bad in ("0", "-2", "many"):
+        with pytest.raises(InputError, match="--jobs"):
+            parse_jobs(bad)
