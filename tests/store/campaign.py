@@ -50,7 +50,7 @@ def craft(store: Any, document: dict[str, Any], results: Path, status: str | Non
         for e in range(episodes):
             rec.episode_finished(worker=0, episode=e, agent="random", steps=5, reward=reward + e,
                                  objective=reward + e, wall_time=0.01)
-        rec.phase_finished("finished" if status is not None else "finished")
+        rec.phase_finished()
     if status is not None:
         rec.finish(status, error=error)
     else:

@@ -66,18 +66,23 @@ from xdoe.environment import (
 )
 from xdoe.errors import ComponentError, RunError
 from xdoe.execution._loading import construct, load_class
-from xdoe.execution._plan import AgentSpec, ComponentSpec, PhasePlan, RunPlan
-from xdoe.execution._seeding import brain_seed, environment_seed, muscle_seed
+from xdoe.execution._plan import AgentSpec, ComponentSpec, EnvironmentSpec, PhasePlan, RunPlan
+from xdoe.execution._seeding import brain_seed, environment_seed, muscle_seed, sampler_rng
 from xdoe.simulation import SimulationController
+from numpy.random import Generator as _Generator
 
 if TYPE_CHECKING:
+    import numpy as np
+
+    from xdoe.execution._resume import ResumePoint, WorkerState
     from xdoe.store import RunRecorder
 
 __all__ = ["PhaseResult", "ProgressEvent", "execute_plan", "check_plan"]
 
 _CONTINUE, _RESET, _STOP_PHASE, _STOP_RUN = (
     Verdict.CONTINUE, Verdict.RESET, Verdict.STOP_PHASE, Verdict.STOP_RUN)
-_HEARTBEAT_SECONDS = 30.0
+#: Seconds between heartbeats (sent at episode ends; see ``xrun --heartbeat-timeout``).
+_HEARTBEAT_SECONDS = 10.0
 
 
 @dataclass
@@ -207,6 +212,8 @@ class _Worker:
         self.active = True
         self.in_episode = False
         self.started_at = 0.0
+        #: merged into the extras of the episode rows (e.g. ``env_params``)
+        self.episode_extras: dict[str, Any] | None = None
 
     # -- SimulationWorker --------------------------------------------------
     def _sensors_for(self, agent: _Agent) -> list[SensorInformation]:
@@ -406,6 +413,8 @@ class _Worker:
             infos = {uid: s.info for uid, s in zip(self.env_uids, self.states) if s is not None and s.info}
             if infos:
                 extras["info"] = infos
+            if self.episode_extras:
+                extras.update(self.episode_extras)
             for agent in self.agents:
                 self.recorder.episode_finished(
                     self.index, self.episode, agent.name, self.step, agent.ep_reward,
@@ -520,9 +529,18 @@ class _PhaseRuntime:
 
     def __init__(self, plan: RunPlan, phase: PhasePlan, brains: dict[str, Brain],
                  run_condition: TerminationCondition | None, recorder: "RunRecorder | None",
-                 *, seed_override: int | None = None) -> None:
+                 *, seed_override: int | None = None,
+                 prepare_brain: Callable[[AgentSpec, Brain, bool], None] | None = None,
+                 restore: "list[WorkerState] | None" = None) -> None:
+        """Construct the phase. ``prepare_brain(spec, brain, fresh)`` is called
+        for every agent once its brain is set up and in the phase's mode, before
+        the muscles are made (lineage: ``load``/``replay``/resume);
+        ``restore`` (resuming a phase) holds each worker's saved state."""
         self.phase = phase
         seed = plan.seed
+        base_seed = seed_override if seed_override is not None else seed
+        #: per worker, per environment: the sampler generator (``None`` without samplers)
+        self.samplers: list[list[np.random.Generator | None]] = []
         self.controller: SimulationController = _build(phase.simulation, SimulationController)
         conditions: list[TerminationCondition] = [
             _build(spec, TerminationCondition) for spec in phase.conditions
@@ -542,12 +560,29 @@ class _PhaseRuntime:
         for w in range(phase.workers):
             envs: list[Environment] = []
             reward_blocks: list[Reward | None] = []
-            for spec in phase.environments:
+            generators: list[np.random.Generator | None] = []
+            drawn: dict[str, Any] = {}
+            saved = restore[w] if restore is not None and w < len(restore) else None
+            for i, spec in enumerate(phase.environments):
+                gen = None if spec.samplers is None else sampler_rng(base_seed, phase.index, w, spec.uid)
+                if gen is not None and saved is not None and i < len(saved.samplers) \
+                        and saved.samplers[i] is not None:
+                    gen.bit_generator.state = saved.samplers[i]
+                generators.append(gen)
                 env_seed = seed_override if seed_override is not None else environment_seed(
                     seed, phase.index, w, spec.uid)
-                envs.append(_build(spec.environment, Environment, uid=spec.uid, seed=env_seed))
+                env, params = _make_environment(spec, env_seed, gen)
+                if params is not None:
+                    drawn[spec.uid] = params
+                if saved is not None and i < len(saved.envs) and saved.envs[i] is not None \
+                        and isinstance(getattr(env, "rng", None), _Generator):
+                    env.rng.bit_generator.state = saved.envs[i]
+                envs.append(env)
                 reward_blocks.append(None if spec.reward is None else _build(spec.reward, Reward))
+            self.samplers.append(generators)
             worker = _Worker(w, phase, envs, reward_blocks, self.progress, train, recorder)
+            if drawn:
+                worker.episode_extras = {"env_params": drawn}
             worker.progress.states = [None] * len(envs)  # type: ignore[list-item]
             baselines = []
             for i, env in enumerate(envs):
@@ -576,7 +611,12 @@ class _PhaseRuntime:
                 except Exception as exc:
                     raise _component_error(f"{spec.key}.brain: setup", exc) from exc
                 brains[spec.name] = brain
+                fresh = True
+            else:
+                fresh = False
             brain.mode = mode
+            if prepare_brain is not None:
+                prepare_brain(spec, brain, fresh)
         for worker in self.workers:
             for setup in setups:
                 spec = setup.spec
@@ -604,6 +644,36 @@ class _PhaseRuntime:
                     worker.need_map = True
             if worker.need_map:
                 worker._rebuild_map()
+        if restore is not None:
+            from xdoe.execution._resume import restore_worker
+
+            for worker, saved_state in zip(self.workers, restore):
+                restore_worker(worker, saved_state, brains)
+                worker.episode = saved_state.next_episode
+                self.progress.episodes_done[worker.index] = saved_state.next_episode
+                if worker.episode >= phase.episodes:
+                    worker.active = False
+
+    def redraw(self, worker: "_Worker") -> None:
+        """Re-create the worker's environments that have parameter samplers,
+        with freshly drawn parameters (before its next episode starts)."""
+        drawn: dict[str, Any] = {}
+        for i, spec in enumerate(self.phase.environments):
+            gen = self.samplers[worker.index][i]
+            if gen is None:
+                continue
+            old = worker.envs[i]
+            try:
+                old.close()
+            except Exception as exc:
+                raise _component_error(f"environment {spec.uid!r}: close", exc) from exc
+            worker.envs[i], drawn[spec.uid] = _make_environment(spec, 0, gen)  # type: ignore[assignment]
+        if drawn:
+            worker.episode_extras = {"env_params": drawn}
+
+    @property
+    def has_samplers(self) -> bool:
+        return any(s.samplers is not None for s in self.phase.environments)
 
     def close(self) -> None:
         errors = []
@@ -617,7 +687,21 @@ class _PhaseRuntime:
             raise _component_error("environment close", errors[0]) from errors[0]
 
 
-def _run_phase(rt: _PhaseRuntime, result: PhaseResult, on_episode: Callable[[], None]) -> Verdict:
+def _make_environment(spec: EnvironmentSpec, seed: int,
+                      sampler: "np.random.Generator | None") -> tuple[Environment, dict[str, Any] | None]:
+    """Construct an environment; with samplers, from ``sampler`` draw its
+    parameters, then its seed (see :mod:`xdoe.execution._seeding`), and
+    return the drawn values too."""
+    if spec.samplers is None or sampler is None:
+        return _build(spec.environment, Environment, uid=spec.uid, seed=seed), None
+    params, drawn = spec.samplers.draw(sampler)
+    env_seed = int(sampler.integers(2**32))
+    cls = load_class(spec.environment.name, spec.environment.key, base=Environment)
+    return construct(cls, spec.environment.key, params, uid=spec.uid, seed=env_seed), drawn
+
+
+def _run_phase(rt: _PhaseRuntime, result: PhaseResult,
+               on_episode: Callable[["_Worker", EpisodeProgress], None]) -> Verdict:
     """The episode loop of one phase; returns the highest phase-level verdict."""
     phase = rt.phase
     controller = rt.controller
@@ -642,13 +726,13 @@ def _run_phase(rt: _PhaseRuntime, result: PhaseResult, on_episode: Callable[[], 
             answer = check(episode)
             if answer > verdict:
                 verdict = answer
-        on_episode()
+        on_episode(worker, episode)
         return verdict
 
-    for worker in rt.workers:
+    active = [w for w in rt.workers if w.active]  # a resumed phase may have finished workers
+    for worker in active:
         worker.start_episode(controller, started=True)
     stop = _CONTINUE
-    active = list(rt.workers)
     while active and stop < _STOP_PHASE:
         for worker in active:
             controller.step(worker)

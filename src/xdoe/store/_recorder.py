@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import json
 import os
 import socket
 import threading
@@ -16,7 +17,7 @@ from sqlalchemy.exc import IntegrityError
 from sqlalchemy.orm import Session
 
 from xdoe.errors import DocumentError, StoreError
-from xdoe.store._json import compact_json, document_hash
+from xdoe.store._json import _default, compact_json, document_hash
 from xdoe.store._models import (
     Episode,
     Experiment,
@@ -52,8 +53,16 @@ def _int_or_none(value: Any) -> int | None:
     return value if isinstance(value, int) and not isinstance(value, bool) else None
 
 
+#: ``compact_json`` with its encoder built once: ``json.dumps`` with options
+#: builds a new ``JSONEncoder`` on every call, which costs more than encoding
+#: the small dicts of a step. Same options, so the same text.
+_encode_compact = json.JSONEncoder(
+    sort_keys=True, separators=(",", ":"), ensure_ascii=False, default=_default
+).encode
+
+
 def _json_cell(value: Any) -> _Encoded | None:
-    return None if value is None else _Encoded(compact_json(value))
+    return None if value is None else _Encoded(_encode_compact(value))
 
 
 def _get_or_create(session: Session, model: Any, lookup: dict[str, Any], values: dict[str, Any]) -> int:
@@ -557,10 +566,13 @@ class RunRecorder:
             self.flush()
 
     def _write_buffers(self, session: Session) -> None:
+        # Core inserts on the tables (one executemany each): the rows are
+        # complete plain dicts, so the ORM's bulk-insert bookkeeping per row
+        # would only add cost.
         if self._episodes:
-            session.execute(insert(Episode), self._episodes)
+            session.execute(insert(Episode.__table__), self._episodes)
         if self._steps:
-            session.execute(insert(Step), self._steps)
+            session.execute(insert(Step.__table__), self._steps)
 
     def _clear_buffers(self) -> None:
         self._episodes = []

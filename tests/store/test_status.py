@@ -1,0 +1,91 @@
+"""xrun status: runs of an xgen output folder or of the store, each
+finished, running, failed, interrupted, missing (or invalid), with counts."""
+
+from __future__ import annotations
+
+import datetime as _dt
+import subprocess
+import sys
+
+from sqlalchemy import update
+
+from campaign import EXPERIMENT, craft, document_of, execute, generate_campaign
+from xdoe.store import RunInstance, campaign_status
+from xdoe.store._status import is_stale, summarize
+
+
+def dead_pid() -> int:
+    proc = subprocess.Popen([sys.executable, "-c", "pass"])
+    proc.wait()
+    return proc.pid
+
+
+def test_every_status_from_an_output_folder(tmp_path, store):
+    out = tmp_path / "out"
+    files = generate_campaign(out)
+    results = tmp_path / "results"
+    execute(files[0], store, results)  # the real executor: same content hash as the file
+    craft(store, document_of(files[1]), results, "failed", error="ValueError: boom")
+    craft(store, document_of(files[2]), results, None)  # running, this process: alive
+    dead = craft(store, document_of(files[3]), results, None)  # running, process gone
+    stale = craft(store, document_of(files[4]), results, None)  # running, old heartbeat elsewhere
+    craft(store, document_of(files[5]), results, "interrupted", error="interrupted")
+    # run 6: an older version of the document finished; the file changed since
+    changed = dict(document_of(files[6]), seed=1)
+    craft(store, changed, results, "finished")
+    # run 7: failed once, then finished: finished
+    craft(store, document_of(files[7]), results, "failed", error="x")
+    craft(store, document_of(files[7]), results, "finished")
+    old = _dt.datetime.now(_dt.timezone.utc) - _dt.timedelta(seconds=600)
+    with store.session(write=True) as s, s.begin():
+        s.execute(update(RunInstance).where(RunInstance.id == dead.instance_id).values(pid=dead_pid()))
+        s.execute(update(RunInstance).where(RunInstance.id == stale.instance_id)
+                  .values(host="elsewhere", heartbeat=old))
+    # run 8's file is gone but design.csv lists it; run 9's file is broken
+    files[8].unlink()
+    files[9].write_text("uid: [unclosed\n")
+
+    status = campaign_status(store, out)
+    by_run = {r.run: r for r in status.runs}
+    uid = [f"dummy-study-{k:04d}" for k in range(16)]
+    assert by_run[uid[0]].status == "finished" and by_run[uid[0]].instance_id is not None
+    assert by_run[uid[1]].status == "failed" and by_run[uid[1]].reason == "ValueError: boom"
+    assert by_run[uid[2]].status == "running"
+    assert by_run[uid[3]].status == "interrupted" and "is gone" in by_run[uid[3]].reason
+    assert by_run[uid[4]].status == "interrupted" and "no heartbeat" in by_run[uid[4]].reason
+    assert by_run[uid[5]].status == "interrupted"
+    assert by_run[uid[6]].status == "missing" and "document changed" in by_run[uid[6]].reason
+    assert by_run[uid[7]].status == "finished" and by_run[uid[7]].instances == 2
+    assert by_run[uid[8]].status == "missing" and by_run[uid[8]].reason == "no run file"
+    assert by_run["run-dummy-study-0009"].status == "invalid"
+    assert all(by_run[u].status == "missing" and by_run[u].reason is None for u in uid[10:])
+    assert status.counts == {"finished": 2, "running": 1, "failed": 1, "interrupted": 3,
+                             "missing": 8, "invalid": 1}
+    assert not status.all_finished
+    assert [r.design_point for r in status.runs[:2]] == [0, 1]
+    assert summarize(status.counts).startswith("16 runs: 2 finished, 1 running")
+    # a longer timeout makes the old heartbeat acceptable
+    assert {r.run: r.status for r in campaign_status(store, out, heartbeat_timeout=3600).runs}[
+        uid[4]] == "running"
+
+
+def test_store_runs_of_an_experiment(tmp_path, store):
+    files = generate_campaign(tmp_path / "out")
+    for path in files[:2]:
+        execute(path, store, tmp_path / "results")
+    craft(store, {"uid": "other-run", "experiment_uid": "other", "schedule": []},
+          tmp_path / "results", "failed", error="nope")
+    status = campaign_status(store, experiment=EXPERIMENT)
+    assert [r.run for r in status.runs] == ["dummy-study-0000", "dummy-study-0001"]
+    assert status.all_finished and status.counts["finished"] == 2
+    everything = campaign_status(store)
+    assert everything.counts["failed"] == 1 and not everything.all_finished
+
+
+def test_is_stale():
+    now = _dt.datetime(2030, 1, 1, tzinfo=_dt.timezone.utc)
+    fresh = now - _dt.timedelta(seconds=10)
+    assert is_stale("h", 1, fresh, fresh, now=now, hostname="other") is None
+    assert "no heartbeat for 200 s" in is_stale("h", 1, None, now - _dt.timedelta(seconds=200),
+                                                 now=now, hostname="other")
+    assert "is gone" in is_stale("h", dead_pid(), fresh, fresh, now=now, hostname="h")
