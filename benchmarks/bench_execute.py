@@ -25,6 +25,7 @@ Usage: ``python benchmarks/bench_execute.py [--episodes N] [--repeats R]``
 from __future__ import annotations
 
 import argparse
+import itertools
 import os
 import shutil
 import statistics
@@ -38,6 +39,7 @@ from pathlib import Path
 import numpy as np
 
 ALPHA, GAMMA, EPSILON = 0.5, 0.95, 0.1
+_STORE_NUMBERS = itertools.count()
 
 
 def document(episodes: int, seed: int = 7) -> dict:
@@ -125,7 +127,8 @@ def xrun(episodes: int, store_steps: str, tmp: Path) -> tuple[int, float, float]
     from xdoe.execution import run
     from xdoe.store import Store
 
-    name = "bench-" + store_steps.replace(":", "") + f"-{episodes}.sqlite"
+    # a new store each time: a finished run is skipped when started again
+    name = f"bench-{store_steps.replace(':', '')}-{episodes}-{next(_STORE_NUMBERS)}.sqlite"
     store = Store(f"sqlite:///{tmp / name}")
     cpu = time.process_time()
     try:
@@ -133,7 +136,7 @@ def xrun(episodes: int, store_steps: str, tmp: Path) -> tuple[int, float, float]
         cpu = time.process_time() - cpu
     finally:
         store.close()
-    assert result.ok, result.traceback
+    assert result.status == "finished" and result.steps > 0, (result.status, result.traceback)
     return result.steps, result.wall_time, cpu
 
 

@@ -93,6 +93,14 @@ class TallyMuscle(Muscle):
         return [ActuatorInformation(a.uid, a.space, int(self.rng.integers(3))) for a in actuators]
 
 
+class EchoMuscle(TallyMuscle):
+    """Pushes 2 once it has received a brain update with a count above 0, else 0."""
+
+    def propose_actions(self, sensors, actuators):
+        value = 2 if any(u for u in self.updates) else 0
+        return [ActuatorInformation(a.uid, a.space, value) for a in actuators]
+
+
 def countdown_run(uid: str, *, seed: int = 5, episodes: int = 3, length: int = 5, worker: int = 1,
                   kill_at_episode: int = -1, work: int = 0, sleep: float = 0.0,
                   test_episodes: int = 1, conditions: list | None = None) -> dict:

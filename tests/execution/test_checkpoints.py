@@ -19,7 +19,7 @@ from xdoe.execution import (
 from xdoe.execution._checkpoints import file_sha256
 
 
-def start_instance(store, tmp_path: Path, uid: str = "ck-run", phases=(("training", "train"),)):
+def start_instance(store, tmp_path: Path, uid: str = "ck-run"):
     rec = store.recorder({"uid": uid, "experiment_uid": "ck", "seed": 1, "schedule": []},
                          results_root=tmp_path / "results")
     rec.start()

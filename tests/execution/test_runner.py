@@ -31,7 +31,7 @@ def test_same_document_gives_identical_episodes(store, tmp_path):
     doc = run_document(("training", taxi_phase(episodes=6, worker=2)),
                        ("testing", {"phase_config": {"mode": "test", "episodes": 3}}))
     first = run(doc, store=store, results=tmp_path / "r")
-    second = run(doc, store=store, results=tmp_path / "r")
+    second = run(doc, store=store, results=tmp_path / "r", rerun=True)
     assert first.ok and second.ok, first.traceback
     rows = list(store.episodes("test-run", instance_id=first.instance_id))
     rows2 = list(store.episodes("test-run", instance_id=second.instance_id))

@@ -57,12 +57,12 @@ def test_every_status_from_an_output_folder(tmp_path, store):
     assert by_run[uid[6]].status == "missing" and "document changed" in by_run[uid[6]].reason
     assert by_run[uid[7]].status == "finished" and by_run[uid[7]].instances == 2
     assert by_run[uid[8]].status == "missing" and by_run[uid[8]].reason == "no run file"
-    assert by_run["run-dummy-study-0009"].status == "invalid"
+    assert by_run[uid[9]].status == "invalid" and by_run[uid[9]].design_point == 1
     assert all(by_run[u].status == "missing" and by_run[u].reason is None for u in uid[10:])
     assert status.counts == {"finished": 2, "running": 1, "failed": 1, "interrupted": 3,
                              "missing": 8, "invalid": 1}
     assert not status.all_finished
-    assert [r.design_point for r in status.runs[:2]] == [0, 1]
+    assert [(r.design_point, r.repetition) for r in status.runs[:3]] == [(0, 0), (0, 1), (1, 0)]
     assert summarize(status.counts).startswith("16 runs: 2 finished, 1 running")
     # a longer timeout makes the old heartbeat acceptable
     assert {r.run: r.status for r in campaign_status(store, out, heartbeat_timeout=3600).runs}[

@@ -81,6 +81,17 @@ def run_plans(
 
     n_jobs = parse_jobs(jobs)
     remote = bool(dask) or n_jobs > 1
+    done_before: list[tuple[int, "RunResult"]] = []
+    kept: list[int] = []
+    if not rerun:  # finished runs are skipped here, with one query for all of them
+        n_plans = len(plans)
+        plans, done_before = _skip_finished(plans, store_url)
+        skipped_at = {i for i, _ in done_before}
+        kept = [i for i in range(n_plans) if i not in skipped_at]
+        for _, result in done_before:
+            if display is not None:
+                display.run_done()
+                display.message(f"run {result.uid} {result.note}")
     url = absolute_store_url(store_url) if remote else store_url
     results_root = None if results is None else str(Path(results).resolve() if remote else results)
     tasks = [
@@ -112,5 +123,32 @@ def run_plans(
                 display.run_done()
                 if result.status not in DONE_STATUSES:
                     display.message(f"run {result.uid} {result.status}: {result.error}")
+    if done_before:  # positions among the runs executed -> positions among all plans
+        out = [(kept[i] if i < len(kept) else len(kept) + len(done_before) + i, r) for i, r in out]
+    out.extend(done_before)
     out.sort(key=lambda item: item[0])
     return [r for _, r in out]
+
+
+def _skip_finished(plans: Sequence["RunPlan"], store_url: str | None
+                   ) -> tuple[list["RunPlan"], list[tuple[int, "RunResult"]]]:
+    """Split ``plans`` into those to run and ``skipped`` results (with their
+    positions) for the runs whose exact document finished before."""
+    from xdoe.execution import RunResult
+    from xdoe.execution._resume import finished_instances
+    from xdoe.store import Store, document_hash
+
+    with Store(store_url) as store:
+        finished = finished_instances(store)
+    if not finished:
+        return list(plans), []
+    todo, skipped = [], []
+    for i, plan in enumerate(plans):
+        instance = finished.get((plan.uid, document_hash(plan.document)))
+        if instance is None:
+            todo.append(plan)
+        else:
+            skipped.append((i, RunResult(uid=plan.uid, status="skipped", instance_id=instance,
+                                         file=plan.file,
+                                         note=f"skipped: finished earlier (instance {instance})")))
+    return todo, skipped

@@ -236,14 +236,25 @@ def main() -> None:
 @click.option("--fail-fast", is_flag=True, help="Stop at the first failed run.")
 @click.option("--quiet", "-q", is_flag=True, help="No progress display and no summary table.")
 @scale_options
+@click.option("--rerun", is_flag=True,
+              help="Run again runs that finished before (a new instance) instead of skipping them.")
+@click.option("--heartbeat-timeout", type=click.FloatRange(min=0, min_open=True), default=120.0,
+              show_default=True, metavar="SECONDS",
+              help="A running instance (or claim) without heartbeat for this long counts as dead: "
+                   "its run is resumed.")
 @handle_errors
 def experiment_start(files: tuple[str, ...], store_url: str | None, results: Path,
                      store_steps: str, fail_fast: bool, quiet: bool, jobs: str, dask: str | None,
-                     parallel_workers: bool) -> None:
+                     parallel_workers: bool, rerun: bool, heartbeat_timeout: float) -> None:
     """Run each run document FILES (e.g. _outputs/run-*.yaml).
 
-    Exit 0 when every run finished, 1 when a run failed, 2 when a document
-    cannot be read (then nothing runs).
+    A run whose document finished before is skipped (``--rerun`` runs it
+    again as a new instance); an interrupted one (Ctrl-C, killed, its node
+    lost) continues from its last finished phase and, inside a phase, from
+    its last checkpoint.
+
+    Exit 0 when every run finished (now or earlier), 1 when a run failed, 2
+    when a document cannot be read (then nothing runs).
     """
     loaded = load_documents(files)
     if loaded.errors:
@@ -254,7 +265,8 @@ def experiment_start(files: tuple[str, ...], store_url: str | None, results: Pat
     try:
         outcomes = run_plans(loaded.plans, store_url=store_url, results=results,
                              store_steps=store_steps, fail_fast=fail_fast, display=display,
-                             jobs=jobs, dask=dask, parallel_workers=parallel_workers)
+                             jobs=jobs, dask=dask, parallel_workers=parallel_workers,
+                             rerun=rerun, stale_after=heartbeat_timeout)
     finally:
         display.stop()
     ran = {r.file for r in outcomes}

@@ -36,7 +36,8 @@ class RunResult:
 
     Attributes:
         uid: the run uid.
-        status: ``"finished"``, ``"failed"`` or ``"interrupted"``.
+        status: ``"finished"``, ``"failed"``, ``"interrupted"`` or ``"skipped"``
+            (finished earlier, or running in another live process: see ``note``).
         episodes: episodes run, all phases and workers together.
         steps: environment updates, all phases and workers together.
         phases: per phase, a :class:`~xdoe.execution.PhaseResult` with the mean
@@ -48,6 +49,9 @@ class RunResult:
         error: one line naming the cause when the run failed.
         traceback: the formatted traceback when the run failed.
         file: the document file, when it came from one.
+        note: what happened besides running, e.g. ``"skipped: finished earlier
+            (instance 3)"`` or ``"resumed interrupted instance 3"``.
+        resumed: the run continued an interrupted instance (``instance_id``).
     """
 
     uid: str
@@ -61,11 +65,13 @@ class RunResult:
     error: str | None = None
     traceback: str | None = None
     file: str | None = None
+    note: str | None = None
+    resumed: bool = False
 
     @property
     def ok(self) -> bool:
-        """True when the run finished."""
-        return self.status == "finished"
+        """True when the run finished (now or earlier: ``skipped``)."""
+        return self.status in ("finished", "skipped")
 
     def mean_rewards(self, mode: str | None = "test") -> dict[str, float]:
         """Agent name -> mean episode reward over the phases of ``mode``
@@ -125,8 +131,16 @@ def run(
     results: str | Path | None = DEFAULT_RESULTS,
     store_steps: str = "none",
     progress: "ProgressCallback | None" = None,
+    rerun: bool = False,
+    heartbeat_timeout: float | None = None,
+    finished: "dict[tuple[str, str], int] | None" = None,
 ) -> RunResult:
     """Execute one run document phase by phase and record it in the store.
+
+    A run whose exact document (uid and content hash) has a finished
+    instance in the store is skipped (``status="skipped"``, ``note`` says
+    which instance) unless ``rerun``; an interrupted instance of it, or one
+    whose process died, is resumed (see :mod:`xdoe.execution._resume`).
 
     Args:
         document: a run-document file, its data, a ``RunDocument`` or a ``RunPlan``.
@@ -136,12 +150,19 @@ def run(
         store_steps: ``none``, ``all`` or ``every:N``: which steps the store keeps.
         progress: called at every phase start and episode end with a
             :class:`~xdoe.execution.ProgressEvent`.
+        rerun: start a new instance even if the run finished before (or
+            another instance is running or resumable).
+        heartbeat_timeout: seconds after which a ``running`` instance without
+            heartbeat counts as dead and is resumed (default 120).
+        finished: ``finished_instances(store)`` computed once by a caller that
+            starts many runs (saves one query per run).
 
     Returns:
         a :class:`RunResult`. A run that fails (a component cannot be loaded
-        or raises, an unknown sensor id, an action outside its space) is
-        marked ``failed`` in the store with its traceback and returned with
-        ``status="failed"`` and ``error``; it does not raise.
+        or raises, an unknown sensor id, an action outside its space, a
+        ``load`` source that does not exist) is marked ``failed`` in the
+        store with its traceback and returned with ``status="failed"`` and
+        ``error``; it does not raise.
 
     Raises:
         DocumentError: the document cannot be read or is invalid (nothing is
@@ -149,21 +170,39 @@ def run(
         StoreError: the store cannot be opened or written.
         InputError: ``store_steps`` is invalid.
     """
+    from xdoe.execution._resume import DEFAULT_HEARTBEAT_TIMEOUT, decide, prepare_resume
     from xdoe.execution._runner import execute_plan
     from xdoe.store import Store
 
     plan = load_plan(document)
     own_store = not isinstance(store, Store)
     db = Store(store) if own_store else store  # type: ignore[arg-type]
+    timeout = DEFAULT_HEARTBEAT_TIMEOUT if heartbeat_timeout is None else float(heartbeat_timeout)
     try:
         recorder = db.recorder(plan.document, results_root=results, store_steps=store_steps)
         started = time.perf_counter()
-        recorder.start()
+        resume_point = None
+        note = None
+        while True:
+            decision = decide(db, plan.uid, recorder.content_hash, rerun=rerun,
+                              heartbeat_timeout=timeout, finished=finished)
+            if decision.action == "skip":
+                return RunResult(uid=plan.uid, status="skipped", instance_id=decision.instance_id,
+                                 file=plan.file, note=decision.note)
+            if decision.action == "new":
+                recorder.start()
+                break
+            if recorder.resume(decision.instance):
+                note = decision.note
+                resume_point = prepare_resume(db, recorder, plan)
+                break
+            finished = None  # another process took it over first: decide again
         result = RunResult(uid=plan.uid, status="running", instance_id=recorder.instance_id,
                            results_dir=None if recorder.results_dir is None else str(recorder.results_dir),
-                           file=plan.file)
+                           file=plan.file, note=note, resumed=resume_point is not None)
         try:
-            execute_plan(plan, recorder, progress=progress, phases_done=result.phases)
+            execute_plan(plan, recorder, progress=progress, phases_done=result.phases,
+                         resume=resume_point)
         except KeyboardInterrupt:
             result.status = "interrupted"
             result.error = "interrupted"
@@ -202,6 +241,8 @@ def execute_file(
     store_url: str | None = None,
     results: str | None = str(DEFAULT_RESULTS),
     store_steps: str = "none",
+    rerun: bool = False,
+    heartbeat_timeout: float | None = None,
 ) -> RunResult:
     """Run one document file with its own store connection: the picklable
     unit of work for process pools (``--jobs``) and clusters.
@@ -213,7 +254,8 @@ def execute_file(
         plan = load_plan(path)
     except InputError as exc:
         return RunResult(uid=Path(path).stem, status="invalid", error=str(exc), file=path)
-    return run(plan, store=store_url, results=results, store_steps=store_steps)
+    return run(plan, store=store_url, results=results, store_steps=store_steps, rerun=rerun,
+               heartbeat_timeout=heartbeat_timeout)
 
 
 def check_document(source: "str | Path | Mapping[str, Any] | RunDocument | RunPlan",

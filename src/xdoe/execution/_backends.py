@@ -173,10 +173,10 @@ def execute_task(task: RunTask, *, store: "Store | None" = None, plan: "RunPlan 
             with parallel_workers(task.parallel_workers):
                 if beat is None:
                     return run(plan, store=db, results=task.results, store_steps=task.store_steps,
-                               progress=progress)
+                               progress=progress, rerun=task.rerun, heartbeat_timeout=task.stale_after)
                 with beat:
                     return run(plan, store=db, results=task.results, store_steps=task.store_steps,
-                               progress=progress)
+                               progress=progress, rerun=task.rerun, heartbeat_timeout=task.stale_after)
         finally:
             if task.claim:
                 release_claim(db, plan.uid, content_hash, owner=task.owner)

@@ -280,6 +280,10 @@ class CheckpointManager:
         name = f"{part(phase_index)}-{_safe(agent)}-e{part(episode)}-s{part(step)}{CHECKPOINT_SUFFIX}"
         return self.directory / name
 
+    def phase_id_of(self, phase_index: int) -> int | None:
+        """The row id of this instance's phase ``phase_index`` (``None`` when not recorded)."""
+        return self._resolve_phase(None, phase_index)
+
     def _resolve_phase(self, phase_id: int | None, phase_index: int | None) -> int | None:
         if phase_id is not None or phase_index is None:
             return phase_id
@@ -387,9 +391,7 @@ class CheckpointManager:
             except OSError:  # pragma: no cover - a file we cannot delete stays
                 pass
         with self.store._read("read checkpoints from") as session:
-            from xdoe.store import Checkpoint as _C
-
-            return _info(session.execute(_select_infos().where(_C.id == new_id)).one())
+            return _info(session.execute(_select_infos().where(Checkpoint.id == new_id)).one())
 
 
 def _best(rows: list[Any]) -> int | None:

@@ -405,7 +405,9 @@ class PhaseCheckpointer:
                 continue
             workers.append(WorkerState(
                 next_episode=int(worker.episode),
-                envs=[_generator_state(env) for env in worker.envs],
+                # an environment with samplers is re-created from its sampler generator
+                envs=[None if self.samplers[w][i] is not None else _generator_state(env)
+                      for i, env in enumerate(worker.envs)],
                 samplers=[None if g is None else g.bit_generator.state for g in self.samplers[w]],
                 muscles={a.name: snapshot_muscle(a.muscle) for a in worker.agents},
             ))

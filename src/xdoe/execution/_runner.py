@@ -531,7 +531,8 @@ class _PhaseRuntime:
                  run_condition: TerminationCondition | None, recorder: "RunRecorder | None",
                  *, seed_override: int | None = None,
                  prepare_brain: Callable[[AgentSpec, Brain, bool], None] | None = None,
-                 restore: "list[WorkerState] | None" = None) -> None:
+                 restore: "list[WorkerState] | None" = None,
+                 only_workers: "list[int] | None" = None) -> None:
         """Construct the phase. ``prepare_brain(spec, brain, fresh)`` is called
         for every agent once its brain is set up and in the phase's mode, before
         the muscles are made (lineage: ``load``/``replay``/resume);
@@ -557,7 +558,7 @@ class _PhaseRuntime:
         train = mode is Mode.TRAIN
         self.workers: list[_Worker] = []
         baselines_0: list[Any] = []
-        for w in range(phase.workers):
+        for w in range(phase.workers) if only_workers is None else only_workers:  # parallel workers: one
             envs: list[Environment] = []
             reward_blocks: list[Reward | None] = []
             generators: list[np.random.Generator | None] = []
@@ -595,7 +596,7 @@ class _PhaseRuntime:
                 worker.env_sensors[i] = baselines[-1].sensors
                 for a in baselines[-1].actuators:
                     worker.action_env[a.uid] = i
-            if w == 0:
+            if not self.workers:
                 baselines_0 = baselines
             self.workers.append(worker)
         setups = _agent_setups(phase, baselines_0)
@@ -700,9 +701,26 @@ def _make_environment(spec: EnvironmentSpec, seed: int,
     return construct(cls, spec.environment.key, params, uid=spec.uid, seed=env_seed), drawn
 
 
+def _phase_runtime(plan: RunPlan, phase: PhasePlan, brains: dict[str, Brain],
+                   run_condition: TerminationCondition | None, recorder: "RunRecorder | None",
+                   **kwargs: Any) -> Any:
+    """The phase's runtime: in-process (:class:`_PhaseRuntime`), or worker
+    processes when parallel workers are on and the phase has several
+    workers (:mod:`xdoe.execution._parallel_workers`)."""
+    if phase.workers > 1 and kwargs.get("restore") is None:
+        from xdoe.execution._parallel_workers import ParallelPhase, parallel_workers_enabled
+
+        if parallel_workers_enabled():
+            return ParallelPhase(plan, phase, brains, run_condition, recorder,
+                                 prepare_brain=kwargs.get("prepare_brain"))
+    return _PhaseRuntime(plan, phase, brains, run_condition, recorder, **kwargs)
+
+
 def _run_phase(rt: _PhaseRuntime, result: PhaseResult,
                on_episode: Callable[["_Worker", EpisodeProgress], None]) -> Verdict:
     """The episode loop of one phase; returns the highest phase-level verdict."""
+    if not isinstance(rt, _PhaseRuntime):  # parallel workers
+        return rt.run(result, on_episode)  # type: ignore[no-any-return]
     phase = rt.phase
     controller = rt.controller
     step_conditions = [c.step_finished for c in rt.conditions if _overrides(c, "step_finished")]
@@ -766,48 +784,167 @@ def _run_phase(rt: _PhaseRuntime, result: PhaseResult,
     return Verdict(stop)
 
 
+def _lineage_changes(plan: RunPlan) -> dict[tuple[int, str], tuple[bool, bool]]:
+    """``(phase index, agent) -> (apply load, apply replay)``: an agent's
+    ``load``/``replay`` applies in the first phase it appears in and whenever
+    it differs from the one of its previous phase (not when inherited as is)."""
+    def ident(spec: Any) -> Any:
+        return None if spec is None else (spec.agent, spec.run, spec.phase,
+                                          getattr(spec, "path", None), getattr(spec, "which", None))
+
+    last: dict[str, tuple[Any, Any]] = {}
+    out: dict[tuple[int, str], tuple[bool, bool]] = {}
+    for phase in plan.phases:
+        for agent in phase.agents:
+            load = ident(agent.load_spec)
+            replay = tuple(ident(r) for r in agent.replay_specs)
+            prev = last.get(agent.name)
+            out[(phase.index, agent.name)] = (
+                load is not None and (prev is None or prev[0] != load),
+                bool(replay) and (prev is None or prev[1] != replay),
+            )
+            last[agent.name] = (load, replay)
+    return out
+
+
+def _stored_result(phase: PhasePlan, resume: "ResumePoint") -> PhaseResult:
+    """The result of a phase a resumed instance finished before, from the store."""
+    n, steps, rewards, objectives = resume.aggregates.get(phase.index, (0, 0, {}, {}))
+    total = max(n, 1)
+    return PhaseResult(phase.index, phase.name, phase.mode, episodes=n, steps=steps,
+                       rewards={a: v / total for a, v in rewards.items()},
+                       objectives={a: v / total for a, v in objectives.items()})
+
+
+def _merge_kept(result: PhaseResult, kept: tuple[int, int, dict[str, float], dict[str, float]]) -> None:
+    """Add the episodes a resumed phase kept from before the interruption."""
+    n_old, s_old, rewards, objectives = kept
+    if not n_old:
+        return
+    n_new = result.episodes
+    total = n_new + n_old
+    result.rewards = {a: (result.rewards.get(a, 0.0) * n_new + rewards.get(a, 0.0)) / total
+                      for a in set(result.rewards) | set(rewards)}
+    result.objectives = {a: (result.objectives.get(a, 0.0) * n_new + objectives.get(a, 0.0)) / total
+                         for a in set(result.objectives) | set(objectives)}
+    result.episodes = total
+    result.steps += s_old
+
+
 def execute_plan(
     plan: RunPlan,
     recorder: "RunRecorder | None",
     *,
     progress: ProgressCallback | None = None,
     phases_done: list[PhaseResult] | None = None,
+    resume: "ResumePoint | None" = None,
 ) -> list[PhaseResult]:
     """Execute every phase of ``plan`` (see the module docstring for the order
     of events), recording into ``recorder`` (``None``: record nothing).
 
+    With a recorder, every agent's brain is checkpointed at every phase end
+    and every ``phase_config.checkpoint_every`` steps, and a ``brain_source``
+    row per agent records where its brain came from at each phase start
+    (:mod:`xdoe.execution._lineage`: ``load``, ``replay``).
+
     Args:
         plan: the resolved run document.
-        recorder: a started :class:`xdoe.store.RunRecorder`, or ``None``.
+        recorder: a started (or resumed) :class:`xdoe.store.RunRecorder`, or ``None``.
         progress: called at every phase start and episode end.
         phases_done: a list that receives each phase's result as soon as the
             phase ends (so a caller keeps the finished phases of a run that
             fails later); the same list is returned.
+        resume: where a resumed instance continues
+            (:func:`xdoe.execution._resume.prepare_resume`).
 
     Raises:
         ComponentError: a component cannot be imported or constructed, or an
             agent names a sensor/actuator its environments do not offer.
-        RunError: a component raised while running, or a muscle set a value
-            outside its actuator's space.
+        RunError: a component raised while running, a muscle set a value
+            outside its actuator's space, or a ``load``/``replay`` source does
+            not exist.
     """
+    from xdoe.execution._checkpoints import CheckpointManager, load_brain
+    from xdoe.execution._lineage import SourceRow, apply_load, apply_replay, record_sources
+    from xdoe.execution._resume import PhaseCheckpointer
+
     results = phases_done if phases_done is not None else []
     brains: dict[str, Brain] = {}
     run_condition = None
     if plan.run_condition is not None:
         run_condition = _build(plan.run_condition, TerminationCondition)
+    store = recorder.store if recorder is not None else None
+    changes = _lineage_changes(plan)
     steps_before = 0
     last_beat = time.monotonic()
     for phase in plan.phases:
+        if resume is not None and phase.index < resume.phase_index:
+            result = _stored_result(phase, resume)
+            results.append(result)
+            steps_before += result.steps
+            continue
+        continuing = (resume is not None and phase.index == resume.phase_index
+                      and resume.state is not None and resume.phase_id is not None)
         started = time.perf_counter()
         if recorder is not None:
-            recorder.phase_started(phase.index, phase.name, phase.mode, phase.config)
+            if continuing:
+                assert resume is not None and resume.phase_id is not None
+                recorder.phase_resumed(resume.phase_id, phase.index, phase.name, phase.mode, phase.config)
+            else:
+                recorder.phase_started(phase.index, phase.name, phase.mode, phase.config)
         result = PhaseResult(phase.index, phase.name, phase.mode)
-        rt = _PhaseRuntime(plan, phase, brains, run_condition, recorder)
+        sources: list[SourceRow] = []
+
+        def prepare(spec: AgentSpec, brain: Brain, fresh: bool, phase: PhasePlan = phase,
+                    continuing: bool = continuing, sources: list[SourceRow] = sources) -> None:
+            restored = resume.brains.get(spec.name) if resume is not None else None
+            if continuing:  # the phase's own checkpoint; its lineage rows exist already
+                if restored is not None:
+                    load_brain(brain, restored)
+                return
+            if not fresh:
+                restored = None
+            elif restored is not None:  # kept brain of an earlier phase of this instance
+                load_brain(brain, restored)
+            do_load, do_replay = changes[(phase.index, spec.name)]
+            if do_load:
+                assert spec.load_spec is not None
+                sources.append(apply_load(store, spec.load_spec, brain, spec.name))
+            elif restored is not None:
+                sources.append(SourceRow(spec.name, "previous_phase", run_uid=restored.run_uid,
+                                         phase=restored.phase, checkpoint_id=restored.id,
+                                         path=str(restored.path), sha256=restored.sha256))
+            else:
+                sources.append(SourceRow(spec.name, "fresh" if fresh else "previous_phase"))
+            if do_replay:
+                sources.extend(apply_replay(store, spec.replay_specs, brain, spec.name))
+
+        restore = resume.state.workers if continuing and resume is not None and resume.state else None
+        rt = _phase_runtime(plan, phase, brains, run_condition, recorder, prepare_brain=prepare,
+                            restore=restore)
+        checkpointer: PhaseCheckpointer | None = None
+        if continuing and resume is not None and resume.state is not None:
+            rt.progress.steps = resume.state.steps
+        if recorder is not None and store is not None and recorder.instance_id is not None:
+            record_sources(store, recorder.instance_id, recorder.phase_id, sources)
+            if recorder.paths is not None:
+                manager = CheckpointManager(store, recorder.instance_id, recorder.paths.checkpoints,
+                                            keep=phase.keep_checkpoints, best_window=phase.best_window)
+                checkpointer = PhaseCheckpointer(
+                    manager, recorder, phase, rt, brains, rt.samplers,
+                    episodes_done=resume.state.episodes if continuing and resume and resume.state else 0)
+        redraw = rt.has_samplers
         total = phase.workers * phase.episodes
 
-        def on_episode(rt: _PhaseRuntime = rt, result: PhaseResult = result,
-                       base: int = steps_before) -> None:
+        def on_episode(worker: _Worker, episode: EpisodeProgress, rt: _PhaseRuntime = rt,
+                       result: PhaseResult = result, base: int = steps_before,
+                       checkpointer: PhaseCheckpointer | None = checkpointer,
+                       redraw: bool = redraw, phase: PhasePlan = phase) -> None:
             nonlocal last_beat
+            if checkpointer is not None:
+                checkpointer.episode_done(episode.objectives)
+            if redraw and worker.episode < phase.episodes:
+                rt.redraw(worker)
             if progress is not None:
                 progress(ProgressEvent(plan.uid, phase.name, phase.index, len(plan.phases),
                                        result.episodes, total, base + rt.progress.steps))
@@ -820,9 +957,13 @@ def execute_plan(
                                    steps_before))
         try:
             verdict = _run_phase(rt, result, on_episode)
+            if checkpointer is not None:
+                checkpointer.save(final=True)
         finally:
             result.wall_time = time.perf_counter() - started
         rt.close()
+        if continuing and resume is not None:
+            _merge_kept(result, resume.aggregates.get(phase.index, (0, 0, {}, {})))
         steps_before += result.steps
         results.append(result)
         if recorder is not None:

@@ -35,6 +35,8 @@ if TYPE_CHECKING:
 __all__ = ["TrainingSession"]
 
 _DEFAULT_RESULTS = Path("_outputs") / "results"
+#: Seconds between heartbeats (``xrun status`` counts 120 s without one as interrupted).
+_HEARTBEAT_SECONDS = 30.0
 
 
 def _class_path(obj: Any) -> str:
@@ -220,7 +222,7 @@ class TrainingSession:
         directory = self.checkpoint_dir or self.recorder.paths.agent_dir(index, name, self.agent)
         self.manager = CheckpointManager(self.store, self.instance_id, directory,
                                          keep=self.keep_checkpoints, best_window=self.best_window)
-        phase_id = self.manager._resolve_phase(None, index)
+        phase_id = self.manager.phase_id_of(index)
         kind = "fresh" if index == 0 else "previous_phase"
         with self.store._write("record a brain source in") as session:
             session.add(BrainSource(instance_id=self.instance_id, phase_id=phase_id,
@@ -331,6 +333,8 @@ class TrainingSession:
                 rewards={r.uid: r.value for r in experience.rewards},
                 objective=experience.objective, done=experience.done)
         self._after_steps()
+        if not self.steps & 1023:  # long episodes: keep the instance's heartbeat fresh
+            self._maybe_heartbeat(time.perf_counter())
         return update
 
     def on_episode(self, total_reward: float, steps: int | None = None, status: str | None = None,
@@ -375,7 +379,10 @@ class TrainingSession:
         self.phase_episodes += 1
         self._episode_steps = self._counted_steps = 0
         self._after_steps()
-        if now - self._last_heartbeat >= 30.0:
+        self._maybe_heartbeat(now)
+
+    def _maybe_heartbeat(self, now: float) -> None:
+        if now - self._last_heartbeat >= _HEARTBEAT_SECONDS:
             self.recorder.heartbeat()
             self._last_heartbeat = now
 

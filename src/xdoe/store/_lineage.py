@@ -49,8 +49,9 @@ MARKS = {
 class AgentNode:
     """An agent of a phase and the source of its brain.
 
-    ``kind`` is ``fresh``, ``previous_phase``, ``checkpoint`` or ``path``
-    (see :class:`xdoe.store.BrainSource`); for ``checkpoint`` the source run,
+    ``kind`` is ``fresh``, ``previous_phase``, ``checkpoint``, ``path`` or
+    ``replay`` (see :class:`xdoe.store.BrainSource`; an agent has one node per
+    row, e.g. a load and a replay); for ``checkpoint`` the source run,
     phase, checkpoint id and its instance; ``checkpoints`` counts the
     checkpoints the agent saved in the phase."""
 
@@ -224,6 +225,13 @@ def _agent_text(agent: AgentNode) -> str:
         source = "fresh brain"
     elif kind == "previous_phase":
         source = "kept from the previous phase"
+        if agent.source_checkpoint is not None:
+            source += f" (restored from checkpoint #{agent.source_checkpoint})"
+    elif kind == "replay":
+        where = f"run {agent.source_run or '?'}"
+        if agent.source_phase:
+            where += f", phase {agent.source_phase}"
+        source = f"pretrained on the stored steps of {where}"
     elif kind == "checkpoint":
         where = f"run {agent.source_run or '?'}"
         if agent.source_phase:

@@ -169,8 +169,14 @@ def design_runs(output_dir: str | Path) -> list[DesignRun]:
         try:
             model, data = load_run_document(path)
         except InputError as exc:
-            found.append(DesignRun(uid=path.stem, content_hash=None, file=str(path),
-                                   error=" ".join(str(exc).split())))
+            # xgen names files run-<uid>.yaml: match the design.csv row when there is one
+            guess = path.stem[4:] if path.stem.startswith("run-") else path.stem
+            uid = guess if guess in design else path.stem
+            seen.add(uid)
+            row = design.get(uid, {})
+            found.append(DesignRun(uid=uid, content_hash=None, design_point=_int(row.get("design_point")),
+                                   repetition=_int(row.get("repetition")), seed=_int(row.get("seed")),
+                                   file=str(path), error=" ".join(str(exc).split())))
             continue
         uid = str(data["uid"])
         seen.add(uid)

@@ -1,0 +1,89 @@
+"""xrun status / export / tree on a real campaign (xgen's dummy study run
+by the executor): output, exit codes, options."""
+
+from __future__ import annotations
+
+import csv
+import sys
+from pathlib import Path
+
+import pytest
+from click.testing import CliRunner
+
+sys.path.insert(0, str(Path(__file__).resolve().parents[1] / "store"))
+
+from campaign import EXPERIMENT, FACTORS, craft, document_of, execute, generate_campaign  # noqa: E402
+from xdoe.cli._xrun import main  # noqa: E402
+from xdoe.store import Store  # noqa: E402
+
+
+@pytest.fixture
+def campaign(tmp_path, monkeypatch):
+    monkeypatch.chdir(tmp_path)
+    url = f"sqlite:///{tmp_path / 'cli.sqlite'}"
+    monkeypatch.setenv("XRUN_STORE", url)
+    monkeypatch.setenv("COLUMNS", "200")
+    files = generate_campaign(tmp_path / "out")
+    with Store(url) as store:
+        execute(files[0], store, tmp_path / "results")
+        craft(store, document_of(files[1]), tmp_path / "results", "failed", error="ValueError: boom")
+    return tmp_path, files
+
+
+def invoke(*args: str):
+    return CliRunner().invoke(main, list(args))
+
+
+def test_help_texts():
+    for command in ("status", "export", "tree"):
+        result = invoke(command, "--help")
+        assert result.exit_code == 0 and "--store" in result.output and "--experiment" in result.output
+
+
+def test_status_of_an_output_folder(campaign):
+    tmp_path, files = campaign
+    result = invoke("status", str(tmp_path / "out"))
+    assert result.exit_code == 1, result.output
+    assert "16 runs: 1 finished, 1 failed, 14 missing" in result.output
+    assert "ValueError: boom" in result.output and "dummy-study-0015" in result.output
+    only = invoke("status", str(tmp_path / "out"), "--only", "failed")
+    assert "dummy-study-0001" in only.output and "dummy-study-0000" not in only.output
+    quiet = invoke("status", "-q", "--experiment", EXPERIMENT)
+    assert quiet.output.strip() == "2 runs: 1 finished, 1 failed"
+
+
+def test_status_exit_0_when_all_finished_and_2_for_bad_input(campaign):
+    tmp_path, files = campaign
+    with Store() as store:
+        execute(files[1], store, tmp_path / "results")
+    assert invoke("status", "--experiment", EXPERIMENT).exit_code == 0
+    assert invoke("status", str(tmp_path / "nowhere")).exit_code == 2
+    bad = invoke("status", "--experiment", "nope")
+    assert bad.exit_code == 2 and "no experiment 'nope'" in bad.output
+
+
+def test_export_csv_and_parquet(campaign):
+    tmp_path, _ = campaign
+    result = invoke("export", "-e", EXPERIMENT, "-o", "table.csv")
+    assert result.exit_code == 0, result.output
+    assert "wrote 7 rows of 2 runs" in result.output  # 3 + 2 executed, 2 crafted
+    with open(tmp_path / "table.csv", newline="") as fh:
+        header = next(csv.reader(fh))
+    assert header[5:8] == FACTORS
+    pytest.importorskip("pyarrow")
+    assert invoke("export", "-o", "t.parquet", "--all-instances").exit_code == 0
+    assert (tmp_path / "t.parquet").is_file()
+    bad = invoke("export", "-o", "t.json")
+    assert bad.exit_code == 2 and "unknown table format" in bad.output
+
+
+def test_tree(campaign):
+    tmp_path, _ = campaign
+    result = invoke("tree", "-e", EXPERIMENT)
+    assert result.exit_code == 0, result.output
+    assert result.output.startswith("experiment dummy-study")
+    assert "run dummy-study-0000" in result.output and "✓ finished" in result.output
+    assert "✗ failed" in result.output and "ValueError: boom" in result.output
+    latest = invoke("tree", "--run", "dummy-study-0001", "--latest")
+    assert "dummy-study-0000" not in latest.output and "dummy-study-0001" in latest.output
+    assert invoke("tree", "-e", "nope").exit_code == 2
