@@ -112,6 +112,30 @@ def write_runs(directory: Path, docs: list[dict[str, Any]]) -> list[str]:
     return out
 
 
+def _burn(n: int) -> int:
+    x = 0
+    for i in range(n):
+        x = (x + i * i) % 1000003
+    return x
+
+
+def capacity(n: int = 4_000_000) -> float:
+    """Speed-up two processes get right now on a pure busy loop (2.0 on two
+    idle cores): the ceiling for figures 1 and 2 at this moment."""
+    import multiprocessing
+
+    start = time.perf_counter()
+    _burn(n)
+    _burn(n)
+    serial = time.perf_counter() - start
+    with multiprocessing.get_context("spawn").Pool(2) as pool:
+        pool.map(_burn, [10, 10])
+        start = time.perf_counter()
+        pool.map(_burn, [n, n])
+        parallel = time.perf_counter() - start
+    return serial / parallel
+
+
 def load() -> str:
     one, five, _ = os.getloadavg()
     return f"load average {one:.2f} (1 min), {five:.2f} (5 min) on {os.cpu_count()} CPUs"
@@ -290,7 +314,7 @@ def main() -> None:
     if str(HERE) not in sys.path:
         sys.path.insert(0, str(HERE))
     os.environ["PYTHONPATH"] = os.pathsep.join([str(HERE), os.environ.get("PYTHONPATH", "")]).rstrip(os.pathsep)
-    print(f"before: {load()}")
+    print(f"before: {load()}; two-process capacity now {capacity():.2f}x")
     with tempfile.TemporaryDirectory(prefix="bench-scale-") as t:
         tmp = Path(t)
         if 1 in only:
@@ -301,7 +325,7 @@ def main() -> None:
             bench_slurm(tmp)
         if 4 in only:
             bench_postgres_writers(tmp)
-    print(f"after:  {load()}")
+    print(f"after:  {load()}; two-process capacity now {capacity():.2f}x")
 
 
 if __name__ == "__main__":

@@ -228,3 +228,56 @@ def test_muscle_rejects_foreign_updates():
     with pytest.raises(TypeError):
         m.update({"q": 1})
     m.update(None)  # ignored
+
+
+# fast paths: the same results as the general numpy formulation -----------
+
+def _reference_action(muscle, table, state):
+    """The muscle's action as first written: numpy argmax set and rng.choice."""
+    if muscle.mode == Mode.TRAIN and muscle.rng.random() < muscle.current_epsilon:
+        return int(muscle.rng.integers(table.shape[1]))
+    values = table[state]
+    best = np.flatnonzero(values == values.max())
+    return int(best[0]) if best.size == 1 else int(muscle.rng.choice(best))
+
+
+@pytest.mark.parametrize("mode", [Mode.TRAIN, Mode.TEST])
+def test_muscle_actions_and_draws_equal_the_numpy_reference(mode):
+    b = brain()
+    table_rng = np.random.default_rng(4)
+    # few distinct values, so that many rows have ties of 2 or 3 actions
+    b.table.q[:] = table_rng.integers(0, 2, size=b.table.q.shape).astype(float)
+    fast, ref = muscle(seed=9, epsilon=0.3), muscle(seed=9, epsilon=0.3)
+    fast.update(b.table)
+    fast.mode = ref.mode = mode
+    states = table_rng.integers(0, S_SPACE.n, size=400)
+    assert [act(fast, int(s)) for s in states] == [_reference_action(ref, b.table.q, int(s)) for s in states]
+    assert fast.rng.random() == ref.rng.random()  # the same number of draws
+
+
+def test_brain_updates_equal_the_numpy_reference():
+    b = brain(alpha=0.3, gamma=0.9)
+    q = np.zeros((S_SPACE.n, A_SPACE.n))
+    rng = np.random.default_rng(5)
+    for _ in range(500):
+        s, a, s2 = int(rng.integers(4)), int(rng.integers(3)), int(rng.integers(4))
+        r, done = float(rng.normal()), bool(rng.random() < 0.2)
+        b.thinking(exp(s, np.int64(a) if rng.random() < 0.5 else a, r, s2, done))
+        target = r + (0.0 if done else 0.9 * float(q[s2].max()))
+        q[s, a] += 0.3 * (target - q[s, a])
+    assert np.array_equal(b.table.q, q)
+
+
+def test_single_discrete_encoder_fast_path():
+    enc = DiscreteEncoder([S("e.s", spaces.Discrete(5, start=3))], "sensor")
+    for value in (3, 7, np.int64(5), np.int8(4), 6):
+        index = enc.encode([S("e.s", None, value)])
+        assert type(index) is int and index == int(value) - 3
+        assert enc.decode(index) == [int(value)] and type(enc.decode(index)[0]) is int
+    assert enc.encode([S("e.s", None, np.array(6))]) == 3  # 0-d arrays take the general path
+    for bad in (2, 8, np.int64(8)):
+        with pytest.raises(ValueError, match=r"sensor e.s: .* not in Discrete\(5, start=3\)"):
+            enc.encode([S("e.s", None, bad)])
+    with pytest.raises(ValueError, match="no value for sensor e.s"):
+        enc.encode([S("e.other", None, 4)])
+    assert enc.decode(5 + 2) == [2 + 3]  # out-of-range indices wrap, as the general path does

@@ -136,3 +136,43 @@ def test_missing_action_is_a_value_error():
     env.start_environment()
     with pytest.raises(ValueError, match="x.action"):
         env.update([ActuatorInformation("x.action", spaces.Discrete(6), None)])
+
+
+def test_jsonable_info_fast_path_equals_the_general_conversion():
+    import enum
+
+    from xdoe.environments._gymnasium import _jsonable
+
+    class Colour(enum.IntEnum):
+        RED = 1
+
+    class Text(str):
+        pass
+
+    values = [None, True, False, 0, -3, 2**70, 1.5, -0.0, float("inf"), float("nan"), "x", Text("t"),
+              np.float64(2.5), np.float32(np.nan), np.int64(4), np.bool_(False), Colour.RED,
+              np.zeros(2), np.array(3), [1, np.int8(2)], (1.0, float("nan")), {"k": np.zeros(1), 3: 1},
+              object()]
+    info = {f"k{i}": v for i, v in enumerate(values)} | {7: "int key"}
+    assert jsonable_info(info) == _jsonable(dict(info))
+    json.dumps(jsonable_info(info), allow_nan=False)
+
+
+def test_update_matches_a_plain_gymnasium_loop():
+    env = GymnasiumEnvironment(uid="taxi", seed=21, env_id="Taxi-v4", max_episode_steps=50)
+    base = env.start_environment()
+    raw = gymnasium.make("Taxi-v4", max_episode_steps=50)
+    obs, info = raw.reset(seed=int(np.random.default_rng(21).integers(2**31 - 1)))
+    assert base.sensors[0].value == obs
+    rng = np.random.default_rng(0)
+    for i in range(50):
+        action = int(rng.integers(6))
+        state = env.update([ActuatorInformation("taxi.action", spaces.Discrete(6),
+                                                np.int64(action) if i % 2 else action)])
+        obs, reward, terminated, truncated, info = raw.step(action)
+        assert [s.value for s in state.sensors] == [obs] and type(state.sensors[0].value) is int
+        assert state.rewards[0].value == reward and state.done == (terminated or truncated)
+        assert state.info == {"prob": info["prob"], "terminated": terminated, "truncated": truncated}
+        if state.done:
+            break
+    assert state.done and state.info["truncated"]

@@ -96,7 +96,101 @@ def test_following_params_up_the_mro():
         def thinking(self, experience):
             return None
 
-    assert accepted_parameters(Child) == (["width", "seed", "depth"], True)
+    # both forward **params unchanged to Brain, which takes no other keywords
+    assert accepted_parameters(Child) == (["width", "seed", "depth"], False)
     with pytest.raises(ComponentError) as info:
         construct(Child, KEY, {"widht": 3}, seed=0)
+    assert "does not accept 'widht' (did you mean 'width'?)" in str(info.value)
     assert "accepted parameters: width, depth" in str(info.value)
+
+
+def _user_brain():
+    from xdoe.agent import Brain
+
+    class UserBrain(Brain):
+        """A user's brain that forwards **params to Brain (seed)."""
+
+        def __init__(self, rate: float = 0.1, **params):
+            super().__init__(**params)
+            self.rate = rate
+
+        def thinking(self, experience):
+            return None
+
+    return UserBrain
+
+
+def test_user_subclass_forwarding_params_to_brain():
+    UserBrain = _user_brain()
+    assert accepted_parameters(UserBrain) == (["rate", "seed"], False)
+    brain = construct(UserBrain, KEY, {"rate": 0.5}, seed=3)
+    assert brain.rate == 0.5 and brain.seed == 3
+    with pytest.raises(ComponentError) as info:
+        construct(UserBrain, KEY, {"rte": 0.5}, seed=0)
+    message = str(info.value)
+    assert message.startswith(f"{KEY}.params: ") and "does not accept 'rte' (did you mean 'rate'?)" in message
+    assert "accepted parameters: rate" in message and "seed" not in message.split("accepted")[1]
+
+
+def test_params_used_other_than_forwarded_are_open_ended():
+    from xdoe.agent import Brain
+
+    class Popping(Brain):
+        def __init__(self, **params):
+            self.extra = params.pop("extra", None)  # consumes one before forwarding
+            super().__init__(**params)
+
+        def thinking(self, experience):
+            return None
+
+    class Consuming(Brain):
+        def __init__(self, seed: int = 0, **options):
+            super().__init__(seed=seed)
+            self.options = dict(options)
+
+        def thinking(self, experience):
+            return None
+
+    assert accepted_parameters(Popping) == ([], True)
+    assert construct(Popping, KEY, {"extra": 1}, seed=0).extra == 1
+    assert accepted_parameters(Consuming) == (["seed"], True)
+    assert construct(Consuming, KEY, {"anything": 2}, seed=0).options == {"anything": 2}
+    # a class whose source cannot be read is open-ended too (never refused wrongly)
+    namespace: dict = {"Brain": Brain}
+    exec("class NoSource(Brain):\n"
+         "    def __init__(self, **params):\n"
+         "        super().__init__(**params)\n"
+         "    def thinking(self, experience):\n"
+         "        return None\n", namespace)
+    assert accepted_parameters(namespace["NoSource"]) == ([], True)
+
+
+def test_gymnasium_subclass_and_max_episode_steps_from_a_run_document(tmp_path):
+    from xdoe.environments import GymnasiumEnvironment
+    from xdoe.execution import run
+
+    class Taxi(GymnasiumEnvironment):
+        def __init__(self, uid: str, seed: int, **params):
+            super().__init__(uid, seed, "Taxi-v4", **params)
+
+    # Taxi forwards to GymnasiumEnvironment, whose **make_kwargs go to gymnasium.make
+    assert accepted_parameters(Taxi) == (["uid", "seed", "env_id"], True)
+    assert construct(Taxi, "e", {"max_episode_steps": 4}, uid="t", seed=1).make_kwargs == {
+        "max_episode_steps": 4}
+    document = {
+        "uid": "loading-max-steps", "experiment_uid": "loading", "seed": 5,
+        "schedule": [{"training": {
+            "environments": [{"environment": {
+                "name": "xdoe.environments:GymnasiumEnvironment", "uid": "taxi",
+                "params": {"env_id": "Taxi-v4", "max_episode_steps": 5}}}],
+            "agents": [{"name": "learner",
+                        "brain": {"name": "xdoe.agents:QLearningBrain", "params": {}},
+                        "muscle": {"name": "xdoe.agents:QLearningMuscle", "params": {}},
+                        "objective": {"name": "xdoe.agents:RewardObjective", "params": {}}}],
+            "simulation": {"name": "xdoe.simulation:VanillaSimController", "conditions": []},
+            "phase_config": {"mode": "train", "worker": 1, "episodes": 3},
+        }}],
+    }
+    result = run(document, store=f"sqlite:///{tmp_path / 's.sqlite'}", results=tmp_path / "results")
+    assert result.status == "finished", result.error
+    assert result.episodes == 3 and result.steps == 15  # truncated after 5 steps each

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import re
 from collections import Counter
 
 import pytest
@@ -82,4 +83,4 @@ def test_a_failing_or_dying_worker_fails_the_run_cleanly(tmp_path):
     bad["schedule"][0]["training"]["environments"][0]["environment"]["params"]["length"] = "x"
     with parallel_workers():
         result = run(bad, store=f"sqlite:///{tmp_path / 'y.sqlite'}", results=None)
-    assert result.status == "failed" and "parallel worker 0" in result.error
+    assert result.status == "failed" and re.match(r"parallel worker [01]: environment 'cd'", result.error)

@@ -9,7 +9,11 @@ step loop and :func:`run`.
 Seeding (:mod:`xdoe.execution._seeding`): from the run seed,
 ``SeedSequence(run_seed, spawn_key=(0, *name_key(agent)))`` for brains,
 ``(1, phase, worker, *name_key(env uid))`` for environments and
-``(2, phase, worker, *name_key(agent))`` for muscles. The loop itself is in
+``(2, phase, worker, *name_key(agent))`` for muscles and
+``(3, phase, worker, *name_key(env uid))`` for environment-parameter samplers.
+Skipping finished runs, resuming interrupted ones and checkpoints:
+:mod:`xdoe.execution._resume`; ``load``/``replay`` lineage:
+:mod:`xdoe.execution._lineage`. The loop itself is in
 :mod:`xdoe.execution._runner` (its docstring lists the order of events and
 the defaults).
 """
@@ -22,6 +26,16 @@ from xdoe.execution._api import (
     load_plan,
     run,
 )
+from xdoe.execution._backends import (
+    Backend,
+    DaskBackend,
+    ProcessPoolBackend,
+    RunTask,
+    SequentialBackend,
+    execute_task,
+    make_backend,
+)
+from xdoe.execution._parallel_workers import parallel_workers
 from xdoe.execution._loading import accepted_parameters, construct, load_class
 from xdoe.execution._plan import (
     AgentSpec,
@@ -36,6 +50,14 @@ from xdoe.execution._seeding import brain_seed, derive_seed, environment_seed, m
 
 __all__ = [
     "run",
+    "RunTask",
+    "execute_task",
+    "Backend",
+    "SequentialBackend",
+    "ProcessPoolBackend",
+    "DaskBackend",
+    "make_backend",
+    "parallel_workers",
     "RunResult",
     "PhaseResult",
     "ProgressEvent",

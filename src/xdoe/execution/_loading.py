@@ -4,9 +4,12 @@ document's ``params`` as keyword arguments."""
 
 from __future__ import annotations
 
+import ast
 import difflib
+import functools
 import importlib
 import inspect
+import textwrap
 from typing import Any, Mapping
 
 from xdoe.errors import ComponentError
@@ -81,21 +84,65 @@ _PLUGIN_BASES = frozenset(
 )
 
 
+def _is_base_init(func: ast.expr) -> bool:
+    """``super().__init__``, ``super(Cls, self).__init__`` or ``Base.__init__``."""
+    if not (isinstance(func, ast.Attribute) and func.attr == "__init__"):
+        return False
+    owner = func.value
+    if isinstance(owner, ast.Call):
+        return isinstance(owner.func, ast.Name) and owner.func.id == "super"
+    return isinstance(owner, (ast.Name, ast.Attribute))
+
+
+@functools.lru_cache(maxsize=512)
+def _forwards_var_keyword(init: Any, name: str) -> bool:
+    """Whether ``init`` hands its ``**name`` unchanged to its base class's
+    ``__init__`` (``super().__init__(..., **name)``) and uses ``name`` nowhere
+    else, read from its source. ``False`` when in doubt (no source, the dict
+    is read, changed or passed elsewhere, e.g. to ``gymnasium.make``)."""
+    try:
+        tree = ast.parse(textwrap.dedent(inspect.getsource(init)))
+    except (OSError, TypeError, SyntaxError, ValueError):
+        return False
+    func = tree.body[0] if tree.body else None
+    if not isinstance(func, (ast.FunctionDef, ast.AsyncFunctionDef)):
+        return False
+    forwarded = uses = 0
+    for node in ast.walk(func):
+        if isinstance(node, ast.Name) and node.id == name:
+            uses += 1
+        elif isinstance(node, ast.Call) and _is_base_init(node.func):
+            forwarded += sum(
+                1 for kw in node.keywords
+                if kw.arg is None and isinstance(kw.value, ast.Name) and kw.value.id == name
+            )
+    return forwarded == 1 and uses == 1
+
+
 def accepted_parameters(cls: type) -> tuple[list[str], bool]:
-    """Keyword parameters ``cls(...)`` accepts, following ``**params`` up the
-    MRO (xdoe's plugin base classes accept none).
+    """Keyword parameters ``cls(...)`` accepts.
+
+    A class's ``**params`` is followed up the MRO only when its ``__init__``
+    passes it unchanged to the base class's ``__init__`` (read from the
+    source: ``super().__init__(..., **params)`` and no other use of
+    ``params``); xdoe's plugin base classes (:class:`~xdoe.agent.Brain`,
+    ``Muscle``, ``Objective``, :class:`~xdoe.environment.Environment`,
+    ``Reward``, :class:`~xdoe.simulation.SimulationController`,
+    :class:`~xdoe.conditions.TerminationCondition`) accept no other keywords.
+    Any other ``**params`` (e.g. ``GymnasiumEnvironment``'s, passed to
+    ``gymnasium.make``, or one whose source cannot be read) makes the class
+    open-ended: any keyword may be accepted and only the constructor itself
+    can refuse it.
 
     Returns:
-        ``(names, open_ended)``: the names in order, and whether the class's
-        own ``__init__`` takes ``**params`` (then other keywords may be
-        accepted too, e.g. passed on to ``gymnasium.make``, and only the
-        constructor itself can refuse them).
+        ``(names, open_ended)``: the named parameters in order (the class's
+        own first, then those of the bases its ``**params`` reaches), and
+        whether other keywords may be accepted too.
     """
     names: list[str] = []
-    open_ended: bool | None = None
     for klass in cls.__mro__:
-        if klass is object:
-            break
+        if klass is object:  # reached through forwarded **params: takes no keywords
+            return names, False
         init = klass.__dict__.get("__init__")
         if init is None:
             continue
@@ -103,20 +150,19 @@ def accepted_parameters(cls: type) -> tuple[list[str], bool]:
             sig = inspect.signature(init)
         except (TypeError, ValueError):
             return names, True
-        var_kw = False
+        var_kw: str | None = None
         for i, p in enumerate(sig.parameters.values()):
-            if i == 0 and p.name == "self":
-                continue
+            if i == 0 and p.kind in (p.POSITIONAL_ONLY, p.POSITIONAL_OR_KEYWORD):
+                continue  # self
             if p.kind is p.VAR_KEYWORD:
-                var_kw = True
+                var_kw = p.name
             elif p.kind in (p.POSITIONAL_OR_KEYWORD, p.KEYWORD_ONLY) and p.name not in names:
                 names.append(p.name)
-        is_base = (klass.__module__, klass.__qualname__) in _PLUGIN_BASES
-        if open_ended is None:
-            open_ended = var_kw and not is_base
-        if not var_kw or is_base:
-            break
-    return names, bool(open_ended)
+        if var_kw is None or (klass.__module__, klass.__qualname__) in _PLUGIN_BASES:
+            return names, False
+        if not _forwards_var_keyword(init, var_kw):
+            return names, True
+    return names, False
 
 
 def _describe(cls: type) -> str:

@@ -58,7 +58,6 @@ from __future__ import annotations
 import os
 import pickle
 import socket
-import time
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
@@ -435,7 +434,3 @@ def restore_worker(worker: Any, saved: WorkerState, brains: dict[str, Any]) -> N
         if muscle_state is not None:
             restore_muscle(agent.muscle, muscle_state, brains[agent.name])
 
-
-def heartbeat_due(last: float, every: float) -> bool:
-    """True when ``every`` seconds passed since ``last`` (``time.monotonic``)."""
-    return time.monotonic() - last >= every

@@ -752,6 +752,7 @@ def _run_phase(rt: _PhaseRuntime, result: PhaseResult,
         worker.start_episode(controller, started=True)
     stop = _CONTINUE
     while active and stop < _STOP_PHASE:
+        ended = False
         for worker in active:
             controller.step(worker)
             verdict = _CONTINUE
@@ -761,6 +762,7 @@ def _run_phase(rt: _PhaseRuntime, result: PhaseResult,
                 if answer > verdict:
                     verdict = answer
             if verdict >= _RESET:
+                ended = True
                 answer = finish(worker, False)
                 if answer > verdict:
                     verdict = answer
@@ -771,7 +773,8 @@ def _run_phase(rt: _PhaseRuntime, result: PhaseResult,
                 if verdict >= _STOP_PHASE:
                     stop = verdict
                     break
-        active = [w for w in active if w.active]
+        if ended:  # only an ended episode can retire a worker; steps stay cheap
+            active = [w for w in active if w.active]
     for worker in rt.workers:
         if worker.in_episode and worker.step > 0:
             finish(worker, True)
