@@ -10,7 +10,8 @@ from typing import Any
 import numpy as np
 from sqlalchemy import select
 
-from xdoe.store import Step, Store, compact_json
+from xdoe.store import Step, Store
+from xdoe.store._json import compact_json
 from xdoe.store._recorder import _encode_compact
 
 
