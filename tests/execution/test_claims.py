@@ -92,3 +92,28 @@ def test_heartbeat_thread_notices_a_takeover(db):
         while not beat.lost and time.monotonic() < deadline:
             time.sleep(0.02)
     assert beat.lost
+
+
+def test_claim_of_a_dead_process_on_this_host_is_taken_over_at_once(db, tmp_path):
+    import subprocess
+    import sys
+
+    dead = new_owner()
+    code = (
+        "import sys; from xdoe.store import Store, claim_run; "
+        f"s = Store(sys.argv[1]); assert claim_run(s, 'r9', {H!r}, owner={dead!r}, stale_after=60)"
+    )
+    subprocess.run([sys.executable, "-c", code, db.engine.url.render_as_string(hide_password=False)],
+                   check=True, timeout=60)
+    info = claim_of(db, "r9", H)
+    assert info is not None and info.owner == dead
+    # its heartbeat is fresh, but its process is gone: no need to wait an hour
+    mine = new_owner()
+    assert claim_run(db, "r9", H, owner=mine, stale_after=3600)
+    assert claim_of(db, "r9", H).owner == mine
+
+
+def test_claim_of_a_live_process_is_kept(db):
+    holder, other = new_owner(), new_owner()
+    assert claim_run(db, "r8", H, owner=holder, stale_after=3600)  # this process: alive
+    assert not claim_run(db, "r8", H, owner=other, stale_after=3600)

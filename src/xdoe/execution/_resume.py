@@ -64,6 +64,8 @@ from typing import TYPE_CHECKING, Any
 
 import numpy as np
 
+from xdoe._process import process_alive
+
 if TYPE_CHECKING:
     from xdoe.execution._checkpoints import CheckpointInfo, CheckpointManager
     from xdoe.execution._plan import PhasePlan, RunPlan
@@ -124,19 +126,9 @@ def instance_alive(instance: "InstanceInfo", heartbeat_timeout: float = DEFAULT_
     (not a zombie, not a later process that reused the pid) and is not this one."""
     if _heartbeat_age(instance) > heartbeat_timeout:
         return False
-    if instance.host != socket.gethostname():
-        return True
-    if instance.pid == os.getpid():
+    if instance.host == socket.gethostname() and instance.pid == os.getpid():
         return False  # our own leftover (e.g. an earlier run() in this process that died)
-    import psutil
-
-    try:
-        proc = psutil.Process(instance.pid)
-        if proc.status() == psutil.STATUS_ZOMBIE:
-            return False
-        return proc.create_time() <= instance.start.timestamp() + 1.0
-    except (psutil.NoSuchProcess, psutil.AccessDenied):
-        return False
+    return process_alive(instance.host, instance.pid, instance.start) is not False
 
 
 def decide(store: "Store", uid: str, content_hash: str, *, rerun: bool = False,

@@ -37,6 +37,7 @@ from typing import TYPE_CHECKING
 from sqlalchemy import delete, insert, select, update
 from sqlalchemy.exc import IntegrityError
 
+from xdoe._process import process_alive
 from xdoe.store._models import Claim, Phase, Run, RunInstance, utcnow
 
 if TYPE_CHECKING:
@@ -88,7 +89,9 @@ def claim_run(store: "Store", run_uid: str, content_hash: str, *, owner: str,
 
     Returns:
         ``True`` when ``owner`` now holds the claim, ``False`` when another
-        owner holds a live one.
+        owner holds a live one. A claim whose holder ran on this host and whose
+        process is gone is taken over at once, without waiting for
+        ``stale_after``.
 
     Raises:
         StoreError: the store cannot be written.
@@ -104,10 +107,18 @@ def claim_run(store: "Store", run_uid: str, content_hash: str, *, owner: str,
         except IntegrityError:
             pass  # somebody holds it: take over only a stale claim (or our own)
         cutoff = now - _dt.timedelta(seconds=float(stale_after))
+        takeover = (Claim.heartbeat < cutoff) | (Claim.owner == owner)
+        holder = session.execute(
+            select(Claim.owner, Claim.host, Claim.pid, Claim.claimed_at)
+            .where(Claim.run_uid == run_uid, Claim.content_hash == content_hash)
+        ).first()
+        if holder is not None and process_alive(holder.host, holder.pid, holder.claimed_at) is False:
+            # its process is gone from this host: no need to wait for the heartbeat to age
+            takeover = takeover | (Claim.owner == holder.owner)
         taken = session.execute(
             update(Claim)
             .where(Claim.run_uid == run_uid, Claim.content_hash == content_hash)
-            .where((Claim.heartbeat < cutoff) | (Claim.owner == owner))
+            .where(takeover)
             .values(owner=owner, host=values["host"], pid=values["pid"], heartbeat=now, claimed_at=now)
         ).rowcount
         return taken == 1

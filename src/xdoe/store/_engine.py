@@ -90,6 +90,33 @@ def make_engine(url: str) -> Engine:
     return engine
 
 
+def _enable_wal(cursor: Any) -> None:
+    """Switch a SQLite file to WAL journaling (persistent, so usually a no-op).
+
+    Changing the journal mode needs an exclusive lock, and SQLite answers
+    ``database is locked`` at once, without its busy handler, when another
+    process opens the same new file at that moment (e.g. several ``xrun``
+    processes starting together): retry with a short back-off until the busy
+    timeout has passed.
+    """
+    import sqlite3
+    import time
+
+    if str(cursor.execute("PRAGMA journal_mode").fetchone()[0]).lower() in ("wal", "memory"):
+        return
+    deadline = time.monotonic() + SQLITE_BUSY_TIMEOUT_MS / 1000
+    delay = 0.01
+    while True:
+        try:
+            cursor.execute("PRAGMA journal_mode = WAL")
+            return
+        except sqlite3.OperationalError as exc:
+            if "locked" not in str(exc) or time.monotonic() > deadline:
+                raise
+            time.sleep(delay)
+            delay = min(delay * 2, 0.5)
+
+
 def _configure_sqlite(engine: Engine) -> None:
     @event.listens_for(engine, "connect")
     def _on_connect(dbapi_connection: Any, _record: Any) -> None:
@@ -97,7 +124,7 @@ def _configure_sqlite(engine: Engine) -> None:
         dbapi_connection.isolation_level = None
         cursor = dbapi_connection.cursor()
         cursor.execute(f"PRAGMA busy_timeout = {SQLITE_BUSY_TIMEOUT_MS}")
-        cursor.execute("PRAGMA journal_mode = WAL")
+        _enable_wal(cursor)
         cursor.execute("PRAGMA synchronous = NORMAL")
         cursor.execute("PRAGMA foreign_keys = ON")
         cursor.close()

@@ -31,6 +31,7 @@ from typing import TYPE_CHECKING, Any
 
 from sqlalchemy import select
 
+from xdoe._process import process_alive
 from xdoe.errors import InputError
 from xdoe.store._models import Experiment, Run, RunInstance, utcnow
 
@@ -47,18 +48,8 @@ DEFAULT_HEARTBEAT_TIMEOUT = 120.0
 
 
 def pid_alive(pid: int) -> bool:
-    """Whether a process with this id exists on this host."""
-    if pid <= 0:
-        return False
-    try:
-        os.kill(pid, 0)
-    except ProcessLookupError:
-        return False
-    except PermissionError:
-        return True
-    except OSError:  # pragma: no cover - unusual platforms
-        return True
-    return True
+    """Whether a process with this id exists on this host (not a zombie)."""
+    return bool(process_alive(socket.gethostname(), pid))
 
 
 def is_stale(host: str, pid: int, heartbeat: _dt.datetime | None, start: _dt.datetime, *,
