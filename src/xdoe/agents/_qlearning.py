@@ -257,17 +257,17 @@ class QLearningBrain(Brain):
     def thinking(self, experience: Experience) -> QTable | None:
         if self.table is None or self.states is None or self.actions is None:
             raise RuntimeError("QLearningBrain.setup() must be called before thinking()")
-        s = self.states.encode(experience.sensors)
+        states, table, done = self.states, self.table, experience.done
+        s = states.encode(experience.sensors)
         a = self.actions.encode(experience.actuators)
         target = float(experience.objective)
-        if not experience.done:
-            s2 = self.states.encode(experience.next_sensors)
+        if not done:
             # max over a Python list: the same value as ndarray.max() (for
             # tables without NaN), several times faster on a short row
-            target += self.gamma * max(self.table.values(s2).tolist())
-        row = self.table.row(s)
+            target += self.gamma * max(table.values(states.encode(experience.next_sensors)).tolist())
+        row = table.row(s)
         row[a] += self.alpha * (target - row[a])
-        return self.table if experience.done else None
+        return table if done else None
 
     def muscle_state(self) -> QTable | None:
         return self.table
@@ -383,15 +383,16 @@ class QLearningMuscle(Muscle):
     ) -> list[ActuatorInformation]:
         if self.states is None or self.actions is None or self.table is None:
             self.setup(sensors, actuators)
-        assert self.states is not None and self.actions is not None and self.table is not None
-        if self.mode == Mode.TRAIN and self.rng.random() < self.current_epsilon:
-            action = int(self.rng.integers(self.actions.size))
+        states, actions, rng = self.states, self.actions, self.rng
+        assert states is not None and actions is not None and self.table is not None
+        if self.mode == Mode.TRAIN and rng.random() < self.current_epsilon:
+            action = int(rng.integers(actions.size))
         else:
-            action = _greedy_action(self.table.values(self.states.encode(sensors)), self.rng)
-        if self.actions._single and len(actuators) == 1 and actuators[0].uid == self.actions._single_id:
-            (actuator,) = actuators
-            return [ActuatorInformation(actuator.uid, actuator.space, action + self.actions._single_start)]
-        chosen = dict(zip(self.actions.ids, self.actions.decode(action)))
+            action = _greedy_action(self.table.values(states.encode(sensors)), rng)
+        if actions._single and len(actuators) == 1 and actuators[0].uid == actions._single_id:
+            (actuator,) = actuators  # one Discrete actuator: decode is action + start
+            return [ActuatorInformation(actuator.uid, actuator.space, action + actions._single_start)]
+        chosen = dict(zip(actions.ids, actions.decode(action)))
         return [
             ActuatorInformation(a.uid, a.space, chosen[a.uid] if a.uid in chosen else a.value)
             for a in actuators

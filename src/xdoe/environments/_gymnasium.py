@@ -198,8 +198,12 @@ class GymnasiumEnvironment(Environment):
         state_info = jsonable_info(info)
         state_info["terminated"] = terminated
         state_info["truncated"] = truncated
+        if self._discrete_observation:  # _sensors, inlined: this runs on every step
+            sensors = [SensorInformation(self._observation_id, self._observation_space, int(observation))]
+        else:
+            sensors = split_observation(self.uid, self._observation_space, observation)
         return EnvironmentState(
-            sensors=self._sensors(observation),
+            sensors=sensors,
             rewards=[RewardInformation(self._reward_id, float(reward))],
             done=terminated or truncated,
             info=state_info,
