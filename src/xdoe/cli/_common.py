@@ -10,7 +10,7 @@ import click
 
 from xdoe.errors import InputError, XdoeError
 
-__all__ = ["EXIT_OK", "EXIT_FAILED", "EXIT_INPUT", "fail", "handle_errors"]
+__all__ = ["EXIT_OK", "EXIT_FAILED", "EXIT_INPUT", "fail", "handle_errors", "store_option"]
 
 EXIT_OK = 0
 EXIT_FAILED = 1  # some run failed / some work did not complete
@@ -39,3 +39,12 @@ def handle_errors(func: F) -> F:
             fail(str(exc), EXIT_FAILED)
 
     return wrapper  # type: ignore[return-value]
+
+
+def store_option(func: F) -> F:
+    """``--store URL`` (default ``$XRUN_STORE`` or ``sqlite:///_outputs/xrun.sqlite``),
+    passed to the command as ``store_url``."""
+    return click.option(
+        "--store", "store_url", metavar="URL", envvar="XRUN_STORE", default=None,
+        help="SQLAlchemy URL of the store (default: $XRUN_STORE or sqlite:///_outputs/xrun.sqlite).",
+    )(func)

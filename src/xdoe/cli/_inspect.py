@@ -15,20 +15,11 @@ from typing import Any, Callable
 
 import click
 
-from xdoe.cli._common import EXIT_FAILED, EXIT_OK, handle_errors
+from xdoe.cli._common import EXIT_FAILED, EXIT_OK, handle_errors, store_option
 
 __all__ = ["status_command", "export_command", "tree_command"]
 
 F = Callable[..., Any]
-
-
-def _store_option(func: F) -> F:
-    # Same option as xdoe.cli._xrun.store_option (not imported from there:
-    # _xrun registers these commands, so importing it here would be circular).
-    return click.option(
-        "--store", "store_url", metavar="URL", envvar="XRUN_STORE", default=None,
-        help="SQLAlchemy URL of the store (default: $XRUN_STORE or sqlite:///_outputs/xrun.sqlite).",
-    )(func)
 
 
 def _experiment_option(func: F) -> F:
@@ -47,7 +38,7 @@ def _when(value: Any) -> str:
 @click.command("status")
 @click.argument("output_dir", required=False, type=click.Path(path_type=Path))
 @_experiment_option
-@_store_option
+@store_option
 @click.option("--heartbeat-timeout", default=120.0, show_default=True, metavar="SECONDS",
               type=click.FloatRange(min=0), help="A running instance without a heartbeat for this "
               "long (or whose process is gone, on this host) counts as interrupted.")
@@ -109,7 +100,7 @@ def status_command(output_dir: Path | None, experiment: str | None, store_url: s
 @click.option("--all-instances", is_flag=True,
               help="Every run instance (adds an 'instance' column) instead of, per run, the latest "
                    "finished one (else the latest).")
-@_store_option
+@store_option
 @handle_errors
 def export_command(experiment: str | None, output: Path, all_instances: bool,
                    store_url: str | None) -> None:
@@ -135,7 +126,7 @@ def export_command(experiment: str | None, output: Path, all_instances: bool,
 @click.option("--latest", is_flag=True, help="Only the newest instance of each run version.")
 @click.option("--heartbeat-timeout", default=120.0, show_default=True, metavar="SECONDS",
               type=click.FloatRange(min=0), help="When a running instance counts as interrupted.")
-@_store_option
+@store_option
 @handle_errors
 def tree_command(experiment: str | None, run_uid: str | None, latest: bool,
                  heartbeat_timeout: float, store_url: str | None) -> None:

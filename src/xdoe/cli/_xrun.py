@@ -28,7 +28,7 @@ from typing import TYPE_CHECKING, Any, Callable, Sequence
 
 import click
 
-from xdoe.cli._common import EXIT_FAILED, EXIT_INPUT, EXIT_OK, handle_errors
+from xdoe.cli._common import EXIT_FAILED, EXIT_INPUT, EXIT_OK, handle_errors, store_option
 from xdoe.cli._jobs import all_done, run_plans, scale_options
 from xdoe.cli._submit import submit_command
 from xdoe.errors import InputError, XdoeError
@@ -50,14 +50,6 @@ F = Callable[..., Any]
 
 
 # -- shared options ------------------------------------------------------------
-
-def store_option(func: F) -> F:
-    """``--store URL`` (default ``$XRUN_STORE`` or ``sqlite:///_outputs/xrun.sqlite``)."""
-    return click.option(
-        "--store", "store_url", metavar="URL", envvar="XRUN_STORE", default=None,
-        help="SQLAlchemy URL of the store (default: $XRUN_STORE or sqlite:///_outputs/xrun.sqlite).",
-    )(func)
-
 
 def results_option(func: F) -> F:
     """``--results DIR`` (default ``_outputs/results``)."""

@@ -290,12 +290,9 @@ class TrainingSession:
 
     def __exit__(self, exc_type: type[BaseException] | None, exc: BaseException | None,
                  tb: TracebackType | None) -> None:
-        if exc is None:
-            self.finish("finished")
-        else:
-            status = "interrupted" if isinstance(exc, KeyboardInterrupt) else "failed"
-            self.finish(status, error=f"{type(exc).__name__}: {exc}",
-                        traceback="".join(_traceback.format_exception(exc_type, exc, tb)))
+        from xdoe.store._recorder import exit_status
+
+        self.finish(*exit_status(exc_type, exc, tb))
 
     def _require_running(self) -> None:
         if self.recorder.instance_id is None:

@@ -86,6 +86,17 @@ def _get_or_create(session: Session, model: Any, lookup: dict[str, Any], values:
         return int(session.execute(stmt).scalar_one())
 
 
+def exit_status(exc_type: type[BaseException] | None, exc: BaseException | None,
+                tb: TracebackType | None) -> tuple[str, str | None, str | None]:
+    """``(status, one-line error, traceback)`` for leaving a recording block:
+    ``finished`` without an exception, ``interrupted`` for Ctrl-C, else ``failed``."""
+    if exc is None:
+        return "finished", None, None
+    status = "interrupted" if isinstance(exc, KeyboardInterrupt) else "failed"
+    return (status, f"{type(exc).__name__}: {exc}",
+            "".join(_traceback.format_exception(exc_type, exc, tb)))
+
+
 class RunRecorder:
     """Records one run instance: rows in the store and files in its results folder.
 
@@ -543,12 +554,7 @@ class RunRecorder:
                  tb: TracebackType | None) -> None:
         if self.status is not None:
             return
-        if exc is None:
-            self.finish("finished")
-        else:
-            status = "interrupted" if isinstance(exc, KeyboardInterrupt) else "failed"
-            self.finish(status, error=f"{type(exc).__name__}: {exc}",
-                        traceback="".join(_traceback.format_exception(exc_type, exc, tb)))
+        self.finish(*exit_status(exc_type, exc, tb))
 
     # -- internals --------------------------------------------------------
     def _require_running(self) -> None:
