@@ -70,12 +70,12 @@ def status_command(output_dir: Path | None, experiment: str | None, store_url: s
     console = Console()
     if not quiet:
         table = Table(title=f"xrun status · {store.url}")
-        table.add_column("run", overflow="fold")
+        table.add_column("run", no_wrap=True)
         table.add_column("point", justify="right")
         table.add_column("rep", justify="right")
-        table.add_column("status")
+        table.add_column("status", no_wrap=True)
         table.add_column("instance", justify="right")
-        table.add_column("started (UTC)")
+        table.add_column("started (UTC)", no_wrap=True)
         table.add_column("reason", overflow="fold", ratio=1)
         for r in status.runs:
             if only and r.status not in only:

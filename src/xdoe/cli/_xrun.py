@@ -196,7 +196,7 @@ def summary_table(results: Sequence["RunResult"], skipped: Sequence[str] = ()) -
     from rich.table import Table
 
     table = Table(title="xrun summary")
-    table.add_column("run")
+    table.add_column("run", no_wrap=True)
     table.add_column("status")
     table.add_column("episodes", justify="right")
     table.add_column("mean test reward (objective) per agent")

@@ -146,7 +146,10 @@ class Run(Base):
     ``content_hash`` its sha256 (:func:`xdoe.store.document_hash`).
     ``design_point``, ``repetition``, ``seed`` and ``levels`` are copied from
     the document for queries; they are null for hand-written documents
-    without a ``design_point``.
+    without a ``design_point``. ``file_sha256`` is the sha256 of the bytes of
+    the file the run was first started from (null when it was not started
+    from a file, or its uid came from the file name): the same bytes are the
+    same document, so ``xrun`` skips a finished file without parsing it.
     """
 
     __tablename__ = "run"
@@ -163,6 +166,7 @@ class Run(Base):
     repetition: Mapped[int | None] = mapped_column(Integer)
     seed: Mapped[int | None] = mapped_column(BigInteger)
     levels: Mapped[Any | None] = mapped_column(JsonText)
+    file_sha256: Mapped[str | None] = mapped_column(String(64), index=True)
     created: Mapped[_dt.datetime] = mapped_column(UtcDateTime, default=utcnow)
 
 

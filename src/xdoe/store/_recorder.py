@@ -119,6 +119,8 @@ class RunRecorder:
         results_dir: the instance's results folder (after :meth:`start`).
         paths: the :class:`ResultsPaths` of that folder (after :meth:`start`).
         content_hash: sha256 of the document's canonical JSON.
+        file_sha256: sha256 of the bytes of the document's file, when the
+            run is started from one (recorded with the run by :meth:`start`).
         policy: the parsed ``store_steps`` (:class:`StepPolicy`); callers may
             ask ``policy.wants(step, done)`` before building a step's payload.
         phase_id: database id of the open phase, ``None`` between phases.
@@ -133,6 +135,7 @@ class RunRecorder:
         results_root: Path | str | None = None,
         store_steps: str = "none",
         flush_rows: int = 1000,
+        file_sha256: str | None = None,
     ) -> None:
         self.policy = StepPolicy.parse(store_steps)
         if int(flush_rows) < 1:
@@ -149,6 +152,7 @@ class RunRecorder:
         self.run_uid = uid
         self.results_root = Path(results_root) if results_root is not None else DEFAULT_RESULTS_ROOT
         self.flush_rows = int(flush_rows)
+        self.file_sha256 = file_sha256
         self.instance_id: int | None = None
         self.instance_uuid = str(uuid.uuid4())
         self.paths: ResultsPaths | None = None
@@ -237,8 +241,12 @@ class RunRecorder:
                     "repetition": _int_or_none(point.get("repetition")),
                     "seed": _int_or_none(doc.get("seed")),
                     "levels": point.get("levels"),
+                    "file_sha256": self.file_sha256,
                 },
             )
+            if self.file_sha256 is not None:  # a run recorded before without its file's hash
+                session.execute(update(Run).where(Run.id == run_id, Run.file_sha256.is_(None))
+                                .values(file_sha256=self.file_sha256))
             instance = RunInstance(
                 uuid=self.instance_uuid, run_id=run_id, host=socket.gethostname(),
                 pid=os.getpid(), start=self._start, status="running", heartbeat=self._start,
