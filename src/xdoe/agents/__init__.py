@@ -7,12 +7,20 @@
 - :class:`RewardObjective`: the sum of the rewards an agent receives.
 
 Each is addressable in documents as ``xdoe.agents:Name`` and by its full
-module path (e.g. ``xdoe.agents._qlearning:QLearningBrain``).
+module path (e.g. ``xdoe.agents._qlearning:QLearningBrain``). The classes
+are imported on first use (:mod:`xdoe._lazy`).
 """
 
-from xdoe.agents._dummy import DummyBrain, DummyMuscle
-from xdoe.agents._objectives import RewardObjective
-from xdoe.agents._qlearning import DiscreteEncoder, QLearningBrain, QLearningMuscle, QTable
+from __future__ import annotations
+
+from typing import TYPE_CHECKING
+
+from xdoe._lazy import lazy_exports
+
+if TYPE_CHECKING:
+    from xdoe.agents._dummy import DummyBrain, DummyMuscle
+    from xdoe.agents._objectives import RewardObjective
+    from xdoe.agents._qlearning import DiscreteEncoder, QLearningBrain, QLearningMuscle, QTable
 
 __all__ = [
     "DummyBrain",
@@ -23,3 +31,9 @@ __all__ = [
     "DiscreteEncoder",
     "RewardObjective",
 ]
+
+__getattr__, __dir__ = lazy_exports(__name__, globals(), {
+    "xdoe.agents._dummy": ["DummyBrain", "DummyMuscle"],
+    "xdoe.agents._objectives": ["RewardObjective"],
+    "xdoe.agents._qlearning": ["DiscreteEncoder", "QLearningBrain", "QLearningMuscle", "QTable"],
+})

@@ -6,14 +6,14 @@ list of results for the summary table."""
 from __future__ import annotations
 
 from pathlib import Path
-from typing import TYPE_CHECKING, Any, Callable, Sequence
+from typing import TYPE_CHECKING, Any, Callable, Mapping, Sequence
 
 import click
 
 if TYPE_CHECKING:
     from xdoe.execution import RunPlan, RunResult
 
-__all__ = ["scale_options", "run_plans", "all_done"]
+__all__ = ["scale_options", "run_plans", "all_done", "skip_finished_files"]
 
 F = Callable[..., Any]
 
@@ -57,9 +57,14 @@ def run_plans(
     parallel_workers: bool = False,
     rerun: bool = False,
     stale_after: float | None = None,
+    file_hashes: Mapping[str, str | None] | None = None,
 ) -> list["RunResult"]:
     """Execute the loaded plans on the backend ``jobs``/``dask`` choose; every
     run is claimed in the store first (see :mod:`xdoe.execution._backends`).
+
+    ``file_hashes`` maps a plan's ``file`` to the sha256 of the bytes it
+    was parsed from (:func:`xdoe.execution.load_file_plan`), recorded with
+    the run for :func:`skip_finished_files`.
 
     Returns:
         the results in the order of ``plans``, without the runs that
@@ -80,7 +85,10 @@ def run_plans(
     )
 
     n_jobs = parse_jobs(jobs)
+    if not plans:
+        return []
     remote = bool(dask) or n_jobs > 1
+    file_hashes = file_hashes or {}
     done_before: list[tuple[int, "RunResult"]] = []
     kept: list[int] = []
     if not rerun:  # finished runs are skipped here, with one query for all of them
@@ -100,6 +108,7 @@ def run_plans(
             store_url=url, results=results_root, store_steps=store_steps,
             stale_after=DEFAULT_STALE_AFTER if stale_after is None else float(stale_after),
             rerun=rerun, parallel_workers=parallel_workers,
+            file_sha256=file_hashes.get(str(p.file)) if p.file else None,
         )
         for p in plans
     ]
@@ -128,6 +137,49 @@ def run_plans(
     out.extend(done_before)
     out.sort(key=lambda item: item[0])
     return [r for _, r in out]
+
+
+def skip_finished_files(files: Sequence[str | Path], store_url: str | None
+                        ) -> tuple[list[int], list[tuple[int, "RunResult"]]]:
+    """Skip run-document files whose exact bytes belong to a finished run,
+    without reading them as documents: one sha256 per file and one store
+    query (per 500 files) for all of them.
+
+    The store records with each run the sha256 of the file it was started
+    from (``Store.recorder(..., file_sha256=...)``); the same bytes are the
+    same document, hence the same run version. A file not found this way (new,
+    changed, reformatted, unreadable, or whose uid is its file name) is left
+    to the normal path, which loads it and skips it by its content hash.
+
+    Returns:
+        the positions of the files still to load, and ``(position, result)``
+        for each skipped file (``status="skipped"``, note ``"skipped: finished
+        earlier (instance N)"``).
+
+    Raises:
+        StoreError: the store cannot be opened.
+    """
+    from xdoe.execution import RunResult
+    from xdoe.execution._api import file_sha256
+    from xdoe.store import Store
+
+    digests = [file_sha256(f) for f in files]
+    known = {d for d in digests if d is not None}
+    if not known:
+        return list(range(len(files))), []
+    with Store(store_url) as store:
+        finished = store.finished_file_hashes(known)
+    todo: list[int] = []
+    skipped: list[tuple[int, "RunResult"]] = []
+    for i, (path, digest) in enumerate(zip(files, digests)):
+        hit = finished.get(digest) if digest is not None else None
+        if hit is None:
+            todo.append(i)
+            continue
+        uid, instance = hit
+        skipped.append((i, RunResult(uid=uid, status="skipped", instance_id=instance, file=str(Path(path)),
+                                     note=f"skipped: finished earlier (instance {instance})")))
+    return todo, skipped
 
 
 def _skip_finished(plans: Sequence["RunPlan"], store_url: str | None

@@ -10,7 +10,6 @@ import os
 from pathlib import Path
 
 import click
-from rich.console import Console
 
 from xdoe.cli._common import handle_errors
 from xdoe.errors import InputError
@@ -115,6 +114,8 @@ def submit_command(
       export XRUN_STORE=postgresql+psycopg://me@dbhost/xdoe
       xrun submit _outputs --slurm -p short -t 1:00:00 --mem 2G --dry-run
     """
+    from rich.console import Console
+
     from xdoe.execution._slurm import SlurmOptions, check_store_for_slurm, submit
 
     if not use_slurm:

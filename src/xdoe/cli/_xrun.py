@@ -29,7 +29,7 @@ from typing import TYPE_CHECKING, Any, Callable, Sequence
 import click
 
 from xdoe.cli._common import EXIT_FAILED, EXIT_INPUT, EXIT_OK, handle_errors, store_option
-from xdoe.cli._jobs import all_done, run_plans, scale_options
+from xdoe.cli._jobs import all_done, run_plans, scale_options, skip_finished_files
 from xdoe.cli._submit import submit_command
 from xdoe.errors import InputError, XdoeError
 
@@ -81,22 +81,28 @@ def store_steps_option(func: F) -> F:
 
 @dataclass
 class Loaded:
-    """Documents that loaded (``plans``) and one message per document that did not."""
+    """Documents that loaded (``plans``) and one message per document that
+    did not; ``file_hashes`` maps a plan's ``file`` to the sha256 of the bytes
+    it was parsed from (``None`` when its uid is its file name)."""
 
     plans: list["RunPlan"] = field(default_factory=list)
     errors: list[str] = field(default_factory=list)
+    file_hashes: dict[str, str | None] = field(default_factory=dict)
 
 
 def load_documents(files: Sequence[str | Path]) -> Loaded:
     """Read and validate every file; collect ``file:line: ...`` messages."""
-    from xdoe.execution import load_plan
+    from xdoe.execution._api import load_file_plan
 
     loaded = Loaded()
     for path in files:
         try:
-            loaded.plans.append(load_plan(Path(path)))
+            plan, digest = load_file_plan(Path(path))
         except InputError as exc:
             loaded.errors.append(str(exc))
+            continue
+        loaded.plans.append(plan)
+        loaded.file_hashes[str(plan.file)] = digest
     return loaded
 
 
@@ -248,21 +254,31 @@ def experiment_start(files: tuple[str, ...], store_url: str | None, results: Pat
     Exit 0 when every run finished (now or earlier), 1 when a run failed, 2
     when a document cannot be read (then nothing runs).
     """
-    loaded = load_documents(files)
+    # files whose exact bytes finished before are skipped unread (one query)
+    todo, done_before = (list(range(len(files))), []) if rerun else skip_finished_files(files, store_url)
+    loaded = load_documents([files[i] for i in todo])
     if loaded.errors:
         for line in loaded.errors:
             click.secho(f"error: {line}", fg="red", err=True)
         sys.exit(EXIT_INPUT)
-    display = _Display(len(loaded.plans), enabled=not quiet and sys.stderr.isatty())
+    display = _Display(len(loaded.plans) + len(done_before), enabled=not quiet and sys.stderr.isatty())
+    for _, result in done_before:
+        display.run_done()
+        display.message(f"run {result.uid} {result.note}")
     try:
         outcomes = run_plans(loaded.plans, store_url=store_url, results=results,
                              store_steps=store_steps, fail_fast=fail_fast, display=display,
                              jobs=jobs, dask=dask, parallel_workers=parallel_workers,
-                             rerun=rerun, stale_after=heartbeat_timeout)
+                             rerun=rerun, stale_after=heartbeat_timeout,
+                             file_hashes=loaded.file_hashes)
     finally:
         display.stop()
     ran = {r.file for r in outcomes}
     skipped = [p.uid for p in loaded.plans if p.file not in ran]
+    if done_before:  # back into the order of FILES
+        position = {str(Path(files[i])): i for i in todo}
+        merged = [(position.get(str(r.file), len(files)), r) for r in outcomes] + done_before
+        outcomes = [r for _, r in sorted(merged, key=lambda item: item[0])]
     if not quiet:
         from rich.console import Console
 

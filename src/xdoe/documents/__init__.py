@@ -1,36 +1,47 @@
 """Experiment and run documents: YAML loading with line numbers, pydantic
 models, the ``$req`` reference grammar, ``${name}`` placeholders and
-canonical YAML dumping."""
+canonical YAML dumping.
 
-from xdoe.documents._canonical import canonical_json, dump_canonical, format_float
-from xdoe.documents._experiment import (
-    DESIGN_METHODS,
-    Experiment,
-    ExperimentDocument,
-    PhasePlan,
-    Variable,
-    experiment_schema,
-    load_experiment,
-    safe_uid,
-)
-from xdoe.documents._placeholders import PlaceholderError, interpolate, substitute
-from xdoe.documents._reference import Reference, ReferenceSyntaxError, is_reference, parse_reference
-from xdoe.documents._run import (
-    RUN_DOCUMENT_VERSION,
-    AgentEntry,
-    ComponentSpec,
-    DesignPointInfo,
-    EnvironmentEntry,
-    EnvironmentSpec,
-    PhaseConfig,
-    RunConfig,
-    RunDocument,
-    RunPhase,
-    SimulationSpec,
-    load_run_document,
-    parse_run_document,
-)
-from xdoe.documents._yaml import YamlDocument, load_yaml, read_text
+Names are imported on first use (:mod:`xdoe._lazy`): ``xrun`` needs the run
+document models, not the experiment document's.
+"""
+
+from __future__ import annotations
+
+from typing import TYPE_CHECKING
+
+from xdoe._lazy import lazy_exports
+
+if TYPE_CHECKING:
+    from xdoe.documents._canonical import canonical_json, dump_canonical, format_float
+    from xdoe.documents._experiment import (
+        DESIGN_METHODS,
+        Experiment,
+        ExperimentDocument,
+        PhasePlan,
+        Variable,
+        experiment_schema,
+        load_experiment,
+        safe_uid,
+    )
+    from xdoe.documents._placeholders import PlaceholderError, interpolate, substitute
+    from xdoe.documents._reference import Reference, ReferenceSyntaxError, is_reference, parse_reference
+    from xdoe.documents._run import (
+        RUN_DOCUMENT_VERSION,
+        AgentEntry,
+        ComponentSpec,
+        DesignPointInfo,
+        EnvironmentEntry,
+        EnvironmentSpec,
+        PhaseConfig,
+        RunConfig,
+        RunDocument,
+        RunPhase,
+        SimulationSpec,
+        load_run_document,
+        parse_run_document,
+    )
+    from xdoe.documents._yaml import YamlDocument, load_yaml, read_text
 
 __all__ = [
     "YamlDocument",
@@ -68,3 +79,19 @@ __all__ = [
     "load_run_document",
     "parse_run_document",
 ]
+
+__getattr__, __dir__ = lazy_exports(__name__, globals(), {
+    "xdoe.documents._canonical": ["canonical_json", "dump_canonical", "format_float"],
+    "xdoe.documents._experiment": [
+        "DESIGN_METHODS", "Experiment", "ExperimentDocument", "PhasePlan", "Variable",
+        "experiment_schema", "load_experiment", "safe_uid",
+    ],
+    "xdoe.documents._placeholders": ["PlaceholderError", "interpolate", "substitute"],
+    "xdoe.documents._reference": ["Reference", "ReferenceSyntaxError", "is_reference", "parse_reference"],
+    "xdoe.documents._run": [
+        "RUN_DOCUMENT_VERSION", "AgentEntry", "ComponentSpec", "DesignPointInfo", "EnvironmentEntry",
+        "EnvironmentSpec", "PhaseConfig", "RunConfig", "RunDocument", "RunPhase", "SimulationSpec",
+        "load_run_document", "parse_run_document",
+    ],
+    "xdoe.documents._yaml": ["YamlDocument", "load_yaml", "read_text"],
+})

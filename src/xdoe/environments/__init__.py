@@ -10,10 +10,24 @@
 
 Each is addressable in documents as ``xdoe.environments:Name`` and by its full
 module path (e.g. ``xdoe.environments._gymnasium:GymnasiumEnvironment``).
+The classes are imported on first use (:mod:`xdoe._lazy`).
 """
 
-from xdoe.environments._dummy import DummyEnvironment
-from xdoe.environments._gymnasium import GymnasiumEnvironment
-from xdoe.environments._tictactoe import TicTacToeEnvironment
+from __future__ import annotations
+
+from typing import TYPE_CHECKING
+
+from xdoe._lazy import lazy_exports
+
+if TYPE_CHECKING:
+    from xdoe.environments._dummy import DummyEnvironment
+    from xdoe.environments._gymnasium import GymnasiumEnvironment
+    from xdoe.environments._tictactoe import TicTacToeEnvironment
 
 __all__ = ["DummyEnvironment", "GymnasiumEnvironment", "TicTacToeEnvironment"]
+
+__getattr__, __dir__ = lazy_exports(__name__, globals(), {
+    "xdoe.environments._dummy": ["DummyEnvironment"],
+    "xdoe.environments._gymnasium": ["GymnasiumEnvironment"],
+    "xdoe.environments._tictactoe": ["TicTacToeEnvironment"],
+})

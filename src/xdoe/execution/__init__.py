@@ -16,37 +16,55 @@ Skipping finished runs, resuming interrupted ones and checkpoints:
 :mod:`xdoe.execution._lineage`. The loop itself is in
 :mod:`xdoe.execution._runner` (its docstring lists the order of events and
 the defaults).
+Names are imported on first use (:mod:`xdoe._lazy`), so ``from
+xdoe.execution import run`` loads neither the backends nor the training
+session.
 """
 
-from xdoe.execution._api import (
-    DEFAULT_RESULTS,
-    RunResult,
-    check_document,
-    execute_file,
-    load_plan,
-    run,
-)
-from xdoe.execution._backends import (
-    Backend,
-    DaskBackend,
-    ProcessPoolBackend,
-    RunTask,
-    SequentialBackend,
-    execute_task,
-    make_backend,
-)
-from xdoe.execution._parallel_workers import parallel_workers
-from xdoe.execution._loading import accepted_parameters, construct, load_class
-from xdoe.execution._plan import (
-    AgentSpec,
-    ComponentSpec,
-    EnvironmentSpec,
-    PhasePlan,
-    RunPlan,
-    plan_run,
-)
-from xdoe.execution._runner import PhaseResult, ProgressEvent, check_plan, execute_plan
-from xdoe.execution._seeding import brain_seed, derive_seed, environment_seed, muscle_seed
+from __future__ import annotations
+
+from typing import TYPE_CHECKING
+
+from xdoe._lazy import lazy_exports
+
+if TYPE_CHECKING:
+    from xdoe.execution._api import (
+        DEFAULT_RESULTS,
+        RunResult,
+        check_document,
+        execute_file,
+        load_plan,
+        run,
+    )
+    from xdoe.execution._backends import (
+        Backend,
+        DaskBackend,
+        ProcessPoolBackend,
+        RunTask,
+        SequentialBackend,
+        execute_task,
+        make_backend,
+    )
+    from xdoe.execution._checkpoints import (
+        CheckpointInfo,
+        CheckpointManager,
+        checkpoints_of,
+        latest_checkpoint,
+        load_brain,
+    )
+    from xdoe.execution._loading import accepted_parameters, construct, load_class
+    from xdoe.execution._parallel_workers import parallel_workers
+    from xdoe.execution._plan import (
+        AgentSpec,
+        ComponentSpec,
+        EnvironmentSpec,
+        PhasePlan,
+        RunPlan,
+        plan_run,
+    )
+    from xdoe.execution._runner import PhaseResult, ProgressEvent, check_plan, execute_plan
+    from xdoe.execution._seeding import brain_seed, derive_seed, environment_seed, muscle_seed
+    from xdoe.execution._session import TrainingSession
 
 __all__ = [
     "run",
@@ -80,17 +98,27 @@ __all__ = [
     "brain_seed",
     "environment_seed",
     "muscle_seed",
+    # checkpoints and the loop-agnostic training session (issue 4)
+    "CheckpointManager",
+    "CheckpointInfo",
+    "latest_checkpoint",
+    "checkpoints_of",
+    "load_brain",
+    "TrainingSession",
 ]
 
-# Checkpoints and the loop-agnostic training session (issue 4).
-from xdoe.execution._checkpoints import (  # noqa: E402
-    CheckpointInfo,
-    CheckpointManager,
-    checkpoints_of,
-    latest_checkpoint,
-    load_brain,
-)
-from xdoe.execution._session import TrainingSession  # noqa: E402
-
-__all__ += ["CheckpointManager", "CheckpointInfo", "latest_checkpoint", "checkpoints_of",
-            "load_brain", "TrainingSession"]
+__getattr__, __dir__ = lazy_exports(__name__, globals(), {
+    "xdoe.execution._api": ["DEFAULT_RESULTS", "RunResult", "check_document", "execute_file",
+                            "load_plan", "run"],
+    "xdoe.execution._backends": ["Backend", "DaskBackend", "ProcessPoolBackend", "RunTask",
+                                 "SequentialBackend", "execute_task", "make_backend"],
+    "xdoe.execution._checkpoints": ["CheckpointInfo", "CheckpointManager", "checkpoints_of",
+                                    "latest_checkpoint", "load_brain"],
+    "xdoe.execution._loading": ["accepted_parameters", "construct", "load_class"],
+    "xdoe.execution._parallel_workers": ["parallel_workers"],
+    "xdoe.execution._plan": ["AgentSpec", "ComponentSpec", "EnvironmentSpec", "PhasePlan", "RunPlan",
+                             "plan_run"],
+    "xdoe.execution._runner": ["PhaseResult", "ProgressEvent", "check_plan", "execute_plan"],
+    "xdoe.execution._seeding": ["brain_seed", "derive_seed", "environment_seed", "muscle_seed"],
+    "xdoe.execution._session": ["TrainingSession"],
+})

@@ -3,6 +3,7 @@ per-run functions the command line (and, later, process pools) call."""
 
 from __future__ import annotations
 
+import hashlib
 import time
 import traceback as _traceback
 from dataclasses import dataclass, field
@@ -21,6 +22,8 @@ __all__ = [
     "RunResult",
     "run",
     "load_plan",
+    "load_file_plan",
+    "file_sha256",
     "execute_file",
     "check_document",
     "DEFAULT_RESULTS",
@@ -117,6 +120,42 @@ def load_plan(source: "str | Path | Mapping[str, Any] | RunDocument | RunPlan") 
     raise TypeError(f"expected a path, a mapping or a RunDocument, got {type(source).__name__}")
 
 
+def file_sha256(path: str | Path) -> str | None:
+    """sha256 (hex) of a file's bytes; ``None`` when it cannot be read."""
+    try:
+        return hashlib.sha256(Path(path).read_bytes()).hexdigest()
+    except OSError:
+        return None
+
+
+def load_file_plan(path: str | Path) -> tuple[RunPlan, str | None]:
+    """Like :func:`load_plan` for a file, and the sha256 of the bytes it
+    parsed, under which the store records the run (``Store.recorder``'s
+    ``file_sha256``) so that ``xrun`` can skip the same bytes later without
+    parsing them.
+
+    The hash is ``None`` when the document's uid is the file name's stem
+    (a document without ``uid`` takes it from the file name, so its bytes
+    alone do not determine it).
+
+    Raises:
+        DocumentError: as :func:`load_plan`.
+    """
+    from xdoe.documents._run import parse_run_document
+    from xdoe.documents._yaml import load_yaml
+
+    try:
+        raw = Path(path).read_bytes()
+        text = raw.decode("utf-8")
+    except (OSError, UnicodeDecodeError):
+        return load_plan(Path(path)), None  # raises the usual "cannot read" error
+    text = text.replace("\r\n", "\n").replace("\r", "\n")  # as read_text's universal newlines
+    model, data = parse_run_document(load_yaml(path, text=text))
+    plan = plan_run(model, data, file=str(path))
+    digest = None if plan.uid == Path(path).stem else hashlib.sha256(raw).hexdigest()
+    return plan, digest
+
+
 def _one_line(exc: BaseException) -> str:
     text = " ".join(str(exc).split())
     if isinstance(exc, XdoeError):
@@ -134,6 +173,7 @@ def run(
     rerun: bool = False,
     heartbeat_timeout: float | None = None,
     finished: "dict[tuple[str, str], int] | None" = None,
+    file_sha256: str | None = None,
 ) -> RunResult:
     """Execute one run document phase by phase and record it in the store.
 
@@ -156,6 +196,9 @@ def run(
             heartbeat counts as dead and is resumed (default 120).
         finished: ``finished_instances(store)`` computed once by a caller that
             starts many runs (saves one query per run).
+        file_sha256: for a ``RunPlan`` read from a file, the sha256 of the
+            file's bytes (:func:`load_file_plan`) to record with the run; for
+            a file path it is computed here.
 
     Returns:
         a :class:`RunResult`. A run that fails (a component cannot be loaded
@@ -174,12 +217,16 @@ def run(
     from xdoe.execution._runner import execute_plan
     from xdoe.store import Store
 
-    plan = load_plan(document)
+    if isinstance(document, (str, Path)):
+        plan, file_sha256 = load_file_plan(document)
+    else:
+        plan = load_plan(document)
     own_store = not isinstance(store, Store)
     db = Store(store) if own_store else store  # type: ignore[arg-type]
     timeout = DEFAULT_HEARTBEAT_TIMEOUT if heartbeat_timeout is None else float(heartbeat_timeout)
     try:
-        recorder = db.recorder(plan.document, results_root=results, store_steps=store_steps)
+        recorder = db.recorder(plan.document, results_root=results, store_steps=store_steps,
+                               file_sha256=file_sha256)
         started = time.perf_counter()
         resume_point = None
         note = None
@@ -251,11 +298,11 @@ def execute_file(
     with the error (``"invalid"`` status when the document cannot be read).
     """
     try:
-        plan = load_plan(path)
+        plan, digest = load_file_plan(path)
     except InputError as exc:
         return RunResult(uid=Path(path).stem, status="invalid", error=str(exc), file=path)
     return run(plan, store=store_url, results=results, store_steps=store_steps, rerun=rerun,
-               heartbeat_timeout=heartbeat_timeout)
+               heartbeat_timeout=heartbeat_timeout, file_sha256=digest)
 
 
 def check_document(source: "str | Path | Mapping[str, Any] | RunDocument | RunPlan",

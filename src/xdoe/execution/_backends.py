@@ -53,7 +53,7 @@ from types import TracebackType
 from typing import TYPE_CHECKING, Any, Callable, Iterable, Iterator, Sequence
 
 from xdoe.errors import InputError
-from xdoe.execution._api import DEFAULT_RESULTS, RunResult, load_plan, run
+from xdoe.execution._api import DEFAULT_RESULTS, RunResult, load_file_plan, load_plan, run
 
 if TYPE_CHECKING:
     from xdoe.execution._plan import RunPlan
@@ -101,6 +101,9 @@ class RunTask:
         claim: claim the run first (``False``: run unconditionally).
         owner: the claim owner; default a fresh id per task (kept when the
             task is retried, so the retry holds the same claim).
+        file_sha256: sha256 of the file's bytes, for a task given an already
+            loaded plan (:func:`xdoe.execution.load_file_plan`); a task that
+            loads its file computes it from the bytes it parses.
     """
 
     file: str
@@ -112,6 +115,7 @@ class RunTask:
     parallel_workers: bool = False
     claim: bool = True
     owner: str = field(default_factory=lambda: os.urandom(16).hex())
+    file_sha256: str | None = None
 
 
 def execute_task(task: RunTask, *, store: "Store | None" = None, plan: "RunPlan | None" = None,
@@ -144,9 +148,10 @@ def execute_task(task: RunTask, *, store: "Store | None" = None, plan: "RunPlan 
         run_finished,
     )
 
+    digest = task.file_sha256
     if plan is None:
         try:
-            plan = load_plan(task.file)
+            plan, digest = load_file_plan(task.file)
         except InputError as exc:
             return RunResult(uid=Path(task.file).stem, status="invalid", error=str(exc), file=task.file)
     own = store is None
@@ -173,10 +178,12 @@ def execute_task(task: RunTask, *, store: "Store | None" = None, plan: "RunPlan 
             with parallel_workers(task.parallel_workers):
                 if beat is None:
                     return run(plan, store=db, results=task.results, store_steps=task.store_steps,
-                               progress=progress, rerun=task.rerun, heartbeat_timeout=task.stale_after)
+                               progress=progress, rerun=task.rerun, heartbeat_timeout=task.stale_after,
+                               file_sha256=digest)
                 with beat:
                     return run(plan, store=db, results=task.results, store_steps=task.store_steps,
-                               progress=progress, rerun=task.rerun, heartbeat_timeout=task.stale_after)
+                               progress=progress, rerun=task.rerun, heartbeat_timeout=task.stale_after,
+                               file_sha256=digest)
         finally:
             if task.claim:
                 release_claim(db, plan.uid, content_hash, owner=task.owner)

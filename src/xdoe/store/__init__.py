@@ -16,41 +16,55 @@ shared PostgreSQL database. Typical use by the executor::
 Schema (see :mod:`xdoe.store._models`): experiment, run (uid + content hash:
 the same uid with a changed document is a new run version), run_instance,
 phase, episode, step, checkpoint, brain_source, claim, store_meta.
+
+Names are imported on first use (:mod:`xdoe._lazy`): the campaign views
+(export, status, lineage) are not loaded by a run.
 """
 
-from xdoe.store._claims import (
-    ClaimHeartbeat,
-    ClaimInfo,
-    claim_of,
-    claim_run,
-    fail_running_instances,
-    heartbeat_claim,
-    new_owner,
-    release_claim,
-    run_finished,
-)
-from xdoe.store._engine import DEFAULT_URL, ENV_VAR
-from xdoe.store._json import canonical_json, document_hash
-from xdoe.store._models import (
-    INSTANCE_STATUSES,
-    SCHEMA_VERSION,
-    Base,
-    BrainSource,
-    Checkpoint,
-    Claim,
-    Episode,
-    Experiment,
-    Phase,
-    Run,
-    RunInstance,
-    Step,
-    StoreMeta,
-    utcnow,
-)
-from xdoe.store._recorder import DEFAULT_RESULTS_ROOT, RunRecorder
-from xdoe.store._results import EPISODE_KEYS, TRANSACTION_COLUMNS, ResultsPaths, safe_name
-from xdoe.store._steps import StepPolicy, StoreStepsError
-from xdoe.store._store import InstanceInfo, RunInfo, Store
+from __future__ import annotations
+
+from typing import TYPE_CHECKING
+
+from xdoe._lazy import lazy_exports
+
+if TYPE_CHECKING:
+    from xdoe.store._claims import (
+        ClaimHeartbeat,
+        ClaimInfo,
+        claim_of,
+        claim_run,
+        fail_running_instances,
+        heartbeat_claim,
+        new_owner,
+        release_claim,
+        run_finished,
+    )
+    from xdoe.store._engine import DEFAULT_URL, ENV_VAR
+    from xdoe.store._json import canonical_json, document_hash
+    from xdoe.store._models import (
+        INSTANCE_STATUSES,
+        SCHEMA_VERSION,
+        Base,
+        BrainSource,
+        Checkpoint,
+        Claim,
+        Episode,
+        Experiment,
+        Phase,
+        Run,
+        RunInstance,
+        Step,
+        StoreMeta,
+        utcnow,
+    )
+    from xdoe.store._recorder import DEFAULT_RESULTS_ROOT, RunRecorder
+    from xdoe.store._results import EPISODE_KEYS, TRANSACTION_COLUMNS, ResultsPaths, safe_name
+    from xdoe.store._steps import StepPolicy, StoreStepsError
+    from xdoe.store._store import InstanceInfo, RunInfo, Store
+    # campaign views (issue 4)
+    from xdoe.store._export import EXPORT_COLUMNS, ExportResult, export_episodes
+    from xdoe.store._lineage import build_lineage, render_lineage
+    from xdoe.store._status import CampaignStatus, RunStatus, campaign_status
 
 __all__ = [
     "Store",
@@ -91,12 +105,31 @@ __all__ = [
     "claim_of",
     "run_finished",
     "fail_running_instances",
+    # campaign views (issue 4): one results table, status, lineage
+    "export_episodes",
+    "ExportResult",
+    "EXPORT_COLUMNS",
+    "campaign_status",
+    "CampaignStatus",
+    "RunStatus",
+    "build_lineage",
+    "render_lineage",
 ]
 
-# Campaign views (issue 4): one results table, status, lineage.
-from xdoe.store._export import EXPORT_COLUMNS, ExportResult, export_episodes  # noqa: E402
-from xdoe.store._lineage import build_lineage, render_lineage  # noqa: E402
-from xdoe.store._status import CampaignStatus, RunStatus, campaign_status  # noqa: E402
-
-__all__ += ["export_episodes", "ExportResult", "EXPORT_COLUMNS", "campaign_status",
-            "CampaignStatus", "RunStatus", "build_lineage", "render_lineage"]
+__getattr__, __dir__ = lazy_exports(__name__, globals(), {
+    "xdoe.store._claims": ["ClaimHeartbeat", "ClaimInfo", "claim_of", "claim_run",
+                           "fail_running_instances", "heartbeat_claim", "new_owner",
+                           "release_claim", "run_finished"],
+    "xdoe.store._engine": ["DEFAULT_URL", "ENV_VAR"],
+    "xdoe.store._json": ["canonical_json", "document_hash"],
+    "xdoe.store._models": ["INSTANCE_STATUSES", "SCHEMA_VERSION", "Base", "BrainSource",
+                           "Checkpoint", "Claim", "Episode", "Experiment", "Phase", "Run",
+                           "RunInstance", "Step", "StoreMeta", "utcnow"],
+    "xdoe.store._recorder": ["DEFAULT_RESULTS_ROOT", "RunRecorder"],
+    "xdoe.store._results": ["EPISODE_KEYS", "TRANSACTION_COLUMNS", "ResultsPaths", "safe_name"],
+    "xdoe.store._steps": ["StepPolicy", "StoreStepsError"],
+    "xdoe.store._store": ["InstanceInfo", "RunInfo", "Store"],
+    "xdoe.store._export": ["EXPORT_COLUMNS", "ExportResult", "export_episodes"],
+    "xdoe.store._lineage": ["build_lineage", "render_lineage"],
+    "xdoe.store._status": ["CampaignStatus", "RunStatus", "campaign_status"],
+})

@@ -64,6 +64,9 @@ _encode_compact = json.JSONEncoder(
 #: Columns of a buffered step row, in the order of its tuple.
 _STEP_COLUMNS = ("phase_id", "worker", "episode", "step", "agent", "sensors", "actions", "rewards",
                  "objective", "done")
+#: Columns of a buffered episode row, in the order of its tuple.
+_EPISODE_COLUMNS = ("phase_id", "worker", "episode", "agent", "steps", "reward", "objective",
+                    "wall_time", "extras")
 
 
 def _json_cell(value: Any) -> _Encoded | None:
@@ -161,9 +164,9 @@ class RunRecorder:
         self.total_steps = 0
         self.stored_steps = 0
         self.peak_buffered = 0
-        self._episodes: list[dict[str, Any]] = []
+        self._episodes: list[tuple[Any, ...]] = []  # values in _EPISODE_COLUMNS order
         self._steps: list[tuple[Any, ...]] = []  # values in _STEP_COLUMNS order
-        self._step_sql: str | None = None  # the positional INSERT, once compiled
+        self._insert_sql: dict[str, str] = {}  # table -> positional INSERT ("" if none), once compiled
         self._phase_id: int | None = None
         self._phases: list[dict[str, Any]] = []
         self._files: ResultsWriter | None = None
@@ -403,19 +406,17 @@ class RunRecorder:
         """
         with self._lock:
             phase_id = self._require_phase()
-            row = {
-                "phase_id": phase_id, "worker": int(worker), "episode": int(episode),
-                "agent": str(agent), "steps": int(steps), "reward": float(reward),
-                "objective": None if objective is None else float(objective),
-                "wall_time": None if wall_time is None else float(wall_time),
-                "extras": _json_cell(extras),
-            }
-            self._episodes.append(row)
+            worker, episode, agent, steps = int(worker), int(episode), str(agent), int(steps)
+            reward = float(reward)
+            objective = None if objective is None else float(objective)
+            wall_time = None if wall_time is None else float(wall_time)
+            # a tuple, not a dict: see _insert_rows
+            self._episodes.append((phase_id, worker, episode, agent, steps, reward, objective,
+                                   wall_time, _json_cell(extras)))
             assert self._files is not None
-            self._files.episode(row["worker"], row["episode"], row["agent"], row["steps"],
-                                row["reward"], row["objective"], row["wall_time"])
+            self._files.episode(worker, episode, agent, steps, reward, objective, wall_time)
             self.total_episodes += 1
-            self.total_steps += row["steps"]
+            self.total_steps += steps
             self._phases[-1]["episodes"] += 1
             self._buffered_row()
 
@@ -445,7 +446,7 @@ class RunRecorder:
             worker, episode, agent = int(worker), int(episode), str(agent)
             objective = None if objective is None else float(objective)
             sensors, actions, rewards = _json_cell(sensors), _json_cell(actions), _json_cell(rewards)
-            # a tuple, not a dict: the hot path of store_steps="all" (see _insert_steps)
+            # a tuple, not a dict: the hot path of store_steps="all" (see _insert_rows)
             self._steps.append((phase_id, worker, episode, step, agent, sensors, actions, rewards,
                                 objective, done))
             assert self._files is not None
@@ -584,34 +585,37 @@ class RunRecorder:
             self.flush()
 
     def _write_buffers(self, session: Session) -> None:
-        # Core inserts on the tables (one executemany each): the rows are
-        # complete plain dicts, so the ORM's bulk-insert bookkeeping per row
-        # would only add cost.
+        # the results files first: they then hold at least the rows the store
+        # keeps (a resumed instance filters them down to those, see filter_results)
+        assert self._files is not None
+        self._files.flush()
         if self._episodes:
-            session.execute(insert(Episode.__table__), self._episodes)
+            self._insert_rows(session, Episode.__table__, _EPISODE_COLUMNS, self._episodes)
         if self._steps:
-            self._insert_steps(session)
+            self._insert_rows(session, Step.__table__, _STEP_COLUMNS, self._steps)
 
-    def _insert_steps(self, session: Session) -> None:
-        """Insert the buffered step rows (tuples in :data:`_STEP_COLUMNS` order).
+    def _insert_rows(self, session: Session, table: Any, columns: tuple[str, ...],
+                     rows: list[tuple[Any, ...]]) -> None:
+        """Insert buffered rows (tuples in ``columns`` order) into ``table``,
+        one ``executemany``.
 
         With a positional DBAPI parameter style (SQLite's ``?``) the tuples go
         straight to the driver's ``executemany``: SQLAlchemy's per-row
-        parameter processing costs twice SQLite's own insert, and for these
-        values (ints, floats, strings, bools, JSON already encoded as text)
-        the bind processing of every column type is the identity. Other
+        parameter processing costs more than SQLite's own insert, and for these
+        values (ints, floats, strings, bools, ``None``, JSON already encoded as
+        text) the bind processing of every column type is the identity. Other
         drivers (PostgreSQL's named parameters) get a Core insert of dicts.
         """
         connection = session.connection()
-        if self._step_sql is None:
-            compiled = insert(Step.__table__).compile(dialect=connection.dialect,
-                                                      column_keys=list(_STEP_COLUMNS))
-            ok = compiled.positional and tuple(compiled.positiontup or ()) == _STEP_COLUMNS
-            self._step_sql = compiled.string if ok else ""
-        if self._step_sql:
-            connection.exec_driver_sql(self._step_sql, self._steps)
+        sql = self._insert_sql.get(table.name)
+        if sql is None:
+            compiled = insert(table).compile(dialect=connection.dialect, column_keys=list(columns))
+            ok = compiled.positional and tuple(compiled.positiontup or ()) == columns
+            sql = self._insert_sql[table.name] = compiled.string if ok else ""
+        if sql:
+            connection.exec_driver_sql(sql, rows)
         else:
-            session.execute(insert(Step.__table__), [dict(zip(_STEP_COLUMNS, row)) for row in self._steps])
+            session.execute(insert(table), [dict(zip(columns, row)) for row in rows])
 
     def _clear_buffers(self) -> None:
         self._episodes = []

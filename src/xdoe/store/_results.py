@@ -13,8 +13,10 @@
     ``episodes.jsonl``
         one JSON object per finished episode and agent, keys ``run``,
         ``phase``, ``mode``, ``worker``, ``episode``, ``agent``, ``steps``,
-        ``reward``, ``objective``, ``wall_time``; appended and flushed as
-        episodes finish.
+        ``reward``, ``objective``, ``wall_time``; appended as episodes
+        finish and flushed with the recorder's row buffer (every
+        ``flush_rows`` rows, at every phase end and at the end of the run,
+        failed or not), before those rows are written to the store.
     ``<phase index>-<phase name>-average_reward_per_episode.csv``
         columns ``episode,agent,workers,mean_reward``: for each episode number
         and agent, the mean over workers of the episode's reward sum, and how
@@ -64,6 +66,10 @@ EPISODE_KEYS = ("run", "phase", "mode", "worker", "episode", "agent", "steps", "
 TRANSACTION_COLUMNS = ("phase", "mode", "worker", "episode", "step", "agent", "sensors",
                        "actions", "rewards", "objective", "done")
 AVERAGE_REWARD_COLUMNS = ("episode", "agent", "workers", "mean_reward")
+
+#: ``json.dumps(value, ensure_ascii=False)`` with its encoder built once
+#: (``json.dumps`` with options builds a new encoder on every call): the same text.
+_encode_line = json.JSONEncoder(ensure_ascii=False).encode
 
 _UNSAFE = re.compile(r"[^A-Za-z0-9_.-]+")
 
@@ -219,8 +225,8 @@ class ResultsWriter:
         _, name, mode = self._phase
         values = (self.run_uid, name, mode, worker, episode, agent, steps, reward, objective,
                   wall_time)
-        self._episodes.write(json.dumps(dict(zip(EPISODE_KEYS, values)), ensure_ascii=False) + "\n")
-        self._episodes.flush()
+        # buffered: :meth:`flush` (called by the recorder) writes it through
+        self._episodes.write(_encode_line(dict(zip(EPISODE_KEYS, values))) + "\n")
         self._average.add(episode, agent, reward)
 
     def step(self, worker: int, episode: int, step: int, agent: str, sensors: str, actions: str,
@@ -232,14 +238,23 @@ class ResultsWriter:
             (name, mode, worker, episode, step, agent, sensors, actions, rewards, objective, done)
         )
 
+    def flush(self) -> None:
+        """Write the buffered lines of ``episodes.jsonl``, ``all_transactions.csv``
+        and the average-reward file through to the operating system."""
+        if not self._episodes.closed:
+            self._episodes.flush()
+        if self._transactions is not None and not self._transactions.closed:
+            self._transactions.flush()
+        if self._average is not None:
+            self._average.file.flush()
+
     def phase_finished(self) -> None:
         """Complete the current phase's average-reward file and flush the others."""
         if self._average is not None:
             self._average.close()
             self._average = None
         self._phase = None
-        if self._transactions is not None:
-            self._transactions.flush()
+        self.flush()
 
     def write_metadata(self, metadata: dict[str, Any]) -> None:
         """Replace ``session_metadata.json`` atomically (temporary file, then rename)."""

@@ -33,6 +33,9 @@ from xdoe.store._recorder import RunRecorder
 
 __all__ = ["Store", "RunInfo", "InstanceInfo"]
 
+#: Values per ``IN (...)`` list in one query (below SQLite's and PostgreSQL's parameter limits).
+IN_CHUNK = 500
+
 # Key of the PostgreSQL advisory lock that serialises schema creation.
 _SCHEMA_LOCK = 0x7864_6F65  # "xdoe"
 
@@ -151,6 +154,7 @@ class Store:
         results_root: Path | str | None = None,
         store_steps: str = "none",
         flush_rows: int = 1000,
+        file_sha256: str | None = None,
     ) -> RunRecorder:
         """A :class:`RunRecorder` for one execution of ``document``.
 
@@ -159,13 +163,18 @@ class Store:
             results_root: where results folders go; ``None`` means ``_outputs/results``.
             store_steps: ``none``, ``all`` or ``every:N``.
             flush_rows: buffered episode and step rows written per transaction.
+            file_sha256: sha256 (hex) of the bytes of the file ``document``
+                was read from; recorded with the run (see
+                :meth:`finished_file_hashes`). Give it only when those bytes
+                alone determine the document (not when its uid came from the
+                file name).
 
         Raises:
             StoreStepsError: ``store_steps`` is invalid.
             DocumentError: the document has no string ``uid``.
         """
         return RunRecorder(self, document, results_root=results_root, store_steps=store_steps,
-                           flush_rows=flush_rows)
+                           flush_rows=flush_rows, file_sha256=file_sha256)
 
     # -- queries ----------------------------------------------------------
     def runs(self, experiment: str | None = None) -> list[RunInfo]:
@@ -231,6 +240,35 @@ class Store:
         )
         with self._read("read runs from") as session:
             return {(uid, h) for uid, h in session.execute(stmt)}
+
+    def finished_file_hashes(self, hashes: Iterable[str]) -> dict[str, tuple[str, int]]:
+        """Which of these file hashes belong to a run version with a finished instance.
+
+        Args:
+            hashes: sha256 (hex) of run-document files' bytes, as given to
+                :meth:`recorder` (``file_sha256``).
+
+        Returns:
+            ``file hash -> (run uid, id of its newest finished instance)``
+            for the hashes found; one query per :data:`IN_CHUNK` hashes.
+        """
+        from sqlalchemy import func
+
+        wanted = list(dict.fromkeys(hashes))
+        found: dict[str, tuple[str, int]] = {}
+        with self._read("read runs from") as session:
+            for start in range(0, len(wanted), IN_CHUNK):
+                stmt = (
+                    select(Run.file_sha256, Run.uid, func.max(RunInstance.id))
+                    .join(RunInstance, RunInstance.run_id == Run.id)
+                    .where(Run.file_sha256.in_(wanted[start:start + IN_CHUNK]),
+                           RunInstance.status == "finished")
+                    .group_by(Run.file_sha256, Run.uid)
+                )
+                for file_hash, uid, instance in session.execute(stmt):
+                    if file_hash not in found or int(instance) > found[file_hash][1]:
+                        found[file_hash] = (uid, int(instance))
+        return found
 
     def episodes(
         self,
