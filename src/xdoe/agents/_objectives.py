@@ -32,8 +32,11 @@ class RewardObjective(Objective):
         self.reward_ids = reward_ids
 
     def internal_reward(self, rewards: list[RewardInformation]) -> float:
-        if self.reward_ids is None:
-            return float(sum(float(r.value) for r in rewards))
+        if self.reward_ids is None:  # a loop, not sum(generator): this runs on every step
+            total = 0.0
+            for r in rewards:
+                total += float(r.value)
+            return total
         by_id = {r.uid: r for r in rewards}
         missing = [uid for uid in self.reward_ids if uid not in by_id]
         if missing:

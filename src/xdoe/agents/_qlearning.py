@@ -91,10 +91,10 @@ class DiscreteEncoder:
             item = items[0]
             value = item.value
             if item.uid == self._single_id and (type(value) is int or isinstance(value, np.integer)):
-                digit = int(value) - self._single_start
-                if not 0 <= digit < self.size:
-                    raise ValueError(f"{self.kind} {self.ids[0]}: {value!r} not in {self.spaces[0]}")
-                return digit
+                digit = (value if type(value) is int else int(value)) - self._single_start
+                if 0 <= digit < self.size:
+                    return digit
+                raise ValueError(f"{self.kind} {self.ids[0]}: {value!r} not in {self.spaces[0]}")
         by_id = {item.uid: item.value for item in items}
         digits = []
         for uid, space, radix, start in zip(self.ids, self.spaces, self._radices, self._starts):
@@ -265,8 +265,13 @@ class QLearningBrain(Brain):
             # max over a Python list: the same value as ndarray.max() (for
             # tables without NaN), several times faster on a short row
             target += self.gamma * max(table.values(states.encode(experience.next_sensors)).tolist())
-        row = table.row(s)
-        row[a] += self.alpha * (target - row[a])
+        q = table.q
+        if q is not None:  # dense: Python floats (the same IEEE arithmetic, faster than numpy scalars)
+            old = q.item(s, a)
+            q[s, a] = old + self.alpha * (target - old)
+        else:
+            row = table.row(s)
+            row[a] += self.alpha * (target - row[a])
         return table if done else None
 
     def muscle_state(self) -> QTable | None:

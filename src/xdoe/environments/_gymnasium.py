@@ -202,11 +202,10 @@ class GymnasiumEnvironment(Environment):
             sensors = [SensorInformation(self._observation_id, self._observation_space, int(observation))]
         else:
             sensors = split_observation(self.uid, self._observation_space, observation)
-        return EnvironmentState(
-            sensors=sensors,
-            rewards=[RewardInformation(self._reward_id, float(reward))],
-            done=terminated or truncated,
-            info=state_info,
+        # positional arguments: a dataclass __init__ takes keywords markedly slower
+        return EnvironmentState(  # sensors, rewards, done, info
+            sensors, [RewardInformation(self._reward_id, float(reward))], terminated or truncated,
+            state_info,
         )
 
     def close(self) -> None:

@@ -2,7 +2,6 @@
 
 from __future__ import annotations
 
-import json
 import os
 import socket
 import threading
@@ -17,7 +16,7 @@ from sqlalchemy.exc import IntegrityError
 from sqlalchemy.orm import Session
 
 from xdoe.errors import DocumentError, StoreError
-from xdoe.store._json import _default, compact_json, document_hash
+from xdoe.store._json import _default, compact_json, document_hash, fast_encoder
 from xdoe.store._models import (
     Episode,
     Experiment,
@@ -53,12 +52,11 @@ def _int_or_none(value: Any) -> int | None:
     return value if isinstance(value, int) and not isinstance(value, bool) else None
 
 
-#: ``compact_json`` with its encoder built once: ``json.dumps`` with options
-#: builds a new ``JSONEncoder`` on every call, which costs more than encoding
-#: the small dicts of a step. Same options, so the same text.
-_encode_compact = json.JSONEncoder(
-    sort_keys=True, separators=(",", ":"), ensure_ascii=False, default=_default
-).encode
+#: ``compact_json`` with its encoder built once (:func:`fast_encoder`):
+#: ``json.dumps`` with options builds a new encoder on every call, which costs
+#: more than encoding the small dicts of a step. Same options, so the same text.
+_encode_compact = fast_encoder(sort_keys=True, separators=(",", ":"), ensure_ascii=False,
+                               default=_default)
 
 
 #: Columns of a buffered step row, in the order of its tuple.
@@ -573,14 +571,17 @@ class RunRecorder:
             raise StoreError(f"run {self.run_uid}: recorder used after finish()")
 
     def _require_phase(self) -> int:
+        if self._phase_id is not None and self.status is None:  # the usual case, checked cheaply
+            return self._phase_id
         self._require_running()
         if self._phase_id is None:
             raise StoreError(f"run {self.run_uid}: no phase is open (call phase_started first)")
         return self._phase_id
 
     def _buffered_row(self) -> None:
-        n = self.buffered
-        self.peak_buffered = max(self.peak_buffered, n)
+        n = len(self._episodes) + len(self._steps)  # self.buffered, without a property call per row
+        if n > self.peak_buffered:
+            self.peak_buffered = n
         if n >= self.flush_rows:
             self.flush()
 

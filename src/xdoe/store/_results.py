@@ -54,7 +54,7 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import IO, Any
 
-from xdoe.store._json import pretty_json
+from xdoe.store._json import fast_encoder, pretty_json
 
 __all__ = ["ResultsPaths", "ResultsWriter", "EPISODE_KEYS", "TRANSACTION_COLUMNS", "safe_name",
            "filter_results"]
@@ -69,7 +69,7 @@ AVERAGE_REWARD_COLUMNS = ("episode", "agent", "workers", "mean_reward")
 
 #: ``json.dumps(value, ensure_ascii=False)`` with its encoder built once
 #: (``json.dumps`` with options builds a new encoder on every call): the same text.
-_encode_line = json.JSONEncoder(ensure_ascii=False).encode
+_encode_line = fast_encoder(ensure_ascii=False)
 
 _UNSAFE = re.compile(r"[^A-Za-z0-9_.-]+")
 

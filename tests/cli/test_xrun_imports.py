@@ -1,0 +1,46 @@
+"""What ``xrun experiment-start`` imports for a plain gymnasium run (its start-up time)."""
+
+from __future__ import annotations
+
+import subprocess
+import sys
+from pathlib import Path
+
+from ruamel.yaml import YAML
+
+WRAPPER = """
+import sys
+from xdoe.cli._xrun import main
+try:
+    main(["experiment-start", sys.argv[1], "--store", sys.argv[2], "--results", sys.argv[3], "--quiet"])
+except SystemExit as exc:
+    assert not exc.code, exc.code
+unneeded = ("rich", "xdoe.documents._experiment", "xdoe.execution._session", "xdoe.store._export",
+            "xdoe.store._status", "xdoe.store._lineage", "xdoe.environments._dummy",
+            "xdoe.environments._tictactoe", "xdoe.agents._dummy", "dask", "distributed", "pyarrow", "psycopg")
+print(",".join(m for m in unneeded if m in sys.modules) or "clean")
+"""
+
+
+def test_quiet_run_imports_nothing_it_does_not_use(tmp_path: Path) -> None:
+    document = {
+        "uid": "imports", "seed": 1,
+        "schedule": [{"training": {
+            "environments": [{"environment": {"name": "xdoe.environments:GymnasiumEnvironment",
+                                              "uid": "taxi", "params": {"env_id": "Taxi-v4"}}}],
+            "agents": [{"name": "learner", "brain": {"name": "xdoe.agents:QLearningBrain", "params": {}},
+                        "muscle": {"name": "xdoe.agents:QLearningMuscle", "params": {}},
+                        "objective": {"name": "xdoe.agents:RewardObjective", "params": {}}}],
+            "simulation": {"name": "xdoe.simulation:VanillaSimController", "conditions": []},
+            "phase_config": {"mode": "train", "worker": 1, "episodes": 1},
+        }}],
+    }
+    path = tmp_path / "run.yaml"
+    with open(path, "w") as fh:
+        YAML().dump(document, fh)
+    proc = subprocess.run(
+        [sys.executable, "-c", WRAPPER, str(path), f"sqlite:///{tmp_path / 's.sqlite'}", str(tmp_path / "r")],
+        capture_output=True, text=True, timeout=120,
+    )
+    assert proc.returncode == 0, proc.stderr
+    assert proc.stdout.strip() == "clean"
