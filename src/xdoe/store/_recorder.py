@@ -186,11 +186,6 @@ class RunRecorder:
         return self._phase_id
 
     @property
-    def phase_id(self) -> int | None:
-        """Database id of the open phase (``None`` between phases)."""
-        return self._phase_id
-
-    @property
     def buffered(self) -> int:
         """Episode and step rows waiting to be written."""
         return len(self._episodes) + len(self._steps)
