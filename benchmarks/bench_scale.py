@@ -51,7 +51,7 @@ class BusyEnvironment(Environment):
     def __init__(self, uid: str, seed: int, length: int = 50, work: int = 2000) -> None:
         super().__init__(uid=uid, seed=seed)
         self.length, self.work, self.left = length, work, length
-        self.space = spaces.Discrete(100000)
+        self.space = spaces.Discrete(length + 1)  # values left = length .. 0
 
     def start_environment(self) -> EnvironmentBaseline:
         self.left = self.length
@@ -143,13 +143,14 @@ def load() -> str:
 
 # -- 1. --jobs -------------------------------------------------------------------------------
 
-def bench_jobs(tmp: Path) -> float:
+def bench_jobs(tmp: Path, size: int = 1) -> float:
     from xdoe.execution._backends import ProcessPoolBackend, RunTask, SequentialBackend
 
-    files = write_runs(tmp / "jobs", [busy_run(f"busy-{i}", episodes=12, work=30000, seed=i) for i in range(8)])
+    files = write_runs(tmp / f"jobs-x{size}",
+                       [busy_run(f"busy-{i}", episodes=12 * size, work=30000, seed=i) for i in range(8)])
     times = {}
     for jobs in (1, 2):
-        url = f"sqlite:///{tmp / f'jobs{jobs}.sqlite'}"
+        url = f"sqlite:///{tmp / f'jobs{jobs}-x{size}.sqlite'}"
         tasks = [RunTask(f, store_url=url, results=None) for f in files]
         backend = SequentialBackend() if jobs == 1 else ProcessPoolBackend(jobs)
         start = time.perf_counter()
@@ -158,29 +159,30 @@ def bench_jobs(tmp: Path) -> float:
         times[jobs] = time.perf_counter() - start
         assert all(r.status == "finished" for r in results), [(r.uid, r.error) for r in results]
     speedup = times[1] / times[2]
-    print(f"1. 8 CPU-bound runs: --jobs 1 {times[1]:.2f} s, --jobs 2 {times[2]:.2f} s "
+    print(f"1. 8 CPU-bound runs of {12 * size} episodes: --jobs 1 {times[1]:.2f} s, --jobs 2 {times[2]:.2f} s "
           f"(pool start-up included): speed-up {speedup:.2f}x (target >= 1.8x)")
     return speedup
 
 
 # -- 2. parallel workers --------------------------------------------------------------------------
 
-def bench_workers(tmp: Path) -> float:
+def bench_workers(tmp: Path, size: int = 1) -> float:
     from xdoe.execution import run
     from xdoe.execution._parallel_workers import parallel_workers
 
-    doc = busy_run("workers", episodes=40, worker=2, length=50, work=30000)
+    episodes = 40 * size
+    doc = busy_run("workers", episodes=episodes, worker=2, length=50, work=30000)
     start = time.perf_counter()
-    a = run(doc, store=f"sqlite:///{tmp / 'w-inproc.sqlite'}", results=None)
+    a = run(doc, store=f"sqlite:///{tmp / f'w-inproc-x{size}.sqlite'}", results=None)
     t_in = time.perf_counter() - start
     start = time.perf_counter()
     with parallel_workers():
-        b = run(doc, store=f"sqlite:///{tmp / 'w-par.sqlite'}", results=None)
+        b = run(doc, store=f"sqlite:///{tmp / f'w-par-x{size}.sqlite'}", results=None)
     t_par = time.perf_counter() - start
     assert a.ok and b.ok, (a.error, b.error)
-    assert a.episodes == b.episodes == 80 and a.steps == b.steps
+    assert a.episodes == b.episodes == 2 * episodes and a.steps == b.steps
     speedup = t_in / t_par
-    print(f"2. worker: 2 x 40 episodes x 50 CPU-bound steps: in-process {t_in:.2f} s, "
+    print(f"2. worker: 2 x {episodes} episodes x 50 CPU-bound steps: in-process {t_in:.2f} s, "
           f"parallel workers {t_par:.2f} s (process start-up included): speed-up {speedup:.2f}x "
           f"(target >= 1.6x)")
     return speedup
@@ -309,6 +311,9 @@ class _Both:
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.split("\n")[0])
     parser.add_argument("--only", default="1,2,3,4", help="comma-separated figures to measure")
+    parser.add_argument("--size", type=int, default=1,
+                        help="multiply the episodes of figures 1 and 2 (longer runs amortise the fixed "
+                             "process start-up; default 1: about 10 s sequential each)")
     args = parser.parse_args()
     only = {int(x) for x in args.only.split(",")}
     if str(HERE) not in sys.path:
@@ -318,9 +323,9 @@ def main() -> None:
     with tempfile.TemporaryDirectory(prefix="bench-scale-") as t:
         tmp = Path(t)
         if 1 in only:
-            bench_jobs(tmp)
+            bench_jobs(tmp, args.size)
         if 2 in only:
-            bench_workers(tmp)
+            bench_workers(tmp, args.size)
         if 3 in only:
             bench_slurm(tmp)
         if 4 in only:
