@@ -162,6 +162,7 @@ def _worker_phase(plan: "RunPlan", phase_index: int, w: int, policy: Any, out: A
         _component_error,
         _overrides,
         _PhaseRuntime,
+        _step_verdict,
     )
 
     phase = plan.phases[phase_index]
@@ -226,12 +227,7 @@ def _worker_phase(plan: "RunPlan", phase_index: int, w: int, policy: Any, out: A
             if stop >= _STOP_PHASE:
                 break
         controller.step(worker)
-        verdict = _CONTINUE
-        progress = worker.progress
-        for check in step_conditions:
-            answer = check(progress)
-            if answer > verdict:
-                verdict = answer
+        verdict = _step_verdict(step_conditions, worker.progress)
         if verdict >= _RESET:
             end(False, verdict)
             if verdict >= _STOP_PHASE:

@@ -461,6 +461,16 @@ def _overrides(obj: TerminationCondition, method: str) -> bool:
     return getattr(type(obj), method) is not getattr(TerminationCondition, method)
 
 
+def _step_verdict(step_conditions: list[Any], progress: Any) -> int:
+    """The highest answer of the phase's ``step_finished`` checks (CONTINUE when none)."""
+    verdict = _CONTINUE
+    for check in step_conditions:
+        answer = check(progress)
+        if answer > verdict:
+            verdict = answer
+    return verdict
+
+
 def _resolve_ids(
     requested: tuple[str, ...] | None,
     offered: list[Any],
@@ -755,12 +765,7 @@ def _run_phase(rt: _PhaseRuntime, result: PhaseResult,
         ended = False
         for worker in active:
             controller.step(worker)
-            verdict = _CONTINUE
-            progress = worker.progress
-            for check in step_conditions:
-                answer = check(progress)
-                if answer > verdict:
-                    verdict = answer
+            verdict = _step_verdict(step_conditions, worker.progress)
             if verdict >= _RESET:
                 ended = True
                 answer = finish(worker, False)
