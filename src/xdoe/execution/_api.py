@@ -276,7 +276,7 @@ def _finish(recorder: Any, status: str, error: str, tb: str) -> None:
     """Close an open phase and the instance, never masking the run's error
     with a second one from the store."""
     try:
-        if getattr(recorder, "_phase_id", None) is not None:
+        if getattr(recorder, "phase_id", None) is not None:
             recorder.phase_finished(status)
     except Exception:  # pragma: no cover - the store is failing too
         pass
