@@ -46,7 +46,7 @@ from collections import deque
 from multiprocessing.connection import wait as _wait_any
 from typing import TYPE_CHECKING, Any, Callable, Iterator
 
-from xdoe.conditions import EpisodeProgress, PhaseProgress, TerminationCondition, Verdict
+from xdoe.conditions import EpisodeProgress, TerminationCondition, Verdict
 from xdoe.errors import RunError
 
 if TYPE_CHECKING:
@@ -297,20 +297,14 @@ class ParallelPhase:
                  run_condition: TerminationCondition | None, recorder: "RunRecorder | None", *,
                  prepare_brain: "Callable[[AgentSpec, Brain, bool], None] | None" = None,
                  flush_every: int = FLUSH_EVERY) -> None:
-        from xdoe.execution._runner import _build
+        from xdoe.execution._runner import _phase_conditions, _phase_progress
 
         self.plan, self.phase, self.brains, self.recorder = plan, phase, brains, recorder
         self.prepare_brain = prepare_brain
         self.flush_every = flush_every
-        conditions: list[TerminationCondition] = [_build(s, TerminationCondition) for s in phase.conditions]
-        if run_condition is not None:
-            conditions.append(run_condition)
-        self.conditions = conditions
-        self.progress = PhaseProgress(
-            index=phase.index, name=phase.name, mode=phase.mode, workers=phase.workers,
-            episodes=phase.episodes, agents=[a.name for a in phase.agents],
-            episodes_done=[0] * phase.workers,
-        )
+        # the same conditions (defaults included) as the in-process runtime
+        self.conditions = _phase_conditions(phase, run_condition)
+        self.progress = _phase_progress(phase)
         self.train = phase.mode == "train"
         self._procs: list[Any] = []
         self._to: list[Any] = []

@@ -461,6 +461,27 @@ def _overrides(obj: TerminationCondition, method: str) -> bool:
     return getattr(type(obj), method) is not getattr(TerminationCondition, method)
 
 
+def _phase_conditions(phase: PhasePlan, run_condition: TerminationCondition | None
+                      ) -> list[TerminationCondition]:
+    """The phase's termination conditions (``EnvironmentTerminationCondition``
+    when it names none), then the run's condition."""
+    conditions: list[TerminationCondition] = [
+        _build(spec, TerminationCondition) for spec in phase.conditions
+    ] or [EnvironmentTerminationCondition()]
+    if run_condition is not None:
+        conditions.append(run_condition)
+    return conditions
+
+
+def _phase_progress(phase: PhasePlan) -> PhaseProgress:
+    """Fresh progress counters of a phase (nothing done yet)."""
+    return PhaseProgress(
+        index=phase.index, name=phase.name, mode=phase.mode, workers=phase.workers,
+        episodes=phase.episodes, agents=[a.name for a in phase.agents],
+        episodes_done=[0] * phase.workers,
+    )
+
+
 def _step_verdict(step_conditions: list[Any], progress: Any) -> int:
     """The highest answer of the phase's ``step_finished`` checks (CONTINUE when none)."""
     verdict = _CONTINUE
@@ -553,17 +574,8 @@ class _PhaseRuntime:
         #: per worker, per environment: the sampler generator (``None`` without samplers)
         self.samplers: list[list[np.random.Generator | None]] = []
         self.controller: SimulationController = _build(phase.simulation, SimulationController)
-        conditions: list[TerminationCondition] = [
-            _build(spec, TerminationCondition) for spec in phase.conditions
-        ] or [EnvironmentTerminationCondition()]
-        if run_condition is not None:
-            conditions.append(run_condition)
-        self.conditions = conditions
-        self.progress = PhaseProgress(
-            index=phase.index, name=phase.name, mode=phase.mode, workers=phase.workers,
-            episodes=phase.episodes, agents=[a.name for a in phase.agents],
-            episodes_done=[0] * phase.workers,
-        )
+        self.conditions = _phase_conditions(phase, run_condition)
+        self.progress = _phase_progress(phase)
         mode = Mode(phase.mode)
         train = mode is Mode.TRAIN
         self.workers: list[_Worker] = []
