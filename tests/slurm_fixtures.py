@@ -30,7 +30,7 @@ from typing import Iterator, Mapping
 
 import pytest
 
-__all__ = ["SlurmCluster", "slurm_cluster"]
+__all__ = ["SlurmCluster", "run_files", "slurm_cluster"]
 
 REPO = Path(__file__).resolve().parents[1]
 SCRIPT = REPO / "scripts" / "slurm.sh"
@@ -99,3 +99,14 @@ def slurm_cluster() -> Iterator[SlurmCluster]:
             os.environ["SLURM_CONF"] = previous
         if started and os.environ.get("XDOE_KEEP_SERVERS") != "1":
             subprocess.run(["bash", str(SCRIPT), "stop"], capture_output=True, text=True, timeout=300)
+
+
+def run_files(root: Path, n: int) -> list[Path]:
+    """``n`` minimal run files ``run-study-NNNN.yaml`` under ``root`` (created if missing)."""
+    root.mkdir(parents=True, exist_ok=True)
+    files = []
+    for i in range(n):
+        f = root / f"run-study-{i:04d}.yaml"
+        f.write_text(f"uid: study-{i:04d}\n")
+        files.append(f)
+    return files

@@ -12,6 +12,7 @@ import pytest
 from hypothesis import given
 from hypothesis import strategies as st
 
+from slurm_fixtures import run_files
 from xdoe.errors import InputError
 from xdoe.execution._slurm import (
     DEFAULT_MAX_ARRAY_SIZE,
@@ -237,18 +238,9 @@ def test_max_array_size_reads_scontrol_show_config(tmp_path: Path) -> None:
 # --- submit without submitting -----------------------------------------------------------------
 
 
-def _run_files(root: Path, n: int) -> list[Path]:
-    root.mkdir(parents=True, exist_ok=True)
-    files = []
-    for i in range(n):
-        f = root / f"run-study-{i:04d}.yaml"
-        f.write_text(f"uid: study-{i:04d}\n")
-        files.append(f)
-    return files
-
 
 def test_dry_run_writes_and_submits_nothing(tmp_path: Path) -> None:
-    files = _run_files(tmp_path / "_outputs", 5)
+    files = run_files(tmp_path / "_outputs", 5)
     before = sorted(tmp_path.rglob("*"))
     arrays = submit(
         files,
@@ -267,7 +259,7 @@ def test_dry_run_writes_and_submits_nothing(tmp_path: Path) -> None:
 
 
 def test_submit_refuses_sqlite_and_missing_files_before_writing(tmp_path: Path) -> None:
-    files = _run_files(tmp_path / "_outputs", 2)
+    files = run_files(tmp_path / "_outputs", 2)
     with pytest.raises(InputError, match="SQLite"):
         submit(files, SlurmOptions(store_url="sqlite:///x.sqlite"), workdir=tmp_path, max_array_size=10)
     with pytest.raises(InputError, match="not found: .*run-nope.yaml"):
@@ -276,7 +268,7 @@ def test_submit_refuses_sqlite_and_missing_files_before_writing(tmp_path: Path) 
 
 
 def test_submit_without_sbatch_says_what_to_do_and_cleans_up(tmp_path: Path) -> None:
-    files = _run_files(tmp_path / "_outputs", 2)
+    files = run_files(tmp_path / "_outputs", 2)
     with pytest.raises(SlurmError, match="not found on PATH.*login node"):
         submit(files, SlurmOptions(store_url=PG), workdir=tmp_path, max_array_size=10, sbatch=str(tmp_path / "nosbatch"))
     assert list((tmp_path / "_outputs" / "slurm").iterdir()) == []

@@ -8,7 +8,7 @@ import subprocess
 from pathlib import Path
 
 import pytest
-from slurm_fixtures import SlurmCluster, slurm_cluster  # noqa: F401  (pytest fixture)
+from slurm_fixtures import SlurmCluster, run_files, slurm_cluster  # noqa: F401  (pytest fixture)
 
 from xdoe.execution._slurm import SlurmError, SlurmOptions, job_states, max_array_size, submit, wait_for
 
@@ -26,15 +26,6 @@ MARK_RUNS = (
 )
 
 
-def _run_files(root: Path, n: int) -> list[Path]:
-    root.mkdir(parents=True)
-    files = []
-    for i in range(n):
-        f = root / f"run-study-{i:04d}.yaml"
-        f.write_text(f"uid: study-{i:04d}\n")
-        files.append(f)
-    return files
-
 
 def test_max_array_size_of_the_cluster(slurm_cluster: SlurmCluster) -> None:
     proc = subprocess.run(["scontrol", "show", "config"], capture_output=True, text=True, check=True)
@@ -43,7 +34,7 @@ def test_max_array_size_of_the_cluster(slurm_cluster: SlurmCluster) -> None:
 
 
 def test_chunked_arrays_run_every_task_exactly_once(slurm_cluster: SlurmCluster, tmp_path: Path) -> None:
-    files = _run_files(tmp_path / "_outputs", 9)
+    files = run_files(tmp_path / "_outputs", 9)
     options = SlurmOptions(runs_per_task=2, array_parallelism=3, task_command=MARK_RUNS, job_name="xdoe-test")
     # 9 runs, 2 per task -> 5 tasks; at most 3 per array -> arrays of 3 and 2 tasks (offsets 0 and 3)
     arrays = submit(files, options, workdir=tmp_path, max_array_size=3)
@@ -73,7 +64,7 @@ def test_chunked_arrays_run_every_task_exactly_once(slurm_cluster: SlurmCluster,
 
 
 def test_sbatch_errors_carry_slurms_message(slurm_cluster: SlurmCluster, tmp_path: Path) -> None:
-    files = _run_files(tmp_path / "_outputs", 1)
+    files = run_files(tmp_path / "_outputs", 1)
     options = SlurmOptions(partition="no-such-partition", task_command="true")
     with pytest.raises(SlurmError, match="(?i)sbatch.*failed.*invalid partition"):
         submit(files, options, workdir=tmp_path)
@@ -81,7 +72,7 @@ def test_sbatch_errors_carry_slurms_message(slurm_cluster: SlurmCluster, tmp_pat
 
 
 def test_a_failing_task_is_reported_failed(slurm_cluster: SlurmCluster, tmp_path: Path) -> None:
-    files = _run_files(tmp_path / "_outputs", 2)
+    files = run_files(tmp_path / "_outputs", 2)
     (array,) = submit(files, SlurmOptions(task_command='test "$SLURM_ARRAY_TASK_ID" = 0 || exit 3; ls'), workdir=tmp_path)
     wait_for([array.job_id], timeout=60)
     assert job_states(array.job_id) == {"0": "COMPLETED", "1": "FAILED"}
