@@ -98,10 +98,19 @@ def bench_4096() -> None:
         write_runs(runs, Path(tmp) / "out")
         t4 = time.perf_counter()
         files = len(list((Path(tmp) / "out").glob("run-*.yaml")))
+        same = write_runs(runs, Path(tmp) / "out")
+        t5 = time.perf_counter()
+        _, _, twice = prepare({**doc, "repetitions": 2})
+        t6 = time.perf_counter()
+        extended = write_runs(twice, Path(tmp) / "out")
+        t7 = time.perf_counter()
     print(f"4096 runs (6 factors x 4 levels, {design.method}): {files} files")
     print(f"  load + design:                   {t1 - t0:6.3f} s")
     print(f"  expand + canonical YAML (no IO): {t2 - t1:6.3f} s")
     print(f"  write_runs (files, csv, manifest, sha256, atomic rename): {t4 - t3:6.3f} s   (target < 2 s)")
+    print(f"  again, {same.status} (every file compared):           {t5 - t4:6.3f} s   (target < 2 s)")
+    print(f"  repetitions 1 -> 2, {extended.status} ({extended.plan.summary()}): "
+          f"{t7 - t6:6.3f} s   (target < 2 x the first write)")
 
 
 def _memory_child(points: int, trace: bool) -> None:

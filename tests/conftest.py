@@ -3,8 +3,9 @@
 ``store_url`` is parametrised over SQLite (a file in ``tmp_path``) and
 PostgreSQL (marked ``postgres``). The PostgreSQL server is
 ``$XDOE_TEST_POSTGRES_URL`` when set, else the throwaway server that
-``scripts/postgres.sh start`` runs (started once per session when we are root
-and the binaries exist); otherwise those tests are skipped with the reason.
+``scripts/postgres.sh start`` runs (started once per session only when
+``XDOE_START_SERVERS=1``, we are root and the binaries exist, and stopped at
+the end of the session); otherwise those tests are skipped with the reason.
 Every PostgreSQL test gets its own schema, dropped afterwards.
 """
 
@@ -15,16 +16,17 @@ from pathlib import Path
 
 import pytest
 
-from xdoe.store.testing import postgres_admin_url, temporary_schema
+from xdoe.store.testing import postgres_server, temporary_schema
 
 
 @pytest.fixture(scope="session")
-def postgres_admin() -> str:
-    """Admin URL of the test PostgreSQL server (skips when there is none)."""
-    url, reason = postgres_admin_url()
-    if url is None:
-        pytest.skip(f"no PostgreSQL server: {reason}")
-    return url
+def postgres_admin() -> Iterator[str]:
+    """Admin URL of the test PostgreSQL server (skips when there is none);
+    a server this session started is stopped when the session ends."""
+    with postgres_server() as (url, reason):
+        if url is None:
+            pytest.skip(f"no PostgreSQL server: {reason}")
+        yield url
 
 
 @pytest.fixture(params=["sqlite", pytest.param("postgres", marks=pytest.mark.postgres)])

@@ -14,7 +14,7 @@ The fixture, in this order:
 2. uses the one ``scripts/slurm.sh start`` left running (``$XDOE_SLURM_DIR``,
    default ``/tmp/xdoe-slurm``) and exports its ``SLURM_CONF``;
 3. starts one with ``scripts/slurm.sh start`` when running as root and allowed
-   (``XDOE_START_SERVERS=1`` or ``CI=true``), and stops it after the session
+   (only with ``XDOE_START_SERVERS=1``), and stops it after the session
    unless ``XDOE_KEEP_SERVERS=1``;
 4. otherwise skips, saying why.
 """
@@ -29,6 +29,8 @@ from pathlib import Path
 from typing import Iterator, Mapping
 
 import pytest
+
+from xdoe.store.testing import servers_may_start
 
 __all__ = ["SlurmCluster", "run_files", "slurm_cluster"]
 
@@ -57,10 +59,6 @@ def _answers(env: Mapping[str, str]) -> bool:
     return proc.returncode == 0 and any(s.rstrip("*") in {"idle", "mixed", "allocated", "completing"} for s in states)
 
 
-def _allowed_to_start() -> bool:
-    return os.environ.get("XDOE_START_SERVERS") == "1" or os.environ.get("CI", "").lower() == "true"
-
-
 @pytest.fixture(scope="session")
 def slurm_cluster() -> Iterator[SlurmCluster]:
     """A usable SLURM cluster (see the module docstring), or a skip with the reason."""
@@ -75,7 +73,7 @@ def slurm_cluster() -> Iterator[SlurmCluster]:
     # (sinfo against a stopped controller retries for about 10 s)
     ours_up = subprocess.run(["bash", str(SCRIPT), "status"], capture_output=True, timeout=60).returncode == 0
     if not ours_up:
-        if not _allowed_to_start():
+        if not servers_may_start():
             pytest.skip(
                 "no SLURM cluster answers (sinfo); start one with `scripts/slurm.sh start` and "
                 '`eval "$(scripts/slurm.sh env)"`, or set XDOE_START_SERVERS=1 to let the tests start it'

@@ -10,6 +10,7 @@ from __future__ import annotations
 from typing import Sequence
 
 __all__ = [
+    "NoStoreError",
     "XdoeError",
     "InputError",
     "DocumentError",
@@ -89,3 +90,8 @@ class RunError(XdoeError):
 
 class StoreError(XdoeError):
     """The results store cannot be opened or written."""
+
+
+class NoStoreError(InputError):
+    """A store opened for reading (``Store(url, create=False)``) does not
+    exist: no SQLite file, or no xdoe tables in the database."""

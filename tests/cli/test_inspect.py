@@ -87,3 +87,30 @@ def test_tree(campaign):
     latest = invoke("tree", "--run", "dummy-study-0001", "--latest")
     assert "dummy-study-0000" not in latest.output and "dummy-study-0001" in latest.output
     assert invoke("tree", "-e", "nope").exit_code == 2
+
+
+@pytest.mark.parametrize("command", [["status"], ["export", "-o", "x.csv"], ["tree"]])
+def test_read_only_commands_never_create_a_store(tmp_path, monkeypatch, command):
+    """Defect: `xrun status` in an empty folder created _outputs/xrun.sqlite."""
+    monkeypatch.chdir(tmp_path)
+    monkeypatch.delenv("XRUN_STORE", raising=False)
+    result = invoke(*command)
+    assert result.exit_code == 2, result.output
+    assert ("no store at sqlite:///_outputs/xrun.sqlite — run `xrun experiment-start` first or pass --store"
+            in result.output)
+    assert list(tmp_path.iterdir()) == []
+    empty = tmp_path / "empty.sqlite"
+    empty.write_bytes(b"")
+    result = invoke(*command, "--store", f"sqlite:///{empty}")
+    assert result.exit_code == 2 and "(no xdoe tables)" in result.output
+    assert sorted(p.name for p in tmp_path.iterdir()) == ["empty.sqlite"]
+
+
+def test_export_with_nothing_to_export_exits_1(tmp_path, monkeypatch):
+    """Defect: `xrun export` with nothing to export exited 0."""
+    monkeypatch.chdir(tmp_path)
+    url = f"sqlite:///{tmp_path / 'new.sqlite'}"
+    Store(url).close()
+    result = invoke("export", "-o", "x.csv", "--store", url)
+    assert result.exit_code == 1 and "nothing to export" in result.output
+    assert not (tmp_path / "x.csv").exists()

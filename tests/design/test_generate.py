@@ -20,7 +20,7 @@ DUMMY = EXPERIMENTS / "dummy.yaml"
 
 
 def _snapshot(root: Path) -> dict[str, bytes]:
-    return {p.name: p.read_bytes() for p in sorted(root.iterdir())}
+    return {p.name: p.read_bytes() for p in sorted(root.iterdir()) if p.is_file()}
 
 
 def test_generate_without_output_writes_nothing(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
@@ -83,15 +83,19 @@ def test_different_output_is_refused_unless_forced(tmp_path: Path) -> None:
     changed = tmp_path / "changed.yaml"
     changed.write_text(DUMMY.read_text().replace("seed: 42", "seed: 43"))
     before = _snapshot(out)
-    with pytest.raises(InputError, match="differs from the new output; use --force"):
+    with pytest.raises(InputError, match="16 run documents would change .*; use --force"):
         generate(changed, output=out)
     assert _snapshot(out) == before
-    assert generate(changed, output=out, force=True).written.status == "written"
+    assert generate(changed, output=out, force=True).written.status == "extended"
     assert _snapshot(out) != before
     assert sorted(p.name for p in tmp_path.iterdir()) == ["changed.yaml", "out"]
+    # the replaced documents were retired, not deleted
+    (retired,) = (out / "retired").iterdir()
+    assert {p.name: p.read_bytes() for p in retired.glob("run-*.yaml")} == {
+        k: v for k, v in before.items() if k.startswith("run-")}
     # an edited run file makes the output different too
     (out / "run-dummy-study-0003.yaml").write_text("edited\n")
-    with pytest.raises(InputError, match="differs"):
+    with pytest.raises(InputError, match="would change"):
         generate(changed, output=out)
 
 
@@ -99,9 +103,9 @@ def test_foreign_directory_is_never_replaced(tmp_path: Path) -> None:
     out = tmp_path / "out"
     out.mkdir()
     (out / "precious.txt").write_text("keep")
-    with pytest.raises(InputError, match="not an xgen output"):
-        generate(DUMMY, output=out, force=True)
+    assert generate(DUMMY, output=out, force=True).written.status == "written"
     assert (out / "precious.txt").read_text() == "keep"
+    assert len(list(out.glob("run-*.yaml"))) == 16
     empty = tmp_path / "empty"
     empty.mkdir()
     assert generate(DUMMY, output=empty).written.status == "written"

@@ -39,7 +39,7 @@ def test_parallel_workers_record_the_same_episodes_as_in_process(tmp_path, monke
     doc = countdown_run("pw", episodes=4, worker=3, length=5, test_episodes=2)
     doc["schedule"][1]["testing"]["phase_config"]["worker"] = 2
     one, par = f"sqlite:///{tmp_path / 'one.sqlite'}", f"sqlite:///{tmp_path / 'par.sqlite'}"
-    a = run(doc, store=one, results=None)
+    a = run(doc, store=one, results=str(tmp_path / "results-in-process"))
     assert created == []  # in-process by default
     with parallel_workers():
         b = run(doc, store=par, results=str(tmp_path / "results"))
@@ -76,11 +76,11 @@ def test_brain_updates_reach_every_worker_and_steps_are_stored(tmp_path):
 def test_a_failing_or_dying_worker_fails_the_run_cleanly(tmp_path):
     doc = countdown_run("dies", episodes=3, worker=2, kill_at_episode=1)
     with parallel_workers():
-        result = run(doc, store=f"sqlite:///{tmp_path / 'x.sqlite'}", results=None)
+        result = run(doc, store=f"sqlite:///{tmp_path / 'x.sqlite'}", results=str(tmp_path / "results"))
     assert result.status == "failed"
     assert "parallel worker" in result.error and "died" in result.error
     bad = countdown_run("bad", episodes=2, worker=2)
     bad["schedule"][0]["training"]["environments"][0]["environment"]["params"]["length"] = "x"
     with parallel_workers():
-        result = run(bad, store=f"sqlite:///{tmp_path / 'y.sqlite'}", results=None)
+        result = run(bad, store=f"sqlite:///{tmp_path / 'y.sqlite'}", results=str(tmp_path / "results"))
     assert result.status == "failed" and re.match(r"parallel worker [01]: environment 'cd'", result.error)

@@ -220,3 +220,14 @@ def test_concurrent_processes_do_not_lose_rows(store_url: str, make_document: An
     with Store(store_url) as store:
         assert sum(1 for _ in store.episodes(experiment="procs")) == 2 * 800
         assert len(store.instances(status="finished")) == 2
+
+
+def test_create_false_opens_only_an_existing_store(store_url, tmp_path):
+    from xdoe.errors import NoStoreError
+
+    with pytest.raises(NoStoreError, match="no store at"):
+        Store(store_url, create=False)
+    assert not (tmp_path / "store").exists()  # not even the SQLite folder
+    Store(store_url).close()
+    with Store(store_url, create=False) as store:
+        assert store.url

@@ -3,8 +3,10 @@
 Exit codes: ``status`` 0 when every run finished, 1 otherwise (something is
 missing, running, failed or interrupted: scripts can wait on it), 2 for
 unusable input (no such folder or experiment); ``export`` 0 when the file
-was written, 2 for an unknown suffix, missing pyarrow or unknown experiment;
-``tree`` 0, 2 for an unknown experiment. A store that cannot be read: 1.
+was written, 1 when there is nothing to export (the reason is printed), 2 for
+an unknown suffix, missing pyarrow or unknown experiment; ``tree`` 0, 2 for an
+unknown experiment. None of them creates a store: a missing one is exit 2
+("no store at ..."). A store that cannot be read: 1.
 """
 
 from __future__ import annotations
@@ -15,7 +17,7 @@ from typing import Any, Callable
 
 import click
 
-from xdoe.cli._common import EXIT_FAILED, EXIT_OK, handle_errors, store_option
+from xdoe.cli._common import EXIT_FAILED, EXIT_OK, fail, handle_errors, store_option
 
 __all__ = ["status_command", "export_command", "tree_command"]
 
@@ -31,11 +33,26 @@ _STYLES = {"finished": "green", "running": "yellow", "failed": "bold red",
            "interrupted": "magenta", "missing": "dim", "invalid": "red"}
 
 
+def _open_store(store_url: str | None) -> Any:
+    """The existing store (read-only commands never create one).
+
+    Raises:
+        InputError: there is no store at the URL (exit 2), with the way out.
+    """
+    from xdoe.errors import NoStoreError
+    from xdoe.store import Store
+
+    try:
+        return Store(store_url, create=False)
+    except NoStoreError as exc:
+        raise NoStoreError(f"{exc} — run `xrun experiment-start` first or pass --store") from None
+
+
 def _when(value: Any) -> str:
     return "" if value is None else value.strftime("%Y-%m-%d %H:%M:%S")
 
 
-@click.command("status")
+@click.command("status", short_help="Show the status of every run of a campaign, and the counts.")
 @click.argument("output_dir", required=False, type=click.Path(path_type=Path))
 @_experiment_option
 @store_option
@@ -62,10 +79,9 @@ def status_command(output_dir: Path | None, experiment: str | None, store_url: s
     from rich.markup import escape
     from rich.table import Table
 
-    from xdoe.store import Store
     from xdoe.store._status import campaign_status, summarize
 
-    with Store(store_url) as store:
+    with _open_store(store_url) as store:
         status = campaign_status(store, output_dir, experiment, heartbeat_timeout=heartbeat_timeout)
     console = Console()
     if not quiet:
@@ -92,7 +108,7 @@ def status_command(output_dir: Path | None, experiment: str | None, store_url: s
     sys.exit(EXIT_OK if status.all_finished else EXIT_FAILED)
 
 
-@click.command("export")
+@click.command("export", short_help="Write one row per episode, worker and agent to CSV or Parquet.")
 @_experiment_option
 @click.option("--output", "-o", "output", required=True, metavar="FILE.csv|FILE.parquet",
               type=click.Path(dir_okay=False, path_type=Path),
@@ -110,17 +126,24 @@ def export_command(experiment: str | None, output: Path, all_instances: bool,
 
     Streams from the store (memory stays flat); the file appears only when complete.
     """
-    from xdoe.store import Store, export_episodes
+    from xdoe.store import export_episodes
+    from xdoe.store._export import check_experiment, selected_phases
 
-    with Store(store_url) as store:
+    scope = f"experiment {experiment!r} in store" if experiment else "store"
+    with _open_store(store_url) as store:
+        check_experiment(store, experiment)
+        if not selected_phases(store, experiment, all_instances=all_instances):
+            fail(f"nothing to export: no run of {scope} {store.url} has recorded a phase "
+                 f"(run `xrun experiment-start` first); {output} not written", EXIT_FAILED)
         result = export_episodes(store, output, experiment, all_instances=all_instances)
     click.echo(f"wrote {result.rows:,} rows of {result.runs:,} runs ({len(result.columns)} columns) "
                f"to {result.path} in {result.seconds:.1f} s")
     if result.rows == 0:
-        click.secho("warning: no episodes matched", fg="yellow", err=True)
+        fail(f"no episodes matched in {scope} {store.url}: the recorded phases have no episode "
+             f"(only the header was written)", EXIT_FAILED)
 
 
-@click.command("tree")
+@click.command("tree", short_help="Print the lineage of runs, instances, phases and brains.")
 @_experiment_option
 @click.option("--run", "run_uid", metavar="UID", default=None, help="Only this run.")
 @click.option("--latest", is_flag=True, help="Only the newest instance of each run version.")
@@ -136,11 +159,10 @@ def tree_command(experiment: str | None, run_uid: str | None, latest: bool,
     ones (including stale running ones) magenta."""
     from rich.console import Console
 
-    from xdoe.store import Store
     from xdoe.store._export import check_experiment
     from xdoe.store._lineage import build_lineage, render_lineage
 
-    with Store(store_url) as store:
+    with _open_store(store_url) as store:
         check_experiment(store, experiment)
         nodes = build_lineage(store, experiment, run=run_uid, latest_only=latest,
                               heartbeat_timeout=heartbeat_timeout)

@@ -159,6 +159,7 @@ def skip_finished_files(files: Sequence[str | Path], store_url: str | None
     Raises:
         StoreError: the store cannot be opened.
     """
+    from xdoe.errors import NoStoreError
     from xdoe.execution import RunResult
     from xdoe.execution._api import file_sha256
     from xdoe.store import Store
@@ -167,8 +168,11 @@ def skip_finished_files(files: Sequence[str | Path], store_url: str | None
     known = {d for d in digests if d is not None}
     if not known:
         return list(range(len(files))), []
-    with Store(store_url) as store:
-        finished = store.finished_file_hashes(known)
+    try:
+        with Store(store_url, create=False) as store:  # a new store is created only when a run starts
+            finished = store.finished_file_hashes(known)
+    except NoStoreError:
+        finished = {}
     todo: list[int] = []
     skipped: list[tuple[int, "RunResult"]] = []
     for i, (path, digest) in enumerate(zip(files, digests)):

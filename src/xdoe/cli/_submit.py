@@ -40,6 +40,7 @@ def expand_run_files(paths: tuple[str, ...]) -> list[Path]:
 
 @click.command(
     "submit",
+    short_help="Run run documents (files or folders) as SLURM job arrays.",
     context_settings={"help_option_names": ["-h", "--help"], "max_content_width": 100},
 )
 @click.argument("files", nargs=-1, required=True, type=click.Path(path_type=str))

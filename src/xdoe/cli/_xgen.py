@@ -14,7 +14,7 @@ from typing import Any
 
 import click
 
-from xdoe.cli._common import EXIT_OK, handle_errors
+from xdoe.cli._common import EXIT_INPUT, EXIT_OK, handle_errors
 
 __all__ = ["main"]
 
@@ -64,7 +64,41 @@ def _factor_table(experiment: Any, design: Any) -> Any:
     return table
 
 
-def _dry_run(experiment: Any, design: Any, runs: Any) -> None:
+def _plan_lines(plan: Any, target: Path, *, dry: bool) -> list[str]:
+    """What extending ``target`` does (``dry``: would do), with the retired names."""
+    if plan is None:
+        return [f"would write a new output folder {target}"] if dry else []
+    if plan.up_to_date:
+        return [f"{target} is up to date: nothing would change"] if dry else []
+    lines = [f"{'would extend' if dry else 'extended'} {target}: {plan.summary()}"]
+    if plan.retired or plan.changed:
+        where = plan.retired_dir if plan.retired_dir is not None else target / "retired" / "<timestamp>"
+        moved = sorted(plan.retired + plan.changed)
+        lines.append(f"{'would move' if dry else 'moved'} to {where}: " + ", ".join(moved[:20])
+                     + (f" and {len(moved) - 20} more" if len(moved) > 20 else ""))
+    if dry and plan.changed:
+        lines.append(f"{len(plan.changed)} run documents changed: needs --force (old versions are retired)")
+    if dry and plan.foreign:
+        lines.append("refused: files exist that xgen did not write: " + ", ".join(plan.foreign[:20]))
+    return lines
+
+
+def _check_imports(experiment: Any, runs: Any, quiet: bool) -> None:
+    """Import every component (``--import``): errors against the experiment document, exit 2."""
+    from xdoe.cli._imports import check_imports
+
+    checked, errors = check_imports(experiment, runs)
+    if errors:
+        for line in errors:
+            click.secho(f"error: {line}", fg="red", err=True)
+        sys.exit(EXIT_INPUT)
+    if not quiet:
+        click.echo(f"imports ok: every component imported and constructed "
+                   f"({checked} distinct run documents of {runs.n_points} design points)")
+
+
+def _dry_run(experiment: Any, design: Any, runs: Any, target: Path) -> None:
+    from xdoe.design import plan_runs
     from xdoe.design._output import MAX_FIGURE_POINTS
 
     console = _console()
@@ -81,6 +115,8 @@ def _dry_run(experiment: Any, design: Any, runs: Any) -> None:
     else:
         discrepancy = str(_figure(design.discrepancy))
     console.print(f"min distance: {_figure(design.min_distance)}, centred L2 discrepancy: {discrepancy}")
+    for line in _plan_lines(plan_runs(runs, target), target, dry=True):
+        console.print(line, markup=False)
     console.print("dry run: nothing written")
 
 
@@ -110,27 +146,42 @@ def main() -> None:
     help="Directory for the outputs [default: the document's 'output' key, or _outputs; "
     "relative to the working directory].",
 )
-@click.option("--dry-run", is_flag=True, help="Print the factors, the design method and size; write nothing.")
-@click.option("--force", is_flag=True, help="Replace an existing output that differs from the new one.")
+@click.option("--dry-run", is_flag=True,
+              help="Print the factors, the design method and size, and what would be added, kept and "
+                   "retired in an existing output; write nothing.")
+@click.option("--force", is_flag=True,
+              help="Replace run documents whose content changed (old versions go to retired/); "
+                   "never touches the store, results or other files.")
 @click.option("--quiet", "-q", is_flag=True, help="No summary, progress bar or warnings.")
 @click.option("--strict", is_flag=True, help="Refuse keys xdoe does not know (default: warn and ignore them).")
+@click.option("--check-imports", is_flag=True,
+              help="First import and construct every component (as xrun experiment-check does); "
+                   "write nothing when one fails.")
 @handle_errors
-def generate(file: Path, output: Path | None, dry_run: bool, force: bool, quiet: bool, strict: bool) -> None:
+def generate(file: Path, output: Path | None, dry_run: bool, force: bool, quiet: bool, strict: bool,
+             check_imports: bool) -> None:
     """Write one run document per design point and repetition.
 
     Writes OUTPUT/run-<uid>-<NNNN>.yaml (NNNN = repetition x design points +
-    design point), OUTPUT/design.csv and OUTPUT/manifest.json, atomically.
-    An identical existing output is left alone ("up to date"); a different
-    one is refused unless --force.
+    design point), OUTPUT/design.csv and OUTPUT/manifest.json.
+
+    An existing output is extended: unchanged run files are left as they are,
+    new ones added, those of vanished design points moved to
+    OUTPUT/retired/<timestamp>/ (never deleted). Changed run documents are
+    refused unless --force. The store, results/, checkpoints and files xgen
+    did not write are never touched. A second experiment (another uid) in the
+    same folder gets manifest-<uid>.json and design-<uid>.csv.
     """
     from xdoe.design import prepare, write_runs
 
     experiment, design, runs = prepare(file, strict=strict)
     _warn(experiment.warnings, quiet)
-    if dry_run:
-        _dry_run(experiment, design, runs)
-        return
+    if check_imports:
+        _check_imports(experiment, runs, quiet)
     target = output if output is not None else Path(experiment.model.output)
+    if dry_run:
+        _dry_run(experiment, design, runs, target)
+        return
     show_progress = not quiet and sys.stderr.isatty() and len(runs) >= PROGRESS_THRESHOLD
     if show_progress:
         from rich.console import Console
@@ -152,6 +203,11 @@ def generate(file: Path, output: Path | None, dry_run: bool, force: bool, quiet:
         return
     if result.status == "up to date":
         click.echo(f"up to date: {result.path} ({result.runs} runs)")
+    elif result.status == "extended":
+        for line in _plan_lines(result.plan, result.path, dry=False):
+            click.echo(line)
+        click.echo(f"{result.runs} runs ({design.method}: {runs.n_points} design points x "
+                   f"{runs.repetitions} repetitions); the store and results are untouched")
     else:
         click.echo(
             f"wrote {result.runs} runs to {result.path} "
@@ -163,19 +219,27 @@ def generate(file: Path, output: Path | None, dry_run: bool, force: bool, quiet:
 @click.argument("file", type=click.Path(dir_okay=False, path_type=Path))
 @click.option("--strict", is_flag=True, help="Refuse keys xdoe does not know (default: warn).")
 @click.option("--quiet", "-q", is_flag=True, help="No warnings; only the result line.")
+@click.option("--import", "import_", is_flag=True,
+              help="Also import and construct every component module:Class with its params, as "
+                   "xrun experiment-check does (imports your code and the environments).")
 @handle_errors
-def check(file: Path, strict: bool, quiet: bool) -> None:
+def check(file: Path, strict: bool, quiet: bool, import_: bool) -> None:
     """Validate an experiment document and its design; write nothing.
 
     Builds every design point's run document once, so that errors that depend
-    on the chosen levels (a $req index out of range...) are found too.
+    on the chosen levels (a $req index out of range...) are found too. With
+    --import, also imports every component and checks its params; errors
+    name the experiment document's file:line.
     """
     from xdoe.design import check_runs, prepare
 
     experiment, design, runs = prepare(file, strict=strict)
     _warn(experiment.warnings, quiet)
     check_runs(runs)
-    click.echo(f"ok: {runs.n_points} design points x {runs.repetitions} repetitions")
+    if import_:
+        _check_imports(experiment, runs, quiet=True)
+    click.echo(f"ok: {runs.n_points} design points x {runs.repetitions} repetitions"
+               + (", every component imported and constructed" if import_ else ""))
 
 
 @main.command()

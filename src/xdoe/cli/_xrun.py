@@ -30,7 +30,7 @@ import click
 
 from xdoe.cli._common import EXIT_FAILED, EXIT_INPUT, EXIT_OK, handle_errors, store_option
 from xdoe.cli._jobs import all_done, run_plans, scale_options, skip_finished_files
-from xdoe.cli._submit import submit_command
+from xdoe.cli._submit import expand_run_files, submit_command
 from xdoe.errors import InputError, XdoeError
 
 if TYPE_CHECKING:
@@ -78,6 +78,16 @@ def store_steps_option(func: F) -> F:
 
 
 # -- loading -----------------------------------------------------------------------
+
+def _with_folders(files: Sequence[str]) -> tuple[str, ...]:
+    """``files`` with each folder replaced by its ``run-*.yaml`` files (other
+    paths stay as given: a missing one is reported with the documents' errors).
+
+    Raises:
+        InputError: a folder holds no ``run-*.yaml``.
+    """
+    return tuple(str(f) for raw in files for f in (expand_run_files((raw,)) if Path(raw).is_dir() else [raw]))
+
 
 @dataclass
 class Loaded:
@@ -226,7 +236,7 @@ def main() -> None:
     """Execute run documents phase by phase and record them in the store."""
 
 
-@main.command("experiment-start")
+@main.command("experiment-start", short_help="Run run documents (files or folders) and record them in the store.")
 @click.argument("files", nargs=-1, required=True)
 @store_option
 @results_option
@@ -244,9 +254,11 @@ def main() -> None:
 def experiment_start(files: tuple[str, ...], store_url: str | None, results: Path,
                      store_steps: str, fail_fast: bool, quiet: bool, jobs: str, dask: str | None,
                      parallel_workers: bool, rerun: bool, heartbeat_timeout: float) -> None:
-    """Run each run document FILES (e.g. _outputs/run-*.yaml).
+    """Run each run document FILES (e.g. _outputs/run-*.yaml, or the folder _outputs).
 
-    A run whose document finished before is skipped (``--rerun`` runs it
+    A folder stands for its run-*.yaml files.
+
+    A run whose document finished before is skipped (--rerun runs it
     again as a new instance); an interrupted one (Ctrl-C, killed, its node
     lost) continues from its last finished phase and, inside a phase, from
     its last checkpoint.
@@ -254,6 +266,7 @@ def experiment_start(files: tuple[str, ...], store_url: str | None, results: Pat
     Exit 0 when every run finished (now or earlier), 1 when a run failed, 2
     when a document cannot be read (then nothing runs).
     """
+    files = _with_folders(files)
     # files whose exact bytes finished before are skipped unread (one query)
     todo, done_before = (list(range(len(files))), []) if rerun else skip_finished_files(files, store_url)
     loaded = load_documents([files[i] for i in todo])
@@ -289,16 +302,17 @@ def experiment_start(files: tuple[str, ...], store_url: str | None, results: Pat
 main.add_command(submit_command)
 
 
-@main.command("experiment-check")
+@main.command("experiment-check", short_help="Check run documents: validate and construct every component.")
 @click.argument("files", nargs=-1, required=True)
 @handle_errors
 def experiment_check(files: tuple[str, ...]) -> None:
-    """Validate run documents FILES and import and construct every component
-    (with a throwaway seed) without running. Exit 0 when all are usable, else 2."""
+    """Validate run documents FILES (a folder: its run-*.yaml) and import and
+    construct every component (with a throwaway seed) without running. Exit 0
+    when all are usable, else 2."""
     from xdoe.execution import check_document
 
     failed = False
-    for path in files:
+    for path in _with_folders(files):
         try:
             lines = check_document(Path(path))
         except XdoeError as exc:

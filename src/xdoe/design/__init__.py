@@ -36,10 +36,12 @@ from xdoe.design._generate import (  # noqa: E402
     build_design,
     check_runs,
     generate,
+    plan_runs,
     prepare,
     write_runs,
 )
-from xdoe.design._output import OutputLayout, WriteResult, write_outputs  # noqa: E402
+from xdoe.design._extend import ExtendPlan  # noqa: E402
+from xdoe.design._output import OutputLayout, WriteResult, plan_outputs, write_outputs  # noqa: E402
 
 __all__ += [
     "generate",
@@ -56,4 +58,7 @@ __all__ += [
     "OutputLayout",
     "WriteResult",
     "write_outputs",
+    "plan_outputs",
+    "plan_runs",
+    "ExtendPlan",
 ]

@@ -21,7 +21,8 @@ from typing import Any, Callable, Iterator
 import numpy as np
 
 from xdoe.design._expand import Expander, copy_plain, factors_of
-from xdoe.design._output import OutputLayout, WriteResult, manifest_header, write_outputs
+from xdoe.design._extend import ExtendPlan
+from xdoe.design._output import OutputLayout, WriteResult, manifest_header, plan_outputs, write_outputs
 from xdoe.documents._canonical import dump_canonical
 from xdoe.documents._experiment import Experiment, load_experiment
 from xdoe.documents._yaml import YamlDocument
@@ -161,21 +162,7 @@ def check_runs(runs: RunSequence, progress: Callable[[int], None] | None = None)
             progress(k + 1)
 
 
-def write_runs(
-    runs: RunSequence,
-    output: str | Path,
-    *,
-    force: bool = False,
-    progress: Callable[[int], None] | None = None,
-) -> WriteResult:
-    """Write the run files, ``design.csv`` and ``manifest.json`` of ``runs``
-    into ``output`` (atomically; see :func:`~xdoe.design.write_outputs`).
-
-    Raises:
-        InputError: the output exists and differs (without ``force``), or is
-            not an xgen output.
-        DocumentError: a run cannot be built (nothing is written then).
-    """
+def _output_args(runs: RunSequence) -> dict:
     from xdoe import __version__
 
     experiment, design = runs.experiment, runs.design
@@ -186,15 +173,32 @@ def write_runs(
         repetitions=runs.repetitions,
         max_runs=experiment.model.max_runs,
     )
-    return write_outputs(
-        runs,
-        output=output,
-        layout=runs.layout,
-        header=header,
-        factor_names=[f.name for f in design.factors],
-        force=force,
-        progress=progress,
-    )
+    return {"layout": runs.layout, "header": header, "factor_names": [f.name for f in design.factors]}
+
+
+def write_runs(
+    runs: RunSequence,
+    output: str | Path,
+    *,
+    force: bool = False,
+    progress: Callable[[int], None] | None = None,
+) -> WriteResult:
+    """Write the run files, ``design.csv`` and ``manifest.json`` of ``runs``
+    into ``output`` (a new folder atomically, an existing one by extending
+    it; see :func:`~xdoe.design.write_outputs`).
+
+    Raises:
+        InputError: run documents of the existing output would change
+            (without ``force``), or a file to write is not xgen's.
+        DocumentError: a run cannot be built (nothing is written then).
+    """
+    return write_outputs(runs, output=output, force=force, progress=progress, **_output_args(runs))
+
+
+def plan_runs(runs: RunSequence, output: str | Path) -> ExtendPlan | None:
+    """What :func:`write_runs` would do to an existing ``output`` (files
+    added, kept, changed, retired), ``None`` when it does not exist; writes nothing."""
+    return plan_outputs(runs, output=output, **_output_args(runs))
 
 
 def generate(

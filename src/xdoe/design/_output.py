@@ -10,8 +10,10 @@ Writing streams: one run document at a time is built, dumped, hashed and
 written, and the CSV and the manifest are written row by row, so memory stays
 flat however many runs there are. Writing is atomic: everything goes to a
 temporary directory next to the target, renamed into place at the end. An
-existing output is compared first (streaming, nothing written): identical
-means "up to date"; different is refused unless ``force``.
+existing output folder is extended instead (:mod:`xdoe.design._extend`):
+identical means "up to date"; unchanged run files are kept as they are, new
+ones added, vanished ones retired; the store, results and any other file in
+the folder are never touched.
 """
 
 from __future__ import annotations
@@ -27,10 +29,14 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any, Callable, Iterable, Protocol
 
+from xdoe.design._extend import ExtendPlan, layout_for, plan_extension, write_extension
 from xdoe.documents._canonical import canonical_json, dump_canonical
 from xdoe.errors import InputError
 
-__all__ = ["MAX_FIGURE_POINTS", "OutputLayout", "WriteResult", "design_figures", "manifest_header", "write_outputs"]
+__all__ = [
+    "MAX_FIGURE_POINTS", "OutputLayout", "WriteResult", "design_figures", "manifest_header", "plan_outputs",
+    "write_outputs",
+]
 
 MANIFEST = "manifest.json"
 DESIGN_CSV = "design.csv"
@@ -44,31 +50,31 @@ class OutputLayout:
     """The names of every output file."""
 
     safe_uid: str
+    #: the design table and the manifest (another name when a second
+    #: experiment shares the folder: :func:`xdoe.design._extend.layout_for`)
+    design_csv: str = DESIGN_CSV
+    manifest: str = MANIFEST
 
     def run_file(self, number: int) -> str:
         return f"run-{self.safe_uid}-{number:04d}.yaml"
 
-    design_csv = DESIGN_CSV
-    manifest = MANIFEST
-
 
 @dataclass(frozen=True)
 class WriteResult:
-    """What :func:`write_outputs` did: ``status`` is ``"written"`` or
-    ``"up to date"``; ``runs`` run files in ``path``."""
+    """What :func:`write_outputs` did: ``status`` is ``"written"``,
+    ``"extended"`` or ``"up to date"``; ``runs`` run files in ``path``;
+    ``plan`` the files added, kept and retired when an existing output was
+    extended (:class:`~xdoe.design._extend.ExtendPlan`)."""
 
     status: str
     path: Path
     runs: int
+    plan: ExtendPlan | None = None
 
 
 class _Runs(Protocol):
     def __len__(self) -> int: ...
     def __getitem__(self, k: int) -> dict: ...
-
-
-class _Different(Exception):
-    pass
 
 
 # ----------------------------------------------------------------- sinks
@@ -93,50 +99,18 @@ class _DirSink:
         return _Stream(open(self.root / name, "wb"))
 
 
-class _CompareSink:
-    """Compares would-be files with an existing directory; raises
-    :class:`_Different` at the first difference."""
-
-    def __init__(self, root: Path) -> None:
-        self.root = root
-        self.names: set[str] = set()
-
-    def file(self, name: str, data: bytes) -> None:
-        self.names.add(name)
-        try:
-            with open(self.root / name, "rb") as fh:
-                if fh.read() != data:
-                    raise _Different(name)
-        except OSError:
-            raise _Different(name) from None
-
-    def stream(self, name: str) -> "_Stream":
-        self.names.add(name)
-        try:
-            return _Stream(open(self.root / name, "rb"), compare=True)
-        except OSError:
-            raise _Different(name) from None
-
-
 class _Stream:
-    def __init__(self, fh: Any, *, compare: bool = False) -> None:
+    """A file written in pieces, hashed on the way (``sha``)."""
+
+    def __init__(self, fh: Any) -> None:
         self.fh = fh
-        self.compare = compare
         self.sha = hashlib.sha256()
 
     def write(self, data: bytes) -> None:
         self.sha.update(data)
-        if self.compare:
-            if self.fh.read(len(data)) != data:
-                self.fh.close()
-                raise _Different(self.fh.name)
-        else:
-            self.fh.write(data)
+        self.fh.write(data)
 
     def close(self) -> str:
-        if self.compare and self.fh.read(1):
-            self.fh.close()
-            raise _Different(self.fh.name)
         self.fh.close()
         return self.sha.hexdigest()
 
@@ -209,12 +183,12 @@ def _emit(
     progress: Callable[[int], None] | None,
 ) -> None:
     """Produce every output file into ``sink`` (streaming)."""
-    manifest = sink.stream(MANIFEST)
+    manifest = sink.stream(layout.manifest)
     head = json.dumps(header, sort_keys=True, indent=1, ensure_ascii=False)
     # header keys sort as design < files < input_sha256 < method < xdoe_version
     before, after = head.split('\n "input_sha256"', 1)
     manifest.write((before + '\n "files": [').encode("utf-8"))
-    table = sink.stream(DESIGN_CSV)
+    table = sink.stream(layout.design_csv)
     table.write(_csv_line(["run_uid", "design_point", "repetition", "seed", *factor_names]))
     first = True
 
@@ -241,7 +215,7 @@ def _emit(
         )
         if progress is not None:
             progress(k + 1)
-    entry(DESIGN_CSV, table.close())
+    entry(layout.design_csv, table.close())
     manifest.write(("\n ],\n \"input_sha256\"" + after + "\n").encode("utf-8"))
     manifest.close()
 
@@ -249,14 +223,35 @@ def _emit(
 # ----------------------------------------------------------------- writing
 
 
-def _is_up_to_date(target: Path, emit: Callable[[Any], None]) -> bool:
-    sink = _CompareSink(target)
-    try:
-        emit(sink)
-    except _Different:
-        return False
-    present = {p.name for p in target.iterdir()}
-    return present == sink.names
+def _emitter(runs: _Runs, layout: OutputLayout, header: dict, factor_names: list[str]) -> Callable[..., None]:
+    def emit(sink: Any, prog: Callable[[int], None] | None = None) -> None:
+        _emit(runs, layout, header, factor_names, sink, prog)
+
+    return emit
+
+
+def _existing(target: Path) -> bool:
+    if target.exists() or target.is_symlink():
+        if not target.is_dir():
+            raise InputError(f"{target}: exists and is not a directory")
+        return True
+    return False
+
+
+def plan_outputs(
+    runs: _Runs, *, output: str | Path, layout: OutputLayout, header: dict, factor_names: list[str]
+) -> ExtendPlan | None:
+    """What :func:`write_outputs` would do to the existing ``output`` (files
+    added, kept, retired, changed); ``None`` when it does not exist. Writes nothing.
+
+    Raises:
+        InputError: ``output`` exists and is not a directory.
+    """
+    target = Path(output)
+    if not _existing(target):
+        return None
+    layout = layout_for(target, layout)
+    return plan_extension(target, layout, _emitter(runs, layout, header, factor_names), _Stream)
 
 
 def write_outputs(
@@ -269,7 +264,10 @@ def write_outputs(
     force: bool = False,
     progress: Callable[[int], None] | None = None,
 ) -> WriteResult:
-    """Write all outputs into ``output`` atomically.
+    """Write all outputs into ``output``: a new folder atomically; into an
+    existing folder by extending it (:mod:`xdoe.design._extend`: unchanged
+    run files untouched, new ones added, vanished ones moved to
+    ``retired/<timestamp>/``; nothing else in the folder is touched).
 
     Args:
         runs: the run documents (a lazy sequence: ``len`` and ``[k]``).
@@ -277,49 +275,34 @@ def write_outputs(
         layout: the file names.
         header: :func:`manifest_header`.
         factor_names: the factor columns of ``design.csv``.
-        force: replace an existing, different output (only one written by
-            xgen, i.e. holding ``manifest.json``, or an empty directory).
+        force: replace run documents of this experiment whose content changed
+            (their old versions are retired, not deleted).
         progress: called with the number of runs done so far.
 
     Returns:
         :class:`WriteResult` (``"up to date"`` when the existing output is identical).
 
     Raises:
-        InputError: ``output`` exists and differs (without ``force``), is not a
-            directory, or is a non-empty directory that xgen did not write.
+        InputError: ``output`` is not a directory; a file to write exists and
+            was not written by xgen for this experiment; run documents would
+            change and ``force`` is not set. Nothing is written then.
     """
     target = Path(output)
-
-    def emit(sink: Any, prog: Callable[[int], None] | None = None) -> None:
-        _emit(runs, layout, header, factor_names, sink, prog)
-
-    if target.exists() or target.is_symlink():
-        if not target.is_dir():
-            raise InputError(f"{target}: exists and is not a directory")
-        contents = list(target.iterdir())
-        if contents:
-            if not (target / MANIFEST).is_file():
-                raise InputError(
-                    f"{target}: exists, is not empty and holds no {MANIFEST} (not an xgen output); "
-                    "choose another --output or remove it"
-                )
-            if _is_up_to_date(target, emit):
-                return WriteResult("up to date", target, len(runs))
-            if not force:
-                raise InputError(f"{target}: exists and differs from the new output; use --force to replace it")
+    if _existing(target):
+        layout = layout_for(target, layout)
+        emit = _emitter(runs, layout, header, factor_names)
+        plan = write_extension(target, layout, lambda sink: emit(sink, progress), _Stream, force=force)
+        fresh = not (plan.kept or plan.changed or plan.retired)  # nothing of this experiment was there
+        status = "up to date" if plan.up_to_date else "written" if fresh else "extended"
+        return WriteResult(status, target, len(runs), plan)
+    emit = _emitter(runs, layout, header, factor_names)
     parent = target.parent
     parent.mkdir(parents=True, exist_ok=True)
     tmp = Path(tempfile.mkdtemp(prefix=f".{target.name}.tmp-", dir=parent))
     try:
         os.chmod(tmp, 0o755)
         emit(_DirSink(tmp), progress)
-        if target.exists():
-            old = Path(tempfile.mkdtemp(prefix=f".{target.name}.old-", dir=parent))
-            os.replace(target, old / "out")
-            os.replace(tmp, target)
-            shutil.rmtree(old, ignore_errors=True)
-        else:
-            os.replace(tmp, target)
+        os.replace(tmp, target)
     except BaseException:
         shutil.rmtree(tmp, ignore_errors=True)
         raise

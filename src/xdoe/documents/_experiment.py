@@ -570,6 +570,20 @@ def _validate_with(values: dict[str, Any], data: dict, source: YamlDocument) -> 
     return ensure_valid(ExperimentDocument, concrete, source)
 
 
+def _looks_like_run(data: dict) -> bool:
+    """Whether ``data`` has the shape of a run document (xgen's output, or a
+    hand-written palaestrAI one: phases list environment entries, not references)."""
+    if "experiment_uid" in data or "design_point" in data:
+        return True
+    schedule = data.get("schedule")
+    for entry in schedule if isinstance(schedule, list) else []:
+        body = next(iter(entry.values()), None) if isinstance(entry, dict) and len(entry) == 1 else None
+        envs = body.get("environments") if isinstance(body, dict) else None
+        if isinstance(envs, list) and any(isinstance(e, dict) and "environment" in e for e in envs):
+            return True
+    return False
+
+
 def load_experiment(
     document: str | Path | dict | YamlDocument,
     *,
@@ -623,6 +637,9 @@ def load_experiment(
     if not isinstance(data, dict):
         got = "an empty document" if data is None else f"a {type(data).__name__}"
         raise source.error(f"expected a mapping (uid, definitions, schedule...) at the top level, got {got}")
+    if "definitions" not in data and _looks_like_run(data):
+        raise source.error(f"this is a run document: run it with `xrun experiment-start {source.file}` "
+                           f"(check it with `xrun experiment-check {source.file}`); xgen reads experiment documents")
     warnings: list[str] = []
 
     # named factors first: their values are needed to check the definitions

@@ -284,6 +284,9 @@ def parse_run_document(source: YamlDocument | dict, *, file: str | None = None) 
     data = source.data
     if not isinstance(data, dict):
         raise source.error(f"expected a mapping at the top level, got {short_repr(data)}")
+    if "definitions" in data:
+        raise source.error(f"this is an experiment document: run `xgen generate {source.file}` first "
+                           "(it writes the run documents xrun executes)", ("definitions",))
     data = _complete_phases(dict(data), source)
     if "uid" not in data and source.file not in ("<string>",):
         data["uid"] = Path(source.file).stem

@@ -143,8 +143,8 @@ def design_runs(output_dir: str | Path) -> list[DesignRun]:
     if not folder.is_dir():
         raise InputError(f"{folder}: not a folder (expected an xgen output folder)")
     design: dict[str, dict[str, str]] = {}
-    csv_path = folder / "design.csv"
-    if csv_path.is_file():
+    # design.csv, and design-<uid>.csv of further experiments sharing the folder
+    for csv_path in sorted(folder.glob("design*.csv")):
         with open(csv_path, newline="", encoding="utf-8") as fh:
             for row in csv.DictReader(fh):
                 uid = row.get("run_uid")

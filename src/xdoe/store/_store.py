@@ -12,11 +12,12 @@ from pathlib import Path
 from typing import Any
 
 from sqlalchemy import Select, select, update
-from sqlalchemy.engine import URL
-from sqlalchemy.exc import SQLAlchemyError
+from sqlalchemy import inspect as sa_inspect
+from sqlalchemy.engine import URL, make_url
+from sqlalchemy.exc import ArgumentError, SQLAlchemyError
 from sqlalchemy.orm import Session, sessionmaker
 
-from xdoe.errors import StoreError
+from xdoe.errors import NoStoreError, StoreError
 from xdoe.store._engine import WRITE, make_engine, mask_url, resolve_url, store_error
 from xdoe.store._models import (
     SCHEMA_VERSION,
@@ -75,6 +76,19 @@ class InstanceInfo:
     results_dir: str | None
 
 
+def _require_sqlite_file(url: str, masked: str) -> None:
+    """Raise :class:`NoStoreError` when ``url`` names a SQLite file that does not exist."""
+    try:
+        parsed = make_url(url)
+    except ArgumentError:
+        return  # make_engine names the malformed URL
+    if parsed.get_backend_name() != "sqlite":
+        return
+    database = parsed.database or ""
+    if database in ("", ":memory:") or not (database.startswith("file:") or Path(database).expanduser().is_file()):
+        raise NoStoreError(f"no store at {masked}")
+
+
 class Store:
     """The results store, chosen by a SQLAlchemy URL.
 
@@ -83,28 +97,50 @@ class Store:
     a PostgreSQL database. Tables are created when missing; several processes
     may open and write the same store at once.
 
+    ``create=False`` opens only a store that exists (for commands that only
+    read: nothing is created, not even the SQLite file's folder).
+
     Raises:
         StoreError: the URL is malformed, the server cannot be reached, the
             file cannot be opened or was written by a newer schema. The
             message names the URL with its password masked.
+        NoStoreError: ``create`` is false and there is no store at the URL.
     """
 
-    def __init__(self, url: str | URL | None = None) -> None:
+    def __init__(self, url: str | URL | None = None, *, create: bool = True) -> None:
         self._url = resolve_url(url)
         self.url = mask_url(self._url)
         """The store's URL with the password masked."""
+        if not create:
+            _require_sqlite_file(self._url, self.url)
         self.engine = make_engine(self._url)
         """The SQLAlchemy engine (reading transactions)."""
         self._writer = self.engine.execution_options(**{WRITE: True})
         self._read_sessions = sessionmaker(self.engine, expire_on_commit=False)
         self._write_sessions = sessionmaker(self._writer, expire_on_commit=False)
         try:
-            self._create_schema()
+            self._create_schema() if create else self._check_schema()
         except Exception:
             self.engine.dispose()
             raise
 
     # -- life cycle -------------------------------------------------------
+    def _check_schema(self) -> None:
+        """Raise :class:`NoStoreError` when the xdoe tables are missing, and
+        :class:`StoreError` when the schema is newer than this xdoe's."""
+        try:
+            with self.engine.connect() as conn:
+                if not sa_inspect(conn).has_table(StoreMeta.__tablename__):
+                    raise NoStoreError(f"no store at {self.url} (no xdoe tables)")
+                row = conn.execute(
+                    select(StoreMeta.value).where(StoreMeta.key == "schema_version")
+                ).scalar_one_or_none()
+        except SQLAlchemyError as exc:
+            raise store_error(self._url, "open", exc) from None
+        if row is not None and int(row) > SCHEMA_VERSION:
+            raise StoreError(f"store {self.url} has schema version {row}, newer than this "
+                             f"xdoe's {SCHEMA_VERSION}; upgrade xdoe")
+
     def _create_schema(self) -> None:
         try:
             with self._writer.begin() as conn:

@@ -1,0 +1,78 @@
+"""``xgen check --import`` and ``xgen generate --check-imports`` (issue 9):
+components are imported and constructed before hours are burnt, errors name
+the experiment document's file:line; plain xgen still imports no user code."""
+
+import subprocess
+import sys
+from pathlib import Path
+
+from click.testing import CliRunner
+
+from xdoe.cli._xgen import main
+
+DUMMY = Path(__file__).resolve().parents[2] / "experiments" / "dummy.yaml"
+
+
+def xgen(*args: str):
+    return CliRunner().invoke(main, list(args))
+
+
+def _broken(tmp_path: Path) -> Path:
+    text = DUMMY.read_text()
+    text = text.replace("muscle: {name: xdoe.agents:DummyMuscle, params: {}}",
+                        "muscle: {name: xdoe.agents:DummyMusle, params: {}}")
+    text = text.replace("params: {length: \"${length}\", sensors: 6, actuators: 4}",
+                        "params: {length: \"${length}\", sensors: 6, actuators: 4, colour: red}")
+    path = tmp_path / "broken.yaml"
+    path.write_text(text)
+    return path
+
+
+def _line(path: Path, needle: str) -> int:
+    return next(n for n, line in enumerate(path.read_text().splitlines(), 1) if needle in line)
+
+
+def test_check_import_reports_against_the_experiment_document(tmp_path: Path) -> None:
+    broken = _broken(tmp_path)
+    plain = xgen("check", str(broken))
+    assert plain.exit_code == 0, plain.output  # without --import nothing is imported
+    result = xgen("check", "--import", str(broken))
+    assert result.exit_code == 2
+    assert (f"error: {broken}:{_line(broken, 'DummyMusle')}: definitions.agents.random.muscle.name: "
+            "module 'xdoe.agents' has no attribute 'DummyMusle'") in result.output
+    assert f"{broken}:{_line(broken, 'colour')}: definitions.environments.large.environment.params.colour:" \
+        in result.output
+    assert "Traceback" not in result.output
+
+
+def test_check_import_ok() -> None:
+    result = xgen("check", "--import", str(DUMMY))
+    assert result.exit_code == 0, result.output
+    assert result.output == "ok: 8 design points x 2 repetitions, every component imported and constructed\n"
+
+
+def test_generate_check_imports_writes_nothing_on_error(tmp_path: Path) -> None:
+    out = tmp_path / "out"
+    result = xgen("generate", "--check-imports", str(_broken(tmp_path)), "-o", str(out))
+    assert result.exit_code == 2 and "DummyMusle" in result.output
+    assert not out.exists()
+    ok = xgen("generate", "--check-imports", str(DUMMY), "-o", str(out))
+    assert ok.exit_code == 0 and "imports ok" in ok.output and (out / "manifest.json").is_file()
+
+
+CHECK = """
+import sys
+from xdoe.cli._xgen import main
+try:
+    main(["check", sys.argv[1]])
+except SystemExit as exc:
+    assert not exc.code, exc.code
+print(",".join(sorted(m for m in sys.modules if m.split(".")[0] == "gymnasium"
+                      or m.startswith(("xdoe.execution", "xdoe.store", "xdoe.agents")))) or "clean")
+"""
+
+
+def test_check_without_import_imports_no_executor() -> None:
+    proc = subprocess.run([sys.executable, "-c", CHECK, str(DUMMY)], capture_output=True, text=True, timeout=120)
+    assert proc.returncode == 0, proc.stderr
+    assert proc.stdout.strip().splitlines()[-1] == "clean"
