@@ -144,7 +144,8 @@ def load() -> str:
 # -- 1. --jobs -------------------------------------------------------------------------------
 
 def bench_jobs(tmp: Path, size: int = 1) -> float:
-    from xdoe.execution._backends import ProcessPoolBackend, RunTask, SequentialBackend
+    from xdoe.campaign import RunTask
+    from xdoe.campaign.backends import ProcessPoolBackend, SequentialBackend
 
     files = write_runs(tmp / f"jobs-x{size}",
                        [busy_run(f"busy-{i}", episodes=12 * size, work=30000, seed=i) for i in range(8)])
@@ -200,7 +201,7 @@ def _postgres_admin() -> str | None:
 
 
 def bench_slurm(tmp: Path, n: int = 200) -> None:
-    from xdoe.execution._slurm import wait_for
+    from xdoe.campaign.backends._slurm import wait_for
     from xdoe.store import Store
     from xdoe.store.testing import temporary_schema
 

@@ -25,7 +25,7 @@ except PackageNotFoundError:  # pragma: no cover - running from a source tree
 
 __all__ = ["__version__", "XdoeError", "TrainingSession"]
 
-_LAZY = {"TrainingSession": "xdoe.execution"}
+_LAZY = {"TrainingSession": "xdoe.session"}
 
 
 def __getattr__(name: str) -> Any:

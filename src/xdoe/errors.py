@@ -19,6 +19,8 @@ __all__ = [
     "RunError",
     "StoreError",
     "format_key_path",
+    "parse_key_path",
+    "one_line",
 ]
 
 
@@ -95,3 +97,34 @@ class StoreError(XdoeError):
 class NoStoreError(InputError):
     """A store opened for reading (``Store(url, create=False)``) does not
     exist: no SQLite file, or no xdoe tables in the database."""
+
+
+def one_line(error: BaseException | str | None, limit: int | None = None) -> str | None:
+    """An error as one line: whitespace runs collapsed to single spaces; an
+    exception that is not an :class:`XdoeError` prefixed with its type name
+    (``ValueError: ...``); cut to ``limit`` characters (ending in an ellipsis).
+    ``None`` stays ``None``."""
+    if error is None:
+        return None
+    line = " ".join(str(error).split())
+    if isinstance(error, BaseException) and not isinstance(error, XdoeError):
+        line = f"{type(error).__name__}: {line}"
+    if limit is not None and len(line) > limit:
+        line = line[: limit - 1] + "\u2026"
+    return line
+
+
+def parse_key_path(key: str) -> tuple[str | int, ...]:
+    """The inverse of :func:`format_key_path`:
+    ``schedule[0].training.agents[1].load`` -> ``("schedule", 0, "training", "agents", 1, "load")``."""
+    out: list[str | int] = []
+    for part in key.split("."):
+        while "[" in part:
+            head, _, rest = part.partition("[")
+            if head:
+                out.append(head)
+            index, _, part = rest.partition("]")
+            out.append(int(index))
+        if part:
+            out.append(part)
+    return tuple(out)

@@ -11,7 +11,7 @@ from click.testing import CliRunner
 from slurm_fixtures import SlurmCluster, slurm_cluster  # noqa: F401  (pytest fixture)
 
 from xdoe.cli._submit import submit_command
-from xdoe.execution._slurm import wait_for
+from xdoe.campaign.backends._slurm import wait_for
 
 PG = "postgresql+psycopg://xdoe:secret@db.example.org/campaign"
 

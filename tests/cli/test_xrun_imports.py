@@ -15,7 +15,7 @@ try:
     main(["experiment-start", sys.argv[1], "--store", sys.argv[2], "--results", sys.argv[3], "--quiet"])
 except SystemExit as exc:
     assert not exc.code, exc.code
-unneeded = ("rich", "xdoe.documents._experiment", "xdoe.execution._session", "xdoe.store._export",
+unneeded = ("rich", "xdoe.documents._experiment", "xdoe.session", "xdoe.store._export",
             "xdoe.store._status", "xdoe.store._lineage", "xdoe.environments._dummy",
             "xdoe.environments._tictactoe", "xdoe.agents._dummy", "dask", "distributed", "pyarrow", "psycopg")
 print(",".join(m for m in unneeded if m in sys.modules) or "clean")

@@ -90,7 +90,7 @@ def test_two_xrun_processes_on_the_same_files_run_each_run_once(tmp_path, store_
 @pytest.mark.slurm
 @pytest.mark.postgres
 def test_submit_slurm_records_every_run_exactly_once(slurm_cluster: SlurmCluster, tmp_path, postgres_admin):
-    from xdoe.execution._slurm import wait_for
+    from xdoe.campaign.backends._slurm import wait_for
     from xdoe.store.testing import temporary_schema
 
     files = write_runs(tmp_path / "_outputs", [countdown_run(f"s{i:02d}", seed=i) for i in range(10)])

@@ -10,14 +10,8 @@ import pytest
 from scale_components import countdown_run, write_runs
 from sqlalchemy import insert
 
-from xdoe.execution._backends import (
-    DaskBackend,
-    ProcessPoolBackend,
-    RunTask,
-    SequentialBackend,
-    execute_task,
-    parse_jobs,
-)
+from xdoe.campaign import RunTask, execute_task, parse_jobs
+from xdoe.campaign.backends import DaskBackend, ProcessPoolBackend, SequentialBackend
 from xdoe.errors import InputError
 from xdoe.store import Claim, Store, claim_of, document_hash, utcnow
 from xdoe.execution import load_plan

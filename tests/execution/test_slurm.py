@@ -14,7 +14,7 @@ from hypothesis import strategies as st
 
 from slurm_fixtures import run_files
 from xdoe.errors import InputError
-from xdoe.execution._slurm import (
+from xdoe.campaign.backends._sbatch import (
     DEFAULT_MAX_ARRAY_SIZE,
     ArrayChunk,
     SlurmError,
@@ -23,9 +23,9 @@ from xdoe.execution._slurm import (
     max_array_size,
     plan_arrays,
     render_sbatch,
-    submit,
     task_list_text,
 )
+from xdoe.campaign.backends._slurm import submit
 
 GOLDEN = Path(__file__).parent / "data" / "sbatch_golden.sh"
 PG = "postgresql+psycopg://xdoe:secret@db.example.org:5432/campaign"

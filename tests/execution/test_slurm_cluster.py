@@ -10,7 +10,8 @@ from pathlib import Path
 import pytest
 from slurm_fixtures import SlurmCluster, run_files, slurm_cluster  # noqa: F401  (pytest fixture)
 
-from xdoe.execution._slurm import SlurmError, SlurmOptions, job_states, max_array_size, submit, wait_for
+from xdoe.campaign.backends._sbatch import SlurmError, SlurmOptions, max_array_size
+from xdoe.campaign.backends._slurm import job_states, submit, wait_for
 
 pytestmark = pytest.mark.slurm
 

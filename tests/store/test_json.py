@@ -10,7 +10,7 @@ from typing import Any
 import numpy as np
 import pytest
 
-from xdoe.store._json import _default, fast_encoder
+from xdoe.store._json import fast_encoder, json_default as _default
 
 OPTIONS = [
     {"sort_keys": True, "separators": (",", ":"), "ensure_ascii": False, "default": _default},  # compact_json

@@ -11,7 +11,8 @@ from sqlalchemy import update
 
 from campaign import EXPERIMENT, craft, document_of, execute, generate_campaign
 from xdoe.store import RunInstance, campaign_status
-from xdoe.store._status import is_stale, summarize
+from xdoe.store._liveness import dead_reason as is_stale
+from xdoe.store._status import summarize
 
 
 def dead_pid() -> int:

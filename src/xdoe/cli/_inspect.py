@@ -18,6 +18,7 @@ from typing import Any, Callable
 import click
 
 from xdoe.cli._common import EXIT_FAILED, EXIT_OK, fail, handle_errors, store_option
+from xdoe.store import HEARTBEAT_TIMEOUT
 
 __all__ = ["status_command", "export_command", "tree_command"]
 
@@ -56,7 +57,7 @@ def _when(value: Any) -> str:
 @click.argument("output_dir", required=False, type=click.Path(path_type=Path))
 @_experiment_option
 @store_option
-@click.option("--heartbeat-timeout", default=120.0, show_default=True, metavar="SECONDS",
+@click.option("--heartbeat-timeout", default=HEARTBEAT_TIMEOUT, show_default=True, metavar="SECONDS",
               type=click.FloatRange(min=0), help="A running instance without a heartbeat for this "
               "long (or whose process is gone, on this host) counts as interrupted.")
 @click.option("--only", "only", multiple=True, metavar="STATUS",
@@ -147,7 +148,7 @@ def export_command(experiment: str | None, output: Path, all_instances: bool,
 @_experiment_option
 @click.option("--run", "run_uid", metavar="UID", default=None, help="Only this run.")
 @click.option("--latest", is_flag=True, help="Only the newest instance of each run version.")
-@click.option("--heartbeat-timeout", default=120.0, show_default=True, metavar="SECONDS",
+@click.option("--heartbeat-timeout", default=HEARTBEAT_TIMEOUT, show_default=True, metavar="SECONDS",
               type=click.FloatRange(min=0), help="When a running instance counts as interrupted.")
 @store_option
 @handle_errors

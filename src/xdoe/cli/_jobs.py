@@ -1,7 +1,8 @@
 """``xrun experiment-start`` at scale: the options ``--jobs``, ``--dask`` and
 ``--parallel-workers`` and the routing of run documents to an execution
-backend (:mod:`xdoe.execution._backends`), with one progress display and one
-list of results for the summary table."""
+backend (:mod:`xdoe.campaign`), with one progress display and one list of
+results for the summary table. Every document is parsed once, here: the plan
+travels with its task to whatever process runs it."""
 
 from __future__ import annotations
 
@@ -39,7 +40,7 @@ def scale_options(func: F) -> F:
 
 def all_done(results: Sequence["RunResult"]) -> bool:
     """Whether no result is a failure (finished, finished before, or run by another process)."""
-    from xdoe.execution._backends import DONE_STATUSES
+    from xdoe.campaign import DONE_STATUSES
 
     return all(r.status in DONE_STATUSES for r in results)
 
@@ -60,7 +61,7 @@ def run_plans(
     file_hashes: Mapping[str, str | None] | None = None,
 ) -> list["RunResult"]:
     """Execute the loaded plans on the backend ``jobs``/``dask`` choose; every
-    run is claimed in the store first (see :mod:`xdoe.execution._backends`).
+    run is claimed in the store first (see :mod:`xdoe.campaign`).
 
     ``file_hashes`` maps a plan's ``file`` to the sha256 of the bytes it
     was parsed from (:func:`xdoe.execution.load_file_plan`), recorded with
@@ -75,14 +76,8 @@ def run_plans(
             Dask scheduler cannot be reached.
         StoreError: the store cannot be opened.
     """
-    from xdoe.execution._backends import (
-        DEFAULT_STALE_AFTER,
-        DONE_STATUSES,
-        RunTask,
-        absolute_store_url,
-        make_backend,
-        parse_jobs,
-    )
+    from xdoe.campaign import DEFAULT_STALE_AFTER, DONE_STATUSES, RunTask, make_backend, parse_jobs
+    from xdoe.store._engine import absolute_url
 
     n_jobs = parse_jobs(jobs)
     if not plans:
@@ -100,7 +95,7 @@ def run_plans(
             if display is not None:
                 display.run_done()
                 display.message(f"run {result.uid} {result.note}")
-    url = absolute_store_url(store_url) if remote else store_url
+    url = absolute_url(store_url) if remote else store_url
     results_root = None if results is None else str(Path(results).resolve() if remote else results)
     tasks = [
         RunTask(
@@ -108,7 +103,7 @@ def run_plans(
             store_url=url, results=results_root, store_steps=store_steps,
             stale_after=DEFAULT_STALE_AFTER if stale_after is None else float(stale_after),
             rerun=rerun, parallel_workers=parallel_workers,
-            file_sha256=file_hashes.get(str(p.file)) if p.file else None,
+            file_sha256=file_hashes.get(str(p.file)) if p.file else None, plan=p,
         )
         for p in plans
     ]
@@ -121,7 +116,7 @@ def run_plans(
         if display is not None and not remote:
             display.run_started(by_file[task.file].uid)
 
-    with make_backend(n_jobs, dask, plans=None if remote else by_file) as backend:
+    with make_backend(n_jobs, dask) as backend:
         for result in backend.map_runs(tasks, fail_fast=fail_fast, started=started,
                                        progress=display if in_process else None):
             index = order.get(str(result.file), len(tasks))
@@ -141,70 +136,23 @@ def run_plans(
 
 def skip_finished_files(files: Sequence[str | Path], store_url: str | None
                         ) -> tuple[list[int], list[tuple[int, "RunResult"]]]:
-    """Skip run-document files whose exact bytes belong to a finished run,
-    without reading them as documents: one sha256 per file and one store
-    query (per 500 files) for all of them.
-
-    The store records with each run the sha256 of the file it was started
-    from (``Store.recorder(..., file_sha256=...)``); the same bytes are the
-    same document, hence the same run version. A file not found this way (new,
-    changed, reformatted, unreadable, or whose uid is its file name) is left
-    to the normal path, which loads it and skips it by its content hash.
-
-    Returns:
-        the positions of the files still to load, and ``(position, result)``
-        for each skipped file (``status="skipped"``, note ``"skipped: finished
-        earlier (instance N)"``).
-
-    Raises:
-        StoreError: the store cannot be opened.
-    """
+    """:func:`xdoe.campaign.skip_finished_files` with the store at ``store_url``
+    (a store that does not exist yet is not created: nothing finished in it)."""
+    from xdoe.campaign import skip_finished_files as skip
     from xdoe.errors import NoStoreError
-    from xdoe.execution import RunResult
-    from xdoe.execution._api import file_sha256
     from xdoe.store import Store
 
-    digests = [file_sha256(f) for f in files]
-    known = {d for d in digests if d is not None}
-    if not known:
-        return list(range(len(files))), []
     try:
         with Store(store_url, create=False) as store:  # a new store is created only when a run starts
-            finished = store.finished_file_hashes(known)
+            return skip(files, store)
     except NoStoreError:
-        finished = {}
-    todo: list[int] = []
-    skipped: list[tuple[int, "RunResult"]] = []
-    for i, (path, digest) in enumerate(zip(files, digests)):
-        hit = finished.get(digest) if digest is not None else None
-        if hit is None:
-            todo.append(i)
-            continue
-        uid, instance = hit
-        skipped.append((i, RunResult(uid=uid, status="skipped", instance_id=instance, file=str(Path(path)),
-                                     note=f"skipped: finished earlier (instance {instance})")))
-    return todo, skipped
+        return list(range(len(files))), []
 
 
 def _skip_finished(plans: Sequence["RunPlan"], store_url: str | None
                    ) -> tuple[list["RunPlan"], list[tuple[int, "RunResult"]]]:
-    """Split ``plans`` into those to run and ``skipped`` results (with their
-    positions) for the runs whose exact document finished before."""
-    from xdoe.execution import RunResult
-    from xdoe.execution._resume import finished_instances
-    from xdoe.store import Store, document_hash
+    from xdoe.campaign import skip_finished
+    from xdoe.store import Store
 
     with Store(store_url) as store:
-        finished = finished_instances(store)
-    if not finished:
-        return list(plans), []
-    todo, skipped = [], []
-    for i, plan in enumerate(plans):
-        instance = finished.get((plan.uid, document_hash(plan.document)))
-        if instance is None:
-            todo.append(plan)
-        else:
-            skipped.append((i, RunResult(uid=plan.uid, status="skipped", instance_id=instance,
-                                         file=plan.file,
-                                         note=f"skipped: finished earlier (instance {instance})")))
-    return todo, skipped
+        return skip_finished(plans, store)

@@ -117,13 +117,12 @@ def submit_command(
     """
     from rich.console import Console
 
-    from xdoe.execution._slurm import SlurmOptions, check_store_for_slurm, submit
+    from xdoe.campaign.backends import SlurmBackend, SlurmOptions
+    from xdoe.store import mask_url
 
     if not use_slurm:
         raise InputError("choose where to run: --slurm (the only backend of xrun submit so far)")
     store_url = store_url or os.environ.get("XRUN_STORE") or None
-    check_store_for_slurm(store_url, allow_sqlite)
-    run_files = expand_run_files(files)
     options = SlurmOptions(
         partition=partition,
         time=time_limit,
@@ -137,16 +136,16 @@ def submit_command(
         job_name=job_name,
         sbatch_args=sbatch_args,
     )
-    arrays = submit(run_files, options, dry_run=dry_run)
+    backend = SlurmBackend(options, dry_run=dry_run)  # checks the store first
+    run_files = expand_run_files(files)
+    arrays = [job.array for job in backend.submit_files(run_files)]
     console = Console(stderr=dry_run, highlight=False)
     n_tasks = sum(a.chunk.size for a in arrays)
     if dry_run:
-        from xdoe.execution._slurm import _masked
-
         for a in arrays:
             text = a.script
-            if store_url is not None and _masked(store_url) != store_url:
-                text = text.replace(store_url, _masked(store_url) or "")
+            if store_url is not None and mask_url(store_url) != store_url:
+                text = text.replace(store_url, mask_url(store_url))
             click.echo(f"# ---- {a.script_path} ----")
             click.echo(text, nl=False)
         console.print(

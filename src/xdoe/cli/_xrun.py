@@ -12,9 +12,8 @@ that cannot be read: one line ``file:line: ...`` each, nothing runs).
 
 Extending: shared options are decorators (:func:`store_option`,
 :func:`results_option`, :func:`store_steps_option`); loading is
-:func:`load_documents`; the per-run unit of work is the picklable, module-level
-:func:`xdoe.execution.execute_file` (for process pools) and the sequential
-loop is :func:`run_sequentially`. Heavy modules (the executor, the store,
+:func:`load_documents`; running many documents (skip, claim, backends) is
+:mod:`xdoe.campaign`. Heavy modules (the executor, the store,
 gymnasium, rich) are imported when a command runs.
 """
 
@@ -32,6 +31,7 @@ from xdoe.cli._common import EXIT_FAILED, EXIT_INPUT, EXIT_OK, handle_errors, st
 from xdoe.cli._jobs import all_done, run_plans, scale_options, skip_finished_files
 from xdoe.cli._submit import expand_run_files, submit_command
 from xdoe.errors import InputError, XdoeError
+from xdoe.store import HEARTBEAT_TIMEOUT
 
 if TYPE_CHECKING:
     from xdoe.execution import RunPlan, RunResult
@@ -42,7 +42,6 @@ __all__ = [
     "results_option",
     "store_steps_option",
     "load_documents",
-    "run_sequentially",
     "summary_table",
 ]
 
@@ -172,39 +171,6 @@ class _Display:
             self.progress.stop()
 
 
-def run_sequentially(
-    plans: Sequence["RunPlan"],
-    *,
-    store_url: str | None,
-    results: Path,
-    store_steps: str,
-    fail_fast: bool = False,
-    display: _Display | None = None,
-) -> list["RunResult"]:
-    """Run the plans one after another in this process with one store.
-
-    A failed run prints one line (``run <uid> failed: <cause>``); with
-    ``fail_fast`` the remaining runs are not started.
-    """
-    from xdoe.execution import run
-    from xdoe.store import Store
-
-    display = display or _Display(len(plans), False)
-    results_list: list["RunResult"] = []
-    with Store(store_url) as store:
-        for plan in plans:
-            display.run_started(plan.uid)
-            result = run(plan, store=store, results=results, store_steps=store_steps,
-                         progress=display if display.enabled else None)
-            results_list.append(result)
-            display.run_done()
-            if not result.ok:
-                display.message(f"run {result.uid} failed: {result.error}")
-                if fail_fast:
-                    break
-    return results_list
-
-
 def summary_table(results: Sequence["RunResult"], skipped: Sequence[str] = ()) -> Any:
     """A rich table: run, status, episodes, mean test-phase objective per
     agent (its reward as the agent's objective counts it: the summed
@@ -246,7 +212,7 @@ def main() -> None:
 @scale_options
 @click.option("--rerun", is_flag=True,
               help="Run again runs that finished before (a new instance) instead of skipping them.")
-@click.option("--heartbeat-timeout", type=click.FloatRange(min=0, min_open=True), default=120.0,
+@click.option("--heartbeat-timeout", type=click.FloatRange(min=0, min_open=True), default=HEARTBEAT_TIMEOUT,
               show_default=True, metavar="SECONDS",
               help="A running instance (or claim) without heartbeat for this long counts as dead: "
                    "its run is resumed.")

@@ -40,6 +40,7 @@ from xdoe.documents._experiment import LIST_KEYS, NAME_KEYS, SET_KEYS, Experimen
 from xdoe.documents._placeholders import PlaceholderError, find_placeholders, interpolate
 from xdoe.documents._reference import is_reference
 from xdoe.documents._run import RUN_DOCUMENT_VERSION
+from xdoe.errors import DesignError
 
 __all__ = ["Expander", "copy_plain", "factors_of", "run_seed", "run_uid", "round_continuous"]
 
@@ -71,7 +72,10 @@ def round_continuous(value: Any) -> Any:
 
 def run_seed(root_seed: int, levels: dict[str, Any], repetition: int) -> int:
     """The seed of one run (uint32), see the module docstring."""
-    digest = hashlib.sha256(canonical_json(levels).encode("utf-8")).digest()
+    try:
+        digest = hashlib.sha256(canonical_json(levels).encode("utf-8")).digest()
+    except ValueError:
+        raise DesignError(f"a level holds NaN or an infinity, which has no canonical form: {levels!r}") from None
     k1 = int.from_bytes(digest[0:4], "big")
     k2 = int.from_bytes(digest[4:8], "big")
     ss = np.random.SeedSequence(root_seed, spawn_key=(1, k1, k2, repetition))

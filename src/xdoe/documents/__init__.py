@@ -18,7 +18,7 @@ if TYPE_CHECKING:
         DESIGN_METHODS,
         Experiment,
         ExperimentDocument,
-        PhasePlan,
+        PhaseLevels,
         Variable,
         experiment_schema,
         load_experiment,
@@ -60,7 +60,7 @@ __all__ = [
     "DESIGN_METHODS",
     "Experiment",
     "ExperimentDocument",
-    "PhasePlan",
+    "PhaseLevels",
     "Variable",
     "experiment_schema",
     "load_experiment",
@@ -83,7 +83,7 @@ __all__ = [
 __getattr__, __dir__ = lazy_exports(__name__, globals(), {
     "xdoe.documents._canonical": ["canonical_json", "dump_canonical", "format_float"],
     "xdoe.documents._experiment": [
-        "DESIGN_METHODS", "Experiment", "ExperimentDocument", "PhasePlan", "Variable",
+        "DESIGN_METHODS", "Experiment", "ExperimentDocument", "PhaseLevels", "Variable",
         "experiment_schema", "load_experiment", "safe_uid",
     ],
     "xdoe.documents._placeholders": ["PlaceholderError", "interpolate", "substitute"],

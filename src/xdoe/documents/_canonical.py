@@ -20,13 +20,14 @@ library dumper, which matters when 100,000 run documents are written.
 
 from __future__ import annotations
 
+import datetime as _dt
 import functools
 import json
 import math
 import re
 from typing import Any
 
-__all__ = ["dump_canonical", "canonical_json", "format_float", "format_scalar"]
+__all__ = ["dump_canonical", "canonical_json", "json_default", "format_float", "format_scalar"]
 
 _PLAIN = re.compile(r"[A-Za-z_][A-Za-z0-9_./-]*(?::[A-Za-z0-9_./-]+)*\Z")
 _SPECIAL = frozenset(
@@ -197,7 +198,39 @@ def dump_canonical(data: Any, *, cache: dict[int, dict[str, list[str]]] | None =
     return format_scalar(data) + "\n"
 
 
-def canonical_json(data: Any) -> str:
-    """Compact JSON with sorted keys and no ASCII escaping: the canonical
-    text that content hashes (seeds, manifests) are computed from."""
-    return json.dumps(data, sort_keys=True, separators=(",", ":"), ensure_ascii=False, allow_nan=True)
+def json_default(obj: Any) -> Any:
+    """Turn the non-JSON values that reach JSON text into JSON values
+    (``default=`` of :func:`json.dumps`).
+
+    numpy scalars and arrays (anything with ``tolist``), dates and datetimes
+    (ISO 8601), sets (sorted lists) and paths (strings); duck typing, so no
+    numpy import is needed.
+
+    Raises:
+        TypeError: anything else.
+    """
+    if hasattr(obj, "tolist"):
+        return obj.tolist()
+    if isinstance(obj, (_dt.datetime, _dt.date, _dt.time)):
+        return obj.isoformat()
+    if isinstance(obj, (set, frozenset)):
+        return sorted(obj, key=repr)
+    if hasattr(obj, "__fspath__"):
+        return str(obj)
+    raise TypeError(f"value of type {type(obj).__name__} cannot be stored as JSON: {obj!r}")
+
+
+def canonical_json(value: Any) -> str:
+    """The canonical JSON text of ``value``: sorted keys, no whitespace, UTF-8
+    characters kept, shortest float representation. Content hashes (run
+    seeds, run versions in the store, manifests) are computed from it.
+
+    NaN and infinities are refused: NaN is not equal to itself, so a text
+    holding it cannot identify a value (and it is not JSON).
+
+    Raises:
+        TypeError: ``value`` holds something that has no JSON form.
+        ValueError: ``value`` holds NaN or an infinity.
+    """
+    return json.dumps(value, sort_keys=True, separators=(",", ":"), ensure_ascii=False,
+                      allow_nan=False, default=json_default)

@@ -73,7 +73,7 @@ __all__ = [
     "SchedulePhase",
     "Experiment",
     "Variable",
-    "PhasePlan",
+    "PhaseLevels",
     "load_experiment",
     "experiment_schema",
     "safe_uid",
@@ -403,7 +403,7 @@ class Variable:
 
 
 @dataclass
-class PhasePlan:
+class PhaseLevels:
     """One phase's levels as written (``None`` = inherited from the previous phase).
 
     ``entries`` maps environments/agents/simulation/phase_config to their
@@ -442,7 +442,7 @@ class Experiment:
     warnings: list[str]
     named: list[Variable]
     schedule_variables: list[Variable]
-    phases: list[PhasePlan]
+    phases: list[PhaseLevels]
     references: dict[str, Reference] = field(default_factory=dict)
 
     @property
@@ -753,7 +753,7 @@ def _check_schedule(experiment: Experiment, model: ExperimentDocument) -> None:
                 ("schedule", index, name),
             )
         names.append(name)
-        plan = PhasePlan(index=index, name=name, entries={}, sets={})
+        plan = PhaseLevels(index=index, name=name, entries={}, sets={})
         for key in (*LIST_KEYS, *NAME_KEYS):
             levels = getattr(phase, key)
             path = plan.path + (key,)

@@ -16,6 +16,8 @@ Skipping finished runs, resuming interrupted ones and checkpoints:
 :mod:`xdoe.execution._lineage`. The loop itself is in
 :mod:`xdoe.execution._runner` (its docstring lists the order of events and
 the defaults).
+Running many documents (tasks, backends) is :mod:`xdoe.campaign`; its
+``Backend``, ``RunTask``... are re-exported here for the old import paths.
 Names are imported on first use (:mod:`xdoe._lazy`), so ``from
 xdoe.execution import run`` loads neither the backends nor the training
 session.
@@ -32,17 +34,17 @@ if TYPE_CHECKING:
         DEFAULT_RESULTS,
         RunResult,
         check_document,
-        execute_file,
+        load_file_plan,
         load_plan,
         run,
     )
-    from xdoe.execution._backends import (
+    # many runs live in xdoe.campaign; re-exported here for the old import paths
+    from xdoe.campaign import RunTask, execute_task
+    from xdoe.campaign.backends import (
         Backend,
         DaskBackend,
         ProcessPoolBackend,
-        RunTask,
         SequentialBackend,
-        execute_task,
         make_backend,
     )
     from xdoe.execution._checkpoints import (
@@ -56,15 +58,16 @@ if TYPE_CHECKING:
     from xdoe.execution._parallel_workers import parallel_workers
     from xdoe.execution._plan import (
         AgentSpec,
-        ComponentSpec,
-        EnvironmentSpec,
+        ComponentPlan,
+        EnvironmentPlan,
         PhasePlan,
         RunPlan,
         plan_run,
     )
-    from xdoe.execution._runner import PhaseResult, ProgressEvent, check_plan, execute_plan
+    from xdoe.execution._events import PhaseResult, ProgressEvent
+    from xdoe.execution._runner import check_plan, execute_plan
     from xdoe.execution._seeding import brain_seed, derive_seed, environment_seed, muscle_seed
-    from xdoe.execution._session import TrainingSession
+    from xdoe.session import TrainingSession  # re-exported: xdoe.TrainingSession is the home
 
 __all__ = [
     "run",
@@ -79,9 +82,9 @@ __all__ = [
     "RunResult",
     "PhaseResult",
     "ProgressEvent",
-    "execute_file",
     "check_document",
     "load_plan",
+    "load_file_plan",
     "DEFAULT_RESULTS",
     "load_class",
     "construct",
@@ -89,8 +92,8 @@ __all__ = [
     "RunPlan",
     "PhasePlan",
     "AgentSpec",
-    "EnvironmentSpec",
-    "ComponentSpec",
+    "EnvironmentPlan",
+    "ComponentPlan",
     "plan_run",
     "execute_plan",
     "check_plan",
@@ -108,17 +111,19 @@ __all__ = [
 ]
 
 __getattr__, __dir__ = lazy_exports(__name__, globals(), {
-    "xdoe.execution._api": ["DEFAULT_RESULTS", "RunResult", "check_document", "execute_file",
-                            "load_plan", "run"],
-    "xdoe.execution._backends": ["Backend", "DaskBackend", "ProcessPoolBackend", "RunTask",
-                                 "SequentialBackend", "execute_task", "make_backend"],
+    "xdoe.execution._api": ["DEFAULT_RESULTS", "RunResult", "check_document",
+                            "load_file_plan", "load_plan", "run"],
+    "xdoe.campaign": ["RunTask", "execute_task"],
+    "xdoe.campaign.backends": ["Backend", "DaskBackend", "ProcessPoolBackend", "SequentialBackend",
+                               "make_backend"],
     "xdoe.execution._checkpoints": ["CheckpointInfo", "CheckpointManager", "checkpoints_of",
                                     "latest_checkpoint", "load_brain"],
     "xdoe.execution._loading": ["accepted_parameters", "construct", "load_class"],
     "xdoe.execution._parallel_workers": ["parallel_workers"],
-    "xdoe.execution._plan": ["AgentSpec", "ComponentSpec", "EnvironmentSpec", "PhasePlan", "RunPlan",
+    "xdoe.execution._plan": ["AgentSpec", "ComponentPlan", "EnvironmentPlan", "PhasePlan", "RunPlan",
                              "plan_run"],
-    "xdoe.execution._runner": ["PhaseResult", "ProgressEvent", "check_plan", "execute_plan"],
+    "xdoe.execution._events": ["PhaseResult", "ProgressEvent"],
+    "xdoe.execution._runner": ["check_plan", "execute_plan"],
     "xdoe.execution._seeding": ["brain_seed", "derive_seed", "environment_seed", "muscle_seed"],
-    "xdoe.execution._session": ["TrainingSession"],
+    "xdoe.session": ["TrainingSession"],
 })

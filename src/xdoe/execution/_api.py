@@ -10,8 +10,9 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import TYPE_CHECKING, Any, Mapping
 
-from xdoe.errors import InputError, XdoeError
+from xdoe.errors import one_line
 from xdoe.execution._plan import RunPlan, document_data, plan_run
+from xdoe.store import DEFAULT_RESULTS_ROOT, HEARTBEAT_TIMEOUT
 
 if TYPE_CHECKING:
     from xdoe.documents._run import RunDocument
@@ -23,14 +24,12 @@ __all__ = [
     "run",
     "load_plan",
     "load_file_plan",
-    "file_sha256",
-    "execute_file",
     "check_document",
     "DEFAULT_RESULTS",
 ]
 
-#: Where results folders go unless told otherwise.
-DEFAULT_RESULTS = Path("_outputs") / "results"
+#: Where results folders go unless told otherwise (the store's one constant).
+DEFAULT_RESULTS = DEFAULT_RESULTS_ROOT
 
 
 @dataclass
@@ -120,14 +119,6 @@ def load_plan(source: "str | Path | Mapping[str, Any] | RunDocument | RunPlan") 
     raise TypeError(f"expected a path, a mapping or a RunDocument, got {type(source).__name__}")
 
 
-def file_sha256(path: str | Path) -> str | None:
-    """sha256 (hex) of a file's bytes; ``None`` when it cannot be read."""
-    try:
-        return hashlib.sha256(Path(path).read_bytes()).hexdigest()
-    except OSError:
-        return None
-
-
 def load_file_plan(path: str | Path) -> tuple[RunPlan, str | None]:
     """Like :func:`load_plan` for a file, and the sha256 of the bytes it
     parsed, under which the store records the run (``Store.recorder``'s
@@ -154,13 +145,6 @@ def load_file_plan(path: str | Path) -> tuple[RunPlan, str | None]:
     plan = plan_run(model, data, file=str(path))
     digest = None if plan.uid == Path(path).stem else hashlib.sha256(raw).hexdigest()
     return plan, digest
-
-
-def _one_line(exc: BaseException) -> str:
-    text = " ".join(str(exc).split())
-    if isinstance(exc, XdoeError):
-        return text
-    return f"{type(exc).__name__}: {text}"
 
 
 def run(
@@ -194,7 +178,7 @@ def run(
             another instance is running or resumable).
         heartbeat_timeout: seconds after which a ``running`` instance without
             heartbeat counts as dead and is resumed (default 120).
-        finished: ``finished_instances(store)`` computed once by a caller that
+        finished: ``store.finished_instances()`` computed once by a caller that
             starts many runs (saves one query per run).
         file_sha256: for a ``RunPlan`` read from a file, the sha256 of the
             file's bytes (:func:`load_file_plan`) to record with the run; for
@@ -213,7 +197,7 @@ def run(
         StoreError: the store cannot be opened or written.
         InputError: ``store_steps`` is invalid.
     """
-    from xdoe.execution._resume import DEFAULT_HEARTBEAT_TIMEOUT, decide, prepare_resume
+    from xdoe.execution._resume import decide, prepare_resume
     from xdoe.execution._runner import execute_plan
     from xdoe.store import Store
 
@@ -223,7 +207,7 @@ def run(
         plan = load_plan(document)
     own_store = not isinstance(store, Store)
     db = Store(store) if own_store else store  # type: ignore[arg-type]
-    timeout = DEFAULT_HEARTBEAT_TIMEOUT if heartbeat_timeout is None else float(heartbeat_timeout)
+    timeout = HEARTBEAT_TIMEOUT if heartbeat_timeout is None else float(heartbeat_timeout)
     try:
         recorder = db.recorder(plan.document, results_root=results, store_steps=store_steps,
                                file_sha256=file_sha256)
@@ -257,7 +241,7 @@ def run(
             raise
         except Exception as exc:
             result.status = "failed"
-            result.error = _one_line(exc)
+            result.error = one_line(exc)
             result.traceback = _traceback.format_exc()
             _finish(recorder, "failed", result.error, result.traceback)
         else:
@@ -281,28 +265,6 @@ def _finish(recorder: Any, status: str, error: str, tb: str) -> None:
     except Exception:  # pragma: no cover - the store is failing too
         pass
     recorder.finish(status, error=error, traceback=tb)
-
-
-def execute_file(
-    path: str,
-    store_url: str | None = None,
-    results: str | None = str(DEFAULT_RESULTS),
-    store_steps: str = "none",
-    rerun: bool = False,
-    heartbeat_timeout: float | None = None,
-) -> RunResult:
-    """Run one document file with its own store connection: the picklable
-    unit of work for process pools (``--jobs``) and clusters.
-
-    Never raises for a bad document either: returns ``status="failed"``
-    with the error (``"invalid"`` status when the document cannot be read).
-    """
-    try:
-        plan, digest = load_file_plan(path)
-    except InputError as exc:
-        return RunResult(uid=Path(path).stem, status="invalid", error=str(exc), file=path)
-    return run(plan, store=store_url, results=results, store_steps=store_steps, rerun=rerun,
-               heartbeat_timeout=heartbeat_timeout, file_sha256=digest)
 
 
 def check_document(source: "str | Path | Mapping[str, Any] | RunDocument | RunPlan",

@@ -18,20 +18,16 @@ older best.
 
 from __future__ import annotations
 
-import hashlib
 import os
 from collections import deque
-from dataclasses import dataclass
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
-from sqlalchemy import delete, select, update
-
+from xdoe._files import file_sha256
 from xdoe.errors import InputError, RunError
+from xdoe.store import CheckpointInfo, safe_name
 
 if TYPE_CHECKING:
-    import datetime as _dt
-
     from xdoe.store import Store
 
 __all__ = [
@@ -46,71 +42,6 @@ __all__ = [
 
 #: Suffix of checkpoint files (their format is the brain's own).
 CHECKPOINT_SUFFIX = ".brain"
-_CHUNK = 1 << 20
-
-
-def file_sha256(path: Path | str) -> str:
-    """sha256 (64 lowercase hex digits) of a file's bytes, read in 1 MiB chunks."""
-    digest = hashlib.sha256()
-    with open(path, "rb") as fh:
-        while chunk := fh.read(_CHUNK):
-            digest.update(chunk)
-    return digest.hexdigest()
-
-
-@dataclass(frozen=True)
-class CheckpointInfo:
-    """One checkpoint as stored.
-
-    Attributes:
-        id: row id in the store's ``checkpoint`` table.
-        instance_id: the run instance that saved it; ``run_uid`` its run.
-        phase_id, phase_index, phase: the phase row id, schedule index and name
-            (``None`` when saved outside a recorded phase).
-        agent: the agent name.
-        step: environment updates of the agent in the phase so far (``None`` if unknown).
-        episode: episodes finished in the phase so far (``None`` if unknown).
-        path: the brain file; sha256: its hash.
-        metric: what "best" compares (higher is better), ``None`` when unknown.
-        best: the best checkpoint of its (instance, phase, agent).
-        created: when it was saved (aware UTC).
-    """
-
-    id: int
-    instance_id: int
-    run_uid: str
-    phase_id: int | None
-    phase_index: int | None
-    phase: str | None
-    agent: str
-    step: int | None
-    episode: int | None
-    path: Path
-    sha256: str | None
-    metric: float | None
-    best: bool
-    created: "_dt.datetime"
-
-
-def _select_infos() -> Any:
-    from xdoe.store import Checkpoint, Phase, Run, RunInstance
-
-    return (
-        select(Checkpoint, Run.uid, Phase.index, Phase.name)
-        .join(RunInstance, Checkpoint.instance_id == RunInstance.id)
-        .join(Run, RunInstance.run_id == Run.id)
-        .outerjoin(Phase, Checkpoint.phase_id == Phase.id)
-    )
-
-
-def _info(row: Any) -> CheckpointInfo:
-    ck, run_uid, phase_index, phase_name = row
-    return CheckpointInfo(
-        id=int(ck.id), instance_id=int(ck.instance_id), run_uid=run_uid,
-        phase_id=ck.phase_id, phase_index=phase_index, phase=phase_name, agent=ck.agent,
-        step=ck.step, episode=ck.episode, path=Path(ck.path), sha256=ck.sha256,
-        metric=ck.metric, best=bool(ck.best), created=ck.created,
-    )
 
 
 def checkpoints_of(store: "Store", instance_id: int, agent: str | None = None) -> list[CheckpointInfo]:
@@ -119,13 +50,7 @@ def checkpoints_of(store: "Store", instance_id: int, agent: str | None = None) -
     Raises:
         StoreError: the store cannot be read.
     """
-    from xdoe.store import Checkpoint
-
-    stmt = _select_infos().where(Checkpoint.instance_id == instance_id)
-    if agent is not None:
-        stmt = stmt.where(Checkpoint.agent == agent)
-    with store._read("read checkpoints from") as session:
-        return [_info(r) for r in session.execute(stmt.order_by(Checkpoint.id))]
+    return store.checkpoints(instance_id, agent)
 
 
 def latest_checkpoint(
@@ -155,26 +80,8 @@ def latest_checkpoint(
     Raises:
         StoreError: the store cannot be read.
     """
-    from xdoe.store import Checkpoint, Phase, Run, RunInstance
-
-    stmt = _select_infos().where(Run.uid == run_uid, Checkpoint.agent == agent)
-    if isinstance(phase, bool):
-        raise TypeError("phase must be a name, an index or None")
-    if isinstance(phase, int):
-        stmt = stmt.where(Phase.index == phase)
-    elif phase is not None:
-        stmt = stmt.where(Phase.name == str(phase))
-    if instance_id is not None:
-        stmt = stmt.where(Checkpoint.instance_id == instance_id)
-    if finished_only:
-        stmt = stmt.where(RunInstance.status == "finished")
-    order = [RunInstance.id.desc()]
-    if best:
-        order.append(Checkpoint.best.desc())
-    stmt = stmt.order_by(*order, Checkpoint.id.desc()).limit(1)
-    with store._read("read checkpoints from") as session:
-        row = session.execute(stmt).first()
-        return None if row is None else _info(row)
+    return store.latest_checkpoint(run_uid, agent, phase, finished_only=finished_only,
+                                   instance_id=instance_id, best=best)
 
 
 def load_brain(brain: Any, info: CheckpointInfo) -> None:
@@ -200,12 +107,6 @@ def load_brain(brain: Any, info: CheckpointInfo) -> None:
         err = RunError(f"{where}: {type(brain).__name__}.load({path}) raised "
                        f"{type(exc).__name__}: {exc}")
         raise err from exc
-
-
-def _safe(name: str) -> str:
-    from xdoe.store import safe_name
-
-    return safe_name(name)
 
 
 class CheckpointManager:
@@ -277,7 +178,7 @@ class CheckpointManager:
         def part(value: int | None) -> str:
             return "x" if value is None else str(int(value))
 
-        name = f"{part(phase_index)}-{_safe(agent)}-e{part(episode)}-s{part(step)}{CHECKPOINT_SUFFIX}"
+        name = f"{part(phase_index)}-{safe_name(agent)}-e{part(episode)}-s{part(step)}{CHECKPOINT_SUFFIX}"
         return self.directory / name
 
     def phase_id_of(self, phase_index: int) -> int | None:
@@ -288,13 +189,7 @@ class CheckpointManager:
         if phase_id is not None or phase_index is None:
             return phase_id
         if phase_index not in self._phase_ids:
-            from xdoe.store import Phase
-
-            with self.store._read("read phases from") as session:
-                found = session.execute(
-                    select(Phase.id).where(Phase.instance_id == self.instance_id,
-                                           Phase.index == int(phase_index))
-                ).scalar_one_or_none()
+            found = self.store.phase_id(self.instance_id, int(phase_index))
             if found is None:
                 return None  # not recorded (yet): do not cache
             self._phase_ids[phase_index] = int(found)
@@ -331,8 +226,6 @@ class CheckpointManager:
             RunError: ``brain.store`` raised or the file cannot be written.
             StoreError: the store cannot be written.
         """
-        from xdoe.store import Checkpoint
-
         phase_id = self._resolve_phase(phase_id, phase_index)
         if metric is None:
             metric = self.metric(agent)
@@ -353,53 +246,12 @@ class CheckpointManager:
             err = RunError(f"cannot save a checkpoint of agent {agent!r} to {path}: "
                            f"{type(exc).__name__}: {exc}")
             raise err from exc
-        values = {"instance_id": self.instance_id, "phase_id": phase_id, "agent": str(agent),
-                  "step": None if step is None else int(step),
-                  "episode": None if episode is None else int(episode),
-                  "path": str(path), "sha256": digest,
-                  "metric": None if metric is None else float(metric), "best": False}
-        doomed: list[str] = []
-        with self.store._write("record a checkpoint in") as session:
-            same = session.execute(
-                select(Checkpoint.id).where(Checkpoint.instance_id == self.instance_id,
-                                            Checkpoint.path == str(path))
-            ).scalars().all()
-            if same:
-                session.execute(delete(Checkpoint).where(Checkpoint.id.in_(same)))
-            row = Checkpoint(**values)
-            session.add(row)
-            session.flush()
-            new_id = int(row.id)
-            group = select(Checkpoint.id, Checkpoint.metric, Checkpoint.best, Checkpoint.path).where(
-                Checkpoint.instance_id == self.instance_id, Checkpoint.agent == str(agent),
-                Checkpoint.phase_id.is_(None) if phase_id is None else Checkpoint.phase_id == phase_id,
-            ).order_by(Checkpoint.id.desc())
-            rows = session.execute(group).all()
-            best_id = _best(rows)
-            session.execute(update(Checkpoint).where(Checkpoint.id.in_([r.id for r in rows]))
-                            .values(best=False))
-            if best_id is not None:
-                session.execute(update(Checkpoint).where(Checkpoint.id == best_id).values(best=True))
-            keep_ids = {r.id for r in rows[: self.keep]} | ({best_id} if best_id is not None else set())
-            drop = [r for r in rows if r.id not in keep_ids]
-            if drop:
-                session.execute(delete(Checkpoint).where(Checkpoint.id.in_([r.id for r in drop])))
-                doomed = [r.path for r in drop if r.path != str(path)]
+        info, doomed = self.store.record_checkpoint(
+            self.instance_id, agent=agent, phase_id=phase_id, step=step, episode=episode,
+            path=path, sha256=digest, metric=metric, keep=self.keep)
         for old in doomed:
             try:
                 Path(old).unlink(missing_ok=True)
             except OSError:  # pragma: no cover - a file we cannot delete stays
                 pass
-        with self.store._read("read checkpoints from") as session:
-            return _info(session.execute(_select_infos().where(Checkpoint.id == new_id)).one())
-
-
-def _best(rows: list[Any]) -> int | None:
-    """Id of the row with the highest metric; ties keep the older (rows are newest first)."""
-    best_id, best_metric = None, None
-    for r in reversed(rows):
-        if r.metric is None or r.metric != r.metric:  # None or NaN
-            continue
-        if best_metric is None or r.metric > best_metric:
-            best_id, best_metric = r.id, r.metric
-    return best_id
+        return info

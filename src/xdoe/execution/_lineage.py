@@ -37,11 +37,14 @@ from __future__ import annotations
 
 import difflib
 from collections.abc import Iterator
-from dataclasses import dataclass
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
-from xdoe.errors import DocumentError, RunError
+from xdoe._files import file_sha256
+from xdoe.documents._lineage_specs import LoadSpec, ReplaySpec, parse_load, parse_replay
+from xdoe.errors import RunError
+from xdoe.execution._checkpoints import load_brain
+from xdoe.store import SourceRow
 
 if TYPE_CHECKING:
     from xdoe.agent import Brain, Experience
@@ -59,180 +62,20 @@ __all__ = [
     "record_sources",
 ]
 
-_LOAD_KEYS = {"agent", "experiment_run", "phase", "path", "checkpoint"}
-_REPLAY_KEYS = {"agent", "experiment_run", "phase"}
-
-
-@dataclass(frozen=True)
-class LoadSpec:
-    """A parsed ``load:``: either ``run`` (+ ``agent``, ``phase``, ``which``) or ``path``."""
-
-    agent: str
-    run: str | None
-    phase: str | int | None
-    path: str | None
-    which: str
-    key: str
-
-
-@dataclass(frozen=True)
-class ReplaySpec:
-    """One parsed ``replay:`` entry."""
-
-    agent: str
-    run: str
-    phase: str | int | None
-    key: str
-
-
-@dataclass(frozen=True)
-class SourceRow:
-    """One ``brain_source`` row to write."""
-
-    agent: str
-    kind: str
-    run_uid: str | None = None
-    phase: str | None = None
-    checkpoint_id: int | None = None
-    path: str | None = None
-    sha256: str | None = None
-
-
-def _key_path(key: str) -> tuple[str | int, ...]:
-    from xdoe.execution._plan import _split_key
-
-    return tuple(_split_key(key))
-
-
-def _phase_value(value: Any, key: str, file: str | None) -> str | int | None:
-    if value is None:
-        return None
-    if isinstance(value, bool) or not isinstance(value, (str, int)) or value == "":
-        raise DocumentError(f"expected a phase name or index, got {value!r}", file=file,
-                            key_path=(*_key_path(key), "phase"))
-    return value
-
-
-def _text(value: Any, name: str, key: str, file: str | None) -> str:
-    if not isinstance(value, str) or not value:
-        raise DocumentError(f"expected a non-empty string, got {value!r}", file=file,
-                            key_path=(*_key_path(key), name))
-    return value
-
-
-def parse_load(value: Any, own_agent: str, key: str, file: str | None = None) -> LoadSpec | None:
-    """Parse an agent's ``load`` (``None`` stays ``None``).
-
-    Raises:
-        DocumentError: not a mapping, unknown keys, neither or both of
-            ``experiment_run`` and ``path``, or a value of the wrong type.
-    """
-    if value is None:
-        return None
-    if not isinstance(value, dict):
-        raise DocumentError("expected {agent, experiment_run, phase} or {path}, got "
-                            f"{value!r}", file=file, key_path=_key_path(key))
-    unknown = sorted(set(value) - _LOAD_KEYS)
-    if unknown:
-        raise DocumentError(f"unknown key(s) {', '.join(map(str, unknown))}; accepted: "
-                            f"{', '.join(sorted(_LOAD_KEYS))}", file=file, key_path=_key_path(key))
-    has_run, has_path = value.get("experiment_run") is not None, value.get("path") is not None
-    if has_run == has_path:
-        raise DocumentError("give either experiment_run (with agent and phase) or path",
-                            file=file, key_path=_key_path(key))
-    which = value.get("checkpoint", "latest") or "latest"
-    if which not in ("latest", "best"):
-        raise DocumentError(f"expected 'latest' or 'best', got {which!r}", file=file,
-                            key_path=(*_key_path(key), "checkpoint"))
-    if has_path:
-        return LoadSpec(agent=own_agent, run=None, phase=None,
-                        path=_text(value["path"], "path", key, file), which=which, key=key)
-    agent = value.get("agent")
-    return LoadSpec(
-        agent=own_agent if agent is None else _text(agent, "agent", key, file),
-        run=_text(value["experiment_run"], "experiment_run", key, file),
-        phase=_phase_value(value.get("phase"), key, file), path=None, which=which, key=key,
-    )
-
-
-def parse_replay(value: Any, own_agent: str, key: str, file: str | None = None) -> tuple[ReplaySpec, ...]:
-    """Parse an agent's ``replay`` (a mapping or a list of them; ``None``: none).
-
-    Raises:
-        DocumentError: malformed entries (as :func:`parse_load`).
-    """
-    if value is None:
-        return ()
-    items = value if isinstance(value, list) else [value]
-    out = []
-    for i, item in enumerate(items):
-        where = f"{key}[{i}]" if isinstance(value, list) else key
-        if not isinstance(item, dict):
-            raise DocumentError(f"expected {{agent, experiment_run, phase}}, got {item!r}",
-                                file=file, key_path=_key_path(where))
-        unknown = sorted(set(item) - _REPLAY_KEYS)
-        if unknown:
-            raise DocumentError(f"unknown key(s) {', '.join(map(str, unknown))}; accepted: "
-                                f"{', '.join(sorted(_REPLAY_KEYS))}", file=file,
-                                key_path=_key_path(where))
-        agent = item.get("agent")
-        out.append(ReplaySpec(
-            agent=own_agent if agent is None else _text(agent, "agent", where, file),
-            run=_text(item.get("experiment_run"), "experiment_run", where, file),
-            phase=_phase_value(item.get("phase"), where, file), key=where,
-        ))
-    return tuple(out)
 
 
 # -- what the store holds (for messages) ------------------------------------------
 
-def _finished_instance(store: "Store", run_uid: str) -> int | None:
-    from sqlalchemy import func, select
-
-    from xdoe.store import Run, RunInstance
-
-    stmt = (select(func.max(RunInstance.id)).join(Run, RunInstance.run_id == Run.id)
-            .where(Run.uid == run_uid, RunInstance.status == "finished"))
-    with store._read("read run instances from") as session:
-        found = session.execute(stmt).scalar_one_or_none()
-    return None if found is None else int(found)
-
-
 def _missing_run(store: "Store", run_uid: str, where: str) -> str:
-    from sqlalchemy import select
-
-    from xdoe.store import Run, RunInstance
-
-    with store._read("read runs from") as session:
-        statuses = session.execute(
-            select(RunInstance.status).join(Run, RunInstance.run_id == Run.id).where(Run.uid == run_uid)
-        ).scalars().all()
-        if statuses:
-            return (f"{where}: run {run_uid!r} has no finished instance in store {store.url} "
-                    f"(its instances: {', '.join(sorted(set(statuses)))}); run it to the end first")
-        uids = session.execute(select(Run.uid).distinct()).scalars().all()
+    statuses, uids = store.run_overview(run_uid)
+    if statuses:
+        return (f"{where}: run {run_uid!r} has no finished instance in store {store.url} "
+                f"(its instances: {', '.join(sorted(set(statuses)))}); run it to the end first")
     close = difflib.get_close_matches(run_uid, uids, n=3)
     shown = close or sorted(uids)[:10]
     listing = ", ".join(shown) if shown else "none"
     label = "did you mean" if close else f"runs there ({len(uids)}; first 10)"
     return f"{where}: store {store.url} has no run {run_uid!r}; {label}: {listing}"
-
-
-def _phases_and_agents(store: "Store", instance_id: int) -> tuple[list[tuple[int, str]], dict[str, list[str]]]:
-    from sqlalchemy import select
-
-    from xdoe.store import Checkpoint, Phase
-
-    with store._read("read checkpoints from") as session:
-        phases = [(int(i), n) for i, n in session.execute(
-            select(Phase.index, Phase.name).where(Phase.instance_id == instance_id).order_by(Phase.index))]
-        agents: dict[str, list[str]] = {}
-        for agent, name in session.execute(
-            select(Checkpoint.agent, Phase.name).join(Phase, Checkpoint.phase_id == Phase.id)
-            .where(Checkpoint.instance_id == instance_id).distinct()
-        ):
-            agents.setdefault(agent, []).append(name)
-    return phases, agents
 
 
 def _phase_matches(phase: str | int | None, index: int, name: str) -> bool:
@@ -242,10 +85,11 @@ def _phase_matches(phase: str | int | None, index: int, name: str) -> bool:
 def _describe_missing(store: "Store", spec: LoadSpec | ReplaySpec, what: str) -> str:
     where = spec.key
     assert spec.run is not None
-    instance = _finished_instance(store, spec.run)
+    instance = store.finished_instance(spec.run)
     if instance is None:
         return _missing_run(store, spec.run, where)
-    phases, agents = _phases_and_agents(store, instance)
+    phases = [(p.index, p.name) for p in store.phases(instance)]
+    agents = store.checkpointed_agents(instance)
     phase_list = ", ".join(f"{i}: {n}" for i, n in phases) or "none"
     if not any(_phase_matches(spec.phase, i, n) for i, n in phases):
         return (f"{where}: run {spec.run!r} (instance {instance}) has no phase {spec.phase!r}; "
@@ -266,8 +110,6 @@ def apply_load(store: "Store | None", spec: LoadSpec, brain: "Brain", agent: str
             message lists what does), the file is missing or changed, or
             ``brain.load`` raised.
     """
-    from xdoe.execution._checkpoints import file_sha256, latest_checkpoint, load_brain
-
     if spec.path is not None:
         path = Path(spec.path).expanduser()
         if not path.is_file():
@@ -283,8 +125,8 @@ def apply_load(store: "Store | None", spec: LoadSpec, brain: "Brain", agent: str
     if store is None:
         raise RunError(f"{spec.key}: loading from run {spec.run!r} needs a store")
     assert spec.run is not None
-    info = latest_checkpoint(store, spec.run, spec.agent, spec.phase, finished_only=True,
-                             best=spec.which == "best")
+    info = store.latest_checkpoint(spec.run, spec.agent, spec.phase, finished_only=True,
+                                   best=spec.which == "best")
     if info is None:
         raise RunError(_describe_missing(store, spec, "checkpoint"))
     load_brain(brain, info)
@@ -317,34 +159,26 @@ def replay_experiences(store: "Store", spec: ReplaySpec, brain: "Brain") -> Iter
     Raises:
         RunError: the run, phase or agent does not exist, or no steps of it were stored.
     """
-    from sqlalchemy import func, select
-
     from xdoe.agent import Experience
     from xdoe.environment import ActuatorInformation, RewardInformation, SensorInformation
-    from xdoe.store import Phase, Step
 
-    instance = _finished_instance(store, spec.run)
+    instance = store.finished_instance(spec.run)
     if instance is None:
         raise RunError(_missing_run(store, spec.run, spec.key))
-    with store._read("read phases from") as session:
-        rows = session.execute(select(Phase.id, Phase.index, Phase.name)
-                               .where(Phase.instance_id == instance).order_by(Phase.index)).all()
-        phase_ids = [r.id for r in rows if _phase_matches(spec.phase, r.index, r.name)]
-        if not phase_ids:
-            listing = ", ".join(f"{r.index}: {r.name}" for r in rows) or "none"
-            raise RunError(f"{spec.key}: run {spec.run!r} (instance {instance}) has no phase "
-                           f"{spec.phase!r}; its phases: {listing}")
-        count = session.execute(select(func.count()).select_from(Step).where(
-            Step.phase_id.in_(phase_ids), Step.agent == spec.agent)).scalar_one()
-        if not count:
-            agents = session.execute(select(Step.agent).where(Step.phase_id.in_(phase_ids))
-                                     .distinct()).scalars().all()
-            if agents:
-                raise RunError(f"{spec.key}: run {spec.run!r} (instance {instance}) stored no steps "
-                               f"of agent {spec.agent!r} in phase {spec.phase!r}; agents with "
-                               f"stored steps: {', '.join(sorted(agents))}")
-            raise RunError(f"{spec.key}: run {spec.run!r} (instance {instance}) stored no steps in "
-                           f"phase {spec.phase!r}; run it with --store-steps all to replay it")
+    rows = store.phases(instance)
+    phase_ids = [r.id for r in rows if _phase_matches(spec.phase, r.index, r.name)]
+    if not phase_ids:
+        listing = ", ".join(f"{r.index}: {r.name}" for r in rows) or "none"
+        raise RunError(f"{spec.key}: run {spec.run!r} (instance {instance}) has no phase "
+                       f"{spec.phase!r}; its phases: {listing}")
+    counts = store.step_agents(phase_ids)
+    if not counts.get(spec.agent):
+        if counts:
+            raise RunError(f"{spec.key}: run {spec.run!r} (instance {instance}) stored no steps "
+                           f"of agent {spec.agent!r} in phase {spec.phase!r}; agents with "
+                           f"stored steps: {', '.join(sorted(counts))}")
+        raise RunError(f"{spec.key}: run {spec.run!r} (instance {instance}) stored no steps in "
+                       f"phase {spec.phase!r}; run it with --store-steps all to replay it")
     sensor_spaces = {s.uid: s.space for s in getattr(brain, "sensors", [])}
     actuator_spaces = {a.uid: a.space for a in getattr(brain, "actuators", [])}
 
@@ -364,20 +198,14 @@ def replay_experiences(store: "Store", spec: ReplaySpec, brain: "Brain") -> Iter
         return [ActuatorInformation(uid, space, _value(space, values.get(uid)))
                 for uid, space in actuator_spaces.items()]
 
-    stmt = (select(Step.phase_id, Step.worker, Step.episode, Step.step, Step.sensors, Step.actions,
-                   Step.rewards, Step.objective, Step.done)
-            .where(Step.phase_id.in_(phase_ids), Step.agent == spec.agent)
-            .order_by(Step.phase_id, Step.worker, Step.episode, Step.step))
     previous: Any = None
-    with store.engine.connect() as conn:
-        result = conn.execution_options(yield_per=2000).execute(stmt)
-        for row in result:  # phase ids grow with the schedule index within an instance
-            if previous is not None:
-                same = (previous.phase_id, previous.worker, previous.episode) == (
-                    row.phase_id, row.worker, row.episode)
-                yield _experience(Experience, previous, sensors_of, actuators_of,
-                                  row.sensors if same else None, RewardInformation)
-            previous = row
+    for row in store.steps(phase_ids, spec.agent):  # phase ids grow with the schedule index
+        if previous is not None:
+            same = (previous.phase_id, previous.worker, previous.episode) == (
+                row.phase_id, row.worker, row.episode)
+            yield _experience(Experience, previous, sensors_of, actuators_of,
+                              row.sensors if same else None, RewardInformation)
+        previous = row
     if previous is not None:
         yield _experience(Experience, previous, sensors_of, actuators_of, None, RewardInformation)
 
@@ -430,15 +258,4 @@ def apply_replay(store: "Store | None", specs: tuple[ReplaySpec, ...], brain: "B
 
 def record_sources(store: "Store", instance_id: int, phase_id: int | None, rows: list[SourceRow]) -> None:
     """Insert the ``brain_source`` rows of one phase start (one transaction)."""
-    if not rows:
-        return
-    from sqlalchemy import insert
-
-    from xdoe.store import BrainSource
-
-    values = [{"instance_id": instance_id, "phase_id": phase_id, "agent": r.agent,
-               "source_kind": r.kind, "source_run_uid": r.run_uid, "source_phase": r.phase,
-               "source_checkpoint_id": r.checkpoint_id, "source_path": r.path,
-               "source_sha256": r.sha256} for r in rows]
-    with store._write("record brain sources in") as session:
-        session.execute(insert(BrainSource), values)
+    store.record_brain_sources(instance_id, phase_id, rows)

@@ -40,19 +40,20 @@ from __future__ import annotations
 import contextlib
 import contextvars
 import multiprocessing
-import threading
-import traceback as _traceback
-from collections import deque
 from multiprocessing.connection import wait as _wait_any
 from typing import TYPE_CHECKING, Any, Callable, Iterator
 
+from xdoe.agent import Brain, Mode
 from xdoe.conditions import EpisodeProgress, TerminationCondition, Verdict
 from xdoe.errors import RunError
+from xdoe.execution._events import PhaseResult
+from xdoe.execution._parallel_child import worker_main
+from xdoe.execution._phase import build_component, overrides, phase_conditions, phase_progress
+from xdoe.execution._seeding import brain_seed
+from xdoe.execution._worker import STOP_PHASE, component_error
 
 if TYPE_CHECKING:
-    from xdoe.agent import Brain
     from xdoe.execution._plan import AgentSpec, PhasePlan, RunPlan
-    from xdoe.execution._runner import PhaseResult
     from xdoe.store import RunRecorder
 
 __all__ = ["parallel_workers", "parallel_workers_enabled", "ParallelPhase", "FLUSH_EVERY"]
@@ -79,179 +80,6 @@ def parallel_workers(enabled: bool = True) -> Iterator[None]:
 def parallel_workers_enabled() -> bool:
     """Whether :func:`parallel_workers` is in effect."""
     return _ENABLED.get()
-
-
-# -- worker process side ---------------------------------------------------------------
-
-class _RemoteBrain:
-    """Stands in for an agent's brain inside a worker process: experiences
-    are queued for the run process; updates arrive separately."""
-
-    def __init__(self, name: str, outbox: list[Any]) -> None:
-        self.name = name
-        self.outbox = outbox
-        self.mode: Any = None
-
-    def thinking(self, experience: Any) -> None:
-        self.outbox.append(("x", self.name, experience))
-        return None
-
-    def muscle_state(self) -> None:
-        return None  # sent by the run process once its brain is ready
-
-
-class _RemoteRecorder:
-    """Stands in for the run's recorder inside a worker process."""
-
-    def __init__(self, policy: Any, outbox: list[Any]) -> None:
-        self.policy = policy
-        self.outbox = outbox
-
-    def episode_finished(self, *args: Any) -> None:
-        self.outbox.append(("e", args))
-
-    def step(self, *args: Any) -> None:
-        self.outbox.append(("s", args))
-
-
-def _worker_main(plan: "RunPlan", phase_index: int, w: int, policy: Any, out: Any, inp: Any,
-                 flush_every: int) -> None:
-    """Body of worker process ``w``: build worker ``w`` of the phase, run its
-    episodes, talk to the run process (see the module docstring)."""
-    inbox: deque[Any] = deque()
-    arrived = threading.Event()
-
-    def read() -> None:
-        while True:
-            try:
-                msg = inp.recv()
-            except (EOFError, OSError):
-                inbox.append(("stop", int(Verdict.STOP_RUN)))
-                arrived.set()
-                return
-            inbox.append(msg)
-            arrived.set()
-            if msg[0] == "close":
-                return
-
-    threading.Thread(target=read, name="from-run-process", daemon=True).start()
-    outbox: list[Any] = []
-    try:
-        _worker_phase(plan, phase_index, w, policy, out, inbox, arrived, outbox, flush_every)
-    except BaseException as exc:  # noqa: BLE001 - reported to the run process
-        try:
-            out.send(("error", w, _one_line(exc), _traceback.format_exc()))
-        except Exception:  # pragma: no cover - the run process is gone
-            pass
-
-
-def _one_line(exc: BaseException) -> str:
-    from xdoe.errors import XdoeError
-
-    text = " ".join(str(exc).split())
-    return text if isinstance(exc, XdoeError) else f"{type(exc).__name__}: {text}"
-
-
-def _worker_phase(plan: "RunPlan", phase_index: int, w: int, policy: Any, out: Any, inbox: deque[Any],
-                  arrived: threading.Event, outbox: list[Any], flush_every: int) -> None:
-    from xdoe.execution._runner import (
-        _CONTINUE,
-        _RESET,
-        _STOP_PHASE,
-        _build,
-        _component_error,
-        _overrides,
-        _PhaseRuntime,
-        _step_verdict,
-    )
-
-    phase = plan.phases[phase_index]
-    brains: dict[str, Any] = {a.name: _RemoteBrain(a.name, outbox) for a in phase.agents}
-    run_condition = None if plan.run_condition is None else _build(plan.run_condition, TerminationCondition)
-    recorder = _RemoteRecorder(policy, outbox) if policy is not None else None
-    rt = _PhaseRuntime(plan, phase, brains, run_condition, recorder, only_workers=[w])  # type: ignore[arg-type]
-    rt.samplers = [[] for _ in range(w)] + rt.samplers  # redraw() indexes by worker index
-    worker = rt.workers[0]
-    by_id = {s.uid: s for sensors in worker.env_sensors for s in sensors}
-    setups = [(a.name, [by_id[uid] for uid in a.sensor_ids], list(a.templates)) for a in worker.agents]
-    out.send(("ready", w, setups))
-    while not inbox:
-        arrived.wait()
-        arrived.clear()
-    msg = inbox.popleft()
-    if msg[0] != "start":
-        return  # stopped before it began
-    muscles = {a.name: a.muscle for a in worker.agents}
-    for name, state in msg[1].items():
-        if state is not None:
-            try:
-                muscles[name].update(state)
-            except Exception as exc:
-                raise _component_error(f"agent {name!r}: muscle setup", exc) from exc
-
-    def flush() -> None:
-        if outbox:
-            out.send(("batch", w, outbox[:]))
-            outbox.clear()
-
-    def handle() -> int:
-        stop = _CONTINUE
-        while inbox:
-            item = inbox.popleft()
-            if item[0] == "upd":
-                for name, update in item[1]:
-                    try:
-                        muscles[name].update(update)
-                    except Exception as exc:
-                        raise _component_error(f"agent {name!r}: muscle.update", exc) from exc
-            elif item[0] in ("stop", "close"):
-                stop = max(stop, item[1] if item[0] == "stop" else int(Verdict.STOP_RUN))
-        return stop
-
-    def end(truncated: bool, verdict: int) -> None:
-        episode = worker.end_episode(truncated)
-        outbox.append(("ep", episode.episode, episode.steps, episode.rewards, episode.objectives,
-                       truncated, verdict))
-        flush()
-
-    controller = rt.controller
-    step_conditions = [c.step_finished for c in rt.conditions if _overrides(c, "step_finished")]
-    for condition in rt.conditions:
-        condition.phase_started(rt.progress)
-    budget = phase.episodes
-    stop = _CONTINUE
-    worker.start_episode(controller, started=True)
-    while True:
-        if inbox:
-            stop = handle()
-            if stop >= _STOP_PHASE:
-                break
-        controller.step(worker)
-        verdict = _step_verdict(step_conditions, worker.progress)
-        if verdict >= _RESET:
-            end(False, verdict)
-            if verdict >= _STOP_PHASE:
-                stop = verdict
-                break
-            if worker.episode >= budget:
-                break
-            if rt.has_samplers:
-                rt.redraw(worker)
-            worker.start_episode(controller)
-        elif len(outbox) >= flush_every:
-            flush()
-    if worker.in_episode and worker.step > 0:
-        end(True, _CONTINUE)
-    flush()
-    rt.close()
-    out.send(("done", w, int(stop)))
-    # wait for "close" so that no update is sent into a closed pipe
-    while True:
-        while not inbox:
-            arrived.wait(timeout=1.0)
-            arrived.clear()
-        if inbox.popleft()[0] == "close":
-            return
 
 
 # -- run process side ---------------------------------------------------------------------
@@ -297,14 +125,12 @@ class ParallelPhase:
                  run_condition: TerminationCondition | None, recorder: "RunRecorder | None", *,
                  prepare_brain: "Callable[[AgentSpec, Brain, bool], None] | None" = None,
                  flush_every: int = FLUSH_EVERY) -> None:
-        from xdoe.execution._runner import _phase_conditions, _phase_progress
-
         self.plan, self.phase, self.brains, self.recorder = plan, phase, brains, recorder
         self.prepare_brain = prepare_brain
         self.flush_every = flush_every
         # the same conditions (defaults included) as the in-process runtime
-        self.conditions = _phase_conditions(phase, run_condition)
-        self.progress = _phase_progress(phase)
+        self.conditions = phase_conditions(phase, run_condition)
+        self.progress = phase_progress(phase)
         self.train = phase.mode == "train"
         self._procs: list[Any] = []
         self._to: list[Any] = []
@@ -317,7 +143,7 @@ class ParallelPhase:
             for w in range(phase.workers):
                 down_r, down_w = ctx.Pipe(duplex=False)
                 up_r, up_w = ctx.Pipe(duplex=False)
-                proc = ctx.Process(target=_worker_main, name=f"xdoe-worker-{w}", daemon=True,
+                proc = ctx.Process(target=worker_main, name=f"xdoe-worker-{w}", daemon=True,
                                    args=(plan, phase.index, w, policy, up_w, down_r, flush_every))
                 proc.start()
                 down_r.close()
@@ -357,10 +183,6 @@ class ParallelPhase:
     def _start(self) -> None:
         """Wait for every worker's sensors and actuators, make the brains
         (worker 0's setups, as in-process) and send each its muscle states."""
-        from xdoe.execution._runner import _build, _component_error
-        from xdoe.execution._seeding import brain_seed
-        from xdoe.agent import Brain, Mode
-
         setups: dict[int, Any] = {}
         for w in range(self.phase.workers):
             msg = self._check(self._recv(w))
@@ -373,11 +195,11 @@ class ParallelPhase:
             brain = self.brains.get(name)
             fresh = brain is None
             if brain is None:
-                brain = _build(spec.brain, Brain, seed=brain_seed(self.plan.seed, name))
+                brain = build_component(spec.brain, Brain, seed=brain_seed(self.plan.seed, name))
                 try:
                     brain.setup(sensors, actuators)
                 except Exception as exc:
-                    raise _component_error(f"{spec.key}.brain: setup", exc) from exc
+                    raise component_error(f"{spec.key}.brain: setup", exc) from exc
                 self.brains[name] = brain
             brain.mode = mode
             if self.prepare_brain is not None:
@@ -397,10 +219,8 @@ class ParallelPhase:
             raise
 
     def _run(self, result: "PhaseResult", on_episode: Callable[[Any, EpisodeProgress], None]) -> Verdict:
-        from xdoe.execution._runner import _component_error, _overrides
-
         episode_conditions = [c.episode_finished for c in self.conditions
-                              if _overrides(c, "episode_finished")]
+                              if overrides(c, "episode_finished")]
         for condition in self.conditions:
             condition.phase_started(self.progress)
         reward_sums = {a.name: 0.0 for a in self.phase.agents}
@@ -438,7 +258,7 @@ class ParallelPhase:
                         try:
                             update = brains[name].thinking(item[2])
                         except Exception as exc:
-                            raise _component_error(f"agent {name!r}: brain.thinking", exc) from exc
+                            raise component_error(f"agent {name!r}: brain.thinking", exc) from exc
                         if update is not None:
                             updates.append((name, update))
                     elif kind == "e":

@@ -7,20 +7,20 @@ from __future__ import annotations
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any, Mapping
 
-from xdoe.errors import DocumentError
+from xdoe.documents._lineage_specs import LoadSpec, ReplaySpec, parse_load, parse_replay
+from xdoe.errors import DocumentError, parse_key_path
 
 if TYPE_CHECKING:
     from xdoe.documents._run import RunDocument
     from xdoe.environment import SampledParameters
-    from xdoe.execution._lineage import LoadSpec, ReplaySpec
 
 __all__ = [
-    "ComponentSpec", "EnvironmentSpec", "AgentSpec", "PhasePlan", "RunPlan", "plan_run", "document_data",
+    "ComponentPlan", "EnvironmentPlan", "AgentSpec", "PhasePlan", "RunPlan", "plan_run", "document_data",
 ]
 
 
 @dataclass(frozen=True)
-class ComponentSpec:
+class ComponentPlan:
     """A ``{name, params}`` block: ``name`` is ``pkg.module:Class``; ``key`` the
     document key, e.g. ``schedule[0].training.agents[0].brain``."""
 
@@ -30,7 +30,7 @@ class ComponentSpec:
 
 
 @dataclass(frozen=True)
-class EnvironmentSpec:
+class EnvironmentPlan:
     """An environment of a phase (constructed once per worker).
 
     ``samplers`` is set when ``environment.params`` hold sampler mappings
@@ -39,8 +39,8 @@ class EnvironmentSpec:
     drawn parameters."""
 
     uid: str
-    environment: ComponentSpec
-    reward: ComponentSpec | None
+    environment: ComponentPlan
+    reward: ComponentPlan | None
     key: str
     samplers: "SampledParameters | None" = None
 
@@ -51,9 +51,9 @@ class AgentSpec:
     phase's environments' sensors/actuators."""
 
     name: str
-    brain: ComponentSpec
-    muscle: ComponentSpec
-    objective: ComponentSpec
+    brain: ComponentPlan
+    muscle: ComponentPlan
+    objective: ComponentPlan
     sensors: tuple[str, ...] | None
     actuators: tuple[str, ...] | None
     key: str
@@ -72,10 +72,10 @@ class PhasePlan:
     mode: str
     workers: int
     episodes: int
-    environments: tuple[EnvironmentSpec, ...]
+    environments: tuple[EnvironmentPlan, ...]
     agents: tuple[AgentSpec, ...]
-    simulation: ComponentSpec
-    conditions: tuple[ComponentSpec, ...]
+    simulation: ComponentPlan
+    conditions: tuple[ComponentPlan, ...]
     config: dict[str, Any]
     key: str
     checkpoint_every: int | None = None
@@ -100,13 +100,13 @@ class RunPlan:
     experiment_uid: str | None
     seed: int
     phases: tuple[PhasePlan, ...]
-    run_condition: ComponentSpec | None
+    run_condition: ComponentPlan | None
     document: dict[str, Any] = field(repr=False)
     file: str | None = None
 
 
-def _component(spec: Any, key: str) -> ComponentSpec:
-    return ComponentSpec(spec.name, dict(spec.params or {}), key)
+def _component(spec: Any, key: str) -> ComponentPlan:
+    return ComponentPlan(spec.name, dict(spec.params or {}), key)
 
 
 def _samplers(params: dict[str, Any], key: str, file: str | None) -> "SampledParameters | None":
@@ -115,23 +115,8 @@ def _samplers(params: dict[str, Any], key: str, file: str | None) -> "SampledPar
     try:
         found = find_samplers(params)
     except ValueError as exc:
-        raise DocumentError(str(exc), file=file, key_path=tuple(_split_key(key))) from None
+        raise DocumentError(str(exc), file=file, key_path=parse_key_path(key)) from None
     return found if found else None
-
-
-def _split_key(key: str) -> list[str | int]:
-    """``schedule[0].training.agents[1].load`` -> ``["schedule", 0, "training", ...]``."""
-    out: list[str | int] = []
-    for part in key.split("."):
-        while "[" in part:
-            head, _, rest = part.partition("[")
-            if head:
-                out.append(head)
-            index, _, part = rest.partition("]")
-            out.append(int(index))
-        if part:
-            out.append(part)
-    return out
 
 
 def _positive_option(config: dict[str, Any], name: str, default: int | None, key: str,
@@ -141,7 +126,7 @@ def _positive_option(config: dict[str, Any], name: str, default: int | None, key
         return default
     if isinstance(value, bool) or not isinstance(value, int) or value < 1:
         raise DocumentError(f"expected a positive integer, got {value!r}", file=file,
-                            key_path=(*_split_key(key), "phase_config", name))
+                            key_path=(*parse_key_path(key), "phase_config", name))
     return int(value)
 
 
@@ -155,7 +140,6 @@ def plan_run(model: "RunDocument", data: Mapping[str, Any] | None = None, *,
             ``load_run_document``; default: dumped from ``model``.
         file: the document's file name for messages.
     """
-    from xdoe.execution._lineage import parse_load, parse_replay
 
     if data is None:
         data = document_data(model)
@@ -163,7 +147,7 @@ def plan_run(model: "RunDocument", data: Mapping[str, Any] | None = None, *,
     for index, phase in enumerate(model.schedule):
         base = f"schedule[{index}].{phase.name}"
         envs = tuple(
-            EnvironmentSpec(
+            EnvironmentPlan(
                 uid=entry.environment.uid,
                 environment=_component(entry.environment, f"{base}.environments[{i}].environment"),
                 reward=None if entry.reward is None
@@ -201,7 +185,7 @@ def plan_run(model: "RunDocument", data: Mapping[str, Any] | None = None, *,
                 episodes=config.episodes,
                 environments=envs,
                 agents=agents,
-                simulation=ComponentSpec(sim.name, dict(sim.model_extra.get("params") or {})
+                simulation=ComponentPlan(sim.name, dict(sim.model_extra.get("params") or {})
                                          if sim.model_extra else {}, f"{base}.simulation"),
                 conditions=tuple(
                     _component(c, f"{base}.simulation.conditions[{i}]")

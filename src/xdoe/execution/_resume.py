@@ -57,33 +57,28 @@ from __future__ import annotations
 
 import os
 import pickle
-import socket
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 import numpy as np
 
-from xdoe._process import process_alive
+from xdoe.store import HEARTBEAT_TIMEOUT, instance_alive
+from xdoe.store._results import filter_results
 
 if TYPE_CHECKING:
-    from xdoe.execution._checkpoints import CheckpointInfo, CheckpointManager
+    from xdoe.execution._checkpoints import CheckpointManager
     from xdoe.execution._plan import PhasePlan, RunPlan
-    from xdoe.store import InstanceInfo, RunRecorder, Store
+    from xdoe.store import CheckpointInfo, InstanceInfo, RunRecorder, Store
 
 __all__ = [
-    "DEFAULT_HEARTBEAT_TIMEOUT",
     "Decision",
     "ResumePoint",
     "PhaseCheckpointer",
-    "finished_instances",
-    "instance_alive",
     "decide",
     "prepare_resume",
 ]
 
-#: Seconds without a heartbeat after which a ``running`` instance counts as dead.
-DEFAULT_HEARTBEAT_TIMEOUT = 120.0
 _STATE_VERSION = 1
 
 
@@ -98,44 +93,11 @@ class Decision:
     note: str | None = None
 
 
-def finished_instances(store: "Store") -> dict[tuple[str, str], int]:
-    """``(run uid, content hash) -> id of its newest finished instance``, for
-    every run version with one, in one query."""
-    from sqlalchemy import func, select
-
-    from xdoe.store import Run, RunInstance
-
-    stmt = (select(Run.uid, Run.content_hash, func.max(RunInstance.id))
-            .join(RunInstance, RunInstance.run_id == Run.id)
-            .where(RunInstance.status == "finished")
-            .group_by(Run.uid, Run.content_hash))
-    with store._read("read runs from") as session:
-        return {(uid, h): int(i) for uid, h, i in session.execute(stmt)}
-
-
-def _heartbeat_age(instance: "InstanceInfo") -> float:
-    from xdoe.store import utcnow
-
-    beat = instance.heartbeat or instance.start
-    return (utcnow() - beat).total_seconds()
-
-
-def instance_alive(instance: "InstanceInfo", heartbeat_timeout: float = DEFAULT_HEARTBEAT_TIMEOUT) -> bool:
-    """Whether a ``running`` instance still runs: its heartbeat is at most
-    ``heartbeat_timeout`` seconds old and, on this host, its process exists
-    (not a zombie, not a later process that reused the pid) and is not this one."""
-    if _heartbeat_age(instance) > heartbeat_timeout:
-        return False
-    if instance.host == socket.gethostname() and instance.pid == os.getpid():
-        return False  # our own leftover (e.g. an earlier run() in this process that died)
-    return process_alive(instance.host, instance.pid, instance.start) is not False
-
-
 def decide(store: "Store", uid: str, content_hash: str, *, rerun: bool = False,
-           heartbeat_timeout: float = DEFAULT_HEARTBEAT_TIMEOUT,
+           heartbeat_timeout: float = HEARTBEAT_TIMEOUT,
            finished: dict[tuple[str, str], int] | None = None) -> Decision:
     """What to do with the run version ``(uid, content_hash)`` (see the module
-    docstring). ``finished``: the result of :func:`finished_instances` when the
+    docstring). ``finished``: the result of ``store.finished_instances()`` when the
     caller decides for many runs (one query for all).
     """
     if rerun:
@@ -143,7 +105,7 @@ def decide(store: "Store", uid: str, content_hash: str, *, rerun: bool = False,
     if finished is not None:
         done = finished.get((uid, content_hash))
     else:
-        done = finished_instances_of(store, uid, content_hash)
+        done = store.finished_instance(uid, content_hash)
     if done is not None:
         return Decision("skip", instance_id=done, note=f"skipped: finished earlier (instance {done})")
     latest = store.latest_instance(uid, content_hash)
@@ -158,19 +120,6 @@ def decide(store: "Store", uid: str, content_hash: str, *, rerun: bool = False,
     if latest.status == "interrupted":
         return Decision("resume", latest, latest.id, f"resumed interrupted instance {latest.id}")
     return Decision("new")
-
-
-def finished_instances_of(store: "Store", uid: str, content_hash: str) -> int | None:
-    """Id of the newest finished instance of one run version, or ``None``."""
-    from sqlalchemy import func, select
-
-    from xdoe.store import Run, RunInstance
-
-    stmt = (select(func.max(RunInstance.id)).join(Run, RunInstance.run_id == Run.id)
-            .where(Run.uid == uid, Run.content_hash == content_hash, RunInstance.status == "finished"))
-    with store._read("read runs from") as session:
-        found = session.execute(stmt).scalar_one_or_none()
-    return None if found is None else int(found)
 
 
 # -- resume state of a phase -------------------------------------------------------------
@@ -273,21 +222,13 @@ def prepare_resume(store: "Store", recorder: "RunRecorder", plan: "RunPlan") -> 
 
     Call after :meth:`RunRecorder.resume` succeeded.
     """
-    from sqlalchemy import and_, delete, func, or_, select
-
-    from xdoe.execution._checkpoints import checkpoints_of
-    from xdoe.store import Episode, Phase, Step
-    from xdoe.store._results import filter_results
-
     assert recorder.instance_id is not None and recorder.paths is not None
     instance_id = recorder.instance_id
-    with store._read("read phases from") as session:
-        phases = session.execute(select(Phase.id, Phase.index, Phase.name, Phase.status)
-                                 .where(Phase.instance_id == instance_id)).all()
-    by_index = {int(p.index): p for p in phases}
+    phases = store.phases(instance_id)
+    by_index = {p.index: p for p in phases}
     done = {i for i, p in by_index.items() if p.status == "finished"}
     k = next((ph.index for ph in plan.phases if ph.index not in done), len(plan.phases))
-    checkpoints = checkpoints_of(store, instance_id)
+    checkpoints = store.checkpoints(instance_id)
     existing = {c.id: c for c in checkpoints}
 
     state: PhaseState | None = None
@@ -299,17 +240,9 @@ def prepare_resume(store: "Store", recorder: "RunRecorder", plan: "RunPlan") -> 
                 state = candidate
                 break
     names = {ph.index: ph.name for ph in plan.phases}
-    with store._write("drop what a resumed run redoes in") as session:
-        later = [p.id for p in phases if p.index > k or (p.index == k and state is None)]
-        if later:
-            session.execute(delete(Phase).where(Phase.id.in_(later)))
-        if state is not None and row is not None:
-            for table in (Episode, Step):
-                session.execute(delete(table).where(
-                    table.phase_id == row.id,
-                    or_(*[and_(table.worker == w, table.episode >= ws.next_episode)
-                          for w, ws in enumerate(state.workers)],
-                        table.worker >= len(state.workers))))
+    later = [p.id for p in phases if p.index > k or (p.index == k and state is None)]
+    continued = row.id if state is not None and row is not None else None
+    store.drop_redone(later, continued, [ws.next_episode for ws in state.workers] if state else ())
     kept = {names[i] for i in done if i in names}
     if row is None or state is None:
         filter_results(recorder.paths, lambda phase, w, e: phase in kept)
@@ -326,18 +259,7 @@ def prepare_resume(store: "Store", recorder: "RunRecorder", plan: "RunPlan") -> 
     if state is not None:
         for agent, cid in state.checkpoints.items():
             brains[agent] = existing[cid]
-    aggregates: dict[int, tuple[int, int, dict[str, float], dict[str, float]]] = {}
-    with store._read("read episodes from") as session:
-        for index, agent, n, steps, reward, objective in session.execute(
-            select(Phase.index, Episode.agent, func.count(), func.sum(Episode.steps),
-                   func.sum(Episode.reward), func.sum(Episode.objective))
-            .join(Phase, Episode.phase_id == Phase.id)
-            .where(Phase.instance_id == instance_id).group_by(Phase.index, Episode.agent)
-        ):
-            n_old, s_old, rs, os_ = aggregates.get(int(index), (0, 0, {}, {}))
-            rs[agent] = float(reward or 0.0)
-            os_[agent] = float(objective or 0.0)
-            aggregates[int(index)] = (max(n_old, int(n)), max(s_old, int(steps or 0)), rs, os_)
+    aggregates = store.phase_sums(instance_id)
     return ResumePoint(instance_id, done, k, None if state is None or row is None else int(row.id),
                        state, brains, aggregates)
 

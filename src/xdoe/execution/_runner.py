@@ -44,716 +44,57 @@ In train mode each completed transition goes to ``brain.thinking`` as an
 from __future__ import annotations
 
 import time
-from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any, Callable
 
-from xdoe.agent import Brain, Experience, Mode, Muscle, Objective
-from xdoe.conditions import (
-    EnvironmentTerminationCondition,
-    EpisodeProgress,
-    PhaseProgress,
-    StepProgress,
-    TerminationCondition,
-    Verdict,
-)
-from xdoe.environment import (
-    ActuatorInformation,
-    Environment,
-    EnvironmentState,
-    Reward,
-    RewardInformation,
-    SensorInformation,
-)
+from xdoe.agent import Brain
+from xdoe.conditions import EnvironmentTerminationCondition, EpisodeProgress, TerminationCondition, Verdict
 from xdoe.errors import ComponentError, RunError
-from xdoe.execution._loading import construct, load_class
-from xdoe.execution._plan import AgentSpec, ComponentSpec, EnvironmentSpec, PhasePlan, RunPlan
-from xdoe.execution._seeding import brain_seed, environment_seed, muscle_seed, sampler_rng
-from xdoe.simulation import SimulationController
-from numpy.random import Generator as _Generator
+from xdoe.execution._events import PhaseResult, ProgressCallback, ProgressEvent
+from xdoe.execution._loading import construct
+from xdoe.execution._parallel_workers import ParallelPhase, parallel_workers_enabled
+from xdoe.execution._phase import PhaseRuntime, build_component, overrides, step_verdict
+from xdoe.execution._plan import AgentSpec, PhasePlan, RunPlan
+from xdoe.execution._seeding import brain_seed, environment_seed, muscle_seed
+from xdoe.execution._worker import CONTINUE, RESET, STOP_PHASE, STOP_RUN, Worker
 
 if TYPE_CHECKING:
-    import numpy as np
-
-    from xdoe.execution._resume import ResumePoint, WorkerState
+    from xdoe.execution._resume import ResumePoint
     from xdoe.store import RunRecorder
 
-__all__ = ["PhaseResult", "ProgressEvent", "execute_plan", "check_plan"]
+__all__ = ["execute_plan", "check_plan"]
 
-_CONTINUE, _RESET, _STOP_PHASE, _STOP_RUN = (
-    Verdict.CONTINUE, Verdict.RESET, Verdict.STOP_PHASE, Verdict.STOP_RUN)
 #: Seconds between heartbeats (sent at episode ends; see ``xrun --heartbeat-timeout``).
 _HEARTBEAT_SECONDS = 10.0
-
-
-@dataclass
-class PhaseResult:
-    """What one phase produced.
-
-    Attributes:
-        index, name, mode: the phase.
-        episodes: episodes finished, all workers together (truncated ones included).
-        steps: environment updates, all workers together.
-        rewards: agent name -> mean over episodes of the episode's summed
-            environment rewards.
-        objectives: agent name -> mean over episodes of the summed objective.
-        wall_time: seconds.
-        stopped_by: ``"episodes"`` (every worker ran its budget),
-            ``"condition"`` (a STOP_PHASE verdict) or ``"run_condition"``
-            (STOP_RUN).
-    """
-
-    index: int
-    name: str
-    mode: str
-    episodes: int = 0
-    steps: int = 0
-    rewards: dict[str, float] = field(default_factory=dict)
-    objectives: dict[str, float] = field(default_factory=dict)
-    wall_time: float = 0.0
-    stopped_by: str = "episodes"
-
-
-@dataclass
-class ProgressEvent:
-    """Sent to a progress callback at every phase start and episode end.
-
-    Attributes:
-        run: the run uid; phase, phase_index, phases: the current phase, its
-        index and the number of phases; episodes / episodes_total: episodes
-        finished in the phase / planned (workers x episodes); steps: updates
-        in the run so far.
-    """
-
-    run: str
-    phase: str
-    phase_index: int
-    phases: int
-    episodes: int
-    episodes_total: int
-    steps: int
-
-
-ProgressCallback = Callable[[ProgressEvent], None]
-
-
-def _component_error(where: str, exc: BaseException) -> RunError:
-    err = RunError(f"{where} raised {type(exc).__name__}: {exc}")
-    err.__cause__ = exc
-    return err
-
-
-# -- runtime state ---------------------------------------------------------
-
-class _Agent:
-    """One agent in one worker: its muscle and the transition in progress."""
-
-    __slots__ = (
-        "name", "brain", "muscle", "muscles", "objective", "sensor_ids", "templates",
-        "spaces", "sensor_env", "reward_envs", "reward_env", "pending", "t_sensors",
-        "t_actions", "t_rewards", "t_objective", "t_step", "t_updates", "ep_reward",
-        "ep_objective",
-    )
-
-    def __init__(self, name: str, brain: Brain, muscle: Muscle, muscles: list[Muscle],
-                 objective: Objective, sensor_ids: list[str], actuators: list[ActuatorInformation],
-                 sensor_env: int, reward_envs: list[int]) -> None:
-        self.name = name
-        self.brain = brain
-        self.muscle = muscle
-        self.muscles = muscles  # every muscle of the agent (all workers)
-        self.objective = objective
-        self.sensor_ids = sensor_ids
-        self.templates = actuators
-        self.spaces = {a.uid: _bounds(a.space) for a in actuators}
-        self.sensor_env = sensor_env  # >= 0: the agent sees exactly that env's sensors, in order
-        self.reward_envs = reward_envs
-        self.reward_env = reward_envs[0] if len(reward_envs) == 1 else -1
-        self.pending = False
-        self.t_sensors: list[SensorInformation] = []
-        self.t_actions: list[ActuatorInformation] = []
-        self.t_rewards: list[RewardInformation] | None = None
-        self.t_objective = 0.0
-        self.t_step = 0
-        self.t_updates = 0
-        self.ep_reward = 0.0
-        self.ep_objective = 0.0
-
-
-class _Worker:
-    """One worker: a copy of the phase's environments and one muscle per
-    agent. Implements :class:`xdoe.simulation.SimulationWorker`."""
-
-    def __init__(self, index: int, phase: PhasePlan, envs: list[Environment],
-                 rewards: list[Reward | None], progress: PhaseProgress, train: bool,
-                 recorder: "RunRecorder | None") -> None:
-        self.index = index
-        self.phase = phase
-        self.envs = envs
-        self.env_uids = [e.uid for e in phase.environments]
-        self.reward_blocks = rewards
-        self.has_reward_blocks = any(r is not None for r in rewards)
-        self.agents: list[_Agent] = []
-        self.agent_names: list[str] = [a.name for a in phase.agents]
-        self.train = train
-        self.recorder = recorder
-        self.policy = recorder.policy if recorder is not None and recorder.policy.enabled else None
-        self.env_sensors: list[list[SensorInformation]] = [[] for _ in envs]
-        self.states: list[EnvironmentState | None] = [None for _ in envs]
-        self.sensor_map: dict[str, SensorInformation] = {}
-        self.need_map = False
-        self.action_env: dict[str, int] = {}
-        self.actions: list[ActuatorInformation] = []
-        self.phase_progress = progress
-        self.progress = StepProgress(phase=progress, worker=index)
-        self.objectives = self.progress.objectives
-        self.episode = 0
-        self.step = 0
-        self.done = False
-        self.active = True
-        self.in_episode = False
-        self.started_at = 0.0
-        #: merged into the extras of the episode rows (e.g. ``env_params``)
-        self.episode_extras: dict[str, Any] | None = None
-
-    # -- SimulationWorker --------------------------------------------------
-    def _sensors_for(self, agent: _Agent) -> list[SensorInformation]:
-        if agent.sensor_env >= 0:
-            return self.env_sensors[agent.sensor_env]
-        m = self.sensor_map
-        return [m[uid] for uid in agent.sensor_ids]
-
-    def act(self, index: int) -> None:
-        agent = self.agents[index]
-        if agent.sensor_env >= 0:
-            sensors = self.env_sensors[agent.sensor_env]
-        else:
-            m = self.sensor_map
-            sensors = [m[uid] for uid in agent.sensor_ids]
-        if agent.pending:
-            self._complete(agent, sensors, False)
-        templates = [ActuatorInformation(a.uid, a.space) for a in agent.templates]
-        try:
-            actions = agent.muscle.propose_actions(sensors, templates)
-        except Exception as exc:
-            raise _component_error(f"agent {agent.name!r}: muscle.propose_actions", exc) from exc
-        spaces = agent.spaces
-        for action in actions:
-            bounds = spaces.get(action.uid)
-            if bounds is None:
-                raise RunError(
-                    f"agent {agent.name!r} set actuator {action.uid!r}, which is not assigned to it "
-                    f"(assigned: {', '.join(spaces) or 'none'})"
-                )
-            value = action.value
-            if value is None:
-                continue
-            space, low, high = bounds
-            if type(value) is int and low is not None:  # fast path: Discrete and a Python int
-                if low <= value < high:
-                    continue
-            elif space.contains(value):
-                continue
-            raise RunError(
-                f"agent {agent.name!r}: value {value!r} for actuator {action.uid!r} "
-                f"is outside its space {space}"
-            )
-        self.actions.extend(actions)
-        agent.pending = True
-        agent.t_sensors = sensors
-        agent.t_actions = actions
-        agent.t_rewards = None
-        agent.t_objective = 0.0
-        agent.t_step = self.step
-        agent.t_updates = 0
-
-    def update(self) -> bool:
-        actions = self.actions
-        self.actions = []
-        envs = self.envs
-        done = False
-        if len(envs) == 1:
-            state = self._update_env(0, actions)
-            done = state.done
-        else:
-            routed: list[list[ActuatorInformation]] = [[] for _ in envs]
-            action_env = self.action_env
-            for action in actions:
-                routed[action_env[action.uid]].append(action)
-            for i in range(len(envs)):
-                if self._update_env(i, routed[i]).done:
-                    done = True
-        if self.need_map:
-            self._rebuild_map()
-        self.step += 1
-        self.phase_progress.steps += 1
-        objectives = self.objectives
-        for agent in self.agents:
-            if agent.reward_env >= 0:
-                rewards = self.states[agent.reward_env].rewards  # type: ignore[union-attr]
-            else:
-                rewards = [r for i in agent.reward_envs for r in self.states[i].rewards]  # type: ignore[union-attr]
-            try:
-                objective = float(agent.objective.internal_reward(rewards))
-            except Exception as exc:
-                raise _component_error(f"agent {agent.name!r}: objective.internal_reward", exc) from exc
-            total = 0.0
-            for reward in rewards:
-                total += reward.value
-            agent.ep_reward += total
-            agent.ep_objective += objective
-            objectives[agent.name] = objective
-            if agent.pending:
-                if agent.t_rewards is None:
-                    agent.t_rewards = rewards
-                else:
-                    agent.t_rewards = _sum_rewards(agent.t_rewards, rewards)
-                agent.t_objective += objective
-                agent.t_updates += 1
-        progress = self.progress
-        progress.step = self.step
-        progress.done = done
-        self.done = done
-        return done
-
-    # -- internals ---------------------------------------------------------
-    def _update_env(self, i: int, actions: list[ActuatorInformation]) -> EnvironmentState:
-        try:
-            state = self.envs[i].update(actions)
-        except Exception as exc:
-            raise _component_error(f"environment {self.env_uids[i]!r}: update", exc) from exc
-        block = self.reward_blocks[i] if self.has_reward_blocks else None
-        if block is not None:
-            try:
-                state.rewards = list(block(state.sensors, state.rewards))
-            except Exception as exc:
-                raise _component_error(f"environment {self.env_uids[i]!r}: reward", exc) from exc
-        self.states[i] = state
-        self.env_sensors[i] = state.sensors
-        self.progress.states[i] = state
-        return state
-
-    def _rebuild_map(self) -> None:
-        m = self.sensor_map
-        for sensors in self.env_sensors:
-            for s in sensors:
-                m[s.uid] = s
-
-    def _complete(self, agent: _Agent, next_sensors: list[SensorInformation], done: bool) -> None:
-        agent.pending = False
-        rewards = agent.t_rewards if agent.t_rewards is not None else []
-        if self.train:
-            experience = Experience(
-                self.index, self.episode, agent.t_step, agent.t_sensors, agent.t_actions,
-                rewards, agent.t_objective, next_sensors, done,
-            )
-            try:
-                update = agent.brain.thinking(experience)
-            except Exception as exc:
-                raise _component_error(f"agent {agent.name!r}: brain.thinking", exc) from exc
-            if update is not None:
-                for muscle in agent.muscles:
-                    try:
-                        muscle.update(update)
-                    except Exception as exc:
-                        raise _component_error(f"agent {agent.name!r}: muscle.update", exc) from exc
-        policy = self.policy
-        if policy is not None and policy.wants(agent.t_step, done):
-            self.recorder.step(  # type: ignore[union-attr]
-                self.index, self.episode, agent.t_step, agent.name,
-                {s.uid: s.value for s in agent.t_sensors},
-                {a.uid: a.value for a in agent.t_actions},
-                {r.uid: r.value for r in rewards},
-                agent.t_objective, done,
-            )
-
-    def start_episode(self, controller: SimulationController, *, started: bool = False) -> None:
-        """Reset the environments (unless ``started``: the phase set-up already
-        did) and the muscles, and tell the controller."""
-        if not started:
-            for i, env in enumerate(self.envs):
-                try:
-                    baseline = env.start_environment()
-                except Exception as exc:
-                    raise _component_error(f"environment {self.env_uids[i]!r}: start_environment", exc) from exc
-                self.env_sensors[i] = baseline.sensors
-                self.states[i] = None
-            if self.need_map:
-                self._rebuild_map()
-        for agent in self.agents:
-            try:
-                agent.muscle.reset()
-            except Exception as exc:
-                raise _component_error(f"agent {agent.name!r}: muscle.reset", exc) from exc
-            agent.pending = False
-            agent.ep_reward = 0.0
-            agent.ep_objective = 0.0
-        self.step = 0
-        self.done = False
-        self.actions = []
-        self.progress.episode = self.episode
-        self.progress.step = 0
-        self.progress.done = False
-        self.in_episode = True
-        self.started_at = time.perf_counter()
-        controller.start_episode(self)
-
-    def end_episode(self, truncated: bool) -> EpisodeProgress:
-        """Complete pending transitions (``done=True``), record the episode per
-        agent and return it for the conditions."""
-        for agent in self.agents:
-            if agent.pending:
-                self._complete(agent, self._sensors_for(agent), True)
-        wall = time.perf_counter() - self.started_at
-        rewards = {a.name: a.ep_reward for a in self.agents}
-        objectives = {a.name: a.ep_objective for a in self.agents}
-        if self.recorder is not None:
-            extras: dict[str, Any] = {}
-            if truncated:
-                extras["truncated"] = True
-            infos = {uid: s.info for uid, s in zip(self.env_uids, self.states) if s is not None and s.info}
-            if infos:
-                extras["info"] = infos
-            if self.episode_extras:
-                extras.update(self.episode_extras)
-            for agent in self.agents:
-                self.recorder.episode_finished(
-                    self.index, self.episode, agent.name, self.step, agent.ep_reward,
-                    agent.ep_objective, wall, extras or None,
-                )
-        episode = EpisodeProgress(
-            self.phase_progress, self.index, self.episode, self.step, rewards, objectives)
-        self.phase_progress.episodes_done[self.index] += 1
-        self.episode += 1
-        self.in_episode = False
-        return episode
-
-
-def _bounds(space: Any) -> tuple[Any, int | None, int | None]:
-    """``(space, low, high)``; for a ``Discrete`` space ``low <= value < high``
-    is the whole membership test of a Python int."""
-    from gymnasium.spaces import Discrete
-
-    if type(space) is Discrete:
-        return space, int(space.start), int(space.start + space.n)
-    return space, None, None
-
-
-def _sum_rewards(a: list[RewardInformation], b: list[RewardInformation]) -> list[RewardInformation]:
-    totals: dict[str, RewardInformation] = {}
-    for r in a:
-        totals[r.uid] = RewardInformation(r.uid, float(r.value), r.space)
-    for r in b:
-        if r.uid in totals:
-            totals[r.uid].value += float(r.value)
-        else:
-            totals[r.uid] = RewardInformation(r.uid, float(r.value), r.space)
-    return list(totals.values())
-
-
-# -- construction -------------------------------------------------------------
-
-def _build(spec: ComponentSpec, base: type, **fixed: Any) -> Any:
-    cls = load_class(spec.name, spec.key, base=base)
-    return construct(cls, spec.key, spec.params, **fixed)
-
-
-def _overrides(obj: TerminationCondition, method: str) -> bool:
-    return getattr(type(obj), method) is not getattr(TerminationCondition, method)
-
-
-def _phase_conditions(phase: PhasePlan, run_condition: TerminationCondition | None
-                      ) -> list[TerminationCondition]:
-    """The phase's termination conditions (``EnvironmentTerminationCondition``
-    when it names none), then the run's condition."""
-    conditions: list[TerminationCondition] = [
-        _build(spec, TerminationCondition) for spec in phase.conditions
-    ] or [EnvironmentTerminationCondition()]
-    if run_condition is not None:
-        conditions.append(run_condition)
-    return conditions
-
-
-def _phase_progress(phase: PhasePlan) -> PhaseProgress:
-    """Fresh progress counters of a phase (nothing done yet)."""
-    return PhaseProgress(
-        index=phase.index, name=phase.name, mode=phase.mode, workers=phase.workers,
-        episodes=phase.episodes, agents=[a.name for a in phase.agents],
-        episodes_done=[0] * phase.workers,
-    )
-
-
-def _step_verdict(step_conditions: list[Any], progress: Any) -> int:
-    """The highest answer of the phase's ``step_finished`` checks (CONTINUE when none)."""
-    verdict = _CONTINUE
-    for check in step_conditions:
-        answer = check(progress)
-        if answer > verdict:
-            verdict = answer
-    return verdict
-
-
-def _resolve_ids(
-    requested: tuple[str, ...] | None,
-    offered: list[Any],
-    what: str,
-    key: str,
-) -> list[Any]:
-    """The offered items (sensors or actuators) the agent asked for, in the
-    order asked; all of them when ``requested`` is ``None``."""
-    if requested is None:
-        return list(offered)
-    by_id = {item.uid: item for item in offered}
-    out = []
-    for i, uid in enumerate(requested):
-        item = by_id.get(uid)
-        if item is None:
-            import difflib
-
-            close = difflib.get_close_matches(uid, list(by_id), n=1)
-            hint = f"did you mean {close[0]!r}? " if close else ""
-            raise ComponentError(
-                f"{key}.{what}[{i}]: the environments offer no {what[:-1]} {uid!r}; "
-                f"{hint}offered: {', '.join(by_id) or 'none'}"
-            )
-        out.append(item)
-    return out
-
-
-@dataclass
-class _AgentSetup:
-    spec: AgentSpec
-    sensors: list[SensorInformation]
-    actuators: list[ActuatorInformation]
-    sensor_env: int
-    reward_envs: list[int]
-
-
-def _agent_setups(phase: PhasePlan, baselines: list[Any]) -> list[_AgentSetup]:
-    env_of: dict[str, int] = {}
-    all_sensors: list[SensorInformation] = []
-    all_actuators: list[ActuatorInformation] = []
-    for i, baseline in enumerate(baselines):
-        for s in baseline.sensors:
-            env_of[s.uid] = i
-        for a in baseline.actuators:
-            env_of[a.uid] = i
-        all_sensors.extend(baseline.sensors)
-        all_actuators.extend(baseline.actuators)
-    setups = []
-    for agent in phase.agents:
-        sensors = _resolve_ids(agent.sensors, all_sensors, "sensors", agent.key)
-        actuators = _resolve_ids(agent.actuators, all_actuators, "actuators", agent.key)
-        envs = sorted({env_of[x.uid] for x in (*sensors, *actuators)})
-        sensor_env = -1
-        for i, baseline in enumerate(baselines):
-            if [s.uid for s in sensors] == [s.uid for s in baseline.sensors]:
-                sensor_env = i
-                break
-        if not envs:
-            envs = list(range(len(baselines)))
-        setups.append(_AgentSetup(agent, sensors, actuators, sensor_env, envs))
-    return setups
-
-
-class _PhaseRuntime:
-    """Everything constructed for one phase."""
-
-    def __init__(self, plan: RunPlan, phase: PhasePlan, brains: dict[str, Brain],
-                 run_condition: TerminationCondition | None, recorder: "RunRecorder | None",
-                 *, seed_override: int | None = None,
-                 prepare_brain: Callable[[AgentSpec, Brain, bool], None] | None = None,
-                 restore: "list[WorkerState] | None" = None,
-                 only_workers: "list[int] | None" = None) -> None:
-        """Construct the phase. ``prepare_brain(spec, brain, fresh)`` is called
-        for every agent once its brain is set up and in the phase's mode, before
-        the muscles are made (lineage: ``load``/``replay``/resume);
-        ``restore`` (resuming a phase) holds each worker's saved state."""
-        self.phase = phase
-        seed = plan.seed
-        base_seed = seed_override if seed_override is not None else seed
-        #: per worker, per environment: the sampler generator (``None`` without samplers)
-        self.samplers: list[list[np.random.Generator | None]] = []
-        self.controller: SimulationController = _build(phase.simulation, SimulationController)
-        self.conditions = _phase_conditions(phase, run_condition)
-        self.progress = _phase_progress(phase)
-        mode = Mode(phase.mode)
-        train = mode is Mode.TRAIN
-        self.workers: list[_Worker] = []
-        baselines_0: list[Any] = []
-        for w in range(phase.workers) if only_workers is None else only_workers:  # parallel workers: one
-            envs: list[Environment] = []
-            reward_blocks: list[Reward | None] = []
-            generators: list[np.random.Generator | None] = []
-            drawn: dict[str, Any] = {}
-            saved = restore[w] if restore is not None and w < len(restore) else None
-            for i, spec in enumerate(phase.environments):
-                gen = None if spec.samplers is None else sampler_rng(base_seed, phase.index, w, spec.uid)
-                if gen is not None and saved is not None and i < len(saved.samplers) \
-                        and saved.samplers[i] is not None:
-                    gen.bit_generator.state = saved.samplers[i]
-                generators.append(gen)
-                env_seed = seed_override if seed_override is not None else environment_seed(
-                    seed, phase.index, w, spec.uid)
-                env, params = _make_environment(spec, env_seed, gen)
-                if params is not None:
-                    drawn[spec.uid] = params
-                if saved is not None and i < len(saved.envs) and saved.envs[i] is not None \
-                        and isinstance(getattr(env, "rng", None), _Generator):
-                    env.rng.bit_generator.state = saved.envs[i]
-                envs.append(env)
-                reward_blocks.append(None if spec.reward is None else _build(spec.reward, Reward))
-            self.samplers.append(generators)
-            worker = _Worker(w, phase, envs, reward_blocks, self.progress, train, recorder)
-            if drawn:
-                worker.episode_extras = {"env_params": drawn}
-            worker.progress.states = [None] * len(envs)  # type: ignore[list-item]
-            baselines = []
-            for i, env in enumerate(envs):
-                try:
-                    baselines.append(env.start_environment())
-                except Exception as exc:
-                    raise _component_error(
-                        f"{phase.environments[i].key}: environment {env.uid!r}: start_environment", exc
-                    ) from exc
-                worker.env_sensors[i] = baselines[-1].sensors
-                for a in baselines[-1].actuators:
-                    worker.action_env[a.uid] = i
-            if not self.workers:
-                baselines_0 = baselines
-            self.workers.append(worker)
-        setups = _agent_setups(phase, baselines_0)
-        muscles_of: dict[str, list[Muscle]] = {s.spec.name: [] for s in setups}
-        for setup in setups:
-            spec = setup.spec
-            brain = brains.get(spec.name)
-            if brain is None:
-                b_seed = seed_override if seed_override is not None else brain_seed(seed, spec.name)
-                brain = _build(spec.brain, Brain, seed=b_seed)
-                try:
-                    brain.setup(setup.sensors, setup.actuators)
-                except Exception as exc:
-                    raise _component_error(f"{spec.key}.brain: setup", exc) from exc
-                brains[spec.name] = brain
-                fresh = True
-            else:
-                fresh = False
-            brain.mode = mode
-            if prepare_brain is not None:
-                prepare_brain(spec, brain, fresh)
-        for worker in self.workers:
-            for setup in setups:
-                spec = setup.spec
-                brain = brains[spec.name]
-                m_seed = seed_override if seed_override is not None else muscle_seed(
-                    seed, phase.index, worker.index, spec.name)
-                muscle = _build(spec.muscle, Muscle, uid=spec.name, seed=m_seed)
-                objective = _build(spec.objective, Objective)
-                try:
-                    muscle.setup(setup.sensors, setup.actuators)
-                    muscle.mode = mode
-                    state = brain.muscle_state()
-                    if state is not None:
-                        muscle.update(state)
-                except Exception as exc:
-                    raise _component_error(f"{spec.key}.muscle: setup", exc) from exc
-                muscles_of[spec.name].append(muscle)
-                agent = _Agent(
-                    spec.name, brain, muscle, muscles_of[spec.name], objective,
-                    [s.uid for s in setup.sensors], setup.actuators, setup.sensor_env,
-                    setup.reward_envs,
-                )
-                worker.agents.append(agent)
-                if setup.sensor_env < 0:
-                    worker.need_map = True
-            if worker.need_map:
-                worker._rebuild_map()
-        if restore is not None:
-            from xdoe.execution._resume import restore_worker
-
-            for worker, saved_state in zip(self.workers, restore):
-                restore_worker(worker, saved_state, brains)
-                worker.episode = saved_state.next_episode
-                self.progress.episodes_done[worker.index] = saved_state.next_episode
-                if worker.episode >= phase.episodes:
-                    worker.active = False
-
-    def redraw(self, worker: "_Worker") -> None:
-        """Re-create the worker's environments that have parameter samplers,
-        with freshly drawn parameters (before its next episode starts)."""
-        drawn: dict[str, Any] = {}
-        for i, spec in enumerate(self.phase.environments):
-            gen = self.samplers[worker.index][i]
-            if gen is None:
-                continue
-            old = worker.envs[i]
-            try:
-                old.close()
-            except Exception as exc:
-                raise _component_error(f"environment {spec.uid!r}: close", exc) from exc
-            worker.envs[i], drawn[spec.uid] = _make_environment(spec, 0, gen)  # type: ignore[assignment]
-        if drawn:
-            worker.episode_extras = {"env_params": drawn}
-
-    @property
-    def has_samplers(self) -> bool:
-        return any(s.samplers is not None for s in self.phase.environments)
-
-    def close(self) -> None:
-        errors = []
-        for worker in self.workers:
-            for env in worker.envs:
-                try:
-                    env.close()
-                except Exception as exc:  # pragma: no cover - reported below
-                    errors.append(exc)
-        if errors:
-            raise _component_error("environment close", errors[0]) from errors[0]
-
-
-def _make_environment(spec: EnvironmentSpec, seed: int,
-                      sampler: "np.random.Generator | None") -> tuple[Environment, dict[str, Any] | None]:
-    """Construct an environment; with samplers, from ``sampler`` draw its
-    parameters, then its seed (see :mod:`xdoe.execution._seeding`), and
-    return the drawn values too."""
-    if spec.samplers is None or sampler is None:
-        return _build(spec.environment, Environment, uid=spec.uid, seed=seed), None
-    params, drawn = spec.samplers.draw(sampler)
-    env_seed = int(sampler.integers(2**32))
-    cls = load_class(spec.environment.name, spec.environment.key, base=Environment)
-    return construct(cls, spec.environment.key, params, uid=spec.uid, seed=env_seed), drawn
-
 
 def _phase_runtime(plan: RunPlan, phase: PhasePlan, brains: dict[str, Brain],
                    run_condition: TerminationCondition | None, recorder: "RunRecorder | None",
                    **kwargs: Any) -> Any:
-    """The phase's runtime: in-process (:class:`_PhaseRuntime`), or worker
+    """The phase's runtime: in-process (:class:`PhaseRuntime`), or worker
     processes when parallel workers are on and the phase has several
     workers (:mod:`xdoe.execution._parallel_workers`)."""
     if phase.workers > 1 and kwargs.get("restore") is None:
-        from xdoe.execution._parallel_workers import ParallelPhase, parallel_workers_enabled
-
         if parallel_workers_enabled():
             return ParallelPhase(plan, phase, brains, run_condition, recorder,
                                  prepare_brain=kwargs.get("prepare_brain"))
-    return _PhaseRuntime(plan, phase, brains, run_condition, recorder, **kwargs)
+    return PhaseRuntime(plan, phase, brains, run_condition, recorder, **kwargs)
 
 
-def _run_phase(rt: _PhaseRuntime, result: PhaseResult,
-               on_episode: Callable[["_Worker", EpisodeProgress], None]) -> Verdict:
+def _run_phase(rt: PhaseRuntime, result: PhaseResult,
+               on_episode: Callable[["Worker", EpisodeProgress], None]) -> Verdict:
     """The episode loop of one phase; returns the highest phase-level verdict."""
-    if not isinstance(rt, _PhaseRuntime):  # parallel workers
+    if not isinstance(rt, PhaseRuntime):  # parallel workers
         return rt.run(result, on_episode)  # type: ignore[no-any-return]
     phase = rt.phase
     controller = rt.controller
-    step_conditions = [c.step_finished for c in rt.conditions if _overrides(c, "step_finished")]
-    episode_conditions = [c.episode_finished for c in rt.conditions if _overrides(c, "episode_finished")]
+    step_conditions = [c.step_finished for c in rt.conditions if overrides(c, "step_finished")]
+    episode_conditions = [c.episode_finished for c in rt.conditions if overrides(c, "episode_finished")]
     for condition in rt.conditions:
         condition.phase_started(rt.progress)
     budget = phase.episodes
     reward_sums: dict[str, float] = {a.name: 0.0 for a in phase.agents}
     objective_sums: dict[str, float] = {a.name: 0.0 for a in phase.agents}
 
-    def finish(worker: _Worker, truncated: bool) -> Verdict:
+    def finish(worker: Worker, truncated: bool) -> Verdict:
         episode = worker.end_episode(truncated)
         result.episodes += 1
         result.steps += episode.steps
@@ -761,7 +102,7 @@ def _run_phase(rt: _PhaseRuntime, result: PhaseResult,
             reward_sums[name] += value
         for name, value in episode.objectives.items():
             objective_sums[name] += value
-        verdict = _CONTINUE
+        verdict = CONTINUE
         for check in episode_conditions:
             answer = check(episode)
             if answer > verdict:
@@ -772,22 +113,22 @@ def _run_phase(rt: _PhaseRuntime, result: PhaseResult,
     active = [w for w in rt.workers if w.active]  # a resumed phase may have finished workers
     for worker in active:
         worker.start_episode(controller, started=True)
-    stop = _CONTINUE
-    while active and stop < _STOP_PHASE:
+    stop = CONTINUE
+    while active and stop < STOP_PHASE:
         ended = False
         for worker in active:
             controller.step(worker)
-            verdict = _step_verdict(step_conditions, worker.progress)
-            if verdict >= _RESET:
+            verdict = step_verdict(step_conditions, worker.progress)
+            if verdict >= RESET:
                 ended = True
                 answer = finish(worker, False)
                 if answer > verdict:
                     verdict = answer
-                if verdict < _STOP_PHASE and worker.episode < budget:
+                if verdict < STOP_PHASE and worker.episode < budget:
                     worker.start_episode(controller)
                 else:
                     worker.active = False
-                if verdict >= _STOP_PHASE:
+                if verdict >= STOP_PHASE:
                     stop = verdict
                     break
         if ended:  # only an ended episode can retire a worker; steps stay cheap
@@ -796,7 +137,7 @@ def _run_phase(rt: _PhaseRuntime, result: PhaseResult,
         if worker.in_episode and worker.step > 0:
             finish(worker, True)
     result.stopped_by = {
-        _CONTINUE: "episodes", _RESET: "episodes", _STOP_PHASE: "condition", _STOP_RUN: "run_condition"
+        CONTINUE: "episodes", RESET: "episodes", STOP_PHASE: "condition", STOP_RUN: "run_condition"
     }[Verdict(stop)]
     total = max(result.episodes, 1)
     result.rewards = {k: v / total for k, v in reward_sums.items()}
@@ -892,7 +233,7 @@ def execute_plan(
     brains: dict[str, Brain] = {}
     run_condition = None
     if plan.run_condition is not None:
-        run_condition = _build(plan.run_condition, TerminationCondition)
+        run_condition = build_component(plan.run_condition, TerminationCondition)
     store = recorder.store if recorder is not None else None
     changes = _lineage_changes(plan)
     steps_before = 0
@@ -956,7 +297,7 @@ def execute_plan(
         redraw = rt.has_samplers
         total = phase.workers * phase.episodes
 
-        def on_episode(worker: _Worker, episode: EpisodeProgress, rt: _PhaseRuntime = rt,
+        def on_episode(worker: Worker, episode: EpisodeProgress, rt: PhaseRuntime = rt,
                        result: PhaseResult = result, base: int = steps_before,
                        checkpointer: PhaseCheckpointer | None = checkpointer,
                        redraw: bool = redraw, phase: PhasePlan = phase) -> None:
@@ -988,7 +329,7 @@ def execute_plan(
         results.append(result)
         if recorder is not None:
             recorder.phase_finished("finished")
-        if verdict >= _STOP_RUN:
+        if verdict >= STOP_RUN:
             break
     return results
 
@@ -1008,9 +349,9 @@ def check_plan(plan: RunPlan, seed: int) -> list[str]:
     brains: dict[str, Brain] = {}
     run_condition = None
     if plan.run_condition is not None:
-        run_condition = _build(plan.run_condition, TerminationCondition)
+        run_condition = build_component(plan.run_condition, TerminationCondition)
     for phase in plan.phases:
-        rt = _PhaseRuntime(plan, phase, brains, run_condition, None, seed_override=seed)
+        rt = PhaseRuntime(plan, phase, brains, run_condition, None, seed_override=seed)
         rt.close()
         lines.append(
             f"{phase.key}: {len(phase.environments)} environment(s), {len(phase.agents)} agent(s), "

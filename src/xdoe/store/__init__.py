@@ -17,6 +17,14 @@ Schema (see :mod:`xdoe.store._models`): experiment, run (uid + content hash:
 the same uid with a changed document is a new run version), run_instance,
 phase, episode, step, checkpoint, brain_source, claim, store_meta.
 
+Every SQL statement of xdoe is in this package (a test checks it): the
+:class:`Store` facade answers every query (one "finished" rule and one
+liveness rule with one heartbeat timeout, :mod:`xdoe.store._rules`), the
+:class:`RunRecorder` writes every row of a run instance, the claim functions
+serialise runs across processes. ``__all__`` holds the facade and its value
+types; the SQLAlchemy models (``Run``, ``RunInstance``...) stay importable from
+here for tests and ad-hoc queries but are not part of the public API.
+
 Names are imported on first use (:mod:`xdoe._lazy`): the campaign views
 (export, status, lineage) are not loaded by a run.
 """
@@ -28,6 +36,7 @@ from typing import TYPE_CHECKING
 from xdoe._lazy import lazy_exports
 
 if TYPE_CHECKING:
+    from xdoe.store._checkpoint_rows import CheckpointInfo, SourceRow
     from xdoe.store._claims import (
         ClaimHeartbeat,
         ClaimInfo,
@@ -39,7 +48,7 @@ if TYPE_CHECKING:
         release_claim,
         run_finished,
     )
-    from xdoe.store._engine import DEFAULT_URL, ENV_VAR
+    from xdoe.store._engine import DEFAULT_URL, ENV_VAR, mask_url
     from xdoe.store._json import canonical_json, document_hash
     from xdoe.store._models import (
         INSTANCE_STATUSES,
@@ -57,8 +66,15 @@ if TYPE_CHECKING:
         StoreMeta,
         utcnow,
     )
-    from xdoe.store._recorder import DEFAULT_RESULTS_ROOT, RunRecorder
-    from xdoe.store._results import EPISODE_KEYS, TRANSACTION_COLUMNS, ResultsPaths, safe_name
+    from xdoe.store._recorder import RunRecorder
+    from xdoe.store._results import (
+        DEFAULT_RESULTS_ROOT,
+        EPISODE_KEYS,
+        TRANSACTION_COLUMNS,
+        ResultsPaths,
+        safe_name,
+    )
+    from xdoe.store._liveness import HEARTBEAT_TIMEOUT, dead_reason, instance_alive
     from xdoe.store._steps import StepPolicy, StoreStepsError
     from xdoe.store._store import InstanceInfo, RunInfo, Store
     # campaign views (issue 4)
@@ -67,36 +83,34 @@ if TYPE_CHECKING:
     from xdoe.store._status import CampaignStatus, RunStatus, campaign_status
 
 __all__ = [
+    # the facade
     "Store",
     "RunRecorder",
+    # its value types
     "RunInfo",
     "InstanceInfo",
+    "CheckpointInfo",
+    "SourceRow",
     "ResultsPaths",
     "StepPolicy",
     "StoreStepsError",
-    "canonical_json",
-    "document_hash",
-    "safe_name",
-    "utcnow",
+    "ClaimInfo",
+    "INSTANCE_STATUSES",
+    # the rules and constants
+    "HEARTBEAT_TIMEOUT",
     "DEFAULT_URL",
     "DEFAULT_RESULTS_ROOT",
     "ENV_VAR",
     "EPISODE_KEYS",
     "TRANSACTION_COLUMNS",
-    "INSTANCE_STATUSES",
     "SCHEMA_VERSION",
-    "Base",
-    "StoreMeta",
-    "Experiment",
-    "Run",
-    "RunInstance",
-    "Phase",
-    "Episode",
-    "Step",
-    "Checkpoint",
-    "BrainSource",
-    "Claim",
-    "ClaimInfo",
+    "instance_alive",
+    "dead_reason",
+    "canonical_json",
+    "document_hash",
+    "safe_name",
+    "mask_url",
+    # claims: at most one process executes a run version at a time
     "ClaimHeartbeat",
     "new_owner",
     "claim_run",
@@ -117,16 +131,20 @@ __all__ = [
 ]
 
 __getattr__, __dir__ = lazy_exports(__name__, globals(), {
+    "xdoe.store._checkpoint_rows": ["CheckpointInfo", "SourceRow"],
     "xdoe.store._claims": ["ClaimHeartbeat", "ClaimInfo", "claim_of", "claim_run",
                            "fail_running_instances", "heartbeat_claim", "new_owner",
                            "release_claim", "run_finished"],
-    "xdoe.store._engine": ["DEFAULT_URL", "ENV_VAR"],
+    "xdoe.store._engine": ["DEFAULT_URL", "ENV_VAR", "mask_url"],
     "xdoe.store._json": ["canonical_json", "document_hash"],
+    # the schema: importable for tests and ad-hoc queries, not in __all__
     "xdoe.store._models": ["INSTANCE_STATUSES", "SCHEMA_VERSION", "Base", "BrainSource",
                            "Checkpoint", "Claim", "Episode", "Experiment", "Phase", "Run",
                            "RunInstance", "Step", "StoreMeta", "utcnow"],
-    "xdoe.store._recorder": ["DEFAULT_RESULTS_ROOT", "RunRecorder"],
-    "xdoe.store._results": ["EPISODE_KEYS", "TRANSACTION_COLUMNS", "ResultsPaths", "safe_name"],
+    "xdoe.store._recorder": ["RunRecorder"],
+    "xdoe.store._results": ["DEFAULT_RESULTS_ROOT", "EPISODE_KEYS", "TRANSACTION_COLUMNS", "ResultsPaths",
+                            "safe_name"],
+    "xdoe.store._liveness": ["HEARTBEAT_TIMEOUT", "dead_reason", "instance_alive"],
     "xdoe.store._steps": ["StepPolicy", "StoreStepsError"],
     "xdoe.store._store": ["InstanceInfo", "RunInfo", "Store"],
     "xdoe.store._export": ["EXPORT_COLUMNS", "ExportResult", "export_episodes"],

@@ -159,14 +159,7 @@ def claim_of(store: "Store", run_uid: str, content_hash: str) -> ClaimInfo | Non
 
 def run_finished(store: "Store", run_uid: str, content_hash: str) -> bool:
     """Whether the run version has a finished instance."""
-    stmt = (
-        select(RunInstance.id)
-        .join(Run, RunInstance.run_id == Run.id)
-        .where(Run.uid == run_uid, Run.content_hash == content_hash, RunInstance.status == "finished")
-        .limit(1)
-    )
-    with store._read("read runs from") as session:
-        return session.execute(stmt).first() is not None
+    return store.finished_instance(run_uid, content_hash) is not None
 
 
 def fail_running_instances(store: "Store", run_uid: str, content_hash: str, *, host: str,

@@ -25,7 +25,7 @@ from sqlalchemy.exc import ArgumentError, NoSuchModuleError
 from xdoe.errors import StoreError
 
 __all__ = ["DEFAULT_URL", "ENV_VAR", "SQLITE_BUSY_TIMEOUT_MS", "resolve_url", "mask_url",
-           "make_engine", "store_error", "WRITE"]
+           "absolute_url", "url_database", "make_engine", "store_error", "WRITE"]
 
 ENV_VAR = "XRUN_STORE"
 DEFAULT_URL = "sqlite:///_outputs/xrun.sqlite"
@@ -49,6 +49,34 @@ def mask_url(url: str) -> str:
         return make_url(url).render_as_string(hide_password=True)
     except Exception:  # noqa: BLE001 - a URL SQLAlchemy cannot parse is masked by pattern
         return _PASSWORD.sub(r"\1***@", url)
+
+
+def absolute_url(url: str | None) -> str:
+    """The store URL other processes should open: ``$XRUN_STORE``/the
+    default resolved, and a relative SQLite path made absolute."""
+    resolved = resolve_url(url)
+    try:
+        parsed = make_url(resolved)
+    except Exception:  # noqa: BLE001 - Store() reports malformed URLs
+        return resolved
+    db = parsed.database or ""
+    if parsed.get_backend_name() == "sqlite" and db and db != ":memory:" and not db.startswith("file:") \
+            and not os.path.isabs(db):
+        return parsed.set(database=str(Path(db).resolve())).render_as_string(hide_password=False)
+    return resolved
+
+
+def url_database(url: str) -> tuple[str, str | None]:
+    """``(backend name, database)`` of a store URL, e.g. ``("sqlite", ":memory:")``.
+
+    Raises:
+        ValueError: SQLAlchemy cannot parse the URL (the message says why).
+    """
+    try:
+        parsed = make_url(url)
+    except ArgumentError as exc:
+        raise ValueError(str(exc)) from None
+    return parsed.get_backend_name(), parsed.database
 
 
 def store_error(url: str, action: str, exc: BaseException) -> StoreError:

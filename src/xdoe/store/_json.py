@@ -2,42 +2,13 @@
 
 from __future__ import annotations
 
-import datetime as _dt
 import hashlib
 import json
 from typing import Any, Callable
 
-__all__ = ["canonical_json", "compact_json", "pretty_json", "document_hash", "fast_encoder"]
+from xdoe.documents._canonical import canonical_json, json_default
 
-
-def _default(obj: Any) -> Any:
-    """Turn the non-JSON values that reach the store into JSON values.
-
-    numpy scalars and arrays (anything with ``tolist``), dates and datetimes
-    (ISO 8601), sets (sorted lists) and paths (strings). The store does not
-    import numpy; duck typing is enough.
-    """
-    if hasattr(obj, "tolist"):
-        return obj.tolist()
-    if isinstance(obj, (_dt.datetime, _dt.date, _dt.time)):
-        return obj.isoformat()
-    if isinstance(obj, (set, frozenset)):
-        return sorted(obj, key=repr)
-    if hasattr(obj, "__fspath__"):
-        return str(obj)
-    raise TypeError(f"value of type {type(obj).__name__} cannot be stored as JSON: {obj!r}")
-
-
-def canonical_json(value: Any) -> str:
-    """The canonical JSON text of ``value``: sorted keys, no whitespace, UTF-8
-    characters kept, shortest float representation.
-
-    Raises:
-        TypeError: ``value`` holds something that has no JSON form.
-        ValueError: ``value`` holds NaN or an infinity (not canonical JSON).
-    """
-    return json.dumps(value, sort_keys=True, separators=(",", ":"), ensure_ascii=False,
-                      allow_nan=False, default=_default)
+__all__ = ["canonical_json", "json_default", "compact_json", "pretty_json", "document_hash", "fast_encoder"]
 
 
 def compact_json(value: Any) -> str:
@@ -47,12 +18,12 @@ def compact_json(value: Any) -> str:
     ``NaN``/``Infinity``, which Python's :mod:`json` reads back).
     """
     return json.dumps(value, sort_keys=True, separators=(",", ":"), ensure_ascii=False,
-                      default=_default)
+                      default=json_default)
 
 
 def pretty_json(value: Any) -> str:
     """Readable JSON for metadata files: indent 2, sorted keys, final newline."""
-    return json.dumps(value, indent=2, sort_keys=True, ensure_ascii=False, default=_default) + "\n"
+    return json.dumps(value, indent=2, sort_keys=True, ensure_ascii=False, default=json_default) + "\n"
 
 
 def document_hash(document: Any) -> str:

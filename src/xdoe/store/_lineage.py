@@ -4,7 +4,7 @@ from (``brain_source`` rows), as data (:func:`build_lineage`) and as a
 
 In the tree, failed nodes are red and marked ``✗ failed``, running ones
 yellow and marked ``● running``, interrupted ones (also running instances
-that are stale, see :func:`xdoe.store._status.is_stale`) magenta and marked
+that are stale, see :func:`xdoe.store._liveness.dead_reason`) magenta and marked
 ``⚠ interrupted``.
 """
 
@@ -26,7 +26,7 @@ from xdoe.store._models import (
     RunInstance,
     utcnow,
 )
-from xdoe.store._status import DEFAULT_HEARTBEAT_TIMEOUT, is_stale
+from xdoe.store._liveness import HEARTBEAT_TIMEOUT, dead_reason
 
 if TYPE_CHECKING:
     from rich.tree import Tree
@@ -107,7 +107,7 @@ def build_lineage(
     *,
     run: str | None = None,
     latest_only: bool = False,
-    heartbeat_timeout: float = DEFAULT_HEARTBEAT_TIMEOUT,
+    heartbeat_timeout: float = HEARTBEAT_TIMEOUT,
     now: _dt.datetime | None = None,
     hostname: str | None = None,
 ) -> list[RunNode]:
@@ -149,7 +149,7 @@ def build_lineage(
         ):
             node = InstanceNode(i.id, i.status, i.host, i.pid, i.start, i.end, i.error)
             if i.status == "running":
-                node.stale = is_stale(i.host, i.pid, i.heartbeat, i.start, now=moment,
+                node.stale = dead_reason(i.host, i.pid, i.heartbeat, i.start, now=moment,
                                       timeout=heartbeat_timeout, hostname=host)
             if i.run_id in runs:
                 runs[i.run_id].instances.append(node)

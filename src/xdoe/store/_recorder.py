@@ -11,80 +11,24 @@ from pathlib import Path
 from types import TracebackType
 from typing import TYPE_CHECKING, Any
 
-from sqlalchemy import insert, select, update
-from sqlalchemy.exc import IntegrityError
-from sqlalchemy.orm import Session
+from sqlalchemy import update
 
-from xdoe.errors import DocumentError, StoreError
-from xdoe.store._json import _default, compact_json, document_hash, fast_encoder
-from xdoe.store._models import (
-    Episode,
-    Experiment,
-    Phase,
-    Run,
-    RunInstance,
-    Step,
-    _Encoded,
-    utcnow,
-)
-from xdoe.store._results import ResultsPaths, ResultsWriter
+from xdoe.errors import DocumentError, StoreError, one_line
+from xdoe.store._json import compact_json, document_hash
+from xdoe.store._models import Episode, Experiment, Phase, Run, RunInstance, utcnow
+from xdoe.store._recorder_resume import RecorderResume
+from xdoe.store._recorder_rows import RowBuffer, _get_or_create, _int_or_none, _json_cell
+from xdoe.store._results import DEFAULT_RESULTS_ROOT, ResultsPaths, ResultsWriter
 from xdoe.store._steps import StepPolicy
 
 if TYPE_CHECKING:
     from xdoe.store._store import Store
 
-__all__ = ["RunRecorder", "DEFAULT_RESULTS_ROOT", "FINAL_STATUSES"]
+__all__ = ["RunRecorder", "FINAL_STATUSES"]
 
-DEFAULT_RESULTS_ROOT = Path("_outputs") / "results"
 #: Statuses :meth:`RunRecorder.finish` accepts.
 FINAL_STATUSES = ("finished", "failed", "interrupted")
 _MAX_ERROR_CHARS = 2000
-
-
-def _one_line(text: str | None) -> str | None:
-    if text is None:
-        return None
-    line = " ".join(str(text).split())
-    return line if len(line) <= _MAX_ERROR_CHARS else line[: _MAX_ERROR_CHARS - 1] + "\u2026"
-
-
-def _int_or_none(value: Any) -> int | None:
-    return value if isinstance(value, int) and not isinstance(value, bool) else None
-
-
-#: ``compact_json`` with its encoder built once (:func:`fast_encoder`):
-#: ``json.dumps`` with options builds a new encoder on every call, which costs
-#: more than encoding the small dicts of a step. Same options, so the same text.
-_encode_compact = fast_encoder(sort_keys=True, separators=(",", ":"), ensure_ascii=False,
-                               default=_default)
-
-
-#: Columns of a buffered step row, in the order of its tuple.
-_STEP_COLUMNS = ("phase_id", "worker", "episode", "step", "agent", "sensors", "actions", "rewards",
-                 "objective", "done")
-#: Columns of a buffered episode row, in the order of its tuple.
-_EPISODE_COLUMNS = ("phase_id", "worker", "episode", "agent", "steps", "reward", "objective",
-                    "wall_time", "extras")
-
-
-def _json_cell(value: Any) -> _Encoded | None:
-    return None if value is None else _Encoded(_encode_compact(value))
-
-
-def _get_or_create(session: Session, model: Any, lookup: dict[str, Any], values: dict[str, Any]) -> int:
-    """Id of the row of ``model`` matching ``lookup`` (a unique key), inserted
-    with ``values`` when missing. Safe against a concurrent insert of the same key."""
-    stmt = select(model.id).filter_by(**lookup)
-    found = session.execute(stmt).scalar_one_or_none()
-    if found is not None:
-        return int(found)
-    try:
-        with session.begin_nested():
-            obj = model(**lookup, **values)
-            session.add(obj)
-        return int(obj.id)
-    except IntegrityError:  # another process inserted it meanwhile
-        return int(session.execute(stmt).scalar_one())
 
 
 def exit_status(exc_type: type[BaseException] | None, exc: BaseException | None,
@@ -98,7 +42,7 @@ def exit_status(exc_type: type[BaseException] | None, exc: BaseException | None,
             "".join(_traceback.format_exception(exc_type, exc, tb)))
 
 
-class RunRecorder:
+class RunRecorder(RecorderResume, RowBuffer):
     """Records one run instance: rows in the store and files in its results folder.
 
     Call :meth:`start`, then for each phase :meth:`phase_started`,
@@ -252,102 +196,6 @@ class RunRecorder:
             session.flush()
             return int(instance.id)
 
-    # -- resuming an interrupted instance ----------------------------------------
-    def resume(self, instance: Any) -> bool:
-        """Take over the interrupted (or dead ``running``) run instance
-        ``instance`` (an :class:`xdoe.store.InstanceInfo` of this run) instead
-        of starting a new one: its row goes back to ``running`` with this
-        host, pid and a fresh heartbeat (end and error cleared), atomically, so
-        of two processes resuming the same instance one wins. Then call
-        :meth:`reopen` (after the executor dropped what it redoes).
-
-        Returns:
-            ``False`` when another process took the instance over first.
-
-        Raises:
-            StoreError: already started, or the store cannot be written.
-        """
-        with self._lock:
-            if self.instance_id is not None:
-                raise StoreError(f"run {self.run_uid}: recorder already started")
-            now = utcnow()
-            with self.store._write("resume a run in") as session:
-                changed = session.execute(
-                    update(RunInstance)
-                    .where(RunInstance.id == instance.id, RunInstance.status == instance.status,
-                           RunInstance.pid == instance.pid, RunInstance.host == instance.host)
-                    .values(status="running", host=socket.gethostname(), pid=os.getpid(),
-                            heartbeat=now, end=None, error=None, traceback=None)
-                ).rowcount
-            if changed != 1:
-                return False
-            self.instance_id = int(instance.id)
-            self.instance_uuid = instance.uuid
-            self._start = instance.start
-            self.resumed_at = [*getattr(self, "resumed_at", []), now.isoformat()]
-            if instance.results_dir:
-                self.paths = ResultsPaths(Path(instance.results_dir))
-                self.paths.directory.mkdir(parents=True, exist_ok=True)
-            else:
-                self.paths = ResultsPaths.create(self.results_root, self.run_uid, self._start)
-            return True
-
-    def reopen(self) -> None:
-        """Open the results files of a resumed instance for appending, with the
-        phases and totals the store holds now, and rewrite ``session_metadata.json``."""
-        from sqlalchemy import func
-
-        with self._lock:
-            self._require_running()
-            assert self.paths is not None
-            with self.store._read("read phases from") as session:
-                counts = dict(session.execute(
-                    select(Episode.phase_id, func.count()).join(Phase, Episode.phase_id == Phase.id)
-                    .where(Phase.instance_id == self.instance_id).group_by(Episode.phase_id)).all())
-                steps = session.execute(
-                    select(func.coalesce(func.sum(Episode.steps), 0)).join(Phase, Episode.phase_id == Phase.id)
-                    .where(Phase.instance_id == self.instance_id)).scalar_one()
-                phases = session.execute(select(Phase).where(Phase.instance_id == self.instance_id)
-                                         .order_by(Phase.index)).scalars().all()
-                self._phases = [
-                    {"index": p.index, "name": p.name, "mode": p.mode, "status": p.status,
-                     "start": p.start.isoformat(), "end": None if p.end is None else p.end.isoformat(),
-                     "episodes": int(counts.get(p.id, 0))}
-                    for p in phases
-                ]
-            self.total_episodes = sum(p["episodes"] for p in self._phases)
-            self.total_steps = int(steps or 0)
-            self._files = ResultsWriter(self.paths, self.run_uid, self.policy.enabled, resume=True)
-            self._files.write_metadata(self.metadata())
-
-    def phase_resumed(self, phase_id: int, index: int, name: str, mode: str,
-                      config: dict[str, Any]) -> None:
-        """Continue the recorded phase ``phase_id`` of a resumed instance (its
-        row goes back to ``running``), instead of :meth:`phase_started`.
-
-        Raises:
-            StoreError: not started, finished, or another phase is still open.
-        """
-        with self._lock:
-            self._require_running()
-            if self._phase_id is not None:
-                raise StoreError(f"run {self.run_uid}: phase {index} ({name}) resumed while a phase is open")
-            with self.store._write("record a phase in") as session:
-                session.execute(update(Phase).where(Phase.id == phase_id)
-                                .values(status="running", end=None))
-            self._phase_id = int(phase_id)
-            workers = config.get("worker", 1) if isinstance(config, dict) else 1
-            assert self._files is not None
-            self._files.phase_resumed(int(index), str(name), str(mode), int(workers or 1))
-            entry = next((p for p in self._phases if p["index"] == int(index)), None)
-            if entry is None:
-                entry = {"index": int(index), "name": str(name), "mode": str(mode), "episodes": 0,
-                         "start": utcnow().isoformat()}
-            else:
-                self._phases.remove(entry)
-            entry.update(status="running", end=None)
-            self._phases.append(entry)
-
     def phase_started(self, index: int, name: str, mode: str, config: dict[str, Any]) -> None:
         """Record the start of phase ``index`` (its ``name``, ``mode`` and
         resolved ``phase_config``; ``config["worker"]`` is the number of
@@ -480,7 +328,7 @@ class RunRecorder:
             if self.instance_id is None:
                 self.start()
             self._end = utcnow()
-            self._error = _one_line(error)
+            self._error = one_line(error, _MAX_ERROR_CHARS)
             try:
                 with self.store._write("record the end of a run in") as session:
                     if self._phase_id is not None:
@@ -557,79 +405,3 @@ class RunRecorder:
         if self.status is not None:
             return
         self.finish(*exit_status(exc_type, exc, tb))
-
-    # -- internals --------------------------------------------------------
-    def _require_running(self) -> None:
-        if self.instance_id is None:
-            raise StoreError(f"run {self.run_uid}: recorder used before start()")
-        if self.status is not None:
-            raise StoreError(f"run {self.run_uid}: recorder used after finish()")
-
-    def _require_phase(self) -> int:
-        if self._phase_id is not None and self.status is None:  # the usual case, checked cheaply
-            return self._phase_id
-        self._require_running()
-        if self._phase_id is None:
-            raise StoreError(f"run {self.run_uid}: no phase is open (call phase_started first)")
-        return self._phase_id
-
-    def _buffered_row(self) -> None:
-        n = len(self._episodes) + len(self._steps)  # self.buffered, without a property call per row
-        if n > self.peak_buffered:
-            self.peak_buffered = n
-        if n >= self.flush_rows:
-            self.flush()
-
-    def _write_buffers(self, session: Session) -> None:
-        # the results files first: they then hold at least the rows the store
-        # keeps (a resumed instance filters them down to those, see filter_results)
-        assert self._files is not None
-        self._files.flush()
-        if self._episodes:
-            self._insert_rows(session, Episode.__table__, _EPISODE_COLUMNS, self._episodes)
-        if self._steps:
-            self._insert_rows(session, Step.__table__, _STEP_COLUMNS, self._steps)
-
-    def _insert_rows(self, session: Session, table: Any, columns: tuple[str, ...],
-                     rows: list[tuple[Any, ...]]) -> None:
-        """Insert buffered rows (tuples in ``columns`` order) into ``table``,
-        one ``executemany``.
-
-        With a positional DBAPI parameter style (SQLite's ``?``) the tuples go
-        straight to the driver's ``executemany``: SQLAlchemy's per-row
-        parameter processing costs more than SQLite's own insert, and for these
-        values (ints, floats, strings, bools, ``None``, JSON already encoded as
-        text) the bind processing of every column type is the identity. Other
-        drivers (PostgreSQL's named parameters) get a Core insert of dicts.
-        """
-        connection = session.connection()
-        sql = self._insert_sql.get(table.name)
-        if sql is None:
-            compiled = insert(table).compile(dialect=connection.dialect, column_keys=list(columns))
-            ok = compiled.positional and tuple(compiled.positiontup or ()) == columns
-            sql = self._insert_sql[table.name] = compiled.string if ok else ""
-        if sql:
-            connection.exec_driver_sql(sql, rows)
-        else:
-            session.execute(insert(table), [dict(zip(columns, row)) for row in rows])
-
-    def _clear_buffers(self) -> None:
-        self._episodes = []
-        self._steps = []
-
-    def _write_phase_end(self, session: Session, status: str) -> None:
-        self._write_buffers(session)
-        session.execute(update(Phase).where(Phase.id == self._phase_id)
-                        .values(status=status, end=utcnow()))
-
-    def _close_phase(self, status: str) -> None:
-        with self.store._write("record the end of a phase in") as session:
-            self._write_phase_end(session, status)
-        self._clear_buffers()
-        self._phase_closed(status)
-
-    def _phase_closed(self, status: str) -> None:
-        self._phase_id = None
-        self._phases[-1].update(status=status, end=utcnow().isoformat())
-        assert self._files is not None
-        self._files.phase_finished()

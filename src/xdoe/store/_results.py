@@ -56,7 +56,10 @@ from typing import IO, Any
 
 from xdoe.store._json import fast_encoder, pretty_json
 
-__all__ = ["ResultsPaths", "ResultsWriter", "EPISODE_KEYS", "TRANSACTION_COLUMNS", "safe_name",
+#: Where results folders go unless told otherwise (``xrun --results``, ``run(results=)``).
+DEFAULT_RESULTS_ROOT = Path("_outputs") / "results"
+
+__all__ = ["DEFAULT_RESULTS_ROOT", "ResultsPaths", "ResultsWriter", "EPISODE_KEYS", "TRANSACTION_COLUMNS", "safe_name",
            "filter_results"]
 
 #: Keys of every line of ``episodes.jsonl``, in order.

@@ -23,7 +23,6 @@ from __future__ import annotations
 
 import csv
 import datetime as _dt
-import os
 import socket
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -31,43 +30,18 @@ from typing import TYPE_CHECKING, Any
 
 from sqlalchemy import select
 
-from xdoe._process import process_alive
 from xdoe.errors import InputError
 from xdoe.store._models import Experiment, Run, RunInstance, utcnow
+from xdoe.store._liveness import HEARTBEAT_TIMEOUT, dead_reason
 
 if TYPE_CHECKING:
     from xdoe.store._store import Store
 
-__all__ = ["STATUSES", "DEFAULT_HEARTBEAT_TIMEOUT", "RunStatus", "CampaignStatus",
-           "campaign_status", "design_runs", "DesignRun", "is_stale", "pid_alive", "summarize"]
+__all__ = ["STATUSES", "RunStatus", "CampaignStatus", "campaign_status", "design_runs",
+           "DesignRun", "summarize"]
 
 #: Status of a run in a campaign, in display order.
 STATUSES = ("finished", "running", "failed", "interrupted", "missing", "invalid")
-#: Seconds without a heartbeat after which a running instance counts as interrupted.
-DEFAULT_HEARTBEAT_TIMEOUT = 120.0
-
-
-def pid_alive(pid: int) -> bool:
-    """Whether a process with this id exists on this host (not a zombie)."""
-    return bool(process_alive(socket.gethostname(), pid))
-
-
-def is_stale(host: str, pid: int, heartbeat: _dt.datetime | None, start: _dt.datetime, *,
-             now: _dt.datetime | None = None, timeout: float = DEFAULT_HEARTBEAT_TIMEOUT,
-             hostname: str | None = None) -> str | None:
-    """Why a *running* instance is in fact dead, or ``None`` when it may be alive:
-    its process is gone (checked only on this host) or its last heartbeat is
-    older than ``timeout`` seconds."""
-    here = hostname if hostname is not None else socket.gethostname()
-    if host == here and not pid_alive(pid):
-        return f"process {pid} on {host} is gone"
-    beat = heartbeat or start
-    age = ((now or utcnow()) - beat).total_seconds()
-    if age > timeout:
-        return f"no heartbeat for {age:.0f} s (host {host}, pid {pid})"
-    return None
-
-
 @dataclass(frozen=True)
 class DesignRun:
     """A run expected by the design: uid, content hash (``None`` when the
@@ -242,7 +216,7 @@ def _decide(run: DesignRun, instances: list[Any], *, now: _dt.datetime, timeout:
                          instances=len(mine), host=inst.host, start=inst.start, end=inst.end, **base)
 
     if newest.status == "running":
-        stale = is_stale(newest.host, newest.pid, newest.heartbeat, newest.start, now=now,
+        stale = dead_reason(newest.host, newest.pid, newest.heartbeat, newest.start, now=now,
                          timeout=timeout, hostname=hostname)
         if stale is None:
             return out("running", None, newest)
@@ -261,7 +235,7 @@ def campaign_status(
     output_dir: str | Path | None = None,
     experiment: str | None = None,
     *,
-    heartbeat_timeout: float = DEFAULT_HEARTBEAT_TIMEOUT,
+    heartbeat_timeout: float = HEARTBEAT_TIMEOUT,
     now: _dt.datetime | None = None,
     hostname: str | None = None,
 ) -> CampaignStatus:

@@ -11,14 +11,14 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
-from sqlalchemy import Select, select, update
+from sqlalchemy import Select, func, select, update
 from sqlalchemy import inspect as sa_inspect
-from sqlalchemy.engine import URL, make_url
-from sqlalchemy.exc import ArgumentError, SQLAlchemyError
+from sqlalchemy.engine import URL
+from sqlalchemy.exc import SQLAlchemyError
 from sqlalchemy.orm import Session, sessionmaker
 
 from xdoe.errors import NoStoreError, StoreError
-from xdoe.store._engine import WRITE, make_engine, mask_url, resolve_url, store_error
+from xdoe.store._engine import WRITE, make_engine, mask_url, resolve_url, store_error, url_database
 from xdoe.store._models import (
     SCHEMA_VERSION,
     Base,
@@ -30,7 +30,10 @@ from xdoe.store._models import (
     StoreMeta,
     utcnow,
 )
+from xdoe.store._checkpoint_rows import CheckpointRows
+from xdoe.store._instance_rows import InstanceRows
 from xdoe.store._recorder import RunRecorder
+from xdoe.store._rules import FINISHED, finished_stmt
 
 __all__ = ["Store", "RunInfo", "InstanceInfo"]
 
@@ -79,17 +82,17 @@ class InstanceInfo:
 def _require_sqlite_file(url: str, masked: str) -> None:
     """Raise :class:`NoStoreError` when ``url`` names a SQLite file that does not exist."""
     try:
-        parsed = make_url(url)
-    except ArgumentError:
+        backend, database = url_database(url)
+    except ValueError:
         return  # make_engine names the malformed URL
-    if parsed.get_backend_name() != "sqlite":
+    if backend != "sqlite":
         return
-    database = parsed.database or ""
+    database = database or ""
     if database in ("", ":memory:") or not (database.startswith("file:") or Path(database).expanduser().is_file()):
         raise NoStoreError(f"no store at {masked}")
 
 
-class Store:
+class Store(CheckpointRows, InstanceRows):
     """The results store, chosen by a SQLAlchemy URL.
 
     ``Store()`` opens ``$XRUN_STORE`` or ``sqlite:///_outputs/xrun.sqlite``
@@ -266,16 +269,23 @@ class Store:
             row = session.execute(stmt).first()
             return None if row is None else self._instance(row)
 
+    def finished_instances(self, run_uid: str | None = None,
+                           content_hash: str | None = None) -> dict[tuple[str, str], int]:
+        """``(run uid, content hash) -> id of its newest finished instance``
+        for every finished run version (optionally of one run uid / version),
+        in one query; the one "finished" rule (:mod:`xdoe.store._rules`)."""
+        with self._read("read runs from") as session:
+            return {(uid, h): int(i) for uid, h, i in session.execute(finished_stmt(run_uid, content_hash))}
+
+    def finished_instance(self, run_uid: str, content_hash: str | None = None) -> int | None:
+        """Id of the newest finished instance of a run (of one version when
+        ``content_hash`` is given), or ``None``."""
+        found = self.finished_instances(run_uid, content_hash).values()
+        return max(found) if found else None
+
     def finished_run_hashes(self) -> set[tuple[str, str]]:
         """``(run uid, content hash)`` of every run version with a finished instance."""
-        stmt = (
-            select(Run.uid, Run.content_hash)
-            .join(RunInstance, RunInstance.run_id == Run.id)
-            .where(RunInstance.status == "finished")
-            .distinct()
-        )
-        with self._read("read runs from") as session:
-            return {(uid, h) for uid, h in session.execute(stmt)}
+        return set(self.finished_instances())
 
     def finished_file_hashes(self, hashes: Iterable[str]) -> dict[str, tuple[str, int]]:
         """Which of these file hashes belong to a run version with a finished instance.
@@ -288,8 +298,6 @@ class Store:
             ``file hash -> (run uid, id of its newest finished instance)``
             for the hashes found; one query per :data:`IN_CHUNK` hashes.
         """
-        from sqlalchemy import func
-
         wanted = list(dict.fromkeys(hashes))
         found: dict[str, tuple[str, int]] = {}
         with self._read("read runs from") as session:
@@ -298,7 +306,7 @@ class Store:
                     select(Run.file_sha256, Run.uid, func.max(RunInstance.id))
                     .join(RunInstance, RunInstance.run_id == Run.id)
                     .where(Run.file_sha256.in_(wanted[start:start + IN_CHUNK]),
-                           RunInstance.status == "finished")
+                           FINISHED)
                     .group_by(Run.file_sha256, Run.uid)
                 )
                 for file_hash, uid, instance in session.execute(stmt):

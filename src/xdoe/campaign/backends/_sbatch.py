@@ -1,21 +1,6 @@
-"""Running a campaign on a SLURM cluster as job arrays.
-
-``xrun submit FILES... --slurm`` groups the run files into *tasks*
-(``runs_per_task`` files each, in the order given), cuts the task list into
-*chunks* that fit the cluster's ``MaxArraySize`` and submits one job array per
-chunk with ``sbatch``. Array task ``i`` of a chunk with offset ``o`` runs task
-``i + o``: it reads line ``i + o + 1`` of the submission's task list (absolute
-paths separated by tabs) and runs ``xrun experiment-start`` on those files with
-the submitter's Python interpreter, so that the same virtual environment is
-used on the compute nodes. Every task writes to one shared store, which is why
-a file-based SQLite store is refused (:func:`check_store_for_slurm`).
-
-Layout of one submission (``<output>`` is the directory holding the run files)::
-
-    <output>/slurm/<YYYYmmdd-HHMMSS>/tasks.tsv          one line per task
-    <output>/slurm/<YYYYmmdd-HHMMSS>/array-000.sbatch   one script per chunk
-    <output>/slurm/<YYYYmmdd-HHMMSS>/jobs.json          job ids, once submitted
-    <output>/slurm/<YYYYmmdd-HHMMSS>/logs/%A_%a.out     one log per array task
+"""SLURM job arrays on paper: options, chunks below ``MaxArraySize``, the
+sbatch script and task list, the store check (no cluster is contacted here
+except ``scontrol`` for ``MaxArraySize``). Submitting: :mod:`xdoe.campaign.backends._slurm`.
 
 SLURM's job-array semantics: https://slurm.schedmd.com/job_array.html (array
 indices range over ``0 .. MaxArraySize - 1``; ``%K`` limits how many tasks of
@@ -24,21 +9,16 @@ an array run at once).
 
 from __future__ import annotations
 
-import json
-import os
 import re
 import shlex
-import shutil
 import subprocess
 import sys
-import tempfile
-import time
 from dataclasses import dataclass, field
-from datetime import datetime
 from pathlib import Path
 from typing import Sequence
 
 from xdoe.errors import InputError, XdoeError
+from xdoe.store import mask_url
 
 __all__ = [
     "DEFAULT_MAX_ARRAY_SIZE",
@@ -49,10 +29,9 @@ __all__ = [
     "max_array_size",
     "plan_arrays",
     "render_sbatch",
+    "task_list_text",
     "check_store_for_slurm",
-    "submit",
-    "wait_for",
-    "job_states",
+    "masked_url",
 ]
 
 DEFAULT_MAX_ARRAY_SIZE = 1001
@@ -354,15 +333,14 @@ def check_store_for_slurm(url: str | None, allow_sqlite: bool = False) -> str:
             "nodes at once and need a database server they can all reach, e.g. "
             "postgresql+psycopg://user@dbhost/xdoe (a local test server: scripts/postgres.sh start)"
         )
-    from sqlalchemy.engine import make_url
-    from sqlalchemy.exc import ArgumentError
+    from xdoe.store._engine import url_database
 
     try:
-        parsed = make_url(url)
-    except ArgumentError as exc:
+        backend, database = url_database(url)
+    except ValueError as exc:
         raise InputError(f"store URL {url!r} cannot be parsed: {exc}") from None
-    if parsed.get_backend_name() == "sqlite":
-        if parsed.database in (None, "", ":memory:"):
+    if backend == "sqlite":
+        if database in (None, "", ":memory:"):
             raise InputError(
                 f"store {url!r} is an in-memory SQLite database: every SLURM task would record into its "
                 "own database, lost when the task ends; use a PostgreSQL URL"
@@ -379,216 +357,8 @@ def check_store_for_slurm(url: str | None, allow_sqlite: bool = False) -> str:
     return url
 
 
-def _masked(url: str | None) -> str | None:
-    if url is None:
-        return None
-    from sqlalchemy.engine import make_url
-
-    return make_url(url).render_as_string(hide_password=True)
+def masked_url(url: str | None) -> str | None:
+    """``url`` with its password masked (``None`` stays ``None``)."""
+    return None if url is None else mask_url(url)
 
 
-# --- submitting --------------------------------------------------------------------------
-
-
-def _output_dir(files: Sequence[Path]) -> Path:
-    parents = {f.parent for f in files}
-    if len(parents) == 1:
-        return parents.pop()
-    return Path(os.path.commonpath([str(p) for p in parents]))
-
-
-def _run(argv: list[str], *, cwd: Path | None = None, what: str) -> subprocess.CompletedProcess[str]:
-    try:
-        return subprocess.run(
-            argv, capture_output=True, text=True, timeout=_COMMAND_TIMEOUT, check=True, cwd=cwd
-        )
-    except FileNotFoundError:
-        raise SlurmError(
-            f"{argv[0]} not found on PATH: {what} needs the SLURM client commands; run on a login "
-            "node of the cluster (a local test cluster: scripts/slurm.sh start, then "
-            'eval "$(scripts/slurm.sh env)")'
-        ) from None
-    except subprocess.TimeoutExpired:
-        raise SlurmError(f"{shlex.join(argv)} did not answer within {_COMMAND_TIMEOUT:.0f} s") from None
-    except subprocess.CalledProcessError as exc:
-        detail = (exc.stderr or exc.stdout or "").strip() or "no output"
-        raise SlurmError(f"{shlex.join(argv)} failed (exit {exc.returncode}): {detail}") from None
-
-
-def _write_private(path: Path, text: str) -> None:
-    fd = os.open(path, os.O_WRONLY | os.O_CREAT | os.O_EXCL, 0o600)
-    with os.fdopen(fd, "w", encoding="utf-8") as fh:
-        fh.write(text)
-
-
-def submit(
-    run_files: Sequence[Path | str],
-    options: SlurmOptions,
-    *,
-    dry_run: bool = False,
-    workdir: Path | None = None,
-    submission_dir: Path | None = None,
-    max_array_size: int | None = None,
-    sbatch: str = "sbatch",
-) -> list[SubmittedArray]:
-    """Write the task list and the sbatch scripts, then submit one job array per chunk.
-
-    Args:
-        run_files: run documents, in the order their tasks should be numbered.
-        options: resources, store and command.
-        dry_run: render the scripts but write nothing and submit nothing.
-        workdir: working directory of the tasks (``--chdir``) and of ``sbatch``;
-            default the current directory, so that relative paths in the store
-            URL or the run documents resolve as on the submitting node.
-        submission_dir: where to write; default ``<output>/slurm/<YYYYmmdd-HHMMSS>``
-            with ``<output>`` the (common) directory of the run files. Written
-            atomically: a temporary directory beside it is renamed into place.
-        max_array_size: the cluster's ``MaxArraySize``; default :func:`max_array_size`.
-        sbatch: the sbatch executable.
-
-    Returns:
-        One :class:`SubmittedArray` per chunk, in order; ``job_id`` is ``None`` in a dry run.
-
-    Raises:
-        InputError: a run file is missing; the store is unsuitable
-            (:func:`check_store_for_slurm`); the submission directory exists.
-        SlurmError: sbatch is missing, fails or prints no job id. When no
-            array was submitted, the submission directory is removed again;
-            otherwise the arrays submitted before the failure are named in the
-            message (and in ``jobs.json``) so that they can be cancelled.
-    """
-    files = [Path(f).resolve() for f in run_files]
-    missing = [str(f) for f in files if not f.is_file()]
-    if missing:
-        shown = ", ".join(missing[:5]) + (f" and {len(missing) - 5} more" if len(missing) > 5 else "")
-        raise InputError(f"run file(s) not found: {shown}")
-    if options.task_command is None or options.store_url is not None:
-        check_store_for_slurm(options.store_url, options.allow_sqlite)
-    workdir = (workdir or Path.cwd()).resolve()
-    size = max_array_size if max_array_size is not None else _cluster_max_array_size()
-    chunks = plan_arrays(files, options.runs_per_task, size)
-    n_tasks = sum(c.size for c in chunks)
-
-    if submission_dir is None:
-        submission_dir = _output_dir(files) / "slurm" / datetime.now().strftime("%Y%m%d-%H%M%S")
-        while submission_dir.exists():  # two submissions within one second
-            stem, _, count = submission_dir.name.partition("+")
-            submission_dir = submission_dir.with_name(f"{stem}+{int(count or 0) + 1}")
-    submission_dir = submission_dir.resolve()
-    if submission_dir.exists():
-        raise InputError(f"{submission_dir} exists already; choose another submission directory")
-    task_list = submission_dir / "tasks.tsv"
-    tasks_text = task_list_text(chunks)
-    scripts = [
-        (
-            submission_dir / f"array-{chunk.number:03d}.sbatch",
-            chunk,
-            render_sbatch(chunk, options, task_list, workdir=workdir, n_tasks=n_tasks),
-        )
-        for chunk in chunks
-    ]
-    if dry_run:
-        return [SubmittedArray(chunk, path, text, None) for path, chunk, text in scripts]
-
-    submission_dir.parent.mkdir(parents=True, exist_ok=True)
-    tmp = Path(tempfile.mkdtemp(prefix=f".{submission_dir.name}.", dir=submission_dir.parent))
-    try:
-        _write_private(tmp / "tasks.tsv", tasks_text)
-        for path, _, text in scripts:
-            _write_private(tmp / path.name, text)
-        (tmp / "logs").mkdir()
-        tmp.chmod(0o755)
-        tmp.rename(submission_dir)
-    except BaseException:
-        shutil.rmtree(tmp, ignore_errors=True)
-        raise
-
-    submitted: list[SubmittedArray] = []
-
-    def record() -> None:
-        jobs = {
-            "store": _masked(options.store_url),
-            "workdir": str(workdir),
-            "tasks": n_tasks,
-            "runs": len(files),
-            "arrays": [
-                {"job_id": s.job_id, "script": s.script_path.name, "offset": s.chunk.offset, "size": s.chunk.size}
-                for s in submitted
-            ],
-        }
-        tmp_json = submission_dir / ".jobs.json.tmp"
-        tmp_json.write_text(json.dumps(jobs, indent=2) + "\n", encoding="utf-8")
-        tmp_json.replace(submission_dir / "jobs.json")
-
-    for path, chunk, text in scripts:
-        try:
-            proc = _run([sbatch, "--parsable", str(path)], cwd=workdir, what="submitting to SLURM")
-            job_id = proc.stdout.strip().split(";")[0]
-            if not job_id.isdigit():
-                raise SlurmError(f"sbatch {path} printed no job id: {proc.stdout.strip()!r}")
-        except SlurmError as exc:
-            if not submitted:  # nothing to keep track of
-                shutil.rmtree(submission_dir, ignore_errors=True)
-                raise
-            record()
-            ids = " ".join(s.job_id or "" for s in submitted)
-            raise SlurmError(
-                f"{exc} (already submitted: job arrays {ids}, recorded in {submission_dir / 'jobs.json'}; "
-                f"cancel them with scancel {ids})"
-            ) from None
-        submitted.append(SubmittedArray(chunk, path, text, job_id))
-    record()
-    return submitted
-
-
-# --- waiting (tests, benchmarks, scripts) --------------------------------------------------
-
-
-def wait_for(job_ids: Sequence[str], timeout: float = 600.0, *, poll: float = 0.5, squeue: str = "squeue") -> None:
-    """Block until none of the jobs (arrays included) is pending, running or completing.
-
-    Polls ``squeue -h -j ID,...``; a job id the controller has already
-    forgotten counts as finished.
-
-    Raises:
-        SlurmError: the jobs are still queued after ``timeout`` seconds, or squeue fails.
-    """
-    ids = [str(j) for j in job_ids]
-    if not ids:
-        return
-    deadline = time.monotonic() + timeout
-    argv = [squeue, "-h", "-o", "%i %T", "-j", ",".join(ids)]
-    while True:
-        try:
-            proc = subprocess.run(argv, capture_output=True, text=True, timeout=_COMMAND_TIMEOUT)
-        except FileNotFoundError:
-            raise SlurmError(f"{squeue} not found on PATH") from None
-        if proc.returncode != 0 and "Invalid job id" not in proc.stderr:
-            raise SlurmError(f"{shlex.join(argv)} failed (exit {proc.returncode}): {proc.stderr.strip()}")
-        if proc.returncode != 0 or not proc.stdout.strip():
-            return
-        if time.monotonic() > deadline:
-            queued = " ".join(proc.stdout.split()[::2][:10])
-            raise SlurmError(f"jobs still queued after {timeout:.0f} s: {queued}")
-        time.sleep(poll)
-
-
-def job_states(job_id: str, *, scontrol: str = "scontrol") -> dict[str, str]:
-    """Final (or current) state of each task of a job array, from ``scontrol show job``.
-
-    Returns:
-        ``{array task id: JobState}``, e.g. ``{"0": "COMPLETED", "1": "FAILED"}``;
-        tasks cancelled together while pending share one key such as ``"2-5"``.
-        Without accounting, the controller forgets finished jobs after its
-        ``MinJobAge`` (300 s by default).
-
-    Raises:
-        SlurmError: scontrol is missing or fails (e.g. the job is unknown).
-    """
-    proc = _run([scontrol, "show", "job", "-o", str(job_id)], what="reading job states")
-    states: dict[str, str] = {}
-    for line in proc.stdout.splitlines():
-        fields = dict(m.groups() for m in re.finditer(r"(\w+)=(\S*)", line))
-        if "JobState" in fields:
-            states[fields.get("ArrayTaskId", fields.get("JobId", ""))] = fields["JobState"]
-    return states

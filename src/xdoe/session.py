@@ -26,15 +26,16 @@ from pathlib import Path
 from types import TracebackType
 from typing import TYPE_CHECKING, Any
 
+from xdoe._session_figures import SessionFigures, _positive
 from xdoe.errors import InputError, StoreError
-from xdoe.execution._checkpoints import CheckpointInfo, CheckpointManager
+from xdoe.execution._checkpoints import CheckpointManager
+from xdoe.store import DEFAULT_RESULTS_ROOT, CheckpointInfo, SourceRow
 
 if TYPE_CHECKING:
     from xdoe.store import RunRecorder, Store
 
 __all__ = ["TrainingSession"]
 
-_DEFAULT_RESULTS = Path("_outputs") / "results"
 #: Seconds between heartbeats (``xrun status`` counts 120 s without one as interrupted).
 _HEARTBEAT_SECONDS = 30.0
 
@@ -44,15 +45,7 @@ def _class_path(obj: Any) -> str:
     return f"{cls.__module__}:{cls.__qualname__}"
 
 
-def _positive(name: str, value: Any, *, allow_none: bool = True) -> int | None:
-    if value is None and allow_none:
-        return None
-    if isinstance(value, bool) or not isinstance(value, int) or value < 1:
-        raise InputError(f"{name} must be a positive integer, not {value!r}")
-    return int(value)
-
-
-class TrainingSession:
+class TrainingSession(SessionFigures):
     """Records one execution of a training loop you drive yourself.
 
     It registers a run (uid ``run``, in ``experiment``) with a synthetic run
@@ -116,7 +109,7 @@ class TrainingSession:
         checkpoint_dir: str | Path | None = None,
         max_steps: int | None = None,
         max_episodes: int | None = None,
-        results: str | Path | None = _DEFAULT_RESULTS,
+        results: str | Path | None = DEFAULT_RESULTS_ROOT,
         store_steps: str = "none",
         save_final: bool = True,
     ) -> None:
@@ -210,8 +203,6 @@ class TrainingSession:
         return self
 
     def _open_phase(self, index: int, name: str, mode: str) -> None:
-        from xdoe.store import BrainSource
-
         config = next(iter(self._phase_entry(name, mode).values()))["phase_config"]
         self.recorder.phase_started(index, name, mode, config)
         self.phase_index = index
@@ -224,9 +215,7 @@ class TrainingSession:
                                          keep=self.keep_checkpoints, best_window=self.best_window)
         phase_id = self.manager.phase_id_of(index)
         kind = "fresh" if index == 0 else "previous_phase"
-        with self.store._write("record a brain source in") as session:
-            session.add(BrainSource(instance_id=self.instance_id, phase_id=phase_id,
-                                    agent=self.agent, source_kind=kind))
+        self.store.record_brain_sources(self.instance_id, phase_id, [SourceRow(self.agent, kind)])
         if hasattr(self.brain, "mode"):
             try:
                 from xdoe.agent import Mode
@@ -424,51 +413,3 @@ class TrainingSession:
         self._best = float(mean_reward)
         self.save_checkpoint(metric=float(mean_reward))
         return True
-
-    # -- figures ------------------------------------------------------------------------
-    def elapsed(self) -> float:
-        """Seconds since :meth:`start` (frozen at :meth:`finish`)."""
-        if self._elapsed is not None:
-            return self._elapsed
-        return 0.0 if self._started is None else time.perf_counter() - self._started
-
-    def steps_per_sec(self) -> float:
-        """Steps per second of wall time since the start (0.0 before any time passed)."""
-        elapsed = self.elapsed()
-        return self.steps / elapsed if elapsed > 0 else 0.0
-
-    def stats_summary(self) -> dict[str, Any]:
-        """``episodes``, ``steps``, ``mean_reward`` (all episodes), ``last_reward``,
-        ``best`` (best rolling mean reward of the phase that was saved, or
-        ``None``), ``metric`` (current rolling mean), ``elapsed`` (s),
-        ``steps_per_sec``, ``checkpoints`` (saved so far), ``phase``."""
-        rewards = self._rewards
-        return {
-            "episodes": self.episodes,
-            "steps": self.steps,
-            "mean_reward": (sum(rewards) / len(rewards)) if rewards else None,
-            "last_reward": rewards[-1] if rewards else None,
-            "best": self._best,
-            "metric": None if self.manager is None else self.manager.metric(self.agent),
-            "elapsed": self.elapsed(),
-            "steps_per_sec": self.steps_per_sec(),
-            "checkpoints": len(self.checkpoints),
-            "phase": self._phases[-1]["name"],
-        }
-
-    def eval_report(self, n_episodes: int = 10) -> dict[str, Any]:
-        """Reward statistics over the last ``n_episodes`` episodes: ``n`` (how
-        many there were), ``mean``, ``std`` (population), ``min``, ``max``
-        (``None`` when there are none).
-
-        Raises:
-            InputError: ``n_episodes`` is not a positive integer.
-        """
-        n = _positive("n_episodes", n_episodes, allow_none=False)
-        assert n is not None
-        last = self._rewards[-n:]
-        if not last:
-            return {"n": 0, "mean": None, "std": None, "min": None, "max": None}
-        mean = sum(last) / len(last)
-        std = math.sqrt(sum((x - mean) ** 2 for x in last) / len(last))
-        return {"n": len(last), "mean": mean, "std": std, "min": min(last), "max": max(last)}

@@ -1,0 +1,60 @@
+"""Many runs: a campaign of run documents executed, skipped or resumed.
+
+* :mod:`xdoe.campaign._tasks`: the one path a run takes (:class:`RunTask`,
+  :func:`execute_task`: claim, skip, decide, run, release), the plan parsed
+  once and carried by the task; skipping a campaign's finished runs with one
+  query (:func:`skip_finished`, :func:`skip_finished_files`);
+* :mod:`xdoe.campaign.backends`: where the runs execute, behind one
+  :class:`Backend` interface (``SequentialBackend``, ``ProcessPoolBackend``,
+  ``DaskBackend``, ``SlurmBackend``, all in :mod:`xdoe.campaign.backends`).
+
+Looking at a campaign (status, export, tree) reads the store:
+:func:`xdoe.store.campaign_status`, :func:`xdoe.store.export_episodes`,
+:func:`xdoe.store.build_lineage`, re-exported here.
+
+>>> from xdoe.campaign import make_backend, task_for
+>>> with make_backend(jobs=2) as backend:                       # doctest: +SKIP
+...     results = list(backend.map_runs([task_for(p, store_url=url) for p in plans]))
+"""
+
+from __future__ import annotations
+
+from typing import TYPE_CHECKING
+
+from xdoe._lazy import lazy_exports
+
+if TYPE_CHECKING:
+    from xdoe.campaign._tasks import (
+        DEFAULT_STALE_AFTER,
+        DONE_STATUSES,
+        RunTask,
+        execute_task,
+        skip_finished,
+        skip_finished_files,
+        task_for,
+    )
+    from xdoe.campaign.backends import Backend, make_backend, parse_jobs
+    from xdoe.store import build_lineage, campaign_status, export_episodes
+
+__all__ = [
+    "RunTask",
+    "task_for",
+    "execute_task",
+    "skip_finished",
+    "skip_finished_files",
+    "DONE_STATUSES",
+    "DEFAULT_STALE_AFTER",
+    "Backend",
+    "make_backend",
+    "parse_jobs",
+    "campaign_status",
+    "export_episodes",
+    "build_lineage",
+]
+
+__getattr__, __dir__ = lazy_exports(__name__, globals(), {
+    "xdoe.campaign._tasks": ["DEFAULT_STALE_AFTER", "DONE_STATUSES", "RunTask", "execute_task",
+                             "skip_finished", "skip_finished_files", "task_for"],
+    "xdoe.campaign.backends": ["Backend", "make_backend", "parse_jobs"],
+    "xdoe.store": ["build_lineage", "campaign_status", "export_episodes"],
+})

@@ -1,0 +1,52 @@
+"""Choosing a backend from the command line's ``--jobs``/``--dask``."""
+
+from __future__ import annotations
+
+import os
+from typing import TYPE_CHECKING
+
+from xdoe.campaign.backends._base import Backend
+from xdoe.campaign.backends._dask import DaskBackend
+from xdoe.campaign.backends._pool import ProcessPoolBackend
+from xdoe.campaign.backends._sequential import SequentialBackend
+from xdoe.errors import InputError
+
+if TYPE_CHECKING:
+    from xdoe.execution import RunPlan
+
+__all__ = ["parse_jobs", "make_backend"]
+
+
+def parse_jobs(value: str | int | None) -> int:
+    """``--jobs``: a positive integer or ``auto`` (the CPU count available to us).
+
+    Raises:
+        InputError: anything else.
+    """
+    if value is None:
+        return 1
+    if isinstance(value, str) and value.strip().lower() == "auto":
+        try:
+            return max(1, len(os.sched_getaffinity(0)))
+        except AttributeError:  # pragma: no cover - not Linux
+            return max(1, os.cpu_count() or 1)
+    try:
+        jobs = int(value)
+    except (TypeError, ValueError):
+        raise InputError(f"--jobs: expected a positive integer or 'auto', got {value!r}") from None
+    if jobs < 1:
+        raise InputError(f"--jobs: expected a positive integer or 'auto', got {value!r}")
+    return jobs
+
+
+def make_backend(jobs: int = 1, dask: str | None = None,
+                 plans: "dict[str, RunPlan] | None" = None) -> Backend:
+    """The backend for ``--jobs``/``--dask``: Dask when ``dask`` is given
+    (``jobs`` > 1 sizes a local cluster), a process pool for ``jobs > 1``,
+    else in-process (``plans`` maps file names to loaded plans to skip
+    reloading them)."""
+    if dask:
+        return DaskBackend(dask, n_workers=jobs if jobs > 1 else None)
+    if jobs > 1:
+        return ProcessPoolBackend(jobs)
+    return SequentialBackend(plans)

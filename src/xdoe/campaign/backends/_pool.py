@@ -1,0 +1,173 @@
+"""A local process pool: ``--jobs N`` runs at once (see
+:class:`ProcessPoolBackend`)."""
+
+from __future__ import annotations
+
+import multiprocessing
+import os
+import signal
+import socket
+from collections import deque
+from concurrent.futures import FIRST_COMPLETED, Future, ProcessPoolExecutor, wait
+from concurrent.futures.process import BrokenProcessPool
+from typing import Any, Callable, Iterator, Sequence
+
+from xdoe.campaign._tasks import DONE_STATUSES, WORKER_DIED, RunTask, execute_task
+from xdoe.campaign.backends._base import FutureBackend, ProgressCallback, failed_result
+from xdoe.errors import InputError
+from xdoe.execution import RunResult
+from xdoe.store import Store, fail_running_instances, release_claim
+
+__all__ = ["ProcessPoolBackend"]
+
+
+_STARTED: Any = None  # in pool workers: the queue telling the parent which task runs where
+
+
+def _pool_init(queue: Any) -> None:
+    global _STARTED
+    _STARTED = queue
+    signal.signal(signal.SIGINT, signal.SIG_IGN)  # Ctrl-C is the parent's to handle
+
+
+def _pool_task(key: int, task: RunTask) -> RunResult:
+    if _STARTED is not None:
+        _STARTED.put((key, os.getpid()))
+    return execute_task(task)
+
+
+class ProcessPoolBackend(FutureBackend):
+    """``jobs`` runs at once in worker processes (``spawn`` start method by
+    default; ``forkserver`` also works). One run per task; a dying worker
+    fails only its own run (see the module docstring)."""
+
+    def __init__(self, jobs: int, *, start_method: str = "spawn") -> None:
+        if jobs < 1:
+            raise InputError(f"--jobs must be at least 1, got {jobs}")
+        self.jobs = jobs
+        self.capacity = jobs
+        self._ctx = multiprocessing.get_context(start_method)
+        self._pool: ProcessPoolExecutor | None = None
+        self._queue: Any = None
+        self._processes: dict[int, Any] = {}
+        self.pools_created = 0
+
+    def _ensure_pool(self) -> ProcessPoolExecutor:
+        if self._pool is None:
+            self._queue = self._ctx.SimpleQueue()
+            self._pool = ProcessPoolExecutor(self.jobs, mp_context=self._ctx, initializer=_pool_init,
+                                             initargs=(self._queue,))
+            self._processes = {}
+            self.pools_created += 1
+        return self._pool
+
+    def submit(self, fn: Callable[..., Any], *args: Any) -> "Future[Any]":
+        return self._ensure_pool().submit(fn, *args)
+
+    def _snapshot(self) -> None:
+        # the pool starts its processes lazily: keep every Process object so
+        # that their exit codes can be read after a break
+        procs = getattr(self._pool, "_processes", None) or {}
+        self._processes.update(procs)
+
+    def map_runs(self, tasks: Sequence[RunTask], *, fail_fast: bool = False,
+                 progress: "ProgressCallback | None" = None,
+                 started: Callable[[RunTask], None] | None = None) -> Iterator[RunResult]:
+        queue: deque[tuple[int, RunTask]] = deque(enumerate(tasks))
+        in_flight: dict[Future[Any], tuple[int, RunTask]] = {}
+        breaks: dict[int, int] = {}
+        announced: set[int] = set()
+        failed = False
+        while queue or in_flight:
+            pool = self._ensure_pool()
+            while queue and not failed and len(in_flight) < self.capacity:
+                key, task = queue.popleft()
+                if started is not None and key not in announced:
+                    announced.add(key)
+                    started(task)
+                in_flight[pool.submit(_pool_task, key, task)] = (key, task)
+            self._snapshot()
+            if not in_flight:
+                break
+            done, _ = wait(list(in_flight), return_when=FIRST_COMPLETED)
+            self._snapshot()
+            broken = False
+            for fut in done:
+                key, task = in_flight.pop(fut)
+                try:
+                    result = fut.result()
+                except BrokenProcessPool:
+                    broken = True
+                    in_flight[fut] = (key, task)  # judged below with the others
+                    continue
+                except Exception as exc:  # noqa: BLE001 - e.g. an unpicklable result
+                    result = failed_result(task, f"{type(exc).__name__}: {exc}")
+                if fail_fast and result.status not in DONE_STATUSES:
+                    failed = True
+                yield result
+            if broken:
+                yield from self._recover(in_flight, queue, breaks)
+                if fail_fast:
+                    failed = True
+
+    def _recover(self, in_flight: dict[Future[Any], tuple[int, RunTask]],
+                 queue: deque[tuple[int, RunTask]], breaks: dict[int, int]) -> Iterator[RunResult]:
+        """The pool broke: find the process(es) that died on their own, fail
+        their runs, requeue the rest (at the front, in order) and drop the pool."""
+        pool, self._pool = self._pool, None
+        assert pool is not None
+        pool.shutdown(wait=True, cancel_futures=True)  # joins the workers: exit codes known
+        where: dict[int, int] = {}
+        while self._queue is not None and not self._queue.empty():
+            k, pid = self._queue.get()
+            where[k] = pid
+        self._queue = None
+        dead = {pid: p.exitcode for pid, p in self._processes.items()
+                if p.exitcode is not None and p.exitcode != -signal.SIGTERM}
+        entries = sorted(in_flight.values(), key=lambda e: e[0])
+        in_flight.clear()
+        retry: list[tuple[int, RunTask]] = []
+        for key, task in entries:
+            pid = where.get(key)
+            breaks[key] = breaks.get(key, 0) + 1
+            if (pid is not None and pid in dead) or breaks[key] >= 3:
+                code = dead.get(pid) if pid is not None else None
+                how = (f" (killed by {signal.Signals(-code).name})" if code is not None and code < 0
+                       else f" (exit code {code})" if code is not None else "")
+                yield self._died(task, pid, WORKER_DIED + how)
+            else:
+                if pid is not None:
+                    self._mark(task, {pid}, "interrupted", "stopped with a broken process pool; run again")
+                retry.append((key, task))
+        queue.extendleft(reversed(retry))
+
+    def _mark(self, task: RunTask, pids: set[int], status: str, error: str) -> None:
+        if task.content_hash is None:
+            return  # no plan: the run never started, nothing to mark
+        try:
+            with Store(task.store_url) as db:
+                fail_running_instances(db, task.uid, task.content_hash, host=socket.gethostname(),
+                                       pids=pids, error=error, status=status)
+        except Exception:  # noqa: BLE001 - best effort: the result reports the failure anyway
+            pass
+
+    def _died(self, task: RunTask, pid: int | None, error: str) -> RunResult:
+        result = failed_result(task, error)
+        content_hash = task.content_hash
+        if content_hash is None:
+            return result  # no plan: the run never started, nothing to mark
+        try:
+            with Store(task.store_url) as db:
+                if pid is not None:
+                    fail_running_instances(db, task.uid, content_hash, host=socket.gethostname(),
+                                           pids={pid}, error=error)
+                if task.claim:
+                    release_claim(db, task.uid, content_hash, owner=task.owner)
+        except Exception:  # noqa: BLE001 - best effort, as above
+            pass
+        return result
+
+    def close(self) -> None:
+        if self._pool is not None:
+            self._pool.shutdown(wait=True, cancel_futures=True)
+            self._pool = None

@@ -1,0 +1,56 @@
+"""In this process, one run after another: ``--jobs 1`` and the debugging path."""
+
+from __future__ import annotations
+
+from concurrent.futures import Future
+from typing import TYPE_CHECKING, Any, Callable, Iterator, Sequence
+
+from xdoe.campaign._tasks import DONE_STATUSES, RunTask, execute_task
+from xdoe.campaign.backends._base import FutureBackend, ProgressCallback
+from xdoe.execution import RunResult
+from xdoe.store import Store
+
+if TYPE_CHECKING:
+    from xdoe.execution import RunPlan
+
+__all__ = ["SequentialBackend"]
+
+
+class SequentialBackend(FutureBackend):
+    """Runs every task in this process, one after another, sharing one open
+    store per store URL; per-run progress works."""
+
+    remote = False
+
+    def __init__(self, plans: "dict[str, RunPlan] | None" = None) -> None:
+        self._plans = plans or {}
+        self._stores: dict[str | None, Store] = {}
+
+    def submit(self, fn: Callable[..., Any], *args: Any) -> "Future[Any]":
+        fut: Future[Any] = Future()
+        try:
+            fut.set_result(fn(*args))
+        except BaseException as exc:  # noqa: BLE001 - delivered through the future
+            if isinstance(exc, KeyboardInterrupt):
+                raise
+            fut.set_exception(exc)
+        return fut
+
+    def map_runs(self, tasks: Sequence[RunTask], *, fail_fast: bool = False,
+                 progress: "ProgressCallback | None" = None,
+                 started: Callable[[RunTask], None] | None = None) -> Iterator[RunResult]:
+        for task in tasks:
+            if started is not None:
+                started(task)
+            store = self._stores.get(task.store_url)
+            if store is None:
+                store = self._stores[task.store_url] = Store(task.store_url)
+            result = execute_task(task, store=store, plan=task.plan or self._plans.get(task.file), progress=progress)
+            yield result
+            if fail_fast and result.status not in DONE_STATUSES:
+                return
+
+    def close(self) -> None:
+        for store in self._stores.values():
+            store.close()
+        self._stores.clear()

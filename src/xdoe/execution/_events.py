@@ -1,0 +1,61 @@
+"""What a run reports while it executes: :class:`PhaseResult` per phase and
+:class:`ProgressEvent` for progress displays."""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+from typing import Callable
+
+
+__all__ = ["PhaseResult", "ProgressEvent", "ProgressCallback"]
+
+
+@dataclass
+class PhaseResult:
+    """What one phase produced.
+
+    Attributes:
+        index, name, mode: the phase.
+        episodes: episodes finished, all workers together (truncated ones included).
+        steps: environment updates, all workers together.
+        rewards: agent name -> mean over episodes of the episode's summed
+            environment rewards.
+        objectives: agent name -> mean over episodes of the summed objective.
+        wall_time: seconds.
+        stopped_by: ``"episodes"`` (every worker ran its budget),
+            ``"condition"`` (a STOP_PHASE verdict) or ``"run_condition"``
+            (STOP_RUN).
+    """
+
+    index: int
+    name: str
+    mode: str
+    episodes: int = 0
+    steps: int = 0
+    rewards: dict[str, float] = field(default_factory=dict)
+    objectives: dict[str, float] = field(default_factory=dict)
+    wall_time: float = 0.0
+    stopped_by: str = "episodes"
+
+
+@dataclass
+class ProgressEvent:
+    """Sent to a progress callback at every phase start and episode end.
+
+    Attributes:
+        run: the run uid; phase, phase_index, phases: the current phase, its
+        index and the number of phases; episodes / episodes_total: episodes
+        finished in the phase / planned (workers x episodes); steps: updates
+        in the run so far.
+    """
+
+    run: str
+    phase: str
+    phase_index: int
+    phases: int
+    episodes: int
+    episodes_total: int
+    steps: int
+
+
+ProgressCallback = Callable[[ProgressEvent], None]

@@ -1,0 +1,177 @@
+"""The worker-process side of the parallel rollout workers
+(:mod:`xdoe.execution._parallel_workers`): :func:`worker_main` is the target
+of each worker process; it builds worker ``w`` of the phase exactly as the
+in-process loop does, runs its episodes and sends experiences, rows and
+episode ends to the run process in batches."""
+
+from __future__ import annotations
+
+import threading
+import traceback as _traceback
+from collections import deque
+from typing import TYPE_CHECKING, Any
+
+from xdoe.conditions import TerminationCondition, Verdict
+from xdoe.errors import one_line
+from xdoe.execution._phase import PhaseRuntime, build_component, overrides, step_verdict
+from xdoe.execution._worker import CONTINUE, RESET, STOP_PHASE, component_error
+
+if TYPE_CHECKING:
+    from xdoe.execution._plan import RunPlan
+
+__all__ = ["worker_main"]
+
+
+class _RemoteBrain:
+    """Stands in for an agent's brain inside a worker process: experiences
+    are queued for the run process; updates arrive separately."""
+
+    def __init__(self, name: str, outbox: list[Any]) -> None:
+        self.name = name
+        self.outbox = outbox
+        self.mode: Any = None
+
+    def thinking(self, experience: Any) -> None:
+        self.outbox.append(("x", self.name, experience))
+        return None
+
+    def muscle_state(self) -> None:
+        return None  # sent by the run process once its brain is ready
+
+
+class _RemoteRecorder:
+    """Stands in for the run's recorder inside a worker process."""
+
+    def __init__(self, policy: Any, outbox: list[Any]) -> None:
+        self.policy = policy
+        self.outbox = outbox
+
+    def episode_finished(self, *args: Any) -> None:
+        self.outbox.append(("e", args))
+
+    def step(self, *args: Any) -> None:
+        self.outbox.append(("s", args))
+
+
+def worker_main(plan: "RunPlan", phase_index: int, w: int, policy: Any, out: Any, inp: Any,
+                 flush_every: int) -> None:
+    """Body of worker process ``w``: build worker ``w`` of the phase, run its
+    episodes, talk to the run process (see the module docstring)."""
+    inbox: deque[Any] = deque()
+    arrived = threading.Event()
+
+    def read() -> None:
+        while True:
+            try:
+                msg = inp.recv()
+            except (EOFError, OSError):
+                inbox.append(("stop", int(Verdict.STOP_RUN)))
+                arrived.set()
+                return
+            inbox.append(msg)
+            arrived.set()
+            if msg[0] == "close":
+                return
+
+    threading.Thread(target=read, name="from-run-process", daemon=True).start()
+    outbox: list[Any] = []
+    try:
+        _worker_phase(plan, phase_index, w, policy, out, inbox, arrived, outbox, flush_every)
+    except BaseException as exc:  # noqa: BLE001 - reported to the run process
+        try:
+            out.send(("error", w, one_line(exc), _traceback.format_exc()))
+        except Exception:  # pragma: no cover - the run process is gone
+            pass
+
+
+def _worker_phase(plan: "RunPlan", phase_index: int, w: int, policy: Any, out: Any, inbox: deque[Any],
+                  arrived: threading.Event, outbox: list[Any], flush_every: int) -> None:
+    phase = plan.phases[phase_index]
+    brains: dict[str, Any] = {a.name: _RemoteBrain(a.name, outbox) for a in phase.agents}
+    run_condition = None if plan.run_condition is None else build_component(plan.run_condition, TerminationCondition)
+    recorder = _RemoteRecorder(policy, outbox) if policy is not None else None
+    rt = PhaseRuntime(plan, phase, brains, run_condition, recorder, only_workers=[w])  # type: ignore[arg-type]
+    rt.samplers = [[] for _ in range(w)] + rt.samplers  # redraw() indexes by worker index
+    worker = rt.workers[0]
+    by_id = {s.uid: s for sensors in worker.env_sensors for s in sensors}
+    setups = [(a.name, [by_id[uid] for uid in a.sensor_ids], list(a.templates)) for a in worker.agents]
+    out.send(("ready", w, setups))
+    while not inbox:
+        arrived.wait()
+        arrived.clear()
+    msg = inbox.popleft()
+    if msg[0] != "start":
+        return  # stopped before it began
+    muscles = {a.name: a.muscle for a in worker.agents}
+    for name, state in msg[1].items():
+        if state is not None:
+            try:
+                muscles[name].update(state)
+            except Exception as exc:
+                raise component_error(f"agent {name!r}: muscle setup", exc) from exc
+
+    def flush() -> None:
+        if outbox:
+            out.send(("batch", w, outbox[:]))
+            outbox.clear()
+
+    def handle() -> int:
+        stop = CONTINUE
+        while inbox:
+            item = inbox.popleft()
+            if item[0] == "upd":
+                for name, update in item[1]:
+                    try:
+                        muscles[name].update(update)
+                    except Exception as exc:
+                        raise component_error(f"agent {name!r}: muscle.update", exc) from exc
+            elif item[0] in ("stop", "close"):
+                stop = max(stop, item[1] if item[0] == "stop" else int(Verdict.STOP_RUN))
+        return stop
+
+    def end(truncated: bool, verdict: int) -> None:
+        episode = worker.end_episode(truncated)
+        outbox.append(("ep", episode.episode, episode.steps, episode.rewards, episode.objectives,
+                       truncated, verdict))
+        flush()
+
+    controller = rt.controller
+    step_conditions = [c.step_finished for c in rt.conditions if overrides(c, "step_finished")]
+    for condition in rt.conditions:
+        condition.phase_started(rt.progress)
+    budget = phase.episodes
+    stop = CONTINUE
+    worker.start_episode(controller, started=True)
+    while True:
+        if inbox:
+            stop = handle()
+            if stop >= STOP_PHASE:
+                break
+        controller.step(worker)
+        verdict = step_verdict(step_conditions, worker.progress)
+        if verdict >= RESET:
+            end(False, verdict)
+            if verdict >= STOP_PHASE:
+                stop = verdict
+                break
+            if worker.episode >= budget:
+                break
+            if rt.has_samplers:
+                rt.redraw(worker)
+            worker.start_episode(controller)
+        elif len(outbox) >= flush_every:
+            flush()
+    if worker.in_episode and worker.step > 0:
+        end(True, CONTINUE)
+    flush()
+    rt.close()
+    out.send(("done", w, int(stop)))
+    # wait for "close" so that no update is sent into a closed pipe
+    while True:
+        while not inbox:
+            arrived.wait(timeout=1.0)
+            arrived.clear()
+        if inbox.popleft()[0] == "close":
+            return
+
+

@@ -1,0 +1,303 @@
+"""A phase at run time (:class:`PhaseRuntime`): its components built and
+seeded, sensor and actuator ids resolved, termination conditions and progress,
+parameter samplers; shared by the in-process loop and the parallel workers."""
+
+from __future__ import annotations
+
+import time
+from dataclasses import dataclass
+from typing import TYPE_CHECKING, Any, Callable
+
+from numpy.random import Generator as _Generator
+
+from xdoe.agent import Brain, Mode, Muscle, Objective
+from xdoe.conditions import EnvironmentTerminationCondition, PhaseProgress, TerminationCondition
+from xdoe.environment import ActuatorInformation, Environment, Reward, SensorInformation
+from xdoe.errors import ComponentError
+from xdoe.execution._loading import construct, load_class
+from xdoe.execution._plan import AgentSpec, ComponentPlan, EnvironmentPlan, PhasePlan, RunPlan
+from xdoe.execution._seeding import brain_seed, environment_seed, muscle_seed, sampler_rng
+from xdoe.execution._worker import CONTINUE, AgentRuntime, Worker, component_error
+from xdoe.simulation import SimulationController
+
+if TYPE_CHECKING:
+    import numpy as np
+
+    from xdoe.execution._resume import WorkerState
+    from xdoe.store import RunRecorder
+
+__all__ = ["PhaseRuntime", "build_component", "overrides", "phase_conditions", "phase_progress",
+           "step_verdict", "make_environment"]
+
+
+# -- construction -------------------------------------------------------------
+
+def build_component(spec: ComponentPlan, base: type, **fixed: Any) -> Any:
+    cls = load_class(spec.name, spec.key, base=base)
+    return construct(cls, spec.key, spec.params, **fixed)
+
+
+def overrides(obj: TerminationCondition, method: str) -> bool:
+    return getattr(type(obj), method) is not getattr(TerminationCondition, method)
+
+
+def phase_conditions(phase: PhasePlan, run_condition: TerminationCondition | None
+                      ) -> list[TerminationCondition]:
+    """The phase's termination conditions (``EnvironmentTerminationCondition``
+    when it names none), then the run's condition."""
+    conditions: list[TerminationCondition] = [
+        build_component(spec, TerminationCondition) for spec in phase.conditions
+    ] or [EnvironmentTerminationCondition()]
+    if run_condition is not None:
+        conditions.append(run_condition)
+    return conditions
+
+
+def phase_progress(phase: PhasePlan) -> PhaseProgress:
+    """Fresh progress counters of a phase (nothing done yet)."""
+    return PhaseProgress(
+        index=phase.index, name=phase.name, mode=phase.mode, workers=phase.workers,
+        episodes=phase.episodes, agents=[a.name for a in phase.agents],
+        episodes_done=[0] * phase.workers,
+    )
+
+
+def step_verdict(step_conditions: list[Any], progress: Any) -> int:
+    """The highest answer of the phase's ``step_finished`` checks (CONTINUE when none)."""
+    verdict = CONTINUE
+    for check in step_conditions:
+        answer = check(progress)
+        if answer > verdict:
+            verdict = answer
+    return verdict
+
+
+def resolve_ids(
+    requested: tuple[str, ...] | None,
+    offered: list[Any],
+    what: str,
+    key: str,
+) -> list[Any]:
+    """The offered items (sensors or actuators) the agent asked for, in the
+    order asked; all of them when ``requested`` is ``None``."""
+    if requested is None:
+        return list(offered)
+    by_id = {item.uid: item for item in offered}
+    out = []
+    for i, uid in enumerate(requested):
+        item = by_id.get(uid)
+        if item is None:
+            import difflib
+
+            close = difflib.get_close_matches(uid, list(by_id), n=1)
+            hint = f"did you mean {close[0]!r}? " if close else ""
+            raise ComponentError(
+                f"{key}.{what}[{i}]: the environments offer no {what[:-1]} {uid!r}; "
+                f"{hint}offered: {', '.join(by_id) or 'none'}"
+            )
+        out.append(item)
+    return out
+
+
+@dataclass
+class AgentSetup:
+    spec: AgentSpec
+    sensors: list[SensorInformation]
+    actuators: list[ActuatorInformation]
+    sensor_env: int
+    reward_envs: list[int]
+
+
+def agent_setups(phase: PhasePlan, baselines: list[Any]) -> list[AgentSetup]:
+    env_of: dict[str, int] = {}
+    all_sensors: list[SensorInformation] = []
+    all_actuators: list[ActuatorInformation] = []
+    for i, baseline in enumerate(baselines):
+        for s in baseline.sensors:
+            env_of[s.uid] = i
+        for a in baseline.actuators:
+            env_of[a.uid] = i
+        all_sensors.extend(baseline.sensors)
+        all_actuators.extend(baseline.actuators)
+    setups = []
+    for agent in phase.agents:
+        sensors = resolve_ids(agent.sensors, all_sensors, "sensors", agent.key)
+        actuators = resolve_ids(agent.actuators, all_actuators, "actuators", agent.key)
+        envs = sorted({env_of[x.uid] for x in (*sensors, *actuators)})
+        sensor_env = -1
+        for i, baseline in enumerate(baselines):
+            if [s.uid for s in sensors] == [s.uid for s in baseline.sensors]:
+                sensor_env = i
+                break
+        if not envs:
+            envs = list(range(len(baselines)))
+        setups.append(AgentSetup(agent, sensors, actuators, sensor_env, envs))
+    return setups
+
+
+class PhaseRuntime:
+    """Everything constructed for one phase."""
+
+    def __init__(self, plan: RunPlan, phase: PhasePlan, brains: dict[str, Brain],
+                 run_condition: TerminationCondition | None, recorder: "RunRecorder | None",
+                 *, seed_override: int | None = None,
+                 prepare_brain: Callable[[AgentSpec, Brain, bool], None] | None = None,
+                 restore: "list[WorkerState] | None" = None,
+                 only_workers: "list[int] | None" = None) -> None:
+        """Construct the phase. ``prepare_brain(spec, brain, fresh)`` is called
+        for every agent once its brain is set up and in the phase's mode, before
+        the muscles are made (lineage: ``load``/``replay``/resume);
+        ``restore`` (resuming a phase) holds each worker's saved state."""
+        self.phase = phase
+        seed = plan.seed
+        base_seed = seed_override if seed_override is not None else seed
+        #: per worker, per environment: the sampler generator (``None`` without samplers)
+        self.samplers: list[list[np.random.Generator | None]] = []
+        self.controller: SimulationController = build_component(phase.simulation, SimulationController)
+        self.conditions = phase_conditions(phase, run_condition)
+        self.progress = phase_progress(phase)
+        mode = Mode(phase.mode)
+        train = mode is Mode.TRAIN
+        self.workers: list[Worker] = []
+        baselines_0: list[Any] = []
+        for w in range(phase.workers) if only_workers is None else only_workers:  # parallel workers: one
+            envs: list[Environment] = []
+            reward_blocks: list[Reward | None] = []
+            generators: list[np.random.Generator | None] = []
+            drawn: dict[str, Any] = {}
+            saved = restore[w] if restore is not None and w < len(restore) else None
+            for i, spec in enumerate(phase.environments):
+                gen = None if spec.samplers is None else sampler_rng(base_seed, phase.index, w, spec.uid)
+                if gen is not None and saved is not None and i < len(saved.samplers) \
+                        and saved.samplers[i] is not None:
+                    gen.bit_generator.state = saved.samplers[i]
+                generators.append(gen)
+                env_seed = seed_override if seed_override is not None else environment_seed(
+                    seed, phase.index, w, spec.uid)
+                env, params = make_environment(spec, env_seed, gen)
+                if params is not None:
+                    drawn[spec.uid] = params
+                if saved is not None and i < len(saved.envs) and saved.envs[i] is not None \
+                        and isinstance(getattr(env, "rng", None), _Generator):
+                    env.rng.bit_generator.state = saved.envs[i]
+                envs.append(env)
+                reward_blocks.append(None if spec.reward is None else build_component(spec.reward, Reward))
+            self.samplers.append(generators)
+            worker = Worker(w, phase, envs, reward_blocks, self.progress, train, recorder)
+            if drawn:
+                worker.episode_extras = {"env_params": drawn}
+            worker.progress.states = [None] * len(envs)  # type: ignore[list-item]
+            baselines = []
+            for i, env in enumerate(envs):
+                try:
+                    baselines.append(env.start_environment())
+                except Exception as exc:
+                    raise component_error(
+                        f"{phase.environments[i].key}: environment {env.uid!r}: start_environment", exc
+                    ) from exc
+                worker.env_sensors[i] = baselines[-1].sensors
+                for a in baselines[-1].actuators:
+                    worker.action_env[a.uid] = i
+            if not self.workers:
+                baselines_0 = baselines
+            self.workers.append(worker)
+        setups = agent_setups(phase, baselines_0)
+        muscles_of: dict[str, list[Muscle]] = {s.spec.name: [] for s in setups}
+        for setup in setups:
+            spec = setup.spec
+            brain = brains.get(spec.name)
+            if brain is None:
+                b_seed = seed_override if seed_override is not None else brain_seed(seed, spec.name)
+                brain = build_component(spec.brain, Brain, seed=b_seed)
+                try:
+                    brain.setup(setup.sensors, setup.actuators)
+                except Exception as exc:
+                    raise component_error(f"{spec.key}.brain: setup", exc) from exc
+                brains[spec.name] = brain
+                fresh = True
+            else:
+                fresh = False
+            brain.mode = mode
+            if prepare_brain is not None:
+                prepare_brain(spec, brain, fresh)
+        for worker in self.workers:
+            for setup in setups:
+                spec = setup.spec
+                brain = brains[spec.name]
+                m_seed = seed_override if seed_override is not None else muscle_seed(
+                    seed, phase.index, worker.index, spec.name)
+                muscle = build_component(spec.muscle, Muscle, uid=spec.name, seed=m_seed)
+                objective = build_component(spec.objective, Objective)
+                try:
+                    muscle.setup(setup.sensors, setup.actuators)
+                    muscle.mode = mode
+                    state = brain.muscle_state()
+                    if state is not None:
+                        muscle.update(state)
+                except Exception as exc:
+                    raise component_error(f"{spec.key}.muscle: setup", exc) from exc
+                muscles_of[spec.name].append(muscle)
+                agent = AgentRuntime(
+                    spec.name, brain, muscle, muscles_of[spec.name], objective,
+                    [s.uid for s in setup.sensors], setup.actuators, setup.sensor_env,
+                    setup.reward_envs,
+                )
+                worker.agents.append(agent)
+                if setup.sensor_env < 0:
+                    worker.need_map = True
+            if worker.need_map:
+                worker._rebuild_map()
+        if restore is not None:
+            from xdoe.execution._resume import restore_worker
+
+            for worker, saved_state in zip(self.workers, restore):
+                restore_worker(worker, saved_state, brains)
+                worker.episode = saved_state.next_episode
+                self.progress.episodes_done[worker.index] = saved_state.next_episode
+                if worker.episode >= phase.episodes:
+                    worker.active = False
+
+    def redraw(self, worker: "Worker") -> None:
+        """Re-create the worker's environments that have parameter samplers,
+        with freshly drawn parameters (before its next episode starts)."""
+        drawn: dict[str, Any] = {}
+        for i, spec in enumerate(self.phase.environments):
+            gen = self.samplers[worker.index][i]
+            if gen is None:
+                continue
+            old = worker.envs[i]
+            try:
+                old.close()
+            except Exception as exc:
+                raise component_error(f"environment {spec.uid!r}: close", exc) from exc
+            worker.envs[i], drawn[spec.uid] = make_environment(spec, 0, gen)  # type: ignore[assignment]
+        if drawn:
+            worker.episode_extras = {"env_params": drawn}
+
+    @property
+    def has_samplers(self) -> bool:
+        return any(s.samplers is not None for s in self.phase.environments)
+
+    def close(self) -> None:
+        errors = []
+        for worker in self.workers:
+            for env in worker.envs:
+                try:
+                    env.close()
+                except Exception as exc:  # pragma: no cover - reported below
+                    errors.append(exc)
+        if errors:
+            raise component_error("environment close", errors[0]) from errors[0]
+
+
+def make_environment(spec: EnvironmentPlan, seed: int,
+                      sampler: "np.random.Generator | None") -> tuple[Environment, dict[str, Any] | None]:
+    """Construct an environment; with samplers, from ``sampler`` draw its
+    parameters, then its seed (see :mod:`xdoe.execution._seeding`), and
+    return the drawn values too."""
+    if spec.samplers is None or sampler is None:
+        return build_component(spec.environment, Environment, uid=spec.uid, seed=seed), None
+    params, drawn = spec.samplers.draw(sampler)
+    env_seed = int(sampler.integers(2**32))
+    cls = load_class(spec.environment.name, spec.environment.key, base=Environment)
+    return construct(cls, spec.environment.key, params, uid=spec.uid, seed=env_seed), drawn

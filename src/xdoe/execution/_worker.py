@@ -1,0 +1,345 @@
+"""One worker of a phase at run time: its environments, the agents' muscles,
+the step (act, update the environments, complete the experiences) and the
+episode bookkeeping. Driven by :mod:`xdoe.execution._runner`."""
+
+from __future__ import annotations
+
+import time
+from typing import TYPE_CHECKING, Any
+
+from xdoe.agent import Brain, Experience, Muscle, Objective
+from xdoe.conditions import EpisodeProgress, PhaseProgress, StepProgress, Verdict
+from xdoe.environment import (
+    ActuatorInformation,
+    Environment,
+    EnvironmentState,
+    Reward,
+    RewardInformation,
+    SensorInformation,
+)
+from xdoe.errors import RunError
+from xdoe.execution._plan import PhasePlan
+from xdoe.simulation import SimulationController
+
+if TYPE_CHECKING:
+    from xdoe.store import RunRecorder
+
+
+CONTINUE, RESET, STOP_PHASE, STOP_RUN = (
+    Verdict.CONTINUE, Verdict.RESET, Verdict.STOP_PHASE, Verdict.STOP_RUN)
+
+__all__ = ["AgentRuntime", "Worker", "component_error", "CONTINUE", "RESET", "STOP_PHASE", "STOP_RUN"]
+
+
+def component_error(where: str, exc: BaseException) -> RunError:
+    err = RunError(f"{where} raised {type(exc).__name__}: {exc}")
+    err.__cause__ = exc
+    return err
+
+
+# -- runtime state ---------------------------------------------------------
+
+class AgentRuntime:
+    """One agent in one worker: its muscle and the transition in progress."""
+
+    __slots__ = (
+        "name", "brain", "muscle", "muscles", "objective", "sensor_ids", "templates",
+        "spaces", "sensor_env", "reward_envs", "reward_env", "pending", "t_sensors",
+        "t_actions", "t_rewards", "t_objective", "t_step", "t_updates", "ep_reward",
+        "ep_objective",
+    )
+
+    def __init__(self, name: str, brain: Brain, muscle: Muscle, muscles: list[Muscle],
+                 objective: Objective, sensor_ids: list[str], actuators: list[ActuatorInformation],
+                 sensor_env: int, reward_envs: list[int]) -> None:
+        self.name = name
+        self.brain = brain
+        self.muscle = muscle
+        self.muscles = muscles  # every muscle of the agent (all workers)
+        self.objective = objective
+        self.sensor_ids = sensor_ids
+        self.templates = actuators
+        self.spaces = {a.uid: _bounds(a.space) for a in actuators}
+        self.sensor_env = sensor_env  # >= 0: the agent sees exactly that env's sensors, in order
+        self.reward_envs = reward_envs
+        self.reward_env = reward_envs[0] if len(reward_envs) == 1 else -1
+        self.pending = False
+        self.t_sensors: list[SensorInformation] = []
+        self.t_actions: list[ActuatorInformation] = []
+        self.t_rewards: list[RewardInformation] | None = None
+        self.t_objective = 0.0
+        self.t_step = 0
+        self.t_updates = 0
+        self.ep_reward = 0.0
+        self.ep_objective = 0.0
+
+
+class Worker:
+    """One worker: a copy of the phase's environments and one muscle per
+    agent. Implements :class:`xdoe.simulation.SimulationWorker`."""
+
+    def __init__(self, index: int, phase: PhasePlan, envs: list[Environment],
+                 rewards: list[Reward | None], progress: PhaseProgress, train: bool,
+                 recorder: "RunRecorder | None") -> None:
+        self.index = index
+        self.phase = phase
+        self.envs = envs
+        self.env_uids = [e.uid for e in phase.environments]
+        self.reward_blocks = rewards
+        self.has_reward_blocks = any(r is not None for r in rewards)
+        self.agents: list[AgentRuntime] = []
+        self.agent_names: list[str] = [a.name for a in phase.agents]
+        self.train = train
+        self.recorder = recorder
+        self.policy = recorder.policy if recorder is not None and recorder.policy.enabled else None
+        self.env_sensors: list[list[SensorInformation]] = [[] for _ in envs]
+        self.states: list[EnvironmentState | None] = [None for _ in envs]
+        self.sensor_map: dict[str, SensorInformation] = {}
+        self.need_map = False
+        self.action_env: dict[str, int] = {}
+        self.actions: list[ActuatorInformation] = []
+        self.phase_progress = progress
+        self.progress = StepProgress(phase=progress, worker=index)
+        self.objectives = self.progress.objectives
+        self.episode = 0
+        self.step = 0
+        self.done = False
+        self.active = True
+        self.in_episode = False
+        self.started_at = 0.0
+        #: merged into the extras of the episode rows (e.g. ``env_params``)
+        self.episode_extras: dict[str, Any] | None = None
+
+    # -- SimulationWorker --------------------------------------------------
+    def _sensors_for(self, agent: AgentRuntime) -> list[SensorInformation]:
+        if agent.sensor_env >= 0:
+            return self.env_sensors[agent.sensor_env]
+        m = self.sensor_map
+        return [m[uid] for uid in agent.sensor_ids]
+
+    def act(self, index: int) -> None:
+        agent = self.agents[index]
+        if agent.sensor_env >= 0:
+            sensors = self.env_sensors[agent.sensor_env]
+        else:
+            m = self.sensor_map
+            sensors = [m[uid] for uid in agent.sensor_ids]
+        if agent.pending:
+            self._complete(agent, sensors, False)
+        templates = [ActuatorInformation(a.uid, a.space) for a in agent.templates]
+        try:
+            actions = agent.muscle.propose_actions(sensors, templates)
+        except Exception as exc:
+            raise component_error(f"agent {agent.name!r}: muscle.propose_actions", exc) from exc
+        spaces = agent.spaces
+        for action in actions:
+            bounds = spaces.get(action.uid)
+            if bounds is None:
+                raise RunError(
+                    f"agent {agent.name!r} set actuator {action.uid!r}, which is not assigned to it "
+                    f"(assigned: {', '.join(spaces) or 'none'})"
+                )
+            value = action.value
+            if value is None:
+                continue
+            space, low, high = bounds
+            if type(value) is int and low is not None:  # fast path: Discrete and a Python int
+                if low <= value < high:
+                    continue
+            elif space.contains(value):
+                continue
+            raise RunError(
+                f"agent {agent.name!r}: value {value!r} for actuator {action.uid!r} "
+                f"is outside its space {space}"
+            )
+        self.actions.extend(actions)
+        agent.pending = True
+        agent.t_sensors = sensors
+        agent.t_actions = actions
+        agent.t_rewards = None
+        agent.t_objective = 0.0
+        agent.t_step = self.step
+        agent.t_updates = 0
+
+    def update(self) -> bool:
+        actions = self.actions
+        self.actions = []
+        envs = self.envs
+        done = False
+        if len(envs) == 1:
+            state = self._update_env(0, actions)
+            done = state.done
+        else:
+            routed: list[list[ActuatorInformation]] = [[] for _ in envs]
+            action_env = self.action_env
+            for action in actions:
+                routed[action_env[action.uid]].append(action)
+            for i in range(len(envs)):
+                if self._update_env(i, routed[i]).done:
+                    done = True
+        if self.need_map:
+            self._rebuild_map()
+        self.step += 1
+        self.phase_progress.steps += 1
+        objectives = self.objectives
+        for agent in self.agents:
+            if agent.reward_env >= 0:
+                rewards = self.states[agent.reward_env].rewards  # type: ignore[union-attr]
+            else:
+                rewards = [r for i in agent.reward_envs for r in self.states[i].rewards]  # type: ignore[union-attr]
+            try:
+                objective = float(agent.objective.internal_reward(rewards))
+            except Exception as exc:
+                raise component_error(f"agent {agent.name!r}: objective.internal_reward", exc) from exc
+            total = 0.0
+            for reward in rewards:
+                total += reward.value
+            agent.ep_reward += total
+            agent.ep_objective += objective
+            objectives[agent.name] = objective
+            if agent.pending:
+                if agent.t_rewards is None:
+                    agent.t_rewards = rewards
+                else:
+                    agent.t_rewards = _sum_rewards(agent.t_rewards, rewards)
+                agent.t_objective += objective
+                agent.t_updates += 1
+        progress = self.progress
+        progress.step = self.step
+        progress.done = done
+        self.done = done
+        return done
+
+    # -- internals ---------------------------------------------------------
+    def _update_env(self, i: int, actions: list[ActuatorInformation]) -> EnvironmentState:
+        try:
+            state = self.envs[i].update(actions)
+        except Exception as exc:
+            raise component_error(f"environment {self.env_uids[i]!r}: update", exc) from exc
+        block = self.reward_blocks[i] if self.has_reward_blocks else None
+        if block is not None:
+            try:
+                state.rewards = list(block(state.sensors, state.rewards))
+            except Exception as exc:
+                raise component_error(f"environment {self.env_uids[i]!r}: reward", exc) from exc
+        self.states[i] = state
+        self.env_sensors[i] = state.sensors
+        self.progress.states[i] = state
+        return state
+
+    def _rebuild_map(self) -> None:
+        m = self.sensor_map
+        for sensors in self.env_sensors:
+            for s in sensors:
+                m[s.uid] = s
+
+    def _complete(self, agent: AgentRuntime, next_sensors: list[SensorInformation], done: bool) -> None:
+        agent.pending = False
+        rewards = agent.t_rewards if agent.t_rewards is not None else []
+        if self.train:
+            experience = Experience(
+                self.index, self.episode, agent.t_step, agent.t_sensors, agent.t_actions,
+                rewards, agent.t_objective, next_sensors, done,
+            )
+            try:
+                update = agent.brain.thinking(experience)
+            except Exception as exc:
+                raise component_error(f"agent {agent.name!r}: brain.thinking", exc) from exc
+            if update is not None:
+                for muscle in agent.muscles:
+                    try:
+                        muscle.update(update)
+                    except Exception as exc:
+                        raise component_error(f"agent {agent.name!r}: muscle.update", exc) from exc
+        policy = self.policy
+        if policy is not None and policy.wants(agent.t_step, done):
+            self.recorder.step(  # type: ignore[union-attr]
+                self.index, self.episode, agent.t_step, agent.name,
+                {s.uid: s.value for s in agent.t_sensors},
+                {a.uid: a.value for a in agent.t_actions},
+                {r.uid: r.value for r in rewards},
+                agent.t_objective, done,
+            )
+
+    def start_episode(self, controller: SimulationController, *, started: bool = False) -> None:
+        """Reset the environments (unless ``started``: the phase set-up already
+        did) and the muscles, and tell the controller."""
+        if not started:
+            for i, env in enumerate(self.envs):
+                try:
+                    baseline = env.start_environment()
+                except Exception as exc:
+                    raise component_error(f"environment {self.env_uids[i]!r}: start_environment", exc) from exc
+                self.env_sensors[i] = baseline.sensors
+                self.states[i] = None
+            if self.need_map:
+                self._rebuild_map()
+        for agent in self.agents:
+            try:
+                agent.muscle.reset()
+            except Exception as exc:
+                raise component_error(f"agent {agent.name!r}: muscle.reset", exc) from exc
+            agent.pending = False
+            agent.ep_reward = 0.0
+            agent.ep_objective = 0.0
+        self.step = 0
+        self.done = False
+        self.actions = []
+        self.progress.episode = self.episode
+        self.progress.step = 0
+        self.progress.done = False
+        self.in_episode = True
+        self.started_at = time.perf_counter()
+        controller.start_episode(self)
+
+    def end_episode(self, truncated: bool) -> EpisodeProgress:
+        """Complete pending transitions (``done=True``), record the episode per
+        agent and return it for the conditions."""
+        for agent in self.agents:
+            if agent.pending:
+                self._complete(agent, self._sensors_for(agent), True)
+        wall = time.perf_counter() - self.started_at
+        rewards = {a.name: a.ep_reward for a in self.agents}
+        objectives = {a.name: a.ep_objective for a in self.agents}
+        if self.recorder is not None:
+            extras: dict[str, Any] = {}
+            if truncated:
+                extras["truncated"] = True
+            infos = {uid: s.info for uid, s in zip(self.env_uids, self.states) if s is not None and s.info}
+            if infos:
+                extras["info"] = infos
+            if self.episode_extras:
+                extras.update(self.episode_extras)
+            for agent in self.agents:
+                self.recorder.episode_finished(
+                    self.index, self.episode, agent.name, self.step, agent.ep_reward,
+                    agent.ep_objective, wall, extras or None,
+                )
+        episode = EpisodeProgress(
+            self.phase_progress, self.index, self.episode, self.step, rewards, objectives)
+        self.phase_progress.episodes_done[self.index] += 1
+        self.episode += 1
+        self.in_episode = False
+        return episode
+
+
+def _bounds(space: Any) -> tuple[Any, int | None, int | None]:
+    """``(space, low, high)``; for a ``Discrete`` space ``low <= value < high``
+    is the whole membership test of a Python int."""
+    from gymnasium.spaces import Discrete
+
+    if type(space) is Discrete:
+        return space, int(space.start), int(space.start + space.n)
+    return space, None, None
+
+
+def _sum_rewards(a: list[RewardInformation], b: list[RewardInformation]) -> list[RewardInformation]:
+    totals: dict[str, RewardInformation] = {}
+    for r in a:
+        totals[r.uid] = RewardInformation(r.uid, float(r.value), r.space)
+    for r in b:
+        if r.uid in totals:
+            totals[r.uid].value += float(r.value)
+        else:
+            totals[r.uid] = RewardInformation(r.uid, float(r.value), r.space)
+    return list(totals.values())

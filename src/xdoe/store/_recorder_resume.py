@@ -1,0 +1,119 @@
+"""Taking over an interrupted run instance (a mixin of
+:class:`~xdoe.store.RunRecorder`): :meth:`RecorderResume.resume`,
+:meth:`~RecorderResume.reopen` and :meth:`~RecorderResume.phase_resumed`."""
+
+from __future__ import annotations
+
+import os
+import socket
+from pathlib import Path
+from typing import Any
+
+from sqlalchemy import func, select, update
+
+from xdoe.errors import StoreError
+from xdoe.store._models import Episode, Phase, RunInstance, utcnow
+from xdoe.store._recorder_rows import RecorderState
+from xdoe.store._results import ResultsPaths, ResultsWriter
+
+__all__ = ["RecorderResume"]
+
+
+class RecorderResume(RecorderState):
+    """Resuming methods of :class:`~xdoe.store.RunRecorder` (which, with
+    :class:`~xdoe.store._recorder_rows.RowBuffer`, provides ``metadata()`` and
+    ``_require_running()``)."""
+
+    def resume(self, instance: Any) -> bool:
+        """Take over the interrupted (or dead ``running``) run instance
+        ``instance`` (an :class:`xdoe.store.InstanceInfo` of this run) instead
+        of starting a new one: its row goes back to ``running`` with this
+        host, pid and a fresh heartbeat (end and error cleared), atomically, so
+        of two processes resuming the same instance one wins. Then call
+        :meth:`reopen` (after the executor dropped what it redoes).
+
+        Returns:
+            ``False`` when another process took the instance over first.
+
+        Raises:
+            StoreError: already started, or the store cannot be written.
+        """
+        with self._lock:
+            if self.instance_id is not None:
+                raise StoreError(f"run {self.run_uid}: recorder already started")
+            now = utcnow()
+            with self.store._write("resume a run in") as session:
+                changed = session.execute(
+                    update(RunInstance)
+                    .where(RunInstance.id == instance.id, RunInstance.status == instance.status,
+                           RunInstance.pid == instance.pid, RunInstance.host == instance.host)
+                    .values(status="running", host=socket.gethostname(), pid=os.getpid(),
+                            heartbeat=now, end=None, error=None, traceback=None)
+                ).rowcount
+            if changed != 1:
+                return False
+            self.instance_id = int(instance.id)
+            self.instance_uuid = instance.uuid
+            self._start = instance.start
+            self.resumed_at = [*getattr(self, "resumed_at", []), now.isoformat()]
+            if instance.results_dir:
+                self.paths = ResultsPaths(Path(instance.results_dir))
+                self.paths.directory.mkdir(parents=True, exist_ok=True)
+            else:
+                self.paths = ResultsPaths.create(self.results_root, self.run_uid, self._start)
+            return True
+
+    def reopen(self) -> None:
+        """Open the results files of a resumed instance for appending, with the
+        phases and totals the store holds now, and rewrite ``session_metadata.json``."""
+        with self._lock:
+            self._require_running()
+            assert self.paths is not None
+            with self.store._read("read phases from") as session:
+                counts = dict(session.execute(
+                    select(Episode.phase_id, func.count()).join(Phase, Episode.phase_id == Phase.id)
+                    .where(Phase.instance_id == self.instance_id).group_by(Episode.phase_id)).all())
+                steps = session.execute(
+                    select(func.coalesce(func.sum(Episode.steps), 0)).join(Phase, Episode.phase_id == Phase.id)
+                    .where(Phase.instance_id == self.instance_id)).scalar_one()
+                phases = session.execute(select(Phase).where(Phase.instance_id == self.instance_id)
+                                         .order_by(Phase.index)).scalars().all()
+                self._phases = [
+                    {"index": p.index, "name": p.name, "mode": p.mode, "status": p.status,
+                     "start": p.start.isoformat(), "end": None if p.end is None else p.end.isoformat(),
+                     "episodes": int(counts.get(p.id, 0))}
+                    for p in phases
+                ]
+            self.total_episodes = sum(p["episodes"] for p in self._phases)
+            self.total_steps = int(steps or 0)
+            self._files = ResultsWriter(self.paths, self.run_uid, self.policy.enabled, resume=True)
+            self._files.write_metadata(self.metadata())
+
+    def phase_resumed(self, phase_id: int, index: int, name: str, mode: str,
+                      config: dict[str, Any]) -> None:
+        """Continue the recorded phase ``phase_id`` of a resumed instance (its
+        row goes back to ``running``), instead of :meth:`phase_started`.
+
+        Raises:
+            StoreError: not started, finished, or another phase is still open.
+        """
+        with self._lock:
+            self._require_running()
+            if self._phase_id is not None:
+                raise StoreError(f"run {self.run_uid}: phase {index} ({name}) resumed while a phase is open")
+            with self.store._write("record a phase in") as session:
+                session.execute(update(Phase).where(Phase.id == phase_id)
+                                .values(status="running", end=None))
+            self._phase_id = int(phase_id)
+            workers = config.get("worker", 1) if isinstance(config, dict) else 1
+            assert self._files is not None
+            self._files.phase_resumed(int(index), str(name), str(mode), int(workers or 1))
+            entry = next((p for p in self._phases if p["index"] == int(index)), None)
+            if entry is None:
+                entry = {"index": int(index), "name": str(name), "mode": str(mode), "episodes": 0,
+                         "start": utcnow().isoformat()}
+            else:
+                self._phases.remove(entry)
+            entry.update(status="running", end=None)
+            self._phases.append(entry)
+

@@ -1,0 +1,166 @@
+"""The row buffer of :class:`~xdoe.store.RunRecorder`: episode and step rows
+kept as tuples and bulk-inserted, and the helpers of its writes."""
+
+from __future__ import annotations
+
+import threading
+from pathlib import Path
+from typing import TYPE_CHECKING, Any
+
+from sqlalchemy import func, insert, select, update
+from sqlalchemy.exc import IntegrityError
+from sqlalchemy.orm import Session
+
+from xdoe.errors import StoreError
+from xdoe.store._json import fast_encoder, json_default
+from xdoe.store._models import Episode, Phase, Step, _Encoded, utcnow
+from xdoe.store._results import ResultsPaths, ResultsWriter
+from xdoe.store._steps import StepPolicy
+
+if TYPE_CHECKING:
+    from xdoe.store._store import Store
+
+__all__ = ["RecorderState", "RowBuffer"]
+
+def _int_or_none(value: Any) -> int | None:
+    return value if isinstance(value, int) and not isinstance(value, bool) else None
+
+
+#: ``compact_json`` with its encoder built once (:func:`fast_encoder`):
+#: ``json.dumps`` with options builds a new encoder on every call, which costs
+#: more than encoding the small dicts of a step. Same options, so the same text.
+_encode_compact = fast_encoder(sort_keys=True, separators=(",", ":"), ensure_ascii=False,
+                               default=json_default)
+
+
+#: Columns of a buffered step row, in the order of its tuple.
+_STEP_COLUMNS = ("phase_id", "worker", "episode", "step", "agent", "sensors", "actions", "rewards",
+                 "objective", "done")
+#: Columns of a buffered episode row, in the order of its tuple.
+_EPISODE_COLUMNS = ("phase_id", "worker", "episode", "agent", "steps", "reward", "objective",
+                    "wall_time", "extras")
+
+
+def _json_cell(value: Any) -> _Encoded | None:
+    return None if value is None else _Encoded(_encode_compact(value))
+
+
+def _get_or_create(session: Session, model: Any, lookup: dict[str, Any], values: dict[str, Any]) -> int:
+    """Id of the row of ``model`` matching ``lookup`` (a unique key), inserted
+    with ``values`` when missing. Safe against a concurrent insert of the same key."""
+    stmt = select(model.id).filter_by(**lookup)
+    found = session.execute(stmt).scalar_one_or_none()
+    if found is not None:
+        return int(found)
+    try:
+        with session.begin_nested():
+            obj = model(**lookup, **values)
+            session.add(obj)
+        return int(obj.id)
+    except IntegrityError:  # another process inserted it meanwhile
+        return int(session.execute(stmt).scalar_one())
+
+
+class RecorderState:
+    """The attributes :class:`~xdoe.store.RunRecorder` sets, for its mixins."""
+
+    # set by RunRecorder.__init__ / start
+    store: "Store"
+    run_uid: str
+    instance_id: int | None
+    instance_uuid: str
+    status: str | None
+    paths: ResultsPaths | None
+    results_root: Path
+    policy: StepPolicy
+    flush_rows: int
+    peak_buffered: int
+    total_episodes: int
+    total_steps: int
+    _lock: threading.RLock
+    _phase_id: int | None
+    _phases: list[dict[str, Any]]
+    _files: ResultsWriter | None
+    _start: Any
+    _episodes: list[tuple[Any, ...]]
+    _steps: list[tuple[Any, ...]]
+    _insert_sql: dict[str, str]
+
+
+class RowBuffer(RecorderState):
+    """Buffering and writing episode/step rows (a mixin of :class:`~xdoe.store.RunRecorder`)."""
+
+    def _require_running(self) -> None:
+        if self.instance_id is None:
+            raise StoreError(f"run {self.run_uid}: recorder used before start()")
+        if self.status is not None:
+            raise StoreError(f"run {self.run_uid}: recorder used after finish()")
+
+    def _require_phase(self) -> int:
+        if self._phase_id is not None and self.status is None:  # the usual case, checked cheaply
+            return self._phase_id
+        self._require_running()
+        if self._phase_id is None:
+            raise StoreError(f"run {self.run_uid}: no phase is open (call phase_started first)")
+        return self._phase_id
+
+    def _buffered_row(self) -> None:
+        n = len(self._episodes) + len(self._steps)  # self.buffered, without a property call per row
+        if n > self.peak_buffered:
+            self.peak_buffered = n
+        if n >= self.flush_rows:
+            self.flush()
+
+    def _write_buffers(self, session: Session) -> None:
+        # the results files first: they then hold at least the rows the store
+        # keeps (a resumed instance filters them down to those, see filter_results)
+        assert self._files is not None
+        self._files.flush()
+        if self._episodes:
+            self._insert_rows(session, Episode.__table__, _EPISODE_COLUMNS, self._episodes)
+        if self._steps:
+            self._insert_rows(session, Step.__table__, _STEP_COLUMNS, self._steps)
+
+    def _insert_rows(self, session: Session, table: Any, columns: tuple[str, ...],
+                     rows: list[tuple[Any, ...]]) -> None:
+        """Insert buffered rows (tuples in ``columns`` order) into ``table``,
+        one ``executemany``.
+
+        With a positional DBAPI parameter style (SQLite's ``?``) the tuples go
+        straight to the driver's ``executemany``: SQLAlchemy's per-row
+        parameter processing costs more than SQLite's own insert, and for these
+        values (ints, floats, strings, bools, ``None``, JSON already encoded as
+        text) the bind processing of every column type is the identity. Other
+        drivers (PostgreSQL's named parameters) get a Core insert of dicts.
+        """
+        connection = session.connection()
+        sql = self._insert_sql.get(table.name)
+        if sql is None:
+            compiled = insert(table).compile(dialect=connection.dialect, column_keys=list(columns))
+            ok = compiled.positional and tuple(compiled.positiontup or ()) == columns
+            sql = self._insert_sql[table.name] = compiled.string if ok else ""
+        if sql:
+            connection.exec_driver_sql(sql, rows)
+        else:
+            session.execute(insert(table), [dict(zip(columns, row)) for row in rows])
+
+    def _clear_buffers(self) -> None:
+        self._episodes = []
+        self._steps = []
+
+    def _write_phase_end(self, session: Session, status: str) -> None:
+        self._write_buffers(session)
+        session.execute(update(Phase).where(Phase.id == self._phase_id)
+                        .values(status=status, end=utcnow()))
+
+    def _close_phase(self, status: str) -> None:
+        with self.store._write("record the end of a phase in") as session:
+            self._write_phase_end(session, status)
+        self._clear_buffers()
+        self._phase_closed(status)
+
+    def _phase_closed(self, status: str) -> None:
+        self._phase_id = None
+        self._phases[-1].update(status=status, end=utcnow().isoformat())
+        assert self._files is not None
+        self._files.phase_finished()
