@@ -10,7 +10,8 @@ import pytest
 
 from xdoe._lazy import lazy_exports
 
-LAZY_PACKAGES = ["xdoe.documents", "xdoe.execution", "xdoe.store", "xdoe.environments", "xdoe.agents"]
+LAZY_PACKAGES = ["xdoe.documents", "xdoe.execution", "xdoe.store", "xdoe.environments", "xdoe.agents",
+                 "xdoe.analysis"]
 
 
 @pytest.mark.parametrize("name", LAZY_PACKAGES)

@@ -101,7 +101,7 @@ try:
     main(["generate", sys.argv[1], "--output", sys.argv[2], "--quiet"])
 except SystemExit as exc:
     assert not exc.code, exc.code
-loaded = sorted(m for m in sys.modules if m.split(".")[0] in ("gymnasium", "sqlalchemy")
+loaded = sorted(m for m in sys.modules if m.split(".")[0] in ("gymnasium", "sqlalchemy", "matplotlib", "pandas")
                 or m.startswith(("xdoe.execution", "xdoe.store", "xdoe.environments", "xdoe.agents")))
 print(",".join(loaded) or "clean")
 """

@@ -17,7 +17,8 @@ except SystemExit as exc:
     assert not exc.code, exc.code
 unneeded = ("rich", "xdoe.documents._experiment", "xdoe.session", "xdoe.store._export",
             "xdoe.store._status", "xdoe.store._lineage", "xdoe.environments._dummy",
-            "xdoe.environments._tictactoe", "xdoe.agents._dummy", "dask", "distributed", "pyarrow", "psycopg")
+            "xdoe.environments._tictactoe", "xdoe.agents._dummy", "dask", "distributed", "pyarrow", "psycopg", "pandas", "statsmodels",
+            "xdoe.analysis._effects")
 print(",".join(m for m in unneeded if m in sys.modules) or "clean")
 """
 

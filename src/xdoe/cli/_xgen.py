@@ -57,10 +57,13 @@ def _factor_table(experiment: Any, design: Any) -> Any:
     for var in experiment.factors:
         if var.levels is not None:
             text = ", ".join(v if isinstance(v, str) else canonical_json(v) for v in var.levels)
-            table.add_row(var.name, f"categorical ({len(var.levels)})", text)
+            when = "; ".join(f"{k} in {canonical_json(list(v))}" for k, v in var.when)
+            table.add_row(var.name, f"categorical ({len(var.levels)})" + (f", when {when}" if when else ""), text)
         else:
             extra = f", {var.scale}" + (", integer" if var.integer else "")
-            table.add_row(var.name, "continuous", f"[{var.low:g}, {var.high:g}]{extra}")
+            when = "; ".join(f"{k} in {canonical_json(list(v))}" for k, v in var.when)
+            table.add_row(var.name, "continuous" + (f", when {when}" if when else ""),
+                          f"[{var.low:g}, {var.high:g}]{extra}")
     return table
 
 
@@ -240,6 +243,28 @@ def check(file: Path, strict: bool, quiet: bool, import_: bool) -> None:
         _check_imports(experiment, runs, quiet=True)
     click.echo(f"ok: {runs.n_points} design points x {runs.repetitions} repetitions"
                + (", every component imported and constructed" if import_ else ""))
+
+
+@main.group("plot", short_help="Draw the design: pairwise projections of its points.")
+def plot() -> None:
+    """Pictures of a design (PNG or SVG, by the suffix of -o)."""
+
+
+@plot.command("design", short_help="Pairwise projections of the design points.")
+@click.argument("file", type=click.Path(dir_okay=False, path_type=Path))
+@click.option("--output", "-o", type=click.Path(dir_okay=False, path_type=Path), default="design.png",
+              show_default=True, help="The picture to write: .png or .svg.")
+@click.option("--strict", is_flag=True, help="Refuse keys xdoe does not know (default: warn).")
+@handle_errors
+def plot_design(file: Path, output: Path, strict: bool) -> None:
+    """Pairwise projections of the design points of experiment document FILE
+    (each pair of factors as a scatter, level counts on the diagonal)."""
+    from xdoe.analysis.plots import plot_design as draw
+    from xdoe.design import prepare
+
+    experiment, design, _runs = prepare(file, strict=strict)
+    path = draw(design, output, title=f"Design of {experiment.uid}: {design.method}, {len(design)} points")
+    click.echo(f"wrote {path}")
 
 
 @main.command()

@@ -171,14 +171,20 @@ class _Display:
             self.progress.stop()
 
 
-def summary_table(results: Sequence["RunResult"], skipped: Sequence[str] = ()) -> Any:
-    """A rich table: run, status, episodes, mean test-phase objective per
-    agent (its reward as the agent's objective counts it: the summed
-    environment rewards for ``RewardObjective``), wall time."""
+def summary_table(results: Sequence["RunResult"], skipped: Sequence[str] = (),
+                  levels: dict[str, str] | None = None) -> Any:
+    """A rich table: run, factor levels (``levels``: run uid -> text), status,
+    episodes, mean test-phase objective per agent (its reward as the agent's
+    objective counts it: the summed environment rewards for
+    ``RewardObjective``), wall time."""
     from rich.table import Table
 
     table = Table(title="xrun summary")
     table.add_column("run", no_wrap=True)
+    levels = {uid: text for uid, text in (levels or {}).items() if text}
+    cells: Callable[[str], list[str]] = (lambda uid: [levels.get(uid, "")]) if levels else (lambda uid: [])
+    if levels:  # a column only when some run has factor levels
+        table.add_column("factor levels", overflow="fold")
     table.add_column("status")
     table.add_column("episodes", justify="right")
     table.add_column("mean test reward (objective) per agent")
@@ -188,9 +194,9 @@ def summary_table(results: Sequence["RunResult"], skipped: Sequence[str] = ()) -
         text = ", ".join(f"{agent} {value:.3g}" for agent, value in rewards.items()) or "-"
         status = (r.status if r.ok else f"[yellow]{r.status}[/yellow]" if r.status in ("skipped", "claimed")
                   else f"[red]{r.status}[/red]")
-        table.add_row(r.uid, status, str(r.episodes), text, f"{r.wall_time:.2f} s")
+        table.add_row(r.uid, *cells(r.uid), status, str(r.episodes), text, f"{r.wall_time:.2f} s")
     for uid in skipped:
-        table.add_row(uid, "[yellow]skipped[/yellow]", "0", "-", "-")
+        table.add_row(uid, *cells(uid), "[yellow]skipped[/yellow]", "0", "-", "-")
     return table
 
 
@@ -261,7 +267,10 @@ def experiment_start(files: tuple[str, ...], store_url: str | None, results: Pat
     if not quiet:
         from rich.console import Console
 
-        Console().print(summary_table(outcomes, skipped))
+        from xdoe.results import levels_text
+
+        levels = {p.uid: levels_text((p.document.get("design_point") or {}).get("levels")) for p in loaded.plans}
+        Console().print(summary_table(outcomes, skipped, levels))
     sys.exit(EXIT_OK if all_done(outcomes) and not skipped else EXIT_FAILED)
 
 
@@ -298,6 +307,11 @@ from xdoe.cli._inspect import export_command, status_command, tree_command  # no
 main.add_command(status_command)
 main.add_command(export_command)
 main.add_command(tree_command)
+# results, analyze, plot, report (issue 12): src/xdoe/cli/_analysis.py
+from xdoe.cli._analysis import analysis_commands  # noqa: E402
+
+for _command in analysis_commands():
+    main.add_command(_command)
 
 
 if __name__ == "__main__":  # pragma: no cover - python -m xdoe.cli._xrun

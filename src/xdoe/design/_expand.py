@@ -57,8 +57,9 @@ def factors_of(experiment: Experiment) -> list[Factor]:
 
 def _factor(v: Variable) -> Factor:
     if v.levels is not None:
-        return Factor(v.name, levels=tuple(v.levels))
-    return Factor(v.name, low=v.low, high=v.high, scale=v.scale, integer=v.integer)  # type: ignore[arg-type]
+        return Factor(v.name, levels=tuple(v.levels), when=v.when)
+    return Factor(v.name, low=v.low, high=v.high, scale=v.scale, integer=v.integer,  # type: ignore[arg-type]
+                  when=v.when)
 
 
 def round_continuous(value: Any) -> Any:
@@ -133,7 +134,8 @@ class Expander:
 
     def levels(self, values: dict[str, Any]) -> dict[str, Any]:
         """The design point's levels as written (continuous values rounded)."""
-        return {name: round_continuous(values[name]) if name in self.continuous else values[name] for name in self.factor_names}
+        return {name: round_continuous(values[name]) if name in self.continuous else values[name]
+                for name in self.factor_names if name in values}  # an inactive conditional factor has none
 
     def document(self, *, number: int, index: int, repetition: int, levels: dict[str, Any]) -> dict:
         """The run document of design point ``index``, repetition
@@ -144,7 +146,7 @@ class Expander:
         registered in :attr:`render_cache`): copy the result (:func:`copy_plain`)
         before changing it."""
         values = {**self.controls, **levels}
-        named = {name: values[name] for name in self.named}
+        named = {name: values[name] for name in self.named if name in values}
         schedule = self._schedule(values, named)
         run_config = self.defs.get("run_config")
         if isinstance(run_config, dict):
@@ -176,14 +178,14 @@ class Expander:
                     prev = history[-1][key]
                     choice[key] = list(prev) if isinstance(prev, list) else prev
                     continue
-                level = values[f"{i}.{key}"]
+                level = values[self.experiment.aliases.get(f"{i}.{key}", f"{i}.{key}")]
                 path = plan.path + (key, _position(levels, level))
                 choice[key] = self._resolve(level, key, i, history, path)
             for kind in SET_KEYS:
                 sets = dict(history[-1][kind]) if history else {}
                 mapping = plan.sets[kind]
                 for agent, levels in (mapping or {}).items():
-                    level = values[f"{i}.{kind}.{agent}"]
+                    level = values[self.experiment.aliases.get(f"{i}.{kind}.{agent}", f"{i}.{kind}.{agent}")]
                     if is_reference(level):
                         path = plan.path + (kind, agent, _position(levels, level))
                         ref = self.experiment.reference(level)
@@ -255,6 +257,12 @@ class Expander:
             return _instantiate(compiled, named)
         except PlaceholderError as exc:  # pragma: no cover - caught when the document is loaded
             raise self.experiment.error(str(exc), path) from None
+        except KeyError as exc:  # a conditional factor used where its condition does not hold
+            raise self.experiment.error(
+                f"factor {exc.args[0]!r} is used here, but its 'when' condition does not hold at this "
+                f"design point ({', '.join(f'{k}={v!r}' for k, v in named.items()) or 'no named levels'})",
+                path,
+            ) from None
 
     def _compile(self, node: Any) -> tuple[str, Any]:
         if not any(True for _ in find_placeholders(node)):

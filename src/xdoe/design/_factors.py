@@ -52,6 +52,9 @@ class Factor:
     high: float | None = None
     scale: Literal["linear", "log"] = "linear"
     integer: bool = False
+    #: ``((factor, (level, ...)), ...)``: the factor applies only at design
+    #: points where each named categorical factor takes one of the levels
+    when: tuple = ()
 
     def __post_init__(self) -> None:
         name = self.name

@@ -8,6 +8,7 @@ from typing import Any, Sequence
 
 import numpy as np
 
+from xdoe.design._conditional import apply_conditions, check_conditions
 from xdoe.design._common import as_seed_sequence, check_factors, full_size
 from xdoe.design._factorial import full_factorial
 from xdoe.design._factors import Factor
@@ -43,6 +44,10 @@ class Design:
     method: str
     reason: str
     points: np.ndarray = field(repr=False)
+    #: ``(n, d)`` bool, read-only: whether each factor applies at each point
+    #: (``False`` only for a conditional factor whose ``when`` fails; its
+    #: coordinate is then ``0``); ``None``: all active
+    active: np.ndarray | None = field(default=None, repr=False)
 
     def __post_init__(self) -> None:
         factors = check_factors(self.factors)
@@ -60,6 +65,11 @@ class Design:
             if not ok:
                 raise DesignError(f"design column of factor {f.name!r} has values outside its range")
         pts.setflags(write=False)
+        active = np.ones(pts.shape, dtype=bool) if self.active is None else np.array(self.active, dtype=bool)
+        if active.shape != pts.shape:
+            raise DesignError(f"design active mask must have shape {pts.shape}, got {active.shape}")
+        active.setflags(write=False)
+        object.__setattr__(self, "active", active)
         object.__setattr__(self, "factors", factors)
         object.__setattr__(self, "points", pts)
 
@@ -71,9 +81,10 @@ class Design:
         return f"Design(method={self.method!r}, n={len(self)}, factors=[{names}])"
 
     def values(self, i: int) -> dict[str, Any]:
-        """Factor name -> level or value (plain Python types) of design point ``i``."""
-        row = self.points[i]
-        return {f.name: f.value(float(row[j])) for j, f in enumerate(self.factors)}
+        """Factor name -> level or value (plain Python types) of design point
+        ``i``; a conditional factor inactive at ``i`` is left out."""
+        row, on = self.points[i], self.active[i]  # type: ignore[index]
+        return {f.name: f.value(float(row[j])) for j, f in enumerate(self.factors) if on[j]}
 
     def unit(self) -> np.ndarray:
         """The points scaled to ``[0, 1]^d``, shape ``(n, d)``: level index
@@ -111,6 +122,45 @@ def _budget(max_runs: int | None) -> int | None:
 
 
 def make_design(
+    factors: Sequence[Factor],
+    *,
+    method: str = "auto",
+    max_runs: int | None = None,
+    seed: int | np.random.SeedSequence = 0,
+) -> Design:
+    """Choose a method and size and build the design (see :func:`_make_design`);
+    conditional factors (``Factor.when``) are then collapsed where inactive
+    and duplicate points dropped (:func:`~xdoe.design._conditional.apply_conditions`).
+
+    Raises:
+        DesignError: as :func:`_make_design`, or a ``when`` naming an unknown
+            or continuous factor, or a cycle of conditions.
+    """
+    factors = check_factors(factors)
+    if not any(f.when for f in factors):
+        return _make_design(factors, method=method, max_runs=max_runs, seed=seed)
+    check_conditions(factors)
+    budget = _budget(max_runs)
+    if method in METHODS and all(f.levels is not None for f in factors):
+        # the full factorial counts only valid combinations
+        points, active = apply_conditions(factors, full_factorial(factors))
+        if (budget is None and method in ("auto", "full_factorial")) or (budget is not None and len(points) <= budget):
+            limit = "no max_runs" if budget is None else f"max_runs {budget}"
+            return Design(factors, "full_factorial",
+                          f"{method}: the full factorial of valid combinations (conditional factors) has "
+                          f"{len(points)} of {full_size(factors)} points, within {limit}", points, active)
+        if method == "full_factorial":
+            raise DesignError(f"the full factorial of valid combinations has {len(points)} points > max_runs "
+                              f"{budget}; raise max_runs or use design maximin")
+    design = _make_design(factors, method=method, max_runs=max_runs, seed=seed)
+    points, active = apply_conditions(design.factors, design.points)
+    reason = design.reason
+    if len(points) < len(design):
+        reason += f"; {len(design) - len(points)} point(s) dropped as duplicates once conditional factors were collapsed"
+    return Design(design.factors, design.method, reason, points, active)
+
+
+def _make_design(
     factors: Sequence[Factor],
     *,
     method: str = "auto",

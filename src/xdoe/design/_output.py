@@ -210,7 +210,7 @@ def _emit(
         levels = point.get("levels") or {}
         table.write(
             _csv_line(
-                [doc["uid"], point.get("index"), point.get("repetition"), doc["seed"], *(levels.get(f) for f in factor_names)]
+                [doc["uid"], point.get("index"), point.get("repetition"), doc["seed"], *(levels[f] if f in levels else "" for f in factor_names)]
             )
         )
         if progress is not None:

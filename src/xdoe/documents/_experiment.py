@@ -34,7 +34,9 @@ The format is arsenAI's, accepted as it is, plus xdoe's extensions::
 
 A schedule entry with several levels is a factor named ``<phase index>.<key>``
 or ``<phase index>.<sensors|actuators>.<agent key>``; a level may be a
-``$req(...)`` reference (:mod:`xdoe.documents._reference`).
+``$req(...)`` reference (:mod:`xdoe.documents._reference`). An entry written
+``{name: agent, levels: [...]}`` is called ``agent`` instead, and a named factor
+may carry ``when: {factor: [levels]}`` (:mod:`xdoe.documents._named`).
 
 Unknown keys are accepted with a warning (arsenAI documents carry keys xdoe
 does not use) unless ``strict=True`` (``xgen --strict``), which refuses them.
@@ -46,13 +48,14 @@ from __future__ import annotations
 
 import hashlib
 import re
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from pathlib import Path
 from typing import Any, ClassVar, Literal, Sequence
 
 from pydantic import AliasChoices, Field, field_validator, model_validator
 
 from xdoe.documents._canonical import canonical_json
+from xdoe.documents._named import resolve_when, unwrap_schedule_names
 from xdoe.documents._placeholders import PlaceholderError, find_placeholders, substitute
 from xdoe.documents._reference import Reference, ReferenceSyntaxError, is_reference, parse_reference
 from xdoe.documents._validation import (
@@ -99,6 +102,9 @@ class FactorSpec(DocumentModel):
     range: tuple[float, float] | None = Field(default=None, description="[low, high] of a continuous factor")
     scale: Literal["linear", "log"] = "linear"
     integer: bool = False
+    when: dict[str, Any] | None = Field(
+        default=None, description="factor -> levels: the factor applies only when these hold (xdoe)"
+    )
 
     @model_validator(mode="after")
     def _one_kind(self) -> "FactorSpec":
@@ -381,6 +387,8 @@ class Variable:
     high: float | None = None
     scale: str = "linear"
     integer: bool = False
+    #: ``((factor, (level, ...)), ...)``: applies only when every factor takes one of its levels
+    when: tuple = ()
 
     @property
     def is_factor(self) -> bool:
@@ -444,6 +452,8 @@ class Experiment:
     schedule_variables: list[Variable]
     phases: list[PhaseLevels]
     references: dict[str, Reference] = field(default_factory=dict)
+    #: ``{positional name: given name}`` of the schedule factors named in the document
+    aliases: dict[str, str] = field(default_factory=dict)
 
     @property
     def uid(self) -> str:
@@ -640,6 +650,7 @@ def load_experiment(
     if "definitions" not in data and _looks_like_run(data):
         raise source.error(f"this is a run document: run it with `xrun experiment-start {source.file}` "
                            f"(check it with `xrun experiment-check {source.file}`); xgen reads experiment documents")
+    data, aliases = unwrap_schedule_names(data, source)
     warnings: list[str] = []
 
     # named factors first: their values are needed to check the definitions
@@ -701,8 +712,10 @@ def load_experiment(
         named=list(named.values()),
         schedule_variables=[],
         phases=[],
+        aliases=aliases,
     )
     _check_schedule(experiment, model)
+    _check_conditions(experiment, model)
     _check_design(experiment, model)
     return experiment
 
@@ -773,7 +786,8 @@ def _check_schedule(experiment: Experiment, model: ExperimentDocument) -> None:
                         )
             plan.entries[key] = levels
             experiment.schedule_variables.append(
-                Variable(name=f"{index}.{key}", path=path, levels=tuple(_freeze(levels)))
+                Variable(name=experiment.aliases.get(f"{index}.{key}", f"{index}.{key}"), path=path,
+                         levels=tuple(_freeze(levels)))
             )
         for kind in SET_KEYS:
             mapping = getattr(phase, kind)
@@ -795,10 +809,26 @@ def _check_schedule(experiment: Experiment, model: ExperimentDocument) -> None:
                             path + (agent, li),
                         )
                 experiment.schedule_variables.append(
-                    Variable(name=f"{index}.{kind}.{agent}", path=path + (agent,), levels=tuple(levels))
+                    Variable(name=experiment.aliases.get(f"{index}.{kind}.{agent}", f"{index}.{kind}.{agent}"),
+                             path=path + (agent,), levels=tuple(levels))
                 )
             plan.sets[kind] = mapping
         experiment.phases.append(plan)
+
+
+def _check_conditions(experiment: Experiment, model: ExperimentDocument) -> None:
+    """Named factors may not clash with named schedule factors; resolve ``when``."""
+    named = {v.name for v in experiment.named}
+    for v in experiment.schedule_variables:
+        if v.name in named:
+            raise experiment.error(f"factor name {v.name!r} is also a named factor under 'factors'", v.path)
+    variables = {v.name: v for v in experiment.variables}
+    for i, v in enumerate(experiment.named):
+        when = model.factors[v.name].when
+        if when:
+            experiment.named[i] = replace(
+                v, when=resolve_when(v.name, when, variables, experiment.source, v.path)
+            )
 
 
 def _freeze(levels: list) -> list:

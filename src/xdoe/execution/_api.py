@@ -231,6 +231,9 @@ def run(
         result = RunResult(uid=plan.uid, status="running", instance_id=recorder.instance_id,
                            results_dir=None if recorder.results_dir is None else str(recorder.results_dir),
                            file=plan.file, note=note, resumed=resume_point is not None)
+        from xdoe.analysis._laydown import write_laydown  # matplotlib only when writing it
+
+        write_laydown(plan.document, recorder.results_dir)
         try:
             execute_plan(plan, recorder, progress=progress, phases_done=result.phases,
                          resume=resume_point)

@@ -49,6 +49,7 @@ if TYPE_CHECKING:
         run_finished,
     )
     from xdoe.store._engine import DEFAULT_URL, ENV_VAR, mask_url
+    from xdoe.store._results_table import EpisodeTable, episode_table
     from xdoe.store._json import canonical_json, document_hash
     from xdoe.store._models import (
         INSTANCE_STATUSES,
@@ -122,6 +123,8 @@ __all__ = [
     # campaign views (issue 4): one results table, status, lineage
     "export_episodes",
     "ExportResult",
+    "episode_table",
+    "EpisodeTable",
     "EXPORT_COLUMNS",
     "campaign_status",
     "CampaignStatus",
@@ -148,6 +151,7 @@ __getattr__, __dir__ = lazy_exports(__name__, globals(), {
     "xdoe.store._steps": ["StepPolicy", "StoreStepsError"],
     "xdoe.store._store": ["InstanceInfo", "RunInfo", "Store"],
     "xdoe.store._export": ["EXPORT_COLUMNS", "ExportResult", "export_episodes"],
+    "xdoe.store._results_table": ["EpisodeTable", "episode_table"],
     "xdoe.store._lineage": ["build_lineage", "render_lineage"],
     "xdoe.store._status": ["CampaignStatus", "RunStatus", "campaign_status"],
 })

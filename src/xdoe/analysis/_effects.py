@@ -1,0 +1,243 @@
+"""Factor effects: level means with t intervals, ANOVA with partial eta²,
+standardised coefficients for continuous factors, nested conditional factors.
+
+The model is an ordinary least-squares fit (``statsmodels.formula.api.ols``)
+of the per-run response on every factor that varies (categorical factors as
+``C(...)``, continuous ones linear), plus the two-way interactions of
+categorical factors whose every level combination was run, as long as
+residual degrees of freedom remain; :func:`statsmodels.stats.anova.anova_lm`
+(type II sums of squares) gives F and p per term, and partial eta² is
+``SS_term / (SS_term + SS_residual)`` (Cohen 1973). A conditional factor (one
+that is absent where its ``when`` fails) is analysed *nested*: on the runs
+where it applies, with the other factors that vary there.
+"""
+
+from __future__ import annotations
+
+import math
+import warnings
+from typing import TYPE_CHECKING, Any
+
+import numpy as np
+
+from xdoe.analysis._result import Analysis, BestPoint, FactorEffect, Interaction, LevelStat, PointAggregate
+from xdoe.analysis._response import Response, episode_scores, factor_columns, run_table
+from xdoe.errors import InputError
+
+if TYPE_CHECKING:
+    import pandas as pd
+
+__all__ = ["analyze", "design_points", "t_interval", "CONTINUOUS_MIN_LEVELS"]
+
+#: a numeric factor with more distinct values than this is treated as continuous
+CONTINUOUS_MIN_LEVELS = 6
+
+
+def t_interval(values: np.ndarray, confidence: float = 0.95) -> tuple[float, float, float]:
+    """Mean and Student-t interval (``scipy.stats.t.interval``) of ``values``;
+    bounds NaN for fewer than two values."""
+    from scipy import stats
+
+    v = np.asarray(values, dtype=float)
+    mean = float(v.mean()) if v.size else float("nan")
+    if v.size < 2:
+        return mean, float("nan"), float("nan")
+    sem = float(stats.sem(v))
+    if sem == 0:
+        return mean, mean, mean
+    low, high = stats.t.interval(confidence, v.size - 1, loc=mean, scale=sem)
+    return mean, float(low), float(high)
+
+
+def _is_continuous(values: "pd.Series") -> bool:
+    present = values.dropna()
+    numeric = all(isinstance(v, (int, float)) and not isinstance(v, bool) for v in present)
+    return numeric and present.nunique() >= CONTINUOUS_MIN_LEVELS
+
+
+def _parent(table: "pd.DataFrame", name: str, factors: list[str]) -> str:
+    """``factor=level`` text of the condition under which ``name`` applies,
+    read off the data: factors whose levels where ``name`` applies never
+    occur where it does not."""
+    on = table[name].notna()
+    parts = []
+    for other in factors:
+        if other == name or table[other].isna().any():
+            continue
+        inside, outside = set(table.loc[on, other]), set(table.loc[~on, other])
+        if inside and not inside & outside:
+            parts.append(f"{other}={'|'.join(map(str, sorted(inside, key=str)))}")
+    return ", ".join(parts)
+
+
+def _fit(table: "pd.DataFrame", factors: list[str], kinds: dict[str, str], interactions: bool):
+    """OLS + type II ANOVA; returns (fit, anova frame, {term: factor names}, safe names)."""
+    import statsmodels.formula.api as smf
+    from statsmodels.stats.anova import anova_lm
+
+    safe = {f: f"f{i}" for i, f in enumerate(factors)}
+    data = table.rename(columns=safe)
+    for f in factors:
+        data[safe[f]] = data[safe[f]].astype(float) if kinds[f] == "continuous" else data[safe[f]].astype(str)
+    terms: dict[str, tuple[str, ...]] = {}
+    for f in factors:
+        terms[f"C({safe[f]})" if kinds[f] == "categorical" else safe[f]] = (f,)
+    n = len(data)
+
+    def n_params(ts: dict[str, tuple[str, ...]]) -> int:
+        count = 1
+        for names in ts.values():
+            k = 1
+            for f in names:
+                k *= (data[safe[f]].nunique() - 1) if kinds[f] == "categorical" else 1
+            count += k
+        return count
+
+    if interactions:
+        cats = [f for f in factors if kinds[f] == "categorical"]
+        for i, a in enumerate(cats):
+            for b in cats[i + 1:]:
+                cells = data.groupby([safe[a], safe[b]]).size()
+                if len(cells) < data[safe[a]].nunique() * data[safe[b]].nunique():
+                    continue  # not every combination was run
+                trial = {**terms, f"C({safe[a]}):C({safe[b]})": (a, b)}
+                if n - n_params(trial) >= 1:
+                    terms = trial
+    if not terms or n - n_params(terms) < 1:
+        return None, None, terms, safe
+    formula = "y ~ " + " + ".join(terms)
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore")
+        fit = smf.ols(formula, data=data).fit()
+        table_ = anova_lm(fit, typ=2)
+    return fit, table_, terms, safe
+
+
+def _eta(anova: Any, term: str) -> tuple[float, float, float]:
+    if anova is None or term not in anova.index:
+        return float("nan"), float("nan"), float("nan")
+    ss, resid = float(anova.loc[term, "sum_sq"]), float(anova.loc["Residual", "sum_sq"])
+    eta = ss / (ss + resid) if ss + resid > 0 else float("nan")
+    return float(anova.loc[term, "F"]), float(anova.loc[term, "PR(>F)"]), eta
+
+
+def _levels(table: "pd.DataFrame", name: str) -> list[LevelStat]:
+    out = []
+    present = table[table[name].notna()]
+    try:
+        order = sorted(present[name].unique())
+    except TypeError:
+        order = sorted(present[name].unique(), key=str)
+    for level in order:
+        y = present.loc[present[name] == level, "y"].to_numpy(float)
+        mean, low, high = t_interval(y)
+        out.append(LevelStat(level, mean, low, high, int(y.size)))
+    return out
+
+
+def _standardised(fit: Any, table: "pd.DataFrame", name: str, column: str) -> float:
+    if fit is None:
+        return float("nan")
+    sx, sy = float(table[name].astype(float).std()), float(table["y"].std())
+    return float(fit.params[column]) * sx / sy if sy > 0 else float("nan")
+
+
+def _effects(table: "pd.DataFrame", factors: list[str], kinds: dict[str, str], within: str = "",
+             interactions: bool = True) -> tuple[list[FactorEffect], list[Interaction]]:
+    varying = [f for f in factors if table[f].nunique() > 1]
+    fit, anova, terms, safe = _fit(table, varying, kinds, interactions)
+    effects = []
+    for term, names in terms.items():
+        if len(names) != 1:
+            continue
+        f = names[0]
+        F, p, eta = _eta(anova, term)
+        if kinds[f] == "continuous":
+            effect = _standardised(fit, table, f, safe[f])
+            effects.append(FactorEffect(f, "continuous", [], effect, F, p, eta, within))
+        else:
+            levels = _levels(table, f)
+            means = [lv.mean for lv in levels]
+            effects.append(FactorEffect(f, "nested" if within else "categorical", levels,
+                                        max(means) - min(means), F, p, eta, within))
+    inter = [Interaction(names, *_eta(anova, term)) for term, names in terms.items() if len(names) == 2]
+    return effects, inter
+
+
+def analyze(frame: "pd.DataFrame", response: Response | None = None, *, seed: int = 0) -> Analysis:
+    """Answer the design: which factors matter, how much, which setting is best.
+
+    Args:
+        frame: the episode table (:func:`xdoe.results.load`).
+        response: which number per run (default: last phase, objective, mean).
+        seed: root of the bootstrap resampling (``SeedSequence(seed, spawn_key=...)``).
+
+    Returns:
+        an :class:`~xdoe.analysis.Analysis`: factors ranked by partial eta²
+        (strongest first), two-way interactions, per design point the mean
+        with its t interval and the IQM with its stratified-bootstrap
+        interval, the probability of improvement of the best design point over
+        each other, and warnings (fewer than 5 repetitions...).
+
+    Raises:
+        InputError: no episodes, an unknown phase.
+    """
+    response = response or Response()
+    table, phase = run_table(frame, response)
+    factors = [c for c in table.columns if c not in ("run", "design_point", "repetition", "y")]
+    kinds = {f: "continuous" if _is_continuous(table[f]) else "categorical" for f in factors}
+    conditional = [f for f in factors if table[f].isna().any()]
+    plain = [f for f in factors if f not in conditional]
+    effects, interactions = _effects(table, plain, kinds)
+    for f in conditional:
+        sub = table[table[f].notna()]
+        others = [g for g in plain if sub[g].nunique() > 1] + [g for g in conditional if g != f and sub[g].notna().all()]
+        nested, _ = _effects(sub, [f, *others], kinds, within=_parent(table, f, plain), interactions=False)
+        effects += [e for e in nested if e.name == f]
+    effects.sort(key=lambda e: (-(e.eta_sq if not math.isnan(e.eta_sq) else -1), e.name))
+
+    points = _points(table, frame, response, seed)
+    best = max(points, key=lambda p: p.mean) if points else None
+    notes = []
+    reps = min((p.n for p in points), default=0)
+    if reps < 5:
+        notes.append(f"only {reps} repetition(s) per design point: confidence intervals and the probability "
+                     "of improvement mean little below 5 (Agarwal et al. 2021)")
+    if not effects:
+        notes.append("no factor varies across these runs: nothing to rank")
+    elif not any(e.p == e.p for e in effects):
+        notes.append("no residual degrees of freedom: F and p need repetitions")
+    return Analysis(
+        response=response.label(phase), factors=effects, interactions=interactions,
+        best=None if best is None else BestPoint(best.levels, best.mean, best.ci_low, best.ci_high),
+        points=points, runs=len(table), warnings=notes,
+    )
+
+
+def design_points(table: "pd.DataFrame") -> list[PointAggregate]:
+    """Per design point of a :func:`run_table`: levels (inactive factors left
+    out), repetitions, mean response with its 95 % t interval; sorted by the
+    mean, best first. IQM fields are NaN (see :func:`analyze`)."""
+    factors = [c for c in table.columns if c not in ("run", "design_point", "repetition", "y")]
+    nan = float("nan")
+    out = []
+    for point, group in table.groupby("design_point", sort=True, dropna=False):
+        y = group.sort_values("repetition")["y"].to_numpy(float)
+        mean, low, high = t_interval(y)
+        levels = {f: group[f].iloc[0] for f in factors if group[f].notna().all()}
+        out.append(PointAggregate(int(point) if point == point else -1, levels, int(y.size), mean, low, high,
+                                  nan, nan, nan, y))
+    out.sort(key=lambda p: -p.mean)
+    return out
+
+
+def _points(table: "pd.DataFrame", frame: "pd.DataFrame", response: Response, seed: int) -> list[PointAggregate]:
+    from xdoe.analysis._aggregates import iqm_ci, probability_of_improvement
+
+    scores = episode_scores(frame, response)
+    out = design_points(table)
+    for p in out:
+        p.iqm, p.iqm_low, p.iqm_high = iqm_ci(scores[p.index], seed=seed, key=(0, max(p.index, 0)))
+    for p in out[1:]:
+        p.improvement = probability_of_improvement(out[0].values, p.values, seed=seed, key=(1, max(p.index, 0)))
+    return out

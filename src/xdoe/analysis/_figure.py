@@ -1,0 +1,66 @@
+"""Shared figure plumbing: a pyplot-free matplotlib ``Figure`` (Agg canvas, no
+global state) saved as PNG or SVG by the output's suffix, and readable labels."""
+
+from __future__ import annotations
+
+from pathlib import Path
+from typing import Any
+
+from xdoe.errors import InputError
+
+__all__ = ["new_figure", "save", "metric_label", "response_label", "SUFFIXES", "PALETTE"]
+
+SUFFIXES = (".png", ".svg")
+#: colour-blind-safe (Okabe-Ito)
+PALETTE = ("#0072B2", "#D55E00", "#009E73", "#CC79A7", "#E69F00", "#56B4E9", "#F0E442", "#000000")
+_UNITS = {"objective": "objective per episode", "reward": "reward per episode",
+          "steps": "steps per episode", "wall_time": "wall time per episode [s]"}
+
+
+def metric_label(metric: str) -> str:
+    """Axis label with unit, e.g. ``reward per episode``."""
+    return _UNITS.get(metric, metric)
+
+
+def response_label(response: str) -> str:
+    """Axis label of a ``PHASE:METRIC:STAT`` response, e.g. ``mean objective per episode (phase testing)``."""
+    parts = response.split(":")
+    if len(parts) != 3:
+        return response
+    phase, metric, stat = parts
+    return f"{stat} {metric_label(metric)} (phase {phase})"
+
+
+def check_suffix(path: str | Path) -> Path:
+    """``path`` as a Path; raise :class:`InputError` unless it ends in .png or .svg."""
+    target = Path(path)
+    if target.suffix.lower() not in SUFFIXES:
+        raise InputError(f"{target}: unknown picture format {target.suffix or '(no suffix)'!r}; use .png or .svg")
+    return target
+
+
+def new_figure(width: float, height: float) -> Any:
+    """A ``matplotlib.figure.Figure`` of ``width`` x ``height`` inches with an Agg canvas."""
+    from matplotlib.backends.backend_agg import FigureCanvasAgg
+    from matplotlib.figure import Figure
+
+    fig = Figure(figsize=(width, height), dpi=100, layout="constrained")
+    FigureCanvasAgg(fig)
+    return fig
+
+
+def save(fig: Any, path: str | Path) -> Path:
+    """Write ``fig`` to ``path`` (PNG at 100 dpi, or SVG), creating its folder.
+
+    Raises:
+        InputError: a suffix other than .png / .svg.
+    """
+    import matplotlib
+
+    target = check_suffix(path)
+    target.parent.mkdir(parents=True, exist_ok=True)
+    svg = target.suffix.lower() == ".svg"
+    # SVG text stays text (searchable, smaller; the reader's fonts), no date: reproducible files
+    with matplotlib.rc_context({"svg.fonttype": "none", "svg.hashsalt": "xdoe"}):
+        fig.savefig(target, format="svg" if svg else "png", dpi=100, metadata={"Date": None} if svg else None)
+    return target

@@ -1,0 +1,132 @@
+"""The response of a campaign: one number per run, read from the episode table.
+
+A response is ``PHASE:METRIC:STAT``: the phase (its name, or its index in the
+schedule; default the last phase), the episode column (``objective`` by
+default, or ``reward``, ``steps``), and how a run's episodes are summarised
+(``mean`` by default, ``median``, ``last``, ``max``, ``min``, ``sum``).
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from typing import TYPE_CHECKING, Any
+
+from xdoe.errors import InputError
+
+if TYPE_CHECKING:
+    import pandas as pd
+
+__all__ = ["Response", "parse_response", "run_table", "phase_rows", "episode_scores", "factor_columns", "display_name"]
+
+METRICS = ("objective", "reward", "steps", "wall_time")
+STATS = ("mean", "median", "last", "max", "min", "sum")
+
+
+@dataclass(frozen=True)
+class Response:
+    """Which number answers the design: ``phase`` (name, index text, or
+    ``None`` for the last phase), ``metric`` (episode column), ``stat``."""
+
+    phase: str | None = None
+    metric: str = "objective"
+    stat: str = "mean"
+
+    def label(self, phase: str | None = None) -> str:
+        return f"{phase or self.phase or 'last phase'}:{self.metric}:{self.stat}"
+
+
+def parse_response(text: str | None) -> Response:
+    """Parse ``PHASE:METRIC:STAT`` (any part may be empty for its default).
+
+    Raises:
+        InputError: an unknown metric or statistic, or more than three parts.
+    """
+    if not text:
+        return Response()
+    parts = text.split(":")
+    if len(parts) > 3:
+        raise InputError(f"--response {text!r}: expected PHASE:METRIC:STAT, e.g. testing:objective:mean")
+    parts += [""] * (3 - len(parts))
+    phase, metric, stat = (p.strip() for p in parts)
+    metric = metric or "objective"
+    stat = stat or "mean"
+    if metric not in METRICS:
+        raise InputError(f"--response {text!r}: unknown metric {metric!r}; expected one of {', '.join(METRICS)}")
+    if stat not in STATS:
+        raise InputError(f"--response {text!r}: unknown statistic {stat!r}; expected one of {', '.join(STATS)}")
+    return Response(phase or None, metric, stat)
+
+
+def display_name(column: str) -> str:
+    """A factor's name from its column (``factor:agent`` -> ``agent``)."""
+    return column[len("factor:"):] if column.startswith("factor:") else column
+
+
+def factor_columns(frame: "pd.DataFrame") -> list[str]:
+    """The factor columns of a :func:`xdoe.results.load` frame."""
+    from xdoe.results import FACTORS_ATTR
+
+    return list(frame.attrs.get(FACTORS_ATTR, []))
+
+
+def phase_rows(frame: "pd.DataFrame", response: Response) -> tuple["pd.DataFrame", str]:
+    """The episode rows of the response's phase and its name; runs without a
+    design point get their own (-1, -2, ...) and repetition 0.
+
+    Raises:
+        InputError: no episodes, or no such phase.
+    """
+    if frame.empty:
+        raise InputError("no episodes recorded: nothing to analyse (run the campaign first)")
+    phases = list(dict.fromkeys(frame["phase"]))
+    phase = response.phase
+    if phase is None:
+        phase = phases[-1]
+    elif phase not in phases and phase.isdigit() and int(phase) < len(phases):
+        phase = phases[int(phase)]
+    if phase not in phases:
+        raise InputError(f"--response: no phase {phase!r} in the results (phases: {', '.join(map(str, phases))})")
+    rows = frame[frame["phase"] == phase]
+    if rows["design_point"].isna().any():  # hand-written run documents: each run its own point
+        loose = sorted(rows.loc[rows["design_point"].isna(), "run"].unique())
+        own = {run: -1 - i for i, run in enumerate(loose)}
+        rows = rows.assign(design_point=rows["design_point"].fillna(rows["run"].map(own)).astype(int),
+                           repetition=rows["repetition"].fillna(0).astype(int))
+    return rows, phase
+
+
+def run_table(frame: "pd.DataFrame", response: Response) -> tuple["pd.DataFrame", str]:
+    """One row per run: ``run, design_point, repetition``, the factors (display
+    names, readable levels) and ``y`` (the response). A run's agents are
+    pooled; a run without a design point (a hand-written document) is its own
+    point, numbered -1, -2, ... Returns the table and the phase's name.
+
+    Raises:
+        InputError: no episodes, or no such phase.
+    """
+    rows, phase = phase_rows(frame, response)
+    factors = factor_columns(frame)
+    keys = ["run", "design_point", "repetition"]
+    grouped = rows.groupby(keys, sort=True, dropna=False)[response.metric]
+    how = {"last": "last"}.get(response.stat, response.stat)
+    y = grouped.agg(how).rename("y")
+    levels = rows.groupby(keys, sort=True, dropna=False)[factors].first() if factors else None
+    out = y.to_frame() if levels is None else levels.join(y)
+    out = out.reset_index().rename(columns={c: display_name(c) for c in factors})
+    return out, phase
+
+
+def episode_scores(frame: "pd.DataFrame", response: Response) -> dict[Any, Any]:
+    """Per design point, the ``(runs, episodes)`` float array of the
+    response phase's metric (runs in repetition order; episodes cut to the
+    shortest run so the array is rectangular)."""
+    import numpy as np
+
+    rows, _ = phase_rows(frame, response)
+    out: dict[Any, Any] = {}
+    for point, group in rows.groupby("design_point", sort=True, dropna=False):
+        runs = [g.groupby("episode", sort=True)[response.metric].mean().to_numpy(float)
+                for _, g in group.groupby("repetition", sort=True, dropna=False)]
+        k = min(len(r) for r in runs)
+        out[point] = np.stack([r[:k] for r in runs])
+    return out

@@ -1,0 +1,146 @@
+"""The typed result of :func:`xdoe.analysis.analyze` and its JSON shape."""
+
+from __future__ import annotations
+
+import math
+from dataclasses import dataclass, field
+from typing import Any
+
+import numpy as np
+
+__all__ = ["LevelStat", "FactorEffect", "Interaction", "BestPoint", "PointAggregate", "Analysis"]
+
+
+def _num(x: Any) -> Any:
+    """JSON-safe number: NaN/inf -> ``None``, numpy scalars -> Python."""
+    if isinstance(x, np.generic):
+        x = x.item()
+    if isinstance(x, float) and not math.isfinite(x):
+        return None
+    return x
+
+
+@dataclass
+class LevelStat:
+    """One level of a factor: mean response over its runs with a 95 % t interval; ``n`` runs."""
+
+    level: Any
+    mean: float
+    ci_low: float
+    ci_high: float
+    n: int
+
+    def to_dict(self) -> dict[str, Any]:
+        return {"level": _num(self.level), "mean": _num(self.mean), "ci_low": _num(self.ci_low),
+                "ci_high": _num(self.ci_high), "n": self.n}
+
+
+@dataclass
+class FactorEffect:
+    """One factor's effect.
+
+    ``kind``: ``categorical``, ``continuous`` (``effect`` is the standardised
+    regression coefficient, ``levels`` empty) or ``nested`` (a conditional
+    factor analysed within ``within``, e.g. ``agent=learner``). ``effect`` of a
+    categorical factor: largest minus smallest level mean. ``F``, ``p``
+    (type II ANOVA), ``eta_sq`` (partial eta²); NaN without residual
+    degrees of freedom."""
+
+    name: str
+    kind: str
+    levels: list[LevelStat]
+    effect: float
+    F: float
+    p: float
+    eta_sq: float
+    within: str = ""
+
+    def to_dict(self) -> dict[str, Any]:
+        return {"name": self.name, "kind": self.kind, "levels": [lv.to_dict() for lv in self.levels],
+                "effect": _num(self.effect), "F": _num(self.F), "p": _num(self.p), "eta_sq": _num(self.eta_sq)}
+
+
+@dataclass
+class Interaction:
+    """A two-way interaction term of the ANOVA."""
+
+    factors: tuple[str, ...]
+    F: float
+    p: float
+    eta_sq: float
+
+    def to_dict(self) -> dict[str, Any]:
+        return {"factors": list(self.factors), "F": _num(self.F), "p": _num(self.p), "eta_sq": _num(self.eta_sq)}
+
+
+@dataclass
+class BestPoint:
+    """The design point with the highest mean response."""
+
+    levels: dict[str, Any]
+    mean: float
+    ci_low: float
+    ci_high: float
+
+    def to_dict(self) -> dict[str, Any]:
+        return {"levels": {k: _num(v) for k, v in self.levels.items()}, "mean": _num(self.mean),
+                "ci_low": _num(self.ci_low), "ci_high": _num(self.ci_high)}
+
+
+@dataclass
+class PointAggregate:
+    """One design point: ``n`` repetitions, mean response with its t interval,
+    the IQM of its episode scores with a stratified-bootstrap interval, and
+    ``improvement`` = (P(best > this), low, high) (``None`` for the best point)."""
+
+    index: int
+    levels: dict[str, Any]
+    n: int
+    mean: float
+    ci_low: float
+    ci_high: float
+    iqm: float
+    iqm_low: float
+    iqm_high: float
+    values: np.ndarray = field(repr=False)
+    improvement: tuple[float, float, float] | None = None
+
+    def to_dict(self) -> dict[str, Any]:
+        imp = None if self.improvement is None else dict(zip(("p", "ci_low", "ci_high"), map(_num, self.improvement)))
+        return {"design_point": self.index, "levels": {k: _num(v) for k, v in self.levels.items()}, "n": self.n,
+                "mean": _num(self.mean), "ci_low": _num(self.ci_low), "ci_high": _num(self.ci_high),
+                "iqm": _num(self.iqm), "iqm_low": _num(self.iqm_low), "iqm_high": _num(self.iqm_high),
+                "prob_improvement_of_best": imp}
+
+
+@dataclass
+class Analysis:
+    """What :func:`xdoe.analysis.analyze` answers.
+
+    ``factors`` ranked strongest first (partial eta²); ``points`` sorted by
+    mean response, best first; ``runs`` analysed; ``warnings`` for people."""
+
+    response: str
+    factors: list[FactorEffect]
+    interactions: list[Interaction]
+    best: BestPoint | None
+    points: list[PointAggregate]
+    runs: int
+    warnings: list[str]
+
+    def to_dict(self) -> dict[str, Any]:
+        """The JSON shape of ``xrun analyze --format json``, exactly
+        ``{"response", "factors": [{"name", "kind", "levels": [{"level", "mean",
+        "ci_low", "ci_high", "n"}], "effect", "F", "p", "eta_sq"}] (ranked),
+        "interactions": [{"factors", "F", "p", "eta_sq"}], "best": {"levels",
+        "mean", "ci_low", "ci_high"}}``; NaN is ``null``. The per-point
+        aggregates are :meth:`aggregates`."""
+        return {"response": self.response, "factors": [f.to_dict() for f in self.factors],
+                "interactions": [i.to_dict() for i in self.interactions],
+                "best": None if self.best is None else self.best.to_dict()}
+
+    def aggregates(self) -> list[dict[str, Any]]:
+        """Per design point (best first): levels, repetitions, mean with its t
+        interval, IQM with its stratified-bootstrap interval, and
+        ``prob_improvement_of_best`` ``{p, ci_low, ci_high}`` (``None`` for the best)."""
+        return [p.to_dict() for p in self.points]

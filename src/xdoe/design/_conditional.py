@@ -1,0 +1,93 @@
+"""Conditional factors: a factor with ``when`` applies only at the design
+points where its parent factors take the named levels.
+
+Every design method (full factorial, Latin hypercube, maximin) is built over
+all factors as usual; :func:`apply_conditions` then marks the factor
+*inactive* where a condition fails, sets its coordinate to ``0`` there, and
+drops the points that became duplicates (first occurrence kept, order
+preserved). So the full factorial of ``agent x alpha`` with ``alpha`` only
+for ``agent=learner`` has ``learner x alpha`` points plus one ``random``
+point, and a sampled design never runs the same valid combination twice.
+"""
+
+from __future__ import annotations
+
+from typing import Sequence
+
+import numpy as np
+
+from xdoe.design._factors import Factor
+from xdoe.errors import DesignError
+
+__all__ = ["apply_conditions", "check_conditions"]
+
+
+def check_conditions(factors: Sequence[Factor]) -> None:
+    """Raise :class:`DesignError` for a ``when`` naming an unknown or
+    continuous factor, or conditions that form a cycle."""
+    by_name = {f.name: f for f in factors}
+    for f in factors:
+        for parent, _levels in f.when:
+            p = by_name.get(parent)
+            if p is None or p.levels is None:
+                raise DesignError(f"factor {f.name!r}: 'when' needs categorical factor {parent!r} in the design")
+    seen: dict[str, int] = {}
+
+    def visit(name: str) -> None:
+        if seen.get(name) == 1:
+            raise DesignError(f"the 'when' conditions of factor {name!r} form a cycle")
+        if seen.get(name) == 2:
+            return
+        seen[name] = 1
+        for parent, _ in by_name[name].when:
+            visit(parent)
+        seen[name] = 2
+
+    for f in factors:
+        visit(f.name)
+
+
+def apply_conditions(factors: Sequence[Factor], points: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
+    """Collapse inactive coordinates and drop duplicate points.
+
+    Args:
+        factors: the design's factors (``when`` on some of them).
+        points: ``(n, d)`` design coordinates (level indices / unit positions).
+
+    Returns:
+        ``(points, active)``: ``(m, d)`` float64 coordinates (``m <= n``) and
+        the ``(m, d)`` bool mask of active factors.
+    """
+    pts = np.array(points, dtype=np.float64, copy=True)
+    n, d = pts.shape
+    active = np.ones((n, d), dtype=bool)
+    col = {f.name: j for j, f in enumerate(factors)}
+    # parents before children: a child of an inactive parent is inactive
+    order: list[int] = []
+
+    def add(j: int) -> None:
+        if j in order:
+            return
+        for parent, _ in factors[j].when:
+            add(col[parent])
+        order.append(j)
+
+    for j in range(d):
+        add(j)
+    for j in order:
+        f = factors[j]
+        for parent, levels in f.when:
+            pj = col[parent]
+            parent_levels = factors[pj].levels or ()
+            allowed = [i for i, lv in enumerate(parent_levels) if lv in levels]
+            ok = np.isin(np.rint(pts[:, pj]).astype(np.int64), allowed) & active[:, pj]
+            active[:, j] &= ok
+        pts[~active[:, j], j] = 0.0
+    keep: list[int] = []
+    seen: set[bytes] = set()
+    for i in range(n):
+        key = pts[i].tobytes() + active[i].tobytes()
+        if key not in seen:
+            seen.add(key)
+            keep.append(i)
+    return pts[keep], active[keep]

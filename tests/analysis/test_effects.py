@@ -1,0 +1,162 @@
+"""The analysis against a campaign with known effects (synthetic.py)."""
+
+from __future__ import annotations
+
+import json
+import math
+
+import pytest
+from click.testing import CliRunner
+from synthetic import REPETITIONS, truth
+
+from xdoe.analysis import analyze, parse_response, render
+from xdoe.cli._xrun import main as xrun
+from xdoe.errors import InputError
+from xdoe.results import load
+
+
+@pytest.fixture(scope="module")
+def frame(campaign):
+    return load(campaign["store"], "synthetic")
+
+
+@pytest.fixture(scope="module")
+def result(frame):
+    return analyze(frame)
+
+
+def test_load_has_one_row_per_episode_and_factor_columns(frame) -> None:
+    assert sorted(frame.attrs["xdoe_factors"]) == ["inter", "null", "strong"]
+    assert len(frame) == 8 * REPETITIONS * 16
+    assert {"strong", "null", "inter", "reward", "objective", "episode", "run"} <= set(frame.columns)
+
+
+def test_strong_factor_ranks_first_and_null_is_not_significant(result) -> None:
+    names = [f.name for f in result.factors]
+    assert names[0] == "strong"
+    strong = result.factors[0]
+    assert strong.p < 0.01 and strong.eta_sq > 0.9
+    assert strong.effect == pytest.approx(13.0, abs=1.0)  # 10 + 6/2 averaged over inter
+    null = next(f for f in result.factors if f.name == "null")
+    assert null.p > 0.05
+    assert [lv.level for lv in strong.levels] == [0, 1] and all(lv.n == 4 * REPETITIONS for lv in strong.levels)
+    low = strong.levels[1]
+    assert low.ci_low < low.mean < low.ci_high
+
+
+def test_interaction_is_detected(result) -> None:
+    by = {tuple(sorted(i.factors)): i for i in result.interactions}
+    assert by[("inter", "strong")].p < 0.01
+    assert by[("inter", "null")].p > 0.01
+
+
+def test_best_point_and_iqm_ci_cover_the_truth(result) -> None:
+    assert result.best.levels == {"strong": 1, "inter": 1, "null": result.best.levels["null"]}
+    for point in result.points:
+        true = truth(point.levels["strong"], point.levels["null"], point.levels["inter"])
+        assert point.iqm_low <= true <= point.iqm_high, point
+        assert point.n == REPETITIONS
+    worst = result.points[-1]
+    assert worst.improvement[0] == 1.0  # the best beats every run of the worst
+    assert any("repetition" in w for w in result.warnings)  # 3 < 5
+
+
+def test_same_seed_same_intervals(frame, result) -> None:
+    again = analyze(frame)
+    assert [(p.iqm_low, p.iqm_high) for p in again.points] == [(p.iqm_low, p.iqm_high) for p in result.points]
+
+
+def test_json_shape(result) -> None:
+    data = json.loads(render(result, "json"))
+    assert set(data) == {"response", "factors", "interactions", "best"}
+    f = data["factors"][0]
+    assert set(f) == {"name", "kind", "levels", "effect", "F", "p", "eta_sq"}
+    assert set(data["interactions"][0]) == {"factors", "F", "p", "eta_sq"}
+    assert {"iqm", "iqm_low", "iqm_high", "prob_improvement_of_best"} <= set(result.aggregates()[0])
+    assert set(f["levels"][0]) == {"level", "mean", "ci_low", "ci_high", "n"}
+    assert set(data["best"]) == {"levels", "mean", "ci_low", "ci_high"}
+    assert data["response"] == "testing:objective:mean"
+
+
+def test_formats_render(result) -> None:
+    assert "strong" in render(result, "table")
+    assert render(result, "markdown").count("|---|") >= 3
+    csv = render(result, "csv").splitlines()
+    assert csv[0].startswith("rank,factor,kind") and len(csv) == 1 + 3 * 2
+
+
+def test_response_parsing() -> None:
+    assert parse_response("testing:reward:median").metric == "reward"
+    assert parse_response(None).stat == "mean"
+    with pytest.raises(InputError):
+        parse_response("a:b:c:d")
+    with pytest.raises(InputError):
+        parse_response("x:objective:mode")
+
+
+def test_cli_results_and_analyze(campaign) -> None:
+    runner = CliRunner()
+    out = runner.invoke(xrun, ["results", str(campaign["dir"])])
+    assert out.exit_code == 0, out.output
+    assert "null=0, strong=1" in out.output and "best: design point" in out.output
+    out = runner.invoke(xrun, ["analyze", str(campaign["dir"]), "--format", "json"])
+    assert out.exit_code == 0, out.output
+    data = json.loads(out.stdout)
+    assert data["factors"][0]["name"] == "strong"
+    out = runner.invoke(xrun, ["analyze", "--store", campaign["store"], "-e", "nope"])
+    assert out.exit_code == 2 and "no experiment 'nope'" in out.output
+    out = runner.invoke(xrun, ["analyze", str(campaign["dir"]), "-r", "nophase"])
+    assert out.exit_code == 2 and "no phase 'nophase'" in out.output
+
+
+def test_no_store_is_exit_2_and_no_episodes_exit_1(tmp_path) -> None:
+    from xdoe.store import Store
+
+    url = f"sqlite:///{tmp_path / 'empty.sqlite'}"
+    out = CliRunner().invoke(xrun, ["analyze", "--store", url])
+    assert out.exit_code == 2 and "no store at" in out.output
+    assert not (tmp_path / "empty.sqlite").exists()  # reading never creates a store
+    Store(url).close()
+    out = CliRunner().invoke(xrun, ["analyze", "--store", url])
+    assert out.exit_code == 1 and "no episodes" in out.output
+
+
+def test_continuous_factor_gets_standardised_coefficient(frame) -> None:
+    import numpy as np
+
+    from xdoe.analysis._effects import _effects
+
+    rng = np.random.default_rng(np.random.SeedSequence(3))
+    import pandas as pd
+
+    x = np.linspace(0.0, 1.0, 12)
+    table = pd.DataFrame({"x": x, "y": 4 * x + rng.normal(0, 0.1, 12)})
+    effects, _ = _effects(table, ["x"], {"x": "continuous"})
+    assert effects[0].kind == "continuous" and effects[0].effect > 0.95 and effects[0].p < 0.01
+    assert not math.isnan(effects[0].eta_sq)
+
+
+def test_hand_written_run_without_design_point(tmp_path) -> None:
+    from ruamel.yaml import YAML
+
+    from xdoe.analysis.plots import plot_curves
+    from xdoe.execution import run
+
+    doc = {"uid": "hand", "schedule": [{"a": {
+        "environments": [{"environment": {"name": "xdoe.environments:DummyEnvironment", "uid": "e",
+                                          "params": {"length": 2, "sensors": 1, "actuators": 1}}}],
+        "agents": [{"name": "x", "brain": {"name": "xdoe.agents:DummyBrain"}, "muscle": {"name": "xdoe.agents:DummyMuscle"},
+                    "objective": {"name": "xdoe.agents:RewardObjective"}}],
+        "simulation": {"name": "xdoe.simulation:VanillaSimController",
+                       "conditions": [{"name": "xdoe.conditions:EnvironmentTerminationCondition"}]},
+        "phase_config": {"mode": "train", "worker": 1, "episodes": 3}}}]}
+    path = tmp_path / "hand.yaml"
+    with open(path, "w") as fh:
+        YAML().dump(doc, fh)
+    url = f"sqlite:///{tmp_path / 's.sqlite'}"
+    assert run(path, store=url, results=tmp_path / "r").ok
+    frame = load(url)
+    result = analyze(frame)
+    assert result.factors == [] and result.points[0].index == -1 and result.points[0].n == 1
+    assert any("no factor varies" in w for w in result.warnings)
+    assert plot_curves(frame, tmp_path / "c.png").stat().st_size > 5_000

@@ -1,0 +1,88 @@
+"""Pictures and the report of the synthetic campaign: valid PNGs of the
+expected size, SVGs, a self-contained report with every section."""
+
+from __future__ import annotations
+
+import base64
+import re
+import struct
+from pathlib import Path
+
+import pytest
+from click.testing import CliRunner
+
+from xdoe.cli._xgen import main as xgen
+from xdoe.cli._xrun import main as xrun
+
+
+def png_size(path: Path) -> tuple[int, int]:
+    data = path.read_bytes()
+    assert data[:8] == b"\x89PNG\r\n\x1a\n" and data[12:16] == b"IHDR", f"{path} is not a PNG"
+    assert len(data) > 5_000, f"{path} is suspiciously small"
+    return struct.unpack(">II", data[16:24])
+
+
+def test_curves_and_effects(campaign, tmp_path: Path) -> None:
+    runner = CliRunner()
+    out = runner.invoke(xrun, ["plot", "curves", str(campaign["dir"]), "-o", str(tmp_path / "c.png")])
+    assert out.exit_code == 0, out.output
+    assert png_size(tmp_path / "c.png") == (900, 520)
+    out = runner.invoke(xrun, ["plot", "curves", str(campaign["dir"]), "--by", "strong", "-o", str(tmp_path / "c.svg")])
+    assert out.exit_code == 0, out.output
+    assert (tmp_path / "c.svg").read_text().lstrip().startswith("<?xml")
+    out = runner.invoke(xrun, ["plot", "effects", str(campaign["dir"]), "-o", str(tmp_path / "e.png")])
+    assert out.exit_code == 0, out.output
+    # three factors + the interaction panel: 2 rows of 3 panels
+    assert png_size(tmp_path / "e.png") == (1300, 780)
+    out = runner.invoke(xrun, ["plot", "curves", str(campaign["dir"]), "--by", "nope", "-o", str(tmp_path / "x.png")])
+    assert out.exit_code == 2 and "no factor 'nope'" in out.output
+    out = runner.invoke(xrun, ["plot", "effects", str(campaign["dir"]), "-o", str(tmp_path / "e.gif")])
+    assert out.exit_code == 2 and "use .png or .svg" in out.output
+
+
+def test_laydown_written_per_instance_and_on_request(campaign, tmp_path: Path) -> None:
+    svgs = sorted((campaign["dir"] / "results").glob("*/*/laydown.svg"))
+    assert len(svgs) == len(campaign["runs"])
+    text = svgs[3].read_text()
+    assert "agent random" in text and "environment f" in text and svgs[3].parts[-3] in text
+    out = CliRunner().invoke(xrun, ["plot", "laydown", str(campaign["runs"][0]), "-o", str(tmp_path / "l.png")])
+    assert out.exit_code == 0, out.output
+    width, height = png_size(tmp_path / "l.png")
+    assert width == 1000 and height > 200
+
+
+def test_design_plot(tmp_path: Path) -> None:
+    doc = tmp_path / "exp.yaml"
+    doc.write_text(Path(__file__).resolve().parents[2].joinpath("experiments", "taxi.yaml").read_text())
+    out = CliRunner().invoke(xgen, ["plot", "design", str(doc), "-o", str(tmp_path / "d.png")])
+    assert out.exit_code == 0, out.output
+    assert png_size(tmp_path / "d.png") == (600, 600)
+
+
+def test_report_has_every_section_and_is_self_contained(campaign, tmp_path: Path) -> None:
+    from xdoe.analysis._report import SECTIONS
+
+    target = tmp_path / "report.html"
+    out = CliRunner().invoke(xrun, ["report", str(campaign["dir"]), "-o", str(target)])
+    assert out.exit_code == 0, out.output
+    text = target.read_text()
+    for section in SECTIONS:
+        assert f'id="{section}"' in text
+    assert "http://" not in text and "https://" not in text  # nothing fetched from the network
+    images = re.findall(r'src="data:image/png;base64,([^"]+)"', text)
+    assert len(images) >= 3  # curves, effects, lay-down (the document is not beside this campaign)
+    assert all(base64.b64decode(i)[:4] == b"\x89PNG" for i in images)
+    assert "strong" in text and "P(best &gt; point)" in text
+    # written again over its own report; never over someone else's file
+    assert CliRunner().invoke(xrun, ["report", str(campaign["dir"]), "-o", str(target)]).exit_code == 0
+    mine = tmp_path / "notes.html"
+    mine.write_text("<html>my notes</html>")
+    out = CliRunner().invoke(xrun, ["report", str(campaign["dir"]), "-o", str(mine)])
+    assert out.exit_code == 2 and "not overwritten" in out.output
+    assert mine.read_text() == "<html>my notes</html>"
+
+
+@pytest.mark.parametrize("command", [["results"], ["analyze"], ["plot", "curves"], ["report"]])
+def test_help_is_clean(command: list[str]) -> None:
+    out = CliRunner().invoke(xrun, [*command, "--help"])
+    assert out.exit_code == 0 and "``" not in out.output
