@@ -2,15 +2,17 @@
 
 from __future__ import annotations
 
+import contextlib
 import functools
 import sys
-from typing import Any, Callable, TypeVar
+import warnings
+from typing import Any, Callable, Iterator, TypeVar
 
 import click
 
 from xdoe.errors import InputError, XdoeError
 
-__all__ = ["EXIT_OK", "EXIT_FAILED", "EXIT_INPUT", "fail", "handle_errors", "store_option"]
+__all__ = ["EXIT_OK", "EXIT_FAILED", "EXIT_INPUT", "document_warnings", "fail", "handle_errors", "store_option"]
 
 EXIT_OK = 0
 EXIT_FAILED = 1  # some run failed / some work did not complete
@@ -23,6 +25,22 @@ def fail(message: str, code: int = EXIT_INPUT) -> None:
     """Print ``error: message`` to stderr (no traceback) and exit with ``code``."""
     click.secho(f"error: {message}", fg="red", err=True)
     sys.exit(code)
+
+
+@contextlib.contextmanager
+def document_warnings() -> Iterator[None]:
+    """Print the run-document warnings raised inside the block as one
+    ``warning: file:line: ...`` line each (other warnings pass on unchanged)."""
+    from xdoe.documents._run import RunDocumentWarning
+
+    with warnings.catch_warnings(record=True) as caught:
+        warnings.simplefilter("always", RunDocumentWarning)
+        yield
+    for item in caught:
+        if issubclass(item.category, RunDocumentWarning):
+            click.secho(f"warning: {item.message}", fg="yellow", err=True)
+        else:
+            warnings.warn_explicit(item.message, item.category, item.filename, item.lineno)
 
 
 def handle_errors(func: F) -> F:

@@ -21,6 +21,15 @@ __all__ = ["main"]
 PROGRESS_THRESHOLD = 200  # runs; smaller outputs are written without a progress bar
 
 
+def max_total_runs_option(func: Any) -> Any:
+    """``--max-total-runs N``: the largest design (points x repetitions) to build."""
+    return click.option(
+        "--max-total-runs", type=click.IntRange(min=1), default=None, metavar="N",
+        help="Refuse a design of more than N runs (design points x repetitions) "
+        "[default: the document's max_total_runs, else 1000000].",
+    )(func)
+
+
 def _warn(warnings: list[str], quiet: bool) -> None:
     if quiet:
         return
@@ -140,11 +149,11 @@ def main() -> None:
 
 
 @main.command()
-@click.argument("file", type=click.Path(dir_okay=False, path_type=Path))
+@click.argument("file", type=click.Path(path_type=Path))
 @click.option(
     "--output",
     "-o",
-    type=click.Path(file_okay=False, path_type=Path),
+    type=click.Path(path_type=Path),
     default=None,
     help="Directory for the outputs [default: the document's 'output' key, or _outputs; "
     "relative to the working directory].",
@@ -160,9 +169,10 @@ def main() -> None:
 @click.option("--check-imports", is_flag=True,
               help="First import and construct every component (as xrun experiment-check does); "
                    "write nothing when one fails.")
+@max_total_runs_option
 @handle_errors
 def generate(file: Path, output: Path | None, dry_run: bool, force: bool, quiet: bool, strict: bool,
-             check_imports: bool) -> None:
+             check_imports: bool, max_total_runs: int | None) -> None:
     """Write one run document per design point and repetition.
 
     Writes OUTPUT/run-<uid>-<NNNN>.yaml (NNNN = repetition x design points +
@@ -177,7 +187,7 @@ def generate(file: Path, output: Path | None, dry_run: bool, force: bool, quiet:
     """
     from xdoe.design import prepare, write_runs
 
-    experiment, design, runs = prepare(file, strict=strict)
+    experiment, design, runs = prepare(file, strict=strict, max_total_runs=max_total_runs)
     _warn(experiment.warnings, quiet)
     if check_imports:
         _check_imports(experiment, runs, quiet)
@@ -204,6 +214,8 @@ def generate(file: Path, output: Path | None, dry_run: bool, force: bool, quiet:
         result = write_runs(runs, target, force=force)
     if quiet:
         return
+    for folder in result.cleaned:
+        click.echo(f"removed {folder}: staging folder of an interrupted xgen", err=True)
     if result.status == "up to date":
         click.echo(f"up to date: {result.path} ({result.runs} runs)")
     elif result.status == "extended":
@@ -219,14 +231,15 @@ def generate(file: Path, output: Path | None, dry_run: bool, force: bool, quiet:
 
 
 @main.command()
-@click.argument("file", type=click.Path(dir_okay=False, path_type=Path))
+@click.argument("file", type=click.Path(path_type=Path))
 @click.option("--strict", is_flag=True, help="Refuse keys xdoe does not know (default: warn).")
 @click.option("--quiet", "-q", is_flag=True, help="No warnings; only the result line.")
 @click.option("--import", "import_", is_flag=True,
               help="Also import and construct every component module:Class with its params, as "
                    "xrun experiment-check does (imports your code and the environments).")
+@max_total_runs_option
 @handle_errors
-def check(file: Path, strict: bool, quiet: bool, import_: bool) -> None:
+def check(file: Path, strict: bool, quiet: bool, import_: bool, max_total_runs: int | None) -> None:
     """Validate an experiment document and its design; write nothing.
 
     Builds every design point's run document once, so that errors that depend
@@ -236,7 +249,7 @@ def check(file: Path, strict: bool, quiet: bool, import_: bool) -> None:
     """
     from xdoe.design import check_runs, prepare
 
-    experiment, design, runs = prepare(file, strict=strict)
+    experiment, design, runs = prepare(file, strict=strict, max_total_runs=max_total_runs)
     _warn(experiment.warnings, quiet)
     check_runs(runs)
     if import_:

@@ -27,7 +27,7 @@ from typing import TYPE_CHECKING, Any, Callable, Sequence
 
 import click
 
-from xdoe.cli._common import EXIT_FAILED, EXIT_INPUT, EXIT_OK, handle_errors, store_option
+from xdoe.cli._common import EXIT_FAILED, EXIT_INPUT, EXIT_OK, document_warnings, fail, handle_errors, store_option
 from xdoe.cli._jobs import all_done, run_plans, scale_options, skip_finished_files
 from xdoe.cli._submit import expand_run_files, submit_command
 from xdoe.errors import InputError, XdoeError
@@ -42,6 +42,7 @@ __all__ = [
     "results_option",
     "store_steps_option",
     "load_documents",
+    "open_store_or_exit",
     "summary_table",
 ]
 
@@ -104,15 +105,30 @@ def load_documents(files: Sequence[str | Path]) -> Loaded:
     from xdoe.execution._api import load_file_plan
 
     loaded = Loaded()
-    for path in files:
-        try:
-            plan, digest = load_file_plan(Path(path))
-        except InputError as exc:
-            loaded.errors.append(str(exc))
-            continue
-        loaded.plans.append(plan)
-        loaded.file_hashes[str(plan.file)] = digest
+    with document_warnings():
+        for path in files:
+            try:
+                plan, digest = load_file_plan(Path(path))
+            except InputError as exc:
+                loaded.errors.append(str(exc))
+                continue
+            loaded.plans.append(plan)
+            loaded.file_hashes[str(plan.file)] = digest
     return loaded
+
+
+def open_store_or_exit(store_url: str | None) -> None:
+    """Open (and create) the store once before anything runs; a store that
+    cannot be opened (malformed URL, server unreachable, folder not
+    writable) is unusable input: one line and exit 2."""
+    from xdoe.errors import StoreError
+    from xdoe.store import Store
+
+    try:
+        with Store(store_url):
+            pass
+    except StoreError as exc:
+        fail(str(exc), EXIT_INPUT)
 
 
 # -- running -------------------------------------------------------------------------
@@ -236,16 +252,24 @@ def experiment_start(files: tuple[str, ...], store_url: str | None, results: Pat
     its last checkpoint.
 
     Exit 0 when every run finished (now or earlier), 1 when a run failed, 2
-    when a document cannot be read (then nothing runs).
+    when a document cannot be read or the store cannot be opened (then
+    nothing runs and nothing is written).
     """
+    from xdoe.errors import StoreError
+
     files = _with_folders(files)
-    # files whose exact bytes finished before are skipped unread (one query)
-    todo, done_before = (list(range(len(files))), []) if rerun else skip_finished_files(files, store_url)
+    # files whose exact bytes finished before are skipped unread (one query;
+    # a store that does not exist yet is not created for it)
+    try:
+        todo, done_before = (list(range(len(files))), []) if rerun else skip_finished_files(files, store_url)
+    except StoreError as exc:
+        fail(str(exc), EXIT_INPUT)
     loaded = load_documents([files[i] for i in todo])
     if loaded.errors:
         for line in loaded.errors:
             click.secho(f"error: {line}", fg="red", err=True)
         sys.exit(EXIT_INPUT)
+    open_store_or_exit(store_url)
     display = _Display(len(loaded.plans) + len(done_before), enabled=not quiet and sys.stderr.isatty())
     for _, result in done_before:
         display.run_done()
@@ -289,7 +313,8 @@ def experiment_check(files: tuple[str, ...]) -> None:
     failed = False
     for path in _with_folders(files):
         try:
-            lines = check_document(Path(path))
+            with document_warnings():
+                lines = check_document(Path(path))
         except XdoeError as exc:
             failed = True
             text = str(exc)

@@ -37,8 +37,8 @@ from __future__ import annotations
 import math
 
 import numpy as np
-from scipy.spatial.distance import pdist
 
+from xdoe.design._common import pdist
 from xdoe.design._factorial import factorial_indices
 
 __all__ = ["squared_lee", "code_rank", "search_generator", "codewords", "lattice_points", "code_pools"]

@@ -53,3 +53,18 @@ def balanced_levels(n: int, k: int) -> np.ndarray:
     """``n`` level indices ``floor(i k / n)`` for ``i = 0..n-1``: ascending,
     each of the ``k`` levels ``floor(n/k)`` or ``ceil(n/k)`` times."""
     return (np.arange(n, dtype=np.int64) * k) // n
+
+
+def pdist(x: np.ndarray, metric: str = "euclidean") -> np.ndarray:
+    """:func:`scipy.spatial.distance.pdist`, imported on first use (scipy.spatial
+    takes a noticeable time to import, and xgen refuses bad documents without it)."""
+    from scipy.spatial.distance import pdist as _pdist
+
+    return _pdist(x, metric)
+
+
+def squareform(distances: np.ndarray) -> np.ndarray:
+    """:func:`scipy.spatial.distance.squareform`, imported on first use."""
+    from scipy.spatial.distance import squareform as _squareform
+
+    return _squareform(distances)

@@ -39,6 +39,7 @@ from dataclasses import dataclass, field, replace
 from pathlib import Path
 from typing import Any, Callable
 
+from xdoe.design._staging import staging_prefix
 from xdoe.errors import InputError
 
 __all__ = ["ExtendPlan", "RETIRED", "layout_for", "manifest_files", "plan_extension", "write_extension"]
@@ -229,7 +230,7 @@ def write_extension(
             (nothing written), or run documents would change without ``force``.
     """
     owned = _owned(target, layout)
-    staging = Path(tempfile.mkdtemp(prefix=f".{target.name}.tmp-", dir=target.parent))
+    staging = Path(tempfile.mkdtemp(prefix=staging_prefix(target), dir=target.parent))
     try:
         sink = _PlanSink(target, owned, staging, stream)
         emit(sink)

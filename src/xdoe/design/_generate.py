@@ -22,6 +22,7 @@ import numpy as np
 
 from xdoe.design._expand import Expander, copy_plain, factors_of
 from xdoe.design._extend import ExtendPlan
+from xdoe.design._limits import DesignTooLarge, check_design_size
 from xdoe.design._output import OutputLayout, WriteResult, manifest_header, plan_outputs, write_outputs
 from xdoe.documents._canonical import dump_canonical
 from xdoe.documents._experiment import Experiment, load_experiment
@@ -113,18 +114,45 @@ class Generation:
         return iter((self.runs, self.design))
 
 
-def build_design(experiment: Experiment) -> Any:
+def _refuse_too_large(experiment: Experiment, factors: list, max_total_runs: int | None) -> None:
+    """A located :class:`DocumentError` when the design would have more runs
+    than ``max_total_runs`` (default: the document's ``max_total_runs``)."""
+    model = experiment.model
+    limit = model.max_total_runs if max_total_runs is None else max_total_runs
+    try:
+        check_design_size(factors, max_runs=model.max_runs, repetitions=model.repetitions, limit=limit)
+    except DesignTooLarge as exc:
+        data = experiment.data
+        if exc.cause == "repetitions" and "repetitions" in data:
+            key = "repetitions"
+        else:
+            key = "max_runs" if "max_runs" in data else ("factors" if "factors" in data else "schedule")
+        raise experiment.error(str(exc), (key,)) from None
+
+
+def build_design(experiment: Experiment, *, max_total_runs: int | None = None) -> Any:
     """The design of ``experiment``: its factors, ``design`` method,
     ``max_runs`` and the seed ``SeedSequence(seed, spawn_key=(0,))``.
 
+    Args:
+        experiment: the loaded experiment.
+        max_total_runs: refuse more runs (design points x repetitions) than
+            this; ``None``: the document's ``max_total_runs`` (default 10^6).
+
     Raises:
-        DocumentError: the design cannot be built (located at the ``design`` key).
+        DocumentError: the design cannot be built (located at the ``design``
+            key) or is larger than ``max_total_runs`` (nothing is built then).
     """
     from xdoe.design import make_design  # the package re-exports the algorithms
 
     model = experiment.model
+    key = "design" if "design" in experiment.data else ("max_runs" if "max_runs" in experiment.data else "factors")
     try:
         factors = factors_of(experiment)
+    except DesignError as exc:
+        raise experiment.error(str(exc), (key,)) from None
+    _refuse_too_large(experiment, factors, max_total_runs)
+    try:
         return make_design(
             factors,
             method=model.design,
@@ -132,21 +160,45 @@ def build_design(experiment: Experiment) -> Any:
             seed=np.random.SeedSequence(model.seed, spawn_key=(0,)),
         )
     except DesignError as exc:
-        key = "design" if "design" in experiment.data else ("max_runs" if "max_runs" in experiment.data else "factors")
         raise experiment.error(str(exc), (key,)) from None
 
 
 def prepare(
-    document: str | Path | dict | YamlDocument, *, strict: bool = False
+    document: str | Path | dict | YamlDocument, *, strict: bool = False, max_total_runs: int | None = None
 ) -> tuple[Experiment, Any, RunSequence]:
     """Load the document, build the design and the (lazy) run sequence.
 
+    ``max_total_runs`` overrides the document's limit on runs (see
+    :func:`build_design`).
+
     Raises:
-        DocumentError: invalid document or design.
+        DocumentError: invalid document or design, or a design too large.
     """
     experiment = load_experiment(document, strict=strict)
-    design = build_design(experiment)
-    return experiment, design, RunSequence(experiment, design)
+    design = build_design(experiment, max_total_runs=max_total_runs)
+    runs = RunSequence(experiment, design)
+    _refuse_long_file_names(runs)
+    return experiment, design, runs
+
+
+#: longest file name most file systems allow (NAME_MAX, bytes)
+MAX_FILE_NAME = 255
+
+
+def _refuse_long_file_names(runs: RunSequence) -> None:
+    """A :class:`DocumentError` at the uid when the run files' names would
+    be longer than :data:`MAX_FILE_NAME` bytes."""
+    name = runs.file_name(max(len(runs) - 1, 0))
+    size = len(name.encode("utf-8"))
+    if size > MAX_FILE_NAME:
+        experiment = runs.experiment
+        key = "uid" if "uid" in experiment.data else "id"
+        raise experiment.error(
+            f"the uid is too long for file names: run files would be named {size} bytes long "
+            f"(at most {MAX_FILE_NAME}); shorten it to {len(experiment.safe_uid) - (size - MAX_FILE_NAME)} "
+            "characters or fewer",
+            (key,),
+        )
 
 
 def check_runs(runs: RunSequence, progress: Callable[[int], None] | None = None) -> None:
@@ -166,13 +218,16 @@ def _output_args(runs: RunSequence) -> dict:
     from xdoe import __version__
 
     experiment, design = runs.experiment, runs.design
-    header = manifest_header(
-        xdoe_version=__version__,
-        input_sha256=experiment.input_sha256,
-        design=design,
-        repetitions=runs.repetitions,
-        max_runs=experiment.model.max_runs,
-    )
+
+    def header() -> dict:  # computed once the output path is found usable (the figures cost time)
+        return manifest_header(
+            xdoe_version=__version__,
+            input_sha256=experiment.input_sha256,
+            design=design,
+            repetitions=runs.repetitions,
+            max_runs=experiment.model.max_runs,
+        )
+
     return {"layout": runs.layout, "header": header, "factor_names": [f.name for f in design.factors]}
 
 
@@ -208,6 +263,7 @@ def generate(
     force: bool = False,
     strict: bool = False,
     progress: Callable[[int], None] | None = None,
+    max_total_runs: int | None = None,
 ) -> Generation:
     """Expand an experiment document into run documents.
 
@@ -220,6 +276,8 @@ def generate(
         force: replace an existing, different output.
         strict: refuse unknown keys instead of warning.
         progress: called with the number of runs written so far.
+        max_total_runs: refuse a design of more runs (default: the
+            document's ``max_total_runs``, 10^6 unless it says otherwise).
 
     Returns:
         :class:`Generation` (``runs, design = generate(...)``). Warnings about
@@ -229,7 +287,7 @@ def generate(
         DocumentError: invalid document (file:line, key path, what was expected).
         InputError: the output exists and differs (without ``force``).
     """
-    experiment, design, runs = prepare(document, strict=strict)
+    experiment, design, runs = prepare(document, strict=strict, max_total_runs=max_total_runs)
     for text in experiment.warnings:
         warnings.warn(text, ExperimentWarning, stacklevel=2)
     written = None

@@ -5,7 +5,6 @@ from __future__ import annotations
 from typing import Sequence
 
 import numpy as np
-from scipy.stats import qmc
 
 from xdoe.design._common import balanced_levels, check_factors, check_n, rng_from
 from xdoe.design._factors import Factor
@@ -41,6 +40,8 @@ def latin_hypercube(
     if d == 0:
         return np.zeros((n, 0), dtype=np.float64)
     rng = rng_from(seed)
+    from scipy.stats import qmc  # scipy.stats takes ~0.5 s to import: only when a design needs it
+
     u = qmc.LatinHypercube(d, scramble=True, rng=rng).random(n)
     return _map_categorical(u, factors)
 

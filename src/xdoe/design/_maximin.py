@@ -48,11 +48,9 @@ import math
 from typing import Sequence
 
 import numpy as np
-from scipy.spatial.distance import pdist, squareform
-from scipy.stats import qmc
 
 from xdoe.design._codes import code_pools
-from xdoe.design._common import balanced_levels, check_factors, check_n, rng_from
+from xdoe.design._common import balanced_levels, check_factors, check_n, pdist, rng_from, squareform
 from xdoe.design._factorial import factorial_indices
 from xdoe.design._factors import Factor
 from xdoe.errors import DesignError
@@ -524,6 +522,8 @@ def _mixed_maximin(factors: Sequence[Factor], n: int, rng: np.random.Generator) 
         else:
             k = len(f.levels)
             columns.append(_unit_levels(balanced_levels(n, k), np.array([k])))
+    from scipy.stats import qmc  # imported when needed (slow to import)
+
     start_u = qmc.LatinHypercube(d, scramble=True, rng=rng).random(n)
     ranks = np.argsort(np.argsort(start_u, axis=0, kind="stable"), axis=0, kind="stable")
     x = np.column_stack([columns[j][ranks[:, j]] for j in range(d)])

@@ -3,8 +3,6 @@
 from __future__ import annotations
 
 import numpy as np
-from scipy.spatial import cKDTree
-from scipy.stats import qmc
 
 __all__ = ["min_distance", "centred_l2_discrepancy"]
 
@@ -25,6 +23,8 @@ def min_distance(unit_points: np.ndarray) -> float:
         return float("inf")
     if x.shape[1] == 0:
         return 0.0
+    from scipy.spatial import cKDTree  # imported when needed (slow to import)
+
     distances, _ = cKDTree(x).query(x, k=2)
     return float(distances[:, 1].min())
 
@@ -38,4 +38,6 @@ def centred_l2_discrepancy(unit_points: np.ndarray) -> float:
         raise ValueError(f"unit_points must have shape (n, d), got {x.shape}")
     if x.shape[0] == 0 or x.shape[1] == 0:
         return float("nan")
+    from scipy.stats import qmc  # imported when needed (slow to import)
+
     return float(qmc.discrepancy(np.clip(x, 0.0, 1.0), method="CD"))

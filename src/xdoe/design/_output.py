@@ -19,19 +19,21 @@ the folder are never touched.
 from __future__ import annotations
 
 import csv
+import errno
 import hashlib
 import io
 import json
 import os
 import shutil
 import tempfile
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any, Callable, Iterable, Protocol
 
 from xdoe.design._extend import ExtendPlan, layout_for, plan_extension, write_extension
+from xdoe.design._staging import clean_stale_staging, staging_prefix
 from xdoe.documents._canonical import canonical_json, dump_canonical
-from xdoe.errors import InputError
+from xdoe.errors import InputError, XdoeError
 
 __all__ = [
     "MAX_FIGURE_POINTS", "OutputLayout", "WriteResult", "design_figures", "manifest_header", "plan_outputs",
@@ -64,12 +66,14 @@ class WriteResult:
     """What :func:`write_outputs` did: ``status`` is ``"written"``,
     ``"extended"`` or ``"up to date"``; ``runs`` run files in ``path``;
     ``plan`` the files added, kept and retired when an existing output was
-    extended (:class:`~xdoe.design._extend.ExtendPlan`)."""
+    extended (:class:`~xdoe.design._extend.ExtendPlan`); ``cleaned`` the
+    stale staging folders of an interrupted earlier xgen that were removed."""
 
     status: str
     path: Path
     runs: int
     plan: ExtendPlan | None = None
+    cleaned: tuple[Path, ...] = field(default=())
 
 
 class _Runs(Protocol):
@@ -223,9 +227,15 @@ def _emit(
 # ----------------------------------------------------------------- writing
 
 
-def _emitter(runs: _Runs, layout: OutputLayout, header: dict, factor_names: list[str]) -> Callable[..., None]:
+def _emitter(
+    runs: _Runs, layout: OutputLayout, header: dict | Callable[[], dict], factor_names: list[str]
+) -> Callable[..., None]:
+    resolved: list[dict] = []
+
     def emit(sink: Any, prog: Callable[[int], None] | None = None) -> None:
-        _emit(runs, layout, header, factor_names, sink, prog)
+        if not resolved:  # a function: called once, when the first file is produced
+            resolved.append(header() if callable(header) else header)
+        _emit(runs, layout, resolved[0], factor_names, sink, prog)
 
     return emit
 
@@ -239,7 +249,8 @@ def _existing(target: Path) -> bool:
 
 
 def plan_outputs(
-    runs: _Runs, *, output: str | Path, layout: OutputLayout, header: dict, factor_names: list[str]
+    runs: _Runs, *, output: str | Path, layout: OutputLayout, header: dict | Callable[[], dict],
+    factor_names: list[str],
 ) -> ExtendPlan | None:
     """What :func:`write_outputs` would do to the existing ``output`` (files
     added, kept, retired, changed); ``None`` when it does not exist. Writes nothing.
@@ -254,12 +265,29 @@ def plan_outputs(
     return plan_extension(target, layout, _emitter(runs, layout, header, factor_names), _Stream)
 
 
+#: a user-fixable cause: the path names a file, a missing or read-only place, a name too long...
+_INPUT_ERRNOS = {errno.EEXIST, errno.ENOTDIR, errno.ENOENT, errno.EACCES, errno.EPERM, errno.EROFS,
+                 errno.ENAMETOOLONG, errno.EISDIR, errno.ENOTEMPTY}
+
+
+def output_os_error(target: Path, exc: OSError) -> XdoeError:
+    """One line for an OS error while writing ``target``: an
+    :class:`InputError` (exit 2) for a cause in the user's hands (the path
+    is a file, missing, read-only, too long...), else an :class:`XdoeError`."""
+    reason = exc.strerror or type(exc).__name__
+    where = f" ({exc.filename})" if exc.filename and str(exc.filename) != str(target) else ""
+    if exc.errno == errno.ENAMETOOLONG:
+        reason += " (shorten the uid or the output path)"
+    cls = InputError if exc.errno in _INPUT_ERRNOS else XdoeError
+    return cls(f"cannot write the output {target}: {reason}{where}")
+
+
 def write_outputs(
     runs: _Runs,
     *,
     output: str | Path,
     layout: OutputLayout,
-    header: dict,
+    header: dict | Callable[[], dict],
     factor_names: list[str],
     force: bool = False,
     progress: Callable[[int], None] | None = None,
@@ -273,7 +301,9 @@ def write_outputs(
         runs: the run documents (a lazy sequence: ``len`` and ``[k]``).
         output: the target directory (created with its parents).
         layout: the file names.
-        header: :func:`manifest_header`.
+        header: :func:`manifest_header`, or a function returning it (called
+            once the output path was found usable: the design's figures
+            cost time that a refused path should not).
         factor_names: the factor columns of ``design.csv``.
         force: replace run documents of this experiment whose content changed
             (their old versions are retired, not deleted).
@@ -285,20 +315,40 @@ def write_outputs(
     Raises:
         InputError: ``output`` is not a directory; a file to write exists and
             was not written by xgen for this experiment; run documents would
-            change and ``force`` is not set. Nothing is written then.
+            change and ``force`` is not set; the output cannot be created (a
+            file on the path, a read-only or missing place, a name too long).
+            Nothing is written then.
+        XdoeError: another OS error while writing (disk full...); the
+            staging folder is removed.
     """
     target = Path(output)
+    try:
+        return _write_outputs(runs, target, layout, header, factor_names, force, progress)
+    except OSError as exc:
+        raise output_os_error(target, exc) from None
+
+
+def _write_outputs(
+    runs: _Runs,
+    target: Path,
+    layout: OutputLayout,
+    header: dict | Callable[[], dict],
+    factor_names: list[str],
+    force: bool,
+    progress: Callable[[int], None] | None,
+) -> WriteResult:
+    cleaned = clean_stale_staging(target)
     if _existing(target):
         layout = layout_for(target, layout)
         emit = _emitter(runs, layout, header, factor_names)
         plan = write_extension(target, layout, lambda sink: emit(sink, progress), _Stream, force=force)
         fresh = not (plan.kept or plan.changed or plan.retired)  # nothing of this experiment was there
         status = "up to date" if plan.up_to_date else "written" if fresh else "extended"
-        return WriteResult(status, target, len(runs), plan)
+        return WriteResult(status, target, len(runs), plan, cleaned)
     emit = _emitter(runs, layout, header, factor_names)
     parent = target.parent
     parent.mkdir(parents=True, exist_ok=True)
-    tmp = Path(tempfile.mkdtemp(prefix=f".{target.name}.tmp-", dir=parent))
+    tmp = Path(tempfile.mkdtemp(prefix=staging_prefix(target), dir=parent))
     try:
         os.chmod(tmp, 0o755)
         emit(_DirSink(tmp), progress)
@@ -306,4 +356,4 @@ def write_outputs(
     except BaseException:
         shutil.rmtree(tmp, ignore_errors=True)
         raise
-    return WriteResult("written", target, len(runs))
+    return WriteResult("written", target, len(runs), cleaned=cleaned)

@@ -36,14 +36,18 @@ if TYPE_CHECKING:
         PhaseConfig,
         RunConfig,
         RunDocument,
+        RunDocumentWarning,
         RunPhase,
         SimulationSpec,
         load_run_document,
         parse_run_document,
     )
-    from xdoe.documents._yaml import YamlDocument, load_yaml, read_text
+    from xdoe.documents._yaml import MAX_ALIAS_NODES, MAX_DEPTH, MAX_DOCUMENT_BYTES, YamlDocument, load_yaml, read_text
 
 __all__ = [
+    "MAX_ALIAS_NODES",
+    "MAX_DEPTH",
+    "MAX_DOCUMENT_BYTES",
     "YamlDocument",
     "load_yaml",
     "read_text",
@@ -67,6 +71,7 @@ __all__ = [
     "safe_uid",
     "RUN_DOCUMENT_VERSION",
     "RunDocument",
+    "RunDocumentWarning",
     "RunPhase",
     "RunConfig",
     "AgentEntry",
@@ -90,8 +95,10 @@ __getattr__, __dir__ = lazy_exports(__name__, globals(), {
     "xdoe.documents._reference": ["Reference", "ReferenceSyntaxError", "is_reference", "parse_reference"],
     "xdoe.documents._run": [
         "RUN_DOCUMENT_VERSION", "AgentEntry", "ComponentSpec", "DesignPointInfo", "EnvironmentEntry",
-        "EnvironmentSpec", "PhaseConfig", "RunConfig", "RunDocument", "RunPhase", "SimulationSpec",
-        "load_run_document", "parse_run_document",
+        "EnvironmentSpec", "PhaseConfig", "RunConfig", "RunDocument", "RunDocumentWarning", "RunPhase",
+        "SimulationSpec", "load_run_document", "parse_run_document",
     ],
-    "xdoe.documents._yaml": ["YamlDocument", "load_yaml", "read_text"],
+    "xdoe.documents._yaml": [
+        "MAX_ALIAS_NODES", "MAX_DEPTH", "MAX_DOCUMENT_BYTES", "YamlDocument", "load_yaml", "read_text",
+    ],
 })

@@ -10,6 +10,7 @@ The format is arsenAI's, accepted as it is, plus xdoe's extensions::
     output: _outputs            # relative to the working directory
     repetitions: 2              # >= 1
     max_runs: 20                # design points before repetitions; absent or -1: no limit
+    max_total_runs: 1000000     # refuse designs of more runs (points x repetitions)  (xdoe)
     design: auto                # auto | full_factorial | lhs | maximin          (xdoe)
     factors:                    # named factors, used as "${name}" in definitions  (xdoe)
       alpha: {levels: [0.1, 0.5]}
@@ -60,15 +61,18 @@ from xdoe.documents._placeholders import PlaceholderError, find_placeholders, su
 from xdoe.documents._reference import Reference, ReferenceSyntaxError, is_reference, parse_reference
 from xdoe.documents._validation import (
     DocumentModel,
+    Integer,
     collect_extras,
     did_you_mean,
     ensure_valid,
+    refuse_non_finite,
     short_repr,
 )
 from xdoe.documents._yaml import YamlDocument, load_yaml
 from xdoe.errors import DocumentError
 
 __all__ = [
+    "DEFAULT_MAX_TOTAL_RUNS",
     "DESIGN_METHODS",
     "ExperimentDocument",
     "FactorSpec",
@@ -83,6 +87,8 @@ __all__ = [
 ]
 
 DESIGN_METHODS = ("auto", "full_factorial", "lhs", "maximin")
+#: default of ``max_total_runs``: the most runs (design points x repetitions) xgen builds
+DEFAULT_MAX_TOTAL_RUNS = 1_000_000
 LIST_KEYS = ("environments", "agents")  # levels are lists of keys
 NAME_KEYS = ("simulation", "phase_config")  # levels are single keys
 SET_KEYS = ("sensors", "actuators")  # per agent, levels are set keys
@@ -171,8 +177,8 @@ class PhaseConfigDefinition(DocumentModel):
     open_keys: ClassVar[bool] = True
 
     mode: Literal["train", "test"] = "train"
-    worker: int = Field(default=1, ge=1)
-    episodes: int = Field(default=1, ge=1)
+    worker: Integer = Field(default=1, ge=1)
+    episodes: Integer = Field(default=1, ge=1)
 
 
 class RunConfigDefinition(DocumentModel):
@@ -300,11 +306,16 @@ class ExperimentDocument(DocumentModel):
         validation_alias=AliasChoices("uid", "id"),
         description="experiment uid (arsenAI: 'id'); run uids derive from it; no '/' or '..'",
     )
-    seed: int = Field(default=0, ge=0, description="root of every random choice")
+    seed: Integer = Field(default=0, ge=0, description="root of every random choice")
     version: str | None = Field(default=None, description="document format version, e.g. '1.0' or arsenAI's '3.4.1'")
     output: str = Field(default="_outputs", description="output directory, relative to the working directory")
-    repetitions: int = Field(default=1, ge=1, description="runs per design point, each with its own seed")
-    max_runs: int | None = Field(default=None, description="cap on design points (before repetitions); -1: none")
+    repetitions: Integer = Field(default=1, ge=1, description="runs per design point, each with its own seed")
+    max_runs: Integer | None = Field(default=None, description="cap on design points (before repetitions); -1: none")
+    max_total_runs: Integer = Field(
+        default=DEFAULT_MAX_TOTAL_RUNS, ge=1,
+        description="refuse a design of more runs (design points x repetitions) than this; "
+        "xgen --max-total-runs overrides it",
+    )
     design: Literal["auto", "full_factorial", "lhs", "maximin"] = Field(
         default="auto", description="auto: full factorial if it fits max_runs, else maximin"
     )
@@ -594,6 +605,43 @@ def _looks_like_run(data: dict) -> bool:
     return False
 
 
+def _validate_levels(
+    named: dict[str, Variable], used: set[str], base: dict[str, Any], data: dict, source: YamlDocument
+) -> None:
+    """Validate the definitions with each level of each used factor (the
+    other factors at their first level). Only the definition entries that
+    use the factor are validated again, so the cost grows with the levels
+    times the size of those entries, not of the whole document."""
+    definitions = data.get("definitions")
+    if not isinstance(definitions, dict):
+        return
+    sites: dict[str, set[tuple]] = {}
+    for path, name, _whole in find_placeholders(definitions, ("definitions",)):
+        sites.setdefault(name, set()).add(tuple(path[1:3]) if len(path) > 3 else tuple(path[1:2]))
+    for name in sorted(used):
+        values = named[name].representatives()[1:]
+        subset: dict[str, Any] = {}
+        for entry in sorted(sites.get(name, ()), key=len):
+            section = definitions.get(entry[0])
+            if len(entry) == 1 or not isinstance(section, dict):
+                subset[entry[0]] = section  # the whole section (sorted first)
+            elif subset.get(entry[0]) is not section:
+                subset.setdefault(entry[0], {})[entry[1]] = section[entry[1]]
+        for value in values:
+            try:
+                ensure_valid(
+                    Definitions, substitute(subset, {**base, name: value}), source,
+                    translate=lambda loc: ("definitions", *loc),
+                )
+            except DocumentError as exc:
+                raise DocumentError(
+                    f"{exc.message} (with factor {name!r} = {short_repr(value)})",
+                    file=exc.file,
+                    line=exc.line,
+                    key_path=exc.key_path,
+                ) from None
+
+
 def load_experiment(
     document: str | Path | dict | YamlDocument,
     *,
@@ -650,6 +698,7 @@ def load_experiment(
     if "definitions" not in data and _looks_like_run(data):
         raise source.error(f"this is a run document: run it with `xrun experiment-start {source.file}` "
                            f"(check it with `xrun experiment-check {source.file}`); xgen reads experiment documents")
+    refuse_non_finite(source)
     data, aliases = unwrap_schedule_names(data, source)
     warnings: list[str] = []
 
@@ -676,17 +725,7 @@ def load_experiment(
     # validate with every factor at its first level, then each level of each factor
     base = {name: var.representatives()[0] for name, var in named.items()}
     model = _validate_with(base, data, source)
-    for name in sorted(used):
-        for value in named[name].representatives()[1:]:
-            try:
-                _validate_with({**base, name: value}, data, source)
-            except DocumentError as exc:
-                raise DocumentError(
-                    f"{exc.message} (with factor {name!r} = {short_repr(value)})",
-                    file=exc.file,
-                    line=exc.line,
-                    key_path=exc.key_path,
-                ) from None
+    _validate_levels(named, used, base, data, source)
 
     for path, key in collect_extras(model):
         if path == () and key == "id" and "uid" not in data:

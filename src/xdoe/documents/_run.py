@@ -28,17 +28,19 @@ Example (the shape in ``docs/architecture.md``)::
 from __future__ import annotations
 
 import copy
+import warnings
 from pathlib import Path
 from typing import Any, ClassVar, Sequence
 
 from pydantic import Field, field_validator, model_validator
 
-from xdoe.documents._validation import DocumentModel, ensure_valid, short_repr
+from xdoe.documents._validation import DocumentModel, Integer, ensure_valid, refuse_non_finite, short_repr
 from xdoe.documents._yaml import YamlDocument, load_yaml
 from xdoe.errors import DocumentError
 
 __all__ = [
     "RUN_DOCUMENT_VERSION",
+    "RunDocumentWarning",
     "ComponentSpec",
     "EnvironmentSpec",
     "EnvironmentEntry",
@@ -57,6 +59,11 @@ __all__ = [
 RUN_DOCUMENT_VERSION = "1.0"
 
 PHASE_KEYS = ("environments", "agents", "simulation", "phase_config")
+
+
+class RunDocumentWarning(UserWarning):
+    """A run document was accepted with a default it does not state (no
+    ``uid``: the file name; no ``episodes``: 1); xrun prints these."""
 
 
 class ComponentSpec(DocumentModel):
@@ -136,8 +143,8 @@ class PhaseConfig(DocumentModel):
     open_keys: ClassVar[bool] = True
 
     mode: str = "train"
-    worker: int = Field(default=1, ge=1)
-    episodes: int = Field(default=1, ge=1)
+    worker: Integer = Field(default=1, ge=1)
+    episodes: Integer = Field(default=1, ge=1)
 
     @field_validator("mode", mode="before")
     @classmethod
@@ -188,8 +195,8 @@ class DesignPointInfo(DocumentModel):
     """Where a generated run comes from: design point ``index``,
     ``repetition`` (0-based) and the factors' ``levels``."""
 
-    index: int = Field(ge=0)
-    repetition: int = Field(ge=0)
+    index: Integer = Field(ge=0)
+    repetition: Integer = Field(ge=0)
     levels: dict[str, Any] = Field(default_factory=dict)
 
 
@@ -203,7 +210,7 @@ class RunDocument(DocumentModel):
 
     uid: str = Field(min_length=1)
     experiment_uid: str | None = None
-    seed: int = Field(default=0, ge=0)
+    seed: Integer = Field(default=0, ge=0)
     version: str | None = None
     design_point: DesignPointInfo | None = None
     run_config: RunConfig | None = None
@@ -261,8 +268,29 @@ def _complete_phases(data: dict, source: YamlDocument) -> dict:
 
 def _model_input(data: dict) -> dict:
     out = dict(data)
-    out["schedule"] = [{"name": name, **body} for entry in data["schedule"] for name, body in entry.items()]
+    if isinstance(data.get("schedule"), list):  # else the model reports it missing or malformed
+        out["schedule"] = [{"name": name, **body} for entry in data["schedule"] for name, body in entry.items()]
     return out
+
+
+def _warn_defaults(model: "RunDocument", data: dict, source: YamlDocument, uid_given: bool) -> None:
+    """Warn (:class:`RunDocumentWarning`) about defaults a hand-written run
+    document takes silently: the uid from the file name, one episode."""
+    if not uid_given:
+        warnings.warn(
+            str(source.error(f"no 'uid': the run is named after its file, {model.uid!r}")),
+            RunDocumentWarning, stacklevel=3,
+        )
+    for i, entry in enumerate(data.get("schedule") or []):
+        (name, body), = entry.items()
+        config = body.get("phase_config") if isinstance(body, dict) else None
+        if not (isinstance(config, dict) and "episodes" in config):
+            warnings.warn(
+                str(source.error("no 'episodes' in phase_config: the phase runs 1 episode per worker",
+                                 ("schedule", i, name))),
+                RunDocumentWarning, stacklevel=3,
+            )
+            break
 
 
 def parse_run_document(source: YamlDocument | dict, *, file: str | None = None) -> tuple[RunDocument, dict]:
@@ -276,8 +304,12 @@ def parse_run_document(source: YamlDocument | dict, *, file: str | None = None) 
         ``(model, data)``: the :class:`RunDocument` and the plain document
         with every phase complete (same shape as the file).
 
+    Warns:
+        RunDocumentWarning: no ``uid`` or no ``episodes`` (defaults taken).
+
     Raises:
-        DocumentError: with file, line and key path.
+        DocumentError: with file, line and key path; also for a NaN or
+            infinite number anywhere (no JSON form, the store cannot hold it).
     """
     if not isinstance(source, YamlDocument):
         source = YamlDocument(data=source, file=file or "<string>")
@@ -287,7 +319,9 @@ def parse_run_document(source: YamlDocument | dict, *, file: str | None = None) 
     if "definitions" in data:
         raise source.error(f"this is an experiment document: run `xgen generate {source.file}` first "
                            "(it writes the run documents xrun executes)", ("definitions",))
+    refuse_non_finite(source)
     data = _complete_phases(dict(data), source)
+    uid_given = "uid" in data
     if "uid" not in data and source.file not in ("<string>",):
         data["uid"] = Path(source.file).stem
     names = [next(iter(entry)) for entry in data.get("schedule", [])] if isinstance(data.get("schedule"), list) else []
@@ -302,6 +336,7 @@ def parse_run_document(source: YamlDocument | dict, *, file: str | None = None) 
         return loc
 
     model = ensure_valid(RunDocument, _model_input(data), source, translate=translate)
+    _warn_defaults(model, data, source, uid_given)
     return model, data
 
 

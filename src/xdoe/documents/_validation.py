@@ -5,14 +5,49 @@
 from __future__ import annotations
 
 import difflib
-from typing import Any, Callable, ClassVar, Iterable, Sequence
+import math
+from typing import Annotated, Any, Callable, ClassVar, Iterable, Sequence
 
-from pydantic import BaseModel, ConfigDict, ValidationError
+from pydantic import BaseModel, ConfigDict, Strict, ValidationError
 
 from xdoe.documents._yaml import YamlDocument
 from xdoe.errors import DocumentError
 
-__all__ = ["DocumentModel", "did_you_mean", "from_validation_error", "short_repr"]
+__all__ = ["DocumentModel", "Integer", "did_you_mean", "find_non_finite", "from_validation_error", "short_repr"]
+
+#: an integer field that refuses booleans (``seed: true`` is not 1) and floats
+Integer = Annotated[int, Strict()]
+
+
+def find_non_finite(data: Any, path: tuple[str | int, ...] = ()) -> tuple[tuple[str | int, ...], float] | None:
+    """The key path and value of the first NaN or infinite float in ``data``
+    (plain dicts, lists and scalars), or ``None``.
+
+    NaN and infinity have no JSON form, so the store and the results files
+    cannot record them; documents refuse them up front."""
+    stack: list[tuple[tuple[str | int, ...], Any]] = [(path, data)]
+    while stack:
+        where, node = stack.pop()
+        if isinstance(node, float) and not math.isfinite(node):
+            return where, node
+        if isinstance(node, dict):
+            stack.extend((where + (k,), v) for k, v in reversed(list(node.items())))
+        elif isinstance(node, list):
+            stack.extend((where + (i,), v) for i, v in reversed(list(enumerate(node))))
+    return None
+
+
+def refuse_non_finite(source: YamlDocument, data: Any = None) -> None:
+    """Raise a located :class:`DocumentError` at the first NaN or infinite
+    float of ``data`` (default: the whole document)."""
+    found = find_non_finite(source.data if data is None else data)
+    if found is not None:
+        where, value = found
+        raise source.error(
+            f"{value} is not a finite number (NaN and infinity cannot be stored or compared); "
+            "use a finite value or a string",
+            where,
+        )
 
 
 class DocumentModel(BaseModel):

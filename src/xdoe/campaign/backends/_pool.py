@@ -7,6 +7,7 @@ import multiprocessing
 import os
 import signal
 import socket
+import warnings
 from collections import deque
 from concurrent.futures import FIRST_COMPLETED, Future, ProcessPoolExecutor, wait
 from concurrent.futures.process import BrokenProcessPool
@@ -28,6 +29,9 @@ def _pool_init(queue: Any) -> None:
     global _STARTED
     _STARTED = queue
     signal.signal(signal.SIGINT, signal.SIG_IGN)  # Ctrl-C is the parent's to handle
+    from xdoe.documents._run import RunDocumentWarning
+
+    warnings.simplefilter("ignore", RunDocumentWarning)  # the parent printed them when it loaded the files
 
 
 def _pool_task(key: int, task: RunTask) -> RunResult:

@@ -1,0 +1,251 @@
+"""The corpus of hostile documents (issue 10): inputs a hostile or unlucky
+user gives ``xgen`` and ``xrun``. Every case must end in exit code 2 with one
+``error: ...`` line holding ``expect``, no traceback, nothing written, fast.
+
+Cases are built from the repository's own documents (``experiments/dummy.yaml``
+for xgen; its first run document for xrun) by a small edit, so that each one
+is valid but for the one hostile thing. ``tests/hostile/test_hostile.py``
+runs them through the click applications; ``benchmarks/bench_hostile.py``
+runs them as real processes and prints the time of each.
+"""
+
+from __future__ import annotations
+
+import re
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Callable
+
+ROOT = Path(__file__).resolve().parents[2]
+DUMMY = ROOT / "experiments" / "dummy.yaml"
+
+
+@dataclass(frozen=True)
+class Case:
+    """One hostile input.
+
+    Attributes:
+        name: the test id.
+        text: the document (str, or bytes for undecodable input); ``None``
+            when ``setup`` makes the input.
+        expect: a fragment of the one error line.
+        args: extra command-line options (``{tmp}`` is the test's folder).
+        line: the 1-based line the error must name, if any.
+        setup: makes extra files in the test's folder before the command
+            runs (they are not counted as "written").
+        input_name: file name of the document.
+        start_exit: the exit code of ``xrun experiment-start``: 2, or 1 for
+            a component that cannot be imported. Components are imported in
+            the run's own process (a plugin crashing at import must not take
+            the campaign down), so that run fails (one line naming it) while
+            the others run; ``xrun experiment-check`` finds it up front (2).
+    """
+
+    name: str
+    text: str | bytes | None
+    expect: str
+    args: tuple[str, ...] = ()
+    line: int | None = None
+    setup: Callable[[Path], None] | None = field(default=None, compare=False)
+    input_name: str = "doc.yaml"
+    start_exit: int = 2
+
+
+def materialize(case: Case, tmp: Path) -> tuple[Path, list[str]]:
+    """Write ``case``'s input (and its ``setup`` files) into ``tmp``; return
+    the document's path and the extra arguments with ``{tmp}`` filled in."""
+    if case.setup is not None:
+        case.setup(tmp)
+    path = tmp / case.input_name
+    if isinstance(case.text, bytes):
+        path.write_bytes(case.text)
+    elif case.text is not None:
+        path.write_text(case.text, encoding="utf-8")
+    return path, [a.replace("{tmp}", str(tmp)) for a in case.args]
+
+
+def _sub(text: str, old: str, new: str, count: int = 1) -> str:
+    if old not in text:
+        raise AssertionError(f"corpus base text lacks {old!r}")
+    return text.replace(old, new, count)
+
+
+def _re(text: str, pattern: str, new: str) -> str:
+    out, n = re.subn(pattern, new, text, count=1, flags=re.M)
+    if n != 1:
+        raise AssertionError(f"corpus base text lacks /{pattern}/")
+    return out
+
+
+def alias_bomb(depth: int = 9, width: int = 9) -> str:
+    """The "billion laughs" document of issue 10 (``width**depth`` strings)."""
+    lines = ['a: &a ["lol"' + ',"lol"' * (width - 1) + "]"]
+    names = "abcdefghijklmnopqrstuvwxyz"
+    for p, n in zip(names[: depth - 1], names[1:depth]):
+        lines.append(f"{n}: &{n} [" + ",".join(["*" + p] * width) + "]")
+    return "\n".join(lines) + "\n"
+
+
+# ----------------------------------------------------------------- xgen
+
+
+def xgen_cases() -> list[Case]:
+    base = DUMMY.read_text(encoding="utf-8")
+    factors_30 = "".join(f"  f{i}: {{levels: [0, 1]}}\n" for i in range(30))
+    uses_30 = ", ".join(f'"${{f{i}}}"' for i in range(30))
+    big_design = _sub(
+        _sub(base, "  length: {levels: [5, 10]}", "  length: {levels: [5, 10]}\n" + factors_30.rstrip("\n")),
+        "sensors: 3, actuators: 2}", f"sensors: 3, actuators: 2, extra: [{uses_30}]}}",
+    )
+    million = "[" + ",".join(str(i) for i in range(1_000_000)) + "]"
+    cases = [
+        # -- YAML-level attacks
+        Case("alias_bomb", alias_bomb(), "aliases expand to more than"),
+        Case("alias_bomb_in_params", _sub(base, "definitions:\n", alias_bomb(7, 9).replace("\n", "\n  ").join(
+            ["bombs:\n  ", "\ndefinitions:\n"])), "aliases expand to more than"),
+        Case("alias_bomb_wide", "a: &a [" + ",".join(["x"] * 400) + "]\nb: &b [" + ",".join(["*a"] * 400) + "]\n",
+             "aliases expand to more than", line=2),
+        Case("merge_key_bomb", "a: &a {" + ", ".join(f"k{i}: [1,2,3,4,5,6,7,8]" for i in range(50)) + "}\n"
+             + "".join(f"m{i}: &m{i} {{<<: *{'a' if i == 0 else f'm{i-1}'}, z{i}: [*{'a' if i == 0 else f'm{i-1}'}, *{'a' if i == 0 else f'm{i-1}'}]}}\n" for i in range(20)),
+             "aliases expand to more than"),
+        Case("recursive_alias", "uid: x\na: &a [1, *a]\n", "recursive alias", line=2),
+        Case("recursive_alias_map", "uid: x\na: &a {b: *a}\n", "recursive alias", line=2),
+        Case("undefined_alias", _sub(base, "seed: 42", "seed: *nope"), "undefined alias"),
+        Case("deep_flow_sequence", "uid: x\ndeep: " + "[" * 300 + "]" * 300 + "\n", "nested more than", line=2),
+        Case("deep_flow_mapping", "uid: x\ndeep: " + "{a: " * 5000 + "1" + "}" * 5000 + "\n", "nested more than", line=2),
+        Case("deep_block_mapping", "uid: x\ndeep:\n" + "".join(" " * i + "k:\n" for i in range(1, 400)),
+             "nested more than"),
+        Case("deep_block_sequence", "uid: x\ndeep:\n" + "".join(" " * i + "-\n" for i in range(1, 400)),
+             "nested more than"),
+        Case("deep_in_params", _sub(base, "params: {length: \"${length}\", sensors: 3, actuators: 2}",
+                                    "params: {length: \"${length}\", sensors: 3, actuators: 2, x: " + "[" * 200 + "]" * 200 + "}"),
+             "nested more than"),
+        Case("oversized_document", base + "#" + "x" * (1024 * 1024) + "\n", "larger than"),
+        Case("million_levels", _sub(base, "[5, 10]", million), "larger than"),
+        Case("python_object_apply", _sub(base, "seed: 42", 'seed: !!python/object/apply:os.system ["echo pwned"]'),
+             "tag !!python/object/apply:os.system refused", line=8),
+        Case("python_name", _sub(base, "seed: 42", "seed: !!python/name:os.system"), "refused", line=8),
+        Case("python_object_new", _sub(base, "definitions:\n", "x: !!python/object/new:subprocess.Popen [[ls]]\ndefinitions:\n"),
+             "refused"),
+        Case("python_module", _sub(base, "seed: 42", "seed: !!python/module:os"), "refused", line=8),
+        Case("multiple_documents", base + "\n---\nuid: second\n", "expected one YAML document"),
+        Case("duplicate_key", _sub(base, "seed: 42", "seed: 42\nseed: 43"), "duplicate"),
+        Case("not_utf8", b"uid: \xff\xfe bad\n", "not UTF-8"),
+        Case("nul_bytes", "uid: x\x00y\n", "YAML"),
+        Case("empty_file", "", "empty document"),
+        Case("top_level_list", "- uid: x\n", "expected a mapping"),
+        Case("unclosed_flow", _sub(base, "[5, 10]", "[5, 10"), "YAML syntax error"),
+        Case("tab_indent", _sub(base, "  length:", "\tlength:"), "YAML syntax error"),
+        # -- numbers xrun cannot store
+        Case("nan_level", _sub(base, "[5, 10]", "[.nan, 10]"), "nan is not a finite number", line=14),
+        Case("inf_level", _sub(base, "[5, 10]", "[5, .inf]"), "inf is not a finite number", line=14),
+        Case("minus_inf_range", _sub(base, "  length: {levels: [5, 10]}", "  length: {range: [-.inf, 10]}"),
+             "-inf is not a finite number", line=14),
+        Case("nan_in_params", _sub(base, "sensors: 3, actuators: 2}", "sensors: 3, actuators: 2, noise: .NaN}"),
+             "nan is not a finite number"),
+        Case("overflowing_float", _sub(base, "seed: 42", "seed: 1e400"), "inf is not a finite number", line=8),
+        # -- booleans where numbers belong
+        Case("seed_true", _sub(base, "seed: 42", "seed: true"), "valid integer", line=8),
+        Case("repetitions_true", _sub(base, "repetitions: 2", "repetitions: yes"), "valid integer"),
+        Case("max_runs_true", _sub(base, "design: auto", "max_runs: true\ndesign: auto"), "valid integer"),
+        Case("episodes_false", _sub(base, "episodes: 3", "episodes: false"), "valid integer"),
+        Case("worker_float", _sub(base, "worker: 1, episodes: 3", "worker: 1.5, episodes: 3"), "valid integer"),
+        Case("seed_negative", _sub(base, "seed: 42", "seed: -1"), "seed"),
+        # -- designs too large for the machine
+        Case("factorial_2_pow_30", _sub(big_design, "design: auto", "max_runs: -1\ndesign: auto"),
+             "runs is more than max_total_runs 1000000"),
+        Case("factorial_2_pow_30_no_max_runs", big_design, "give max_runs"),
+        Case("repetitions_ten_million", _sub(base, "repetitions: 2", "repetitions: 10000000"),
+             "80000000 runs is more than max_total_runs", line=11),
+        Case("max_runs_huge_continuous", _sub(_sub(base, "{levels: [5, 10]}", "{range: [5, 10]}"),
+                                              "design: auto", "max_runs: 100000000\ndesign: auto"),
+             "more than max_total_runs"),
+        Case("document_max_total_runs", _sub(base, "design: auto", "max_total_runs: 10\ndesign: auto"),
+             "16 runs is more than max_total_runs 10"),
+        Case("option_max_total_runs", base, "16 runs is more than max_total_runs 15", args=("--max-total-runs", "15")),
+        Case("max_total_runs_zero", _sub(base, "design: auto", "max_total_runs: 0\ndesign: auto"), "max_total_runs"),
+        # -- file system
+        Case("uid_300_chars", _re(base, r"^uid: .*$", "uid: " + "u" * 300), "too long for file names", line=7),
+        Case("uid_slash", _re(base, r"^uid: .*$", "uid: ../../etc/x"), "must not contain", line=7),
+        Case("output_under_a_file", base, "cannot write the output", args=("-o", "{tmp}/existing.txt/sub"),
+             setup=lambda tmp: (tmp / "existing.txt").write_text("keep me\n")),
+        Case("output_in_proc", base, "cannot write the output", args=("-o", "/proc/xdoe-out")),
+        Case("output_is_a_file", base, "exists and is not a directory", args=("-o", "{tmp}/existing.txt"),
+             setup=lambda tmp: (tmp / "existing.txt").write_text("keep me\n")),
+        Case("output_holds_foreign_run_file", base, "not written by xgen for it", args=("-o", "{tmp}/mine"),
+             setup=lambda tmp: ((tmp / "mine").mkdir(), (tmp / "mine" / "run-dummy-study-0000.yaml").write_text("x"))),
+        Case("input_is_a_directory", None, "is a directory", setup=lambda tmp: (tmp / "doc.yaml").mkdir()),
+        Case("input_missing", None, "file not found"),
+        # -- references and placeholders
+        Case("malformed_req", _sub(base, "agents: [[random]]", "agents: [[random], \"$req(phase=\"]"), "malformed reference"),
+        Case("unknown_placeholder", _sub(base, '"${length}", sensors: 3', '"${lenght}", sensors: 3'), "unknown factor"),
+        Case("unclosed_placeholder", _sub(base, '"${length}", sensors: 3', '"${length", sensors: 3'), "length"),
+        Case("schedule_not_a_list", _re(base, r"^schedule:\n(.|\n)*", "schedule: 5\n"), "schedule"),
+    ]
+    return cases
+
+
+# ----------------------------------------------------------------- xrun
+
+
+def base_run_document() -> str:
+    """The first run document xgen writes for ``experiments/dummy.yaml``."""
+    from xdoe.design import generate
+
+    runs, _design = generate(DUMMY)
+    return runs.dump(0)
+
+
+def xrun_cases() -> list[Case]:
+    base = base_run_document()
+    cases = [
+        Case("alias_bomb", alias_bomb(), "aliases expand to more than"),
+        Case("alias_bomb_in_params", _sub(base, "schedule:\n", alias_bomb(7, 9).replace("\n", "\n  ").join(
+            ["bombs:\n  ", "\nschedule:\n"])), "aliases expand to more than"),
+        Case("recursive_alias", "uid: x\na: &a [1, *a]\n", "recursive alias", line=2),
+        Case("deep_flow", "uid: x\ndeep: " + "[" * 300 + "]" * 300 + "\n", "nested more than", line=2),
+        Case("deep_flow_mapping", "uid: x\ndeep: " + "{a: " * 5000 + "1" + "}" * 5000 + "\n", "nested more than"),
+        Case("deep_block", "uid: x\ndeep:\n" + "".join(" " * i + "k:\n" for i in range(1, 400)), "nested more than"),
+        Case("oversized", base + "#" + "x" * (1024 * 1024) + "\n", "larger than"),
+        Case("python_tag", _sub(base, "seed: ", "seed: !!python/object/apply:os.system [\"echo pwned\"] #"), "refused"),
+        Case("no_schedule", _re(base, r"^schedule:\n(  .*\n)*", ""), "schedule: required key missing"),
+        Case("schedule_empty", _re(base, r"^schedule:\n(  .*\n)*", "schedule: []\n"), "schedule"),
+        Case("schedule_not_a_list", _re(base, r"^schedule:\n(  .*\n)*", "schedule: {a: 1}\n"), "schedule"),
+        Case("phase_not_a_mapping", _re(base, r"^schedule:\n(  .*\n)*", "schedule:\n  - 5\n"), "one-key mapping"),
+        Case("seed_true", _re(base, r"^seed: .*$", "seed: true"), "valid integer"),
+        Case("seed_float", _re(base, r"^seed: .*$", "seed: 1.5"), "valid integer"),
+        Case("seed_negative", _re(base, r"^seed: .*$", "seed: -3"), "seed"),
+        Case("nan_param", _sub(base, "length: 5", "length: .nan"), "nan is not a finite number"),
+        Case("inf_level", _sub(base, "    length: 5", "    length: .inf"), "inf is not a finite number", line=7),
+        Case("episodes_true", _sub(base, "episodes: 3", "episodes: true"), "valid integer"),
+        Case("worker_zero", _sub(base, "worker: 1", "worker: 0"), "greater than or equal to 1"),
+        Case("mode_bogus", _sub(base, "mode: train", "mode: play"), "expected mode"),
+        Case("uid_slash", _re(base, r"^uid: .*$", "uid: ../evil"), "must not contain"),
+        Case("os_system_brain", _sub(base, "xdoe.agents:DummyBrain", "os:system"), "not a class", start_exit=1),
+        Case("os_system_condition", _sub(base, "xdoe.conditions:MaxEpisodesTerminationCondition", "os:system"),
+             "not a class", start_exit=1),
+        Case("builtins_eval", _sub(base, "xdoe.agents:DummyMuscle", "builtins:eval"), "not a class", start_exit=1),
+        Case("unknown_module", _sub(base, "xdoe.environments:DummyEnvironment", "no_such_module_xyz:Env"),
+             "cannot import module", start_exit=1),
+        Case("empty_component_name", _sub(base, "xdoe.agents:DummyBrain", "''"), "name"),
+        Case("duplicate_key", _re(base, r"^seed: (.*)$", r"seed: \1\nseed: 7"), "duplicate"),
+        Case("not_utf8", b"uid: \xff\xfe\n", "utf-8"),
+        Case("empty_file", "", "expected a mapping"),
+        Case("top_level_list", "- 1\n- 2\n", "expected a mapping"),
+        Case("yaml_syntax", base.replace("schedule:", "schedule: [", 1), "YAML syntax error"),
+        Case("multiple_documents", base + "---\nuid: b\n", "expected one YAML document"),
+        Case("input_is_an_empty_directory", None, "holds no run files", setup=lambda tmp: (tmp / "doc.yaml").mkdir()),
+        Case("input_missing", None, "not found"),
+    ]
+    return cases
+
+
+def store_cases() -> list[tuple[str, str, str]]:
+    """``(name, --store URL, expected fragment)``: stores xrun cannot open
+    (exit 2 before anything runs)."""
+    return [
+        ("unreachable_postgres", "postgresql+psycopg://user:secret@127.0.0.1:9/none?connect_timeout=2", "cannot open store"),
+        ("unknown_backend", "bogus://x", "cannot open store"),
+        ("malformed_url", "not a url", "cannot open store"),
+        ("sqlite_under_proc", "sqlite:////proc/xdoe-nope/x.sqlite", "store"),
+    ]
