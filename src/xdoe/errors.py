@@ -17,6 +17,7 @@ __all__ = [
     "DesignError",
     "ComponentError",
     "RunError",
+    "RunStopped",
     "StoreError",
     "format_key_path",
     "parse_key_path",
@@ -88,6 +89,11 @@ class ComponentError(InputError):
 
 class RunError(XdoeError):
     """Executing a run failed (a component raised, an action left its space...)."""
+
+
+class RunStopped(XdoeError):
+    """A stop was requested for the running instance (:func:`xdoe.store.request_stop`):
+    the run ends ``interrupted``, resumable, and the campaign goes on."""
 
 
 class StoreError(XdoeError):

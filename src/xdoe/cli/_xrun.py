@@ -337,6 +337,8 @@ from xdoe.cli._analysis import analysis_commands  # noqa: E402
 
 for _command in analysis_commands():
     main.add_command(_command)
+from xdoe.cli._dashboard import dashboard_command  # noqa: E402  (issue 15)
+main.add_command(dashboard_command)
 
 
 if __name__ == "__main__":  # pragma: no cover - python -m xdoe.cli._xrun

@@ -10,7 +10,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import TYPE_CHECKING, Any, Mapping
 
-from xdoe.errors import one_line
+from xdoe.errors import RunStopped, one_line
 from xdoe.execution._plan import RunPlan, document_data, plan_run
 from xdoe.store import DEFAULT_RESULTS_ROOT, HEARTBEAT_TIMEOUT
 
@@ -200,6 +200,7 @@ def run(
     from xdoe.execution._resume import decide, prepare_resume
     from xdoe.execution._runner import execute_plan
     from xdoe.store import Store
+    from xdoe.store._stop import clear_stop_request
 
     if isinstance(document, (str, Path)):
         plan, file_sha256 = load_file_plan(document)
@@ -224,6 +225,7 @@ def run(
                 recorder.start()
                 break
             if recorder.resume(decision.instance):
+                clear_stop_request(db, decision.instance.id)  # a stop honoured before, or left behind
                 note = decision.note
                 resume_point = prepare_resume(db, recorder, plan)
                 break
@@ -237,6 +239,11 @@ def run(
         try:
             execute_plan(plan, recorder, progress=progress, phases_done=result.phases,
                          resume=resume_point)
+        except RunStopped as exc:  # a stop request: this run ends, resumable; the others go on
+            result.status = "interrupted"
+            result.error = str(exc)
+            _finish(recorder, "interrupted", result.error, _traceback.format_exc())
+            clear_stop_request(db, recorder.instance_id)
         except KeyboardInterrupt:
             result.status = "interrupted"
             result.error = "interrupted"

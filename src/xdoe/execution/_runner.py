@@ -48,7 +48,7 @@ from typing import TYPE_CHECKING, Any, Callable
 
 from xdoe.agent import Brain
 from xdoe.conditions import EnvironmentTerminationCondition, EpisodeProgress, TerminationCondition, Verdict
-from xdoe.errors import ComponentError, RunError
+from xdoe.errors import ComponentError, RunError, RunStopped
 from xdoe.execution._events import PhaseResult, ProgressCallback, ProgressEvent
 from xdoe.execution._loading import construct
 from xdoe.execution._parallel_workers import ParallelPhase, parallel_workers_enabled
@@ -65,6 +65,9 @@ __all__ = ["execute_plan", "check_plan"]
 
 #: Seconds between heartbeats (sent at episode ends; see ``xrun --heartbeat-timeout``).
 _HEARTBEAT_SECONDS = 10.0
+#: Seconds between live ticks at episode ends: buffered rows written (live
+#: curves in ``xrun dashboard``) and a pending stop request honoured.
+_LIVE_SECONDS = 2.0
 
 def _phase_runtime(plan: RunPlan, phase: PhasePlan, brains: dict[str, Brain],
                    run_condition: TerminationCondition | None, recorder: "RunRecorder | None",
@@ -237,7 +240,7 @@ def execute_plan(
     store = recorder.store if recorder is not None else None
     changes = _lineage_changes(plan)
     steps_before = 0
-    last_beat = time.monotonic()
+    last_beat = last_live = time.monotonic()
     for phase in plan.phases:
         if resume is not None and phase.index < resume.phase_index:
             result = _stored_result(phase, resume)
@@ -301,7 +304,7 @@ def execute_plan(
                        result: PhaseResult = result, base: int = steps_before,
                        checkpointer: PhaseCheckpointer | None = checkpointer,
                        redraw: bool = redraw, phase: PhasePlan = phase) -> None:
-            nonlocal last_beat
+            nonlocal last_beat, last_live
             if checkpointer is not None:
                 checkpointer.episode_done(episode.objectives)
             if redraw and worker.episode < phase.episodes:
@@ -312,6 +315,9 @@ def execute_plan(
             if recorder is not None and time.monotonic() - last_beat > _HEARTBEAT_SECONDS:
                 recorder.heartbeat()
                 last_beat = time.monotonic()
+            if recorder is not None and time.monotonic() - last_live > _LIVE_SECONDS:
+                last_live = time.monotonic()
+                _live_tick(recorder)
 
         if progress is not None:
             progress(ProgressEvent(plan.uid, phase.name, phase.index, len(plan.phases), 0, total,
@@ -332,6 +338,18 @@ def execute_plan(
         if verdict >= STOP_RUN:
             break
     return results
+
+
+def _live_tick(recorder: "RunRecorder") -> None:
+    """Write the buffered rows (so live views see them) and honour a stop
+    request (:func:`xdoe.store.request_stop`) by raising :class:`RunStopped`."""
+    from xdoe.store._stop import stop_requested
+
+    recorder.flush()
+    assert recorder.instance_id is not None
+    reason = stop_requested(recorder.store, recorder.instance_id)
+    if reason is not None:
+        raise RunStopped(f"run {recorder.run_uid}: {reason}")
 
 
 def check_plan(plan: RunPlan, seed: int) -> list[str]:

@@ -64,6 +64,7 @@ if TYPE_CHECKING:
         Run,
         RunInstance,
         Step,
+        StopRequest,
         StoreMeta,
         utcnow,
     )
@@ -82,6 +83,10 @@ if TYPE_CHECKING:
     from xdoe.store._export import EXPORT_COLUMNS, ExportResult, export_episodes
     from xdoe.store._lineage import build_lineage, render_lineage
     from xdoe.store._status import CampaignStatus, RunStatus, campaign_status
+    # stop requests and the dashboard's queries (issue 15)
+    from xdoe.store._dashboard import CampaignSummary, RunsPage, campaign_runs, campaign_summaries
+    from xdoe.store._runview import RunView, curve_points, run_view
+    from xdoe.store._stop import clear_stop_request, request_stop, stop_requested
 
 __all__ = [
     # the facade
@@ -131,6 +136,18 @@ __all__ = [
     "RunStatus",
     "build_lineage",
     "render_lineage",
+    # stop requests (honoured by the executor) and the dashboard's queries (issue 15)
+    "request_stop",
+    "stop_requested",
+    "clear_stop_request",
+    "StopRequest",
+    "campaign_summaries",
+    "CampaignSummary",
+    "campaign_runs",
+    "RunsPage",
+    "run_view",
+    "RunView",
+    "curve_points",
 ]
 
 __getattr__, __dir__ = lazy_exports(__name__, globals(), {
@@ -143,7 +160,7 @@ __getattr__, __dir__ = lazy_exports(__name__, globals(), {
     # the schema: importable for tests and ad-hoc queries, not in __all__
     "xdoe.store._models": ["INSTANCE_STATUSES", "SCHEMA_VERSION", "Base", "BrainSource",
                            "Checkpoint", "Claim", "Episode", "Experiment", "Phase", "Run",
-                           "RunInstance", "Step", "StoreMeta", "utcnow"],
+                           "RunInstance", "Step", "StopRequest", "StoreMeta", "utcnow"],
     "xdoe.store._recorder": ["RunRecorder"],
     "xdoe.store._results": ["DEFAULT_RESULTS_ROOT", "EPISODE_KEYS", "TRANSACTION_COLUMNS", "ResultsPaths",
                             "safe_name"],
@@ -154,4 +171,7 @@ __getattr__, __dir__ = lazy_exports(__name__, globals(), {
     "xdoe.store._results_table": ["EpisodeTable", "episode_table"],
     "xdoe.store._lineage": ["build_lineage", "render_lineage"],
     "xdoe.store._status": ["CampaignStatus", "RunStatus", "campaign_status"],
+    "xdoe.store._stop": ["clear_stop_request", "request_stop", "stop_requested"],
+    "xdoe.store._dashboard": ["CampaignSummary", "RunsPage", "campaign_runs", "campaign_summaries"],
+    "xdoe.store._runview": ["RunView", "curve_points", "run_view"],
 })

@@ -52,6 +52,7 @@ __all__ = [
     "Checkpoint",
     "BrainSource",
     "Claim",
+    "StopRequest",
     "utcnow",
 ]
 
@@ -226,7 +227,11 @@ class Episode(Base):
     """
 
     __tablename__ = "episode"
-    __table_args__ = (Index("ix_episode_phase_episode", "phase_id", "episode", "agent"),)
+    __table_args__ = (
+        Index("ix_episode_phase_episode", "phase_id", "episode", "agent"),
+        # live curves read "rows of this phase newer than the last seen" (xrun dashboard)
+        Index("ix_episode_phase_id", "phase_id", "id"),
+    )
 
     id: Mapped[int] = mapped_column(_Id, primary_key=True, autoincrement=True)
     phase_id: Mapped[int] = mapped_column(ForeignKey("phase.id", ondelete="CASCADE"))
@@ -327,3 +332,18 @@ class Claim(Base):
     pid: Mapped[int] = mapped_column(Integer)
     heartbeat: Mapped[_dt.datetime] = mapped_column(UtcDateTime)
     claimed_at: Mapped[_dt.datetime] = mapped_column(UtcDateTime)
+
+
+class StopRequest(Base):
+    """A request to stop a running instance cleanly (``xrun dashboard``'s stop
+    button, :func:`xdoe.store.request_stop`). The run's process polls it at
+    episode ends (about every 2 s), records the instance ``interrupted``
+    (resumable) and removes the request."""
+
+    __tablename__ = "stop_request"
+
+    instance_id: Mapped[int] = mapped_column(
+        ForeignKey("run_instance.id", ondelete="CASCADE"), primary_key=True
+    )
+    requested: Mapped[_dt.datetime] = mapped_column(UtcDateTime, default=utcnow)
+    reason: Mapped[str | None] = mapped_column(Text)

@@ -150,6 +150,11 @@ class Store(CheckpointRows, InstanceRows):
                 if conn.dialect.name == "postgresql":
                     conn.exec_driver_sql(f"SELECT pg_advisory_xact_lock({_SCHEMA_LOCK})")
                 Base.metadata.create_all(conn)
+                # create_all adds missing tables only: an index added to an
+                # existing table is created here (no migrations yet)
+                for table in Base.metadata.sorted_tables:
+                    for index in table.indexes:
+                        index.create(conn, checkfirst=True)
                 row = conn.execute(
                     select(StoreMeta.value).where(StoreMeta.key == "schema_version")
                 ).scalar_one_or_none()

@@ -1,0 +1,75 @@
+"""Write actions (each needs the token, none in read-only mode): start a
+campaign from a folder of run documents, stop a running run, branch a
+session (a placeholder until the session tree exists)."""
+
+from __future__ import annotations
+
+from urllib.parse import parse_qs
+
+from fastapi import APIRouter, Depends, HTTPException, Request
+from fastapi.responses import HTMLResponse
+
+from xdoe.dashboard._web import require_token, store_of, templates
+from xdoe.errors import InputError
+
+__all__ = ["router", "stop_instance"]
+
+router = APIRouter(prefix="/actions", dependencies=[Depends(require_token)])
+
+
+def _message(request: Request, text: str, kind: str = "ok", status: int = 200) -> HTMLResponse:
+    return templates.TemplateResponse(request, "_message.html",
+                                      {"request": request, "text": text, "kind": kind},
+                                      status_code=status)
+
+
+@router.post("/start", response_class=HTMLResponse)
+async def start(request: Request) -> HTMLResponse:
+    """Start ``xrun experiment-start`` on the folder named by the form field ``folder``."""
+    form = parse_qs((await request.body()).decode("utf-8", "replace"))
+    folder = (form.get("folder") or [""])[0]
+    try:
+        launch = request.app.state.launcher.start(folder)
+    except InputError as exc:
+        return _message(request, str(exc), "error", 400)
+    return _message(request, f"started {launch.files} run(s) from {launch.folder} "
+                              f"(process {launch.process.pid}, log {launch.log})")
+
+
+def stop_instance(store: object, instance_id: int, heartbeat_timeout: float) -> str:
+    """Stop one running instance: a stop request its process honours at the
+    next episode end; an instance whose process is already gone is marked
+    interrupted at once. Returns what was done.
+
+    Raises:
+        HTTPException: 404 no such instance, 409 it is not running.
+    """
+    from xdoe.store import request_stop
+    from xdoe.store._liveness import dead_reason
+
+    inst = store.instance(instance_id)  # type: ignore[attr-defined]
+    if inst is None:
+        raise HTTPException(404, f"no run instance {instance_id}")
+    if inst.status != "running":
+        raise HTTPException(409, f"instance {instance_id} is {inst.status}, not running")
+    stale = dead_reason(inst.host, inst.pid, inst.heartbeat, inst.start, timeout=heartbeat_timeout)
+    if stale is not None:
+        store.mark_interrupted(instance_id, f"stopped from the dashboard ({stale})")  # type: ignore[attr-defined]
+        return f"instance {instance_id} was not alive ({stale}): marked interrupted"
+    request_stop(store, instance_id, "stopped from the dashboard")  # type: ignore[arg-type]
+    return (f"stop requested: run {inst.run_uid} stops at its next episode end "
+            "and can be resumed with xrun experiment-start")
+
+
+@router.post("/instances/{instance_id}/stop", response_class=HTMLResponse)
+def stop(request: Request, instance_id: int) -> HTMLResponse:
+    text = stop_instance(store_of(request), instance_id,
+                         request.app.state.settings.heartbeat_timeout)
+    return _message(request, text)
+
+
+@router.post("/runs/{uid}/branch", response_class=HTMLResponse)
+def branch(request: Request, uid: str) -> HTMLResponse:
+    """Hook for the session tree (``xrun branch``): refused until it exists."""
+    return _message(request, "branching needs the session tree (xrun branch), not available yet",
+                    "error", 501)

@@ -1,0 +1,39 @@
+"""JSON endpoints read by the page scripts: curve points (incremental,
+down-sampled) and the lineage graph."""
+
+from __future__ import annotations
+
+from typing import Any
+
+from fastapi import APIRouter, HTTPException, Request
+
+from xdoe.dashboard._web import store_of
+
+__all__ = ["router"]
+
+router = APIRouter(prefix="/api")
+
+
+@router.get("/instances/{instance_id}/curves")
+def curves(request: Request, instance_id: int, after: int = 0, max_points: int = 1000,
+           k: int | None = None) -> dict[str, Any]:
+    """Points newer than episode row ``after`` (see :func:`xdoe.store.curve_points`),
+    plus ``status`` of the instance (the page stops polling when it is not running)."""
+    from xdoe.store import curve_points
+
+    store = store_of(request)
+    instance = store.instance(instance_id)
+    if instance is None:
+        raise HTTPException(404, f"no run instance {instance_id}")
+    data = curve_points(store, instance_id, after=max(0, after), max_points=min(max(10, max_points), 5000),
+                        bin_size=None if k is None else max(1, k))
+    data["status"] = instance.status
+    return data
+
+
+@router.get("/tree")
+def tree(request: Request, experiment: str | None = None) -> dict[str, Any]:
+    from xdoe.dashboard._graph import lineage_graph
+
+    return lineage_graph(store_of(request), experiment,
+                         heartbeat_timeout=request.app.state.settings.heartbeat_timeout)

@@ -1,0 +1,175 @@
+"""The HTML pages and the fragments htmx refreshes in place."""
+
+from __future__ import annotations
+
+import importlib.util
+import json
+from typing import Any
+
+from fastapi import APIRouter, HTTPException, Request
+from fastapi.responses import HTMLResponse
+
+from xdoe.dashboard._web import store_of, templates
+from xdoe.dashboard._settings import TOKEN_COOKIE, Settings
+
+__all__ = ["router", "effects_fragment"]
+
+router = APIRouter()
+
+
+def _context(request: Request, **values: Any) -> dict[str, Any]:
+    settings: Settings = request.app.state.settings
+    token = request.query_params.get("token") or request.cookies.get(TOKEN_COOKIE)
+    return {"request": request, "store_url": request.app.state.store_url,
+            "read_only": settings.read_only, "has_token": settings.token_ok(token), **values}
+
+
+def _page(request: Request, name: str, **values: Any) -> HTMLResponse:
+    return templates.TemplateResponse(request, name, _context(request, **values))
+
+
+@router.get("/", response_class=HTMLResponse)
+def campaigns_page(request: Request) -> HTMLResponse:
+    from xdoe.dashboard._launch import candidate_folders
+
+    s: Settings = request.app.state.settings
+    folders = candidate_folders(s.runs_dir or s.workdir, s.workdir)
+    return _page(request, "campaigns.html", folders=folders, **_campaigns(request))
+
+
+def _campaigns(request: Request) -> dict[str, Any]:
+    from xdoe.store import campaign_summaries
+
+    s: Settings = request.app.state.settings
+    launches = list(reversed(request.app.state.launcher.launches))
+    try:
+        store = store_of(request)
+    except HTTPException as exc:  # no store yet: the page still offers to start a campaign
+        return {"campaigns": [], "launches": launches, "no_store": exc.detail}
+    return {"campaigns": campaign_summaries(store, heartbeat_timeout=s.heartbeat_timeout),
+            "launches": launches}
+
+
+@router.get("/fragments/campaigns", response_class=HTMLResponse)
+def campaigns_fragment(request: Request) -> HTMLResponse:
+    return _page(request, "_campaigns_table.html", **_campaigns(request))
+
+
+def _runs(request: Request, experiment: str) -> dict[str, Any]:
+    from xdoe.store import campaign_runs
+
+    q = request.query_params
+    s: Settings = request.app.state.settings
+    try:
+        page = int(q.get("page", "1"))
+    except ValueError:
+        page = 1
+    params = {"status": q.get("status") or "", "q": q.get("q") or "",
+              "sort": q.get("sort") or "design_point", "desc": q.get("desc") == "1"}
+    data = campaign_runs(store_of(request), experiment, status=params["status"] or None,
+                         search=params["q"] or None, sort=params["sort"], descending=params["desc"],
+                         page=page, heartbeat_timeout=s.heartbeat_timeout,
+                         cache=request.app.state.responses)
+    return {"experiment": experiment, "data": data, "params": params}
+
+
+@router.get("/campaigns/{experiment}", response_class=HTMLResponse)
+def campaign_page(request: Request, experiment: str) -> HTMLResponse:
+    values = _runs(request, experiment)
+    if not values["data"].total:
+        raise HTTPException(404, f"no experiment {experiment!r} in the store")
+    return _page(request, "campaign.html", **values)
+
+
+@router.get("/fragments/campaigns/{experiment}/runs", response_class=HTMLResponse)
+def runs_fragment(request: Request, experiment: str) -> HTMLResponse:
+    return _page(request, "_runs_table.html", **_runs(request, experiment))
+
+
+#: Largest campaign whose effects the page computes (it reads every episode).
+EFFECTS_MAX_RUNS = 2000
+
+
+@router.get("/fragments/campaigns/{experiment}/effects", response_class=HTMLResponse)
+def effects_fragment(request: Request, experiment: str) -> HTMLResponse:
+    """The factor-effects summary of ``xrun analyze`` (:func:`xdoe.analysis.analyze`
+    on :func:`xdoe.results.load`) when the analysis package and its
+    dependencies are importable, else a note; an analysis error is shown,
+    not raised."""
+    from xdoe.store._dashboard import experiment_run_count
+
+    analysis = note = None
+    store = store_of(request)
+    if importlib.util.find_spec("xdoe.analysis") is None or importlib.util.find_spec("statsmodels") is None:
+        note = "Factor effects appear here when the analysis package (xrun analyze) is installed."
+    elif experiment_run_count(store, experiment) > EFFECTS_MAX_RUNS:
+        note = (f"More than {EFFECTS_MAX_RUNS} runs: run `xrun analyze` for the factor effects "
+                "(the page does not read every episode).")
+    else:
+        try:
+            from xdoe.analysis import analyze
+            from xdoe.results import load
+
+            analysis = analyze(load(store, experiment))
+        except Exception as exc:  # noqa: BLE001 - shown on the page, the page still works
+            note = f"analysis unavailable: {' '.join(str(exc).split()) or type(exc).__name__}"
+    return _page(request, "_effects.html", analysis=analysis, note=note)
+
+
+def _run(request: Request, uid: str) -> Any:
+    from xdoe.store import run_view
+
+    q = request.query_params.get("instance")
+    s: Settings = request.app.state.settings
+    view = run_view(store_of(request), uid, int(q) if q and q.isdigit() else None,
+                    heartbeat_timeout=s.heartbeat_timeout)
+    if view is None:
+        raise HTTPException(404, f"no run {uid!r} in the store")
+    return view
+
+
+@router.get("/runs/{uid}", response_class=HTMLResponse)
+def run_page(request: Request, uid: str) -> HTMLResponse:
+    from xdoe.documents._canonical import dump_canonical
+
+    view = _run(request, uid)
+    return _page(request, "run.html", run=view, document=dump_canonical(view.document))
+
+
+@router.get("/fragments/runs/{uid}/status", response_class=HTMLResponse)
+def run_status_fragment(request: Request, uid: str) -> HTMLResponse:
+    return _page(request, "_run_status.html", run=_run(request, uid))
+
+
+@router.get("/compare", response_class=HTMLResponse)
+def compare_page(request: Request) -> HTMLResponse:
+    from xdoe.store import run_view
+
+    uids = [u for u in request.query_params.getlist("runs") if u]
+    if not uids and request.query_params.get("text"):
+        uids = request.query_params["text"].replace(",", " ").split()
+    curves, unknown = [], []
+    for uid in dict.fromkeys(uids):
+        view = run_view(store_of(request), uid)
+        if view is None or view.instance is None:
+            unknown.append(uid)
+            continue
+        curves.append({"id": view.instance.id, "label": uid, "running": view.status.status == "running"})
+    return _page(request, "compare.html", uids=uids, curves=json.dumps(curves), unknown=unknown)
+
+
+@router.get("/tree", response_class=HTMLResponse)
+def tree_page(request: Request) -> HTMLResponse:
+    from xdoe.store._dashboard import experiment_uids
+
+    experiments = experiment_uids(store_of(request))
+    chosen = request.query_params.get("experiment") or (experiments[0] if experiments else None)
+    return _page(request, "tree.html", experiments=experiments, chosen=chosen)
+
+
+@router.get("/fragments/tree/{uid}", response_class=HTMLResponse)
+def tree_node_fragment(request: Request, uid: str) -> HTMLResponse:
+    from xdoe.documents._canonical import dump_canonical
+
+    view = _run(request, uid)
+    return _page(request, "_node.html", run=view, document=dump_canonical(view.document))

@@ -1,0 +1,165 @@
+// xdoe dashboard: live learning curves (Plotly), the lineage graph, htmx error display.
+(function () {
+  "use strict";
+  const COLORS = ["#1f77b4", "#d62728", "#2ca02c", "#ff7f0e", "#9467bd", "#8c564b",
+                  "#e377c2", "#17becf", "#bcbd22", "#7f7f7f"];
+  const POLL_MS = 2000;
+
+  function ema(ys, weight) {
+    // exponential moving average with debiasing (as TensorBoard's smoothing)
+    const out = new Array(ys.length);
+    let last = 0, n = 0;
+    for (let i = 0; i < ys.length; i++) {
+      const y = ys[i];
+      if (y === null || !isFinite(y)) { out[i] = null; continue; }
+      last = last * weight + (1 - weight) * y;
+      n++;
+      out[i] = last / (1 - Math.pow(weight, n));
+    }
+    return out;
+  }
+
+  class Curves {
+    constructor(el) {
+      this.el = el;
+      this.sources = JSON.parse(el.dataset.curves || "[]");
+      this.series = new Map();   // key -> {label, color, dash, x, reward, objective}
+      this.after = new Map();    // instance id -> newest row seen
+      this.colors = new Map();
+      const card = el.closest("section") || document;
+      this.metricInput = card.querySelector(".curve-metric");
+      this.smoothInput = card.querySelector(".curve-smooth");
+      for (const input of [this.metricInput, this.smoothInput]) {
+        if (input) input.addEventListener("input", () => this.draw());
+      }
+      this.poll();
+    }
+    color(key) {
+      if (!this.colors.has(key)) this.colors.set(key, COLORS[this.colors.size % COLORS.length]);
+      return this.colors.get(key);
+    }
+    async fetchSource(src) {
+      const after = this.after.get(src.id) || 0;
+      const bins = src.k ? `&k=${src.k}` : "";  // new points binned like the first read
+      const response = await fetch(`/api/instances/${src.id}/curves?after=${after}${bins}`);
+      if (!response.ok) { src.running = false; return false; }
+      const data = await response.json();
+      this.after.set(src.id, data.last);
+      if (!src.k) src.k = data.k;
+      src.running = data.status === "running";
+      for (const s of data.series) {
+        const key = `${src.id}|${s.phase_index}|${s.agent}`;
+        if (!this.series.has(key)) {
+          const who = this.sources.length > 1 ? `${src.label} · ${s.agent}` : s.agent;
+          this.series.set(key, {label: `${who} · ${s.phase}`, color: this.color(`${src.id}|${s.agent}`),
+                                dash: s.mode === "test" ? "dot" : "solid",
+                                x: [], reward: [], objective: []});
+        }
+        const t = this.series.get(key);
+        t.x.push(...s.x); t.reward.push(...s.reward); t.objective.push(...s.objective);
+      }
+      return data.series.length > 0;
+    }
+    async poll() {
+      let changed = !this.drawn;
+      try {
+        for (const src of this.sources) {
+          if (src.running || !this.after.has(src.id)) changed = (await this.fetchSource(src)) || changed;
+        }
+      } catch (err) {
+        console.warn("curves: " + err);  // the server went away; try again later
+      }
+      if (changed) this.draw();
+      if (this.sources.some((s) => s.running) && document.body.contains(this.el)) {
+        this.timer = setTimeout(() => this.poll(), POLL_MS);
+      }
+    }
+    draw() {
+      const metric = this.metricInput ? this.metricInput.value : "objective";
+      const weight = this.smoothInput ? Number(this.smoothInput.value) : 0.8;
+      const traces = [];
+      let points = 0;
+      for (const t of this.series.values()) {
+        points += t.x.length;
+        traces.push({x: t.x, y: t[metric], mode: "lines", name: t.label, showlegend: false,
+                     hoverinfo: "skip", line: {color: t.color, width: 1, dash: t.dash}, opacity: 0.25});
+        traces.push({x: t.x, y: ema(t[metric], weight), mode: "lines", name: t.label,
+                     line: {color: t.color, width: 2, dash: t.dash}});
+      }
+      this.el.dataset.points = String(points);
+      const small = this.el.classList.contains("small");
+      const layout = {margin: {l: 55, r: 10, t: 10, b: 45}, height: small ? 300 : 400,
+                      xaxis: {title: {text: "episode", standoff: 4}}, yaxis: {title: {text: `${metric} per episode`}},
+                      legend: {orientation: "h", x: 0, y: small ? -0.3 : -0.22, yanchor: "top"},
+                      font: {size: 12}, hovermode: "x unified"};
+      Plotly.react(this.el, traces, layout, {responsive: true, displaylogo: false});
+      this.drawn = true;
+    }
+  }
+
+  const STATUS_COLORS = {finished: "#2e7d32", running: "#f9a825", failed: "#c62828",
+                         interrupted: "#8e24aa", missing: "#9e9e9e"};
+
+  async function drawTree(el) {
+    const response = await fetch(`/api/tree?experiment=${encodeURIComponent(el.dataset.experiment)}`);
+    const data = await response.json();
+    const at = new Map(data.nodes.map((n) => [n.id, n]));
+    const ex = [], ey = [];
+    for (const [a, b] of data.edges) {
+      ex.push(at.get(a).x, at.get(b).x, null); ey.push(at.get(a).y, at.get(b).y, null);
+    }
+    const edges = {x: ex, y: ey, mode: "lines", line: {color: "#90a4ae", width: 1}, hoverinfo: "skip", showlegend: false};
+    const nodes = {
+      x: data.nodes.map((n) => n.x), y: data.nodes.map((n) => n.y), customdata: data.nodes.map((n) => n.id),
+      text: data.nodes.map((n) => n.label), mode: "markers+text", textposition: "middle right",
+      textfont: {size: 11},
+      hovertext: data.nodes.map((n) => [`${n.id} (${n.status})`, n.detail, ...n.phases, ...n.sources].filter(Boolean).join("<br>")),
+      hoverinfo: "text", showlegend: false,
+      marker: {size: 14, color: data.nodes.map((n) => STATUS_COLORS[n.status] || "#607d8b"), line: {color: "#fff", width: 1}},
+    };
+    const columns = Math.max(1, ...data.nodes.map((n) => n.x)) + 1;
+    const rows = Math.max(1, ...data.nodes.map((n) => 1 - n.y));
+    const layout = {margin: {l: 10, r: 10, t: 30, b: 10}, height: 60 + 30 * rows, hovermode: "closest",
+                    title: {text: data.shown < data.total ? `first ${data.shown} of ${data.total} runs` : `${data.total} runs`, font: {size: 13}},
+                    xaxis: {visible: false, range: [-0.3, columns + 0.3]},
+                    yaxis: {visible: false, range: [0.5 - rows, 0.5]}};
+    await Plotly.newPlot(el, [edges, nodes], layout, {responsive: true, displaylogo: false});
+    el.dataset.nodes = String(data.nodes.length);
+    el.on("plotly_click", (event) => {
+      const uid = event.points[0] && event.points[0].customdata;
+      if (uid) htmx.ajax("GET", `/fragments/tree/${encodeURIComponent(uid)}`, {target: "#node", swap: "innerHTML"});
+    });
+  }
+
+  function init(root) {
+    for (const el of root.querySelectorAll("[data-curves]")) {
+      if (!el._curves) el._curves = new Curves(el);
+    }
+    const tree = root.querySelector ? root.querySelector("#tree-graph") : null;
+    if (tree && !tree._drawn) { tree._drawn = true; drawTree(tree); }
+  }
+
+  document.addEventListener("DOMContentLoaded", () => init(document));
+  document.addEventListener("htmx:afterSettle", (event) => init(event.target));
+  document.addEventListener("htmx:beforeRequest", (event) => {
+    // keep the runs the user is selecting for a comparison: no table refresh meanwhile
+    if (event.detail.elt.classList.contains("refresh") && document.querySelector("#runs-table input:checked")) {
+      event.preventDefault();
+    }
+  });
+  document.addEventListener("htmx:responseError", (event) => {
+    const xhr = event.detail.xhr;
+    let text = xhr.responseText;
+    try { text = JSON.parse(text).detail || text; } catch (e) { /* HTML fragment */ }
+    const box = document.getElementById("messages");
+    if (box) {
+      box.innerHTML = "";
+      const div = document.createElement("div");
+      div.className = "message error";
+      div.id = "action-error";
+      div.innerHTML = text.startsWith("<div") ? text : "";
+      if (!div.innerHTML) div.textContent = `refused (${xhr.status}): ${text}`;
+      box.appendChild(div);
+    }
+  });
+})();

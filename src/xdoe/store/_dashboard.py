@@ -1,0 +1,333 @@
+"""The queries behind ``xrun dashboard``'s campaign pages: every campaign's
+counts per status, and a campaign's runs filtered, sorted and one page at a
+time (run pages, curves and lineage: :mod:`xdoe.store._runview`).
+
+Sized for stores of 10,000 runs and 10 million episode rows: statuses come
+from one query (each run's newest and newest finished instance, grouped in
+SQL) decided by :func:`xdoe.store.campaign_status`'s rule, times converted
+only for the rows a page shows; episode rows are read only for the runs on
+the page (a grouped average of their last phase, through the
+``(phase_id, id)`` index), or for all when sorting by response, with the
+finished instances' values cached by the caller.
+"""
+
+from __future__ import annotations
+
+import datetime as _dt
+import json
+import math
+import socket
+from dataclasses import dataclass, replace
+from typing import TYPE_CHECKING, Any
+
+from sqlalchemy import String, case, func, select, type_coerce
+from sqlalchemy.exc import SQLAlchemyError
+from sqlalchemy.orm import aliased
+
+from xdoe.store._models import Episode, Experiment, Phase, Run, RunInstance, utcnow
+from xdoe.store._engine import store_error
+from xdoe.store._liveness import HEARTBEAT_TIMEOUT, dead_reason
+from xdoe.store._status import STATUSES, RunStatus
+
+if TYPE_CHECKING:
+    from xdoe.store._store import Store
+
+__all__ = ["experiment_uids", "experiment_run_count", "CampaignSummary", "RunRow", "RunsPage", "campaign_summaries",
+           "campaign_runs", "SORT_KEYS"]
+
+#: Sort keys of :func:`campaign_runs` (besides ``level:<factor>``).
+SORT_KEYS = ("design_point", "run", "status", "start", "elapsed", "response")
+_CHUNK = 500
+
+
+@dataclass(frozen=True)
+class CampaignSummary:
+    """One experiment: runs per status (:data:`xdoe.store._status.STATUSES`),
+    ``progress`` = finished / runs, first start and ``elapsed`` seconds until
+    the last end (until now while a run is running)."""
+
+    experiment: str
+    runs: int
+    counts: dict[str, int]
+    progress: float
+    start: _dt.datetime | None
+    elapsed: float | None
+
+
+@dataclass(frozen=True)
+class RunRow:
+    """A run of a campaign page: its status, its factor levels, and its
+    ``response``: the mean objective per episode (over workers and agents)
+    of the last phase of the instance its status comes from."""
+
+    status: RunStatus
+    levels: dict[str, Any]
+    response: float | None = None
+
+    @property
+    def elapsed(self) -> float | None:
+        s = self.status
+        if s.start is None:
+            return None
+        return ((s.end or utcnow()) - s.start).total_seconds()
+
+
+@dataclass
+class RunsPage:
+    """One page of a campaign's runs and what the page needs around them."""
+
+    experiment: str
+    rows: list[RunRow]
+    total: int
+    filtered: int
+    page: int
+    pages: int
+    counts: dict[str, int]
+    factors: list[str]
+
+
+def _aware(value: Any) -> _dt.datetime | None:
+    """A stored timestamp read without type processing (text on SQLite, a
+    naive datetime on PostgreSQL) as an aware UTC datetime."""
+    if value is None:
+        return None
+    if isinstance(value, str):
+        value = _dt.datetime.fromisoformat(value)
+    return value.replace(tzinfo=_dt.timezone.utc)
+
+
+def _full(status: RunStatus) -> RunStatus:
+    """A status from :func:`_statuses` with its times converted (done only
+    for the runs a page shows)."""
+    return replace(status, start=_aware(status.start), end=_aware(status.end))
+
+
+def _statuses(store: "Store", experiment: str | None, timeout: float,
+              now: _dt.datetime | None) -> tuple[list[RunStatus], dict[str, Any]]:
+    """The status of the latest version of every run (of one experiment), by
+    the rule of :func:`xdoe.store.campaign_status`, from one query: per run
+    its newest and its newest finished instance (grouped in SQL). Returns the
+    statuses, their times as read (text on SQLite: cheap for 10,000 runs;
+    :func:`_full` converts them), and ``uid -> (experiment uid, levels as JSON text)``.
+
+    Unlike ``campaign_status``, a run whose latest version never ran is
+    ``missing`` without saying whether an older version ran.
+    """
+    latest = select(func.max(Run.id)).group_by(Run.uid)
+    agg = (select(RunInstance.run_id, func.max(RunInstance.id).label("newest"),
+                  func.max(case((RunInstance.status == "finished", RunInstance.id))).label("fin"),
+                  func.count().label("n"))
+           .group_by(RunInstance.run_id).subquery())
+    newest, fin = aliased(RunInstance), aliased(RunInstance)
+
+    def raw(column: Any) -> Any:
+        return type_coerce(column, String)
+
+    stmt = (select(Run.uid, Experiment.uid.label("exp"), Run.design_point, Run.repetition,
+                   Run.seed, Run.content_hash, raw(Run.levels).label("levels"), agg.c.n,
+                   newest.id, newest.status, newest.error, newest.host, newest.pid,
+                   raw(newest.heartbeat), raw(newest.start), raw(newest.end),
+                   fin.id, fin.host, raw(fin.start), raw(fin.end))
+            .outerjoin(Experiment, Run.experiment_id == Experiment.id)
+            .outerjoin(agg, agg.c.run_id == Run.id)
+            .outerjoin(newest, newest.id == agg.c.newest)
+            .outerjoin(fin, fin.id == agg.c.fin))
+    if experiment is not None:
+        stmt = stmt.where(Experiment.uid == experiment)
+        latest = latest.join(Experiment, Run.experiment_id == Experiment.id).where(
+            Experiment.uid == experiment)
+    stmt = stmt.where(Run.id.in_(latest)).order_by(Run.id)
+    moment, here = now or utcnow(), socket.gethostname()
+    out: list[RunStatus] = []
+    extra: dict[str, Any] = {}
+    try:
+        with store.engine.connect() as conn:
+            rows = conn.execute(stmt).all()
+    except SQLAlchemyError as exc:
+        raise store_error(str(store.engine.url), "read runs from", exc) from None
+    for (uid, exp, point, rep, seed, chash, levels, n, nid, nstatus, nerror, nhost, npid, nbeat,
+         nstart, nend, fid, fhost, fstart, fend) in rows:
+        extra[uid] = (exp, levels)
+        if nid is None:
+            out.append(RunStatus(uid, "missing", None, point, rep, seed, chash))
+            continue
+        status, reason = nstatus, None
+        use_newest = True
+        if nstatus == "running":
+            start = _aware(nstart)
+            stale = dead_reason(nhost, npid, _aware(nbeat), start, now=moment,  # type: ignore[arg-type]
+                             timeout=timeout, hostname=here)
+            if stale is not None:
+                status, reason = ("finished", None) if fid else ("interrupted", f"marked running but {stale}")
+                use_newest = fid is None
+        elif fid is not None:
+            status, use_newest = "finished", False
+        elif nstatus == "failed":
+            reason = nerror or "failed (no error recorded)"
+        else:
+            status, reason = "interrupted", nerror or nstatus
+        out.append(RunStatus(uid, status, reason, point, rep, seed, chash,
+                           int(nid if use_newest else fid), int(n), nhost if use_newest else fhost,
+                           nstart if use_newest else fstart, nend if use_newest else fend))
+    return out, extra
+
+
+def _count(statuses: list[RunStatus]) -> dict[str, int]:
+    counts = {s: 0 for s in STATUSES if s != "invalid"}
+    for s in statuses:
+        counts[s.status] = counts.get(s.status, 0) + 1
+    return counts
+
+
+def campaign_summaries(store: "Store", *, heartbeat_timeout: float = HEARTBEAT_TIMEOUT,
+                       now: _dt.datetime | None = None) -> list[CampaignSummary]:
+    """Every experiment in the store, newest first, with its counts per status.
+
+    Two queries (runs, instances) whatever the number of experiments.
+    """
+    statuses, extra = _statuses(store, None, heartbeat_timeout, now)
+    moment = now or utcnow()
+    groups: dict[str, list[RunStatus]] = {}
+    for st in statuses:
+        groups.setdefault(extra[st.run][0] or "(no experiment)", []).append(st)
+    out = []
+    for exp, runs in groups.items():
+        counts = _count(runs)
+        starts = [r.start for r in runs if r.start is not None]
+        start = _aware(min(starts)) if starts else None
+        elapsed = None
+        if start is not None:
+            ends = [r.end for r in runs if r.end is not None]
+            last = moment if counts["running"] or not ends else _aware(max(ends))
+            elapsed = (last - start).total_seconds()  # type: ignore[operator]
+        out.append(CampaignSummary(exp, len(runs), counts, counts["finished"] / len(runs),
+                                   start, elapsed))
+    out.sort(key=lambda c: c.start or moment, reverse=True)
+    return out
+
+
+def experiment_uids(store: "Store") -> list[str]:
+    """Every experiment uid in the store, newest first (one small query)."""
+    with store._read("read experiments from") as session:
+        return list(session.execute(select(Experiment.uid).order_by(Experiment.id.desc())).scalars())
+
+
+def experiment_run_count(store: "Store", experiment: str) -> int:
+    """How many runs (versions included) an experiment has (one count query)."""
+    with store._read("read runs from") as session:
+        return int(session.execute(
+            select(func.count()).select_from(Run).join(Experiment, Run.experiment_id == Experiment.id)
+            .where(Experiment.uid == experiment)).scalar_one())
+
+
+def _last_phase_means(store: "Store", instance_ids: list[int]) -> dict[int, float]:
+    """``instance id -> mean objective per episode row of its last phase``."""
+    out: dict[int, float] = {}
+    if not instance_ids:
+        return out
+    with store._read("read episodes from") as session:
+        for start in range(0, len(instance_ids), _CHUNK):
+            chunk = instance_ids[start:start + _CHUNK]
+            last = (select(Phase.instance_id, func.max(Phase.index).label("ix"))
+                    .where(Phase.instance_id.in_(chunk)).group_by(Phase.instance_id).subquery())
+            phase_ids = {pid: iid for pid, iid in session.execute(
+                select(Phase.id, Phase.instance_id).join(
+                    last, (Phase.instance_id == last.c.instance_id) & (Phase.index == last.c.ix)))}
+            if not phase_ids:
+                continue
+            for pid, mean in session.execute(
+                select(Episode.phase_id, func.avg(Episode.objective))
+                .where(Episode.phase_id.in_(list(phase_ids))).group_by(Episode.phase_id)
+            ):
+                if mean is not None:
+                    out[phase_ids[pid]] = float(mean)
+    return out
+
+
+def _sort_key(sort: str) -> Any:
+    def none_last(value: Any) -> tuple[bool, Any]:
+        return (value is None, value if value is not None else 0)
+
+    if sort == "run":
+        return lambda r: r.status.run
+    if sort == "status":
+        return lambda r: (STATUSES.index(r.status.status), r.status.run)
+    if sort == "start":
+        return lambda r: none_last(r.status.start)  # ISO text or datetime: both sort in time order
+    if sort == "elapsed":
+        return lambda r: none_last(RunRow(_full(r.status), {}).elapsed)
+    if sort == "response":
+        return lambda r: none_last(r.response)
+    if sort.startswith("level:"):
+        name = sort[6:]
+        return lambda r: (name not in r.levels, json.dumps(r.levels.get(name), sort_keys=True))
+    return lambda r: (r.status.design_point is None, r.status.design_point or 0,
+                      r.status.repetition or 0, r.status.run)
+
+
+def campaign_runs(
+    store: "Store",
+    experiment: str,
+    *,
+    status: str | None = None,
+    search: str | None = None,
+    sort: str = "design_point",
+    descending: bool = False,
+    page: int = 1,
+    per_page: int = 50,
+    heartbeat_timeout: float = HEARTBEAT_TIMEOUT,
+    cache: dict[int, float] | None = None,
+) -> RunsPage:
+    """One page of an experiment's runs.
+
+    Args:
+        status: keep runs with this status only.
+        search: keep runs whose uid or levels (as JSON text) contain this.
+        sort: one of :data:`SORT_KEYS` or ``level:<factor>``; ``response``
+            averages the last phase of every filtered run (the others only
+            the page's runs).
+        page: 1-based; clipped to the last page.
+        cache: responses of finished instances kept between calls (the
+            dashboard keeps one per server).
+
+    Raises:
+        StoreError: the store cannot be read.
+    """
+    statuses, extra = _statuses(store, experiment, heartbeat_timeout, None)
+    counts = _count(statuses)
+    rows = [(st, extra[st.run][1] or "{}") for st in statuses]
+    if status:
+        rows = [r for r in rows if r[0].status == status]
+    if search:
+        needle = search.lower()
+        rows = [r for r in rows if needle in r[0].run.lower() or needle in r[1].lower()]
+    full = [RunRow(st, json.loads(text)) for st, text in rows] if sort.startswith("level:") else None
+    if sort == "response":  # levels stay JSON text until the page is cut
+        full = _with_response(store, [RunRow(st, text) for st, text in rows], cache)  # type: ignore[arg-type]
+    if full is None:
+        full = [RunRow(st, text) for st, text in rows]  # type: ignore[arg-type]  # decoded below
+    full.sort(key=_sort_key(sort), reverse=descending)
+    pages = max(1, math.ceil(len(full) / per_page))
+    page = min(max(1, page), pages)
+    part = full[(page - 1) * per_page: page * per_page]
+    part = [RunRow(_full(r.status), json.loads(r.levels) if isinstance(r.levels, str) else r.levels,
+                   r.response) for r in part]
+    if sort != "response":
+        part = _with_response(store, part, cache)
+    factors = sorted({k for r in part for k in r.levels})
+    return RunsPage(experiment, part, len(statuses), len(full), page, pages, counts, factors)
+
+
+def _with_response(store: "Store", rows: list[RunRow], cache: dict[int, float] | None) -> list[RunRow]:
+    """``rows`` with their responses; a finished or failed instance's value
+    never changes, so it is kept in ``cache`` (instance id -> value) when given
+    (an interrupted one may resume)."""
+    cache = {} if cache is None else cache
+    wanted = [r.status.instance_id for r in rows
+              if r.status.instance_id is not None and r.status.instance_id not in cache]
+    means = _last_phase_means(store, wanted)
+    for r in rows:
+        if r.status.status in ("finished", "failed") and r.status.instance_id in means:
+            cache[r.status.instance_id] = means[r.status.instance_id]  # type: ignore[index]
+    known = {**cache, **means}
+    return [RunRow(r.status, r.levels, known.get(r.status.instance_id or -1)) for r in rows]

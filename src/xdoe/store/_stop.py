@@ -1,0 +1,65 @@
+"""Stop requests: ask a running instance, wherever its process runs, to stop
+cleanly at its next episode end.
+
+The dashboard (or any client) calls :func:`request_stop`; the executor polls
+:func:`stop_requested` at episode ends (every couple of seconds, one
+primary-key read), records the instance ``interrupted`` — resumable like a
+Ctrl-C — and calls :func:`clear_stop_request`. Going through the store works
+for every backend (process pool, Dask, SLURM nodes), where a signal would
+reach only processes on this host and, in a sequential ``xrun`` process,
+would stop the whole campaign instead of one run.
+"""
+
+from __future__ import annotations
+
+from typing import TYPE_CHECKING
+
+from sqlalchemy import delete, select
+
+from xdoe.store._models import RunInstance, StopRequest, utcnow
+
+if TYPE_CHECKING:
+    from xdoe.store._store import Store
+
+__all__ = ["request_stop", "stop_requested", "clear_stop_request"]
+
+
+def request_stop(store: "Store", instance_id: int, reason: str | None = None) -> bool:
+    """Ask the running instance ``instance_id`` to stop at its next episode end.
+
+    Returns:
+        ``True`` when the instance is running (the request is recorded, or
+        was already); ``False`` when it is not running (nothing recorded).
+
+    Raises:
+        StoreError: the store cannot be written.
+    """
+    with store._write("record a stop request in") as session:
+        status = session.execute(
+            select(RunInstance.status).where(RunInstance.id == instance_id)
+        ).scalar_one_or_none()
+        if status != "running":
+            return False
+        if session.get(StopRequest, instance_id) is None:
+            session.add(StopRequest(instance_id=instance_id, requested=utcnow(), reason=reason))
+        return True
+
+
+def stop_requested(store: "Store", instance_id: int) -> str | None:
+    """The reason of the pending stop request of ``instance_id`` (``"stop
+    requested"`` when none was given), or ``None`` when there is none."""
+    with store._read("read stop requests from") as session:
+        row = session.execute(
+            select(StopRequest.instance_id, StopRequest.reason)
+            .where(StopRequest.instance_id == instance_id)
+        ).first()
+    if row is None:
+        return None
+    return row.reason or "stop requested"
+
+
+def clear_stop_request(store: "Store", instance_id: int) -> None:
+    """Remove the stop request of ``instance_id`` (done when it was honoured,
+    and when the instance resumes)."""
+    with store._write("clear a stop request in") as session:
+        session.execute(delete(StopRequest).where(StopRequest.instance_id == instance_id))
