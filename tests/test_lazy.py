@@ -53,3 +53,13 @@ def test_importing_a_name_loads_only_its_module() -> None:
     proc = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, timeout=120)
     assert proc.returncode == 0, proc.stderr
     assert proc.stdout.strip() == "clean"
+
+
+def test_core_stays_torch_free() -> None:
+    """torch (xdoe[sb3]) and pettingzoo are imported only by their adapters."""
+    code = ("import sys, xdoe, xdoe.agents, xdoe.environments, xdoe.execution, xdoe.environment\n"
+            "from xdoe.agents import QLearningBrain, DummyMuscle, RewardObjective\n"
+            "from xdoe.environments import GymnasiumEnvironment, TicTacToeEnvironment\n"
+            "bad = sorted(m for m in ('torch', 'stable_baselines3', 'pettingzoo') if m in sys.modules)\n"
+            "assert not bad, bad")
+    subprocess.run([sys.executable, "-c", code], check=True)

@@ -281,3 +281,16 @@ def test_single_discrete_encoder_fast_path():
     with pytest.raises(ValueError, match="no value for sensor e.s"):
         enc.encode([S("e.other", None, 4)])
     assert enc.decode(5 + 2) == [2 + 3]  # out-of-range indices wrap, as the general path does
+
+
+def test_truncation_bootstraps_and_termination_does_not():
+    def last_step(truncated):
+        b = brain(alpha=1.0, gamma=0.5)
+        b.table.q[2, :] = 4.0  # Q(s'=2, .) = 4
+        e = Experience(0, 0, 0, [S("e.s", S_SPACE, 1)], [A("e.a", A_SPACE, 0)],
+                       [RewardInformation("e.r", 1.0)], 1.0, [S("e.s", S_SPACE, 2)], True, {}, truncated)
+        b.thinking(e)
+        return b.table.q[1, 0]
+
+    assert last_step(truncated=False) == 1.0  # r only: a terminal state has no future
+    assert last_step(truncated=True) == 1.0 + 0.5 * 4.0  # r + gamma * max Q(s') at a time limit

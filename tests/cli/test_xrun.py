@@ -82,7 +82,7 @@ def test_failed_run_exit_1(env):
     assert result.exit_code == 1
     assert result.stderr.strip().splitlines() == [
         "run run-bad failed: schedule[0].training.agents[0].muscle: module 'xdoe.agents' has no "
-        "attribute 'NoSuchMuscle' (for 'xdoe.agents:NoSuchMuscle'); did you mean DummyMuscle?"
+        "attribute 'NoSuchMuscle' (for 'xdoe.agents:NoSuchMuscle'); did you mean SB3Muscle, DummyMuscle?"
     ]
     assert "run-a" in result.stdout
 

@@ -63,6 +63,7 @@ class RecordingBrain(Brain):
     def __init__(self, seed: int = 0) -> None:
         super().__init__(seed=seed)
         self.experiences: list[tuple[int, int, int, float, bool]] = []
+        self.truncated: list[bool] = []
         self.sensor_ids: list[str] = []
         self.actuator_ids: list[str] = []
         BRAINS.append(self)
@@ -75,6 +76,7 @@ class RecordingBrain(Brain):
     def thinking(self, experience: Experience) -> Any:
         self.experiences.append((experience.worker, experience.episode, experience.step,
                                  experience.objective, experience.done))
+        self.truncated.append(experience.truncated)
         return ("update", len(self.experiences))
 
     def muscle_state(self) -> Any:

@@ -36,8 +36,15 @@ class Experience:
         rewards: reward signals received after the environment update.
         objective: the agent's objective value for this step (a float).
         next_sensors: what the agent sees after the update.
-        done: the episode ended with this step.
-        extras: JSON-able extra data the muscle attached (optional).
+        done: the episode ended (for this agent) with this step.
+        extras: extra data the muscle attached when it acted (its
+            :attr:`Muscle.extras`), e.g. a policy's value estimate.
+        truncated: the episode was cut (a time limit of the environment, a
+            termination condition, the end of the phase) rather than
+            terminated: a learner should bootstrap from ``next_sensors``.
+            Only meaningful when ``done``.
+
+    :attr:`terminated` (``done and not truncated``) is read-only.
     """
 
     worker: int
@@ -50,6 +57,12 @@ class Experience:
     next_sensors: list[SensorInformation]
     done: bool
     extras: dict[str, Any] = field(default_factory=dict)
+    truncated: bool = False
+
+    @property
+    def terminated(self) -> bool:
+        """The episode reached a terminal state: no bootstrapping from ``next_sensors``."""
+        return self.done and not self.truncated
 
 
 class Brain(ABC):
@@ -57,8 +70,8 @@ class Brain(ABC):
 
     Constructed as ``Cls(seed=..., **params)``. The executor then calls
     :meth:`setup` with the agent's sensors and actuators (ids and spaces)
-    before the first phase, sets :attr:`mode` at the start of every phase,
-    and in train mode hands every step to :meth:`thinking`. Whatever
+    before the first phase, sets :attr:`mode` and :attr:`workers` (the
+    phase's worker count) at the start of every phase, and in train mode hands every step to :meth:`thinking`. Whatever
     ``thinking`` returns (when not ``None``) is passed to
     :meth:`Muscle.update` of every muscle of the agent.
 
@@ -71,6 +84,7 @@ class Brain(ABC):
         self.seed = seed
         self.rng = np.random.default_rng(seed)
         self.mode: Mode = Mode.TRAIN
+        self.workers = 1
         self.sensors: list[SensorInformation] = []
         self.actuators: list[ActuatorInformation] = []
 
@@ -111,7 +125,14 @@ class Muscle(ABC):
     Constructed as ``Cls(uid=<agent name>, seed=..., **params)``; every random
     choice comes from :attr:`rng`. :attr:`mode` is set at the start of each
     phase; in ``Mode.TEST`` a muscle must not explore.
+
+    A muscle may set :attr:`extras` to a new dict in :meth:`propose_actions`;
+    the executor attaches it to the :class:`Experience` of that action (e.g.
+    the value estimate and log-probability an on-policy learner needs).
     """
+
+    #: data for the brain about the last proposal (see the class docstring)
+    extras: dict[str, Any] | None = None
 
     def __init__(self, uid: str, seed: int = 0, **params: Any) -> None:
         if params:
@@ -140,8 +161,14 @@ class Muscle(ABC):
 class Objective(ABC):
     """Turns the rewards an agent receives into its objective value.
 
-    Constructed as ``Cls(**params)``.
+    Constructed as ``Cls(**params)``. When an environment attributes rewards
+    per agent (``RewardInformation.owner``), :meth:`internal_reward` gets the
+    agent's own and the shared rewards only, unless :attr:`all_rewards` is
+    true (then every reward of the agent's environments).
     """
+
+    #: see every reward of the agent's environments, not only the agent's own
+    all_rewards: bool = False
 
     def __init__(self, **params: Any) -> None:
         if params:

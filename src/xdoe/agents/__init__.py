@@ -4,6 +4,8 @@
   actions (a baseline and a pipeline check);
 - :class:`QLearningBrain` / :class:`QLearningMuscle`: tabular Q-learning on
   discrete sensors and actuators (Watkins & Dayan 1992);
+- :class:`SB3Brain` / :class:`SB3Muscle`: any Stable-Baselines3 algorithm
+  (PPO, A2C, DQN, SAC, TD3, DDPG, ``module:Class``); needs ``xdoe[sb3]``;
 - :class:`RewardObjective`: the sum of the rewards an agent receives.
 
 Each is addressable in documents as ``xdoe.agents:Name`` and by its full
@@ -21,6 +23,8 @@ if TYPE_CHECKING:
     from xdoe.agents._dummy import DummyBrain, DummyMuscle
     from xdoe.agents._objectives import RewardObjective
     from xdoe.agents._qlearning import DiscreteEncoder, QLearningBrain, QLearningMuscle, QTable
+    from xdoe.agents._sb3 import SB3Brain
+    from xdoe.agents._sb3_muscle import SB3Muscle
 
 __all__ = [
     "DummyBrain",
@@ -30,10 +34,14 @@ __all__ = [
     "QTable",
     "DiscreteEncoder",
     "RewardObjective",
+    "SB3Brain",
+    "SB3Muscle",
 ]
 
 __getattr__, __dir__ = lazy_exports(__name__, globals(), {
     "xdoe.agents._dummy": ["DummyBrain", "DummyMuscle"],
     "xdoe.agents._objectives": ["RewardObjective"],
     "xdoe.agents._qlearning": ["DiscreteEncoder", "QLearningBrain", "QLearningMuscle", "QTable"],
+    "xdoe.agents._sb3": ["SB3Brain"],
+    "xdoe.agents._sb3_muscle": ["SB3Muscle"],
 })

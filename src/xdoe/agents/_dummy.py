@@ -7,10 +7,11 @@ import json
 from pathlib import Path
 from typing import Any
 
+import numpy as np
 from gymnasium import spaces
 
 from xdoe.agent import Brain, Experience, Muscle
-from xdoe.environment import ActuatorInformation, SensorInformation
+from xdoe.environment import ActuatorInformation, SensorInformation, action_mask
 
 __all__ = ["DummyBrain", "DummyMuscle"]
 
@@ -58,6 +59,9 @@ class DummyMuscle(Muscle):
             actuators are first seen), and values are ``space.sample()`` of that
             copy, so any gymnasium space works and the same seed gives the same
             actions. (``Box``: uniform when bounded, see ``gymnasium.spaces.Box.sample``.)
+            A ``Discrete`` actuator ``<prefix>.action`` with a sensor
+            ``<prefix>.action_mask`` (PettingZoo's legal moves) is sampled among
+            the allowed values only (``space.sample(mask=...)``).
     """
 
     def __init__(self, uid: str, seed: int = 0) -> None:
@@ -82,7 +86,11 @@ class DummyMuscle(Muscle):
     ) -> list[ActuatorInformation]:
         out = []
         for actuator in actuators:
-            value: Any = self._sampler(actuator).sample()
+            mask = action_mask(actuator, sensors) if sensors else None
+            if mask is not None:
+                value: Any = self._sampler(actuator).sample(mask=mask.astype(np.int8))
+            else:
+                value = self._sampler(actuator).sample()
             if isinstance(actuator.space, spaces.Discrete):
                 value = int(value)
             out.append(ActuatorInformation(actuator.uid, actuator.space, value))

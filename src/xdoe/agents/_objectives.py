@@ -12,8 +12,13 @@ class RewardObjective(Objective):
     """The sum of the rewards the agent receives.
 
     Parameters:
-        reward_ids: full reward ids to add up (e.g. ``["ttt.reward_x"]``);
-            ``None`` (default): every reward the agent receives.
+        reward_ids: full reward ids to add up (e.g. ``["ttt.reward_x"]``),
+            chosen among every reward of the agent's environments, including
+            rewards attributed to other agents; ``None`` (default): the sum of
+            the agent's own rewards (when an environment attributes rewards
+            per agent, see :class:`xdoe.environment.RewardInformation`
+            ``owner``, only those owned by the agent's actuators and the shared
+            ones; otherwise every reward it receives).
 
     Returns a float in the rewards' units.
 
@@ -30,6 +35,8 @@ class RewardObjective(Objective):
                 raise ValueError(f"reward_ids must be a list of reward ids, got {reward_ids!r}")
             reward_ids = list(reward_ids)
         self.reward_ids = reward_ids
+        #: with explicit ids the executor hands every reward, not only the agent's own
+        self.all_rewards = reward_ids is not None
 
     def internal_reward(self, rewards: list[RewardInformation]) -> float:
         if self.reward_ids is None:  # a loop, not sum(generator): this runs on every step

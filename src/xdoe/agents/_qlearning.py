@@ -15,7 +15,7 @@ import numpy as np
 from gymnasium import spaces
 
 from xdoe.agent import Brain, Experience, Mode, Muscle
-from xdoe.environment import ActuatorInformation, SensorInformation
+from xdoe.environment import ActuatorInformation, SensorInformation, action_mask, is_action_mask
 
 __all__ = ["DiscreteEncoder", "QTable", "QLearningBrain", "QLearningMuscle"]
 
@@ -223,9 +223,12 @@ class QLearningBrain(Brain):
     (same spaces; several actuators form one joint action). For every step
     :meth:`thinking` applies
 
-    ``Q[s, a] += alpha * (r + gamma * max_a' Q[s', a'] * (1 - done) - Q[s, a])``
+    ``Q[s, a] += alpha * (r + gamma * max_a' Q[s', a'] * (1 - terminated) - Q[s, a])``
 
-    with ``r = experience.objective`` (truncation counts as termination).
+    with ``r = experience.objective``. A truncated episode (a time limit, a
+    termination condition) bootstraps from ``s'``, a terminated one does not
+    (Sutton & Barto 2018, sec. 6.5; Pardo et al. 2018, "Time Limits in
+    Reinforcement Learning").
     The table (:class:`QTable`, dense up to 2**22 entries, else sparse) is the
     muscles' update: :meth:`thinking` returns it at the end of each episode
     (``experience.done``; muscles in the same process share it anyway) and
@@ -250,7 +253,7 @@ class QLearningBrain(Brain):
 
     def setup(self, sensors: list[SensorInformation], actuators: list[ActuatorInformation]) -> None:
         super().setup(sensors, actuators)
-        self.states = DiscreteEncoder(sensors, "sensor")
+        self.states = DiscreteEncoder([s for s in sensors if not is_action_mask(s.uid)], "sensor")
         self.actions = DiscreteEncoder(actuators, "actuator")
         self.table = QTable(self.states.size, self.actions.size, self.initial_q)
 
@@ -261,7 +264,7 @@ class QLearningBrain(Brain):
         s = states.encode(experience.sensors)
         a = self.actions.encode(experience.actuators)
         target = float(experience.objective)
-        if not done:
+        if not done or experience.truncated:
             # max over a Python list: the same value as ndarray.max() (for
             # tables without NaN), several times faster on a short row
             target += self.gamma * max(table.values(states.encode(experience.next_sensors)).tolist())
@@ -315,6 +318,10 @@ class QLearningMuscle(Muscle):
         uid: the agent name.
         seed: seeds :attr:`rng` (exploration and tie-breaking).
         epsilon: probability of a uniformly random action in train mode, in [0, 1].
+            With an action-mask sensor ``<prefix>.action_mask`` for a single
+            ``Discrete`` actuator ``<prefix>.action`` (PettingZoo), random and
+            greedy actions are chosen among the allowed ones; mask sensors are
+            not part of the state.
         epsilon_decay: factor in (0, 1] applied to epsilon at the start of
             every train-mode episode after the first; ``None``: constant.
         epsilon_min: epsilon never decays below this, in [0, 1].
@@ -345,13 +352,15 @@ class QLearningMuscle(Muscle):
         )
         self.epsilon_min = _check_number("epsilon_min", epsilon_min, 0.0, 1.0)
         self.current_epsilon = self.epsilon
+        self._masked = False
         self.train_episodes = 0
         self.states: DiscreteEncoder | None = None
         self.actions: DiscreteEncoder | None = None
         self.table: QTable | None = None
 
     def setup(self, sensors: list[SensorInformation], actuators: list[ActuatorInformation]) -> None:
-        self.states = DiscreteEncoder(sensors, "sensor")
+        self._masked = any(is_action_mask(s.uid) for s in sensors)
+        self.states = DiscreteEncoder([s for s in sensors if not is_action_mask(s.uid)], "sensor")
         self.actions = DiscreteEncoder(actuators, "actuator")
         if self.table is None:
             self.table = QTable(self.states.size, self.actions.size)
@@ -390,7 +399,14 @@ class QLearningMuscle(Muscle):
             self.setup(sensors, actuators)
         states, actions, rng = self.states, self.actions, self.rng
         assert states is not None and actions is not None and self.table is not None
-        if self.mode == Mode.TRAIN and rng.random() < self.current_epsilon:
+        mask = action_mask(actuators[0], sensors) if self._masked and len(actuators) == 1 else None
+        if mask is not None:  # legal moves only (PettingZoo's action_mask)
+            if self.mode == Mode.TRAIN and rng.random() < self.current_epsilon:
+                action = int(np.flatnonzero(mask)[int(rng.integers(int(mask.sum())))])
+            else:
+                values = self.table.values(states.encode(sensors))
+                action = _greedy_action(np.where(mask, values, -np.inf), rng)
+        elif self.mode == Mode.TRAIN and rng.random() < self.current_epsilon:
             action = int(rng.integers(actions.size))
         else:
             action = _greedy_action(self.table.values(states.encode(sensors)), rng)

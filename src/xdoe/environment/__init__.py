@@ -5,7 +5,9 @@ Subclass :class:`Environment` (and optionally :class:`Reward`); exchange
 :class:`RewardInformation` whose spaces are ``gymnasium.spaces``.
 """
 
+from xdoe.environment._check import EnvironmentCheckError, check_environment
 from xdoe.environment._environment import Environment, Reward
+from xdoe.environment._masks import action_mask, is_action_mask
 from xdoe.environment._samplers import (
     GaussianSampler,
     MultiRangeUniformSampler,
@@ -38,4 +40,8 @@ __all__ = [
     "SampledParameters",
     "find_samplers",
     "make_sampler",
+    "check_environment",
+    "action_mask",
+    "is_action_mask",
+    "EnvironmentCheckError",
 ]

@@ -54,11 +54,17 @@ class RewardInformation:
         uid: full id ``<environment uid>.<name>``.
         value: the reward of the last step (a float).
         space: optional space of the reward (default: unbounded scalar Box).
+        owner: ``None`` (default): a shared reward, received by every agent
+            of the environment; or the full id of one of the environment's
+            actuators (e.g. ``"ttt.move_x"``): the reward belongs to the agent
+            that holds that actuator and no other agent receives it (the
+            PettingZoo convention of one reward per agent).
     """
 
     uid: str
     value: float
     space: spaces.Space | None = None
+    owner: str | None = None
 
 
 @dataclass
@@ -76,18 +82,55 @@ class EnvironmentBaseline:
     info: dict[str, Any] = field(default_factory=dict)
 
 
-@dataclass
+@dataclass(init=False)
 class EnvironmentState:
-    """The result of one environment update.
+    """The result of one environment update (gymnasium >= 0.26 semantics).
 
     Attributes:
         sensors: new readings (same ids as in the baseline).
         rewards: reward signals of this step.
-        done: the episode is over for this environment (terminated or truncated).
+        terminated: the episode reached a terminal state of the environment's
+            task (a goal, a loss, a fall): nothing follows, learners must not
+            bootstrap from the next state.
+        truncated: the episode was cut for a reason outside the task (a time
+            limit): learners should bootstrap from the next state.
         info: optional extra data.
+        left: actuator id -> ``True`` (truncated) or ``False`` (terminated)
+            for agents that left the episode at this step while it goes on for
+            the others (PettingZoo's per-agent termination); the agent holding
+            that actuator stops acting until the episode ends. Empty by default.
+
+    :attr:`done` (``terminated or truncated``) is read-only. For existing
+    plugins the third positional argument is ``terminated`` and the keyword
+    ``done=`` is still accepted (as ``terminated``).
     """
 
     sensors: list[SensorInformation]
     rewards: list[RewardInformation]
-    done: bool
-    info: dict[str, Any] = field(default_factory=dict)
+    terminated: bool
+    info: dict[str, Any]
+    truncated: bool
+    left: dict[str, bool]
+
+    def __init__(
+        self,
+        sensors: list[SensorInformation],
+        rewards: list[RewardInformation],
+        terminated: bool = False,
+        info: dict[str, Any] | None = None,
+        *,
+        truncated: bool = False,
+        left: dict[str, bool] | None = None,
+        done: bool | None = None,
+    ) -> None:
+        self.sensors = sensors
+        self.rewards = rewards
+        self.terminated = bool(terminated) or bool(done)
+        self.info = {} if info is None else info
+        self.truncated = bool(truncated)
+        self.left = {} if left is None else left
+
+    @property
+    def done(self) -> bool:
+        """``terminated or truncated``: the episode is over for this environment."""
+        return self.terminated or self.truncated

@@ -4,6 +4,8 @@
   actions, a fixed episode length (for testing pipelines);
 - :class:`GymnasiumEnvironment`: any ``gymnasium`` environment by id
   (``Taxi-v4``, ``CartPole-v1``...);
+- :class:`PettingZooEnvironment`: any PettingZoo environment, AEC or
+  parallel API (needs ``xdoe[pettingzoo]``);
 - :class:`TicTacToeEnvironment`: two players taking turns (for
   ``xdoe.simulation:TakingTurnsSimController``) or one player against a
   built-in random opponent.
@@ -22,12 +24,14 @@ from xdoe._lazy import lazy_exports
 if TYPE_CHECKING:
     from xdoe.environments._dummy import DummyEnvironment
     from xdoe.environments._gymnasium import GymnasiumEnvironment
+    from xdoe.environments._pettingzoo import PettingZooEnvironment
     from xdoe.environments._tictactoe import TicTacToeEnvironment
 
-__all__ = ["DummyEnvironment", "GymnasiumEnvironment", "TicTacToeEnvironment"]
+__all__ = ["DummyEnvironment", "GymnasiumEnvironment", "PettingZooEnvironment", "TicTacToeEnvironment"]
 
 __getattr__, __dir__ = lazy_exports(__name__, globals(), {
     "xdoe.environments._dummy": ["DummyEnvironment"],
     "xdoe.environments._gymnasium": ["GymnasiumEnvironment"],
+    "xdoe.environments._pettingzoo": ["PettingZooEnvironment"],
     "xdoe.environments._tictactoe": ["TicTacToeEnvironment"],
 })

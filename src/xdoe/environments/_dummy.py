@@ -34,7 +34,7 @@ class DummyEnvironment(Environment):
         seed: seeds :attr:`rng`, the only source of randomness; the same seed
             gives the same readings episode after episode.
         length: steps per episode (>= 1); the ``length``-th update returns
-            ``done=True``.
+            ``truncated=True`` (a time limit: ``done``, not ``terminated``).
         sensors: number of sensors (>= 0), ids ``<uid>.0`` .. ``<uid>.<sensors-1>``.
         actuators: number of actuators (>= 0), ids ``<uid>.0`` .. ``<uid>.<actuators-1>``.
         discrete: spaces are ``Discrete(10)`` (values 0..9) instead of
@@ -105,5 +105,5 @@ class DummyEnvironment(Environment):
         return EnvironmentState(
             sensors=self._readings(),
             rewards=[RewardInformation(self.full_id("reward"), reward)],
-            done=self.step_count >= self.length,
+            truncated=self.step_count >= self.length,
         )

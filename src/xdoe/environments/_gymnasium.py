@@ -111,8 +111,8 @@ class GymnasiumEnvironment(Environment):
         - actuator ``<uid>.action`` with the action space;
         - reward ``<uid>.reward``: gymnasium's reward of the step (a float,
           in the environment's units);
-        - ``done`` is ``terminated or truncated``; ``info`` of the state holds
-          ``terminated``, ``truncated`` and the JSON-able part of gymnasium's
+        - the state's ``terminated`` and ``truncated`` are gymnasium's (``done``
+          is either); its ``info`` holds them too, with the JSON-able part of gymnasium's
           info (numpy arrays such as Taxi's ``action_mask`` are dropped).
 
     Discrete values are Python ints; other values are what gymnasium returns.
@@ -203,9 +203,9 @@ class GymnasiumEnvironment(Environment):
         else:
             sensors = split_observation(self.uid, self._observation_space, observation)
         # positional arguments: a dataclass __init__ takes keywords markedly slower
-        return EnvironmentState(  # sensors, rewards, done, info
-            sensors, [RewardInformation(self._reward_id, float(reward))], terminated or truncated,
-            state_info,
+        return EnvironmentState(  # sensors, rewards, terminated, info
+            sensors, [RewardInformation(self._reward_id, float(reward))], terminated,
+            state_info, truncated=truncated,
         )
 
     def close(self) -> None:

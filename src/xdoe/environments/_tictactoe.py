@@ -54,8 +54,10 @@ class TicTacToeEnvironment(Environment):
     to mark.
 
     Rewards: ``<uid>.reward_x`` and ``<uid>.reward_o``, emitted at every
-    update: +1 to the winner and -1 to the loser on the move that ends the
-    game, 0 for a draw and while the game goes on.
+    update and attributed per player (``owner`` ``<uid>.move_x`` /
+    ``<uid>.move_o``): each agent receives only its own. +1 to the winner and
+    -1 to the loser on the move that ends the game, 0 for a draw and while
+    the game goes on. A finished game is ``terminated``.
 
     The environment decides whose move it is. An update applies only the
     actuator of the player to move; the other player's actuator is ignored
@@ -96,7 +98,8 @@ class TicTacToeEnvironment(Environment):
 
     def _rewards(self, values: dict[str, float]) -> list[RewardInformation]:
         return [
-            RewardInformation(self.full_id(f"reward_{p}"), float(values.get(p, 0.0)))
+            RewardInformation(self.full_id(f"reward_{p}"), float(values.get(p, 0.0)),
+                              owner=self.full_id(f"move_{p}"))
             for p in self._players()
         ]
 

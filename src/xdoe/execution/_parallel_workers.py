@@ -202,6 +202,7 @@ class ParallelPhase:
                     raise component_error(f"{spec.key}.brain: setup", exc) from exc
                 self.brains[name] = brain
             brain.mode = mode
+            brain.workers = self.phase.workers
             if self.prepare_brain is not None:
                 self.prepare_brain(spec, brain, fresh)
             states[name] = brain.muscle_state()

@@ -218,6 +218,7 @@ class PhaseRuntime:
             else:
                 fresh = False
             brain.mode = mode
+            brain.workers = phase.workers
             if prepare_brain is not None:
                 prepare_brain(spec, brain, fresh)
         for worker in self.workers:

@@ -46,7 +46,7 @@ class AgentRuntime:
         "name", "brain", "muscle", "muscles", "objective", "sensor_ids", "templates",
         "spaces", "sensor_env", "reward_envs", "reward_env", "pending", "t_sensors",
         "t_actions", "t_rewards", "t_objective", "t_step", "t_updates", "ep_reward",
-        "ep_objective",
+        "ep_objective", "t_extras", "actuator_ids", "all_rewards", "left",
     )
 
     def __init__(self, name: str, brain: Brain, muscle: Muscle, muscles: list[Muscle],
@@ -72,6 +72,18 @@ class AgentRuntime:
         self.t_updates = 0
         self.ep_reward = 0.0
         self.ep_objective = 0.0
+        self.t_extras: dict[str, Any] | None = None
+        self.actuator_ids = frozenset(a.uid for a in actuators)
+        #: the objective sees every reward of the agent's environments, not only its own
+        self.all_rewards = bool(getattr(objective, "all_rewards", False))
+        #: ``None`` while in the episode; True/False (truncated/terminated) once it left
+        self.left: bool | None = None
+
+
+def _own_rewards(agent: AgentRuntime, rewards: list[RewardInformation]) -> list[RewardInformation]:
+    """The rewards ``agent`` receives: shared ones and those owned by its actuators."""
+    ids = agent.actuator_ids
+    return [r for r in rewards if r.owner is None or r.owner in ids]
 
 
 class Worker:
@@ -104,6 +116,9 @@ class Worker:
         self.episode = 0
         self.step = 0
         self.done = False
+        self.left_any = False
+        #: some environment reported rewards with an ``owner`` this step
+        self.owned = False
         self.active = True
         self.in_episode = False
         self.started_at = 0.0
@@ -119,6 +134,8 @@ class Worker:
 
     def act(self, index: int) -> None:
         agent = self.agents[index]
+        if agent.left is not None:  # left the episode (PettingZoo agents): nothing to do
+            return
         if agent.sensor_env >= 0:
             sensors = self.env_sensors[agent.sensor_env]
         else:
@@ -131,6 +148,7 @@ class Worker:
             actions = agent.muscle.propose_actions(sensors, templates)
         except Exception as exc:
             raise component_error(f"agent {agent.name!r}: muscle.propose_actions", exc) from exc
+        agent.t_extras = agent.muscle.extras
         spaces = agent.spaces
         for action in actions:
             bounds = spaces.get(action.uid)
@@ -166,6 +184,7 @@ class Worker:
         self.actions = []
         envs = self.envs
         done = False
+        self.owned = False
         if len(envs) == 1:
             state = self._update_env(0, actions)
             done = state.done
@@ -187,8 +206,13 @@ class Worker:
                 rewards = self.states[agent.reward_env].rewards  # type: ignore[union-attr]
             else:
                 rewards = [r for i in agent.reward_envs for r in self.states[i].rewards]  # type: ignore[union-attr]
+            seen = rewards
+            if self.owned:
+                rewards = _own_rewards(agent, rewards)
+                if not agent.all_rewards:
+                    seen = rewards
             try:
-                objective = float(agent.objective.internal_reward(rewards))
+                objective = float(agent.objective.internal_reward(seen))
             except Exception as exc:
                 raise component_error(f"agent {agent.name!r}: objective.internal_reward", exc) from exc
             total = 0.0
@@ -204,6 +228,8 @@ class Worker:
                     agent.t_rewards = _sum_rewards(agent.t_rewards, rewards)
                 agent.t_objective += objective
                 agent.t_updates += 1
+        if self.left_any:
+            self._leave()
         progress = self.progress
         progress.step = self.step
         progress.done = done
@@ -222,10 +248,35 @@ class Worker:
                 state.rewards = list(block(state.sensors, state.rewards))
             except Exception as exc:
                 raise component_error(f"environment {self.env_uids[i]!r}: reward", exc) from exc
+        for r in state.rewards:
+            if r.owner is not None:
+                self.owned = True
+                break
+        if state.left:
+            self.left_any = True
         self.states[i] = state
         self.env_sensors[i] = state.sensors
         self.progress.states[i] = state
         return state
+
+    def _leave(self) -> None:
+        """Agents all of whose actuators left the episode complete their
+        transition (``done``) and stop acting until the episode ends."""
+        self.left_any = False
+        left: dict[str, bool] = {}
+        for state in self.states:
+            if state is not None and state.left:
+                left.update(state.left)
+        for agent in self.agents:
+            if agent.left is None and agent.actuator_ids and agent.actuator_ids <= left.keys():
+                agent.left = all(left[uid] for uid in agent.actuator_ids)
+                if agent.pending:
+                    self._complete(agent, self._sensors_for(agent), True, agent.left)
+
+    def _terminated(self, agent: AgentRuntime) -> bool:
+        """Whether one of the agent's environments reported ``terminated``."""
+        states = self.states
+        return any(states[i] is not None and states[i].terminated for i in agent.reward_envs)  # type: ignore[union-attr]
 
     def _rebuild_map(self) -> None:
         m = self.sensor_map
@@ -233,13 +284,16 @@ class Worker:
             for s in sensors:
                 m[s.uid] = s
 
-    def _complete(self, agent: AgentRuntime, next_sensors: list[SensorInformation], done: bool) -> None:
+    def _complete(self, agent: AgentRuntime, next_sensors: list[SensorInformation], done: bool,
+                  truncated: bool = False) -> None:
         agent.pending = False
         rewards = agent.t_rewards if agent.t_rewards is not None else []
         if self.train:
+            extras = agent.t_extras
             experience = Experience(
                 self.index, self.episode, agent.t_step, agent.t_sensors, agent.t_actions,
-                rewards, agent.t_objective, next_sensors, done,
+                rewards, agent.t_objective, next_sensors, done, {} if extras is None else extras,
+                truncated,
             )
             try:
                 update = agent.brain.thinking(experience)
@@ -280,8 +334,10 @@ class Worker:
             except Exception as exc:
                 raise component_error(f"agent {agent.name!r}: muscle.reset", exc) from exc
             agent.pending = False
+            agent.left = None
             agent.ep_reward = 0.0
             agent.ep_objective = 0.0
+        self.left_any = False
         self.step = 0
         self.done = False
         self.actions = []
@@ -293,11 +349,14 @@ class Worker:
         controller.start_episode(self)
 
     def end_episode(self, truncated: bool) -> EpisodeProgress:
-        """Complete pending transitions (``done=True``), record the episode per
-        agent and return it for the conditions."""
+        """Complete pending transitions (``done=True``; terminated when one of
+        the agent's environments reported ``terminated``, else truncated: by
+        the environment's time limit, a termination condition or the phase's
+        end), record the episode per agent and return it for the conditions."""
         for agent in self.agents:
             if agent.pending:
-                self._complete(agent, self._sensors_for(agent), True)
+                self._complete(agent, self._sensors_for(agent), True,
+                               truncated or not self._terminated(agent))
         wall = time.perf_counter() - self.started_at
         rewards = {a.name: a.ep_reward for a in self.agents}
         objectives = {a.name: a.ep_objective for a in self.agents}
