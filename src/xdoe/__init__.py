@@ -6,7 +6,7 @@
 Sub-packages (one concept each): :mod:`xdoe.documents`, :mod:`xdoe.design`,
 :mod:`xdoe.agent`, :mod:`xdoe.environment`, :mod:`xdoe.simulation`,
 :mod:`xdoe.conditions`, :mod:`xdoe.execution`, :mod:`xdoe.store`,
-:mod:`xdoe.environments`, :mod:`xdoe.agents`, :mod:`xdoe.analysis`,
+:mod:`xdoe.environments`, :mod:`xdoe.agents`, :mod:`xdoe.analysis`, :mod:`xdoe.tree`,
 :mod:`xdoe.cli`. Importing :mod:`xdoe` itself is cheap: it loads none of them.
 """
 

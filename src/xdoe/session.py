@@ -24,7 +24,7 @@ import traceback as _traceback
 from array import array
 from pathlib import Path
 from types import TracebackType
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING, Any, Callable
 
 from xdoe._session_figures import SessionFigures, _positive
 from xdoe.errors import InputError, StoreError
@@ -167,6 +167,8 @@ class TrainingSession(SessionFigures):
         self._last_heartbeat = 0.0
         self.checkpoints: list[CheckpointInfo] = []
         self.status: str | None = None
+        #: Called with the session after it finished (e.g. :func:`xdoe.tree.attach` judges it).
+        self.finish_hooks: list[Callable[["TrainingSession"], None]] = []
 
     # -- life cycle ------------------------------------------------------------
     def _phase_entry(self, name: str, mode: str) -> dict[str, Any]:
@@ -261,6 +263,8 @@ class TrainingSession(SessionFigures):
                         raise
             self.recorder.finish(status, error=error, traceback=traceback)
             self.status = status
+            for hook in self.finish_hooks:
+                hook(self)
         finally:
             self._close_store()
 

@@ -1,12 +1,13 @@
-"""``xrun status``, ``xrun export`` and ``xrun tree``: look at a campaign in the store.
+"""``xrun status`` and ``xrun export``: look at a campaign in the store
+(``xrun tree`` is in :mod:`xdoe.cli._tree`).
 
 Exit codes: ``status`` 0 when every run finished, 1 otherwise (something is
 missing, running, failed or interrupted: scripts can wait on it), 2 for
 unusable input (no such folder or experiment); ``export`` 0 when the file
 was written, 1 when there is nothing to export (the reason is printed), 2 for
-an unknown suffix, missing pyarrow or unknown experiment; ``tree`` 0, 2 for an
-unknown experiment. None of them creates a store: a missing one is exit 2
-("no store at ..."). A store that cannot be read: 1.
+an unknown suffix, missing pyarrow or unknown experiment. None of them (nor
+``xrun tree``) creates a store: a missing one is exit 2 ("no store at ...").
+A store that cannot be read: 1.
 """
 
 from __future__ import annotations
@@ -20,7 +21,7 @@ import click
 from xdoe.cli._common import EXIT_FAILED, EXIT_OK, fail, handle_errors, store_option
 from xdoe.store import HEARTBEAT_TIMEOUT
 
-__all__ = ["status_command", "export_command", "tree_command"]
+__all__ = ["status_command", "export_command"]
 
 F = Callable[..., Any]
 
@@ -142,32 +143,3 @@ def export_command(experiment: str | None, output: Path, all_instances: bool,
     if result.rows == 0:
         fail(f"no episodes matched in {scope} {store.url}: the recorded phases have no episode "
              f"(only the header was written)", EXIT_FAILED)
-
-
-@click.command("tree", short_help="Print the lineage of runs, instances, phases and brains.")
-@_experiment_option
-@click.option("--run", "run_uid", metavar="UID", default=None, help="Only this run.")
-@click.option("--latest", is_flag=True, help="Only the newest instance of each run version.")
-@click.option("--heartbeat-timeout", default=HEARTBEAT_TIMEOUT, show_default=True, metavar="SECONDS",
-              type=click.FloatRange(min=0), help="When a running instance counts as interrupted.")
-@store_option
-@handle_errors
-def tree_command(experiment: str | None, run_uid: str | None, latest: bool,
-                 heartbeat_timeout: float, store_url: str | None) -> None:
-    """Print the lineage as a tree: runs, their instances and phases, and
-    where each agent's brain came from (fresh, previous phase, a checkpoint
-    of another run). Failed nodes are red, running ones yellow, interrupted
-    ones (including stale running ones) magenta."""
-    from rich.console import Console
-
-    from xdoe.store._export import check_experiment
-    from xdoe.store._lineage import build_lineage, render_lineage
-
-    with _open_store(store_url) as store:
-        check_experiment(store, experiment)
-        nodes = build_lineage(store, experiment, run=run_uid, latest_only=latest,
-                              heartbeat_timeout=heartbeat_timeout)
-        title = f"experiment {experiment}" if experiment else f"store {store.url}"
-    Console().print(render_lineage(nodes, title))
-    if not nodes:
-        click.secho("no runs", fg="yellow", err=True)

@@ -326,12 +326,13 @@ def experiment_check(files: tuple[str, ...]) -> None:
     sys.exit(EXIT_INPUT if failed else EXIT_OK)
 
 
-# status, export, tree (issue 4): src/xdoe/cli/_inspect.py
-from xdoe.cli._inspect import export_command, status_command, tree_command  # noqa: E402
+# status, export (issue 4): src/xdoe/cli/_inspect.py; branch, grow, tree (issue 14): _tree.py
+from xdoe.cli._inspect import export_command, status_command  # noqa: E402
+from xdoe.cli._tree import register as register_tree  # noqa: E402
 
 main.add_command(status_command)
 main.add_command(export_command)
-main.add_command(tree_command)
+register_tree(main)
 # results, analyze, plot, report (issue 12): src/xdoe/cli/_analysis.py
 from xdoe.cli._analysis import analysis_commands  # noqa: E402
 

@@ -15,7 +15,8 @@ shared PostgreSQL database. Typical use by the executor::
 
 Schema (see :mod:`xdoe.store._models`): experiment, run (uid + content hash:
 the same uid with a changed document is a new run version), run_instance,
-phase, episode, step, checkpoint, brain_source, claim, store_meta.
+phase, episode, step, checkpoint, brain_source, claim, store_meta; session_tree,
+session_node, session_edge (:mod:`xdoe.store._sessions`, created when first used).
 
 Every SQL statement of xdoe is in this package (a test checks it): the
 :class:`Store` facade answers every query (one "finished" rule and one
@@ -87,6 +88,26 @@ if TYPE_CHECKING:
     from xdoe.store._dashboard import CampaignSummary, RunsPage, campaign_runs, campaign_summaries
     from xdoe.store._runview import RunView, curve_points, run_view
     from xdoe.store._stop import clear_stop_request, request_stop, stop_requested
+    # session trees (issue 14)
+    from xdoe.store._sessions import (
+        HEALTH_STATES,
+        NodeInfo,
+        SessionEdge,
+        SessionNode,
+        SessionTree,
+        TreeInfo,
+        add_session_node,
+        count_branch_children,
+        ensure_session_tables,
+        get_or_create_tree,
+        nodes_of_run,
+        run_document,
+        run_uids,
+        session_nodes,
+        session_trees,
+        set_node_health,
+        set_tree_status,
+    )
 
 __all__ = [
     # the facade
@@ -148,6 +169,21 @@ __all__ = [
     "run_view",
     "RunView",
     "curve_points",
+    # session trees (issue 14; the tables SessionTree, SessionNode, SessionEdge are importable)
+    "HEALTH_STATES",
+    "TreeInfo",
+    "NodeInfo",
+    "ensure_session_tables",
+    "get_or_create_tree",
+    "set_tree_status",
+    "add_session_node",
+    "set_node_health",
+    "session_trees",
+    "session_nodes",
+    "nodes_of_run",
+    "count_branch_children",
+    "run_uids",
+    "run_document",
 ]
 
 __getattr__, __dir__ = lazy_exports(__name__, globals(), {
@@ -174,4 +210,9 @@ __getattr__, __dir__ = lazy_exports(__name__, globals(), {
     "xdoe.store._stop": ["clear_stop_request", "request_stop", "stop_requested"],
     "xdoe.store._dashboard": ["CampaignSummary", "RunsPage", "campaign_runs", "campaign_summaries"],
     "xdoe.store._runview": ["RunView", "curve_points", "run_view"],
+    "xdoe.store._sessions": ["HEALTH_STATES", "NodeInfo", "SessionEdge", "SessionNode",
+                             "SessionTree", "TreeInfo", "add_session_node", "count_branch_children",
+                             "ensure_session_tables", "get_or_create_tree", "nodes_of_run",
+                             "run_document", "run_uids", "session_nodes", "session_trees", "set_node_health",
+                             "set_tree_status"],
 })

@@ -1,0 +1,261 @@
+"""``xrun branch``, ``xrun grow`` and ``xrun tree``: training as a tree of sessions.
+
+Exit codes: ``branch`` 0 when the child finished (or was only written with
+``--no-run``), 1 when it failed, 2 for unusable input (unknown node, phase or
+key: one line, nothing written); ``grow`` 0 when the goal was reached, 1 when
+growth stopped at a limit or ran out of directions, 2 for an invalid session
+config; ``tree`` 0, 2 for an unknown experiment or node. A store that cannot
+be read: 1.
+"""
+
+from __future__ import annotations
+
+import sys
+from contextlib import contextmanager
+from dataclasses import asdict
+from pathlib import Path
+from typing import Any, Iterator
+
+import click
+
+from xdoe.cli._common import EXIT_FAILED, EXIT_INPUT, EXIT_OK, fail, handle_errors, store_option
+from xdoe.store import HEARTBEAT_TIMEOUT
+
+__all__ = ["branch_command", "grow_command", "tree_command", "register"]
+
+_STORE_STEPS = click.option("--store-steps", default="none", show_default=True, metavar="none|all|every:N",
+                            help="Which steps the store keeps (episodes are always kept).")
+_RESULTS = click.option("--results", metavar="DIR", default="_outputs/results", show_default=True,
+                        type=click.Path(file_okay=False, path_type=Path),
+                        help="Root folder of the per-run results files.")
+
+
+@click.command("branch", short_help="Branch a child session from a finished one and run it.")
+@click.argument("node")
+@click.option("--set", "overrides", multiple=True, metavar="KEY=VALUE",
+              help="Override a key of the parent's run document (repeatable). KEY is a dotted path "
+                   "(brain.params.alpha, schedule.training.phase_config.worker, agents.learner.muscle."
+                   "params.epsilon); VALUE is YAML; x0.5 multiplies the current value; +KEY adds a key.")
+@click.option("--episodes", type=click.IntRange(min=1), default=None, metavar="N",
+              help="Episodes (per worker) of the trained phase of the child.")
+@click.option("--steps", type=click.IntRange(min=1), default=None, metavar="N",
+              help="Steps (all workers) of the trained phase of the child.")
+@click.option("--phase", default=None, metavar="NAME",
+              help="The phase --episodes/--steps apply to (default: the first train-mode phase).")
+@click.option("--no-run", is_flag=True, help="Only write the child's run document.")
+@click.option("--output", "-o", default=None, metavar="DIR",
+              type=click.Path(file_okay=False, path_type=Path),
+              help="Run folder for the child's document (default: the folder of the parent's "
+                   "document when it is a session of a tree, else _outputs).")
+@store_option
+@_RESULTS
+@_STORE_STEPS
+@handle_errors
+def branch_command(node: str, overrides: tuple[str, ...], episodes: int | None, steps: int | None,
+                   phase: str | None, no_run: bool, output: Path | None, store_url: str | None,
+                   results: Path, store_steps: str) -> None:
+    """Branch a child session from NODE and run it.
+
+    NODE is a finished session in the store: a run instance id (12), a run
+    uid (its newest finished instance) or RUN-UID:PHASE (the brains as that
+    phase left them). The child inherits the parent's run document, applies
+    the overrides, loads every agent's brain from the parent's final
+    checkpoint, and is written to DIR/run-<parent uid>_bNN.yaml (files sort
+    under their parents). The store records parent -> child with the overrides.
+    """
+    from xdoe.store._steps import StepPolicy
+    from xdoe.tree import branch
+
+    if episodes is not None and steps is not None:
+        fail("give --episodes or --steps, not both")
+    StepPolicy.parse(store_steps)
+    with _progress() as progress:
+        out = branch(node, set=overrides, episodes=episodes, steps=steps, phase=phase, run=not no_run,
+                     store=store_url, output=output, results=results, store_steps=store_steps,
+                     progress=progress)
+    changes = ", ".join(f"{a['key']}={a['value']} ({len(a['paths'])} place{'s' * (len(a['paths']) != 1)})"
+                        for a in out.applied) or "none"
+    click.echo(f"wrote {out.file} (session {out.uid} in tree {out.tree}; overrides: {changes})")
+    if out.result is None:
+        return
+    verdict = out.verdict
+    metric = "-" if verdict is None or verdict.metric is None else f"{verdict.metric:.4g}"
+    click.echo(f"{out.uid}: {out.result.status} in {out.result.wall_time:.1f} s, {out.result.episodes} "
+               f"episodes; metric {metric} ({verdict.reason if verdict else ''})")
+    sys.exit(EXIT_OK if out.result.ok else EXIT_FAILED)
+
+
+@contextmanager
+def _progress() -> Iterator[Any]:
+    """A transient rich progress bar of the running phase's episodes on a
+    terminal (``None`` otherwise)."""
+    if not sys.stderr.isatty():
+        yield None
+        return
+    from rich.console import Console
+    from rich.progress import BarColumn, MofNCompleteColumn, Progress, TextColumn, TimeElapsedColumn
+
+    bar = Progress(TextColumn("{task.description}"), BarColumn(), MofNCompleteColumn(),
+                   TimeElapsedColumn(), console=Console(stderr=True), transient=True)
+    task = bar.add_task("", total=1)
+
+    def update(event: Any) -> None:
+        bar.update(task, description=f"{event.run} · {event.phase} ({event.phase_index + 1}/{event.phases})",
+                   completed=event.episodes, total=event.episodes_total)
+
+    with bar:
+        yield update
+
+
+@click.command("grow", short_help="Grow a tree of sessions from a session config.")
+@click.argument("session_config", metavar="SESSION.yaml", type=click.Path(dir_okay=False, path_type=Path))
+@store_option
+@_RESULTS
+@_STORE_STEPS
+@click.option("--jobs", "-j", type=click.IntRange(min=1), default=1, show_default=True, metavar="N",
+              help="Run up to N sessions of a round at once in separate processes (at most max_parallel).")
+@click.option("--dask", metavar="ADDRESS|local", default=None, help="Run the sessions on a Dask cluster.")
+@click.option("--quiet", "-q", is_flag=True, help="Only the final tree line and the best path.")
+@handle_errors
+def grow_command(session_config: Path, store_url: str | None, results: Path, store_steps: str,
+                 jobs: int, dask: str | None, quiet: bool) -> None:
+    """Grow a tree of sessions as SESSION.yaml describes.
+
+    From the root, each session trains one segment; the health criterion
+    judges it against its parent; a dead session is never extended and the
+    next direction is tried from the last healthy one, until the goal or a
+    limit. Everything is in the store: run the same command again after an
+    interruption and it continues the same tree (nothing runs twice).
+
+    Exit 0 when the goal was reached, 1 when growth stopped without it.
+    """
+    from xdoe.tree import grow
+
+    def report(line: str) -> None:
+        if not quiet:
+            click.echo(line)
+            sys.stdout.flush()  # progress, also when piped to a file
+
+    result = grow(session_config, store=store_url, results=results, jobs=jobs, dask=dask,
+                  store_steps=store_steps, report=report)
+    click.echo(f"tree {result.tree}: {result.status} after {len(result.nodes)} sessions "
+               f"({result.ran} run now)")
+    parts = []
+    for node in result.best:
+        metric = "-" if node.metric is None else f"{node.metric:.4g}"
+        from xdoe.tree._overrides import describe_overrides
+
+        edge = describe_overrides(node.overrides)
+        parts.append((f"[{edge}] " if edge else "") + f"{node.run_uid} ({node.health}, {metric})")
+    click.echo("best path: " + " → ".join(parts))
+    sys.exit(EXIT_OK if result.status == "goal" else EXIT_FAILED)
+
+
+@click.command("tree", short_help="Show the session trees (or the lineage of runs).")
+@click.argument("node", required=False)
+@click.option("--format", "fmt", type=click.Choice(["text", "json", "dot"]), default="text",
+              show_default=True, help="Output format.")
+@click.option("--tree", "tree_uid", metavar="UID", default=None, help="Only this session tree.")
+@click.option("--lineage", is_flag=True,
+              help="Show the lineage of runs (instances, phases, brain sources) even when the store "
+                   "holds session trees.")
+@click.option("--experiment", "-e", metavar="UID", default=None, help="Lineage: only the runs of this experiment.")
+@click.option("--run", "run_uid", metavar="UID", default=None, help="Lineage: only this run.")
+@click.option("--latest", is_flag=True, help="Lineage: only the newest instance of each run version.")
+@click.option("--heartbeat-timeout", default=HEARTBEAT_TIMEOUT, show_default=True, metavar="SECONDS",
+              type=click.FloatRange(min=0), help="Lineage: when a running instance counts as interrupted.")
+@store_option
+@handle_errors
+def tree_command(node: str | None, fmt: str, tree_uid: str | None, lineage: bool, experiment: str | None, run_uid: str | None,
+                 latest: bool, heartbeat_timeout: float, store_url: str | None) -> None:
+    """Show the session trees: each session's health (healthy, dead, goal,
+    running), its metric, and the overrides on each edge; with NODE (a run
+    uid) only the path from its root to it.
+
+    A store without session trees (or --lineage, --experiment, --run) shows
+    the lineage instead: runs, instances, phases and where each agent's
+    brain came from.
+    """
+    from xdoe.cli._inspect import _open_store
+    from xdoe.store import session_nodes, session_trees
+
+    with _open_store(store_url) as store:
+        trees = session_trees(store)
+        if lineage or experiment or run_uid or latest or not trees:
+            if node is not None:
+                fail("NODE needs a store with session trees (xrun branch / xrun grow make them)")
+            _lineage(store, experiment, run_uid, latest, heartbeat_timeout, fmt)
+            return
+        if tree_uid is not None:
+            if tree_uid not in {t.uid for t in trees}:
+                import difflib
+
+                close = difflib.get_close_matches(tree_uid, [t.uid for t in trees], n=3)
+                fail(f"no session tree {tree_uid!r}; "
+                     + (f"did you mean: {', '.join(close)}" if close else
+                        f"trees: {', '.join(t.uid for t in trees)}"))
+            trees = [t for t in trees if t.uid == tree_uid]
+        nodes = session_nodes(store, tree_uid)
+        title = f"session trees · {store.url}"
+    if node is not None:
+        nodes, trees = _path(node, nodes, trees)
+        title = f"path to {node}"
+    _show(trees, nodes, fmt, title)
+
+
+def _path(node: str, nodes: list[Any], trees: list[Any]) -> tuple[list[Any], list[Any]]:
+    import difflib
+
+    from xdoe.tree import path_to
+
+    uid = node.partition(":")[0]
+    matches = [n for n in nodes if n.run_uid == uid or (uid.isdigit() and n.instance_id == int(uid))]
+    if not matches:
+        close = difflib.get_close_matches(uid, sorted({n.run_uid for n in nodes}), n=3)
+        hint = f"did you mean: {', '.join(close)}" if close else "run xrun tree to list them"
+        fail(f"no session {uid!r} in the session trees; {hint}", EXIT_INPUT)
+    target = matches[-1]
+    path = path_to(nodes, target)
+    return path, [t for t in trees if t.uid == target.tree]
+
+
+def _show(trees: list[Any], nodes: list[Any], fmt: str, title: str) -> None:
+    from xdoe.tree import render_dot, render_json, render_text
+
+    if fmt == "json":
+        click.echo(render_json(trees, nodes))
+    elif fmt == "dot":
+        click.echo(render_dot(trees, nodes), nl=False)
+    else:
+        from rich.console import Console
+
+        Console().print(render_text(trees, nodes, title))
+
+
+def _lineage(store: Any, experiment: str | None, run_uid: str | None, latest: bool,
+             heartbeat_timeout: float, fmt: str) -> None:
+    from xdoe.store._export import check_experiment
+    from xdoe.store._lineage import build_lineage, render_lineage
+
+    check_experiment(store, experiment)
+    nodes = build_lineage(store, experiment, run=run_uid, latest_only=latest,
+                          heartbeat_timeout=heartbeat_timeout)
+    if fmt == "dot":
+        fail("the lineage view has text and json formats; dot is for session trees")
+    if fmt == "json":
+        import json
+
+        click.echo(json.dumps([asdict(n) for n in nodes], indent=2, default=str))
+    else:
+        from rich.console import Console
+
+        title = f"experiment {experiment}" if experiment else f"store {store.url}"
+        Console().print(render_lineage(nodes, title))
+    if not nodes:
+        click.secho("no runs", fg="yellow", err=True)
+
+
+def register(group: click.Group) -> None:
+    """Add ``branch``, ``grow`` and ``tree`` to the ``xrun`` group."""
+    for command in (branch_command, grow_command, tree_command):
+        group.add_command(command)

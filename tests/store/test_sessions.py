@@ -1,0 +1,66 @@
+"""Conformance of the session-tree tables (trees, nodes, edges) on every backend."""
+
+from __future__ import annotations
+
+import pytest
+from sqlalchemy import inspect
+
+from xdoe.store import (
+    SessionEdge,
+    SessionNode,
+    SessionTree,
+    Store,
+    add_session_node,
+    count_branch_children,
+    ensure_session_tables,
+    get_or_create_tree,
+    nodes_of_run,
+    session_nodes,
+    session_trees,
+    set_node_health,
+    set_tree_status,
+)
+
+
+def test_trees_nodes_edges_round_trip(store: Store, make_document) -> None:
+    tree = get_or_create_tree(store, "t", "grow", {"directions": [{"a": "x0.5"}]})
+    again = get_or_create_tree(store, "t", "branch")
+    assert again.id == tree.id and again.kind == "grow" and again.config == {"directions": [{"a": "x0.5"}]}
+    root = add_session_node(store, tree.id, "r", "h0", file="run-r.yaml")
+    assert add_session_node(store, tree.id, "r", "h0") == root  # idempotent: a restart re-adds it
+    overrides = [{"key": "alpha", "value": "x0.5", "paths": ["a.alpha"], "result": 0.25}]
+    child = add_session_node(store, tree.id, "r_b01", "h1", depth=1, batch=1, direction=1,
+                             parent_id=root, overrides=overrides, source_phase="training",
+                             source_instance_id=3, segment={"episodes": 300})
+    # a finished instance to point at
+    with store.recorder(make_document("r_b01"), results_root=None) as rec:
+        pass
+    set_node_health(store, root, "healthy", metric=-200.0, reason="root")
+    set_node_health(store, child, "dead", metric=-210.5, reason="no rise", instance_id=rec.instance_id)
+    set_tree_status(store, "t", "exhausted")
+    nodes = session_nodes(store, "t")
+    assert [(n.run_uid, n.health, n.metric, n.parent_id) for n in nodes] == [
+        ("r", "healthy", -200.0, None), ("r_b01", "dead", -210.5, root)]
+    assert nodes[1].overrides == overrides and nodes[1].segment == {"episodes": 300}
+    assert nodes[1].source_phase == "training" and nodes[1].source_instance_id == 3
+    assert nodes[1].instance_status == "finished" and nodes[1].direction == 1
+    assert [t.status for t in session_trees(store)] == ["exhausted"]
+    assert count_branch_children(store, "r") == 1 and count_branch_children(store, "r_b01") == 0
+    assert [n.id for n in nodes_of_run(store, "r_b01")] == [child]
+    with pytest.raises(ValueError, match="health must be one of"):
+        set_node_health(store, root, "zombie")
+
+
+def test_tables_are_added_to_an_existing_store(store_url: str) -> None:
+    with Store(store_url) as old:  # a store written before session trees existed
+        for table in (SessionEdge.__table__, SessionNode.__table__, SessionTree.__table__):
+            table.drop(old.engine, checkfirst=True)
+        assert "session_node" not in inspect(old.engine).get_table_names()
+    with Store(store_url) as store:
+        ensure_session_tables(store)
+        ensure_session_tables(store)  # idempotent
+        assert {"session_tree", "session_node", "session_edge"} <= set(inspect(store.engine).get_table_names())
+        assert session_trees(store) == []
+    with Store(store_url) as again:  # a second process opening it: nothing to create
+        store_tree = get_or_create_tree(again, "x", "branch")
+        assert session_trees(again)[0].id == store_tree.id

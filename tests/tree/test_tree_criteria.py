@@ -1,0 +1,44 @@
+"""Health criteria."""
+
+from __future__ import annotations
+
+import pytest
+
+from xdoe.errors import InputError
+from xdoe.tree import ImprovementCriterion, SessionEpisodes, ThresholdCriterion, make_criterion
+
+
+def _episodes(train, test):
+    return SessionEpisodes([("training", "train"), ("testing", "test")],
+                           {("training", "a"): list(train), ("testing", "a"): list(test)})
+
+
+def test_improvement_measures_the_last_test_episodes() -> None:
+    crit = ImprovementCriterion(delta=1.0, last=2)
+    episodes = _episodes([0, 0, 0], [100, 3, 5])
+    assert crit.measure(episodes) == 4.0
+    assert crit.evaluate(episodes, None).healthy  # a root
+    assert crit.evaluate(episodes, 3.0).healthy
+    verdict = crit.evaluate(episodes, 3.5)
+    assert not verdict.healthy and "needs a rise of 1" in verdict.reason
+    assert not ImprovementCriterion(last=2).evaluate(episodes, 4.0).healthy  # no rise: dead
+    assert ImprovementCriterion(phase="training").measure(episodes) == 0.0
+
+
+def test_threshold_and_missing_episodes() -> None:
+    episodes = _episodes([1], [7, 9])
+    assert ThresholdCriterion(threshold=8).evaluate(episodes, None).healthy
+    assert not ThresholdCriterion(threshold=7.5, above=False).evaluate(episodes, None).healthy
+    verdict = ThresholdCriterion(threshold=0, agent="nobody").evaluate(episodes, None)
+    assert not verdict.healthy and verdict.metric is None
+
+
+def test_make_criterion_names_and_errors() -> None:
+    assert isinstance(make_criterion({"name": "xdoe.tree:ThresholdCriterion", "params": {"threshold": 1}}),
+                      ThresholdCriterion)
+    with pytest.raises(InputError, match="did you mean 'ImprovementCriterion'"):
+        make_criterion({"name": "ImprovmentCriterion"})
+    with pytest.raises(InputError, match="criterion.params"):
+        make_criterion({"name": "ImprovementCriterion", "params": {"bogus": 1}})
+    with pytest.raises(InputError, match="delta"):
+        ImprovementCriterion(delta=-1)
