@@ -1,5 +1,6 @@
 """The package layout rules (issue 11): no import cycles, every module
-importable on its own, SQL only in ``xdoe.store``."""
+importable on its own, SQL only in ``xdoe.store``, no module over
+:data:`MAX_MODULE_LINES` lines."""
 
 from __future__ import annotations
 
@@ -12,6 +13,9 @@ from pathlib import Path
 
 ROOT = Path(__file__).resolve().parents[1]
 SRC = ROOT / "src"
+#: The ceiling on a module's length (the target is ~400 lines; split a module
+#: into cohesive private modules before it reaches this).
+MAX_MODULE_LINES = 450
 
 
 def _graph_module():
@@ -100,3 +104,11 @@ def test_the_store_exports_no_orm_model() -> None:
     orm = {"Base", "StoreMeta", "Experiment", "Run", "RunInstance", "Phase", "Episode", "Step",
            "Checkpoint", "BrainSource", "Claim"}
     assert not orm & set(xdoe.store.__all__)
+
+
+def test_no_module_is_longer_than_the_ceiling() -> None:
+    sizes = {name: len(path.read_text(encoding="utf-8").splitlines())
+             for name, path in _graph_module().modules(SRC).items()}
+    assert len(sizes) > 100 and max(sizes.values()) > 300  # the modules are read at all
+    too_long = {name: lines for name, lines in sizes.items() if lines > MAX_MODULE_LINES}
+    assert too_long == {}, f"split these modules (ceiling {MAX_MODULE_LINES} lines): {too_long}"

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import importlib
+import os
 import subprocess
 import sys
 
@@ -10,7 +11,8 @@ import pytest
 
 from xdoe._lazy import lazy_exports
 
-LAZY_PACKAGES = ["xdoe.documents", "xdoe.execution", "xdoe.store", "xdoe.environments", "xdoe.agents",
+LAZY_PACKAGES = ["xdoe.documents", "xdoe.execution", "xdoe.store", "xdoe.components.environments",
+                 "xdoe.components.agents", "xdoe.environments", "xdoe.agents",
                  "xdoe.analysis"]
 
 
@@ -46,7 +48,8 @@ def test_importing_a_name_loads_only_its_module() -> None:
         "from xdoe.store import Store\n"
         "from xdoe.documents import load_run_document\n"
         "bad = [m for m in ('xdoe.session', 'xdoe.campaign.backends._base', 'xdoe.store._export',\n"
-        "                   'xdoe.store._status', 'xdoe.store._lineage', 'xdoe.documents._experiment')\n"
+        "                   'xdoe.store._status', 'xdoe.store._lineage', 'xdoe.documents._experiment',\n"
+        "                   'xdoe.documents._experiment_models')\n"
         "       if m in sys.modules]\n"
         "print(','.join(bad) or 'clean')\n"
     )
@@ -63,3 +66,35 @@ def test_core_stays_torch_free() -> None:
             "bad = sorted(m for m in ('torch', 'stable_baselines3', 'pettingzoo') if m in sys.modules)\n"
             "assert not bad, bad")
     subprocess.run([sys.executable, "-c", code], check=True)
+
+
+def test_an_alias_package_gives_the_same_modules_and_classes(tmp_path) -> None:
+    (tmp_path / "newpkg").mkdir()
+    (tmp_path / "newpkg" / "__init__.py").write_text(
+        "from xdoe._lazy import lazy_exports\n__all__ = ['Thing']\n"
+        "__getattr__, __dir__ = lazy_exports(__name__, globals(), {'newpkg._things': ['Thing']})\n")
+    (tmp_path / "newpkg" / "_things.py").write_text("class Thing:\n    pass\n")
+    (tmp_path / "oldpkg").mkdir()
+    (tmp_path / "oldpkg" / "__init__.py").write_text(
+        "from xdoe._lazy import alias_package\n"
+        "__getattr__, __dir__, __all__ = alias_package(__name__, 'newpkg')\n")
+    code = (
+        "import importlib, pickle, sys\n"
+        "import oldpkg\n"
+        "assert 'newpkg._things' not in sys.modules  # still lazy\n"
+        "from oldpkg._things import Thing as A\n"
+        "import newpkg._things, oldpkg._things\n"
+        "assert oldpkg._things is newpkg._things and oldpkg.Thing is A is newpkg.Thing\n"
+        "assert newpkg._things.__spec__.name == 'newpkg._things' and A.__module__ == 'newpkg._things'\n"
+        "old = pickle.dumps(A()).replace(b'newpkg._things', b'oldpkg._things')\n"
+        "assert b'oldpkg' in old and type(pickle.loads(old)) is A\n"
+        "assert oldpkg.__all__ == ['Thing'] and dir(oldpkg) == ['Thing', '__all__']\n"
+        "try:\n    oldpkg.Nope\nexcept AttributeError as exc:\n    print(exc)\n"
+        "try:\n    import oldpkg._missing\nexcept ModuleNotFoundError as exc:\n    print(exc)\n"
+    )
+    proc = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, timeout=120,
+                          cwd=tmp_path,
+                          env={**os.environ, "PYTHONPATH": f"{tmp_path}{os.pathsep}{os.environ.get('PYTHONPATH', '')}"})
+    assert proc.returncode == 0, proc.stderr
+    assert proc.stdout.splitlines() == ["module 'oldpkg' has no attribute 'Nope'",
+                                        "No module named 'oldpkg._missing'"]

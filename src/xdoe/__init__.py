@@ -6,7 +6,8 @@
 Sub-packages (one concept each): :mod:`xdoe.documents`, :mod:`xdoe.design`,
 :mod:`xdoe.agent`, :mod:`xdoe.environment`, :mod:`xdoe.simulation`,
 :mod:`xdoe.conditions`, :mod:`xdoe.execution`, :mod:`xdoe.store`,
-:mod:`xdoe.environments`, :mod:`xdoe.agents`, :mod:`xdoe.analysis`, :mod:`xdoe.tree`,
+:mod:`xdoe.components` (built-in agents and environments; old names
+:mod:`xdoe.agents`, :mod:`xdoe.environments`), :mod:`xdoe.analysis`, :mod:`xdoe.tree`,
 :mod:`xdoe.cli`. Importing :mod:`xdoe` itself is cheap: it loads none of them.
 """
 

@@ -6,19 +6,29 @@ on the first access to one of its names, so ``import xdoe.store`` or
 faster). ``from package import *``, ``dir(package)`` and
 ``getattr(package, name)`` behave as with eager imports.
 
-Example (in ``xdoe/environments/__init__.py``)::
+Example (in ``xdoe/components/environments/__init__.py``)::
 
     __getattr__, __dir__ = lazy_exports(__name__, globals(), {
-        "xdoe.environments._dummy": ["DummyEnvironment"],
+        "xdoe.components.environments._dummy": ["DummyEnvironment"],
     })
+
+A package that moved keeps its old name as an alias (:func:`alias_package`):
+the old package re-exports the new one's names and ``old.sub`` imports as the
+very module object ``new.sub``, so documents and pickles that name the old
+paths keep loading the same classes.
 """
 
 from __future__ import annotations
 
+import importlib.abc
+import importlib.machinery
+import importlib.util
+import sys
 from importlib import import_module
+from types import ModuleType
 from typing import Any, Callable, Mapping, Sequence
 
-__all__ = ["lazy_exports"]
+__all__ = ["lazy_exports", "alias_package"]
 
 
 def lazy_exports(
@@ -50,3 +60,63 @@ def lazy_exports(
         return sorted(public | {name for name in namespace if name.startswith("_")})
 
     return __getattr__, __dir__
+
+
+class _AliasLoader(importlib.abc.Loader):
+    """Loads ``old.sub`` as the module object ``new.sub`` (imported normally)."""
+
+    def __init__(self, target: str) -> None:
+        self.target = target
+        self._spec: importlib.machinery.ModuleSpec | None = None
+
+    def create_module(self, spec: importlib.machinery.ModuleSpec) -> ModuleType:
+        module = import_module(self.target)
+        self._spec = module.__spec__
+        return module
+
+    def exec_module(self, module: ModuleType) -> None:
+        # the import system set the alias spec on the shared module: put its own back
+        module.__spec__ = self._spec
+
+
+class _AliasFinder(importlib.abc.MetaPathFinder):
+    """Finds the submodules of an alias package: ``old.x.y`` -> ``new.x.y``."""
+
+    def __init__(self, old: str, new: str) -> None:
+        self.old, self.new = old, new
+
+    def find_spec(self, fullname: str, path: Any = None, target: Any = None
+                  ) -> importlib.machinery.ModuleSpec | None:
+        if not fullname.startswith(self.old + "."):
+            return None
+        real = self.new + fullname[len(self.old):]
+        if importlib.util.find_spec(real) is None:
+            return None
+        return importlib.util.spec_from_loader(fullname, _AliasLoader(real))
+
+
+def alias_package(old: str, new: str) -> tuple[Callable[[str], Any], Callable[[], list[str]], list[str]]:
+    """Make package ``old`` (calling this from its ``__init__``) an alias of ``new``.
+
+    ``old.Name`` is ``new.Name`` and ``import old.sub`` gives the module
+    object ``new.sub`` itself (``sys.modules`` holds it under both names),
+    so ``old.sub:Name`` addresses, ``old.sub.Name`` pickles and
+    ``isinstance`` checks all see the same classes. ``new`` is imported on
+    first use (its own names stay lazy).
+
+    Returns:
+        ``(__getattr__, __dir__, __all__)`` for ``old``'s namespace.
+    """
+    if not any(isinstance(f, _AliasFinder) and f.old == old for f in sys.meta_path):
+        sys.meta_path.insert(0, _AliasFinder(old, new))
+    target = import_module(new)
+
+    def __getattr__(name: str) -> Any:
+        if name in target.__all__:
+            return getattr(target, name)
+        raise AttributeError(f"module {old!r} has no attribute {name!r}")
+
+    def __dir__() -> list[str]:
+        return sorted({*target.__all__, "__all__"})
+
+    return __getattr__, __dir__, list(target.__all__)

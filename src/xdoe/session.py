@@ -18,7 +18,6 @@ checkpoints, so ``xrun status``, ``xrun export`` and ``xrun tree`` see it.
 
 from __future__ import annotations
 
-import math
 import time
 import traceback as _traceback
 from array import array
@@ -26,13 +25,16 @@ from pathlib import Path
 from types import TracebackType
 from typing import TYPE_CHECKING, Any, Callable
 
+from xdoe._session_checkpoints import SessionCheckpoints
 from xdoe._session_figures import SessionFigures, _positive
+from xdoe.agent import Brain, Experience
 from xdoe.errors import InputError, StoreError
 from xdoe.execution._checkpoints import CheckpointManager
-from xdoe.store import DEFAULT_RESULTS_ROOT, CheckpointInfo, SourceRow
+from xdoe.store import DEFAULT_RESULTS_ROOT, CheckpointInfo, SourceRow, Store
+from xdoe.store._rules import exit_status
 
 if TYPE_CHECKING:
-    from xdoe.store import RunRecorder, Store
+    from xdoe.store import RunRecorder
 
 __all__ = ["TrainingSession"]
 
@@ -45,7 +47,7 @@ def _class_path(obj: Any) -> str:
     return f"{cls.__module__}:{cls.__qualname__}"
 
 
-class TrainingSession(SessionFigures):
+class TrainingSession(SessionCheckpoints, SessionFigures):
     """Records one execution of a training loop you drive yourself.
 
     It registers a run (uid ``run``, in ``experiment``) with a synthetic run
@@ -113,8 +115,6 @@ class TrainingSession(SessionFigures):
         store_steps: str = "none",
         save_final: bool = True,
     ) -> None:
-        from xdoe.store import Store
-
         if not isinstance(run, str) or not run:
             raise InputError(f"run must be a non-empty string (the run uid), not {run!r}")
         has_brain = hasattr(agent_or_brain, "brain") and not hasattr(agent_or_brain, "store")
@@ -283,8 +283,6 @@ class TrainingSession(SessionFigures):
 
     def __exit__(self, exc_type: type[BaseException] | None, exc: BaseException | None,
                  tb: TracebackType | None) -> None:
-        from xdoe.store._recorder import exit_status
-
         self.finish(*exit_status(exc_type, exc, tb))
 
     def _require_running(self) -> None:
@@ -311,8 +309,6 @@ class TrainingSession(SessionFigures):
         self._episode_steps += 1
         self._counted_steps += 1
         update = None
-        from xdoe.agent import Brain, Experience
-
         if isinstance(experience, Experience):
             if isinstance(self.brain, Brain) and self._phases[-1]["mode"] == "train":
                 update = self.brain.thinking(experience)
@@ -375,45 +371,3 @@ class TrainingSession(SessionFigures):
         if now - self._last_heartbeat >= _HEARTBEAT_SECONDS:
             self.recorder.heartbeat()
             self._last_heartbeat = now
-
-    def _after_steps(self) -> None:
-        every = self.checkpoint_every
-        if every is None or self._next_checkpoint is None or self.steps < self._next_checkpoint:
-            return
-        self.save_checkpoint()
-        self._next_checkpoint = (self.steps // every + 1) * every
-
-    # -- budgets ------------------------------------------------------------------
-    def is_done(self) -> bool:
-        """True once ``max_steps`` steps or ``max_episodes`` episodes were recorded."""
-        return ((self.max_steps is not None and self.steps >= self.max_steps)
-                or (self.max_episodes is not None and self.episodes >= self.max_episodes))
-
-    # -- checkpoints -----------------------------------------------------------------
-    def save_checkpoint(self, metric: float | None = None) -> CheckpointInfo:
-        """Save the brain now (``metric`` default: the rolling mean reward).
-
-        Raises:
-            RunError: the brain cannot be stored.
-        """
-        self._require_running()
-        assert self.manager is not None
-        info = self.manager.save(self.brain, agent=self.agent, phase_index=self.phase_index,
-                                 step=self.phase_steps, episode=self.phase_episodes, metric=metric)
-        self.checkpoints.append(info)
-        return info
-
-    def maybe_save_best(self, mean_reward: float | None = None) -> bool:
-        """Save a checkpoint when ``mean_reward`` (default: the mean reward
-        over the last ``best_window`` episodes) beats every earlier value of
-        this phase. Returns whether it saved."""
-        if mean_reward is None:
-            assert self.manager is not None
-            mean_reward = self.manager.metric(self.agent)
-        if mean_reward is None or math.isnan(mean_reward):
-            return False
-        if self._best is not None and mean_reward <= self._best:
-            return False
-        self._best = float(mean_reward)
-        self.save_checkpoint(metric=float(mean_reward))
-        return True

@@ -3,7 +3,7 @@ import pytest
 from gymnasium import spaces
 
 from xdoe.agent import Experience, Mode
-from xdoe.agents import DummyBrain, DummyMuscle
+from xdoe.components.agents import DummyBrain, DummyMuscle
 from xdoe.environment import ActuatorInformation, RewardInformation, SensorInformation
 
 ACTUATORS = [

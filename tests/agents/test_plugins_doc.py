@@ -8,7 +8,7 @@ from pathlib import Path
 import pytest
 
 from xdoe.agent import Brain, Experience, Mode, Muscle, Objective
-from xdoe.agents import QLearningBrain, QLearningMuscle
+from xdoe.components.agents import QLearningBrain, QLearningMuscle
 from xdoe.documents import load_yaml
 from xdoe.environment import ActuatorInformation, Environment
 

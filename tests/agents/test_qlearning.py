@@ -5,7 +5,7 @@ import pytest
 from gymnasium import spaces
 
 from xdoe.agent import Experience, Mode
-from xdoe.agents import DiscreteEncoder, QLearningBrain, QLearningMuscle, QTable
+from xdoe.components.agents import DiscreteEncoder, QLearningBrain, QLearningMuscle, QTable
 from xdoe.environment import ActuatorInformation as A
 from xdoe.environment import RewardInformation
 from xdoe.environment import SensorInformation as S

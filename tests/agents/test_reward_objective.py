@@ -1,6 +1,6 @@
 import pytest
 
-from xdoe.agents import RewardObjective
+from xdoe.components.agents import RewardObjective
 from xdoe.environment import RewardInformation
 
 REWARDS = [RewardInformation("t.reward_x", 1.0), RewardInformation("t.reward_o", -1.0), RewardInformation("e.r", 2.5)]

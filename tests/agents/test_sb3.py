@@ -9,8 +9,8 @@ from gymnasium import spaces
 pytest.importorskip("stable_baselines3")
 
 from xdoe.agent import Experience, Mode  # noqa: E402
-from xdoe.agents import SB3Brain, SB3Muscle  # noqa: E402
-from xdoe.agents._sb3_spaces import ActionCodec, ObservationCodec, mask_for  # noqa: E402
+from xdoe.components.agents import SB3Brain, SB3Muscle  # noqa: E402
+from xdoe.components.agents._sb3_spaces import ActionCodec, ObservationCodec, mask_for  # noqa: E402
 from xdoe.environment import ActuatorInformation as A  # noqa: E402
 from xdoe.environment import SensorInformation as S  # noqa: E402
 

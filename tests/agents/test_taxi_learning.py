@@ -5,8 +5,8 @@ import time
 import numpy as np
 
 from xdoe.agent import Experience, Mode
-from xdoe.agents import DummyBrain, DummyMuscle, QLearningBrain, QLearningMuscle, RewardObjective
-from xdoe.environments import GymnasiumEnvironment
+from xdoe.components.agents import DummyBrain, DummyMuscle, QLearningBrain, QLearningMuscle, RewardObjective
+from xdoe.components.environments import GymnasiumEnvironment
 
 
 def run_episode(env, brain, muscle, objective, episode):

@@ -68,7 +68,7 @@ try:
 except SystemExit as exc:
     assert not exc.code, exc.code
 print(",".join(sorted(m for m in sys.modules if m.split(".")[0] == "gymnasium"
-                      or m.startswith(("xdoe.execution", "xdoe.store", "xdoe.agents")))) or "clean")
+                      or m.startswith(("xdoe.execution", "xdoe.store", "xdoe.agents", "xdoe.components")))) or "clean")
 """
 
 

@@ -14,7 +14,7 @@ from scipy.spatial.distance import pdist
 from xdoe.design import Design, Factor, maximin
 from xdoe.design._codes import code_pools, code_rank, codewords, lattice_points, search_generator, squared_lee
 from xdoe.design._factorial import factorial_indices
-from xdoe.design._maximin import _Pool, _unit_levels
+from xdoe.design._maximin_search import Pool, unit_levels
 
 
 def factors_of(ks):
@@ -139,7 +139,7 @@ def test_pool_may_hold_refuses_impossible_thresholds():
     ks = np.array([4] * 6)
     a = np.array([[0, 1, 2], [2, 0, 3], [1, 2, 0]])
     coset = codewords(4, a)
-    pool = _Pool(_unit_levels(coset, ks), coset)
+    pool = Pool(unit_levels(coset, ks), coset)
     six = 6 / 9
     assert pool.may_hold(50, six - 1e-9)  # every pair is at least that far
     assert pool.may_hold(64, -1.0)
@@ -147,7 +147,7 @@ def test_pool_may_hold_refuses_impossible_thresholds():
     assert not pool.may_hold(50, six + 1e-9)
     # a 2 x 2 grid: two points at distance 1 (the diagonal) are possible, three are not
     square = factorial_indices([2, 2])
-    small = _Pool(square.astype(float), square)
+    small = Pool(square.astype(float), square)
     assert small.may_hold(2, 1.0)
     assert not small.may_hold(3, 1.0)
 

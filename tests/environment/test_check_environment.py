@@ -8,7 +8,7 @@ from xdoe.environment import (
     SensorInformation,
     check_environment,
 )
-from xdoe.environments import DummyEnvironment, GymnasiumEnvironment, TicTacToeEnvironment
+from xdoe.components.environments import DummyEnvironment, GymnasiumEnvironment, TicTacToeEnvironment
 
 
 @pytest.mark.parametrize("make", [

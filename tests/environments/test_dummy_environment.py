@@ -3,7 +3,7 @@ import pytest
 from gymnasium import spaces
 
 from xdoe.environment import ActuatorInformation
-from xdoe.environments import DummyEnvironment
+from xdoe.components.environments import DummyEnvironment
 
 
 def _episode(env, action):

@@ -6,8 +6,8 @@ import pytest
 from gymnasium import spaces
 
 from xdoe.environment import ActuatorInformation
-from xdoe.environments import GymnasiumEnvironment
-from xdoe.environments._gymnasium import jsonable_info, split_observation
+from xdoe.components.environments import GymnasiumEnvironment
+from xdoe.components.environments._gymnasium import jsonable_info, split_observation
 
 
 class DictObsEnv(gymnasium.Env):
@@ -141,7 +141,7 @@ def test_missing_action_is_a_value_error():
 def test_jsonable_info_fast_path_equals_the_general_conversion():
     import enum
 
-    from xdoe.environments._gymnasium import _jsonable
+    from xdoe.components.environments._gymnasium import _jsonable
 
     class Colour(enum.IntEnum):
         RED = 1

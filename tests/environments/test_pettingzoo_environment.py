@@ -13,7 +13,7 @@ pytest.importorskip("pettingzoo")
 pytest.importorskip("pygame")  # PettingZoo's classic games import it
 
 from xdoe.environment import ActuatorInformation, check_environment  # noqa: E402
-from xdoe.environments import PettingZooEnvironment  # noqa: E402
+from xdoe.components.environments import PettingZooEnvironment  # noqa: E402
 
 sys.path.insert(0, str(Path(__file__).parents[1] / "execution"))  # pz_leaving
 

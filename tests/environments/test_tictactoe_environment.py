@@ -3,7 +3,7 @@ import pytest
 from gymnasium import spaces
 
 from xdoe.environment import ActuatorInformation
-from xdoe.environments import TicTacToeEnvironment
+from xdoe.components.environments import TicTacToeEnvironment
 
 D9 = spaces.Discrete(9)
 

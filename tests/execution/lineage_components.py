@@ -7,9 +7,9 @@ import time
 from typing import Any
 
 from xdoe.agent import Experience
-from xdoe.agents import QLearningBrain
+from xdoe.components.agents import QLearningBrain
 from xdoe.conditions import EpisodeProgress, TerminationCondition, Verdict
-from xdoe.environments import DummyEnvironment
+from xdoe.components.environments import DummyEnvironment
 
 #: ``{"at": n}`` makes every InterruptAfter raise KeyboardInterrupt at the n-th episode.
 ARMED: dict[str, int] = {}

@@ -8,7 +8,7 @@ from pathlib import Path
 
 import pytest
 
-from xdoe.agents import DummyBrain
+from xdoe.components.agents import DummyBrain
 from xdoe.errors import InputError, RunError
 from xdoe.execution import (
     CheckpointManager,
@@ -110,7 +110,7 @@ def test_load_brain_verifies_sha256(store, tmp_path):
 
 
 def test_brain_store_failure_is_a_run_error(store, tmp_path):
-    from xdoe.agents import QLearningBrain
+    from xdoe.components.agents import QLearningBrain
 
     rec = start_instance(store, tmp_path)
     mgr = CheckpointManager(store, rec.instance_id, tmp_path / "ck")

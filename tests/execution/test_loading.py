@@ -12,8 +12,8 @@ KEY = "schedule[0].training.agents[0].brain"
 
 
 def test_both_address_forms_and_dotted_paths():
-    from xdoe.agents import QLearningBrain
-    from xdoe.agents._qlearning import QLearningBrain as Same
+    from xdoe.components.agents import QLearningBrain
+    from xdoe.components.agents._qlearning import QLearningBrain as Same
 
     assert load_class("xdoe.agents:QLearningBrain", KEY) is QLearningBrain
     assert load_class("xdoe.agents._qlearning:QLearningBrain", KEY) is Same
@@ -47,19 +47,19 @@ def test_wrong_base_class_and_not_a_class():
 
 
 def test_wrong_parameter_lists_the_accepted_ones():
-    from xdoe.agents import QLearningBrain
+    from xdoe.components.agents import QLearningBrain
 
     with pytest.raises(ComponentError) as info:
         construct(QLearningBrain, KEY, {"alhpa": 0.1}, seed=1)
     msg = str(info.value)
-    assert msg.startswith(KEY + ".params: xdoe.agents._qlearning:QLearningBrain does not accept")
+    assert msg.startswith(KEY + ".params: xdoe.components.agents._qlearning:QLearningBrain does not accept")
     assert "'alhpa' (did you mean 'alpha'?)" in msg
     assert "accepted parameters: alpha, gamma, initial_q" in msg
 
 
 def test_missing_parameter_and_constructor_errors():
     from components import ImportTimeConfused
-    from xdoe.agents import QLearningBrain
+    from xdoe.components.agents import QLearningBrain
 
     with pytest.raises(ComponentError, match=r"requires layers; accepted parameters: layers"):
         construct(ImportTimeConfused, KEY, {}, seed=0)
@@ -71,7 +71,7 @@ def test_missing_parameter_and_constructor_errors():
 
 
 def test_open_ended_params_are_passed_on_and_refused_by_the_constructor():
-    from xdoe.environments import GymnasiumEnvironment
+    from xdoe.components.environments import GymnasiumEnvironment
 
     names, open_ended = accepted_parameters(GymnasiumEnvironment)
     assert open_ended and names[:3] == ["uid", "seed", "env_id"]
@@ -166,7 +166,7 @@ def test_params_used_other_than_forwarded_are_open_ended():
 
 
 def test_gymnasium_subclass_and_max_episode_steps_from_a_run_document(tmp_path):
-    from xdoe.environments import GymnasiumEnvironment
+    from xdoe.components.environments import GymnasiumEnvironment
     from xdoe.execution import run
 
     class Taxi(GymnasiumEnvironment):

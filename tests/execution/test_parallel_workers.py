@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import re
+from pathlib import Path
 from collections import Counter
 
 import pytest
@@ -84,3 +85,24 @@ def test_a_failing_or_dying_worker_fails_the_run_cleanly(tmp_path):
     with parallel_workers():
         result = run(bad, store=f"sqlite:///{tmp_path / 'y.sqlite'}", results=str(tmp_path / "results"))
     assert result.status == "failed" and re.match(r"parallel worker [01]: environment 'cd'", result.error)
+
+
+def test_both_phase_kinds_are_phase_runners_and_the_runner_does_not_ask_which(tmp_path):
+    from xdoe.execution import PhaseRunner, load_plan
+    from xdoe.execution._phase import PhaseRuntime
+    from xdoe.execution._runner import _phase_runtime
+
+    plan = load_plan(countdown_run("kinds", episodes=1, worker=2, length=2))
+    phase = plan.phases[0]
+    kinds = []
+    for parallel in (False, True):
+        with parallel_workers(parallel):
+            rt = _phase_runtime(plan, phase, {}, None, None)
+        try:
+            assert isinstance(rt, PhaseRunner)
+            kinds.append(type(rt))
+        finally:
+            rt.close()
+    assert kinds == [PhaseRuntime, ParallelPhase]
+    source = (Path(__file__).parents[2] / "src/xdoe/execution/_runner.py").read_text()
+    assert "isinstance(" not in source

@@ -11,7 +11,7 @@ from gymnasium import spaces
 
 from xdoe import TrainingSession
 from xdoe.agent import Experience
-from xdoe.agents import DummyBrain
+from xdoe.components.agents import DummyBrain
 from xdoe.environment import ActuatorInformation, RewardInformation, SensorInformation
 from xdoe.errors import InputError
 from xdoe.execution import checkpoints_of, latest_checkpoint, load_brain

@@ -115,7 +115,7 @@ def test_tree_without_sessions_shows_the_lineage(parent: str, tmp_path: Path) ->
 
 def test_training_session_attaches_to_a_node(parent: str, tmp_path: Path) -> None:
     from xdoe import TrainingSession
-    from xdoe.agents import QLearningBrain
+    from xdoe.components.agents import QLearningBrain
     from xdoe.tree import attach
 
     brain = QLearningBrain(seed=0, alpha=0.1)

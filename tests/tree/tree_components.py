@@ -6,7 +6,7 @@ import time
 from typing import Any
 
 from xdoe.environment import EnvironmentState, RewardInformation
-from xdoe.environments import DummyEnvironment
+from xdoe.components.environments import DummyEnvironment
 
 
 class LevelEnvironment(DummyEnvironment):

@@ -1,47 +1,10 @@
-"""Built-in agents: brains, muscles and objectives.
-
-- :class:`DummyBrain` / :class:`DummyMuscle`: no learning, uniformly random
-  actions (a baseline and a pipeline check);
-- :class:`QLearningBrain` / :class:`QLearningMuscle`: tabular Q-learning on
-  discrete sensors and actuators (Watkins & Dayan 1992);
-- :class:`SB3Brain` / :class:`SB3Muscle`: any Stable-Baselines3 algorithm
-  (PPO, A2C, DQN, SAC, TD3, DDPG, ``module:Class``); needs ``xdoe[sb3]``;
-- :class:`RewardObjective`: the sum of the rewards an agent receives.
-
-Each is addressable in documents as ``xdoe.agents:Name`` and by its full
-module path (e.g. ``xdoe.agents._qlearning:QLearningBrain``). The classes
-are imported on first use (:mod:`xdoe._lazy`).
+"""Old name of :mod:`xdoe.components.agents` (the built-in agents), kept so
+every document naming ``xdoe.agents:QLearningBrain`` or a full module path
+such as ``xdoe.agents._qlearning:QLearningBrain`` loads the same classes
+(and brains pickled under these paths unpickle). New documents should write
+``xdoe.components.agents:Name``; see :func:`xdoe._lazy.alias_package`.
 """
 
-from __future__ import annotations
+from xdoe._lazy import alias_package
 
-from typing import TYPE_CHECKING
-
-from xdoe._lazy import lazy_exports
-
-if TYPE_CHECKING:
-    from xdoe.agents._dummy import DummyBrain, DummyMuscle
-    from xdoe.agents._objectives import RewardObjective
-    from xdoe.agents._qlearning import DiscreteEncoder, QLearningBrain, QLearningMuscle, QTable
-    from xdoe.agents._sb3 import SB3Brain
-    from xdoe.agents._sb3_muscle import SB3Muscle
-
-__all__ = [
-    "DummyBrain",
-    "DummyMuscle",
-    "QLearningBrain",
-    "QLearningMuscle",
-    "QTable",
-    "DiscreteEncoder",
-    "RewardObjective",
-    "SB3Brain",
-    "SB3Muscle",
-]
-
-__getattr__, __dir__ = lazy_exports(__name__, globals(), {
-    "xdoe.agents._dummy": ["DummyBrain", "DummyMuscle"],
-    "xdoe.agents._objectives": ["RewardObjective"],
-    "xdoe.agents._qlearning": ["DiscreteEncoder", "QLearningBrain", "QLearningMuscle", "QTable"],
-    "xdoe.agents._sb3": ["SB3Brain"],
-    "xdoe.agents._sb3_muscle": ["SB3Muscle"],
-})
+__getattr__, __dir__, __all__ = alias_package(__name__, "xdoe.components.agents")

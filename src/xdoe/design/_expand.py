@@ -36,7 +36,8 @@ import numpy as np
 
 from xdoe.design._factors import Factor
 from xdoe.documents._canonical import canonical_json
-from xdoe.documents._experiment import LIST_KEYS, NAME_KEYS, SET_KEYS, Experiment, Variable
+from xdoe.documents._experiment_models import LIST_KEYS, NAME_KEYS, SET_KEYS
+from xdoe.documents._experiment_types import Experiment, Variable
 from xdoe.documents._placeholders import PlaceholderError, find_placeholders, interpolate
 from xdoe.documents._reference import is_reference
 from xdoe.documents._run import RUN_DOCUMENT_VERSION

@@ -65,6 +65,7 @@ if TYPE_CHECKING:
         plan_run,
     )
     from xdoe.execution._events import PhaseResult, ProgressEvent
+    from xdoe.execution._phase_runner import PhaseRunner
     from xdoe.execution._runner import check_plan, execute_plan
     from xdoe.execution._seeding import brain_seed, derive_seed, environment_seed, muscle_seed
     from xdoe.session import TrainingSession  # re-exported: xdoe.TrainingSession is the home
@@ -82,6 +83,7 @@ __all__ = [
     "RunResult",
     "PhaseResult",
     "ProgressEvent",
+    "PhaseRunner",
     "check_document",
     "load_plan",
     "load_file_plan",
@@ -123,6 +125,7 @@ __getattr__, __dir__ = lazy_exports(__name__, globals(), {
     "xdoe.execution._plan": ["AgentSpec", "ComponentPlan", "EnvironmentPlan", "PhasePlan", "RunPlan",
                              "plan_run"],
     "xdoe.execution._events": ["PhaseResult", "ProgressEvent"],
+    "xdoe.execution._phase_runner": ["PhaseRunner"],
     "xdoe.execution._runner": ["check_plan", "execute_plan"],
     "xdoe.execution._seeding": ["brain_seed", "derive_seed", "environment_seed", "muscle_seed"],
     "xdoe.session": ["TrainingSession"],

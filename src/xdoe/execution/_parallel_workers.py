@@ -107,10 +107,9 @@ class ParallelPhase:
     docstring); the run process keeps the brains, the recorder and the
     episode-level conditions.
 
-    Offers what :func:`xdoe.execution._runner.execute_plan` uses of a phase
-    runtime: ``progress``, ``conditions``, ``workers`` (empty: no worker
-    lives here), ``samplers``, ``has_samplers`` (``False``: workers redraw
-    their own environments), :meth:`run` and :meth:`close`.
+    A :class:`~xdoe.execution._phase_runner.PhaseRunner`: ``workers`` is
+    empty (no worker lives here) and ``has_samplers`` is ``False`` (workers
+    redraw their own environments).
 
     Raises:
         RunError: a worker process failed (its error and traceback are
@@ -155,6 +154,9 @@ class ParallelPhase:
         except BaseException:
             self.close()
             raise
+
+    def redraw(self, worker: Any) -> None:
+        """Nothing to do: each worker process redraws its own environments."""
 
     # -- messages -------------------------------------------------------------------
     def _recv(self, w: int) -> Any:

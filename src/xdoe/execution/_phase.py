@@ -1,28 +1,31 @@
 """A phase at run time (:class:`PhaseRuntime`): its components built and
 seeded, sensor and actuator ids resolved, termination conditions and progress,
-parameter samplers; shared by the in-process loop and the parallel workers."""
+parameter samplers, and the in-process episode loop (:meth:`PhaseRuntime.run`,
+the in-process :class:`~xdoe.execution._phase_runner.PhaseRunner`); its
+builders are shared with the parallel workers."""
 
 from __future__ import annotations
 
-import time
 from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any, Callable
 
 from numpy.random import Generator as _Generator
 
 from xdoe.agent import Brain, Mode, Muscle, Objective
-from xdoe.conditions import EnvironmentTerminationCondition, PhaseProgress, TerminationCondition
+from xdoe.conditions import EnvironmentTerminationCondition, PhaseProgress, TerminationCondition, Verdict
 from xdoe.environment import ActuatorInformation, Environment, Reward, SensorInformation
 from xdoe.errors import ComponentError
 from xdoe.execution._loading import construct, load_class
 from xdoe.execution._plan import AgentSpec, ComponentPlan, EnvironmentPlan, PhasePlan, RunPlan
+from xdoe.execution._phase_runner import EpisodeCallback
 from xdoe.execution._seeding import brain_seed, environment_seed, muscle_seed, sampler_rng
-from xdoe.execution._worker import CONTINUE, AgentRuntime, Worker, component_error
+from xdoe.execution._worker import CONTINUE, RESET, STOP_PHASE, STOP_RUN, AgentRuntime, Worker, component_error
 from xdoe.simulation import SimulationController
 
 if TYPE_CHECKING:
     import numpy as np
 
+    from xdoe.execution._events import PhaseResult
     from xdoe.execution._resume import WorkerState
     from xdoe.store import RunRecorder
 
@@ -136,7 +139,8 @@ def agent_setups(phase: PhasePlan, baselines: list[Any]) -> list[AgentSetup]:
 
 
 class PhaseRuntime:
-    """Everything constructed for one phase."""
+    """Everything constructed for one phase; the in-process
+    :class:`~xdoe.execution._phase_runner.PhaseRunner` (:meth:`run`)."""
 
     def __init__(self, plan: RunPlan, phase: PhasePlan, brains: dict[str, Brain],
                  run_condition: TerminationCondition | None, recorder: "RunRecorder | None",
@@ -257,6 +261,70 @@ class PhaseRuntime:
                 self.progress.episodes_done[worker.index] = saved_state.next_episode
                 if worker.episode >= phase.episodes:
                     worker.active = False
+
+    def run(self, result: "PhaseResult", on_episode: EpisodeCallback) -> Verdict:
+        """The episode loop of the phase in this process: every active worker
+        steps in turn; adds to ``result`` and returns the highest phase-level
+        verdict."""
+        phase = self.phase
+        controller = self.controller
+        step_conditions = [c.step_finished for c in self.conditions if overrides(c, "step_finished")]
+        episode_conditions = [c.episode_finished for c in self.conditions if overrides(c, "episode_finished")]
+        for condition in self.conditions:
+            condition.phase_started(self.progress)
+        budget = phase.episodes
+        reward_sums: dict[str, float] = {a.name: 0.0 for a in phase.agents}
+        objective_sums: dict[str, float] = {a.name: 0.0 for a in phase.agents}
+
+        def finish(worker: Worker, truncated: bool) -> Verdict:
+            episode = worker.end_episode(truncated)
+            result.episodes += 1
+            result.steps += episode.steps
+            for name, value in episode.rewards.items():
+                reward_sums[name] += value
+            for name, value in episode.objectives.items():
+                objective_sums[name] += value
+            verdict = CONTINUE
+            for check in episode_conditions:
+                answer = check(episode)
+                if answer > verdict:
+                    verdict = answer
+            on_episode(worker, episode)
+            return verdict
+
+        active = [w for w in self.workers if w.active]  # a resumed phase may have finished workers
+        for worker in active:
+            worker.start_episode(controller, started=True)
+        stop = CONTINUE
+        while active and stop < STOP_PHASE:
+            ended = False
+            for worker in active:
+                controller.step(worker)
+                verdict = step_verdict(step_conditions, worker.progress)
+                if verdict >= RESET:
+                    ended = True
+                    answer = finish(worker, False)
+                    if answer > verdict:
+                        verdict = answer
+                    if verdict < STOP_PHASE and worker.episode < budget:
+                        worker.start_episode(controller)
+                    else:
+                        worker.active = False
+                    if verdict >= STOP_PHASE:
+                        stop = verdict
+                        break
+            if ended:  # only an ended episode can retire a worker; steps stay cheap
+                active = [w for w in active if w.active]
+        for worker in self.workers:
+            if worker.in_episode and worker.step > 0:
+                finish(worker, True)
+        result.stopped_by = {
+            CONTINUE: "episodes", RESET: "episodes", STOP_PHASE: "condition", STOP_RUN: "run_condition"
+        }[Verdict(stop)]
+        total = max(result.episodes, 1)
+        result.rewards = {k: v / total for k, v in reward_sums.items()}
+        result.objectives = {k: v / total for k, v in objective_sums.items()}
+        return Verdict(stop)
 
     def redraw(self, worker: "Worker") -> None:
         """Re-create the worker's environments that have parameter samplers,

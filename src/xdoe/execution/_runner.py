@@ -44,18 +44,17 @@ In train mode each completed transition goes to ``brain.thinking`` as an
 from __future__ import annotations
 
 import time
-from typing import TYPE_CHECKING, Any, Callable
+from typing import TYPE_CHECKING, Any
 
 from xdoe.agent import Brain
-from xdoe.conditions import EnvironmentTerminationCondition, EpisodeProgress, TerminationCondition, Verdict
-from xdoe.errors import ComponentError, RunError, RunStopped
+from xdoe.conditions import EpisodeProgress, TerminationCondition
+from xdoe.errors import RunStopped
 from xdoe.execution._events import PhaseResult, ProgressCallback, ProgressEvent
-from xdoe.execution._loading import construct
 from xdoe.execution._parallel_workers import ParallelPhase, parallel_workers_enabled
-from xdoe.execution._phase import PhaseRuntime, build_component, overrides, step_verdict
+from xdoe.execution._phase import PhaseRuntime, build_component
+from xdoe.execution._phase_runner import PhaseRunner
 from xdoe.execution._plan import AgentSpec, PhasePlan, RunPlan
-from xdoe.execution._seeding import brain_seed, environment_seed, muscle_seed
-from xdoe.execution._worker import CONTINUE, RESET, STOP_PHASE, STOP_RUN, Worker
+from xdoe.execution._worker import STOP_RUN, Worker
 
 if TYPE_CHECKING:
     from xdoe.execution._resume import ResumePoint
@@ -71,81 +70,15 @@ _LIVE_SECONDS = 2.0
 
 def _phase_runtime(plan: RunPlan, phase: PhasePlan, brains: dict[str, Brain],
                    run_condition: TerminationCondition | None, recorder: "RunRecorder | None",
-                   **kwargs: Any) -> Any:
-    """The phase's runtime: in-process (:class:`PhaseRuntime`), or worker
-    processes when parallel workers are on and the phase has several
+                   **kwargs: Any) -> PhaseRunner:
+    """The phase's :class:`PhaseRunner`: in-process (:class:`PhaseRuntime`), or
+    worker processes when parallel workers are on and the phase has several
     workers (:mod:`xdoe.execution._parallel_workers`)."""
     if phase.workers > 1 and kwargs.get("restore") is None:
         if parallel_workers_enabled():
             return ParallelPhase(plan, phase, brains, run_condition, recorder,
                                  prepare_brain=kwargs.get("prepare_brain"))
     return PhaseRuntime(plan, phase, brains, run_condition, recorder, **kwargs)
-
-
-def _run_phase(rt: PhaseRuntime, result: PhaseResult,
-               on_episode: Callable[["Worker", EpisodeProgress], None]) -> Verdict:
-    """The episode loop of one phase; returns the highest phase-level verdict."""
-    if not isinstance(rt, PhaseRuntime):  # parallel workers
-        return rt.run(result, on_episode)  # type: ignore[no-any-return]
-    phase = rt.phase
-    controller = rt.controller
-    step_conditions = [c.step_finished for c in rt.conditions if overrides(c, "step_finished")]
-    episode_conditions = [c.episode_finished for c in rt.conditions if overrides(c, "episode_finished")]
-    for condition in rt.conditions:
-        condition.phase_started(rt.progress)
-    budget = phase.episodes
-    reward_sums: dict[str, float] = {a.name: 0.0 for a in phase.agents}
-    objective_sums: dict[str, float] = {a.name: 0.0 for a in phase.agents}
-
-    def finish(worker: Worker, truncated: bool) -> Verdict:
-        episode = worker.end_episode(truncated)
-        result.episodes += 1
-        result.steps += episode.steps
-        for name, value in episode.rewards.items():
-            reward_sums[name] += value
-        for name, value in episode.objectives.items():
-            objective_sums[name] += value
-        verdict = CONTINUE
-        for check in episode_conditions:
-            answer = check(episode)
-            if answer > verdict:
-                verdict = answer
-        on_episode(worker, episode)
-        return verdict
-
-    active = [w for w in rt.workers if w.active]  # a resumed phase may have finished workers
-    for worker in active:
-        worker.start_episode(controller, started=True)
-    stop = CONTINUE
-    while active and stop < STOP_PHASE:
-        ended = False
-        for worker in active:
-            controller.step(worker)
-            verdict = step_verdict(step_conditions, worker.progress)
-            if verdict >= RESET:
-                ended = True
-                answer = finish(worker, False)
-                if answer > verdict:
-                    verdict = answer
-                if verdict < STOP_PHASE and worker.episode < budget:
-                    worker.start_episode(controller)
-                else:
-                    worker.active = False
-                if verdict >= STOP_PHASE:
-                    stop = verdict
-                    break
-        if ended:  # only an ended episode can retire a worker; steps stay cheap
-            active = [w for w in active if w.active]
-    for worker in rt.workers:
-        if worker.in_episode and worker.step > 0:
-            finish(worker, True)
-    result.stopped_by = {
-        CONTINUE: "episodes", RESET: "episodes", STOP_PHASE: "condition", STOP_RUN: "run_condition"
-    }[Verdict(stop)]
-    total = max(result.episodes, 1)
-    result.rewards = {k: v / total for k, v in reward_sums.items()}
-    result.objectives = {k: v / total for k, v in objective_sums.items()}
-    return Verdict(stop)
 
 
 def _lineage_changes(plan: RunPlan) -> dict[tuple[int, str], tuple[bool, bool]]:
@@ -300,7 +233,7 @@ def execute_plan(
         redraw = rt.has_samplers
         total = phase.workers * phase.episodes
 
-        def on_episode(worker: Worker, episode: EpisodeProgress, rt: PhaseRuntime = rt,
+        def on_episode(worker: Worker, episode: EpisodeProgress, rt: PhaseRunner = rt,
                        result: PhaseResult = result, base: int = steps_before,
                        checkpointer: PhaseCheckpointer | None = checkpointer,
                        redraw: bool = redraw, phase: PhasePlan = phase) -> None:
@@ -323,7 +256,7 @@ def execute_plan(
             progress(ProgressEvent(plan.uid, phase.name, phase.index, len(plan.phases), 0, total,
                                    steps_before))
         try:
-            verdict = _run_phase(rt, result, on_episode)
+            verdict = rt.run(result, on_episode)
             if checkpointer is not None:
                 checkpointer.save(final=True)
         finally:

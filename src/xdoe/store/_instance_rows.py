@@ -3,11 +3,12 @@
 A mixin of :class:`xdoe.store.Store` (with :mod:`xdoe.store._checkpoint_rows`):
 the phases of an instance, dropping what a resumed instance redoes, the
 per-phase sums of the episodes it keeps, and the stored steps ``replay:``
-streams.
+streams; and the value types of runs and instances the facade returns.
 """
 
 from __future__ import annotations
 
+import datetime as _dt
 from collections.abc import Iterator, Sequence
 from contextlib import AbstractContextManager
 from dataclasses import dataclass
@@ -19,7 +20,42 @@ from sqlalchemy.orm import Session
 
 from xdoe.store._models import Checkpoint, Episode, Phase, Run, RunInstance, Step
 
-__all__ = ["InstanceRows", "PhaseRow", "PhaseSums"]
+__all__ = ["InstanceRows", "InstanceInfo", "PhaseRow", "PhaseSums", "RunInfo"]
+
+
+@dataclass(frozen=True)
+class RunInfo:
+    """A run version as stored: ``document`` is the run document (dict)."""
+
+    id: int
+    uid: str
+    experiment: str | None
+    content_hash: str
+    design_point: int | None
+    repetition: int | None
+    seed: int | None
+    levels: dict[str, Any] | None
+    created: _dt.datetime
+    document: dict[str, Any]
+
+
+@dataclass(frozen=True)
+class InstanceInfo:
+    """One run instance (times are aware UTC datetimes)."""
+
+    id: int
+    uuid: str
+    run_uid: str
+    content_hash: str
+    host: str
+    pid: int
+    start: _dt.datetime
+    end: _dt.datetime | None
+    status: str
+    error: str | None
+    traceback: str | None
+    heartbeat: _dt.datetime | None
+    results_dir: str | None
 
 
 @dataclass(frozen=True)

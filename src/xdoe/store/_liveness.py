@@ -17,7 +17,7 @@ from typing import TYPE_CHECKING
 from xdoe._process import process_alive
 
 if TYPE_CHECKING:
-    from xdoe.store._store import InstanceInfo
+    from xdoe.store._instance_rows import InstanceInfo
 
 __all__ = ["HEARTBEAT_TIMEOUT", "dead_reason", "instance_alive"]
 

@@ -5,7 +5,6 @@ from __future__ import annotations
 import os
 import socket
 import threading
-import traceback as _traceback
 import uuid
 from pathlib import Path
 from types import TracebackType
@@ -15,10 +14,11 @@ from sqlalchemy import update
 
 from xdoe.errors import DocumentError, StoreError, one_line
 from xdoe.store._json import compact_json, document_hash
-from xdoe.store._models import Episode, Experiment, Phase, Run, RunInstance, utcnow
+from xdoe.store._models import Experiment, Phase, Run, RunInstance, utcnow
 from xdoe.store._recorder_resume import RecorderResume
 from xdoe.store._recorder_rows import RowBuffer, _get_or_create, _int_or_none, _json_cell
 from xdoe.store._results import DEFAULT_RESULTS_ROOT, ResultsPaths, ResultsWriter
+from xdoe.store._rules import FINAL_STATUSES, exit_status
 from xdoe.store._steps import StepPolicy
 
 if TYPE_CHECKING:
@@ -26,20 +26,7 @@ if TYPE_CHECKING:
 
 __all__ = ["RunRecorder", "FINAL_STATUSES"]
 
-#: Statuses :meth:`RunRecorder.finish` accepts.
-FINAL_STATUSES = ("finished", "failed", "interrupted")
 _MAX_ERROR_CHARS = 2000
-
-
-def exit_status(exc_type: type[BaseException] | None, exc: BaseException | None,
-                tb: TracebackType | None) -> tuple[str, str | None, str | None]:
-    """``(status, one-line error, traceback)`` for leaving a recording block:
-    ``finished`` without an exception, ``interrupted`` for Ctrl-C, else ``failed``."""
-    if exc is None:
-        return "finished", None, None
-    status = "interrupted" if isinstance(exc, KeyboardInterrupt) else "failed"
-    return (status, f"{type(exc).__name__}: {exc}",
-            "".join(_traceback.format_exception(exc_type, exc, tb)))
 
 
 class RunRecorder(RecorderResume, RowBuffer):

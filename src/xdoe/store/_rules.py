@@ -2,18 +2,21 @@
 instance with status ``finished`` (:data:`FINISHED`, :func:`finished_stmt`);
 every query that asks "is this run done?" (skipping, claiming,
 ``load:``/``replay:``, ``xrun jobs``) uses this clause. The liveness rule is
-in :mod:`xdoe.store._liveness`.
+in :mod:`xdoe.store._liveness`. The statuses an instance ends with, and
+which one leaving a recording block gives, are here too.
 """
 
 from __future__ import annotations
 
+import traceback
+from types import TracebackType
 from typing import Any
 
 from sqlalchemy import Select, func, select
 
 from xdoe.store._models import Run, RunInstance
 
-__all__ = ["FINISHED", "finished_stmt"]
+__all__ = ["FINISHED", "FINAL_STATUSES", "exit_status", "finished_stmt"]
 
 #: The one "finished" rule: the instance's status.
 FINISHED = RunInstance.status == "finished"
@@ -29,3 +32,18 @@ def finished_stmt(run_uid: str | None = None, content_hash: str | None = None) -
     if content_hash is not None:
         stmt = stmt.where(Run.content_hash == content_hash)
     return stmt.group_by(Run.uid, Run.content_hash)
+
+
+#: Statuses :meth:`xdoe.store.RunRecorder.finish` accepts.
+FINAL_STATUSES = ("finished", "failed", "interrupted")
+
+
+def exit_status(exc_type: type[BaseException] | None, exc: BaseException | None,
+                tb: TracebackType | None) -> tuple[str, str | None, str | None]:
+    """``(status, one-line error, traceback)`` for leaving a recording block:
+    ``finished`` without an exception, ``interrupted`` for Ctrl-C, else ``failed``."""
+    if exc is None:
+        return "finished", None, None
+    status = "interrupted" if isinstance(exc, KeyboardInterrupt) else "failed"
+    return (status, f"{type(exc).__name__}: {exc}",
+            "".join(traceback.format_exception(exc_type, exc, tb)))

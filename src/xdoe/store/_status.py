@@ -31,6 +31,9 @@ from typing import TYPE_CHECKING, Any
 from sqlalchemy import select
 
 from xdoe.errors import InputError
+from xdoe.documents._run import load_run_document
+from xdoe.store._export import check_experiment
+from xdoe.store._json import document_hash
 from xdoe.store._models import Experiment, Run, RunInstance, utcnow
 from xdoe.store._liveness import HEARTBEAT_TIMEOUT, dead_reason
 
@@ -110,9 +113,6 @@ def design_runs(output_dir: str | Path) -> list[DesignRun]:
     Raises:
         InputError: ``output_dir`` is not a folder or holds no run document.
     """
-    from xdoe.documents._run import load_run_document
-    from xdoe.store._json import document_hash
-
     folder = Path(output_dir)
     if not folder.is_dir():
         raise InputError(f"{folder}: not a folder (expected an xgen output folder)")
@@ -257,8 +257,6 @@ def campaign_status(
             store (when no ``output_dir`` is given).
         StoreError: the store cannot be read.
     """
-    from xdoe.store._export import check_experiment
-
     if output_dir is not None:
         runs = design_runs(output_dir)
         uids: set[str] | None = {r.uid for r in runs}

@@ -3,11 +3,9 @@ executor and the command line need."""
 
 from __future__ import annotations
 
-import datetime as _dt
 import json
 from collections.abc import Iterable, Iterator
 from contextlib import AbstractContextManager, contextmanager
-from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
@@ -31,7 +29,7 @@ from xdoe.store._models import (
     utcnow,
 )
 from xdoe.store._checkpoint_rows import CheckpointRows
-from xdoe.store._instance_rows import InstanceRows
+from xdoe.store._instance_rows import InstanceInfo, InstanceRows, RunInfo
 from xdoe.store._recorder import RunRecorder
 from xdoe.store._rules import FINISHED, finished_stmt
 
@@ -42,41 +40,6 @@ IN_CHUNK = 500
 
 # Key of the PostgreSQL advisory lock that serialises schema creation.
 _SCHEMA_LOCK = 0x7864_6F65  # "xdoe"
-
-
-@dataclass(frozen=True)
-class RunInfo:
-    """A run version as stored: ``document`` is the run document (dict)."""
-
-    id: int
-    uid: str
-    experiment: str | None
-    content_hash: str
-    design_point: int | None
-    repetition: int | None
-    seed: int | None
-    levels: dict[str, Any] | None
-    created: _dt.datetime
-    document: dict[str, Any]
-
-
-@dataclass(frozen=True)
-class InstanceInfo:
-    """One run instance (times are aware UTC datetimes)."""
-
-    id: int
-    uuid: str
-    run_uid: str
-    content_hash: str
-    host: str
-    pid: int
-    start: _dt.datetime
-    end: _dt.datetime | None
-    status: str
-    error: str | None
-    traceback: str | None
-    heartbeat: _dt.datetime | None
-    results_dir: str | None
 
 
 def _require_sqlite_file(url: str, masked: str) -> None:

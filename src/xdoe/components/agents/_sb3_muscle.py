@@ -1,4 +1,4 @@
-"""The acting side of :class:`xdoe.agents.SB3Brain`."""
+"""The acting side of :class:`xdoe.components.agents.SB3Brain`."""
 
 from __future__ import annotations
 
@@ -9,15 +9,15 @@ import numpy as np
 from gymnasium import spaces
 
 from xdoe.agent import Mode, Muscle
-from xdoe.agents._sb3_common import OwnRandomState
-from xdoe.agents._sb3_spaces import ActionCodec, ObservationCodec, mask_for
+from xdoe.components.agents._sb3_common import OwnRandomState
+from xdoe.components.agents._sb3_spaces import ActionCodec, ObservationCodec, mask_for
 from xdoe.environment import ActuatorInformation, SensorInformation
 
 __all__ = ["SB3Muscle"]
 
 
 class SB3Muscle(Muscle):
-    """Acts with the current policy of its :class:`~xdoe.agents.SB3Brain`.
+    """Acts with the current policy of its :class:`~xdoe.components.agents.SB3Brain`.
 
     Parameters:
         uid: the agent name.

@@ -15,10 +15,10 @@ import gymnasium
 import numpy as np
 
 from xdoe.agent import Brain, Experience
-from xdoe.agents._sb3_common import ALGORITHMS as _ALGORITHMS
-from xdoe.agents._sb3_common import OwnRandomState, algorithm_class, require_sb3
-from xdoe.agents._sb3_common import hyperparameters as _hyperparameters
-from xdoe.agents._sb3_spaces import ActionCodec, ObservationCodec
+from xdoe.components.agents._sb3_common import ALGORITHMS as _ALGORITHMS
+from xdoe.components.agents._sb3_common import OwnRandomState, algorithm_class, require_sb3
+from xdoe.components.agents._sb3_common import hyperparameters as _hyperparameters
+from xdoe.components.agents._sb3_spaces import ActionCodec, ObservationCodec
 from xdoe.environment import ActuatorInformation, SensorInformation
 
 __all__ = ["SB3Brain"]
@@ -79,8 +79,8 @@ class SB3Brain(Brain):
             leaves torch's default (one per core).
 
     Learning (train mode): the observation is the agent's sensors
-    (:class:`~xdoe.agents._sb3_spaces.ObservationCodec`), the action its
-    actuators (:class:`~xdoe.agents._sb3_spaces.ActionCodec`), the reward the
+    (:class:`~xdoe.components.agents._sb3_spaces.ObservationCodec`), the action its
+    actuators (:class:`~xdoe.components.agents._sb3_spaces.ActionCodec`), the reward the
     agent's objective. On-policy algorithms fill SB3's ``RolloutBuffer`` with
     one column per worker (as SB3's vectorised environments would), bootstrap
     truncated episodes with ``gamma * V(s')`` as SB3 does, and call

@@ -16,7 +16,7 @@ from xdoe.environment import (
     RewardInformation,
     SensorInformation,
 )
-from xdoe.environments._gymnasium import jsonable_info
+from xdoe.components.environments._gymnasium import jsonable_info
 
 __all__ = ["PettingZooEnvironment"]
 

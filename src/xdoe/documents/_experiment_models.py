@@ -1,0 +1,317 @@
+"""The experiment document's pydantic models (the format is described in
+:mod:`xdoe.documents._experiment`, which loads and checks it) and its JSON
+Schema."""
+
+from __future__ import annotations
+
+import re
+from typing import Any, ClassVar, Literal
+
+from pydantic import AliasChoices, Field, field_validator, model_validator
+
+from xdoe.documents._reference import is_reference
+from xdoe.documents._validation import DocumentModel, Integer, short_repr
+
+__all__ = [
+    "DEFAULT_MAX_TOTAL_RUNS",
+    "DESIGN_METHODS",
+    "FACTOR_NAME_PATTERN",
+    "UID_PATTERN",
+    "LIST_KEYS",
+    "NAME_KEYS",
+    "SET_KEYS",
+    "FactorSpec",
+    "Definitions",
+    "SchedulePhase",
+    "ExperimentDocument",
+    "experiment_schema",
+]
+
+DESIGN_METHODS = ("auto", "full_factorial", "lhs", "maximin")
+#: default of ``max_total_runs``: the most runs (design points x repetitions) xgen builds
+DEFAULT_MAX_TOTAL_RUNS = 1_000_000
+LIST_KEYS = ("environments", "agents")  # levels are lists of keys
+NAME_KEYS = ("simulation", "phase_config")  # levels are single keys
+SET_KEYS = ("sensors", "actuators")  # per agent, levels are set keys
+FACTOR_NAME_PATTERN = re.compile(r"[A-Za-z_][A-Za-z0-9_.-]*\Z")
+UID_PATTERN = re.compile(r"[A-Za-z0-9_.-]+\Z")
+
+
+# ------------------------------------------------------------------ pydantic models
+
+
+class FactorSpec(DocumentModel):
+    """A named factor: either categorical ``levels`` or a continuous
+    ``range: [low, high]`` with ``scale`` (``linear`` or ``log``) and
+    ``integer`` (whole numbers)."""
+
+    levels: list[Any] | None = Field(default=None, min_length=1, description="the values the factor takes")
+    range: tuple[float, float] | None = Field(default=None, description="[low, high] of a continuous factor")
+    scale: Literal["linear", "log"] = "linear"
+    integer: bool = False
+    when: dict[str, Any] | None = Field(
+        default=None, description="factor -> levels: the factor applies only when these hold (xdoe)"
+    )
+
+    @model_validator(mode="after")
+    def _one_kind(self) -> "FactorSpec":
+        if (self.levels is None) == (self.range is None):
+            raise ValueError("expected exactly one of 'levels: [...]' or 'range: [low, high]'")
+        if self.range is not None:
+            low, high = self.range
+            if not low < high:
+                raise ValueError(f"expected range [low, high] with low < high, got [{low}, {high}]")
+            if self.scale == "log" and low <= 0:
+                raise ValueError(f"a log-scale range needs low > 0, got {low}")
+        elif self.scale != "linear" or self.integer:
+            raise ValueError("'scale' and 'integer' apply to 'range' factors, not to 'levels'")
+        return self
+
+
+class ComponentDefinition(DocumentModel):
+    name: str = Field(min_length=1, description="import path, 'package.module:Class'")
+    params: dict[str, Any] = Field(default_factory=dict)
+
+    @field_validator("params", mode="before")
+    @classmethod
+    def _none(cls, value: Any) -> Any:
+        return {} if value is None else value
+
+
+class OptionalComponentDefinition(DocumentModel):
+    """A reward or state transformer; an empty ``name`` means none."""
+
+    name: str | None = ""
+    params: dict[str, Any] | None = None
+
+
+class EnvironmentComponent(ComponentDefinition):
+    uid: str | None = Field(default=None, description="environment uid (default: the definition key)")
+
+
+class EnvironmentDefinition(DocumentModel):
+    environment: EnvironmentComponent
+    reward: OptionalComponentDefinition | None = None
+    state_transformer: OptionalComponentDefinition | None = None
+
+
+class AgentDefinition(DocumentModel):
+    name: str | None = Field(default=None, description="agent name (default: the definition key)")
+    brain: ComponentDefinition
+    muscle: ComponentDefinition
+    objective: ComponentDefinition
+    load: Any = None
+    replay: Any = None
+
+
+class SimulationDefinition(DocumentModel):
+    name: str = Field(min_length=1)
+    conditions: list[ComponentDefinition] = Field(default_factory=list)
+
+    @field_validator("conditions", mode="before")
+    @classmethod
+    def _none(cls, value: Any) -> Any:
+        return [] if value is None else value
+
+
+class PhaseConfigDefinition(DocumentModel):
+    open_keys: ClassVar[bool] = True
+
+    mode: Literal["train", "test"] = "train"
+    worker: Integer = Field(default=1, ge=1)
+    episodes: Integer = Field(default=1, ge=1)
+
+
+class RunConfigDefinition(DocumentModel):
+    open_keys: ClassVar[bool] = True
+
+    condition: OptionalComponentDefinition | None = None
+
+
+def _id_list(value: Any) -> Any:
+    if isinstance(value, (str, int)) and not isinstance(value, bool):
+        value = [value]
+    if not isinstance(value, list) or not all(isinstance(v, (str, int)) and not isinstance(v, bool) for v in value):
+        raise ValueError(f"expected a list of sensor/actuator ids, got {short_repr(value)}")
+    return [str(v) for v in value]
+
+
+class Definitions(DocumentModel):
+    environments: dict[str, EnvironmentDefinition] = Field(default_factory=dict)
+    agents: dict[str, AgentDefinition] = Field(default_factory=dict)
+    sensors: dict[str, dict[str, list[str]]] = Field(default_factory=dict)
+    actuators: dict[str, dict[str, list[str]]] = Field(default_factory=dict)
+    simulation: dict[str, SimulationDefinition] = Field(default_factory=dict)
+    phase_config: dict[str, PhaseConfigDefinition] = Field(default_factory=dict)
+    run_config: RunConfigDefinition | None = None
+
+    @field_validator("sensors", "actuators", mode="before")
+    @classmethod
+    def _sets(cls, value: Any) -> Any:
+        if value is None:
+            return {}
+        if not isinstance(value, dict):
+            raise ValueError(f"expected a mapping of set keys to {{environment uid: [ids]}}, got {short_repr(value)}")
+        out = {}
+        for key, mapping in value.items():
+            if not isinstance(mapping, dict):
+                raise ValueError(f"set {key!r}: expected a mapping {{environment uid: [ids]}}, got {short_repr(mapping)}")
+            out[key] = {str(uid): _id_list(ids) for uid, ids in mapping.items()}
+        return out
+
+
+def _is_key(value: Any) -> bool:
+    return isinstance(value, str) and bool(value.strip())
+
+
+class SchedulePhase(DocumentModel):
+    """One phase of the schedule; every key is a list of levels, and an
+    omitted key takes the previous phase's choice."""
+
+    environments: list[list[str] | str] | None = Field(
+        default=None, description="levels; each level a list of environment keys, or a $req(...) reference"
+    )
+    agents: list[list[str] | str] | None = Field(
+        default=None, description="levels; each level a list of agent keys, or a $req(...) reference"
+    )
+    sensors: dict[str, list[str]] | None = Field(
+        default=None, description="per agent key, levels of sensor-set keys (or $req(...))"
+    )
+    actuators: dict[str, list[str]] | None = Field(
+        default=None, description="per agent key, levels of actuator-set keys (or $req(...))"
+    )
+    simulation: list[str] | None = Field(default=None, description="levels of simulation keys (or $req(...))")
+    phase_config: list[str] | None = Field(default=None, description="levels of phase-config keys (or $req(...))")
+
+    @field_validator("environments", "agents", mode="before")
+    @classmethod
+    def _list_levels(cls, value: Any, info: Any) -> Any:
+        what = "environment" if info.field_name == "environments" else "agent"
+        example = f"[[{what}_a], [{what}_b]]"
+        if value is None:
+            return None
+        if is_reference(value):
+            value = [value]
+        if not isinstance(value, list) or not value:
+            raise ValueError(f"expected a non-empty list of levels, each a list of {what} keys, e.g. {example}")
+        for level in value:
+            if is_reference(level):
+                continue
+            if isinstance(level, str):
+                raise ValueError(
+                    f"level {level!r} must be a list of {what} keys (e.g. [[{level}]]) or a $req(...) reference"
+                )
+            if not isinstance(level, list) or not level or not all(_is_key(k) for k in level):
+                raise ValueError(f"expected each level to be a non-empty list of {what} keys, got {short_repr(level)}")
+        return value
+
+    @field_validator("simulation", "phase_config", mode="before")
+    @classmethod
+    def _name_levels(cls, value: Any, info: Any) -> Any:
+        if value is None:
+            return None
+        if isinstance(value, str):
+            value = [value]
+        if not isinstance(value, list) or not value or not all(_is_key(k) for k in value):
+            raise ValueError(
+                f"expected a non-empty list of {info.field_name} keys (levels), e.g. [a, b], got {short_repr(value)}"
+            )
+        return value
+
+    @field_validator("sensors", "actuators", mode="before")
+    @classmethod
+    def _set_levels(cls, value: Any, info: Any) -> Any:
+        if value is None:
+            return None
+        if is_reference(value):
+            raise ValueError(f"{info.field_name}: give a $req(...) per agent, e.g. {{agent: [$req($prev)]}}")
+        if not isinstance(value, dict):
+            raise ValueError(f"expected a mapping agent key -> list of set keys, got {short_repr(value)}")
+        out = {}
+        for agent, levels in value.items():
+            if isinstance(levels, str):
+                levels = [levels]
+            if not isinstance(levels, list) or not levels or not all(_is_key(k) for k in levels):
+                raise ValueError(f"agent {agent!r}: expected a non-empty list of set keys, got {short_repr(levels)}")
+            out[agent] = levels
+        return out
+
+
+class ExperimentDocument(DocumentModel):
+    """The experiment document (the input of ``xgen``); see the module docstring."""
+
+    model_config = DocumentModel.model_config | {"title": "xdoe experiment document"}
+
+    uid: str = Field(
+        min_length=1,
+        validation_alias=AliasChoices("uid", "id"),
+        description="experiment uid (arsenAI: 'id'); run uids derive from it; no '/' or '..'",
+    )
+    seed: Integer = Field(default=0, ge=0, description="root of every random choice")
+    version: str | None = Field(default=None, description="document format version, e.g. '1.0' or arsenAI's '3.4.1'")
+    output: str = Field(default="_outputs", description="output directory, relative to the working directory")
+    repetitions: Integer = Field(default=1, ge=1, description="runs per design point, each with its own seed")
+    max_runs: Integer | None = Field(default=None, description="cap on design points (before repetitions); -1: none")
+    max_total_runs: Integer = Field(
+        default=DEFAULT_MAX_TOTAL_RUNS, ge=1,
+        description="refuse a design of more runs (design points x repetitions) than this; "
+        "xgen --max-total-runs overrides it",
+    )
+    design: Literal["auto", "full_factorial", "lhs", "maximin"] = Field(
+        default="auto", description="auto: full factorial if it fits max_runs, else maximin"
+    )
+    factors: dict[str, FactorSpec] = Field(default_factory=dict, description="named factors, used as ${name}")
+    definitions: Definitions
+    schedule: list[dict[str, SchedulePhase]] = Field(min_length=1, description="phases in order")
+
+    @field_validator("max_runs")
+    @classmethod
+    def _max_runs(cls, value: int | None) -> int | None:
+        if value is None or value == -1:
+            return None
+        if value < 1:
+            raise ValueError(f"expected a positive number of design points, or -1 for no limit, got {value}")
+        return value
+
+    @field_validator("factors", mode="before")
+    @classmethod
+    def _factors(cls, value: Any) -> Any:
+        if value is None:
+            return {}
+        if isinstance(value, dict):
+            for name in value:
+                if not isinstance(name, str) or not FACTOR_NAME_PATTERN.match(name):
+                    raise ValueError(f"factor name {name!r} must match [A-Za-z_][A-Za-z0-9_.-]*")
+        return value
+
+    @field_validator("schedule", mode="before")
+    @classmethod
+    def _phases(cls, value: Any) -> Any:
+        if not isinstance(value, list):
+            return value
+        if not value:
+            raise ValueError("expected at least one phase, the schedule is empty")
+        out = []
+        for entry in value:
+            if not (isinstance(entry, dict) and len(entry) == 1):
+                raise ValueError(f"expected each phase as a one-key mapping 'name: {{...}}', got {short_repr(entry)}")
+            (name, body), = entry.items()
+            out.append({name: {} if body is None else body})
+        return out
+
+
+def experiment_schema() -> dict[str, Any]:
+    """The JSON Schema of the experiment document, for editors.
+
+    With the yaml-language-server (VS Code YAML extension, neovim...), save
+    it (``xgen schema > xdoe-experiment.schema.json``) and put this comment
+    on the document's first line::
+
+        # yaml-language-server: $schema=./xdoe-experiment.schema.json
+    """
+    schema = ExperimentDocument.model_json_schema(by_alias=True)
+    schema["$schema"] = "https://json-schema.org/draft/2020-12/schema"
+    return schema
+
+
+# ------------------------------------------------------------------ the loaded experiment

@@ -1,0 +1,160 @@
+"""Checks of a loaded experiment that need the whole document: the schedule's
+keys and ``$req`` references against the definitions (building the schedule
+variables and each phase's levels), named-factor conditions (``when``) and the
+design method against the factor kinds. Each raises :class:`DocumentError`
+with ``file:line`` and key path."""
+
+from __future__ import annotations
+
+from dataclasses import replace
+
+from xdoe.documents._experiment_models import LIST_KEYS, NAME_KEYS, SET_KEYS, ExperimentDocument
+from xdoe.documents._experiment_types import Experiment, PhaseLevels, Variable
+from xdoe.documents._named import resolve_when
+from xdoe.documents._reference import Reference, ReferenceSyntaxError, is_reference, parse_reference
+from xdoe.documents._validation import did_you_mean
+
+__all__ = ["check_schedule", "check_conditions", "check_design"]
+
+
+def check_design(experiment: Experiment, model: ExperimentDocument) -> None:
+    continuous = [v.name for v in experiment.factors if v.kind == "continuous"]
+    if model.design == "full_factorial" and continuous:
+        raise experiment.error(
+            f"full_factorial needs levels, but {', '.join(continuous)} "
+            f"{'is a range factor' if len(continuous) == 1 else 'are range factors'}; "
+            "use design: lhs, maximin or auto, or give levels",
+            ("design",),
+        )
+
+
+def check_schedule(experiment: Experiment, model: ExperimentDocument) -> None:
+    source = experiment.source
+    defs = model.definitions
+    known = {
+        "environments": defs.environments,
+        "agents": defs.agents,
+        "simulation": defs.simulation,
+        "phase_config": defs.phase_config,
+        "sensors": defs.sensors,
+        "actuators": defs.actuators,
+    }
+    env_uids = {(d.environment.uid or key) for key, d in defs.environments.items()}
+    for kind in SET_KEYS:
+        for set_key, mapping in known[kind].items():
+            for uid in mapping:
+                if uid not in env_uids:
+                    experiment.warnings.append(
+                        str(
+                            source.error(
+                                f"{kind[:-1]} set {set_key!r} names environment uid {uid!r}, which no environment "
+                                f"has ({did_you_mean(uid, env_uids)}); its ids are never used",
+                                ("definitions", kind, set_key, uid),
+                            )
+                        )
+                    )
+
+    names: list[str] = []
+    for index, entry in enumerate(model.schedule):
+        (name, phase), = entry.items()
+        if name in names:
+            raise source.error(
+                f"duplicate phase name {name!r} (phase {names.index(name)} has it too); phase names must be unique",
+                ("schedule", index, name),
+            )
+        names.append(name)
+        plan = PhaseLevels(index=index, name=name, entries={}, sets={})
+        for key in (*LIST_KEYS, *NAME_KEYS):
+            levels = getattr(phase, key)
+            path = plan.path + (key,)
+            if levels is None:
+                if index == 0:
+                    raise source.error(f"the first phase must give {key!r} (later phases inherit it)", plan.path)
+                plan.entries[key] = None
+                continue
+            for li, level in enumerate(levels):
+                items = [level] if isinstance(level, str) else level
+                for item in items:
+                    if is_reference(item):
+                        _check_reference(experiment, item, index, key, names, path + (li,), whole=isinstance(level, str))
+                    elif item not in known[key]:
+                        raise source.error(
+                            f"undefined {_singular(key)} {item!r}: {did_you_mean(item, known[key])}", path + (li,)
+                        )
+            plan.entries[key] = levels
+            experiment.schedule_variables.append(
+                Variable(name=experiment.aliases.get(f"{index}.{key}", f"{index}.{key}"), path=path,
+                         levels=tuple(_freeze(levels)))
+            )
+        for kind in SET_KEYS:
+            mapping = getattr(phase, kind)
+            path = plan.path + (kind,)
+            if mapping is None:
+                plan.sets[kind] = None
+                continue
+            for agent, levels in mapping.items():
+                if agent not in defs.agents:
+                    raise source.error(f"undefined agent {agent!r}: {did_you_mean(agent, defs.agents)}", path + (agent,))
+                for li, level in enumerate(levels):
+                    if is_reference(level):
+                        ref = _check_reference(experiment, level, index, kind, names, path + (agent, li), whole=True)
+                        if ref.index is not None:
+                            raise source.error(f"{ref.text}: index= does not apply to {kind} sets", path + (agent, li))
+                    elif level not in known[kind]:
+                        raise source.error(
+                            f"undefined {kind[:-1]} set {level!r}: {did_you_mean(level, known[kind])}",
+                            path + (agent, li),
+                        )
+                experiment.schedule_variables.append(
+                    Variable(name=experiment.aliases.get(f"{index}.{kind}.{agent}", f"{index}.{kind}.{agent}"),
+                             path=path + (agent,), levels=tuple(levels))
+                )
+            plan.sets[kind] = mapping
+        experiment.phases.append(plan)
+
+
+def check_conditions(experiment: Experiment, model: ExperimentDocument) -> None:
+    """Named factors may not clash with named schedule factors; resolve ``when``."""
+    named = {v.name for v in experiment.named}
+    for v in experiment.schedule_variables:
+        if v.name in named:
+            raise experiment.error(f"factor name {v.name!r} is also a named factor under 'factors'", v.path)
+    variables = {v.name: v for v in experiment.variables}
+    for i, v in enumerate(experiment.named):
+        when = model.factors[v.name].when
+        if when:
+            experiment.named[i] = replace(
+                v, when=resolve_when(v.name, when, variables, experiment.source, v.path)
+            )
+
+
+def _freeze(levels: list) -> list:
+    return [level if isinstance(level, str) else list(level) for level in levels]
+
+
+def _singular(key: str) -> str:
+    return {"environments": "environment", "agents": "agent", "simulation": "simulation", "phase_config": "phase config"}[
+        key
+    ]
+
+
+def _check_reference(
+    experiment: Experiment, text: str, phase: int, key: str, names: list[str], path: tuple, *, whole: bool
+) -> Reference:
+    source = experiment.source
+    try:
+        ref = parse_reference(text)
+    except ReferenceSyntaxError as exc:
+        raise source.error(f"malformed reference {text!r}: {exc} (at column {exc.column + 1})", path) from None
+    try:
+        ref.target_index(phase, names)
+    except ValueError as exc:
+        raise source.error(str(exc), path) from None
+    if ref.unclosed and text not in experiment.references:
+        experiment.warnings.append(
+            str(source.error(f"reference {text!r} lacks its closing parenthesis; read as '{ref.text})'", path))
+        )
+    if ref.index is not None and key in NAME_KEYS:
+        raise source.error(f"{ref.text}: index= does not apply to {key} (it picks one key, not a list)", path)
+    experiment.references[text] = ref
+    return ref
