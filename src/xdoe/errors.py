@@ -7,6 +7,7 @@ code 2 with a one-line message and no traceback.
 
 from __future__ import annotations
 
+import errno
 from typing import Sequence
 
 __all__ = [
@@ -19,6 +20,8 @@ __all__ = [
     "RunError",
     "RunStopped",
     "StoreError",
+    "DiskFullError",
+    "no_space_cause",
     "format_key_path",
     "parse_key_path",
     "one_line",
@@ -103,6 +106,46 @@ class StoreError(XdoeError):
 class NoStoreError(InputError):
     """A store opened for reading (``Store(url, create=False)``) does not
     exist: no SQLite file, or no xdoe tables in the database."""
+
+
+class DiskFullError(StoreError):
+    """No space is left on the device of a results folder or of the store:
+    every later run would fail the same way, so a campaign stops (the run
+    that hit it is resumable, finished runs are kept).
+
+    Attributes:
+        folder: the folder that could not be written (for a database server:
+            its masked URL).
+        detail: the operating system's or database's own words.
+        store: the store's own device is full (nothing more can be recorded).
+    """
+
+    def __init__(self, folder: str, detail: str = "", store: bool = False) -> None:
+        self.folder, self.detail, self.store = str(folder), detail, store
+        what = f"the store in {self.folder}" if store else self.folder
+        why = f" ({detail})" if detail else ""
+        super().__init__(f"no space left on device: cannot write {what}{why}; free space there "
+                         f"and start again (finished runs are kept, this run resumes)")
+
+    def __reduce__(self) -> tuple[type, tuple[str, str, bool]]:  # picklable across processes
+        return (DiskFullError, (self.folder, self.detail, self.store))
+
+
+#: ``errno`` values meaning "the device is full" (ENOSPC, and EDQUOT: over quota).
+_NO_SPACE = frozenset({errno.ENOSPC, getattr(errno, "EDQUOT", errno.ENOSPC)})
+
+
+def no_space_cause(error: BaseException | None) -> BaseException | None:
+    """The :class:`DiskFullError`, or the ``OSError`` with ``errno`` ENOSPC or
+    EDQUOT, that ``error`` is or was raised from (following ``__cause__`` and
+    ``__context__``); ``None`` when the device was not full."""
+    seen: set[int] = set()
+    while error is not None and id(error) not in seen:
+        seen.add(id(error))
+        if isinstance(error, DiskFullError) or (isinstance(error, OSError) and error.errno in _NO_SPACE):
+            return error
+        error = error.__cause__ or error.__context__
+    return None
 
 
 def one_line(error: BaseException | str | None, limit: int | None = None) -> str | None:

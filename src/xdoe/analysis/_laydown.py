@@ -161,11 +161,11 @@ def write_laydown(document: dict, folder: str | Path | None) -> Path | None:
     target = Path(folder) / LAYDOWN_FILE
     if target.exists():
         return target
+    scratch = target.with_name(f".{LAYDOWN_FILE}.draw.svg")
     try:
         key = _structure(document)
         svg = _SVG_CACHE.get(key)
         if svg is None:
-            scratch = target.with_name(f".{LAYDOWN_FILE}.draw.svg")
             plot_laydown({**document, "uid": _UID_TOKEN}, scratch)
             svg = scratch.read_text("utf-8")
             scratch.unlink()
@@ -175,5 +175,7 @@ def write_laydown(document: dict, folder: str | Path | None) -> Path | None:
         target.write_text(svg.replace(_UID_TOKEN, html.escape(str(document.get("uid", "?")))), "utf-8")
         return target
     except Exception as exc:  # noqa: BLE001 - a diagram is never worth a failed run
+        scratch.unlink(missing_ok=True)  # e.g. a full disk: leave no half-written file behind
+        target.unlink(missing_ok=True)  # absent on entry: whatever is there now is ours, maybe partial
         warnings.warn(f"{target}: lay-down diagram not written: {exc}", RuntimeWarning, stacklevel=2)
         return None

@@ -6,7 +6,9 @@
   query (:func:`skip_finished`, :func:`skip_finished_files`);
 * :mod:`xdoe.campaign.backends`: where the runs execute, behind one
   :class:`Backend` interface (``SequentialBackend``, ``ProcessPoolBackend``,
-  ``DaskBackend``, ``SlurmBackend``, all in :mod:`xdoe.campaign.backends`).
+  ``DaskBackend``, ``SlurmBackend``, all in :mod:`xdoe.campaign.backends`);
+* :mod:`xdoe.campaign._waiting`: :func:`run_all`, a campaign to the end,
+  waiting for (or taking over) the runs other processes hold.
 
 Looking at a campaign (status, export, tree) reads the store:
 :func:`xdoe.store.campaign_status`, :func:`xdoe.store.export_episodes`,
@@ -33,6 +35,7 @@ if TYPE_CHECKING:
         skip_finished_files,
         task_for,
     )
+    from xdoe.campaign._waiting import run_all
     from xdoe.campaign.backends import Backend, make_backend, parse_jobs
     from xdoe.store import build_lineage, campaign_status, export_episodes
 
@@ -40,6 +43,7 @@ __all__ = [
     "RunTask",
     "task_for",
     "execute_task",
+    "run_all",
     "skip_finished",
     "skip_finished_files",
     "DONE_STATUSES",
@@ -55,6 +59,7 @@ __all__ = [
 __getattr__, __dir__ = lazy_exports(__name__, globals(), {
     "xdoe.campaign._tasks": ["DEFAULT_STALE_AFTER", "DONE_STATUSES", "RunTask", "execute_task",
                              "skip_finished", "skip_finished_files", "task_for"],
+    "xdoe.campaign._waiting": ["run_all"],
     "xdoe.campaign.backends": ["Backend", "make_backend", "parse_jobs"],
     "xdoe.store": ["build_lineage", "campaign_status", "export_episodes"],
 })

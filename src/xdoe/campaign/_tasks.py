@@ -19,6 +19,7 @@ of a whole campaign with one store query before any task is made.
 
 from __future__ import annotations
 
+import contextlib
 import datetime as _dt
 import os
 from dataclasses import dataclass, field
@@ -26,7 +27,7 @@ from pathlib import Path
 from typing import TYPE_CHECKING, Callable, Sequence
 
 from xdoe._files import file_sha256
-from xdoe.errors import InputError
+from xdoe.errors import InputError, StoreError
 from xdoe.execution import DEFAULT_RESULTS, RunResult, load_file_plan, parallel_workers, run
 from xdoe.store import (
     HEARTBEAT_TIMEOUT,
@@ -153,30 +154,35 @@ def execute_task(task: RunTask, *, store: "Store | None" = None, plan: "RunPlan 
             return RunResult(uid=plan.uid, status="claimed", file=plan.file,
                              error=f"claimed{where}")
         try:
-            if not task.rerun and run_finished(db, plan.uid, content_hash):
-                return RunResult(uid=plan.uid, status="skipped", file=plan.file,
-                                 error="finished before (use --rerun to run it again)")
-            if task.claim:
-                _interrupt_abandoned(db, plan.uid, content_hash, task.stale_after)
-                beat = ClaimHeartbeat(db, plan.uid, content_hash, owner=task.owner,
-                                      interval=task.stale_after / 4)
-            else:
-                beat = None
-            with parallel_workers(task.parallel_workers):
-                if beat is None:
-                    return run(plan, store=db, results=task.results, store_steps=task.store_steps,
-                               progress=progress, rerun=task.rerun, heartbeat_timeout=task.stale_after,
-                               file_sha256=digest)
-                with beat:
-                    return run(plan, store=db, results=task.results, store_steps=task.store_steps,
-                               progress=progress, rerun=task.rerun, heartbeat_timeout=task.stale_after,
-                               file_sha256=digest)
-        finally:
-            if task.claim:
-                release_claim(db, plan.uid, content_hash, owner=task.owner)
+            result = _run_claimed(task, db, plan, content_hash, digest, progress)
+        except BaseException:
+            if task.claim:  # keep the run's own error: never hide it behind a failed release
+                try:
+                    release_claim(db, plan.uid, content_hash, owner=task.owner)
+                except StoreError:
+                    pass  # the claim goes stale and is taken over
+            raise
+        if task.claim:
+            release_claim(db, plan.uid, content_hash, owner=task.owner)
+        return result
     finally:
         if own:
             db.close()
+
+
+def _run_claimed(task: RunTask, db: Store, plan: "RunPlan", content_hash: str, digest: str | None,
+                 progress: "Callable[[ProgressEvent], None] | None") -> RunResult:
+    """Steps 3 and 4 of the module docstring, the claim held."""
+    if not task.rerun and run_finished(db, plan.uid, content_hash):
+        return RunResult(uid=plan.uid, status="skipped", file=plan.file,
+                         error="finished before (use --rerun to run it again)")
+    beat = None
+    if task.claim:
+        _interrupt_abandoned(db, plan.uid, content_hash, task.stale_after)
+        beat = ClaimHeartbeat(db, plan.uid, content_hash, owner=task.owner, interval=task.stale_after / 4)
+    with parallel_workers(task.parallel_workers), beat or contextlib.nullcontext():
+        return run(plan, store=db, results=task.results, store_steps=task.store_steps, progress=progress,
+                   rerun=task.rerun, heartbeat_timeout=task.stale_after, file_sha256=digest)
 
 
 def _interrupt_abandoned(db: "Store", uid: str, content_hash: str, stale_after: float) -> None:

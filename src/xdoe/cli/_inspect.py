@@ -65,49 +65,92 @@ def _when(value: Any) -> str:
               type=click.Choice(["finished", "running", "failed", "interrupted", "missing", "invalid"]),
               help="List only runs with this status (repeatable); the counts cover all runs.")
 @click.option("--quiet", "-q", is_flag=True, help="Print only the counts.")
+@click.option("--run", "run_uid", metavar="UID", default=None,
+              help="Only this run, with its full error and traceback (the table cuts reasons to one line).")
+@click.option("--format", "fmt", type=click.Choice(["table", "json"]), default="table", show_default=True,
+              help="json: one object with every run (full reasons) and the counts, for scripts.")
 @handle_errors
 def status_command(output_dir: Path | None, experiment: str | None, store_url: str | None,
-                   heartbeat_timeout: float, only: tuple[str, ...], quiet: bool) -> None:
+                   heartbeat_timeout: float, only: tuple[str, ...], quiet: bool, run_uid: str | None,
+                   fmt: str) -> None:
     """Status of every run of a campaign: finished, running, failed (with its
     one-line reason), interrupted or missing, and the counts.
 
     The runs are those of OUTPUT_DIR (an xgen output folder: design.csv and
     run-*.yaml; a run counts as done only for the document as it is now) or,
-    without it, those in the store (of --experiment when given).
+    without it, those in the store (of --experiment when given). OUTPUT_DIR
+    may also be a run uid (when no such folder exists): the same as --run.
 
     Exit 0 when every run finished, 1 otherwise, 2 for unusable input.
     """
     from rich.console import Console
-    from rich.markup import escape
-    from rich.table import Table
 
     from xdoe.store._status import campaign_status, summarize
 
     with _open_store(store_url) as store:
+        if output_dir is not None and run_uid is None and not output_dir.exists() \
+                and str(output_dir) in {r.uid for r in store.runs(experiment)}:
+            output_dir, run_uid = None, str(output_dir)  # `xrun status RUN`
         status = campaign_status(store, output_dir, experiment, heartbeat_timeout=heartbeat_timeout)
+        if run_uid is not None:
+            status.runs = [r for r in status.runs if r.run == run_uid]
+            if not status.runs:
+                fail(f"no run {run_uid!r} in {store.url}" + (f" for {output_dir}" if output_dir else ""))
+            latest = store.instance(status.runs[0].instance_id) if status.runs[0].instance_id else None
+    if fmt == "json":
+        click.echo(_status_json(status, only))
+        sys.exit(EXIT_OK if status.all_finished else EXIT_FAILED)
     console = Console()
+    if run_uid is not None:
+        _print_run(console, status.runs[0], latest)
+        sys.exit(EXIT_OK if status.all_finished else EXIT_FAILED)
     if not quiet:
+        from rich.markup import escape
+        from rich.table import Table
+
         table = Table(title=f"xrun status · {store.url}")
-        table.add_column("run", no_wrap=True)
-        table.add_column("point", justify="right")
-        table.add_column("rep", justify="right")
-        table.add_column("status", no_wrap=True)
-        table.add_column("instance", justify="right")
-        table.add_column("started (UTC)", no_wrap=True)
-        table.add_column("reason", overflow="fold", ratio=1)
-        for r in status.runs:
-            if only and r.status not in only:
-                continue
+        rows = [r for r in status.runs if not only or r.status in only]
+        cells = [[escape(r.run), "" if r.design_point is None else str(r.design_point),
+                  "" if r.repetition is None else str(r.repetition), r.status,
+                  "" if r.instance_id is None else str(r.instance_id), _when(r.start)] for r in rows]
+        names = ["run", "point", "rep", "status", "instance", "started (UTC)"]
+        fixed = [max([len(n)] + [len(c[i]) for c in cells]) for i, n in enumerate(names)]
+        for name, chars in zip(names, fixed):  # these keep their width; the reason gets what is left
+            table.add_column(name, no_wrap=True, min_width=chars,
+                             justify="right" if name in ("point", "rep", "instance") else "left")
+        spare = console.width - sum(fixed) - 3 * (len(names) + 1) - 1
+        # one line, cut with an ellipsis; in full with --run UID or --format json
+        table.add_column("reason", overflow="ellipsis", no_wrap=True, max_width=max(12, spare))
+        for r, row in zip(rows, cells):
             style = _STYLES.get(r.status, "")
-            table.add_row(
-                escape(r.run), "" if r.design_point is None else str(r.design_point),
-                "" if r.repetition is None else str(r.repetition),
-                f"[{style}]{r.status}[/{style}]" if style else r.status,
-                "" if r.instance_id is None else str(r.instance_id), _when(r.start),
-                escape(r.reason or ""))
+            row[3] = f"[{style}]{r.status}[/{style}]" if style else r.status
+            table.add_row(*row, escape(r.reason or ""))
         console.print(table)
     console.print(summarize(status.counts), markup=False, highlight=False)
     sys.exit(EXIT_OK if status.all_finished else EXIT_FAILED)
+
+
+def _status_json(status: Any, only: tuple[str, ...]) -> str:
+    """``{"runs": [...], "counts": {...}, "all_finished": bool}``, times in ISO 8601."""
+    import dataclasses
+    import json
+
+    runs = [{k: v.isoformat() if hasattr(v, "isoformat") else v for k, v in dataclasses.asdict(r).items()}
+            for r in status.runs if not only or r.status in only]
+    return json.dumps({"runs": runs, "counts": status.counts, "all_finished": status.all_finished}, indent=2)
+
+
+def _print_run(console: Any, r: Any, instance: Any) -> None:
+    """One run's status in full: every field, the whole reason and the traceback."""
+    fields = [("run", r.run), ("status", r.status), ("design point", r.design_point),
+              ("repetition", r.repetition), ("seed", r.seed), ("instance", r.instance_id),
+              ("instances", r.instances), ("host", r.host), ("started (UTC)", _when(r.start)),
+              ("ended (UTC)", _when(r.end)), ("file", r.file), ("reason", r.reason)]
+    for name, value in fields:
+        if value not in (None, ""):
+            console.print(f"{name}: {value}", markup=False, highlight=False, soft_wrap=True)
+    if instance is not None and instance.traceback:
+        console.print(instance.traceback.rstrip(), markup=False, highlight=False, soft_wrap=True)
 
 
 @click.command("export", short_help="Write one row per episode, worker and agent to CSV or Parquet.")

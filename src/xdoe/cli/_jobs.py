@@ -20,7 +20,12 @@ F = Callable[..., Any]
 
 
 def scale_options(func: F) -> F:
-    """``--jobs N|auto``, ``--dask ADDRESS|local``, ``--parallel-workers``."""
+    """``--jobs N|auto``, ``--in-process``, ``--dask ADDRESS|local``, ``--parallel-workers``."""
+    func = click.option(
+        "--in-process", is_flag=True,
+        help="With --jobs 1, run the runs in this process instead of one worker process (for "
+             "debuggers and profilers; a native crash of plugin code then ends xrun).",
+    )(func)
     func = click.option(
         "--parallel-workers", is_flag=True,
         help="Run the workers of phases with worker > 1 in separate processes feeding the one brain "
@@ -59,9 +64,17 @@ def run_plans(
     rerun: bool = False,
     stale_after: float | None = None,
     file_hashes: Mapping[str, str | None] | None = None,
+    in_process: bool = False,
 ) -> list["RunResult"]:
     """Execute the loaded plans on the backend ``jobs``/``dask`` choose; every
     run is claimed in the store first (see :mod:`xdoe.campaign`).
+
+    With one job the runs execute one after another in one worker process
+    (``in_process``: in this process), so that whatever plugin code does —
+    raise, ``sys.exit()``, crash natively, get SIGKILLed — fails only its
+    run. Runs another ``xrun`` process holds are waited for, and taken over
+    when that process dies (:func:`xdoe.campaign.run_all`); a full disk stops
+    the campaign after the run that hit it.
 
     ``file_hashes`` maps a plan's ``file`` to the sha256 of the bytes it
     was parsed from (:func:`xdoe.execution.load_file_plan`), recorded with
@@ -76,7 +89,7 @@ def run_plans(
             Dask scheduler cannot be reached.
         StoreError: the store cannot be opened.
     """
-    from xdoe.campaign import DEFAULT_STALE_AFTER, DONE_STATUSES, RunTask, make_backend, parse_jobs
+    from xdoe.campaign import DEFAULT_STALE_AFTER, DONE_STATUSES, RunTask, make_backend, parse_jobs, run_all
     from xdoe.store._engine import absolute_url
 
     n_jobs = parse_jobs(jobs)
@@ -110,15 +123,21 @@ def run_plans(
     order = {t.file: i for i, t in enumerate(tasks)}
     by_file = {t.file: p for t, p in zip(tasks, plans)}
     out: list[tuple[int, "RunResult"]] = []
-    in_process = display is not None and getattr(display, "enabled", False) and not remote
+    show_progress = display is not None and getattr(display, "enabled", False) and not remote
 
     def started(task: RunTask) -> None:
         if display is not None and not remote:
             display.run_started(by_file[task.file].uid)
 
-    with make_backend(n_jobs, dask) as backend:
-        for result in backend.map_runs(tasks, fail_fast=fail_fast, started=started,
-                                       progress=display if in_process else None):
+    def waiting(held: list["RunResult"]) -> None:
+        if display is not None:
+            names = ", ".join(f"{r.uid} ({r.error})" for r in held)
+            display.message(f"waiting for {len(held)} run(s) another process holds: {names}; "
+                            f"taken over if that process dies")
+
+    with make_backend(n_jobs, dask, isolate=not in_process) as backend:
+        for result in run_all(backend, tasks, fail_fast=fail_fast, started=started, waiting=waiting,
+                              progress=display if show_progress else None):
             index = order.get(str(result.file), len(tasks))
             if index < len(plans):
                 result.file = plans[index].file  # as the user named it

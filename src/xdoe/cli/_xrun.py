@@ -241,7 +241,8 @@ def main() -> None:
 @handle_errors
 def experiment_start(files: tuple[str, ...], store_url: str | None, results: Path,
                      store_steps: str, fail_fast: bool, quiet: bool, jobs: str, dask: str | None,
-                     parallel_workers: bool, rerun: bool, heartbeat_timeout: float) -> None:
+                     parallel_workers: bool, rerun: bool, heartbeat_timeout: float,
+                     in_process: bool) -> None:
     """Run each run document FILES (e.g. _outputs/run-*.yaml, or the folder _outputs).
 
     A folder stands for its run-*.yaml files.
@@ -251,9 +252,14 @@ def experiment_start(files: tuple[str, ...], store_url: str | None, results: Pat
     lost) continues from its last finished phase and, inside a phase, from
     its last checkpoint.
 
-    Exit 0 when every run finished (now or earlier), 1 when a run failed, 2
-    when a document cannot be read or the store cannot be opened (then
-    nothing runs and nothing is written).
+    Whatever plugin code does (raise, sys.exit, crash, get killed), only its
+    run fails: runs execute in a worker process (--in-process: in this one).
+    A full disk stops the campaign; the run that hit it resumes next time.
+    Runs another xrun holds are waited for, and taken over if it dies.
+
+    Exit 0 when every run finished (now, earlier or in another xrun), 1 when
+    a run failed or was interrupted, 2 when a document cannot be read or the
+    store cannot be opened (then nothing runs and nothing is written).
     """
     from xdoe.errors import StoreError
 
@@ -279,7 +285,7 @@ def experiment_start(files: tuple[str, ...], store_url: str | None, results: Pat
                              store_steps=store_steps, fail_fast=fail_fast, display=display,
                              jobs=jobs, dask=dask, parallel_workers=parallel_workers,
                              rerun=rerun, stale_after=heartbeat_timeout,
-                             file_hashes=loaded.file_hashes)
+                             file_hashes=loaded.file_hashes, in_process=in_process)
     finally:
         display.stop()
     ran = {r.file for r in outcomes}

@@ -10,7 +10,8 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import TYPE_CHECKING, Any, Mapping
 
-from xdoe.errors import RunStopped, one_line
+from xdoe.errors import DiskFullError, RunStopped, StoreError, no_space_cause, one_line
+from xdoe.execution._interrupts import plugin_exit, watch_sigint
 from xdoe.execution._plan import RunPlan, document_data, plan_run
 from xdoe.store import DEFAULT_RESULTS_ROOT, HEARTBEAT_TIMEOUT
 
@@ -54,6 +55,9 @@ class RunResult:
         note: what happened besides running, e.g. ``"skipped: finished earlier
             (instance 3)"`` or ``"resumed interrupted instance 3"``.
         resumed: the run continued an interrupted instance (``instance_id``).
+        stop_campaign: the run hit what every later run would hit too (no
+            space left on a device, :class:`~xdoe.errors.DiskFullError`):
+            start no more runs.
     """
 
     uid: str
@@ -69,6 +73,7 @@ class RunResult:
     file: str | None = None
     note: str | None = None
     resumed: bool = False
+    stop_campaign: bool = False
 
     @property
     def ok(self) -> bool:
@@ -215,21 +220,31 @@ def run(
         started = time.perf_counter()
         resume_point = None
         note = None
-        while True:
-            decision = decide(db, plan.uid, recorder.content_hash, rerun=rerun,
-                              heartbeat_timeout=timeout, finished=finished)
-            if decision.action == "skip":
-                return RunResult(uid=plan.uid, status="skipped", instance_id=decision.instance_id,
-                                 file=plan.file, note=decision.note)
-            if decision.action == "new":
-                recorder.start()
-                break
-            if recorder.resume(decision.instance):
-                clear_stop_request(db, decision.instance.id)  # a stop honoured before, or left behind
-                note = decision.note
-                resume_point = prepare_resume(db, recorder, plan)
-                break
-            finished = None  # another process took it over first: decide again
+        try:
+            while True:
+                decision = decide(db, plan.uid, recorder.content_hash, rerun=rerun,
+                                  heartbeat_timeout=timeout, finished=finished)
+                if decision.action == "skip":
+                    return RunResult(uid=plan.uid, status="skipped", instance_id=decision.instance_id,
+                                     file=plan.file, note=decision.note)
+                if decision.action == "new":
+                    recorder.start()
+                    break
+                if recorder.resume(decision.instance):
+                    clear_stop_request(db, decision.instance.id)  # a stop honoured before, or left behind
+                    note = decision.note
+                    resume_point = prepare_resume(db, recorder, plan)
+                    break
+                finished = None  # another process took it over first: decide again
+        except DiskFullError as exc:
+            if exc.store:
+                raise
+            result = RunResult(uid=plan.uid, status="interrupted", instance_id=recorder.instance_id,
+                               file=plan.file, error=str(exc), stop_campaign=True)
+            if recorder.instance_id is not None:  # recorded, its files not: resumable
+                recorder.discard_files()
+                recorder.finish("interrupted", error=str(exc))
+            return result
         result = RunResult(uid=plan.uid, status="running", instance_id=recorder.instance_id,
                            results_dir=None if recorder.results_dir is None else str(recorder.results_dir),
                            file=plan.file, note=note, resumed=resume_point is not None)
@@ -237,23 +252,15 @@ def run(
 
         write_laydown(plan.document, recorder.results_dir)
         try:
-            execute_plan(plan, recorder, progress=progress, phases_done=result.phases,
-                         resume=resume_point)
-        except RunStopped as exc:  # a stop request: this run ends, resumable; the others go on
-            result.status = "interrupted"
-            result.error = str(exc)
-            _finish(recorder, "interrupted", result.error, _traceback.format_exc())
-            clear_stop_request(db, recorder.instance_id)
-        except KeyboardInterrupt:
-            result.status = "interrupted"
-            result.error = "interrupted"
-            _finish(recorder, "interrupted", result.error, _traceback.format_exc())
-            raise
-        except Exception as exc:
-            result.status = "failed"
-            result.error = one_line(exc)
-            result.traceback = _traceback.format_exc()
-            _finish(recorder, "failed", result.error, result.traceback)
+            with watch_sigint() as sigint:
+                execute_plan(plan, recorder, progress=progress, phases_done=result.phases,
+                             resume=resume_point)
+        except BaseException as exc:  # noqa: BLE001 - sorted out below; only a real Ctrl-C propagates
+            _ended(result, recorder, exc, genuine_interrupt=sigint.genuine(exc))
+            if isinstance(exc, RunStopped):
+                clear_stop_request(db, recorder.instance_id)
+            if sigint.genuine(exc):
+                raise
         else:
             result.status = "finished"
             recorder.finish("finished")
@@ -264,6 +271,43 @@ def run(
     finally:
         if own_store:
             db.close()
+
+
+def _ended(result: RunResult, recorder: Any, exc: BaseException, *, genuine_interrupt: bool) -> None:
+    """Record how a run that raised ended: ``interrupted`` for a real Ctrl-C,
+    a stop request and a full disk (resumable; a full disk stops the
+    campaign), else ``failed`` —
+    also for ``sys.exit()`` or a ``KeyboardInterrupt`` raised by plugin code.
+
+    Raises:
+        StoreError: the store cannot record it (e.g. its own disk is full).
+    """
+    tb = _traceback.format_exc()
+    full = no_space_cause(exc)
+    if genuine_interrupt:
+        result.status, result.error = "interrupted", "interrupted"
+    elif isinstance(exc, RunStopped):  # a stop request: this run ends, resumable; the others go on
+        result.status, result.error = "interrupted", str(exc)
+    elif full is not None:
+        if not isinstance(full, DiskFullError):
+            name = getattr(full, "filename", None)
+            where = Path(name).parent if name else recorder.results_dir or "the results folder"
+            full = DiskFullError(str(where), getattr(full, "strerror", None) or str(full))
+        result.status, result.error, result.stop_campaign = "interrupted", str(full), True
+        recorder.discard_files()
+        if full.store:  # the store's own disk: try to record the end, then say why it stops
+            try:
+                _finish(recorder, result.status, result.error, tb)
+            except StoreError:
+                pass
+            raise full from None
+    elif isinstance(exc, Exception):
+        result.status, result.error = "failed", one_line(exc)
+    else:
+        result.status, result.error = "failed", plugin_exit(exc)
+    if result.status == "failed":
+        result.traceback = tb
+    _finish(recorder, result.status, result.error or "", tb)
 
 
 def _finish(recorder: Any, status: str, error: str, tb: str) -> None:

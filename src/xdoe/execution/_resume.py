@@ -331,9 +331,13 @@ class PhaseCheckpointer:
         target = paths.resume_state(self.phase.index, steps)
         target.parent.mkdir(parents=True, exist_ok=True)
         tmp = target.with_name(f".{target.name}.{os.getpid()}.tmp")
-        with tmp.open("wb") as fh:
-            pickle.dump(state, fh, protocol=pickle.HIGHEST_PROTOCOL)
-        os.replace(tmp, target)
+        try:
+            with tmp.open("wb") as fh:
+                pickle.dump(state, fh, protocol=pickle.HIGHEST_PROTOCOL)
+            os.replace(tmp, target)
+        except BaseException:
+            tmp.unlink(missing_ok=True)  # e.g. a full disk: leave no temporary file behind
+            raise
         for old in paths.resume_states(self.phase.index)[self.phase.keep_checkpoints + 1:]:
             old.unlink(missing_ok=True)
         self.saved += 1

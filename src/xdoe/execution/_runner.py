@@ -259,6 +259,9 @@ def execute_plan(
             verdict = rt.run(result, on_episode)
             if checkpointer is not None:
                 checkpointer.save(final=True)
+        except BaseException:
+            results.append(result)  # the phase so far: a failed run still counts its episodes
+            raise
         finally:
             result.wall_time = time.perf_counter() - started
         rt.close()

@@ -22,7 +22,7 @@ from sqlalchemy import Engine, create_engine, event
 from sqlalchemy.engine import URL, make_url
 from sqlalchemy.exc import ArgumentError, NoSuchModuleError
 
-from xdoe.errors import StoreError
+from xdoe.errors import DiskFullError, StoreError, no_space_cause
 
 __all__ = ["DEFAULT_URL", "ENV_VAR", "SQLITE_BUSY_TIMEOUT_MS", "resolve_url", "mask_url",
            "absolute_url", "url_database", "make_engine", "store_error", "WRITE"]
@@ -84,7 +84,31 @@ def store_error(url: str, action: str, exc: BaseException) -> StoreError:
     orig = getattr(exc, "orig", None) or exc
     reason = " ".join(str(orig).split()) or type(orig).__name__
     reason = reason.replace(url, mask_url(url))
+    if _disk_full(orig):
+        return DiskFullError(_store_folder(url), f"{mask_url(url)}: {reason}", store=True)
     return StoreError(f"cannot {action} store {mask_url(url)}: {reason}")
+
+
+#: SQLite's result code SQLITE_FULL and PostgreSQL's SQLSTATE disk_full.
+_SQLITE_FULL, _PG_DISK_FULL = 13, "53100"
+
+
+def _disk_full(orig: BaseException) -> bool:
+    """Whether a driver error says the device of the database is full."""
+    code = getattr(orig, "sqlite_errorcode", None)
+    return ((code is not None and code & 0xFF == _SQLITE_FULL) or getattr(orig, "sqlstate", None) == _PG_DISK_FULL
+            or "database or disk is full" in str(orig) or no_space_cause(orig) is not None)
+
+
+def _store_folder(url: str) -> str:
+    """The folder of a SQLite store's file, else the masked URL (a server's disk)."""
+    try:
+        backend, database = url_database(url)
+    except ValueError:
+        return mask_url(url)
+    if backend == "sqlite" and database and database != ":memory:" and not database.startswith("file:"):
+        return str(Path(database).expanduser().resolve().parent)
+    return mask_url(url)
 
 
 def make_engine(url: str) -> Engine:

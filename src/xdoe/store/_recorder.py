@@ -12,12 +12,12 @@ from typing import TYPE_CHECKING, Any
 
 from sqlalchemy import update
 
-from xdoe.errors import DocumentError, StoreError, one_line
+from xdoe.errors import DiskFullError, DocumentError, StoreError, no_space_cause, one_line
 from xdoe.store._json import compact_json, document_hash
 from xdoe.store._models import Experiment, Phase, Run, RunInstance, utcnow
 from xdoe.store._recorder_resume import RecorderResume
 from xdoe.store._recorder_rows import RowBuffer, _get_or_create, _int_or_none, _json_cell
-from xdoe.store._results import DEFAULT_RESULTS_ROOT, ResultsPaths, ResultsWriter
+from xdoe.store._results import DEFAULT_RESULTS_ROOT, ResultsPaths, ResultsWriter, _Discarded
 from xdoe.store._rules import FINAL_STATUSES, exit_status
 from xdoe.store._steps import StepPolicy
 
@@ -140,6 +140,8 @@ class RunRecorder(RecorderResume, RowBuffer):
             try:
                 self.paths = ResultsPaths.create(self.results_root, self.run_uid, self._start)
             except OSError as exc:
+                if no_space_cause(exc) is not None:
+                    raise DiskFullError(str(self.results_root), exc.strerror or str(exc)) from None
                 raise StoreError(f"cannot create the results folder under {self.results_root}: {exc}") from None
             try:
                 self.instance_id = self._insert_instance()
@@ -335,6 +337,15 @@ class RunRecorder(RecorderResume, RowBuffer):
                 assert self._files is not None
                 self._files.close()
                 self._files.write_metadata(self.metadata())
+
+    def discard_files(self) -> None:
+        """Stop writing results files: their disk is full. The files are
+        closed (their last buffered lines are lost), and so are the buffered
+        rows, so the store never keeps an episode the files lack; a resumed
+        instance runs those episodes again. The store still records the end."""
+        with self._lock:
+            self._files = self._files.discard() if isinstance(self._files, ResultsWriter) else _Discarded()
+            self._clear_buffers()
 
     def heartbeat(self) -> None:
         """Refresh the instance's heartbeat (others judge staleness by it).

@@ -47,14 +47,18 @@ from __future__ import annotations
 
 import csv
 import datetime as _dt
+import functools
 import json
 import os
 import re
 from dataclasses import dataclass
 from pathlib import Path
-from typing import IO, Any
+from typing import IO, Any, Callable, TypeVar
 
+from xdoe.errors import DiskFullError, no_space_cause
 from xdoe.store._json import fast_encoder, pretty_json
+
+_F = TypeVar("_F", bound=Callable[..., Any])
 
 #: Where results folders go unless told otherwise (``xrun --results``, ``run(results=)``).
 DEFAULT_RESULTS_ROOT = Path("_outputs") / "results"
@@ -82,6 +86,44 @@ def safe_name(name: str) -> str:
     ``[A-Za-z0-9_.-]`` become ``_``; empty, ``.`` and ``..`` become ``_``."""
     out = _UNSAFE.sub("_", str(name))
     return "_" if out in ("", ".", "..") else out
+
+
+def _no_space(method: _F) -> _F:
+    """A :class:`ResultsWriter` method whose ``OSError`` "no space left on
+    device" (or over quota) becomes a :class:`~xdoe.errors.DiskFullError`
+    naming the instance's folder."""
+
+    @functools.wraps(method)
+    def guarded(self: "ResultsWriter", *args: Any, **kwargs: Any) -> Any:
+        try:
+            return method(self, *args, **kwargs)
+        except OSError as exc:
+            if no_space_cause(exc) is None:
+                raise
+            raise DiskFullError(str(self.paths.directory), exc.strerror or str(exc)) from exc
+
+    return guarded  # type: ignore[return-value]
+
+
+def _replace_atomically(target: Path, write: Callable[[IO[str]], None]) -> None:
+    """Write ``target`` through a temporary file beside it and rename it into
+    place; the temporary file never outlives a failure (a full disk)."""
+    tmp = target.with_name(f".{target.name}.{os.getpid()}.tmp")
+    try:
+        with tmp.open("w", encoding="utf-8", newline="") as fh:
+            write(fh)
+        os.replace(tmp, target)
+    except BaseException:
+        tmp.unlink(missing_ok=True)
+        raise
+
+
+class _Discarded:
+    """Stands in for a :class:`ResultsWriter` whose disk filled up: every
+    call does nothing (the store still records the run's end)."""
+
+    def __getattr__(self, name: str) -> Callable[..., None]:
+        return lambda *args, **kwargs: None
 
 
 @dataclass(frozen=True)
@@ -187,6 +229,7 @@ class ResultsWriter:
     Not thread-safe on its own; :class:`xdoe.store.RunRecorder` serialises calls.
     """
 
+    @_no_space
     def __init__(self, paths: ResultsPaths, run_uid: str, store_steps: bool, *,
                  resume: bool = False) -> None:
         self.paths = paths
@@ -205,11 +248,13 @@ class ResultsWriter:
         self._average: _AverageReward | None = None
         self._phase: tuple[int, str, str] | None = None
 
+    @_no_space
     def phase_started(self, index: int, name: str, mode: str, workers: int) -> None:
         self.phase_finished()
         self._phase = (index, name, mode)
         self._average = _AverageReward(self.paths.average_reward(index, name), workers)
 
+    @_no_space
     def phase_resumed(self, index: int, name: str, mode: str, workers: int) -> None:
         """Continue phase ``index`` of a resumed instance: rewrite its
         average-reward file from the episodes ``episodes.jsonl`` kept."""
@@ -222,6 +267,7 @@ class ResultsWriter:
                 if row.get("phase") == name:
                     self._average.add(int(row["episode"]), str(row["agent"]), float(row["reward"]))
 
+    @_no_space
     def episode(self, worker: int, episode: int, agent: str, steps: int, reward: float,
                 objective: float, wall_time: float) -> None:
         assert self._phase is not None and self._average is not None
@@ -232,6 +278,7 @@ class ResultsWriter:
         self._episodes.write(_encode_line(dict(zip(EPISODE_KEYS, values))) + "\n")
         self._average.add(episode, agent, reward)
 
+    @_no_space
     def step(self, worker: int, episode: int, step: int, agent: str, sensors: str, actions: str,
              rewards: str, objective: float, done: bool) -> None:
         """Append a stored step; ``sensors``, ``actions``, ``rewards`` are JSON text."""
@@ -241,6 +288,7 @@ class ResultsWriter:
             (name, mode, worker, episode, step, agent, sensors, actions, rewards, objective, done)
         )
 
+    @_no_space
     def flush(self) -> None:
         """Write the buffered lines of ``episodes.jsonl``, ``all_transactions.csv``
         and the average-reward file through to the operating system."""
@@ -251,6 +299,7 @@ class ResultsWriter:
         if self._average is not None:
             self._average.file.flush()
 
+    @_no_space
     def phase_finished(self) -> None:
         """Complete the current phase's average-reward file and flush the others."""
         if self._average is not None:
@@ -259,13 +308,13 @@ class ResultsWriter:
         self._phase = None
         self.flush()
 
+    @_no_space
     def write_metadata(self, metadata: dict[str, Any]) -> None:
         """Replace ``session_metadata.json`` atomically (temporary file, then rename)."""
-        target = self.paths.session_metadata
-        tmp = target.with_name(f".{target.name}.{os.getpid()}.tmp")
-        tmp.write_text(pretty_json(metadata), encoding="utf-8")
-        os.replace(tmp, target)
+        text = pretty_json(metadata)
+        _replace_atomically(self.paths.session_metadata, lambda fh: fh.write(text))
 
+    @_no_space
     def close(self) -> None:
         """Close every file (idempotent)."""
         self.phase_finished()
@@ -274,18 +323,31 @@ class ResultsWriter:
         if self._transactions is not None and not self._transactions.closed:
             self._transactions.close()
 
+    def discard(self) -> Any:
+        """Close every file without caring whether buffered lines reach the
+        disk (it is full); returns a stand-in whose methods do nothing."""
+        files = [self._episodes, self._transactions, self._average.file if self._average else None]
+        for fh in files:
+            try:
+                if fh is not None:
+                    fh.close()
+            except OSError:
+                pass  # the file is closed all the same; its last lines are lost
+        return _Discarded()
+
 
 
 def _rewrite(path: Path, keep_line: Any) -> None:
     """Keep the lines of ``path`` for which ``keep_line(line)`` is true (atomic replace)."""
     if not path.is_file():
         return
-    tmp = path.with_name(f".{path.name}.{os.getpid()}.tmp")
-    with path.open(encoding="utf-8", newline="") as src, tmp.open("w", encoding="utf-8", newline="") as dst:
-        for line in src:
-            if keep_line(line):
-                dst.write(line)
-    os.replace(tmp, path)
+    def write(dst: IO[str]) -> None:
+        with path.open(encoding="utf-8", newline="") as src:
+            for line in src:
+                if keep_line(line):
+                    dst.write(line)
+
+    _replace_atomically(path, write)
 
 
 def filter_results(paths: ResultsPaths, keep: Any) -> None:

@@ -44,7 +44,7 @@ from xdoe.execution import RunResult
 if TYPE_CHECKING:
     from xdoe.execution import ProgressEvent
 
-__all__ = ["Backend", "FutureBackend", "failed_result"]
+__all__ = ["Backend", "FutureBackend", "failed_result", "stops"]
 
 ProgressCallback = Callable[["ProgressEvent"], None]
 
@@ -112,7 +112,7 @@ class FutureBackend(Backend):
             for fut in done:
                 task = futures.pop(fut)
                 result = self._result(fut, task)
-                if fail_fast and result.status not in DONE_STATUSES:
+                if stops(result, fail_fast):
                     failed = True
                 yield result
 
@@ -125,6 +125,13 @@ class FutureBackend(Backend):
             return fut.result()  # type: ignore[no-any-return]
         except Exception as exc:  # noqa: BLE001 - the backend failed, not the run
             return failed_result(task, f"{type(exc).__name__}: {exc}")
+
+
+def stops(result: RunResult, fail_fast: bool) -> bool:
+    """Whether no more runs should start after ``result``: it failed and
+    ``fail_fast`` is asked, or it hit what every later run would hit too
+    (``stop_campaign``: no space left on a device)."""
+    return result.stop_campaign or (fail_fast and result.status not in DONE_STATUSES)
 
 
 def failed_result(task: RunTask, error: str) -> RunResult:

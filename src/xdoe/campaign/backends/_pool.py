@@ -7,15 +7,16 @@ import multiprocessing
 import os
 import signal
 import socket
+import threading
 import warnings
 from collections import deque
 from concurrent.futures import FIRST_COMPLETED, Future, ProcessPoolExecutor, wait
 from concurrent.futures.process import BrokenProcessPool
 from typing import Any, Callable, Iterator, Sequence
 
-from xdoe.campaign._tasks import DONE_STATUSES, WORKER_DIED, RunTask, execute_task
-from xdoe.campaign.backends._base import FutureBackend, ProgressCallback, failed_result
-from xdoe.errors import InputError
+from xdoe.campaign._tasks import WORKER_DIED, RunTask, execute_task
+from xdoe.campaign.backends._base import FutureBackend, ProgressCallback, failed_result, stops
+from xdoe.errors import DiskFullError, InputError
 from xdoe.execution import RunResult
 from xdoe.store import Store, fail_running_instances, release_claim
 
@@ -23,12 +24,15 @@ __all__ = ["ProcessPoolBackend"]
 
 
 _STARTED: Any = None  # in pool workers: the queue telling the parent which task runs where
+_PROGRESS: Any = None  # in pool workers: the queue of progress events for the parent's display
 
 
-def _pool_init(queue: Any) -> None:
-    global _STARTED
-    _STARTED = queue
-    signal.signal(signal.SIGINT, signal.SIG_IGN)  # Ctrl-C is the parent's to handle
+def _pool_init(queue: Any, progress: Any = None) -> None:
+    global _STARTED, _PROGRESS
+    _STARTED, _PROGRESS = queue, progress
+    # Ctrl-C between runs is the parent's to handle; during a run, xdoe.execution.run
+    # watches SIGINT itself and leaves the run interrupted (resumable)
+    signal.signal(signal.SIGINT, signal.SIG_IGN)
     from xdoe.documents._run import RunDocumentWarning
 
     warnings.simplefilter("ignore", RunDocumentWarning)  # the parent printed them when it loaded the files
@@ -37,30 +41,40 @@ def _pool_init(queue: Any) -> None:
 def _pool_task(key: int, task: RunTask) -> RunResult:
     if _STARTED is not None:
         _STARTED.put((key, os.getpid()))
-    return execute_task(task)
+    return execute_task(task, progress=None if _PROGRESS is None else _PROGRESS.put)
 
 
 class ProcessPoolBackend(FutureBackend):
     """``jobs`` runs at once in worker processes (``spawn`` start method by
-    default; ``forkserver`` also works). One run per task; a dying worker
-    fails only its own run (see the module docstring)."""
+    default; ``forkserver`` also works, and ``auto`` forks while this process
+    has no other thread, else spawns). One run per task; a dying worker fails
+    only its own run (see the module docstring). ``forward_progress``: the
+    workers' phase/episode progress reaches ``map_runs``'s ``progress``."""
 
-    def __init__(self, jobs: int, *, start_method: str = "spawn") -> None:
+    def __init__(self, jobs: int, *, start_method: str = "spawn", forward_progress: bool = False) -> None:
         if jobs < 1:
             raise InputError(f"--jobs must be at least 1, got {jobs}")
         self.jobs = jobs
         self.capacity = jobs
-        self._ctx = multiprocessing.get_context(start_method)
+        self.forward_progress = forward_progress
+        self.start_method = start_method
+        self._ctx: Any = None
         self._pool: ProcessPoolExecutor | None = None
         self._queue: Any = None
+        self._progress: Any = None
         self._processes: dict[int, Any] = {}
         self.pools_created = 0
 
     def _ensure_pool(self) -> ProcessPoolExecutor:
         if self._pool is None:
+            method = self.start_method
+            if method == "auto":  # fork (no re-import) is safe only without other threads
+                method = "fork" if threading.active_count() == 1 else "spawn"
+            self._ctx = multiprocessing.get_context(method)
             self._queue = self._ctx.SimpleQueue()
+            self._progress = self._ctx.SimpleQueue() if self.forward_progress else None
             self._pool = ProcessPoolExecutor(self.jobs, mp_context=self._ctx, initializer=_pool_init,
-                                             initargs=(self._queue,))
+                                             initargs=(self._queue, self._progress))
             self._processes = {}
             self.pools_created += 1
         return self._pool
@@ -93,7 +107,7 @@ class ProcessPoolBackend(FutureBackend):
             self._snapshot()
             if not in_flight:
                 break
-            done, _ = wait(list(in_flight), return_when=FIRST_COMPLETED)
+            done = self._wait(list(in_flight), progress)
             self._snapshot()
             broken = False
             for fut in done:
@@ -104,15 +118,34 @@ class ProcessPoolBackend(FutureBackend):
                     broken = True
                     in_flight[fut] = (key, task)  # judged below with the others
                     continue
-                except Exception as exc:  # noqa: BLE001 - e.g. an unpicklable result
+                except DiskFullError as exc:
+                    if exc.store:
+                        raise  # the store's disk is full: no run can be recorded any more
+                    result = failed_result(task, str(exc))
+                    result.status, result.stop_campaign = "interrupted", True
+                except BaseException as exc:  # noqa: BLE001 - raised in the worker (sys.exit, unpicklable result...)
                     result = failed_result(task, f"{type(exc).__name__}: {exc}")
-                if fail_fast and result.status not in DONE_STATUSES:
+                if stops(result, fail_fast):
                     failed = True
                 yield result
             if broken:
                 yield from self._recover(in_flight, queue, breaks)
                 if fail_fast:
                     failed = True
+
+    def _wait(self, futures: list[Any], progress: "ProgressCallback | None") -> set[Any]:
+        """Wait for a task to finish, meanwhile handing the workers' progress
+        events to ``progress``."""
+        if self._progress is None:
+            return wait(futures, return_when=FIRST_COMPLETED)[0]
+        while True:
+            done = wait(futures, timeout=0.2, return_when=FIRST_COMPLETED)[0]
+            while not self._progress.empty():
+                event = self._progress.get()
+                if progress is not None:
+                    progress(event)
+            if done:
+                return done
 
     def _recover(self, in_flight: dict[Future[Any], tuple[int, RunTask]],
                  queue: deque[tuple[int, RunTask]], breaks: dict[int, int]) -> Iterator[RunResult]:
@@ -165,6 +198,11 @@ class ProcessPoolBackend(FutureBackend):
                 if pid is not None:
                     fail_running_instances(db, task.uid, content_hash, host=socket.gethostname(),
                                            pids={pid}, error=error)
+                    latest = db.latest_instance(task.uid, content_hash)
+                    if latest is not None and latest.status == "failed":  # what it stored counts
+                        result.instance_id = latest.id
+                        result.episodes = len({(e["phase_index"], e["worker"], e["episode"])
+                                               for e in db.episodes(instance_id=latest.id)})
                 if task.claim:
                     release_claim(db, task.uid, content_hash, owner=task.owner)
         except Exception:  # noqa: BLE001 - best effort, as above

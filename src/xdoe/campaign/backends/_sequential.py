@@ -5,8 +5,8 @@ from __future__ import annotations
 from concurrent.futures import Future
 from typing import TYPE_CHECKING, Any, Callable, Iterator, Sequence
 
-from xdoe.campaign._tasks import DONE_STATUSES, RunTask, execute_task
-from xdoe.campaign.backends._base import FutureBackend, ProgressCallback
+from xdoe.campaign._tasks import RunTask, execute_task
+from xdoe.campaign.backends._base import FutureBackend, ProgressCallback, stops
 from xdoe.execution import RunResult
 from xdoe.store import Store
 
@@ -47,7 +47,7 @@ class SequentialBackend(FutureBackend):
                 store = self._stores[task.store_url] = Store(task.store_url)
             result = execute_task(task, store=store, plan=task.plan or self._plans.get(task.file), progress=progress)
             yield result
-            if fail_fast and result.status not in DONE_STATUSES:
+            if stops(result, fail_fast):
                 return
 
     def close(self) -> None:

@@ -1,0 +1,64 @@
+"""A tiny hostile plugin for the plugin-failure tests (issue 10):
+``crash_components:CrashingEnvironment`` in a run document fails in the way
+its ``how`` parameter names, in the first update of episode ``at_episode``.
+
+``how``:
+
+* ``raise``: ``RuntimeError(message)`` (default ``"plugin exploded"``);
+* ``exit``: ``sys.exit(3)``;
+* ``keyboard``: ``raise KeyboardInterrupt`` (no Ctrl-C was pressed);
+* ``segv``: a native crash, ``ctypes.string_at(0)`` (SIGSEGV);
+* ``kill``: ``os.kill(os.getpid(), signal.SIGKILL)`` (like the OOM killer);
+* ``fill``: fills the file system holding ``fill_dir`` (writes
+  ``fill_dir/filler`` until ``ENOSPC``), once: only while ``marker`` does not
+  exist, which it then creates (``marker`` lives on another file system).
+"""
+
+from __future__ import annotations
+
+import ctypes
+import errno
+import os
+import signal
+import sys
+from pathlib import Path
+
+from scale_components import CountdownEnvironment
+
+__all__ = ["CrashingEnvironment"]
+
+
+class CrashingEnvironment(CountdownEnvironment):
+    """:class:`~scale_components.CountdownEnvironment` that fails as ``how`` says."""
+
+    def __init__(self, uid: str, seed: int, how: str = "none", at_episode: int = 1,
+                 fill_dir: str = "", marker: str = "", message: str = "plugin exploded", **params) -> None:
+        super().__init__(uid, seed, **params)
+        self.how, self.at, self.fill_dir, self.marker = how, at_episode, fill_dir, marker
+        self.message = message
+
+    def update(self, actuators):
+        if self.episode == self.at and self.left == self.length:
+            self._fail()
+        return super().update(actuators)
+
+    def _fail(self) -> None:
+        if self.how == "raise":
+            raise RuntimeError(self.message)
+        if self.how == "exit":
+            sys.exit(3)
+        if self.how == "keyboard":
+            raise KeyboardInterrupt
+        if self.how == "segv":
+            ctypes.string_at(0)
+        if self.how == "kill":
+            os.kill(os.getpid(), signal.SIGKILL)
+        if self.how == "fill" and not Path(self.marker).exists():
+            Path(self.marker).touch()
+            with open(Path(self.fill_dir) / "filler", "ab", buffering=0) as fh:
+                try:
+                    while True:
+                        fh.write(b"\0" * 4096)
+                except OSError as exc:
+                    if exc.errno != errno.ENOSPC:
+                        raise
