@@ -138,3 +138,26 @@ def test_a_failed_run_shows_its_error_and_traceback(tmp_path: Path) -> None:
         table = c.get("/fragments/campaigns/broken/runs").text
     assert 'id="traceback"' in page and "Traceback (most recent call last)" in page
     assert 'data-status="failed"' in table
+
+
+def test_a_bad_branch_is_refused_before_any_process_starts(workdir: Path) -> None:
+    """Unknown run, bad episodes, both episodes and steps, an unknown key:
+    400 with the reason; no process, no document, no session tree."""
+    from xdoe.store import Store, session_trees
+
+    form = {"Content-Type": "application/x-www-form-urlencoded", "X-Xdoe-Token": "secret-token"}
+    with _client(workdir) as c:
+        for url, body, reason in [
+            ("/actions/runs/tiny-1/branch", "set=", "did you mean: tiny-0"),
+            ("/actions/runs/tiny-0/branch", "episodes=-3", "positive integer"),
+            ("/actions/runs/tiny-0/branch", "episodes=3&steps=30", "not both"),
+            ("/actions/runs/tiny-0/branch", "set=muscle.params.epsilom%3D0.2", "muscle.params.epsilon"),
+            ("/actions/runs/tiny-0/branch", "phase=warmup", "its phases: training, testing"),
+        ]:
+            refused = c.post(url, content=body, headers=form)
+            assert refused.status_code == 400 and reason in refused.text, (body, refused.text)
+        assert c.app.state.launcher.launches == []
+        assert c.get("/api/tree?tree=nope").json()["nodes"] == []
+    assert not list(workdir.rglob("run-tiny-0_b*.yaml"))
+    with Store(f"sqlite:///{workdir / 'xrun.sqlite'}", create=False) as s:
+        assert session_trees(s) == []

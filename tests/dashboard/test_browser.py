@@ -3,6 +3,7 @@ campaign runs in a background ``xrun experiment-start`` process."""
 
 from __future__ import annotations
 
+import json
 import subprocess
 import sys
 from collections.abc import Iterator
@@ -95,8 +96,9 @@ class Page:
         return self.page
 
 
-def _running(campaign: Campaign, uid: str) -> Any:
-    return wait_for(lambda: (i := campaign.instance_of(uid)) is not None and i.status == "running" and i,
+def _running(campaign: Campaign, uid: str, status: str = "running") -> Any:
+    """The newest instance of ``uid`` once it has ``status``."""
+    return wait_for(lambda: (i := campaign.instance_of(uid)) is not None and i.status == status and i,
                     timeout=60)
 
 
@@ -182,12 +184,93 @@ def test_a_campaign_started_from_the_browser_finishes_and_appears(campaign: Camp
         page.fill("#folder", "_outputs/later")
         page.click("#start-form button")
         page.locator("#start-result .message:not(.error)").wait_for()
-        page.locator("#launches").wait_for()  # visible at once
+        page.locator("#launches .launch-state").first.wait_for(timeout=5_000)  # listed at once
         row = page.locator("#campaigns-table tr[data-experiment='later']")
         row.wait_for(timeout=30_000)
         page.wait_for_function(
             "(r => r && r.querySelector('.count.finished').textContent.trim() === '1')"
             "(document.querySelector(\"#campaigns-table tr[data-experiment='later']\"))", timeout=60_000)
+        # the process exits a moment after its run is recorded finished: wait for
+        # the (self-refreshing) launch list to say so, never for a fixed time
+        page.wait_for_function(
+            "document.querySelector('#launches .launch-state').textContent.trim() !== 'running'",
+            timeout=30_000)
         assert page.locator("#launches .launch-state").first.inner_text() == "finished"
         assert not p.errors, p.errors
     assert campaign.instance_of("later-0").status == "finished"
+
+
+def _open_node(page: Any, uid: str) -> None:
+    """Wait for the node panel of ``uid`` (opened by ``?node=``)."""
+    page.locator("#node h2 a", has_text=uid).wait_for(timeout=20_000)
+
+
+def test_a_branch_without_the_token_is_refused(campaign: Campaign, browser: Any) -> None:
+    _running(campaign, "live-0", "finished")
+    with Page(browser, campaign.dashboard.base) as p:
+        page = p.open("/tree?node=live-0")  # no ?token=
+        _open_node(page, "live-0")
+        page.fill("#branch-set", "brain.params.alpha=0.3")
+        page.click("#branch-form button")
+        page.locator("#branch-result #action-error").wait_for()
+        assert "token" in page.locator("#action-error").inner_text()
+    assert not list((campaign.workdir / "_outputs").rglob("run-live-0_b*.yaml"))
+    with campaign.store() as s:
+        from xdoe.store import session_trees
+
+        assert session_trees(s) == []
+
+
+def test_an_unknown_override_key_shows_its_close_matches(campaign: Campaign, browser: Any) -> None:
+    _running(campaign, "live-0", "finished")
+    with Page(browser, campaign.dashboard.base) as p:
+        page = p.open(f"/tree?node=live-0&token={campaign.dashboard.token}")
+        _open_node(page, "live-0")
+        page.fill("#branch-set", "brain.params.alpah=0.3")
+        page.click("#branch-form button")
+        page.locator("#branch-result .message.error").wait_for()
+        text = page.locator("#branch-result").inner_text()
+        assert "alpah" in text and "brain.params.alpha" in text, text
+    assert not list((campaign.workdir / "_outputs").rglob("run-live-0_b*.yaml"))
+
+
+def test_a_branch_from_the_browser_runs_and_appears_in_the_session_tree(
+        campaign: Campaign, browser: Any) -> None:
+    from xdoe.store import session_nodes
+
+    _running(campaign, "live-0", "finished")
+    with Page(browser, campaign.dashboard.base) as p:
+        page = p.open(f"/tree?node=live-0&token={campaign.dashboard.token}")
+        _open_node(page, "live-0")
+        page.fill("#branch-set", "brain.params.alpha=0.3\nmuscle.params.epsilon=0.05")
+        page.fill("#branch-episodes", "20")
+        page.click("#branch-form button")
+        page.locator("#branch-result .message:not(.error)").wait_for()
+        # the open page (the lineage of "live": no session tree yet) shows the child without a reload
+        page.wait_for_function("JSON.parse(document.querySelector('#tree-graph').dataset.health || '{}')"
+                               "['live-0_b01'] === 'finished'", timeout=90_000)
+        tree = wait_for(lambda: [n for n in _nodes(campaign) if n.run_uid == "live-0_b01"
+                                 and n.health in ("healthy", "dead")], timeout=30)[0]
+        page = p.open("/tree")  # a store with session trees opens on the first one
+        page.wait_for_function("document.querySelector('#tree-graph').dataset.nodes === '2'")
+        health = json.loads(page.locator("#tree-graph").get_attribute("data-health"))
+        assert health == {"live-0": "healthy", "live-0_b01": tree.health}, health
+        assert "alpha=0.3" in page.locator("#tree-graph .annotation-text").first.text_content()
+        child = page.locator("#tree-graph .point").nth(1).bounding_box()  # click as a user does
+        page.mouse.click(child["x"] + child["width"] / 2, child["y"] + child["height"] / 2)
+        page.locator("#node h2 a", has_text="live-0_b01").wait_for()
+        assert page.locator("#node-health").inner_text() == tree.health
+        page.wait_for_function("Number(document.querySelector('#node [data-curves]').dataset.points) > 0")
+        assert not p.errors, p.errors
+    with campaign.store() as s:
+        nodes = session_nodes(s, "live-0")
+        assert [n.run_uid for n in nodes] == ["live-0", "live-0_b01"]
+        assert nodes[1].parent_id == nodes[0].id and nodes[1].instance_status == "finished"
+        assert [o["key"] for o in nodes[1].overrides] == ["brain.params.alpha", "muscle.params.epsilon"]
+
+
+def _nodes(campaign: Campaign) -> list[Any]:
+    from xdoe.store import session_nodes
+
+    with campaign.store() as s:
+        return session_nodes(s)

@@ -1,6 +1,6 @@
 """Write actions (each needs the token, none in read-only mode): start a
 campaign from a folder of run documents, stop a running run, branch a
-session (a placeholder until the session tree exists)."""
+session (:func:`xdoe.tree.branch` in a background ``xrun branch``)."""
 
 from __future__ import annotations
 
@@ -32,8 +32,13 @@ async def start(request: Request) -> HTMLResponse:
         launch = request.app.state.launcher.start(folder)
     except InputError as exc:
         return _message(request, str(exc), "error", 400)
-    return _message(request, f"started {launch.files} run(s) from {launch.folder} "
-                              f"(process {launch.process.pid}, log {launch.log})")
+    return _launched(_message(request, f"started {launch.files} run(s) from {launch.folder} "
+                                        f"(process {launch.process.pid}, log {launch.log})"))
+
+
+def _launched(response: HTMLResponse) -> HTMLResponse:
+    response.headers["HX-Trigger"] = "launched"  # the list of launches refreshes at once
+    return response
 
 
 def stop_instance(store: object, instance_id: int, heartbeat_timeout: float) -> str:
@@ -68,8 +73,49 @@ def stop(request: Request, instance_id: int) -> HTMLResponse:
     return _message(request, text)
 
 
+def _form_int(form: dict[str, list[str]], name: str) -> int | None:
+    text = (form.get(name) or [""])[0].strip()
+    if not text:
+        return None
+    if not text.isdigit() or int(text) < 1:
+        raise InputError(f"{name} must be a positive integer, not {text!r}")
+    return int(text)
+
+
+def check_branch(store: object, node: str, overrides: list[str], *, episodes: int | None,
+                 steps: int | None, phase: str | None) -> None:
+    """Build the child's document in memory (nothing written) so a bad node,
+    phase or override key is reported before a process starts.
+
+    Raises:
+        InputError: as :func:`xdoe.tree.branch` would (unknown key with close matches...).
+        RunError: the parent saved no checkpoint.
+    """
+    from xdoe.tree import resolve_source
+    from xdoe.tree._branch import child_document
+
+    source = resolve_source(store, node)  # type: ignore[arg-type]
+    child_document(store, source, f"{source.run_uid}_b00", 1, overrides,  # type: ignore[arg-type]
+                   episodes=episodes, steps=steps, phase=phase)
+
+
 @router.post("/runs/{uid}/branch", response_class=HTMLResponse)
-def branch(request: Request, uid: str) -> HTMLResponse:
-    """Hook for the session tree (``xrun branch``): refused until it exists."""
-    return _message(request, "branching needs the session tree (xrun branch), not available yet",
-                    "error", 501)
+async def branch(request: Request, uid: str) -> HTMLResponse:
+    """Branch a child session from run ``uid`` (its newest finished instance):
+    form fields ``set`` (``KEY=VALUE`` lines), ``episodes`` or ``steps``,
+    ``phase``; checked here, then run by ``xrun branch`` in the background."""
+    from xdoe.errors import RunError
+
+    form = parse_qs((await request.body()).decode("utf-8", "replace"))
+    overrides = [line.strip() for text in form.get("set", []) for line in text.splitlines()
+                 if line.strip() and not line.strip().startswith("#")]
+    phase = (form.get("phase") or [""])[0].strip() or None
+    try:
+        episodes, steps = _form_int(form, "episodes"), _form_int(form, "steps")
+        check_branch(store_of(request), uid, overrides, episodes=episodes, steps=steps, phase=phase)
+    except (InputError, RunError) as exc:
+        return _message(request, str(exc), "error", 400)
+    launch = request.app.state.launcher.branch(uid, overrides, episodes=episodes, steps=steps, phase=phase)
+    changes = ", ".join(overrides) or "no override (continue)"
+    return _launched(_message(request, f"branching {uid}: {changes} (process {launch.process.pid}, "
+                                       f"log {launch.log}); the child appears in the tree"))

@@ -32,8 +32,11 @@ def curves(request: Request, instance_id: int, after: int = 0, max_points: int =
 
 
 @router.get("/tree")
-def tree(request: Request, experiment: str | None = None) -> dict[str, Any]:
-    from xdoe.dashboard._graph import lineage_graph
+def tree(request: Request, experiment: str | None = None, tree: str | None = None) -> dict[str, Any]:
+    """Session tree ``tree`` when given, else the lineage of ``experiment``."""
+    from xdoe.dashboard._graph import lineage_graph, session_graph
 
+    if tree:
+        return session_graph(store_of(request), tree)
     return lineage_graph(store_of(request), experiment,
                          heartbeat_timeout=request.app.state.settings.heartbeat_timeout)

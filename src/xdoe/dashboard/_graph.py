@@ -1,4 +1,7 @@
-"""The lineage of a campaign as a graph for the browser: one node per run
+"""Graphs for the tree page. A session tree (:mod:`xdoe.tree`, the store's
+``session_*`` tables): one node per session with its health and metric, an
+edge from parent to child labelled with the overrides, laid out top-down
+(children side by side under their parent). Else the lineage of a campaign: one node per run
 (its status), an edge to it from every run whose brain it loaded or
 replayed (``brain_source`` rows, :func:`xdoe.store._dashboard.lineage_nodes`),
 laid out in layers by depth (longest path from a root), wrapped into columns
@@ -11,7 +14,7 @@ from typing import TYPE_CHECKING, Any
 if TYPE_CHECKING:
     from xdoe.store import Store
 
-__all__ = ["lineage_graph", "COLUMN"]
+__all__ = ["lineage_graph", "session_graph", "COLUMN"]
 
 COLUMN = 20
 
@@ -59,4 +62,41 @@ def lineage_graph(store: "Store", experiment: str | None, *, limit: int = 400,
             info[uid]["y"] = -(i % COLUMN)
             info[uid]["depth"] = d
         x += (len(members) - 1) // COLUMN + 2
-    return {"nodes": list(info.values()), "edges": edges, "total": total, "shown": len(shown)}
+    return {"kind": "lineage", "nodes": list(info.values()), "edges": edges, "total": total,
+            "shown": len(shown)}
+
+
+def session_graph(store: "Store", tree: str) -> dict[str, Any]:
+    """``{"kind": "sessions", "nodes": [{"id" (run uid), "label", "health", "metric",
+    "reason", "edge", "x", "y"}], "edges": [[parent uid, child uid, label]], "total", "shown"}``
+    for session tree ``tree`` (:func:`xdoe.store.session_nodes`); ``x`` is the
+    leaf order (a parent centred over its children), ``y`` is minus the depth."""
+    from xdoe.store import session_nodes
+    from xdoe.tree import node_health
+    from xdoe.tree._render import edge_label
+
+    nodes = session_nodes(store, tree)
+    uid = {n.id: n.run_uid for n in nodes}
+    children: dict[int | None, list[Any]] = {}
+    for n in nodes:
+        children.setdefault(n.parent_id if n.parent_id in uid else None, []).append(n)
+    info: dict[str, dict[str, Any]] = {}
+    next_leaf = 0
+
+    def place(node: Any, depth: int) -> float:
+        nonlocal next_leaf
+        xs = [place(c, depth + 1) for c in children.get(node.id, [])]
+        if xs:
+            x = (min(xs) + max(xs)) / 2
+        else:
+            x, next_leaf = float(next_leaf), next_leaf + 1
+        info[node.run_uid] = {"id": node.run_uid, "label": node.run_uid, "health": node_health(node),
+                              "metric": node.metric, "reason": node.reason or "",
+                              "edge": edge_label(node), "x": x, "y": -depth}
+        return x
+
+    for root in children.get(None, []):
+        place(root, 0)
+    edges = [[uid[n.parent_id], n.run_uid, edge_label(n)] for n in nodes if n.parent_id in uid]
+    return {"kind": "sessions", "nodes": [info[n.run_uid] for n in nodes if n.run_uid in info],
+            "edges": edges, "total": len(nodes), "shown": len(info)}

@@ -1,5 +1,6 @@
-"""Starting a campaign from the browser: ``xrun experiment-start`` on a folder
-of run documents in a background process, through the same command (and so
+"""Starting a campaign or a branch from the browser: ``xrun experiment-start``
+on a folder of run documents, or ``xrun branch`` (:func:`xdoe.tree.branch`)
+on a session, in a background process, through the same command (and so
 the same backends, claiming, skipping and resume) as in a terminal.
 
 The store URL goes to the child through ``$XRUN_STORE`` (not its command
@@ -44,7 +45,7 @@ def candidate_folders(root: Path, workdir: Path, limit: int = 50) -> list[str]:
 
 @dataclass
 class Launch:
-    """One campaign started from the browser."""
+    """One campaign (or branch) started from the browser; ``folder`` says what."""
 
     id: int
     folder: str
@@ -62,7 +63,7 @@ class Launch:
 
 
 class Launcher:
-    """Starts and remembers background ``xrun experiment-start`` processes."""
+    """Starts and remembers background ``xrun experiment-start`` / ``xrun branch`` processes."""
 
     def __init__(self, settings: Settings) -> None:
         self.settings = settings
@@ -84,6 +85,24 @@ class Launcher:
         files = run_files(path)
         if not files:
             raise InputError(f"{folder}: holds no run document (run-*.yaml)")
+        args = ["experiment-start", "--quiet", "--results", str(s.results),
+                *(os.path.relpath(f, s.workdir) for f in files)]
+        return self._spawn(args, os.path.relpath(path, s.workdir), len(files))
+
+    def branch(self, node: str, overrides: list[str], *, episodes: int | None = None,
+               steps: int | None = None, phase: str | None = None) -> Launch:
+        """Start ``xrun branch NODE --set KEY=VALUE ...`` (:func:`xdoe.tree.branch`):
+        the child's document goes next to its parent's, as in a terminal."""
+        args = ["branch", node, *(a for o in overrides for a in ("--set", o)),
+                "--results", str(self.settings.results)]
+        for flag, value in (("--episodes", episodes), ("--steps", steps), ("--phase", phase)):
+            if value is not None:
+                args += [flag, str(value)]
+        return self._spawn(args, f"branch of {node}", 1)
+
+    def _spawn(self, args: list[str], what: str, files: int) -> Launch:
+        """``xrun ARGS`` in the working directory, its output in a log file."""
+        s = self.settings
         logs = (s.runs_dir or s.workdir / "_outputs") / "dashboard-logs"
         logs.mkdir(parents=True, exist_ok=True)
         now = _dt.datetime.now(_dt.timezone.utc)
@@ -94,16 +113,19 @@ class Launcher:
             from xdoe.store._engine import ENV_VAR, resolve_url
 
             env[ENV_VAR] = resolve_url(s.store_url)
-            cmd = [sys.executable, "-m", "xdoe.cli._xrun", "experiment-start", "--quiet",
-                   "--results", str(s.results), *(os.path.relpath(f, s.workdir) for f in files)]
+            cmd = [sys.executable, "-m", "xdoe.cli._xrun", *args]
             with open(log, "xb") as out:
                 process = subprocess.Popen(cmd, cwd=s.workdir, env=env, stdout=out,
                                            stderr=subprocess.STDOUT, stdin=subprocess.DEVNULL,
                                            start_new_session=True)
-            launch = Launch(number, os.path.relpath(path, s.workdir), len(files), now,
-                            os.path.relpath(log, s.workdir), process)
+            launch = Launch(number, what, files, now, os.path.relpath(log, s.workdir), process)
             self.launches.append(launch)
         return launch
+
+    @property
+    def running(self) -> bool:
+        """Whether a process started here still runs (the page then polls faster)."""
+        return any(launch.state == "running" for launch in self.launches)
 
     def close(self) -> None:
         """Forget finished processes (running ones go on: they are the user's campaigns)."""

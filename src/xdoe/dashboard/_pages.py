@@ -41,13 +41,23 @@ def _campaigns(request: Request) -> dict[str, Any]:
     from xdoe.store import campaign_summaries
 
     s: Settings = request.app.state.settings
-    launches = list(reversed(request.app.state.launcher.launches))
+    launches = _launches(request)
     try:
         store = store_of(request)
     except HTTPException as exc:  # no store yet: the page still offers to start a campaign
-        return {"campaigns": [], "launches": launches, "no_store": exc.detail}
-    return {"campaigns": campaign_summaries(store, heartbeat_timeout=s.heartbeat_timeout),
-            "launches": launches}
+        return {"campaigns": [], "no_store": exc.detail, **launches}
+    return {"campaigns": campaign_summaries(store, heartbeat_timeout=s.heartbeat_timeout), **launches}
+
+
+def _launches(request: Request) -> dict[str, Any]:
+    launcher = request.app.state.launcher
+    return {"launches": list(reversed(launcher.launches)), "launching": launcher.running}
+
+
+@router.get("/fragments/launches", response_class=HTMLResponse)
+def launches_fragment(request: Request) -> HTMLResponse:
+    """The processes started here; it polls itself every second while one runs."""
+    return _page(request, "_launches.html", **_launches(request))
 
 
 @router.get("/fragments/campaigns", response_class=HTMLResponse)
@@ -160,16 +170,49 @@ def compare_page(request: Request) -> HTMLResponse:
 
 @router.get("/tree", response_class=HTMLResponse)
 def tree_page(request: Request) -> HTMLResponse:
+    """The session trees of the store (``?tree=``) and, for every experiment,
+    its lineage (``?experiment=``); the first session tree by default, else
+    the first experiment's lineage. ``?node=RUN`` opens that node's panel."""
+    from xdoe.store import session_trees
     from xdoe.store._dashboard import experiment_uids
 
-    experiments = experiment_uids(store_of(request))
-    chosen = request.query_params.get("experiment") or (experiments[0] if experiments else None)
-    return _page(request, "tree.html", experiments=experiments, chosen=chosen)
+    store = store_of(request)
+    q = request.query_params
+    trees = [t.uid for t in session_trees(store)]
+    experiments = experiment_uids(store)
+    tree = q.get("tree") if q.get("tree") in trees else None
+    experiment = q.get("experiment") or None
+    if tree is None and experiment is None and q.get("node"):  # the node's own tree
+        from xdoe.store import nodes_of_run
+
+        found = nodes_of_run(store, q["node"])
+        tree = found[-1].tree if found else None
+        if tree is None:  # not a session yet: its campaign's lineage
+            experiment = _run(request, q["node"]).experiment
+    if tree is None and experiment is None:
+        tree = trees[0] if trees else None
+        experiment = None if tree else (experiments[0] if experiments else None)
+    return _page(request, "tree.html", experiments=experiments, trees=trees, tree=tree,
+                 chosen=experiment, node=q.get("node") or "")
 
 
 @router.get("/fragments/tree/{uid}", response_class=HTMLResponse)
 def tree_node_fragment(request: Request, uid: str) -> HTMLResponse:
+    """A node's panel: its session (health, metric, overrides) when it is
+    one, curves, configuration and the branch form."""
     from xdoe.documents._canonical import dump_canonical
+    from xdoe.store import nodes_of_run
+    from xdoe.tree import node_health
+    from xdoe.tree._render import edge_label
 
     view = _run(request, uid)
-    return _page(request, "_node.html", run=view, document=dump_canonical(view.document))
+    tree = request.query_params.get("tree")
+    found = [n for n in nodes_of_run(store_of(request), uid) if tree in (None, "", n.tree)]
+    session = None
+    if found:
+        n = found[-1]
+        session = {"tree": n.tree, "health": node_health(n), "metric": n.metric, "reason": n.reason,
+                   "edge": edge_label(n)}
+    phases = [next(iter(entry)) for entry in view.document.get("schedule", [])]
+    return _page(request, "_node.html", run=view, document=dump_canonical(view.document),
+                 session=session, phases=phases)

@@ -19,7 +19,7 @@ if TYPE_CHECKING:
 
     from xdoe.store import NodeInfo, TreeInfo
 
-__all__ = ["HEALTH_STYLES", "node_health", "path_to", "render_text", "render_json", "render_dot"]
+__all__ = ["HEALTH_STYLES", "edge_label", "node_health", "path_to", "render_text", "render_json", "render_dot"]
 
 #: Health -> (mark, rich style, DOT colour).
 HEALTH_STYLES = {
@@ -59,6 +59,10 @@ def _edge(node: "NodeInfo") -> str:
     if node.source_phase:
         text += f" · from phase {node.source_phase}"
     return text
+
+
+#: What an edge into ``node`` shows: its overrides, segment and source phase ("" for a root).
+edge_label = _edge
 
 
 def _metric(node: "NodeInfo") -> str:

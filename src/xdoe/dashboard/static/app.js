@@ -100,35 +100,80 @@
   const STATUS_COLORS = {finished: "#2e7d32", running: "#f9a825", failed: "#c62828",
                          interrupted: "#8e24aa", missing: "#9e9e9e"};
 
-  async function drawTree(el) {
-    const response = await fetch(`/api/tree?experiment=${encodeURIComponent(el.dataset.experiment)}`);
-    const data = await response.json();
+  const HEALTH_COLORS = {healthy: "#43a047", dead: "#e91e63", goal: "#ffb300", running: "#fdd835",
+                         pending: "#ffffff", failed: "#c62828", interrupted: "#8e24aa"};
+
+  function openNode(el, uid) {
+    const tree = el.dataset.tree ? `?tree=${encodeURIComponent(el.dataset.tree)}` : "";
+    htmx.ajax("GET", `/fragments/tree/${encodeURIComponent(uid)}${tree}`, {target: "#node", swap: "innerHTML"});
+  }
+
+  function treeTraces(data) {
+    const sessions = data.kind === "sessions";
     const at = new Map(data.nodes.map((n) => [n.id, n]));
     const ex = [], ey = [];
     for (const [a, b] of data.edges) {
       ex.push(at.get(a).x, at.get(b).x, null); ey.push(at.get(a).y, at.get(b).y, null);
     }
-    const edges = {x: ex, y: ey, mode: "lines", line: {color: "#90a4ae", width: 1}, hoverinfo: "skip", showlegend: false};
+    const edges = {x: ex, y: ey, mode: "lines", line: {color: "#90a4ae", width: sessions ? 2 : 1}, hoverinfo: "skip", showlegend: false};
+    const metric = (n) => (n.metric === null || n.metric === undefined ? "–" : String(Number(n.metric.toPrecision(4))));
     const nodes = {
       x: data.nodes.map((n) => n.x), y: data.nodes.map((n) => n.y), customdata: data.nodes.map((n) => n.id),
-      text: data.nodes.map((n) => n.label), mode: "markers+text", textposition: "middle right",
+      text: data.nodes.map((n) => (sessions ? `<b>${n.label}</b><br>${n.health} · ${metric(n)}` : n.label)),
+      mode: "markers+text", textposition: sessions ? "bottom center" : "middle right",
       textfont: {size: 11},
-      hovertext: data.nodes.map((n) => [`${n.id} (${n.status})`, n.detail, ...n.phases, ...n.sources].filter(Boolean).join("<br>")),
+      hovertext: data.nodes.map((n) => (sessions
+        ? [`<b>${n.id}</b> (${n.health})`, `metric ${metric(n)}`, n.reason, n.edge && `from parent: ${n.edge}`]
+        : [`${n.id} (${n.status})`, n.detail, ...n.phases, ...n.sources]).filter(Boolean).join("<br>")),
       hoverinfo: "text", showlegend: false,
-      marker: {size: 14, color: data.nodes.map((n) => STATUS_COLORS[n.status] || "#607d8b"), line: {color: "#fff", width: 1}},
+      marker: sessions
+        ? {size: 22, color: data.nodes.map((n) => HEALTH_COLORS[n.health] || "#607d8b"), line: {color: "#37474f", width: 1.5},
+           symbol: data.nodes.map((n) => (n.health === "goal" ? "star" : "circle"))}
+        : {size: 14, color: data.nodes.map((n) => STATUS_COLORS[n.status] || "#607d8b"), line: {color: "#fff", width: 1}},
     };
-    const columns = Math.max(1, ...data.nodes.map((n) => n.x)) + 1;
+    // edge labels (the overrides) just above each child, where they cannot collide with a sibling's
+    const labels = sessions ? data.edges.filter((e) => e[2]).map(([, b, text]) => ({
+      x: at.get(b).x, y: at.get(b).y + 0.2, yanchor: "bottom", text: text.length > 40 ? text.slice(0, 39) + "…" : text,
+      hovertext: text, showarrow: false, font: {size: 10, color: "#37474f"}, bgcolor: "rgba(238,242,246,0.95)",
+      borderpad: 2})) : [];
+    const columns = Math.max(0, ...data.nodes.map((n) => n.x)) + 1;
     const rows = Math.max(1, ...data.nodes.map((n) => 1 - n.y));
-    const layout = {margin: {l: 10, r: 10, t: 30, b: 10}, height: 60 + 30 * rows, hovermode: "closest",
-                    title: {text: data.shown < data.total ? `first ${data.shown} of ${data.total} runs` : `${data.total} runs`, font: {size: 13}},
-                    xaxis: {visible: false, range: [-0.3, columns + 0.3]},
-                    yaxis: {visible: false, range: [0.5 - rows, 0.5]}};
-    await Plotly.newPlot(el, [edges, nodes], layout, {responsive: true, displaylogo: false});
-    el.dataset.nodes = String(data.nodes.length);
+    const title = sessions ? `tree ${data.tree}: ${data.total} sessions`
+      : (data.shown < data.total ? `first ${data.shown} of ${data.total} runs` : `${data.total} runs`);
+    const layout = sessions
+      ? {margin: {l: 10, r: 10, t: 30, b: 10}, height: 120 + 110 * rows, hovermode: "closest", annotations: labels,
+         title: {text: title, font: {size: 13}},
+         xaxis: {visible: false, range: [-0.7, columns - 0.3]}, yaxis: {visible: false, range: [0.5 - rows, 0.45]}}
+      : {margin: {l: 10, r: 10, t: 30, b: 10}, height: 60 + 30 * rows, hovermode: "closest",
+         title: {text: title, font: {size: 13}},
+         xaxis: {visible: false, range: [-0.3, columns + 0.3]}, yaxis: {visible: false, range: [0.5 - rows, 0.5]}};
+    return [[edges, nodes], layout];
+  }
+
+  async function drawTree(el) {
+    const query = el.dataset.tree ? `tree=${encodeURIComponent(el.dataset.tree)}`
+      : `experiment=${encodeURIComponent(el.dataset.experiment)}`;
+    let last = "";
+    const draw = async () => {
+      const response = await fetch(`/api/tree?${query}`);
+      if (!response.ok) return;
+      const text = await response.text();
+      if (text === last) return;  // nothing changed since the last poll
+      last = text;
+      const data = JSON.parse(text);
+      data.tree = el.dataset.tree;
+      const [traces, layout] = treeTraces(data);
+      await Plotly.react(el, traces, layout, {responsive: true, displaylogo: false});
+      el.dataset.nodes = String(data.nodes.length);
+      el.dataset.health = JSON.stringify(Object.fromEntries(data.nodes.map((n) => [n.id, n.health || n.status])));
+    };
+    await draw();
     el.on("plotly_click", (event) => {
       const uid = event.points[0] && event.points[0].customdata;
-      if (uid) htmx.ajax("GET", `/fragments/tree/${encodeURIComponent(uid)}`, {target: "#node", swap: "innerHTML"});
+      if (uid) openNode(el, uid);
     });
+    if (el.dataset.node) openNode(el, el.dataset.node);
+    setInterval(draw, 3000);  // new sessions (a branch, xrun grow) and health changes appear
   }
 
   function init(root) {
@@ -151,15 +196,20 @@
     const xhr = event.detail.xhr;
     let text = xhr.responseText;
     try { text = JSON.parse(text).detail || text; } catch (e) { /* HTML fragment */ }
-    const box = document.getElementById("messages");
+    const box = document.getElementById(event.detail.elt.dataset.errors || "messages");
     if (box) {
       box.innerHTML = "";
-      const div = document.createElement("div");
-      div.className = "message error";
+      let div;
+      if (text.trim().startsWith("<div")) {  // an HTML message fragment: shown as it is
+        box.innerHTML = text;
+        div = box.firstElementChild;
+      } else {
+        div = document.createElement("div");
+        div.className = "message error";
+        div.textContent = `refused (${xhr.status}): ${text}`;
+        box.appendChild(div);
+      }
       div.id = "action-error";
-      div.innerHTML = text.startsWith("<div") ? text : "";
-      if (!div.innerHTML) div.textContent = `refused (${xhr.status}): ${text}`;
-      box.appendChild(div);
     }
   });
 })();
