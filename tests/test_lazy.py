@@ -11,7 +11,7 @@ import pytest
 
 from xdoe._lazy import lazy_exports
 
-LAZY_PACKAGES = ["xdoe.documents", "xdoe.execution", "xdoe.store", "xdoe.components.environments",
+LAZY_PACKAGES = ["xdoe.documents", "xdoe.design", "xdoe.execution", "xdoe.store", "xdoe.components.environments",
                  "xdoe.components.agents", "xdoe.environments", "xdoe.agents",
                  "xdoe.analysis"]
 

@@ -14,22 +14,29 @@ Sub-packages (one concept each): :mod:`xdoe.documents`, :mod:`xdoe.design`,
 from __future__ import annotations
 
 from importlib import import_module
-from importlib.metadata import PackageNotFoundError, version as _dist_version
 from typing import Any
 
 from xdoe.errors import XdoeError
-
-try:
-    __version__ = _dist_version("xdoe")
-except PackageNotFoundError:  # pragma: no cover - running from a source tree
-    __version__ = "0.0.0+unknown"
 
 __all__ = ["__version__", "XdoeError", "TrainingSession"]
 
 _LAZY = {"TrainingSession": "xdoe.session"}
 
 
+def _version() -> str:
+    # importlib.metadata scans sys.path for distributions (~20 ms): only when asked
+    from importlib.metadata import PackageNotFoundError, version
+
+    try:
+        return version("xdoe")
+    except PackageNotFoundError:  # pragma: no cover - running from a source tree
+        return "0.0.0+unknown"
+
+
 def __getattr__(name: str) -> Any:
+    if name == "__version__":
+        value = globals()["__version__"] = _version()
+        return value
     if name in _LAZY:
         return getattr(import_module(_LAZY[name]), name)
     raise AttributeError(f"module 'xdoe' has no attribute {name!r}")

@@ -28,7 +28,19 @@ from importlib import import_module
 from types import ModuleType
 from typing import Any, Callable, Mapping, Sequence
 
-__all__ = ["lazy_exports", "alias_package"]
+__all__ = ["lazy_exports", "alias_package", "lazy_origin"]
+
+#: package -> {public name: module defining it}, for every package using lazy_exports
+_ORIGINS: dict[str, dict[str, str]] = {}
+#: alias package -> the package it stands for (alias_package)
+_ALIASES: dict[str, str] = {}
+
+
+def lazy_origin(package: str, name: str) -> str | None:
+    """The module that defines ``package.name`` when ``package`` (already
+    imported) re-exports it lazily, without importing that module; else ``None``."""
+    package = _ALIASES.get(package, package)
+    return _ORIGINS.get(package, {}).get(name)
 
 
 def lazy_exports(
@@ -46,6 +58,7 @@ def lazy_exports(
     ``__dir__`` lists the exported names, ``__all__`` and the private names.
     """
     origin = {name: module for module, names in modules.items() for name in names}
+    _ORIGINS[package] = origin
 
     def __getattr__(name: str) -> Any:
         module = origin.get(name)
@@ -107,6 +120,7 @@ def alias_package(old: str, new: str) -> tuple[Callable[[str], Any], Callable[[]
     Returns:
         ``(__getattr__, __dir__, __all__)`` for ``old``'s namespace.
     """
+    _ALIASES[old] = new
     if not any(isinstance(f, _AliasFinder) and f.old == old for f in sys.meta_path):
         sys.meta_path.insert(0, _AliasFinder(old, new))
     target = import_module(new)

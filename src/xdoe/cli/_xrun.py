@@ -270,6 +270,10 @@ def experiment_start(files: tuple[str, ...], store_url: str | None, results: Pat
         todo, done_before = (list(range(len(files))), []) if rerun else skip_finished_files(files, store_url)
     except StoreError as exc:
         fail(str(exc), EXIT_INPUT)
+    if len(todo) > 1 and not dask and str(jobs).strip().lower() not in ("1", "0"):
+        from xdoe.campaign.backends._warm import start_forkserver
+
+        start_forkserver()  # warm workers: their imports overlap with reading the documents below
     loaded = load_documents([files[i] for i in todo])
     if loaded.errors:
         for line in loaded.errors:

@@ -6,14 +6,39 @@ factor: the level index for a categorical factor, the unit position in
 ``[0, 1]`` for a continuous one (:meth:`Factor.value` maps either to the
 value used in a run document). All design functions share the signature
 ``(factors, n, seed)``; every random choice derives from ``seed``.
+
+Names are imported on first use (:mod:`xdoe._lazy`): a full-factorial
+document never loads scipy (``xgen check`` starts in a fraction of the time
+``import scipy.stats`` takes).
 """
 
-from xdoe.design._factorial import full_factorial
-from xdoe.design._factors import Factor
-from xdoe.design._lhs import latin_hypercube
-from xdoe.design._make import METHODS, Design, make_design
-from xdoe.design._maximin import maximin
-from xdoe.design._metrics import centred_l2_discrepancy, min_distance
+from __future__ import annotations
+
+from typing import TYPE_CHECKING
+
+from xdoe._lazy import lazy_exports
+
+if TYPE_CHECKING:
+    from xdoe.design._expand import Expander, factors_of, run_seed
+    from xdoe.design._extend import ExtendPlan
+    from xdoe.design._factorial import full_factorial
+    from xdoe.design._factors import Factor
+    from xdoe.design._generate import (
+        ExperimentWarning,
+        Generation,
+        RunSequence,
+        build_design,
+        check_runs,
+        generate,
+        plan_runs,
+        prepare,
+        write_runs,
+    )
+    from xdoe.design._lhs import latin_hypercube
+    from xdoe.design._make import METHODS, Design, make_design
+    from xdoe.design._maximin import maximin
+    from xdoe.design._metrics import centred_l2_discrepancy, min_distance
+    from xdoe.design._output import OutputLayout, WriteResult, plan_outputs, write_outputs
 
 __all__ = [
     "Factor",
@@ -25,25 +50,7 @@ __all__ = [
     "maximin",
     "min_distance",
     "centred_l2_discrepancy",
-]
-
-# generation of run documents and outputs (xgen)
-from xdoe.design._expand import Expander, factors_of, run_seed  # noqa: E402
-from xdoe.design._generate import (  # noqa: E402
-    ExperimentWarning,
-    Generation,
-    RunSequence,
-    build_design,
-    check_runs,
-    generate,
-    plan_runs,
-    prepare,
-    write_runs,
-)
-from xdoe.design._extend import ExtendPlan  # noqa: E402
-from xdoe.design._output import OutputLayout, WriteResult, plan_outputs, write_outputs  # noqa: E402
-
-__all__ += [
+    # generation of run documents and outputs (xgen)
     "generate",
     "prepare",
     "write_runs",
@@ -62,3 +69,19 @@ __all__ += [
     "plan_runs",
     "ExtendPlan",
 ]
+
+__getattr__, __dir__ = lazy_exports(__name__, globals(), {
+    "xdoe.design._factors": ["Factor"],
+    "xdoe.design._make": ["Design", "METHODS", "make_design"],
+    "xdoe.design._factorial": ["full_factorial"],
+    "xdoe.design._lhs": ["latin_hypercube"],
+    "xdoe.design._maximin": ["maximin"],
+    "xdoe.design._metrics": ["min_distance", "centred_l2_discrepancy"],
+    "xdoe.design._expand": ["Expander", "factors_of", "run_seed"],
+    "xdoe.design._generate": [
+        "generate", "prepare", "write_runs", "build_design", "check_runs", "plan_runs",
+        "Generation", "RunSequence", "ExperimentWarning",
+    ],
+    "xdoe.design._output": ["OutputLayout", "WriteResult", "write_outputs", "plan_outputs"],
+    "xdoe.design._extend": ["ExtendPlan"],
+})

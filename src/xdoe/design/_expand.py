@@ -35,6 +35,7 @@ from typing import Any
 import numpy as np
 
 from xdoe.design._factors import Factor
+from xdoe.design._shared import SharedSubtrees
 from xdoe.documents._canonical import canonical_json
 from xdoe.documents._experiment_models import LIST_KEYS, NAME_KEYS, SET_KEYS
 from xdoe.documents._experiment_types import Experiment, Variable
@@ -105,7 +106,7 @@ def _component(raw: Any) -> dict | None:
     return {"name": raw["name"], "params": raw.get("params") or {}}
 
 
-class Expander:
+class Expander(SharedSubtrees):
     """Builds run documents of one :class:`Experiment`.
 
     Raises (from :meth:`document`):
@@ -128,8 +129,12 @@ class Expander:
         #: :func:`~xdoe.documents.dump_canonical` (``cache=``)
         self.render_cache: dict[int, dict] = {}
         self._constants: list[Any] = []  # keeps the shared sub-trees alive
-        self._templates: dict[tuple, tuple[str, Any]] = {}
+        self._templates: dict[tuple, tuple[tuple[str, Any], tuple[str, ...]]] = {}
         self._id_lists: dict[tuple, list[str]] = {}
+        #: built definitions with placeholders, by (slot, their factors' typed values);
+        #: shared and rendered once like constants, forgotten in bulk beyond MAX_INSTANCES
+        self._instances: dict[tuple, tuple[Any, list[int]]] = {}
+        self._seen: set[tuple] = set()  # keys built once so far
 
     # -------------------------------------------------------------- public
 
@@ -249,13 +254,27 @@ class Expander:
 
     def _material(self, slot: tuple, build: Any, named: dict[str, Any], path: tuple) -> Any:
         """The definition built by ``build()`` with placeholders replaced.
-        Sub-trees without placeholders are one shared object; only the paths
-        to placeholders are rebuilt per call."""
-        compiled = self._templates.get(slot)
-        if compiled is None:
-            compiled = self._templates[slot] = self._compile(build())
+        Sub-trees without placeholders are one shared object; a definition
+        with placeholders is built once per distinct values of the factors
+        it uses (while at most :data:`MAX_INSTANCES` are kept) and shared
+        like a constant, so that it is also rendered once."""
+        template = self._templates.get(slot)
+        if template is None:
+            node = build()
+            names = tuple(sorted({name for _, name, _ in find_placeholders(node)}))
+            template = self._templates[slot] = (self._compile(node), names)
+        compiled, names = template
+        if compiled[0] == "const":
+            return compiled[1]
+        try:  # typed: 1, 1.0 and True are different levels
+            key: tuple | None = (slot, tuple((type(named[n]), named[n]) for n in names))
+            hit = self._instances.get(key)  # type: ignore[arg-type]
+        except (TypeError, KeyError):  # a list or mapping level; a missing factor raises below
+            key, hit = None, None
+        if hit is not None:
+            return hit[0]
         try:
-            return _instantiate(compiled, named)
+            value = _instantiate(compiled, named)
         except PlaceholderError as exc:  # pragma: no cover - caught when the document is loaded
             raise self.experiment.error(str(exc), path) from None
         except KeyError as exc:  # a conditional factor used where its condition does not hold
@@ -264,6 +283,7 @@ class Expander:
                 f"design point ({', '.join(f'{k}={v!r}' for k, v in named.items()) or 'no named levels'})",
                 path,
             ) from None
+        return value if key is None else self._keep(key, value)
 
     def _compile(self, node: Any) -> tuple[str, Any]:
         if not any(True for _ in find_placeholders(node)):
@@ -303,12 +323,12 @@ class Expander:
             for kind in SET_KEYS:
                 set_key = choice[kind].get(key)
                 entry[kind] = None if set_key is None else self._ids(kind, set_key, uids)
-            agents.append(entry)
+            agents.append(self._shared_by_parts(("agent",), [base, entry["sensors"], entry["actuators"]], entry))
         sim_key = choice["simulation"]
         pc_key = choice["phase_config"]
         return {
-            "environments": envs,
-            "agents": agents,
+            "environments": self._shared_by_parts(("environments",), envs, envs),
+            "agents": self._shared_by_parts(("agents",), agents, agents),
             "simulation": self._material(("simulation", sim_key), lambda: self._simulation(sim_key), named,
                                          ("definitions", "simulation", sim_key)),
             "phase_config": self._material(("phase_config", pc_key), lambda: dict(self.defs["phase_config"][pc_key] or {}),

@@ -10,11 +10,9 @@ import numpy as np
 
 from xdoe.design._conditional import apply_conditions, check_conditions
 from xdoe.design._common import as_seed_sequence, check_factors, full_size
-from xdoe.design._factorial import full_factorial
+from xdoe.design._factorial import factorial_indices, full_factorial
 from xdoe.design._factors import Factor
-from xdoe.design._lhs import latin_hypercube
-from xdoe.design._maximin import maximin
-from xdoe.design._metrics import centred_l2_discrepancy, min_distance
+from xdoe.design._metrics import centred_l2_discrepancy, factorial_figures, min_distance
 from xdoe.errors import DesignError
 
 __all__ = ["Design", "make_design", "METHODS"]
@@ -98,15 +96,40 @@ class Design:
         return out
 
     @cached_property
+    def _grid(self) -> list[int] | None:
+        """The level counts when the points are exactly the full factorial
+        (in any method's name), else ``None``."""
+        ks = [len(f.levels) if f.levels is not None else 0 for f in self.factors]
+        if not ks or 0 in ks or len(self) != full_size(self.factors):
+            return None
+        return ks if np.array_equal(self.points, factorial_indices(ks)) else None
+
+    @cached_property
     def min_distance(self) -> float:
         """Minimum pairwise Euclidean distance of :meth:`unit` (``inf`` for fewer than two points)."""
+        if self._grid is not None:
+            return factorial_figures(self._grid)[0]
         return min_distance(self.unit())
 
     @cached_property
     def discrepancy(self) -> float:
-        """Centred L2 discrepancy of :meth:`unit` (scipy ``qmc.discrepancy(method="CD")``);
-        ``nan`` without columns."""
+        """Centred L2 discrepancy of :meth:`unit` (scipy ``qmc.discrepancy(method="CD")``;
+        the same value in closed form for a full factorial); ``nan`` without columns."""
+        if self._grid is not None:
+            return factorial_figures(self._grid)[1]
         return centred_l2_discrepancy(self.unit())
+
+
+def _build(method: str) -> Any:
+    """The design function of ``"lhs"`` or ``"maximin"``, imported on demand
+    (they need scipy; a full factorial does not)."""
+    if method == "maximin":
+        from xdoe.design._maximin import maximin
+
+        return maximin
+    from xdoe.design._lhs import latin_hypercube
+
+    return latin_hypercube
 
 
 def _budget(max_runs: int | None) -> int | None:
@@ -216,7 +239,7 @@ def _make_design(
                 factors,
                 "maximin",
                 f"full factorial has {size} points > max_runs {budget}: maximin subset of {budget} points",
-                maximin(factors, budget, seed_seq),
+                _build("maximin")(factors, budget, seed_seq),
             )
         why = "auto: all factors categorical" if method == "auto" else "full_factorial requested"
         return Design(
@@ -227,7 +250,7 @@ def _make_design(
         )
     # lhs, maximin, or auto with continuous factors
     used = "maximin" if method == "auto" else method
-    build = maximin if used == "maximin" else latin_hypercube
+    build = _build(used)
     label = "maximin" if used == "maximin" else "Latin hypercube"
     if continuous:
         if budget is None:

@@ -1,10 +1,18 @@
-"""Space-filling metrics of designs given in the unit hypercube."""
+"""Space-filling metrics of designs given in the unit hypercube.
+
+scipy is imported when a metric is computed, not with this module; a full
+factorial's figures come in closed form (:func:`factorial_figures`), so
+writing one never loads ``scipy.stats`` (~0.7 s of start-up).
+"""
 
 from __future__ import annotations
 
+import math
+from typing import Sequence
+
 import numpy as np
 
-__all__ = ["min_distance", "centred_l2_discrepancy"]
+__all__ = ["min_distance", "centred_l2_discrepancy", "factorial_figures"]
 
 
 def min_distance(unit_points: np.ndarray) -> float:
@@ -41,3 +49,39 @@ def centred_l2_discrepancy(unit_points: np.ndarray) -> float:
     from scipy.stats import qmc  # imported when needed (slow to import)
 
     return float(qmc.discrepancy(np.clip(x, 0.0, 1.0), method="CD"))
+
+
+def factorial_figures(ks: Sequence[int]) -> tuple[float, float]:
+    """``(min_distance, centred_l2_discrepancy)`` of the full factorial with
+    ``ks[j]`` levels in column ``j`` (unit positions ``i / (k - 1)``, ``0.5``
+    for one level), in O(sum k^2) time instead of O(n^2 d).
+
+    The nearest neighbour of a grid point is one level step away in one
+    column, so the minimum distance is ``min 1 / (k - 1)`` over columns with
+    ``k > 1`` (``inf`` for a single point). The centred L2 discrepancy
+    (Hickernell 1998, eq. 5.1c; the value ``scipy.stats.qmc.discrepancy``
+    returns for ``method="CD"``, the squared discrepancy) is
+
+        (13/12)^d - 2/n sum_i prod_k f(x_ik) + 1/n^2 sum_i,j prod_k g(x_ik, x_jk),
+        f(a) = 1 + |a - 1/2|/2 - |a - 1/2|^2/2,
+        g(a, b) = 1 + |a - 1/2|/2 + |b - 1/2|/2 - |a - b|/2,
+
+    and on a product grid both sums factor into products over the columns of
+    sums over their levels. ``tests/design/test_metrics.py`` checks both
+    figures against scipy's general computation.
+
+    Raises:
+        ValueError: a level count below 1 or no columns.
+    """
+    if not ks or min(ks) < 1:
+        raise ValueError(f"a full factorial needs at least one column of >= 1 levels, got {list(ks)}")
+    steps = [1.0 / (k - 1) for k in ks if k > 1]
+    distance = min(steps) if steps else float("inf")
+    single, pairs = 1.0, 1.0
+    for k in ks:
+        a = np.linspace(0.0, 1.0, k) if k > 1 else np.array([0.5])
+        centred = np.abs(a - 0.5)
+        single *= float(np.mean(1.0 + 0.5 * centred - 0.5 * centred**2))
+        pairs *= float(np.mean(1.0 + 0.5 * centred[:, None] + 0.5 * centred[None, :]
+                               - 0.5 * np.abs(a[:, None] - a[None, :])))
+    return distance, math.pow(13.0 / 12.0, len(ks)) - 2.0 * single + pairs

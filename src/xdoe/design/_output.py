@@ -23,6 +23,7 @@ import errno
 import hashlib
 import io
 import json
+import math
 import os
 import shutil
 import tempfile
@@ -164,6 +165,9 @@ def manifest_header(*, xdoe_version: str, input_sha256: str, design: Any, repeti
 def _csv_cell(value: Any) -> str:
     if isinstance(value, str):
         return value
+    kind = type(value)
+    if kind is int or (kind is float and math.isfinite(value)):
+        return repr(value)  # what canonical_json writes, without a json.dumps call per cell
     return canonical_json(value)
 
 

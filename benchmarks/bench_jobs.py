@@ -1,0 +1,156 @@
+"""``--jobs`` on a small real campaign, whole process (issue 16).
+
+The campaign: 4 Taxi-v4 Q-learning runs of 600 episodes (the learner only,
+alpha 0.1 / 0.5 x 2 repetitions), the documents of ``bench_execute.py``.
+Measured side by side, interleaved round by round (each in fresh processes,
+each with a new SQLite store, start-up included):
+
+- the machine's two-process capacity: how much faster a pure-Python busy loop
+  finishes twice in two processes than twice in one (2.0 on two free cores;
+  it bounds every parallel speed-up below);
+- ``xrun experiment-start --jobs 1`` on the 4 files;
+- ``xrun experiment-start --jobs 2`` on the 4 files (target: >= 1.8x faster
+  than ``--jobs 1`` when the capacity is >= 1.9);
+- two separate ``xrun experiment-start`` processes started together, each on
+  half of the files, sharing one store (target: ``--jobs 2`` >= 0.95x their speed).
+
+Printed: medians [min-max] of wall time and of CPU time (user + system of all
+child processes, ``resource.getrusage(RUSAGE_CHILDREN)``), and the ratios
+computed round by round.
+
+``--baseline SRC`` also measures ``--jobs 2`` and ``--jobs 1`` with
+``PYTHONPATH=SRC`` (e.g. an unpacked ``git archive <commit> src``) in the same rounds.
+
+Usage: ``python benchmarks/bench_jobs.py [--repeats R] [--episodes N] [--baseline SRC]``
+"""
+
+from __future__ import annotations
+
+import argparse
+import copy
+import os
+import resource
+import statistics
+import subprocess
+import sys
+import tempfile
+import time
+from pathlib import Path
+
+HERE = Path(__file__).resolve().parent
+sys.path.insert(0, str(HERE))
+
+from bench_execute import document  # noqa: E402
+
+XRUN = "from xdoe.cli._xrun import main; main()"
+BUSY = "x = 0\nfor i in range(6_000_000):\n    x = (x + i * i) % 1000003\n"
+
+
+def campaign(directory: Path, episodes: int) -> list[str]:
+    """The 4 run files: alpha 0.1 / 0.5 x 2 repetitions (seeds)."""
+    from ruamel.yaml import YAML
+
+    files = []
+    for alpha in (0.1, 0.5):
+        for repetition in (0, 1):
+            doc = copy.deepcopy(document(episodes, seed=11 + repetition))
+            doc["uid"] = f"taxi-a{alpha}-r{repetition}"
+            doc["schedule"][0]["training"]["agents"][0]["brain"]["params"]["alpha"] = alpha
+            path = directory / f"run-{doc['uid']}.yaml"
+            with open(path, "w") as fh:
+                YAML().dump(doc, fh)
+            files.append(str(path))
+    return files
+
+
+# Runs one command as a child subreaper (Linux prctl PR_SET_CHILD_SUBREAPER): processes
+# the command leaves behind (multiprocessing's forkserver exits just after xrun) are
+# reparented to it and waited for, so their CPU time counts in RUSAGE_CHILDREN too.
+REAPER = """
+import ctypes, os, subprocess, sys
+ctypes.CDLL(None).prctl(36, 1, 0, 0, 0)
+code = subprocess.call(sys.argv[1:])
+while True:
+    try:
+        os.wait()
+    except ChildProcessError:
+        break
+sys.exit(code)
+"""
+
+
+def timed(commands: list[list[str]], cwd: Path, env: dict[str, str] | None = None) -> tuple[float, float]:
+    """Wall and CPU seconds of ``commands`` started together, with every process
+    they start (see ``REAPER``); each must succeed."""
+    before = resource.getrusage(resource.RUSAGE_CHILDREN)
+    start = time.perf_counter()
+    procs = [subprocess.Popen([sys.executable, "-c", REAPER, *c], cwd=cwd, stdout=subprocess.PIPE,
+                              stderr=subprocess.STDOUT, text=True, env=env) for c in commands]
+    outputs = [p.communicate()[0] for p in procs]
+    wall = time.perf_counter() - start
+    after = resource.getrusage(resource.RUSAGE_CHILDREN)
+    for c, p, out in zip(commands, procs, outputs):
+        if p.returncode != 0:
+            raise SystemExit(f"{' '.join(c)} failed ({p.returncode}):\n{out}")
+    return wall, (after.ru_utime - before.ru_utime) + (after.ru_stime - before.ru_stime)
+
+
+def xrun(files: list[str], store: Path, results: Path, jobs: int) -> list[str]:
+    return [sys.executable, "-c", XRUN, "experiment-start", *files, "--quiet", "--jobs", str(jobs),
+            "--store", f"sqlite:///{store}", "--results", str(results)]
+
+
+def main() -> None:
+    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser.add_argument("--repeats", type=int, default=3, help="rounds; medians are printed (default 3)")
+    parser.add_argument("--episodes", type=int, default=600)
+    parser.add_argument("--baseline", type=Path, default=None, help="a source tree to measure side by side")
+    args = parser.parse_args()
+    base_env = None if args.baseline is None else {**os.environ, "PYTHONPATH": str(args.baseline.resolve())}
+    import xdoe
+
+    print(f"{time.strftime('%Y-%m-%d %H:%M')}  python {sys.version.split()[0]}  xdoe from {Path(xdoe.__file__).parent}")
+    print(f"load average before: {', '.join(f'{x:.2f}' for x in os.getloadavg())} ({os.cpu_count()} cores)")
+    walls: dict[str, list[float]] = {}
+    cpus: dict[str, list[float]] = {}
+    ratios: dict[str, list[float]] = {"capacity": [], "jobs2/jobs1": [], "jobs2 vs separate": []}
+    with tempfile.TemporaryDirectory(prefix="xdoe-jobs-") as d:
+        tmp = Path(d)
+        files = campaign(tmp, args.episodes)
+        py = [sys.executable, "-c", BUSY]
+        for round_ in range(args.repeats):
+            got: dict[str, float] = {}
+            for name, commands in (
+                ("busy loop x2, one process", [[sys.executable, "-c", BUSY * 2]]),
+                ("busy loop x2, two processes", [py, py]),
+                ("--jobs 1", [xrun(files, tmp / f"j1-{round_}.sqlite", tmp / "results", 1)]),
+                ("--jobs 2", [xrun(files, tmp / f"j2-{round_}.sqlite", tmp / "results", 2)]),
+                ("2 separate xrun processes", [xrun(files[:2], tmp / f"sep-{round_}.sqlite", tmp / "results", 1),
+                                               xrun(files[2:], tmp / f"sep-{round_}.sqlite", tmp / "results", 1)]),
+            ) + ((
+                ("baseline: --jobs 1", [xrun(files, tmp / f"bj1-{round_}.sqlite", tmp / "results", 1)]),
+                ("baseline: --jobs 2", [xrun(files, tmp / f"bj2-{round_}.sqlite", tmp / "results", 2)]),
+            ) if base_env is not None else ()):
+                wall, cpu = timed(commands, tmp, base_env if name.startswith("baseline") else None)
+                walls.setdefault(name, []).append(wall)
+                cpus.setdefault(name, []).append(cpu)
+                got[name] = wall
+            ratios["capacity"].append(got["busy loop x2, one process"] / got["busy loop x2, two processes"])
+            ratios["jobs2/jobs1"].append(got["--jobs 1"] / got["--jobs 2"])
+            ratios["jobs2 vs separate"].append(got["2 separate xrun processes"] / got["--jobs 2"])
+            if base_env is not None:
+                ratios.setdefault("baseline: jobs2/jobs1", []).append(got["baseline: --jobs 1"] / got["baseline: --jobs 2"])
+            print(f"  round {round_ + 1}: " + ", ".join(f"{k} {v:.2f} s" for k, v in got.items()), flush=True)
+    med = statistics.median
+    print(f"{args.episodes} episodes per run, 4 runs; medians of {args.repeats} rounds [min-max]; wall | CPU (s)")
+    for name in walls:
+        w, c = walls[name], cpus[name]
+        print(f"  {name:30s} {med(w):6.2f} [{min(w):.2f}-{max(w):.2f}] | {med(c):6.2f} [{min(c):.2f}-{max(c):.2f}]")
+    for name, values in ratios.items():
+        target = {"jobs2/jobs1": "   target >= 1.8 when capacity >= 1.9", "jobs2 vs separate": "   target >= 0.95"}
+        print(f"  {name:30s} {med(values):6.2f} [{min(values):.2f}-{max(values):.2f}]{target.get(name, '')}")
+    print(f"load average after: {', '.join(f'{x:.2f}' for x in os.getloadavg())}")
+
+
+if __name__ == "__main__":
+    main()
