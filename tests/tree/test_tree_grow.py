@@ -42,8 +42,6 @@ def write_config(tmp_path: Path, *, delay: float = 0.0, max_sessions: int = 20, 
 
 @pytest.mark.parametrize("parallel", [1, pytest.param(2, id="parallel")])
 def test_grow_dies_recovers_and_reaches_the_goal(store_url: str, tmp_path: Path, parallel: int) -> None:
-    if parallel == 2 and not store_url.startswith("sqlite"):
-        pytest.skip("the parallel rounds are backend-independent: checked on SQLite")
     lines: list[str] = []
     result = grow(write_config(tmp_path, parallel=parallel), store=store_url,
                   results=tmp_path / "results", report=lines.append)
