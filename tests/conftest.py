@@ -38,3 +38,20 @@ def store_url(request: pytest.FixtureRequest, tmp_path: Path) -> Iterator[str]:
         admin = request.getfixturevalue("postgres_admin")
         with temporary_schema(admin) as url:
             yield url
+
+
+def _default_outputs() -> set[str]:
+    """Every path below the working directory's default output folder."""
+    root = Path("_outputs")
+    return {str(p) for p in root.rglob("*")} if root.exists() else set()
+
+
+@pytest.fixture(scope="session", autouse=True)
+def no_writes_to_default_outputs() -> Iterator[None]:
+    """Tests write only below ``tmp_path``: fail the session if any of them
+    added a file to the working directory's ``_outputs/`` (the default store
+    and results folder, where a user's real results live)."""
+    before = _default_outputs()
+    yield
+    added = sorted(_default_outputs() - before)
+    assert not added, f"tests wrote into the default output folder: {added[:5]}"

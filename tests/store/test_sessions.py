@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+from pathlib import Path
+
 import pytest
 from sqlalchemy import inspect
 
@@ -22,7 +24,7 @@ from xdoe.store import (
 )
 
 
-def test_trees_nodes_edges_round_trip(store: Store, make_document) -> None:
+def test_trees_nodes_edges_round_trip(store: Store, make_document, tmp_path: Path) -> None:
     tree = get_or_create_tree(store, "t", "grow", {"directions": [{"a": "x0.5"}]})
     again = get_or_create_tree(store, "t", "branch")
     assert again.id == tree.id and again.kind == "grow" and again.config == {"directions": [{"a": "x0.5"}]}
@@ -33,7 +35,7 @@ def test_trees_nodes_edges_round_trip(store: Store, make_document) -> None:
                              parent_id=root, overrides=overrides, source_phase="training",
                              source_instance_id=3, segment={"episodes": 300})
     # a finished instance to point at
-    with store.recorder(make_document("r_b01"), results_root=None) as rec:
+    with store.recorder(make_document("r_b01"), results_root=tmp_path / "results") as rec:
         pass
     set_node_health(store, root, "healthy", metric=-200.0, reason="root")
     set_node_health(store, child, "dead", metric=-210.5, reason="no rise", instance_id=rec.instance_id)
