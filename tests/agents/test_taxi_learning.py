@@ -1,6 +1,5 @@
 """Q-learning on Taxi-v4 driven by hand, following the executor's protocol."""
 
-import time
 
 import numpy as np
 
@@ -44,7 +43,6 @@ def set_phase(brain, muscle, mode):
 
 def test_q_learning_beats_random_on_taxi(tmp_path):
     objective = RewardObjective()
-    start = time.perf_counter()
 
     env = GymnasiumEnvironment(uid="taxi", seed=1, env_id="Taxi-v4")
     brain, muscle = make_agent(QLearningBrain(seed=2, alpha=0.9, gamma=0.95),
@@ -71,7 +69,6 @@ def test_q_learning_beats_random_on_taxi(tmp_path):
     set_phase(brain2, muscle2, Mode.TEST)
     assert brain2.table == brain.table
     assert np.mean([run_episode(env2, brain2, muscle2, objective, e) for e in range(10)]) > 0
-    assert time.perf_counter() - start < 30
 
 
 def test_training_is_reproducible():
