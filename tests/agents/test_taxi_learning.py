@@ -1,6 +1,5 @@
 """Q-learning on Taxi-v4 driven by hand, following the executor's protocol."""
 
-
 import numpy as np
 
 from xdoe.agent import Experience, Mode
