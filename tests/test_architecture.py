@@ -112,3 +112,66 @@ def test_no_module_is_longer_than_the_ceiling() -> None:
     assert len(sizes) > 100 and max(sizes.values()) > 300  # the modules are read at all
     too_long = {name: lines for name, lines in sizes.items() if lines > MAX_MODULE_LINES}
     assert too_long == {}, f"split these modules (ceiling {MAX_MODULE_LINES} lines): {too_long}"
+
+
+def _lazy_packages() -> list[str]:
+    return sorted(".".join(p.parent.relative_to(SRC).parts) for p in SRC.rglob("__init__.py")
+                  if "lazy_exports(" in p.read_text())
+
+
+def _type_checking_imports(path: Path) -> tuple[dict[str, str], set[str]]:
+    """``{name: module}`` of the ``if TYPE_CHECKING:`` imports of ``path``, and
+    the names imported in the re-export form ``Name as Name``."""
+    imported: dict[str, str] = {}
+    reexported: set[str] = set()
+    for node in ast.parse(path.read_text()).body:
+        if isinstance(node, ast.If) and isinstance(node.test, ast.Name) and node.test.id == "TYPE_CHECKING":
+            for stmt in node.body:
+                assert isinstance(stmt, ast.ImportFrom) and stmt.module, f"{path}:{stmt.lineno}: not a from-import"
+                for alias in stmt.names:
+                    name = alias.asname or alias.name
+                    assert name not in imported, f"{path}: {name} imported twice"
+                    imported[name] = stmt.module
+                    if alias.asname == alias.name:
+                        reexported.add(name)
+    return imported, reexported
+
+
+def test_every_lazy_package_lists_its_names_once() -> None:
+    """The lazy_exports map is the one list of a package's names: the
+    TYPE_CHECKING imports (for type checkers) name the same names from the same
+    modules, and ``__all__`` holds the map's names but the unlisted ones; where
+    ``__all__`` is derived (not a literal), each public name is imported as
+    ``Name as Name`` so that type checkers see it re-exported."""
+    import importlib
+
+    from xdoe._lazy import lazy_names
+
+    packages = _lazy_packages()
+    assert {"xdoe.store", "xdoe.execution", "xdoe.documents"} <= set(packages)
+    for package in packages:
+        path = SRC.joinpath(*package.split("."), "__init__.py")
+        module = importlib.import_module(package)
+        origin, unlisted = lazy_names(package)
+        imported, reexported = _type_checking_imports(path)
+        assert imported == origin, f"{path}: TYPE_CHECKING imports and the lazy_exports map differ: " \
+            f"{sorted(set(imported.items()) ^ set(origin.items()))}"
+        public = module.__all__
+        assert len(set(public)) == len(public), f"{package}.__all__ lists a name twice"
+        assert set(public) == set(origin) - unlisted, \
+            f"{package}.__all__ and the map differ: {sorted(set(public) ^ (set(origin) - unlisted))}"
+        literal = any(isinstance(n, ast.Assign) and any(getattr(t, "id", "") == "__all__" for t in n.targets)
+                      and isinstance(n.value, ast.List) for n in ast.parse(path.read_text()).body)
+        if not literal:
+            assert set(public) <= reexported, f"{path}: import as `Name as Name`: {sorted(set(public) - reexported)}"
+            assert not reexported & unlisted, f"{path}: unlisted names imported as re-exports"
+
+
+def test_public_names_refuses_a_name_listed_twice() -> None:
+    import pytest
+
+    from xdoe._lazy import public_names
+
+    assert public_names({"a": ["x", "y"], "b": ["z"]}) == ["x", "y", "z"]
+    with pytest.raises(ValueError, match="listed more than once: y"):
+        public_names({"a": ["x", "y"], "b": ["y"]})

@@ -1,13 +1,22 @@
-"""File helpers shared by the packages: the one ``file_sha256``."""
+"""File helpers shared by the packages: the one ``file_sha256``, and the one
+way to write a file the user named (:func:`write_atomically`: never over an
+existing file unless asked, never half-written)."""
 
 from __future__ import annotations
 
+import errno
 import hashlib
+import os
 from pathlib import Path
+from typing import Callable
 
-__all__ = ["file_sha256"]
+from xdoe.errors import InputError
+
+__all__ = ["file_sha256", "refuse_existing", "write_atomically"]
 
 _CHUNK = 1 << 20
+#: errno values of a file system without hard links (then: check, then rename)
+_NO_LINKS = {errno.EPERM, errno.EOPNOTSUPP, errno.ENOTSUP, errno.EXDEV, errno.EMLINK, errno.ENOSYS}
 
 
 def file_sha256(path: Path | str) -> str:
@@ -21,3 +30,70 @@ def file_sha256(path: Path | str) -> str:
         while chunk := fh.read(_CHUNK):
             digest.update(chunk)
     return digest.hexdigest()
+
+
+def refuse_existing(path: Path | str, hint: str = "") -> None:
+    """Raise :class:`InputError` ``PATH: exists; not overwritten (HINT)`` when
+    ``path`` exists (a file, folder or dangling link)."""
+    target = Path(path)
+    if target.exists() or target.is_symlink():
+        raise InputError(f"{target}: exists; not overwritten" + (f" ({hint})" if hint else ""))
+
+
+def write_atomically(path: Path | str, write: Callable[[Path], None], *, overwrite: bool = False,
+                     hint: str = "") -> Path:
+    """Write the file ``path`` through ``write(tmp)``, which writes a temporary
+    file beside it; then move that into place in one step (rename, or hard
+    link when not overwriting). A failure (an exception, a full disk, Ctrl-C)
+    leaves neither a half-written ``path`` nor the temporary file. The file
+    gets mode 0644; missing parent folders are created.
+
+    Args:
+        path: the file to write.
+        write: writes the whole content to the path it is given.
+        overwrite: replace an existing ``path``; else an existing one is
+            refused, also when it appears while ``write`` runs (the final step
+            is a hard link, which never replaces a file).
+        hint: what to do instead, appended to the refusal.
+
+    Returns:
+        ``path`` as a :class:`~pathlib.Path`.
+
+    Raises:
+        InputError: ``path`` exists and ``overwrite`` is false (nothing written).
+        OSError: the file cannot be written.
+    """
+    import tempfile  # on use: most processes never write such a file
+
+    target = Path(path)
+    if not overwrite:
+        refuse_existing(target, hint)
+    target.parent.mkdir(parents=True, exist_ok=True)
+    fd, name = tempfile.mkstemp(prefix=f".{target.name}.", suffix=".tmp", dir=target.parent)
+    os.close(fd)
+    tmp = Path(name)
+    try:
+        write(tmp)
+        os.chmod(tmp, 0o644)
+        if overwrite:
+            os.replace(tmp, target)
+        else:
+            _link_new(tmp, target, hint)
+    finally:
+        tmp.unlink(missing_ok=True)
+    return target
+
+
+def _link_new(tmp: Path, target: Path, hint: str) -> None:
+    """Give ``tmp``'s content the name ``target`` unless that exists (atomic
+    where the file system has hard links)."""
+    try:
+        os.link(tmp, target)
+    except FileExistsError:
+        refuse_existing(target, hint)
+        raise
+    except OSError as exc:
+        if exc.errno not in _NO_LINKS:
+            raise
+        refuse_existing(target, hint)
+        os.replace(tmp, target)

@@ -6,11 +6,22 @@ on the first access to one of its names, so ``import xdoe.store`` or
 faster). ``from package import *``, ``dir(package)`` and
 ``getattr(package, name)`` behave as with eager imports.
 
-Example (in ``xdoe/components/environments/__init__.py``)::
+The map is the one list of the package's names: ``__all__`` is derived from
+it (:func:`public_names`), and a ``TYPE_CHECKING`` block imports the same
+names for type checkers, each as ``Name as Name`` (the form that marks a
+re-export when ``__all__`` is not a literal); ``tests/test_architecture.py``
+checks that the block and the map agree. Example::
 
-    __getattr__, __dir__ = lazy_exports(__name__, globals(), {
-        "xdoe.components.environments._dummy": ["DummyEnvironment"],
-    })
+    from typing import TYPE_CHECKING
+
+    from xdoe._lazy import lazy_exports, public_names
+
+    if TYPE_CHECKING:
+        from xdoe.components.environments._dummy import DummyEnvironment as DummyEnvironment
+
+    _EXPORTS = {"xdoe.components.environments._dummy": ["DummyEnvironment"]}
+    __all__ = public_names(_EXPORTS)
+    __getattr__, __dir__ = lazy_exports(__name__, globals(), _EXPORTS)
 
 A package that moved keeps its old name as an alias (:func:`alias_package`):
 the old package re-exports the new one's names and ``old.sub`` imports as the
@@ -28,10 +39,12 @@ from importlib import import_module
 from types import ModuleType
 from typing import Any, Callable, Mapping, Sequence
 
-__all__ = ["lazy_exports", "alias_package", "lazy_origin"]
+__all__ = ["lazy_exports", "public_names", "alias_package", "lazy_origin", "lazy_names"]
 
 #: package -> {public name: module defining it}, for every package using lazy_exports
 _ORIGINS: dict[str, dict[str, str]] = {}
+#: package -> the names it makes importable but leaves out of ``__all__``
+_UNLISTED: dict[str, frozenset[str]] = {}
 #: alias package -> the package it stands for (alias_package)
 _ALIASES: dict[str, str] = {}
 
@@ -43,8 +56,29 @@ def lazy_origin(package: str, name: str) -> str | None:
     return _ORIGINS.get(package, {}).get(name)
 
 
+def public_names(modules: Mapping[str, Sequence[str]]) -> list[str]:
+    """``__all__`` of a package: the names of ``modules`` (module name -> the
+    names it defines, as given to :func:`lazy_exports`), in order.
+
+    Raises:
+        ValueError: a name is listed twice.
+    """
+    names = [name for listed in modules.values() for name in listed]
+    twice = sorted({name for name in names if names.count(name) > 1})
+    if twice:
+        raise ValueError(f"listed more than once: {', '.join(twice)}")
+    return names
+
+
+def lazy_names(package: str) -> tuple[dict[str, str], frozenset[str]]:
+    """What ``package`` (already imported) re-exports lazily: ``{name: module}``
+    and the names left out of its ``__all__`` (for the architecture test)."""
+    return dict(_ORIGINS.get(package, {})), _UNLISTED.get(package, frozenset())
+
+
 def lazy_exports(
-    package: str, namespace: dict[str, Any], modules: Mapping[str, Sequence[str]]
+    package: str, namespace: dict[str, Any], modules: Mapping[str, Sequence[str]], *,
+    unlisted: Mapping[str, Sequence[str]] | None = None,
 ) -> tuple[Callable[[str], Any], Callable[[], list[str]]]:
     """The module-level ``__getattr__`` and ``__dir__`` of ``package``.
 
@@ -53,12 +87,17 @@ def lazy_exports(
         namespace: the package's ``globals()``; a name is stored there once
             imported, so later accesses are plain attribute lookups.
         modules: module name -> the public names it defines.
+        unlisted: likewise for names importable from the package but not
+            public (not in ``__all__``, e.g. ORM models for tests).
 
     ``__getattr__`` raises ``AttributeError`` for any other name;
     ``__dir__`` lists the exported names, ``__all__`` and the private names.
     """
     origin = {name: module for module, names in modules.items() for name in names}
+    hidden = {name: module for module, names in (unlisted or {}).items() for name in names}
+    origin.update(hidden)
     _ORIGINS[package] = origin
+    _UNLISTED[package] = frozenset(hidden)
 
     def __getattr__(name: str) -> Any:
         module = origin.get(name)

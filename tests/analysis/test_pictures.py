@@ -73,13 +73,17 @@ def test_report_has_every_section_and_is_self_contained(campaign, tmp_path: Path
     assert len(images) >= 3  # curves, effects, lay-down (the document is not beside this campaign)
     assert all(base64.b64decode(i)[:4] == b"\x89PNG" for i in images)
     assert "strong" in text and "P(best &gt; point)" in text
-    # written again over its own report; never over someone else's file
-    assert CliRunner().invoke(xrun, ["report", str(campaign["dir"]), "-o", str(target)]).exit_code == 0
+    # an existing file, its own report or not, is replaced only with --overwrite
     mine = tmp_path / "notes.html"
     mine.write_text("<html>my notes</html>")
-    out = CliRunner().invoke(xrun, ["report", str(campaign["dir"]), "-o", str(mine)])
-    assert out.exit_code == 2 and "not overwritten" in out.output
-    assert mine.read_text() == "<html>my notes</html>"
+    for path in (target, mine):
+        before = path.read_bytes()
+        out = CliRunner().invoke(xrun, ["report", str(campaign["dir"]), "-o", str(path)])
+        assert out.exit_code == 2 and "not overwritten (pass --overwrite" in out.output
+        assert path.read_bytes() == before
+    out = CliRunner().invoke(xrun, ["report", str(campaign["dir"]), "-o", str(mine), "--overwrite"])
+    assert out.exit_code == 0, out.output
+    assert "P(best &gt; point)" in mine.read_text() and sorted(tmp_path.iterdir()) == [mine, target]
 
 
 @pytest.mark.parametrize("command", [["results"], ["analyze"], ["plot", "curves"], ["report"]])

@@ -58,6 +58,33 @@ def test_jobs_2_runs_everything_with_the_same_results_as_jobs_1(tmp_path, monkey
         assert Counter(i.run_uid for i in store.instances()) == Counter({f"j{i}": 1 for i in range(4)})
 
 
+def _summary_rows(output: str) -> list[tuple[str, str, str]]:
+    """(run, status, episodes) of each row of the summary table."""
+    rows = []
+    for line in output.splitlines():
+        cells = [c.strip() for c in line.split("│")[1:-1]]
+        if len(cells) >= 3 and cells[0] and cells[1] in ("finished", "skipped", "failed", "claimed"):
+            rows.append((cells[0], cells[1], cells[2]))
+    return rows
+
+
+@pytest.mark.parametrize("jobs", ["1", "2"])
+def test_results_are_matched_to_their_documents_not_to_file_names(tmp_path, monkeypatch, jobs):
+    # two documents of the same file name and uid in different folders, and one file named twice
+    # (relative with ./ and absolute); the first document is the slowest, so it finishes last
+    monkeypatch.chdir(tmp_path)
+    write_runs(tmp_path / "a", [countdown_run("same", episodes=3, length=5, sleep=0.04)])
+    write_runs(tmp_path / "b", [countdown_run("same", episodes=1, length=2)])
+    write_runs(tmp_path, [countdown_run("x", episodes=2, length=2)])
+    files = ["a/run-same.yaml", "b/run-same.yaml", "./run-x.yaml", str(tmp_path / "run-x.yaml")]
+    url = f"sqlite:///{tmp_path / 'x.sqlite'}"
+    result = CliRunner().invoke(main, ["experiment-start", "--jobs", jobs, "--store", url, *files])
+    assert result.exit_code == 0, result.output
+    # in the order of FILES, each row the result of its own document (episodes: training + 1 test)
+    assert _summary_rows(result.stdout) == [("same", "finished", "4"), ("same", "finished", "2"),
+                                            ("x", "finished", "3"), ("x", "skipped", "0")], result.stdout
+
+
 def test_a_killed_run_fails_alone_and_the_exit_code_says_so(tmp_path, monkeypatch):
     monkeypatch.chdir(tmp_path)
     files = write_runs(tmp_path / "runs", [countdown_run("fine-1"), countdown_run("dies", kill_at_episode=1),

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import datetime as _dt
+import os
 from collections import Counter, defaultdict
 from pathlib import Path
 
@@ -77,6 +78,34 @@ def test_a_killed_worker_process_fails_only_its_run(tmp_path):
             assert statuses.count("finished") == 1 and set(statuses) <= {"finished", "interrupted"}
         h = document_hash(load_plan(files[1]).document)
         assert claim_of(store, "killer", h) is None
+
+
+def test_a_run_that_finished_as_the_pool_broke_is_read_back_not_run_again(tmp_path):
+    # the race behind a once-flaky test_a_killed_worker_process_fails_only_its_run: a worker
+    # finishes its run in the store, another worker dies before the result comes back, the pool
+    # terminates the first worker; its run is read back from the store ("finished"), not resubmitted
+    # (which would find it finished and say "skipped")
+    files = write_runs(tmp_path / "runs", [countdown_run("done", episodes=3, worker=2)])
+    url = f"sqlite:///{tmp_path / 'xrun.sqlite'}"
+    [task] = tasks_for(files, url, tmp_path)
+    since = _dt.datetime.now(_dt.timezone.utc) - _dt.timedelta(seconds=1)
+    with ProcessPoolBackend(1) as backend:
+        [result] = list(backend.map_runs([task]))
+        with Store(url) as store:
+            pid = store.latest_instance("done").pid
+        assert result.status == "finished" and pid != os.getpid()  # it ran in a worker process
+        back = backend._finished_meanwhile(task, pid, since)
+        assert back is not None and back.status == "finished" and back.task_key == task.key
+        assert (back.instance_id, back.results_dir, back.episodes, back.steps) == (
+            result.instance_id, result.results_dir, result.episodes, result.steps)
+        assert [(p.index, p.name, p.mode, p.episodes, p.steps) for p in back.phases] == [
+            (p.index, p.name, p.mode, p.episodes, p.steps) for p in result.phases]
+        for mine, theirs in zip(back.phases, result.phases):
+            assert mine.objectives == pytest.approx(theirs.objectives)
+            assert mine.rewards == pytest.approx(theirs.rewards)
+        # not this worker's, or from before this campaign: run again
+        assert backend._finished_meanwhile(task, pid + 1, since) is None
+        assert backend._finished_meanwhile(task, pid, since + _dt.timedelta(hours=1)) is None
 
 
 def test_claims_skip_finished_and_held_runs_and_take_over_stale_ones(files, tmp_path):

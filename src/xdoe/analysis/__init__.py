@@ -17,28 +17,41 @@ from __future__ import annotations
 
 from typing import TYPE_CHECKING
 
-from xdoe._lazy import lazy_exports
+from xdoe._lazy import lazy_exports, public_names
 
-if TYPE_CHECKING:
-    from xdoe.analysis._aggregates import iqm, iqm_ci, probability_of_improvement
-    from xdoe.analysis._effects import analyze, t_interval
-    from xdoe.analysis._format import render
-    from xdoe.analysis._report import write_report
-    from xdoe.analysis._response import Response, parse_response, run_table
-    from xdoe.analysis._result import Analysis, BestPoint, FactorEffect, Interaction, LevelStat, PointAggregate
+if TYPE_CHECKING:  # the same names for type checkers (`Name as Name`: a re-export)
+    from xdoe.analysis._aggregates import (
+        iqm as iqm,
+        iqm_ci as iqm_ci,
+        probability_of_improvement as probability_of_improvement,
+    )
+    from xdoe.analysis._effects import analyze as analyze, t_interval as t_interval
+    from xdoe.analysis._format import render as render
+    from xdoe.analysis._report import write_report as write_report
+    from xdoe.analysis._response import (
+        Response as Response,
+        parse_response as parse_response,
+        run_table as run_table,
+    )
+    from xdoe.analysis._result import (
+        Analysis as Analysis,
+        BestPoint as BestPoint,
+        FactorEffect as FactorEffect,
+        Interaction as Interaction,
+        LevelStat as LevelStat,
+        PointAggregate as PointAggregate,
+    )
 
-__all__ = [
-    "analyze", "Analysis", "FactorEffect", "LevelStat", "Interaction", "BestPoint", "PointAggregate",
-    "Response", "parse_response", "run_table", "iqm", "iqm_ci", "probability_of_improvement",
-    "t_interval", "render", "write_report",
-]
-
-__getattr__, __dir__ = lazy_exports(__name__, globals(), {
+_EXPORTS = {
     "xdoe.analysis._aggregates": ["iqm", "iqm_ci", "probability_of_improvement"],
     "xdoe.analysis._effects": ["analyze", "t_interval"],
     "xdoe.analysis._format": ["render"],
     "xdoe.analysis._report": ["write_report"],
     "xdoe.analysis._response": ["Response", "parse_response", "run_table"],
-    "xdoe.analysis._result": ["Analysis", "BestPoint", "FactorEffect", "Interaction", "LevelStat",
-                              "PointAggregate"],
-})
+    "xdoe.analysis._result": [
+        "Analysis", "BestPoint", "FactorEffect", "Interaction", "LevelStat", "PointAggregate",
+    ],
+}
+
+__all__ = public_names(_EXPORTS)
+__getattr__, __dir__ = lazy_exports(__name__, globals(), _EXPORTS)

@@ -50,17 +50,24 @@ def new_figure(width: float, height: float) -> Any:
 
 
 def save(fig: Any, path: str | Path) -> Path:
-    """Write ``fig`` to ``path`` (PNG at 100 dpi, or SVG), creating its folder.
+    """Write ``fig`` to ``path`` (PNG at 100 dpi, or SVG), creating its folder;
+    an existing file is replaced in one step (:func:`xdoe._files.write_atomically`:
+    a failed drawing leaves no half-written picture). Commands refuse an
+    existing file before they draw (``--overwrite``).
 
     Raises:
         InputError: a suffix other than .png / .svg.
     """
     import matplotlib
 
+    from xdoe._files import write_atomically
+
     target = check_suffix(path)
-    target.parent.mkdir(parents=True, exist_ok=True)
     svg = target.suffix.lower() == ".svg"
-    # SVG text stays text (searchable, smaller; the reader's fonts), no date: reproducible files
-    with matplotlib.rc_context({"svg.fonttype": "none", "svg.hashsalt": "xdoe"}):
-        fig.savefig(target, format="svg" if svg else "png", dpi=100, metadata={"Date": None} if svg else None)
-    return target
+
+    def write(tmp: Path) -> None:
+        # SVG text stays text (searchable, smaller; the reader's fonts), no date: reproducible files
+        with matplotlib.rc_context({"svg.fonttype": "none", "svg.hashsalt": "xdoe"}):
+            fig.savefig(tmp, format="svg" if svg else "png", dpi=100, metadata={"Date": None} if svg else None)
+
+    return write_atomically(target, write, overwrite=True)

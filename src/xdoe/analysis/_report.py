@@ -14,12 +14,11 @@ import datetime as _dt
 import hashlib
 import html
 import json
-import os
 import tempfile
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
-from xdoe.errors import InputError
+from xdoe._files import refuse_existing, write_atomically
 
 if TYPE_CHECKING:
     import pandas as pd
@@ -72,7 +71,8 @@ def _find_document(output_dir: Path | None, document: Path | None) -> Path | Non
 
 def write_report(frame: "pd.DataFrame", output: str | Path, *, response: "Response | None" = None,
                  output_dir: Path | None = None, store_url: str | None = None, experiment: str | None = None,
-                 document: Path | None = None, seed: int = 0) -> Path:
+                 document: Path | None = None, seed: int = 0, overwrite: bool = False,
+                 hint: str = "choose another output") -> Path:
     """Write the report of the campaign in ``frame`` (:func:`xdoe.results.load`)
     to ``output``.
 
@@ -81,10 +81,14 @@ def write_report(frame: "pd.DataFrame", output: str | Path, *, response: "Respon
             started, and the experiment document found by its sha256).
         store_url, experiment: where the status and run documents come from.
         document: the experiment document (default: found via the manifest).
+        overwrite: replace an existing ``output`` (else it is refused;
+            ``hint``: what to do instead, appended to the refusal).
+
+    The file appears only when complete (:func:`xdoe._files.write_atomically`).
 
     Raises:
-        InputError: ``output`` exists and was not written by ``xrun report``
-            (a user's file is never overwritten).
+        InputError: ``output`` exists and ``overwrite`` is false (checked
+            first, and again when the file is moved into place).
     """
     from xdoe.analysis._effects import analyze
     from xdoe.analysis._format import fmt_levels, fmt_num, sections
@@ -94,8 +98,8 @@ def write_report(frame: "pd.DataFrame", output: str | Path, *, response: "Respon
     from xdoe.store._status import campaign_status, summarize
 
     target = Path(output)
-    if target.exists() and GENERATOR not in target.read_text("utf-8", errors="replace")[:2000]:
-        raise InputError(f"{target}: exists and is not an xrun report; not overwritten (choose another -o)")
+    if not overwrite:
+        refuse_existing(target, hint)
     response = response or Response()
     result = analyze(frame, response, seed=seed)
     table, _phase = run_table(frame, response)
@@ -168,12 +172,6 @@ def write_report(frame: "pd.DataFrame", output: str | Path, *, response: "Respon
     text = (f'<!DOCTYPE html><html lang="en"><head><meta charset="utf-8"><meta name="generator" '
             f'content="{GENERATOR}"><title>{html.escape(title)}</title><style>{_CSS}</style></head><body>'
             + "\n".join(parts) + "</body></html>\n")
-    target.parent.mkdir(parents=True, exist_ok=True)
-    fd, tmp = tempfile.mkstemp(prefix=f".{target.name}.", suffix=".tmp", dir=target.parent)
-    with os.fdopen(fd, "w", encoding="utf-8") as fh:
-        fh.write(text)
-    os.chmod(tmp, 0o644)
-    os.replace(tmp, target)
-    return target
+    return write_atomically(target, lambda tmp: tmp.write_text(text, "utf-8"), overwrite=overwrite, hint=hint)
 
 

@@ -23,43 +23,39 @@ from __future__ import annotations
 
 from typing import TYPE_CHECKING
 
-from xdoe._lazy import lazy_exports
+from xdoe._lazy import lazy_exports, public_names
 
-if TYPE_CHECKING:
+if TYPE_CHECKING:  # the same names for type checkers (`Name as Name`: a re-export)
     from xdoe.campaign._tasks import (
-        DEFAULT_STALE_AFTER,
-        DONE_STATUSES,
-        RunTask,
-        execute_task,
-        skip_finished,
-        skip_finished_files,
-        task_for,
+        DEFAULT_STALE_AFTER as DEFAULT_STALE_AFTER,
+        DONE_STATUSES as DONE_STATUSES,
+        RunTask as RunTask,
+        execute_task as execute_task,
+        skip_finished as skip_finished,
+        skip_finished_files as skip_finished_files,
+        task_for as task_for,
     )
-    from xdoe.campaign._waiting import run_all
-    from xdoe.campaign.backends import Backend, make_backend, parse_jobs
-    from xdoe.store import build_lineage, campaign_status, export_episodes
+    from xdoe.campaign._waiting import run_all as run_all
+    from xdoe.campaign.backends import (
+        Backend as Backend,
+        make_backend as make_backend,
+        parse_jobs as parse_jobs,
+    )
+    from xdoe.store import (
+        build_lineage as build_lineage,
+        campaign_status as campaign_status,
+        export_episodes as export_episodes,
+    )
 
-__all__ = [
-    "RunTask",
-    "task_for",
-    "execute_task",
-    "run_all",
-    "skip_finished",
-    "skip_finished_files",
-    "DONE_STATUSES",
-    "DEFAULT_STALE_AFTER",
-    "Backend",
-    "make_backend",
-    "parse_jobs",
-    "campaign_status",
-    "export_episodes",
-    "build_lineage",
-]
-
-__getattr__, __dir__ = lazy_exports(__name__, globals(), {
-    "xdoe.campaign._tasks": ["DEFAULT_STALE_AFTER", "DONE_STATUSES", "RunTask", "execute_task",
-                             "skip_finished", "skip_finished_files", "task_for"],
+_EXPORTS = {
+    "xdoe.campaign._tasks": [
+        "DEFAULT_STALE_AFTER", "DONE_STATUSES", "RunTask", "execute_task", "skip_finished",
+        "skip_finished_files", "task_for",
+    ],
     "xdoe.campaign._waiting": ["run_all"],
     "xdoe.campaign.backends": ["Backend", "make_backend", "parse_jobs"],
     "xdoe.store": ["build_lineage", "campaign_status", "export_episodes"],
-})
+}
+
+__all__ = public_names(_EXPORTS)
+__getattr__, __dir__ = lazy_exports(__name__, globals(), _EXPORTS)

@@ -79,6 +79,11 @@ class RunTask:
             loads its file computes it from the bytes it parses.
         plan: the document parsed once by the caller; it is pickled to
             worker processes with the task, so nobody parses the file again.
+        key: identifies the task (default: fresh and random per task, kept
+            when it is retried); every result for it carries it as
+            :attr:`~xdoe.execution.RunResult.task_key`, so results are
+            matched to tasks even when two tasks name the same file or the
+            same file by two names (``x.yaml``, ``./x.yaml``, absolute).
     """
 
     file: str
@@ -92,6 +97,7 @@ class RunTask:
     owner: str = field(default_factory=lambda: os.urandom(16).hex())
     file_sha256: str | None = None
     plan: "RunPlan | None" = field(default=None, repr=False, compare=False)
+    key: str = field(default_factory=lambda: os.urandom(8).hex())
 
     def _loaded(self) -> "RunPlan | None":
         """The plan; a task made without one loads its file (once: cached)."""
@@ -135,6 +141,13 @@ def execute_task(task: RunTask, *, store: "Store | None" = None, plan: "RunPlan 
     Raises:
         StoreError: the store cannot be opened or written.
     """
+    result = _execute(task, store, plan, progress)
+    result.task_key = task.key
+    return result
+
+
+def _execute(task: RunTask, store: "Store | None", plan: "RunPlan | None",
+             progress: "Callable[[ProgressEvent], None] | None") -> RunResult:
     digest = task.file_sha256
     plan = plan if plan is not None else task.plan
     if plan is None:

@@ -45,25 +45,25 @@ def run_all(backend: Backend, tasks: Sequence[RunTask], *, fail_fast: bool = Fal
         poll: seconds between two looks (default: a quarter of the tasks'
             ``stale_after``, at most 2 s).
     """
-    by_uid = {task.uid: task for task in tasks}
+    by_key = {task.key: task for task in tasks}
     if poll is None:
         poll = min([2.0] + [t.stale_after / 4 for t in tasks])
     batch: Sequence[RunTask] = tasks
-    told: set[str] = set()
+    told: set[str | None] = set()
     stopped = False
     while True:
         held: list[RunResult] = []
         for result in backend.map_runs(batch, fail_fast=fail_fast, progress=progress, started=started):
             stopped = stopped or stops(result, fail_fast)
-            if result.status == "claimed" and result.uid in by_uid:
+            if result.status == "claimed" and result.task_key in by_key:
                 held.append(result)
             else:
                 yield result
         if not held or stopped:
             yield from held
             return
-        if waiting is not None and {r.uid for r in held} != told:
-            told = {r.uid for r in held}
+        if waiting is not None and {r.task_key for r in held} != told:
+            told = {r.task_key for r in held}
             waiting(held)
         time.sleep(poll)
-        batch = [by_uid[r.uid] for r in held]
+        batch = [by_key[str(r.task_key)] for r in held]

@@ -17,7 +17,7 @@ from typing import Any, Callable
 
 import click
 
-from xdoe.cli._common import EXIT_FAILED, fail, handle_errors, store_option
+from xdoe.cli._common import EXIT_FAILED, OVERWRITE_HINT, check_output, fail, handle_errors, output_options, store_option
 
 __all__ = ["analysis_commands"]
 
@@ -136,9 +136,8 @@ def plot_group() -> None:
     """Pictures of a campaign (PNG or SVG, by the suffix of -o)."""
 
 
-def _output(default: str) -> F:
-    return click.option("--output", "-o", type=click.Path(dir_okay=False, path_type=Path), default=default,
-                        show_default=True, help="The picture to write: .png or .svg.")
+def _output(default: str) -> Callable[[F], F]:
+    return output_options("The picture to write: .png or .svg.", default=default, metavar="FILE.png|FILE.svg")
 
 
 @plot_group.command("curves", short_help="Learning curves, mean and 95 % band over repetitions.")
@@ -152,11 +151,12 @@ def _output(default: str) -> F:
 @_output("curves.png")
 @handle_errors
 def curves_command(output_dir: Path | None, experiment: str | None, store_url: str | None, by: str | None,
-                   phase: str | None, metric: str, window: int | None, output: Path) -> None:
+                   phase: str | None, metric: str, window: int | None, output: Path, overwrite: bool) -> None:
     """Learning curves: the metric per episode, smoothed, mean and 95 % band
     over repetitions, one line per level of a factor."""
     from xdoe.analysis.plots import plot_curves
 
+    check_output(output, overwrite)
     frame = load_frame(output_dir, experiment, store_url)
     path = plot_curves(frame, output, by=by, phase=phase, metric=metric, window=window)
     click.echo(f"wrote {path}")
@@ -168,12 +168,13 @@ def curves_command(output_dir: Path | None, experiment: str | None, store_url: s
 @_output("effects.png")
 @handle_errors
 def effects_command(output_dir: Path | None, experiment: str | None, store_url: str | None,
-                    response: str | None, output: Path) -> None:
+                    response: str | None, output: Path, overwrite: bool) -> None:
     """Main-effects plot (level means with 95 % intervals, one panel per
     factor, strongest first) and the interaction plot of the two strongest factors."""
     from xdoe.analysis import analyze, parse_response
     from xdoe.analysis.plots import plot_effects
 
+    check_output(output, overwrite)
     frame = load_frame(output_dir, experiment, store_url)
     resp = parse_response(response)
     path = plot_effects(analyze(frame, resp), frame, output, response=resp)
@@ -184,12 +185,13 @@ def effects_command(output_dir: Path | None, experiment: str | None, store_url: 
 @click.argument("run_file", type=click.Path(exists=True, dir_okay=False, path_type=Path))
 @_output("laydown.svg")
 @handle_errors
-def laydown_command(run_file: Path, output: Path) -> None:
+def laydown_command(run_file: Path, output: Path, overwrite: bool) -> None:
     """Lay-down diagram of a run document: per phase, its environments and
     agents, and which sensors and actuators connect them."""
     from xdoe.analysis.plots import plot_laydown
     from xdoe.documents._yaml import load_yaml
 
+    check_output(output, overwrite)
     path = plot_laydown(load_yaml(run_file).data, output)
     click.echo(f"wrote {path}")
 
@@ -197,8 +199,7 @@ def laydown_command(run_file: Path, output: Path) -> None:
 @click.command("report", short_help="Write one self-contained HTML report of the campaign.")
 @_select
 @_response
-@click.option("--output", "-o", type=click.Path(dir_okay=False, path_type=Path), default="report.html",
-              show_default=True, help="The HTML file to write (refused if it exists and was not written by xrun).")
+@output_options("The HTML file to write.", default="report.html", metavar="FILE.html")
 @click.option("--document", type=click.Path(exists=True, dir_okay=False, path_type=Path), default=None,
               help="The experiment document (default: the YAML file in . or experiments/ whose sha256 "
                    "DIR/manifest.json names).")
@@ -206,16 +207,19 @@ def laydown_command(run_file: Path, output: Path) -> None:
               help="Seed of the bootstrap resampling.")
 @handle_errors
 def report_command(output_dir: Path | None, experiment: str | None, store_url: str | None,
-                   response: str | None, output: Path, document: Path | None, seed: int) -> None:
+                   response: str | None, output: Path, overwrite: bool, document: Path | None,
+                   seed: int) -> None:
     """One self-contained HTML report (images embedded, no network needed):
     experiment document, design table, campaign status, results, effects,
     aggregates and every plot."""
     from xdoe.analysis import parse_response, write_report
 
+    check_output(output, overwrite)
     frame = load_frame(output_dir, experiment, store_url)
     experiment, store_url = _resolve(output_dir, experiment, store_url)
     path = write_report(frame, output, response=parse_response(response), output_dir=output_dir,
-                        store_url=store_url, experiment=experiment, document=document, seed=seed)
+                        store_url=store_url, experiment=experiment, document=document, seed=seed,
+                        overwrite=overwrite, hint=OVERWRITE_HINT)
     click.echo(f"wrote {path} ({path.stat().st_size / 1024:.0f} KiB)")
 
 

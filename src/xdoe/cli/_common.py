@@ -6,19 +6,24 @@ import contextlib
 import functools
 import sys
 import warnings
+from pathlib import Path
 from typing import Any, Callable, Iterator, TypeVar
 
 import click
 
 from xdoe.errors import InputError, XdoeError
 
-__all__ = ["EXIT_OK", "EXIT_FAILED", "EXIT_INPUT", "document_warnings", "fail", "handle_errors", "store_option"]
+__all__ = ["EXIT_OK", "EXIT_FAILED", "EXIT_INPUT", "OVERWRITE_HINT", "check_output", "document_warnings", "fail",
+           "handle_errors", "output_options", "store_option"]
 
 EXIT_OK = 0
 EXIT_FAILED = 1  # some run failed / some work did not complete
 EXIT_INPUT = 2  # unusable input: the documents, options or files
 
 F = TypeVar("F", bound=Callable[..., Any])
+
+#: the way out of a refused output file, the same for every command with -o FILE
+OVERWRITE_HINT = "pass --overwrite to replace it, or choose another -o"
 
 
 def fail(message: str, code: int = EXIT_INPUT) -> None:
@@ -66,3 +71,34 @@ def store_option(func: F) -> F:
         "--store", "store_url", metavar="URL", envvar="XRUN_STORE", default=None,
         help="SQLAlchemy URL of the store (default: $XRUN_STORE or sqlite:///_outputs/xrun.sqlite).",
     )(func)
+
+
+def output_options(help: str, *, default: str | None = None, metavar: str = "FILE") -> Callable[[F], F]:
+    """``--output/-o FILE`` (required without ``default``) and ``--overwrite``,
+    passed to the command as ``output`` (a Path) and ``overwrite``. Every
+    command that writes a file the user names takes these two, and calls
+    :func:`check_output` before any work."""
+
+    def decorate(func: F) -> F:
+        func = click.option("--overwrite", is_flag=True,
+                            help="Replace the output file if it exists (default: refuse, exit 2).")(func)
+        return click.option("--output", "-o", "output", type=click.Path(dir_okay=False, path_type=Path),
+                            metavar=metavar, required=default is None, default=default,
+                            show_default=default is not None,
+                            help=f"{help} An existing file is refused unless --overwrite; the file "
+                                 "appears only when complete.")(func)
+
+    return decorate
+
+
+def check_output(output: Path, overwrite: bool) -> None:
+    """Refuse an existing ``output`` (without ``overwrite``): one line
+    ``PATH: exists; not overwritten (pass --overwrite ...)`` and exit 2,
+    before anything is computed or written."""
+    from xdoe._files import refuse_existing
+
+    if not overwrite:
+        try:
+            refuse_existing(output, OVERWRITE_HINT)
+        except InputError as exc:
+            fail(str(exc), EXIT_INPUT)

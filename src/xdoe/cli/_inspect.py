@@ -18,7 +18,8 @@ from typing import Any, Callable
 
 import click
 
-from xdoe.cli._common import EXIT_FAILED, EXIT_OK, fail, handle_errors, store_option
+from xdoe.cli._common import (EXIT_FAILED, EXIT_OK, OVERWRITE_HINT, check_output, fail, handle_errors,
+                              output_options, store_option)
 from xdoe.store import HEARTBEAT_TIMEOUT
 
 __all__ = ["status_command", "export_command"]
@@ -155,15 +156,14 @@ def _print_run(console: Any, r: Any, instance: Any) -> None:
 
 @click.command("export", short_help="Write one row per episode, worker and agent to CSV or Parquet.")
 @_experiment_option
-@click.option("--output", "-o", "output", required=True, metavar="FILE.csv|FILE.parquet",
-              type=click.Path(dir_okay=False, path_type=Path),
-              help="The table to write; the suffix picks the format (Parquet needs pyarrow).")
+@output_options("The table to write; the suffix picks the format (Parquet needs pyarrow).",
+                metavar="FILE.csv|FILE.parquet")
 @click.option("--all-instances", is_flag=True,
               help="Every run instance (adds an 'instance' column) instead of, per run, the latest "
                    "finished one (else the latest).")
 @store_option
 @handle_errors
-def export_command(experiment: str | None, output: Path, all_instances: bool,
+def export_command(experiment: str | None, output: Path, overwrite: bool, all_instances: bool,
                    store_url: str | None) -> None:
     """Write one long table, one row per episode, worker and agent: experiment,
     run, design_point, repetition, seed, one column per factor, phase, mode,
@@ -174,13 +174,15 @@ def export_command(experiment: str | None, output: Path, all_instances: bool,
     from xdoe.store import export_episodes
     from xdoe.store._export import check_experiment, selected_phases
 
+    check_output(output, overwrite)
     scope = f"experiment {experiment!r} in store" if experiment else "store"
     with _open_store(store_url) as store:
         check_experiment(store, experiment)
         if not selected_phases(store, experiment, all_instances=all_instances):
             fail(f"nothing to export: no run of {scope} {store.url} has recorded a phase "
                  f"(run `xrun experiment-start` first); {output} not written", EXIT_FAILED)
-        result = export_episodes(store, output, experiment, all_instances=all_instances)
+        result = export_episodes(store, output, experiment, all_instances=all_instances,
+                                 overwrite=overwrite, hint=OVERWRITE_HINT)
     click.echo(f"wrote {result.rows:,} rows of {result.runs:,} runs ({len(result.columns)} columns) "
                f"to {result.path} in {result.seconds:.1f} s")
     if result.rows == 0:

@@ -65,7 +65,7 @@ def run_plans(
     stale_after: float | None = None,
     file_hashes: Mapping[str, str | None] | None = None,
     in_process: bool = False,
-) -> list["RunResult"]:
+) -> list["RunResult | None"]:
     """Execute the loaded plans on the backend ``jobs``/``dask`` choose; every
     run is claimed in the store first (see :mod:`xdoe.campaign`).
 
@@ -81,8 +81,11 @@ def run_plans(
     the run for :func:`skip_finished_files`.
 
     Returns:
-        the results in the order of ``plans``, without the runs that
-        ``fail_fast`` kept from starting.
+        one entry per plan, in the order of ``plans``: its result (whose
+        ``file`` is the plan's, as the user named it), or ``None`` for a run
+        that ``fail_fast`` kept from starting. Results are matched to plans
+        by their task's key, never by file name (two plans may name the same
+        file, or files of the same name in different folders).
 
     Raises:
         InputError: ``jobs`` is not a positive integer or ``auto``, or the
@@ -93,41 +96,40 @@ def run_plans(
     from xdoe.store._engine import absolute_url
 
     n_jobs = parse_jobs(jobs)
+    out: list["RunResult | None"] = [None] * len(plans)
     if not plans:
-        return []
+        return out
     remote = bool(dask) or n_jobs > 1
     file_hashes = file_hashes or {}
-    done_before: list[tuple[int, "RunResult"]] = []
-    kept: list[int] = []
+    todo = list(range(len(plans)))
     if not rerun:  # finished runs are skipped here, with one query for all of them
-        n_plans = len(plans)
-        plans, done_before = _skip_finished(plans, store_url)
-        skipped_at = {i for i, _ in done_before}
-        kept = [i for i in range(n_plans) if i not in skipped_at]
-        for _, result in done_before:
+        _, done_before = _skip_finished(plans, store_url)
+        for i, result in done_before:
+            out[i] = result
             if display is not None:
                 display.run_done()
                 display.message(f"run {result.uid} {result.note}")
+        todo = [i for i in todo if out[i] is None]
     url = absolute_url(store_url) if remote else store_url
     results_root = None if results is None else str(Path(results).resolve() if remote else results)
-    tasks = [
-        RunTask(
+    position: dict[str, int] = {}
+    tasks = []
+    for i in todo:
+        p = plans[i]
+        task = RunTask(
             file=str(Path(p.file).resolve()) if (remote and p.file) else str(p.file),
             store_url=url, results=results_root, store_steps=store_steps,
             stale_after=DEFAULT_STALE_AFTER if stale_after is None else float(stale_after),
             rerun=rerun, parallel_workers=parallel_workers,
             file_sha256=file_hashes.get(str(p.file)) if p.file else None, plan=p,
         )
-        for p in plans
-    ]
-    order = {t.file: i for i, t in enumerate(tasks)}
-    by_file = {t.file: p for t, p in zip(tasks, plans)}
-    out: list[tuple[int, "RunResult"]] = []
+        position[task.key] = i
+        tasks.append(task)
     show_progress = display is not None and getattr(display, "enabled", False) and not remote
 
     def started(task: RunTask) -> None:
         if display is not None and not remote:
-            display.run_started(by_file[task.file].uid)
+            display.run_started(plans[position[task.key]].uid)
 
     def waiting(held: list["RunResult"]) -> None:
         if display is not None:
@@ -138,19 +140,14 @@ def run_plans(
     with make_backend(n_jobs, dask, isolate=not in_process) as backend:
         for result in run_all(backend, tasks, fail_fast=fail_fast, started=started, waiting=waiting,
                               progress=display if show_progress else None):
-            index = order.get(str(result.file), len(tasks))
-            if index < len(plans):
-                result.file = plans[index].file  # as the user named it
-            out.append((index, result))
+            i = position[str(result.task_key)]
+            result.file = plans[i].file  # as the user named it
+            out[i] = result
             if display is not None:
                 display.run_done()
                 if result.status not in DONE_STATUSES:
                     display.message(f"run {result.uid} {result.status}: {result.error}")
-    if done_before:  # positions among the runs executed -> positions among all plans
-        out = [(kept[i] if i < len(kept) else len(kept) + len(done_before) + i, r) for i, r in out]
-    out.extend(done_before)
-    out.sort(key=lambda item: item[0])
-    return [r for _, r in out]
+    return out
 
 
 def skip_finished_files(files: Sequence[str | Path], store_url: str | None

@@ -14,7 +14,7 @@ from typing import Any
 
 import click
 
-from xdoe.cli._common import EXIT_INPUT, EXIT_OK, handle_errors
+from xdoe.cli._common import EXIT_INPUT, EXIT_OK, check_output, handle_errors, output_options
 
 __all__ = ["main"]
 
@@ -265,16 +265,16 @@ def plot() -> None:
 
 @plot.command("design", short_help="Pairwise projections of the design points.")
 @click.argument("file", type=click.Path(dir_okay=False, path_type=Path))
-@click.option("--output", "-o", type=click.Path(dir_okay=False, path_type=Path), default="design.png",
-              show_default=True, help="The picture to write: .png or .svg.")
+@output_options("The picture to write: .png or .svg.", default="design.png", metavar="FILE.png|FILE.svg")
 @click.option("--strict", is_flag=True, help="Refuse keys xdoe does not know (default: warn).")
 @handle_errors
-def plot_design(file: Path, output: Path, strict: bool) -> None:
+def plot_design(file: Path, output: Path, overwrite: bool, strict: bool) -> None:
     """Pairwise projections of the design points of experiment document FILE
     (each pair of factors as a scatter, level counts on the diagonal)."""
     from xdoe.analysis.plots import plot_design as draw
     from xdoe.design import prepare
 
+    check_output(output, overwrite)
     experiment, design, _runs = prepare(file, strict=strict)
     path = draw(design, output, title=f"Design of {experiment.uid}: {design.method}, {len(design)} points")
     click.echo(f"wrote {path}")

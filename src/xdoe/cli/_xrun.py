@@ -30,6 +30,7 @@ import click
 from xdoe.cli._common import EXIT_FAILED, EXIT_INPUT, EXIT_OK, document_warnings, fail, handle_errors, store_option
 from xdoe.cli._jobs import all_done, run_plans, scale_options, skip_finished_files
 from xdoe.cli._submit import expand_run_files, submit_command
+from xdoe.cli._summary import summary_table
 from xdoe.errors import InputError, XdoeError
 from xdoe.store import HEARTBEAT_TIMEOUT
 
@@ -187,35 +188,6 @@ class _Display:
             self.progress.stop()
 
 
-def summary_table(results: Sequence["RunResult"], skipped: Sequence[str] = (),
-                  levels: dict[str, str] | None = None) -> Any:
-    """A rich table: run, factor levels (``levels``: run uid -> text), status,
-    episodes, mean test-phase objective per agent (its reward as the agent's
-    objective counts it: the summed environment rewards for
-    ``RewardObjective``), wall time."""
-    from rich.table import Table
-
-    table = Table(title="xrun summary")
-    table.add_column("run", no_wrap=True)
-    levels = {uid: text for uid, text in (levels or {}).items() if text}
-    cells: Callable[[str], list[str]] = (lambda uid: [levels.get(uid, "")]) if levels else (lambda uid: [])
-    if levels:  # a column only when some run has factor levels
-        table.add_column("factor levels", overflow="fold")
-    table.add_column("status")
-    table.add_column("episodes", justify="right")
-    table.add_column("mean test reward (objective) per agent")
-    table.add_column("wall time", justify="right")
-    for r in results:
-        rewards = r.mean_objectives("test")
-        text = ", ".join(f"{agent} {value:.3g}" for agent, value in rewards.items()) or "-"
-        status = (r.status if r.ok else f"[yellow]{r.status}[/yellow]" if r.status in ("skipped", "claimed")
-                  else f"[red]{r.status}[/red]")
-        table.add_row(r.uid, *cells(r.uid), status, str(r.episodes), text, f"{r.wall_time:.2f} s")
-    for uid in skipped:
-        table.add_row(uid, *cells(uid), "[yellow]skipped[/yellow]", "0", "-", "-")
-    return table
-
-
 # -- the application ----------------------------------------------------------------
 
 @click.group(context_settings={"help_option_names": ["-h", "--help"]})
@@ -285,26 +257,25 @@ def experiment_start(files: tuple[str, ...], store_url: str | None, results: Pat
         display.run_done()
         display.message(f"run {result.uid} {result.note}")
     try:
-        outcomes = run_plans(loaded.plans, store_url=store_url, results=results,
+        per_plan = run_plans(loaded.plans, store_url=store_url, results=results,
                              store_steps=store_steps, fail_fast=fail_fast, display=display,
                              jobs=jobs, dask=dask, parallel_workers=parallel_workers,
                              rerun=rerun, stale_after=heartbeat_timeout,
                              file_hashes=loaded.file_hashes, in_process=in_process)
     finally:
         display.stop()
-    ran = {r.file for r in outcomes}
-    skipped = [p.uid for p in loaded.plans if p.file not in ran]
-    if done_before:  # back into the order of FILES
-        position = {str(Path(files[i])): i for i in todo}
-        merged = [(position.get(str(r.file), len(files)), r) for r in outcomes] + done_before
-        outcomes = [r for _, r in sorted(merged, key=lambda item: item[0])]
+    skipped = [p.uid for p, r in zip(loaded.plans, per_plan) if r is None]  # kept from starting by --fail-fast
+    # back into the order of FILES: loaded.plans[k] is the document of files[todo[k]]
+    merged = [(todo[k], r) for k, r in enumerate(per_plan) if r is not None] + done_before
+    outcomes = [r for _, r in sorted(merged, key=lambda item: item[0])]
     if not quiet:
         from rich.console import Console
 
         from xdoe.results import levels_text
 
         levels = {p.uid: levels_text((p.document.get("design_point") or {}).get("levels")) for p in loaded.plans}
-        Console().print(summary_table(outcomes, skipped, levels))
+        console = Console()
+        console.print(summary_table(outcomes, skipped, levels, width=console.width))
     sys.exit(EXIT_OK if all_done(outcomes) and not skipped else EXIT_FAILED)
 
 

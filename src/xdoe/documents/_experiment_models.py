@@ -5,12 +5,12 @@ Schema."""
 from __future__ import annotations
 
 import re
-from typing import Any, ClassVar, Literal
+from typing import Annotated, Any, ClassVar, Literal
 
 from pydantic import AliasChoices, Field, field_validator, model_validator
 
 from xdoe.documents._reference import is_reference
-from xdoe.documents._validation import DocumentModel, Integer, short_repr
+from xdoe.documents._validation import DocumentModel, Integer, null_means, short_repr
 
 __all__ = [
     "DEFAULT_MAX_TOTAL_RUNS",
@@ -70,12 +70,7 @@ class FactorSpec(DocumentModel):
 
 class ComponentDefinition(DocumentModel):
     name: str = Field(min_length=1, description="import path, 'package.module:Class'")
-    params: dict[str, Any] = Field(default_factory=dict)
-
-    @field_validator("params", mode="before")
-    @classmethod
-    def _none(cls, value: Any) -> Any:
-        return {} if value is None else value
+    params: Annotated[dict[str, Any], null_means(dict)] = Field(default_factory=dict)
 
 
 class OptionalComponentDefinition(DocumentModel):
@@ -106,12 +101,7 @@ class AgentDefinition(DocumentModel):
 
 class SimulationDefinition(DocumentModel):
     name: str = Field(min_length=1)
-    conditions: list[ComponentDefinition] = Field(default_factory=list)
-
-    @field_validator("conditions", mode="before")
-    @classmethod
-    def _none(cls, value: Any) -> Any:
-        return [] if value is None else value
+    conditions: Annotated[list[ComponentDefinition], null_means(list)] = Field(default_factory=list)
 
 
 class PhaseConfigDefinition(DocumentModel):
@@ -164,6 +154,19 @@ def _is_key(value: Any) -> bool:
     return isinstance(value, str) and bool(value.strip())
 
 
+def _key_levels(value: Any, what: str) -> list[str]:
+    """``value`` as levels: a non-empty list of keys (one key alone is a list of one).
+
+    Raises:
+        ValueError: ``expected a non-empty list of WHAT, got ...``.
+    """
+    if isinstance(value, str):
+        value = [value]
+    if not isinstance(value, list) or not value or not all(_is_key(k) for k in value):
+        raise ValueError(f"expected a non-empty list of {what}, got {short_repr(value)}")
+    return value
+
+
 class SchedulePhase(DocumentModel):
     """One phase of the schedule; every key is a list of levels, and an
     omitted key takes the previous phase's choice."""
@@ -208,15 +211,7 @@ class SchedulePhase(DocumentModel):
     @field_validator("simulation", "phase_config", mode="before")
     @classmethod
     def _name_levels(cls, value: Any, info: Any) -> Any:
-        if value is None:
-            return None
-        if isinstance(value, str):
-            value = [value]
-        if not isinstance(value, list) or not value or not all(_is_key(k) for k in value):
-            raise ValueError(
-                f"expected a non-empty list of {info.field_name} keys (levels), e.g. [a, b], got {short_repr(value)}"
-            )
-        return value
+        return None if value is None else _key_levels(value, f"{info.field_name} keys (levels), e.g. [a, b]")
 
     @field_validator("sensors", "actuators", mode="before")
     @classmethod
@@ -229,11 +224,10 @@ class SchedulePhase(DocumentModel):
             raise ValueError(f"expected a mapping agent key -> list of set keys, got {short_repr(value)}")
         out = {}
         for agent, levels in value.items():
-            if isinstance(levels, str):
-                levels = [levels]
-            if not isinstance(levels, list) or not levels or not all(_is_key(k) for k in levels):
-                raise ValueError(f"agent {agent!r}: expected a non-empty list of set keys, got {short_repr(levels)}")
-            out[agent] = levels
+            try:
+                out[agent] = _key_levels(levels, "set keys")
+            except ValueError as exc:
+                raise ValueError(f"agent {agent!r}: {exc}") from None
         return out
 
 

@@ -30,11 +30,19 @@ from __future__ import annotations
 import copy
 import warnings
 from pathlib import Path
-from typing import Any, ClassVar, Sequence
+from typing import Annotated, Any, ClassVar, Sequence
 
 from pydantic import Field, field_validator, model_validator
 
-from xdoe.documents._validation import DocumentModel, Integer, ensure_valid, refuse_non_finite, short_repr
+from xdoe.documents._validation import (
+    DocumentModel,
+    Integer,
+    empty_name_means_none,
+    ensure_valid,
+    null_means,
+    refuse_non_finite,
+    short_repr,
+)
 from xdoe.documents._yaml import YamlDocument, load_yaml
 from xdoe.errors import DocumentError
 
@@ -71,18 +79,8 @@ class ComponentSpec(DocumentModel):
     path), ``params`` the keyword arguments of its constructor."""
 
     name: str = Field(min_length=1, description="import path, 'package.module:Class'")
-    params: dict[str, Any] = Field(default_factory=dict, description="constructor keyword arguments")
-
-    @field_validator("params", mode="before")
-    @classmethod
-    def _none_params(cls, value: Any) -> Any:
-        return {} if value is None else value
-
-
-def _empty_name_is_none(value: Any) -> Any:
-    if isinstance(value, dict) and not value.get("name"):
-        return None
-    return value
+    params: Annotated[dict[str, Any], null_means(dict)] = Field(default_factory=dict,
+                                                                description="constructor keyword arguments")
 
 
 class EnvironmentSpec(ComponentSpec):
@@ -96,13 +94,8 @@ class EnvironmentEntry(DocumentModel):
     (``None`` = none; an empty name in the document also means none)."""
 
     environment: EnvironmentSpec
-    reward: ComponentSpec | None = None
-    state_transformer: ComponentSpec | None = None
-
-    @field_validator("reward", "state_transformer", mode="before")
-    @classmethod
-    def _empty(cls, value: Any) -> Any:
-        return _empty_name_is_none(value)
+    reward: Annotated[ComponentSpec | None, empty_name_means_none] = None
+    state_transformer: Annotated[ComponentSpec | None, empty_name_means_none] = None
 
 
 class AgentEntry(DocumentModel):
@@ -127,12 +120,7 @@ class SimulationSpec(DocumentModel):
     """The simulation controller and its termination conditions."""
 
     name: str = Field(min_length=1)
-    conditions: list[ComponentSpec] = Field(default_factory=list)
-
-    @field_validator("conditions", mode="before")
-    @classmethod
-    def _none_conditions(cls, value: Any) -> Any:
-        return [] if value is None else value
+    conditions: Annotated[list[ComponentSpec], null_means(list)] = Field(default_factory=list)
 
 
 class PhaseConfig(DocumentModel):
@@ -183,12 +171,7 @@ class RunConfig(DocumentModel):
 
     open_keys: ClassVar[bool] = True
 
-    condition: ComponentSpec | None = None
-
-    @field_validator("condition", mode="before")
-    @classmethod
-    def _empty(cls, value: Any) -> Any:
-        return _empty_name_is_none(value)
+    condition: Annotated[ComponentSpec | None, empty_name_means_none] = None
 
 
 class DesignPointInfo(DocumentModel):

@@ -8,15 +8,32 @@ import difflib
 import math
 from typing import Annotated, Any, Callable, ClassVar, Iterable, Sequence
 
-from pydantic import BaseModel, ConfigDict, Strict, ValidationError
+from pydantic import BaseModel, BeforeValidator, ConfigDict, Strict, ValidationError
 
 from xdoe.documents._yaml import YamlDocument
 from xdoe.errors import DocumentError
 
-__all__ = ["DocumentModel", "Integer", "did_you_mean", "find_non_finite", "from_validation_error", "short_repr"]
+__all__ = ["DocumentModel", "Integer", "did_you_mean", "empty_name_means_none", "find_non_finite",
+           "from_validation_error", "null_means", "short_repr"]
 
 #: an integer field that refuses booleans (``seed: true`` is not 1) and floats
 Integer = Annotated[int, Strict()]
+
+
+def null_means(empty: Callable[[], Any]) -> Any:
+    """A field validator (``Annotated[list[X], null_means(list)]``): a null
+    value, e.g. ``params:`` or ``conditions:`` with nothing after it in YAML,
+    reads as ``empty()``."""
+    return BeforeValidator(lambda value: empty() if value is None else value)
+
+
+def _no_name_is_none(value: Any) -> Any:
+    return None if isinstance(value, dict) and not value.get("name") else value
+
+
+#: a field validator for an optional component (``Annotated[Spec | None, empty_name_means_none]``):
+#: a mapping without a name (``reward: {name: ""}``) means none
+empty_name_means_none = BeforeValidator(_no_name_is_none)
 
 
 def find_non_finite(data: Any, path: tuple[str | int, ...] = ()) -> tuple[tuple[str | int, ...], float] | None:

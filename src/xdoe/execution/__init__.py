@@ -27,106 +27,85 @@ from __future__ import annotations
 
 from typing import TYPE_CHECKING
 
-from xdoe._lazy import lazy_exports
+from xdoe._lazy import lazy_exports, public_names
 
-if TYPE_CHECKING:
+if TYPE_CHECKING:  # the same names for type checkers (`Name as Name`: a re-export)
     from xdoe.execution._api import (
-        DEFAULT_RESULTS,
-        RunResult,
-        check_document,
-        load_file_plan,
-        load_plan,
-        run,
+        DEFAULT_RESULTS as DEFAULT_RESULTS,
+        RunResult as RunResult,
+        check_document as check_document,
+        load_file_plan as load_file_plan,
+        load_plan as load_plan,
+        run as run,
     )
     # many runs live in xdoe.campaign; re-exported here for the old import paths
-    from xdoe.campaign import RunTask, execute_task
+    from xdoe.campaign import RunTask as RunTask, execute_task as execute_task
     from xdoe.campaign.backends import (
-        Backend,
-        DaskBackend,
-        ProcessPoolBackend,
-        SequentialBackend,
-        make_backend,
+        Backend as Backend,
+        DaskBackend as DaskBackend,
+        ProcessPoolBackend as ProcessPoolBackend,
+        SequentialBackend as SequentialBackend,
+        make_backend as make_backend,
     )
-    from xdoe.execution._checkpoints import (
-        CheckpointInfo,
-        CheckpointManager,
-        checkpoints_of,
-        latest_checkpoint,
-        load_brain,
-    )
-    from xdoe.execution._loading import accepted_parameters, construct, load_class
-    from xdoe.execution._parallel_workers import parallel_workers
-    from xdoe.execution._plan import (
-        AgentSpec,
-        ComponentPlan,
-        EnvironmentPlan,
-        PhasePlan,
-        RunPlan,
-        plan_run,
-    )
-    from xdoe.execution._events import PhaseResult, ProgressEvent
-    from xdoe.execution._phase_runner import PhaseRunner
-    from xdoe.execution._runner import check_plan, execute_plan
-    from xdoe.execution._seeding import brain_seed, derive_seed, environment_seed, muscle_seed
-    from xdoe.session import TrainingSession  # re-exported: xdoe.TrainingSession is the home
-
-__all__ = [
-    "run",
-    "RunTask",
-    "execute_task",
-    "Backend",
-    "SequentialBackend",
-    "ProcessPoolBackend",
-    "DaskBackend",
-    "make_backend",
-    "parallel_workers",
-    "RunResult",
-    "PhaseResult",
-    "ProgressEvent",
-    "PhaseRunner",
-    "check_document",
-    "load_plan",
-    "load_file_plan",
-    "DEFAULT_RESULTS",
-    "load_class",
-    "construct",
-    "accepted_parameters",
-    "RunPlan",
-    "PhasePlan",
-    "AgentSpec",
-    "EnvironmentPlan",
-    "ComponentPlan",
-    "plan_run",
-    "execute_plan",
-    "check_plan",
-    "derive_seed",
-    "brain_seed",
-    "environment_seed",
-    "muscle_seed",
     # checkpoints and the loop-agnostic training session (issue 4)
-    "CheckpointManager",
-    "CheckpointInfo",
-    "latest_checkpoint",
-    "checkpoints_of",
-    "load_brain",
-    "TrainingSession",
-]
+    from xdoe.execution._checkpoints import (
+        CheckpointInfo as CheckpointInfo,
+        CheckpointManager as CheckpointManager,
+        checkpoints_of as checkpoints_of,
+        latest_checkpoint as latest_checkpoint,
+        load_brain as load_brain,
+    )
+    from xdoe.execution._loading import (
+        accepted_parameters as accepted_parameters,
+        construct as construct,
+        load_class as load_class,
+    )
+    from xdoe.execution._parallel_workers import parallel_workers as parallel_workers
+    from xdoe.execution._plan import (
+        AgentSpec as AgentSpec,
+        ComponentPlan as ComponentPlan,
+        EnvironmentPlan as EnvironmentPlan,
+        PhasePlan as PhasePlan,
+        RunPlan as RunPlan,
+        plan_run as plan_run,
+    )
+    from xdoe.execution._events import PhaseResult as PhaseResult, ProgressEvent as ProgressEvent
+    from xdoe.execution._phase_runner import PhaseRunner as PhaseRunner
+    from xdoe.execution._runner import check_plan as check_plan, execute_plan as execute_plan
+    from xdoe.execution._seeding import (
+        brain_seed as brain_seed,
+        derive_seed as derive_seed,
+        environment_seed as environment_seed,
+        muscle_seed as muscle_seed,
+    )
+    # re-exported: xdoe.TrainingSession is the home
+    from xdoe.session import TrainingSession as TrainingSession
 
-__getattr__, __dir__ = lazy_exports(__name__, globals(), {
-    "xdoe.execution._api": ["DEFAULT_RESULTS", "RunResult", "check_document",
-                            "load_file_plan", "load_plan", "run"],
+_EXPORTS = {
+    "xdoe.execution._api": [
+        "DEFAULT_RESULTS", "RunResult", "check_document", "load_file_plan", "load_plan", "run",
+    ],
+    # many runs live in xdoe.campaign; re-exported here for the old import paths
     "xdoe.campaign": ["RunTask", "execute_task"],
-    "xdoe.campaign.backends": ["Backend", "DaskBackend", "ProcessPoolBackend", "SequentialBackend",
-                               "make_backend"],
-    "xdoe.execution._checkpoints": ["CheckpointInfo", "CheckpointManager", "checkpoints_of",
-                                    "latest_checkpoint", "load_brain"],
+    "xdoe.campaign.backends": [
+        "Backend", "DaskBackend", "ProcessPoolBackend", "SequentialBackend", "make_backend",
+    ],
+    # checkpoints and the loop-agnostic training session (issue 4)
+    "xdoe.execution._checkpoints": [
+        "CheckpointInfo", "CheckpointManager", "checkpoints_of", "latest_checkpoint", "load_brain",
+    ],
     "xdoe.execution._loading": ["accepted_parameters", "construct", "load_class"],
     "xdoe.execution._parallel_workers": ["parallel_workers"],
-    "xdoe.execution._plan": ["AgentSpec", "ComponentPlan", "EnvironmentPlan", "PhasePlan", "RunPlan",
-                             "plan_run"],
+    "xdoe.execution._plan": [
+        "AgentSpec", "ComponentPlan", "EnvironmentPlan", "PhasePlan", "RunPlan", "plan_run",
+    ],
     "xdoe.execution._events": ["PhaseResult", "ProgressEvent"],
     "xdoe.execution._phase_runner": ["PhaseRunner"],
     "xdoe.execution._runner": ["check_plan", "execute_plan"],
     "xdoe.execution._seeding": ["brain_seed", "derive_seed", "environment_seed", "muscle_seed"],
+    # re-exported: xdoe.TrainingSession is the home
     "xdoe.session": ["TrainingSession"],
-})
+}
+
+__all__ = public_names(_EXPORTS)
+__getattr__, __dir__ = lazy_exports(__name__, globals(), _EXPORTS)

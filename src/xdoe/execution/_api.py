@@ -58,6 +58,9 @@ class RunResult:
         stop_campaign: the run hit what every later run would hit too (no
             space left on a device, :class:`~xdoe.errors.DiskFullError`):
             start no more runs.
+        task_key: the :attr:`~xdoe.campaign.RunTask.key` of the task this
+            result answers (``None`` outside a campaign): results are matched
+            to tasks by it, never by file name.
     """
 
     uid: str
@@ -74,6 +77,7 @@ class RunResult:
     note: str | None = None
     resumed: bool = False
     stop_campaign: bool = False
+    task_key: str | None = None
 
     @property
     def ok(self) -> bool:

@@ -37,6 +37,18 @@ class PhaseResult:
     wall_time: float = 0.0
     stopped_by: str = "episodes"
 
+    @classmethod
+    def from_sums(cls, index: int, name: str, mode: str,
+                  sums: "tuple[int, int, dict[str, float], dict[str, float]] | None") -> "PhaseResult":
+        """A phase's result read back from the store: ``sums`` is its entry of
+        :meth:`xdoe.store.Store.phase_sums` (episodes, steps, and per agent
+        the summed reward and objective; ``None``: nothing recorded)."""
+        n, steps, rewards, objectives = sums or (0, 0, {}, {})
+        total = max(n, 1)
+        return cls(index, name, mode, episodes=n, steps=steps,
+                   rewards={a: v / total for a, v in rewards.items()},
+                   objectives={a: v / total for a, v in objectives.items()})
+
 
 @dataclass
 class ProgressEvent:

@@ -106,11 +106,7 @@ def _lineage_changes(plan: RunPlan) -> dict[tuple[int, str], tuple[bool, bool]]:
 
 def _stored_result(phase: PhasePlan, resume: "ResumePoint") -> PhaseResult:
     """The result of a phase a resumed instance finished before, from the store."""
-    n, steps, rewards, objectives = resume.aggregates.get(phase.index, (0, 0, {}, {}))
-    total = max(n, 1)
-    return PhaseResult(phase.index, phase.name, phase.mode, episodes=n, steps=steps,
-                       rewards={a: v / total for a, v in rewards.items()},
-                       objectives={a: v / total for a, v in objectives.items()})
+    return PhaseResult.from_sums(phase.index, phase.name, phase.mode, resume.aggregates.get(phase.index))
 
 
 def _merge_kept(result: PhaseResult, kept: tuple[int, int, dict[str, float], dict[str, float]]) -> None:

@@ -34,27 +34,88 @@ from __future__ import annotations
 
 from typing import TYPE_CHECKING
 
-from xdoe._lazy import lazy_exports
+from xdoe._lazy import lazy_exports, public_names
 
-if TYPE_CHECKING:
-    from xdoe.store._checkpoint_rows import CheckpointInfo, SourceRow
+if TYPE_CHECKING:  # the same names for type checkers (`Name as Name`: a re-export)
+    from xdoe.store._checkpoint_rows import CheckpointInfo as CheckpointInfo, SourceRow as SourceRow
     from xdoe.store._claims import (
-        ClaimHeartbeat,
-        ClaimInfo,
-        claim_of,
-        claim_run,
-        fail_running_instances,
-        heartbeat_claim,
-        new_owner,
-        release_claim,
-        run_finished,
+        ClaimHeartbeat as ClaimHeartbeat,
+        ClaimInfo as ClaimInfo,
+        claim_of as claim_of,
+        claim_run as claim_run,
+        fail_running_instances as fail_running_instances,
+        heartbeat_claim as heartbeat_claim,
+        new_owner as new_owner,
+        release_claim as release_claim,
+        run_finished as run_finished,
     )
-    from xdoe.store._engine import DEFAULT_URL, ENV_VAR, mask_url
-    from xdoe.store._results_table import EpisodeTable, episode_table
-    from xdoe.store._json import canonical_json, document_hash
+    from xdoe.store._engine import DEFAULT_URL as DEFAULT_URL, ENV_VAR as ENV_VAR, mask_url as mask_url
+    from xdoe.store._json import canonical_json as canonical_json, document_hash as document_hash
     from xdoe.store._models import (
-        INSTANCE_STATUSES,
-        SCHEMA_VERSION,
+        INSTANCE_STATUSES as INSTANCE_STATUSES,
+        SCHEMA_VERSION as SCHEMA_VERSION,
+        StopRequest as StopRequest,
+    )
+    from xdoe.store._recorder import RunRecorder as RunRecorder
+    from xdoe.store._results import (
+        DEFAULT_RESULTS_ROOT as DEFAULT_RESULTS_ROOT,
+        EPISODE_KEYS as EPISODE_KEYS,
+        TRANSACTION_COLUMNS as TRANSACTION_COLUMNS,
+        ResultsPaths as ResultsPaths,
+        safe_name as safe_name,
+    )
+    from xdoe.store._liveness import (
+        HEARTBEAT_TIMEOUT as HEARTBEAT_TIMEOUT,
+        dead_reason as dead_reason,
+        instance_alive as instance_alive,
+    )
+    from xdoe.store._steps import StepPolicy as StepPolicy, StoreStepsError as StoreStepsError
+    from xdoe.store._store import InstanceInfo as InstanceInfo, RunInfo as RunInfo, Store as Store
+    # campaign views (issue 4): one results table, status, lineage
+    from xdoe.store._export import (
+        EXPORT_COLUMNS as EXPORT_COLUMNS,
+        ExportResult as ExportResult,
+        export_episodes as export_episodes,
+    )
+    from xdoe.store._results_table import EpisodeTable as EpisodeTable, episode_table as episode_table
+    from xdoe.store._lineage import build_lineage as build_lineage, render_lineage as render_lineage
+    from xdoe.store._status import (
+        CampaignStatus as CampaignStatus,
+        RunStatus as RunStatus,
+        campaign_status as campaign_status,
+    )
+    # stop requests (honoured by the executor) and the dashboard's queries (issue 15)
+    from xdoe.store._stop import (
+        clear_stop_request as clear_stop_request,
+        request_stop as request_stop,
+        stop_requested as stop_requested,
+    )
+    from xdoe.store._dashboard import (
+        CampaignSummary as CampaignSummary,
+        RunsPage as RunsPage,
+        campaign_runs as campaign_runs,
+        campaign_summaries as campaign_summaries,
+    )
+    from xdoe.store._runview import RunView as RunView, curve_points as curve_points, run_view as run_view
+    # session trees (issue 14; the tables SessionTree, SessionNode, SessionEdge are importable)
+    from xdoe.store._sessions import (
+        HEALTH_STATES as HEALTH_STATES,
+        NodeInfo as NodeInfo,
+        TreeInfo as TreeInfo,
+        add_session_node as add_session_node,
+        count_branch_children as count_branch_children,
+        ensure_session_tables as ensure_session_tables,
+        get_or_create_tree as get_or_create_tree,
+        nodes_of_run as nodes_of_run,
+        run_document as run_document,
+        run_uids as run_uids,
+        session_nodes as session_nodes,
+        session_trees as session_trees,
+        set_node_health as set_node_health,
+        set_tree_status as set_tree_status,
+    )
+    # importable, not public (not in __all__)
+    from xdoe.store._models import (
         Base,
         BrainSource,
         Checkpoint,
@@ -65,154 +126,50 @@ if TYPE_CHECKING:
         Run,
         RunInstance,
         Step,
-        StopRequest,
         StoreMeta,
         utcnow,
     )
-    from xdoe.store._recorder import RunRecorder
-    from xdoe.store._results import (
-        DEFAULT_RESULTS_ROOT,
-        EPISODE_KEYS,
-        TRANSACTION_COLUMNS,
-        ResultsPaths,
-        safe_name,
-    )
-    from xdoe.store._liveness import HEARTBEAT_TIMEOUT, dead_reason, instance_alive
-    from xdoe.store._steps import StepPolicy, StoreStepsError
-    from xdoe.store._store import InstanceInfo, RunInfo, Store
-    # campaign views (issue 4)
-    from xdoe.store._export import EXPORT_COLUMNS, ExportResult, export_episodes
-    from xdoe.store._lineage import build_lineage, render_lineage
-    from xdoe.store._status import CampaignStatus, RunStatus, campaign_status
-    # stop requests and the dashboard's queries (issue 15)
-    from xdoe.store._dashboard import CampaignSummary, RunsPage, campaign_runs, campaign_summaries
-    from xdoe.store._runview import RunView, curve_points, run_view
-    from xdoe.store._stop import clear_stop_request, request_stop, stop_requested
-    # session trees (issue 14)
-    from xdoe.store._sessions import (
-        HEALTH_STATES,
-        NodeInfo,
-        SessionEdge,
-        SessionNode,
-        SessionTree,
-        TreeInfo,
-        add_session_node,
-        count_branch_children,
-        ensure_session_tables,
-        get_or_create_tree,
-        nodes_of_run,
-        run_document,
-        run_uids,
-        session_nodes,
-        session_trees,
-        set_node_health,
-        set_tree_status,
-    )
+    from xdoe.store._sessions import SessionEdge, SessionNode, SessionTree
 
-__all__ = [
-    # the facade
-    "Store",
-    "RunRecorder",
-    # its value types
-    "RunInfo",
-    "InstanceInfo",
-    "CheckpointInfo",
-    "SourceRow",
-    "ResultsPaths",
-    "StepPolicy",
-    "StoreStepsError",
-    "ClaimInfo",
-    "INSTANCE_STATUSES",
-    # the rules and constants
-    "HEARTBEAT_TIMEOUT",
-    "DEFAULT_URL",
-    "DEFAULT_RESULTS_ROOT",
-    "ENV_VAR",
-    "EPISODE_KEYS",
-    "TRANSACTION_COLUMNS",
-    "SCHEMA_VERSION",
-    "instance_alive",
-    "dead_reason",
-    "canonical_json",
-    "document_hash",
-    "safe_name",
-    "mask_url",
-    # claims: at most one process executes a run version at a time
-    "ClaimHeartbeat",
-    "new_owner",
-    "claim_run",
-    "heartbeat_claim",
-    "release_claim",
-    "claim_of",
-    "run_finished",
-    "fail_running_instances",
-    # campaign views (issue 4): one results table, status, lineage
-    "export_episodes",
-    "ExportResult",
-    "episode_table",
-    "EpisodeTable",
-    "EXPORT_COLUMNS",
-    "campaign_status",
-    "CampaignStatus",
-    "RunStatus",
-    "build_lineage",
-    "render_lineage",
-    # stop requests (honoured by the executor) and the dashboard's queries (issue 15)
-    "request_stop",
-    "stop_requested",
-    "clear_stop_request",
-    "StopRequest",
-    "campaign_summaries",
-    "CampaignSummary",
-    "campaign_runs",
-    "RunsPage",
-    "run_view",
-    "RunView",
-    "curve_points",
-    # session trees (issue 14; the tables SessionTree, SessionNode, SessionEdge are importable)
-    "HEALTH_STATES",
-    "TreeInfo",
-    "NodeInfo",
-    "ensure_session_tables",
-    "get_or_create_tree",
-    "set_tree_status",
-    "add_session_node",
-    "set_node_health",
-    "session_trees",
-    "session_nodes",
-    "nodes_of_run",
-    "count_branch_children",
-    "run_uids",
-    "run_document",
-]
-
-__getattr__, __dir__ = lazy_exports(__name__, globals(), {
+_EXPORTS = {
     "xdoe.store._checkpoint_rows": ["CheckpointInfo", "SourceRow"],
-    "xdoe.store._claims": ["ClaimHeartbeat", "ClaimInfo", "claim_of", "claim_run",
-                           "fail_running_instances", "heartbeat_claim", "new_owner",
-                           "release_claim", "run_finished"],
+    "xdoe.store._claims": [
+        "ClaimHeartbeat", "ClaimInfo", "claim_of", "claim_run", "fail_running_instances", "heartbeat_claim",
+        "new_owner", "release_claim", "run_finished",
+    ],
     "xdoe.store._engine": ["DEFAULT_URL", "ENV_VAR", "mask_url"],
     "xdoe.store._json": ["canonical_json", "document_hash"],
-    # the schema: importable for tests and ad-hoc queries, not in __all__
-    "xdoe.store._models": ["INSTANCE_STATUSES", "SCHEMA_VERSION", "Base", "BrainSource",
-                           "Checkpoint", "Claim", "Episode", "Experiment", "Phase", "Run",
-                           "RunInstance", "Step", "StopRequest", "StoreMeta", "utcnow"],
+    "xdoe.store._models": ["INSTANCE_STATUSES", "SCHEMA_VERSION", "StopRequest"],
     "xdoe.store._recorder": ["RunRecorder"],
-    "xdoe.store._results": ["DEFAULT_RESULTS_ROOT", "EPISODE_KEYS", "TRANSACTION_COLUMNS", "ResultsPaths",
-                            "safe_name"],
+    "xdoe.store._results": [
+        "DEFAULT_RESULTS_ROOT", "EPISODE_KEYS", "TRANSACTION_COLUMNS", "ResultsPaths", "safe_name",
+    ],
     "xdoe.store._liveness": ["HEARTBEAT_TIMEOUT", "dead_reason", "instance_alive"],
     "xdoe.store._steps": ["StepPolicy", "StoreStepsError"],
     "xdoe.store._store": ["InstanceInfo", "RunInfo", "Store"],
+    # campaign views (issue 4): one results table, status, lineage
     "xdoe.store._export": ["EXPORT_COLUMNS", "ExportResult", "export_episodes"],
     "xdoe.store._results_table": ["EpisodeTable", "episode_table"],
     "xdoe.store._lineage": ["build_lineage", "render_lineage"],
     "xdoe.store._status": ["CampaignStatus", "RunStatus", "campaign_status"],
+    # stop requests (honoured by the executor) and the dashboard's queries (issue 15)
     "xdoe.store._stop": ["clear_stop_request", "request_stop", "stop_requested"],
     "xdoe.store._dashboard": ["CampaignSummary", "RunsPage", "campaign_runs", "campaign_summaries"],
     "xdoe.store._runview": ["RunView", "curve_points", "run_view"],
-    "xdoe.store._sessions": ["HEALTH_STATES", "NodeInfo", "SessionEdge", "SessionNode",
-                             "SessionTree", "TreeInfo", "add_session_node", "count_branch_children",
-                             "ensure_session_tables", "get_or_create_tree", "nodes_of_run",
-                             "run_document", "run_uids", "session_nodes", "session_trees", "set_node_health",
-                             "set_tree_status"],
-})
+    # session trees (issue 14; the tables SessionTree, SessionNode, SessionEdge are importable)
+    "xdoe.store._sessions": [
+        "HEALTH_STATES", "NodeInfo", "TreeInfo", "add_session_node", "count_branch_children",
+        "ensure_session_tables", "get_or_create_tree", "nodes_of_run", "run_document", "run_uids",
+        "session_nodes", "session_trees", "set_node_health", "set_tree_status",
+    ],
+}
+_UNLISTED = {
+    "xdoe.store._models": [
+        "Base", "BrainSource", "Checkpoint", "Claim", "Episode", "Experiment", "Phase", "Run", "RunInstance",
+        "Step", "StoreMeta", "utcnow",
+    ],
+    "xdoe.store._sessions": ["SessionEdge", "SessionNode", "SessionTree"],
+}
+
+__all__ = public_names(_EXPORTS)
+__getattr__, __dir__ = lazy_exports(__name__, globals(), _EXPORTS, unlisted=_UNLISTED)

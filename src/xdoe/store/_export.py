@@ -18,8 +18,6 @@ from __future__ import annotations
 import csv
 import json
 import math
-import os
-import tempfile
 import time
 from collections.abc import Iterator
 from dataclasses import dataclass
@@ -29,6 +27,7 @@ from typing import TYPE_CHECKING, Any
 from sqlalchemy import bindparam, select
 from sqlalchemy.exc import SQLAlchemyError
 
+from xdoe._files import refuse_existing, write_atomically
 from xdoe.errors import InputError
 from xdoe.store._engine import store_error
 from xdoe.store._json import canonical_json
@@ -318,6 +317,8 @@ def export_episodes(
     *,
     all_instances: bool = False,
     batch_rows: int = BATCH_ROWS,
+    overwrite: bool = False,
+    hint: str = "",
 ) -> ExportResult:
     """Write one long table, one row per episode, worker and agent, to
     ``path`` (``.csv``, or ``.parquet`` with pyarrow).
@@ -332,12 +333,15 @@ def export_episodes(
     int64/float64/bool when every level is one, else string), zstd-compressed,
     written in record batches of ``batch_rows`` rows.
 
-    The file is written to a temporary file beside ``path`` and renamed into
-    place, so a failed export leaves no partial file.
+    The file is written to a temporary file beside ``path`` and moved into
+    place (:func:`xdoe._files.write_atomically`), so a failed export leaves no
+    partial file; an existing ``path`` is replaced only with ``overwrite``
+    (``hint``: what to do instead, appended to the refusal).
 
     Raises:
-        InputError: unknown suffix, pyarrow missing for ``.parquet``, or
-            ``experiment`` is not in the store.
+        InputError: unknown suffix, pyarrow missing for ``.parquet``,
+            ``experiment`` is not in the store, or ``path`` exists (without
+            ``overwrite``).
         StoreError: the store cannot be read.
         OSError: the file cannot be written.
     """
@@ -354,6 +358,8 @@ def export_episodes(
         except ImportError:
             raise InputError(f"{target}: writing Parquet needs pyarrow; install it with "
                              "`pip install 'xdoe[parquet]'` or export to .csv") from None
+    if not overwrite:
+        refuse_existing(target, hint)  # before any query: nothing is read for a refused file
     check_experiment(store, experiment)
     phases = selected_phases(store, experiment, all_instances=all_instances)
     runs: dict[int, dict[str, Any]] = {p.run_id: p.levels for p in phases}
@@ -362,20 +368,15 @@ def export_episodes(
     columns = export_columns(factors, all_instances=all_instances)
     rows = iter_export_rows(store, phases, factors, kinds, all_instances=all_instances,
                             batch_rows=batch_rows)
-    target.parent.mkdir(parents=True, exist_ok=True)
-    fd, name = tempfile.mkstemp(prefix=f".{target.name}.", suffix=".tmp", dir=target.parent)
-    os.close(fd)
-    tmp = Path(name)
-    try:
+    written = 0
+
+    def write(tmp: Path) -> None:
+        nonlocal written
         if suffix == ".csv":
-            n = _write_csv(tmp, columns, rows)
+            written = _write_csv(tmp, columns, rows)
         else:
-            schema = _parquet_schema(columns, factors, kinds, all_instances)
-            n = _write_parquet(tmp, schema, rows, batch_rows)
-        os.chmod(tmp, 0o644)
-        os.replace(tmp, target)
-    except BaseException:
-        tmp.unlink(missing_ok=True)
-        raise
-    return ExportResult(target, n, tuple(columns), time.perf_counter() - started,
+            written = _write_parquet(tmp, _parquet_schema(columns, factors, kinds, all_instances), rows, batch_rows)
+
+    write_atomically(target, write, overwrite=overwrite, hint=hint)
+    return ExportResult(target, written, tuple(columns), time.perf_counter() - started,
                         len({p.run for p in phases}))

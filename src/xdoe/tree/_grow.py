@@ -155,21 +155,22 @@ def _run_pending(store: "Store", config: SessionConfig, nodes: list["NodeInfo"],
 
     todo = [n for n in nodes if n.health not in FINAL]
     by_id = {n.id: n for n in nodes}
-    by_file: dict[str, NodeInfo] = {}
+    by_key: dict[str, NodeInfo] = {}
     tasks = []
     for n in todo:
         if n.file is None or not Path(n.file).is_file():
             raise InputError(f"session {n.run_uid}: its run document {n.file} is gone")
         file = str(Path(n.file).resolve())  # absolute: backends may run elsewhere
-        by_file[file] = n
         set_node_health(store, n.id, "running")
-        tasks.append(RunTask(file=file, store_url=_store_url(store), store_steps=store_steps,
-                             results=None if results is None else str(Path(results).resolve())))
+        task = RunTask(file=file, store_url=_store_url(store), store_steps=store_steps,
+                       results=None if results is None else str(Path(results).resolve()))
+        by_key[task.key] = n
+        tasks.append(task)
     ran = 0
     busy: list[str] = []
     with make_backend(jobs=max(1, min(jobs, config.limits.max_parallel)), dask=dask) as backend:
         for result in backend.map_runs(tasks):
-            node = by_file[str(Path(str(result.file)).resolve())]
+            node = by_key[str(result.task_key)]
             if result.status == "claimed":  # another grow (or xrun) runs it right now
                 busy.append(node.run_uid)
                 report(f"{node.run_uid}: running in another process ({result.note or 'claimed'})")

@@ -15,7 +15,9 @@ Backends (:func:`xdoe.campaign.make_backend`):
   memory, ``os._exit``) breaks the pool: its run fails with
   ``worker process died``, its instance is marked failed and its claim
   released; the other runs that were in flight are marked interrupted and
-  run again in a new pool, so only the dead process's run fails.
+  run again in a new pool, so only the dead process's run fails (a run that
+  had just finished, its result on the way back, is not run again: its
+  result is read from the store).
 * :class:`DaskBackend` (``--dask ADDRESS`` or ``--dask local``): each run is a
   task ``client.submit(execute_task, task)``; results land in the shared
   store. A run whose Dask worker dies repeatedly fails with ``KilledWorker``.
@@ -137,4 +139,4 @@ def stops(result: RunResult, fail_fast: bool) -> bool:
 def failed_result(task: RunTask, error: str) -> RunResult:
     """A ``failed`` result for a task whose process or backend failed (the
     uid from the task's plan: nothing is parsed again)."""
-    return RunResult(uid=task.uid, status="failed", error=error, file=task.file)
+    return RunResult(uid=task.uid, status="failed", error=error, file=task.file, task_key=task.key)

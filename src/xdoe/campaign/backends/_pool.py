@@ -10,6 +10,7 @@ import socket
 import threading
 import warnings
 from collections import deque
+from datetime import datetime, timedelta, timezone
 from concurrent.futures import FIRST_COMPLETED, Future, ProcessPoolExecutor, wait
 from concurrent.futures.process import BrokenProcessPool
 from typing import Any, Callable, Iterator, Sequence
@@ -18,7 +19,7 @@ from xdoe.campaign._tasks import WORKER_DIED, RunTask, execute_task
 from xdoe.campaign.backends._base import FutureBackend, ProgressCallback, failed_result, stops
 from xdoe.campaign.backends._warm import default_start_method, start_forkserver, warm_modules
 from xdoe.errors import DiskFullError, InputError
-from xdoe.execution import RunResult
+from xdoe.execution import PhaseResult, RunResult
 from xdoe.store import Store, fail_running_instances, release_claim
 
 __all__ = ["ProcessPoolBackend"]
@@ -111,6 +112,7 @@ class ProcessPoolBackend(FutureBackend):
         breaks: dict[int, int] = {}
         announced: set[int] = set()
         failed = False
+        since = datetime.now(timezone.utc) - timedelta(seconds=1)  # instances of this call start later
         if self._pool is None and self.pools_created == 0:
             self.warm(tasks)
         while queue or in_flight:
@@ -146,7 +148,7 @@ class ProcessPoolBackend(FutureBackend):
                     failed = True
                 yield result
             if broken:
-                yield from self._recover(in_flight, queue, breaks)
+                yield from self._recover(in_flight, queue, breaks, since)
                 if fail_fast:
                     failed = True
 
@@ -165,9 +167,13 @@ class ProcessPoolBackend(FutureBackend):
                 return done
 
     def _recover(self, in_flight: dict[Future[Any], tuple[int, RunTask]],
-                 queue: deque[tuple[int, RunTask]], breaks: dict[int, int]) -> Iterator[RunResult]:
+                 queue: deque[tuple[int, RunTask]], breaks: dict[int, int],
+                 since: datetime) -> Iterator[RunResult]:
         """The pool broke: find the process(es) that died on their own, fail
-        their runs, requeue the rest (at the front, in order) and drop the pool."""
+        their runs, requeue the rest (at the front, in order) and drop the pool.
+        A run the pool's own termination cut off after it had finished in the
+        store (its result was on its way back) is not run again: its result is
+        read back from the store (:meth:`_finished_meanwhile`)."""
         pool, self._pool = self._pool, None
         assert pool is not None
         pool.shutdown(wait=True, cancel_futures=True)  # joins the workers: exit codes known
@@ -190,10 +196,43 @@ class ProcessPoolBackend(FutureBackend):
                        else f" (exit code {code})" if code is not None else "")
                 yield self._died(task, pid, WORKER_DIED + how)
             else:
+                recovered = None if pid is None else self._finished_meanwhile(task, pid, since)
+                if recovered is not None:
+                    yield recovered
+                    continue
                 if pid is not None:
                     self._mark(task, {pid}, "interrupted", "stopped with a broken process pool; run again")
                 retry.append((key, task))
         queue.extendleft(reversed(retry))
+
+    def _finished_meanwhile(self, task: RunTask, pid: int, since: datetime) -> RunResult | None:
+        """The result of ``task`` if worker ``pid`` finished its run (the
+        store's newest instance of the run version: finished, by ``pid`` on
+        this host, started after ``since``) but was terminated with the broken
+        pool before the result came back; else ``None``. Releases the claim
+        the worker may not have released."""
+        content_hash = task.content_hash  # loads the plan of a task made without one
+        plan = task.plan
+        if plan is None or content_hash is None:
+            return None
+        try:
+            with Store(task.store_url) as db:
+                inst = db.latest_instance(task.uid, content_hash)
+                if (inst is None or inst.status != "finished" or inst.pid != pid
+                        or inst.host != socket.gethostname() or inst.start < since):
+                    return None
+                sums, rows = db.phase_sums(inst.id), db.phases(inst.id)
+                if task.claim:
+                    release_claim(db, task.uid, content_hash, owner=task.owner)
+        except Exception:  # noqa: BLE001 - best effort: then the run is retried (and skipped as finished)
+            return None
+        modes = {p.index: p.mode for p in plan.phases}
+        phases = [PhaseResult.from_sums(r.index, r.name, modes.get(r.index, ""), sums.get(r.index)) for r in rows]
+        return RunResult(uid=task.uid, status="finished", instance_id=inst.id, results_dir=inst.results_dir,
+                         file=task.file, phases=phases, episodes=sum(p.episodes for p in phases),
+                         steps=sum(p.steps for p in phases), task_key=task.key,
+                         wall_time=0.0 if inst.end is None else (inst.end - inst.start).total_seconds(),
+                         note="finished; its result, lost when another worker process died, read from the store")
 
     def _mark(self, task: RunTask, pids: set[int], status: str, error: str) -> None:
         if task.content_hash is None:

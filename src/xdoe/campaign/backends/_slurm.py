@@ -364,4 +364,4 @@ class SlurmBackend(Backend):
                     yield failed_result(task, "the SLURM task recorded no instance (see its log)")
                     continue
                 yield RunResult(uid=task.uid, status=inst.status, instance_id=inst.id, file=task.file,
-                                error=inst.error, results_dir=inst.results_dir)
+                                error=inst.error, results_dir=inst.results_dir, task_key=task.key)

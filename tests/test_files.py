@@ -1,0 +1,54 @@
+"""xdoe._files.write_atomically: the one way files the user names are written."""
+
+from __future__ import annotations
+
+import os
+from pathlib import Path
+
+import pytest
+
+from xdoe._files import write_atomically
+from xdoe.errors import InputError
+
+
+def _fails_half_way(tmp: Path) -> None:
+    tmp.write_text("half of it")
+    raise OSError(28, "No space left on device")
+
+
+def test_a_failed_write_leaves_no_file_and_keeps_an_existing_one(tmp_path: Path) -> None:
+    with pytest.raises(OSError, match="No space"):
+        write_atomically(tmp_path / "new.csv", _fails_half_way)
+    assert list(tmp_path.iterdir()) == []
+    old = tmp_path / "old.csv"
+    old.write_text("kept")
+    with pytest.raises(OSError, match="No space"):
+        write_atomically(old, _fails_half_way, overwrite=True)
+    assert old.read_text() == "kept" and list(tmp_path.iterdir()) == [old]
+
+
+def test_an_existing_file_is_refused_even_when_it_appears_while_writing(tmp_path: Path) -> None:
+    target = tmp_path / "sub" / "t.csv"
+    assert write_atomically(target, lambda tmp: tmp.write_text("a")) == target
+    assert target.read_text() == "a" and oct(target.stat().st_mode & 0o777) == "0o644"
+    with pytest.raises(InputError, match=r"t\.csv: exists; not overwritten \(try elsewhere\)$"):
+        write_atomically(target, lambda tmp: tmp.write_text("b"), hint="try elsewhere")
+    racer = tmp_path / "racer.csv"
+
+    def slow(tmp: Path) -> None:  # someone else creates the file meanwhile
+        tmp.write_text("mine")
+        racer.write_text("theirs")
+
+    with pytest.raises(InputError, match="exists; not overwritten"):
+        write_atomically(racer, slow)
+    assert racer.read_text() == "theirs" and target.read_text() == "a"
+    assert sorted(p.name for p in tmp_path.iterdir()) == ["racer.csv", "sub"]
+    assert write_atomically(target, lambda tmp: tmp.write_text("c"), overwrite=True).read_text() == "c"
+
+
+def test_a_dangling_link_counts_as_existing(tmp_path: Path) -> None:
+    link = tmp_path / "link.csv"
+    os.symlink(tmp_path / "nowhere", link)
+    with pytest.raises(InputError):
+        write_atomically(link, lambda tmp: tmp.write_text("x"))
+    assert not (tmp_path / "nowhere").exists()
