@@ -38,10 +38,12 @@ def test_a_brain_pickled_under_the_old_path_loads() -> None:
 
     table = QTable(4, 2, initial=0.5)
     data = pickle.dumps(table, protocol=0)  # text opcodes: the module path can be rewritten
-    assert b"xdoe.components.agents._qlearning" in data
-    old = data.replace(b"xdoe.components.agents._qlearning", b"xdoe.agents._qlearning")
-    loaded = pickle.loads(old)
-    assert type(loaded) is QTable and loaded.initial == 0.5
+    assert b"xdoe.components.agents._qtable" in data
+    # QTable lived in _qlearning (and before that in xdoe.agents._qlearning): pickles naming
+    # those modules load
+    for path in (b"xdoe.agents._qlearning", b"xdoe.components.agents._qlearning", b"xdoe.agents._qtable"):
+        loaded = pickle.loads(data.replace(b"xdoe.components.agents._qtable", path))
+        assert type(loaded) is QTable and loaded.initial == 0.5
 
 
 @pytest.mark.parametrize("prefix", ["xdoe.", "xdoe.components."])

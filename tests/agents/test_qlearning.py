@@ -294,3 +294,63 @@ def test_truncation_bootstraps_and_termination_does_not():
 
     assert last_step(truncated=False) == 1.0  # r only: a terminal state has no future
     assert last_step(truncated=True) == 1.0 + 0.5 * 4.0  # r + gamma * max Q(s') at a time limit
+
+
+def test_muscle_single_discrete_fast_path_equals_the_general_path():
+    """One Discrete sensor and actuator (with ``start`` offsets) take the
+    inlined path of propose_actions; numpy ints, a sparse table or a second
+    sensor take the general one: the same actions, draws and errors."""
+    s_space, a_space = spaces.Discrete(6, start=2), spaces.Discrete(4, start=-1)
+    sensors, actuators = [S("e.s", s_space)], [A("e.a", a_space)]
+    q = np.random.default_rng(3).integers(0, 2, size=(6, 4)).astype(float)
+    fast, general = (QLearningMuscle(uid="m", seed=5, epsilon=0.25) for _ in range(2))
+    for m in (fast, general):
+        m.setup(sensors, actuators)
+        m.update(QTable.from_arrays({"shape": np.array([6, 4]), "initial": np.array(0.0), "q": q}))
+    assert fast._single == ("e.s", 2, "e.a", -1)
+    general._single = None  # forces the general path
+    values = [int(v) for v in np.random.default_rng(8).integers(2, 8, size=300)]
+    got = [fast.propose_actions([S("e.s", s_space, v)], [A("e.a", a_space)])[0].value for v in values]
+    want = [general.propose_actions([S("e.s", s_space, v)], [A("e.a", a_space)])[0].value for v in values]
+    assert got == want and all(type(v) is int and a_space.contains(v) for v in got)
+    assert fast.rng.random() == general.rng.random()
+    # a numpy value falls back to the general path with the same answer
+    fast.mode = general.mode = Mode.TEST
+    assert (fast.propose_actions([S("e.s", s_space, np.int64(4))], [A("e.a", a_space)])[0].value
+            == general.propose_actions([S("e.s", s_space, 4)], [A("e.a", a_space)])[0].value)
+    for m in (fast, general):
+        with pytest.raises(ValueError, match=r"sensor e.s: 8 not in Discrete\(6, start=2\)"):
+            m.propose_actions([S("e.s", s_space, 8)], [A("e.a", a_space)])
+
+
+def test_muscle_returns_new_actuators_as_keeps_actuators_declares():
+    m = muscle(seed=1)
+    given = [A("e.a", A_SPACE)]
+    for s in range(4):
+        (out,) = m.propose_actions([S("e.s", S_SPACE, s)], given)
+        assert out is not given[0] and given[0].value is None
+    assert QLearningMuscle.keeps_actuators is True
+
+
+def test_brain_single_discrete_fast_path_equals_the_general_path():
+    """thinking's inlined path (one Discrete sensor and actuator, int values,
+    dense table; ``start`` offsets) updates the table exactly as the general one."""
+    s_space, a_space = spaces.Discrete(5, start=3), spaces.Discrete(3, start=1)
+    fast, general = QLearningBrain(seed=0, alpha=0.4, gamma=0.8), QLearningBrain(seed=0, alpha=0.4, gamma=0.8)
+    for b in (fast, general):
+        b.setup([S("e.s", s_space)], [A("e.a", a_space)])
+    assert fast._single == ("e.s", 3, "e.a", 1)
+    general._single = None
+    rng = np.random.default_rng(6)
+    for _ in range(400):
+        s, a, s2 = int(rng.integers(3, 8)), int(rng.integers(1, 4)), int(rng.integers(3, 8))
+        r, done, truncated = float(rng.normal()), bool(rng.random() < 0.2), bool(rng.random() < 0.5)
+        for b in (fast, general):
+            e = Experience(0, 0, 0, [S("e.s", s_space, s)], [A("e.a", a_space, a)], [], r,
+                           [S("e.s", s_space, s2)], done, {}, truncated)
+            assert (b.thinking(e) is b.table) == done
+    assert np.array_equal(fast.table.q, general.table.q) and fast.table.q.any()
+    for b in (fast, general):  # out-of-space values: the general path's error
+        with pytest.raises(ValueError, match=r"actuator e.a: 4 not in Discrete\(3, start=1\)"):
+            b.thinking(Experience(0, 0, 0, [S("e.s", s_space, 3)], [A("e.a", a_space, 4)], [], 0.0,
+                                  [S("e.s", s_space, 3)], False))

@@ -9,7 +9,7 @@ from typing import Any
 from gymnasium import spaces
 
 from xdoe.agent import Brain, Experience, Mode, Muscle
-from xdoe.conditions import EpisodeProgress, TerminationCondition, Verdict
+from xdoe.conditions import EnvironmentTerminationCondition, EpisodeProgress, TerminationCondition, Verdict
 from xdoe.environment import (
     ActuatorInformation,
     Environment,
@@ -19,6 +19,7 @@ from xdoe.environment import (
     RewardInformation,
     SensorInformation,
 )
+from xdoe.simulation import VanillaSimController
 
 #: Every RecordingBrain / CountingMuscle constructed, in order (tests clear them).
 BRAINS: list["RecordingBrain"] = []
@@ -172,3 +173,56 @@ class StopRunAfter(TerminationCondition):
     def episode_finished(self, episode: EpisodeProgress) -> Verdict:
         self.seen += 1
         return Verdict.STOP_RUN if self.seen >= self.limit else Verdict.CONTINUE
+
+
+class MutatingMuscle(Muscle):
+    """Sets the value on the actuator objects it is given and returns them
+    (allowed by default); keeps every object it was given."""
+
+    def __init__(self, uid: str, seed: int = 0) -> None:
+        super().__init__(uid=uid, seed=seed)
+        self.given: list[ActuatorInformation] = []
+        MUSCLES.append(self)  # type: ignore[arg-type]
+
+    def propose_actions(self, sensors, actuators):
+        self.given.extend(actuators)
+        for a in actuators:
+            a.value = int(self.rng.integers(3))
+        return actuators
+
+
+class KeepingMuscle(MutatingMuscle):
+    """Declares ``keeps_actuators``: returns new objects, records those given."""
+
+    keeps_actuators = True
+
+    def propose_actions(self, sensors, actuators):
+        self.given.extend(actuators)
+        return [ActuatorInformation(a.uid, a.space, int(self.rng.integers(3))) for a in actuators]
+
+
+class MisdeclaredMuscle(MutatingMuscle):
+    """Declares ``keeps_actuators`` but sets values on what it is given."""
+
+    keeps_actuators = True
+
+
+class CountingEnvCondition(EnvironmentTerminationCondition):
+    """The built-in episode condition, counting its calls (a subclass: the
+    executor must call it, not shortcut it)."""
+
+    calls = 0
+
+    def step_finished(self, step):
+        CountingEnvCondition.calls += 1
+        return super().step_finished(step)
+
+
+class CountingVanilla(VanillaSimController):
+    """The vanilla controller, counting its steps."""
+
+    steps = 0
+
+    def step(self, worker):
+        CountingVanilla.steps += 1
+        super().step(worker)

@@ -55,3 +55,17 @@ def test_fast_encoder_default_and_errors() -> None:
 @pytest.mark.skipif(sys.implementation.name != "cpython", reason="the C encoder is CPython's")
 def test_fast_encoder_uses_the_prebuilt_c_encoder() -> None:
     assert getattr(fast_encoder(**OPTIONS[0]), "__self__", None) is None  # not JSONEncoder.encode
+
+
+def test_step_cells_of_one_key_are_the_compact_json_text():
+    """The recorder writes one-key dicts (a step's sensor, action, reward)
+    without the JSON encoder: the text must be exactly compact_json's."""
+    from xdoe.store._json import compact_json
+    from xdoe.store._recorder_rows import _json_cell
+
+    cases = [{"taxi.observation": 29}, {"a": -1.0}, {'é"\\\n': 1e16}, {"a": 1e-7}, {"a": 5e-324},
+             {"a": -0.0}, {"a": 2**70}, {"a": float("nan")}, {"a": float("inf")}, {"a": True},
+             {"a": None}, {"a": np.int64(3)}, {"a": np.float32(0.5)}, {1: 2}, {"b": 1, "a": 2}, {}]
+    for value in cases:
+        assert _json_cell(value) == compact_json(value), value
+    assert _json_cell(None) is None

@@ -133,6 +133,11 @@ class Muscle(ABC):
 
     #: data for the brain about the last proposal (see the class docstring)
     extras: dict[str, Any] | None = None
+    #: ``True`` declares that :meth:`propose_actions` never changes the
+    #: actuators it is given (it returns new objects): the executor then hands
+    #: it the same actuator objects at every step instead of fresh copies.
+    #: ``False`` (the default) is always safe.
+    keeps_actuators: bool = False
 
     def __init__(self, uid: str, seed: int = 0, **params: Any) -> None:
         if params:

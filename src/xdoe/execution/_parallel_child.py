@@ -13,7 +13,7 @@ from typing import TYPE_CHECKING, Any
 
 from xdoe.conditions import TerminationCondition, Verdict
 from xdoe.errors import one_line
-from xdoe.execution._phase import PhaseRuntime, build_component, overrides, step_verdict
+from xdoe.execution._phase import PhaseRuntime, build_component, step_function
 from xdoe.execution._worker import CONTINUE, RESET, STOP_PHASE, component_error
 
 if TYPE_CHECKING:
@@ -136,7 +136,7 @@ def _worker_phase(plan: "RunPlan", phase_index: int, w: int, policy: Any, out: A
         flush()
 
     controller = rt.controller
-    step_conditions = [c.step_finished for c in rt.conditions if overrides(c, "step_finished")]
+    step = step_function(controller, rt.conditions, len(phase.agents))
     for condition in rt.conditions:
         condition.phase_started(rt.progress)
     budget = phase.episodes
@@ -147,8 +147,7 @@ def _worker_phase(plan: "RunPlan", phase_index: int, w: int, policy: Any, out: A
             stop = handle()
             if stop >= STOP_PHASE:
                 break
-        controller.step(worker)
-        verdict = step_verdict(step_conditions, worker.progress)
+        verdict = step(worker)
         if verdict >= RESET:
             end(False, verdict)
             if verdict >= STOP_PHASE:

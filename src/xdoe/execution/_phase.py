@@ -20,7 +20,7 @@ from xdoe.execution._plan import AgentSpec, ComponentPlan, EnvironmentPlan, Phas
 from xdoe.execution._phase_runner import EpisodeCallback
 from xdoe.execution._seeding import brain_seed, environment_seed, muscle_seed, sampler_rng
 from xdoe.execution._worker import CONTINUE, RESET, STOP_PHASE, STOP_RUN, AgentRuntime, Worker, component_error
-from xdoe.simulation import SimulationController
+from xdoe.simulation import SimulationController, VanillaSimController
 
 if TYPE_CHECKING:
     import numpy as np
@@ -30,7 +30,7 @@ if TYPE_CHECKING:
     from xdoe.store import RunRecorder
 
 __all__ = ["PhaseRuntime", "build_component", "overrides", "phase_conditions", "phase_progress",
-           "step_verdict", "make_environment"]
+           "step_function", "step_verdict", "make_environment"]
 
 
 # -- construction -------------------------------------------------------------
@@ -73,6 +73,43 @@ def step_verdict(step_conditions: list[Any], progress: Any) -> int:
         if answer > verdict:
             verdict = answer
     return verdict
+
+
+def step_function(controller: SimulationController, conditions: list[TerminationCondition],
+                  agents: int) -> Callable[[Worker], int]:
+    """A function that runs one step of a worker (``controller.step``) and
+    returns the highest ``step_finished`` answer of ``conditions``.
+
+    Two common cases are shortened, with the same calls and answers: a
+    :class:`VanillaSimController` of one agent is its body (``act(0)``, then
+    ``update()``), and when the only step checks are the built-in
+    :class:`EnvironmentTerminationCondition` the answer is ``RESET`` exactly
+    when the update reported ``done``, without calling them.
+    """
+    checks = [c for c in conditions if overrides(c, "step_finished")]
+    step_conditions = [c.step_finished for c in checks]
+    done_only = bool(checks) and all(type(c) is EnvironmentTerminationCondition for c in checks)
+    if type(controller) is VanillaSimController and agents == 1:
+        if done_only:
+            def step(worker: Worker) -> int:
+                worker.act(0)
+                return RESET if worker.update() else CONTINUE
+        else:
+            def step(worker: Worker) -> int:
+                worker.act(0)
+                worker.update()
+                return step_verdict(step_conditions, worker.progress)
+    else:
+        controller_step = controller.step
+        if done_only:
+            def step(worker: Worker) -> int:
+                controller_step(worker)
+                return RESET if worker.done else CONTINUE
+        else:
+            def step(worker: Worker) -> int:
+                controller_step(worker)
+                return step_verdict(step_conditions, worker.progress)
+    return step
 
 
 def resolve_ids(
@@ -268,7 +305,7 @@ class PhaseRuntime:
         verdict."""
         phase = self.phase
         controller = self.controller
-        step_conditions = [c.step_finished for c in self.conditions if overrides(c, "step_finished")]
+        step = step_function(controller, self.conditions, len(phase.agents))
         episode_conditions = [c.episode_finished for c in self.conditions if overrides(c, "episode_finished")]
         for condition in self.conditions:
             condition.phase_started(self.progress)
@@ -299,8 +336,7 @@ class PhaseRuntime:
         while active and stop < STOP_PHASE:
             ended = False
             for worker in active:
-                controller.step(worker)
-                verdict = step_verdict(step_conditions, worker.progress)
+                verdict = step(worker)
                 if verdict >= RESET:
                     ended = True
                     answer = finish(worker, False)

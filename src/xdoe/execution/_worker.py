@@ -7,17 +7,11 @@ from __future__ import annotations
 import time
 from typing import TYPE_CHECKING, Any
 
-from xdoe.agent import Brain, Experience, Muscle, Objective
+from xdoe.agent import Experience
 from xdoe.conditions import EpisodeProgress, PhaseProgress, StepProgress, Verdict
-from xdoe.environment import (
-    ActuatorInformation,
-    Environment,
-    EnvironmentState,
-    Reward,
-    RewardInformation,
-    SensorInformation,
-)
+from xdoe.environment import ActuatorInformation, Environment, EnvironmentState, Reward, SensorInformation
 from xdoe.errors import RunError
+from xdoe.execution._agent_runtime import AgentRuntime, own_rewards, sum_rewards
 from xdoe.execution._plan import PhasePlan
 from xdoe.simulation import SimulationController
 
@@ -35,55 +29,6 @@ def component_error(where: str, exc: BaseException) -> RunError:
     err = RunError(f"{where} raised {type(exc).__name__}: {exc}")
     err.__cause__ = exc
     return err
-
-
-# -- runtime state ---------------------------------------------------------
-
-class AgentRuntime:
-    """One agent in one worker: its muscle and the transition in progress."""
-
-    __slots__ = (
-        "name", "brain", "muscle", "muscles", "objective", "sensor_ids", "templates",
-        "spaces", "sensor_env", "reward_envs", "reward_env", "pending", "t_sensors",
-        "t_actions", "t_rewards", "t_objective", "t_step", "t_updates", "ep_reward",
-        "ep_objective", "t_extras", "actuator_ids", "all_rewards", "left",
-    )
-
-    def __init__(self, name: str, brain: Brain, muscle: Muscle, muscles: list[Muscle],
-                 objective: Objective, sensor_ids: list[str], actuators: list[ActuatorInformation],
-                 sensor_env: int, reward_envs: list[int]) -> None:
-        self.name = name
-        self.brain = brain
-        self.muscle = muscle
-        self.muscles = muscles  # every muscle of the agent (all workers)
-        self.objective = objective
-        self.sensor_ids = sensor_ids
-        self.templates = actuators
-        self.spaces = {a.uid: _bounds(a.space) for a in actuators}
-        self.sensor_env = sensor_env  # >= 0: the agent sees exactly that env's sensors, in order
-        self.reward_envs = reward_envs
-        self.reward_env = reward_envs[0] if len(reward_envs) == 1 else -1
-        self.pending = False
-        self.t_sensors: list[SensorInformation] = []
-        self.t_actions: list[ActuatorInformation] = []
-        self.t_rewards: list[RewardInformation] | None = None
-        self.t_objective = 0.0
-        self.t_step = 0
-        self.t_updates = 0
-        self.ep_reward = 0.0
-        self.ep_objective = 0.0
-        self.t_extras: dict[str, Any] | None = None
-        self.actuator_ids = frozenset(a.uid for a in actuators)
-        #: the objective sees every reward of the agent's environments, not only its own
-        self.all_rewards = bool(getattr(objective, "all_rewards", False))
-        #: ``None`` while in the episode; True/False (truncated/terminated) once it left
-        self.left: bool | None = None
-
-
-def _own_rewards(agent: AgentRuntime, rewards: list[RewardInformation]) -> list[RewardInformation]:
-    """The rewards ``agent`` receives: shared ones and those owned by its actuators."""
-    ids = agent.actuator_ids
-    return [r for r in rewards if r.owner is None or r.owner in ids]
 
 
 class Worker:
@@ -143,11 +88,21 @@ class Worker:
             sensors = [m[uid] for uid in agent.sensor_ids]
         if agent.pending:
             self._complete(agent, sensors, False)
-        templates = [ActuatorInformation(a.uid, a.space) for a in agent.templates]
+        templates = agent.fixed_templates
+        if templates is None:  # fresh copies: the muscle may set their values
+            templates = [ActuatorInformation(a.uid, a.space) for a in agent.templates]
         try:
             actions = agent.muscle.propose_actions(sensors, templates)
         except Exception as exc:
             raise component_error(f"agent {agent.name!r}: muscle.propose_actions", exc) from exc
+        if templates is agent.fixed_templates:
+            for template in templates:
+                if template.value is not None:
+                    raise RunError(
+                        f"agent {agent.name!r}: its muscle declares keeps_actuators but set a value on "
+                        f"actuator {template.uid!r} it was given (return new ActuatorInformation "
+                        f"objects, or do not declare keeps_actuators)"
+                    )
         agent.t_extras = agent.muscle.extras
         spaces = agent.spaces
         for action in actions:
@@ -208,7 +163,7 @@ class Worker:
                 rewards = [r for i in agent.reward_envs for r in self.states[i].rewards]  # type: ignore[union-attr]
             seen = rewards
             if self.owned:
-                rewards = _own_rewards(agent, rewards)
+                rewards = own_rewards(agent, rewards)
                 if not agent.all_rewards:
                     seen = rewards
             try:
@@ -225,7 +180,7 @@ class Worker:
                 if agent.t_rewards is None:
                     agent.t_rewards = rewards
                 else:
-                    agent.t_rewards = _sum_rewards(agent.t_rewards, rewards)
+                    agent.t_rewards = sum_rewards(agent.t_rewards, rewards)
                 agent.t_objective += objective
                 agent.t_updates += 1
         if self.left_any:
@@ -308,11 +263,8 @@ class Worker:
         policy = self.policy
         if policy is not None and policy.wants(agent.t_step, done):
             self.recorder.step(  # type: ignore[union-attr]
-                self.index, self.episode, agent.t_step, agent.name,
-                {s.uid: s.value for s in agent.t_sensors},
-                {a.uid: a.value for a in agent.t_actions},
-                {r.uid: r.value for r in rewards},
-                agent.t_objective, done,
+                self.index, self.episode, agent.t_step, agent.name, _values(agent.t_sensors),
+                _values(agent.t_actions), _values(rewards), agent.t_objective, done,
             )
 
     def start_episode(self, controller: SimulationController, *, started: bool = False) -> None:
@@ -382,23 +334,9 @@ class Worker:
         return episode
 
 
-def _bounds(space: Any) -> tuple[Any, int | None, int | None]:
-    """``(space, low, high)``; for a ``Discrete`` space ``low <= value < high``
-    is the whole membership test of a Python int."""
-    from gymnasium.spaces import Discrete
-
-    if type(space) is Discrete:
-        return space, int(space.start), int(space.start + space.n)
-    return space, None, None
-
-
-def _sum_rewards(a: list[RewardInformation], b: list[RewardInformation]) -> list[RewardInformation]:
-    totals: dict[str, RewardInformation] = {}
-    for r in a:
-        totals[r.uid] = RewardInformation(r.uid, float(r.value), r.space)
-    for r in b:
-        if r.uid in totals:
-            totals[r.uid].value += float(r.value)
-        else:
-            totals[r.uid] = RewardInformation(r.uid, float(r.value), r.space)
-    return list(totals.values())
+def _values(items: list[Any]) -> dict[str, Any]:
+    """``{item.uid: item.value}`` of sensors, actuators or rewards."""
+    if len(items) == 1:  # the usual case, without a comprehension's frame
+        item = items[0]
+        return {item.uid: item.value}
+    return {item.uid: item.value for item in items}

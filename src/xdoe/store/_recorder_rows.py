@@ -3,6 +3,7 @@ kept as tuples and bulk-inserted, and the helpers of its writes."""
 
 from __future__ import annotations
 
+import json
 import threading
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
@@ -42,7 +43,27 @@ _EPISODE_COLUMNS = ("phase_id", "worker", "episode", "agent", "steps", "reward",
 
 
 def _json_cell(value: Any) -> _Encoded | None:
-    return None if value is None else _Encoded(_encode_compact(value))
+    """``value`` as compact JSON text (:func:`compact_json`'s text)."""
+    if value is None:
+        return None
+    if type(value) is dict and len(value) == 1:
+        # One string key and an int or a finite float (a step's sensor, action
+        # or reward, e.g. {"taxi.observation": 29}): the text json writes for
+        # it, built directly (the same int/float reprs and string escaping).
+        [(key, item)] = value.items()
+        kind = type(item)
+        if type(key) is str and (kind is int or (kind is float and item - item == 0.0)):
+            prefix = _PREFIXES.get(key)
+            if prefix is None:
+                prefix = _PREFIXES[key] = "{" + _encode_string(key) + ":"
+            return _Encoded(prefix + (int.__repr__(item) if kind is int else float.__repr__(item)) + "}")
+    return _Encoded(_encode_compact(value))
+
+
+#: ``'{"<key>":'`` of the keys :func:`_json_cell` has seen (sensor, actuator
+#: and reward ids: a few per run)
+_PREFIXES: dict[str, str] = {}
+_encode_string = json.encoder.encode_basestring  # ensure_ascii=False
 
 
 def _get_or_create(session: Session, model: Any, lookup: dict[str, Any], values: dict[str, Any]) -> int:

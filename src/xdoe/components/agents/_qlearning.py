@@ -9,193 +9,15 @@ from __future__ import annotations
 
 import math
 from pathlib import Path
-from typing import Any, Sequence
+from typing import Any
 
 import numpy as np
-from gymnasium import spaces
 
 from xdoe.agent import Brain, Experience, Mode, Muscle
+from xdoe.components.agents._qtable import DiscreteEncoder, QTable
 from xdoe.environment import ActuatorInformation, SensorInformation, action_mask, is_action_mask
 
 __all__ = ["DiscreteEncoder", "QTable", "QLearningBrain", "QLearningMuscle"]
-
-#: Tables with at most this many entries (states x actions) are dense numpy
-#: arrays (32 MiB of float64); larger ones keep a row only for visited states.
-DENSE_LIMIT = 2**22
-
-
-class DiscreteEncoder:
-    """Numbers the joint values of several discrete spaces ``0 .. size-1``
-    (mixed radix, first id most significant).
-
-    Supported spaces: ``Discrete(n, start)`` (n digits), ``MultiDiscrete(nvec,
-    start)`` (one digit per element, any shape, row-major), ``MultiBinary(n)``.
-
-    Args:
-        items: sensors or actuators (``uid`` and ``space`` are used).
-        kind: ``"sensor"`` or ``"actuator"``, for messages.
-
-    Raises:
-        ValueError: an item's space is not one of the above (the message names
-            the id and the space), there is no item, or the joint space has
-            2**63 elements or more.
-    """
-
-    def __init__(self, items: Sequence[SensorInformation | ActuatorInformation], kind: str) -> None:
-        if not items:
-            raise ValueError(f"Q-learning needs at least one discrete {kind}")
-        self.kind = kind
-        self.ids: list[str] = []
-        self.spaces: list[spaces.Space] = []
-        self._radices: list[np.ndarray] = []  # per item, radices of its digits
-        self._starts: list[np.ndarray] = []
-        for item in items:
-            space = item.space
-            if isinstance(space, spaces.Discrete):
-                radix, start = np.array([space.n]), np.array([space.start])
-            elif isinstance(space, spaces.MultiDiscrete):
-                radix, start = space.nvec.ravel(), space.start.ravel()
-            elif isinstance(space, spaces.MultiBinary):
-                radix = np.full(int(np.prod(space.shape)), 2)
-                start = np.zeros_like(radix)
-            else:
-                raise ValueError(
-                    f"Q-learning needs discrete spaces (Discrete, MultiDiscrete, "
-                    f"MultiBinary), but {kind} {item.uid} has {space}"
-                )
-            self.ids.append(item.uid)
-            self.spaces.append(space)
-            self._radices.append(radix.astype(np.int64))
-            self._starts.append(start.astype(np.int64))
-        radices = [int(r) for radix in self._radices for r in radix]
-        self.size = math.prod(radices)
-        if self.size >= 2**63:
-            raise ValueError(f"the joint {kind} space of {self.ids} is too large ({self.size} values)")
-        # multipliers: digit i weighs prod(radices[i+1:])
-        mult, weights = 1, []
-        for r in reversed(radices):
-            weights.append(mult)
-            mult *= r
-        self._weights = np.array(weights[::-1], dtype=np.int64)
-        # One Discrete item (the common case, e.g. Taxi) is encoded and decoded
-        # with Python ints only: numpy calls cost microseconds on every step.
-        self._single = len(self.ids) == 1 and isinstance(self.spaces[0], spaces.Discrete)
-        self._single_id = self.ids[0]
-        self._single_start = int(self._starts[0][0])
-
-    def encode(self, items: Sequence[SensorInformation | ActuatorInformation]) -> int:
-        """The index of the items' joint value (items matched by id; extra
-        items are ignored). Raises ``ValueError`` for a missing id or a value
-        outside its space."""
-        if self._single and len(items) == 1:
-            item = items[0]
-            value = item.value
-            if item.uid == self._single_id and (type(value) is int or isinstance(value, np.integer)):
-                digit = (value if type(value) is int else int(value)) - self._single_start
-                if 0 <= digit < self.size:
-                    return digit
-                raise ValueError(f"{self.kind} {self.ids[0]}: {value!r} not in {self.spaces[0]}")
-        by_id = {item.uid: item.value for item in items}
-        digits = []
-        for uid, space, radix, start in zip(self.ids, self.spaces, self._radices, self._starts):
-            if uid not in by_id or by_id[uid] is None:
-                raise ValueError(f"no value for {self.kind} {uid}")
-            value = np.asarray(by_id[uid])
-            if value.dtype.kind not in "iub":
-                raise ValueError(f"{self.kind} {uid}: {by_id[uid]!r} is not an integer value of {space}")
-            d = value.astype(np.int64).ravel() - start
-            if d.shape != radix.shape or (d < 0).any() or (d >= radix).any():
-                raise ValueError(f"{self.kind} {uid}: {by_id[uid]!r} not in {space}")
-            digits.append(d)
-        return int(np.dot(np.concatenate(digits), self._weights))
-
-    def decode(self, index: int) -> list[Any]:
-        """The value of each item (in id order) for ``index``: Python ints for
-        ``Discrete``, numpy arrays of the space's shape and dtype otherwise."""
-        if self._single:  # the same arithmetic as below, in Python ints
-            return [int(index) % self.size + self._single_start]
-        digits = (int(index) // self._weights) % np.concatenate(self._radices)
-        out, pos = [], 0
-        for space, radix, start in zip(self.spaces, self._radices, self._starts):
-            d = digits[pos : pos + radix.size] + start
-            pos += radix.size
-            if isinstance(space, spaces.Discrete):
-                out.append(int(d[0]))
-            else:
-                out.append(d.reshape(space.shape).astype(space.dtype))
-        return out
-
-
-class QTable:
-    """Action values ``Q[state, action]``, dense (a numpy array) when
-    ``n_states * n_actions <= DENSE_LIMIT``, otherwise sparse (a dict of rows
-    for visited states; unvisited states read as ``initial``).
-
-    Args:
-        n_states, n_actions: the table's shape.
-        initial: the value of unvisited entries.
-    """
-
-    def __init__(self, n_states: int, n_actions: int, initial: float = 0.0) -> None:
-        self.n_states, self.n_actions = int(n_states), int(n_actions)
-        self.initial = float(initial)
-        self.dense = self.n_states * self.n_actions <= DENSE_LIMIT
-        self._default = np.full(self.n_actions, self.initial)
-        self._default.flags.writeable = False
-        if self.dense:
-            self.q: np.ndarray | None = np.full((self.n_states, self.n_actions), self.initial)
-            self.rows: dict[int, np.ndarray] = {}
-        else:
-            self.q = None
-            self.rows = {}
-
-    def values(self, state: int) -> np.ndarray:
-        """The action values of ``state`` (read only: do not modify)."""
-        if self.q is not None:
-            return self.q[state]
-        return self.rows.get(state, self._default)
-
-    def row(self, state: int) -> np.ndarray:
-        """The writable action values of ``state``."""
-        if self.q is not None:
-            return self.q[state]
-        row = self.rows.get(state)
-        if row is None:
-            row = self.rows[state] = np.full(self.n_actions, self.initial)
-        return row
-
-    def to_arrays(self) -> dict[str, np.ndarray]:
-        """The table as arrays (for ``numpy.savez``)."""
-        head = {"shape": np.array([self.n_states, self.n_actions], dtype=np.int64),
-                "initial": np.array(self.initial)}
-        if self.q is not None:
-            return {**head, "q": self.q}
-        states = np.array(sorted(self.rows), dtype=np.int64)
-        rows = np.array([self.rows[s] for s in states]).reshape(len(states), self.n_actions)
-        return {**head, "states": states, "rows": rows}
-
-    @classmethod
-    def from_arrays(cls, arrays: Any) -> "QTable":
-        """Inverse of :meth:`to_arrays`."""
-        n_states, n_actions = (int(v) for v in arrays["shape"])
-        table = cls(n_states, n_actions, float(arrays["initial"]))
-        if "q" in arrays:
-            q = np.array(arrays["q"], dtype=float)
-            if table.q is None or q.shape != table.q.shape:
-                raise ValueError(f"dense table of shape {q.shape} does not match {table.n_states}x{table.n_actions}")
-            table.q = q
-        else:
-            for state, row in zip(arrays["states"], arrays["rows"]):
-                table.row(int(state))[:] = row
-        return table
-
-    def __eq__(self, other: object) -> bool:
-        if not isinstance(other, QTable):
-            return NotImplemented
-        mine, theirs = self.to_arrays(), other.to_arrays()
-        return mine.keys() == theirs.keys() and all(
-            np.array_equal(mine[k], theirs[k]) for k in mine
-        )
 
 
 def _check_number(name: str, value: Any, low: float, high: float, low_open: bool = False) -> float:
@@ -251,16 +73,42 @@ class QLearningBrain(Brain):
         self.actions: DiscreteEncoder | None = None
         self.table: QTable | None = None
 
+    #: set by setup (a class default: brains pickled before it existed unpickle without it)
+    _single: tuple[str, int, str, int] | None = None
+
     def setup(self, sensors: list[SensorInformation], actuators: list[ActuatorInformation]) -> None:
         super().setup(sensors, actuators)
         self.states = DiscreteEncoder([s for s in sensors if not is_action_mask(s.uid)], "sensor")
         self.actions = DiscreteEncoder(actuators, "actuator")
         self.table = QTable(self.states.size, self.actions.size, self.initial_q)
+        #: (sensor id, its start, actuator id, its start) for one Discrete sensor
+        #: and one Discrete actuator: the fast path of thinking
+        self._single = (self.states._single_id, self.states._single_start, self.actions._single_id,
+                        self.actions._single_start) if self.states._single and self.actions._single else None
 
     def thinking(self, experience: Experience) -> QTable | None:
         if self.table is None or self.states is None or self.actions is None:
             raise RuntimeError("QLearningBrain.setup() must be called before thinking()")
         states, table, done = self.states, self.table, experience.done
+        q, single = table.q, self._single
+        sensors, acted, after = experience.sensors, experience.actuators, experience.next_sensors
+        if single is not None and q is not None and len(sensors) == 1 and len(acted) == 1 \
+                and len(after) == 1:
+            # One Discrete sensor and actuator, Python-int values, a dense table
+            # (Taxi): DiscreteEncoder.encode's arithmetic and the update below,
+            # inlined, since this runs on every step; anything else falls through.
+            item, action, item2 = sensors[0], acted[0], after[0]
+            s, a, s2 = item.value, action.value, item2.value
+            if type(s) is int and type(a) is int and type(s2) is int and item.uid == single[0] \
+                    and item2.uid == single[0] and action.uid == single[2]:
+                s, a, s2 = s - single[1], a - single[3], s2 - single[1]
+                if 0 <= s < table.n_states and 0 <= s2 < table.n_states and 0 <= a < table.n_actions:
+                    target = float(experience.objective)
+                    if not done or experience.truncated:
+                        target += self.gamma * max(q[s2].tolist())
+                    old = q.item(s, a)
+                    q[s, a] = old + self.alpha * (target - old)
+                    return table if done else None
         s = states.encode(experience.sensors)
         a = self.actions.encode(experience.actuators)
         target = float(experience.objective)
@@ -337,6 +185,11 @@ class QLearningMuscle(Muscle):
             shape does not fit the agent's spaces.
     """
 
+    #: propose_actions returns new ActuatorInformation objects
+    keeps_actuators = True
+    #: set by setup (a class default: muscles pickled before it existed unpickle without it)
+    _single: tuple[str, int, str, int] | None = None
+
     def __init__(
         self,
         uid: str,
@@ -362,6 +215,11 @@ class QLearningMuscle(Muscle):
         self._masked = any(is_action_mask(s.uid) for s in sensors)
         self.states = DiscreteEncoder([s for s in sensors if not is_action_mask(s.uid)], "sensor")
         self.actions = DiscreteEncoder(actuators, "actuator")
+        #: (sensor id, its start, actuator id, its start) for one Discrete sensor
+        #: and one Discrete actuator without a mask, the fast path of propose_actions
+        self._single = None if self._masked or not (self.states._single and self.actions._single) else (
+            self.states._single_id, self.states._single_start,
+            self.actions._single_id, self.actions._single_start)
         if self.table is None:
             self.table = QTable(self.states.size, self.actions.size)
         else:
@@ -399,6 +257,21 @@ class QLearningMuscle(Muscle):
             self.setup(sensors, actuators)
         states, actions, rng = self.states, self.actions, self.rng
         assert states is not None and actions is not None and self.table is not None
+        q, single = self.table.q, self._single
+        if single is not None and q is not None and len(sensors) == 1 and len(actuators) == 1:
+            # One Discrete sensor, one Discrete actuator, a dense table (Taxi):
+            # encode, choice and decode below, inlined with the same arithmetic
+            # and the same draws from rng, since this runs on every step.
+            sensor, actuator = sensors[0], actuators[0]
+            value = sensor.value
+            if type(value) is int and sensor.uid == single[0] and actuator.uid == single[2]:
+                index = value - single[1]
+                if 0 <= index < states.size:
+                    if self.mode == Mode.TRAIN and rng.random() < self.current_epsilon:
+                        action = int(rng.integers(actions.size))
+                    else:
+                        action = _greedy_index(q[index].tolist(), rng)
+                    return [ActuatorInformation(actuator.uid, actuator.space, action + single[3])]
         mask = action_mask(actuators[0], sensors) if self._masked and len(actuators) == 1 else None
         if mask is not None:  # legal moves only (PettingZoo's action_mask)
             if self.mode == Mode.TRAIN and rng.random() < self.current_epsilon:
@@ -431,7 +304,11 @@ def _greedy_action(values: np.ndarray, rng: np.random.Generator) -> int:
     ``rng.integers(len(best))`` and indexes ``best`` with it, which is done here
     directly (``tests/agents/test_qlearning.py`` checks the equivalence).
     """
-    row = values.tolist()
+    return _greedy_index(values.tolist(), rng)
+
+
+def _greedy_index(row: list[float], rng: np.random.Generator) -> int:
+    """:func:`_greedy_action` of the values as a Python list."""
     best_value = max(row)
     if row.count(best_value) == 1:
         return row.index(best_value)
