@@ -7,13 +7,17 @@ interleaved round by round so that a change of load hits all of them alike:
 - ``xgen check`` and ``xgen generate --dry-run`` of a small full-factorial
   document (``experiments/dummy.yaml``; target <= 0.3 s);
 - ``xgen generate`` of 4096 run files (6 factors x 4 levels, full factorial,
-  the document of ``bench_generate.py``; target <= 0.5 s);
+  the document of ``bench_generate.py``; target <= 0.5 s), into the temporary
+  folder and, to show what the file system costs, into ``/dev/shm`` (tmpfs;
+  on this VM's ext4 creating 4096 files alone takes 0.1-2.7 s of kernel time,
+  depending on the load of the host);
 - ``xrun experiment-start`` of a one-step run (``DummyEnvironment`` of length
   1, one episode, a new SQLite store; target <= 0.35 s).
 
 Printed per figure: the median wall time and the median CPU time (user +
 system of the child, from ``resource.getrusage(RUSAGE_CHILDREN)``), with
-[min-max]. On a shared machine the CPU time is the steadier figure: the wall
+[min-max], the median user and system times apart, the 1-minute load average
+while it was measured, and the target beside it. On a shared machine the CPU time is the steadier figure: the wall
 time includes waiting for a core.
 
 The commands run the console scripts' code with the interpreter directly
@@ -35,6 +39,7 @@ import argparse
 import compileall
 import os
 import resource
+import shutil
 import statistics
 import subprocess
 import sys
@@ -52,7 +57,9 @@ XGEN = "from xdoe.cli._xgen import main; main()"
 XRUN = "from xdoe.cli._xrun import main; main()"
 
 TARGETS = {"xgen check": 0.3, "xgen generate --dry-run": 0.3, "xgen generate, 4096 files": 0.5,
-           "xrun experiment-start, one step": 0.35}
+           "xgen generate, 4096 files, tmpfs": 0.5, "xrun experiment-start, one step": 0.35}
+SHM = Path("/dev/shm")
+_SHM_OUTPUTS: list[Path] = []  # removed at the end
 
 
 def one_step_run() -> dict:
@@ -79,8 +86,8 @@ def one_step_run() -> dict:
     }
 
 
-def timed(argv: list[str], cwd: Path, env: dict[str, str] | None = None) -> tuple[float, float]:
-    """Wall and CPU seconds (user + system) of one child process; it must succeed."""
+def timed(argv: list[str], cwd: Path, env: dict[str, str] | None = None) -> tuple[float, float, float]:
+    """Wall, user and system seconds of one child process; it must succeed."""
     before = resource.getrusage(resource.RUSAGE_CHILDREN)
     start = time.perf_counter()
     proc = subprocess.run(argv, cwd=cwd, capture_output=True, text=True, env=env)
@@ -88,7 +95,7 @@ def timed(argv: list[str], cwd: Path, env: dict[str, str] | None = None) -> tupl
     after = resource.getrusage(resource.RUSAGE_CHILDREN)
     if proc.returncode != 0:
         raise SystemExit(f"{' '.join(argv)} failed ({proc.returncode}):\n{proc.stdout}{proc.stderr}")
-    return wall, (after.ru_utime - before.ru_utime) + (after.ru_stime - before.ru_stime)
+    return wall, after.ru_utime - before.ru_utime, after.ru_stime - before.ru_stime
 
 
 def commands(tmp: Path) -> dict[str, tuple[list[str] | None, Path]]:
@@ -107,14 +114,19 @@ def commands(tmp: Path) -> dict[str, tuple[list[str] | None, Path]]:
         "xgen check": ([py, "-c", XGEN, "check", dummy], tmp),
         "xgen generate --dry-run": ([py, "-c", XGEN, "generate", dummy, "--dry-run", "-o", str(tmp / "dry")], tmp),
         "xgen generate, 4096 files": (None, tmp),
+        **({"xgen generate, 4096 files, tmpfs": (None, tmp)} if SHM.is_dir() else {}),
         "xrun experiment-start, one step": (None, tmp),
     }
 
 
 def argv_for(name: str, tmp: Path, round_: str) -> list[str]:
     py = sys.executable
-    if name == "xgen generate, 4096 files":  # a new output folder each round
-        return [py, "-c", XGEN, "generate", str(tmp / "big.yaml"), "-q", "-o", str(tmp / f"out-{round_}")]
+    if name.startswith("xgen generate, 4096 files"):  # a new output folder each round
+        out = tmp / f"out-{round_}"
+        if name.endswith("tmpfs"):
+            out = Path(tempfile.mkdtemp(dir=SHM, prefix="xdoe-startup-"))
+            _SHM_OUTPUTS.append(out)
+        return [py, "-c", XGEN, "generate", str(tmp / "big.yaml"), "-q", "-o", str(out / "o")]
     # a new store each round: creating it is part of a user's first run
     return [py, "-c", XRUN, "experiment-start", str(tmp / "one.yaml"), "--quiet",
             "--store", f"sqlite:///{tmp / f'store-{round_}.sqlite'}", "--results", str(tmp / "results")]
@@ -146,20 +158,31 @@ def main() -> None:
         rows = [(label + name, name, env) for name in names for label, env in variants.items()
                 if not (label and name == "python -c pass")]
         walls: dict[str, list[float]] = {row[0]: [] for row in rows}
-        cpus: dict[str, list[float]] = {row[0]: [] for row in rows}
-        for round_ in range(args.repeats + 1):  # round 0 warms the file cache and is not counted
-            for key, name, env in rows:
-                argv, cwd = table[name]
-                wall, cpu = timed(argv if argv is not None else argv_for(name, tmp, f"{round_}{len(key)}"), cwd, env)
-                if round_:
-                    walls[key].append(wall)
-                    cpus[key].append(cpu)
+        users: dict[str, list[float]] = {row[0]: [] for row in rows}
+        systems: dict[str, list[float]] = {row[0]: [] for row in rows}
+        loads: dict[str, list[float]] = {row[0]: [] for row in rows}
+        try:
+            for round_ in range(args.repeats + 1):  # round 0 warms the file cache and is not counted
+                for key, name, env in rows:
+                    argv, cwd = table[name]
+                    wall, user, system = timed(argv if argv is not None else argv_for(name, tmp, f"{round_}{len(key)}"),
+                                               cwd, env)
+                    if round_:
+                        walls[key].append(wall)
+                        users[key].append(user)
+                        systems[key].append(system)
+                        loads[key].append(os.getloadavg()[0])
+        finally:
+            for out in _SHM_OUTPUTS:
+                shutil.rmtree(out, ignore_errors=True)
     med = statistics.median
-    print(f"medians of {args.repeats} rounds [min-max], seconds; wall | CPU (user+sys)")
+    print(f"medians of {args.repeats} rounds [min-max], seconds; wall | CPU = user + sys | load (1 min)")
     for key, name, _ in rows:
-        w, c = walls[key], cpus[key]
-        target = f"   target <= {TARGETS[name]} s" if name in TARGETS and key == name else ""
-        print(f"  {key:44s} {med(w):5.2f} [{min(w):.2f}-{max(w):.2f}] | {med(c):5.2f} [{min(c):.2f}-{max(c):.2f}]{target}")
+        w = walls[key]
+        c = [u + y for u, y in zip(users[key], systems[key])]
+        target = f"  target <= {TARGETS[name]} s" if name in TARGETS and key == name else ""
+        print(f"  {key:44s} {med(w):5.2f} [{min(w):.2f}-{max(w):.2f}] | {med(c):5.2f} [{min(c):.2f}-{max(c):.2f}]"
+              f" = {med(users[key]):.2f} + {med(systems[key]):.2f} | {med(loads[key]):4.1f}{target}")
     print(f"load average after: {', '.join(f'{x:.2f}' for x in os.getloadavg())}")
 
 

@@ -3,6 +3,7 @@
 
 from __future__ import annotations
 
+import os
 import subprocess
 import sys
 from pathlib import Path
@@ -33,7 +34,9 @@ def _loaded(module: str, heavy: tuple[str, ...], *args: str, cwd: Path) -> str:
 
 
 def test_xgen_on_a_full_factorial_never_loads_scipy(tmp_path: Path) -> None:
-    heavy = ("scipy", "sqlalchemy", "gymnasium", "pandas", "matplotlib", "torch")
+    # nor the run-document models (pydantic classes built for xrun), the executor or the store
+    heavy = ("scipy", "sqlalchemy", "gymnasium", "pandas", "matplotlib", "torch", "xdoe.documents._run",
+             "xdoe.execution", "xdoe.store")
     assert _loaded("_xgen", heavy, "check", str(DUMMY), cwd=tmp_path) == "clean"
     assert _loaded("_xgen", heavy, "generate", str(DUMMY), "--dry-run", "-o", str(tmp_path / "o"),
                    cwd=tmp_path) == "clean"
@@ -67,3 +70,19 @@ def test_experiment_start_loads_no_analysis_stack(tmp_path: Path) -> None:
     got = _loaded("_xrun", heavy, "experiment-start", str(path), "--quiet", "--store",
                   f"sqlite:///{tmp_path / 's.sqlite'}", "--results", str(tmp_path / "r"), cwd=tmp_path)
     assert got == "clean"
+
+
+def test_xgen_starts_numpy_without_a_blas_thread_pool(tmp_path: Path) -> None:
+    """OpenBLAS's threads cost more start-up CPU than xgen's small arrays gain;
+    a value the user set is kept."""
+    code = ("import os, sys\nfrom xdoe.cli._xgen import main\ntry:\n    main(sys.argv[1:])\n"
+            "except SystemExit as exc:\n    assert not exc.code, exc.code\n"
+            "print(os.environ.get('OPENBLAS_NUM_THREADS'))")
+    for given, expected in ((None, "1"), ("3", "3")):
+        env = {k: v for k, v in os.environ.items() if k != "OPENBLAS_NUM_THREADS"}
+        if given is not None:
+            env["OPENBLAS_NUM_THREADS"] = given
+        proc = subprocess.run([sys.executable, "-c", code, "check", str(DUMMY)], capture_output=True, text=True,
+                              timeout=300, cwd=tmp_path, env=env)
+        assert proc.returncode == 0, proc.stderr
+        assert proc.stdout.strip().splitlines()[-1] == expected

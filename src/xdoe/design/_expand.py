@@ -24,25 +24,22 @@ Run seeds (docs/architecture.md, "Seeds"): ``SeedSequence(seed, spawn_key=(1,
 k1, k2, repetition))`` where ``k1, k2`` are the first two big-endian 32-bit
 words of sha256 of the canonical JSON of the design point's levels; the seed is
 ``generate_state(1, uint32)[0]``. It depends on what the run is, not on its
-position, so adding a repetition or a level never changes an existing run's seed.
+position, so adding a repetition or a level never changes an existing run's seed
+(computed without a ``SeedSequence`` per run: :mod:`xdoe.design._seeds`).
 """
 
 from __future__ import annotations
 
-import hashlib
 from typing import Any
 
-import numpy as np
-
 from xdoe.design._factors import Factor
+from xdoe.design._seeds import run_seed
 from xdoe.design._shared import SharedSubtrees
-from xdoe.documents._canonical import canonical_json
 from xdoe.documents._experiment_models import LIST_KEYS, NAME_KEYS, SET_KEYS
 from xdoe.documents._experiment_types import Experiment, Variable
 from xdoe.documents._placeholders import PlaceholderError, find_placeholders, interpolate
 from xdoe.documents._reference import is_reference
-from xdoe.documents._run import RUN_DOCUMENT_VERSION
-from xdoe.errors import DesignError
+from xdoe.documents._versions import RUN_DOCUMENT_VERSION
 
 __all__ = ["Expander", "copy_plain", "factors_of", "run_seed", "run_uid", "round_continuous"]
 
@@ -71,18 +68,6 @@ def round_continuous(value: Any) -> Any:
     if isinstance(value, float):
         return float(f"{value:.{SIGNIFICANT_DIGITS}g}")
     return value
-
-
-def run_seed(root_seed: int, levels: dict[str, Any], repetition: int) -> int:
-    """The seed of one run (uint32), see the module docstring."""
-    try:
-        digest = hashlib.sha256(canonical_json(levels).encode("utf-8")).digest()
-    except ValueError:
-        raise DesignError(f"a level holds NaN or an infinity, which has no canonical form: {levels!r}") from None
-    k1 = int.from_bytes(digest[0:4], "big")
-    k2 = int.from_bytes(digest[4:8], "big")
-    ss = np.random.SeedSequence(root_seed, spawn_key=(1, k1, k2, repetition))
-    return int(ss.generate_state(1, np.uint32)[0])
 
 
 def run_uid(safe_experiment_uid: str, number: int) -> str:
@@ -135,6 +120,8 @@ class Expander(SharedSubtrees):
         #: shared and rendered once like constants, forgotten in bulk beyond MAX_INSTANCES
         self._instances: dict[tuple, tuple[Any, list[int]]] = {}
         self._seen: set[tuple] = set()  # keys built once so far
+        #: set while :mod:`xdoe.design._template` builds a probe document
+        self.probe: Any = None
 
     # -------------------------------------------------------------- public
 
@@ -151,14 +138,7 @@ class Expander(SharedSubtrees):
         Sub-trees without placeholders are shared between documents (and
         registered in :attr:`render_cache`): copy the result (:func:`copy_plain`)
         before changing it."""
-        values = {**self.controls, **levels}
-        named = {name: values[name] for name in self.named if name in values}
-        schedule = self._schedule(values, named)
-        run_config = self.defs.get("run_config")
-        if isinstance(run_config, dict):
-            run_config = self._material(("run_config",), self._run_config, named, ("definitions", "run_config"))
-        else:
-            run_config = None
+        run_config, schedule = self.body(levels)
         model = self.experiment.model
         return {
             "uid": run_uid(self.experiment.safe_uid, number),
@@ -169,6 +149,19 @@ class Expander(SharedSubtrees):
             "run_config": run_config,
             "schedule": schedule,
         }
+
+    def body(self, levels: dict[str, Any]) -> tuple[dict | None, list[dict]]:
+        """``(run_config, schedule)`` of the run documents of a design point
+        with ``levels`` (shared sub-trees, as in :meth:`document`)."""
+        values = {**self.controls, **levels}
+        named = {name: values[name] for name in self.named if name in values}
+        schedule = self._schedule(values, named)
+        run_config = self.defs.get("run_config")
+        if isinstance(run_config, dict):
+            run_config = self._material(("run_config",), self._run_config, named, ("definitions", "run_config"))
+        else:
+            run_config = None
+        return run_config, schedule
 
     # -------------------------------------------------------------- resolution
 
@@ -266,6 +259,8 @@ class Expander(SharedSubtrees):
         compiled, names = template
         if compiled[0] == "const":
             return compiled[1]
+        if self.probe is not None:  # a text template is being made (xdoe.design._template)
+            return self.probe.instance(compiled, names, named)
         try:  # typed: 1, 1.0 and True are different levels
             key: tuple | None = (slot, tuple((type(named[n]), named[n]) for n in names))
             hit = self._instances.get(key)  # type: ignore[arg-type]

@@ -20,9 +20,10 @@ from typing import Any, Callable, Iterator
 
 import numpy as np
 
-from xdoe.design._expand import Expander, copy_plain, factors_of
+from xdoe.design._expand import Expander, copy_plain, factors_of, round_continuous, run_seed, run_uid
 from xdoe.design._extend import ExtendPlan
 from xdoe.design._limits import DesignTooLarge, check_design_size
+from xdoe.design._template import TextTemplates
 from xdoe.design._output import OutputLayout, WriteResult, manifest_header, plan_outputs, write_outputs
 from xdoe.documents._canonical import dump_canonical
 from xdoe.documents._experiment import Experiment, load_experiment
@@ -52,13 +53,30 @@ class RunSequence(Sequence):
         self.repetitions = experiment.model.repetitions
         self.layout = OutputLayout(experiment.safe_uid)
         self._expander = Expander(experiment)
+        self._templates = TextTemplates(self._expander)
+        self._columns = _level_columns(design, self._expander)
 
     def __len__(self) -> int:
         return self.n_points * self.repetitions
 
     def levels(self, point: int) -> dict[str, Any]:
         """The levels of design point ``point`` (as written in the documents)."""
-        return self._expander.levels(self.design.values(point))
+        columns = self._columns
+        if columns is None:
+            return self._expander.levels(self.design.values(point))
+        row = self.design.points[point].tolist()
+        active = self.design.active[point].tolist()  # type: ignore[index]
+        out = {}
+        for name, j, table, factor in columns:
+            if active[j]:
+                c = row[j]
+                if table is not None and c.is_integer() and 0 <= c < len(table):
+                    out[name] = table[int(c)]  # a plain scalar level by its exact index: what Factor.value gives
+                elif factor.levels is None:
+                    out[name] = round_continuous(factor.value(c))
+                else:
+                    out[name] = factor.value(c)
+        return out
 
     def __getitem__(self, k: int) -> dict:  # type: ignore[override]
         return copy_plain(self.shared(k))
@@ -73,14 +91,18 @@ class RunSequence(Sequence):
         faster, for writing)."""
         if isinstance(k, slice):
             raise TypeError("RunSequence does not support slices; use itertools.islice")
+        k, point, repetition, levels = self._locate(k)
+        return self._expander.document(number=k, index=point, repetition=repetition, levels=levels)
+
+    def _locate(self, k: int) -> tuple[int, int, int, dict[str, Any]]:
+        """``(k, design point, repetition, levels)`` of run ``k`` (negative: from the end)."""
         n = len(self)
         if k < 0:
             k += n
         if not 0 <= k < n:
             raise IndexError(f"run {k} out of range (0..{n - 1})")
         repetition, point = divmod(k, self.n_points)
-        levels = self.levels(point)
-        return self._expander.document(number=k, index=point, repetition=repetition, levels=levels)
+        return k, point, repetition, self.levels(point)
 
     def __iter__(self) -> Iterator[dict]:
         for k in range(len(self)):
@@ -88,10 +110,43 @@ class RunSequence(Sequence):
 
     def dump(self, k: int) -> str:
         """Run ``k`` as canonical YAML text (the run file's content)."""
-        return dump_canonical(self.shared(k), cache=self.render_cache)
+        return self.render(k)[0]
+
+    def render(self, k: int) -> tuple[str, str, int, int, int, dict[str, Any]]:
+        """Run ``k`` as canonical YAML text (the run file's content), with
+        its uid, design point, repetition, seed and levels (``design.csv``).
+        The text comes from a template of the run's structure where one
+        applies (:mod:`xdoe.design._template`), byte for byte what
+        ``dump_canonical(runs.shared(k))`` writes."""
+        k, point, repetition, levels = self._locate(k)
+        body = self._templates.body(levels)
+        if body is None:
+            doc = self._expander.document(number=k, index=point, repetition=repetition, levels=levels)
+            return dump_canonical(doc, cache=self.render_cache), doc["uid"], point, repetition, doc["seed"], levels
+        experiment = self.experiment
+        uid = run_uid(experiment.safe_uid, k)
+        seed = run_seed(experiment.model.seed, levels, repetition)
+        templates = self._templates
+        text = templates.head(point, repetition, levels) + body + templates.tail(seed, uid)
+        return text, uid, point, repetition, seed, levels
 
     def file_name(self, k: int) -> str:
         return self.layout.run_file(k)
+
+
+def _level_columns(design: Any, expander: Expander) -> list[tuple[str, int, tuple | None, Any]] | None:
+    """``(name, design column, plain scalar levels or None, factor)`` in the
+    expander's factor order, for :meth:`RunSequence.levels`; ``None`` (use
+    ``Design.values``) when the design's columns are not the expander's factors."""
+    index = {f.name: j for j, f in enumerate(design.factors)}
+    if set(index) != set(expander.factor_names):
+        return None
+    columns = []
+    for name in expander.factor_names:
+        factor = design.factors[index[name]]
+        plain = factor.levels is not None and all(type(v) in (str, int, float, bool, type(None)) for v in factor.levels)
+        columns.append((name, index[name], tuple(factor.levels) if plain else None, factor))
+    return columns
 
 
 @dataclass

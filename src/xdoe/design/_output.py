@@ -25,6 +25,7 @@ import io
 import json
 import math
 import os
+import re
 import shutil
 import tempfile
 from dataclasses import dataclass, field
@@ -44,6 +45,10 @@ __all__ = [
 MANIFEST = "manifest.json"
 DESIGN_CSV = "design.csv"
 FIGURE_DIGITS = 12
+#: whether files can be created relative to a directory descriptor
+_DIR_FD = hasattr(os, "O_DIRECTORY") and os.open in os.supports_dir_fd
+#: file names that json.dumps writes as they are, in quotes
+_JSON_PLAIN = re.compile(r"[A-Za-z0-9_.-]*")
 #: designs larger than this get no space-filling figures (pairwise metrics, O(n^2) memory and time)
 MAX_FIGURE_POINTS = 5_000
 
@@ -86,13 +91,23 @@ class _Runs(Protocol):
 
 
 class _DirSink:
-    """Writes files into a directory."""
+    """Writes files into a directory (opened once: each file is created
+    relative to it, so the kernel does not walk the whole path per file)."""
 
     def __init__(self, root: Path) -> None:
         self.root = root
+        self.dir_fd = os.open(root, os.O_RDONLY | os.O_DIRECTORY) if _DIR_FD else None
+
+    def close(self) -> None:
+        if self.dir_fd is not None:
+            os.close(self.dir_fd)
 
     def file(self, name: str, data: bytes) -> None:
-        fd = os.open(os.path.join(self.root, name), os.O_WRONLY | os.O_CREAT | os.O_EXCL, 0o644)
+        flags = os.O_WRONLY | os.O_CREAT | os.O_EXCL
+        if self.dir_fd is not None:
+            fd = os.open(name, flags, 0o644, dir_fd=self.dir_fd)
+        else:  # a platform without dir_fd (Windows)
+            fd = os.open(os.path.join(self.root, name), flags, 0o644)
         try:
             view = memoryview(data)
             while view:
@@ -204,23 +219,23 @@ def _emit(
         nonlocal first
         sep = "\n  " if first else ",\n  "
         first = False
-        manifest.write(f'{sep}{{"name": {json.dumps(name)}, "sha256": "{sha}"}}'.encode("utf-8"))
+        quoted = f'"{name}"' if _JSON_PLAIN.fullmatch(name) else json.dumps(name)
+        manifest.write(f'{sep}{{"name": {quoted}, "sha256": "{sha}"}}'.encode("utf-8"))
 
-    shared = getattr(runs, "shared", None)
-    cache = getattr(runs, "render_cache", None)
+    render = getattr(runs, "render", None)
     for k in range(len(runs)):
-        doc = shared(k) if shared is not None else runs[k]
-        data = dump_canonical(doc, cache=cache).encode("utf-8")
+        if render is not None:
+            text, uid, index, repetition, seed, levels = render(k)
+        else:
+            doc = runs[k]
+            text, uid, seed = dump_canonical(doc), doc["uid"], doc["seed"]
+            point = doc.get("design_point") or {}
+            index, repetition, levels = point.get("index"), point.get("repetition"), point.get("levels") or {}
+        data = text.encode("utf-8")
         name = layout.run_file(k)
         sink.file(name, data)
         entry(name, hashlib.sha256(data).hexdigest())
-        point = doc.get("design_point") or {}
-        levels = point.get("levels") or {}
-        table.write(
-            _csv_line(
-                [doc["uid"], point.get("index"), point.get("repetition"), doc["seed"], *(levels[f] if f in levels else "" for f in factor_names)]
-            )
-        )
+        table.write(_csv_line([uid, index, repetition, seed, *(levels[f] if f in levels else "" for f in factor_names)]))
         if progress is not None:
             progress(k + 1)
     entry(layout.design_csv, table.close())
@@ -355,7 +370,11 @@ def _write_outputs(
     tmp = Path(tempfile.mkdtemp(prefix=staging_prefix(target), dir=parent))
     try:
         os.chmod(tmp, 0o755)
-        emit(_DirSink(tmp), progress)
+        sink = _DirSink(tmp)
+        try:
+            emit(sink, progress)
+        finally:
+            sink.close()
         os.replace(tmp, target)
     except BaseException:
         shutil.rmtree(tmp, ignore_errors=True)

@@ -232,5 +232,9 @@ def canonical_json(value: Any) -> str:
         TypeError: ``value`` holds something that has no JSON form.
         ValueError: ``value`` holds NaN or an infinity.
     """
-    return json.dumps(value, sort_keys=True, separators=(",", ":"), ensure_ascii=False,
-                      allow_nan=False, default=json_default)
+    return _CANONICAL_JSON.encode(value)
+
+
+#: what ``json.dumps(value, sort_keys=True, ...)`` builds on every call, built once
+_CANONICAL_JSON = json.JSONEncoder(sort_keys=True, separators=(",", ":"), ensure_ascii=False, allow_nan=False,
+                                  default=json_default)

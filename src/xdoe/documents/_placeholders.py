@@ -16,7 +16,7 @@ from typing import Any, Iterator
 
 from xdoe.documents._canonical import format_float
 
-__all__ = ["PlaceholderError", "find_placeholders", "interpolate", "substitute"]
+__all__ = ["PlaceholderError", "find_placeholders", "interpolate", "substitute", "whole_placeholder"]
 
 _TOKEN = re.compile(r"\$\$\{|\$\{([^{}]*)\}")
 
@@ -81,6 +81,16 @@ def _text(value: Any) -> str:
     raise PlaceholderError(f"cannot interpolate a {type(value).__name__} into a string")
 
 
+def whole_placeholder(text: str) -> str | None:
+    """The factor name when ``text`` is exactly one placeholder (``"${name}"``,
+    spaces around allowed): :func:`interpolate` gives that factor's value
+    with its type. Else ``None``."""
+    match = _TOKEN.fullmatch(text.strip())
+    if match and match.group(1) is not None:
+        return match.group(1).strip()
+    return None
+
+
 def interpolate(text: str, values: dict[str, Any]) -> Any:
     """The value of one string with placeholders (see the module docstring).
 
@@ -88,10 +98,9 @@ def interpolate(text: str, values: dict[str, Any]) -> Any:
         KeyError: a placeholder names a factor missing from ``values``.
         PlaceholderError: a list or mapping would be interpolated into text.
     """
-    stripped = text.strip()
-    match = _TOKEN.fullmatch(stripped)
-    if match and match.group(1) is not None:
-        return values[match.group(1).strip()]
+    name = whole_placeholder(text)
+    if name is not None:
+        return values[name]
 
     def repl(m: re.Match) -> str:
         if m.group(0) == "$${":

@@ -43,6 +43,7 @@ from xdoe.documents._validation import (
     refuse_non_finite,
     short_repr,
 )
+from xdoe.documents._versions import RUN_DOCUMENT_VERSION
 from xdoe.documents._yaml import YamlDocument, load_yaml
 from xdoe.errors import DocumentError
 
@@ -63,8 +64,6 @@ __all__ = [
     "parse_run_document",
 ]
 
-#: the format version xgen writes into run documents
-RUN_DOCUMENT_VERSION = "1.0"
 
 PHASE_KEYS = ("environments", "agents", "simulation", "phase_config")
 
