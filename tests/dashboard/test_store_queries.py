@@ -74,6 +74,21 @@ def test_stop_request_is_recorded_only_for_a_running_instance(store: Store, tmp_
     assert stop_requested(store, live) == "enough"
 
 
+def test_resuming_drops_a_stop_request_left_behind_in_the_same_transaction(store: Store, tmp_path: Path) -> None:
+    # a process that died after a stop was asked for leaves the request behind; the instance that
+    # resumes it drops it when it takes over (before, a separate later call could also erase a stop
+    # asked for just after the takeover: the run then ignored it)
+    live = _record(store, "r-2", 2, status="running", tmp=tmp_path)
+    assert request_stop(store, live, "left behind")
+    (inst,) = store.instances(run_uid="r-2")
+    rec = store.recorder({"uid": "r-2", "experiment_uid": "exp", "seed": 1, "schedule": [],
+                          "design_point": {"index": 2, "repetition": 0, "levels": {}}},
+                         results_root=tmp_path / "results")
+    assert rec.resume(inst)
+    assert stop_requested(store, live) is None
+    assert request_stop(store, live, "now") and stop_requested(store, live) == "now"
+
+
 def test_a_stop_request_interrupts_the_run_which_then_resumes(store: Store, tmp_path: Path) -> None:
     doc = taxi_run("stop-0", "stopping", 200_000)
     box: dict = {}

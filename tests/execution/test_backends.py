@@ -94,7 +94,7 @@ def test_a_run_that_finished_as_the_pool_broke_is_read_back_not_run_again(tmp_pa
         with Store(url) as store:
             pid = store.latest_instance("done").pid
         assert result.status == "finished" and pid != os.getpid()  # it ran in a worker process
-        back = backend._finished_meanwhile(task, pid, since)
+        back = backend._ended_meanwhile(task, pid, since)
         assert back is not None and back.status == "finished" and back.task_key == task.key
         assert (back.instance_id, back.results_dir, back.episodes, back.steps) == (
             result.instance_id, result.results_dir, result.episodes, result.steps)
@@ -104,8 +104,32 @@ def test_a_run_that_finished_as_the_pool_broke_is_read_back_not_run_again(tmp_pa
             assert mine.objectives == pytest.approx(theirs.objectives)
             assert mine.rewards == pytest.approx(theirs.rewards)
         # not this worker's, or from before this campaign: run again
-        assert backend._finished_meanwhile(task, pid + 1, since) is None
-        assert backend._finished_meanwhile(task, pid, since + _dt.timedelta(hours=1)) is None
+        assert backend._ended_meanwhile(task, pid + 1, since) is None
+        assert backend._ended_meanwhile(task, pid, since + _dt.timedelta(hours=1)) is None
+
+
+def test_a_run_that_failed_as_the_pool_broke_is_read_back_not_run_again(tmp_path):
+    # the same race for a run that failed: run again, it would record the same failure twice
+    # (seen once with --jobs 2 in tests/cli/test_plugin_failures.py: bad-exit had two instances)
+    doc = countdown_run("bad", episodes=3, length=4)
+    env = doc["schedule"][0]["training"]["environments"][0]["environment"]
+    env["name"] = "crash_components:CrashingEnvironment"
+    env["params"] = {"length": 4, "how": "raise", "at_episode": 1}
+    files = write_runs(tmp_path / "runs", [doc])
+    url = f"sqlite:///{tmp_path / 'xrun.sqlite'}"
+    [task] = tasks_for(files, url, tmp_path)
+    since = _dt.datetime.now(_dt.timezone.utc) - _dt.timedelta(seconds=1)
+    with ProcessPoolBackend(1) as backend:
+        [result] = list(backend.map_runs([task]))
+        assert result.status == "failed" and "plugin exploded" in result.error
+        with Store(url) as store:
+            pid = store.latest_instance("bad").pid
+        back = backend._ended_meanwhile(task, pid, since)
+        assert back is not None and back.status == "failed" and back.task_key == task.key
+        assert "plugin exploded" in back.error and back.instance_id == result.instance_id
+        assert back.episodes == result.episodes == 1
+    with Store(url) as store:
+        assert [i.status for i in store.instances(run_uid="bad")] == ["failed"]
 
 
 def test_claims_skip_finished_and_held_runs_and_take_over_stale_ones(files, tmp_path):

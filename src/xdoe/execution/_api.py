@@ -234,8 +234,7 @@ def run(
                 if decision.action == "new":
                     recorder.start()
                     break
-                if recorder.resume(decision.instance):
-                    clear_stop_request(db, decision.instance.id)  # a stop honoured before, or left behind
+                if recorder.resume(decision.instance):  # also drops a stop request left behind
                     note = decision.note
                     resume_point = prepare_resume(db, recorder, plan)
                     break

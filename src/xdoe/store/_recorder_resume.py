@@ -9,10 +9,10 @@ import socket
 from pathlib import Path
 from typing import Any
 
-from sqlalchemy import func, select, update
+from sqlalchemy import delete, func, select, update
 
 from xdoe.errors import StoreError
-from xdoe.store._models import Episode, Phase, RunInstance, utcnow
+from xdoe.store._models import Episode, Phase, RunInstance, StopRequest, utcnow
 from xdoe.store._recorder_rows import RecorderState
 from xdoe.store._results import ResultsPaths, ResultsWriter
 
@@ -29,7 +29,10 @@ class RecorderResume(RecorderState):
         ``instance`` (an :class:`xdoe.store.InstanceInfo` of this run) instead
         of starting a new one: its row goes back to ``running`` with this
         host, pid and a fresh heartbeat (end and error cleared), atomically, so
-        of two processes resuming the same instance one wins. Then call
+        of two processes resuming the same instance one wins; a stop request
+        left from before (:func:`xdoe.store.request_stop`) is removed in the
+        same transaction, so a stop asked for once it runs again is never lost.
+        Then call
         :meth:`reopen` (after the executor dropped what it redoes).
 
         Returns:
@@ -50,6 +53,8 @@ class RecorderResume(RecorderState):
                     .values(status="running", host=socket.gethostname(), pid=os.getpid(),
                             heartbeat=now, end=None, error=None, traceback=None)
                 ).rowcount
+                if changed == 1:
+                    session.execute(delete(StopRequest).where(StopRequest.instance_id == instance.id))
             if changed != 1:
                 return False
             self.instance_id = int(instance.id)

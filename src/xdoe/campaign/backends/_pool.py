@@ -171,9 +171,9 @@ class ProcessPoolBackend(FutureBackend):
                  since: datetime) -> Iterator[RunResult]:
         """The pool broke: find the process(es) that died on their own, fail
         their runs, requeue the rest (at the front, in order) and drop the pool.
-        A run the pool's own termination cut off after it had finished in the
-        store (its result was on its way back) is not run again: its result is
-        read back from the store (:meth:`_finished_meanwhile`)."""
+        A run the pool's own termination cut off after it had ended in the
+        store (finished or failed; its result was on its way back) is not run
+        again: its result is read back from the store (:meth:`_ended_meanwhile`)."""
         pool, self._pool = self._pool, None
         assert pool is not None
         pool.shutdown(wait=True, cancel_futures=True)  # joins the workers: exit codes known
@@ -196,7 +196,7 @@ class ProcessPoolBackend(FutureBackend):
                        else f" (exit code {code})" if code is not None else "")
                 yield self._died(task, pid, WORKER_DIED + how)
             else:
-                recovered = None if pid is None else self._finished_meanwhile(task, pid, since)
+                recovered = None if pid is None else self._ended_meanwhile(task, pid, since)
                 if recovered is not None:
                     yield recovered
                     continue
@@ -205,12 +205,13 @@ class ProcessPoolBackend(FutureBackend):
                 retry.append((key, task))
         queue.extendleft(reversed(retry))
 
-    def _finished_meanwhile(self, task: RunTask, pid: int, since: datetime) -> RunResult | None:
-        """The result of ``task`` if worker ``pid`` finished its run (the
-        store's newest instance of the run version: finished, by ``pid`` on
+    def _ended_meanwhile(self, task: RunTask, pid: int, since: datetime) -> RunResult | None:
+        """The result of ``task`` if worker ``pid`` ended its run (the store's
+        newest instance of the run version: finished or failed, by ``pid`` on
         this host, started after ``since``) but was terminated with the broken
         pool before the result came back; else ``None``. Releases the claim
-        the worker may not have released."""
+        the worker may not have released. Running a failed run again would
+        only record the same failure twice."""
         content_hash = task.content_hash  # loads the plan of a task made without one
         plan = task.plan
         if plan is None or content_hash is None:
@@ -218,7 +219,7 @@ class ProcessPoolBackend(FutureBackend):
         try:
             with Store(task.store_url) as db:
                 inst = db.latest_instance(task.uid, content_hash)
-                if (inst is None or inst.status != "finished" or inst.pid != pid
+                if (inst is None or inst.status not in ("finished", "failed") or inst.pid != pid
                         or inst.host != socket.gethostname() or inst.start < since):
                     return None
                 sums, rows = db.phase_sums(inst.id), db.phases(inst.id)
@@ -228,11 +229,12 @@ class ProcessPoolBackend(FutureBackend):
             return None
         modes = {p.index: p.mode for p in plan.phases}
         phases = [PhaseResult.from_sums(r.index, r.name, modes.get(r.index, ""), sums.get(r.index)) for r in rows]
-        return RunResult(uid=task.uid, status="finished", instance_id=inst.id, results_dir=inst.results_dir,
+        return RunResult(uid=task.uid, status=inst.status, instance_id=inst.id, results_dir=inst.results_dir,
                          file=task.file, phases=phases, episodes=sum(p.episodes for p in phases),
                          steps=sum(p.steps for p in phases), task_key=task.key,
                          wall_time=0.0 if inst.end is None else (inst.end - inst.start).total_seconds(),
-                         note="finished; its result, lost when another worker process died, read from the store")
+                         error=inst.error if inst.status == "failed" else None,
+                         note=f"{inst.status}; its result, lost when another worker process died, read from the store")
 
     def _mark(self, task: RunTask, pids: set[int], status: str, error: str) -> None:
         if task.content_hash is None:
