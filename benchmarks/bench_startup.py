@@ -12,7 +12,11 @@ interleaved round by round so that a change of load hits all of them alike:
   on this VM's ext4 creating 4096 files alone takes 0.1-2.7 s of kernel time,
   depending on the load of the host);
 - ``xrun experiment-start`` of a one-step run (``DummyEnvironment`` of length
-  1, one episode, a new SQLite store; target <= 0.35 s).
+  1, one episode, a new SQLite store each round; target <= 0.35 s), three
+  ways: *cold* (a new results root: ``laydown.svg`` is drawn with
+  matplotlib), *warm* (a results root whose ``.laydown`` cache holds this run
+  structure, drawn in round 0: the diagram is hard-linked) and
+  ``--no-laydown``.
 
 Printed per figure: the median wall time and the median CPU time (user +
 system of the child, from ``resource.getrusage(RUSAGE_CHILDREN)``), with
@@ -56,8 +60,11 @@ from bench_generate import document as generate_document  # noqa: E402
 XGEN = "from xdoe.cli._xgen import main; main()"
 XRUN = "from xdoe.cli._xrun import main; main()"
 
+XRUN_COLD = "xrun experiment-start, one step, cold"
+XRUN_WARM = "xrun experiment-start, one step, warm"
+XRUN_BARE = "xrun experiment-start, one step, --no-laydown"
 TARGETS = {"xgen check": 0.3, "xgen generate --dry-run": 0.3, "xgen generate, 4096 files": 0.5,
-           "xgen generate, 4096 files, tmpfs": 0.5, "xrun experiment-start, one step": 0.35}
+           "xgen generate, 4096 files, tmpfs": 0.5, XRUN_COLD: 0.35, XRUN_WARM: 0.35, XRUN_BARE: 0.35}
 SHM = Path("/dev/shm")
 _SHM_OUTPUTS: list[Path] = []  # removed at the end
 
@@ -115,7 +122,9 @@ def commands(tmp: Path) -> dict[str, tuple[list[str] | None, Path]]:
         "xgen generate --dry-run": ([py, "-c", XGEN, "generate", dummy, "--dry-run", "-o", str(tmp / "dry")], tmp),
         "xgen generate, 4096 files": (None, tmp),
         **({"xgen generate, 4096 files, tmpfs": (None, tmp)} if SHM.is_dir() else {}),
-        "xrun experiment-start, one step": (None, tmp),
+        XRUN_COLD: (None, tmp),
+        XRUN_WARM: (None, tmp),
+        XRUN_BARE: (None, tmp),
     }
 
 
@@ -128,8 +137,10 @@ def argv_for(name: str, tmp: Path, round_: str) -> list[str]:
             _SHM_OUTPUTS.append(out)
         return [py, "-c", XGEN, "generate", str(tmp / "big.yaml"), "-q", "-o", str(out / "o")]
     # a new store each round: creating it is part of a user's first run
-    return [py, "-c", XRUN, "experiment-start", str(tmp / "one.yaml"), "--quiet",
-            "--store", f"sqlite:///{tmp / f'store-{round_}.sqlite'}", "--results", str(tmp / "results")]
+    results = tmp / (f"results-{round_}" if name == XRUN_COLD else "results")  # cold: nothing drawn yet
+    extra = ["--no-laydown"] if name == XRUN_BARE else []
+    return [py, "-c", XRUN, "experiment-start", str(tmp / "one.yaml"), "--quiet", *extra,
+            "--store", f"sqlite:///{tmp / f'store-{round_}.sqlite'}", "--results", str(results)]
 
 
 def main() -> None:
@@ -156,16 +167,16 @@ def main() -> None:
         table = commands(tmp)
         names = [n for n in table if n == "python -c pass" or args.only is None or any(o in n for o in args.only)]
         rows = [(label + name, name, env) for name in names for label, env in variants.items()
-                if not (label and name == "python -c pass")]
+                if not (label and name in ("python -c pass", XRUN_BARE))]  # the baseline may lack --no-laydown
         walls: dict[str, list[float]] = {row[0]: [] for row in rows}
         users: dict[str, list[float]] = {row[0]: [] for row in rows}
         systems: dict[str, list[float]] = {row[0]: [] for row in rows}
         loads: dict[str, list[float]] = {row[0]: [] for row in rows}
         try:
             for round_ in range(args.repeats + 1):  # round 0 warms the file cache and is not counted
-                for key, name, env in rows:
+                for row, (key, name, env) in enumerate(rows):  # a store (and cold results root) per row and round
                     argv, cwd = table[name]
-                    wall, user, system = timed(argv if argv is not None else argv_for(name, tmp, f"{round_}{len(key)}"),
+                    wall, user, system = timed(argv if argv is not None else argv_for(name, tmp, f"{round_}-{row}"),
                                                cwd, env)
                     if round_:
                         walls[key].append(wall)

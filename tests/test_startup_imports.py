@@ -66,10 +66,20 @@ def test_experiment_start_loads_no_analysis_stack(tmp_path: Path) -> None:
     path = tmp_path / "run.yaml"
     with open(path, "w") as fh:
         YAML().dump(run, fh)
-    heavy = ("pandas", "statsmodels", "torch", "scipy", "rich", "dask", "pyarrow", "psycopg", "stable_baselines3")
-    got = _loaded("_xrun", heavy, "experiment-start", str(path), "--quiet", "--store",
-                  f"sqlite:///{tmp_path / 's.sqlite'}", "--results", str(tmp_path / "r"), cwd=tmp_path)
+    heavy = ("pandas", "statsmodels", "torch", "scipy", "rich", "dask", "pyarrow", "psycopg", "stable_baselines3",
+             "psutil")
+    store = ("--store", f"sqlite:///{tmp_path / 's.sqlite'}", "--results", str(tmp_path / "r"))
+    got = _loaded("_xrun", heavy, "experiment-start", str(path), "--quiet", *store, cwd=tmp_path)
     assert got == "clean"
+    # in this process (--in-process): matplotlib only to draw a structure not drawn before
+    heavy = (*heavy, "matplotlib")
+    assert _loaded("_xrun", heavy, "experiment-start", str(path), "--quiet", "--in-process", "--rerun", *store,
+                   cwd=tmp_path) == "clean"
+    assert len(list((tmp_path / "r").glob("one-step/*/laydown.svg"))) == 2
+    assert _loaded("_xrun", heavy, "experiment-start", str(path), "--quiet", "--in-process", "--rerun",
+                   "--no-laydown", "--store", f"sqlite:///{tmp_path / 's2.sqlite'}", "--results",
+                   str(tmp_path / "r2"), cwd=tmp_path) == "clean"
+    assert not list((tmp_path / "r2").glob("*/*/laydown.svg"))
 
 
 def test_xgen_starts_numpy_without_a_blas_thread_pool(tmp_path: Path) -> None:

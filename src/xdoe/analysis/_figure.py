@@ -1,5 +1,5 @@
-"""Shared figure plumbing: a pyplot-free matplotlib ``Figure`` (Agg canvas, no
-global state) saved as PNG or SVG by the output's suffix, and readable labels."""
+"""Shared figure plumbing: a pyplot-free matplotlib ``Figure`` (Agg or SVG
+canvas, no global state) saved as PNG or SVG by the output's suffix, and readable labels."""
 
 from __future__ import annotations
 
@@ -39,13 +39,19 @@ def check_suffix(path: str | Path) -> Path:
     return target
 
 
-def new_figure(width: float, height: float) -> Any:
-    """A ``matplotlib.figure.Figure`` of ``width`` x ``height`` inches with an Agg canvas."""
-    from matplotlib.backends.backend_agg import FigureCanvasAgg
+def new_figure(width: float, height: float, *, svg: bool = False) -> Any:
+    """A ``matplotlib.figure.Figure`` of ``width`` x ``height`` inches with an
+    Agg canvas, or with ``svg`` the SVG canvas (no Agg import: cheaper for a
+    figure saved only as SVG; :func:`save` still writes PNG from it through
+    matplotlib's canvas switch)."""
     from matplotlib.figure import Figure
 
+    if svg:
+        from matplotlib.backends.backend_svg import FigureCanvasSVG as Canvas
+    else:
+        from matplotlib.backends.backend_agg import FigureCanvasAgg as Canvas
     fig = Figure(figsize=(width, height), dpi=100, layout="constrained")
-    FigureCanvasAgg(fig)
+    Canvas(fig)
     return fig
 
 

@@ -14,7 +14,7 @@ from typing import Any
 
 from xdoe.analysis._figure import PALETTE, new_figure, save
 
-__all__ = ["plot_laydown", "phases_of", "write_laydown", "LAYDOWN_FILE"]
+__all__ = ["plot_laydown", "phases_of", "write_laydown", "laydown_key", "LAYDOWN_FILE", "CACHE_FOLDER"]
 
 _KEYS = ("environments", "agents", "simulation", "phase_config")
 
@@ -51,9 +51,9 @@ def _for_env(ids: list[str] | None, uid: str) -> list[str] | None:
     return [i for i in ids if i.startswith(uid + ".")]
 
 
-def plot_laydown(document: dict, output: str | Path) -> Path:
+def plot_laydown(document: dict, output: str | Path, *, title: str | None = None) -> Path:
     """Draw the lay-down diagram of run ``document`` (plain data) to ``output``
-    (.svg or .png): one panel per phase, agents left (name, brain, muscle),
+    (.svg or .png), titled ``title`` (default ``Lay-down of run <uid>``): one panel per phase, agents left (name, brain, muscle),
     environments right (uid, class), a blue arrow environment -> agent for
     the sensors the agent reads and an orange arrow agent -> environment for
     the actuators it drives, labelled with the ids (``all`` when the agent
@@ -66,7 +66,7 @@ def plot_laydown(document: dict, output: str | Path) -> Path:
 
     phases = phases_of(document)
     tall = max([max(len(p.get("agents") or []), len(p.get("environments") or []), 1) for _, p in phases] or [1])
-    fig = new_figure(10, max(1, len(phases)) * (1.2 + 1.25 * tall) + 0.5)
+    fig = new_figure(10, max(1, len(phases)) * (1.2 + 1.25 * tall) + 0.5, svg=Path(output).suffix.lower() == ".svg")
     axes = fig.subplots(max(1, len(phases)), 1, squeeze=False).ravel()
     for ax, (name, phase) in zip(axes, phases):
         ax.set_xlim(0, 1)
@@ -117,7 +117,7 @@ def plot_laydown(document: dict, output: str | Path) -> Path:
                     ax.text(mx, my + (0.025 if dy > 0 else -0.025), f"{what}: {'all' if ids is None else _ids(ids, uid)}",
                             ha="center", va="bottom" if dy > 0 else "top", fontsize=8, color=colour,
                             bbox=dict(facecolor="white", edgecolor="none", alpha=0.85, pad=1))
-    fig.suptitle(f"Lay-down of run {document.get('uid', '?')}", fontsize=12)
+    fig.suptitle(f"Lay-down of run {document.get('uid', '?')}" if title is None else title, fontsize=12)
     return save(fig, output)
 
 
@@ -125,10 +125,13 @@ def plot_laydown(document: dict, output: str | Path) -> Path:
 LAYDOWN_FILE = "laydown.svg"
 
 
-#: rendered SVG text per run structure (the runs of a campaign mostly share one)
-_SVG_CACHE: dict[str, str] = {}
-_CACHE_SIZE = 32
-_UID_TOKEN = "XDOE-LAYDOWN-RUN-UID"
+#: the folder below the results root that holds one drawn diagram per run structure
+CACHE_FOLDER = ".laydown"
+#: the title of the diagram in results folders: the file is shared by every run of its
+#: structure (hard links), so it names no run; the folder it sits in does
+SHARED_TITLE = "Lay-down of the run: environments, agents, sensors and actuators per phase"
+#: the modules whose code decides what the diagram looks like (part of the cache key)
+_DRAWING_CODE = ("_laydown.py", "_figure.py")
 
 
 def _structure(document: dict) -> str:
@@ -146,14 +149,47 @@ def _structure(document: dict) -> str:
     return json.dumps(shown, sort_keys=True, default=str)
 
 
-def write_laydown(document: dict, folder: str | Path | None) -> Path | None:
-    """Write ``laydown.svg`` of run ``document`` into results ``folder``
-    unless it is there already. Runs that show the same diagram (same phases,
-    components, sensors and actuators) reuse the SVG drawn first in this
-    process, with their own uid, so a campaign pays for matplotlib about once.
-    A picture that cannot be drawn never stops a run: it is skipped with a
-    ``RuntimeWarning``. Returns the path, or ``None``."""
-    import html
+def laydown_key(document: dict) -> str:
+    """The sha256 (hex) naming the cached diagram of run ``document``: of
+    exactly what it draws (:func:`_structure`: phases, modes, episodes,
+    component classes, sensor and actuator ids; not the uid or seed) and of
+    the drawing code itself (this module and the figure helpers, so that any
+    change of the drawing, editable installs included, draws anew; cheaper
+    than asking the installed distributions for xdoe's version)."""
+    import hashlib
+
+    digest = hashlib.sha256()
+    here = Path(__file__).parent
+    for name in _DRAWING_CODE:
+        digest.update((here / name).read_bytes())
+    digest.update(_structure(document).encode("utf-8"))
+    return digest.hexdigest()
+
+
+def _cached_drawing(document: dict, cache: Path) -> Path:
+    """``cache/<key>.svg`` of ``document``, drawn now if it is not there
+    (:func:`~xdoe.analysis._figure.save` writes a temporary file and renames
+    it into place: concurrent workers drawing the same structure each
+    replace it with the same content, and no reader sees a partial file)."""
+    path = cache / f"{laydown_key(document)}.svg"
+    if not path.is_file():
+        plot_laydown(document, path, title=SHARED_TITLE)
+    return path
+
+
+def write_laydown(document: dict, folder: str | Path | None, cache_root: str | Path | None = None) -> Path | None:
+    """Put ``laydown.svg`` of run ``document`` into results ``folder`` unless
+    it is there already.
+
+    The diagram is drawn once per run structure (:func:`laydown_key`) into
+    ``<cache_root>/.laydown/<sha256>.svg`` (``cache_root``: the results root;
+    default: the folder's grandparent, as ``<root>/<run uid>/<instance>``)
+    and hard-linked into ``folder`` (copied where links are not possible), so
+    a campaign pays for matplotlib once per distinct structure, not once per
+    run or per worker process. A picture that cannot be drawn never stops a
+    run: it is skipped with a ``RuntimeWarning``. Returns the path, or ``None``."""
+    import os
+    import shutil
     import warnings
 
     if folder is None:
@@ -161,21 +197,15 @@ def write_laydown(document: dict, folder: str | Path | None) -> Path | None:
     target = Path(folder) / LAYDOWN_FILE
     if target.exists():
         return target
-    scratch = target.with_name(f".{LAYDOWN_FILE}.draw.svg")
+    cache = Path(cache_root if cache_root is not None else Path(folder).parent.parent) / CACHE_FOLDER
     try:
-        key = _structure(document)
-        svg = _SVG_CACHE.get(key)
-        if svg is None:
-            plot_laydown({**document, "uid": _UID_TOKEN}, scratch)
-            svg = scratch.read_text("utf-8")
-            scratch.unlink()
-            if len(_SVG_CACHE) >= _CACHE_SIZE:
-                _SVG_CACHE.pop(next(iter(_SVG_CACHE)))
-            _SVG_CACHE[key] = svg
-        target.write_text(svg.replace(_UID_TOKEN, html.escape(str(document.get("uid", "?")))), "utf-8")
+        drawn = _cached_drawing(document, cache)
+        try:
+            os.link(drawn, target)
+        except OSError:  # a file system without hard links (or across devices): a copy
+            shutil.copyfile(drawn, target)
         return target
     except Exception as exc:  # noqa: BLE001 - a diagram is never worth a failed run
-        scratch.unlink(missing_ok=True)  # e.g. a full disk: leave no half-written file behind
         target.unlink(missing_ok=True)  # absent on entry: whatever is there now is ours, maybe partial
         warnings.warn(f"{target}: lay-down diagram not written: {exc}", RuntimeWarning, stacklevel=2)
         return None

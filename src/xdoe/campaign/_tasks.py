@@ -77,6 +77,8 @@ class RunTask:
         file_sha256: sha256 of the file's bytes, for a task given an already
             loaded plan (:func:`xdoe.execution.load_file_plan`); a task that
             loads its file computes it from the bytes it parses.
+        laydown: put ``laydown.svg`` into the run's results folder
+            (``xrun experiment-start --no-laydown``: not).
         plan: the document parsed once by the caller; it is pickled to
             worker processes with the task, so nobody parses the file again.
         key: identifies the task (default: fresh and random per task, kept
@@ -96,6 +98,7 @@ class RunTask:
     claim: bool = True
     owner: str = field(default_factory=lambda: os.urandom(16).hex())
     file_sha256: str | None = None
+    laydown: bool = True
     plan: "RunPlan | None" = field(default=None, repr=False, compare=False)
     key: str = field(default_factory=lambda: os.urandom(8).hex())
 
@@ -195,7 +198,8 @@ def _run_claimed(task: RunTask, db: Store, plan: "RunPlan", content_hash: str, d
         beat = ClaimHeartbeat(db, plan.uid, content_hash, owner=task.owner, interval=task.stale_after / 4)
     with parallel_workers(task.parallel_workers), beat or contextlib.nullcontext():
         return run(plan, store=db, results=task.results, store_steps=task.store_steps, progress=progress,
-                   rerun=task.rerun, heartbeat_timeout=task.stale_after, file_sha256=digest)
+                   rerun=task.rerun, heartbeat_timeout=task.stale_after, file_sha256=digest,
+                   laydown=task.laydown)
 
 
 def _interrupt_abandoned(db: "Store", uid: str, content_hash: str, stale_after: float) -> None:

@@ -65,6 +65,7 @@ def run_plans(
     stale_after: float | None = None,
     file_hashes: Mapping[str, str | None] | None = None,
     in_process: bool = False,
+    laydown: bool = True,
 ) -> list["RunResult | None"]:
     """Execute the loaded plans on the backend ``jobs``/``dask`` choose; every
     run is claimed in the store first (see :mod:`xdoe.campaign`).
@@ -78,7 +79,8 @@ def run_plans(
 
     ``file_hashes`` maps a plan's ``file`` to the sha256 of the bytes it
     was parsed from (:func:`xdoe.execution.load_file_plan`), recorded with
-    the run for :func:`skip_finished_files`.
+    the run for :func:`skip_finished_files`. ``laydown``: each run's results
+    folder gets its ``laydown.svg``.
 
     Returns:
         one entry per plan, in the order of ``plans``: its result (whose
@@ -121,7 +123,7 @@ def run_plans(
             store_url=url, results=results_root, store_steps=store_steps,
             stale_after=DEFAULT_STALE_AFTER if stale_after is None else float(stale_after),
             rerun=rerun, parallel_workers=parallel_workers,
-            file_sha256=file_hashes.get(str(p.file)) if p.file else None, plan=p,
+            file_sha256=file_hashes.get(str(p.file)) if p.file else None, laydown=laydown, plan=p,
         )
         position[task.key] = i
         tasks.append(task)

@@ -203,6 +203,9 @@ def main() -> None:
 @store_steps_option
 @click.option("--fail-fast", is_flag=True, help="Stop at the first failed run.")
 @click.option("--quiet", "-q", is_flag=True, help="No progress display and no summary table.")
+@click.option("--laydown/--no-laydown", default=True, show_default=True,
+              help="Put the lay-down diagram laydown.svg into each run's results folder (drawn once per "
+                   "run structure; --no-laydown for smoke tests).")
 @scale_options
 @click.option("--rerun", is_flag=True,
               help="Run again runs that finished before (a new instance) instead of skipping them.")
@@ -212,7 +215,7 @@ def main() -> None:
                    "its run is resumed.")
 @handle_errors
 def experiment_start(files: tuple[str, ...], store_url: str | None, results: Path,
-                     store_steps: str, fail_fast: bool, quiet: bool, jobs: str, dask: str | None,
+                     store_steps: str, fail_fast: bool, quiet: bool, laydown: bool, jobs: str, dask: str | None,
                      parallel_workers: bool, rerun: bool, heartbeat_timeout: float,
                      in_process: bool) -> None:
     """Run each run document FILES (e.g. _outputs/run-*.yaml, or the folder _outputs).
@@ -261,7 +264,7 @@ def experiment_start(files: tuple[str, ...], store_url: str | None, results: Pat
                              store_steps=store_steps, fail_fast=fail_fast, display=display,
                              jobs=jobs, dask=dask, parallel_workers=parallel_workers,
                              rerun=rerun, stale_after=heartbeat_timeout,
-                             file_hashes=loaded.file_hashes, in_process=in_process)
+                             file_hashes=loaded.file_hashes, in_process=in_process, laydown=laydown)
     finally:
         display.stop()
     skipped = [p.uid for p, r in zip(loaded.plans, per_plan) if r is None]  # kept from starting by --fail-fast

@@ -167,6 +167,7 @@ def run(
     heartbeat_timeout: float | None = None,
     finished: "dict[tuple[str, str], int] | None" = None,
     file_sha256: str | None = None,
+    laydown: bool = True,
 ) -> RunResult:
     """Execute one run document phase by phase and record it in the store.
 
@@ -192,6 +193,10 @@ def run(
         file_sha256: for a ``RunPlan`` read from a file, the sha256 of the
             file's bytes (:func:`load_file_plan`) to record with the run; for
             a file path it is computed here.
+        laydown: put the lay-down diagram ``laydown.svg`` into the results
+            folder (drawn once per run structure below the results root,
+            :func:`xdoe.analysis._laydown.write_laydown`); ``False`` for
+            smoke tests.
 
     Returns:
         a :class:`RunResult`. A run that fails (a component cannot be loaded
@@ -251,9 +256,10 @@ def run(
         result = RunResult(uid=plan.uid, status="running", instance_id=recorder.instance_id,
                            results_dir=None if recorder.results_dir is None else str(recorder.results_dir),
                            file=plan.file, note=note, resumed=resume_point is not None)
-        from xdoe.analysis._laydown import write_laydown  # matplotlib only when writing it
+        if laydown:
+            from xdoe.analysis._laydown import write_laydown  # matplotlib only when drawing it
 
-        write_laydown(plan.document, recorder.results_dir)
+            write_laydown(plan.document, recorder.results_dir, recorder.results_root)
         try:
             with watch_sigint() as sigint:
                 execute_plan(plan, recorder, progress=progress, phases_done=result.phases,

@@ -107,15 +107,47 @@ class Store(CheckpointRows, InstanceRows):
             raise StoreError(f"store {self.url} has schema version {row}, newer than this "
                              f"xdoe's {SCHEMA_VERSION}; upgrade xdoe")
 
+    def _sqlite_schema(self) -> tuple[bool, set[str] | None]:
+        """SQLite: ``(complete, tables)``: whether every table and index of
+        this xdoe exists and the schema version is recorded, and the names of
+        the tables there, from one read of ``sqlite_master`` (no write lock,
+        none of ``create_all``'s per-table and per-index reflection queries);
+        ``(False, None)`` on other backends (they take the full path).
+        Raises :class:`StoreError` for a newer schema."""
+        if self.engine.dialect.name != "sqlite":
+            return False, None
+        needed = {("table", t.name) for t in Base.metadata.sorted_tables}
+        needed |= {("index", str(i.name)) for t in Base.metadata.sorted_tables for i in t.indexes}
+        with self.engine.connect() as conn:
+            present = set(conn.exec_driver_sql(
+                "SELECT type, name FROM sqlite_master WHERE type IN ('table', 'index')").all())
+            tables = {name for kind, name in present if kind == "table"}
+            if not needed <= present:
+                return False, tables
+            row = conn.execute(
+                select(StoreMeta.value).where(StoreMeta.key == "schema_version")
+            ).scalar_one_or_none()
+        if row is not None and int(row) > SCHEMA_VERSION:
+            raise StoreError(f"store {self.url} has schema version {row}, newer than this "
+                             f"xdoe's {SCHEMA_VERSION}; upgrade xdoe")
+        return row is not None, tables
+
     def _create_schema(self) -> None:
         try:
+            complete, tables = self._sqlite_schema()
+            if complete:  # the usual case: an existing store (issue 16)
+                return
             with self._writer.begin() as conn:
                 if conn.dialect.name == "postgresql":
                     conn.exec_driver_sql(f"SELECT pg_advisory_xact_lock({_SCHEMA_LOCK})")
                 Base.metadata.create_all(conn)
                 # create_all adds missing tables only: an index added to an
-                # existing table is created here (no migrations yet)
+                # existing table is created here (no migrations yet); a table
+                # that was not there before came with its indexes (from
+                # create_all, or from another process opening the store at once)
                 for table in Base.metadata.sorted_tables:
+                    if tables is not None and table.name not in tables:
+                        continue
                     for index in table.indexes:
                         index.create(conn, checkfirst=True)
                 row = conn.execute(
