@@ -129,10 +129,12 @@ def _write_one(name: str, document, out: Path) -> None:
 
 
 def main() -> None:
-    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser = argparse.ArgumentParser(description=" ".join(__doc__.split("\n\n")[0].split()))
     parser.add_argument("out", type=Path, help="a new folder")
     parser.add_argument("--corpus", type=Path, nargs="*", default=[], help="folders of more documents")
     args = parser.parse_args()
+    if args.out.exists():
+        parser.error(f"{args.out}: exists; give a new folder")
     args.out.mkdir(parents=True)
     for path in sorted((ROOT / "experiments").glob("*.yaml")):
         _write_one(f"experiments-{path.stem}", path, args.out)

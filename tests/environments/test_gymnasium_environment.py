@@ -176,3 +176,21 @@ def test_update_matches_a_plain_gymnasium_loop():
         if state.done:
             break
     assert state.done and state.info["truncated"]
+
+
+def test_the_step_state_built_without_init_equals_a_constructed_one():
+    """GymnasiumEnvironment.update builds its EnvironmentState without
+    ``__init__`` (a speed shortcut): it must set every field ``__init__`` sets,
+    so a field added to EnvironmentState later cannot be missing from it."""
+    import dataclasses
+
+    from xdoe.components.environments._gymnasium import _state
+    from xdoe.environment import EnvironmentState, RewardInformation, SensorInformation
+
+    sensors, rewards = [SensorInformation("e.s", None, 3)], [RewardInformation("e.r", 1.5)]
+    for terminated, truncated in ((False, False), (True, False), (False, True)):
+        fast = _state(sensors, rewards, terminated, {"k": 1}, truncated)
+        slow = EnvironmentState(sensors, rewards, terminated, {"k": 1}, truncated=truncated)
+        assert vars(fast) == vars(slow)
+        assert fast == slow and fast.done == slow.done
+        assert {f.name for f in dataclasses.fields(EnvironmentState)} == set(vars(fast))

@@ -207,6 +207,14 @@ class MisdeclaredMuscle(MutatingMuscle):
     keeps_actuators = True
 
 
+class OverridingMuscle(KeepingMuscle):
+    """A subclass of a muscle that declares ``keeps_actuators`` which overrides
+    ``propose_actions`` to set values on what it is given (as a plugin written
+    before the declaration existed may): it must get fresh objects."""
+
+    propose_actions = MutatingMuscle.propose_actions
+
+
 class CountingEnvCondition(EnvironmentTerminationCondition):
     """The built-in episode condition, counting its calls (a subclass: the
     executor must call it, not shortcut it)."""

@@ -22,7 +22,8 @@ def _clear():
 
 
 @pytest.mark.parametrize("muscle, keeps", [("components:MutatingMuscle", False),
-                                           ("components:KeepingMuscle", True)])
+                                           ("components:KeepingMuscle", True),
+                                           ("components:OverridingMuscle", False)])
 def test_actuators_handed_to_muscles(store, tmp_path, muscle, keeps):
     doc = run_document(("training", counting_phase(episodes=2, length=3, muscle={"name": muscle, "params": {}})))
     result = run(doc, store=store, results=tmp_path / "r")
@@ -54,3 +55,31 @@ def test_subclassed_controller_and_condition_are_called(store, tmp_path):
     assert result.ok, result.traceback
     assert components.CountingVanilla.steps == components.CountingEnvCondition.calls == 8
     assert [e["steps"] for e in store.episodes("test-run")] == [4, 4]
+
+
+def test_a_subclass_overriding_propose_actions_does_not_inherit_keeps_actuators():
+    """QLearningMuscle declares keeps_actuators for its own propose_actions; a
+    plugin subclass that overrides the method (and may set values on the
+    actuators it is given) gets fresh copies unless it declares it again."""
+    from xdoe.components.agents import QLearningMuscle
+    from xdoe.execution._agent_runtime import keeps_actuators
+
+    class Tweaked(QLearningMuscle):
+        def propose_actions(self, sensors, actuators):
+            for a in actuators:
+                a.value = 0
+            return actuators
+
+    class TweakedAndDeclared(Tweaked):
+        keeps_actuators = True
+
+    class Inheriting(QLearningMuscle):
+        epsilon_note = "no override"
+
+    declared_on_instance = Tweaked(uid="m")
+    declared_on_instance.keeps_actuators = True
+    got = {m.__class__.__name__ if m is not declared_on_instance else "instance": keeps_actuators(m)
+           for m in (QLearningMuscle(uid="m"), Tweaked(uid="m"), TweakedAndDeclared(uid="m"),
+                     Inheriting(uid="m"), declared_on_instance)}
+    assert got == {"QLearningMuscle": True, "Tweaked": False, "TweakedAndDeclared": True, "Inheriting": True,
+                   "instance": True}

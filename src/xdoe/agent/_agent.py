@@ -136,7 +136,8 @@ class Muscle(ABC):
     #: ``True`` declares that :meth:`propose_actions` never changes the
     #: actuators it is given (it returns new objects): the executor then hands
     #: it the same actuator objects at every step instead of fresh copies.
-    #: ``False`` (the default) is always safe.
+    #: ``False`` (the default) is always safe. A subclass that overrides
+    #: :meth:`propose_actions` does not inherit a ``True`` (declare it again).
     keeps_actuators: bool = False
 
     def __init__(self, uid: str, seed: int = 0, **params: Any) -> None:

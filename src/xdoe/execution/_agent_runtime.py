@@ -8,7 +8,7 @@ from typing import Any
 from xdoe.agent import Brain, Muscle, Objective
 from xdoe.environment import ActuatorInformation, RewardInformation, SensorInformation
 
-__all__ = ["AgentRuntime", "own_rewards", "sum_rewards"]
+__all__ = ["AgentRuntime", "keeps_actuators", "own_rewards", "sum_rewards"]
 
 
 class AgentRuntime:
@@ -34,7 +34,7 @@ class AgentRuntime:
         #: the actuators handed to a muscle that keeps them (``Muscle.keeps_actuators``)
         #: at every step, else ``None``: fresh copies of ``templates`` each step
         self.fixed_templates = ([ActuatorInformation(a.uid, a.space) for a in actuators]
-                                if getattr(muscle, "keeps_actuators", False) is True else None)
+                                if keeps_actuators(muscle) else None)
         self.spaces = {a.uid: _bounds(a.space) for a in actuators}
         self.sensor_env = sensor_env  # >= 0: the agent sees exactly that env's sensors, in order
         self.reward_envs = reward_envs
@@ -54,6 +54,24 @@ class AgentRuntime:
         self.all_rewards = bool(getattr(objective, "all_rewards", False))
         #: ``None`` while in the episode; True/False (truncated/terminated) once it left
         self.left: bool | None = None
+
+
+def keeps_actuators(muscle: Muscle) -> bool:
+    """Whether ``muscle`` declares :attr:`Muscle.keeps_actuators` for the
+    ``propose_actions`` it runs: on the instance, or on the class defining that
+    method or a subclass of it. A subclass that overrides ``propose_actions``
+    (say, to set values on the actuators it is given) without declaring it
+    again gets fresh copies, whatever its parent declared."""
+    if getattr(muscle, "keeps_actuators", False) is not True:
+        return False
+    if "keeps_actuators" in getattr(muscle, "__dict__", {}):
+        return True
+    for cls in type(muscle).__mro__:
+        if "keeps_actuators" in vars(cls):
+            return vars(cls)["keeps_actuators"] is True
+        if "propose_actions" in vars(cls):
+            return False  # overridden below the class that declared it
+    return False
 
 
 def own_rewards(agent: AgentRuntime, rewards: list[RewardInformation]) -> list[RewardInformation]:
