@@ -43,12 +43,28 @@ def test_drawn_once_and_linked_into_each_folder(tmp_path: Path) -> None:
     text = drawn[0].read_text("utf-8")
     assert "agent learner" in text and "environment env" in text and "sensors: s0" in text
     assert all((f / LAYDOWN_FILE).samefile(drawn[0]) for f in folders)
+    assert drawn[0].stat().st_mode & 0o777 == 0o444  # shared by hard links: read-only
     # a structure drawn before is not drawn again: the cached file is taken as it is
     stamp = drawn[0].stat().st_mtime_ns
     other = tmp_path / "r-9" / "x"
     other.mkdir(parents=True)
     write_laydown(_run("r-9"), other)  # default cache root: the folder's grandparent
     assert drawn[0].stat().st_mtime_ns == stamp and (other / LAYDOWN_FILE).samefile(drawn[0])
+
+
+def test_key_without_the_drawing_code_installed(monkeypatch: pytest.MonkeyPatch) -> None:
+    # an install with compiled modules only: the version stands for the code, the key stays stable
+    real = Path.read_bytes
+
+    def no_sources(self: Path) -> bytes:
+        if self.suffix == ".py":
+            raise FileNotFoundError(self)
+        return real(self)
+
+    before = laydown_key(_run())
+    monkeypatch.setattr(Path, "read_bytes", no_sources)
+    key = laydown_key(_run())
+    assert key == laydown_key(_run("b", 7)) and key != before and len(key) == 64
 
 
 def test_copy_where_no_hard_link(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:

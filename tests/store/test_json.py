@@ -69,3 +69,13 @@ def test_step_cells_of_one_key_are_the_compact_json_text():
     for value in cases:
         assert _json_cell(value) == compact_json(value), value
     assert _json_cell(None) is None
+
+
+def test_json_cell_prefix_cache_stays_bounded():
+    from xdoe.store import _recorder_rows as rows
+    from xdoe.store._json import compact_json
+
+    for k in range(rows._MAX_PREFIXES + 10):
+        cell = rows._json_cell({f"sensor-{k}": k})
+        assert len(rows._PREFIXES) <= rows._MAX_PREFIXES
+    assert cell == compact_json({f"sensor-{k}": k})

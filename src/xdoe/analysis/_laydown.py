@@ -155,13 +155,19 @@ def laydown_key(document: dict) -> str:
     component classes, sensor and actuator ids; not the uid or seed) and of
     the drawing code itself (this module and the figure helpers, so that any
     change of the drawing, editable installs included, draws anew; cheaper
-    than asking the installed distributions for xdoe's version)."""
+    than asking the installed distributions for xdoe's version; where the
+    sources are not installed, xdoe's version stands for them)."""
     import hashlib
 
     digest = hashlib.sha256()
     here = Path(__file__).parent
-    for name in _DRAWING_CODE:
-        digest.update((here / name).read_bytes())
+    try:
+        for name in _DRAWING_CODE:
+            digest.update((here / name).read_bytes())
+    except OSError:  # an install with compiled modules only
+        import xdoe
+
+        digest.update(f"xdoe {xdoe.__version__}".encode())
     digest.update(_structure(document).encode("utf-8"))
     return digest.hexdigest()
 
@@ -170,10 +176,15 @@ def _cached_drawing(document: dict, cache: Path) -> Path:
     """``cache/<key>.svg`` of ``document``, drawn now if it is not there
     (:func:`~xdoe.analysis._figure.save` writes a temporary file and renames
     it into place: concurrent workers drawing the same structure each
-    replace it with the same content, and no reader sees a partial file)."""
+    replace it with the same content, and no reader sees a partial file).
+    The drawing is made read-only: every instance folder's ``laydown.svg`` is a
+    hard link to it, so an edit of one would change them all."""
+    import os
+
     path = cache / f"{laydown_key(document)}.svg"
     if not path.is_file():
         plot_laydown(document, path, title=SHARED_TITLE)
+        os.chmod(path, 0o444)
     return path
 
 

@@ -55,14 +55,17 @@ def _json_cell(value: Any) -> _Encoded | None:
         if type(key) is str and (kind is int or (kind is float and item - item == 0.0)):
             prefix = _PREFIXES.get(key)
             if prefix is None:
+                if len(_PREFIXES) >= _MAX_PREFIXES:  # a long-lived process seeing many ids: start over
+                    _PREFIXES.clear()
                 prefix = _PREFIXES[key] = "{" + _encode_string(key) + ":"
             return _Encoded(prefix + (int.__repr__(item) if kind is int else float.__repr__(item)) + "}")
     return _Encoded(_encode_compact(value))
 
 
 #: ``'{"<key>":'`` of the keys :func:`_json_cell` has seen (sensor, actuator
-#: and reward ids: a few per run)
+#: and reward ids: a few per run), at most ``_MAX_PREFIXES`` of them
 _PREFIXES: dict[str, str] = {}
+_MAX_PREFIXES = 4096
 _encode_string = json.encoder.encode_basestring  # ensure_ascii=False
 
 
