@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import math
+import pickle
 
 import numpy as np
 import pytest
@@ -376,3 +377,39 @@ def test_balanced_columns_fallback():
     assert len(np.unique(points, axis=0)) == 12
     for j, k in enumerate(ks):
         assert np.bincount(points[:, j], minlength=k).tolist() == [12 // k] * k
+
+
+def test_full_factorial_rows_without_the_array():
+    # Design.grid (xgen check without numpy): rows, values and length computed
+    # without building points; the array, once built, is the full factorial's
+    factors = (cat("a", 3), Factor("b", levels=(1, [2], {"c": 3})), cat("c", 2))
+    lazy = make_design(factors)
+    eager = Design(factors, "full_factorial", "x", full_factorial(factors))
+    assert len(lazy) == len(eager) == 18
+    for i in [*range(18), -1, -18]:
+        assert lazy.row(i) == eager.row(i)
+        assert lazy.values(i) == eager.values(i)
+    for i in (18, -19):
+        with pytest.raises(IndexError):
+            lazy.row(i)
+    assert "points" not in vars(lazy)
+    copy = pickle.loads(pickle.dumps(lazy))
+    assert np.array_equal(lazy.points, eager.points) and not lazy.points.flags.writeable
+    assert lazy.active.all() and lazy.active.shape == (18, 3) and not lazy.active.flags.writeable
+    assert lazy.row(-1) == eager.row(-1)  # now from the array
+    assert (lazy.min_distance, lazy.discrepancy) == (eager.min_distance, eager.discrepancy)
+    assert len(copy) == 18 and np.array_equal(copy.points, eager.points)
+    with pytest.raises(AttributeError):
+        lazy.nothing
+    with pytest.raises(DesignError, match="continuous"):
+        Design.grid(MIXED, "full_factorial", "x")
+
+
+def test_seed_with_spawn_key_and_bad_seed_without_drawing():
+    a = make_design(MIXED, max_runs=8, seed=4, spawn_key=(0,))
+    b = make_design(MIXED, max_runs=8, seed=np.random.SeedSequence(4, spawn_key=(0,)))
+    assert np.array_equal(a.points, b.points)
+    assert not np.array_equal(a.points, make_design(MIXED, max_runs=8, seed=4).points)
+    for seed in (-1, 1.5, True, "3"):
+        with pytest.raises(DesignError, match="seed"):
+            make_design(CATEGORICAL, seed=seed)

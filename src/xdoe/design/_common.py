@@ -1,27 +1,60 @@
-"""Helpers shared by the design algorithms (seeds, level counts, checks)."""
+"""Helpers shared by the design algorithms (seeds, level counts, checks).
+
+numpy is imported where it is used: a full factorial is built and checked
+without it (``xgen check`` start-up, issue 16).
+"""
 
 from __future__ import annotations
 
 import math
-from typing import Sequence
-
-import numpy as np
+import numbers
+import sys
+from typing import TYPE_CHECKING, Sequence
 
 from xdoe.design._factors import Factor
 from xdoe.errors import DesignError
 
+if TYPE_CHECKING:
+    import numpy as np
 
-def as_seed_sequence(seed: np.random.SeedSequence | int) -> np.random.SeedSequence:
-    """``seed`` as a :class:`numpy.random.SeedSequence` (an int ``s`` gives ``SeedSequence(s)``)."""
-    if isinstance(seed, np.random.SeedSequence):
-        return seed
-    if isinstance(seed, (int, np.integer)) and not isinstance(seed, bool) and seed >= 0:
-        return np.random.SeedSequence(int(seed))
+
+def _is_seed_sequence(seed: object) -> bool:
+    np = sys.modules.get("numpy")  # not loaded: ``seed`` cannot be a SeedSequence
+    return np is not None and isinstance(seed, np.random.SeedSequence)
+
+
+def check_seed(seed: object) -> None:
+    """Refuse a seed :func:`as_seed_sequence` would refuse, without importing numpy.
+
+    Raises:
+        DesignError: ``seed`` is neither a non-negative int nor a ``SeedSequence``.
+    """
+    if _is_seed_sequence(seed):
+        return
+    if isinstance(seed, numbers.Integral) and not isinstance(seed, bool) and seed >= 0:
+        return
     raise DesignError(f"design seed must be a non-negative int or a numpy SeedSequence, got {seed!r}")
+
+
+def as_seed_sequence(seed: np.random.SeedSequence | int, spawn_key: tuple[int, ...] = ()) -> np.random.SeedSequence:
+    """``seed`` as a :class:`numpy.random.SeedSequence` (an int ``s`` gives
+    ``SeedSequence(s, spawn_key=spawn_key)``; a ``SeedSequence`` is returned as is).
+
+    Raises:
+        DesignError: see :func:`check_seed`.
+    """
+    check_seed(seed)
+    if _is_seed_sequence(seed):
+        return seed  # type: ignore[return-value]
+    import numpy as np
+
+    return np.random.SeedSequence(int(seed), spawn_key=spawn_key)  # type: ignore[call-overload]
 
 
 def rng_from(seed: np.random.SeedSequence | int) -> np.random.Generator:
     """A fresh generator derived only from ``seed``."""
+    import numpy as np
+
     return np.random.default_rng(as_seed_sequence(seed))
 
 
@@ -39,7 +72,7 @@ def check_factors(factors: Sequence[Factor]) -> tuple[Factor, ...]:
 
 
 def check_n(n: object, what: str) -> int:
-    if isinstance(n, bool) or not isinstance(n, (int, np.integer)) or n < 1:
+    if isinstance(n, bool) or not isinstance(n, numbers.Integral) or n < 1:
         raise DesignError(f"{what} needs a number of design points n >= 1, got {n!r}")
     return int(n)
 
@@ -52,6 +85,8 @@ def full_size(factors: Sequence[Factor]) -> int:
 def balanced_levels(n: int, k: int) -> np.ndarray:
     """``n`` level indices ``floor(i k / n)`` for ``i = 0..n-1``: ascending,
     each of the ``k`` levels ``floor(n/k)`` or ``ceil(n/k)`` times."""
+    import numpy as np
+
     return (np.arange(n, dtype=np.int64) * k) // n
 
 

@@ -4,10 +4,9 @@ from __future__ import annotations
 
 import copy
 import math
+import sys
 from dataclasses import dataclass
 from typing import Any, Literal
-
-import numpy as np
 
 from xdoe.errors import DesignError
 
@@ -17,7 +16,8 @@ __all__ = ["Factor"]
 def _plain(value: Any) -> Any:
     """Return ``value`` as a plain Python object (numpy scalars unwrapped,
     mutable containers copied so callers cannot alter the factor)."""
-    if isinstance(value, np.generic):
+    np = sys.modules.get("numpy")  # not loaded: ``value`` cannot be a numpy scalar
+    if np is not None and isinstance(value, np.generic):
         return value.item()
     if isinstance(value, (list, dict, tuple, set)):
         return copy.deepcopy(value)

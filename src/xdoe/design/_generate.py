@@ -18,7 +18,6 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any, Callable, Iterator
 
-import numpy as np
 
 from xdoe.design._expand import Expander, copy_plain, factors_of, round_continuous, run_seed, run_uid
 from xdoe.design._extend import ExtendPlan
@@ -64,8 +63,7 @@ class RunSequence(Sequence):
         columns = self._columns
         if columns is None:
             return self._expander.levels(self.design.values(point))
-        row = self.design.points[point].tolist()
-        active = self.design.active[point].tolist()  # type: ignore[index]
+        row, active = self.design.row(point)
         out = {}
         for name, j, table, factor in columns:
             if active[j]:
@@ -212,7 +210,8 @@ def build_design(experiment: Experiment, *, max_total_runs: int | None = None) -
             factors,
             method=model.design,
             max_runs=model.max_runs,
-            seed=np.random.SeedSequence(model.seed, spawn_key=(0,)),
+            seed=model.seed,
+            spawn_key=(0,),  # SeedSequence(seed, spawn_key=(0,)), built only where the design draws
         )
     except DesignError as exc:
         raise experiment.error(str(exc), (key,)) from None

@@ -2,18 +2,18 @@
 
 from __future__ import annotations
 
+import math
+import numbers
 from dataclasses import dataclass, field
 from functools import cached_property
-from typing import Any, Sequence
+from typing import TYPE_CHECKING, Any, Sequence
 
-import numpy as np
-
-from xdoe.design._conditional import apply_conditions, check_conditions
-from xdoe.design._common import as_seed_sequence, check_factors, full_size
-from xdoe.design._factorial import factorial_indices, full_factorial
+from xdoe.design._common import as_seed_sequence, check_factors, check_seed, full_size
 from xdoe.design._factors import Factor
-from xdoe.design._metrics import centred_l2_discrepancy, factorial_figures, min_distance
 from xdoe.errors import DesignError
+
+if TYPE_CHECKING:
+    import numpy as np
 
 __all__ = ["Design", "make_design", "METHODS"]
 
@@ -33,6 +33,9 @@ class Design:
             for a categorical column, unit position in ``[0, 1]`` for a
             continuous one.
 
+    A full factorial (:meth:`grid`) builds ``points`` and ``active`` on
+    first use: its length and rows need no numpy (``xgen check``).
+
     Raises:
         DesignError: ``points`` of the wrong shape, a level index out of
             range or a position outside ``[0, 1]``.
@@ -48,6 +51,8 @@ class Design:
     active: np.ndarray | None = field(default=None, repr=False)
 
     def __post_init__(self) -> None:
+        import numpy as np
+
         factors = check_factors(self.factors)
         pts = np.array(self.points, dtype=np.float64, copy=True)
         if pts.ndim != 2 or pts.shape[1] != len(factors):
@@ -71,8 +76,65 @@ class Design:
         object.__setattr__(self, "factors", factors)
         object.__setattr__(self, "points", pts)
 
+    @classmethod
+    def grid(cls, factors: Sequence[Factor], method: str, reason: str) -> Design:
+        """The full factorial of categorical ``factors`` (every factor has
+        levels; zero factors give one point with no columns), in
+        :func:`~xdoe.design.full_factorial` order; ``points`` and ``active``
+        (all ``True``) are built on first use.
+
+        Raises:
+            DesignError: a factor is continuous, or a name is given twice.
+        """
+        factors = check_factors(factors)
+        for f in factors:
+            if f.levels is None:
+                raise DesignError(f"full_factorial needs levels, but factor {f.name!r} is continuous")
+        self = object.__new__(cls)
+        for name, value in (("factors", factors), ("method", method), ("reason", reason),
+                            ("_ks", tuple(len(f.levels) for f in factors))):  # type: ignore[arg-type]
+            object.__setattr__(self, name, value)
+        return self
+
+    def __getattr__(self, name: str) -> Any:
+        # only reached for an attribute not set yet: the arrays of a lazy grid
+        if name not in ("points", "active") or "_ks" not in self.__dict__:
+            raise AttributeError(f"{type(self).__name__!r} object has no attribute {name!r}")
+        import numpy as np
+
+        from xdoe.design._factorial import full_factorial
+
+        points = full_factorial(self.factors)
+        points.setflags(write=False)
+        active = np.ones(points.shape, dtype=bool)
+        active.setflags(write=False)
+        object.__setattr__(self, "points", points)
+        object.__setattr__(self, "active", active)
+        return self.__dict__[name]
+
     def __len__(self) -> int:
-        return int(self.points.shape[0])
+        ks = self.__dict__.get("_ks")
+        return math.prod(ks) if ks is not None else int(self.points.shape[0])
+
+    def row(self, i: int) -> tuple[list[float], list[bool]]:
+        """Design point ``i`` (negative: from the end) as plain lists: its
+        coordinates (see ``points``) and whether each factor is active.
+
+        Raises:
+            IndexError: ``i`` out of range.
+        """
+        ks = self.__dict__.get("_ks")
+        if ks is None or "points" in self.__dict__:
+            return self.points[i].tolist(), self.active[i].tolist()  # type: ignore[index]
+        n = math.prod(ks)
+        index = i + n if i < 0 else i
+        if not 0 <= index < n:
+            raise IndexError(f"design point {i} out of range for {n} points")
+        digits = [0.0] * len(ks)
+        for j in range(len(ks) - 1, -1, -1):  # mixed radix, the first factor slowest (itertools.product)
+            index, digit = divmod(index, ks[j])
+            digits[j] = float(digit)
+        return digits, [True] * len(ks)
 
     def __repr__(self) -> str:
         names = ", ".join(f.name for f in self.factors)
@@ -81,13 +143,15 @@ class Design:
     def values(self, i: int) -> dict[str, Any]:
         """Factor name -> level or value (plain Python types) of design point
         ``i``; a conditional factor inactive at ``i`` is left out."""
-        row, on = self.points[i], self.active[i]  # type: ignore[index]
-        return {f.name: f.value(float(row[j])) for j, f in enumerate(self.factors) if on[j]}
+        row, on = self.row(i)
+        return {f.name: f.value(row[j]) for j, f in enumerate(self.factors) if on[j]}
 
     def unit(self) -> np.ndarray:
         """The points scaled to ``[0, 1]^d``, shape ``(n, d)``: level index
         ``i`` of ``k`` levels becomes ``i / (k - 1)`` (``0.5`` when ``k == 1``);
         continuous positions are unchanged."""
+        import numpy as np
+
         out = np.array(self.points, dtype=np.float64, copy=True)
         for j, f in enumerate(self.factors):
             if f.levels is not None:
@@ -99,14 +163,22 @@ class Design:
     def _grid(self) -> list[int] | None:
         """The level counts when the points are exactly the full factorial
         (in any method's name), else ``None``."""
+        if self.__dict__.get("_ks"):
+            return list(self.__dict__["_ks"])
         ks = [len(f.levels) if f.levels is not None else 0 for f in self.factors]
         if not ks or 0 in ks or len(self) != full_size(self.factors):
             return None
+        import numpy as np
+
+        from xdoe.design._factorial import factorial_indices
+
         return ks if np.array_equal(self.points, factorial_indices(ks)) else None
 
     @cached_property
     def min_distance(self) -> float:
         """Minimum pairwise Euclidean distance of :meth:`unit` (``inf`` for fewer than two points)."""
+        from xdoe.design._metrics import factorial_figures, min_distance
+
         if self._grid is not None:
             return factorial_figures(self._grid)[0]
         return min_distance(self.unit())
@@ -115,6 +187,8 @@ class Design:
     def discrepancy(self) -> float:
         """Centred L2 discrepancy of :meth:`unit` (scipy ``qmc.discrepancy(method="CD")``;
         the same value in closed form for a full factorial); ``nan`` without columns."""
+        from xdoe.design._metrics import centred_l2_discrepancy, factorial_figures
+
         if self._grid is not None:
             return factorial_figures(self._grid)[1]
         return centred_l2_discrepancy(self.unit())
@@ -135,7 +209,7 @@ def _build(method: str) -> Any:
 def _budget(max_runs: int | None) -> int | None:
     if max_runs is None:
         return None
-    if isinstance(max_runs, bool) or not isinstance(max_runs, (int, np.integer)):
+    if isinstance(max_runs, bool) or not isinstance(max_runs, numbers.Integral):
         raise DesignError(f"max_runs must be an integer (-1 for no limit), got {max_runs!r}")
     if max_runs == -1:
         return None
@@ -150,10 +224,13 @@ def make_design(
     method: str = "auto",
     max_runs: int | None = None,
     seed: int | np.random.SeedSequence = 0,
+    spawn_key: tuple[int, ...] = (),
 ) -> Design:
     """Choose a method and size and build the design (see :func:`_make_design`);
     conditional factors (``Factor.when``) are then collapsed where inactive
     and duplicate points dropped (:func:`~xdoe.design._conditional.apply_conditions`).
+    An int ``seed`` stands for ``SeedSequence(seed, spawn_key=spawn_key)``,
+    built only by the methods that draw (lhs, maximin).
 
     Raises:
         DesignError: as :func:`_make_design`, or a ``when`` naming an unknown
@@ -161,7 +238,10 @@ def make_design(
     """
     factors = check_factors(factors)
     if not any(f.when for f in factors):
-        return _make_design(factors, method=method, max_runs=max_runs, seed=seed)
+        return _make_design(factors, method=method, max_runs=max_runs, seed=seed, spawn_key=spawn_key)
+    from xdoe.design._conditional import apply_conditions, check_conditions
+    from xdoe.design._factorial import full_factorial
+
     check_conditions(factors)
     budget = _budget(max_runs)
     if method in METHODS and all(f.levels is not None for f in factors):
@@ -175,7 +255,7 @@ def make_design(
         if method == "full_factorial":
             raise DesignError(f"the full factorial of valid combinations has {len(points)} points > max_runs "
                               f"{budget}; raise max_runs or use design maximin")
-    design = _make_design(factors, method=method, max_runs=max_runs, seed=seed)
+    design = _make_design(factors, method=method, max_runs=max_runs, seed=seed, spawn_key=spawn_key)
     points, active = apply_conditions(design.factors, design.points)
     reason = design.reason
     if len(points) < len(design):
@@ -189,6 +269,7 @@ def _make_design(
     method: str = "auto",
     max_runs: int | None = None,
     seed: int | np.random.SeedSequence = 0,
+    spawn_key: tuple[int, ...] = (),
 ) -> Design:
     """Choose a method and size and build the design.
 
@@ -203,6 +284,7 @@ def _make_design(
             factorial size when every factor is categorical (a budget that
             covers the full factorial returns the full factorial).
         seed: int or ``SeedSequence`` driving every random choice.
+        spawn_key: with an int ``seed``, the ``SeedSequence``'s ``spawn_key``.
 
     Returns:
         The :class:`Design`; zero factors give one design point with no columns.
@@ -214,13 +296,13 @@ def _make_design(
     """
     factors = check_factors(factors)
     budget = _budget(max_runs)
-    seed_seq = as_seed_sequence(seed)
+    check_seed(seed)
     if method not in METHODS:
         raise DesignError(f"unknown design method {method!r}; expected one of {', '.join(METHODS)}")
     limit = "no max_runs" if budget is None else f"max_runs {budget}"
     if not factors:
         used = "full_factorial" if method == "auto" else method
-        return Design((), used, "no factors: a single design point", np.zeros((1, 0)))
+        return Design.grid((), used, "no factors: a single design point")
     continuous = [f.name for f in factors if f.levels is None]
     if method == "full_factorial" or (method == "auto" and not continuous):
         if continuous:
@@ -239,15 +321,10 @@ def _make_design(
                 factors,
                 "maximin",
                 f"full factorial has {size} points > max_runs {budget}: maximin subset of {budget} points",
-                _build("maximin")(factors, budget, seed_seq),
+                _build("maximin")(factors, budget, as_seed_sequence(seed, spawn_key)),
             )
         why = "auto: all factors categorical" if method == "auto" else "full_factorial requested"
-        return Design(
-            factors,
-            "full_factorial",
-            f"{why}; full factorial has {size} points, within {limit}",
-            full_factorial(factors),
-        )
+        return Design.grid(factors, "full_factorial", f"{why}; full factorial has {size} points, within {limit}")
     # lhs, maximin, or auto with continuous factors
     used = "maximin" if method == "auto" else method
     build = _build(used)
@@ -264,19 +341,17 @@ def _make_design(
             factors,
             used,
             f"{kind} {', '.join(continuous)}: {label} of {budget} points (max_runs)",
-            build(factors, budget, seed_seq),
+            build(factors, budget, as_seed_sequence(seed, spawn_key)),
         )
     size = full_size(factors)
     if budget is None or budget >= size:
-        return Design(
-            factors,
-            "full_factorial",
+        return Design.grid(
+            factors, "full_factorial",
             f"{used} requested but {limit} covers the full factorial of {size} points: full factorial",
-            full_factorial(factors),
         )
     return Design(
         factors,
         used,
         f"{used} requested: {label} of {budget} points (max_runs) from a full factorial of {size}",
-        build(factors, budget, seed_seq),
+        build(factors, budget, as_seed_sequence(seed, spawn_key)),
     )
