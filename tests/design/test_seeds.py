@@ -8,6 +8,7 @@ import random
 import numpy as np
 import pytest
 
+from xdoe._random import seed_word
 from xdoe.design._seeds import _first_word, run_seed
 from xdoe.errors import DesignError
 
@@ -16,7 +17,14 @@ ROOTS = [0, 1, 2, 42, 2**31 - 1, 2**32 - 1, 2**32, 2**32 + 1, 2**63, 2**64 - 1, 
 
 
 def numpy_word(root: int, key: tuple[int, ...]) -> int:
-    return int(np.random.SeedSequence(root, spawn_key=(1, *key)).generate_state(1, np.uint32)[0])
+    """What every other seed of xdoe is made with: ``SeedSequence`` itself."""
+    return seed_word(root, 1, *key)
+
+
+def test_seed_word_is_the_first_generate_state_word() -> None:
+    for seed, key in [(0, ()), (7, (1, 2)), (2**64 + 5, (4, 2**32 - 1, 0))]:
+        ss = np.random.SeedSequence(seed, spawn_key=key)
+        assert seed_word(seed, *key) == int(ss.generate_state(1, np.uint32)[0])
 
 
 @pytest.mark.parametrize("root", ROOTS)

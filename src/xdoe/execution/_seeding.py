@@ -39,6 +39,8 @@ import hashlib
 
 import numpy as np
 
+from xdoe._random import seed_word
+
 __all__ = ["name_key", "derive_seed", "brain_seed", "environment_seed", "muscle_seed",
            "sampler_rng", "CHECK_SEED"]
 
@@ -55,9 +57,8 @@ def name_key(name: str) -> tuple[int, int]:
 
 
 def derive_seed(run_seed: int, *key: int) -> int:
-    """A uint32 seed from ``SeedSequence(run_seed, spawn_key=key)``."""
-    ss = np.random.SeedSequence(int(run_seed), spawn_key=tuple(int(k) for k in key))
-    return int(ss.generate_state(1, np.uint32)[0])
+    """A uint32 seed from ``SeedSequence(run_seed, spawn_key=key)`` (:func:`xdoe._random.seed_word`)."""
+    return seed_word(run_seed, *key)
 
 
 def brain_seed(run_seed: int, agent: str) -> int:

@@ -118,10 +118,9 @@ def resolve_source(store: "Store", node: str | int) -> Source:
 
 def child_seed(parent_seed: int, number: int) -> int:
     """The seed of child ``number`` of a parent with ``parent_seed`` (uint32)."""
-    import numpy as np
+    from xdoe._random import seed_word
 
-    ss = np.random.SeedSequence(int(parent_seed), spawn_key=(SEED_KEY, int(number)))
-    return int(ss.generate_state(1, np.uint32)[0])
+    return seed_word(parent_seed, SEED_KEY, number)
 
 
 def _segment_phase(document: dict[str, Any], phase: str | None) -> int:
