@@ -18,11 +18,11 @@ from __future__ import annotations
 
 import copy
 import difflib
-import os
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import TYPE_CHECKING, Any, Callable, Sequence
 
+from xdoe._files import write_atomically
 from xdoe.errors import InputError, RunError
 from xdoe.tree._criteria import HealthCriterion, ImprovementCriterion, SessionEpisodes, Verdict
 from xdoe.tree._overrides import Override, apply_overrides
@@ -227,10 +227,8 @@ def write_document(path: Path, document: dict[str, Any]) -> None:
         if path.read_text(encoding="utf-8") == text:
             return
         raise InputError(f"{path} exists with other content; not overwriting it")
-    path.parent.mkdir(parents=True, exist_ok=True)
-    tmp = path.with_name(f".{path.name}.{os.getpid()}.tmp")
-    tmp.write_text(text, encoding="utf-8")
-    os.replace(tmp, path)
+    # a file that appears meanwhile is refused too (no-clobber link), never replaced
+    write_atomically(path, lambda tmp: tmp.write_text(text, encoding="utf-8"))
 
 
 def _free_uid(store: "Store", parent_uid: str, output: Path, start: int) -> tuple[str, int]:
