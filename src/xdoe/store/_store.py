@@ -98,13 +98,16 @@ class Store(CheckpointRows, InstanceRows):
             with self.engine.connect() as conn:
                 if not sa_inspect(conn).has_table(StoreMeta.__tablename__):
                     raise NoStoreError(f"no store at {self.url} (no xdoe tables)")
-                row = conn.execute(
-                    select(StoreMeta.value).where(StoreMeta.key == "schema_version")
-                ).scalar_one_or_none()
+                row = _schema_version(conn)
         except SQLAlchemyError as exc:
             raise store_error(self._url, "open", exc) from None
-        if row is not None and int(row) > SCHEMA_VERSION:
-            raise StoreError(f"store {self.url} has schema version {row}, newer than this "
+        self._refuse_newer(row)
+
+    def _refuse_newer(self, version: str | None) -> None:
+        """Raise :class:`StoreError` when the store's schema ``version`` is
+        newer than this xdoe's."""
+        if version is not None and int(version) > SCHEMA_VERSION:
+            raise StoreError(f"store {self.url} has schema version {version}, newer than this "
                              f"xdoe's {SCHEMA_VERSION}; upgrade xdoe")
 
     def _sqlite_schema(self) -> tuple[bool, set[str] | None]:
@@ -124,12 +127,8 @@ class Store(CheckpointRows, InstanceRows):
             tables = {name for kind, name in present if kind == "table"}
             if not needed <= present:
                 return False, tables
-            row = conn.execute(
-                select(StoreMeta.value).where(StoreMeta.key == "schema_version")
-            ).scalar_one_or_none()
-        if row is not None and int(row) > SCHEMA_VERSION:
-            raise StoreError(f"store {self.url} has schema version {row}, newer than this "
-                             f"xdoe's {SCHEMA_VERSION}; upgrade xdoe")
+            row = _schema_version(conn)
+        self._refuse_newer(row)
         return row is not None, tables
 
     def _create_schema(self) -> None:
@@ -150,19 +149,14 @@ class Store(CheckpointRows, InstanceRows):
                         continue
                     for index in table.indexes:
                         index.create(conn, checkfirst=True)
-                row = conn.execute(
-                    select(StoreMeta.value).where(StoreMeta.key == "schema_version")
-                ).scalar_one_or_none()
+                row = _schema_version(conn)
                 if row is None:
                     conn.execute(
                         StoreMeta.__table__.insert(),
                         [{"key": "schema_version", "value": str(SCHEMA_VERSION)}],
                     )
-                elif int(row) > SCHEMA_VERSION:
-                    raise StoreError(
-                        f"store {self.url} has schema version {row}, newer than this "
-                        f"xdoe's {SCHEMA_VERSION}; upgrade xdoe"
-                    )
+                else:
+                    self._refuse_newer(row)
         except SQLAlchemyError as exc:
             raise store_error(self._url, "open", exc) from None
 
@@ -401,3 +395,8 @@ class Store(CheckpointRows, InstanceRows):
 
     def _write(self, action: str) -> AbstractContextManager[Session]:
         return self._transaction(action, write=True)
+
+
+def _schema_version(conn: Any) -> str | None:
+    """The schema version the store records (``None``: not recorded yet)."""
+    return conn.execute(select(StoreMeta.value).where(StoreMeta.key == "schema_version")).scalar_one_or_none()
