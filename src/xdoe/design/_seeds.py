@@ -8,7 +8,7 @@ r)).generate_state(1, numpy.uint32)[0]``, bit for bit: the same hash mixing
 restricted to what the first output word depends on. The pool after the
 root seed's words and the first spawn-key word is the same for every run of
 an experiment, so it is computed once per root seed; each run then mixes
-three more words into pool word 0 and hashes it out. About 15x faster than
+three more words into pool word 0 and hashes it out. About 7x faster than
 building a ``SeedSequence``, and numpy is not imported. Checked against
 numpy over many roots and keys in ``tests/design/test_seeds.py``.
 """
