@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import os
+import stat
 from pathlib import Path
 
 import pytest
@@ -52,3 +53,17 @@ def test_a_dangling_link_counts_as_existing(tmp_path: Path) -> None:
     with pytest.raises(InputError):
         write_atomically(link, lambda tmp: tmp.write_text("x"))
     assert not (tmp_path / "nowhere").exists()
+
+
+@pytest.mark.parametrize("umask, mode", [(0o077, 0o600), (0o002, 0o664), (0o022, 0o644)])
+def test_the_file_gets_the_mode_the_users_umask_asks_for(tmp_path: Path, umask: int, mode: int) -> None:
+    old = os.umask(umask)
+    try:
+        plain = tmp_path / "plain.txt"
+        plain.write_text("x")  # what open() gives
+        written = write_atomically(tmp_path / "w.txt", lambda tmp: tmp.write_text("x"))
+        replaced = write_atomically(plain, lambda tmp: tmp.write_text("y"), overwrite=True)
+    finally:
+        os.umask(old)
+    assert stat.S_IMODE(plain.stat().st_mode) == mode
+    assert stat.S_IMODE(written.stat().st_mode) == mode and stat.S_IMODE(replaced.stat().st_mode) == mode

@@ -45,8 +45,10 @@ def write_atomically(path: Path | str, write: Callable[[Path], None], *, overwri
     """Write the file ``path`` through ``write(tmp)``, which writes a temporary
     file beside it; then move that into place in one step (rename, or hard
     link when not overwriting). A failure (an exception, a full disk, Ctrl-C)
-    leaves neither a half-written ``path`` nor the temporary file. The file
-    gets mode 0644; missing parent folders are created.
+    leaves neither a half-written ``path`` nor the temporary file (a SIGKILL
+    can leave the hidden ``.NAME.*.tmp``; it is never mistaken for ``path``).
+    The file gets the mode ``open()`` would give it (0666 less the process's
+    umask, e.g. 0644 under umask 022); missing parent folders are created.
 
     Args:
         path: the file to write.
@@ -74,7 +76,7 @@ def write_atomically(path: Path | str, write: Callable[[Path], None], *, overwri
     tmp = Path(name)
     try:
         write(tmp)
-        os.chmod(tmp, 0o644)
+        os.chmod(tmp, 0o666 & ~_umask())
         if overwrite:
             os.replace(tmp, target)
         else:
@@ -82,6 +84,21 @@ def write_atomically(path: Path | str, write: Callable[[Path], None], *, overwri
     finally:
         tmp.unlink(missing_ok=True)
     return target
+
+
+def _umask() -> int:
+    """The process's umask, read without changing it (Linux reports it in
+    ``/proc/self/status``; elsewhere set and restored at once)."""
+    try:
+        with open("/proc/self/status", encoding="ascii") as fh:
+            for line in fh:
+                if line.startswith("Umask:"):
+                    return int(line.split()[1], 8)
+    except (OSError, ValueError, IndexError):
+        pass
+    mask = os.umask(0o022)
+    os.umask(mask)
+    return mask
 
 
 def _link_new(tmp: Path, target: Path, hint: str) -> None:
