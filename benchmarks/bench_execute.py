@@ -9,7 +9,9 @@ Prints steps per second of:
 - ``xrun all``: the same with every step stored (``store_steps="all"``);
 
 the ratios to the plain loop (issue 16's targets: >= 0.75 with episode-level
-storage, >= 0.5 with every step stored); the whole-process time of
+storage, >= 0.5 with every step stored; these phases use value steps, see
+``docs/plugins.md``, and ``--general`` also measures both with value steps
+turned off, ``XDOE_VALUE_STEPS=0``, the general path); the whole-process time of
 ``xrun experiment-start`` of a ``--process-episodes`` run (3000 episodes:
 about 65,000 steps; start-up, store creation and the results files included)
 against the plain loop of as many episodes in a fresh process (target: steps
@@ -24,7 +26,7 @@ second of wall time and of CPU time (``time.process_time`` in process; user +
 system time of the child processes for the whole-process figure; less
 disturbed by other processes).
 
-Usage: ``python benchmarks/bench_execute.py [--episodes N] [--repeats R] [--process-episodes N]``
+Usage: ``python benchmarks/bench_execute.py [--episodes N] [--repeats R] [--process-episodes N] [--general]``
 """
 
 from __future__ import annotations
@@ -149,6 +151,23 @@ def xrun(episodes: int, store_steps: str, tmp: Path) -> tuple[int, float, float]
     return result.steps, result.wall_time, cpu
 
 
+def _xrun_path(episodes: int, policy: str, tmp: Path) -> tuple[int, float, float]:
+    """:func:`xrun` of ``policy`` (``none``/``all``); ``<policy>:general``
+    with value steps off (``XDOE_VALUE_STEPS=0``: the general step path)."""
+    store_steps, _, general = policy.partition(":")
+    if not general:
+        return xrun(episodes, store_steps, tmp)
+    before = os.environ.get("XDOE_VALUE_STEPS")
+    os.environ["XDOE_VALUE_STEPS"] = "0"
+    try:
+        return xrun(episodes, store_steps, tmp)
+    finally:
+        if before is None:
+            del os.environ["XDOE_VALUE_STEPS"]
+        else:
+            os.environ["XDOE_VALUE_STEPS"] = before
+
+
 def peak_memory(episodes: int, tmp: Path) -> float:
     tracemalloc.start()
     xrun(episodes, "none", tmp)
@@ -215,7 +234,10 @@ def main() -> None:
                         help="measurements of each figure; medians are printed (default 5)")
     parser.add_argument("--process-episodes", type=int, default=3000,
                         help="episodes of the whole-process figure (default 3000: about 65,000 steps)")
+    parser.add_argument("--general", action="store_true",
+                        help="also measure the in-process figures with value steps off (XDOE_VALUE_STEPS=0)")
     args = parser.parse_args()
+    policies = ("none", "all", "none:general", "all:general") if args.general else ("none", "all")
     print(f"load average before: {', '.join(f'{x:.2f}' for x in os.getloadavg())} "
           f"({os.cpu_count()} cores)")
     with tempfile.TemporaryDirectory() as d:
@@ -223,10 +245,10 @@ def main() -> None:
         xrun(20, "none", tmp)  # warm imports
         # steps per second of wall time and of CPU time (less disturbed by
         # other processes on a shared machine)
-        rates: dict[str, list[float]] = {"plain": [], "none": [], "all": []}
-        cpu_rates: dict[str, list[float]] = {"plain": [], "none": [], "all": []}
-        ratios: dict[str, list[float]] = {"none": [], "all": []}
-        cpu_ratios: dict[str, list[float]] = {"none": [], "all": []}
+        rates: dict[str, list[float]] = {name: [] for name in ("plain", *policies)}
+        cpu_rates: dict[str, list[float]] = {name: [] for name in ("plain", *policies)}
+        ratios: dict[str, list[float]] = {name: [] for name in policies}
+        cpu_ratios: dict[str, list[float]] = {name: [] for name in policies}
         for _ in range(args.repeats):
             # interleaved, so that a change of load hits all three alike; each
             # ratio is taken against the plain loop measured just before it
@@ -234,8 +256,8 @@ def main() -> None:
             plain, plain_cpu = plain_steps / wall, plain_steps / cpu
             rates["plain"].append(plain)
             cpu_rates["plain"].append(plain_cpu)
-            for policy in ("none", "all"):
-                steps, wall, cpu = xrun(args.episodes, policy, tmp)
+            for policy in policies:
+                steps, wall, cpu = _xrun_path(args.episodes, policy, tmp)
                 rates[policy].append(steps / wall)
                 cpu_rates[policy].append(steps / cpu)
                 ratios[policy].append(steps / wall / plain)
@@ -250,8 +272,8 @@ def main() -> None:
               f"medians of {args.repeats}, [min-max]; wall time | CPU time")
         print(f"plain gymnasium loop  : {spread(rates['plain'], ',.0f')} | "
               f"{spread(cpu_rates['plain'], ',.0f')} steps/s")
-        for policy in ("none", "all"):
-            target = TARGETS[policy]
+        for policy in policies:
+            target = TARGETS[policy.split(":")[0]]
             print(f"xrun store_steps={policy:<4} : {spread(rates[policy], ',.0f')} | "
                   f"{spread(cpu_rates[policy], ',.0f')} steps/s")
             print(f"    ratio to plain     : {spread(ratios[policy], '.2f')} | "

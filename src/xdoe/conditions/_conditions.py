@@ -28,6 +28,8 @@ class EnvironmentTerminationCondition(TerminationCondition):
     conditions.
     """
 
+    needs_states = False  # reads step, done, objectives and phase only
+
     def step_finished(self, step: StepProgress) -> Verdict:
         return Verdict.RESET if step.done else Verdict.CONTINUE
 
@@ -62,6 +64,8 @@ class MaxStepsTerminationCondition(TerminationCondition):
     Raises:
         ValueError: neither is given, or one is not a positive integer.
     """
+
+    needs_states = False  # reads step, done, objectives and phase only
 
     def __init__(self, episode_steps: int | None = None, phase_steps: int | None = None) -> None:
         super().__init__()
@@ -112,6 +116,8 @@ class AgentObjectiveTerminationCondition(TerminationCondition):
         ValueError: a key is not ``brain_avgN``/``phase_avgN`` or a value is
             not a number.
     """
+
+    needs_states = False  # reads step, done, objectives and phase only
 
     def __init__(self, **thresholds: dict[str, float]) -> None:
         super().__init__()

@@ -13,7 +13,8 @@ from typing import TYPE_CHECKING, Any
 
 from xdoe.conditions import TerminationCondition, Verdict
 from xdoe.errors import one_line
-from xdoe.execution._phase import PhaseRuntime, build_component, step_function
+from xdoe.execution._phase import PhaseRuntime, build_component
+from xdoe.execution._stepping import step_function
 from xdoe.execution._worker import CONTINUE, RESET, STOP_PHASE, component_error
 
 if TYPE_CHECKING:
@@ -136,7 +137,7 @@ def _worker_phase(plan: "RunPlan", phase_index: int, w: int, policy: Any, out: A
         flush()
 
     controller = rt.controller
-    step = step_function(controller, rt.conditions, len(phase.agents))
+    step = step_function(controller, rt.conditions, len(phase.agents), [worker])
     for condition in rt.conditions:
         condition.phase_started(rt.progress)
     budget = phase.episodes

@@ -19,8 +19,9 @@ from xdoe.execution._loading import construct, load_class
 from xdoe.execution._plan import AgentSpec, ComponentPlan, EnvironmentPlan, PhasePlan, RunPlan
 from xdoe.execution._phase_runner import EpisodeCallback
 from xdoe.execution._seeding import brain_seed, environment_seed, muscle_seed, sampler_rng
+from xdoe.execution._stepping import overrides, step_function, step_verdict
 from xdoe.execution._worker import CONTINUE, RESET, STOP_PHASE, STOP_RUN, AgentRuntime, Worker, component_error
-from xdoe.simulation import SimulationController, VanillaSimController
+from xdoe.simulation import SimulationController
 
 if TYPE_CHECKING:
     import numpy as np
@@ -38,10 +39,6 @@ __all__ = ["PhaseRuntime", "build_component", "overrides", "phase_conditions", "
 def build_component(spec: ComponentPlan, base: type, **fixed: Any) -> Any:
     cls = load_class(spec.name, spec.key, base=base)
     return construct(cls, spec.key, spec.params, **fixed)
-
-
-def overrides(obj: TerminationCondition, method: str) -> bool:
-    return getattr(type(obj), method) is not getattr(TerminationCondition, method)
 
 
 def phase_conditions(phase: PhasePlan, run_condition: TerminationCondition | None
@@ -63,53 +60,6 @@ def phase_progress(phase: PhasePlan) -> PhaseProgress:
         episodes=phase.episodes, agents=[a.name for a in phase.agents],
         episodes_done=[0] * phase.workers,
     )
-
-
-def step_verdict(step_conditions: list[Any], progress: Any) -> int:
-    """The highest answer of the phase's ``step_finished`` checks (CONTINUE when none)."""
-    verdict = CONTINUE
-    for check in step_conditions:
-        answer = check(progress)
-        if answer > verdict:
-            verdict = answer
-    return verdict
-
-
-def step_function(controller: SimulationController, conditions: list[TerminationCondition],
-                  agents: int) -> Callable[[Worker], int]:
-    """A function that runs one step of a worker (``controller.step``) and
-    returns the highest ``step_finished`` answer of ``conditions``.
-
-    Two common cases are shortened, with the same calls and answers: a
-    :class:`VanillaSimController` of one agent is its body (``act(0)``, then
-    ``update()``), and when the only step checks are the built-in
-    :class:`EnvironmentTerminationCondition` the answer is ``RESET`` exactly
-    when the update reported ``done``, without calling them.
-    """
-    checks = [c for c in conditions if overrides(c, "step_finished")]
-    step_conditions = [c.step_finished for c in checks]
-    done_only = bool(checks) and all(type(c) is EnvironmentTerminationCondition for c in checks)
-    if type(controller) is VanillaSimController and agents == 1:
-        if done_only:
-            def step(worker: Worker) -> int:
-                worker.act(0)
-                return RESET if worker.update() else CONTINUE
-        else:
-            def step(worker: Worker) -> int:
-                worker.act(0)
-                worker.update()
-                return step_verdict(step_conditions, worker.progress)
-    else:
-        controller_step = controller.step
-        if done_only:
-            def step(worker: Worker) -> int:
-                controller_step(worker)
-                return RESET if worker.done else CONTINUE
-        else:
-            def step(worker: Worker) -> int:
-                controller_step(worker)
-                return step_verdict(step_conditions, worker.progress)
-    return step
 
 
 def resolve_ids(
@@ -305,7 +255,7 @@ class PhaseRuntime:
         verdict."""
         phase = self.phase
         controller = self.controller
-        step = step_function(controller, self.conditions, len(phase.agents))
+        step = step_function(controller, self.conditions, len(phase.agents), self.workers)
         episode_conditions = [c.episode_finished for c in self.conditions if overrides(c, "episode_finished")]
         for condition in self.conditions:
             condition.phase_started(self.progress)

@@ -69,6 +69,10 @@ class Worker:
         self.started_at = 0.0
         #: merged into the extras of the episode rows (e.g. ``env_params``)
         self.episode_extras: dict[str, Any] | None = None
+        #: the worker's ValueStepper and its bound ``step`` when the phase uses
+        #: value steps (``_stepping.value_steppers``), else ``None``
+        self.stepper: Any = None
+        self.value_step: Any = None
 
     # -- SimulationWorker --------------------------------------------------
     def _sensors_for(self, agent: AgentRuntime) -> list[SensorInformation]:
@@ -305,6 +309,8 @@ class Worker:
         the agent's environments reported ``terminated``, else truncated: by
         the environment's time limit, a termination condition or the phase's
         end), record the episode per agent and return it for the conditions."""
+        if self.stepper is not None:  # value steps: the last state and transition as objects
+            self.stepper.materialise()
         for agent in self.agents:
             if agent.pending:
                 self._complete(agent, self._sensors_for(agent), True,

@@ -273,16 +273,8 @@ class RunRecorder(RecorderResume, RowBuffer):
             return
         with self._lock:
             phase_id = self._require_phase()
-            worker, episode, agent = int(worker), int(episode), str(agent)
-            objective = None if objective is None else float(objective)
-            sensors, actions, rewards = _json_cell(sensors), _json_cell(actions), _json_cell(rewards)
-            # a tuple, not a dict: the hot path of store_steps="all" (see _insert_rows)
-            self._steps.append((phase_id, worker, episode, step, agent, sensors, actions, rewards,
-                                objective, done))
-            assert self._files is not None
-            self._files.step(worker, episode, step, agent, sensors, actions, rewards, objective, done)
-            self.stored_steps += 1
-            self._buffered_row()
+            self._append_step(phase_id, worker, episode, step, agent, _json_cell(sensors), _json_cell(actions),
+                              _json_cell(rewards), objective, done)
 
     def phase_finished(self, status: str = "finished") -> None:
         """Write what is buffered and close the current phase with ``status``

@@ -47,19 +47,28 @@ def _json_cell(value: Any) -> _Encoded | None:
     if value is None:
         return None
     if type(value) is dict and len(value) == 1:
-        # One string key and an int or a finite float (a step's sensor, action
-        # or reward, e.g. {"taxi.observation": 29}): the text json writes for
-        # it, built directly (the same int/float reprs and string escaping).
         [(key, item)] = value.items()
-        kind = type(item)
-        if type(key) is str and (kind is int or (kind is float and item - item == 0.0)):
-            prefix = _PREFIXES.get(key)
-            if prefix is None:
-                if len(_PREFIXES) >= _MAX_PREFIXES:  # a long-lived process seeing many ids: start over
-                    _PREFIXES.clear()
-                prefix = _PREFIXES[key] = "{" + _encode_string(key) + ":"
-            return _Encoded(prefix + (int.__repr__(item) if kind is int else float.__repr__(item)) + "}")
+        if type(key) is str:
+            return _one_key_cell(key, item)
     return _Encoded(_encode_compact(value))
+
+
+def _one_key_cell(key: str, item: Any) -> _Encoded:
+    """``{key: item}`` as compact JSON text (:func:`compact_json`'s text).
+
+    For an int or a finite float (a step's sensor, action or reward, e.g.
+    ``{"taxi.observation": 29}``) the text json writes is built directly (the
+    same int/float reprs and string escaping); anything else is encoded.
+    """
+    kind = type(item)
+    if kind is int or (kind is float and item - item == 0.0):
+        prefix = _PREFIXES.get(key)
+        if prefix is None:
+            if len(_PREFIXES) >= _MAX_PREFIXES:  # a long-lived process seeing many ids: start over
+                _PREFIXES.clear()
+            prefix = _PREFIXES[key] = "{" + _encode_string(key) + ":"
+        return _Encoded(prefix + (int.__repr__(item) if kind is int else float.__repr__(item)) + "}")
+    return _Encoded(_encode_compact({key: item}))
 
 
 #: ``'{"<key>":'`` of the keys :func:`_json_cell` has seen (sensor, actuator
@@ -109,10 +118,40 @@ class RecorderState:
     _episodes: list[tuple[Any, ...]]
     _steps: list[tuple[Any, ...]]
     _insert_sql: dict[str, str]
+    stored_steps: int
 
 
 class RowBuffer(RecorderState):
     """Buffering and writing episode/step rows (a mixin of :class:`~xdoe.store.RunRecorder`)."""
+
+    def step_values(self, worker: int, episode: int, step: int, agent: str, sensor_id: str,
+                    observation: Any, actuator_id: str, action: Any, reward_id: str, reward: float,
+                    objective: float, done: bool) -> None:
+        """:meth:`~xdoe.store.RunRecorder.step` of an agent with one sensor,
+        one actuator and one reward (value steps), given as values: the same
+        row as ``step(worker, episode, step, agent, {sensor_id: observation},
+        {actuator_id: action}, {reward_id: reward}, objective, done)``,
+        without the three dicts (raises what ``step`` raises).
+        """
+        if self.policy.wants(step, done):
+            with self._lock:
+                self._append_step(self._require_phase(), worker, episode, int(step), agent,
+                                  _one_key_cell(sensor_id, observation), _one_key_cell(actuator_id, action),
+                                  _one_key_cell(reward_id, reward), objective, bool(done))
+
+    def _append_step(self, phase_id: int, worker: int, episode: int, step: int, agent: str,
+                     sensors: _Encoded | None, actions: _Encoded | None, rewards: _Encoded | None,
+                     objective: float | None, done: bool) -> None:
+        """Buffer a step row (the JSON cells encoded) and write its
+        ``all_transactions.csv`` line; the caller holds the lock."""
+        worker, episode, agent = int(worker), int(episode), str(agent)
+        objective = None if objective is None else float(objective)
+        # a tuple, not a dict: the hot path of store_steps="all" (see _insert_rows)
+        self._steps.append((phase_id, worker, episode, step, agent, sensors, actions, rewards, objective, done))
+        assert self._files is not None
+        self._files.step(worker, episode, step, agent, sensors, actions, rewards, objective, done)
+        self.stored_steps += 1
+        self._buffered_row()
 
     def _require_running(self) -> None:
         if self.instance_id is None:

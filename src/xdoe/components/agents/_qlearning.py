@@ -20,6 +20,10 @@ from xdoe.environment import ActuatorInformation, SensorInformation, action_mask
 __all__ = ["DiscreteEncoder", "QTable", "QLearningBrain", "QLearningMuscle"]
 
 
+#: ``Mode.TRAIN`` (a module constant: an enum member looked up on its class costs more)
+_TRAIN = Mode.TRAIN
+
+
 def _check_number(name: str, value: Any, low: float, high: float, low_open: bool = False) -> float:
     if isinstance(value, bool) or not isinstance(value, (int, float, np.number)):
         raise ValueError(f"{name} must be a number, got {value!r}")
@@ -101,14 +105,13 @@ class QLearningBrain(Brain):
             s, a, s2 = item.value, action.value, item2.value
             if type(s) is int and type(a) is int and type(s2) is int and item.uid == single[0] \
                     and item2.uid == single[0] and action.uid == single[2]:
-                s, a, s2 = s - single[1], a - single[3], s2 - single[1]
-                if 0 <= s < table.n_states and 0 <= s2 < table.n_states and 0 <= a < table.n_actions:
-                    target = float(experience.objective)
-                    if not done or experience.truncated:
-                        target += self.gamma * max(q[s2].tolist())
-                    old = q.item(s, a)
-                    q[s, a] = old + self.alpha * (target - old)
-                    return table if done else None
+                return self.thinking_values(s, a, experience.objective, s2, done, experience.truncated)
+        return self._thinking(experience)
+
+    def _thinking(self, experience: Experience) -> QTable | None:
+        """:meth:`thinking` through :class:`DiscreteEncoder` (any discrete spaces)."""
+        states, table, done = self.states, self.table, experience.done
+        assert states is not None and table is not None and self.actions is not None
         s = states.encode(experience.sensors)
         a = self.actions.encode(experience.actuators)
         target = float(experience.objective)
@@ -124,6 +127,37 @@ class QLearningBrain(Brain):
             row = table.row(s)
             row[a] += self.alpha * (target - row[a])
         return table if done else None
+
+    #: value steps: thinking_values below
+    value_steps = True
+
+    def thinking_values(self, observation: Any, action: Any, objective: float, next_observation: Any,
+                        done: bool, truncated: bool) -> QTable | None:
+        """:meth:`thinking` of one step of an agent with one sensor and one
+        actuator, given as values (the same update; see
+        :meth:`xdoe.agent.Brain.thinking_values`)."""
+        table, single = self.table, self._single
+        if single is not None and table is not None and type(observation) is int and type(action) is int \
+                and type(next_observation) is int:
+            # one Discrete sensor and actuator, a dense table (Taxi): the
+            # update of thinking, with DiscreteEncoder.encode's arithmetic
+            q = table.q
+            s, a, s2 = observation - single[1], action - single[3], next_observation - single[1]
+            if q is not None and 0 <= s < table.n_states and 0 <= s2 < table.n_states \
+                    and 0 <= a < table.n_actions:
+                target = float(objective)
+                if not done or truncated:
+                    target += self.gamma * max(q[s2].tolist())
+                old = q.item(s, a)
+                q[s, a] = old + self.alpha * (target - old)
+                return table if done else None
+        if table is None or len(self.sensors) != 1 or len(self.actuators) != 1:
+            raise RuntimeError("QLearningBrain.thinking_values needs setup() with one sensor and one actuator")
+        sensor, actuator = self.sensors[0], self.actuators[0]
+        return self._thinking(Experience(
+            0, 0, 0, [SensorInformation(sensor.uid, sensor.space, observation)],
+            [ActuatorInformation(actuator.uid, actuator.space, action)], [], objective,
+            [SensorInformation(sensor.uid, sensor.space, next_observation)], done, {}, truncated))
 
     def muscle_state(self) -> QTable | None:
         return self.table
@@ -211,7 +245,11 @@ class QLearningMuscle(Muscle):
         self.actions: DiscreteEncoder | None = None
         self.table: QTable | None = None
 
+    #: set by setup: the sensor and actuator of an agent with one of each (value steps)
+    _items: tuple[SensorInformation, ActuatorInformation] | None = None
+
     def setup(self, sensors: list[SensorInformation], actuators: list[ActuatorInformation]) -> None:
+        self._items = (sensors[0], actuators[0]) if len(sensors) == 1 and len(actuators) == 1 else None
         self._masked = any(is_action_mask(s.uid) for s in sensors)
         self.states = DiscreteEncoder([s for s in sensors if not is_action_mask(s.uid)], "sensor")
         self.actions = DiscreteEncoder(actuators, "actuator")
@@ -236,7 +274,7 @@ class QLearningMuscle(Muscle):
 
     def reset(self) -> None:
         """Count train-mode episodes and decay epsilon."""
-        if self.mode == Mode.TRAIN:
+        if self.mode == _TRAIN:
             if self.train_episodes and self.epsilon_decay is not None:
                 self.current_epsilon = max(self.epsilon_min, self.current_epsilon * self.epsilon_decay)
             self.train_episodes += 1
@@ -265,13 +303,8 @@ class QLearningMuscle(Muscle):
             sensor, actuator = sensors[0], actuators[0]
             value = sensor.value
             if type(value) is int and sensor.uid == single[0] and actuator.uid == single[2]:
-                index = value - single[1]
-                if 0 <= index < states.size:
-                    if self.mode == Mode.TRAIN and rng.random() < self.current_epsilon:
-                        action = int(rng.integers(actions.size))
-                    else:
-                        action = _greedy_index(q[index].tolist(), rng)
-                    return [ActuatorInformation(actuator.uid, actuator.space, action + single[3])]
+                if 0 <= value - single[1] < states.size:
+                    return [ActuatorInformation(actuator.uid, actuator.space, self.propose_action_value(value))]
         mask = action_mask(actuators[0], sensors) if self._masked and len(actuators) == 1 else None
         if mask is not None:  # legal moves only (PettingZoo's action_mask)
             if self.mode == Mode.TRAIN and rng.random() < self.current_epsilon:
@@ -291,6 +324,30 @@ class QLearningMuscle(Muscle):
             ActuatorInformation(a.uid, a.space, chosen[a.uid] if a.uid in chosen else a.value)
             for a in actuators
         ]
+
+
+    #: value steps: propose_action_value below
+    value_steps = True
+
+    def propose_action_value(self, observation: Any) -> Any:
+        """:meth:`propose_actions`' value for one sensor with value
+        ``observation`` and one actuator (the same value and draws; see
+        :meth:`xdoe.agent.Muscle.propose_action_value`)."""
+        single, table = self._single, self.table
+        if single is not None and table is not None and type(observation) is int:
+            # one Discrete sensor and actuator, a dense table (Taxi): encode,
+            # epsilon-greedy choice and decode, inlined
+            q, index = table.q, observation - single[1]
+            if q is not None and 0 <= index < table.n_states:
+                rng = self.rng
+                if self.mode == _TRAIN and rng.random() < self.current_epsilon:
+                    return int(rng.integers(table.n_actions)) + single[3]
+                return _greedy_index(q[index].tolist(), rng) + single[3]
+        if self._items is None:
+            raise RuntimeError("QLearningMuscle.propose_action_value needs setup() with one sensor and one actuator")
+        sensor, actuator = self._items
+        return self.propose_actions([SensorInformation(sensor.uid, sensor.space, observation)],
+                                    [ActuatorInformation(actuator.uid, actuator.space)])[0].value
 
 
 def _greedy_action(values: np.ndarray, rng: np.random.Generator) -> int:
