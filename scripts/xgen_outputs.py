@@ -10,8 +10,11 @@ the test suite passed to ``prepare``, recorded by a pytest plugin).
 
 For each document, into ``OUT/<name>/``: the output folder of ``write_runs``
 (run files, ``design.csv``, ``manifest.json``), ``docs.json`` (the first and
-last run documents as built by ``runs[k]``, canonical JSON) and ``error.txt``
-when the document is refused (the message is compared too).
+last run documents as built by ``runs[k]``, canonical JSON), ``figures.txt``
+(the design's minimum distance and discrepancy unrounded, ``repr``),
+``dry-run.txt`` (what ``xgen generate --dry-run`` prints, with its exit code)
+and ``error.txt`` when the document is refused (the message is compared too);
+and ``OUT/schema.json``, what ``xgen schema`` prints.
 
 Usage::
 
@@ -24,6 +27,7 @@ from __future__ import annotations
 
 import argparse
 import json
+import os
 import sys
 from pathlib import Path
 
@@ -109,23 +113,54 @@ def synthetic() -> dict[str, dict]:
         ],
     }
     docs["conditional"] = cond
+    # level counts whose figures need numpy's summation order (5, 7, 13), and one column
+    # wider than PURE_MAX_LEVELS (its discrepancy terms come from numpy)
+    docs["factorial-1x5x7x13"] = _levels_doc("wide", {f"f{k}": {"levels": list(range(k))} for k in (1, 5, 7, 13)})
+    docs["factorial-2x200"] = _levels_doc("wider", {"two": {"levels": ["a", "b"]},
+                                                     "many": {"levels": [i / 8 for i in range(200)]}})
     return docs
+
+
+def _dry_run(document, folder: Path) -> str:
+    """``xgen generate --dry-run`` of ``document`` (a dict is written to
+    ``document.yaml`` first), run in ``folder`` with relative paths so that
+    the text does not depend on ``OUT``."""
+    from click.testing import CliRunner
+    from ruamel.yaml import YAML
+
+    from xdoe.cli._xgen import main
+
+    if isinstance(document, dict):
+        with open(folder / "document.yaml", "w", encoding="utf-8") as fh:
+            YAML().dump(document, fh)
+        document = "document.yaml"
+    cwd = os.getcwd()
+    os.chdir(folder)
+    try:
+        result = CliRunner().invoke(main, ["generate", str(document), "--dry-run", "-o", "never-written"])
+    finally:
+        os.chdir(cwd)
+    return f"exit {result.exit_code}\n{result.output}"
 
 
 def _write_one(name: str, document, out: Path) -> None:
     from xdoe.design import prepare, write_runs
+    from xdoe.design._output import MAX_FIGURE_POINTS
     from xdoe.documents._canonical import canonical_json
     from xdoe.errors import XdoeError
 
     folder = out / name
     folder.mkdir(parents=True)
     try:
-        _exp, _design, runs = prepare(document)
+        _exp, design, runs = prepare(document)
         write_runs(runs, folder / "out")
         picks = sorted({0, len(runs) - 1}) if len(runs) else []
         (folder / "docs.json").write_text("\n".join(canonical_json(runs[k]) for k in picks) + "\n", encoding="utf-8")
+        figures = [design.min_distance] + ([design.discrepancy] if len(design) <= MAX_FIGURE_POINTS else [])
+        (folder / "figures.txt").write_text(" ".join(repr(float(f)) for f in figures) + "\n", encoding="utf-8")
     except XdoeError as exc:
         (folder / "error.txt").write_text(f"{type(exc).__name__}: {exc}\n", encoding="utf-8")
+    (folder / "dry-run.txt").write_text(_dry_run(document, folder), encoding="utf-8")
 
 
 def main() -> None:
@@ -136,6 +171,10 @@ def main() -> None:
     if args.out.exists():
         parser.error(f"{args.out}: exists; give a new folder")
     args.out.mkdir(parents=True)
+    from xdoe.documents import experiment_schema
+
+    (args.out / "schema.json").write_text(json.dumps(experiment_schema(), indent=2, sort_keys=True) + "\n",
+                                          encoding="utf-8")
     for path in sorted((ROOT / "experiments").glob("*.yaml")):
         _write_one(f"experiments-{path.stem}", path, args.out)
     for name, doc in synthetic().items():

@@ -37,8 +37,10 @@ def test_xgen_on_a_full_factorial_never_loads_scipy(tmp_path: Path) -> None:
     # nor the run-document models (pydantic classes built for xrun), the executor or the store
     heavy = ("scipy", "sqlalchemy", "gymnasium", "pandas", "matplotlib", "torch", "xdoe.documents._run",
              "xdoe.execution", "xdoe.store")
-    # check needs no numpy either: a full factorial's rows are computed without its array
-    assert _loaded("_xgen", (*heavy, "numpy"), "check", str(DUMMY), cwd=tmp_path) == "clean"
+    # nor numpy: a full factorial's rows and its manifest figures (minimum distance,
+    # discrepancy) are computed without its array
+    heavy = (*heavy, "numpy")
+    assert _loaded("_xgen", heavy, "check", str(DUMMY), cwd=tmp_path) == "clean"
     assert _loaded("_xgen", heavy, "generate", str(DUMMY), "--dry-run", "-o", str(tmp_path / "o"),
                    cwd=tmp_path) == "clean"
     assert _loaded("_xgen", heavy, "generate", str(DUMMY), "-q", "-o", str(tmp_path / "o"), cwd=tmp_path) == "clean"
@@ -83,17 +85,71 @@ def test_experiment_start_loads_no_analysis_stack(tmp_path: Path) -> None:
     assert not list((tmp_path / "r2").glob("*/*/laydown.svg"))
 
 
+def _check_with(tmp_path: Path, variable: str, given: str | None, printed: str) -> str:
+    """The last line ``xgen check`` of the dummy document leaves after it
+    prints ``printed`` (an expression), with environment ``variable`` set to
+    ``given`` (``None``: unset)."""
+    code = ("import os, sys\nfrom xdoe.cli._xgen import main\ntry:\n    main(sys.argv[1:])\n"
+            f"except SystemExit as exc:\n    assert not exc.code, exc.code\nprint({printed})")
+    env = {k: v for k, v in os.environ.items() if k != variable}
+    if given is not None:
+        env[variable] = given
+    proc = subprocess.run([sys.executable, "-c", code, "check", str(DUMMY)], capture_output=True, text=True,
+                          timeout=300, cwd=tmp_path, env=env)
+    assert proc.returncode == 0, proc.stderr
+    return proc.stdout.strip().splitlines()[-1]
+
+
 def test_xgen_starts_numpy_without_a_blas_thread_pool(tmp_path: Path) -> None:
     """OpenBLAS's threads cost more start-up CPU than xgen's small arrays gain;
     a value the user set is kept."""
-    code = ("import os, sys\nfrom xdoe.cli._xgen import main\ntry:\n    main(sys.argv[1:])\n"
-            "except SystemExit as exc:\n    assert not exc.code, exc.code\n"
-            "print(os.environ.get('OPENBLAS_NUM_THREADS'))")
     for given, expected in ((None, "1"), ("3", "3")):
-        env = {k: v for k, v in os.environ.items() if k != "OPENBLAS_NUM_THREADS"}
-        if given is not None:
-            env["OPENBLAS_NUM_THREADS"] = given
-        proc = subprocess.run([sys.executable, "-c", code, "check", str(DUMMY)], capture_output=True, text=True,
-                              timeout=300, cwd=tmp_path, env=env)
-        assert proc.returncode == 0, proc.stderr
-        assert proc.stdout.strip().splitlines()[-1] == expected
+        printed = "os.environ.get('OPENBLAS_NUM_THREADS')"
+        assert _check_with(tmp_path, "OPENBLAS_NUM_THREADS", given, printed) == expected
+
+
+def test_document_models_parse_no_text_signature() -> None:
+    """A builtin ``default_factory`` (``list``) makes pydantic parse its text
+    signature with tokenize, whose patterns cost ~10 ms to compile."""
+    code = ("import tokenize, xdoe.documents._experiment, xdoe.documents._run\n"
+            "compiled = getattr(tokenize, '_compile', None)  # Python < 3.12: patterns compiled on first use\n"
+            "print(compiled.cache_info().misses if compiled is not None else 0)")
+    proc = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, timeout=120)
+    assert proc.returncode == 0, proc.stderr
+    assert proc.stdout.strip() == "0"
+
+
+def test_xgen_as_the_program_pauses_the_garbage_collector_only_while_loading(tmp_path: Path) -> None:
+    """Run as the program, xgen loads with the cyclic collector off and then
+    freezes what loading made; the collector is on again afterwards, also
+    when the document is refused. Called as a function, it leaves the
+    caller's collector alone."""
+    code = ("import atexit, gc, sys\n"
+            "atexit.register(lambda: print('collector', gc.isenabled(), gc.get_freeze_count() > 0))\n"
+            "from xdoe.cli._xgen import main\n"
+            "main()")
+    bad = tmp_path / "bad.yaml"
+    bad.write_text("uid: x\nschedule: []\n", encoding="utf-8")
+    for document, code_expected in ((DUMMY, 0), (bad, 2)):
+        proc = subprocess.run([sys.executable, "-c", code, "check", str(document)], capture_output=True, text=True,
+                              timeout=300, cwd=tmp_path)
+        assert proc.returncode == code_expected, proc.stderr
+        assert proc.stdout.strip().splitlines()[-1] == "collector True True"
+    code = ("import gc, sys\n"
+            "from xdoe.cli._xgen import main\n"
+            "frozen = gc.get_freeze_count()\n"
+            "try:\n    main(['check', sys.argv[1]])\nexcept SystemExit:\n    pass\n"
+            "print('collector', gc.isenabled(), gc.get_freeze_count() == frozen)")
+    proc = subprocess.run([sys.executable, "-c", code, str(DUMMY)], capture_output=True, text=True, timeout=300,
+                          cwd=tmp_path)
+    assert proc.stdout.strip().splitlines()[-1] == "collector True True", proc.stderr
+
+
+def test_xgen_builds_its_models_without_looking_for_pydantic_plugins(tmp_path: Path) -> None:
+    """Looking for plugins reads every installed distribution's entry points;
+    the variable that skips it is set only while the document loads (a value
+    the user set is kept), so the user's models would still get their plugins."""
+    printed = ("os.environ.get('PYDANTIC_DISABLE_PLUGINS'), "
+               "__import__('pydantic.plugin._loader').plugin._loader._plugins is None")  # None: never looked
+    for given, expected in ((None, "None True"), ("some_plugin", "some_plugin False")):
+        assert _check_with(tmp_path, "PYDANTIC_DISABLE_PLUGINS", given, printed) == expected

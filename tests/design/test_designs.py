@@ -392,6 +392,12 @@ def test_full_factorial_rows_without_the_array():
     for i in (18, -19):
         with pytest.raises(IndexError):
             lazy.row(i)
+        with pytest.raises(IndexError):
+            lazy.indices(i)
+    assert [lazy.indices(i) for i in range(18)] == eager.points.astype(int).tolist()
+    assert lazy.indices(-1) == [2, 2, 1]
+    with pytest.raises(ValueError, match="grid"):
+        eager.indices(0)
     assert "points" not in vars(lazy)
     copy = pickle.loads(pickle.dumps(lazy))
     assert np.array_equal(lazy.points, eager.points) and not lazy.points.flags.writeable

@@ -9,7 +9,7 @@ import numpy as np
 import pytest
 
 from xdoe._random import seed_word
-from xdoe.design._seeds import _first_word, run_seed
+from xdoe.design._seeds import LevelSeeds, _first_word, run_seed
 from xdoe.errors import DesignError
 
 ROOTS = [0, 1, 2, 42, 2**31 - 1, 2**32 - 1, 2**32, 2**32 + 1, 2**63, 2**64 - 1, 2**64 + 5, 2**96 + 3,
@@ -57,3 +57,17 @@ def test_run_seed_refuses_nan_and_negative() -> None:
         run_seed(1, {"x": float("nan")}, 0)
     with pytest.raises(DesignError):
         run_seed(-1, {}, 0)
+
+
+def test_level_seeds_equal_run_seed() -> None:
+    # remembered texts per level (and the levels that bypass them) give run_seed's seed
+    seeds = LevelSeeds(11)
+    cases = [{}, {"a": 1}, {"a": 1.0}, {"a": True}, {"a": 0.0}, {"a": -0.0}, {"a": None}, {"a": "x"},
+             {"b": [1, 2], "a": 1}, {"é": "ü\u2028", "a": {"k": 1}}, {"z": 0.1, "a": 2, "m": "q"}]
+    for _ in range(2):  # the second time from the remembered texts
+        for levels in cases:
+            for repetition in (0, 3):
+                assert seeds.seed(levels, repetition) == run_seed(11, levels, repetition), levels
+    assert seeds.seed({"a": -0.0}, 0) != seeds.seed({"a": 0.0}, 0)
+    with pytest.raises(DesignError, match="NaN"):
+        seeds.seed({"x": float("nan")}, 0)

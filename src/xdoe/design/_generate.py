@@ -22,6 +22,7 @@ from typing import Any, Callable, Iterator
 from xdoe.design._expand import Expander, copy_plain, factors_of, round_continuous, run_seed, run_uid
 from xdoe.design._extend import ExtendPlan
 from xdoe.design._limits import DesignTooLarge, check_design_size
+from xdoe.design._seeds import LevelSeeds
 from xdoe.design._template import TextTemplates
 from xdoe.design._output import OutputLayout, WriteResult, manifest_header, plan_outputs, write_outputs
 from xdoe.documents._canonical import dump_canonical
@@ -52,14 +53,23 @@ class RunSequence(Sequence):
         self.repetitions = experiment.model.repetitions
         self.layout = OutputLayout(experiment.safe_uid)
         self._expander = Expander(experiment)
-        self._templates = TextTemplates(self._expander)
         self._columns = _level_columns(design, self._expander)
+        self._grid = _grid_columns(design, self._columns)
+        # a full factorial's levels recur (each in n_points / k runs): their texts are worth remembering
+        recurring = self._grid is not None and 4 * sum(len(table) for _, _, table in self._grid) <= self.n_points
+        self._templates = TextTemplates(self._expander, remember_levels=recurring)
+        self._seeds = LevelSeeds(experiment.model.seed) if recurring else None
+        self._safe_uid = experiment.safe_uid
 
     def __len__(self) -> int:
         return self.n_points * self.repetitions
 
     def levels(self, point: int) -> dict[str, Any]:
         """The levels of design point ``point`` (as written in the documents)."""
+        grid = self._grid
+        if grid is not None:  # a full factorial of plain scalar levels: the levels by their indices
+            digits = self.design.indices(point)
+            return {name: table[digits[j]] for name, j, table in grid}
         columns = self._columns
         if columns is None:
             return self._expander.levels(self.design.values(point))
@@ -121,9 +131,10 @@ class RunSequence(Sequence):
         if body is None:
             doc = self._expander.document(number=k, index=point, repetition=repetition, levels=levels)
             return dump_canonical(doc, cache=self.render_cache), doc["uid"], point, repetition, doc["seed"], levels
-        experiment = self.experiment
-        uid = run_uid(experiment.safe_uid, k)
-        seed = run_seed(experiment.model.seed, levels, repetition)
+        uid = run_uid(self._safe_uid, k)
+        seeds = self._seeds
+        seed = seeds.seed(levels, repetition) if seeds is not None else run_seed(self.experiment.model.seed, levels,
+                                                                                  repetition)
         templates = self._templates
         text = templates.head(point, repetition, levels) + body + templates.tail(seed, uid)
         return text, uid, point, repetition, seed, levels
@@ -145,6 +156,20 @@ def _level_columns(design: Any, expander: Expander) -> list[tuple[str, int, tupl
         plain = factor.levels is not None and all(type(v) in (str, int, float, bool, type(None)) for v in factor.levels)
         columns.append((name, index[name], tuple(factor.levels) if plain else None, factor))
     return columns
+
+
+def _grid_columns(design: Any, columns: list[tuple[str, int, tuple | None, Any]] | None
+                  ) -> list[tuple[str, int, tuple]] | None:
+    """``(name, design column, plain scalar levels)`` when ``design`` is a
+    full factorial built by ``Design.grid`` (level indices without its
+    array) and every factor has plain scalar levels, else ``None``."""
+    if columns is None or any(table is None for _, _, table, _ in columns):
+        return None
+    try:
+        design.indices(0)
+    except (AttributeError, ValueError, IndexError):
+        return None
+    return [(name, j, table) for name, j, table, _ in columns]
 
 
 @dataclass
@@ -269,11 +294,11 @@ def check_runs(runs: RunSequence, progress: Callable[[int], None] | None = None)
 
 
 def _output_args(runs: RunSequence) -> dict:
-    from xdoe import __version__
-
     experiment, design = runs.experiment, runs.design
 
-    def header() -> dict:  # computed once the output path is found usable (the figures cost time)
+    def header() -> dict:  # computed once the output path is found usable (the figures, the version cost time)
+        from xdoe import __version__
+
         return manifest_header(
             xdoe_version=__version__,
             input_sha256=experiment.input_sha256,

@@ -123,18 +123,31 @@ class Design:
         Raises:
             IndexError: ``i`` out of range.
         """
-        ks = self.__dict__.get("_ks")
-        if ks is None or "points" in self.__dict__:
+        if self.__dict__.get("_ks") is None or "points" in self.__dict__:
             return self.points[i].tolist(), self.active[i].tolist()  # type: ignore[index]
+        digits = self.indices(i)
+        return [float(d) for d in digits], [True] * len(digits)
+
+    def indices(self, i: int) -> list[int]:
+        """The level indices of design point ``i`` (negative: from the end)
+        of a full factorial built by :meth:`grid`, without its array: mixed
+        radix digits, the first factor slowest (``itertools.product`` order).
+
+        Raises:
+            IndexError: ``i`` out of range.
+            ValueError: the design was not built by :meth:`grid`.
+        """
+        ks = self.__dict__.get("_ks")
+        if ks is None:
+            raise ValueError("indices() needs a full factorial built by Design.grid")
         n = math.prod(ks)
         index = i + n if i < 0 else i
         if not 0 <= index < n:
             raise IndexError(f"design point {i} out of range for {n} points")
-        digits = [0.0] * len(ks)
-        for j in range(len(ks) - 1, -1, -1):  # mixed radix, the first factor slowest (itertools.product)
-            index, digit = divmod(index, ks[j])
-            digits[j] = float(digit)
-        return digits, [True] * len(ks)
+        digits = [0] * len(ks)
+        for j in range(len(ks) - 1, -1, -1):
+            index, digits[j] = divmod(index, ks[j])
+        return digits
 
     def __repr__(self) -> str:
         names = ", ".join(f.name for f in self.factors)
@@ -177,20 +190,20 @@ class Design:
     @cached_property
     def min_distance(self) -> float:
         """Minimum pairwise Euclidean distance of :meth:`unit` (``inf`` for fewer than two points)."""
-        from xdoe.design._metrics import factorial_figures, min_distance
+        from xdoe.design._metrics import factorial_min_distance, min_distance
 
         if self._grid is not None:
-            return factorial_figures(self._grid)[0]
+            return factorial_min_distance(self._grid)
         return min_distance(self.unit())
 
     @cached_property
     def discrepancy(self) -> float:
         """Centred L2 discrepancy of :meth:`unit` (scipy ``qmc.discrepancy(method="CD")``;
         the same value in closed form for a full factorial); ``nan`` without columns."""
-        from xdoe.design._metrics import centred_l2_discrepancy, factorial_figures
+        from xdoe.design._metrics import centred_l2_discrepancy, factorial_discrepancy
 
         if self._grid is not None:
-            return factorial_figures(self._grid)[1]
+            return factorial_discrepancy(self._grid)
         return centred_l2_discrepancy(self.unit())
 
 

@@ -19,10 +19,11 @@ import functools
 import hashlib
 from typing import Any
 
+from xdoe.design._shared import MAX_INSTANCES
 from xdoe.documents._canonical import canonical_json
 from xdoe.errors import DesignError
 
-__all__ = ["run_seed"]
+__all__ = ["LevelSeeds", "run_seed", "seed_of_levels_json"]
 
 _M32 = 0xFFFFFFFF
 _POOL = 4  # numpy's DEFAULT_POOL_SIZE
@@ -105,10 +106,55 @@ def run_seed(root_seed: int, levels: dict[str, Any], repetition: int) -> int:
         DesignError: a level holds NaN or an infinity.
     """
     try:
-        digest = hashlib.sha256(canonical_json(levels).encode("utf-8")).digest()
+        text = canonical_json(levels)
     except ValueError:
         raise DesignError(f"a level holds NaN or an infinity, which has no canonical form: {levels!r}") from None
+    return seed_of_levels_json(root_seed, text, repetition)
+
+
+def seed_of_levels_json(root_seed: int, levels_json: str, repetition: int) -> int:
+    """:func:`run_seed` of the levels whose canonical JSON is ``levels_json``.
+
+    Raises:
+        DesignError: a negative seed or repetition.
+    """
+    digest = hashlib.sha256(levels_json.encode("utf-8")).digest()
     if root_seed < 0 or repetition < 0:
         raise DesignError(f"seeds and repetitions are non-negative, got {root_seed!r} and {repetition!r}")
     return _first_word(int(root_seed), (int.from_bytes(digest[0:4], "big"), int.from_bytes(digest[4:8], "big"),
                                         int(repetition)))
+
+
+class LevelSeeds:
+    """:func:`run_seed` for many runs of one experiment: the canonical JSON
+    of the levels is joined from the remembered ``"name":value`` text of
+    each level (the text ``canonical_json`` writes for a flat mapping with
+    string keys: its items in key order, separated by commas), instead of
+    encoding the whole mapping for every run. At most
+    :data:`~xdoe.design._shared.MAX_INSTANCES` texts are kept (then
+    forgotten in bulk), so memory stays flat. Levels that cannot be keyed
+    (a list or mapping), a float zero (``0.0 == -0.0``, written differently)
+    and every error take :func:`run_seed` itself."""
+
+    def __init__(self, root_seed: int) -> None:
+        self.root_seed = root_seed
+        self._items: dict[tuple, str] = {}
+
+    def seed(self, levels: dict[str, Any], repetition: int) -> int:
+        items = self._items
+        parts = []
+        try:
+            for name in sorted(levels):
+                value = levels[name]
+                kind = type(value)
+                if kind is float and value == 0:
+                    return run_seed(self.root_seed, levels, repetition)
+                text = items.get((name, kind, value))
+                if text is None:
+                    if len(items) >= MAX_INSTANCES:
+                        items.clear()
+                    text = items[(name, kind, value)] = canonical_json({name: value})[1:-1]
+                parts.append(text)
+        except (TypeError, ValueError):  # unhashable, not a str key, NaN...: the general path decides
+            return run_seed(self.root_seed, levels, repetition)
+        return seed_of_levels_json(self.root_seed, "{" + ",".join(parts) + "}", repetition)

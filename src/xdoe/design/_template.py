@@ -149,7 +149,7 @@ class TextTemplates:
     forgotten in bulk), so memory stays flat.
     """
 
-    def __init__(self, expander: Any) -> None:
+    def __init__(self, expander: Any, *, remember_levels: bool = False) -> None:
         self.expander = expander
         experiment = expander.experiment
         self.enabled = not _holds_nul(experiment.data)
@@ -158,6 +158,9 @@ class TextTemplates:
         self._filled = {n for n in expander.named if n not in schedule_factors}
         self._templates: dict[tuple, _Template | None] = {}
         self._scalars: dict[tuple, str] = {}
+        #: a level's line under ``design_point.levels`` per (name, type, value), when
+        #: ``remember_levels`` (levels that recur: a full factorial of several factors)
+        self._lines: dict[tuple, str] | None = {} if remember_levels else None
         self.experiment_uid = experiment.model.uid
 
     def _key(self, levels: dict[str, Any]) -> tuple | None:
@@ -218,12 +221,21 @@ class TextTemplates:
             lines.append("  levels: {}\n")
         else:
             lines.append("  levels:\n")
-            scalar = self.scalar
+            known = self._lines
             for name, value in sorted(levels.items()):
-                if type(value) is not str and type(value) not in _PLAIN_SCALARS:
+                kind = type(value)
+                if kind is not str and kind not in _PLAIN_SCALARS:
                     return dump_canonical({"design_point": {"index": index, "repetition": repetition, "levels": levels},
                                            "experiment_uid": self.experiment_uid})
-                lines.append(f"    {scalar(name)}: {scalar(value)}\n")
+                if known is None or (kind is float and value == 0):  # 0.0 == -0.0, written differently
+                    line = f"    {self.scalar(name)}: {self.scalar(value)}\n"
+                else:
+                    line = known.get((name, kind, value))
+                    if line is None:
+                        if len(known) >= MAX_INSTANCES:
+                            known.clear()
+                        line = known[(name, kind, value)] = f"    {self.scalar(name)}: {self.scalar(value)}\n"
+                lines.append(line)
         lines.append(f"  repetition: {repetition}\nexperiment_uid: {self.scalar(self.experiment_uid)}\n")
         return "".join(lines)
 

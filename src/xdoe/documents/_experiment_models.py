@@ -10,7 +10,7 @@ from typing import Annotated, Any, ClassVar, Literal
 from pydantic import AliasChoices, Field, field_validator, model_validator
 
 from xdoe.documents._reference import is_reference
-from xdoe.documents._validation import DocumentModel, Integer, null_means, short_repr
+from xdoe.documents._validation import DocumentModel, Integer, empty_list, null_means, short_repr
 
 __all__ = [
     "DEFAULT_MAX_TOTAL_RUNS",
@@ -101,7 +101,7 @@ class AgentDefinition(DocumentModel):
 
 class SimulationDefinition(DocumentModel):
     name: str = Field(min_length=1)
-    conditions: Annotated[list[ComponentDefinition], null_means(list)] = Field(default_factory=list)
+    conditions: Annotated[list[ComponentDefinition], null_means(list)] = Field(default_factory=empty_list)
 
 
 class PhaseConfigDefinition(DocumentModel):

@@ -37,6 +37,7 @@ from pydantic import Field, field_validator, model_validator
 from xdoe.documents._validation import (
     DocumentModel,
     Integer,
+    empty_list,
     empty_name_means_none,
     ensure_valid,
     null_means,
@@ -119,7 +120,7 @@ class SimulationSpec(DocumentModel):
     """The simulation controller and its termination conditions."""
 
     name: str = Field(min_length=1)
-    conditions: Annotated[list[ComponentSpec], null_means(list)] = Field(default_factory=list)
+    conditions: Annotated[list[ComponentSpec], null_means(list)] = Field(default_factory=empty_list)
 
 
 class PhaseConfig(DocumentModel):
