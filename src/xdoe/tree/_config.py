@@ -27,7 +27,7 @@ from typing import Any
 
 from pydantic import Field
 
-from xdoe.documents._validation import DocumentModel, ensure_valid
+from xdoe.documents._validation import DocumentModel, empty_list, ensure_valid
 from xdoe.errors import InputError
 from xdoe.tree._criteria import HealthCriterion, ImprovementCriterion, make_criterion
 from xdoe.tree._overrides import Override, apply_overrides, parse_value
@@ -54,7 +54,7 @@ class _ConfigModel(DocumentModel):
     phase: str | None = None
     criterion: dict[str, Any] | None = None
     goal: dict[str, Any] | None = None
-    directions: list[dict[str, Any]] = Field(default_factory=list)
+    directions: list[dict[str, Any]] = Field(default_factory=empty_list)
     limits: Limits = Field(default_factory=Limits)
 
 
