@@ -69,8 +69,9 @@ def test_experiment_start_loads_no_analysis_stack(tmp_path: Path) -> None:
     path = tmp_path / "run.yaml"
     with open(path, "w") as fh:
         YAML().dump(run, fh)
+    # nor SQLAlchemy's ORM: the run path records through Core tables (xdoe.store._tables)
     heavy = ("pandas", "statsmodels", "torch", "scipy", "rich", "dask", "pyarrow", "psycopg", "stable_baselines3",
-             "psutil")
+             "psutil", "sqlalchemy.orm", "xdoe.store._models")
     store = ("--store", f"sqlite:///{tmp_path / 's.sqlite'}", "--results", str(tmp_path / "r"))
     got = _loaded("_xrun", heavy, "experiment-start", str(path), "--quiet", *store, cwd=tmp_path)
     assert got == "clean"

@@ -37,7 +37,6 @@ from xdoe.store import (
     claim_run,
     document_hash,
     release_claim,
-    run_finished,
 )
 
 if TYPE_CHECKING:
@@ -189,9 +188,13 @@ def _execute(task: RunTask, store: "Store | None", plan: "RunPlan | None",
 def _run_claimed(task: RunTask, db: Store, plan: "RunPlan", content_hash: str, digest: str | None,
                  progress: "Callable[[ProgressEvent], None] | None") -> RunResult:
     """Steps 3 and 4 of the module docstring, the claim held."""
-    if not task.rerun and run_finished(db, plan.uid, content_hash):
-        return RunResult(uid=plan.uid, status="skipped", file=plan.file,
-                         error="finished before (use --rerun to run it again)")
+    finished = None
+    if not task.rerun:
+        # run_finished's query, kept for run()'s own decision (we hold the claim: it cannot change)
+        finished = db.finished_instances(plan.uid, content_hash)
+        if finished:
+            return RunResult(uid=plan.uid, status="skipped", file=plan.file,
+                             error="finished before (use --rerun to run it again)")
     beat = None
     if task.claim:
         _interrupt_abandoned(db, plan.uid, content_hash, task.stale_after)
@@ -199,7 +202,7 @@ def _run_claimed(task: RunTask, db: Store, plan: "RunPlan", content_hash: str, d
     with parallel_workers(task.parallel_workers), beat or contextlib.nullcontext():
         return run(plan, store=db, results=task.results, store_steps=task.store_steps, progress=progress,
                    rerun=task.rerun, heartbeat_timeout=task.stale_after, file_sha256=digest,
-                   laydown=task.laydown)
+                   laydown=task.laydown, finished=finished)
 
 
 def _interrupt_abandoned(db: "Store", uid: str, content_hash: str, stale_after: float) -> None:

@@ -13,6 +13,7 @@ import click
 
 if TYPE_CHECKING:
     from xdoe.execution import RunPlan, RunResult
+    from xdoe.store import Store
 
 __all__ = ["scale_options", "run_plans", "all_done", "skip_finished_files"]
 
@@ -66,6 +67,7 @@ def run_plans(
     file_hashes: Mapping[str, str | None] | None = None,
     in_process: bool = False,
     laydown: bool = True,
+    store: "Store | None" = None,
 ) -> list["RunResult | None"]:
     """Execute the loaded plans on the backend ``jobs``/``dask`` choose; every
     run is claimed in the store first (see :mod:`xdoe.campaign`).
@@ -80,7 +82,9 @@ def run_plans(
     ``file_hashes`` maps a plan's ``file`` to the sha256 of the bytes it
     was parsed from (:func:`xdoe.execution.load_file_plan`), recorded with
     the run for :func:`skip_finished_files`. ``laydown``: each run's results
-    folder gets its ``laydown.svg``.
+    folder gets its ``laydown.svg``. ``store``: the store at ``store_url``,
+    already open (:func:`xdoe.cli._xrun.open_store_or_exit`), for the one
+    query here; its connections are released before any run starts.
 
     Returns:
         one entry per plan, in the order of ``plans``: its result (whose
@@ -105,13 +109,15 @@ def run_plans(
     file_hashes = file_hashes or {}
     todo = list(range(len(plans)))
     if not rerun:  # finished runs are skipped here, with one query for all of them
-        _, done_before = _skip_finished(plans, store_url)
+        _, done_before = _skip_finished(plans, store_url, store)
         for i, result in done_before:
             out[i] = result
             if display is not None:
                 display.run_done()
                 display.message(f"run {result.uid} {result.note}")
         todo = [i for i in todo if out[i] is None]
+    if store is not None:
+        store.close()  # its pooled connection: the runs' worker processes fork after this and share nothing
     url = absolute_url(store_url) if remote else store_url
     results_root = None if results is None else str(Path(results).resolve() if remote else results)
     position: dict[str, int] = {}
@@ -167,10 +173,12 @@ def skip_finished_files(files: Sequence[str | Path], store_url: str | None
         return list(range(len(files))), []
 
 
-def _skip_finished(plans: Sequence["RunPlan"], store_url: str | None
+def _skip_finished(plans: Sequence["RunPlan"], store_url: str | None, opened: "Store | None" = None,
                    ) -> tuple[list["RunPlan"], list[tuple[int, "RunResult"]]]:
     from xdoe.campaign import skip_finished
     from xdoe.store import Store
 
+    if opened is not None:
+        return skip_finished(plans, opened)
     with Store(store_url) as store:
         return skip_finished(plans, store)

@@ -36,6 +36,7 @@ from xdoe.store import HEARTBEAT_TIMEOUT
 
 if TYPE_CHECKING:
     from xdoe.execution import RunPlan, RunResult
+    from xdoe.store import Store
 
 __all__ = [
     "main",
@@ -118,18 +119,19 @@ def load_documents(files: Sequence[str | Path]) -> Loaded:
     return loaded
 
 
-def open_store_or_exit(store_url: str | None) -> None:
-    """Open (and create) the store once before anything runs; a store that
-    cannot be opened (malformed URL, server unreachable, folder not
-    writable) is unusable input: one line and exit 2."""
+def open_store_or_exit(store_url: str | None) -> "Store":
+    """Open (and create) the store once before anything runs, and return it
+    (the caller closes it); a store that cannot be opened (malformed URL,
+    server unreachable, folder not writable) is unusable input: one line and
+    exit 2."""
     from xdoe.errors import StoreError
     from xdoe.store import Store
 
     try:
-        with Store(store_url):
-            pass
+        return Store(store_url)
     except StoreError as exc:
         fail(str(exc), EXIT_INPUT)
+        raise  # not reached: fail() exits
 
 
 # -- running -------------------------------------------------------------------------
@@ -254,7 +256,7 @@ def experiment_start(files: tuple[str, ...], store_url: str | None, results: Pat
         for line in loaded.errors:
             click.secho(f"error: {line}", fg="red", err=True)
         sys.exit(EXIT_INPUT)
-    open_store_or_exit(store_url)
+    store = open_store_or_exit(store_url)
     display = _Display(len(loaded.plans) + len(done_before), enabled=not quiet and sys.stderr.isatty())
     for _, result in done_before:
         display.run_done()
@@ -264,9 +266,11 @@ def experiment_start(files: tuple[str, ...], store_url: str | None, results: Pat
                              store_steps=store_steps, fail_fast=fail_fast, display=display,
                              jobs=jobs, dask=dask, parallel_workers=parallel_workers,
                              rerun=rerun, stale_after=heartbeat_timeout,
-                             file_hashes=loaded.file_hashes, in_process=in_process, laydown=laydown)
+                             file_hashes=loaded.file_hashes, in_process=in_process, laydown=laydown,
+                             store=store)
     finally:
         display.stop()
+        store.close()
     skipped = [p.uid for p, r in zip(loaded.plans, per_plan) if r is None]  # kept from starting by --fail-fast
     # back into the order of FILES: loaded.plans[k] is the document of files[todo[k]]
     merged = [(todo[k], r) for k, r in enumerate(per_plan) if r is not None] + done_before

@@ -13,7 +13,8 @@ shared PostgreSQL database. Typical use by the executor::
         rec.phase_finished()
     # leaving the block finishes the instance ("failed" with the traceback on an exception)
 
-Schema (see :mod:`xdoe.store._models`): experiment, run (uid + content hash:
+Schema (see :mod:`xdoe.store._models`; the run path uses the Core tables of
+:mod:`xdoe.store._tables`, without the ORM): experiment, run (uid + content hash:
 the same uid with a changed document is a new run version), run_instance,
 phase, episode, step, checkpoint, brain_source, claim, store_meta; session_tree,
 session_node, session_edge (:mod:`xdoe.store._sessions`, created when first used).
@@ -51,11 +52,8 @@ if TYPE_CHECKING:  # the same names for type checkers (`Name as Name`: a re-expo
     )
     from xdoe.store._engine import DEFAULT_URL as DEFAULT_URL, ENV_VAR as ENV_VAR, mask_url as mask_url
     from xdoe.store._json import canonical_json as canonical_json, document_hash as document_hash
-    from xdoe.store._models import (
-        INSTANCE_STATUSES as INSTANCE_STATUSES,
-        SCHEMA_VERSION as SCHEMA_VERSION,
-        StopRequest as StopRequest,
-    )
+    from xdoe.store._models import StopRequest as StopRequest
+    from xdoe.store._tables import INSTANCE_STATUSES as INSTANCE_STATUSES, SCHEMA_VERSION as SCHEMA_VERSION
     from xdoe.store._recorder import RunRecorder as RunRecorder
     from xdoe.store._results import (
         DEFAULT_RESULTS_ROOT as DEFAULT_RESULTS_ROOT,
@@ -127,8 +125,8 @@ if TYPE_CHECKING:  # the same names for type checkers (`Name as Name`: a re-expo
         RunInstance,
         Step,
         StoreMeta,
-        utcnow,
     )
+    from xdoe.store._tables import utcnow
     from xdoe.store._sessions import SessionEdge, SessionNode, SessionTree
 
 _EXPORTS = {
@@ -139,7 +137,8 @@ _EXPORTS = {
     ],
     "xdoe.store._engine": ["DEFAULT_URL", "ENV_VAR", "mask_url"],
     "xdoe.store._json": ["canonical_json", "document_hash"],
-    "xdoe.store._models": ["INSTANCE_STATUSES", "SCHEMA_VERSION", "StopRequest"],
+    "xdoe.store._models": ["StopRequest"],
+    "xdoe.store._tables": ["INSTANCE_STATUSES", "SCHEMA_VERSION"],
     "xdoe.store._recorder": ["RunRecorder"],
     "xdoe.store._results": [
         "DEFAULT_RESULTS_ROOT", "EPISODE_KEYS", "TRANSACTION_COLUMNS", "ResultsPaths", "safe_name",
@@ -166,8 +165,9 @@ _EXPORTS = {
 _UNLISTED = {
     "xdoe.store._models": [
         "Base", "BrainSource", "Checkpoint", "Claim", "Episode", "Experiment", "Phase", "Run", "RunInstance",
-        "Step", "StoreMeta", "utcnow",
+        "Step", "StoreMeta",
     ],
+    "xdoe.store._tables": ["utcnow"],
     "xdoe.store._sessions": ["SessionEdge", "SessionNode", "SessionTree"],
 }
 

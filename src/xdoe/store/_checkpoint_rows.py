@@ -15,10 +15,9 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
-from sqlalchemy import Select, delete, insert, select, update
-from sqlalchemy.orm import Session
+from sqlalchemy import Connection, Select, delete, insert, select, update
 
-from xdoe.store._models import BrainSource, Checkpoint, Phase, Run, RunInstance
+from xdoe.store import _tables as t
 from xdoe.store._rules import FINISHED
 
 __all__ = ["CheckpointInfo", "CheckpointRows", "SourceRow"]
@@ -72,22 +71,29 @@ class SourceRow:
     sha256: str | None = None
 
 
+#: The checkpoint table's columns and the ``checkpoint`` table itself.
+_ck, _checkpoint = t.checkpoint.c, t.checkpoint
+
+
 def _select_infos() -> Select[Any]:
+    p = t.phase.c
     return (
-        select(Checkpoint, Run.uid, Phase.index, Phase.name)
-        .join(RunInstance, Checkpoint.instance_id == RunInstance.id)
-        .join(Run, RunInstance.run_id == Run.id)
-        .outerjoin(Phase, Checkpoint.phase_id == Phase.id)
+        select(_ck.id, _ck.instance_id, t.run.c.uid, _ck.phase_id, p.index, p.name, _ck.agent, _ck.step,
+               _ck.episode, _ck.path, _ck.sha256, _ck.metric, _ck.best, _ck.created)
+        .join(t.run_instance, _ck.instance_id == t.run_instance.c.id)
+        .join(t.run, t.run_instance.c.run_id == t.run.c.id)
+        .outerjoin(t.phase, _ck.phase_id == p.id)
     )
 
 
 def _info(row: Any) -> CheckpointInfo:
-    ck, run_uid, phase_index, phase_name = row
+    (id_, instance_id, run_uid, phase_id, phase_index, phase_name, agent, step, episode, path, sha256,
+     metric, best, created) = row
     return CheckpointInfo(
-        id=int(ck.id), instance_id=int(ck.instance_id), run_uid=run_uid,
-        phase_id=ck.phase_id, phase_index=phase_index, phase=phase_name, agent=ck.agent,
-        step=ck.step, episode=ck.episode, path=Path(ck.path), sha256=ck.sha256,
-        metric=ck.metric, best=bool(ck.best), created=ck.created,
+        id=int(id_), instance_id=int(instance_id), run_uid=run_uid,
+        phase_id=phase_id, phase_index=phase_index, phase=phase_name, agent=agent,
+        step=step, episode=episode, path=Path(path), sha256=sha256,
+        metric=metric, best=bool(best), created=created,
     )
 
 
@@ -105,10 +111,10 @@ def _best(rows: Sequence[Any]) -> int | None:
 class CheckpointRows:
     """Checkpoint and brain-source queries of :class:`xdoe.store.Store`."""
 
-    def _read(self, action: str) -> AbstractContextManager[Session]:  # pragma: no cover - Store's
+    def _core_read(self, action: str) -> AbstractContextManager[Connection]:  # pragma: no cover - Store's
         raise NotImplementedError
 
-    def _write(self, action: str) -> AbstractContextManager[Session]:  # pragma: no cover - Store's
+    def _core_write(self, action: str) -> AbstractContextManager[Connection]:  # pragma: no cover - Store's
         raise NotImplementedError
 
     def checkpoints(self, instance_id: int, agent: str | None = None) -> list[CheckpointInfo]:
@@ -117,11 +123,11 @@ class CheckpointRows:
         Raises:
             StoreError: the store cannot be read.
         """
-        stmt = _select_infos().where(Checkpoint.instance_id == instance_id)
+        stmt = _select_infos().where(_ck.instance_id == instance_id)
         if agent is not None:
-            stmt = stmt.where(Checkpoint.agent == agent)
-        with self._read("read checkpoints from") as session:
-            return [_info(r) for r in session.execute(stmt.order_by(Checkpoint.id))]
+            stmt = stmt.where(_ck.agent == agent)
+        with self._core_read("read checkpoints from") as conn:
+            return [_info(r) for r in conn.execute(stmt.order_by(_ck.id))]
 
     def latest_checkpoint(self, run_uid: str, agent: str, phase: str | int | None = None, *,
                           finished_only: bool = True, instance_id: int | None = None,
@@ -133,30 +139,31 @@ class CheckpointRows:
             TypeError: ``phase`` is a bool.
             StoreError: the store cannot be read.
         """
-        stmt = _select_infos().where(Run.uid == run_uid, Checkpoint.agent == agent)
+        stmt = _select_infos().where(t.run.c.uid == run_uid, _ck.agent == agent)
         if isinstance(phase, bool):
             raise TypeError("phase must be a name, an index or None")
         if isinstance(phase, int):
-            stmt = stmt.where(Phase.index == phase)
+            stmt = stmt.where(t.phase.c.index == phase)
         elif phase is not None:
-            stmt = stmt.where(Phase.name == str(phase))
+            stmt = stmt.where(t.phase.c.name == str(phase))
         if instance_id is not None:
-            stmt = stmt.where(Checkpoint.instance_id == instance_id)
+            stmt = stmt.where(_ck.instance_id == instance_id)
         if finished_only:
             stmt = stmt.where(FINISHED)
-        order = [RunInstance.id.desc()]
+        order = [t.run_instance.c.id.desc()]
         if best:
-            order.append(Checkpoint.best.desc())
-        stmt = stmt.order_by(*order, Checkpoint.id.desc()).limit(1)
-        with self._read("read checkpoints from") as session:
-            row = session.execute(stmt).first()
+            order.append(_ck.best.desc())
+        stmt = stmt.order_by(*order, _ck.id.desc()).limit(1)
+        with self._core_read("read checkpoints from") as conn:
+            row = conn.execute(stmt).first()
             return None if row is None else _info(row)
 
     def phase_id(self, instance_id: int, phase_index: int) -> int | None:
         """The row id of phase ``phase_index`` of an instance, ``None`` when not recorded."""
-        with self._read("read phases from") as session:
-            found = session.execute(
-                select(Phase.id).where(Phase.instance_id == instance_id, Phase.index == int(phase_index))
+        p = t.phase.c
+        with self._core_read("read phases from") as conn:
+            found = conn.execute(
+                select(p.id).where(p.instance_id == instance_id, p.index == int(phase_index))
             ).scalar_one_or_none()
         return None if found is None else int(found)
 
@@ -177,34 +184,32 @@ class CheckpointRows:
                   "path": str(path), "sha256": sha256,
                   "metric": None if metric is None else float(metric), "best": False}
         doomed: list[str] = []
-        with self._write("record a checkpoint in") as session:
-            same = session.execute(
-                select(Checkpoint.id).where(Checkpoint.instance_id == instance_id,
-                                            Checkpoint.path == str(path))
+        with self._core_write("record a checkpoint in") as conn:
+            same = conn.execute(
+                select(_ck.id).where(_ck.instance_id == instance_id, _ck.path == str(path))
             ).scalars().all()
             if same:
-                session.execute(delete(Checkpoint).where(Checkpoint.id.in_(same)))
-            row = Checkpoint(**values)
-            session.add(row)
-            session.flush()
-            new_id = int(row.id)
-            group = select(Checkpoint.id, Checkpoint.metric, Checkpoint.best, Checkpoint.path).where(
-                Checkpoint.instance_id == instance_id, Checkpoint.agent == str(agent),
-                Checkpoint.phase_id.is_(None) if phase_id is None else Checkpoint.phase_id == phase_id,
-            ).order_by(Checkpoint.id.desc())
-            rows = session.execute(group).all()
+                conn.execute(delete(_checkpoint).where(_ck.id.in_(same)))
+            key = conn.execute(insert(_checkpoint).values(**values)).inserted_primary_key
+            assert key is not None
+            new_id = int(key[0])
+            group = select(_ck.id, _ck.metric, _ck.best, _ck.path).where(
+                _ck.instance_id == instance_id, _ck.agent == str(agent),
+                _ck.phase_id.is_(None) if phase_id is None else _ck.phase_id == phase_id,
+            ).order_by(_ck.id.desc())
+            rows = conn.execute(group).all()
             best_id = _best(rows)
-            session.execute(update(Checkpoint).where(Checkpoint.id.in_([r.id for r in rows]))
-                            .values(best=False))
+            conn.execute(update(_checkpoint).where(_ck.id.in_([r.id for r in rows])).values(best=False))
             if best_id is not None:
-                session.execute(update(Checkpoint).where(Checkpoint.id == best_id).values(best=True))
+                conn.execute(update(_checkpoint).where(_ck.id == best_id).values(best=True))
             keep_ids = {r.id for r in rows[:keep]} | ({best_id} if best_id is not None else set())
             drop = [r for r in rows if r.id not in keep_ids]
             if drop:
-                session.execute(delete(Checkpoint).where(Checkpoint.id.in_([r.id for r in drop])))
+                conn.execute(delete(_checkpoint).where(_ck.id.in_([r.id for r in drop])))
                 doomed = [r.path for r in drop if r.path != str(path)]
-        with self._read("read checkpoints from") as session:
-            return _info(session.execute(_select_infos().where(Checkpoint.id == new_id)).one()), doomed
+            # read back in the same transaction (it holds the write lock: nothing changed it meanwhile)
+            info = _info(conn.execute(_select_infos().where(_ck.id == new_id)).one())
+        return info, doomed
 
     def record_brain_sources(self, instance_id: int, phase_id: int | None,
                              rows: Sequence[SourceRow]) -> None:
@@ -215,5 +220,5 @@ class CheckpointRows:
                    "source_kind": r.kind, "source_run_uid": r.run_uid, "source_phase": r.phase,
                    "source_checkpoint_id": r.checkpoint_id, "source_path": r.path,
                    "source_sha256": r.sha256} for r in rows]
-        with self._write("record brain sources in") as session:
-            session.execute(insert(BrainSource), values)
+        with self._core_write("record brain sources in") as conn:
+            conn.execute(insert(t.brain_source), values)

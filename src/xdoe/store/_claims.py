@@ -38,7 +38,7 @@ from sqlalchemy import delete, insert, select, update
 from sqlalchemy.exc import IntegrityError
 
 from xdoe._process import process_alive
-from xdoe.store._models import Claim, Phase, Run, RunInstance, utcnow
+from xdoe.store._tables import claim, phase, run, run_instance, utcnow
 
 if TYPE_CHECKING:
     from xdoe.store._store import Store
@@ -99,25 +99,26 @@ def claim_run(store: "Store", run_uid: str, content_hash: str, *, owner: str,
     now = utcnow()
     values = {"run_uid": run_uid, "content_hash": content_hash, "owner": owner,
               "host": socket.gethostname(), "pid": os.getpid(), "heartbeat": now, "claimed_at": now}
-    with store._write("claim a run in") as session:
+    c = claim.c
+    with store._core_write("claim a run in") as conn:
         try:
-            with session.begin_nested():
-                session.execute(insert(Claim).values(**values))
+            with conn.begin_nested():
+                conn.execute(insert(claim).values(**values))
             return True
         except IntegrityError:
             pass  # somebody holds it: take over only a stale claim (or our own)
         cutoff = now - _dt.timedelta(seconds=float(stale_after))
-        takeover = (Claim.heartbeat < cutoff) | (Claim.owner == owner)
-        holder = session.execute(
-            select(Claim.owner, Claim.host, Claim.pid, Claim.claimed_at)
-            .where(Claim.run_uid == run_uid, Claim.content_hash == content_hash)
+        takeover = (c.heartbeat < cutoff) | (c.owner == owner)
+        holder = conn.execute(
+            select(c.owner, c.host, c.pid, c.claimed_at)
+            .where(c.run_uid == run_uid, c.content_hash == content_hash)
         ).first()
         if holder is not None and process_alive(holder.host, holder.pid, holder.claimed_at) is False:
             # its process is gone from this host: no need to wait for the heartbeat to age
-            takeover = takeover | (Claim.owner == holder.owner)
-        taken = session.execute(
-            update(Claim)
-            .where(Claim.run_uid == run_uid, Claim.content_hash == content_hash)
+            takeover = takeover | (c.owner == holder.owner)
+        taken = conn.execute(
+            update(claim)
+            .where(c.run_uid == run_uid, c.content_hash == content_hash)
             .where(takeover)
             .values(owner=owner, host=values["host"], pid=values["pid"], heartbeat=now, claimed_at=now)
         ).rowcount
@@ -127,10 +128,11 @@ def claim_run(store: "Store", run_uid: str, content_hash: str, *, owner: str,
 def heartbeat_claim(store: "Store", run_uid: str, content_hash: str, *, owner: str) -> bool:
     """Refresh the heartbeat of ``owner``'s claim; ``False`` when ``owner`` no
     longer holds it (it was released or taken over as stale)."""
-    with store._write("refresh a claim in") as session:
-        return session.execute(
-            update(Claim)
-            .where(Claim.run_uid == run_uid, Claim.content_hash == content_hash, Claim.owner == owner)
+    c = claim.c
+    with store._core_write("refresh a claim in") as conn:
+        return conn.execute(
+            update(claim)
+            .where(c.run_uid == run_uid, c.content_hash == content_hash, c.owner == owner)
             .values(heartbeat=utcnow())
         ).rowcount == 1
 
@@ -138,23 +140,23 @@ def heartbeat_claim(store: "Store", run_uid: str, content_hash: str, *, owner: s
 def release_claim(store: "Store", run_uid: str, content_hash: str, *, owner: str | None) -> bool:
     """Delete the claim if ``owner`` holds it (``owner=None``: whoever holds
     it); ``True`` when a claim was deleted."""
-    stmt = delete(Claim).where(Claim.run_uid == run_uid, Claim.content_hash == content_hash)
+    c = claim.c
+    stmt = delete(claim).where(c.run_uid == run_uid, c.content_hash == content_hash)
     if owner is not None:
-        stmt = stmt.where(Claim.owner == owner)
-    with store._write("release a claim in") as session:
-        return session.execute(stmt).rowcount == 1
+        stmt = stmt.where(c.owner == owner)
+    with store._core_write("release a claim in") as conn:
+        return conn.execute(stmt).rowcount == 1
 
 
 def claim_of(store: "Store", run_uid: str, content_hash: str) -> ClaimInfo | None:
     """The current claim of a run version, or ``None``."""
-    with store._read("read claims from") as session:
-        row = session.execute(
-            select(Claim).where(Claim.run_uid == run_uid, Claim.content_hash == content_hash)
-        ).scalar_one_or_none()
-        if row is None:
-            return None
-        return ClaimInfo(row.run_uid, row.content_hash, row.owner, row.host, row.pid,
-                         row.heartbeat, row.claimed_at)
+    c = claim.c
+    with store._core_read("read claims from") as conn:
+        row = conn.execute(
+            select(c.run_uid, c.content_hash, c.owner, c.host, c.pid, c.heartbeat, c.claimed_at)
+            .where(c.run_uid == run_uid, c.content_hash == content_hash)
+        ).one_or_none()
+        return None if row is None else ClaimInfo(*row)
 
 
 def run_finished(store: "Store", run_uid: str, content_hash: str) -> bool:
@@ -170,19 +172,18 @@ def fail_running_instances(store: "Store", run_uid: str, content_hash: str, *, h
     recording its end.
     Returns the number of instances marked."""
     now = utcnow()
-    run_ids = select(Run.id).where(Run.uid == run_uid, Run.content_hash == content_hash)
-    query = select(RunInstance.id).where(
-        RunInstance.run_id.in_(run_ids), RunInstance.status == "running", RunInstance.host == host)
+    i, p = run_instance.c, phase.c
+    run_ids = select(run.c.id).where(run.c.uid == run_uid, run.c.content_hash == content_hash)
+    query = select(i.id).where(i.run_id.in_(run_ids), i.status == "running", i.host == host)
     if pids is not None:
-        query = query.where(RunInstance.pid.in_(sorted(pids)))
-    with store._write("mark a dead run in") as session:
-        ids = list(session.execute(query).scalars())
+        query = query.where(i.pid.in_(sorted(pids)))
+    with store._core_write("mark a dead run in") as conn:
+        ids = list(conn.execute(query).scalars())
         if not ids:
             return 0
-        session.execute(update(RunInstance).where(RunInstance.id.in_(ids))
-                        .values(status=status, end=now, error=error))
-        session.execute(update(Phase).where(Phase.instance_id.in_(ids), Phase.status == "running")
-                        .values(status=status, end=now))
+        conn.execute(update(run_instance).where(i.id.in_(ids)).values(status=status, end=now, error=error))
+        conn.execute(update(phase).where(p.instance_id.in_(ids), p.status == "running")
+                     .values(status=status, end=now))
         return len(ids)
 
 

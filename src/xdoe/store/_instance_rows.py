@@ -14,11 +14,10 @@ from contextlib import AbstractContextManager
 from dataclasses import dataclass
 from typing import Any
 
-from sqlalchemy import and_, delete, func, or_, select
+from sqlalchemy import Connection, and_, delete, func, or_, select
 from sqlalchemy.engine import Engine
-from sqlalchemy.orm import Session
 
-from xdoe.store._models import Checkpoint, Episode, Phase, Run, RunInstance, Step
+from xdoe.store import _tables as t
 
 __all__ = ["InstanceRows", "InstanceInfo", "PhaseRow", "PhaseSums", "RunInfo"]
 
@@ -77,18 +76,18 @@ class InstanceRows:
 
     engine: Engine
 
-    def _read(self, action: str) -> AbstractContextManager[Session]:  # pragma: no cover - Store's
+    def _core_read(self, action: str) -> AbstractContextManager[Connection]:  # pragma: no cover - Store's
         raise NotImplementedError
 
-    def _write(self, action: str) -> AbstractContextManager[Session]:  # pragma: no cover - Store's
+    def _core_write(self, action: str) -> AbstractContextManager[Connection]:  # pragma: no cover - Store's
         raise NotImplementedError
 
     def phases(self, instance_id: int) -> list[PhaseRow]:
         """The phase rows of an instance, by schedule index."""
-        with self._read("read phases from") as session:
-            return [PhaseRow(int(r.id), int(r.index), r.name, r.status) for r in session.execute(
-                select(Phase.id, Phase.index, Phase.name, Phase.status)
-                .where(Phase.instance_id == instance_id).order_by(Phase.index))]
+        p = t.phase.c
+        with self._core_read("read phases from") as conn:
+            return [PhaseRow(int(r.id), int(r.index), r.name, r.status) for r in conn.execute(
+                select(p.id, p.index, p.name, p.status).where(p.instance_id == instance_id).order_by(p.index))]
 
     def drop_redone(self, phase_ids: Sequence[int], continued: int | None = None,
                     next_episodes: Sequence[int] = ()) -> None:
@@ -97,27 +96,27 @@ class InstanceRows:
         sources) and, of phase row ``continued``, the episode and step rows of
         worker ``w`` from episode ``next_episodes[w]`` on (and of any worker
         beyond them)."""
-        with self._write("drop what a resumed run redoes in") as session:
+        with self._core_write("drop what a resumed run redoes in") as conn:
             if phase_ids:
-                session.execute(delete(Phase).where(Phase.id.in_(list(phase_ids))))
+                conn.execute(delete(t.phase).where(t.phase.c.id.in_(list(phase_ids))))
             if continued is not None:
-                for table in (Episode, Step):
-                    session.execute(delete(table).where(
-                        table.phase_id == continued,
-                        or_(*[and_(table.worker == w, table.episode >= nxt)
-                              for w, nxt in enumerate(next_episodes)],
-                            table.worker >= len(next_episodes))))
+                for table in (t.episode, t.step):
+                    c = table.c
+                    conn.execute(delete(table).where(
+                        c.phase_id == continued,
+                        or_(*[and_(c.worker == w, c.episode >= nxt) for w, nxt in enumerate(next_episodes)],
+                            c.worker >= len(next_episodes))))
 
     def phase_sums(self, instance_id: int) -> PhaseSums:
         """Per phase index: the episodes and steps recorded (the most of any
         agent) and each agent's summed reward and objective."""
         sums: PhaseSums = {}
-        with self._read("read episodes from") as session:
-            for index, agent, n, steps, reward, objective in session.execute(
-                select(Phase.index, Episode.agent, func.count(), func.sum(Episode.steps),
-                       func.sum(Episode.reward), func.sum(Episode.objective))
-                .join(Phase, Episode.phase_id == Phase.id)
-                .where(Phase.instance_id == instance_id).group_by(Phase.index, Episode.agent)
+        p, e = t.phase.c, t.episode.c
+        with self._core_read("read episodes from") as conn:
+            for index, agent, n, steps, reward, objective in conn.execute(
+                select(p.index, e.agent, func.count(), func.sum(e.steps), func.sum(e.reward), func.sum(e.objective))
+                .join(t.phase, e.phase_id == p.id)
+                .where(p.instance_id == instance_id).group_by(p.index, e.agent)
             ):
                 n_old, s_old, rs, os_ = sums.get(int(index), (0, 0, {}, {}))
                 rs[agent] = float(reward or 0.0)
@@ -129,39 +128,41 @@ class InstanceRows:
     def run_overview(self, run_uid: str) -> tuple[list[str], list[str]]:
         """The statuses of a run's instances and every run uid in the store
         (for "no such run" messages)."""
-        with self._read("read runs from") as session:
-            statuses = session.execute(
-                select(RunInstance.status).join(Run, RunInstance.run_id == Run.id).where(Run.uid == run_uid)
+        i, r = t.run_instance.c, t.run.c
+        with self._core_read("read runs from") as conn:
+            statuses = conn.execute(
+                select(i.status).join(t.run, i.run_id == r.id).where(r.uid == run_uid)
             ).scalars().all()
-            uids = session.execute(select(Run.uid).distinct()).scalars().all()
+            uids = conn.execute(select(r.uid).distinct()).scalars().all()
         return list(statuses), list(uids)
 
     def checkpointed_agents(self, instance_id: int) -> dict[str, list[str]]:
         """Agent -> the names of the phases of an instance it has checkpoints in."""
         agents: dict[str, list[str]] = {}
-        with self._read("read checkpoints from") as session:
-            for agent, name in session.execute(
-                select(Checkpoint.agent, Phase.name).join(Phase, Checkpoint.phase_id == Phase.id)
-                .where(Checkpoint.instance_id == instance_id).distinct()
+        ck, p = t.checkpoint.c, t.phase.c
+        with self._core_read("read checkpoints from") as conn:
+            for agent, name in conn.execute(
+                select(ck.agent, p.name).join(t.phase, ck.phase_id == p.id)
+                .where(ck.instance_id == instance_id).distinct()
             ):
                 agents.setdefault(agent, []).append(name)
         return agents
 
     def step_agents(self, phase_ids: Sequence[int]) -> dict[str, int]:
         """Agent -> number of stored steps in these phases."""
-        with self._read("read steps from") as session:
-            return {a: int(n) for a, n in session.execute(
-                select(Step.agent, func.count()).where(Step.phase_id.in_(list(phase_ids)))
-                .group_by(Step.agent))}
+        s = t.step.c
+        with self._core_read("read steps from") as conn:
+            return {a: int(n) for a, n in conn.execute(
+                select(s.agent, func.count()).where(s.phase_id.in_(list(phase_ids))).group_by(s.agent))}
 
     def steps(self, phase_ids: Sequence[int], agent: str, batch_size: int = 2000) -> Iterator[Any]:
         """Stream the stored steps of ``agent`` in these phases, in (phase,
         worker, episode, step) order; rows with ``phase_id``, ``worker``,
         ``episode``, ``step``, ``sensors``, ``actions``, ``rewards``,
         ``objective``, ``done`` (JSON columns as stored)."""
-        stmt = (select(Step.phase_id, Step.worker, Step.episode, Step.step, Step.sensors, Step.actions,
-                       Step.rewards, Step.objective, Step.done)
-                .where(Step.phase_id.in_(list(phase_ids)), Step.agent == agent)
-                .order_by(Step.phase_id, Step.worker, Step.episode, Step.step))
+        s = t.step.c
+        stmt = (select(s.phase_id, s.worker, s.episode, s.step, s.sensors, s.actions, s.rewards, s.objective, s.done)
+                .where(s.phase_id.in_(list(phase_ids)), s.agent == agent)
+                .order_by(s.phase_id, s.worker, s.episode, s.step))
         with self.engine.connect() as conn:
             yield from conn.execution_options(yield_per=batch_size).execute(stmt)

@@ -1,4 +1,5 @@
-"""The store's schema: SQLAlchemy 2 declarative models.
+"""The store's schema: SQLAlchemy 2 declarative models, mapped onto the Core
+tables of :mod:`xdoe.store._tables` (the run path uses those without the ORM).
 
 One experiment has many runs; a run is identified by its uid *and* the
 content hash of its document, so the same uid with a changed document is a new
@@ -17,25 +18,12 @@ PostgreSQL.
 from __future__ import annotations
 
 import datetime as _dt
-import json
 from typing import Any
 
-from sqlalchemy import (
-    BigInteger,
-    Boolean,
-    DateTime,
-    Float,
-    ForeignKey,
-    Index,
-    Integer,
-    String,
-    Text,
-    UniqueConstraint,
-)
-from sqlalchemy.orm import DeclarativeBase, Mapped, mapped_column
-from sqlalchemy.types import TypeDecorator
+from sqlalchemy.orm import DeclarativeBase, Mapped
 
-from xdoe.store._json import compact_json
+from xdoe.store import _tables as _t
+from xdoe.store._tables import INSTANCE_STATUSES, METADATA, PHASE_STATUSES, SCHEMA_VERSION, utcnow
 
 __all__ = [
     "SCHEMA_VERSION",
@@ -56,88 +44,30 @@ __all__ = [
     "utcnow",
 ]
 
-#: Version of this schema, recorded in ``store_meta``; a store written by a
-#: newer schema is refused rather than misread.
-SCHEMA_VERSION = 1
-
-#: Status of a run instance. ``running`` until :meth:`RunRecorder.finish`.
-INSTANCE_STATUSES = ("running", "finished", "failed", "interrupted")
-#: Status of a phase.
-PHASE_STATUSES = ("running", "finished", "failed", "interrupted")
-
-# 64-bit ids on servers; SQLite needs exactly INTEGER for an autoincrementing rowid.
-_Id = BigInteger().with_variant(Integer(), "sqlite")
-
-
-def utcnow() -> _dt.datetime:
-    """The current time, timezone-aware, in UTC."""
-    return _dt.datetime.now(_dt.timezone.utc)
-
-
-class UtcDateTime(TypeDecorator[_dt.datetime]):
-    """A datetime stored as naive UTC and read back as aware UTC.
-
-    Naive values given to it are taken as UTC.
-    """
-
-    impl = DateTime(timezone=False)
-    cache_ok = True
-
-    def process_bind_param(self, value: _dt.datetime | None, dialect: Any) -> _dt.datetime | None:
-        if value is None:
-            return None
-        if value.tzinfo is not None:
-            value = value.astimezone(_dt.timezone.utc).replace(tzinfo=None)
-        return value
-
-    def process_result_value(self, value: _dt.datetime | None, dialect: Any) -> _dt.datetime | None:
-        if value is None:
-            return None
-        return value.replace(tzinfo=_dt.timezone.utc)
-
-
-class JsonText(TypeDecorator[Any]):
-    """Any JSON value stored as compact JSON text (sorted keys)."""
-
-    impl = Text
-    cache_ok = True
-
-    def process_bind_param(self, value: Any, dialect: Any) -> str | None:
-        if value is None:
-            return None
-        return value if isinstance(value, _Encoded) else compact_json(value)
-
-    def process_result_value(self, value: str | None, dialect: Any) -> Any:
-        return None if value is None else json.loads(value)
-
-
-class _Encoded(str):
-    """JSON text already encoded (the recorder encodes once, when buffering)."""
-
-    __slots__ = ()
-
 
 class Base(DeclarativeBase):
-    """Declarative base of every xdoe table."""
+    """Declarative base of every xdoe table (its metadata is :data:`xdoe.store._tables.METADATA`)."""
+
+    metadata = METADATA
 
 
 class StoreMeta(Base):
     """Key/value facts about the store itself (``schema_version``)."""
 
-    __tablename__ = "store_meta"
+    __table__ = _t.store_meta
 
-    key: Mapped[str] = mapped_column(String(64), primary_key=True)
-    value: Mapped[str] = mapped_column(String(255))
+    key: Mapped[str]
+    value: Mapped[str]
 
 
 class Experiment(Base):
     """An experiment: the family of runs an experiment document expands into."""
 
-    __tablename__ = "experiment"
+    __table__ = _t.experiment
 
-    id: Mapped[int] = mapped_column(_Id, primary_key=True, autoincrement=True)
-    uid: Mapped[str] = mapped_column(String(255), unique=True)
-    created: Mapped[_dt.datetime] = mapped_column(UtcDateTime, default=utcnow)
+    id: Mapped[int]
+    uid: Mapped[str]
+    created: Mapped[_dt.datetime]
 
 
 class Run(Base):
@@ -153,22 +83,19 @@ class Run(Base):
     same document, so ``xrun`` skips a finished file without parsing it.
     """
 
-    __tablename__ = "run"
-    __table_args__ = (UniqueConstraint("uid", "content_hash", name="uq_run_uid_hash"),)
+    __table__ = _t.run
 
-    id: Mapped[int] = mapped_column(_Id, primary_key=True, autoincrement=True)
-    uid: Mapped[str] = mapped_column(String(255), index=True)
-    experiment_id: Mapped[int | None] = mapped_column(
-        ForeignKey("experiment.id", ondelete="CASCADE"), index=True
-    )
-    content_hash: Mapped[str] = mapped_column(String(64))
-    document: Mapped[str] = mapped_column(Text)
-    design_point: Mapped[int | None] = mapped_column(Integer)
-    repetition: Mapped[int | None] = mapped_column(Integer)
-    seed: Mapped[int | None] = mapped_column(BigInteger)
-    levels: Mapped[Any | None] = mapped_column(JsonText)
-    file_sha256: Mapped[str | None] = mapped_column(String(64), index=True)
-    created: Mapped[_dt.datetime] = mapped_column(UtcDateTime, default=utcnow)
+    id: Mapped[int]
+    uid: Mapped[str]
+    experiment_id: Mapped[int | None]
+    content_hash: Mapped[str]
+    document: Mapped[str]
+    design_point: Mapped[int | None]
+    repetition: Mapped[int | None]
+    seed: Mapped[int | None]
+    levels: Mapped[Any | None]
+    file_sha256: Mapped[str | None]
+    created: Mapped[_dt.datetime]
 
 
 class RunInstance(Base):
@@ -181,41 +108,36 @@ class RunInstance(Base):
     ``session_metadata.json``).
     """
 
-    __tablename__ = "run_instance"
-    __table_args__ = (
-        Index("ix_run_instance_run_status", "run_id", "status"),
-        Index("ix_run_instance_status", "status"),
-    )
+    __table__ = _t.run_instance
 
-    id: Mapped[int] = mapped_column(_Id, primary_key=True, autoincrement=True)
-    uuid: Mapped[str] = mapped_column(String(36), unique=True)
-    run_id: Mapped[int] = mapped_column(ForeignKey("run.id", ondelete="CASCADE"))
-    host: Mapped[str] = mapped_column(String(255))
-    pid: Mapped[int] = mapped_column(Integer)
-    start: Mapped[_dt.datetime] = mapped_column(UtcDateTime)
-    end: Mapped[_dt.datetime | None] = mapped_column(UtcDateTime)
-    status: Mapped[str] = mapped_column(String(16))
-    error: Mapped[str | None] = mapped_column(Text)
-    traceback: Mapped[str | None] = mapped_column(Text)
-    heartbeat: Mapped[_dt.datetime | None] = mapped_column(UtcDateTime)
-    results_dir: Mapped[str | None] = mapped_column(Text)
+    id: Mapped[int]
+    uuid: Mapped[str]
+    run_id: Mapped[int]
+    host: Mapped[str]
+    pid: Mapped[int]
+    start: Mapped[_dt.datetime]
+    end: Mapped[_dt.datetime | None]
+    status: Mapped[str]
+    error: Mapped[str | None]
+    traceback: Mapped[str | None]
+    heartbeat: Mapped[_dt.datetime | None]
+    results_dir: Mapped[str | None]
 
 
 class Phase(Base):
     """One phase of a run instance (``index`` is its position in the schedule)."""
 
-    __tablename__ = "phase"
-    __table_args__ = (UniqueConstraint("instance_id", "index", name="uq_phase_instance_index"),)
+    __table__ = _t.phase
 
-    id: Mapped[int] = mapped_column(_Id, primary_key=True, autoincrement=True)
-    instance_id: Mapped[int] = mapped_column(ForeignKey("run_instance.id", ondelete="CASCADE"))
-    index: Mapped[int] = mapped_column(Integer)
-    name: Mapped[str] = mapped_column(String(255))
-    mode: Mapped[str] = mapped_column(String(32))
-    config: Mapped[Any | None] = mapped_column(JsonText)
-    status: Mapped[str] = mapped_column(String(16))
-    start: Mapped[_dt.datetime] = mapped_column(UtcDateTime)
-    end: Mapped[_dt.datetime | None] = mapped_column(UtcDateTime)
+    id: Mapped[int]
+    instance_id: Mapped[int]
+    index: Mapped[int]
+    name: Mapped[str]
+    mode: Mapped[str]
+    config: Mapped[Any | None]
+    status: Mapped[str]
+    start: Mapped[_dt.datetime]
+    end: Mapped[_dt.datetime | None]
 
 
 class Episode(Base):
@@ -226,23 +148,18 @@ class Episode(Base):
     ``extras`` holds anything else (e.g. sampled environment parameters).
     """
 
-    __tablename__ = "episode"
-    __table_args__ = (
-        Index("ix_episode_phase_episode", "phase_id", "episode", "agent"),
-        # live curves read "rows of this phase newer than the last seen" (xrun dashboard)
-        Index("ix_episode_phase_id", "phase_id", "id"),
-    )
+    __table__ = _t.episode
 
-    id: Mapped[int] = mapped_column(_Id, primary_key=True, autoincrement=True)
-    phase_id: Mapped[int] = mapped_column(ForeignKey("phase.id", ondelete="CASCADE"))
-    worker: Mapped[int] = mapped_column(Integer)
-    episode: Mapped[int] = mapped_column(Integer)
-    agent: Mapped[str] = mapped_column(String(255))
-    steps: Mapped[int] = mapped_column(Integer)
-    reward: Mapped[float | None] = mapped_column(Float)
-    objective: Mapped[float | None] = mapped_column(Float)
-    wall_time: Mapped[float | None] = mapped_column(Float)
-    extras: Mapped[Any | None] = mapped_column(JsonText)
+    id: Mapped[int]
+    phase_id: Mapped[int]
+    worker: Mapped[int]
+    episode: Mapped[int]
+    agent: Mapped[str]
+    steps: Mapped[int]
+    reward: Mapped[float | None]
+    objective: Mapped[float | None]
+    wall_time: Mapped[float | None]
+    extras: Mapped[Any | None]
 
 
 class Step(Base):
@@ -251,20 +168,19 @@ class Step(Base):
     ``sensors``, ``actions`` and ``rewards`` are JSON objects keyed by id.
     """
 
-    __tablename__ = "step"
-    __table_args__ = (Index("ix_step_phase_episode", "phase_id", "worker", "episode", "step"),)
+    __table__ = _t.step
 
-    id: Mapped[int] = mapped_column(_Id, primary_key=True, autoincrement=True)
-    phase_id: Mapped[int] = mapped_column(ForeignKey("phase.id", ondelete="CASCADE"))
-    worker: Mapped[int] = mapped_column(Integer)
-    episode: Mapped[int] = mapped_column(Integer)
-    step: Mapped[int] = mapped_column(Integer)
-    agent: Mapped[str] = mapped_column(String(255))
-    sensors: Mapped[Any | None] = mapped_column(JsonText)
-    actions: Mapped[Any | None] = mapped_column(JsonText)
-    rewards: Mapped[Any | None] = mapped_column(JsonText)
-    objective: Mapped[float | None] = mapped_column(Float)
-    done: Mapped[bool] = mapped_column(Boolean)
+    id: Mapped[int]
+    phase_id: Mapped[int]
+    worker: Mapped[int]
+    episode: Mapped[int]
+    step: Mapped[int]
+    agent: Mapped[str]
+    sensors: Mapped[Any | None]
+    actions: Mapped[Any | None]
+    rewards: Mapped[Any | None]
+    objective: Mapped[float | None]
+    done: Mapped[bool]
 
 
 class Checkpoint(Base):
@@ -272,20 +188,19 @@ class Checkpoint(Base):
     ``episode``/``step`` of a phase; ``metric`` is what "best" compares
     (higher is better), ``best`` marks the best checkpoint of its phase and agent."""
 
-    __tablename__ = "checkpoint"
-    __table_args__ = (Index("ix_checkpoint_instance_agent", "instance_id", "agent"),)
+    __table__ = _t.checkpoint
 
-    id: Mapped[int] = mapped_column(_Id, primary_key=True, autoincrement=True)
-    instance_id: Mapped[int] = mapped_column(ForeignKey("run_instance.id", ondelete="CASCADE"))
-    phase_id: Mapped[int | None] = mapped_column(ForeignKey("phase.id", ondelete="CASCADE"), index=True)
-    agent: Mapped[str] = mapped_column(String(255))
-    step: Mapped[int | None] = mapped_column(BigInteger)
-    episode: Mapped[int | None] = mapped_column(Integer)
-    path: Mapped[str] = mapped_column(Text)
-    sha256: Mapped[str | None] = mapped_column(String(64))
-    metric: Mapped[float | None] = mapped_column(Float)
-    best: Mapped[bool] = mapped_column(Boolean, default=False)
-    created: Mapped[_dt.datetime] = mapped_column(UtcDateTime, default=utcnow)
+    id: Mapped[int]
+    instance_id: Mapped[int]
+    phase_id: Mapped[int | None]
+    agent: Mapped[str]
+    step: Mapped[int | None]
+    episode: Mapped[int | None]
+    path: Mapped[str]
+    sha256: Mapped[str | None]
+    metric: Mapped[float | None]
+    best: Mapped[bool]
+    created: Mapped[_dt.datetime]
 
 
 class BrainSource(Base):
@@ -297,21 +212,18 @@ class BrainSource(Base):
     ``source_checkpoint_id``) or ``path`` (loaded from ``source_path``).
     """
 
-    __tablename__ = "brain_source"
-    __table_args__ = (Index("ix_brain_source_instance", "instance_id", "agent"),)
+    __table__ = _t.brain_source
 
-    id: Mapped[int] = mapped_column(_Id, primary_key=True, autoincrement=True)
-    instance_id: Mapped[int] = mapped_column(ForeignKey("run_instance.id", ondelete="CASCADE"))
-    phase_id: Mapped[int | None] = mapped_column(ForeignKey("phase.id", ondelete="CASCADE"))
-    agent: Mapped[str] = mapped_column(String(255))
-    source_kind: Mapped[str] = mapped_column(String(32))
-    source_run_uid: Mapped[str | None] = mapped_column(String(255), index=True)
-    source_phase: Mapped[str | None] = mapped_column(String(255))
-    source_checkpoint_id: Mapped[int | None] = mapped_column(
-        ForeignKey("checkpoint.id", ondelete="SET NULL")
-    )
-    source_path: Mapped[str | None] = mapped_column(Text)
-    source_sha256: Mapped[str | None] = mapped_column(String(64))
+    id: Mapped[int]
+    instance_id: Mapped[int]
+    phase_id: Mapped[int | None]
+    agent: Mapped[str]
+    source_kind: Mapped[str]
+    source_run_uid: Mapped[str | None]
+    source_phase: Mapped[str | None]
+    source_checkpoint_id: Mapped[int | None]
+    source_path: Mapped[str | None]
+    source_sha256: Mapped[str | None]
 
 
 class Claim(Base):
@@ -321,17 +233,16 @@ class Claim(Base):
     succeeds or fails; ``heartbeat`` lets others take over a stale claim.
     """
 
-    __tablename__ = "claim"
-    __table_args__ = (UniqueConstraint("run_uid", "content_hash", name="uq_claim_run_hash"),)
+    __table__ = _t.claim
 
-    id: Mapped[int] = mapped_column(_Id, primary_key=True, autoincrement=True)
-    run_uid: Mapped[str] = mapped_column(String(255))
-    content_hash: Mapped[str] = mapped_column(String(64))
-    owner: Mapped[str] = mapped_column(String(64))
-    host: Mapped[str] = mapped_column(String(255))
-    pid: Mapped[int] = mapped_column(Integer)
-    heartbeat: Mapped[_dt.datetime] = mapped_column(UtcDateTime)
-    claimed_at: Mapped[_dt.datetime] = mapped_column(UtcDateTime)
+    id: Mapped[int]
+    run_uid: Mapped[str]
+    content_hash: Mapped[str]
+    owner: Mapped[str]
+    host: Mapped[str]
+    pid: Mapped[int]
+    heartbeat: Mapped[_dt.datetime]
+    claimed_at: Mapped[_dt.datetime]
 
 
 class StopRequest(Base):
@@ -340,10 +251,8 @@ class StopRequest(Base):
     episode ends (about every 2 s), records the instance ``interrupted``
     (resumable) and removes the request."""
 
-    __tablename__ = "stop_request"
+    __table__ = _t.stop_request
 
-    instance_id: Mapped[int] = mapped_column(
-        ForeignKey("run_instance.id", ondelete="CASCADE"), primary_key=True
-    )
-    requested: Mapped[_dt.datetime] = mapped_column(UtcDateTime, default=utcnow)
-    reason: Mapped[str | None] = mapped_column(Text)
+    instance_id: Mapped[int]
+    requested: Mapped[_dt.datetime]
+    reason: Mapped[str | None]

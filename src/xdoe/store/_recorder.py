@@ -14,9 +14,10 @@ from sqlalchemy import update
 
 from xdoe.errors import DiskFullError, DocumentError, StoreError, no_space_cause, one_line
 from xdoe.store._json import compact_json, document_hash
-from xdoe.store._models import Experiment, Phase, Run, RunInstance, utcnow
 from xdoe.store._recorder_resume import RecorderResume
-from xdoe.store._recorder_rows import RowBuffer, _get_or_create, _int_or_none, _json_cell
+from xdoe.store._recorder_rows import RowBuffer, _get_or_create, _insert_id, _int_or_none, _json_cell
+from xdoe.store import _tables as t
+from xdoe.store._tables import utcnow
 from xdoe.store._results import DEFAULT_RESULTS_ROOT, ResultsPaths, ResultsWriter, _Discarded
 from xdoe.store._rules import FINAL_STATUSES, exit_status
 from xdoe.store._steps import StepPolicy
@@ -157,12 +158,12 @@ class RunRecorder(RecorderResume, RowBuffer):
         doc = self.document
         point = doc.get("design_point") if isinstance(doc.get("design_point"), dict) else {}
         experiment_uid = doc.get("experiment_uid")
-        with self.store._write("record a run in") as session:
+        with self.store._core_write("record a run in") as conn:
             experiment_id = None
             if isinstance(experiment_uid, str) and experiment_uid:
-                experiment_id = _get_or_create(session, Experiment, {"uid": experiment_uid}, {})
+                experiment_id = _get_or_create(conn, t.experiment, {"uid": experiment_uid}, {})
             run_id = _get_or_create(
-                session, Run, {"uid": self.run_uid, "content_hash": self.content_hash},
+                conn, t.run, {"uid": self.run_uid, "content_hash": self.content_hash},
                 {
                     "experiment_id": experiment_id,
                     "document": compact_json(doc),
@@ -174,16 +175,13 @@ class RunRecorder(RecorderResume, RowBuffer):
                 },
             )
             if self.file_sha256 is not None:  # a run recorded before without its file's hash
-                session.execute(update(Run).where(Run.id == run_id, Run.file_sha256.is_(None))
-                                .values(file_sha256=self.file_sha256))
-            instance = RunInstance(
-                uuid=self.instance_uuid, run_id=run_id, host=socket.gethostname(),
-                pid=os.getpid(), start=self._start, status="running", heartbeat=self._start,
-                results_dir=str(self.paths.directory) if self.paths else None,
-            )
-            session.add(instance)
-            session.flush()
-            return int(instance.id)
+                conn.execute(update(t.run).where(t.run.c.id == run_id, t.run.c.file_sha256.is_(None))
+                             .values(file_sha256=self.file_sha256))
+            return _insert_id(conn, t.run_instance, {
+                "uuid": self.instance_uuid, "run_id": run_id, "host": socket.gethostname(),
+                "pid": os.getpid(), "start": self._start, "status": "running", "heartbeat": self._start,
+                "results_dir": str(self.paths.directory) if self.paths else None,
+            })
 
     def phase_started(self, index: int, name: str, mode: str, config: dict[str, Any]) -> None:
         """Record the start of phase ``index`` (its ``name``, ``mode`` and
@@ -201,12 +199,10 @@ class RunRecorder(RecorderResume, RowBuffer):
                     f"{self._phases[-1]['index']} ({self._phases[-1]['name']}) is still open"
                 )
             now = utcnow()
-            with self.store._write("record a phase in") as session:
-                phase = Phase(instance_id=self.instance_id, index=int(index), name=str(name),
-                              mode=str(mode), config=config, status="running", start=now)
-                session.add(phase)
-                session.flush()
-                self._phase_id = int(phase.id)
+            with self.store._core_write("record a phase in") as conn:
+                self._phase_id = _insert_id(conn, t.phase, {
+                    "instance_id": self.instance_id, "index": int(index), "name": str(name),
+                    "mode": str(mode), "config": config, "status": "running", "start": now})
             workers = config.get("worker", 1) if isinstance(config, dict) else 1
             assert self._files is not None
             self._files.phase_started(int(index), str(name), str(mode), int(workers or 1))
@@ -311,13 +307,13 @@ class RunRecorder(RecorderResume, RowBuffer):
             self._end = utcnow()
             self._error = one_line(error, _MAX_ERROR_CHARS)
             try:
-                with self.store._write("record the end of a run in") as session:
+                with self.store._core_write("record the end of a run in") as conn:
                     if self._phase_id is not None:
-                        self._write_phase_end(session, status)
+                        self._write_phase_end(conn, status)
                     else:
-                        self._write_buffers(session)
-                    session.execute(
-                        update(RunInstance).where(RunInstance.id == self.instance_id).values(
+                        self._write_buffers(conn)
+                    conn.execute(
+                        update(t.run_instance).where(t.run_instance.c.id == self.instance_id).values(
                             status=status, end=self._end, error=self._error,
                             traceback=traceback, heartbeat=self._end)
                     )
@@ -348,16 +344,16 @@ class RunRecorder(RecorderResume, RowBuffer):
         with self._lock:
             if self.instance_id is None:
                 raise StoreError(f"run {self.run_uid}: heartbeat before start()")
-            with self.store._write("record a heartbeat in") as session:
-                session.execute(update(RunInstance).where(RunInstance.id == self.instance_id)
-                                .values(heartbeat=utcnow()))
+            with self.store._core_write("record a heartbeat in") as conn:
+                conn.execute(update(t.run_instance).where(t.run_instance.c.id == self.instance_id)
+                             .values(heartbeat=utcnow()))
 
     def flush(self) -> None:
         """Write the buffered episode and step rows now (one transaction)."""
         with self._lock:
             if self.buffered:
-                with self.store._write("write episodes to") as session:
-                    self._write_buffers(session)
+                with self.store._core_write("write episodes to") as conn:
+                    self._write_buffers(conn)
                 self._clear_buffers()
 
     def metadata(self) -> dict[str, Any]:

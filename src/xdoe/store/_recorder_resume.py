@@ -12,7 +12,8 @@ from typing import Any
 from sqlalchemy import delete, func, select, update
 
 from xdoe.errors import StoreError
-from xdoe.store._models import Episode, Phase, RunInstance, StopRequest, utcnow
+from xdoe.store import _tables as t
+from xdoe.store._tables import utcnow
 from xdoe.store._recorder_rows import RecorderState
 from xdoe.store._results import ResultsPaths, ResultsWriter
 
@@ -45,16 +46,17 @@ class RecorderResume(RecorderState):
             if self.instance_id is not None:
                 raise StoreError(f"run {self.run_uid}: recorder already started")
             now = utcnow()
-            with self.store._write("resume a run in") as session:
-                changed = session.execute(
-                    update(RunInstance)
-                    .where(RunInstance.id == instance.id, RunInstance.status == instance.status,
-                           RunInstance.pid == instance.pid, RunInstance.host == instance.host)
+            i = t.run_instance.c
+            with self.store._core_write("resume a run in") as conn:
+                changed = conn.execute(
+                    update(t.run_instance)
+                    .where(i.id == instance.id, i.status == instance.status, i.pid == instance.pid,
+                           i.host == instance.host)
                     .values(status="running", host=socket.gethostname(), pid=os.getpid(),
                             heartbeat=now, end=None, error=None, traceback=None)
                 ).rowcount
                 if changed == 1:
-                    session.execute(delete(StopRequest).where(StopRequest.instance_id == instance.id))
+                    conn.execute(delete(t.stop_request).where(t.stop_request.c.instance_id == instance.id))
             if changed != 1:
                 return False
             self.instance_id = int(instance.id)
@@ -74,20 +76,21 @@ class RecorderResume(RecorderState):
         with self._lock:
             self._require_running()
             assert self.paths is not None
-            with self.store._read("read phases from") as session:
-                counts = dict(session.execute(
-                    select(Episode.phase_id, func.count()).join(Phase, Episode.phase_id == Phase.id)
-                    .where(Phase.instance_id == self.instance_id).group_by(Episode.phase_id)).all())
-                steps = session.execute(
-                    select(func.coalesce(func.sum(Episode.steps), 0)).join(Phase, Episode.phase_id == Phase.id)
-                    .where(Phase.instance_id == self.instance_id)).scalar_one()
-                phases = session.execute(select(Phase).where(Phase.instance_id == self.instance_id)
-                                         .order_by(Phase.index)).scalars().all()
+            e, p = t.episode.c, t.phase.c
+            with self.store._core_read("read phases from") as conn:
+                counts = dict(conn.execute(
+                    select(e.phase_id, func.count()).join(t.phase, e.phase_id == p.id)
+                    .where(p.instance_id == self.instance_id).group_by(e.phase_id)).all())
+                steps = conn.execute(
+                    select(func.coalesce(func.sum(e.steps), 0)).join(t.phase, e.phase_id == p.id)
+                    .where(p.instance_id == self.instance_id)).scalar_one()
+                phases = conn.execute(select(p.id, p.index, p.name, p.mode, p.status, p.start, p.end)
+                                      .where(p.instance_id == self.instance_id).order_by(p.index)).all()
                 self._phases = [
-                    {"index": p.index, "name": p.name, "mode": p.mode, "status": p.status,
-                     "start": p.start.isoformat(), "end": None if p.end is None else p.end.isoformat(),
-                     "episodes": int(counts.get(p.id, 0))}
-                    for p in phases
+                    {"index": index, "name": name, "mode": mode, "status": status,
+                     "start": start.isoformat(), "end": None if end is None else end.isoformat(),
+                     "episodes": int(counts.get(id_, 0))}
+                    for id_, index, name, mode, status, start, end in phases
                 ]
             self.total_episodes = sum(p["episodes"] for p in self._phases)
             self.total_steps = int(steps or 0)
@@ -106,9 +109,8 @@ class RecorderResume(RecorderState):
             self._require_running()
             if self._phase_id is not None:
                 raise StoreError(f"run {self.run_uid}: phase {index} ({name}) resumed while a phase is open")
-            with self.store._write("record a phase in") as session:
-                session.execute(update(Phase).where(Phase.id == phase_id)
-                                .values(status="running", end=None))
+            with self.store._core_write("record a phase in") as conn:
+                conn.execute(update(t.phase).where(t.phase.c.id == phase_id).values(status="running", end=None))
             self._phase_id = int(phase_id)
             workers = config.get("worker", 1) if isinstance(config, dict) else 1
             assert self._files is not None

@@ -8,13 +8,13 @@ import threading
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
-from sqlalchemy import func, insert, select, update
+from sqlalchemy import Connection, Table, insert, select, update
 from sqlalchemy.exc import IntegrityError
-from sqlalchemy.orm import Session
 
 from xdoe.errors import StoreError
 from xdoe.store._json import fast_encoder, json_default
-from xdoe.store._models import Episode, Phase, Step, _Encoded, utcnow
+from xdoe.store import _tables as t
+from xdoe.store._tables import _Encoded, utcnow
 from xdoe.store._results import ResultsPaths, ResultsWriter
 from xdoe.store._steps import StepPolicy
 
@@ -78,20 +78,25 @@ _MAX_PREFIXES = 4096
 _encode_string = json.encoder.encode_basestring  # ensure_ascii=False
 
 
-def _get_or_create(session: Session, model: Any, lookup: dict[str, Any], values: dict[str, Any]) -> int:
-    """Id of the row of ``model`` matching ``lookup`` (a unique key), inserted
+def _insert_id(conn: Connection, table: Table, values: dict[str, Any]) -> int:
+    """Insert one row into ``table``; its new id."""
+    key = conn.execute(insert(table).values(**values)).inserted_primary_key
+    assert key is not None
+    return int(key[0])
+
+
+def _get_or_create(conn: Connection, table: Table, lookup: dict[str, Any], values: dict[str, Any]) -> int:
+    """Id of the row of ``table`` matching ``lookup`` (a unique key), inserted
     with ``values`` when missing. Safe against a concurrent insert of the same key."""
-    stmt = select(model.id).filter_by(**lookup)
-    found = session.execute(stmt).scalar_one_or_none()
+    stmt = select(table.c.id).filter_by(**lookup)
+    found = conn.execute(stmt).scalar_one_or_none()
     if found is not None:
         return int(found)
     try:
-        with session.begin_nested():
-            obj = model(**lookup, **values)
-            session.add(obj)
-        return int(obj.id)
+        with conn.begin_nested():
+            return _insert_id(conn, table, {**lookup, **values})
     except IntegrityError:  # another process inserted it meanwhile
-        return int(session.execute(stmt).scalar_one())
+        return int(conn.execute(stmt).scalar_one())
 
 
 class RecorderState:
@@ -174,17 +179,17 @@ class RowBuffer(RecorderState):
         if n >= self.flush_rows:
             self.flush()
 
-    def _write_buffers(self, session: Session) -> None:
+    def _write_buffers(self, connection: Connection) -> None:
         # the results files first: they then hold at least the rows the store
         # keeps (a resumed instance filters them down to those, see filter_results)
         assert self._files is not None
         self._files.flush()
         if self._episodes:
-            self._insert_rows(session, Episode.__table__, _EPISODE_COLUMNS, self._episodes)
+            self._insert_rows(connection, t.episode, _EPISODE_COLUMNS, self._episodes)
         if self._steps:
-            self._insert_rows(session, Step.__table__, _STEP_COLUMNS, self._steps)
+            self._insert_rows(connection, t.step, _STEP_COLUMNS, self._steps)
 
-    def _insert_rows(self, session: Session, table: Any, columns: tuple[str, ...],
+    def _insert_rows(self, connection: Connection, table: Any, columns: tuple[str, ...],
                      rows: list[tuple[Any, ...]]) -> None:
         """Insert buffered rows (tuples in ``columns`` order) into ``table``,
         one ``executemany``.
@@ -196,7 +201,6 @@ class RowBuffer(RecorderState):
         text) the bind processing of every column type is the identity. Other
         drivers (PostgreSQL's named parameters) get a Core insert of dicts.
         """
-        connection = session.connection()
         sql = self._insert_sql.get(table.name)
         if sql is None:
             compiled = insert(table).compile(dialect=connection.dialect, column_keys=list(columns))
@@ -205,20 +209,20 @@ class RowBuffer(RecorderState):
         if sql:
             connection.exec_driver_sql(sql, rows)
         else:
-            session.execute(insert(table), [dict(zip(columns, row)) for row in rows])
+            connection.execute(insert(table), [dict(zip(columns, row)) for row in rows])
 
     def _clear_buffers(self) -> None:
         self._episodes = []
         self._steps = []
 
-    def _write_phase_end(self, session: Session, status: str) -> None:
-        self._write_buffers(session)
-        session.execute(update(Phase).where(Phase.id == self._phase_id)
-                        .values(status=status, end=utcnow()))
+    def _write_phase_end(self, connection: Connection, status: str) -> None:
+        self._write_buffers(connection)
+        connection.execute(update(t.phase).where(t.phase.c.id == self._phase_id)
+                           .values(status=status, end=utcnow()))
 
     def _close_phase(self, status: str) -> None:
-        with self.store._write("record the end of a phase in") as session:
-            self._write_phase_end(session, status)
+        with self.store._core_write("record the end of a phase in") as connection:
+            self._write_phase_end(connection, status)
         self._clear_buffers()
         self._phase_closed(status)
 

@@ -14,24 +14,24 @@ from typing import Any
 
 from sqlalchemy import Select, func, select
 
-from xdoe.store._models import Run, RunInstance
+from xdoe.store._tables import run, run_instance
 
 __all__ = ["FINISHED", "FINAL_STATUSES", "exit_status", "finished_stmt"]
 
 #: The one "finished" rule: the instance's status.
-FINISHED = RunInstance.status == "finished"
+FINISHED = run_instance.c.status == "finished"
 
 
 def finished_stmt(run_uid: str | None = None, content_hash: str | None = None) -> Select[Any]:
     """``SELECT run uid, content hash, id of the newest finished instance``,
     one row per finished run version, optionally of one run uid / version."""
-    stmt = (select(Run.uid, Run.content_hash, func.max(RunInstance.id))
-            .join(RunInstance, RunInstance.run_id == Run.id).where(FINISHED))
+    r, i = run.c, run_instance.c
+    stmt = select(r.uid, r.content_hash, func.max(i.id)).join(run_instance, i.run_id == r.id).where(FINISHED)
     if run_uid is not None:
-        stmt = stmt.where(Run.uid == run_uid)
+        stmt = stmt.where(r.uid == run_uid)
     if content_hash is not None:
-        stmt = stmt.where(Run.content_hash == content_hash)
-    return stmt.group_by(Run.uid, Run.content_hash)
+        stmt = stmt.where(r.content_hash == content_hash)
+    return stmt.group_by(r.uid, r.content_hash)
 
 
 #: Statuses :meth:`xdoe.store.RunRecorder.finish` accepts.

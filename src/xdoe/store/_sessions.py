@@ -28,7 +28,8 @@ from typing import TYPE_CHECKING, Any
 from sqlalchemy import Float, ForeignKey, Integer, String, Text, UniqueConstraint, select, update
 from sqlalchemy.orm import Mapped, mapped_column
 
-from xdoe.store._models import _Id, Base, JsonText, Run, RunInstance, UtcDateTime, utcnow
+from xdoe.store._models import Base, Run, RunInstance
+from xdoe.store._tables import _Id, JsonText, UtcDateTime, utcnow
 
 if TYPE_CHECKING:
     from xdoe.store._store import Store

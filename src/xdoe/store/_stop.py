@@ -14,9 +14,9 @@ from __future__ import annotations
 
 from typing import TYPE_CHECKING
 
-from sqlalchemy import delete, select
+from sqlalchemy import delete, insert, select
 
-from xdoe.store._models import RunInstance, StopRequest, utcnow
+from xdoe.store._tables import run_instance, stop_request, utcnow
 
 if TYPE_CHECKING:
     from xdoe.store._store import Store
@@ -34,24 +34,25 @@ def request_stop(store: "Store", instance_id: int, reason: str | None = None) ->
     Raises:
         StoreError: the store cannot be written.
     """
-    with store._write("record a stop request in") as session:
-        status = session.execute(
-            select(RunInstance.status).where(RunInstance.id == instance_id)
+    with store._core_write("record a stop request in") as conn:
+        status = conn.execute(
+            select(run_instance.c.status).where(run_instance.c.id == instance_id)
         ).scalar_one_or_none()
         if status != "running":
             return False
-        if session.get(StopRequest, instance_id) is None:
-            session.add(StopRequest(instance_id=instance_id, requested=utcnow(), reason=reason))
+        pending = select(stop_request.c.instance_id).where(stop_request.c.instance_id == instance_id)
+        if conn.execute(pending).first() is None:
+            conn.execute(insert(stop_request).values(instance_id=instance_id, requested=utcnow(), reason=reason))
         return True
 
 
 def stop_requested(store: "Store", instance_id: int) -> str | None:
     """The reason of the pending stop request of ``instance_id`` (``"stop
     requested"`` when none was given), or ``None`` when there is none."""
-    with store._read("read stop requests from") as session:
-        row = session.execute(
-            select(StopRequest.instance_id, StopRequest.reason)
-            .where(StopRequest.instance_id == instance_id)
+    with store._core_read("read stop requests from") as conn:
+        row = conn.execute(
+            select(stop_request.c.instance_id, stop_request.c.reason)
+            .where(stop_request.c.instance_id == instance_id)
         ).first()
     if row is None:
         return None
@@ -61,5 +62,5 @@ def stop_requested(store: "Store", instance_id: int) -> str | None:
 def clear_stop_request(store: "Store", instance_id: int) -> None:
     """Remove the stop request of ``instance_id`` (done when it was honoured,
     and when the instance resumes)."""
-    with store._write("clear a stop request in") as session:
-        session.execute(delete(StopRequest).where(StopRequest.instance_id == instance_id))
+    with store._core_write("clear a stop request in") as conn:
+        conn.execute(delete(stop_request).where(stop_request.c.instance_id == instance_id))

@@ -7,31 +7,24 @@ import json
 from collections.abc import Iterable, Iterator
 from contextlib import AbstractContextManager, contextmanager
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
-from sqlalchemy import Select, func, select, update
+from sqlalchemy import Connection, Select, func, select, update
 from sqlalchemy import inspect as sa_inspect
 from sqlalchemy.engine import URL
 from sqlalchemy.exc import SQLAlchemyError
-from sqlalchemy.orm import Session, sessionmaker
 
 from xdoe.errors import NoStoreError, StoreError
+from xdoe.store import _tables as t
 from xdoe.store._engine import WRITE, make_engine, mask_url, resolve_url, store_error, url_database
-from xdoe.store._models import (
-    SCHEMA_VERSION,
-    Base,
-    Episode,
-    Experiment,
-    Phase,
-    Run,
-    RunInstance,
-    StoreMeta,
-    utcnow,
-)
+from xdoe.store._tables import METADATA, SCHEMA_VERSION, utcnow
 from xdoe.store._checkpoint_rows import CheckpointRows
 from xdoe.store._instance_rows import InstanceInfo, InstanceRows, RunInfo
 from xdoe.store._recorder import RunRecorder
 from xdoe.store._rules import FINISHED, finished_stmt
+
+if TYPE_CHECKING:
+    from sqlalchemy.orm import Session
 
 __all__ = ["Store", "RunInfo", "InstanceInfo"]
 
@@ -82,8 +75,7 @@ class Store(CheckpointRows, InstanceRows):
         self.engine = make_engine(self._url)
         """The SQLAlchemy engine (reading transactions)."""
         self._writer = self.engine.execution_options(**{WRITE: True})
-        self._read_sessions = sessionmaker(self.engine, expire_on_commit=False)
-        self._write_sessions = sessionmaker(self._writer, expire_on_commit=False)
+        self._sessions: dict[bool, Any] = {}  # write -> sessionmaker, made on first use (the ORM)
         try:
             self._create_schema() if create else self._check_schema()
         except Exception:
@@ -96,7 +88,7 @@ class Store(CheckpointRows, InstanceRows):
         :class:`StoreError` when the schema is newer than this xdoe's."""
         try:
             with self.engine.connect() as conn:
-                if not sa_inspect(conn).has_table(StoreMeta.__tablename__):
+                if not sa_inspect(conn).has_table(t.store_meta.name):
                     raise NoStoreError(f"no store at {self.url} (no xdoe tables)")
                 row = _schema_version(conn)
         except SQLAlchemyError as exc:
@@ -119,8 +111,8 @@ class Store(CheckpointRows, InstanceRows):
         Raises :class:`StoreError` for a newer schema."""
         if self.engine.dialect.name != "sqlite":
             return False, None
-        needed = {("table", t.name) for t in Base.metadata.sorted_tables}
-        needed |= {("index", str(i.name)) for t in Base.metadata.sorted_tables for i in t.indexes}
+        needed = {("table", table.name) for table in METADATA.sorted_tables}
+        needed |= {("index", str(i.name)) for table in METADATA.sorted_tables for i in table.indexes}
         with self.engine.connect() as conn:
             present = set(conn.exec_driver_sql(
                 "SELECT type, name FROM sqlite_master WHERE type IN ('table', 'index')").all())
@@ -139,12 +131,19 @@ class Store(CheckpointRows, InstanceRows):
             with self._writer.begin() as conn:
                 if conn.dialect.name == "postgresql":
                     conn.exec_driver_sql(f"SELECT pg_advisory_xact_lock({_SCHEMA_LOCK})")
-                Base.metadata.create_all(conn)
+                if tables is not None:  # SQLite, under the write lock: the tables there now are final
+                    now = {name for (name,) in conn.exec_driver_sql(
+                        "SELECT name FROM sqlite_master WHERE type = 'table'")}
+                    # one read instead of create_all's two PRAGMA table_info per table
+                    METADATA.create_all(conn, tables=[table for table in METADATA.sorted_tables
+                                                      if table.name not in now], checkfirst=False)
+                else:
+                    METADATA.create_all(conn)
                 # create_all adds missing tables only: an index added to an
                 # existing table is created here (no migrations yet); a table
                 # that was not there before came with its indexes (from
                 # create_all, or from another process opening the store at once)
-                for table in Base.metadata.sorted_tables:
+                for table in METADATA.sorted_tables:
                     if tables is not None and table.name not in tables:
                         continue
                     for index in table.indexes:
@@ -152,7 +151,7 @@ class Store(CheckpointRows, InstanceRows):
                 row = _schema_version(conn)
                 if row is None:
                     conn.execute(
-                        StoreMeta.__table__.insert(),
+                        t.store_meta.insert(),
                         [{"key": "schema_version", "value": str(SCHEMA_VERSION)}],
                     )
                 else:
@@ -173,11 +172,18 @@ class Store(CheckpointRows, InstanceRows):
     def __repr__(self) -> str:
         return f"Store({self.url!r})"
 
-    def session(self, *, write: bool = False) -> Session:
+    def session(self, *, write: bool = False) -> "Session":
         """A new ORM session; ``write=True`` for transactions that write
         (on SQLite they take the write lock when they begin, avoiding
-        lock-upgrade failures between concurrent writers)."""
-        return (self._write_sessions if write else self._read_sessions)()
+        lock-upgrade failures between concurrent writers). The ORM is
+        imported here, on first use: recording a run does without it."""
+        makers = self._sessions.get(write)
+        if makers is None:
+            from sqlalchemy.orm import sessionmaker
+
+            makers = self._sessions[write] = sessionmaker(self._writer if write else self.engine,
+                                                          expire_on_commit=False)
+        return makers()  # type: ignore[no-any-return]
 
     # -- recording --------------------------------------------------------
     def recorder(
@@ -212,25 +218,24 @@ class Store(CheckpointRows, InstanceRows):
     # -- queries ----------------------------------------------------------
     def runs(self, experiment: str | None = None) -> list[RunInfo]:
         """Every run version, optionally of one experiment uid, in insertion order."""
-        stmt = select(Run, Experiment.uid).outerjoin(Experiment, Run.experiment_id == Experiment.id)
+        r, e = t.run.c, t.experiment.c
+        stmt = (select(r.id, r.uid, e.uid, r.content_hash, r.design_point, r.repetition, r.seed, r.levels,
+                       r.created, r.document)
+                .select_from(t.run).outerjoin(t.experiment, r.experiment_id == e.id))
         if experiment is not None:
-            stmt = stmt.where(Experiment.uid == experiment)
-        with self._read("read runs from") as session:
-            return [
-                RunInfo(run.id, run.uid, exp, run.content_hash, run.design_point, run.repetition,
-                        run.seed, run.levels, run.created, json.loads(run.document))
-                for run, exp in session.execute(stmt.order_by(Run.id))
-            ]
+            stmt = stmt.where(e.uid == experiment)
+        with self._core_read("read runs from") as conn:
+            return [RunInfo(*row[:-1], json.loads(row[-1])) for row in conn.execute(stmt.order_by(r.id))]
 
     def _instances_stmt(self) -> Select[Any]:
-        return select(RunInstance, Run.uid, Run.content_hash).join(Run, RunInstance.run_id == Run.id)
+        i = t.run_instance.c
+        return (select(i.id, i.uuid, t.run.c.uid, t.run.c.content_hash, i.host, i.pid, i.start, i.end, i.status,
+                       i.error, i.traceback, i.heartbeat, i.results_dir)
+                .join(t.run, i.run_id == t.run.c.id))
 
     @staticmethod
     def _instance(row: Any) -> InstanceInfo:
-        inst, uid, content_hash = row
-        return InstanceInfo(inst.id, inst.uuid, uid, content_hash, inst.host, inst.pid, inst.start,
-                            inst.end, inst.status, inst.error, inst.traceback, inst.heartbeat,
-                            inst.results_dir)
+        return InstanceInfo(*row)
 
     def instances(
         self, status: str | Iterable[str] | None = None, *, run_uid: str | None = None
@@ -239,28 +244,28 @@ class Store(CheckpointRows, InstanceRows):
         stmt = self._instances_stmt()
         if status is not None:
             statuses = [status] if isinstance(status, str) else list(status)
-            stmt = stmt.where(RunInstance.status.in_(statuses))
+            stmt = stmt.where(t.run_instance.c.status.in_(statuses))
         if run_uid is not None:
-            stmt = stmt.where(Run.uid == run_uid)
-        with self._read("read run instances from") as session:
-            return [self._instance(r) for r in session.execute(stmt.order_by(RunInstance.id))]
+            stmt = stmt.where(t.run.c.uid == run_uid)
+        with self._core_read("read run instances from") as conn:
+            return [self._instance(r) for r in conn.execute(stmt.order_by(t.run_instance.c.id))]
 
     def instance(self, instance_id: int) -> InstanceInfo | None:
         """The run instance with this id, or ``None``."""
-        stmt = self._instances_stmt().where(RunInstance.id == instance_id)
-        with self._read("read a run instance from") as session:
-            row = session.execute(stmt).first()
+        stmt = self._instances_stmt().where(t.run_instance.c.id == instance_id)
+        with self._core_read("read a run instance from") as conn:
+            row = conn.execute(stmt).first()
             return None if row is None else self._instance(row)
 
     def latest_instance(self, run_uid: str, content_hash: str | None = None) -> InstanceInfo | None:
         """The most recently started instance of a run (of one version when
         ``content_hash`` is given), or ``None``."""
-        stmt = self._instances_stmt().where(Run.uid == run_uid)
+        stmt = self._instances_stmt().where(t.run.c.uid == run_uid)
         if content_hash is not None:
-            stmt = stmt.where(Run.content_hash == content_hash)
-        stmt = stmt.order_by(RunInstance.start.desc(), RunInstance.id.desc()).limit(1)
-        with self._read("read run instances from") as session:
-            row = session.execute(stmt).first()
+            stmt = stmt.where(t.run.c.content_hash == content_hash)
+        stmt = stmt.order_by(t.run_instance.c.start.desc(), t.run_instance.c.id.desc()).limit(1)
+        with self._core_read("read run instances from") as conn:
+            row = conn.execute(stmt).first()
             return None if row is None else self._instance(row)
 
     def finished_instances(self, run_uid: str | None = None,
@@ -268,8 +273,8 @@ class Store(CheckpointRows, InstanceRows):
         """``(run uid, content hash) -> id of its newest finished instance``
         for every finished run version (optionally of one run uid / version),
         in one query; the one "finished" rule (:mod:`xdoe.store._rules`)."""
-        with self._read("read runs from") as session:
-            return {(uid, h): int(i) for uid, h, i in session.execute(finished_stmt(run_uid, content_hash))}
+        with self._core_read("read runs from") as conn:
+            return {(uid, h): int(i) for uid, h, i in conn.execute(finished_stmt(run_uid, content_hash))}
 
     def finished_instance(self, run_uid: str, content_hash: str | None = None) -> int | None:
         """Id of the newest finished instance of a run (of one version when
@@ -294,16 +299,16 @@ class Store(CheckpointRows, InstanceRows):
         """
         wanted = list(dict.fromkeys(hashes))
         found: dict[str, tuple[str, int]] = {}
-        with self._read("read runs from") as session:
+        r, i = t.run.c, t.run_instance.c
+        with self._core_read("read runs from") as conn:
             for start in range(0, len(wanted), IN_CHUNK):
                 stmt = (
-                    select(Run.file_sha256, Run.uid, func.max(RunInstance.id))
-                    .join(RunInstance, RunInstance.run_id == Run.id)
-                    .where(Run.file_sha256.in_(wanted[start:start + IN_CHUNK]),
-                           FINISHED)
-                    .group_by(Run.file_sha256, Run.uid)
+                    select(r.file_sha256, r.uid, func.max(i.id))
+                    .join(t.run_instance, i.run_id == r.id)
+                    .where(r.file_sha256.in_(wanted[start:start + IN_CHUNK]), FINISHED)
+                    .group_by(r.file_sha256, r.uid)
                 )
-                for file_hash, uid, instance in session.execute(stmt):
+                for file_hash, uid, instance in conn.execute(stmt):
                     if file_hash not in found or int(instance) > found[file_hash][1]:
                         found[file_hash] = (uid, int(instance))
         return found
@@ -325,29 +330,30 @@ class Store(CheckpointRows, InstanceRows):
         ``extras`` (dict or ``None``). Ordered by instance, phase, insertion.
         The connection stays open until the iterator is exhausted or closed.
         """
+        x, r, i, p, e = t.experiment.c, t.run.c, t.run_instance.c, t.phase.c, t.episode.c
         stmt = (
             select(
-                Experiment.uid.label("experiment"), Run.uid.label("run"), Run.content_hash,
-                RunInstance.id.label("instance"), Phase.index.label("phase_index"),
-                Phase.name.label("phase"), Phase.mode, Episode.worker, Episode.episode,
-                Episode.agent, Episode.steps, Episode.reward, Episode.objective,
-                Episode.wall_time, Episode.extras,
+                x.uid.label("experiment"), r.uid.label("run"), r.content_hash,
+                i.id.label("instance"), p.index.label("phase_index"),
+                p.name.label("phase"), p.mode, e.worker, e.episode,
+                e.agent, e.steps, e.reward, e.objective,
+                e.wall_time, e.extras,
             )
-            .select_from(Episode)
-            .join(Phase, Episode.phase_id == Phase.id)
-            .join(RunInstance, Phase.instance_id == RunInstance.id)
-            .join(Run, RunInstance.run_id == Run.id)
-            .outerjoin(Experiment, Run.experiment_id == Experiment.id)
+            .select_from(t.episode)
+            .join(t.phase, e.phase_id == p.id)
+            .join(t.run_instance, p.instance_id == i.id)
+            .join(t.run, i.run_id == r.id)
+            .outerjoin(t.experiment, r.experiment_id == x.id)
         )
         if run_uid is not None:
-            stmt = stmt.where(Run.uid == run_uid)
+            stmt = stmt.where(r.uid == run_uid)
         if experiment is not None:
-            stmt = stmt.where(Experiment.uid == experiment)
+            stmt = stmt.where(x.uid == experiment)
         if instance_id is not None:
-            stmt = stmt.where(RunInstance.id == instance_id)
+            stmt = stmt.where(i.id == instance_id)
         if phase is not None:
-            stmt = stmt.where(Phase.name == phase)
-        stmt = stmt.order_by(RunInstance.id, Phase.index, Episode.id)
+            stmt = stmt.where(p.name == phase)
+        stmt = stmt.order_by(i.id, p.index, e.id)
         try:
             with self.engine.connect() as conn:
                 result = conn.execution_options(yield_per=batch_size).execute(stmt)
@@ -360,23 +366,21 @@ class Store(CheckpointRows, InstanceRows):
         """Mark a *running* instance (and its running phases) as interrupted,
         e.g. one whose heartbeat went stale. Returns ``True`` if it was running."""
         now = utcnow()
-        with self._write("update") as session:
-            changed = session.execute(
-                update(RunInstance)
-                .where(RunInstance.id == instance_id, RunInstance.status == "running")
+        i, p = t.run_instance.c, t.phase.c
+        with self._core_write("update") as conn:
+            changed = conn.execute(
+                update(t.run_instance).where(i.id == instance_id, i.status == "running")
                 .values(status="interrupted", end=now, error=error)
             ).rowcount
             if changed:
-                session.execute(
-                    update(Phase)
-                    .where(Phase.instance_id == instance_id, Phase.status == "running")
-                    .values(status="interrupted", end=now)
-                )
+                conn.execute(update(t.phase).where(p.instance_id == instance_id, p.status == "running")
+                             .values(status="interrupted", end=now))
         return bool(changed)
 
     @contextmanager
-    def _transaction(self, action: str, *, write: bool) -> Iterator[Session]:
-        """A session; with ``write`` inside one transaction committed at the end.
+    def _transaction(self, action: str, *, write: bool) -> Iterator["Session"]:
+        """An ORM session (for the readers that map rows to the models);
+        with ``write`` inside one transaction committed at the end.
         Database errors become :class:`StoreError` naming the URL and ``action``."""
         session = self.session(write=write)
         try:
@@ -390,13 +394,35 @@ class Store(CheckpointRows, InstanceRows):
         finally:
             session.close()
 
-    def _read(self, action: str) -> AbstractContextManager[Session]:
+    def _read(self, action: str) -> AbstractContextManager["Session"]:
         return self._transaction(action, write=False)
 
-    def _write(self, action: str) -> AbstractContextManager[Session]:
+    def _write(self, action: str) -> AbstractContextManager["Session"]:
         return self._transaction(action, write=True)
+
+    @contextmanager
+    def _connection(self, action: str, *, write: bool) -> Iterator[Connection]:
+        """A Core connection (no ORM: the run path); with ``write`` inside
+        one transaction (``BEGIN IMMEDIATE`` on SQLite) committed at the end.
+        Database errors become :class:`StoreError` naming the URL and ``action``."""
+        try:
+            if write:
+                with self._writer.begin() as conn:
+                    yield conn
+            else:
+                with self.engine.connect() as conn:
+                    yield conn
+        except SQLAlchemyError as exc:
+            raise store_error(self._url, action, exc) from None
+
+    def _core_read(self, action: str) -> AbstractContextManager[Connection]:
+        return self._connection(action, write=False)
+
+    def _core_write(self, action: str) -> AbstractContextManager[Connection]:
+        return self._connection(action, write=True)
 
 
 def _schema_version(conn: Any) -> str | None:
     """The schema version the store records (``None``: not recorded yet)."""
-    return conn.execute(select(StoreMeta.value).where(StoreMeta.key == "schema_version")).scalar_one_or_none()
+    meta = t.store_meta.c
+    return conn.execute(select(meta.value).where(meta.key == "schema_version")).scalar_one_or_none()
