@@ -21,6 +21,7 @@ from typing import Any, Callable, Iterator
 
 from xdoe.design._expand import Expander, copy_plain, factors_of, round_continuous, run_seed, run_uid
 from xdoe.design._extend import ExtendPlan
+from xdoe.design._grid import Row, grid_rows
 from xdoe.design._limits import DesignTooLarge, check_design_size
 from xdoe.design._seeds import LevelSeeds
 from xdoe.design._template import TextTemplates
@@ -59,6 +60,7 @@ class RunSequence(Sequence):
         recurring = self._grid is not None and 4 * sum(len(table) for _, _, table in self._grid) <= self.n_points
         self._templates = TextTemplates(self._expander, remember_levels=recurring)
         self._seeds = LevelSeeds(experiment.model.seed) if recurring else None
+        self._recurring = recurring
         self._safe_uid = experiment.safe_uid
 
     def __len__(self) -> int:
@@ -138,6 +140,18 @@ class RunSequence(Sequence):
         templates = self._templates
         text = templates.head(point, repetition, levels) + body + templates.tail(seed, uid)
         return text, uid, point, repetition, seed, levels
+
+    def rows(self, run_file: Callable[[int], str], factor_names: list[str], csv_text: Callable[[Any], str],
+             general: Callable[[int], Row]) -> Iterator[Row] | None:
+        """Every run's ``(file name, content, design.csv line)`` joined from
+        level texts (:mod:`xdoe.design._grid`) when the design is a full
+        factorial of plain scalar levels that recur (so the texts kept stay
+        few), else ``None``; ``general(k)`` gives a run the joined texts cannot."""
+        if self._grid is None or not self._recurring:
+            return None
+        return grid_rows(design=self.design, grid=self._grid, templates=self._templates,
+                         root_seed=self.experiment.model.seed, safe_uid=self._safe_uid, repetitions=self.repetitions,
+                         run_file=run_file, factor_names=factor_names, csv_text=csv_text, general=general)
 
     def file_name(self, k: int) -> str:
         return self.layout.run_file(k)

@@ -49,6 +49,8 @@ FIGURE_DIGITS = 12
 _DIR_FD = hasattr(os, "O_DIRECTORY") and os.open in os.supports_dir_fd
 #: file names that json.dumps writes as they are, in quotes
 _JSON_PLAIN = re.compile(r"[A-Za-z0-9_.-]*")
+#: runs whose manifest entries and CSV lines are written at once
+_BATCH = 128
 #: designs larger than this get no space-filling figures (pairwise metrics, O(n^2) memory and time)
 MAX_FIGURE_POINTS = 5_000
 
@@ -109,9 +111,11 @@ class _DirSink:
         else:  # a platform without dir_fd (Windows)
             fd = os.open(os.path.join(self.root, name), flags, 0o644)
         try:
-            view = memoryview(data)
-            while view:
-                view = view[os.write(fd, view) :]
+            written = os.write(fd, data)
+            if written < len(data):  # a short write: the rest
+                view = memoryview(data)[written:]
+                while view:
+                    view = view[os.write(fd, view) :]
         finally:
             os.close(fd)
 
@@ -197,6 +201,13 @@ def _csv_line(cells: Iterable[Any]) -> bytes:
     return _CSV_BUFFER.getvalue().encode("utf-8")
 
 
+def _csv_text(value: Any) -> str:
+    """One cell of ``design.csv`` as the ``csv`` module writes it (quoted
+    where needed; a field's quoting does not depend on the others' unless it
+    is a row's only field)."""
+    return _csv_line([value, ""]).decode("utf-8")[:-2]
+
+
 def _emit(
     runs: _Runs,
     layout: OutputLayout,
@@ -213,17 +224,28 @@ def _emit(
     manifest.write((before + '\n "files": [').encode("utf-8"))
     table = sink.stream(layout.design_csv)
     table.write(_csv_line(["run_uid", "design_point", "repetition", "seed", *factor_names]))
-    first = True
+    entries: list[str] = []  # manifest entries and CSV lines not yet written (written in batches)
+    lines: list[bytes] = []
 
     def entry(name: str, sha: str) -> None:
-        nonlocal first
-        sep = "\n  " if first else ",\n  "
-        first = False
         quoted = f'"{name}"' if _JSON_PLAIN.fullmatch(name) else json.dumps(name)
-        manifest.write(f'{sep}{{"name": {quoted}, "sha256": "{sha}"}}'.encode("utf-8"))
+        entries.append(f'{{"name": {quoted}, "sha256": "{sha}"}}')
+
+    first = True
+
+    def flush() -> None:
+        nonlocal first
+        if entries:
+            manifest.write((("\n  " if first else ",\n  ") + ",\n  ".join(entries)).encode("utf-8"))
+            first = False
+            entries.clear()
+        if lines:
+            table.write(b"".join(lines))
+            lines.clear()
 
     render = getattr(runs, "render", None)
-    for k in range(len(runs)):
+
+    def general(k: int) -> tuple[str, bytes, bytes]:
         if render is not None:
             text, uid, index, repetition, seed, levels = render(k)
         else:
@@ -231,14 +253,25 @@ def _emit(
             text, uid, seed = dump_canonical(doc), doc["uid"], doc["seed"]
             point = doc.get("design_point") or {}
             index, repetition, levels = point.get("index"), point.get("repetition"), point.get("levels") or {}
-        data = text.encode("utf-8")
-        name = layout.run_file(k)
+        cells = [uid, index, repetition, seed, *(levels[f] if f in levels else "" for f in factor_names)]
+        return layout.run_file(k), text.encode("utf-8"), _csv_line(cells)
+
+    joined = getattr(runs, "rows", None)
+    rows = joined(layout.run_file, factor_names, _csv_text, general) if joined is not None else None
+    if rows is None:
+        rows = (general(k) for k in range(len(runs)))
+    sha256 = hashlib.sha256
+    for k, (name, data, line) in enumerate(rows, 1):
         sink.file(name, data)
-        entry(name, hashlib.sha256(data).hexdigest())
-        table.write(_csv_line([uid, index, repetition, seed, *(levels[f] if f in levels else "" for f in factor_names)]))
+        entry(name, sha256(data).hexdigest())
+        lines.append(line)
+        if len(lines) >= _BATCH:
+            flush()
         if progress is not None:
-            progress(k + 1)
+            progress(k)
+    flush()
     entry(layout.design_csv, table.close())
+    flush()
     manifest.write(("\n ],\n \"input_sha256\"" + after + "\n").encode("utf-8"))
     manifest.close()
 

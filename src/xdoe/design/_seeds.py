@@ -17,13 +17,13 @@ from __future__ import annotations
 
 import functools
 import hashlib
-from typing import Any
+from typing import Any, Callable
 
 from xdoe.design._shared import MAX_INSTANCES
 from xdoe.documents._canonical import canonical_json
 from xdoe.errors import DesignError
 
-__all__ = ["LevelSeeds", "run_seed", "seed_of_levels_json"]
+__all__ = ["LevelSeeds", "run_seed", "seed_of_levels_json", "seeds_of_levels_json"]
 
 _M32 = 0xFFFFFFFF
 _POOL = 4  # numpy's DEFAULT_POOL_SIZE
@@ -158,3 +158,42 @@ class LevelSeeds:
         except (TypeError, ValueError):  # unhashable, not a str key, NaN...: the general path decides
             return run_seed(self.root_seed, levels, repetition)
         return seed_of_levels_json(self.root_seed, "{" + ",".join(parts) + "}", repetition)
+
+
+def seeds_of_levels_json(root_seed: int) -> Callable[[str, int], int]:
+    """:func:`seed_of_levels_json` for one root seed, as a function of
+    ``(levels_json, repetition)``: the hash constants of the three key words
+    (each one uint32 word when the repetition is below 2**32) do not depend on
+    their values, so they are computed once; larger repetitions take
+    :func:`seed_of_levels_json` itself.
+
+    Raises:
+        DesignError: a negative root seed (when called: a negative repetition).
+    """
+    if root_seed < 0:
+        raise DesignError(f"seeds and repetitions are non-negative, got {root_seed!r}")
+    root = int(root_seed)
+    word0, const = _prefix(root)
+    steps = []
+    for _ in range(3):
+        mult = (const * _MULT_A) & _M32
+        steps.append((const, mult))
+        const = (mult * _MULT_A3) & _M32
+    (x1, m1), (x2, m2), (x3, m3) = steps
+    final = (_INIT_B * _MULT_B) & _M32
+    sha256 = hashlib.sha256
+
+    def seed(levels_json: str, repetition: int) -> int:
+        if not 0 <= repetition <= _M32:
+            return seed_of_levels_json(root, levels_json, repetition)
+        digest = sha256(levels_json.encode("utf-8")).digest()
+        w = word0
+        for word, xor, mult in ((int.from_bytes(digest[0:4], "big"), x1, m1),
+                                (int.from_bytes(digest[4:8], "big"), x2, m2), (repetition, x3, m3)):
+            h = ((word ^ xor) * mult) & _M32
+            r = (_MIX_L * w - _MIX_R * (h ^ (h >> 16))) & _M32
+            w = r ^ (r >> 16)
+        out = ((w ^ _INIT_B) * final) & _M32
+        return out ^ (out >> 16)
+
+    return seed

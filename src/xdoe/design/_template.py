@@ -37,7 +37,7 @@ from xdoe.design._shared import MAX_INSTANCES
 from xdoe.documents._canonical import canonical_json, dump_canonical, format_scalar
 from xdoe.documents._placeholders import PlaceholderError, interpolate, whole_placeholder
 
-__all__ = ["TextTemplates"]
+__all__ = ["TextTemplates", "site_text"]
 
 _SENTINEL = "\x00xdoe-site-{}\x00"
 _MARK = "xdoe-site-"
@@ -97,19 +97,30 @@ class _Template:
         or cannot be computed."""
         texts = []
         for name, source in self.sites:
-            try:
-                value = named[name] if name is not None else interpolate(source, named)
-            except (KeyError, PlaceholderError):
+            text = site_text(name, source, named, scalar)
+            if text is None:
                 return None
-            if type(value) is not str and type(value) not in _PLAIN_SCALARS:
-                return None  # a list or mapping: its block form depends on the place
-            texts.append(scalar(value))
+            texts.append(text)
         literals = self.literals
         out = [literals[0]]
         for i, site in enumerate(self.slots, 1):
             out.append(texts[site])
             out.append(literals[i])
         return "".join(out)
+
+
+def site_text(name: str | None, source: str, named: dict[str, Any], scalar: Any) -> str | None:
+    """The text of one site: ``scalar`` of the value of ``source`` (the
+    factor ``name``'s value when it is one whole placeholder) for the named
+    factors' values ``named``; ``None`` when that value is not a plain
+    scalar or cannot be computed."""
+    try:
+        value = named[name] if name is not None else interpolate(source, named)
+    except (KeyError, PlaceholderError):
+        return None
+    if type(value) is not str and type(value) not in _PLAIN_SCALARS:
+        return None  # a list or mapping: its block form depends on the place
+    return scalar(value)
 
 
 def _holds_nul(node: Any) -> bool:
@@ -183,6 +194,17 @@ class TextTemplates:
         a design point with ``levels`` (what ``dump_canonical`` writes for
         those keys of :meth:`Expander.document`), or ``None``: use the full
         writer."""
+        template = self.template(levels)
+        if template is None:
+            return None
+        expander = self.expander
+        values = {**expander.controls, **levels}
+        named = {name: values[name] for name in expander.named if name in values}
+        return template.fill(named, self.scalar)  # type: ignore[union-attr]
+
+    def template(self, levels: dict[str, Any]) -> _Template | None:
+        """The template of the structure of a design point with ``levels``
+        (literals around sites), ``None`` when none stands for its documents."""
         if not self.enabled:
             return None
         key = self._key(levels)
@@ -193,12 +215,12 @@ class TextTemplates:
             if len(self._templates) >= MAX_INSTANCES:
                 self._templates.clear()
             template = self._templates[key] = self._make(levels)
-        if template is None:
-            return None
-        expander = self.expander
-        values = {**expander.controls, **levels}
-        named = {name: values[name] for name in expander.named if name in values}
-        return template.fill(named, self.scalar)  # type: ignore[union-attr]
+        return template  # type: ignore[return-value]
+
+    def filled(self, name: str) -> bool:
+        """Whether the named factor ``name`` is used only through placeholders
+        (one template serves all its values)."""
+        return name in self._filled
 
     def scalar(self, value: Any) -> str:
         """``format_scalar(value)``, remembered per typed value (not for a
