@@ -19,7 +19,7 @@ from xdoe.execution._loading import construct, load_class
 from xdoe.execution._plan import AgentSpec, ComponentPlan, EnvironmentPlan, PhasePlan, RunPlan
 from xdoe.execution._phase_runner import EpisodeCallback
 from xdoe.execution._seeding import brain_seed, environment_seed, muscle_seed, sampler_rng
-from xdoe.execution._stepping import overrides, step_function, step_verdict
+from xdoe.execution._stepping import episode_function, overrides, step_function, step_verdict
 from xdoe.execution._worker import CONTINUE, RESET, STOP_PHASE, STOP_RUN, AgentRuntime, Worker, component_error
 from xdoe.simulation import SimulationController
 
@@ -283,10 +283,12 @@ class PhaseRuntime:
         for worker in active:
             worker.start_episode(controller, started=True)
         stop = CONTINUE
+        # one worker left whose steps need nothing between them: a call per episode
+        run_steps = (episode_function(active[0]) if len(active) == 1 else None) or step
         while active and stop < STOP_PHASE:
             ended = False
             for worker in active:
-                verdict = step(worker)
+                verdict = run_steps(worker)
                 if verdict >= RESET:
                     ended = True
                     answer = finish(worker, False)
@@ -301,6 +303,7 @@ class PhaseRuntime:
                         break
             if ended:  # only an ended episode can retire a worker; steps stay cheap
                 active = [w for w in active if w.active]
+                run_steps = (episode_function(active[0]) if len(active) == 1 else None) or step
         for worker in self.workers:
             if worker.in_episode and worker.step > 0:
                 finish(worker, True)

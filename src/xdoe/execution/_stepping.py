@@ -38,7 +38,7 @@ from xdoe.simulation import SimulationController, VanillaSimController
 
 from xdoe.execution._worker import CONTINUE, RESET, Worker, component_error
 
-__all__ = ["ValueStepper", "declares", "overrides", "step_function", "step_verdict", "value_steppers",
+__all__ = ["ValueStepper", "declares", "episode_function", "overrides", "step_function", "step_verdict", "value_steppers",
            "value_steps_enabled"]
 
 #: the private switch: "0" turns value steps off
@@ -102,6 +102,21 @@ def step_function(controller: SimulationController, conditions: list[Termination
 
 #: ``worker.value_step()``: the bound ``ValueStepper.step`` value_steppers set
 _value_step = operator.methodcaller("value_step")
+
+
+def episode_function(worker: Worker) -> Callable[[Worker], int] | None:
+    """For the phase's only active ``worker``: a function that runs its steps
+    to the end of its episode in one call (``ValueStepper.episode``), when it
+    uses value steps and its only step check is ``done``; else ``None``.
+    The phase loop would call the step function until it answers ``RESET``,
+    with nothing in between: the same calls, the same state."""
+    stepper = worker.stepper
+    if stepper is None or not stepper.done_only:
+        return None
+    return _value_episode
+
+
+_value_episode = operator.methodcaller("value_episode")
 
 
 def value_steps_enabled() -> bool:
@@ -189,6 +204,7 @@ def value_steppers(workers: list[Worker], controller: SimulationController,
     for worker, stepper in zip(workers, steppers):
         worker.stepper = stepper
         worker.value_step = stepper.step
+        worker.value_episode = stepper.episode
     return steppers
 
 
@@ -228,6 +244,20 @@ class ValueStepper:
 
     def step(self) -> int:
         """One step of the worker; returns the verdict of its step checks."""
+        return self._run(False)
+
+    def episode(self) -> int:
+        """Steps until the episode ends (``done_only``: the verdict is then
+        ``RESET``); for the phase's only active worker, whose steps follow
+        each other with nothing in between. Returns ``RESET``."""
+        return self._run(True)
+
+    def _run(self, whole: bool) -> int:
+        """One step, or (``whole``) every step to the episode's end. The
+        state per step lives in locals and is written back when the loop
+        ends, also by an exception (the same state as after each step's
+        writes); with step checks beyond ``done`` the progress is written
+        before they are asked, every step."""
         worker, agent = self.worker, self.agent
         step = worker.step
         if step == 0:  # a new episode: the observation of start_environment's baseline
@@ -235,54 +265,82 @@ class ValueStepper:
             self.env = worker.envs[0]  # re-made when its parameters are drawn anew
         else:
             obs = self.obs
-        if agent.pending:  # Worker._complete of the previous transition (not the episode's last)
-            agent.pending = False
-            thinking = self.thinking
-            if thinking is not None:
-                try:
-                    update = thinking(self.t_obs, self.t_action, self.t_objective, obs, False, False)
-                except Exception as exc:
-                    raise component_error(f"agent {agent.name!r}: brain.thinking_values", exc) from exc
-                if update is not None:
-                    self._send(update)
-            policy = worker.policy
-            if policy is not None and policy.wants(self.t_step, False):
-                self._record()
-        try:
-            action = self.propose(obs)
-        except Exception as exc:
-            raise component_error(f"agent {agent.name!r}: muscle.propose_action_value", exc) from exc
-        if action is not None:
-            low = self.low
-            if type(action) is int and low is not None:  # Discrete and a Python int
-                if not low <= action < self.high:  # type: ignore[operator]
-                    self._outside(action)
-            elif not self.space.contains(action):
-                self._outside(action)
-        try:
-            obs2, reward, terminated, truncated = self.env.update_values(action)
-        except Exception as exc:
-            raise component_error(f"environment {self.uid!r}: update_values", exc) from exc
-        done = terminated or truncated
-        worker.step = step + 1
-        worker.phase_progress.steps += 1
-        try:
-            objective = float(self.internal(reward))
-        except Exception as exc:
-            raise component_error(f"agent {agent.name!r}: objective.internal_reward_value", exc) from exc
-        agent.ep_reward += 0.0 + reward  # Worker.update's sum of the rewards
-        agent.ep_objective += objective
-        worker.objectives[agent.name] = objective
-        agent.pending = True
-        self.t_obs, self.t_action, self.t_reward, self.t_step = obs, action, reward, step
-        self.t_objective = 0.0 + objective
-        self.obs = obs2
+        update_values, propose, internal, thinking = self.env.update_values, self.propose, self.internal, \
+            self.thinking
+        low, high = self.low, self.high
+        policy = worker.policy
+        done_only = self.done_only
         progress = self.progress
-        progress.step = step + 1
-        progress.done = worker.done = done
-        if self.done_only:
-            return RESET if done else CONTINUE
-        return step_verdict(self.step_conditions, progress)
+        pending = agent.pending
+        t_obs, t_action, t_reward, t_step, t_objective = self.t_obs, self.t_action, self.t_reward, \
+            self.t_step, self.t_objective
+        ep_reward, ep_objective = agent.ep_reward, agent.ep_objective
+        first, objective, done = step, None, worker.done
+        try:
+            while True:
+                if pending:  # Worker._complete of the previous transition (not the episode's last)
+                    pending = False
+                    if thinking is not None:
+                        try:
+                            update = thinking(t_obs, t_action, t_objective, obs, False, False)
+                        except Exception as exc:
+                            raise component_error(f"agent {agent.name!r}: brain.thinking_values", exc) from exc
+                        if update is not None:
+                            self._send(update)
+                    if policy is not None and policy.wants(t_step, False):
+                        self._record(t_step, t_obs, t_action, t_reward, t_objective)
+                try:
+                    action = propose(obs)
+                except Exception as exc:
+                    raise component_error(f"agent {agent.name!r}: muscle.propose_action_value", exc) from exc
+                if action is not None:
+                    if type(action) is int and low is not None:  # Discrete and a Python int
+                        if not low <= action < high:
+                            self._outside(action)
+                    elif not self.space.contains(action):
+                        self._outside(action)
+                try:
+                    obs2, reward, terminated, truncated = update_values(action)
+                except Exception as exc:
+                    raise component_error(f"environment {self.uid!r}: update_values", exc) from exc
+                done = terminated or truncated
+                step += 1
+                try:
+                    objective = float(internal(reward))
+                except Exception as exc:
+                    raise component_error(f"agent {agent.name!r}: objective.internal_reward_value", exc) from exc
+                ep_reward += 0.0 + reward  # Worker.update's sum of the rewards
+                ep_objective += objective
+                pending = True
+                t_obs, t_action, t_reward, t_step = obs, action, reward, step - 1
+                t_objective = 0.0 + objective
+                obs = obs2
+                if done_only:
+                    if done:
+                        return RESET
+                    if not whole:
+                        return CONTINUE
+                    continue
+                # the progress the step checks read, as after Worker.update
+                worker.phase_progress.steps += step - first
+                first = worker.step = progress.step = step
+                worker.objectives[agent.name] = objective
+                progress.done = worker.done = done
+                verdict = step_verdict(self.step_conditions, progress)
+                if not whole or verdict >= RESET:
+                    return verdict
+        finally:
+            worker.phase_progress.steps += step - first
+            worker.step = step
+            agent.pending = pending
+            agent.ep_reward, agent.ep_objective = ep_reward, ep_objective
+            if objective is not None:
+                worker.objectives[agent.name] = objective
+            self.t_obs, self.t_action, self.t_reward, self.t_step = t_obs, t_action, t_reward, t_step
+            self.t_objective = t_objective
+            self.obs = obs
+            progress.step = step
+            progress.done = worker.done = done
 
     def _outside(self, action: Any) -> None:
         raise RunError(f"agent {self.agent.name!r}: value {action!r} for actuator {self.actuator.uid!r} "
@@ -297,18 +355,17 @@ class ValueStepper:
             except Exception as exc:
                 raise component_error(f"agent {agent.name!r}: muscle.update", exc) from exc
 
-    def _record(self) -> None:
+    def _record(self, t_step: int, obs: Any, action: Any, reward: Any, objective: float) -> None:
         """The recorder's step row of the pending transition (not done)."""
         worker = self.worker
-        recorder = worker.recorder
         step_values = self.step_values
         if step_values is not None:  # RunRecorder: the same row, from the values
-            step_values(worker.index, worker.episode, self.t_step, self.agent.name, self.sensor.uid, self.t_obs,
-                        self.actuator.uid, self.t_action, self.reward_id, self.t_reward, self.t_objective, False)
+            step_values(worker.index, worker.episode, t_step, self.agent.name, self.sensor.uid, obs,
+                        self.actuator.uid, action, self.reward_id, reward, objective, False)
             return
-        recorder.step(  # type: ignore[union-attr]
-            worker.index, worker.episode, self.t_step, self.agent.name, {self.sensor.uid: self.t_obs},
-            {self.actuator.uid: self.t_action}, {self.reward_id: self.t_reward}, self.t_objective, False,
+        worker.recorder.step(  # type: ignore[union-attr]
+            worker.index, worker.episode, t_step, self.agent.name, {self.sensor.uid: obs},
+            {self.actuator.uid: action}, {self.reward_id: reward}, objective, False,
         )
 
     def materialise(self) -> None:

@@ -73,6 +73,7 @@ class Worker:
         #: value steps (``_stepping.value_steppers``), else ``None``
         self.stepper: Any = None
         self.value_step: Any = None
+        self.value_episode: Any = None
 
     # -- SimulationWorker --------------------------------------------------
     def _sensors_for(self, agent: AgentRuntime) -> list[SensorInformation]:
