@@ -214,7 +214,7 @@ class ValueStepper:
 
     __slots__ = ("worker", "agent", "sensor", "actuator", "reward_id", "uid", "low", "high", "space",
                  "step_conditions", "done_only", "obs", "t_obs", "t_action", "t_reward",
-                 "t_objective", "t_step", "env", "propose", "internal", "thinking", "progress", "step_values")
+                 "t_objective", "t_step", "env", "propose", "internal", "thinking", "progress", "write_row")
 
     def __init__(self, worker: Worker, ids: tuple[str, str, str], step_conditions: list[Any],
                  done_only: bool) -> None:
@@ -233,8 +233,11 @@ class ValueStepper:
         self.propose = agent.muscle.propose_action_value
         self.internal = agent.objective.internal_reward_value
         self.thinking = agent.brain.thinking_values if worker.train else None
-        #: RunRecorder.step_values (a worker process's stand-in recorder has only step)
-        self.step_values = getattr(worker.recorder, "step_values", None)
+        #: RunRecorder.value_row_writer's function of this worker's rows (a
+        #: worker process's stand-in recorder has only step)
+        writer = getattr(worker.recorder, "value_row_writer", None)
+        self.write_row = None if writer is None else writer(
+            worker.index, agent.name, self.sensor.uid, self.actuator.uid, self.reward_id)
         self.obs: Any = None
         self.t_obs: Any = None
         self.t_action: Any = None
@@ -358,10 +361,9 @@ class ValueStepper:
     def _record(self, t_step: int, obs: Any, action: Any, reward: Any, objective: float) -> None:
         """The recorder's step row of the pending transition (not done)."""
         worker = self.worker
-        step_values = self.step_values
-        if step_values is not None:  # RunRecorder: the same row, from the values
-            step_values(worker.index, worker.episode, t_step, self.agent.name, self.sensor.uid, obs,
-                        self.actuator.uid, action, self.reward_id, reward, objective, False)
+        write_row = self.write_row
+        if write_row is not None:  # RunRecorder: the same row, from the values
+            write_row(worker.episode, t_step, obs, action, reward, objective)
             return
         worker.recorder.step(  # type: ignore[union-attr]
             worker.index, worker.episode, t_step, self.agent.name, {self.sensor.uid: obs},

@@ -6,7 +6,7 @@ from __future__ import annotations
 import json
 import threading
 from pathlib import Path
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING, Any, Callable
 
 from sqlalchemy import Connection, Table, insert, select, update
 from sqlalchemy.exc import IntegrityError
@@ -143,6 +143,45 @@ class RowBuffer(RecorderState):
                 self._append_step(self._require_phase(), worker, episode, int(step), agent,
                                   _one_key_cell(sensor_id, observation), _one_key_cell(actuator_id, action),
                                   _one_key_cell(reward_id, reward), objective, bool(done))
+
+    def value_row_writer(self, worker: int, agent: str, sensor_id: str, actuator_id: str,
+                         reward_id: str) -> Callable[[int, int, Any, Any, Any, float], None]:
+        """For one worker's agent with one sensor, one actuator and one reward
+        (value steps): a function ``write(episode, step, observation, action,
+        reward, objective)`` that records the row ``step_values(worker,
+        episode, step, agent, sensor_id, observation, actuator_id, action,
+        reward_id, reward, objective, False)`` records (the same text, raising
+        what it raises), with what is the same for every row worked out once:
+        the cells' ``{"<id>":`` prefixes and the checks of ``worker``/``agent``.
+        ``step`` is an ``int``; the caller asks ``policy.wants(step, False)``
+        first (the function does not).
+        """
+        worker, agent = int(worker), str(agent)
+        sensor_prefix, action_prefix, reward_prefix = ("{" + _encode_string(key) + ":"
+                                                       for key in (sensor_id, actuator_id, reward_id))
+        lock = self._lock
+
+        def write(episode: int, step: int, observation: Any, action: Any, reward: Any, objective: float) -> None:
+            with lock:
+                phase_id = self._phase_id
+                if phase_id is None or self.status is not None:
+                    phase_id = self._require_phase()
+                # _one_key_cell's text, its common cases without the call
+                sensors = _Encoded(sensor_prefix + int.__repr__(observation) + "}") if type(observation) is int \
+                    else _one_key_cell(sensor_id, observation)
+                actions = _Encoded(action_prefix + int.__repr__(action) + "}") if type(action) is int \
+                    else _one_key_cell(actuator_id, action)
+                rewards = _Encoded(reward_prefix + float.__repr__(reward) + "}") \
+                    if type(reward) is float and reward - reward == 0.0 else _one_key_cell(reward_id, reward)
+                episode, objective = int(episode), float(objective)
+                self._steps.append((phase_id, worker, episode, step, agent, sensors, actions, rewards, objective,
+                                    False))
+                assert self._files is not None
+                self._files.step(worker, episode, step, agent, sensors, actions, rewards, objective, False)
+                self.stored_steps += 1
+                self._buffered_row()
+
+        return write
 
     def _append_step(self, phase_id: int, worker: int, episode: int, step: int, agent: str,
                      sensors: _Encoded | None, actions: _Encoded | None, rewards: _Encoded | None,
