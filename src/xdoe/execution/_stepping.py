@@ -271,7 +271,8 @@ class ValueStepper:
         update_values, propose, internal, thinking = self.env.update_values, self.propose, self.internal, \
             self.thinking
         low, high = self.low, self.high
-        policy = worker.policy
+        policy = worker.policy  # StepPolicy.wants(step, False), inlined below
+        every = 0 if policy is None else policy.every
         done_only = self.done_only
         progress = self.progress
         pending = agent.pending
@@ -290,7 +291,7 @@ class ValueStepper:
                             raise component_error(f"agent {agent.name!r}: brain.thinking_values", exc) from exc
                         if update is not None:
                             self._send(update)
-                    if policy is not None and policy.wants(t_step, False):
+                    if every and t_step % every == 0:
                         self._record(t_step, t_obs, t_action, t_reward, t_objective)
                 try:
                     action = propose(obs)
