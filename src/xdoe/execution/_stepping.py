@@ -236,7 +236,7 @@ class ValueStepper:
         #: RunRecorder.value_row_writer's function of this worker's rows (a
         #: worker process's stand-in recorder has only step)
         writer = getattr(worker.recorder, "value_row_writer", None)
-        self.write_row = None if writer is None else writer(
+        self.write_row = self._record if writer is None else writer(
             worker.index, agent.name, self.sensor.uid, self.actuator.uid, self.reward_id)
         self.obs: Any = None
         self.t_obs: Any = None
@@ -273,6 +273,7 @@ class ValueStepper:
         low, high = self.low, self.high
         policy = worker.policy  # StepPolicy.wants(step, False), inlined below
         every = 0 if policy is None else policy.every
+        write_row, episode = self.write_row, worker.episode
         done_only = self.done_only
         progress = self.progress
         pending = agent.pending
@@ -292,7 +293,7 @@ class ValueStepper:
                         if update is not None:
                             self._send(update)
                     if every and t_step % every == 0:
-                        self._record(t_step, t_obs, t_action, t_reward, t_objective)
+                        write_row(episode, t_step, t_obs, t_action, t_reward, t_objective)
                 try:
                     action = propose(obs)
                 except Exception as exc:
@@ -359,15 +360,14 @@ class ValueStepper:
             except Exception as exc:
                 raise component_error(f"agent {agent.name!r}: muscle.update", exc) from exc
 
-    def _record(self, t_step: int, obs: Any, action: Any, reward: Any, objective: float) -> None:
-        """The recorder's step row of the pending transition (not done)."""
+    def _record(self, episode: int, t_step: int, obs: Any, action: Any, reward: Any, objective: float) -> None:
+        """The step row of the pending transition (not done) through the
+        recorder's general ``step`` (a worker process's stand-in recorder);
+        a :class:`~xdoe.store.RunRecorder` writes it with its
+        ``value_row_writer`` function instead."""
         worker = self.worker
-        write_row = self.write_row
-        if write_row is not None:  # RunRecorder: the same row, from the values
-            write_row(worker.episode, t_step, obs, action, reward, objective)
-            return
         worker.recorder.step(  # type: ignore[union-attr]
-            worker.index, worker.episode, t_step, self.agent.name, {self.sensor.uid: obs},
+            worker.index, episode, t_step, self.agent.name, {self.sensor.uid: obs},
             {self.actuator.uid: action}, {self.reward_id: reward}, objective, False,
         )
 

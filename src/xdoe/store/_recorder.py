@@ -95,7 +95,8 @@ class RunRecorder(RecorderResume, RowBuffer):
         self.stored_steps = 0
         self.peak_buffered = 0
         self._episodes: list[tuple[Any, ...]] = []  # values in _EPISODE_COLUMNS order
-        self._steps: list[tuple[Any, ...]] = []  # values in _STEP_COLUMNS order
+        self._steps: list[tuple[Any, ...]] = []  # values in _STEP_COLUMNS order (done as 0/1)
+        self._step_lines: list[str | None] = []  # their all_transactions.csv lines, when joined already
         self._insert_sql: dict[str, str] = {}  # table -> positional INSERT ("" if none), once compiled
         self._phase_id: int | None = None
         self._phases: list[dict[str, Any]] = []

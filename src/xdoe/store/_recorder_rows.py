@@ -8,13 +8,14 @@ import threading
 from pathlib import Path
 from typing import TYPE_CHECKING, Any, Callable
 
-from sqlalchemy import Connection, Table, insert, select, update
+from sqlalchemy import Boolean, Connection, Table, insert, select, update
 from sqlalchemy.exc import IntegrityError
 
 from xdoe.errors import StoreError
 from xdoe.store._json import fast_encoder, json_default
 from xdoe.store import _tables as t
-from xdoe.store._tables import _Encoded, utcnow
+from xdoe.store._csv_text import csv_fields, quoted_cell_prefix
+from xdoe.store._tables import JsonText, _Encoded, utcnow
 from xdoe.store._results import ResultsPaths, ResultsWriter
 from xdoe.store._steps import StepPolicy
 
@@ -42,18 +43,21 @@ _EPISODE_COLUMNS = ("phase_id", "worker", "episode", "agent", "steps", "reward",
                     "wall_time", "extras")
 
 
-def _json_cell(value: Any) -> _Encoded | None:
-    """``value`` as compact JSON text (:func:`compact_json`'s text)."""
+def _json_cell(value: Any) -> str | None:
+    """``value`` as compact JSON text (:func:`compact_json`'s text), a plain
+    ``str``: SQLite's driver binds an exact ``str`` without its adaptation
+    look-ups (a ``str`` subclass costs ~1-3 µs more per cell); the Core insert
+    marks JSON cells as :class:`_Encoded` itself (:meth:`RowBuffer._insert_rows`)."""
     if value is None:
         return None
     if type(value) is dict and len(value) == 1:
         [(key, item)] = value.items()
         if type(key) is str:
             return _one_key_cell(key, item)
-    return _Encoded(_encode_compact(value))
+    return _encode_compact(value)
 
 
-def _one_key_cell(key: str, item: Any) -> _Encoded:
+def _one_key_cell(key: str, item: Any) -> str:
     """``{key: item}`` as compact JSON text (:func:`compact_json`'s text).
 
     For an int or a finite float (a step's sensor, action or reward, e.g.
@@ -67,8 +71,8 @@ def _one_key_cell(key: str, item: Any) -> _Encoded:
             if len(_PREFIXES) >= _MAX_PREFIXES:  # a long-lived process seeing many ids: start over
                 _PREFIXES.clear()
             prefix = _PREFIXES[key] = "{" + _encode_string(key) + ":"
-        return _Encoded(prefix + (int.__repr__(item) if kind is int else float.__repr__(item)) + "}")
-    return _Encoded(_encode_compact({key: item}))
+        return prefix + (int.__repr__(item) if kind is int else float.__repr__(item)) + "}"
+    return _encode_compact({key: item})
 
 
 #: ``'{"<key>":'`` of the keys :func:`_json_cell` has seen (sensor, actuator
@@ -122,6 +126,7 @@ class RecorderState:
     _start: Any
     _episodes: list[tuple[Any, ...]]
     _steps: list[tuple[Any, ...]]
+    _step_lines: list[str | None]
     _insert_sql: dict[str, str]
     stored_steps: int
 
@@ -159,6 +164,15 @@ class RowBuffer(RecorderState):
         worker, agent = int(worker), str(agent)
         sensor_prefix, action_prefix, reward_prefix = ("{" + _encode_string(key) + ":"
                                                        for key in (sensor_id, actuator_id, reward_id))
+        # the all_transactions.csv line after the phase's name and mode, joined
+        # from what csv writes for the constant parts (see _csv_text)
+        quoted = [quoted_cell_prefix(p) for p in (sensor_prefix, action_prefix, reward_prefix)]
+        if all(q is not None for q in quoted):
+            head = csv_fields([worker]) + ","
+            agent_text = "," + csv_fields([agent]) + ","
+            sensor_q, action_q, reward_q = quoted
+        else:  # pragma: no cover - csv quotes every JSON cell of an object
+            head = None
         lock = self._lock
 
         def write(episode: int, step: int, observation: Any, action: Any, reward: Any, objective: float) -> None:
@@ -166,34 +180,45 @@ class RowBuffer(RecorderState):
                 phase_id = self._phase_id
                 if phase_id is None or self.status is not None:
                     phase_id = self._require_phase()
-                # _one_key_cell's text, its common cases without the call
-                sensors = _Encoded(sensor_prefix + int.__repr__(observation) + "}") if type(observation) is int \
-                    else _one_key_cell(sensor_id, observation)
-                actions = _Encoded(action_prefix + int.__repr__(action) + "}") if type(action) is int \
-                    else _one_key_cell(actuator_id, action)
-                rewards = _Encoded(reward_prefix + float.__repr__(reward) + "}") \
-                    if type(reward) is float and reward - reward == 0.0 else _one_key_cell(reward_id, reward)
                 episode, objective = int(episode), float(objective)
-                self._steps.append((phase_id, worker, episode, step, agent, sensors, actions, rewards, objective,
-                                    False))
-                assert self._files is not None
-                self._files.step(worker, episode, step, agent, sensors, actions, rewards, objective, False)
+                # _one_key_cell's text, its common cases without the call (an
+                # f-string of an exact int or float is its repr, csv's str())
+                if type(observation) is int and type(action) is int and type(reward) is float \
+                        and reward - reward == 0.0 and head is not None:
+                    sensors = f"{sensor_prefix}{observation}}}"
+                    actions = f"{action_prefix}{action}}}"
+                    rewards = f"{reward_prefix}{reward}}}"
+                    line = f'{head}{episode},{step}{agent_text}{sensor_q}{observation}}}",' \
+                        f'{action_q}{action}}}",{reward_q}{reward}}}",{objective},False\r\n'
+                else:
+                    sensors = _one_key_cell(sensor_id, observation)
+                    actions = _one_key_cell(actuator_id, action)
+                    rewards = _one_key_cell(reward_id, reward)
+                    line = None
+                steps = self._steps
+                steps.append((phase_id, worker, episode, step, agent, sensors, actions, rewards, objective, 0))
+                self._step_lines.append(line)
                 self.stored_steps += 1
-                self._buffered_row()
+                n = len(self._episodes) + len(steps)  # _buffered_row, inlined
+                if n > self.peak_buffered:
+                    self.peak_buffered = n
+                if n >= self.flush_rows:
+                    self.flush()
 
         return write
 
     def _append_step(self, phase_id: int, worker: int, episode: int, step: int, agent: str,
-                     sensors: _Encoded | None, actions: _Encoded | None, rewards: _Encoded | None,
+                     sensors: str | None, actions: str | None, rewards: str | None,
                      objective: float | None, done: bool) -> None:
-        """Buffer a step row (the JSON cells encoded) and write its
-        ``all_transactions.csv`` line; the caller holds the lock."""
+        """Buffer a step row (the JSON cells encoded); its
+        ``all_transactions.csv`` line is written with the buffer
+        (:meth:`_write_buffers`). The caller holds the lock."""
         worker, episode, agent = int(worker), int(episode), str(agent)
         objective = None if objective is None else float(objective)
         # a tuple, not a dict: the hot path of store_steps="all" (see _insert_rows)
-        self._steps.append((phase_id, worker, episode, step, agent, sensors, actions, rewards, objective, done))
-        assert self._files is not None
-        self._files.step(worker, episode, step, agent, sensors, actions, rewards, objective, done)
+        self._steps.append((phase_id, worker, episode, step, agent, sensors, actions, rewards, objective,
+                            1 if done else 0))
+        self._step_lines.append(None)  # csv writes it (ResultsWriter.steps)
         self.stored_steps += 1
         self._buffered_row()
 
@@ -222,6 +247,8 @@ class RowBuffer(RecorderState):
         # the results files first: they then hold at least the rows the store
         # keeps (a resumed instance filters them down to those, see filter_results)
         assert self._files is not None
+        if self._steps:
+            self._files.steps(self._steps, self._step_lines)
         self._files.flush()
         if self._episodes:
             self._insert_rows(connection, t.episode, _EPISODE_COLUMNS, self._episodes)
@@ -236,8 +263,9 @@ class RowBuffer(RecorderState):
         With a positional DBAPI parameter style (SQLite's ``?``) the tuples go
         straight to the driver's ``executemany``: SQLAlchemy's per-row
         parameter processing costs more than SQLite's own insert, and for these
-        values (ints, floats, strings, bools, ``None``, JSON already encoded as
-        text) the bind processing of every column type is the identity. Other
+        values (ints, floats, strings, ``None``, JSON already encoded as text,
+        booleans buffered as the 0/1 SQLAlchemy binds for SQLite's non-native
+        ``BOOLEAN``) the bind processing of every column type is the identity. Other
         drivers (PostgreSQL's named parameters) get a Core insert of dicts.
         """
         sql = self._insert_sql.get(table.name)
@@ -247,12 +275,26 @@ class RowBuffer(RecorderState):
             sql = self._insert_sql[table.name] = compiled.string if ok else ""
         if sql:
             connection.exec_driver_sql(sql, rows)
-        else:
-            connection.execute(insert(table), [dict(zip(columns, row)) for row in rows])
+        else:  # JSON cells are buffered as text (marked, so that JsonText does not encode
+            # them again), booleans as 0/1 (SQLite's driver binds an int without adapting it)
+            types = [table.c[name].type for name in columns]
+            json_cells = [i for i, kind in enumerate(types) if isinstance(kind, JsonText)]
+            flags = [i for i, kind in enumerate(types) if isinstance(kind, Boolean)]
+            dicts = []
+            for row in rows:
+                values = dict(zip(columns, row))
+                for i in json_cells:
+                    if row[i] is not None:
+                        values[columns[i]] = _Encoded(row[i])
+                for i in flags:
+                    values[columns[i]] = bool(row[i])
+                dicts.append(values)
+            connection.execute(insert(table), dicts)
 
     def _clear_buffers(self) -> None:
         self._episodes = []
         self._steps = []
+        self._step_lines = []
 
     def _write_phase_end(self, connection: Connection, status: str) -> None:
         self._write_buffers(connection)

@@ -56,6 +56,7 @@ from pathlib import Path
 from typing import IO, Any, Callable, TypeVar
 
 from xdoe.errors import DiskFullError, no_space_cause
+from xdoe.store._csv_text import csv_fields
 from xdoe.store._json import fast_encoder, pretty_json
 
 _F = TypeVar("_F", bound=Callable[..., Any])
@@ -247,11 +248,14 @@ class ResultsWriter:
                 self._transactions_csv.writerow(TRANSACTION_COLUMNS)
         self._average: _AverageReward | None = None
         self._phase: tuple[int, str, str] | None = None
+        #: csv's text of the phase's name and mode, and a comma
+        self._phase_fields = ""
 
     @_no_space
     def phase_started(self, index: int, name: str, mode: str, workers: int) -> None:
         self.phase_finished()
         self._phase = (index, name, mode)
+        self._phase_fields = csv_fields([name, mode]) + ","
         self._average = _AverageReward(self.paths.average_reward(index, name), workers)
 
     @_no_space
@@ -279,14 +283,28 @@ class ResultsWriter:
         self._average.add(episode, agent, reward)
 
     @_no_space
-    def step(self, worker: int, episode: int, step: int, agent: str, sensors: str, actions: str,
-             rewards: str, objective: float, done: bool) -> None:
-        """Append a stored step; ``sensors``, ``actions``, ``rewards`` are JSON text."""
+    def steps(self, rows: list[tuple[Any, ...]], lines: list[str | None]) -> None:
+        """Append stored steps: ``rows`` are the recorder's buffered step rows
+        (``phase_id, worker, episode, step, agent, sensors, actions, rewards,
+        objective, done``: the three cells JSON text, ``done`` 0 or 1) of the
+        current phase, written as ``all_transactions.csv`` lines with the
+        phase's name and mode in place of its id; ``lines[i]`` is row ``i``'s
+        line after those two fields when the recorder joined it already
+        (:mod:`xdoe.store._csv_text`), else ``None`` and ``csv`` writes the row.
+        The recorder calls it when it writes its buffer, before the rows go to
+        the store."""
         assert self._phase is not None and self._transactions_csv is not None
         _, name, mode = self._phase
-        self._transactions_csv.writerow(
-            (name, mode, worker, episode, step, agent, sensors, actions, rewards, objective, done)
-        )
+        if None not in lines:
+            prefix = self._phase_fields
+            self._transactions.write(prefix + prefix.join(lines))  # type: ignore[union-attr]
+            return
+        write, writerow = self._transactions.write, self._transactions_csv.writerow  # type: ignore[union-attr]
+        for row, line in zip(rows, lines):
+            if line is None:
+                writerow((name, mode, *row[1:9], bool(row[9])))
+            else:
+                write(self._phase_fields + line)
 
     @_no_space
     def flush(self) -> None:
