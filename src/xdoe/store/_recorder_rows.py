@@ -181,15 +181,17 @@ class RowBuffer(RecorderState):
                 if phase_id is None or self.status is not None:
                     phase_id = self._require_phase()
                 episode, objective = int(episode), float(objective)
-                # _one_key_cell's text, its common cases without the call (an
-                # f-string of an exact int or float is its repr, csv's str())
+                # _one_key_cell's text, its common cases without the call: an
+                # exact int's or float's text is its repr (also csv's str()),
+                # worked out once for the JSON cell and the CSV line
                 if type(observation) is int and type(action) is int and type(reward) is float \
                         and reward - reward == 0.0 and head is not None:
-                    sensors = f"{sensor_prefix}{observation}}}"
-                    actions = f"{action_prefix}{action}}}"
-                    rewards = f"{reward_prefix}{reward}}}"
-                    line = f'{head}{episode},{step}{agent_text}{sensor_q}{observation}}}",' \
-                        f'{action_q}{action}}}",{reward_q}{reward}}}",{objective},False\r\n'
+                    o, a, r = f"{observation}", f"{action}", repr(reward)
+                    sensors = f"{sensor_prefix}{o}}}"
+                    actions = f"{action_prefix}{a}}}"
+                    rewards = f"{reward_prefix}{r}}}"
+                    line = f'{head}{episode},{step}{agent_text}{sensor_q}{o}}}",{action_q}{a}}}",' \
+                        f'{reward_q}{r}}}",{objective!r},False\r\n'
                 else:
                     sensors = _one_key_cell(sensor_id, observation)
                     actions = _one_key_cell(actuator_id, action)
