@@ -134,32 +134,18 @@ class RecorderState:
 class RowBuffer(RecorderState):
     """Buffering and writing episode/step rows (a mixin of :class:`~xdoe.store.RunRecorder`)."""
 
-    def step_values(self, worker: int, episode: int, step: int, agent: str, sensor_id: str,
-                    observation: Any, actuator_id: str, action: Any, reward_id: str, reward: float,
-                    objective: float, done: bool) -> None:
-        """:meth:`~xdoe.store.RunRecorder.step` of an agent with one sensor,
-        one actuator and one reward (value steps), given as values: the same
-        row as ``step(worker, episode, step, agent, {sensor_id: observation},
-        {actuator_id: action}, {reward_id: reward}, objective, done)``,
-        without the three dicts (raises what ``step`` raises).
-        """
-        if self.policy.wants(step, done):
-            with self._lock:
-                self._append_step(self._require_phase(), worker, episode, int(step), agent,
-                                  _one_key_cell(sensor_id, observation), _one_key_cell(actuator_id, action),
-                                  _one_key_cell(reward_id, reward), objective, bool(done))
-
     def value_row_writer(self, worker: int, agent: str, sensor_id: str, actuator_id: str,
                          reward_id: str) -> Callable[[int, int, Any, Any, Any, float], None]:
         """For one worker's agent with one sensor, one actuator and one reward
         (value steps): a function ``write(episode, step, observation, action,
-        reward, objective)`` that records the row ``step_values(worker,
-        episode, step, agent, sensor_id, observation, actuator_id, action,
-        reward_id, reward, objective, False)`` records (the same text, raising
-        what it raises), with what is the same for every row worked out once:
-        the cells' ``{"<id>":`` prefixes and the checks of ``worker``/``agent``.
-        ``step`` is an ``int``; the caller asks ``policy.wants(step, False)``
-        first (the function does not).
+        reward, objective)`` that records the row ``step(worker, episode,
+        step, agent, {sensor_id: observation}, {actuator_id: action},
+        {reward_id: reward}, objective, False)`` records (the same text, raising
+        what it raises), without the dicts and with what is the same for every
+        row worked out once: the cells' ``{"<id>":`` prefixes, the
+        ``all_transactions.csv`` text of the constant fields and the checks of
+        ``worker``/``agent``. ``step`` is an ``int``; the caller asks
+        ``policy.wants(step, False)`` first (the function does not).
         """
         worker, agent = int(worker), str(agent)
         sensor_prefix, action_prefix, reward_prefix = ("{" + _encode_string(key) + ":"
