@@ -90,7 +90,7 @@ def _nodes(url: str) -> list:
 @pytest.mark.slow
 def test_sigkill_and_restart_continue_the_same_tree(tmp_path: Path) -> None:
     url = f"sqlite:///{tmp_path / 'x.sqlite'}"
-    config = write_config(tmp_path, delay=0.08)  # a testing phase of ~0.5 s: the poller below sees it under load
+    config = write_config(tmp_path, delay=0.15)  # a testing phase of ~0.9 s: the poller below sees it under load
     env = {**os.environ, "PYTHONPATH": os.pathsep.join([str(HERE), os.environ.get("PYTHONPATH", "")])}
     command = [sys.executable, "-m", "xdoe.cli._xrun", "grow", str(config), "--store", url,
                "--results", str(tmp_path / "results"), "--quiet"]
