@@ -371,6 +371,23 @@ class ValueStepper:
             {self.actuator.uid: action}, {self.reward_id: reward}, objective, False,
         )
 
+    def record_last(self, agent: Any, rewards: list[Any], done: bool) -> bool:
+        """For ``Worker._complete`` of the episode's last transition (after
+        :meth:`materialise`): write its step row through the recorder's row
+        writer when the row has exactly this stepper's sensor, actuator and
+        reward (the row ``recorder.step`` would write from them); ``False``
+        (nothing written) otherwise, or without a ``RunRecorder``."""
+        write_row = self.write_row
+        if write_row == self._record:  # a worker process's stand-in recorder
+            return False
+        sensors, actions = agent.t_sensors, agent.t_actions
+        if len(sensors) != 1 or len(actions) != 1 or len(rewards) != 1 or sensors[0].uid != self.sensor.uid \
+                or actions[0].uid != self.actuator.uid or rewards[0].uid != self.reward_id:
+            return False
+        write_row(self.worker.episode, agent.t_step, sensors[0].value, actions[0].value, rewards[0].value,
+                  agent.t_objective, done)
+        return True
+
     def materialise(self) -> None:
         """Before ``Worker.end_episode``: the environment's last state as the
         worker's state and sensors, and the pending transition as objects."""

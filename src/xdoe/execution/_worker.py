@@ -267,6 +267,9 @@ class Worker:
                         raise component_error(f"agent {agent.name!r}: muscle.update", exc) from exc
         policy = self.policy
         if policy is not None and policy.wants(agent.t_step, done):
+            stepper = self.stepper
+            if stepper is not None and stepper.record_last(agent, rewards, done):
+                return  # value steps: the same row through the recorder's row writer
             self.recorder.step(  # type: ignore[union-attr]
                 self.index, self.episode, agent.t_step, agent.name, _values(agent.t_sensors),
                 _values(agent.t_actions), _values(rewards), agent.t_objective, done,

@@ -135,17 +135,17 @@ class RowBuffer(RecorderState):
     """Buffering and writing episode/step rows (a mixin of :class:`~xdoe.store.RunRecorder`)."""
 
     def value_row_writer(self, worker: int, agent: str, sensor_id: str, actuator_id: str,
-                         reward_id: str) -> Callable[[int, int, Any, Any, Any, float], None]:
+                         reward_id: str) -> Callable[..., None]:
         """For one worker's agent with one sensor, one actuator and one reward
         (value steps): a function ``write(episode, step, observation, action,
-        reward, objective)`` that records the row ``step(worker, episode,
+        reward, objective, done=False)`` that records the row ``step(worker, episode,
         step, agent, {sensor_id: observation}, {actuator_id: action},
-        {reward_id: reward}, objective, False)`` records (the same text, raising
+        {reward_id: reward}, objective, done)`` records (the same text, raising
         what it raises), without the dicts and with what is the same for every
         row worked out once: the cells' ``{"<id>":`` prefixes, the
         ``all_transactions.csv`` text of the constant fields and the checks of
         ``worker``/``agent``. ``step`` is an ``int``; the caller asks
-        ``policy.wants(step, False)`` first (the function does not).
+        ``policy.wants(step, done)`` first (the function does not).
         """
         worker, agent = int(worker), str(agent)
         sensor_prefix, action_prefix, reward_prefix = ("{" + _encode_string(key) + ":"
@@ -161,7 +161,8 @@ class RowBuffer(RecorderState):
             head = None
         lock = self._lock
 
-        def write(episode: int, step: int, observation: Any, action: Any, reward: Any, objective: float) -> None:
+        def write(episode: int, step: int, observation: Any, action: Any, reward: Any, objective: float,
+                  done: bool = False) -> None:
             with lock:
                 phase_id = self._phase_id
                 if phase_id is None or self.status is not None:
@@ -177,14 +178,15 @@ class RowBuffer(RecorderState):
                     actions = f"{action_prefix}{a}}}"
                     rewards = f"{reward_prefix}{r}}}"
                     line = f'{head}{episode},{step}{agent_text}{sensor_q}{o}}}",{action_q}{a}}}",' \
-                        f'{reward_q}{r}}}",{objective!r},False\r\n'
+                        f'{reward_q}{r}}}",{objective!r},{"True" if done else "False"}\r\n'
                 else:
                     sensors = _one_key_cell(sensor_id, observation)
                     actions = _one_key_cell(actuator_id, action)
                     rewards = _one_key_cell(reward_id, reward)
                     line = None
                 steps = self._steps
-                steps.append((phase_id, worker, episode, step, agent, sensors, actions, rewards, objective, 0))
+                steps.append((phase_id, worker, episode, step, agent, sensors, actions, rewards, objective,
+                              1 if done else 0))
                 self._step_lines.append(line)
                 self.stored_steps += 1
                 n = len(self._episodes) + len(steps)  # _buffered_row, inlined
