@@ -236,7 +236,11 @@ class Worker:
     def _terminated(self, agent: AgentRuntime) -> bool:
         """Whether one of the agent's environments reported ``terminated``."""
         states = self.states
-        return any(states[i] is not None and states[i].terminated for i in agent.reward_envs)  # type: ignore[union-attr]
+        for i in agent.reward_envs:  # a loop, not any() of a generator: once per episode and agent
+            state = states[i]
+            if state is not None and state.terminated:
+                return True
+        return False
 
     def _rebuild_map(self) -> None:
         m = self.sensor_map
@@ -315,24 +319,33 @@ class Worker:
         end), record the episode per agent and return it for the conditions."""
         if self.stepper is not None:  # value steps: the last state and transition as objects
             self.stepper.materialise()
-        for agent in self.agents:
+        agents = self.agents
+        for agent in agents:
             if agent.pending:
                 self._complete(agent, self._sensors_for(agent), True,
                                truncated or not self._terminated(agent))
         wall = time.perf_counter() - self.started_at
-        rewards = {a.name: a.ep_reward for a in self.agents}
-        objectives = {a.name: a.ep_objective for a in self.agents}
-        if self.recorder is not None:
-            extras: dict[str, Any] = {}
-            if truncated:
-                extras["truncated"] = True
-            infos = {uid: s.info for uid, s in zip(self.env_uids, self.states) if s is not None and s.info}
-            if infos:
-                extras["info"] = infos
+        rewards: dict[str, float] = {}
+        objectives: dict[str, float] = {}
+        for agent in agents:
+            rewards[agent.name] = agent.ep_reward
+            objectives[agent.name] = agent.ep_objective
+        recorder = self.recorder
+        if recorder is not None:
+            extras: dict[str, Any] = {"truncated": True} if truncated else {}
+            states = self.states
+            if len(states) == 1:  # the usual case, without a comprehension
+                state = states[0]
+                if state is not None and state.info:
+                    extras["info"] = {self.env_uids[0]: state.info}
+            else:
+                infos = {uid: s.info for uid, s in zip(self.env_uids, states) if s is not None and s.info}
+                if infos:
+                    extras["info"] = infos
             if self.episode_extras:
                 extras.update(self.episode_extras)
-            for agent in self.agents:
-                self.recorder.episode_finished(
+            for agent in agents:
+                recorder.episode_finished(
                     self.index, self.episode, agent.name, self.step, agent.ep_reward,
                     agent.ep_objective, wall, extras or None,
                 )

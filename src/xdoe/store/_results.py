@@ -193,6 +193,14 @@ class ResultsPaths:
         return sorted(self.checkpoints.glob(f"state-{int(phase_index)}-s*.pkl"), reverse=True)
 
 
+def _number(value: float | None) -> str:
+    """``json.dumps(value)`` of a float or ``None`` (an exact float: its repr
+    when finite, else ``NaN``/``Infinity``/``-Infinity`` as json writes them)."""
+    if type(value) is float and value - value == 0.0:  # finite
+        return float.__repr__(value)
+    return _encode_line(value)
+
+
 class _AverageReward:
     """Streams the per-episode mean reward over workers of one phase to CSV.
 
@@ -207,6 +215,9 @@ class _AverageReward:
         self.pending: dict[tuple[int, str], list[float]] = {}  # key -> [sum, count]
 
     def add(self, episode: int, agent: str, reward: float) -> None:
+        if self.workers == 1:  # nothing to wait for: _write's row of [0.0 + reward, 1]
+            self.csv.writerow((episode, agent, 1, repr((0.0 + reward) / 1)))
+            return
         entry = self.pending.setdefault((episode, agent), [0.0, 0])
         entry[0] += reward
         entry[1] += 1
@@ -250,6 +261,10 @@ class ResultsWriter:
         self._phase: tuple[int, str, str] | None = None
         #: csv's text of the phase's name and mode, and a comma
         self._phase_fields = ""
+        #: ``episodes.jsonl`` text of the current phase up to the worker's
+        #: value, and ``agent -> ', "agent": <agent>, "steps": '`` (see :meth:`episode`)
+        self._line_head = ""
+        self._agent_parts: dict[str, str] = {}
 
     @_no_space
     def phase_started(self, index: int, name: str, mode: str, workers: int) -> None:
@@ -257,6 +272,8 @@ class ResultsWriter:
         self._phase = (index, name, mode)
         self._phase_fields = csv_fields([name, mode]) + ","
         self._average = _AverageReward(self.paths.average_reward(index, name), workers)
+        self._line_head = (f'{{"run": {_encode_line(self.run_uid)}, "phase": {_encode_line(name)}, '
+                           f'"mode": {_encode_line(mode)}, "worker": ')
 
     @_no_space
     def phase_resumed(self, index: int, name: str, mode: str, workers: int) -> None:
@@ -274,12 +291,27 @@ class ResultsWriter:
     @_no_space
     def episode(self, worker: int, episode: int, agent: str, steps: int, reward: float,
                 objective: float, wall_time: float) -> None:
+        """Append a line to ``episodes.jsonl`` (``json.dumps`` of the
+        :data:`EPISODE_KEYS` dict, ``ensure_ascii=False``) and the reward to
+        the phase's average-reward file."""
         assert self._phase is not None and self._average is not None
-        _, name, mode = self._phase
-        values = (self.run_uid, name, mode, worker, episode, agent, steps, reward, objective,
-                  wall_time)
+        agent_part = self._agent_parts.get(agent) if type(agent) is str else None
+        if agent_part is None and type(agent) is str and len(self._agent_parts) < 1024:
+            agent_part = self._agent_parts[agent] = f', "agent": {_encode_line(agent)}, "steps": '
+        if (agent_part is not None and type(worker) is int and type(episode) is int
+                and type(steps) is int and type(reward) is float):
+            # the usual values: json's text (int.__repr__, float.__repr__; NaN and
+            # the infinities as json writes them) without a dict and an encoder call
+            line = (f'{self._line_head}{worker}, "episode": {episode}{agent_part}{steps}, '
+                    f'"reward": {_number(reward)}, "objective": {_number(objective)}, '
+                    f'"wall_time": {_number(wall_time)}}}\n')
+        else:
+            _, name, mode = self._phase
+            values = (self.run_uid, name, mode, worker, episode, agent, steps, reward, objective,
+                      wall_time)
+            line = _encode_line(dict(zip(EPISODE_KEYS, values))) + "\n"
         # buffered: :meth:`flush` (called by the recorder) writes it through
-        self._episodes.write(_encode_line(dict(zip(EPISODE_KEYS, values))) + "\n")
+        self._episodes.write(line)
         self._average.add(episode, agent, reward)
 
     @_no_space
