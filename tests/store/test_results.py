@@ -69,3 +69,51 @@ def test_document_hash_accepts_numpy_and_refuses_nan() -> None:
     assert document_hash({"x": np.int64(3), "y": np.array([1.5])}) == document_hash({"x": 3, "y": [1.5]})
     with pytest.raises(ValueError):
         document_hash({"x": float("nan")})
+
+
+@pytest.mark.parametrize("workers", [1, 3])
+def test_episode_lines_and_average_rows_are_json_and_csv_of_the_values(tmp_path: Path, workers: int) -> None:
+    """ResultsWriter.episode writes its line from per-phase constants: the
+    bytes are ``json.dumps(dict(zip(EPISODE_KEYS, values)), ensure_ascii=False)``
+    for every kind of value (non-finite and signed-zero floats, ``None``,
+    non-ASCII and quoted names, values of other types); the average-reward
+    rows are those of the mean over workers (``repr`` of the float)."""
+    import csv
+    import json
+
+    from xdoe.store._results import EPISODE_KEYS, ResultsWriter
+
+    paths = ResultsPaths(tmp_path / "inst")
+    paths.directory.mkdir(parents=True)
+    writer = ResultsWriter(paths, 'run "é"\\x', store_steps=False)
+    rewards = [-7.0, -0.0, 0.1 + 0.2, float("nan"), float("inf"), -float("inf"), 1e300, 5e-324, 3.0]
+    others = [None, -0.0, 2.5, float("nan"), float("-inf"), 12.0, None, 1e-7, 0.0]
+    expected: list[str] = []
+    for index, (name, mode) in enumerate([("training", "train"), ("tést \"q\"", "test")]):
+        writer.phase_started(index, name, mode, workers)
+        for episode, (reward, other) in enumerate(zip(rewards, others)):
+            for worker in range(workers):
+                for agent in ("learner", "ägent,\"x\"\n"):
+                    values = (writer.run_uid, name, mode, worker, episode, agent, 25 + episode, reward,
+                              other, None if other is None else abs(other))
+                    writer.episode(*values[3:])
+                    expected.append(json.dumps(dict(zip(EPISODE_KEYS, values)), ensure_ascii=False))
+        # values of other types take the encoder: the same text all the same
+        odd = (writer.run_uid, name, mode, True, 9, "learner", 3.0, 0.5, 1, np.float64(0.25))
+        writer.episode(*odd[3:])
+        expected.append(json.dumps(dict(zip(EPISODE_KEYS, odd)), ensure_ascii=False))
+    writer.close()
+    assert paths.episodes.read_text(encoding="utf-8") == "".join(line + "\n" for line in expected)
+
+    with paths.average_reward(0, "training").open(newline="", encoding="utf-8") as fh:
+        rows = list(csv.reader(fh))
+    assert rows[0] == ["episode", "agent", "workers", "mean_reward"]
+    want = []
+    for episode, reward in enumerate(rewards):
+        for agent in ("learner", "ägent,\"x\"\n"):
+            total = 0.0
+            for _ in range(workers):
+                total += reward
+            want.append([str(episode), agent, str(workers), repr(total / workers)])
+    want.append(["9", "learner", "1", "0.5"])  # one worker's episode 9 (at the phase's end when 3)
+    assert rows[1:] == want

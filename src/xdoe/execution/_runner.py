@@ -241,12 +241,14 @@ def execute_plan(
             if progress is not None:
                 progress(ProgressEvent(plan.uid, phase.name, phase.index, len(plan.phases),
                                        result.episodes, total, base + rt.progress.steps))
-            if recorder is not None and time.monotonic() - last_beat > _HEARTBEAT_SECONDS:
-                recorder.heartbeat()
-                last_beat = time.monotonic()
-            if recorder is not None and time.monotonic() - last_live > _LIVE_SECONDS:
-                last_live = time.monotonic()
-                _live_tick(recorder)
+            if recorder is not None:
+                now = time.monotonic()  # one clock read per episode unless something is due
+                if now - last_beat > _HEARTBEAT_SECONDS:
+                    recorder.heartbeat()
+                    last_beat = now = time.monotonic()
+                if now - last_live > _LIVE_SECONDS:
+                    last_live = now
+                    _live_tick(recorder)
 
         if progress is not None:
             progress(ProgressEvent(plan.uid, phase.name, phase.index, len(plan.phases), 0, total,
