@@ -191,19 +191,18 @@ class GymnasiumEnvironment(Environment):
 
     def start_environment(self) -> EnvironmentBaseline:
         """Reset the gymnasium environment (re-made if :meth:`close` was called)."""
-        if self.env is None:
-            self.env = self._make()
+        env = self.env
+        if env is None:
+            env = self.env = self._make()
         self._last = None
         if self._seeded:
-            observation, info = self.env.reset()
+            observation, info = env.reset()
         else:
-            observation, info = self.env.reset(seed=int(self.rng.integers(2**31 - 1)))
+            observation, info = env.reset(seed=int(self.rng.integers(2**31 - 1)))
             self._seeded = True
-        return EnvironmentBaseline(
-            sensors=self._sensors(observation),
-            actuators=[ActuatorInformation(self._action_id, self._action_space)],
-            info=jsonable_info(info),
-        )
+        return EnvironmentBaseline(self._sensors(observation),
+                                   [ActuatorInformation(self._action_id, self._action_space)],
+                                   jsonable_info(info))
 
     def update(self, actuators: list[ActuatorInformation]) -> EnvironmentState:
         """Apply ``<uid>.action`` and step once."""
