@@ -99,20 +99,11 @@ def _no_space(method: _F) -> _F:
         try:
             return method(self, *args, **kwargs)
         except OSError as exc:
-            full = _disk_full(self, exc)
-            if full is None:
+            if no_space_cause(exc) is None:
                 raise
-            raise full from exc
+            raise DiskFullError(str(self.paths.directory), exc.strerror or str(exc)) from exc
 
     return guarded  # type: ignore[return-value]
-
-
-def _disk_full(writer: "ResultsWriter", exc: OSError) -> DiskFullError | None:
-    """The :class:`~xdoe.errors.DiskFullError` naming ``writer``'s folder
-    that ``exc`` becomes when the device is full, else ``None``."""
-    if no_space_cause(exc) is None:
-        return None
-    return DiskFullError(str(writer.paths.directory), exc.strerror or str(exc))
 
 
 def _replace_atomically(target: Path, write: Callable[[IO[str]], None]) -> None:
@@ -267,8 +258,7 @@ class ResultsWriter:
         self._phase: tuple[int, str, str] | None = None
         #: csv's text of the phase's name and mode, and a comma
         self._phase_fields = ""
-        #: ``episodes.jsonl`` text of the current phase up to the worker's
-        #: value, and ``agent -> ', "agent": <agent>, "steps": '`` (see :meth:`episode`)
+        #: the phase's ``episodes.jsonl`` text up to the worker; ``agent -> ', "agent": …, "steps": '``
         self._line_head = ""
         self._agent_parts: dict[str, str] = {}
 
@@ -294,44 +284,29 @@ class ResultsWriter:
                 if row.get("phase") == name:
                     self._average.add(int(row["episode"]), str(row["agent"]), float(row["reward"]))
 
+    @_no_space
     def episode(self, worker: int, episode: int, agent: str, steps: int, reward: float,
                 objective: float | None, wall_time: float | None) -> None:
-        """Append a line to ``episodes.jsonl`` (``json.dumps`` of the
-        :data:`EPISODE_KEYS` dict, ``ensure_ascii=False``) and the reward to
-        the phase's average-reward file.
-
-        Raises:
-            DiskFullError: the device is full (as the ``_no_space`` methods).
-        """
-        try:  # _no_space's guard, without its wrapper's call per episode
-            assert self._phase is not None and self._average is not None
-            agent_part = self._agent_parts.get(agent) if type(agent) is str else None
-            if agent_part is None and type(agent) is str and len(self._agent_parts) < 1024:
-                agent_part = self._agent_parts[agent] = f', "agent": {_encode_line(agent)}, "steps": '
-            if (agent_part is not None and type(worker) is int and type(episode) is int
-                    and type(steps) is int and type(reward) is float):
-                # the usual values: json's text (int.__repr__, float.__repr__; NaN and
-                # the infinities as json writes them) without a dict and an encoder call
-                line = (f'{self._line_head}{worker}, "episode": {episode}{agent_part}{steps}, '
-                        f'"reward": {_number(reward)}, "objective": {_number(objective)}, '
-                        f'"wall_time": {_number(wall_time)}}}\n')
-            else:
-                _, name, mode = self._phase
-                values = (self.run_uid, name, mode, worker, episode, agent, steps, reward, objective,
-                          wall_time)
-                line = _encode_line(dict(zip(EPISODE_KEYS, values))) + "\n"
-            # buffered: :meth:`flush` (called by the recorder) writes it through
-            self._episodes.write(line)
-            average = self._average
-            if average.workers == 1:  # nothing to wait for: add's row of [0.0 + reward, 1] at once
-                average.csv.writerow((episode, agent, 1, repr((0.0 + reward) / 1)))
-            else:
-                average.add(episode, agent, reward)
-        except OSError as exc:
-            full = _disk_full(self, exc)
-            if full is None:
-                raise
-            raise full from exc
+        """A line of ``episodes.jsonl`` (``json.dumps`` of the :data:`EPISODE_KEYS`
+        dict, ``ensure_ascii=False``); the reward to the average-reward file."""
+        assert self._phase is not None and self._average is not None
+        part = self._agent_parts.get(agent) if type(agent) is str else None
+        if part is None and type(agent) is str and len(self._agent_parts) < 1024:
+            part = self._agent_parts[agent] = f', "agent": {_encode_line(agent)}, "steps": '
+        if part is not None and type(worker) is int and type(episode) is int and type(steps) is int \
+                and type(reward) is float:  # json's text of the usual values, without a dict
+            line = (f'{self._line_head}{worker}, "episode": {episode}{part}{steps}, "reward": '
+                    f'{_number(reward)}, "objective": {_number(objective)}, "wall_time": {_number(wall_time)}}}\n')
+        else:
+            _, name, mode = self._phase
+            values = (self.run_uid, name, mode, worker, episode, agent, steps, reward, objective, wall_time)
+            line = _encode_line(dict(zip(EPISODE_KEYS, values))) + "\n"
+        self._episodes.write(line)  # buffered: flush (called by the recorder) writes it through
+        average = self._average
+        if average.workers == 1:  # nothing to wait for: add's row of [0.0 + reward, 1] at once
+            average.csv.writerow((episode, agent, 1, repr((0.0 + reward) / 1)))
+        else:
+            average.add(episode, agent, reward)
 
     @_no_space
     def steps(self, rows: list[tuple[Any, ...]], lines: list[str | None]) -> None:
