@@ -18,7 +18,7 @@ from xdoe.store._recorder_resume import RecorderResume
 from xdoe.store._recorder_rows import (RowBuffer, _encode_compact, _get_or_create, _insert_id, _int_or_none,
                                       _json_cell)
 from xdoe.store import _tables as t
-from xdoe.store._tables import _Encoded, utcnow
+from xdoe.store._tables import utcnow
 from xdoe.store._results import DEFAULT_RESULTS_ROOT, ResultsPaths, ResultsWriter, _Discarded
 from xdoe.store._rules import FINAL_STATUSES, exit_status
 from xdoe.store._steps import StepPolicy
@@ -242,7 +242,7 @@ class RunRecorder(RecorderResume, RowBuffer):
             # _json_cell's text, straight from the encoder (extras hold dicts, not
             # the one scalar _json_cell writes by hand)
             self._episodes.append((phase_id, worker, episode, agent, steps, reward, objective,
-                                   wall_time, None if extras is None else _Encoded(_encode_compact(extras))))
+                                   wall_time, None if extras is None else _encode_compact(extras)))
             assert self._files is not None
             self._files.episode(worker, episode, agent, steps, reward, objective, wall_time)
             self.total_episodes += 1
