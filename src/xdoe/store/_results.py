@@ -137,6 +137,9 @@ class _AverageReward:
         self.pending: dict[tuple[int, str], list[float]] = {}  # key -> [sum, count]
 
     def add(self, episode: int, agent: str, reward: float) -> None:
+        if self.workers == 1:  # nothing to wait for: the row of [0.0 + reward, 1] at once
+            self._write(episode, agent, [0.0 + reward, 1])
+            return
         entry = self.pending.setdefault((episode, agent), [0.0, 0])
         entry[0] += reward
         entry[1] += 1
@@ -224,11 +227,7 @@ class ResultsWriter:
             values = (self.run_uid, name, mode, worker, episode, agent, steps, reward, objective, wall_time)
             line = _encode_line(dict(zip(EPISODE_KEYS, values))) + "\n"
         self._episodes.write(line)  # buffered: flush (called by the recorder) writes it through
-        average = self._average
-        if average.workers == 1:  # nothing to wait for: add's row of [0.0 + reward, 1] at once
-            average.csv.writerow((episode, agent, 1, repr((0.0 + reward) / 1)))
-        else:
-            average.add(episode, agent, reward)
+        self._average.add(episode, agent, reward)
 
     @_no_space
     def steps(self, rows: list[tuple[Any, ...]], lines: list[str | None]) -> None:
