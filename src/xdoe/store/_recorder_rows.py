@@ -66,12 +66,7 @@ def _one_key_cell(key: str, item: Any) -> str:
     """
     kind = type(item)
     if kind is int or (kind is float and item - item == 0.0):
-        prefix = _PREFIXES.get(key)
-        if prefix is None:
-            if len(_PREFIXES) >= _MAX_PREFIXES:  # a long-lived process seeing many ids: start over
-                _PREFIXES.clear()
-            prefix = _PREFIXES[key] = "{" + _encode_string(key) + ":"
-        return prefix + (int.__repr__(item) if kind is int else float.__repr__(item)) + "}"
+        return _cell_prefix(key) + (int.__repr__(item) if kind is int else float.__repr__(item)) + "}"
     return _encode_compact({key: item})
 
 
@@ -80,6 +75,16 @@ def _one_key_cell(key: str, item: Any) -> str:
 _PREFIXES: dict[str, str] = {}
 _MAX_PREFIXES = 4096
 _encode_string = json.encoder.encode_basestring  # ensure_ascii=False
+
+
+def _cell_prefix(key: str) -> str:
+    """``'{"<key>":'``, the start of a one-key JSON cell (remembered, see :data:`_PREFIXES`)."""
+    prefix = _PREFIXES.get(key)
+    if prefix is None:
+        if len(_PREFIXES) >= _MAX_PREFIXES:  # a long-lived process seeing many ids: start over
+            _PREFIXES.clear()
+        prefix = _PREFIXES[key] = "{" + _encode_string(key) + ":"
+    return prefix
 
 
 def _insert_id(conn: Connection, table: Table, values: dict[str, Any]) -> int:
@@ -148,7 +153,7 @@ class RowBuffer(RecorderState):
         ``policy.wants(step, done)`` first (the function does not).
         """
         worker, agent = int(worker), str(agent)
-        sensor_prefix, action_prefix, reward_prefix = ("{" + _encode_string(key) + ":"
+        sensor_prefix, action_prefix, reward_prefix = (_cell_prefix(key)
                                                        for key in (sensor_id, actuator_id, reward_id))
         # the all_transactions.csv line after the phase's name and mode, joined
         # from what csv writes for the constant parts (see _csv_text)
