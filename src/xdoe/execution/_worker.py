@@ -333,15 +333,9 @@ class Worker:
         recorder = self.recorder
         if recorder is not None:
             extras: dict[str, Any] = {"truncated": True} if truncated else {}
-            states = self.states
-            if len(states) == 1:  # the usual case, without a comprehension
-                state = states[0]
-                if state is not None and state.info:
-                    extras["info"] = {self.env_uids[0]: state.info}
-            else:
-                infos = {uid: s.info for uid, s in zip(self.env_uids, states) if s is not None and s.info}
-                if infos:
-                    extras["info"] = infos
+            infos = {uid: s.info for uid, s in zip(self.env_uids, self.states) if s is not None and s.info}
+            if infos:
+                extras["info"] = infos
             if self.episode_extras:
                 extras.update(self.episode_extras)
             for agent in agents:
