@@ -15,8 +15,7 @@ from sqlalchemy import update
 from xdoe.errors import DiskFullError, DocumentError, StoreError, no_space_cause, one_line
 from xdoe.store._json import compact_json, document_hash
 from xdoe.store._recorder_resume import RecorderResume
-from xdoe.store._recorder_rows import (RowBuffer, _encode_compact, _get_or_create, _insert_id, _int_or_none,
-                                      _json_cell)
+from xdoe.store._recorder_rows import RowBuffer, _get_or_create, _insert_id, _int_or_none, _json_cell
 from xdoe.store import _tables as t
 from xdoe.store._tables import utcnow
 from xdoe.store._results import DEFAULT_RESULTS_ROOT, ResultsPaths, ResultsWriter, _Discarded
@@ -239,10 +238,8 @@ class RunRecorder(RecorderResume, RowBuffer):
             objective = None if objective is None else float(objective)
             wall_time = None if wall_time is None else float(wall_time)
             # a tuple, not a dict: see _insert_rows
-            # _json_cell's text, straight from the encoder (extras hold dicts, not
-            # the one scalar _json_cell writes by hand)
             self._episodes.append((phase_id, worker, episode, agent, steps, reward, objective,
-                                   wall_time, None if extras is None else _encode_compact(extras)))
+                                   wall_time, _json_cell(extras)))
             assert self._files is not None
             self._files.episode(worker, episode, agent, steps, reward, objective, wall_time)
             self.total_episodes += 1
