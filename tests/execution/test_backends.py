@@ -168,3 +168,37 @@ def test_parse_jobs():
     for bad in ("0", "-2", "many"):
         with pytest.raises(InputError, match="--jobs"):
             parse_jobs(bad)
+
+
+def test_isolated_worker_forwards_phase_ends_and_fewer_episode_events(files, tmp_path):
+    """The one-worker backend of ``xrun`` (``isolate``) forwards each phase's
+    start and its last episode (the display's final state), and throttles
+    the episodes between; with ``progress=False`` it forwards nothing."""
+    from xdoe.campaign import make_backend
+
+    url = f"sqlite:///{tmp_path / 'iso.sqlite'}"
+    events = []
+    with make_backend(1, isolate=True) as backend:
+        results = list(backend.map_runs(tasks_for(files[:2], url, tmp_path), progress=events.append))
+    assert all(r.status == "finished" for r in results)
+    ends = {(e.run, e.phase) for e in events if e.episodes == e.episodes_total}
+    starts = {(e.run, e.phase) for e in events if e.episodes == 0}
+    assert ends == starts == {(r, p) for r in ("r0", "r1") for p in ("training", "testing")}, events
+    quiet_url = f"sqlite:///{tmp_path / 'quiet.sqlite'}"
+    with make_backend(1, isolate=True, progress=False) as backend:
+        quiet = []
+        results = list(backend.map_runs(tasks_for(files[:2], quiet_url, tmp_path), progress=quiet.append))
+        assert backend._progress is None  # no queue: nothing pickled or sent
+    assert all(r.status == "finished" for r in results) and quiet == []
+
+
+def test_throttled_progress_keeps_phase_starts_and_ends():
+    from xdoe.campaign.backends._pool import _Throttled
+    from xdoe.execution import ProgressEvent
+
+    sent = []
+    throttled = _Throttled(sent.append)
+    for episode in range(0, 1001):
+        throttled(ProgressEvent("r", "train", 0, 1, episode, 1000, episode * 10))
+    assert sent[0].episodes == 0 and sent[-1].episodes == 1000
+    assert len(sent) < 50  # a tight loop of 1001 events: phase start, end, a few in between
