@@ -8,7 +8,9 @@ Prints steps per second of:
 - ``xrun none``: ``xdoe.execution.run`` of the same run (episodes stored, no steps);
 - ``xrun all``: the same with every step stored (``store_steps="all"``);
 
-the ratios to the plain loop (issue 16's targets: >= 0.75 with episode-level
+the ratios to the plain loop, also "steady": with the CPU of a one-episode run
+(run()'s per-run set-up: store, results files, the environment) taken off
+both, the step loop alone, as ``step_loop_cachegrind.py`` counts it (issue 16's targets: >= 0.75 with episode-level
 storage, >= 0.5 with every step stored; these phases use value steps, see
 ``docs/plugins.md``, and ``--general`` also measures both with value steps
 turned off, ``XDOE_VALUE_STEPS=0``, the general path); the whole-process time of
@@ -256,6 +258,9 @@ def main() -> None:
         cpu_ratios: dict[str, list[float]] = {name: [] for name in policies}
         # the plain loop's CPU time with its set-up counted, as run()'s counts its own
         setup_ratios: dict[str, list[float]] = {name: [] for name in policies}
+        # the steady step loop: a one-episode run's CPU (run()'s per-run set-up: store,
+        # results files, Taxi) taken off both, as step_loop_cachegrind.py counts it
+        steady_ratios: dict[str, list[float]] = {name: [] for name in policies}
         for _ in range(args.repeats):
             # interleaved, so that a change of load hits all three alike; each
             # ratio is taken against the plain loop measured just before it
@@ -264,8 +269,12 @@ def main() -> None:
             plain_setup_cpu = plain_steps / (cpu + setup)
             rates["plain"].append(plain)
             cpu_rates["plain"].append(plain_cpu)
+            one_steps, _, one_cpu, _ = plain_loop(1)
+            plain_steady = (plain_steps - one_steps) / (cpu - one_cpu)
             for policy in policies:
+                one_steps, _, one_cpu = _xrun_path(1, policy, tmp)
                 steps, wall, cpu = _xrun_path(args.episodes, policy, tmp)
+                steady_ratios[policy].append((steps - one_steps) / (cpu - one_cpu) / plain_steady)
                 rates[policy].append(steps / wall)
                 cpu_rates[policy].append(steps / cpu)
                 ratios[policy].append(steps / wall / plain)
@@ -287,7 +296,8 @@ def main() -> None:
                   f"{spread(cpu_rates[policy], ',.0f')} steps/s")
             print(f"    ratio to plain     : {spread(ratios[policy], '.2f')} | "
                   f"{spread(cpu_ratios[policy], '.2f')} (target >= {target}); CPU with the plain "
-                  f"loop's set-up counted: {spread(setup_ratios[policy], '.2f')}")
+                  f"loop's set-up counted: {spread(setup_ratios[policy], '.2f')}; steady (a one-episode "
+                  f"run's CPU taken off each): {spread(steady_ratios[policy], '.2f')}")
         runs = whole_process(args.process_episodes, tmp, args.repeats)
         for name, label in (("plain", "plain loop, whole process"), ("xrun", "xrun experiment-start   ")):
             rows = runs[name]

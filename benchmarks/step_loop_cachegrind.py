@@ -1,0 +1,161 @@
+"""Issue 16's step-loop targets measured without the machine's timing noise:
+per step, the instructions, cache misses and branch mispredictions of
+``xdoe.execution.run`` (episodes stored; every step stored) against the plain
+gymnasium loop of ``bench_execute.py``, simulated by ``valgrind
+--tool=cachegrind --cache-sim=yes --branch-sim=yes`` (the machine's own cache
+sizes; independent of load and of a virtual machine's varying speed).
+
+Each figure is the difference between a process running ``N + 1`` episodes
+and one running 1 episode, divided by the difference in steps: the steady
+step loop, start-up and per-run set-up (store, results files, Taxi
+construction) left out; ``--whole`` adds the whole-process figure of issue
+16 (``xrun experiment-start --in-process --no-laydown`` of ``--process-episodes``
+episodes against the plain loop in a fresh process, everything included).
+
+Printed per step: instructions (Ir), first-level instruction and data cache
+misses (I1, D1), last-level misses (LL), mispredicted branches (Bm), and an
+estimate of cycles ``Ir + 10 L1 + 200 LL + 20 Bm`` — the costs the Cachegrind
+manual gives ("an L1 miss will typically cost around 10 cycles, an LL miss can
+cost as much as 200 cycles, and a mispredicted branch costs in the region of
+10 to 30 cycles"; Valgrind User Manual, ch. 5) — and the speed ratios to the
+plain loop next to the targets (>= 0.75 episodes stored, >= 0.5 every step
+stored, >= 0.6 whole process). Needs ``valgrind``; takes ~10 minutes
+(~20 with ``--whole``) on a 2-core machine.
+
+Usage: ``python benchmarks/step_loop_cachegrind.py [--episodes N] [--whole] [--process-episodes N]``
+"""
+
+from __future__ import annotations
+
+import argparse
+import compileall
+import os
+import re
+import shutil
+import sqlite3
+import subprocess
+import sys
+import tempfile
+from concurrent.futures import ThreadPoolExecutor
+from pathlib import Path
+
+HERE = Path(__file__).resolve().parent
+TARGETS = {"none": 0.75, "all": 0.5, "whole": 0.6}
+COUNTERS = ("Ir", "I1", "D1", "LL", "Bm")
+_SUMMARY = {"Ir": r"I\s+refs:\s+([\d,]+)", "I1": r"I1\s+misses:\s+([\d,]+)",
+            "D1": r"D1\s+misses:\s+([\d,]+)", "LL": r"LL misses:\s+([\d,]+)", "Bm": r"Mispredicts:\s+([\d,]+)"}
+
+
+def child(mode: str, episodes: int, out: Path) -> None:
+    """In the measured process: run ``episodes`` of ``mode`` and write the steps to ``out``."""
+    sys.path.insert(0, str(HERE))
+    import bench_execute
+
+    if mode == "plain":
+        steps = bench_execute.plain_loop(episodes)[0]
+    else:
+        from xdoe.analysis import _laydown
+
+        _laydown.write_laydown = lambda *a, **k: None  # drawn once per structure; not the step loop
+        steps = bench_execute.xrun(episodes, mode, out.parent)[0]
+    out.write_text(str(steps))
+
+
+def counts(argv: list[str], cwd: Path) -> dict[str, int]:
+    """The cachegrind summary counters of the process ``argv``."""
+    proc = subprocess.run(["valgrind", "--tool=cachegrind", "--cache-sim=yes", "--branch-sim=yes",
+                           "--cachegrind-out-file=/dev/null", *argv], capture_output=True, text=True, cwd=cwd)
+    if proc.returncode != 0:
+        raise SystemExit(f"{' '.join(argv)} failed:\n{proc.stderr[-2000:]}")
+    found = {}
+    for key, pattern in _SUMMARY.items():
+        match = re.search(pattern, proc.stderr)
+        if match is None:
+            raise SystemExit(f"no {key} in cachegrind's summary:\n{proc.stderr[-2000:]}")
+        found[key] = int(match.group(1).replace(",", ""))
+    return found
+
+
+def cycles(c: dict[str, float]) -> float:
+    """The Cachegrind manual's rough costs: 10 cycles an L1 miss, 200 an LL miss, 20 a mispredict."""
+    return c["Ir"] + 10 * (c["I1"] + c["D1"]) + 200 * c["LL"] + 20 * c["Bm"]
+
+
+def per_step(mode: str, episodes: int, tmp: Path) -> tuple[dict[str, float], int]:
+    """Counters per step of ``mode`` between 1 and ``episodes + 1`` episodes."""
+    runs = []
+    for n in (1, episodes + 1):
+        folder = Path(tempfile.mkdtemp(dir=tmp))
+        out = folder / "steps.txt"
+        c = counts([sys.executable, __file__, "--child", mode, str(n), str(out)], folder)
+        runs.append((c, int(out.read_text())))
+    (c1, s1), (c2, s2) = runs
+    return {k: (c2[k] - c1[k]) / (s2 - s1) for k in COUNTERS}, s2 - s1
+
+
+def whole(episodes: int, tmp: Path) -> dict[str, tuple[dict[str, int], int]]:
+    """Counters of the whole plain process and of ``xrun experiment-start
+    --in-process --no-laydown`` (one process: its count is complete) of ``episodes``."""
+    sys.path.insert(0, str(HERE))
+    from bench_execute import document
+    from ruamel.yaml import YAML
+
+    path = tmp / "whole.yaml"
+    with open(path, "w") as fh:
+        YAML().dump(document(episodes), fh)
+    steps_file = tmp / "plain-steps.txt"
+    plain = counts([sys.executable, "-c",
+                    f"import sys; sys.path.insert(0, {str(HERE)!r}); from bench_execute import plain_loop; "
+                    f"open({str(steps_file)!r}, 'w').write(str(plain_loop({episodes})[0]))"], tmp)
+    store = tmp / "whole.sqlite"
+    xrun = counts([sys.executable, "-c", "from xdoe.cli._xrun import main; main()", "experiment-start",
+                   str(path), "--store", f"sqlite:///{store}", "--results", str(tmp / "results"),
+                   "--quiet", "--no-laydown", "--in-process"], tmp)
+    with sqlite3.connect(store) as con:
+        (steps,) = con.execute("SELECT sum(steps) FROM episode").fetchone()
+    return {"plain": (plain, int(steps_file.read_text())), "xrun": (xrun, int(steps))}
+
+
+def main() -> None:
+    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser.add_argument("--episodes", type=int, default=1000, help="episodes measured (beyond the first)")
+    parser.add_argument("--whole", action="store_true", help="also the whole-process figure")
+    parser.add_argument("--process-episodes", type=int, default=3000)
+    parser.add_argument("--child", nargs=3, help=argparse.SUPPRESS)
+    args = parser.parse_args()
+    if args.child:
+        mode, n, out = args.child
+        child(mode, int(n), Path(out))
+        return
+    if shutil.which("valgrind") is None:
+        raise SystemExit("needs valgrind (apt-get install valgrind)")
+    import xdoe
+
+    compileall.compile_dir(str(Path(xdoe.__file__).parent), quiet=1)  # measure the code, not its compilation
+    compileall.compile_dir(str(HERE), quiet=1, maxlevels=0)
+    with tempfile.TemporaryDirectory() as name:
+        tmp = Path(name)
+        with ThreadPoolExecutor(max(1, min(3, os.cpu_count() or 1))) as pool:
+            futures = {mode: pool.submit(per_step, mode, args.episodes, tmp) for mode in ("plain", "none", "all")}
+            whole_future = pool.submit(whole, args.process_episodes, tmp) if args.whole else None
+            results = {mode: f.result() for mode, f in futures.items()}
+            whole_result = whole_future.result() if whole_future is not None else None
+    plain = results["plain"][0]
+    print(f"per step, {args.episodes} episodes (cachegrind; steps: "
+          + ", ".join(f"{m} {s}" for m, (_, s) in results.items()) + ")")
+    print(f"{'':8}" + "".join(f"{k:>10}" for k in (*COUNTERS, "cycles~")) + f"{'speed vs plain':>18}{'target':>8}")
+    for mode, (c, _) in results.items():
+        row = [c[k] for k in COUNTERS] + [cycles(c)]
+        ratio = "" if mode == "plain" else f"{cycles(plain) / cycles(c):.3f} ({plain['Ir'] / c['Ir']:.3f} Ir)"
+        target = f">= {TARGETS[mode]}" if mode in TARGETS else ""
+        print(f"{mode:8}" + "".join(f"{v:>10,.0f}" for v in row) + f"{ratio:>18}{target:>8}")
+    if whole_result is not None:
+        (pc, ps), (xc, xs) = whole_result["plain"], whole_result["xrun"]
+        print(f"whole process, {args.process_episodes} episodes: plain {pc['Ir'] / 1e9:.2f} G instructions "
+              f"({ps} steps), xrun {xc['Ir'] / 1e9:.2f} G ({xs} steps); speed vs plain "
+              f"{(xs / cycles(xc)) / (ps / cycles(pc)):.3f} by cycles~, "
+              f"{(xs / xc['Ir']) / (ps / pc['Ir']):.3f} by instructions (target >= {TARGETS['whole']})")
+
+
+if __name__ == "__main__":
+    main()
