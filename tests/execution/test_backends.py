@@ -173,7 +173,7 @@ def test_parse_jobs():
 def test_isolated_worker_forwards_phase_ends_and_fewer_episode_events(files, tmp_path):
     """The one-worker backend of ``xrun`` (``isolate``) forwards each phase's
     start and its last episode (the display's final state), and throttles
-    the episodes between; with ``progress=False`` it forwards nothing."""
+    the episodes between; with ``forward_progress=False`` it forwards nothing."""
     from xdoe.campaign import make_backend
 
     url = f"sqlite:///{tmp_path / 'iso.sqlite'}"
@@ -185,7 +185,7 @@ def test_isolated_worker_forwards_phase_ends_and_fewer_episode_events(files, tmp
     starts = {(e.run, e.phase) for e in events if e.episodes == 0}
     assert ends == starts == {(r, p) for r in ("r0", "r1") for p in ("training", "testing")}, events
     quiet_url = f"sqlite:///{tmp_path / 'quiet.sqlite'}"
-    with make_backend(1, isolate=True, progress=False) as backend:
+    with make_backend(1, isolate=True, forward_progress=False) as backend:
         quiet = []
         results = list(backend.map_runs(tasks_for(files[:2], quiet_url, tmp_path), progress=quiet.append))
         assert backend._progress is None  # no queue: nothing pickled or sent

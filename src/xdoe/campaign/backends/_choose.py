@@ -41,20 +41,20 @@ def parse_jobs(value: str | int | None) -> int:
 
 def make_backend(jobs: int = 1, dask: str | None = None,
                  plans: "dict[str, RunPlan] | None" = None, *, isolate: bool = False,
-                 progress: bool = True) -> Backend:
+                 forward_progress: bool = True) -> Backend:
     """The backend for ``--jobs``/``--dask``: Dask when ``dask`` is given
     (``jobs`` > 1 sizes a local cluster), a process pool for ``jobs > 1``,
     else in-process (``plans`` maps file names to loaded plans to skip
     reloading them) — or, with ``isolate``, one worker process that runs
     the runs one after another and forwards their progress, so that a
     native crash (SIGSEGV), ``os._exit`` or SIGKILL of plugin code fails only
-    its run (``xrun``'s default; ``--in-process`` turns it off). ``progress``:
-    whether that worker forwards progress (``False`` when nothing displays
-    it: no event is pickled, sent or read)."""
+    its run (``xrun``'s default; ``--in-process`` turns it off).
+    ``forward_progress``: whether that worker forwards progress (``False``
+    when nothing displays it: no event is pickled, sent or read)."""
     if dask:
         return DaskBackend(dask, n_workers=jobs if jobs > 1 else None)
     if jobs > 1:
         return ProcessPoolBackend(jobs)
     if isolate:
-        return ProcessPoolBackend(1, start_method="auto", forward_progress=progress)
+        return ProcessPoolBackend(1, start_method="auto", forward_progress=forward_progress)
     return SequentialBackend(plans)
