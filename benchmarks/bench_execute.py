@@ -138,10 +138,11 @@ def plain_loop(episodes: int, seed: int = 7) -> tuple[int, float, float, float]:
     return steps, time.perf_counter() - start, time.process_time() - cpu, setup
 
 
-def xrun(episodes: int, store_steps: str, tmp: Path) -> tuple[int, float, float]:
+def xrun(episodes: int, store_steps: str, tmp: Path, laydown: bool = True) -> tuple[int, float, float]:
     """Steps, wall seconds (the run's own ``wall_time``: from the start of its
     recording to its end) and CPU seconds (of the whole ``run()`` call,
-    document loading and store opening included) of an xrun run."""
+    document loading and store opening included) of an xrun run
+    (``laydown``: ``run()``'s, the lay-down diagram)."""
     from xdoe.execution import run
     from xdoe.store import Store
 
@@ -150,7 +151,8 @@ def xrun(episodes: int, store_steps: str, tmp: Path) -> tuple[int, float, float]
     store = Store(f"sqlite:///{tmp / name}")
     cpu = time.process_time()
     try:
-        result = run(document(episodes), store=store, results=tmp / "results", store_steps=store_steps)
+        result = run(document(episodes), store=store, results=tmp / "results", store_steps=store_steps,
+                     laydown=laydown)
         cpu = time.process_time() - cpu
     finally:
         store.close()
@@ -205,6 +207,21 @@ def cli_one_episode(tmp: Path, repeats: int) -> list[float]:
     return walls
 
 
+def plain_process(episodes: int, steps_file: Path) -> list[str]:
+    """The command of a fresh process running :func:`plain_loop` of
+    ``episodes`` and writing its steps to ``steps_file``."""
+    return [sys.executable, "-c",
+            f"import sys; sys.path.insert(0, {str(HERE)!r}); from bench_execute import plain_loop; "
+            f"open({str(steps_file)!r}, 'w').write(str(plain_loop({episodes})[0]))"]
+
+
+def xrun_process(path: Path, store: Path, results: Path, *options: str) -> list[str]:
+    """The command of a fresh ``xrun experiment-start --quiet`` process of
+    run document ``path`` into SQLite file ``store`` and ``results``."""
+    return [sys.executable, "-c", "from xdoe.cli._xrun import main; main()", "experiment-start", str(path),
+            "--store", f"sqlite:///{store}", "--results", str(results), "--quiet", *options]
+
+
 def whole_process(episodes: int, tmp: Path, repeats: int) -> dict[str, list[tuple[int, float, float]]]:
     """Steps, wall and CPU seconds (user + system of the child process) of
     the plain loop and of ``xrun experiment-start`` of ``episodes`` episodes,
@@ -217,17 +234,13 @@ def whole_process(episodes: int, tmp: Path, repeats: int) -> dict[str, list[tupl
     with open(path, "w") as fh:
         YAML().dump(document(episodes), fh)
     steps_file = tmp / "plain-steps.txt"
-    plain = [sys.executable, "-c",
-             f"import sys; sys.path.insert(0, {str(HERE)!r}); from bench_execute import plain_loop; "
-             f"open({str(steps_file)!r}, 'w').write(str(plain_loop({episodes})[0]))"]
+    plain = plain_process(episodes, steps_file)
     out: dict[str, list[tuple[int, float, float]]] = {"plain": [], "xrun": []}
     for i in range(repeats):
         wall, cpu = timed([plain], tmp)
         out["plain"].append((int(steps_file.read_text()), wall, cpu))
         store = tmp / f"long-{i}.sqlite"
-        wall, cpu = timed([[sys.executable, "-c", "from xdoe.cli._xrun import main; main()",
-                            "experiment-start", str(path), "--store", f"sqlite:///{store}",
-                            "--results", str(tmp / "results"), "--quiet"]], tmp)
+        wall, cpu = timed([xrun_process(path, store, tmp / "results")], tmp)
         with sqlite3.connect(store) as con:
             (steps,) = con.execute("SELECT sum(steps) FROM episode").fetchone()
         out["xrun"].append((int(steps), wall, cpu))

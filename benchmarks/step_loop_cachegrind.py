@@ -53,11 +53,8 @@ def child(mode: str, episodes: int, out: Path) -> None:
 
     if mode == "plain":
         steps = bench_execute.plain_loop(episodes)[0]
-    else:
-        from xdoe.analysis import _laydown
-
-        _laydown.write_laydown = lambda *a, **k: None  # drawn once per structure; not the step loop
-        steps = bench_execute.xrun(episodes, mode, out.parent)[0]
+    else:  # no laydown.svg: drawn once per run structure, not part of the step loop
+        steps = bench_execute.xrun(episodes, mode, out.parent, laydown=False)[0]
     out.write_text(str(steps))
 
 
@@ -97,20 +94,16 @@ def whole(episodes: int, tmp: Path) -> dict[str, tuple[dict[str, int], int]]:
     """Counters of the whole plain process and of ``xrun experiment-start
     --in-process --no-laydown`` (one process: its count is complete) of ``episodes``."""
     sys.path.insert(0, str(HERE))
-    from bench_execute import document
+    from bench_execute import document, plain_process, xrun_process
     from ruamel.yaml import YAML
 
     path = tmp / "whole.yaml"
     with open(path, "w") as fh:
         YAML().dump(document(episodes), fh)
     steps_file = tmp / "plain-steps.txt"
-    plain = counts([sys.executable, "-c",
-                    f"import sys; sys.path.insert(0, {str(HERE)!r}); from bench_execute import plain_loop; "
-                    f"open({str(steps_file)!r}, 'w').write(str(plain_loop({episodes})[0]))"], tmp)
+    plain = counts(plain_process(episodes, steps_file), tmp)
     store = tmp / "whole.sqlite"
-    xrun = counts([sys.executable, "-c", "from xdoe.cli._xrun import main; main()", "experiment-start",
-                   str(path), "--store", f"sqlite:///{store}", "--results", str(tmp / "results"),
-                   "--quiet", "--no-laydown", "--in-process"], tmp)
+    xrun = counts(xrun_process(path, store, tmp / "results", "--no-laydown", "--in-process"), tmp)
     with sqlite3.connect(store) as con:
         (steps,) = con.execute("SELECT sum(steps) FROM episode").fetchone()
     return {"plain": (plain, int(steps_file.read_text())), "xrun": (xrun, int(steps))}
