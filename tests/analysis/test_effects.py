@@ -50,44 +50,79 @@ def test_interaction_is_detected(result) -> None:
     assert by[("inter", "null")].p > 0.01
 
 
-def test_best_point_and_iqm_ci_cover_the_truth(result) -> None:
+def test_best_point_and_estimates_match_the_truth(result, frame) -> None:
+    assert result.statistic == "iqm" and result.experiment == "synthetic"
+    assert result.best is result.points[0]
     assert result.best.levels == {"strong": 1, "inter": 1, "null": result.best.levels["null"]}
+    # a run's score is the mean of 16 episodes of N(truth, 1): sd 0.25 per run
     for point in result.points:
         true = truth(point.levels["strong"], point.levels["null"], point.levels["inter"])
-        assert point.iqm_low <= true <= point.iqm_high, point
-        assert point.n == REPETITIONS
+        assert point.estimate == pytest.approx(true, abs=1.0), point
+        assert point.n == REPETITIONS and point.values.shape == (REPETITIONS,)
+        # percentile intervals over runs never leave the runs' range
+        assert point.values.min() <= point.ci_low <= point.estimate <= point.ci_high <= point.values.max()
     worst = result.points[-1]
     assert worst.improvement[0] == 1.0  # the best beats every run of the worst
     assert any("repetition" in w for w in result.warnings)  # 3 < 5
 
 
+def test_ranking_best_and_improvement_use_one_statistic(frame) -> None:
+    for statistic in ("iqm", "mean", "median"):
+        a = analyze(frame, statistic=statistic)
+        estimates = [p.estimate for p in a.points]
+        assert estimates == sorted(estimates, reverse=True)
+        assert a.best.improvement is None and all(p.improvement is not None for p in a.points[1:])
+        assert a.to_dict()["best"]["statistic"] == statistic
+
+
 def test_same_seed_same_intervals(frame, result) -> None:
     again = analyze(frame)
-    assert [(p.iqm_low, p.iqm_high) for p in again.points] == [(p.iqm_low, p.iqm_high) for p in result.points]
+    assert [(p.ci_low, p.ci_high) for p in again.points] == [(p.ci_low, p.ci_high) for p in result.points]
+    other = analyze(frame, seed=1)  # 12 runs per level: the resamples differ with the seed
+    assert ([(lv.ci_low, lv.ci_high) for lv in other.factors[0].levels]
+            != [(lv.ci_low, lv.ci_high) for lv in result.factors[0].levels])
 
 
 def test_json_shape(result) -> None:
     data = json.loads(render(result, "json"))
-    assert set(data) == {"response", "factors", "interactions", "best"}
+    assert set(data) == {"experiment", "response", "agent", "statistic", "runs", "factors", "interactions",
+                         "points", "best", "warnings"}
+    assert data["experiment"] == "synthetic" and data["runs"] == 8 * REPETITIONS
     f = data["factors"][0]
-    assert set(f) == {"name", "kind", "levels", "effect", "F", "p", "eta_sq"}
+    assert set(f) == {"name", "kind", "within", "levels", "effect", "F", "p", "eta_sq"}
     assert set(data["interactions"][0]) == {"factors", "F", "p", "eta_sq"}
-    assert {"iqm", "iqm_low", "iqm_high", "prob_improvement_of_best"} <= set(result.aggregates()[0])
+    assert set(data["points"][0]) == {"design_point", "levels", "n", "statistic", "estimate", "ci_low", "ci_high",
+                                      "scores", "prob_improvement_of_best"}
     assert set(f["levels"][0]) == {"level", "mean", "ci_low", "ci_high", "n"}
-    assert set(data["best"]) == {"levels", "mean", "ci_low", "ci_high"}
+    assert data["best"] == data["points"][0]
     assert data["response"] == "testing:objective:mean"
 
 
 def test_formats_render(result) -> None:
     assert "strong" in render(result, "table")
     assert render(result, "markdown").count("|---|") >= 3
-    csv = render(result, "csv").splitlines()
-    assert csv[0].startswith("rank,factor,kind") and len(csv) == 1 + 3 * 2
+    import csv as csv_module
+    import io
+
+    rows = list(csv_module.DictReader(io.StringIO(render(result, "csv"))))
+    tables = [r["table"] for r in rows]
+    # everything the table shows: 3 factors x 2 levels, the interactions, the 8 design points
+    assert tables.count("factor") == 3 * 2 and tables.count("point") == 8
+    assert tables.count("interaction") == len(result.interactions)
+    assert {r["experiment"] for r in rows} == {"synthetic"}
+    best = next(r for r in rows if r["table"] == "point")
+    assert float(best["estimate"]) == pytest.approx(result.best.estimate)
+    md = render(result, "markdown")
+    assert "P(best > point)" in md and "synthetic" in md
 
 
 def test_response_parsing() -> None:
     assert parse_response("testing:reward:median").metric == "reward"
     assert parse_response(None).stat == "mean"
+    assert parse_response("testing:objective>0").metric == "objective>0"
+    assert parse_response("::iqm").stat == "iqm"
+    with pytest.raises(InputError):
+        parse_response("x:score>1")
     with pytest.raises(InputError):
         parse_response("a:b:c:d")
     with pytest.raises(InputError):

@@ -1,10 +1,11 @@
 """Answering the design: factor effects, RL-grade aggregates, pictures, one report.
 
-- :func:`analyze` (episode table -> :class:`Analysis`): level means with t
-  intervals, ANOVA (statsmodels OLS + ``anova_lm``) with partial eta²,
-  standardised coefficients for continuous factors, nested conditional
-  factors, IQM with stratified-bootstrap intervals and the probability of
-  improvement (Agarwal et al. 2021).
+- :func:`analyze` (episode table -> :class:`Analysis`): ANOVA (statsmodels
+  OLS + ``anova_lm``) with partial eta², level means, standardised
+  coefficients for continuous factors, nested conditional factors; per
+  design point one statistic over runs (IQM by default) with a
+  stratified-bootstrap interval and the probability of improvement
+  (Agarwal et al. 2021). The unit of replication is the run.
 - :func:`parse_response`, :class:`Response`: which number answers the design.
 - :mod:`xdoe.analysis.plots` (matplotlib, imported on use) and
   :func:`write_report` (one self-contained HTML file).
@@ -21,21 +22,23 @@ from xdoe._lazy import lazy_exports, public_names
 
 if TYPE_CHECKING:  # the same names for type checkers (`Name as Name`: a re-export)
     from xdoe.analysis._aggregates import (
+        STATISTICS as STATISTICS,
+        aggregate as aggregate,
+        interval_estimate as interval_estimate,
         iqm as iqm,
-        iqm_ci as iqm_ci,
         probability_of_improvement as probability_of_improvement,
     )
-    from xdoe.analysis._effects import analyze as analyze, t_interval as t_interval
+    from xdoe.analysis._effects import analyze as analyze, design_points as design_points
     from xdoe.analysis._format import render as render
     from xdoe.analysis._report import write_report as write_report
     from xdoe.analysis._response import (
         Response as Response,
         parse_response as parse_response,
+        response_agents as response_agents,
         run_table as run_table,
     )
     from xdoe.analysis._result import (
         Analysis as Analysis,
-        BestPoint as BestPoint,
         FactorEffect as FactorEffect,
         Interaction as Interaction,
         LevelStat as LevelStat,
@@ -43,13 +46,13 @@ if TYPE_CHECKING:  # the same names for type checkers (`Name as Name`: a re-expo
     )
 
 _EXPORTS = {
-    "xdoe.analysis._aggregates": ["iqm", "iqm_ci", "probability_of_improvement"],
-    "xdoe.analysis._effects": ["analyze", "t_interval"],
+    "xdoe.analysis._aggregates": ["STATISTICS", "aggregate", "interval_estimate", "iqm", "probability_of_improvement"],
+    "xdoe.analysis._effects": ["analyze", "design_points"],
     "xdoe.analysis._format": ["render"],
     "xdoe.analysis._report": ["write_report"],
-    "xdoe.analysis._response": ["Response", "parse_response", "run_table"],
+    "xdoe.analysis._response": ["Response", "parse_response", "response_agents", "run_table"],
     "xdoe.analysis._result": [
-        "Analysis", "BestPoint", "FactorEffect", "Interaction", "LevelStat", "PointAggregate",
+        "Analysis", "FactorEffect", "Interaction", "LevelStat", "PointAggregate",
     ],
 }
 

@@ -1,5 +1,6 @@
-"""Factor effects: level means with t intervals, ANOVA with partial eta²,
-standardised coefficients for continuous factors, nested conditional factors.
+"""Factor effects: level means with bootstrap intervals over runs, ANOVA with
+partial eta², standardised coefficients for continuous factors, nested
+conditional factors; design points ranked by one statistic over runs.
 
 The model is an ordinary least-squares fit (``statsmodels.formula.api.ols``)
 of the per-run response on every factor that varies (categorical factors as
@@ -10,6 +11,11 @@ residual degrees of freedom remain; :func:`statsmodels.stats.anova.anova_lm`
 ``SS_term / (SS_term + SS_residual)`` (Cohen 1973). A conditional factor (one
 that is absent where its ``when`` fails) is analysed *nested*: on the runs
 where it applies, with the other factors that vary there.
+
+Every interval here is over *runs* (the unit of replication): a design
+point's estimate (``iqm``, ``mean`` or ``median`` of its runs' scores,
+:mod:`xdoe.analysis._aggregates`) and a level's mean come with 95 %
+bootstrap percentile intervals, which never leave the observed range.
 """
 
 from __future__ import annotations
@@ -20,33 +26,18 @@ from typing import TYPE_CHECKING, Any
 
 import numpy as np
 
-from xdoe.analysis._result import Analysis, BestPoint, FactorEffect, Interaction, LevelStat, PointAggregate
-from xdoe.analysis._response import Response, episode_scores, factor_columns, run_table
+from xdoe.analysis._aggregates import DEFAULT_STATISTIC, MIN_REPETITIONS, interval_estimate, probability_of_improvement
+from xdoe.analysis._result import Analysis, FactorEffect, Interaction, LevelStat, PointAggregate
+from xdoe.analysis._response import Response, run_table
 from xdoe.errors import InputError
 
 if TYPE_CHECKING:
     import pandas as pd
 
-__all__ = ["analyze", "design_points", "t_interval", "CONTINUOUS_MIN_LEVELS"]
+__all__ = ["analyze", "design_points", "CONTINUOUS_MIN_LEVELS"]
 
 #: a numeric factor with more distinct values than this is treated as continuous
 CONTINUOUS_MIN_LEVELS = 6
-
-
-def t_interval(values: np.ndarray, confidence: float = 0.95) -> tuple[float, float, float]:
-    """Mean and Student-t interval (``scipy.stats.t.interval``) of ``values``;
-    bounds NaN for fewer than two values."""
-    from scipy import stats
-
-    v = np.asarray(values, dtype=float)
-    mean = float(v.mean()) if v.size else float("nan")
-    if v.size < 2:
-        return mean, float("nan"), float("nan")
-    sem = float(stats.sem(v))
-    if sem == 0:
-        return mean, mean, mean
-    low, high = stats.t.interval(confidence, v.size - 1, loc=mean, scale=sem)
-    return mean, float(low), float(high)
 
 
 def _is_continuous(values: "pd.Series") -> bool:
@@ -121,16 +112,16 @@ def _eta(anova: Any, term: str) -> tuple[float, float, float]:
     return float(anova.loc[term, "F"]), float(anova.loc[term, "PR(>F)"]), eta
 
 
-def _levels(table: "pd.DataFrame", name: str) -> list[LevelStat]:
+def _levels(table: "pd.DataFrame", name: str, seed: int) -> list[LevelStat]:
     out = []
     present = table[table[name].notna()]
     try:
         order = sorted(present[name].unique())
     except TypeError:
         order = sorted(present[name].unique(), key=str)
-    for level in order:
+    for i, level in enumerate(order):
         y = present.loc[present[name] == level, "y"].to_numpy(float)
-        mean, low, high = t_interval(y)
+        mean, low, high = interval_estimate(y, "mean", seed=seed, key=(2, i))
         out.append(LevelStat(level, mean, low, high, int(y.size)))
     return out
 
@@ -143,7 +134,7 @@ def _standardised(fit: Any, table: "pd.DataFrame", name: str, column: str) -> fl
 
 
 def _effects(table: "pd.DataFrame", factors: list[str], kinds: dict[str, str], within: str = "",
-             interactions: bool = True) -> tuple[list[FactorEffect], list[Interaction]]:
+             interactions: bool = True, seed: int = 0) -> tuple[list[FactorEffect], list[Interaction]]:
     varying = [f for f in factors if table[f].nunique() > 1]
     fit, anova, terms, safe = _fit(table, varying, kinds, interactions)
     effects = []
@@ -156,7 +147,7 @@ def _effects(table: "pd.DataFrame", factors: list[str], kinds: dict[str, str], w
             effect = _standardised(fit, table, f, safe[f])
             effects.append(FactorEffect(f, "continuous", [], effect, F, p, eta, within))
         else:
-            levels = _levels(table, f)
+            levels = _levels(table, f, seed)
             means = [lv.mean for lv in levels]
             effects.append(FactorEffect(f, "nested" if within else "categorical", levels,
                                         max(means) - min(means), F, p, eta, within))
@@ -164,80 +155,81 @@ def _effects(table: "pd.DataFrame", factors: list[str], kinds: dict[str, str], w
     return effects, inter
 
 
-def analyze(frame: "pd.DataFrame", response: Response | None = None, *, seed: int = 0) -> Analysis:
+def analyze(frame: "pd.DataFrame", response: Response | None = None, *, statistic: str = DEFAULT_STATISTIC,
+            agent: str | None = None, seed: int = 0) -> Analysis:
     """Answer the design: which factors matter, how much, which setting is best.
 
     Args:
         frame: the episode table (:func:`xdoe.results.load`).
         response: which number per run (default: last phase, objective, mean).
+        statistic: the point estimate over a design point's runs that ranks
+            the points and picks the best: ``iqm`` (default), ``mean`` or ``median``.
+        agent: whose objective, for runs of several agents
+            (:func:`~xdoe.analysis.response_agents`).
         seed: root of the bootstrap resampling (``SeedSequence(seed, spawn_key=...)``).
 
     Returns:
         an :class:`~xdoe.analysis.Analysis`: factors ranked by partial eta²
-        (strongest first), two-way interactions, per design point the mean
-        with its t interval and the IQM with its stratified-bootstrap
-        interval, the probability of improvement of the best design point over
-        each other, and warnings (fewer than 5 repetitions...).
+        (strongest first, level means with bootstrap intervals over runs),
+        two-way interactions, per design point the estimate by ``statistic``
+        with its stratified-bootstrap interval over runs and the
+        probability that the best point beats it (Agarwal et al. 2021), and
+        warnings (fewer than 5 repetitions...).
 
     Raises:
-        InputError: no episodes, an unknown phase.
+        InputError: no episodes, an unknown phase or agent, several agents
+            and no ``agent``.
     """
     response = response or Response()
-    table, phase = run_table(frame, response)
+    table, phase = run_table(frame, response, agent)
     factors = [c for c in table.columns if c not in ("run", "design_point", "repetition", "y")]
     kinds = {f: "continuous" if _is_continuous(table[f]) else "categorical" for f in factors}
     conditional = [f for f in factors if table[f].isna().any()]
     plain = [f for f in factors if f not in conditional]
-    effects, interactions = _effects(table, plain, kinds)
+    effects, interactions = _effects(table, plain, kinds, seed=seed)
     for f in conditional:
         sub = table[table[f].notna()]
         others = [g for g in plain if sub[g].nunique() > 1] + [g for g in conditional if g != f and sub[g].notna().all()]
-        nested, _ = _effects(sub, [f, *others], kinds, within=_parent(table, f, plain), interactions=False)
+        nested, _ = _effects(sub, [f, *others], kinds, within=_parent(table, f, plain), interactions=False,
+                             seed=seed)
         effects += [e for e in nested if e.name == f]
     effects.sort(key=lambda e: (-(e.eta_sq if not math.isnan(e.eta_sq) else -1), e.name))
 
-    points = _points(table, frame, response, seed)
-    best = max(points, key=lambda p: p.mean) if points else None
+    points = design_points(table, statistic, seed=seed)
     notes = []
     reps = min((p.n for p in points), default=0)
-    if reps < 5:
+    if reps < MIN_REPETITIONS:
         notes.append(f"only {reps} repetition(s) per design point: confidence intervals and the probability "
-                     "of improvement mean little below 5 (Agarwal et al. 2021)")
+                     f"of improvement mean little below {MIN_REPETITIONS} (Agarwal et al. 2021)")
     if not effects:
         notes.append("no factor varies across these runs: nothing to rank")
     elif not any(e.p == e.p for e in effects):
         notes.append("no residual degrees of freedom: F and p need repetitions")
-    return Analysis(
-        response=response.label(phase), factors=effects, interactions=interactions,
-        best=None if best is None else BestPoint(best.levels, best.mean, best.ci_low, best.ci_high),
-        points=points, runs=len(table), warnings=notes,
-    )
+    experiments = sorted({str(e) for e in frame["experiment"].dropna().unique()}) if "experiment" in frame else []
+    return Analysis(response=response.label(phase), factors=effects, interactions=interactions, points=points,
+                    runs=len(table), warnings=notes, statistic=statistic,
+                    experiment=", ".join(experiments) or None, agent=agent)
 
 
-def design_points(table: "pd.DataFrame") -> list[PointAggregate]:
+def design_points(table: "pd.DataFrame", statistic: str = DEFAULT_STATISTIC, *, seed: int = 0) -> list[PointAggregate]:
     """Per design point of a :func:`run_table`: levels (inactive factors left
-    out), repetitions, mean response with its 95 % t interval; sorted by the
-    mean, best first. IQM fields are NaN (see :func:`analyze`)."""
+    out), runs, the estimate by ``statistic`` over its runs' scores with a
+    95 % stratified-bootstrap percentile interval, and P(best > point) with
+    its interval; sorted by the estimate, best first (ties: lower point index).
+
+    Raises:
+        ValueError: an unknown ``statistic``.
+    """
     factors = [c for c in table.columns if c not in ("run", "design_point", "repetition", "y")]
-    nan = float("nan")
     out = []
     for point, group in table.groupby("design_point", sort=True, dropna=False):
+        index = int(point) if point == point else -1
         y = group.sort_values("repetition")["y"].to_numpy(float)
-        mean, low, high = t_interval(y)
+        estimate, low, high = interval_estimate(y, statistic, seed=seed, key=(0, index & 0xFFFFFFFF))
         levels = {f: group[f].iloc[0] for f in factors if group[f].notna().all()}
-        out.append(PointAggregate(int(point) if point == point else -1, levels, int(y.size), mean, low, high,
-                                  nan, nan, nan, y))
-    out.sort(key=lambda p: -p.mean)
-    return out
-
-
-def _points(table: "pd.DataFrame", frame: "pd.DataFrame", response: Response, seed: int) -> list[PointAggregate]:
-    from xdoe.analysis._aggregates import iqm_ci, probability_of_improvement
-
-    scores = episode_scores(frame, response)
-    out = design_points(table)
-    for p in out:
-        p.iqm, p.iqm_low, p.iqm_high = iqm_ci(scores[p.index], seed=seed, key=(0, max(p.index, 0)))
+        out.append(PointAggregate(index, levels, int(y.size), statistic, estimate, low, high, y))
+    out.sort(key=lambda p: (math.isnan(p.estimate), -p.estimate if not math.isnan(p.estimate) else 0.0, p.index))
     for p in out[1:]:
-        p.improvement = probability_of_improvement(out[0].values, p.values, seed=seed, key=(1, max(p.index, 0)))
+        p.improvement = probability_of_improvement(out[0].values, p.values, seed=seed,
+                                                   key=(1, p.index & 0xFFFFFFFF))
     return out

@@ -14,7 +14,7 @@ from typing import Any
 
 from xdoe.analysis._result import Analysis
 
-__all__ = ["render", "sections", "FORMATS", "fmt_num", "fmt_levels"]
+__all__ = ["render", "sections", "points_section", "csv_rows", "FORMATS", "fmt_num", "fmt_levels"]
 
 FORMATS = ("table", "csv", "markdown", "json")
 
@@ -43,11 +43,29 @@ def fmt_levels(levels: dict[str, Any]) -> str:
     return ", ".join(f"{k}={fmt_num(v)}" for k, v in levels.items()) or "(no factors)"
 
 
+STAT_NAMES = {"iqm": "IQM", "mean": "mean", "median": "median"}
+
+
+def points_section(a: Analysis) -> tuple[str, list[str], list[list[str]]]:
+    """The design points table (best first): levels, runs, the estimate by
+    ``a.statistic`` with its bootstrap interval, P(best > point)."""
+    stat = STAT_NAMES.get(a.statistic, a.statistic)
+    best = a.best
+    return (f"Design points ranked by {stat} over runs (95 % stratified-bootstrap CI over runs), "
+            "P(best > point)",
+            ["point", "levels", "runs", stat, "95 % CI", "P(best > point)"],
+            [[str(p.index) + (" *" if p is best else ""), fmt_levels(p.levels), str(p.n), fmt_num(p.estimate),
+              _ci(p.ci_low, p.ci_high),
+              "best" if p.improvement is None else
+              f"{fmt_num(p.improvement[0], 3)} {_ci(p.improvement[1], p.improvement[2])}"]
+             for p in a.points])
+
+
 def sections(a: Analysis) -> list[tuple[str, list[str], list[list[str]]]]:
     """``[(title, headers, rows)]``: factor ranking, level means, interactions,
-    design points (mean, IQM, probability of improvement), best."""
+    design points (estimate by ``a.statistic``, probability of improvement)."""
     out = []
-    out.append((f"Factors ranked by effect size (response {a.response}, {a.runs} runs)",
+    out.append((f"Factors ranked by effect size ({a.title()})",
                 ["rank", "factor", "kind", "effect", "F", "p", "partial eta²"],
                 [[str(i + 1), f.name + (f" (within {f.within})" if f.within else ""), f.kind, fmt_num(f.effect),
                   fmt_num(f.F), _p(f.p), fmt_num(f.eta_sq, 3)] for i, f in enumerate(a.factors)]))
@@ -57,55 +75,87 @@ def sections(a: Analysis) -> list[tuple[str, list[str], list[list[str]]]]:
             rows.append([f.name, fmt_num(lv.level), fmt_num(lv.mean), _ci(lv.ci_low, lv.ci_high), str(lv.n)])
         if f.kind == "continuous":
             rows.append([f.name, "(continuous)", f"standardised coefficient {fmt_num(f.effect)}", "-", "-"])
-    out.append(("Level means (95 % t interval over runs)", ["factor", "level", "mean", "95 % CI", "runs"], rows))
+    out.append(("Level means (95 % bootstrap CI over runs)", ["factor", "level", "mean", "95 % CI", "runs"], rows))
     if a.interactions:
         out.append(("Two-way interactions", ["factors", "F", "p", "partial eta²"],
                     [[" x ".join(i.factors), fmt_num(i.F), _p(i.p), fmt_num(i.eta_sq, 3)] for i in a.interactions]))
-    best = a.points[0] if a.points else None
-    out.append(("Design points: mean, interquartile mean (stratified bootstrap 95 % CI), P(best > point)",
-                ["point", "levels", "reps", "mean", "95 % CI", "IQM", "IQM 95 % CI", "P(best > point)"],
-                [[str(p.index) + (" *" if p is best else ""), fmt_levels(p.levels), str(p.n), fmt_num(p.mean),
-                  _ci(p.ci_low, p.ci_high), fmt_num(p.iqm), _ci(p.iqm_low, p.iqm_high),
-                  "best" if p.improvement is None else
-                  f"{fmt_num(p.improvement[0], 3)} {_ci(p.improvement[1], p.improvement[2])}"]
-                 for p in a.points]))
+    out.append(points_section(a))
     return out
 
 
-def _csv(a: Analysis) -> str:
-    """One tidy row per factor level (a continuous factor: one row, level
-    empty), raw numbers, the factor's statistics repeated on each row."""
-    buf = io.StringIO()
-    w = csv.writer(buf, lineterminator="\n")
-    w.writerow(["rank", "factor", "kind", "within", "effect", "F", "p", "eta_sq",
-                "level", "mean", "ci_low", "ci_high", "n"])
+CSV_COLUMNS = ("experiment", "response", "agent", "table", "rank", "factor", "kind", "within", "effect", "F", "p",
+               "eta_sq", "level", "mean", "ci_low", "ci_high", "n", "design_point", "levels", "statistic",
+               "estimate", "p_improvement", "p_improvement_low", "p_improvement_high")
+
+
+def csv_rows(a: Analysis) -> list[dict[str, Any]]:
+    """Everything the table shows as tidy rows (raw numbers, ``None`` for
+    NaN), ``table`` = ``factor`` (one row per level; a continuous factor one
+    row), ``interaction`` or ``point`` (best first)."""
+    head = {"experiment": a.experiment, "response": a.response, "agent": a.agent}
+    rows: list[dict[str, Any]] = []
     for rank, f in enumerate(a.factors, 1):
-        head = [rank, f.name, f.kind, f.within, *(d.get(k) for d in [f.to_dict()] for k in ("effect", "F", "p", "eta_sq"))]
-        for lv in f.levels or [None]:
-            tail = ["", "", "", "", ""] if lv is None else list(lv.to_dict().values())
-            w.writerow(["" if v is None else v for v in head + tail])
+        d = f.to_dict()
+        base = {**head, "table": "factor", "rank": rank, "factor": f.name, "kind": f.kind, "within": f.within,
+                **{k: d[k] for k in ("effect", "F", "p", "eta_sq")}}
+        for lv in d["levels"] or [{}]:
+            rows.append({**base, **lv})
+    for i in a.interactions:
+        d = i.to_dict()
+        rows.append({**head, "table": "interaction", "factor": " x ".join(i.factors),
+                     **{k: d[k] for k in ("F", "p", "eta_sq")}})
+    for rank, p in enumerate(a.points, 1):
+        d = p.to_dict()
+        imp = d["prob_improvement_of_best"] or {}
+        rows.append({**head, "table": "point", "rank": rank, "design_point": p.index, "levels": fmt_levels(p.levels),
+                     "n": p.n, "statistic": p.statistic, "estimate": d["estimate"], "ci_low": d["ci_low"],
+                     "ci_high": d["ci_high"], "p_improvement": imp.get("p"),
+                     "p_improvement_low": imp.get("ci_low"), "p_improvement_high": imp.get("ci_high")})
+    return rows
+
+
+def _csv(analyses: list[Analysis]) -> str:
+    buf = io.StringIO()
+    w = csv.DictWriter(buf, CSV_COLUMNS, lineterminator="\n")
+    w.writeheader()
+    for a in analyses:
+        for row in csv_rows(a):
+            w.writerow({k: "" if v is None else v for k, v in row.items()})
     return buf.getvalue()
 
 
-def render(a: Analysis, fmt: str = "table") -> str:
-    """``a`` as text: ``table`` (rich, for terminals), ``csv`` (one row per
-    factor level, raw numbers), ``markdown`` or ``json``
-    (:meth:`Analysis.to_dict`)."""
+def render(analysis: "Analysis | list[Analysis]", fmt: str = "table") -> str:
+    """An analysis (or one per agent) as text: ``table`` (rich, for
+    terminals), ``csv`` (:func:`csv_rows`, raw numbers), ``markdown`` or
+    ``json`` (:meth:`Analysis.to_dict`; several agents:
+    ``{"experiment", "response", "agents": {name: to_dict()}}``). Every
+    format holds everything the table shows."""
+    analyses = analysis if isinstance(analysis, list) else [analysis]
     if fmt == "json":
-        return json.dumps(a.to_dict(), indent=2, ensure_ascii=False)
-    secs = sections(a)
+        if isinstance(analysis, list):
+            first = analyses[0] if analyses else None
+            data: Any = {"experiment": first and first.experiment, "response": first and first.response,
+                         "agents": {a.agent: a.to_dict() for a in analyses}}
+        else:
+            data = analysis.to_dict()
+        return json.dumps(data, indent=2, ensure_ascii=False)
     if fmt == "csv":
-        return _csv(a)
+        return _csv(analyses)
+    if fmt not in FORMATS:
+        raise ValueError(f"unknown format {fmt!r}; expected one of {', '.join(FORMATS)}")
+    return "".join(_render_one(a, fmt) for a in analyses)
+
+
+def _render_one(a: Analysis, fmt: str) -> str:
+    secs = sections(a)
     if fmt == "markdown":
-        parts = []
+        parts = [f"## {a.title()}\n"]
         for title, headers, rows in secs:
             esc = [[c.replace("|", "\\|") for c in r] for r in rows]
             parts.append(f"### {title}\n\n| " + " | ".join(headers) + " |\n|" + "---|" * len(headers) + "\n"
                          + "".join("| " + " | ".join(r) + " |\n" for r in esc))
         parts += [f"> warning: {w}\n" for w in a.warnings]
         return "\n".join(parts)
-    if fmt != "table":
-        raise ValueError(f"unknown format {fmt!r}; expected one of {', '.join(FORMATS)}")
     from rich.console import Console
     from rich.table import Table
 

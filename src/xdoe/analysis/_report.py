@@ -71,8 +71,8 @@ def _find_document(output_dir: Path | None, document: Path | None) -> Path | Non
 
 def write_report(frame: "pd.DataFrame", output: str | Path, *, response: "Response | None" = None,
                  output_dir: Path | None = None, store_url: str | None = None, experiment: str | None = None,
-                 document: Path | None = None, seed: int = 0, overwrite: bool = False,
-                 hint: str = "choose another output") -> Path:
+                 document: Path | None = None, seed: int = 0, statistic: str = "iqm", agent: str | None = None,
+                 overwrite: bool = False, hint: str = "choose another output") -> Path:
     """Write the report of the campaign in ``frame`` (:func:`xdoe.results.load`)
     to ``output``.
 
@@ -81,6 +81,8 @@ def write_report(frame: "pd.DataFrame", output: str | Path, *, response: "Respon
             started, and the experiment document found by its sha256).
         store_url, experiment: where the status and run documents come from.
         document: the experiment document (default: found via the manifest).
+        statistic, agent, seed: as :func:`xdoe.analysis.analyze` (without
+            ``agent``, a game of several agents gets one analysis per agent).
         overwrite: replace an existing ``output`` (else it is refused;
             ``hint``: what to do instead, appended to the refusal).
 
@@ -92,7 +94,7 @@ def write_report(frame: "pd.DataFrame", output: str | Path, *, response: "Respon
     """
     from xdoe.analysis._effects import analyze
     from xdoe.analysis._format import fmt_levels, fmt_num, sections
-    from xdoe.analysis._response import Response, run_table
+    from xdoe.analysis._response import Response, response_agents, run_table
     from xdoe.analysis.plots import plot_curves, plot_design, plot_effects, plot_laydown
     from xdoe.store import Store
     from xdoe.store._status import campaign_status, summarize
@@ -101,13 +103,15 @@ def write_report(frame: "pd.DataFrame", output: str | Path, *, response: "Respon
     if not overwrite:
         refuse_existing(target, hint)
     response = response or Response()
-    result = analyze(frame, response, seed=seed)
-    table, _phase = run_table(frame, response)
+    agents = [agent] if agent is not None else response_agents(frame, response)
+    results = [analyze(frame, response, statistic=statistic, agent=a, seed=seed) for a in agents]
+    result = results[0]
     experiments = sorted({str(e) for e in frame["experiment"].dropna().unique()})
     title = f"xdoe report: {', '.join(experiments) or 'campaign'}"
     parts = [f"<h1>{html.escape(title)}</h1>",
-             f"<p class=note>written {_dt.datetime.now(_dt.timezone.utc):%Y-%m-%d %H:%M} UTC · response "
-             f"{html.escape(result.response)} · {result.runs} runs</p>"]
+             f"<p class=note>written {_dt.datetime.now(_dt.timezone.utc):%Y-%m-%d %H:%M} UTC · experiment "
+             f"{html.escape(', '.join(experiments) or '-')} · response {html.escape(result.response)} · "
+             f"{result.runs} runs · design points ranked by {html.escape(statistic)} over runs</p>"]
 
     # 1 document
     doc_path = _find_document(output_dir, document)
@@ -118,9 +122,7 @@ def write_report(frame: "pd.DataFrame", output: str | Path, *, response: "Respon
         parts.append("<p class=note>not found (give the output folder with its manifest.json, or --document)</p>")
 
     # 2 design
-    from xdoe.analysis._effects import design_points
-
-    points = design_points(table)
+    points = result.points
     parts.append('<h2 id="design">Design</h2>')
     if output_dir is not None and (output_dir / "manifest.json").is_file():
         manifest = json.loads((output_dir / "manifest.json").read_text("utf-8"))
@@ -139,26 +141,34 @@ def write_report(frame: "pd.DataFrame", output: str | Path, *, response: "Respon
     parts.append(_table(["run", "design point", "repetition", "status", "reason"],
                         [[r.run, r.design_point, r.repetition, r.status, r.reason or ""] for r in status.runs]))
 
-    # 4 results
-    parts.append('<h2 id="results">Results</h2>')
-    parts.append(_table(["", "design point", "factor levels", "runs", "mean", "95 % CI"],
-                        [["*" if i == 0 else "", p.index, fmt_levels(p.levels), p.n, fmt_num(p.mean),
-                          f"[{fmt_num(p.ci_low)}, {fmt_num(p.ci_high)}]"] for i, p in enumerate(points)]))
+    # 4 results: one score per run (the unit of replication)
+    parts.append('<h2 id="results">Results: one score per run</h2>')
+    for a in results:
+        table, _phase = run_table(frame, response, a.agent)
+        factors = [c for c in table.columns if c not in ("run", "design_point", "repetition", "y")]
+        parts.append(f"<h3>{html.escape(a.title())}</h3>")
+        parts.append(_table(["run", "design point", "repetition", *factors, "score"],
+                            [[r["run"], r["design_point"], r["repetition"], *(fmt_num(r[f]) for f in factors),
+                              fmt_num(r["y"])] for _, r in table.iterrows()]))
 
     # 5 effects, 6 aggregates
-    secs = sections(result)
     parts.append('<h2 id="effects">Factor effects</h2>')
-    for title_, headers, rows in secs[:-1]:
-        parts.append(f"<h3>{html.escape(title_)}</h3>" + _table(headers, rows))
-    parts.append('<h2 id="aggregates">RL-grade aggregates</h2>')
-    parts.append(f"<h3>{html.escape(secs[-1][0])}</h3>" + _table(secs[-1][1], secs[-1][2]))
-    parts += [f"<p class=warn>warning: {html.escape(w)}</p>" for w in result.warnings]
+    for a in results:
+        for title_, headers, rows in sections(a)[:-1]:
+            parts.append(f"<h3>{html.escape(title_)}</h3>" + _table(headers, rows))
+    parts.append('<h2 id="aggregates">Design points ranked</h2>')
+    for a in results:
+        title_, headers, rows = sections(a)[-1]
+        parts.append(f"<h3>{html.escape(a.title())}: {html.escape(title_)}</h3>" + _table(headers, rows))
+        parts += [f"<p class=warn>warning: {html.escape(w)}</p>" for w in a.warnings]
 
     # 7 plots
     parts.append('<h2 id="plots">Plots</h2>')
     parts.append(_image(lambda p: plot_curves(frame, p), "Learning curves (first phase)"))
-    if result.factors:
-        parts.append(_image(lambda p: plot_effects(result, frame, p, response=response), "Main effects"))
+    for a in results:
+        if a.factors:
+            parts.append(_image(lambda p, a=a: plot_effects(a, frame, p, response=response),
+                                f"Main effects ({a.title()})"))
     if doc_path is not None:
         from xdoe.design import prepare
 

@@ -2,12 +2,21 @@
 
 A response is ``PHASE:METRIC:STAT``: the phase (its name, or its index in the
 schedule; default the last phase), the episode column (``objective`` by
-default, or ``reward``, ``steps``), and how a run's episodes are summarised
-(``mean`` by default, ``median``, ``last``, ``max``, ``min``, ``sum``).
+default, or ``reward``, ``steps``, ``wall_time``), and how a run's episodes
+are summarised into the run's one score (``mean`` by default, ``iqm``,
+``median``, ``last``, ``max``, ``min``, ``sum``). A metric may be a
+comparison, ``objective>0``: 1 for an episode where it holds, else 0, so
+``testing:objective>0:mean`` is a run's win (success) rate.
+
+The unit of replication is the run: a run's score is one number per agent.
+In a run with several agents (a two-player game) the agents are never
+pooled: :func:`run_table` takes one ``agent`` (:func:`response_agents` lists
+the choices).
 """
 
 from __future__ import annotations
 
+import re
 from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any
 
@@ -16,10 +25,12 @@ from xdoe.errors import InputError
 if TYPE_CHECKING:
     import pandas as pd
 
-__all__ = ["Response", "parse_response", "run_table", "phase_rows", "episode_scores", "factor_columns", "display_name"]
+__all__ = ["Response", "parse_response", "run_table", "phase_rows", "response_agents", "factor_columns",
+           "display_name"]
 
 METRICS = ("objective", "reward", "steps", "wall_time")
-STATS = ("mean", "median", "last", "max", "min", "sum")
+STATS = ("mean", "iqm", "median", "last", "max", "min", "sum")
+_COMPARISON = re.compile(r"^(?P<metric>[a-z_]+)\s*(?P<op>>=|<=|==|!=|>|<)\s*(?P<value>[-+0-9.eE]+)$")
 
 
 @dataclass(frozen=True)
@@ -50,11 +61,29 @@ def parse_response(text: str | None) -> Response:
     phase, metric, stat = (p.strip() for p in parts)
     metric = metric or "objective"
     stat = stat or "mean"
-    if metric not in METRICS:
+    match = _COMPARISON.match(metric)
+    if match:
+        try:
+            float(match["value"])
+        except ValueError:
+            raise InputError(f"--response {text!r}: {match['value']!r} is not a number") from None
+    if (match["metric"] if match else metric) not in METRICS:
         raise InputError(f"--response {text!r}: unknown metric {metric!r}; expected one of {', '.join(METRICS)}")
     if stat not in STATS:
         raise InputError(f"--response {text!r}: unknown statistic {stat!r}; expected one of {', '.join(STATS)}")
     return Response(phase or None, metric, stat)
+
+
+def _metric_values(rows: "pd.DataFrame", metric: str) -> "pd.Series":
+    """The episode values of ``metric``; a comparison (``objective>0``) is 1.0 where it holds, else 0.0."""
+    import operator
+
+    match = _COMPARISON.match(metric)
+    if not match:
+        return rows[metric].astype(float)
+    ops = {">": operator.gt, ">=": operator.ge, "<": operator.lt, "<=": operator.le, "==": operator.eq,
+           "!=": operator.ne}
+    return ops[match["op"]](rows[match["metric"]].astype(float), float(match["value"])).astype(float)
 
 
 def display_name(column: str) -> str:
@@ -95,38 +124,54 @@ def phase_rows(frame: "pd.DataFrame", response: Response) -> tuple["pd.DataFrame
     return rows, phase
 
 
-def run_table(frame: "pd.DataFrame", response: Response) -> tuple["pd.DataFrame", str]:
-    """One row per run: ``run, design_point, repetition``, the factors (display
-    names, readable levels) and ``y`` (the response). A run's agents are
-    pooled; a run without a design point (a hand-written document) is its own
-    point, numbered -1, -2, ... Returns the table and the phase's name.
+def response_agents(frame: "pd.DataFrame", response: Response) -> list[str | None]:
+    """The agents to answer separately: ``[None]`` when every run of the
+    response's phase has one agent (they may differ between runs: the agent
+    is then a factor), else the sorted names of the agents (a game of
+    several players: one response per agent, never their average).
 
     Raises:
         InputError: no episodes, or no such phase.
     """
+    rows, _ = phase_rows(frame, response)
+    if rows.groupby("run")["agent"].nunique().max() <= 1:
+        return [None]
+    return sorted(rows["agent"].dropna().unique(), key=str)
+
+
+def run_table(frame: "pd.DataFrame", response: Response, agent: str | None = None) -> tuple["pd.DataFrame", str]:
+    """One row per run: ``run, design_point, repetition``, the factors (display
+    names, readable levels) and ``y``: the run's score, the response's
+    metric over the run's episodes (all workers) summarised by its
+    statistic. With ``agent``, only that agent's episodes count; without it,
+    every run must have one agent (see :func:`response_agents`). A run
+    without a design point (a hand-written document) is its own point,
+    numbered -1, -2, ... Returns the table and the phase's name.
+
+    Raises:
+        InputError: no episodes, no such phase, an unknown ``agent``, or
+            runs of several agents and no ``agent``.
+    """
     rows, phase = phase_rows(frame, response)
+    agents = sorted(rows["agent"].dropna().unique(), key=str)
+    if agent is not None:
+        if agent not in agents:
+            raise InputError(f"--agent {agent!r}: no such agent in phase {phase!r} (agents: {', '.join(agents)})")
+        rows = rows[rows["agent"] == agent]
+    elif rows.groupby("run")["agent"].nunique().max() > 1:
+        raise InputError(f"the runs of phase {phase!r} have several agents ({', '.join(agents)}): "
+                         "choose one with --agent NAME")
     factors = factor_columns(frame)
     keys = ["run", "design_point", "repetition"]
-    grouped = rows.groupby(keys, sort=True, dropna=False)[response.metric]
-    how = {"last": "last"}.get(response.stat, response.stat)
-    y = grouped.agg(how).rename("y")
+    values = rows[keys].assign(_y=_metric_values(rows, response.metric))
+    grouped = values.groupby(keys, sort=True, dropna=False)["_y"]
+    if response.stat == "iqm":
+        from xdoe.analysis._aggregates import iqm
+
+        y = grouped.agg(lambda v: float(iqm(v.to_numpy(float), axis=None))).rename("y")
+    else:
+        y = grouped.agg(response.stat).rename("y")
     levels = rows.groupby(keys, sort=True, dropna=False)[factors].first() if factors else None
     out = y.to_frame() if levels is None else levels.join(y)
     out = out.reset_index().rename(columns={c: display_name(c) for c in factors})
     return out, phase
-
-
-def episode_scores(frame: "pd.DataFrame", response: Response) -> dict[Any, Any]:
-    """Per design point, the ``(runs, episodes)`` float array of the
-    response phase's metric (runs in repetition order; episodes cut to the
-    shortest run so the array is rectangular)."""
-    import numpy as np
-
-    rows, _ = phase_rows(frame, response)
-    out: dict[Any, Any] = {}
-    for point, group in rows.groupby("design_point", sort=True, dropna=False):
-        runs = [g.groupby("episode", sort=True)[response.metric].mean().to_numpy(float)
-                for _, g in group.groupby("repetition", sort=True, dropna=False)]
-        k = min(len(r) for r in runs)
-        out[point] = np.stack([r[:k] for r in runs])
-    return out

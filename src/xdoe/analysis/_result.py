@@ -8,7 +8,7 @@ from typing import Any
 
 import numpy as np
 
-__all__ = ["LevelStat", "FactorEffect", "Interaction", "BestPoint", "PointAggregate", "Analysis"]
+__all__ = ["LevelStat", "FactorEffect", "Interaction", "PointAggregate", "Analysis"]
 
 
 def _num(x: Any) -> Any:
@@ -22,7 +22,8 @@ def _num(x: Any) -> Any:
 
 @dataclass
 class LevelStat:
-    """One level of a factor: mean response over its runs with a 95 % t interval; ``n`` runs."""
+    """One level of a factor: mean response over its ``n`` runs with a 95 %
+    bootstrap percentile interval over runs (inside the observed range)."""
 
     level: Any
     mean: float
@@ -57,7 +58,7 @@ class FactorEffect:
 
     def to_dict(self) -> dict[str, Any]:
         return {"name": self.name, "kind": self.kind, "levels": [lv.to_dict() for lv in self.levels],
-                "effect": _num(self.effect), "F": _num(self.F), "p": _num(self.p), "eta_sq": _num(self.eta_sq)}
+                "within": self.within, "effect": _num(self.effect), "F": _num(self.F), "p": _num(self.p), "eta_sq": _num(self.eta_sq)}
 
 
 @dataclass
@@ -74,42 +75,28 @@ class Interaction:
 
 
 @dataclass
-class BestPoint:
-    """The design point with the highest mean response."""
-
-    levels: dict[str, Any]
-    mean: float
-    ci_low: float
-    ci_high: float
-
-    def to_dict(self) -> dict[str, Any]:
-        return {"levels": {k: _num(v) for k, v in self.levels.items()}, "mean": _num(self.mean),
-                "ci_low": _num(self.ci_low), "ci_high": _num(self.ci_high)}
-
-
-@dataclass
 class PointAggregate:
-    """One design point: ``n`` repetitions, mean response with its t interval,
-    the IQM of its episode scores with a stratified-bootstrap interval, and
-    ``improvement`` = (P(best > this), low, high) (``None`` for the best point)."""
+    """One design point: ``n`` runs (repetitions), their scores ``values``
+    (one per run, repetition order), the point ``estimate`` by
+    ``statistic`` (``iqm``, ``mean`` or ``median`` over runs) with its 95 %
+    stratified-bootstrap percentile interval, and ``improvement`` =
+    (P(best > this), low, high) (``None`` for the best point)."""
 
     index: int
     levels: dict[str, Any]
     n: int
-    mean: float
+    statistic: str
+    estimate: float
     ci_low: float
     ci_high: float
-    iqm: float
-    iqm_low: float
-    iqm_high: float
     values: np.ndarray = field(repr=False)
     improvement: tuple[float, float, float] | None = None
 
     def to_dict(self) -> dict[str, Any]:
         imp = None if self.improvement is None else dict(zip(("p", "ci_low", "ci_high"), map(_num, self.improvement)))
         return {"design_point": self.index, "levels": {k: _num(v) for k, v in self.levels.items()}, "n": self.n,
-                "mean": _num(self.mean), "ci_low": _num(self.ci_low), "ci_high": _num(self.ci_high),
-                "iqm": _num(self.iqm), "iqm_low": _num(self.iqm_low), "iqm_high": _num(self.iqm_high),
+                "statistic": self.statistic, "estimate": _num(self.estimate), "ci_low": _num(self.ci_low),
+                "ci_high": _num(self.ci_high), "scores": [_num(v) for v in self.values],
                 "prob_improvement_of_best": imp}
 
 
@@ -117,30 +104,50 @@ class PointAggregate:
 class Analysis:
     """What :func:`xdoe.analysis.analyze` answers.
 
-    ``factors`` ranked strongest first (partial eta²); ``points`` sorted by
-    mean response, best first; ``runs`` analysed; ``warnings`` for people."""
+    ``experiment`` and ``agent`` (``None``: the runs' only agent) name what
+    was analysed; ``response`` the number per run; ``statistic`` the point
+    estimate over runs that ranks the design points (``points`` best
+    first; ``best`` is ``points[0]``); ``factors`` ranked strongest first
+    (partial eta²); ``runs`` analysed; ``warnings`` for people."""
 
     response: str
     factors: list[FactorEffect]
     interactions: list[Interaction]
-    best: BestPoint | None
     points: list[PointAggregate]
     runs: int
     warnings: list[str]
+    statistic: str = "iqm"
+    experiment: str | None = None
+    agent: str | None = None
+
+    @property
+    def best(self) -> PointAggregate | None:
+        """The design point with the highest estimate (by :attr:`statistic`)."""
+        return self.points[0] if self.points else None
+
+    def title(self) -> str:
+        """``taxi-study · response testing:objective:mean · agent learner · 6 runs``."""
+        parts = [self.experiment or "(no experiment)", f"response {self.response}"]
+        if self.agent is not None:
+            parts.append(f"agent {self.agent}")
+        return " · ".join(parts + [f"{self.runs} runs"])
 
     def to_dict(self) -> dict[str, Any]:
-        """The JSON shape of ``xrun analyze --format json``, exactly
-        ``{"response", "factors": [{"name", "kind", "levels": [{"level", "mean",
-        "ci_low", "ci_high", "n"}], "effect", "F", "p", "eta_sq"}] (ranked),
-        "interactions": [{"factors", "F", "p", "eta_sq"}], "best": {"levels",
-        "mean", "ci_low", "ci_high"}}``; NaN is ``null``. The per-point
-        aggregates are :meth:`aggregates`."""
-        return {"response": self.response, "factors": [f.to_dict() for f in self.factors],
+        """The JSON shape of ``xrun analyze --format json``: ``{"experiment",
+        "response", "agent", "statistic", "runs", "factors": [{"name", "kind",
+        "within", "levels": [{"level", "mean", "ci_low", "ci_high", "n"}],
+        "effect", "F", "p", "eta_sq"}] (ranked), "interactions": [{"factors",
+        "F", "p", "eta_sq"}], "points": [...] (:meth:`aggregates`, best
+        first), "best": points[0], "warnings"}``; NaN is ``null``."""
+        points = self.aggregates()
+        return {"experiment": self.experiment, "response": self.response, "agent": self.agent,
+                "statistic": self.statistic, "runs": self.runs,
+                "factors": [f.to_dict() for f in self.factors],
                 "interactions": [i.to_dict() for i in self.interactions],
-                "best": None if self.best is None else self.best.to_dict()}
+                "points": points, "best": points[0] if points else None, "warnings": list(self.warnings)}
 
     def aggregates(self) -> list[dict[str, Any]]:
-        """Per design point (best first): levels, repetitions, mean with its t
-        interval, IQM with its stratified-bootstrap interval, and
+        """Per design point (best first): levels, runs, the estimate by
+        :attr:`statistic` with its bootstrap interval, the run scores, and
         ``prob_improvement_of_best`` ``{p, ci_low, ci_high}`` (``None`` for the best)."""
         return [p.to_dict() for p in self.points]

@@ -92,13 +92,13 @@ def plot_curves(frame: "pd.DataFrame", output: str | Path, *, by: str | None = N
 def plot_effects(analysis: "Analysis", frame: "pd.DataFrame", output: str | Path, *,
                  response: "Response | None" = None) -> Path:
     """Main-effects plot: one panel per factor (strongest first) with each
-    level's mean response and its 95 % t interval (a continuous factor: the
+    level's mean response and its 95 % bootstrap interval over runs (a continuous factor: the
     runs and a least-squares line), plus the interaction plot of the two
     strongest unconditional categorical factors when there are two."""
     from xdoe.analysis._response import Response, run_table
 
     response = response or Response()
-    table, _ = run_table(frame, response)
+    table, _ = run_table(frame, response, analysis.agent)
     factors = analysis.factors
     cats = [f for f in factors if f.kind == "categorical"]
     panels = len(factors) + (1 if len(cats) >= 2 else 0)
@@ -151,7 +151,7 @@ def plot_effects(analysis: "Analysis", frame: "pd.DataFrame", output: str | Path
         used += 1
     for ax in axes[used:]:
         ax.set_visible(False)
-    fig.suptitle(f"Main effects on {analysis.response}: level means with 95 % CI ({analysis.runs} runs)")
+    fig.suptitle(f"{analysis.title()}\nmain effects: level means with 95 % bootstrap CI over runs", fontsize=10)
     return save(fig, output)
 
 

@@ -38,6 +38,27 @@ def _response(func: F) -> F:
     return click.option("--response", "-r", metavar="PHASE:METRIC:STAT", default=None, help=RESPONSE_HELP)(func)
 
 
+def _statistic(func: F) -> F:
+    """``--stat`` (the estimate over runs that ranks design points), ``--agent`` and ``--seed``."""
+    func = click.option("--seed", type=click.IntRange(min=0), default=0, show_default=True,
+                        help="Seed of the bootstrap resampling.")(func)
+    func = click.option("--agent", metavar="NAME", default=None,
+                        help="Whose objective: one agent of runs with several (a game); default: "
+                             "each agent in turn, never their average.")(func)
+    return click.option("--stat", "statistic", type=click.Choice(["iqm", "mean", "median"]), default="iqm",
+                        show_default=True,
+                        help="Point estimate over a design point's runs, used for ranking, 'best', the "
+                             "bootstrap interval and the probability of improvement (IQM: Agarwal et al. 2021).")(func)
+
+
+def _agents(frame: Any, response: Any, agent: str | None) -> list[str | None]:
+    """The agents to answer for: ``[agent]`` when given, else each agent of
+    a game in turn (``[None]`` when every run has one agent)."""
+    from xdoe.analysis import response_agents
+
+    return [agent] if agent is not None else response_agents(frame, response)
+
+
 def _experiment_of(output_dir: Path) -> str | None:
     """The experiment uid of an xgen output folder (from its first run file)."""
     from xdoe.documents._yaml import load_yaml
@@ -73,62 +94,85 @@ def load_frame(output_dir: Path | None, experiment: str | None, store_url: str |
     return frame
 
 
-@click.command("results", short_help="Show one row per design point: levels, runs, mean and 95 % CI.")
+@click.command("results", short_help="Show one row per design point, ranked by IQM over runs with 95 % CIs.")
 @_select
 @_response
+@_statistic
 @handle_errors
 def results_command(output_dir: Path | None, experiment: str | None, store_url: str | None,
-                    response: str | None) -> None:
+                    response: str | None, statistic: str, agent: str | None, seed: int) -> None:
     """The campaign's table: one row per design point with its factor levels,
-    the repetitions done and the response's mean with a 95 % t interval,
-    sorted by the response (best first, marked *). Finished runs count too."""
+    the runs done and the response's estimate over runs (--stat: IQM by
+    default) with a 95 % stratified-bootstrap interval and the probability
+    that the best point beats it, best first (marked *). A run's score is
+    its response (one number per run: the unit of replication). In a game
+    of several agents, one table per agent (or --agent NAME)."""
     from rich.console import Console
-    from rich.table import Table
 
-    from xdoe.analysis._effects import design_points
-    from xdoe.analysis._format import fmt_levels, fmt_num
-    from xdoe.analysis._response import parse_response, run_table
+    from xdoe.analysis import Analysis, design_points, parse_response, run_table
+    from xdoe.analysis._format import STAT_NAMES, fmt_levels, fmt_num, points_section
 
     frame = load_frame(output_dir, experiment, store_url)
-    table, phase = run_table(frame, parse_response(response))
-    points = design_points(table)
-    out = Table(title=f"results · response {parse_response(response).label(phase)} · {len(table)} runs")
-    for name in ("", "point", "factor levels", "runs", "mean", "95 % CI"):
-        out.add_column(name, justify="right" if name in ("point", "runs", "mean") else "left")
-    for i, p in enumerate(points):
-        ci = "-" if p.ci_low != p.ci_low else f"[{fmt_num(p.ci_low)}, {fmt_num(p.ci_high)}]"
-        out.add_row("*" if i == 0 else "", str(p.index), fmt_levels(p.levels), str(p.n), fmt_num(p.mean), ci)
-    Console().print(out)
-    click.echo(f"best: design point {points[0].index} ({fmt_levels(points[0].levels)}), "
-               f"mean {fmt_num(points[0].mean)}")
+    resp = parse_response(response)
+    console = Console()
+    for who in _agents(frame, resp, agent):
+        table, phase = run_table(frame, resp, who)
+        names = sorted({str(e) for e in frame["experiment"].dropna().unique()})
+        a = Analysis(response=resp.label(phase), factors=[], interactions=[],
+                     points=design_points(table, statistic, seed=seed), runs=len(table), warnings=[],
+                     statistic=statistic, experiment=", ".join(names) or None, agent=who)
+        title, headers, rows = points_section(a)
+        console.print(a.title(), markup=False, highlight=False, style="bold")
+        console.print(title, markup=False, highlight=False)
+        console.print(_rich_table(headers, rows))
+        best = a.best
+        if best is not None:
+            click.echo(f"best{'' if who is None else f' for {who}'}: design point {best.index} "
+                       f"({fmt_levels(best.levels)}), {STAT_NAMES[statistic]} {fmt_num(best.estimate)} over "
+                       f"{best.n} run(s)")
+
+
+def _rich_table(headers: list[str], rows: list[list[str]]) -> Any:
+    from rich.table import Table
+
+    out = Table()
+    for h in headers:
+        out.add_column(h, justify="right" if h in ("runs", "point") else "left", overflow="fold")
+    for r in rows:
+        out.add_row(*r)
+    return out
 
 
 @click.command("analyze", short_help="Rank the factors: effects, ANOVA, IQM, probability of improvement.")
 @_select
 @_response
+@_statistic
 @click.option("--format", "fmt", type=click.Choice(["table", "csv", "markdown", "json"]), default="table",
-              show_default=True, help="Output format.")
-@click.option("--seed", type=click.IntRange(min=0), default=0, show_default=True,
-              help="Seed of the bootstrap resampling.")
+              show_default=True, help="Output format (each holds everything the table shows).")
 @handle_errors
 def analyze_command(output_dir: Path | None, experiment: str | None, store_url: str | None,
-                    response: str | None, fmt: str, seed: int) -> None:
+                    response: str | None, statistic: str, agent: str | None, seed: int, fmt: str) -> None:
     """Which factors matter, how much, and which setting is best: per factor
-    the level means with 95 % t intervals, the main effect and a type II
-    ANOVA (F, p, partial eta²; two-way interactions where the design has the
-    replicates), ranked by effect size; continuous factors get a standardised
-    regression coefficient, conditional factors are nested within their
-    condition. Per design point: the interquartile mean with a stratified
-    bootstrap 95 % interval and the probability that the best point beats it
-    (Agarwal et al. 2021). Warns below 5 repetitions."""
+    the level means with 95 % bootstrap intervals over runs, the main effect
+    and a type II ANOVA (F, p, partial eta²; two-way interactions where the
+    design has the replicates), ranked by effect size; continuous factors get
+    a standardised regression coefficient, conditional factors are nested
+    within their condition. Per design point: the estimate over runs (--stat,
+    IQM by default) with a stratified-bootstrap 95 % interval and the
+    probability that the best point beats it (Agarwal et al. 2021). Warns
+    below 5 repetitions. In a game of several agents, one analysis per agent
+    (or --agent NAME)."""
     from xdoe.analysis import analyze, parse_response, render
 
     frame = load_frame(output_dir, experiment, store_url)
-    result = analyze(frame, parse_response(response), seed=seed)
-    click.echo(render(result, fmt), nl=fmt not in ("table",))
+    resp = parse_response(response)
+    who = _agents(frame, resp, agent)
+    results = [analyze(frame, resp, statistic=statistic, agent=a, seed=seed) for a in who]
+    click.echo(render(results if who != [None] else results[0], fmt), nl=fmt not in ("table",))
     if fmt != "table":
-        for warning in result.warnings:
-            click.secho(f"warning: {warning}", fg="yellow", err=True)
+        for result in results:
+            for warning in result.warnings:
+                click.secho(f"warning: {warning}", fg="yellow", err=True)
 
 
 @click.group("plot", short_help="Draw learning curves, main effects or a run's lay-down.")

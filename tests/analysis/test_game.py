@@ -1,0 +1,80 @@
+"""A two-player game (experiments/tictactoe.yaml, shortened): the players'
+rewards cancel, so their average is 0 whatever happens. The analysis answers
+per agent, and the learner's win rate before and after training comes
+straight out of ``xrun results``."""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+
+import pytest
+from click.testing import CliRunner
+
+from xdoe.analysis import analyze, parse_response, response_agents, run_table
+from xdoe.cli._xrun import main as xrun
+from xdoe.errors import InputError
+from xdoe.results import load
+
+ROOT = Path(__file__).resolve().parents[2]
+
+
+@pytest.fixture(scope="module")
+def game(tmp_path_factory: pytest.TempPathFactory) -> dict:
+    from xdoe.design import generate
+    from xdoe.execution import run
+    from xdoe.store import Store
+
+    folder = tmp_path_factory.mktemp("game")
+    text = (ROOT / "experiments" / "tictactoe.yaml").read_text("utf-8")
+    text = text.replace("episodes: 3000", "episodes: 400").replace("episodes: 200", "episodes: 60")
+    doc = folder / "tictactoe.yaml"
+    doc.write_text(text, "utf-8")
+    out = folder / "_outputs"
+    generate(doc, out)
+    url = f"sqlite:///{out / 'xrun.sqlite'}"
+    with Store(url) as store:
+        for path in sorted(out.glob("run-*.yaml")):
+            assert run(path, store=store, results=out / "results").ok
+    return {"dir": out, "store": url, "frame": load(url, "tictactoe")}
+
+
+def test_agents_are_never_averaged(game) -> None:
+    frame = game["frame"]
+    response = parse_response(None)
+    assert response_agents(frame, response) == ["learner", "random"]
+    with pytest.raises(InputError, match="several agents .*--agent"):
+        run_table(frame, response)
+    learner, _ = run_table(frame, response, "learner")
+    rows = frame[(frame["phase"] == "testing") & (frame["agent"] == "learner")]
+    assert learner["y"].tolist() == pytest.approx(rows.groupby("run")["objective"].mean().tolist())
+    with pytest.raises(InputError, match="no such agent"):
+        run_table(frame, response, "nobody")
+
+
+def test_win_rate_before_and_after_training(game) -> None:
+    frame = game["frame"]
+    for phase in ("pretest", "testing"):
+        table, _ = run_table(frame, parse_response(f"{phase}:objective>0"), "learner")
+        rows = frame[(frame["phase"] == phase) & (frame["agent"] == "learner")]
+        wins = (rows["objective"] > 0).groupby(rows["run"]).mean()
+        assert table.set_index("run")["y"].to_dict() == pytest.approx(wins.to_dict())
+        assert ((table["y"] >= 0) & (table["y"] <= 1)).all()
+    runner = CliRunner()
+    out = runner.invoke(xrun, ["results", str(game["dir"]), "--agent", "learner", "-r", "testing:objective>0"])
+    assert out.exit_code == 0, out.output
+    assert "tictactoe · response testing:objective>0:mean · agent learner" in out.output
+    assert "best for learner: design point" in out.output
+
+
+def test_cli_answers_each_agent_in_turn(game) -> None:
+    runner = CliRunner()
+    out = runner.invoke(xrun, ["results", str(game["dir"])])
+    assert out.exit_code == 0, out.output
+    assert "agent learner" in out.output and "agent random" in out.output
+    out = runner.invoke(xrun, ["analyze", str(game["dir"]), "--format", "json"])
+    assert out.exit_code == 0, out.output
+    data = json.loads(out.stdout)
+    assert set(data["agents"]) == {"learner", "random"} and data["experiment"] == "tictactoe"
+    a = analyze(game["frame"], agent="random")
+    assert data["agents"]["random"]["best"]["estimate"] == pytest.approx(a.best.estimate)
