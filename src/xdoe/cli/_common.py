@@ -50,12 +50,21 @@ def document_warnings() -> Iterator[None]:
 
 def handle_errors(func: F) -> F:
     """Turn :class:`InputError` into exit code 2 and other :class:`XdoeError`
-    into exit code 1, each with a one-line message and no traceback."""
+    into exit code 1, each with a one-line message and no traceback; a
+    module of a missing extra (pandas without ``xdoe[analysis]``...) into
+    exit code 2 naming the extra to install."""
 
     @functools.wraps(func)
     def wrapper(*args: Any, **kwargs: Any) -> Any:
+        from xdoe._extras import missing_extra
+
         try:
             return func(*args, **kwargs)
+        except ModuleNotFoundError as exc:
+            message = missing_extra(exc)
+            if message is None:
+                raise
+            fail(message, EXIT_INPUT)
         except InputError as exc:
             fail(str(exc), EXIT_INPUT)
         except XdoeError as exc:

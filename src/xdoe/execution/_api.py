@@ -10,6 +10,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import TYPE_CHECKING, Any, Mapping
 
+from xdoe._extras import installed
 from xdoe.errors import DiskFullError, RunStopped, StoreError, no_space_cause, one_line
 from xdoe.execution._interrupts import plugin_exit, watch_sigint
 from xdoe.execution._plan import RunPlan, document_data, plan_run
@@ -256,8 +257,8 @@ def run(
         result = RunResult(uid=plan.uid, status="running", instance_id=recorder.instance_id,
                            results_dir=None if recorder.results_dir is None else str(recorder.results_dir),
                            file=plan.file, note=note, resumed=resume_point is not None)
-        if laydown:
-            from xdoe.analysis._laydown import write_laydown  # matplotlib only when drawing it
+        if laydown and installed("matplotlib"):  # the analysis extra draws it; the core runs without
+            from xdoe.analysis._laydown import write_laydown
 
             write_laydown(plan.document, recorder.results_dir, recorder.results_root)
         try:
