@@ -108,7 +108,8 @@ def effects_fragment(request: Request, experiment: str) -> HTMLResponse:
     not raised."""
     from xdoe.store._dashboard import experiment_run_count
 
-    analysis = note = None
+    analyses: list[Any] = []
+    note = None
     store = store_of(request)
     if importlib.util.find_spec("xdoe.analysis") is None or importlib.util.find_spec("statsmodels") is None:
         note = "Factor effects appear here when the analysis package (xrun analyze) is installed."
@@ -117,13 +118,15 @@ def effects_fragment(request: Request, experiment: str) -> HTMLResponse:
                 "(the page does not read every episode).")
     else:
         try:
-            from xdoe.analysis import analyze
+            from xdoe.analysis import Response, analyze, response_agents
             from xdoe.results import load
 
-            analysis = analyze(load(store, experiment))
+            frame = load(store, experiment)
+            # a game of several agents: one analysis each, never their average (as xrun analyze)
+            analyses = [analyze(frame, agent=a) for a in response_agents(frame, Response())]
         except Exception as exc:  # noqa: BLE001 - shown on the page, the page still works
             note = f"analysis unavailable: {' '.join(str(exc).split()) or type(exc).__name__}"
-    return _page(request, "_effects.html", analysis=analysis, note=note)
+    return _page(request, "_effects.html", analyses=analyses, note=note)
 
 
 def _run(request: Request, uid: str) -> Any:
