@@ -68,7 +68,8 @@ def test_same_seed_same_intervals(frame, result) -> None:
 
 def test_json_shape(result) -> None:
     data = json.loads(render(result, "json"))
-    assert set(data) == {"response", "factors", "interactions", "best"}
+    assert set(data) == {"experiment", "response", "factors", "interactions", "best"}
+    assert data["experiment"] == "synthetic"  # every table names its experiment
     f = data["factors"][0]
     assert set(f) == {"name", "kind", "levels", "effect", "F", "p", "eta_sq"}
     assert set(data["interactions"][0]) == {"factors", "F", "p", "eta_sq"}

@@ -182,6 +182,8 @@ def analyze(frame: "pd.DataFrame", response: Response | None = None, *, seed: in
     Raises:
         InputError: no episodes, an unknown phase.
     """
+    from xdoe.results import experiment_label
+
     response = response or Response()
     table, phase = run_table(frame, response)
     factors = [c for c in table.columns if c not in ("run", "design_point", "repetition", "y")]
@@ -210,7 +212,7 @@ def analyze(frame: "pd.DataFrame", response: Response | None = None, *, seed: in
     return Analysis(
         response=response.label(phase), factors=effects, interactions=interactions,
         best=None if best is None else BestPoint(best.levels, best.mean, best.ci_low, best.ci_high),
-        points=points, runs=len(table), warnings=notes,
+        points=points, runs=len(table), warnings=notes, experiment=experiment_label(frame),
     )
 
 

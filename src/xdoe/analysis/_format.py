@@ -47,7 +47,7 @@ def sections(a: Analysis) -> list[tuple[str, list[str], list[list[str]]]]:
     """``[(title, headers, rows)]``: factor ranking, level means, interactions,
     design points (mean, IQM, probability of improvement), best."""
     out = []
-    out.append((f"Factors ranked by effect size (response {a.response}, {a.runs} runs)",
+    out.append((f"{a.experiment} · response {a.response} · {a.runs} runs: factors ranked by effect size",
                 ["rank", "factor", "kind", "effect", "F", "p", "partial eta²"],
                 [[str(i + 1), f.name + (f" (within {f.within})" if f.within else ""), f.kind, fmt_num(f.effect),
                   fmt_num(f.F), _p(f.p), fmt_num(f.eta_sq, 3)] for i, f in enumerate(a.factors)]))
@@ -87,10 +87,10 @@ def _csv(a: Analysis) -> str:
     return buf.getvalue()
 
 
-def render(a: Analysis, fmt: str = "table") -> str:
-    """``a`` as text: ``table`` (rich, for terminals), ``csv`` (one row per
-    factor level, raw numbers), ``markdown`` or ``json``
-    (:meth:`Analysis.to_dict`)."""
+def render(a: Analysis, fmt: str = "table", *, width: int = 120) -> str:
+    """``a`` as text: ``table`` (rich, for terminals, at most ``width``
+    columns wide), ``csv`` (one row per factor level, raw numbers),
+    ``markdown`` or ``json`` (:meth:`Analysis.to_dict`)."""
     if fmt == "json":
         return json.dumps(a.to_dict(), indent=2, ensure_ascii=False)
     secs = sections(a)
@@ -109,7 +109,7 @@ def render(a: Analysis, fmt: str = "table") -> str:
     from rich.console import Console
     from rich.table import Table
 
-    console = Console(file=io.StringIO(), width=120, force_terminal=False, color_system=None)
+    console = Console(file=io.StringIO(), width=width, force_terminal=False, color_system=None)
     for title, headers, rows in secs:
         table = Table(title=title, title_justify="left")
         for h in headers:

@@ -118,7 +118,9 @@ class Analysis:
     """What :func:`xdoe.analysis.analyze` answers.
 
     ``factors`` ranked strongest first (partial eta²); ``points`` sorted by
-    mean response, best first; ``runs`` analysed; ``warnings`` for people."""
+    mean response, best first; ``runs`` analysed; ``warnings`` for people;
+    ``experiment`` the uid of the experiment analysed
+    (:func:`xdoe.results.experiment_label`)."""
 
     response: str
     factors: list[FactorEffect]
@@ -127,15 +129,16 @@ class Analysis:
     points: list[PointAggregate]
     runs: int
     warnings: list[str]
+    experiment: str = ""
 
     def to_dict(self) -> dict[str, Any]:
         """The JSON shape of ``xrun analyze --format json``, exactly
-        ``{"response", "factors": [{"name", "kind", "levels": [{"level", "mean",
+        ``{"experiment", "response", "factors": [{"name", "kind", "levels": [{"level", "mean",
         "ci_low", "ci_high", "n"}], "effect", "F", "p", "eta_sq"}] (ranked),
         "interactions": [{"factors", "F", "p", "eta_sq"}], "best": {"levels",
         "mean", "ci_low", "ci_high"}}``; NaN is ``null``. The per-point
         aggregates are :meth:`aggregates`."""
-        return {"response": self.response, "factors": [f.to_dict() for f in self.factors],
+        return {"experiment": self.experiment, "response": self.response, "factors": [f.to_dict() for f in self.factors],
                 "interactions": [i.to_dict() for i in self.interactions],
                 "best": None if self.best is None else self.best.to_dict()}
 

@@ -1,13 +1,16 @@
 """``xrun results``, ``xrun analyze``, ``xrun plot curves|effects|laydown`` and
 ``xrun report``: answer the design from the store.
 
-Every command picks its runs from ``[DIR]`` (an xgen output folder: its
-experiment, and its ``xrun.sqlite`` when ``--store`` is not given and the file
-exists) or ``--experiment UID``, or every run in the store. pandas,
-statsmodels and matplotlib are imported when a command runs.
+Every command works on ONE experiment (:mod:`xdoe.cli._select`): ``[DIR]``
+(an xgen output folder: its experiment, and its ``xrun.sqlite`` when
+``--store`` is not given and the file exists) or the store, and ``-e UID``
+where DIR or the store holds several. Every table, picture and report names
+the experiment and the response. pandas, statsmodels and matplotlib are
+imported when a command runs.
 
 Exit codes: 0 done; 1 nothing to analyse (no episodes) or the store cannot be
-read; 2 unusable input (unknown experiment, bad ``--response``).
+read; 2 unusable input (several experiments and no ``-e``, unknown
+experiment, bad ``--response``, a store that cannot be opened).
 """
 
 from __future__ import annotations
@@ -17,7 +20,8 @@ from typing import Any, Callable
 
 import click
 
-from xdoe.cli._common import EXIT_FAILED, OVERWRITE_HINT, check_output, fail, handle_errors, output_options, store_option
+from xdoe.cli._common import EXIT_FAILED, OVERWRITE_HINT, check_output, console, fail, handle_errors, output_options
+from xdoe.cli._select import choose_experiment, open_store, select_options, store_of
 
 __all__ = ["analysis_commands"]
 
@@ -29,45 +33,30 @@ RESPONSE_HELP = ("Which number answers the design, PHASE:METRIC:STAT (default: l
 def _select(func: F) -> F:
     func = click.argument("output_dir", required=False, metavar="[DIR]",
                           type=click.Path(exists=True, file_okay=False, path_type=Path))(func)
-    func = click.option("--experiment", "-e", metavar="UID", default=None,
-                        help="Only the runs of this experiment (default: DIR's, else all in the store).")(func)
-    return store_option(func)
+    return select_options(func)
 
 
 def _response(func: F) -> F:
     return click.option("--response", "-r", metavar="PHASE:METRIC:STAT", default=None, help=RESPONSE_HELP)(func)
 
 
-def _experiment_of(output_dir: Path) -> str | None:
-    """The experiment uid of an xgen output folder (from its first run file)."""
-    from xdoe.documents._yaml import load_yaml
-
-    for path in sorted(output_dir.glob("run-*.yaml"))[:1]:
-        data = load_yaml(path).data
-        if isinstance(data, dict) and data.get("experiment_uid"):
-            return str(data["experiment_uid"])
-    return None
-
-
 def _resolve(output_dir: Path | None, experiment: str | None, store_url: str | None) -> tuple[str | None, str | None]:
-    """(experiment, store URL) of the selection: DIR's experiment and its
-    ``xrun.sqlite`` unless given."""
-    if output_dir is not None:
-        experiment = experiment or _experiment_of(output_dir)
-        if store_url is None and (output_dir / "xrun.sqlite").is_file():
-            store_url = f"sqlite:///{output_dir / 'xrun.sqlite'}"
-    return experiment, store_url
+    """(experiment, store URL) of the selection (:mod:`xdoe.cli._select`):
+    exit 2 when the store cannot be opened or no single experiment is chosen."""
+    store_url = store_of(output_dir, store_url)
+    with open_store(store_url) as store:
+        return choose_experiment(output_dir, experiment, store), store_url
 
 
 def load_frame(output_dir: Path | None, experiment: str | None, store_url: str | None) -> Any:
-    """The episode table of the selected runs (:func:`xdoe.results.load`);
-    exit 1 with a message when it is empty."""
-    from xdoe.cli._inspect import _open_store  # read-only: never creates a store
+    """The episode table of the selected experiment (:func:`xdoe.results.load`);
+    exit 2 when no single experiment is chosen or the store cannot be opened,
+    1 when the table is empty."""
     from xdoe.results import load
 
-    experiment, store_url = _resolve(output_dir, experiment, store_url)
-    with _open_store(store_url) as store:
-        frame = load(store, experiment)
+    store_url = store_of(output_dir, store_url)
+    with open_store(store_url) as store:
+        frame = load(store, choose_experiment(output_dir, experiment, store))
     if frame.empty:
         fail("no episodes recorded for these runs: run the campaign first (xrun experiment-start)", EXIT_FAILED)
     return frame
@@ -82,23 +71,24 @@ def results_command(output_dir: Path | None, experiment: str | None, store_url: 
     """The campaign's table: one row per design point with its factor levels,
     the repetitions done and the response's mean with a 95 % t interval,
     sorted by the response (best first, marked *). Finished runs count too."""
-    from rich.console import Console
     from rich.table import Table
 
     from xdoe.analysis._effects import design_points
     from xdoe.analysis._format import fmt_levels, fmt_num
     from xdoe.analysis._response import parse_response, run_table
+    from xdoe.results import experiment_label
 
     frame = load_frame(output_dir, experiment, store_url)
     table, phase = run_table(frame, parse_response(response))
     points = design_points(table)
-    out = Table(title=f"results · response {parse_response(response).label(phase)} · {len(table)} runs")
+    out = Table(title=f"{experiment_label(frame)} · response {parse_response(response).label(phase)} · "
+                      f"{len(table)} runs")
     for name in ("", "point", "factor levels", "runs", "mean", "95 % CI"):
         out.add_column(name, justify="right" if name in ("point", "runs", "mean") else "left")
     for i, p in enumerate(points):
         ci = "-" if p.ci_low != p.ci_low else f"[{fmt_num(p.ci_low)}, {fmt_num(p.ci_high)}]"
         out.add_row("*" if i == 0 else "", str(p.index), fmt_levels(p.levels), str(p.n), fmt_num(p.mean), ci)
-    Console().print(out)
+    console().print(out)
     click.echo(f"best: design point {points[0].index} ({fmt_levels(points[0].levels)}), "
                f"mean {fmt_num(points[0].mean)}")
 
@@ -125,7 +115,7 @@ def analyze_command(output_dir: Path | None, experiment: str | None, store_url: 
 
     frame = load_frame(output_dir, experiment, store_url)
     result = analyze(frame, parse_response(response), seed=seed)
-    click.echo(render(result, fmt), nl=fmt not in ("table",))
+    click.echo(render(result, fmt, width=console().width), nl=fmt not in ("table",))
     if fmt != "table":
         for warning in result.warnings:
             click.secho(f"warning: {warning}", fg="yellow", err=True)
