@@ -11,6 +11,7 @@ from __future__ import annotations
 
 import csv
 import html
+import json
 import os
 import re
 import shutil
@@ -55,9 +56,9 @@ def document(uid: str, lengths: list[int]) -> dict[str, Any]:
 
 @pytest.fixture(scope="module")
 def campaign(tmp_path_factory: pytest.TempPathFactory) -> dict[str, Any]:
-    """``{"root", "out", "store", "solo"}``: both experiments in ``out`` (its
-    ``xrun.sqlite``), every run done but ``beta-study-0003``; ``solo`` holds
-    only alpha-study's design."""
+    """``{"root", "out", "store", "solo", "fresh"}``: both experiments in
+    ``out`` (its ``xrun.sqlite``), every run done but ``beta-study-0003``;
+    ``solo`` holds only alpha-study's design, ``fresh`` gamma-study's (not run)."""
     from xdoe.design import generate
     from xdoe.execution import run
     from xdoe.store import Store
@@ -67,6 +68,7 @@ def campaign(tmp_path_factory: pytest.TempPathFactory) -> dict[str, Any]:
     generate(document(ALPHA, [2, 6]), out)
     generate(document(BETA, [3, 4]), out)  # the second experiment: manifest-beta-study.json
     generate(document(ALPHA, [2, 6]), root / "solo")
+    generate(document("gamma-study", [2, 3]), root / "fresh")  # generated, never run
     assert (out / "manifest.json").is_file() and (out / f"manifest-{BETA}.json").is_file()
     url = f"sqlite:///{out / 'xrun.sqlite'}"
     with Store(url) as store:
@@ -74,7 +76,7 @@ def campaign(tmp_path_factory: pytest.TempPathFactory) -> dict[str, Any]:
             if path.name != f"run-{BETA}-0003.yaml":
                 result = run(path, store=store, results=out / "results")
                 assert result.ok, result.error
-    return {"root": root, "out": out, "store": url, "solo": root / "solo"}
+    return {"root": root, "out": out, "store": url, "solo": root / "solo", "fresh": root / "fresh"}
 
 
 def xrun(campaign: dict[str, Any], *args: str) -> Any:
@@ -126,6 +128,15 @@ def test_one_experiment_in_the_folder_needs_no_e(campaign) -> None:
     result = xrun(campaign, "results", str(campaign["solo"]), "--store", campaign["store"])
     assert result.exit_code == 0, result.output
     assert f"{ALPHA} · response" in result.output
+
+
+def test_an_experiment_generated_but_never_run(campaign) -> None:
+    results = xrun(campaign, "results", str(campaign["fresh"]), "--store", campaign["store"])
+    assert results.exit_code == 1, results.output  # nothing to show yet: not bad input
+    assert "no run of experiment 'gamma-study' is recorded" in results.output
+    status = xrun(campaign, "status", str(campaign["fresh"]), "--store", campaign["store"], "--format", "json")
+    data = json.loads(status.output)
+    assert status.exit_code == 1 and data["experiment"] == "gamma-study" and data["counts"]["missing"] == 4
 
 
 def test_status_e_counts_only_that_experiments_design(campaign) -> None:

@@ -56,7 +56,11 @@ def load_frame(output_dir: Path | None, experiment: str | None, store_url: str |
 
     store_url = store_of(output_dir, store_url)
     with open_store(store_url) as store:
-        frame = load(store, choose_experiment(output_dir, experiment, store))
+        experiment = choose_experiment(output_dir, experiment, store)
+        if experiment is not None and experiment not in store.experiments():  # generated, never run
+            fail(f"no run of experiment {experiment!r} is recorded in {store.url}: run the campaign first "
+                 "(xrun experiment-start)", EXIT_FAILED)
+        frame = load(store, experiment)
     if frame.empty:
         fail("no episodes recorded for these runs: run the campaign first (xrun experiment-start)", EXIT_FAILED)
     return frame

@@ -32,13 +32,16 @@ PIPE_WIDTH = 100_000
 
 def console(**kwargs: Any) -> Any:
     """A rich ``Console`` (``kwargs`` as rich takes them): a terminal's own
-    width on a terminal; piped or redirected, :data:`PIPE_WIDTH` columns, so
-    that a table keeps every column in full (``xrun status | cat`` keeps the
-    reasons; each table is only as wide as its cells)."""
+    width on a terminal, or ``$COLUMNS`` when set; else (piped or redirected)
+    :data:`PIPE_WIDTH` columns, so that a table keeps every column in full
+    (``xrun status | cat`` keeps the reasons; each table is only as wide as
+    its cells)."""
+    import os
+
     from rich.console import Console
 
     out = Console(**kwargs)
-    if not out.is_terminal:
+    if not out.is_terminal and not os.environ.get("COLUMNS"):
         out.width = PIPE_WIDTH
     return out
 

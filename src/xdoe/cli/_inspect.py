@@ -86,7 +86,7 @@ def status_command(output_dir: Path | None, experiment: str | None, store_url: s
                 fail(f"no run {run_uid!r} in {store.url}" + (f" for {output_dir}" if output_dir else ""))
             latest = store.instance(status.runs[0].instance_id) if status.runs[0].instance_id else None
     if fmt == "json":
-        click.echo(_status_json(status, only))
+        click.echo(_status_json(status, only, experiment))
         sys.exit(EXIT_OK if status.all_finished else EXIT_FAILED)
     out = console()
     if run_uid is not None:
@@ -119,14 +119,15 @@ def status_command(output_dir: Path | None, experiment: str | None, store_url: s
     sys.exit(EXIT_OK if status.all_finished else EXIT_FAILED)
 
 
-def _status_json(status: Any, only: tuple[str, ...]) -> str:
-    """``{"runs": [...], "counts": {...}, "all_finished": bool}``, times in ISO 8601."""
+def _status_json(status: Any, only: tuple[str, ...], experiment: str | None) -> str:
+    """``{"experiment": UID or null (every one), "runs": [...], "counts": {...},
+    "all_finished": bool}``, times in ISO 8601."""
     import dataclasses
     import json
 
     runs = [{k: v.isoformat() if hasattr(v, "isoformat") else v for k, v in dataclasses.asdict(r).items()}
             for r in status.runs if not only or r.status in only]
-    return json.dumps({"runs": runs, "counts": status.counts, "all_finished": status.all_finished}, indent=2)
+    return json.dumps({"experiment": experiment, "runs": runs, "counts": status.counts, "all_finished": status.all_finished}, indent=2)
 
 
 def _print_run(console: Any, r: Any, instance: Any) -> None:
