@@ -196,7 +196,7 @@ def laydown_command(run_file: Path, output: Path, overwrite: bool) -> None:
 @output_options("The HTML file to write.", default="report.html", metavar="FILE.html")
 @click.option("--document", type=click.Path(exists=True, dir_okay=False, path_type=Path), default=None,
               help="The experiment document (default: the YAML file in . or experiments/ whose sha256 "
-                   "DIR/manifest.json names).")
+                   "the experiment's manifest in DIR names).")
 @click.option("--seed", type=click.IntRange(min=0), default=0, show_default=True,
               help="Seed of the bootstrap resampling.")
 @handle_errors
