@@ -31,7 +31,7 @@ from xdoe.errors import InputError
 if TYPE_CHECKING:
     from xdoe.store import Store
 
-__all__ = ["choose_experiment", "experiment_option", "all_option", "open_store", "store_of"]
+__all__ = ["all_option", "choose_experiment", "experiment_option", "open_store", "select_options", "store_of"]
 
 F = TypeVar("F", bound=Callable[..., Any])
 #: experiments named in one error line
