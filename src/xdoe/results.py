@@ -18,7 +18,7 @@ if TYPE_CHECKING:
 
     from xdoe.store import Store
 
-__all__ = ["load", "readable", "levels_text", "FACTORS_ATTR"]
+__all__ = ["load", "readable", "levels_text", "experiment_label", "FACTORS_ATTR"]
 
 #: ``df.attrs`` key listing the factor columns of a :func:`load` frame
 FACTORS_ATTR = "xdoe_factors"
@@ -38,6 +38,14 @@ def readable(level: Any) -> Any:
 def levels_text(levels: dict[str, Any] | None) -> str:
     """``agent=learner, alpha=0.5`` (readable levels; empty for none)."""
     return ", ".join(f"{name}={readable(value)}" for name, value in (levels or {}).items())
+
+
+def experiment_label(frame: "pd.DataFrame") -> str:
+    """The experiment of a :func:`load` frame as titles name it: its uid
+    (``taxi-study``), several joined with ``+`` (only when loaded without an
+    experiment), ``(no experiment)`` when the runs name none."""
+    uids = sorted({str(e) for e in frame["experiment"].dropna().unique()}) if "experiment" in frame else []
+    return " + ".join(uids) or "(no experiment)"
 
 
 def load(store: "Store | str | None" = None, experiment: str | None = None) -> "pd.DataFrame":

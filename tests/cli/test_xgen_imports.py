@@ -1,4 +1,5 @@
-"""``xgen check --import`` and ``xgen generate --check-imports`` (issue 9):
+"""``xgen check --import`` and ``xgen generate --import`` (issue 9; one
+name since issue 22, ``--check-imports`` a deprecated alias):
 components are imported and constructed before hours are burnt, errors name
 the experiment document's file:line; plain xgen still imports no user code."""
 
@@ -51,13 +52,43 @@ def test_check_import_ok() -> None:
     assert result.output == "ok: 8 design points x 2 repetitions, every component imported and constructed\n"
 
 
-def test_generate_check_imports_writes_nothing_on_error(tmp_path: Path) -> None:
+def test_generate_import_writes_nothing_on_error(tmp_path: Path) -> None:
     out = tmp_path / "out"
-    result = xgen("generate", "--check-imports", str(_broken(tmp_path)), "-o", str(out))
+    result = xgen("generate", "--import", str(_broken(tmp_path)), "-o", str(out))
     assert result.exit_code == 2 and "DummyMusle" in result.output
     assert not out.exists()
-    ok = xgen("generate", "--check-imports", str(DUMMY), "-o", str(out))
+    ok = xgen("generate", "--import", str(DUMMY), "-o", str(out))
     assert ok.exit_code == 0 and "imports ok" in ok.output and (out / "manifest.json").is_file()
+
+
+def test_generate_check_imports_is_a_deprecated_alias(tmp_path: Path) -> None:
+    out = tmp_path / "out"
+    result = xgen("generate", "--check-imports", str(_broken(tmp_path)), "-o", str(out))
+    assert result.exit_code == 2 and "DummyMusle" in result.output and not out.exists()
+    assert "warning: --check-imports is deprecated; use --import" in result.output
+    assert "--check-imports" not in xgen("generate", "--help").output
+    assert "--import" in xgen("generate", "--help").output
+
+
+def test_check_import_reports_every_bad_import(tmp_path: Path) -> None:
+    """Issue 22: three bad names in one agent and one condition, all in every
+    run document: each is reported at its own line, not only the first."""
+    text = DUMMY.read_text()
+    for good, bad in (("xdoe.agents:DummyBrain", "xdoe.agents:DummyBrian"),
+                      ("xdoe.agents:DummyMuscle", "xdoe.agents:DummyMusle"),
+                      ("xdoe.agents:RewardObjective", "no_such_module_xdoe:Objective"),
+                      ("xdoe.conditions:EnvironmentTerminationCondition", "xdoe.conditions:Nothing")):
+        assert good in text
+        text = text.replace(good, bad)
+    path = tmp_path / "bad.yaml"
+    path.write_text(text)
+    result = xgen("check", "--import", str(path))
+    assert result.exit_code == 2, result.output
+    errors = [line for line in result.output.splitlines() if line.startswith("error: ")]
+    for needle in ("DummyBrian", "DummyMusle", "no_such_module_xdoe", "Nothing"):
+        line = _line(path, needle)
+        assert any(e.startswith(f"error: {path}:{line}: ") and needle in e for e in errors), (needle, errors)
+    assert len(errors) == 4, errors  # each once, though every design point names them
 
 
 CHECK = """

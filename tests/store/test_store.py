@@ -73,6 +73,7 @@ def test_runs_by_experiment_and_hand_written_documents(store: Store, make_docume
     _record(store, hand, tmp_path)
     assert [r.uid for r in store.runs("a")] == ["a-0000"]
     assert [r.uid for r in store.runs()] == ["a-0000", "b-0000", "by-hand"]
+    assert store.experiments() == ["a", "b"]  # the read commands choose among these
     [by_hand] = [r for r in store.runs() if r.uid == "by-hand"]
     assert (by_hand.experiment, by_hand.design_point, by_hand.seed, by_hand.levels) == (None, None, None, None)
     assert {r["run"] for r in store.episodes(experiment="b")} == {"b-0000"}

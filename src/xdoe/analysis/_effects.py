@@ -205,10 +205,11 @@ def analyze(frame: "pd.DataFrame", response: Response | None = None, *, statisti
         notes.append("no factor varies across these runs: nothing to rank")
     elif not any(e.p == e.p for e in effects):
         notes.append("no residual degrees of freedom: F and p need repetitions")
-    experiments = sorted({str(e) for e in frame["experiment"].dropna().unique()}) if "experiment" in frame else []
+    from xdoe.results import experiment_label
+
     return Analysis(response=response.label(phase), factors=effects, interactions=interactions, points=points,
                     runs=len(table), warnings=notes, statistic=statistic,
-                    experiment=", ".join(experiments) or None, agent=agent)
+                    experiment=experiment_label(frame), agent=agent)
 
 
 def design_points(table: "pd.DataFrame", statistic: str = DEFAULT_STATISTIC, *, seed: int = 0) -> list[PointAggregate]:

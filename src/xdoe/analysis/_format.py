@@ -124,12 +124,12 @@ def _csv(analyses: list[Analysis]) -> str:
     return buf.getvalue()
 
 
-def render(analysis: "Analysis | list[Analysis]", fmt: str = "table") -> str:
+def render(analysis: "Analysis | list[Analysis]", fmt: str = "table", *, width: int = 120) -> str:
     """An analysis (or one per agent) as text: ``table`` (rich, for
     terminals), ``csv`` (:func:`csv_rows`, raw numbers), ``markdown`` or
     ``json`` (:meth:`Analysis.to_dict`; several agents:
     ``{"experiment", "response", "agents": {name: to_dict()}}``). Every
-    format holds everything the table shows."""
+    format holds everything the table shows; ``table`` is at most ``width`` columns wide."""
     analyses = analysis if isinstance(analysis, list) else [analysis]
     if fmt == "json":
         if isinstance(analysis, list):
@@ -143,10 +143,10 @@ def render(analysis: "Analysis | list[Analysis]", fmt: str = "table") -> str:
         return _csv(analyses)
     if fmt not in FORMATS:
         raise ValueError(f"unknown format {fmt!r}; expected one of {', '.join(FORMATS)}")
-    return "".join(_render_one(a, fmt) for a in analyses)
+    return "".join(_render_one(a, fmt, width) for a in analyses)
 
 
-def _render_one(a: Analysis, fmt: str) -> str:
+def _render_one(a: Analysis, fmt: str, width: int) -> str:
     secs = sections(a)
     if fmt == "markdown":
         parts = [f"## {a.title()}\n"]
@@ -159,7 +159,7 @@ def _render_one(a: Analysis, fmt: str) -> str:
     from rich.console import Console
     from rich.table import Table
 
-    console = Console(file=io.StringIO(), width=120, force_terminal=False, color_system=None)
+    console = Console(file=io.StringIO(), width=width, force_terminal=False, color_system=None)
     for title, headers, rows in secs:
         table = Table(title=title, title_justify="left")
         for h in headers:

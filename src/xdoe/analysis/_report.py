@@ -51,18 +51,31 @@ def _image(draw: Any, alt: str) -> str:
     return f'<figure><img alt="{html.escape(alt)}" src="data:image/png;base64,{data}"><figcaption>{html.escape(alt)}</figcaption></figure>'
 
 
-def _find_document(output_dir: Path | None, document: Path | None) -> Path | None:
+def _manifest(output_dir: Path | None, experiment: str | None) -> Path | None:
+    """The manifest of ``experiment`` in the xgen output folder (its only
+    one's without ``experiment``), ``None`` when there is none."""
+    from xdoe.design import folder_experiments
+
+    if output_dir is None:
+        return None
+    found = folder_experiments(output_dir)
+    if experiment is None:
+        return next(iter(found.values())).manifest if len(found) == 1 else None
+    return found[experiment].manifest if experiment in found else None
+
+
+def _find_document(manifest: Path | None, document: Path | None) -> Path | None:
     """The experiment document: ``document``, else a YAML file in the
     working directory or ``experiments/`` whose sha256 is the manifest's input."""
     if document is not None:
         return document
-    if output_dir is None or not (output_dir / "manifest.json").is_file():
+    if manifest is None:
         return None
     try:
-        wanted = json.loads((output_dir / "manifest.json").read_text("utf-8")).get("input_sha256")
+        wanted = json.loads(manifest.read_text("utf-8")).get("input_sha256")
     except (OSError, ValueError):
         return None
-    for folder in (Path.cwd(), Path.cwd() / "experiments", output_dir.parent):
+    for folder in (Path.cwd(), Path.cwd() / "experiments", manifest.parent.parent):
         for path in sorted([*folder.glob("*.yaml"), *folder.glob("*.yml")]):
             if hashlib.sha256(path.read_bytes()).hexdigest() == wanted:
                 return path
@@ -96,6 +109,7 @@ def write_report(frame: "pd.DataFrame", output: str | Path, *, response: "Respon
     from xdoe.analysis._format import fmt_levels, fmt_num, sections
     from xdoe.analysis._response import Response, response_agents, run_table
     from xdoe.analysis.plots import plot_curves, plot_design, plot_effects, plot_laydown
+    from xdoe.results import experiment_label
     from xdoe.store import Store
     from xdoe.store._status import campaign_status, summarize
 
@@ -107,14 +121,17 @@ def write_report(frame: "pd.DataFrame", output: str | Path, *, response: "Respon
     results = [analyze(frame, response, statistic=statistic, agent=a, seed=seed) for a in agents]
     result = results[0]
     experiments = sorted({str(e) for e in frame["experiment"].dropna().unique()})
-    title = f"xdoe report: {', '.join(experiments) or 'campaign'}"
+    experiment = experiment or (experiments[0] if len(experiments) == 1 else None)
+    label = experiment_label(frame)
+    title = f"xdoe report: {label}"
     parts = [f"<h1>{html.escape(title)}</h1>",
-             f"<p class=note>written {_dt.datetime.now(_dt.timezone.utc):%Y-%m-%d %H:%M} UTC · experiment "
-             f"{html.escape(', '.join(experiments) or '-')} · response {html.escape(result.response)} · "
-             f"{result.runs} runs · design points ranked by {html.escape(statistic)} over runs</p>"]
+             f"<p class=note>{html.escape(label)} · response {html.escape(result.response)} · "
+             f"{result.runs} runs · design points ranked by {html.escape(statistic)} over runs · "
+             f"written {_dt.datetime.now(_dt.timezone.utc):%Y-%m-%d %H:%M} UTC</p>"]
+    manifest_path = _manifest(output_dir, experiment)
 
     # 1 document
-    doc_path = _find_document(output_dir, document)
+    doc_path = _find_document(manifest_path, document)
     parts.append('<h2 id="document">Experiment document</h2>')
     if doc_path is not None:
         parts.append(f"<p class=note>{html.escape(str(doc_path))}</p><pre>{html.escape(doc_path.read_text('utf-8'))}</pre>")
@@ -124,8 +141,8 @@ def write_report(frame: "pd.DataFrame", output: str | Path, *, response: "Respon
     # 2 design
     points = result.points
     parts.append('<h2 id="design">Design</h2>')
-    if output_dir is not None and (output_dir / "manifest.json").is_file():
-        manifest = json.loads((output_dir / "manifest.json").read_text("utf-8"))
+    if manifest_path is not None:
+        manifest = json.loads(manifest_path.read_text("utf-8"))
         info = manifest.get("design", {})
         parts.append(f"<p>method <b>{html.escape(str(manifest.get('method')))}</b>: {html.escape(str(info.get('reason', '')))}; "
                      f"{info.get('points')} design points x {info.get('repetitions')} repetitions = {info.get('runs')} runs</p>")
@@ -135,8 +152,8 @@ def write_report(frame: "pd.DataFrame", output: str | Path, *, response: "Respon
     # 3 status
     parts.append('<h2 id="status">Campaign status</h2>')
     with Store(store_url, create=False) as store:
-        status = campaign_status(store, output_dir, None if output_dir is not None else experiment)
-        runs = store.runs(experiment if experiment else (experiments[0] if len(experiments) == 1 else None))
+        status = campaign_status(store, output_dir, experiment)
+        runs = store.runs(experiment)
     parts.append(f"<p>{html.escape(summarize(status.counts))}</p>")
     parts.append(_table(["run", "design point", "repetition", "status", "reason"],
                         [[r.run, r.design_point, r.repetition, r.status, r.reason or ""] for r in status.runs]))

@@ -127,7 +127,7 @@ class Analysis:
 
     def title(self) -> str:
         """``taxi-study · response testing:objective:mean · agent learner · 6 runs``."""
-        parts = [self.experiment or "(no experiment)", f"response {self.response}"]
+        parts = [self.experiment or "(no experiment)", f"response {self.response}"]  # experiment_label's text
         if self.agent is not None:
             parts.append(f"agent {self.agent}")
         return " · ".join(parts + [f"{self.runs} runs"])

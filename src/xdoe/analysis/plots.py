@@ -17,6 +17,7 @@ import numpy as np
 from xdoe.analysis._figure import PALETTE, metric_label, new_figure, response_label, save
 from xdoe.analysis._laydown import plot_laydown
 from xdoe.errors import InputError
+from xdoe.results import experiment_label
 
 if TYPE_CHECKING:
     import pandas as pd
@@ -83,7 +84,8 @@ def plot_curves(frame: "pd.DataFrame", output: str | Path, *, by: str | None = N
             ax.fill_between(x, mean - half, mean + half, color=colour, alpha=0.2, lw=0)
     ax.set_xlabel(f"episode (phase {phase!r})")
     ax.set_ylabel(f"{metric_label(metric)} (moving average of {window})")
-    ax.set_title(f"Learning curves by {title_by}: mean over repetitions with 95 % band")
+    ax.set_title(f"{experiment_label(frame)} · {metric_label(metric)}, phase {phase!r} · {len(smooth)} runs\n"
+                 f"learning curves by {title_by}: mean over repetitions with 95 % band")
     ax.grid(True, alpha=0.3)
     ax.legend(loc="best", fontsize=9, frameon=True)
     return save(fig, output)

@@ -1,13 +1,16 @@
 """``xrun results``, ``xrun analyze``, ``xrun plot curves|effects|laydown`` and
 ``xrun report``: answer the design from the store.
 
-Every command picks its runs from ``[DIR]`` (an xgen output folder: its
-experiment, and its ``xrun.sqlite`` when ``--store`` is not given and the file
-exists) or ``--experiment UID``, or every run in the store. pandas,
-statsmodels and matplotlib are imported when a command runs.
+Every command works on ONE experiment (:mod:`xdoe.cli._select`): ``[DIR]``
+(an xgen output folder: its experiment, and its ``xrun.sqlite`` when
+``--store`` is not given and the file exists) or the store, and ``-e UID``
+where DIR or the store holds several. Every table, picture and report names
+the experiment and the response. pandas, statsmodels and matplotlib are
+imported when a command runs.
 
 Exit codes: 0 done; 1 nothing to analyse (no episodes) or the store cannot be
-read; 2 unusable input (unknown experiment, bad ``--response``).
+read; 2 unusable input (several experiments and no ``-e``, unknown
+experiment, bad ``--response``, a store that cannot be opened).
 """
 
 from __future__ import annotations
@@ -17,7 +20,8 @@ from typing import Any, Callable
 
 import click
 
-from xdoe.cli._common import EXIT_FAILED, OVERWRITE_HINT, check_output, fail, handle_errors, output_options, store_option
+from xdoe.cli._common import EXIT_FAILED, OVERWRITE_HINT, check_output, console, fail, handle_errors, output_options
+from xdoe.cli._select import choose_experiment, open_store, select_options, store_of
 
 __all__ = ["analysis_commands"]
 
@@ -29,9 +33,7 @@ RESPONSE_HELP = ("Which number answers the design, PHASE:METRIC:STAT (default: l
 def _select(func: F) -> F:
     func = click.argument("output_dir", required=False, metavar="[DIR]",
                           type=click.Path(exists=True, file_okay=False, path_type=Path))(func)
-    func = click.option("--experiment", "-e", metavar="UID", default=None,
-                        help="Only the runs of this experiment (default: DIR's, else all in the store).")(func)
-    return store_option(func)
+    return select_options(func)
 
 
 def _response(func: F) -> F:
@@ -59,35 +61,26 @@ def _agents(frame: Any, response: Any, agent: str | None) -> list[str | None]:
     return [agent] if agent is not None else response_agents(frame, response)
 
 
-def _experiment_of(output_dir: Path) -> str | None:
-    """The experiment uid of an xgen output folder (from its first run file)."""
-    from xdoe.documents._yaml import load_yaml
-
-    for path in sorted(output_dir.glob("run-*.yaml"))[:1]:
-        data = load_yaml(path).data
-        if isinstance(data, dict) and data.get("experiment_uid"):
-            return str(data["experiment_uid"])
-    return None
-
-
 def _resolve(output_dir: Path | None, experiment: str | None, store_url: str | None) -> tuple[str | None, str | None]:
-    """(experiment, store URL) of the selection: DIR's experiment and its
-    ``xrun.sqlite`` unless given."""
-    if output_dir is not None:
-        experiment = experiment or _experiment_of(output_dir)
-        if store_url is None and (output_dir / "xrun.sqlite").is_file():
-            store_url = f"sqlite:///{output_dir / 'xrun.sqlite'}"
-    return experiment, store_url
+    """(experiment, store URL) of the selection (:mod:`xdoe.cli._select`):
+    exit 2 when the store cannot be opened or no single experiment is chosen."""
+    store_url = store_of(output_dir, store_url)
+    with open_store(store_url) as store:
+        return choose_experiment(output_dir, experiment, store), store_url
 
 
 def load_frame(output_dir: Path | None, experiment: str | None, store_url: str | None) -> Any:
-    """The episode table of the selected runs (:func:`xdoe.results.load`);
-    exit 1 with a message when it is empty."""
-    from xdoe.cli._inspect import _open_store  # read-only: never creates a store
+    """The episode table of the selected experiment (:func:`xdoe.results.load`);
+    exit 2 when no single experiment is chosen or the store cannot be opened,
+    1 when the table is empty."""
     from xdoe.results import load
 
-    experiment, store_url = _resolve(output_dir, experiment, store_url)
-    with _open_store(store_url) as store:
+    store_url = store_of(output_dir, store_url)
+    with open_store(store_url) as store:
+        experiment = choose_experiment(output_dir, experiment, store)
+        if experiment is not None and experiment not in store.experiments():  # generated, never run
+            fail(f"no run of experiment {experiment!r} is recorded in {store.url}: run the campaign first "
+                 "(xrun experiment-start)", EXIT_FAILED)
         frame = load(store, experiment)
     if frame.empty:
         fail("no episodes recorded for these runs: run the campaign first (xrun experiment-start)", EXIT_FAILED)
@@ -107,24 +100,22 @@ def results_command(output_dir: Path | None, experiment: str | None, store_url: 
     that the best point beats it, best first (marked *). A run's score is
     its response (one number per run: the unit of replication). In a game
     of several agents, one table per agent (or --agent NAME)."""
-    from rich.console import Console
-
     from xdoe.analysis import Analysis, design_points, parse_response, run_table
     from xdoe.analysis._format import STAT_NAMES, fmt_levels, fmt_num, points_section
+    from xdoe.results import experiment_label
 
     frame = load_frame(output_dir, experiment, store_url)
     resp = parse_response(response)
-    console = Console()
+    out = console()
     for who in _agents(frame, resp, agent):
         table, phase = run_table(frame, resp, who)
-        names = sorted({str(e) for e in frame["experiment"].dropna().unique()})
         a = Analysis(response=resp.label(phase), factors=[], interactions=[],
                      points=design_points(table, statistic, seed=seed), runs=len(table), warnings=[],
-                     statistic=statistic, experiment=", ".join(names) or None, agent=who)
+                     statistic=statistic, experiment=experiment_label(frame), agent=who)
         title, headers, rows = points_section(a)
-        console.print(a.title(), markup=False, highlight=False, style="bold")
-        console.print(title, markup=False, highlight=False)
-        console.print(_rich_table(headers, rows))
+        out.print(a.title(), markup=False, highlight=False, style="bold")
+        out.print(title, markup=False, highlight=False)
+        out.print(_rich_table(headers, rows))
         best = a.best
         if best is not None:
             click.echo(f"best{'' if who is None else f' for {who}'}: design point {best.index} "
@@ -168,7 +159,7 @@ def analyze_command(output_dir: Path | None, experiment: str | None, store_url: 
     resp = parse_response(response)
     who = _agents(frame, resp, agent)
     results = [analyze(frame, resp, statistic=statistic, agent=a, seed=seed) for a in who]
-    click.echo(render(results if who != [None] else results[0], fmt), nl=fmt not in ("table",))
+    click.echo(render(results if who != [None] else results[0], fmt, width=console().width), nl=fmt not in ("table",))
     if fmt != "table":
         for result in results:
             for warning in result.warnings:
@@ -246,7 +237,7 @@ def laydown_command(run_file: Path, output: Path, overwrite: bool) -> None:
 @output_options("The HTML file to write.", default="report.html", metavar="FILE.html")
 @click.option("--document", type=click.Path(exists=True, dir_okay=False, path_type=Path), default=None,
               help="The experiment document (default: the YAML file in . or experiments/ whose sha256 "
-                   "DIR/manifest.json names).")
+                   "the experiment's manifest in DIR names).")
 @click.option("--seed", type=click.IntRange(min=0), default=0, show_default=True,
               help="Seed of the bootstrap resampling.")
 @handle_errors

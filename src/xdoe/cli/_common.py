@@ -13,8 +13,8 @@ import click
 
 from xdoe.errors import InputError, XdoeError
 
-__all__ = ["EXIT_OK", "EXIT_FAILED", "EXIT_INPUT", "OVERWRITE_HINT", "check_output", "document_warnings", "fail",
-           "handle_errors", "output_options", "store_option"]
+__all__ = ["EXIT_OK", "EXIT_FAILED", "EXIT_INPUT", "OVERWRITE_HINT", "PIPE_WIDTH", "check_output", "console",
+           "document_warnings", "fail", "handle_errors", "output_options", "store_option"]
 
 EXIT_OK = 0
 EXIT_FAILED = 1  # some run failed / some work did not complete
@@ -24,6 +24,26 @@ F = TypeVar("F", bound=Callable[..., Any])
 
 #: the way out of a refused output file, the same for every command with -o FILE
 OVERWRITE_HINT = "pass --overwrite to replace it, or choose another -o"
+
+
+#: the width of rich output that goes to a pipe or a file: no table is cut to a terminal's width
+PIPE_WIDTH = 100_000
+
+
+def console(**kwargs: Any) -> Any:
+    """A rich ``Console`` (``kwargs`` as rich takes them): a terminal's own
+    width on a terminal, or ``$COLUMNS`` when set; else (piped or redirected)
+    :data:`PIPE_WIDTH` columns, so that a table keeps every column in full
+    (``xrun status | cat`` keeps the reasons; each table is only as wide as
+    its cells)."""
+    import os
+
+    from rich.console import Console
+
+    out = Console(**kwargs)
+    if not out.is_terminal and not os.environ.get("COLUMNS"):
+        out.width = PIPE_WIDTH
+    return out
 
 
 def fail(message: str, code: int = EXIT_INPUT) -> None:

@@ -1,4 +1,4 @@
-"""``xgen check --import`` / ``xgen generate --check-imports``: import and
+"""``xgen check --import`` / ``xgen generate --import``: import and
 construct every component of an experiment's runs, as ``xrun
 experiment-check`` does, and report errors against the experiment document.
 
@@ -92,19 +92,27 @@ def check_imports(experiment: Any, runs: Any) -> tuple[int, list[str]]:
     """Import and construct every component of every distinct design point
     (``xrun experiment-check``'s check, with a throwaway seed).
 
+    Every component that cannot be imported is reported (not only the
+    first), and the first error constructing each run document's components
+    (unknown params...).
+
     Returns:
         ``(documents checked, errors)``: each error one line
         ``file:line: key: message (run key ...)`` located in the experiment
         document, duplicates removed.
     """
-    from xdoe.execution import check_document
+    from xdoe.execution import check_document, import_errors, load_plan
 
     errors: dict[str, None] = {}
     checked = 0
     for _, doc in _distinct_points(runs):
         checked += 1
+        found: list[str] = []
         try:
-            check_document(doc)
+            found += import_errors(load_plan(doc))  # every component that does not import
+            check_document(doc)  # and the first error constructing them (often one of those)
         except XdoeError as exc:
-            errors[str(_locate(experiment, doc, str(exc)))] = None
+            found.append(str(exc))
+        for message in found:
+            errors[str(_locate(experiment, doc, message))] = None
     return checked, list(errors)

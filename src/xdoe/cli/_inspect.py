@@ -1,13 +1,18 @@
 """``xrun status`` and ``xrun export``: look at a campaign in the store
 (``xrun tree`` is in :mod:`xdoe.cli._tree`).
 
+Both work on one experiment, chosen as every read command chooses it
+(:mod:`xdoe.cli._select`: ``[DIR]``, ``-e UID``, ``--store``), or on every
+experiment with ``--all``.
+
 Exit codes: ``status`` 0 when every run finished, 1 otherwise (something is
 missing, running, failed or interrupted: scripts can wait on it), 2 for
-unusable input (no such folder or experiment); ``export`` 0 when the file
-was written, 1 when there is nothing to export (the reason is printed), 2 for
-an unknown suffix, missing pyarrow or unknown experiment. None of them (nor
-``xrun tree``) creates a store: a missing one is exit 2 ("no store at ...").
-A store that cannot be read: 1.
+unusable input (no such folder or experiment, several experiments and no
+``-e``/``--all``); ``export`` 0 when the file was written, 1 when there is
+nothing to export (the reason is printed), 2 for an unknown suffix, missing
+pyarrow or unknown experiment. None of them (nor ``xrun tree``) creates a
+store: a missing one, or one that cannot be opened, is exit 2. A store that
+cannot be read once open: 1.
 """
 
 from __future__ import annotations
@@ -18,37 +23,17 @@ from typing import Any, Callable
 
 import click
 
-from xdoe.cli._common import (EXIT_FAILED, EXIT_OK, OVERWRITE_HINT, check_output, fail, handle_errors,
-                              output_options, store_option)
+from xdoe.cli._common import (EXIT_FAILED, EXIT_OK, OVERWRITE_HINT, check_output, console, fail, handle_errors,
+                              output_options)
+from xdoe.cli._select import all_option, choose_experiment, open_store, select_options, store_of
 from xdoe.store import HEARTBEAT_TIMEOUT
 
 __all__ = ["status_command", "export_command"]
 
 F = Callable[..., Any]
 
-
-def _experiment_option(func: F) -> F:
-    return click.option("--experiment", "-e", metavar="UID", default=None,
-                        help="Only the runs of this experiment.")(func)
-
-
 _STYLES = {"finished": "green", "running": "yellow", "failed": "bold red",
            "interrupted": "magenta", "missing": "dim", "invalid": "red"}
-
-
-def _open_store(store_url: str | None) -> Any:
-    """The existing store (read-only commands never create one).
-
-    Raises:
-        InputError: there is no store at the URL (exit 2), with the way out.
-    """
-    from xdoe.errors import NoStoreError
-    from xdoe.store import Store
-
-    try:
-        return Store(store_url, create=False)
-    except NoStoreError as exc:
-        raise NoStoreError(f"{exc} — run `xrun experiment-start` first or pass --store") from None
 
 
 def _when(value: Any) -> str:
@@ -57,8 +42,8 @@ def _when(value: Any) -> str:
 
 @click.command("status", short_help="Show the status of every run of a campaign, and the counts.")
 @click.argument("output_dir", required=False, type=click.Path(path_type=Path))
-@_experiment_option
-@store_option
+@select_options
+@all_option
 @click.option("--heartbeat-timeout", default=HEARTBEAT_TIMEOUT, show_default=True, metavar="SECONDS",
               type=click.FloatRange(min=0), help="A running instance without a heartbeat for this "
               "long (or whose process is gone, on this host) counts as interrupted.")
@@ -71,27 +56,29 @@ def _when(value: Any) -> str:
 @click.option("--format", "fmt", type=click.Choice(["table", "json"]), default="table", show_default=True,
               help="json: one object with every run (full reasons) and the counts, for scripts.")
 @handle_errors
-def status_command(output_dir: Path | None, experiment: str | None, store_url: str | None,
+def status_command(output_dir: Path | None, experiment: str | None, store_url: str | None, every: bool,
                    heartbeat_timeout: float, only: tuple[str, ...], quiet: bool, run_uid: str | None,
                    fmt: str) -> None:
     """Status of every run of a campaign: finished, running, failed (with its
     one-line reason), interrupted or missing, and the counts.
 
-    The runs are those of OUTPUT_DIR (an xgen output folder: design.csv and
-    run-*.yaml; a run counts as done only for the document as it is now) or,
-    without it, those in the store (of --experiment when given). OUTPUT_DIR
-    may also be a run uid (when no such folder exists): the same as --run.
+    The runs are those of one experiment's design in OUTPUT_DIR (an xgen
+    output folder: its manifest, design table and run files; a run counts as
+    done only for the document as it is now) or, without it, its runs in the
+    store; -e UID chooses the experiment where there are several, --all
+    takes every one. OUTPUT_DIR may also be a run uid (when no such folder
+    exists): the same as --run.
 
     Exit 0 when every run finished, 1 otherwise, 2 for unusable input.
     """
-    from rich.console import Console
-
     from xdoe.store._status import campaign_status, summarize
 
-    with _open_store(store_url) as store:
+    with open_store(store_of(output_dir, store_url)) as store:
         if output_dir is not None and run_uid is None and not output_dir.exists() \
                 and str(output_dir) in {r.uid for r in store.runs(experiment)}:
             output_dir, run_uid = None, str(output_dir)  # `xrun status RUN`
+        if run_uid is None:
+            experiment = choose_experiment(output_dir, experiment, store, every=every, allow_all=True)
         status = campaign_status(store, output_dir, experiment, heartbeat_timeout=heartbeat_timeout)
         if run_uid is not None:
             status.runs = [r for r in status.runs if r.run == run_uid]
@@ -99,17 +86,18 @@ def status_command(output_dir: Path | None, experiment: str | None, store_url: s
                 fail(f"no run {run_uid!r} in {store.url}" + (f" for {output_dir}" if output_dir else ""))
             latest = store.instance(status.runs[0].instance_id) if status.runs[0].instance_id else None
     if fmt == "json":
-        click.echo(_status_json(status, only))
+        click.echo(_status_json(status, only, experiment))
         sys.exit(EXIT_OK if status.all_finished else EXIT_FAILED)
-    console = Console()
+    out = console()
     if run_uid is not None:
-        _print_run(console, status.runs[0], latest)
+        _print_run(out, status.runs[0], latest)
         sys.exit(EXIT_OK if status.all_finished else EXIT_FAILED)
     if not quiet:
         from rich.markup import escape
         from rich.table import Table
 
-        table = Table(title=f"xrun status · {store.url}")
+        title = f"{experiment or 'every experiment'} · status · {store.url}"
+        table = Table(title=escape(title))
         rows = [r for r in status.runs if not only or r.status in only]
         cells = [[escape(r.run), "" if r.design_point is None else str(r.design_point),
                   "" if r.repetition is None else str(r.repetition), r.status,
@@ -119,26 +107,27 @@ def status_command(output_dir: Path | None, experiment: str | None, store_url: s
         for name, chars in zip(names, fixed):  # these keep their width; the reason gets what is left
             table.add_column(name, no_wrap=True, min_width=chars,
                              justify="right" if name in ("point", "rep", "instance") else "left")
-        spare = console.width - sum(fixed) - 3 * (len(names) + 1) - 1
+        spare = out.width - sum(fixed) - 3 * (len(names) + 1) - 1
         # one line, cut with an ellipsis; in full with --run UID or --format json
         table.add_column("reason", overflow="ellipsis", no_wrap=True, max_width=max(12, spare))
         for r, row in zip(rows, cells):
             style = _STYLES.get(r.status, "")
             row[3] = f"[{style}]{r.status}[/{style}]" if style else r.status
             table.add_row(*row, escape(r.reason or ""))
-        console.print(table)
-    console.print(summarize(status.counts), markup=False, highlight=False)
+        out.print(table)
+    out.print(summarize(status.counts), markup=False, highlight=False)
     sys.exit(EXIT_OK if status.all_finished else EXIT_FAILED)
 
 
-def _status_json(status: Any, only: tuple[str, ...]) -> str:
-    """``{"runs": [...], "counts": {...}, "all_finished": bool}``, times in ISO 8601."""
+def _status_json(status: Any, only: tuple[str, ...], experiment: str | None) -> str:
+    """``{"experiment": UID or null (every one), "runs": [...], "counts": {...},
+    "all_finished": bool}``, times in ISO 8601."""
     import dataclasses
     import json
 
     runs = [{k: v.isoformat() if hasattr(v, "isoformat") else v for k, v in dataclasses.asdict(r).items()}
             for r in status.runs if not only or r.status in only]
-    return json.dumps({"runs": runs, "counts": status.counts, "all_finished": status.all_finished}, indent=2)
+    return json.dumps({"experiment": experiment, "runs": runs, "counts": status.counts, "all_finished": status.all_finished}, indent=2)
 
 
 def _print_run(console: Any, r: Any, instance: Any) -> None:
@@ -155,36 +144,42 @@ def _print_run(console: Any, r: Any, instance: Any) -> None:
 
 
 @click.command("export", short_help="Write one row per episode, worker and agent to CSV or Parquet.")
-@_experiment_option
+@click.argument("output_dir", required=False, metavar="[DIR]",
+                type=click.Path(exists=True, file_okay=False, path_type=Path))
+@select_options
+@all_option
 @output_options("The table to write; the suffix picks the format (Parquet needs pyarrow).",
                 metavar="FILE.csv|FILE.parquet")
 @click.option("--all-instances", is_flag=True,
               help="Every run instance (adds an 'instance' column) instead of, per run, the latest "
                    "finished one (else the latest).")
-@store_option
 @handle_errors
-def export_command(experiment: str | None, output: Path, overwrite: bool, all_instances: bool,
-                   store_url: str | None) -> None:
+def export_command(output_dir: Path | None, experiment: str | None, store_url: str | None, every: bool,
+                   output: Path, overwrite: bool, all_instances: bool) -> None:
     """Write one long table, one row per episode, worker and agent: experiment,
     run, design_point, repetition, seed, one column per factor, phase, mode,
     worker, episode, agent, steps, reward, objective, wall_time.
 
+    The runs of one experiment: DIR's (an xgen output folder; its xrun.sqlite
+    when --store is not given) or the store's; -e UID chooses where there
+    are several, --all exports every experiment in the store.
+
     Streams from the store (memory stays flat); the file appears only when complete.
     """
     from xdoe.store import export_episodes
-    from xdoe.store._export import check_experiment, selected_phases
+    from xdoe.store._export import selected_phases
 
     check_output(output, overwrite)
-    scope = f"experiment {experiment!r} in store" if experiment else "store"
-    with _open_store(store_url) as store:
-        check_experiment(store, experiment)
+    with open_store(store_of(output_dir, store_url)) as store:
+        experiment = choose_experiment(output_dir, experiment, store, every=every, allow_all=True)
+        scope = f"experiment {experiment!r} in store" if experiment else "store"
         if not selected_phases(store, experiment, all_instances=all_instances):
             fail(f"nothing to export: no run of {scope} {store.url} has recorded a phase "
                  f"(run `xrun experiment-start` first); {output} not written", EXIT_FAILED)
         result = export_episodes(store, output, experiment, all_instances=all_instances,
                                  overwrite=overwrite, hint=OVERWRITE_HINT)
-    click.echo(f"wrote {result.rows:,} rows of {result.runs:,} runs ({len(result.columns)} columns) "
-               f"to {result.path} in {result.seconds:.1f} s")
+    click.echo(f"wrote {result.rows:,} rows of {result.runs:,} runs of {experiment or 'every experiment'} "
+               f"({len(result.columns)} columns) to {result.path} in {result.seconds:.1f} s")
     if result.rows == 0:
         fail(f"no episodes matched in {scope} {store.url}: the recorded phases have no episode "
              f"(only the header was written)", EXIT_FAILED)

@@ -18,7 +18,7 @@ from typing import Any, Iterator
 
 import click
 
-from xdoe.cli._common import EXIT_FAILED, EXIT_INPUT, EXIT_OK, fail, handle_errors, store_option
+from xdoe.cli._common import EXIT_FAILED, EXIT_INPUT, EXIT_OK, console, fail, handle_errors, store_option
 from xdoe.store import HEARTBEAT_TIMEOUT
 
 __all__ = ["branch_command", "grow_command", "tree_command", "register"]
@@ -176,10 +176,10 @@ def tree_command(node: str | None, fmt: str, tree_uid: str | None, lineage: bool
     the lineage instead: runs, instances, phases and where each agent's
     brain came from.
     """
-    from xdoe.cli._inspect import _open_store
+    from xdoe.cli._select import open_store
     from xdoe.store import session_nodes, session_trees
 
-    with _open_store(store_url) as store:
+    with open_store(store_url) as store:
         trees = session_trees(store)
         if lineage or experiment or run_uid or latest or not trees:
             if node is not None:
@@ -227,9 +227,7 @@ def _show(trees: list[Any], nodes: list[Any], fmt: str, title: str) -> None:
     elif fmt == "dot":
         click.echo(render_dot(trees, nodes), nl=False)
     else:
-        from rich.console import Console
-
-        Console().print(render_text(trees, nodes, title))
+        console().print(render_text(trees, nodes, title))
 
 
 def _lineage(store: Any, experiment: str | None, run_uid: str | None, latest: bool,
@@ -247,10 +245,8 @@ def _lineage(store: Any, experiment: str | None, run_uid: str | None, latest: bo
 
         click.echo(json.dumps([asdict(n) for n in nodes], indent=2, default=str))
     else:
-        from rich.console import Console
-
         title = f"experiment {experiment}" if experiment else f"store {store.url}"
-        Console().print(render_lineage(nodes, title))
+        console().print(render_lineage(nodes, title))
     if not nodes:
         click.secho("no runs", fg="yellow", err=True)
 

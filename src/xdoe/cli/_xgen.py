@@ -231,13 +231,15 @@ def main() -> None:
                    "never touches the store, results or other files.")
 @click.option("--quiet", "-q", is_flag=True, help="No summary, progress bar or warnings.")
 @click.option("--strict", is_flag=True, help="Refuse keys xdoe does not know (default: warn and ignore them).")
-@click.option("--check-imports", is_flag=True,
-              help="First import and construct every component (as xrun experiment-check does); "
-                   "write nothing when one fails.")
+@click.option("--import", "import_", is_flag=True,
+              help="First import and construct every component (as xrun experiment-check does; "
+                   "as xgen check --import); write nothing when one fails.")
+@click.option("--check-imports", "check_imports", is_flag=True, hidden=True,
+              help="Deprecated name of --import.")
 @max_total_runs_option
 @handle_errors
 def generate(file: Path, output: Path | None, dry_run: bool, force: bool, quiet: bool, strict: bool,
-             check_imports: bool, max_total_runs: int | None) -> None:
+             import_: bool, check_imports: bool, max_total_runs: int | None) -> None:
     """Write one run document per design point and repetition.
 
     Writes OUTPUT/run-<uid>-<NNNN>.yaml (NNNN = repetition x design points +
@@ -256,6 +258,9 @@ def generate(file: Path, output: Path | None, dry_run: bool, force: bool, quiet:
 
     _warn(experiment.warnings, quiet)
     if check_imports:
+        click.secho("warning: --check-imports is deprecated; use --import (the name xgen check uses)",
+                    fg="yellow", err=True)
+    if import_ or check_imports:
         _resume_gc()
         _check_imports(experiment, runs, quiet)
     target = output if output is not None else Path(experiment.model.output)

@@ -22,6 +22,7 @@ if TYPE_CHECKING:
     from xdoe.design._expand import Expander, factors_of, run_seed
     from xdoe.design._extend import ExtendPlan
     from xdoe.design._factorial import full_factorial
+    from xdoe.design._folder import FolderExperiment, folder_experiments
     from xdoe.design._factors import Factor
     from xdoe.design._generate import (
         ExperimentWarning,
@@ -68,6 +69,9 @@ __all__ = [
     "plan_outputs",
     "plan_runs",
     "ExtendPlan",
+    # the experiments of an output folder (the read commands of xrun)
+    "FolderExperiment",
+    "folder_experiments",
 ]
 
 __getattr__, __dir__ = lazy_exports(__name__, globals(), {
@@ -84,4 +88,5 @@ __getattr__, __dir__ = lazy_exports(__name__, globals(), {
     ],
     "xdoe.design._output": ["OutputLayout", "WriteResult", "write_outputs", "plan_outputs"],
     "xdoe.design._extend": ["ExtendPlan"],
+    "xdoe.design._folder": ["FolderExperiment", "folder_experiments"],
 })

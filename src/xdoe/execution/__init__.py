@@ -71,7 +71,11 @@ if TYPE_CHECKING:  # the same names for type checkers (`Name as Name`: a re-expo
     )
     from xdoe.execution._events import PhaseResult as PhaseResult, ProgressEvent as ProgressEvent
     from xdoe.execution._phase_runner import PhaseRunner as PhaseRunner
-    from xdoe.execution._runner import check_plan as check_plan, execute_plan as execute_plan
+    from xdoe.execution._runner import (
+        check_plan as check_plan,
+        execute_plan as execute_plan,
+        import_errors as import_errors,
+    )
     from xdoe.execution._seeding import (
         brain_seed as brain_seed,
         derive_seed as derive_seed,
@@ -101,7 +105,7 @@ _EXPORTS = {
     ],
     "xdoe.execution._events": ["PhaseResult", "ProgressEvent"],
     "xdoe.execution._phase_runner": ["PhaseRunner"],
-    "xdoe.execution._runner": ["check_plan", "execute_plan"],
+    "xdoe.execution._runner": ["check_plan", "execute_plan", "import_errors"],
     "xdoe.execution._seeding": ["brain_seed", "derive_seed", "environment_seed", "muscle_seed"],
     # re-exported: xdoe.TrainingSession is the home
     "xdoe.session": ["TrainingSession"],

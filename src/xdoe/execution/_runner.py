@@ -286,6 +286,47 @@ def _live_tick(recorder: "RunRecorder") -> None:
         raise RunStopped(f"run {recorder.run_uid}: {reason}")
 
 
+def import_errors(plan: RunPlan) -> list[str]:
+    """Import every component class of ``plan`` (each ``name: module:Class``
+    once, checked against the base class the executor requires) without
+    constructing anything, and report every failure, not only the first.
+
+    Returns:
+        one line per component that cannot be imported or is not a suitable
+        class, ``key: message`` (:func:`xdoe.execution.load_class`'s
+        messages), in document order; ``[]`` when all import.
+    """
+    from xdoe.environment import Environment, Reward
+    from xdoe.agent import Muscle, Objective
+    from xdoe.errors import ComponentError
+    from xdoe.execution._loading import load_class
+    from xdoe.simulation import SimulationController
+
+    specs: list[tuple[Any, type]] = []
+    for phase in plan.phases:
+        for env in phase.environments:
+            specs.append((env.environment, Environment))
+            if env.reward is not None:
+                specs.append((env.reward, Reward))
+        for agent in phase.agents:
+            specs += [(agent.brain, Brain), (agent.muscle, Muscle), (agent.objective, Objective)]
+        specs.append((phase.simulation, SimulationController))
+        specs += [(c, TerminationCondition) for c in phase.conditions]
+    if plan.run_condition is not None:
+        specs.append((plan.run_condition, TerminationCondition))
+    errors: dict[str, None] = {}
+    seen: set[tuple[str, type]] = set()
+    for spec, base in specs:
+        if (spec.name, base) in seen:
+            continue  # the same class under another key: once is enough
+        seen.add((spec.name, base))
+        try:
+            load_class(spec.name, spec.key, base=base)
+        except ComponentError as exc:
+            errors[str(exc)] = None
+    return list(errors)
+
+
 def check_plan(plan: RunPlan, seed: int) -> list[str]:
     """Import and construct every component of every phase (seeds all
     ``seed``), start the environments once to resolve sensor and actuator

@@ -99,8 +99,7 @@ def check_experiment(store: "Store", experiment: str | None) -> None:
     """Raise :class:`InputError` when ``experiment`` is given and not in the store."""
     if experiment is None:
         return
-    with store._read("read experiments from") as session:
-        known = list(session.execute(select(Experiment.uid).order_by(Experiment.uid)).scalars())
+    known = store.experiments()
     if experiment not in known:
         listing = ", ".join(known[:20]) + (" ..." if len(known) > 20 else "") if known else "none"
         raise InputError(f"no experiment {experiment!r} in store {store.url} (experiments: {listing})")

@@ -101,7 +101,7 @@ def _int(text: str | None) -> int | None:
         return None
 
 
-def design_runs(output_dir: str | Path) -> list[DesignRun]:
+def design_runs(output_dir: str | Path, experiment: str | None = None) -> list[DesignRun]:
     """The runs of an xgen output folder: every ``run-*.yaml`` (loaded and
     validated like ``xrun`` does, to hash it), with design point, repetition
     and seed from ``design.csv`` when present; a ``design.csv`` row without a
@@ -110,22 +110,35 @@ def design_runs(output_dir: str | Path) -> list[DesignRun]:
     A folder without ``run-*.yaml`` files uses its ``*.yaml``/``*.yml`` files
     (hand-written run documents).
 
+    With ``experiment``, only that experiment's design: the run files and the
+    design table its manifest lists (:func:`xdoe.design.folder_experiments`);
+    in a folder without its manifest, the run documents whose
+    ``experiment_uid`` it is (and those that cannot be read).
+
     Raises:
         InputError: ``output_dir`` is not a folder or holds no run document.
     """
     folder = Path(output_dir)
     if not folder.is_dir():
         raise InputError(f"{folder}: not a folder (expected an xgen output folder)")
+    from xdoe.design import folder_experiments
+
+    mine = folder_experiments(folder).get(experiment) if experiment is not None else None
+    if mine is not None:
+        tables = [mine.design_csv] if mine.design_csv is not None and mine.design_csv.is_file() else []
+        files = [folder / name for name in mine.files if (folder / name).is_file()]
+    else:
+        # design.csv, and design-<uid>.csv of further experiments sharing the folder
+        tables = sorted(folder.glob("design*.csv"))
+        files = sorted(folder.glob("run-*.yaml")) or sorted(
+            [*folder.glob("*.yaml"), *folder.glob("*.yml")])
     design: dict[str, dict[str, str]] = {}
-    # design.csv, and design-<uid>.csv of further experiments sharing the folder
-    for csv_path in sorted(folder.glob("design*.csv")):
+    for csv_path in tables:
         with open(csv_path, newline="", encoding="utf-8") as fh:
             for row in csv.DictReader(fh):
                 uid = row.get("run_uid")
                 if uid:
                     design[uid] = row
-    files = sorted(folder.glob("run-*.yaml")) or sorted(
-        [*folder.glob("*.yaml"), *folder.glob("*.yml")])
     if not files and not design:
         raise InputError(f"{folder}: holds no design.csv and no run document (run-*.yaml)")
     found: list[DesignRun] = []
@@ -143,6 +156,8 @@ def design_runs(output_dir: str | Path) -> list[DesignRun]:
                                    repetition=_int(row.get("repetition")), seed=_int(row.get("seed")),
                                    file=str(path), error=" ".join(str(exc).split())))
             continue
+        if experiment is not None and mine is None and data.get("experiment_uid") != experiment:
+            continue  # another experiment's run document
         uid = str(data["uid"])
         seen.add(uid)
         point = data.get("design_point") if isinstance(data.get("design_point"), dict) else {}
@@ -244,7 +259,8 @@ def campaign_status(
     Args:
         output_dir: an xgen output folder: its runs are the campaign
             (:func:`design_runs`); ``None``: the runs in the store.
-        experiment: restrict the store's runs (and instances) to this experiment.
+        experiment: only this experiment's design (of ``output_dir``) or
+            runs (in the store), and its instances.
         heartbeat_timeout: seconds after which a running instance without a
             heartbeat counts as interrupted.
         now, hostname: for tests (default: the current time and host).
@@ -258,7 +274,7 @@ def campaign_status(
         StoreError: the store cannot be read.
     """
     if output_dir is not None:
-        runs = design_runs(output_dir)
+        runs = design_runs(output_dir, experiment)
         uids: set[str] | None = {r.uid for r in runs}
     else:
         check_experiment(store, experiment)

@@ -216,6 +216,17 @@ class Store(CheckpointRows, InstanceRows):
                            flush_rows=flush_rows, file_sha256=file_sha256)
 
     # -- queries ----------------------------------------------------------
+    def experiments(self) -> list[str]:
+        """The uids of the experiments the store holds runs of, sorted.
+
+        Raises:
+            StoreError: the store cannot be read.
+        """
+        e = t.experiment.c
+        stmt = select(e.uid).where(e.id.in_(select(t.run.c.experiment_id))).order_by(e.uid)
+        with self._core_read("read experiments from") as conn:
+            return [str(uid) for uid in conn.execute(stmt).scalars()]
+
     def runs(self, experiment: str | None = None) -> list[RunInfo]:
         """Every run version, optionally of one experiment uid, in insertion order."""
         r, e = t.run.c, t.experiment.c
