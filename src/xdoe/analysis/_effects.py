@@ -177,12 +177,18 @@ def analyze(frame: "pd.DataFrame", response: Response | None = None, *, seed: in
         (strongest first), two-way interactions, per design point the mean
         with its t interval and the IQM with its stratified-bootstrap
         interval, the probability of improvement of the best design point over
-        each other, and warnings (fewer than 5 repetitions...).
+        each other, and warnings (fewer than 5 repetitions...). Branch rows
+        of a frame loaded with ``include_branches`` stay out of the factor
+        analysis and of "best"; each is an extra point (index -1, -2, ...,
+        ``levels`` ``{"branch": ...}``) after the design points.
 
     Raises:
         InputError: no episodes, an unknown phase.
     """
+    from xdoe.analysis._branches import branch_points, split_branches
+
     response = response or Response()
+    frame, branches = split_branches(frame)  # branches: own rows, never in the factor analysis
     table, phase = run_table(frame, response)
     factors = [c for c in table.columns if c not in ("run", "design_point", "repetition", "y")]
     kinds = {f: "continuous" if _is_continuous(table[f]) else "categorical" for f in factors}
@@ -203,6 +209,9 @@ def analyze(frame: "pd.DataFrame", response: Response | None = None, *, seed: in
     if reps < 5:
         notes.append(f"only {reps} repetition(s) per design point: confidence intervals and the probability "
                      "of improvement mean little below 5 (Agarwal et al. 2021)")
+    extra, branch_notes = branch_points(branches, response, phase, best, seed=seed)
+    points += extra
+    notes += branch_notes
     if not effects:
         notes.append("no factor varies across these runs: nothing to rank")
     elif not any(e.p == e.p for e in effects):

@@ -100,10 +100,13 @@ def write_report(frame: "pd.DataFrame", output: str | Path, *, response: "Respon
     target = Path(output)
     if not overwrite:
         refuse_existing(target, hint)
+    from xdoe.analysis._branches import split_branches
+
     response = response or Response()
-    result = analyze(frame, response, seed=seed)
-    table, _phase = run_table(frame, response)
-    experiments = sorted({str(e) for e in frame["experiment"].dropna().unique()})
+    result = analyze(frame, response, seed=seed)  # branches (include_branches): own rows of the aggregates
+    design, _branches = split_branches(frame)
+    table, _phase = run_table(design, response)
+    experiments = sorted({str(e) for e in design["experiment"].dropna().unique()})
     title = f"xdoe report: {', '.join(experiments) or 'campaign'}"
     parts = [f"<h1>{html.escape(title)}</h1>",
              f"<p class=note>written {_dt.datetime.now(_dt.timezone.utc):%Y-%m-%d %H:%M} UTC · response "

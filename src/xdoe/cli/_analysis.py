@@ -31,6 +31,10 @@ def _select(func: F) -> F:
                           type=click.Path(exists=True, file_okay=False, path_type=Path))(func)
     func = click.option("--experiment", "-e", metavar="UID", default=None,
                         help="Only the runs of this experiment (default: DIR's, else all in the store).")(func)
+    func = click.option("--include-branches", is_flag=True,
+                        help="Also show the sessions branched or grown from these runs (xrun branch, "
+                             "xrun grow), each as its own row labelled as a branch; never pooled "
+                             "into the design.")(func)
     return store_option(func)
 
 
@@ -59,15 +63,17 @@ def _resolve(output_dir: Path | None, experiment: str | None, store_url: str | N
     return experiment, store_url
 
 
-def load_frame(output_dir: Path | None, experiment: str | None, store_url: str | None) -> Any:
-    """The episode table of the selected runs (:func:`xdoe.results.load`);
-    exit 1 with a message when it is empty."""
+def load_frame(output_dir: Path | None, experiment: str | None, store_url: str | None,
+               include_branches: bool = False) -> Any:
+    """The episode table of the selected runs (:func:`xdoe.results.load`:
+    the design's runs, and with ``include_branches`` the sessions of their
+    trees); exit 1 with a message when it is empty."""
     from xdoe.cli._inspect import _open_store  # read-only: never creates a store
     from xdoe.results import load
 
     experiment, store_url = _resolve(output_dir, experiment, store_url)
     with _open_store(store_url) as store:
-        frame = load(store, experiment)
+        frame = load(store, experiment, include_branches=include_branches)
     if frame.empty:
         fail("no episodes recorded for these runs: run the campaign first (xrun experiment-start)", EXIT_FAILED)
     return frame
@@ -77,30 +83,41 @@ def load_frame(output_dir: Path | None, experiment: str | None, store_url: str |
 @_select
 @_response
 @handle_errors
-def results_command(output_dir: Path | None, experiment: str | None, store_url: str | None,
-                    response: str | None) -> None:
+def results_command(output_dir: Path | None, experiment: str | None, include_branches: bool,
+                    store_url: str | None, response: str | None) -> None:
     """The campaign's table: one row per design point with its factor levels,
     the repetitions done and the response's mean with a 95 % t interval,
-    sorted by the response (best first, marked *). Finished runs count too."""
+    sorted by the response (best first, marked *). Finished runs count too.
+    Only the design's runs: sessions branched or grown from them are listed
+    after it, one row each, with --include-branches."""
     from rich.console import Console
     from rich.table import Table
 
+    from xdoe.analysis._branches import branch_points, split_branches
     from xdoe.analysis._effects import design_points
     from xdoe.analysis._format import fmt_levels, fmt_num
     from xdoe.analysis._response import parse_response, run_table
 
-    frame = load_frame(output_dir, experiment, store_url)
+    frame, branches = split_branches(load_frame(output_dir, experiment, store_url, include_branches))
     table, phase = run_table(frame, parse_response(response))
     points = design_points(table)
-    out = Table(title=f"results · response {parse_response(response).label(phase)} · {len(table)} runs")
+    extra, notes = branch_points(branches, parse_response(response), phase, None)
+    more = f" + {len(extra)} branch{'es' * (len(extra) != 1)} (not in the design)" if extra else ""
+    out = Table(title=f"results · response {parse_response(response).label(phase)} · {len(table)} runs{more}")
     for name in ("", "point", "factor levels", "runs", "mean", "95 % CI"):
         out.add_column(name, justify="right" if name in ("point", "runs", "mean") else "left")
     for i, p in enumerate(points):
         ci = "-" if p.ci_low != p.ci_low else f"[{fmt_num(p.ci_low)}, {fmt_num(p.ci_high)}]"
         out.add_row("*" if i == 0 else "", str(p.index), fmt_levels(p.levels), str(p.n), fmt_num(p.mean), ci)
+    if extra:
+        out.add_section()
+    for p in extra:  # not design points: the sessions of their trees, one run each
+        out.add_row("", "branch", p.levels["branch"], str(p.n), fmt_num(p.mean), "-")
     Console().print(out)
     click.echo(f"best: design point {points[0].index} ({fmt_levels(points[0].levels)}), "
                f"mean {fmt_num(points[0].mean)}")
+    for note in notes:
+        click.secho(f"warning: {note}", fg="yellow", err=True)
 
 
 @click.command("analyze", short_help="Rank the factors: effects, ANOVA, IQM, probability of improvement.")
@@ -111,8 +128,8 @@ def results_command(output_dir: Path | None, experiment: str | None, store_url: 
 @click.option("--seed", type=click.IntRange(min=0), default=0, show_default=True,
               help="Seed of the bootstrap resampling.")
 @handle_errors
-def analyze_command(output_dir: Path | None, experiment: str | None, store_url: str | None,
-                    response: str | None, fmt: str, seed: int) -> None:
+def analyze_command(output_dir: Path | None, experiment: str | None, include_branches: bool,
+                    store_url: str | None, response: str | None, fmt: str, seed: int) -> None:
     """Which factors matter, how much, and which setting is best: per factor
     the level means with 95 % t intervals, the main effect and a type II
     ANOVA (F, p, partial eta²; two-way interactions where the design has the
@@ -120,10 +137,12 @@ def analyze_command(output_dir: Path | None, experiment: str | None, store_url: 
     regression coefficient, conditional factors are nested within their
     condition. Per design point: the interquartile mean with a stratified
     bootstrap 95 % interval and the probability that the best point beats it
-    (Agarwal et al. 2021). Warns below 5 repetitions."""
+    (Agarwal et al. 2021). Warns below 5 repetitions. With --include-branches
+    each branched or grown session is one more row of the design points table
+    (P(best > branch)); the factors are ranked on the design's runs only."""
     from xdoe.analysis import analyze, parse_response, render
 
-    frame = load_frame(output_dir, experiment, store_url)
+    frame = load_frame(output_dir, experiment, store_url, include_branches)
     result = analyze(frame, parse_response(response), seed=seed)
     click.echo(render(result, fmt), nl=fmt not in ("table",))
     if fmt != "table":
@@ -150,14 +169,15 @@ def _output(default: str) -> Callable[[F], F]:
               help="Moving-average window in episodes (default: about 2 % of the episodes).")
 @_output("curves.png")
 @handle_errors
-def curves_command(output_dir: Path | None, experiment: str | None, store_url: str | None, by: str | None,
-                   phase: str | None, metric: str, window: int | None, output: Path, overwrite: bool) -> None:
+def curves_command(output_dir: Path | None, experiment: str | None, include_branches: bool,
+                   store_url: str | None, by: str | None, phase: str | None, metric: str,
+                   window: int | None, output: Path, overwrite: bool) -> None:
     """Learning curves: the metric per episode, smoothed, mean and 95 % band
     over repetitions, one line per level of a factor."""
     from xdoe.analysis.plots import plot_curves
 
     check_output(output, overwrite)
-    frame = load_frame(output_dir, experiment, store_url)
+    frame = load_frame(output_dir, experiment, store_url, include_branches)
     path = plot_curves(frame, output, by=by, phase=phase, metric=metric, window=window)
     click.echo(f"wrote {path}")
 
@@ -167,15 +187,15 @@ def curves_command(output_dir: Path | None, experiment: str | None, store_url: s
 @_response
 @_output("effects.png")
 @handle_errors
-def effects_command(output_dir: Path | None, experiment: str | None, store_url: str | None,
-                    response: str | None, output: Path, overwrite: bool) -> None:
+def effects_command(output_dir: Path | None, experiment: str | None, include_branches: bool,
+                    store_url: str | None, response: str | None, output: Path, overwrite: bool) -> None:
     """Main-effects plot (level means with 95 % intervals, one panel per
     factor, strongest first) and the interaction plot of the two strongest factors."""
     from xdoe.analysis import analyze, parse_response
     from xdoe.analysis.plots import plot_effects
 
     check_output(output, overwrite)
-    frame = load_frame(output_dir, experiment, store_url)
+    frame = load_frame(output_dir, experiment, store_url, include_branches)
     resp = parse_response(response)
     path = plot_effects(analyze(frame, resp), frame, output, response=resp)
     click.echo(f"wrote {path}")
@@ -206,16 +226,16 @@ def laydown_command(run_file: Path, output: Path, overwrite: bool) -> None:
 @click.option("--seed", type=click.IntRange(min=0), default=0, show_default=True,
               help="Seed of the bootstrap resampling.")
 @handle_errors
-def report_command(output_dir: Path | None, experiment: str | None, store_url: str | None,
-                   response: str | None, output: Path, overwrite: bool, document: Path | None,
-                   seed: int) -> None:
+def report_command(output_dir: Path | None, experiment: str | None, include_branches: bool,
+                   store_url: str | None, response: str | None, output: Path, overwrite: bool,
+                   document: Path | None, seed: int) -> None:
     """One self-contained HTML report (images embedded, no network needed):
     experiment document, design table, campaign status, results, effects,
     aggregates and every plot."""
     from xdoe.analysis import parse_response, write_report
 
     check_output(output, overwrite)
-    frame = load_frame(output_dir, experiment, store_url)
+    frame = load_frame(output_dir, experiment, store_url, include_branches)
     experiment, store_url = _resolve(output_dir, experiment, store_url)
     path = write_report(frame, output, response=parse_response(response), output_dir=output_dir,
                         store_url=store_url, experiment=experiment, document=document, seed=seed,

@@ -92,7 +92,8 @@ def status_command(output_dir: Path | None, experiment: str | None, store_url: s
         if output_dir is not None and run_uid is None and not output_dir.exists() \
                 and str(output_dir) in {r.uid for r in store.runs(experiment)}:
             output_dir, run_uid = None, str(output_dir)  # `xrun status RUN`
-        status = campaign_status(store, output_dir, experiment, heartbeat_timeout=heartbeat_timeout)
+        status = campaign_status(store, output_dir, experiment, heartbeat_timeout=heartbeat_timeout,
+                                 include_branches=run_uid is not None)
         if run_uid is not None:
             status.runs = [r for r in status.runs if r.run == run_uid]
             if not status.runs:

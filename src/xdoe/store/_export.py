@@ -2,6 +2,11 @@
 design (design point, repetition, seed, one column per factor), streamed to
 CSV or Parquet with flat memory.
 
+Which runs: the design's, never the sessions of a session tree (branches and
+grown sessions, :mod:`xdoe.store._membership`); ``include_branches=True``
+adds the sessions of the trees rooted in the selected runs, each marked with
+its ``branch`` label.
+
 Which instances are exported: for each run uid, the most recent *finished*
 instance (else the most recent one, whatever its status); a phase that
 instance did not record (a resumed instance that skipped phases already
@@ -65,6 +70,7 @@ class SelectedPhase:
     index: int
     name: str
     mode: str
+    branch: str | None = None  # a session of a tree (include_branches): its label
 
 
 @dataclass(frozen=True)
@@ -79,7 +85,7 @@ class ExportResult:
     runs: int
 
 
-def _phase_rows(store: "Store", experiment: str | None) -> list[Any]:
+def _phase_rows(store: "Store", experiment: str | None, uids: list[str] | None = None) -> list[Any]:
     stmt = (
         select(Phase.id, Phase.index, Phase.name, Phase.mode, Phase.status, RunInstance.id,
                RunInstance.status, Run.id, Run.uid, Run.content_hash, Run.design_point,
@@ -91,6 +97,8 @@ def _phase_rows(store: "Store", experiment: str | None) -> list[Any]:
     )
     if experiment is not None:
         stmt = stmt.where(Experiment.uid == experiment)
+    if uids is not None:
+        stmt = stmt.where(Run.uid.in_(uids))
     with store._read("read phases from") as session:
         return list(session.execute(stmt.order_by(RunInstance.id, Phase.index)))
 
@@ -107,17 +115,30 @@ def check_experiment(store: "Store", experiment: str | None) -> None:
 
 
 def selected_phases(store: "Store", experiment: str | None = None, *,
-                    all_instances: bool = False) -> list[SelectedPhase]:
+                    all_instances: bool = False, include_branches: bool = False) -> list[SelectedPhase]:
     """The phases whose episodes are exported (see the module docstring), in
-    export order. One cheap query over phases (no episode is read).
+    export order: the design's runs (of ``experiment``, or every design run),
+    then, with ``include_branches``, the sessions of the trees rooted in
+    them (``branch`` set, no design point, no levels). A few cheap queries
+    over phases and session nodes (no episode is read).
 
     Raises:
         StoreError: the store cannot be read.
     """
-    rows = _phase_rows(store, experiment)
+    from xdoe.store._membership import branch_runs
+
+    children = branch_runs(store)  # every session of a tree: never in the design
+    rows = [r for r in _phase_rows(store, experiment) if r[8] not in children]
+    branches: dict[str, Any] = {}
+    if include_branches and children:
+        branches = children if experiment is None else branch_runs(store, experiment)
+        rows += _phase_rows(store, None, sorted(branches)) if branches else []
 
     def make(r: Any) -> SelectedPhase:
         (pid, index, name, mode, _ps, iid, _is, run_id, uid, _h, point, rep, seed, levels, exp) = r
+        if uid in branches:  # a session of a tree: never a design point
+            return SelectedPhase(int(pid), int(iid), int(run_id), exp, uid, None, None, seed, {},
+                                 int(index), name, mode, branches[uid].label)
         return SelectedPhase(int(pid), int(iid), int(run_id), exp, uid, point, rep, seed,
                              levels if isinstance(levels, dict) else {}, int(index), name, mode)
 
@@ -149,7 +170,7 @@ def selected_phases(store: "Store", experiment: str | None = None, *,
             chosen.extend(make(phases[i]) for i in sorted(phases))
 
     def order(p: SelectedPhase) -> tuple[Any, ...]:
-        return (p.design_point is None, p.design_point or 0, p.repetition is None,
+        return (p.branch is not None, p.design_point is None, p.design_point or 0, p.repetition is None,
                 p.repetition or 0, p.run, p.instance_id, p.index)
 
     return sorted(chosen, key=order)

@@ -17,6 +17,12 @@ decided from its instances:
 * ``missing``: no instance of this version (the reason says when an older
   version of the document ran);
 * ``invalid``: the run file cannot be read (only from an output folder).
+
+Only the design's runs count: sessions of a session tree (``xrun branch``,
+``xrun grow``; :mod:`xdoe.store._membership`) are left out, also a child
+written with ``--no-run`` into the output folder before children had their
+own ``branches/`` folder (it would be ``missing`` forever), and any run file
+whose document has a ``session`` record.
 """
 
 from __future__ import annotations
@@ -108,7 +114,9 @@ def design_runs(output_dir: str | Path) -> list[DesignRun]:
     file is a run with no hash and the error ``no run file``.
 
     A folder without ``run-*.yaml`` files uses its ``*.yaml``/``*.yml`` files
-    (hand-written run documents).
+    (hand-written run documents). A document with a ``session`` record (a
+    session of a tree, :class:`xdoe.documents.SessionInfo`) is not a run of
+    the design and is left out.
 
     Raises:
         InputError: ``output_dir`` is not a folder or holds no run document.
@@ -145,6 +153,8 @@ def design_runs(output_dir: str | Path) -> list[DesignRun]:
             continue
         uid = str(data["uid"])
         seen.add(uid)
+        if isinstance(data.get("session"), dict):  # a session of a tree, not a run of the design
+            continue
         point = data.get("design_point") if isinstance(data.get("design_point"), dict) else {}
         row = design.get(uid, {})
         seed = data.get("seed")
@@ -238,6 +248,7 @@ def campaign_status(
     heartbeat_timeout: float = HEARTBEAT_TIMEOUT,
     now: _dt.datetime | None = None,
     hostname: str | None = None,
+    include_branches: bool = False,
 ) -> CampaignStatus:
     """The status of every run of a campaign.
 
@@ -248,6 +259,8 @@ def campaign_status(
         heartbeat_timeout: seconds after which a running instance without a
             heartbeat counts as interrupted.
         now, hostname: for tests (default: the current time and host).
+        include_branches: keep the sessions of session trees (``xrun status
+            --run CHILD``); by default only the design's runs count.
 
     Returns:
         a :class:`CampaignStatus`, runs ordered by design point, repetition, uid.
@@ -257,12 +270,15 @@ def campaign_status(
             store (when no ``output_dir`` is given).
         StoreError: the store cannot be read.
     """
+    from xdoe.store._membership import session_child_uids
+
+    children: set[str] = set() if include_branches else session_child_uids(store)
     if output_dir is not None:
-        runs = design_runs(output_dir)
+        runs = [r for r in design_runs(output_dir) if r.uid not in children]
         uids: set[str] | None = {r.uid for r in runs}
     else:
         check_experiment(store, experiment)
-        runs = _store_runs(store, experiment)
+        runs = [r for r in _store_runs(store, experiment) if r.uid not in children]
         uids = None
     instances = _instances(store, experiment, uids)
     moment = now or utcnow()
