@@ -7,6 +7,7 @@ as their own rows."""
 from __future__ import annotations
 
 import copy
+import csv
 from pathlib import Path
 from typing import Any
 
@@ -17,7 +18,14 @@ from xdoe.analysis import analyze
 from xdoe.documents import dump_canonical
 from xdoe.execution import run
 from xdoe.results import load
-from xdoe.store import Store, add_session_node, campaign_status, document_hash, get_or_create_tree
+from xdoe.store import (
+    Store,
+    add_session_node,
+    campaign_status,
+    document_hash,
+    export_episodes,
+    get_or_create_tree,
+)
 from xdoe.tree import branch, grow
 
 
@@ -76,6 +84,17 @@ def test_a_branch_is_not_a_repetition_of_its_parents_design_point(design: tuple[
     assert shown.points[2].levels == {"branch": "lv-0000_b01 (lv-0000 + environment.params.level=3.0)"}
     assert shown.points[2].mean == pytest.approx(9.0)  # level 3 x 3 steps
     assert [(f.name, f.effect) for f in shown.factors] == [(f.name, f.effect) for f in before.factors]
+    # the export: the design's runs; with include_branches the child after them, labelled
+    with Store(url) as store:
+        plain = export_episodes(store, tmp_path / "design.csv", "lv")
+        labelled = export_episodes(store, tmp_path / "all.csv", "lv", include_branches=True)
+    with open(plain.path, newline="") as fh:
+        assert sorted({r["run"] for r in csv.DictReader(fh)}) == [f"lv-{i:04d}" for i in range(4)]
+    with open(labelled.path, newline="") as fh:
+        table = list(csv.DictReader(fh))
+    assert labelled.columns[-1] == "branch" and table[-1]["run"] == "lv-0000_b01"
+    assert {r["branch"] for r in table if r["run"] == "lv-0000_b01"} == {"lv-0000 + environment.params.level=3.0"}
+    assert {r["branch"] for r in table if r["run"] != "lv-0000_b01"} == {""}
     # status: the design's four runs, the unrun child is not "missing"
     with Store(url) as store:
         for status in (campaign_status(store, folder), campaign_status(store, None, "lv"), campaign_status(store)):

@@ -162,13 +162,17 @@ def _print_run(console: Any, r: Any, instance: Any) -> None:
 @click.option("--all-instances", is_flag=True,
               help="Every run instance (adds an 'instance' column) instead of, per run, the latest "
                    "finished one (else the latest).")
+@click.option("--include-branches", is_flag=True,
+              help="Also the sessions branched or grown from these runs, after the design's runs, "
+                   "labelled in a last column 'branch'.")
 @store_option
 @handle_errors
 def export_command(experiment: str | None, output: Path, overwrite: bool, all_instances: bool,
-                   store_url: str | None) -> None:
-    """Write one long table, one row per episode, worker and agent: experiment,
-    run, design_point, repetition, seed, one column per factor, phase, mode,
-    worker, episode, agent, steps, reward, objective, wall_time.
+                   include_branches: bool, store_url: str | None) -> None:
+    """Write one long table, one row per episode, worker and agent of the
+    design's runs: experiment, run, design_point, repetition, seed, one
+    column per factor, phase, mode, worker, episode, agent, steps, reward,
+    objective, wall_time (and branch with --include-branches).
 
     Streams from the store (memory stays flat); the file appears only when complete.
     """
@@ -183,7 +187,7 @@ def export_command(experiment: str | None, output: Path, overwrite: bool, all_in
             fail(f"nothing to export: no run of {scope} {store.url} has recorded a phase "
                  f"(run `xrun experiment-start` first); {output} not written", EXIT_FAILED)
         result = export_episodes(store, output, experiment, all_instances=all_instances,
-                                 overwrite=overwrite, hint=OVERWRITE_HINT)
+                                 include_branches=include_branches, overwrite=overwrite, hint=OVERWRITE_HINT)
     click.echo(f"wrote {result.rows:,} rows of {result.runs:,} runs ({len(result.columns)} columns) "
                f"to {result.path} in {result.seconds:.1f} s")
     if result.rows == 0:

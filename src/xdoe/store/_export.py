@@ -41,14 +41,16 @@ from xdoe.store._models import Episode, Experiment, Phase, Run, RunInstance
 if TYPE_CHECKING:
     from xdoe.store._store import Store
 
-__all__ = ["EXPORT_COLUMNS", "ExportResult", "SelectedPhase", "export_episodes", "export_columns",
-           "iter_export_rows", "selected_phases"]
+__all__ = ["EXPORT_COLUMNS", "BRANCH_COLUMN", "ExportResult", "SelectedPhase", "export_episodes",
+           "export_columns", "iter_export_rows", "selected_phases"]
 
 #: The fixed columns of the table; factor columns go between ``seed`` and ``phase``.
 DESIGN_COLUMNS = ("experiment", "run", "design_point", "repetition", "seed")
 EPISODE_COLUMNS = ("phase", "mode", "worker", "episode", "agent", "steps", "reward",
                    "objective", "wall_time")
 EXPORT_COLUMNS = DESIGN_COLUMNS + EPISODE_COLUMNS
+#: The last column with ``include_branches``: a session's label (``None`` for the design's runs).
+BRANCH_COLUMN = "branch"
 #: Rows per Parquet record batch (and per fetch from the database).
 BATCH_ROWS = 50_000
 SUFFIXES = (".csv", ".parquet")
@@ -199,14 +201,16 @@ def _factor_cell(value: Any, kind: str) -> Any:
     return value
 
 
-def export_columns(factors: list[str], *, all_instances: bool = False) -> list[str]:
+def export_columns(factors: list[str], *, all_instances: bool = False, branches: bool = False) -> list[str]:
     """Column names: the design columns, one per factor (a factor whose name
-    clashes with a fixed column is called ``factor:<name>``), the episode columns."""
-    names = [f"factor:{f}" if f in EXPORT_COLUMNS or f == "instance" else f for f in factors]
+    clashes with a fixed column is called ``factor:<name>``), the episode
+    columns, and with ``branches`` a last column ``branch``."""
+    fixed = (*EXPORT_COLUMNS, "instance", BRANCH_COLUMN)
+    names = [f"factor:{f}" if f in fixed else f for f in factors]
     design = list(DESIGN_COLUMNS)
     if all_instances:
         design.insert(2, "instance")
-    return design + names + list(EPISODE_COLUMNS)
+    return design + names + list(EPISODE_COLUMNS) + ([BRANCH_COLUMN] if branches else [])
 
 
 def iter_export_rows(
@@ -216,9 +220,11 @@ def iter_export_rows(
     kinds: dict[str, str],
     *,
     all_instances: bool = False,
+    branches: bool = False,
     batch_rows: int = BATCH_ROWS,
 ) -> Iterator[tuple[Any, ...]]:
-    """Stream the table's rows (tuples in :func:`export_columns` order): one
+    """Stream the table's rows (tuples in :func:`export_columns` order; with
+    ``branches`` each ends with its phase's ``branch`` label): one
     query per phase, fetched ``batch_rows`` at a time (a server-side cursor
     on PostgreSQL), so memory does not grow with the number of episodes.
 
@@ -241,6 +247,11 @@ def iter_export_rows(
                     head += (p.instance_id,)
                 prefix = head + (p.design_point, p.repetition, p.seed) + levels + (p.name, p.mode)
                 result = streaming.execute(stmt, {"phase_id": p.phase_id})
+                if branches:
+                    suffix = (p.branch,)
+                    for row in result:
+                        yield prefix + tuple(row) + suffix
+                    continue
                 for row in result:
                     yield prefix + tuple(row)
     except SQLAlchemyError as exc:
@@ -290,7 +301,7 @@ def _clean_csv(batch: list[tuple[Any, ...]]) -> list[tuple[Any, ...]]:
 
 
 def _parquet_schema(columns: list[str], factors: list[str], kinds: dict[str, str],
-                    all_instances: bool) -> Any:
+                    all_instances: bool, branches: bool = False) -> Any:
     import pyarrow as pa
 
     kind_types = {"bool": pa.bool_(), "int": pa.int64(), "float": pa.float64(), "string": pa.string()}
@@ -301,6 +312,8 @@ def _parquet_schema(columns: list[str], factors: list[str], kinds: dict[str, str
     types += [kind_types[kinds[f]] for f in factors]
     types += [pa.string(), pa.string(), pa.int64(), pa.int64(), pa.string(), pa.int64(),
               pa.float64(), pa.float64(), pa.float64()]
+    if branches:
+        types.append(pa.string())
     return pa.schema(list(zip(columns, types)))
 
 
@@ -337,6 +350,7 @@ def export_episodes(
     experiment: str | None = None,
     *,
     all_instances: bool = False,
+    include_branches: bool = False,
     batch_rows: int = BATCH_ROWS,
     overwrite: bool = False,
     hint: str = "",
@@ -348,7 +362,10 @@ def export_episodes(
     ``design_point``, ``repetition``, ``seed``, one column per factor (the
     run's level; the union of factor names over the exported runs, sorted),
     ``phase``, ``mode``, ``worker``, ``episode``, ``agent``, ``steps``,
-    ``reward``, ``objective``, ``wall_time`` (seconds). CSV cells: empty for
+    ``reward``, ``objective``, ``wall_time`` (seconds), and with
+    ``include_branches`` ``branch`` (the sessions of the trees rooted in
+    these runs come after the design's runs, labelled ``parent +
+    key=value``; empty for the design's runs). CSV cells: empty for
     null, levels that are not numbers or strings as canonical JSON (as in
     ``design.csv``). Parquet types: strings, int64, float64 (factor columns
     int64/float64/bool when every level is one, else string), zstd-compressed,
@@ -382,13 +399,13 @@ def export_episodes(
     if not overwrite:
         refuse_existing(target, hint)  # before any query: nothing is read for a refused file
     check_experiment(store, experiment)
-    phases = selected_phases(store, experiment, all_instances=all_instances)
+    phases = selected_phases(store, experiment, all_instances=all_instances, include_branches=include_branches)
     runs: dict[int, dict[str, Any]] = {p.run_id: p.levels for p in phases}
     factors = sorted({f for levels in runs.values() for f in levels})
     kinds = {f: _factor_kind([levels.get(f) for levels in runs.values()]) for f in factors}
-    columns = export_columns(factors, all_instances=all_instances)
+    columns = export_columns(factors, all_instances=all_instances, branches=include_branches)
     rows = iter_export_rows(store, phases, factors, kinds, all_instances=all_instances,
-                            batch_rows=batch_rows)
+                            branches=include_branches, batch_rows=batch_rows)
     written = 0
 
     def write(tmp: Path) -> None:
@@ -396,7 +413,8 @@ def export_episodes(
         if suffix == ".csv":
             written = _write_csv(tmp, columns, rows)
         else:
-            written = _write_parquet(tmp, _parquet_schema(columns, factors, kinds, all_instances), rows, batch_rows)
+            written = _write_parquet(tmp, _parquet_schema(columns, factors, kinds, all_instances, include_branches),
+                                     rows, batch_rows)
 
     write_atomically(target, write, overwrite=overwrite, hint=hint)
     return ExportResult(target, written, tuple(columns), time.perf_counter() - started,

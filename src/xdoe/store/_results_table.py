@@ -10,7 +10,14 @@ from __future__ import annotations
 from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any
 
-from xdoe.store._export import DESIGN_COLUMNS, check_experiment, export_columns, iter_export_rows, selected_phases
+from xdoe.store._export import (
+    BRANCH_COLUMN,
+    DESIGN_COLUMNS,
+    check_experiment,
+    export_columns,
+    iter_export_rows,
+    selected_phases,
+)
 
 if TYPE_CHECKING:
     from xdoe.store._store import Store
@@ -28,10 +35,6 @@ class EpisodeTable:
     columns: tuple[str, ...]
     rows: list[tuple[Any, ...]]
     factors: tuple[str, ...]
-
-
-#: The column :func:`episode_table` adds with ``include_branches``.
-BRANCH_COLUMN = "branch"
 
 
 def episode_table(store: "Store", experiment: str | None = None, *,
@@ -57,11 +60,7 @@ def episode_table(store: "Store", experiment: str | None = None, *,
     kinds = {f: "raw" for f in factors}  # _factor_cell passes values of an unknown kind unchanged
     columns = export_columns(factors)
     names = tuple(columns[len(DESIGN_COLUMNS): len(DESIGN_COLUMNS) + len(factors)])
-    if not include_branches:
-        return EpisodeTable(tuple(columns), list(iter_export_rows(store, phases, factors, kinds)), names)
-    design = [p for p in phases if p.branch is None]
-    rows = [row + (None,) for row in iter_export_rows(store, design, factors, kinds)]
-    for p in phases:
-        if p.branch is not None:
-            rows.extend(row + (p.branch,) for row in iter_export_rows(store, [p], factors, kinds))
-    return EpisodeTable(tuple(columns) + (BRANCH_COLUMN,), rows, names)
+    if include_branches:
+        columns.append(BRANCH_COLUMN)
+    rows = list(iter_export_rows(store, phases, factors, kinds, branches=include_branches))
+    return EpisodeTable(tuple(columns), rows, names)
