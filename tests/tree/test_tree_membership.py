@@ -37,11 +37,12 @@ def design_document(uid: str, point: int, rep: int, level: float) -> dict[str, A
 
 
 @pytest.fixture
-def design(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> tuple[str, Path]:
+def design(store_url: str, tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> tuple[str, Path]:
     """Four finished design runs (levels 1 and 2, two repetitions) written as
-    ``runs/run-*.yaml`` and run into a store."""
+    ``runs/run-*.yaml`` and run into a store (SQLite, and PostgreSQL when
+    there is a server)."""
     monkeypatch.chdir(tmp_path)
-    url = f"sqlite:///{tmp_path / 'xrun.sqlite'}"
+    url = store_url
     folder = tmp_path / "runs"
     folder.mkdir()
     for i, (point, rep, level) in enumerate([(0, 0, 1.0), (1, 0, 2.0), (0, 1, 1.0), (1, 1, 2.0)]):
