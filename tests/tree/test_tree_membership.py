@@ -21,7 +21,9 @@ from xdoe.results import load
 from xdoe.store import (
     Store,
     add_session_node,
+    campaign_runs,
     campaign_status,
+    campaign_summaries,
     document_hash,
     export_episodes,
     get_or_create_tree,
@@ -101,6 +103,10 @@ def test_a_branch_is_not_a_repetition_of_its_parents_design_point(design: tuple[
         for status in (campaign_status(store, folder), campaign_status(store, None, "lv"), campaign_status(store)):
             assert [r.run for r in status.runs] == [f"lv-{i:04d}" for i in (0, 2, 1, 3)]
             assert status.all_finished
+        # the dashboard's campaign statistics: the design only (the tree page shows the sessions)
+        summaries = campaign_summaries(store)
+        assert [(c.experiment, c.runs, c.counts["finished"]) for c in summaries] == [("lv", 4, 4)]
+        assert [r.status.run for r in campaign_runs(store, "lv").rows] == [f"lv-{i:04d}" for i in (0, 2, 1, 3)]
 
 
 def old_style_child(store: Store, url: str, parent: str, tmp_path: Path, *, level: float, ran: bool) -> Path:
