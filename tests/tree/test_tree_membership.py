@@ -103,6 +103,8 @@ def test_a_branch_is_not_a_repetition_of_its_parents_design_point(design: tuple[
         for status in (campaign_status(store, folder), campaign_status(store, None, "lv"), campaign_status(store)):
             assert [r.run for r in status.runs] == [f"lv-{i:04d}" for i in (0, 2, 1, 3)]
             assert status.all_finished
+        sessions = campaign_status(store, folder / "branches")  # asked for: the folder of the tree's sessions
+        assert [(r.run, r.status) for r in sessions.runs] == [("lv-0000_b01", "finished"), ("lv-0000_b02", "missing")]
         # the dashboard's campaign statistics: the design only (the tree page shows the sessions)
         summaries = campaign_summaries(store)
         assert [(c.experiment, c.runs, c.counts["finished"]) for c in summaries] == [("lv", 4, 4)]

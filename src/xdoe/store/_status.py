@@ -22,7 +22,8 @@ Only the design's runs count: sessions of a session tree (``xrun branch``,
 ``xrun grow``; :mod:`xdoe.store._membership`) are left out, also a child
 written with ``--no-run`` into the output folder before children had their
 own ``branches/`` folder (it would be ``missing`` forever), and any run file
-whose document has a ``session`` record.
+whose document has a ``session`` record. A folder holding only sessions (a
+tree's ``branches/`` folder) shows those.
 """
 
 from __future__ import annotations
@@ -116,7 +117,8 @@ def design_runs(output_dir: str | Path) -> list[DesignRun]:
     A folder without ``run-*.yaml`` files uses its ``*.yaml``/``*.yml`` files
     (hand-written run documents). A document with a ``session`` record (a
     session of a tree, :class:`xdoe.documents.SessionInfo`) is not a run of
-    the design and is left out.
+    the design and is left out, unless the folder holds nothing else (a
+    tree's ``branches/`` folder).
 
     Raises:
         InputError: ``output_dir`` is not a folder or holds no run document.
@@ -137,6 +139,7 @@ def design_runs(output_dir: str | Path) -> list[DesignRun]:
     if not files and not design:
         raise InputError(f"{folder}: holds no design.csv and no run document (run-*.yaml)")
     found: list[DesignRun] = []
+    sessions: list[DesignRun] = []
     seen: set[str] = set()
     for path in files:
         try:
@@ -153,12 +156,11 @@ def design_runs(output_dir: str | Path) -> list[DesignRun]:
             continue
         uid = str(data["uid"])
         seen.add(uid)
-        if isinstance(data.get("session"), dict):  # a session of a tree, not a run of the design
-            continue
         point = data.get("design_point") if isinstance(data.get("design_point"), dict) else {}
         row = design.get(uid, {})
         seed = data.get("seed")
-        found.append(DesignRun(
+        # a session of a tree (xrun branch/grow) is not a run of the design
+        (sessions if isinstance(data.get("session"), dict) else found).append(DesignRun(
             uid=uid, content_hash=document_hash(data),
             design_point=point.get("index", _int(row.get("design_point"))),
             repetition=point.get("repetition", _int(row.get("repetition"))),
@@ -169,7 +171,7 @@ def design_runs(output_dir: str | Path) -> list[DesignRun]:
             found.append(DesignRun(uid=uid, content_hash=None, design_point=_int(row.get("design_point")),
                                    repetition=_int(row.get("repetition")), seed=_int(row.get("seed")),
                                    error="no run file"))
-    return found
+    return found or sessions  # a folder of sessions only (e.g. a branches/ folder): those
 
 
 def _instances(store: "Store", experiment: str | None, uids: set[str] | None) -> dict[str, list[Any]]:
@@ -274,7 +276,9 @@ def campaign_status(
 
     children: set[str] = set() if include_branches else session_child_uids(store)
     if output_dir is not None:
-        runs = [r for r in design_runs(output_dir) if r.uid not in children]
+        runs = design_runs(output_dir)
+        if any(r.uid not in children for r in runs):  # else a folder of sessions (branches/): those
+            runs = [r for r in runs if r.uid not in children]
         uids: set[str] | None = {r.uid for r in runs}
     else:
         check_experiment(store, experiment)
