@@ -32,7 +32,8 @@ def test_branch_writes_loads_runs_and_records(parent: str, tmp_path: Path) -> No
     doc = out.document
     assert "experiment_uid" not in doc and "design_point" not in doc  # a session, not a design run
     assert doc["session"] == {"tree": "lv", "parent": "lv", "parent_hash": doc["session"]["parent_hash"],
-                              "overrides": {"environment.params.level": 2.0, "brain.params.alpha": 0.3}}
+                              "overrides": {"environment.params.level": 2.0, "brain.params.alpha": 0.3},
+                              "experiment": "lv"}  # provenance: the experiment the root belongs to
     train = doc["schedule"][0]["training"]
     assert train["phase_config"]["episodes"] == 4
     assert train["agents"][0]["load"] == {"agent": "learner", "experiment_run": "lv"}
@@ -55,6 +56,7 @@ def test_branch_writes_loads_runs_and_records(parent: str, tmp_path: Path) -> No
     assert second.file.name == "run-lv_b01_b01.yaml" and second.result is None
     assert second.document["schedule"][0]["training"]["agents"][0]["load"]["phase"] == "training"
     assert second.document["session"]["parent"] == "lv_b01" and second.document["session"]["phase"] == "training"
+    assert second.document["session"]["experiment"] == "lv"  # the provenance passes down the tree
     assert sorted(p.name for p in (tmp_path / "runs" / "branches").iterdir()) == [
         "run-lv_b01.yaml", "run-lv_b01_b01.yaml"]  # sorted under their parents
     with Store(parent) as store:

@@ -70,6 +70,9 @@ def test_a_branch_is_not_a_repetition_of_its_parents_design_point(design: tuple[
     assert sorted(p.name for p in folder.glob("run-*.yaml")) == [f"run-lv-{i:04d}.yaml" for i in range(4)]
     assert "design_point" not in child.document and "experiment_uid" not in child.document
     assert child.document["session"]["overrides"] == {"environment.params.level": 3.0}
+    origin = child.document["session"]  # where in the design it started: provenance, not membership
+    assert origin["experiment"] == "lv" and origin["design_point"] == {"index": 0, "repetition": 0,
+                                                                       "levels": {"level": 1.0}}
     frame = load(url, "lv")
     assert runs_of(frame) == [f"lv-{i:04d}" for i in range(4)] and "branch" not in frame.columns
     after = analyze(frame)

@@ -192,13 +192,17 @@ class SessionInfo(DocumentModel):
     the content hash of its document, ``phase`` the parent's phase the
     brains were loaded from (``None``: its last), ``overrides`` what the
     child changed (each key as given -> the value it set, e.g.
-    ``{brain.params.alpha: 0.25}``)."""
+    ``{brain.params.alpha: 0.25}``). Provenance only, not membership:
+    ``experiment`` and ``design_point`` name the design run the tree's
+    branch started from, when it started from one."""
 
     tree: str = Field(min_length=1)
     parent: str = Field(min_length=1)
     parent_hash: str | None = None
     phase: str | None = None
     overrides: dict[str, Any] = Field(default_factory=dict)
+    experiment: str | None = None
+    design_point: DesignPointInfo | None = None
 
 
 class RunDocument(DocumentModel):

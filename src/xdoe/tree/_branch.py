@@ -14,7 +14,8 @@ no ``experiment_uid`` and no ``design_point`` (a branch of a design run
 starts from a trained brain with other settings; counting it as a repetition
 of the parent's design point would bias the design's analysis) but a
 ``session`` record (:class:`xdoe.documents.SessionInfo`: tree, parent, the
-parent's content hash and phase, and each override with the value it set).
+parent's content hash and phase, each override with the value it set, and,
+as provenance, the experiment and design point the branch started from).
 Children go into the ``branches/`` folder beside the design's run files, out
 of the glob ``<output>/run-*.yaml`` that runs the design.
 
@@ -226,8 +227,10 @@ def child_document(store: "Store", source: Source, uid: str, number: int,
             raise InputError(f"{name} must be a positive integer, not {value!r}")
     doc = copy.deepcopy(source.document)
     doc["uid"] = uid
-    doc.pop("experiment_uid", None)  # a session of a tree, not a run of the design
-    doc.pop("design_point", None)
+    # a session of a tree, not a run of the design; where in a design it started is provenance
+    origin = doc.pop("session", None) or {}
+    experiment = doc.pop("experiment_uid", None) or origin.get("experiment")
+    design_point = doc.pop("design_point", None) or origin.get("design_point")
     doc["seed"] = child_seed(int(doc.get("seed") or 0), number)
     _set_segment(doc, _segment_phase(doc, phase), episodes, steps)
     agents = newest_checkpoints(store, source)
@@ -254,6 +257,10 @@ def child_document(store: "Store", source: Source, uid: str, number: int,
         session["phase"] = source.phase
     if applied:
         session["overrides"] = {a["key"]: a["result"] for a in applied}
+    if experiment:
+        session["experiment"] = experiment
+    if design_point:
+        session["design_point"] = design_point
     doc["session"] = session
     return doc, applied
 
