@@ -134,7 +134,9 @@ def selected_phases(store: "Store", experiment: str | None = None, *,
     branches: dict[str, Any] = {}
     if include_branches and children:
         branches = children if experiment is None else branch_runs(store, experiment)
-        rows += _phase_rows(store, None, sorted(branches)) if branches else []
+        uids = sorted(branches)
+        for start in range(0, len(uids), 500):  # bound the IN list (SQLite's variable limit)
+            rows += _phase_rows(store, None, uids[start:start + 500])
 
     def make(r: Any) -> SelectedPhase:
         (pid, index, name, mode, _ps, iid, _is, run_id, uid, _h, point, rep, seed, levels, exp) = r
