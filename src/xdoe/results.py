@@ -48,19 +48,28 @@ def experiment_label(frame: "pd.DataFrame") -> str:
     return " + ".join(uids) or "(no experiment)"
 
 
-def load(store: "Store | str | None" = None, experiment: str | None = None) -> "pd.DataFrame":
-    """Every episode of the store (or of ``experiment``) as a DataFrame.
+def load(store: "Store | str | None" = None, experiment: str | None = None, *,
+         include_branches: bool = False) -> "pd.DataFrame":
+    """Every episode of the design's runs in the store (or of ``experiment``)
+    as a DataFrame. Sessions of a session tree (``xrun branch``/``grow``) are
+    not runs of the design and are left out.
 
     Args:
         store: a :class:`~xdoe.store.Store`, a store URL, or ``None`` for the
             default store (``$XRUN_STORE`` or ``sqlite:///_outputs/xrun.sqlite``).
         experiment: only this experiment's runs.
+        include_branches: add the sessions of the trees rooted in these runs
+            after the design's rows, with no design point and no factor
+            levels, and a last column ``branch`` labelling them
+            (``"taxi-study-0000 + brain.params.alpha=0.25"``; ``None`` for
+            the design's runs).
 
     Returns:
         Columns ``experiment, run, design_point, repetition, seed``, one per
         factor, ``phase, mode, worker, episode, agent, steps, reward,
         objective, wall_time`` (seconds); ``df.attrs["xdoe_factors"]`` lists the
-        factor columns. Of each run the latest finished instance (as ``xrun export``).
+        factor columns (and ``branch`` with ``include_branches``). Of each
+        run the latest finished instance (as ``xrun export``).
 
     Raises:
         InputError: ``experiment`` is not in the store.
@@ -74,7 +83,7 @@ def load(store: "Store | str | None" = None, experiment: str | None = None) -> "
     own = not isinstance(store, Store)
     st = Store(store, create=False) if own else store  # reading never creates a store
     try:
-        table = episode_table(st, experiment)
+        table = episode_table(st, experiment, include_branches=include_branches)
     finally:
         if own:
             st.close()

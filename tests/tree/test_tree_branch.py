@@ -28,8 +28,12 @@ def parent(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> str:
 def test_branch_writes_loads_runs_and_records(parent: str, tmp_path: Path) -> None:
     out = branch("lv", set=["environment.params.level=x2", "brain.params.alpha=0.3"], episodes=4,
                  store=parent, output=tmp_path / "runs", results=tmp_path / "results")
-    assert out.file == tmp_path / "runs" / "run-lv_b01.yaml" and out.file.is_file()
+    assert out.file == tmp_path / "runs" / "branches" / "run-lv_b01.yaml" and out.file.is_file()
     doc = out.document
+    assert "experiment_uid" not in doc and "design_point" not in doc  # a session, not a design run
+    assert doc["session"] == {"tree": "lv", "parent": "lv", "parent_hash": doc["session"]["parent_hash"],
+                              "overrides": {"environment.params.level": 2.0, "brain.params.alpha": 0.3},
+                              "experiment": "lv"}  # provenance: the experiment the root belongs to
     train = doc["schedule"][0]["training"]
     assert train["phase_config"]["episodes"] == 4
     assert train["agents"][0]["load"] == {"agent": "learner", "experiment_run": "lv"}
@@ -51,7 +55,9 @@ def test_branch_writes_loads_runs_and_records(parent: str, tmp_path: Path) -> No
     second = branch("lv_b01:training", run=False, store=parent)  # into the parent's folder
     assert second.file.name == "run-lv_b01_b01.yaml" and second.result is None
     assert second.document["schedule"][0]["training"]["agents"][0]["load"]["phase"] == "training"
-    assert sorted(p.name for p in (tmp_path / "runs").iterdir()) == [
+    assert second.document["session"]["parent"] == "lv_b01" and second.document["session"]["phase"] == "training"
+    assert second.document["session"]["experiment"] == "lv"  # the provenance passes down the tree
+    assert sorted(p.name for p in (tmp_path / "runs" / "branches").iterdir()) == [
         "run-lv_b01.yaml", "run-lv_b01_b01.yaml"]  # sorted under their parents
     with Store(parent) as store:
         assert session_nodes(store)[-1].health == "pending"
@@ -75,7 +81,7 @@ def test_cli_branch_and_tree(parent: str, tmp_path: Path) -> None:
     ok = cli.invoke(main, ["branch", "lv", "--store", parent, "--set", "environment.params.level=0.5",
                            "--episodes", "2", "--results", str(tmp_path / "results")])
     assert ok.exit_code == 0, ok.output
-    assert "wrote _outputs/run-lv_b01.yaml" in ok.output and "finished" in ok.output
+    assert "wrote _outputs/branches/run-lv_b01.yaml" in ok.output and "finished" in ok.output
     text = cli.invoke(main, ["tree", "--store", parent])
     assert text.exit_code == 0
     assert "lv_b01" in text.output and "dead" in text.output and "environment.params.level=0.5" in text.output

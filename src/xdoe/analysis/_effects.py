@@ -175,12 +175,18 @@ def analyze(frame: "pd.DataFrame", response: Response | None = None, *, statisti
         with its stratified-bootstrap interval over runs and the
         probability that the best point beats it (Agarwal et al. 2021), and
         warnings (fewer than 5 repetitions...).
+        Branch rows of a frame loaded with ``include_branches`` stay out of
+        the factor analysis and of "best"; each is an extra point (index -1,
+        -2, ..., ``levels`` ``{"branch": ...}``, one run) after the design points.
 
     Raises:
         InputError: no episodes, an unknown phase or agent, several agents
             and no ``agent``.
     """
+    from xdoe.analysis._branches import branch_points, split_branches
+
     response = response or Response()
+    frame, branches = split_branches(frame)  # branches: own rows, never in the factor analysis
     table, phase = run_table(frame, response, agent)
     factors = [c for c in table.columns if c not in ("run", "design_point", "repetition", "y")]
     kinds = {f: "continuous" if _is_continuous(table[f]) else "categorical" for f in factors}
@@ -205,6 +211,10 @@ def analyze(frame: "pd.DataFrame", response: Response | None = None, *, statisti
         notes.append("no factor varies across these runs: nothing to rank")
     elif not any(e.p == e.p for e in effects):
         notes.append("no residual degrees of freedom: F and p need repetitions")
+    extra, branch_notes = branch_points(branches, response, phase, points[0] if points else None,
+                                        statistic=statistic, agent=agent, seed=seed)
+    points += extra
+    notes += branch_notes
     from xdoe.results import experiment_label
 
     return Analysis(response=response.label(phase), factors=effects, interactions=interactions, points=points,

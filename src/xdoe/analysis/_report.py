@@ -105,6 +105,7 @@ def write_report(frame: "pd.DataFrame", output: str | Path, *, response: "Respon
         InputError: ``output`` exists and ``overwrite`` is false (checked
             first, and again when the file is moved into place).
     """
+    from xdoe.analysis._branches import split_branches
     from xdoe.analysis._effects import analyze
     from xdoe.analysis._format import fmt_levels, fmt_num, sections
     from xdoe.analysis._response import Response, response_agents, run_table
@@ -116,13 +117,16 @@ def write_report(frame: "pd.DataFrame", output: str | Path, *, response: "Respon
     target = Path(output)
     if not overwrite:
         refuse_existing(target, hint)
+    from xdoe.analysis._branches import split_branches
+
     response = response or Response()
-    agents = [agent] if agent is not None else response_agents(frame, response)
+    design, _branches = split_branches(frame)  # branches (include_branches): own rows of the aggregates
+    agents = [agent] if agent is not None else response_agents(design, response)
     results = [analyze(frame, response, statistic=statistic, agent=a, seed=seed) for a in agents]
     result = results[0]
-    experiments = sorted({str(e) for e in frame["experiment"].dropna().unique()})
+    experiments = sorted({str(e) for e in design["experiment"].dropna().unique()})
     experiment = experiment or (experiments[0] if len(experiments) == 1 else None)
-    label = experiment_label(frame)
+    label = experiment_label(design)
     title = f"xdoe report: {label}"
     parts = [f"<h1>{html.escape(title)}</h1>",
              f"<p class=note>{html.escape(label)} · response {html.escape(result.response)} · "
@@ -161,7 +165,7 @@ def write_report(frame: "pd.DataFrame", output: str | Path, *, response: "Respon
     # 4 results: one score per run (the unit of replication)
     parts.append('<h2 id="results">Results: one score per run</h2>')
     for a in results:
-        table, _phase = run_table(frame, response, a.agent)
+        table, _phase = run_table(design, response, a.agent)
         factors = [c for c in table.columns if c not in ("run", "design_point", "repetition", "y")]
         parts.append(f"<h3>{html.escape(a.title())}</h3>")
         parts.append(_table(["run", "design point", "repetition", *factors, "score"],

@@ -58,6 +58,7 @@ def plot_curves(frame: "pd.DataFrame", output: str | Path, *, by: str | None = N
     window = window or max(1, round(n_episodes / 50))
     smooth = per_run.T.rolling(window, min_periods=1).mean().T
     first = rows.groupby("run", sort=True).first()
+    branch = first["branch"] if "branch" in first.columns else None  # include_branches: own curves
     if by is None:
         keys = {run: (int(first.loc[run, "design_point"]), _label(
             {n: first.loc[run, c] for n, c in names.items() if first.loc[run, c] is not None
@@ -67,6 +68,10 @@ def plot_curves(frame: "pd.DataFrame", output: str | Path, *, by: str | None = N
         keys = {run: (0, f"{by}={first.loc[run, names[by]]}" if first.loc[run, names[by]] is not None
                       else f"{by} n/a") for run in smooth.index}
         title_by = by
+    if branch is not None:
+        for run in smooth.index:
+            if isinstance(branch.get(run), str):
+                keys[run] = (1 << 30, f"branch {run}")
     groups: dict[Any, list] = {}
     for run, key in keys.items():
         groups.setdefault(key, []).append(run)
@@ -97,10 +102,11 @@ def plot_effects(analysis: "Analysis", frame: "pd.DataFrame", output: str | Path
     level's mean response and its 95 % bootstrap interval over runs (a continuous factor: the
     runs and a least-squares line), plus the interaction plot of the two
     strongest unconditional categorical factors when there are two."""
+    from xdoe.analysis._branches import split_branches
     from xdoe.analysis._response import Response, run_table
 
     response = response or Response()
-    table, _ = run_table(frame, response, analysis.agent)
+    table, _ = run_table(split_branches(frame)[0], response, analysis.agent)  # the design's runs
     factors = analysis.factors
     cats = [f for f in factors if f.kind == "categorical"]
     panels = len(factors) + (1 if len(cats) >= 2 else 0)

@@ -194,7 +194,8 @@ def _run_claimed(task: RunTask, db: Store, plan: "RunPlan", content_hash: str, d
         finished = db.finished_instances(plan.uid, content_hash)
         if finished:
             return RunResult(uid=plan.uid, status="skipped", file=plan.file,
-                             error="finished before (use --rerun to run it again)")
+                             error="finished before (use --rerun to run it again)",
+                             instance_id=max(finished.values()))  # the instance that finished it
     beat = None
     if task.claim:
         _interrupt_abandoned(db, plan.uid, content_hash, task.stale_after)

@@ -33,6 +33,10 @@ RESPONSE_HELP = ("Which number answers the design, PHASE:METRIC:STAT (default: l
 def _select(func: F) -> F:
     func = click.argument("output_dir", required=False, metavar="[DIR]",
                           type=click.Path(exists=True, file_okay=False, path_type=Path))(func)
+    func = click.option("--include-branches", is_flag=True,
+                        help="Also show the sessions branched or grown from these runs (xrun branch, "
+                             "xrun grow), each as its own row labelled as a branch; never pooled "
+                             "into the design.")(func)
     return select_options(func)
 
 
@@ -69,8 +73,10 @@ def _resolve(output_dir: Path | None, experiment: str | None, store_url: str | N
         return choose_experiment(output_dir, experiment, store), store_url
 
 
-def load_frame(output_dir: Path | None, experiment: str | None, store_url: str | None) -> Any:
-    """The episode table of the selected experiment (:func:`xdoe.results.load`);
+def load_frame(output_dir: Path | None, experiment: str | None, store_url: str | None,
+               include_branches: bool = False) -> Any:
+    """The episode table of the selected experiment (:func:`xdoe.results.load`:
+    the design's runs, and with ``include_branches`` the sessions of their trees);
     exit 2 when no single experiment is chosen or the store cannot be opened,
     1 when the table is empty."""
     from xdoe.results import load
@@ -81,7 +87,7 @@ def load_frame(output_dir: Path | None, experiment: str | None, store_url: str |
         if experiment is not None and experiment not in store.experiments():  # generated, never run
             fail(f"no run of experiment {experiment!r} is recorded in {store.url}: run the campaign first "
                  "(xrun experiment-start)", EXIT_FAILED)
-        frame = load(store, experiment)
+        frame = load(store, experiment, include_branches=include_branches)
     if frame.empty:
         fail("no episodes recorded for these runs: run the campaign first (xrun experiment-start)", EXIT_FAILED)
     return frame
@@ -92,35 +98,50 @@ def load_frame(output_dir: Path | None, experiment: str | None, store_url: str |
 @_response
 @_statistic
 @handle_errors
-def results_command(output_dir: Path | None, experiment: str | None, store_url: str | None,
-                    response: str | None, statistic: str, agent: str | None, seed: int) -> None:
+def results_command(output_dir: Path | None, experiment: str | None, include_branches: bool,
+                    store_url: str | None, response: str | None, statistic: str, agent: str | None,
+                    seed: int) -> None:
     """The campaign's table: one row per design point with its factor levels,
     the runs done and the response's estimate over runs (--stat: IQM by
     default) with a 95 % stratified-bootstrap interval and the probability
     that the best point beats it, best first (marked *). A run's score is
     its response (one number per run: the unit of replication). In a game
-    of several agents, one table per agent (or --agent NAME)."""
+    of several agents, one table per agent (or --agent NAME). Only the
+    design's runs: sessions branched or grown from them are listed after it,
+    one row each, with --include-branches."""
     from xdoe.analysis import Analysis, design_points, parse_response, run_table
+    from xdoe.analysis._branches import branch_points, split_branches
     from xdoe.analysis._format import STAT_NAMES, fmt_levels, fmt_num, points_section
     from xdoe.results import experiment_label
 
-    frame = load_frame(output_dir, experiment, store_url)
+    frame, branches = split_branches(load_frame(output_dir, experiment, store_url, include_branches))
     resp = parse_response(response)
     out = console()
     for who in _agents(frame, resp, agent):
         table, phase = run_table(frame, resp, who)
-        a = Analysis(response=resp.label(phase), factors=[], interactions=[],
-                     points=design_points(table, statistic, seed=seed), runs=len(table), warnings=[],
-                     statistic=statistic, experiment=experiment_label(frame), agent=who)
+        points = design_points(table, statistic, seed=seed)
+        extra, notes = branch_points(branches, resp, phase, points[0] if points else None, statistic=statistic,
+                                     agent=who, seed=seed)
+        a = Analysis(response=resp.label(phase), factors=[], interactions=[], points=points, runs=len(table),
+                     warnings=notes, statistic=statistic, experiment=experiment_label(frame), agent=who)
         title, headers, rows = points_section(a)
-        out.print(a.title(), markup=False, highlight=False, style="bold")
+        more = f" + {len(extra)} branch{'es' * (len(extra) != 1)} (not in the design)" if extra else ""
+        out.print(a.title() + more, markup=False, highlight=False, style="bold")
         out.print(title, markup=False, highlight=False)
-        out.print(_rich_table(headers, rows))
+        table_ = _rich_table(headers, rows)
+        if extra:
+            table_.add_section()
+        for p in extra:  # not design points: the sessions of their trees, one run each
+            imp = "-" if p.improvement is None else fmt_num(p.improvement[0], 3)
+            table_.add_row("branch", p.levels["branch"], str(p.n), fmt_num(p.estimate), "-", imp)
+        out.print(table_)
         best = a.best
         if best is not None:
             click.echo(f"best{'' if who is None else f' for {who}'}: design point {best.index} "
                        f"({fmt_levels(best.levels)}), {STAT_NAMES[statistic]} {fmt_num(best.estimate)} over "
                        f"{best.n} run(s)")
+        for note in notes:
+            click.secho(f"warning: {note}", fg="yellow", err=True)
 
 
 def _rich_table(headers: list[str], rows: list[list[str]]) -> Any:
@@ -141,8 +162,9 @@ def _rich_table(headers: list[str], rows: list[list[str]]) -> Any:
 @click.option("--format", "fmt", type=click.Choice(["table", "csv", "markdown", "json"]), default="table",
               show_default=True, help="Output format (each holds everything the table shows).")
 @handle_errors
-def analyze_command(output_dir: Path | None, experiment: str | None, store_url: str | None,
-                    response: str | None, statistic: str, agent: str | None, seed: int, fmt: str) -> None:
+def analyze_command(output_dir: Path | None, experiment: str | None, include_branches: bool,
+                    store_url: str | None, response: str | None, statistic: str, agent: str | None, seed: int,
+                    fmt: str) -> None:
     """Which factors matter, how much, and which setting is best: per factor
     the level means with 95 % bootstrap intervals over runs, the main effect
     and a type II ANOVA (F, p, partial eta²; two-way interactions where the
@@ -152,12 +174,15 @@ def analyze_command(output_dir: Path | None, experiment: str | None, store_url: 
     IQM by default) with a stratified-bootstrap 95 % interval and the
     probability that the best point beats it (Agarwal et al. 2021). Warns
     below 5 repetitions. In a game of several agents, one analysis per agent
-    (or --agent NAME)."""
+    (or --agent NAME). With --include-branches each branched or grown session
+    is one more row of the design points table (P(best > branch)); the
+    factors are ranked on the design's runs only."""
+    from xdoe.analysis._branches import split_branches
     from xdoe.analysis import analyze, parse_response, render
 
-    frame = load_frame(output_dir, experiment, store_url)
+    frame = load_frame(output_dir, experiment, store_url, include_branches)
     resp = parse_response(response)
-    who = _agents(frame, resp, agent)
+    who = _agents(split_branches(frame)[0], resp, agent)
     results = [analyze(frame, resp, statistic=statistic, agent=a, seed=seed) for a in who]
     click.echo(render(results if who != [None] else results[0], fmt, width=console().width), nl=fmt not in ("table",))
     if fmt != "table":
@@ -185,14 +210,15 @@ def _output(default: str) -> Callable[[F], F]:
               help="Moving-average window in episodes (default: about 2 % of the episodes).")
 @_output("curves.png")
 @handle_errors
-def curves_command(output_dir: Path | None, experiment: str | None, store_url: str | None, by: str | None,
-                   phase: str | None, metric: str, window: int | None, output: Path, overwrite: bool) -> None:
+def curves_command(output_dir: Path | None, experiment: str | None, include_branches: bool,
+                   store_url: str | None, by: str | None, phase: str | None, metric: str,
+                   window: int | None, output: Path, overwrite: bool) -> None:
     """Learning curves: the metric per episode, smoothed, mean and 95 % band
     over repetitions, one line per level of a factor."""
     from xdoe.analysis.plots import plot_curves
 
     check_output(output, overwrite)
-    frame = load_frame(output_dir, experiment, store_url)
+    frame = load_frame(output_dir, experiment, store_url, include_branches)
     path = plot_curves(frame, output, by=by, phase=phase, metric=metric, window=window)
     click.echo(f"wrote {path}")
 
@@ -202,15 +228,15 @@ def curves_command(output_dir: Path | None, experiment: str | None, store_url: s
 @_response
 @_output("effects.png")
 @handle_errors
-def effects_command(output_dir: Path | None, experiment: str | None, store_url: str | None,
-                    response: str | None, output: Path, overwrite: bool) -> None:
+def effects_command(output_dir: Path | None, experiment: str | None, include_branches: bool,
+                    store_url: str | None, response: str | None, output: Path, overwrite: bool) -> None:
     """Main-effects plot (level means with 95 % intervals, one panel per
     factor, strongest first) and the interaction plot of the two strongest factors."""
     from xdoe.analysis import analyze, parse_response
     from xdoe.analysis.plots import plot_effects
 
     check_output(output, overwrite)
-    frame = load_frame(output_dir, experiment, store_url)
+    frame = load_frame(output_dir, experiment, store_url, include_branches)
     resp = parse_response(response)
     path = plot_effects(analyze(frame, resp), frame, output, response=resp)
     click.echo(f"wrote {path}")
@@ -241,16 +267,16 @@ def laydown_command(run_file: Path, output: Path, overwrite: bool) -> None:
 @click.option("--seed", type=click.IntRange(min=0), default=0, show_default=True,
               help="Seed of the bootstrap resampling.")
 @handle_errors
-def report_command(output_dir: Path | None, experiment: str | None, store_url: str | None,
-                   response: str | None, output: Path, overwrite: bool, document: Path | None,
-                   seed: int) -> None:
+def report_command(output_dir: Path | None, experiment: str | None, include_branches: bool,
+                   store_url: str | None, response: str | None, output: Path, overwrite: bool,
+                   document: Path | None, seed: int) -> None:
     """One self-contained HTML report (images embedded, no network needed):
     experiment document, design table, campaign status, results, effects,
     aggregates and every plot."""
     from xdoe.analysis import parse_response, write_report
 
     check_output(output, overwrite)
-    frame = load_frame(output_dir, experiment, store_url)
+    frame = load_frame(output_dir, experiment, store_url, include_branches)
     experiment, store_url = _resolve(output_dir, experiment, store_url)
     path = write_report(frame, output, response=parse_response(response), output_dir=output_dir,
                         store_url=store_url, experiment=experiment, document=document, seed=seed,

@@ -79,7 +79,8 @@ def status_command(output_dir: Path | None, experiment: str | None, store_url: s
             output_dir, run_uid = None, str(output_dir)  # `xrun status RUN`
         if run_uid is None:
             experiment = choose_experiment(output_dir, experiment, store, every=every, allow_all=True)
-        status = campaign_status(store, output_dir, experiment, heartbeat_timeout=heartbeat_timeout)
+        status = campaign_status(store, output_dir, experiment, heartbeat_timeout=heartbeat_timeout,
+                                 include_branches=run_uid is not None)
         if run_uid is not None:
             status.runs = [r for r in status.runs if r.run == run_uid]
             if not status.runs:
@@ -153,12 +154,16 @@ def _print_run(console: Any, r: Any, instance: Any) -> None:
 @click.option("--all-instances", is_flag=True,
               help="Every run instance (adds an 'instance' column) instead of, per run, the latest "
                    "finished one (else the latest).")
+@click.option("--include-branches", is_flag=True,
+              help="Also the sessions branched or grown from these runs, after the design's runs, "
+                   "labelled in a last column 'branch'.")
 @handle_errors
 def export_command(output_dir: Path | None, experiment: str | None, store_url: str | None, every: bool,
-                   output: Path, overwrite: bool, all_instances: bool) -> None:
-    """Write one long table, one row per episode, worker and agent: experiment,
-    run, design_point, repetition, seed, one column per factor, phase, mode,
-    worker, episode, agent, steps, reward, objective, wall_time.
+                   output: Path, overwrite: bool, all_instances: bool, include_branches: bool) -> None:
+    """Write one long table, one row per episode, worker and agent of the
+    design's runs: experiment, run, design_point, repetition, seed, one
+    column per factor, phase, mode, worker, episode, agent, steps, reward,
+    objective, wall_time (and branch with --include-branches).
 
     The runs of one experiment: DIR's (an xgen output folder; its xrun.sqlite
     when --store is not given) or the store's; -e UID chooses where there
@@ -177,7 +182,7 @@ def export_command(output_dir: Path | None, experiment: str | None, store_url: s
             fail(f"nothing to export: no run of {scope} {store.url} has recorded a phase "
                  f"(run `xrun experiment-start` first); {output} not written", EXIT_FAILED)
         result = export_episodes(store, output, experiment, all_instances=all_instances,
-                                 overwrite=overwrite, hint=OVERWRITE_HINT)
+                                 include_branches=include_branches, overwrite=overwrite, hint=OVERWRITE_HINT)
     click.echo(f"wrote {result.rows:,} rows of {result.runs:,} runs of {experiment or 'every experiment'} "
                f"({len(result.columns)} columns) to {result.path} in {result.seconds:.1f} s")
     if result.rows == 0:

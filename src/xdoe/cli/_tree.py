@@ -45,8 +45,8 @@ _RESULTS = click.option("--results", metavar="DIR", default="_outputs/results", 
 @click.option("--no-run", is_flag=True, help="Only write the child's run document.")
 @click.option("--output", "-o", default=None, metavar="DIR",
               type=click.Path(file_okay=False, path_type=Path),
-              help="Run folder for the child's document (default: the folder of the parent's "
-                   "document when it is a session of a tree, else _outputs).")
+              help="Run folder; the child's document goes to its branches/ folder (default: the "
+                   "folder of the parent's document when it is a session of a tree, else _outputs).")
 @store_option
 @_RESULTS
 @_STORE_STEPS
@@ -60,8 +60,11 @@ def branch_command(node: str, overrides: tuple[str, ...], episodes: int | None, 
     uid (its newest finished instance) or RUN-UID:PHASE (the brains as that
     phase left them). The child inherits the parent's run document, applies
     the overrides, loads every agent's brain from the parent's final
-    checkpoint, and is written to DIR/run-<parent uid>_bNN.yaml (files sort
-    under their parents). The store records parent -> child with the overrides.
+    checkpoint, and is written to DIR/branches/run-<parent uid>_bNN.yaml
+    (files sort under their parents; out of the design's DIR/run-*.yaml).
+    The store records parent -> child with the overrides. A child is a
+    session of its tree, not a run of the design: results, analyze, plot,
+    report and status leave it out (--include-branches shows it).
     """
     from xdoe.store._steps import StepPolicy
     from xdoe.tree import branch

@@ -51,6 +51,7 @@ if TYPE_CHECKING:  # the same names for type checkers (`Name as Name`: a re-expo
         RunDocument as RunDocument,
         RunDocumentWarning as RunDocumentWarning,
         RunPhase as RunPhase,
+        SessionInfo as SessionInfo,
         SimulationSpec as SimulationSpec,
         load_run_document as load_run_document,
         parse_run_document as parse_run_document,
@@ -75,7 +76,7 @@ _EXPORTS = {
     "xdoe.documents._run": [
         "RUN_DOCUMENT_VERSION", "AgentEntry", "ComponentSpec", "DesignPointInfo", "EnvironmentEntry",
         "EnvironmentSpec", "PhaseConfig", "RunConfig", "RunDocument", "RunDocumentWarning", "RunPhase",
-        "SimulationSpec", "load_run_document", "parse_run_document",
+        "SessionInfo", "SimulationSpec", "load_run_document", "parse_run_document",
     ],
     "xdoe.documents._yaml": [
         "MAX_ALIAS_NODES", "MAX_DEPTH", "MAX_DOCUMENT_BYTES", "YamlDocument", "load_yaml", "read_text",

@@ -60,6 +60,7 @@ __all__ = [
     "RunPhase",
     "RunConfig",
     "DesignPointInfo",
+    "SessionInfo",
     "RunDocument",
     "load_run_document",
     "parse_run_document",
@@ -183,6 +184,27 @@ class DesignPointInfo(DocumentModel):
     levels: dict[str, Any] = Field(default_factory=dict)
 
 
+class SessionInfo(DocumentModel):
+    """Where a session of a tree comes from (``xrun branch`` and ``xrun grow``
+    write it into the child's document instead of ``experiment_uid`` and
+    ``design_point``: a child is not a run of the design). ``tree`` is the
+    session tree's uid, ``parent`` the parent's run uid and ``parent_hash``
+    the content hash of its document, ``phase`` the parent's phase the
+    brains were loaded from (``None``: its last), ``overrides`` what the
+    child changed (each key as given -> the value it set, e.g.
+    ``{brain.params.alpha: 0.25}``). Provenance only, not membership:
+    ``experiment`` and ``design_point`` name the design run the tree's
+    branch started from, when it started from one."""
+
+    tree: str = Field(min_length=1)
+    parent: str = Field(min_length=1)
+    parent_hash: str | None = None
+    phase: str | None = None
+    overrides: dict[str, Any] = Field(default_factory=dict)
+    experiment: str | None = None
+    design_point: DesignPointInfo | None = None
+
+
 class RunDocument(DocumentModel):
     """A validated run document (see the module docstring for the shape).
 
@@ -196,6 +218,7 @@ class RunDocument(DocumentModel):
     seed: Integer = Field(default=0, ge=0)
     version: str | None = None
     design_point: DesignPointInfo | None = None
+    session: SessionInfo | None = None
     run_config: RunConfig | None = None
     schedule: list[RunPhase] = Field(min_length=1)
 

@@ -75,7 +75,11 @@ if TYPE_CHECKING:  # the same names for type checkers (`Name as Name`: a re-expo
         ExportResult as ExportResult,
         export_episodes as export_episodes,
     )
-    from xdoe.store._results_table import EpisodeTable as EpisodeTable, episode_table as episode_table
+    from xdoe.store._results_table import (
+        BRANCH_COLUMN as BRANCH_COLUMN,
+        EpisodeTable as EpisodeTable,
+        episode_table as episode_table,
+    )
     from xdoe.store._lineage import build_lineage as build_lineage, render_lineage as render_lineage
     from xdoe.store._status import (
         CampaignStatus as CampaignStatus,
@@ -148,7 +152,7 @@ _EXPORTS = {
     "xdoe.store._store": ["InstanceInfo", "RunInfo", "Store"],
     # campaign views (issue 4): one results table, status, lineage
     "xdoe.store._export": ["EXPORT_COLUMNS", "ExportResult", "export_episodes"],
-    "xdoe.store._results_table": ["EpisodeTable", "episode_table"],
+    "xdoe.store._results_table": ["BRANCH_COLUMN", "EpisodeTable", "episode_table"],
     "xdoe.store._lineage": ["build_lineage", "render_lineage"],
     "xdoe.store._status": ["CampaignStatus", "RunStatus", "campaign_status"],
     # stop requests (honoured by the executor) and the dashboard's queries (issue 15)

@@ -111,8 +111,12 @@ def _statuses(store: "Store", experiment: str | None, timeout: float,
     :func:`_full` converts them), and ``uid -> (experiment uid, levels as JSON text)``.
 
     Unlike ``campaign_status``, a run whose latest version never ran is
-    ``missing`` without saying whether an older version ran.
+    ``missing`` without saying whether an older version ran. Sessions of a
+    session tree are not runs of a campaign (:mod:`xdoe.store._membership`;
+    the tree page shows them) and are left out.
     """
+    from xdoe.store._membership import session_child_uids
+
     latest = select(func.max(Run.id)).group_by(Run.uid)
     agg = (select(RunInstance.run_id, func.max(RunInstance.id).label("newest"),
                   func.max(case((RunInstance.status == "finished", RunInstance.id))).label("fin"),
@@ -145,6 +149,9 @@ def _statuses(store: "Store", experiment: str | None, timeout: float,
             rows = conn.execute(stmt).all()
     except SQLAlchemyError as exc:
         raise store_error(str(store.engine.url), "read runs from", exc) from None
+    children = session_child_uids(store)
+    if children:
+        rows = [r for r in rows if r[0] not in children]
     for (uid, exp, point, rep, seed, chash, levels, n, nid, nstatus, nerror, nhost, npid, nbeat,
          nstart, nend, fid, fhost, fstart, fend) in rows:
         extra[uid] = (exp, levels)

@@ -2,6 +2,11 @@
 design (design point, repetition, seed, one column per factor), streamed to
 CSV or Parquet with flat memory.
 
+Which runs: the design's, never the sessions of a session tree (branches and
+grown sessions, :mod:`xdoe.store._membership`); ``include_branches=True``
+adds the sessions of the trees rooted in the selected runs, each marked with
+its ``branch`` label.
+
 Which instances are exported: for each run uid, the most recent *finished*
 instance (else the most recent one, whatever its status); a phase that
 instance did not record (a resumed instance that skipped phases already
@@ -36,14 +41,16 @@ from xdoe.store._models import Episode, Experiment, Phase, Run, RunInstance
 if TYPE_CHECKING:
     from xdoe.store._store import Store
 
-__all__ = ["EXPORT_COLUMNS", "ExportResult", "SelectedPhase", "export_episodes", "export_columns",
-           "iter_export_rows", "selected_phases"]
+__all__ = ["EXPORT_COLUMNS", "BRANCH_COLUMN", "ExportResult", "SelectedPhase", "export_episodes",
+           "export_columns", "iter_export_rows", "selected_phases"]
 
 #: The fixed columns of the table; factor columns go between ``seed`` and ``phase``.
 DESIGN_COLUMNS = ("experiment", "run", "design_point", "repetition", "seed")
 EPISODE_COLUMNS = ("phase", "mode", "worker", "episode", "agent", "steps", "reward",
                    "objective", "wall_time")
 EXPORT_COLUMNS = DESIGN_COLUMNS + EPISODE_COLUMNS
+#: The last column with ``include_branches``: a session's label (``None`` for the design's runs).
+BRANCH_COLUMN = "branch"
 #: Rows per Parquet record batch (and per fetch from the database).
 BATCH_ROWS = 50_000
 SUFFIXES = (".csv", ".parquet")
@@ -65,6 +72,7 @@ class SelectedPhase:
     index: int
     name: str
     mode: str
+    branch: str | None = None  # a session of a tree (include_branches): its label
 
 
 @dataclass(frozen=True)
@@ -79,7 +87,7 @@ class ExportResult:
     runs: int
 
 
-def _phase_rows(store: "Store", experiment: str | None) -> list[Any]:
+def _phase_rows(store: "Store", experiment: str | None, uids: list[str] | None = None) -> list[Any]:
     stmt = (
         select(Phase.id, Phase.index, Phase.name, Phase.mode, Phase.status, RunInstance.id,
                RunInstance.status, Run.id, Run.uid, Run.content_hash, Run.design_point,
@@ -91,6 +99,8 @@ def _phase_rows(store: "Store", experiment: str | None) -> list[Any]:
     )
     if experiment is not None:
         stmt = stmt.where(Experiment.uid == experiment)
+    if uids is not None:
+        stmt = stmt.where(Run.uid.in_(uids))
     with store._read("read phases from") as session:
         return list(session.execute(stmt.order_by(RunInstance.id, Phase.index)))
 
@@ -106,17 +116,32 @@ def check_experiment(store: "Store", experiment: str | None) -> None:
 
 
 def selected_phases(store: "Store", experiment: str | None = None, *,
-                    all_instances: bool = False) -> list[SelectedPhase]:
+                    all_instances: bool = False, include_branches: bool = False) -> list[SelectedPhase]:
     """The phases whose episodes are exported (see the module docstring), in
-    export order. One cheap query over phases (no episode is read).
+    export order: the design's runs (of ``experiment``, or every design run),
+    then, with ``include_branches``, the sessions of the trees rooted in
+    them (``branch`` set, no design point, no levels). A few cheap queries
+    over phases and session nodes (no episode is read).
 
     Raises:
         StoreError: the store cannot be read.
     """
-    rows = _phase_rows(store, experiment)
+    from xdoe.store._membership import branch_runs
+
+    children = branch_runs(store)  # every session of a tree: never in the design
+    rows = [r for r in _phase_rows(store, experiment) if r[8] not in children]
+    branches: dict[str, Any] = {}
+    if include_branches and children:
+        branches = children if experiment is None else branch_runs(store, experiment)
+        uids = sorted(branches)
+        for start in range(0, len(uids), 500):  # bound the IN list (SQLite's variable limit)
+            rows += _phase_rows(store, None, uids[start:start + 500])
 
     def make(r: Any) -> SelectedPhase:
         (pid, index, name, mode, _ps, iid, _is, run_id, uid, _h, point, rep, seed, levels, exp) = r
+        if uid in branches:  # a session of a tree: never a design point
+            return SelectedPhase(int(pid), int(iid), int(run_id), exp, uid, None, None, seed, {},
+                                 int(index), name, mode, branches[uid].label)
         return SelectedPhase(int(pid), int(iid), int(run_id), exp, uid, point, rep, seed,
                              levels if isinstance(levels, dict) else {}, int(index), name, mode)
 
@@ -148,7 +173,7 @@ def selected_phases(store: "Store", experiment: str | None = None, *,
             chosen.extend(make(phases[i]) for i in sorted(phases))
 
     def order(p: SelectedPhase) -> tuple[Any, ...]:
-        return (p.design_point is None, p.design_point or 0, p.repetition is None,
+        return (p.branch is not None, p.design_point is None, p.design_point or 0, p.repetition is None,
                 p.repetition or 0, p.run, p.instance_id, p.index)
 
     return sorted(chosen, key=order)
@@ -177,14 +202,16 @@ def _factor_cell(value: Any, kind: str) -> Any:
     return value
 
 
-def export_columns(factors: list[str], *, all_instances: bool = False) -> list[str]:
+def export_columns(factors: list[str], *, all_instances: bool = False, branches: bool = False) -> list[str]:
     """Column names: the design columns, one per factor (a factor whose name
-    clashes with a fixed column is called ``factor:<name>``), the episode columns."""
-    names = [f"factor:{f}" if f in EXPORT_COLUMNS or f == "instance" else f for f in factors]
+    clashes with a fixed column is called ``factor:<name>``), the episode
+    columns, and with ``branches`` a last column ``branch``."""
+    fixed = (*EXPORT_COLUMNS, "instance", BRANCH_COLUMN)
+    names = [f"factor:{f}" if f in fixed else f for f in factors]
     design = list(DESIGN_COLUMNS)
     if all_instances:
         design.insert(2, "instance")
-    return design + names + list(EPISODE_COLUMNS)
+    return design + names + list(EPISODE_COLUMNS) + ([BRANCH_COLUMN] if branches else [])
 
 
 def iter_export_rows(
@@ -194,9 +221,11 @@ def iter_export_rows(
     kinds: dict[str, str],
     *,
     all_instances: bool = False,
+    branches: bool = False,
     batch_rows: int = BATCH_ROWS,
 ) -> Iterator[tuple[Any, ...]]:
-    """Stream the table's rows (tuples in :func:`export_columns` order): one
+    """Stream the table's rows (tuples in :func:`export_columns` order; with
+    ``branches`` each ends with its phase's ``branch`` label): one
     query per phase, fetched ``batch_rows`` at a time (a server-side cursor
     on PostgreSQL), so memory does not grow with the number of episodes.
 
@@ -219,6 +248,11 @@ def iter_export_rows(
                     head += (p.instance_id,)
                 prefix = head + (p.design_point, p.repetition, p.seed) + levels + (p.name, p.mode)
                 result = streaming.execute(stmt, {"phase_id": p.phase_id})
+                if branches:
+                    suffix = (p.branch,)
+                    for row in result:
+                        yield prefix + tuple(row) + suffix
+                    continue
                 for row in result:
                     yield prefix + tuple(row)
     except SQLAlchemyError as exc:
@@ -268,7 +302,7 @@ def _clean_csv(batch: list[tuple[Any, ...]]) -> list[tuple[Any, ...]]:
 
 
 def _parquet_schema(columns: list[str], factors: list[str], kinds: dict[str, str],
-                    all_instances: bool) -> Any:
+                    all_instances: bool, branches: bool = False) -> Any:
     import pyarrow as pa
 
     kind_types = {"bool": pa.bool_(), "int": pa.int64(), "float": pa.float64(), "string": pa.string()}
@@ -279,6 +313,8 @@ def _parquet_schema(columns: list[str], factors: list[str], kinds: dict[str, str
     types += [kind_types[kinds[f]] for f in factors]
     types += [pa.string(), pa.string(), pa.int64(), pa.int64(), pa.string(), pa.int64(),
               pa.float64(), pa.float64(), pa.float64()]
+    if branches:
+        types.append(pa.string())
     return pa.schema(list(zip(columns, types)))
 
 
@@ -315,6 +351,7 @@ def export_episodes(
     experiment: str | None = None,
     *,
     all_instances: bool = False,
+    include_branches: bool = False,
     batch_rows: int = BATCH_ROWS,
     overwrite: bool = False,
     hint: str = "",
@@ -326,7 +363,10 @@ def export_episodes(
     ``design_point``, ``repetition``, ``seed``, one column per factor (the
     run's level; the union of factor names over the exported runs, sorted),
     ``phase``, ``mode``, ``worker``, ``episode``, ``agent``, ``steps``,
-    ``reward``, ``objective``, ``wall_time`` (seconds). CSV cells: empty for
+    ``reward``, ``objective``, ``wall_time`` (seconds), and with
+    ``include_branches`` ``branch`` (the sessions of the trees rooted in
+    these runs come after the design's runs, labelled ``parent +
+    key=value``; empty for the design's runs). CSV cells: empty for
     null, levels that are not numbers or strings as canonical JSON (as in
     ``design.csv``). Parquet types: strings, int64, float64 (factor columns
     int64/float64/bool when every level is one, else string), zstd-compressed,
@@ -360,13 +400,13 @@ def export_episodes(
     if not overwrite:
         refuse_existing(target, hint)  # before any query: nothing is read for a refused file
     check_experiment(store, experiment)
-    phases = selected_phases(store, experiment, all_instances=all_instances)
+    phases = selected_phases(store, experiment, all_instances=all_instances, include_branches=include_branches)
     runs: dict[int, dict[str, Any]] = {p.run_id: p.levels for p in phases}
     factors = sorted({f for levels in runs.values() for f in levels})
     kinds = {f: _factor_kind([levels.get(f) for levels in runs.values()]) for f in factors}
-    columns = export_columns(factors, all_instances=all_instances)
+    columns = export_columns(factors, all_instances=all_instances, branches=include_branches)
     rows = iter_export_rows(store, phases, factors, kinds, all_instances=all_instances,
-                            batch_rows=batch_rows)
+                            branches=include_branches, batch_rows=batch_rows)
     written = 0
 
     def write(tmp: Path) -> None:
@@ -374,7 +414,8 @@ def export_episodes(
         if suffix == ".csv":
             written = _write_csv(tmp, columns, rows)
         else:
-            written = _write_parquet(tmp, _parquet_schema(columns, factors, kinds, all_instances), rows, batch_rows)
+            written = _write_parquet(tmp, _parquet_schema(columns, factors, kinds, all_instances, include_branches),
+                                     rows, batch_rows)
 
     write_atomically(target, write, overwrite=overwrite, hint=hint)
     return ExportResult(target, written, tuple(columns), time.perf_counter() - started,

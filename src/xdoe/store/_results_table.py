@@ -10,12 +10,19 @@ from __future__ import annotations
 from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any
 
-from xdoe.store._export import DESIGN_COLUMNS, check_experiment, export_columns, iter_export_rows, selected_phases
+from xdoe.store._export import (
+    BRANCH_COLUMN,
+    DESIGN_COLUMNS,
+    check_experiment,
+    export_columns,
+    iter_export_rows,
+    selected_phases,
+)
 
 if TYPE_CHECKING:
     from xdoe.store._store import Store
 
-__all__ = ["EpisodeTable", "episode_table"]
+__all__ = ["EpisodeTable", "episode_table", "BRANCH_COLUMN"]
 
 
 @dataclass(frozen=True)
@@ -30,21 +37,30 @@ class EpisodeTable:
     factors: tuple[str, ...]
 
 
-def episode_table(store: "Store", experiment: str | None = None) -> EpisodeTable:
-    """Every recorded episode (latest finished instance per run), one row per
-    episode, worker and agent.
+def episode_table(store: "Store", experiment: str | None = None, *,
+                  include_branches: bool = False) -> EpisodeTable:
+    """Every recorded episode of the design's runs (latest finished instance
+    per run), one row per episode, worker and agent; sessions of a session
+    tree (branches, grown sessions) are not the design and are left out.
+
+    With ``include_branches`` the sessions of the trees rooted in these runs
+    come after the design's rows (no design point, no factor levels) and a
+    last column ``branch`` labels them (``parent + key=value``; ``None`` for
+    the design's runs).
 
     Raises:
         InputError: ``experiment`` is not in the store.
         StoreError: the store cannot be read.
     """
     check_experiment(store, experiment)
-    phases = selected_phases(store, experiment)
+    phases = selected_phases(store, experiment, include_branches=include_branches)
     factors: list[str] = []
     for p in phases:
         factors.extend(f for f in p.levels if f not in factors)
     kinds = {f: "raw" for f in factors}  # _factor_cell passes values of an unknown kind unchanged
     columns = export_columns(factors)
-    rows = list(iter_export_rows(store, phases, factors, kinds))
     names = tuple(columns[len(DESIGN_COLUMNS): len(DESIGN_COLUMNS) + len(factors)])
+    if include_branches:
+        columns.append(BRANCH_COLUMN)
+    rows = list(iter_export_rows(store, phases, factors, kinds, branches=include_branches))
     return EpisodeTable(tuple(columns), rows, names)

@@ -17,6 +17,13 @@ decided from its instances:
 * ``missing``: no instance of this version (the reason says when an older
   version of the document ran);
 * ``invalid``: the run file cannot be read (only from an output folder).
+
+Only the design's runs count: sessions of a session tree (``xrun branch``,
+``xrun grow``; :mod:`xdoe.store._membership`) are left out, also a child
+written with ``--no-run`` into the output folder before children had their
+own ``branches/`` folder (it would be ``missing`` forever), and any run file
+whose document has a ``session`` record. A folder holding only sessions (a
+tree's ``branches/`` folder) shows those.
 """
 
 from __future__ import annotations
@@ -108,7 +115,10 @@ def design_runs(output_dir: str | Path, experiment: str | None = None) -> list[D
     file is a run with no hash and the error ``no run file``.
 
     A folder without ``run-*.yaml`` files uses its ``*.yaml``/``*.yml`` files
-    (hand-written run documents).
+    (hand-written run documents). A document with a ``session`` record (a
+    session of a tree, :class:`xdoe.documents.SessionInfo`) is not a run of
+    the design and is left out, unless the folder holds nothing else (a
+    tree's ``branches/`` folder).
 
     With ``experiment``, only that experiment's design: the run files and the
     design table its manifest lists (:func:`xdoe.design.folder_experiments`);
@@ -142,6 +152,7 @@ def design_runs(output_dir: str | Path, experiment: str | None = None) -> list[D
     if not files and not design:
         raise InputError(f"{folder}: holds no design.csv and no run document (run-*.yaml)")
     found: list[DesignRun] = []
+    sessions: list[DesignRun] = []
     seen: set[str] = set()
     for path in files:
         try:
@@ -163,7 +174,8 @@ def design_runs(output_dir: str | Path, experiment: str | None = None) -> list[D
         point = data.get("design_point") if isinstance(data.get("design_point"), dict) else {}
         row = design.get(uid, {})
         seed = data.get("seed")
-        found.append(DesignRun(
+        # a session of a tree (xrun branch/grow) is not a run of the design
+        (sessions if isinstance(data.get("session"), dict) else found).append(DesignRun(
             uid=uid, content_hash=document_hash(data),
             design_point=point.get("index", _int(row.get("design_point"))),
             repetition=point.get("repetition", _int(row.get("repetition"))),
@@ -174,7 +186,7 @@ def design_runs(output_dir: str | Path, experiment: str | None = None) -> list[D
             found.append(DesignRun(uid=uid, content_hash=None, design_point=_int(row.get("design_point")),
                                    repetition=_int(row.get("repetition")), seed=_int(row.get("seed")),
                                    error="no run file"))
-    return found
+    return found or sessions  # a folder of sessions only (e.g. a branches/ folder): those
 
 
 def _instances(store: "Store", experiment: str | None, uids: set[str] | None) -> dict[str, list[Any]]:
@@ -253,6 +265,7 @@ def campaign_status(
     heartbeat_timeout: float = HEARTBEAT_TIMEOUT,
     now: _dt.datetime | None = None,
     hostname: str | None = None,
+    include_branches: bool = False,
 ) -> CampaignStatus:
     """The status of every run of a campaign.
 
@@ -264,6 +277,8 @@ def campaign_status(
         heartbeat_timeout: seconds after which a running instance without a
             heartbeat counts as interrupted.
         now, hostname: for tests (default: the current time and host).
+        include_branches: keep the sessions of session trees (``xrun status
+            --run CHILD``); by default only the design's runs count.
 
     Returns:
         a :class:`CampaignStatus`, runs ordered by design point, repetition, uid.
@@ -273,12 +288,17 @@ def campaign_status(
             store (when no ``output_dir`` is given).
         StoreError: the store cannot be read.
     """
+    from xdoe.store._membership import session_child_uids
+
+    children: set[str] = set() if include_branches else session_child_uids(store)
     if output_dir is not None:
         runs = design_runs(output_dir, experiment)
+        if any(r.uid not in children for r in runs):  # else a folder of sessions (branches/): those
+            runs = [r for r in runs if r.uid not in children]
         uids: set[str] | None = {r.uid for r in runs}
     else:
         check_experiment(store, experiment)
-        runs = _store_runs(store, experiment)
+        runs = [r for r in _store_runs(store, experiment) if r.uid not in children]
         uids = None
     instances = _instances(store, experiment, uids)
     moment = now or utcnow()

@@ -1,16 +1,27 @@
 """Branching: a child session from a finished one.
 
 ``branch("taxi-0000:training", set=["brain.params.alpha=x0.5"], episodes=300)``
-writes ``<output>/run-taxi-0000_b01.yaml``: the parent's run document with
-the overrides applied (:mod:`xdoe.tree._overrides`), the segment length set on
-one phase, a seed derived from the parent's, and ``load:`` on every agent that
-saved a checkpoint in the parent, so every brain starts from the parent's
-final checkpoint (:mod:`xdoe.execution._lineage`); then it runs the child with
+writes ``<output>/branches/run-taxi-0000_b01.yaml``: the parent's run
+document with the overrides applied (:mod:`xdoe.tree._overrides`), the
+segment length set on one phase, a seed derived from the parent's, and
+``load:`` on every agent that saved a checkpoint in the parent, so every
+brain starts from the parent's final checkpoint
+(:mod:`xdoe.execution._lineage`); then it runs the child with
 :func:`xdoe.execution.run` and records parent -> child in the store.
 
-Names: the child of run ``U`` is ``U_bNN`` (file ``run-U_bNN.yaml``), so the
-files of a tree sort depth first under their parents (``_`` sorts after the
-``.`` of ``.yaml``). Seeds: the child's seed is
+A child is a session of its tree, not a run of the design: its document has
+no ``experiment_uid`` and no ``design_point`` (a branch of a design run
+starts from a trained brain with other settings; counting it as a repetition
+of the parent's design point would bias the design's analysis) but a
+``session`` record (:class:`xdoe.documents.SessionInfo`: tree, parent, the
+parent's content hash and phase, each override with the value it set, and,
+as provenance, the experiment and design point the branch started from).
+Children go into the ``branches/`` folder beside the design's run files, out
+of the glob ``<output>/run-*.yaml`` that runs the design.
+
+Names: the child of run ``U`` is ``U_bNN`` (file ``branches/run-U_bNN.yaml``),
+so the files of a tree sort depth first under their parents (``_`` sorts
+after the ``.`` of ``.yaml``). Seeds: the child's seed is
 ``SeedSequence(parent seed, spawn_key=(4, NN)).generate_state(1, uint32)[0]``.
 """
 
@@ -32,10 +43,13 @@ if TYPE_CHECKING:
     from xdoe.store import NodeInfo, Store
 
 __all__ = ["Source", "BranchResult", "resolve_source", "child_document", "child_seed",
-           "write_document", "branch", "judge", "newest_checkpoints", "tree_for", "SEED_KEY"]
+           "write_document", "branch", "judge", "newest_checkpoints", "tree_for", "tree_uid_for",
+           "branch_folder", "SEED_KEY", "BRANCH_FOLDER"]
 
 #: First element of the spawn key of a child's seed.
 SEED_KEY = 4
+#: The folder (inside a run folder) children's run documents are written to.
+BRANCH_FOLDER = "branches"
 _STEPS_CONDITION = "xdoe.conditions:MaxStepsTerminationCondition"
 _ENV_CONDITION = "xdoe.conditions:EnvironmentTerminationCondition"
 
@@ -175,10 +189,32 @@ def newest_checkpoints(store: "Store", source: Source) -> dict[str, Any]:
     return {agent: info for agent, (_, info) in newest.items()}
 
 
+def branch_folder(output: str | Path) -> Path:
+    """Where the children of a tree whose files are in ``output`` go:
+    ``output/branches`` (``output`` itself when it is a ``branches`` folder)."""
+    folder = Path(output)
+    return folder if folder.name == BRANCH_FOLDER else folder / BRANCH_FOLDER
+
+
+def tree_uid_for(store: "Store", source: Source) -> str:
+    """The uid of the tree a child of ``source`` joins (see :func:`tree_for`),
+    without creating anything."""
+    from xdoe.store import nodes_of_run
+
+    for node in reversed(nodes_of_run(store, source.run_uid)):
+        if node.content_hash == source.content_hash:
+            return node.tree
+    return source.run_uid
+
+
 def child_document(store: "Store", source: Source, uid: str, number: int,
                    overrides: Sequence[Override | str] = (), *, episodes: int | None = None,
-                   steps: int | None = None, phase: str | None = None) -> tuple[dict[str, Any], list[dict[str, Any]]]:
-    """The child's run document and the overrides as applied (see the module docstring).
+                   steps: int | None = None, phase: str | None = None,
+                   tree: str | None = None) -> tuple[dict[str, Any], list[dict[str, Any]]]:
+    """The child's run document and the overrides as applied (see the module
+    docstring): no ``experiment_uid`` and no ``design_point``, and a
+    ``session`` record of ``tree`` (default :func:`tree_uid_for`), the parent
+    and the overrides.
 
     Raises:
         InputError: both ``episodes`` and ``steps``, an unknown phase, or a bad override.
@@ -191,6 +227,10 @@ def child_document(store: "Store", source: Source, uid: str, number: int,
             raise InputError(f"{name} must be a positive integer, not {value!r}")
     doc = copy.deepcopy(source.document)
     doc["uid"] = uid
+    # a session of a tree, not a run of the design; where in a design it started is provenance
+    origin = doc.pop("session", None) or {}
+    experiment = doc.pop("experiment_uid", None) or origin.get("experiment")
+    design_point = doc.pop("design_point", None) or origin.get("design_point")
     doc["seed"] = child_seed(int(doc.get("seed") or 0), number)
     _set_segment(doc, _segment_phase(doc, phase), episodes, steps)
     agents = newest_checkpoints(store, source)
@@ -210,7 +250,19 @@ def child_document(store: "Store", source: Source, uid: str, number: int,
             else:  # an older instance: name its checkpoint file
                 load = {"path": str(Path(agents[name].path).resolve())}
             agent["load"] = load
-    return apply_overrides(doc, overrides)
+    doc, applied = apply_overrides(doc, overrides)
+    session: dict[str, Any] = {"tree": tree or tree_uid_for(store, source), "parent": source.run_uid,
+                               "parent_hash": source.content_hash}
+    if source.phase is not None:
+        session["phase"] = source.phase
+    if applied:
+        session["overrides"] = {a["key"]: a["result"] for a in applied}
+    if experiment:
+        session["experiment"] = experiment
+    if design_point:
+        session["design_point"] = design_point
+    doc["session"] = session
+    return doc, applied
 
 
 def write_document(path: Path, document: dict[str, Any]) -> None:
@@ -298,9 +350,9 @@ def branch(
             train-mode phase).
         run: run the child with :func:`xdoe.execution.run`.
         store: a store or URL (default ``$XRUN_STORE`` / ``sqlite:///_outputs/xrun.sqlite``).
-        output: the run folder the child document is written to (default:
-            the folder of the parent's document when it is a session of a
-            tree, else ``_outputs``).
+        output: the run folder; the child document is written to its
+            ``branches/`` folder (default: the folder of the parent's
+            document when it is a session of a tree, else ``_outputs``).
         results: root of the results folders (default ``_outputs/results``).
         criterion: judges the child against its parent (default
             :class:`ImprovementCriterion` with its defaults).
@@ -335,7 +387,7 @@ def branch(
             files = [n.file for n in nodes_of_run(db, source.run_uid)
                      if n.file and n.content_hash == source.content_hash]
             output = Path(files[-1]).parent if files else Path("_outputs")
-        output = Path(output)
+        output = branch_folder(output)
         uid, number = _free_uid(db, source.run_uid, output, count_branch_children(db, source.run_uid) + 1)
         document, applied = child_document(db, source, uid, number, set, episodes=episodes,
                                            steps=steps, phase=phase)

@@ -19,6 +19,10 @@ continues the same tree: nothing planned is lost, nothing finished runs twice):
    as setting the value the node already has, is skipped). The next ``max_parallel`` untried attempts are
    planned as children (``<uid>_bNN`` with NN = attempt + 1) of one round;
    when no node has attempts left, growth stops (``exhausted``).
+
+The children's documents are sessions of the tree, not runs of a design
+(see :mod:`xdoe.tree._branch`): written to ``<output>/branches/``, with a
+``session`` record instead of ``experiment_uid`` and ``design_point``.
 """
 
 from __future__ import annotations
@@ -28,7 +32,7 @@ from pathlib import Path
 from typing import TYPE_CHECKING, Callable
 
 from xdoe.errors import InputError
-from xdoe.tree._branch import Source, child_document, judge, write_document
+from xdoe.tree._branch import Source, branch_folder, child_document, judge, write_document
 from xdoe.tree._config import SessionConfig, load_session_config
 from xdoe.tree._overrides import apply_overrides
 
@@ -128,8 +132,9 @@ def _plan_children(store: "Store", config: SessionConfig, tree_id: int, parent: 
         overrides = config.directions[attempt - 1] if attempt else []
         uid = f"{parent.run_uid}_b{attempt + 1:02d}"
         child, applied = child_document(store, source, uid, attempt + 1, overrides,
-                                        episodes=config.episodes, steps=config.steps, phase=config.phase)
-        file = config.output / f"run-{uid}.yaml"
+                                        episodes=config.episodes, steps=config.steps, phase=config.phase,
+                                        tree=config.uid)
+        file = branch_folder(config.output) / f"run-{uid}.yaml"
         write_document(file, child)
         segment = {"episodes": config.episodes} if config.episodes else (
             {"steps": config.steps} if config.steps else None)
