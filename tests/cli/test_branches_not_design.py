@@ -39,7 +39,7 @@ def xrun(*args: str, code: int = 0) -> str:
 def cells(table: str) -> list[list[str]]:
     """The design-point rows of an ``xrun results`` table, cell by cell."""
     return [[c.strip() for c in line.split("│")] for line in table.splitlines()
-            if re.match(r"│ [* ] │\s+\d", line)]
+            if re.match(r"│\s+\d+( \*)? │", line)]
 
 
 def design_files(tmp_path: Path) -> list[str]:
@@ -95,7 +95,11 @@ def test_a_branch_leaves_the_designs_answer_unchanged(study: Path) -> None:
     design_rows = cells(results)
     assert len(design_rows) == 3 and design_rows == cells(shown)[:3]  # the same design rows, first
     with_branches = json.loads(xrun("analyze", "-e", "taxi-study", "--include-branches", "--format", "json"))
-    assert with_branches == analysis  # the factors are ranked on the design's runs only
+    design_points = with_branches.pop("points")
+    assert with_branches == {k: v for k, v in analysis.items() if k != "points"}  # factors: the design's runs only
+    assert design_points[:len(analysis["points"])] == analysis["points"]  # the design's points, first
+    (branch,) = design_points[len(analysis["points"]):]
+    assert branch["design_point"] == -1 and branch["n"] == 1 and "taxi-study-0000_b01" in branch["levels"]["branch"]
     compared = xrun("analyze", "-e", "taxi-study", "--include-branches")
     row = compared[compared.index("│ -1 "):]  # the branch's row (its label may wrap in the cell)
     assert "branch=taxi-study-0000_b01" in row.splitlines()[0] and "brain.params.alpha=0.25)" in row

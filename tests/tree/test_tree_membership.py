@@ -78,17 +78,17 @@ def test_a_branch_is_not_a_repetition_of_its_parents_design_point(design: tuple[
     after = analyze(frame)
     assert after.runs == before.runs == 4
     assert [(f.name, f.effect, f.p) for f in after.factors] == [(f.name, f.effect, f.p) for f in before.factors]
-    assert [(p.index, p.n, p.mean) for p in after.points] == [(p.index, p.n, p.mean) for p in before.points]
+    assert [(p.index, p.n, p.estimate) for p in after.points] == [(p.index, p.n, p.estimate) for p in before.points]
     # compared explicitly: one labelled row each, never a design point
     both = load(url, "lv", include_branches=True)
     rows = both[both["branch"].notna()]
     assert runs_of(rows) == ["lv-0000_b01"] and rows["design_point"].isna().all()
     assert rows["branch"].iloc[0] == "lv-0000 + environment.params.level=3.0"
     shown = analyze(both)
-    assert [(p.index, p.n, p.mean) for p in shown.points[:2]] == [(p.index, p.n, p.mean) for p in before.points]
+    assert [(p.index, p.n, p.estimate) for p in shown.points[:2]] == [(p.index, p.n, p.estimate) for p in before.points]
     assert shown.points[2].index == -1 and shown.points[2].n == 1
     assert shown.points[2].levels == {"branch": "lv-0000_b01 (lv-0000 + environment.params.level=3.0)"}
-    assert shown.points[2].mean == pytest.approx(9.0)  # level 3 x 3 steps
+    assert shown.points[2].estimate == pytest.approx(9.0)  # level 3 x 3 steps
     assert [(f.name, f.effect) for f in shown.factors] == [(f.name, f.effect) for f in before.factors]
     # the export: the design's runs; with include_branches the child after them, labelled
     with Store(url) as store:
@@ -149,7 +149,7 @@ def test_children_recorded_the_old_way_stay_out_of_the_design(design: tuple[str,
         old_style_child(store, url, "lv-0000", tmp_path, level=5.0, ran=ran)
     frame = load(url, "lv")
     assert runs_of(frame) == [f"lv-{i:04d}" for i in range(4)]
-    assert [(p.index, p.n, p.mean) for p in analyze(frame).points] == [(p.index, p.n, p.mean) for p in before.points]
+    assert [(p.index, p.n, p.estimate) for p in analyze(frame).points] == [(p.index, p.n, p.estimate) for p in before.points]
     with Store(url) as store:  # the old file sits in the design's folder: still not a design run
         status = campaign_status(store, folder)
         assert len(status.runs) == 4 and status.all_finished and status.counts.get("missing", 0) == 0
