@@ -9,7 +9,7 @@ from urllib.parse import parse_qs
 from fastapi import APIRouter, Depends, HTTPException, Request
 from fastapi.responses import HTMLResponse
 
-from xdoe.dashboard._web import require_token, store_of, templates
+from xdoe.dashboard._web import require_token, resume_note, store_of, templates
 from xdoe.errors import InputError
 
 __all__ = ["router", "stop_instance"]
@@ -49,7 +49,7 @@ def stop_instance(store: object, instance_id: int, heartbeat_timeout: float) -> 
     Raises:
         HTTPException: 404 no such instance, 409 it is not running.
     """
-    from xdoe.store import request_stop
+    from xdoe.store import request_stop, run_view
     from xdoe.store._liveness import dead_reason
 
     inst = store.instance(instance_id)  # type: ignore[attr-defined]
@@ -62,8 +62,10 @@ def stop_instance(store: object, instance_id: int, heartbeat_timeout: float) -> 
         store.mark_interrupted(instance_id, f"stopped from the dashboard ({stale})")  # type: ignore[attr-defined]
         return f"instance {instance_id} was not alive ({stale}): marked interrupted"
     request_stop(store, instance_id, "stopped from the dashboard")  # type: ignore[arg-type]
+    view = run_view(store, inst.run_uid, instance_id)  # type: ignore[arg-type]
+    note = f" {resume_note(view)}" if view is not None else ""
     return (f"stop requested: run {inst.run_uid} stops at its next episode end "
-            "and can be resumed with xrun experiment-start")
+            f"and can be resumed with xrun experiment-start.{note}")
 
 
 @router.post("/instances/{instance_id}/stop", response_class=HTMLResponse)

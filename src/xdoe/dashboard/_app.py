@@ -31,8 +31,10 @@ def create_app(settings: Settings | None = None) -> FastAPI:
     """The dashboard application for ``settings``."""
     from xdoe.dashboard._actions import router as actions
     from xdoe.dashboard._data import router as data
+    from xdoe.dashboard._design import Designs
     from xdoe.dashboard._launch import Launcher
     from xdoe.dashboard._pages import router as pages
+    from xdoe.dashboard._plots import router as plots
     from xdoe.store._engine import mask_url, resolve_url
 
     settings = settings or Settings()
@@ -53,6 +55,7 @@ def create_app(settings: Settings | None = None) -> FastAPI:
     app.state.store_lock = threading.Lock()
     app.state.store_url = mask_url(resolve_url(settings.store_url))
     app.state.launcher = Launcher(settings)
+    app.state.designs = Designs(settings.runs_dir or settings.workdir)
     app.state.responses = {}  # finished instance id -> response (never changes)
     app.mount("/static", StaticFiles(directory=str(_HERE / "static")), name="static")
 
@@ -71,6 +74,7 @@ def create_app(settings: Settings | None = None) -> FastAPI:
         return response
 
     app.include_router(pages)
+    app.include_router(plots)
     app.include_router(data)
     app.include_router(actions)
     app.state.pid = os.getpid()

@@ -2,7 +2,6 @@
 
 from __future__ import annotations
 
-import importlib.util
 import json
 from typing import Any
 
@@ -12,7 +11,7 @@ from fastapi.responses import HTMLResponse
 from xdoe.dashboard._web import store_of, templates
 from xdoe.dashboard._settings import TOKEN_COOKIE, Settings
 
-__all__ = ["router", "effects_fragment"]
+__all__ = ["router"]
 
 router = APIRouter()
 
@@ -46,7 +45,9 @@ def _campaigns(request: Request) -> dict[str, Any]:
         store = store_of(request)
     except HTTPException as exc:  # no store yet: the page still offers to start a campaign
         return {"campaigns": [], "no_store": exc.detail, **launches}
-    return {"campaigns": campaign_summaries(store, heartbeat_timeout=s.heartbeat_timeout), **launches}
+    return {"campaigns": campaign_summaries(store, heartbeat_timeout=s.heartbeat_timeout,
+                                            design=request.app.state.designs.by_experiment()),
+            **launches}
 
 
 def _launches(request: Request) -> dict[str, Any]:
@@ -79,7 +80,8 @@ def _runs(request: Request, experiment: str) -> dict[str, Any]:
     data = campaign_runs(store_of(request), experiment, status=params["status"] or None,
                          search=params["q"] or None, sort=params["sort"], descending=params["desc"],
                          page=page, heartbeat_timeout=s.heartbeat_timeout,
-                         cache=request.app.state.responses)
+                         cache=request.app.state.responses,
+                         design=request.app.state.designs.by_experiment())
     return {"experiment": experiment, "data": data, "params": params}
 
 
@@ -94,36 +96,6 @@ def campaign_page(request: Request, experiment: str) -> HTMLResponse:
 @router.get("/fragments/campaigns/{experiment}/runs", response_class=HTMLResponse)
 def runs_fragment(request: Request, experiment: str) -> HTMLResponse:
     return _page(request, "_runs_table.html", **_runs(request, experiment))
-
-
-#: Largest campaign whose effects the page computes (it reads every episode).
-EFFECTS_MAX_RUNS = 2000
-
-
-@router.get("/fragments/campaigns/{experiment}/effects", response_class=HTMLResponse)
-def effects_fragment(request: Request, experiment: str) -> HTMLResponse:
-    """The factor-effects summary of ``xrun analyze`` (:func:`xdoe.analysis.analyze`
-    on :func:`xdoe.results.load`) when the analysis package and its
-    dependencies are importable, else a note; an analysis error is shown,
-    not raised."""
-    from xdoe.store._dashboard import experiment_run_count
-
-    analysis = note = None
-    store = store_of(request)
-    if importlib.util.find_spec("xdoe.analysis") is None or importlib.util.find_spec("statsmodels") is None:
-        note = "Factor effects appear here when the analysis package (xrun analyze) is installed."
-    elif experiment_run_count(store, experiment) > EFFECTS_MAX_RUNS:
-        note = (f"More than {EFFECTS_MAX_RUNS} runs: run `xrun analyze` for the factor effects "
-                "(the page does not read every episode).")
-    else:
-        try:
-            from xdoe.analysis import analyze
-            from xdoe.results import load
-
-            analysis = analyze(load(store, experiment))
-        except Exception as exc:  # noqa: BLE001 - shown on the page, the page still works
-            note = f"analysis unavailable: {' '.join(str(exc).split()) or type(exc).__name__}"
-    return _page(request, "_effects.html", analysis=analysis, note=note)
 
 
 def _run(request: Request, uid: str) -> Any:
@@ -164,8 +136,21 @@ def compare_page(request: Request) -> HTMLResponse:
         if view is None or view.instance is None:
             unknown.append(uid)
             continue
-        curves.append({"id": view.instance.id, "label": uid, "running": view.status.status == "running"})
+        curves.append({"id": view.instance.id, "label": _run_label(view),
+                       "running": view.status.status == "running"})
     return _page(request, "compare.html", uids=uids, curves=json.dumps(curves), unknown=unknown)
+
+
+def _run_label(view: Any) -> str:
+    """A run as a comparison names it: its factor levels (readable) and its
+    repetition, else its uid (a run outside a design)."""
+    from xdoe.results import levels_text
+
+    levels = levels_text(view.levels)
+    if not levels:
+        return view.uid
+    rep = view.status.repetition
+    return levels + (f" · rep {rep}" if rep is not None else "") + f" ({view.uid})"
 
 
 @router.get("/tree", response_class=HTMLResponse)
