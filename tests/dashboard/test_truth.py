@@ -14,8 +14,8 @@ from pathlib import Path
 import pytest
 from fastapi.testclient import TestClient
 
-from dashboard_helpers import taxi_run
-from xdoe.dashboard import Settings, create_app
+from dashboard_helpers import client, taxi_run
+from xdoe.dashboard import Settings
 from xdoe.design import generate
 from xdoe.execution import run
 
@@ -37,10 +37,8 @@ def dummy(tmp_path_factory: pytest.TempPathFactory) -> Path:
 
 def _client(root: Path, **kw: object) -> TestClient:
     settings = Settings(store_url=f"sqlite:///{root / '_outputs' / 'xrun.sqlite'}", workdir=root,
-                        runs_dir=Path("_outputs"), token="secret-token", **kw)  # type: ignore[arg-type]
-    client = TestClient(create_app(settings))
-    client.headers["X-Xdoe-Token"] = "secret-token"
-    return client
+                        runs_dir=Path("_outputs"), **kw)  # type: ignore[arg-type]
+    return client(settings)
 
 
 def _cell(row: str, status: str) -> int:
@@ -112,7 +110,7 @@ def _steps_run(uid: str, steps: int) -> dict:
 def test_a_step_budgeted_phase_shows_its_progress_in_steps(tmp_path: Path) -> None:
     url = f"sqlite:///{tmp_path / 'xrun.sqlite'}"
     assert run(_steps_run("budget-0", 300), store=url, results=tmp_path / "r", laydown=False).status == "finished"
-    with TestClient(create_app(Settings(store_url=url, workdir=tmp_path))) as c:
+    with client(Settings(store_url=url, workdir=tmp_path)) as c:
         page = c.get("/runs/budget-0").text
     progress = re.findall(r'<td class="n phase-progress">([^<]*)</td>', page)
     assert progress[0].startswith("300 / 300 steps (") and "100,000" not in progress[0], progress
@@ -135,7 +133,7 @@ def test_a_stop_says_a_phase_without_checkpoint_restarts(tmp_path: Path) -> None
             rec.episode_finished(worker=0, episode=e, agent="learner", steps=30, reward=-1.0,
                                  objective=-1.0, wall_time=0.0)
         rec.flush()
-        with TestClient(create_app(Settings(store_url=url, workdir=tmp_path))) as c:
+        with client(Settings(store_url=url, workdir=tmp_path)) as c:
             page = c.get("/runs/live-0").text
         assert "restart from its first episode" in page and 'id="resume-note"' in page
         text = stop_instance(store, int(rec.instance_id), 120.0)

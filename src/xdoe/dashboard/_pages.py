@@ -9,7 +9,7 @@ from fastapi import APIRouter, HTTPException, Request
 from fastapi.responses import HTMLResponse
 
 from xdoe.dashboard._web import store_of, templates
-from xdoe.dashboard._settings import TOKEN_COOKIE, Settings
+from xdoe.dashboard._settings import Settings
 
 __all__ = ["router"]
 
@@ -18,9 +18,11 @@ router = APIRouter()
 
 def _context(request: Request, **values: Any) -> dict[str, Any]:
     settings: Settings = request.app.state.settings
-    token = request.query_params.get("token") or request.cookies.get(TOKEN_COOKIE)
+    from xdoe.dashboard._security import given_token
+
     return {"request": request, "store_url": request.app.state.store_url,
-            "read_only": settings.read_only, "has_token": settings.token_ok(token), **values}
+            "read_only": settings.read_only, "has_token": settings.token_ok(given_token(request)),
+            **values}
 
 
 def _page(request: Request, name: str, **values: Any) -> HTMLResponse:
@@ -103,7 +105,8 @@ def _run(request: Request, uid: str) -> Any:
 
     q = request.query_params.get("instance")
     s: Settings = request.app.state.settings
-    view = run_view(store_of(request), uid, int(q) if q and q.isdigit() else None,
+    instance = int(q) if q and q.isascii() and q.isdigit() and len(q) < 19 else None
+    view = run_view(store_of(request), uid, instance,
                     heartbeat_timeout=s.heartbeat_timeout)
     if view is None:
         raise HTTPException(404, f"no run {uid!r} in the store")

@@ -10,7 +10,7 @@ from typing import Any
 from fastapi import HTTPException, Request
 from fastapi.templating import Jinja2Templates
 
-from xdoe.dashboard._settings import TOKEN_COOKIE, TOKEN_HEADER, Settings
+from xdoe.dashboard._settings import Settings
 
 __all__ = ["templates", "store_of", "require_token", "plotly_js", "resume_note"]
 
@@ -105,9 +105,9 @@ def require_token(request: Request) -> None:
     settings: Settings = request.app.state.settings
     if settings.read_only:
         raise HTTPException(403, "the dashboard is read-only (--read-only)")
-    given = (request.cookies.get(TOKEN_COOKIE) or request.headers.get(TOKEN_HEADER)
-             or request.query_params.get("token"))
-    if not settings.token_ok(given):
+    from xdoe.dashboard._security import given_token
+
+    if not settings.token_ok(given_token(request)):
         raise HTTPException(403, "this action needs the token printed when the dashboard started "
                                  "(open the URL with ?token=...)")
 
