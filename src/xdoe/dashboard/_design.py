@@ -5,7 +5,9 @@ started or not (a run never started is ``missing``).
 
 A table belongs to the experiment named by its first run file's
 ``experiment_uid`` (``run-<run uid>.yaml`` next to it). Tables are read
-again only when their size or modification time changes.
+again only when their size or modification time changes; the folders are
+searched for tables at most every :data:`RESCAN` seconds (a results tree
+of 10,000 runs under the root is not listed on every refresh).
 """
 
 from __future__ import annotations
@@ -14,6 +16,7 @@ import csv
 import json
 import os
 import threading
+import time
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
@@ -25,6 +28,8 @@ _PATTERNS = ("design*.csv", "*/design*.csv", "*/*/design*.csv")
 #: most tables read (a working directory full of copies stays cheap)
 MAX_TABLES = 50
 _FIXED = ("run_uid", "design_point", "repetition", "seed")
+#: seconds between two searches for design tables
+RESCAN = 20.0
 
 
 @dataclass(frozen=True)
@@ -100,6 +105,13 @@ class Designs:
         self.root = Path(root).resolve()
         self._cache: dict[Path, tuple[tuple[int, int], str | None, list[DesignEntry]]] = {}
         self._lock = threading.Lock()
+        self._found: tuple[float, list[Path]] | None = None
+
+    def _tables(self) -> list[Path]:
+        now = time.monotonic()
+        if self._found is None or now - self._found[0] > RESCAN:
+            self._found = (now, self.tables())
+        return self._found[1]
 
     def tables(self) -> list[Path]:
         """Design tables under the root (no ``retired/`` copies, nothing
@@ -123,7 +135,7 @@ class Designs:
         out: dict[str, dict[str, DesignEntry]] = {}
         with self._lock:
             seen = set()
-            for path in self.tables():
+            for path in self._tables():
                 seen.add(path)
                 try:
                     st = os.stat(path)
