@@ -115,6 +115,7 @@ def test_malformed_ids_and_paths_are_4xx_never_500(workdir: Path) -> None:
         answers = {
             "NUL in the folder": c.post("/actions/start", content="folder=dummy%00/../../etc", headers=FORM),
             "a control character": c.post("/actions/start", content="folder=ru%01ns", headers=FORM),
+            "a folder name too long": c.post("/actions/start", content="folder=" + "a" * 5000, headers=FORM),
             "an instance id beyond 64 bits": c.post(f"/actions/instances/{2**64}/stop", headers=FORM),
             "a negative instance id": c.post("/actions/instances/-1/stop", headers=FORM),
             "curves beyond 64 bits": c.get(f"/api/instances/{2**64}/curves"),
@@ -132,7 +133,8 @@ def test_malformed_ids_and_paths_are_4xx_never_500(workdir: Path) -> None:
         }
         statuses = {what: a.status_code for what, a in answers.items()}
     assert all(400 <= s < 500 or s == 200 for s in statuses.values()), statuses
-    assert statuses["NUL in the folder"] == 400 and statuses["an instance id beyond 64 bits"] in (404, 422)
+    assert statuses["NUL in the folder"] == 400 and statuses["a folder name too long"] == 400
+    assert statuses["an instance id beyond 64 bits"] in (404, 422)
     assert statuses["a huge instance query"] == 200 and statuses["a superscript digit"] == 200
     assert not (workdir / "dashboard-logs").exists() and not (workdir / "_outputs").exists()
 

@@ -85,9 +85,12 @@ class Launcher:
         root = s.launch_root
         if path != root and root not in path.parents:
             raise InputError(f"{folder}: outside the folder of run documents {root}")
-        if not path.is_dir():
-            raise InputError(f"{folder}: not a folder")
-        files = run_files(path)
+        try:
+            if not path.is_dir():
+                raise InputError(f"{folder[:200]}: not a folder")
+            files = run_files(path)
+        except OSError as exc:
+            raise InputError(f"{folder[:200]}: {exc.strerror or exc}") from None
         if not files:
             raise InputError(f"{folder}: holds no run document (run-*.yaml)")
         for file in files:  # a run file may be a link: what it points to must lie inside too

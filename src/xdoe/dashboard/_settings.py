@@ -109,7 +109,10 @@ def inside(root: Path, relative: str) -> Path:
         raise InputError(f"{relative!r}: a path with a control character")
     root = Path(root).resolve()
     candidate = Path(relative)
-    path = (candidate if candidate.is_absolute() else root / candidate).resolve()
+    try:
+        path = (candidate if candidate.is_absolute() else root / candidate).resolve()
+    except (OSError, RuntimeError) as exc:  # a name too long, a loop of links
+        raise InputError(f"{relative[:200]}: {getattr(exc, 'strerror', None) or exc}") from None
     if path != root and root not in path.parents:
-        raise InputError(f"{relative}: outside the working directory {root}")
+        raise InputError(f"{relative[:200]}: outside the working directory {root}")
     return path
