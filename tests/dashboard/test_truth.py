@@ -82,8 +82,10 @@ def test_compare_labels_runs_by_their_levels(dummy: Path) -> None:
 
 def test_the_campaign_page_shows_the_effects_plot_and_curves_by_factor(dummy: Path, tmp_path: Path) -> None:
     with _client(dummy) as c:
-        fragment = c.get("/fragments/campaigns/dummy-study/effects").text
-        assert 'id="effects-table"' in fragment and "dummy-study" in fragment
+        assert 'id="effects-table"' in c.get("/fragments/campaigns/dummy-study/effects").text
+        assert 'hx-get="/fragments/campaigns/dummy-study/plots"' in c.get("/campaigns/dummy-study").text
+        fragment = c.get("/fragments/campaigns/dummy-study/plots").text
+        assert "dummy-study" in fragment
         srcs = re.findall(r'<img src="([^"]+)"', fragment)
         assert [s.split("?")[0] for s in srcs] == ["/campaigns/dummy-study/plots/effects.png",
                                                   "/campaigns/dummy-study/plots/curves.png"]

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import importlib.util
 import json
 from typing import Any
 
@@ -11,7 +12,7 @@ from fastapi.responses import HTMLResponse
 from xdoe.dashboard._web import store_of, templates
 from xdoe.dashboard._settings import Settings
 
-__all__ = ["router"]
+__all__ = ["router", "effects_fragment"]
 
 router = APIRouter()
 
@@ -98,6 +99,36 @@ def campaign_page(request: Request, experiment: str) -> HTMLResponse:
 @router.get("/fragments/campaigns/{experiment}/runs", response_class=HTMLResponse)
 def runs_fragment(request: Request, experiment: str) -> HTMLResponse:
     return _page(request, "_runs_table.html", **_runs(request, experiment))
+
+
+#: Largest campaign whose effects the page computes (it reads every episode).
+EFFECTS_MAX_RUNS = 2000
+
+
+@router.get("/fragments/campaigns/{experiment}/effects", response_class=HTMLResponse)
+def effects_fragment(request: Request, experiment: str) -> HTMLResponse:
+    """The factor-effects summary of ``xrun analyze`` (:func:`xdoe.analysis.analyze`
+    on :func:`xdoe.results.load`) when the analysis package and its
+    dependencies are importable, else a note; an analysis error is shown,
+    not raised."""
+    from xdoe.store._dashboard import experiment_run_count
+
+    analysis = note = None
+    store = store_of(request)
+    if importlib.util.find_spec("xdoe.analysis") is None or importlib.util.find_spec("statsmodels") is None:
+        note = "Factor effects appear here when the analysis package (xrun analyze) is installed."
+    elif experiment_run_count(store, experiment) > EFFECTS_MAX_RUNS:
+        note = (f"More than {EFFECTS_MAX_RUNS} runs: run `xrun analyze` for the factor effects "
+                "(the page does not read every episode).")
+    else:
+        try:
+            from xdoe.analysis import analyze
+            from xdoe.results import load
+
+            analysis = analyze(load(store, experiment))
+        except Exception as exc:  # noqa: BLE001 - shown on the page, the page still works
+            note = f"analysis unavailable: {' '.join(str(exc).split()) or type(exc).__name__}"
+    return _page(request, "_effects.html", analysis=analysis, note=note)
 
 
 def _run(request: Request, uid: str) -> Any:

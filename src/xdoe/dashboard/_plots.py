@@ -1,8 +1,9 @@
-"""A campaign's answer on its page: the factor effects of ``xrun analyze``
-(:func:`xdoe.analysis.analyze`), its main-effects plot
-(:func:`xdoe.analysis.plots.plot_effects`) and the learning curves by a
-factor (:func:`xdoe.analysis.plots.plot_curves`), drawn by those functions
-(no second statistic here) from :func:`xdoe.results.load`, as PNGs.
+"""A campaign's pictures on its page (beside the factor-effects table of
+:func:`xdoe.dashboard._pages.effects_fragment`): the main-effects plot
+(:func:`xdoe.analysis.plots.plot_effects` of :func:`xdoe.analysis.analyze`)
+and the learning curves by a factor (:func:`xdoe.analysis.plots.plot_curves`),
+drawn by those functions (no second statistic here) from
+:func:`xdoe.results.load`, as PNGs.
 
 The episode table, the analysis and each picture are kept until a run of
 the store finishes (the key is the set of finished instances).
@@ -22,12 +23,10 @@ from fastapi.responses import HTMLResponse, Response
 
 from xdoe.dashboard._web import store_of, templates
 
-__all__ = ["router", "EFFECTS_MAX_RUNS", "campaign_answer"]
+__all__ = ["router", "campaign_answer"]
 
 router = APIRouter()
 
-#: Largest campaign whose effects the page computes (it reads every episode).
-EFFECTS_MAX_RUNS = 2000
 #: answers (tables, analyses, pictures) kept per server
 _KEEP = 24
 _lock = threading.Lock()
@@ -58,6 +57,7 @@ def campaign_answer(request: Request, experiment: str) -> tuple[Any, Any, str | 
     """``(frame, analysis, note, key)`` of ``experiment``: the episode table
     and its analysis, or ``None``s and a note saying why not (no analysis
     package, too many runs, no finished run, an analysis error)."""
+    from xdoe.dashboard._pages import EFFECTS_MAX_RUNS
     from xdoe.store._dashboard import experiment_run_count
 
     store = store_of(request)
@@ -122,15 +122,15 @@ def curves_png(request: Request, experiment: str, by: str | None = None) -> Resp
     return _picture(request, experiment, "curves", by or None)
 
 
-@router.get("/fragments/campaigns/{experiment}/effects", response_class=HTMLResponse)
-def effects_fragment(request: Request, experiment: str) -> HTMLResponse:
-    """The factor-effects summary of ``xrun analyze`` with its main-effects
-    plot and the learning curves by factor (a choice of factor), or a note."""
+@router.get("/fragments/campaigns/{experiment}/plots", response_class=HTMLResponse)
+def plots_fragment(request: Request, experiment: str) -> HTMLResponse:
+    """The main-effects plot and the learning curves by factor (a choice of
+    factor, the strongest first), or a note saying why not."""
     from xdoe.dashboard._pages import _context
 
     _, analysis, note, key = campaign_answer(request, experiment)
     factors = [f.name for f in analysis.factors] if analysis is not None else []
-    return templates.TemplateResponse(request, "_effects.html", _context(
+    return templates.TemplateResponse(request, "_plots.html", _context(
         request, analysis=analysis, note=note, experiment=experiment, factors=factors,
         by=factors[0] if factors else "", version=_version(key)))
 
