@@ -83,15 +83,16 @@ def read_design_table(path: Path) -> tuple[str | None, list[DesignEntry]]:
 
 
 def _experiment_of(folder: Path, entries: list[DesignEntry]) -> str | None:
-    import yaml
+    from xdoe.documents import load_yaml  # the hardened loader (size, depth, alias limits)
+    from xdoe.errors import XdoeError
 
     for entry in entries[:5]:
         file = folder / f"run-{entry.uid}.yaml"
-        if not file.is_file() or file.stat().st_size > 1 << 20:
+        if not file.is_file():
             continue
         try:
-            data = yaml.safe_load(file.read_text(encoding="utf-8"))
-        except (OSError, UnicodeDecodeError, yaml.YAMLError):
+            data = load_yaml(file).data
+        except (OSError, XdoeError):
             continue
         if isinstance(data, dict) and isinstance(data.get("experiment_uid"), str):
             return data["experiment_uid"]
