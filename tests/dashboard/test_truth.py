@@ -142,3 +142,26 @@ def test_a_stop_says_a_phase_without_checkpoint_restarts(tmp_path: Path) -> None
     assert "stop requested" in text
     assert "phase 0 'training' has no checkpoint: it will restart from its first episode" in text
     assert "7 / 100 episodes done so far are run again" in text
+
+
+def test_design_tables_are_found_under_the_root_only(dummy: Path, tmp_path: Path) -> None:
+    """design.csv tables in the runs folder (two levels down), not in
+    ``retired/`` copies nor through a link that leaves the root."""
+    import shutil
+
+    from xdoe.dashboard._design import Designs
+
+    root = tmp_path / "root"
+    shutil.copytree(dummy / "_outputs" / "dummy", root / "dummy")
+    (root / "dummy" / "retired" / "old").mkdir(parents=True)
+    shutil.copy(root / "dummy" / "design.csv", root / "dummy" / "retired" / "old" / "design.csv")
+    (tmp_path / "outside").mkdir()
+    (tmp_path / "outside" / "design.csv").write_text("run_uid,design_point,repetition,seed\nfar-0000,0,0,1\n")
+    (root / "link").symlink_to(tmp_path / "outside")
+    designs = Designs(root)
+    assert [p.relative_to(root).as_posix() for p in designs.tables()] == ["dummy/design.csv"]
+    runs = designs.by_experiment()
+    assert list(runs) == ["dummy-study"] and len(runs["dummy-study"]) == 16
+    first = runs["dummy-study"][0]
+    assert (first.uid, first.design_point, first.repetition) == ("dummy-study-0000", 0, 0)
+    assert first.levels == {"0.environments": "small", "0.sensors.random": "first_two", "length": 5}
