@@ -16,8 +16,10 @@ __all__ = ["dashboard_command"]
 @store_option
 @click.option("--runs", "runs_dir", metavar="DIR", default=None,
               type=click.Path(file_okay=False, path_type=Path),
-              help="Folder of run documents (e.g. _outputs) offered by 'Start a campaign'; "
-                   "default: the working directory. Must lie inside it.")
+              help="Folder of run documents (e.g. _outputs) offered by 'Start a campaign'; its "
+                   "design.csv tables (two levels down) count a design's runs never started as missing. "
+                   "Run files started from the browser must lie in it (links resolved). Default: the "
+                   "working directory. Must lie inside it.")
 @click.option("--host", default="127.0.0.1", show_default=True,
               help="Address to listen on. Keep 127.0.0.1 and use an SSH tunnel from elsewhere.")
 @click.option("--port", type=click.IntRange(1, 65535), default=8050, show_default=True,
