@@ -53,9 +53,12 @@ def main() -> None:
         if not path.exists():
             build(path, args.runs, args.episodes)
         settings = Settings(store_url=f"sqlite:///{path}", workdir=folder, token="t")
-        with TestClient(create_app(settings)) as client:
+        # addressed as a browser on this machine, with the token every read needs
+        with TestClient(create_app(settings), base_url=f"http://127.0.0.1:{settings.port}",
+                        headers={"X-Xdoe-Token": settings.token}) as client:
             last = f"bench-{args.runs - 1:05d}"
             running = f"bench-{498:05d}"
+            assert client.get("/").status_code == 200  # opens the store (on first use)
             instance = client.app.state.store.latest_instance(last).id
             tail = client.get(f"/api/instances/{instance}/curves").json()["last"]
             pages = [

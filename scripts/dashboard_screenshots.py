@@ -2,7 +2,8 @@
 and for looking at the pages before a change is called done).
 
 Run: ``python scripts/dashboard_screenshots.py URL OUT_DIR [--experiment E] [--run R] [--compare R1,R2]``
-with URL the dashboard's base URL (``http://127.0.0.1:8050``). Writes
+with URL the URL ``xrun dashboard`` printed (``http://127.0.0.1:8050/?token=...``: every
+page needs the token, which the first visit leaves in a cookie). Writes
 ``campaigns.png``, ``campaign.png``, ``run.png``, ``compare.png`` and
 ``tree.png`` (after a click on the first node) and prints any console error.
 """
@@ -38,8 +39,11 @@ def main() -> None:
         errors: list[str] = []
         page.on("console", lambda m: errors.append(m.text) if m.type == "error" else None)
         page.on("pageerror", lambda e: errors.append(str(e)))
+        base = args.url.split("?", 1)[0].rstrip("/")
+        if "token=" in args.url:
+            page.goto(args.url)  # sets the token cookie
         for name, path in pages.items():
-            page.goto(args.url.rstrip("/") + path)
+            page.goto(base + path)
             page.wait_for_timeout(2500)
             if name == "tree":
                 box = page.locator("#tree-graph .point").first.bounding_box()

@@ -70,11 +70,16 @@ def env() -> dict[str, str]:
 class Dashboard:
     """``xrun dashboard`` in a subprocess on a free port; ``url`` carries the token."""
 
-    def __init__(self, workdir: Path, store: str, *extra: str) -> None:
+    def __init__(self, workdir: Path, store: str, *extra: str, store_file: bool = False) -> None:
         self.port = free_port()
         self.log = open(workdir / "dashboard.log", "w+")
+        if store_file:  # the URL in a file: never on the command line (ps)
+            (workdir / "store.url").write_text(store + "\n", encoding="utf-8")
+            where = ["--store-file", "store.url"]
+        else:
+            where = ["--store", store]
         self.process = subprocess.Popen(
-            [sys.executable, "-m", "xdoe.cli._xrun", "dashboard", "--store", store,
+            [sys.executable, "-m", "xdoe.cli._xrun", "dashboard", *where,
              "--port", str(self.port), *extra],
             cwd=workdir, env=env(), stdout=subprocess.PIPE, stderr=self.log, text=True)
         assert self.process.stdout is not None
@@ -118,3 +123,20 @@ def wait_for(predicate: Any, timeout: float = 30.0, interval: float = 0.25) -> A
         if time.monotonic() > deadline:
             pytest.fail(f"condition not met within {timeout} s")
         time.sleep(interval)
+
+
+def client(settings: Any, *, token: bool = True, origin: bool = True) -> Any:
+    """A FastAPI TestClient of the dashboard for ``settings``, addressed as a
+    browser on the same machine does (``http://127.0.0.1:PORT``), sending
+    the token (header) and the dashboard's own Origin unless told not to."""
+    from fastapi.testclient import TestClient
+
+    from xdoe.dashboard import create_app
+
+    base = f"http://127.0.0.1:{settings.port}"
+    c = TestClient(create_app(settings), base_url=base)
+    if token:
+        c.headers["X-Xdoe-Token"] = settings.token
+    if origin:
+        c.headers["Origin"] = base
+    return c

@@ -9,11 +9,14 @@ from pathlib import Path
 import pytest
 from fastapi.testclient import TestClient
 
-from dashboard_helpers import taxi_run, write_runs
-from xdoe.dashboard import Settings, create_app
+from dashboard_helpers import client, taxi_run, write_runs
+from xdoe.dashboard import Settings
 from xdoe.dashboard._settings import inside
 from xdoe.errors import InputError
 from xdoe.execution import run
+
+
+FORM = {"Content-Type": "application/x-www-form-urlencoded"}
 
 
 @pytest.fixture
@@ -24,10 +27,10 @@ def workdir(tmp_path: Path) -> Path:
     return tmp_path
 
 
-def _client(workdir: Path, **kw: object) -> TestClient:
+def _client(workdir: Path, *, token: bool = True, **kw: object) -> TestClient:
     settings = Settings(store_url=f"sqlite:///{workdir / 'xrun.sqlite'}", workdir=workdir,
                         token="secret-token", **kw)  # type: ignore[arg-type]
-    return TestClient(create_app(settings))
+    return client(settings, token=token)
 
 
 def test_pages_answer(workdir: Path) -> None:
@@ -46,17 +49,18 @@ def test_pages_answer(workdir: Path) -> None:
 
 
 def test_write_actions_need_the_token(workdir: Path) -> None:
-    with _client(workdir) as c:
+    with _client(workdir, token=False) as c:
         for url in ["/actions/instances/1/stop", "/actions/start", "/actions/runs/tiny-0/branch"]:
             refused = c.post(url, content="folder=runs",
                              headers={"Content-Type": "application/x-www-form-urlencoded"})
             assert refused.status_code == 403, url
             assert "token" in refused.json()["detail"]
-        assert c.post("/actions/instances/1/stop", headers={"X-Xdoe-Token": "wrong"}).status_code == 403
+        assert c.post("/actions/instances/1/stop", headers={"X-Xdoe-Token": "wrong", **FORM}).status_code == 403
         # the token: by header, or by the cookie set when a page is opened with ?token=
-        assert c.post("/actions/instances/1/stop", headers={"X-Xdoe-Token": "secret-token"}).status_code == 409
+        assert c.post("/actions/instances/1/stop",
+                      headers={"X-Xdoe-Token": "secret-token", **FORM}).status_code == 409
         c.get("/?token=secret-token")
-        assert c.post("/actions/instances/1/stop").status_code == 409  # finished: nothing to stop
+        assert c.post("/actions/instances/1/stop", headers=FORM).status_code == 409  # finished: nothing to stop
         outside = c.post("/actions/start", content="folder=../..",
                          headers={"Content-Type": "application/x-www-form-urlencoded"})
         assert outside.status_code == 400 and "outside the working directory" in outside.text
@@ -64,7 +68,8 @@ def test_write_actions_need_the_token(workdir: Path) -> None:
 
 def test_read_only_refuses_every_action_and_hides_the_buttons(workdir: Path) -> None:
     with _client(workdir, read_only=True) as c:
-        assert c.post("/actions/instances/1/stop", headers={"X-Xdoe-Token": "secret-token"}).status_code == 403
+        refused = c.post("/actions/instances/1/stop", headers={"X-Xdoe-Token": "secret-token", **FORM})
+        assert refused.status_code == 403 and "read-only" in refused.text
         page = c.get("/").text
         assert "Start a campaign" not in page and "read-only" in page
 
@@ -73,7 +78,7 @@ def test_the_store_password_is_never_shown(tmp_path: Path) -> None:
     from xdoe.store._engine import mask_url
 
     settings = Settings(store_url="postgresql+psycopg://me:hunter2@db.invalid/xdoe", workdir=tmp_path)
-    with TestClient(create_app(settings)) as c:
+    with client(settings) as c:
         page = c.get("/compare").text  # the header names the store; no run asked, no connection made
     assert "hunter2" not in page and "me:***@db.invalid" in page
     assert mask_url(settings.store_url) == "postgresql+psycopg://me:***@db.invalid/xdoe"
@@ -81,7 +86,7 @@ def test_the_store_password_is_never_shown(tmp_path: Path) -> None:
 
 def test_the_dashboard_never_creates_a_store(tmp_path: Path) -> None:
     path = tmp_path / "nothing" / "xrun.sqlite"
-    with TestClient(create_app(Settings(store_url=f"sqlite:///{path}", workdir=tmp_path))) as c:
+    with client(Settings(store_url=f"sqlite:///{path}", workdir=tmp_path)) as c:
         page = c.get("/")
         assert page.status_code == 200 and "no store yet" in page.text and "Start a campaign" in page.text
         assert c.get("/runs/x").status_code == 404
@@ -107,7 +112,7 @@ def test_the_tree_graph_draws_an_edge_for_a_loaded_brain(tmp_path: Path) -> None
         "agent": "learner", "experiment_run": "tree-0", "phase": "training"}
     for doc in (parent, child):
         assert run(doc, store=url, results=tmp_path / "results").status == "finished"
-    with TestClient(create_app(Settings(store_url=url, workdir=tmp_path))) as c:
+    with client(Settings(store_url=url, workdir=tmp_path)) as c:
         graph = c.get("/api/tree?experiment=tree").json()
     assert graph["edges"] == [["tree-0", "tree-1", "checkpoint"]]
     nodes = {n["id"]: n for n in graph["nodes"]}
@@ -133,7 +138,7 @@ def test_a_failed_run_shows_its_error_and_traceback(tmp_path: Path) -> None:
     doc = taxi_run("broken-0", "broken", 5)
     doc["schedule"][0]["training"]["agents"][0]["brain"]["params"] = {"alpha": "fast"}
     assert run(doc, store=url, results=tmp_path / "results").status == "failed"
-    with TestClient(create_app(Settings(store_url=url, workdir=tmp_path))) as c:
+    with client(Settings(store_url=url, workdir=tmp_path)) as c:
         page = c.get("/runs/broken-0").text
         table = c.get("/fragments/campaigns/broken/runs").text
     assert 'id="traceback"' in page and "Traceback (most recent call last)" in page

@@ -52,7 +52,8 @@ def test_written_files(tmp_path: Path) -> None:
     rows = list(csv.DictReader(io.StringIO((out / "design.csv").read_text())))
     assert list(rows[0]) == ["run_uid", "design_point", "repetition", "seed", "0.environments", "0.sensors.random", "length"]
     assert len(rows) == 16 and rows[9]["run_uid"] == "dummy-study-0009" and rows[9]["repetition"] == "1"
-    assert rows[0]["0.environments"] == '["small"]' and rows[0]["length"] == "5"
+    # levels read as values (issue 22): a schedule level ["small"] reads small
+    assert rows[0]["0.environments"] == "small" and rows[0]["length"] == "5"
     assert int(rows[3]["seed"]) == gen.runs[3]["seed"]
     # manifest
     manifest = json.loads((out / "manifest.json").read_text())

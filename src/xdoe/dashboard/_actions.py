@@ -4,12 +4,14 @@ session (:func:`xdoe.tree.branch` in a background ``xrun branch``)."""
 
 from __future__ import annotations
 
-from urllib.parse import parse_qs
+from typing import Annotated
 
-from fastapi import APIRouter, Depends, HTTPException, Request
+from fastapi import APIRouter, Depends, HTTPException, Path, Request
 from fastapi.responses import HTMLResponse
 
-from xdoe.dashboard._web import require_token, store_of, templates
+from xdoe.dashboard._security import MAX_ID, read_form
+
+from xdoe.dashboard._web import require_token, resume_note, store_of, templates
 from xdoe.errors import InputError
 
 __all__ = ["router", "stop_instance"]
@@ -26,9 +28,9 @@ def _message(request: Request, text: str, kind: str = "ok", status: int = 200) -
 @router.post("/start", response_class=HTMLResponse)
 async def start(request: Request) -> HTMLResponse:
     """Start ``xrun experiment-start`` on the folder named by the form field ``folder``."""
-    form = parse_qs((await request.body()).decode("utf-8", "replace"))
-    folder = (form.get("folder") or [""])[0]
     try:
+        form = await read_form(request)
+        folder = (form.get("folder") or [""])[0]
         launch = request.app.state.launcher.start(folder)
     except InputError as exc:
         return _message(request, str(exc), "error", 400)
@@ -49,7 +51,7 @@ def stop_instance(store: object, instance_id: int, heartbeat_timeout: float) -> 
     Raises:
         HTTPException: 404 no such instance, 409 it is not running.
     """
-    from xdoe.store import request_stop
+    from xdoe.store import request_stop, run_view
     from xdoe.store._liveness import dead_reason
 
     inst = store.instance(instance_id)  # type: ignore[attr-defined]
@@ -62,12 +64,14 @@ def stop_instance(store: object, instance_id: int, heartbeat_timeout: float) -> 
         store.mark_interrupted(instance_id, f"stopped from the dashboard ({stale})")  # type: ignore[attr-defined]
         return f"instance {instance_id} was not alive ({stale}): marked interrupted"
     request_stop(store, instance_id, "stopped from the dashboard")  # type: ignore[arg-type]
+    view = run_view(store, inst.run_uid, instance_id)  # type: ignore[arg-type]
+    note = f" {resume_note(view)}" if view is not None else ""
     return (f"stop requested: run {inst.run_uid} stops at its next episode end "
-            "and can be resumed with xrun experiment-start")
+            f"and can be resumed with xrun experiment-start.{note}")
 
 
 @router.post("/instances/{instance_id}/stop", response_class=HTMLResponse)
-def stop(request: Request, instance_id: int) -> HTMLResponse:
+def stop(request: Request, instance_id: Annotated[int, Path(ge=1, le=MAX_ID)]) -> HTMLResponse:
     text = stop_instance(store_of(request), instance_id,
                          request.app.state.settings.heartbeat_timeout)
     return _message(request, text)
@@ -77,7 +81,7 @@ def _form_int(form: dict[str, list[str]], name: str) -> int | None:
     text = (form.get(name) or [""])[0].strip()
     if not text:
         return None
-    if not text.isdigit() or int(text) < 1:
+    if not (text.isascii() and text.isdigit()) or not 1 <= int(text) <= MAX_ID:
         raise InputError(f"{name} must be a positive integer, not {text!r}")
     return int(text)
 
@@ -106,11 +110,11 @@ async def branch(request: Request, uid: str) -> HTMLResponse:
     ``phase``; checked here, then run by ``xrun branch`` in the background."""
     from xdoe.errors import RunError
 
-    form = parse_qs((await request.body()).decode("utf-8", "replace"))
-    overrides = [line.strip() for text in form.get("set", []) for line in text.splitlines()
-                 if line.strip() and not line.strip().startswith("#")]
-    phase = (form.get("phase") or [""])[0].strip() or None
     try:
+        form = await read_form(request)
+        overrides = [line.strip() for text in form.get("set", []) for line in text.splitlines()
+                     if line.strip() and not line.strip().startswith("#")]
+        phase = (form.get("phase") or [""])[0].strip() or None
         episodes, steps = _form_int(form, "episodes"), _form_int(form, "steps")
         check_branch(store_of(request), uid, overrides, episodes=episodes, steps=steps, phase=phase)
     except (InputError, RunError) as exc:

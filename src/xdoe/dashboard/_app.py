@@ -3,8 +3,9 @@ use, never created; see :func:`xdoe.dashboard._web.store_of`).
 
 Every page is server-rendered with Jinja2; htmx (vendored, ``static/htmx.min.js``)
 refreshes tables in place; curves are drawn with the Plotly bundle that the
-``plotly`` package ships, served from this app (no CDN). Reading needs no
-token; every write action does (see :func:`xdoe.dashboard._web.require_token`).
+``plotly`` package ships, served from this app (no CDN). Every request
+passes :func:`xdoe.dashboard._security.guard` (Host header, token, same
+origin for actions, security headers).
 """
 
 from __future__ import annotations
@@ -13,13 +14,14 @@ import os
 import threading
 from contextlib import asynccontextmanager
 from pathlib import Path
-from typing import Any, AsyncIterator
+from typing import AsyncIterator
 
-from fastapi import FastAPI, Request
+from fastapi import FastAPI
 from fastapi.responses import FileResponse
 from fastapi.staticfiles import StaticFiles
 
-from xdoe.dashboard._settings import TOKEN_COOKIE, Settings
+from xdoe.dashboard._security import guard
+from xdoe.dashboard._settings import Settings
 from xdoe.dashboard._web import plotly_js
 
 __all__ = ["create_app"]
@@ -31,8 +33,10 @@ def create_app(settings: Settings | None = None) -> FastAPI:
     """The dashboard application for ``settings``."""
     from xdoe.dashboard._actions import router as actions
     from xdoe.dashboard._data import router as data
+    from xdoe.dashboard._design import Designs
     from xdoe.dashboard._launch import Launcher
     from xdoe.dashboard._pages import router as pages
+    from xdoe.dashboard._plots import router as plots
     from xdoe.store._engine import mask_url, resolve_url
 
     settings = settings or Settings()
@@ -53,6 +57,7 @@ def create_app(settings: Settings | None = None) -> FastAPI:
     app.state.store_lock = threading.Lock()
     app.state.store_url = mask_url(resolve_url(settings.store_url))
     app.state.launcher = Launcher(settings)
+    app.state.designs = Designs(settings.runs_dir or settings.workdir)
     app.state.responses = {}  # finished instance id -> response (never changes)
     app.mount("/static", StaticFiles(directory=str(_HERE / "static")), name="static")
 
@@ -61,16 +66,10 @@ def create_app(settings: Settings | None = None) -> FastAPI:
         return FileResponse(plotly_js(), media_type="text/javascript",
                             headers={"Cache-Control": "max-age=86400"})
 
-    @app.middleware("http")
-    async def token_cookie(request: Request, call_next: Any) -> Any:
-        """``?token=`` on a page sets the token cookie for later write actions."""
-        response = await call_next(request)
-        given = request.query_params.get("token")
-        if given and settings.token_ok(given) and request.method == "GET":
-            response.set_cookie(TOKEN_COOKIE, given, httponly=True, samesite="strict")
-        return response
+    app.middleware("http")(guard)  # Host, token, origin, content type; security headers
 
     app.include_router(pages)
+    app.include_router(plots)
     app.include_router(data)
     app.include_router(actions)
     app.state.pid = os.getpid()

@@ -3,9 +3,11 @@ down-sampled) and the lineage graph."""
 
 from __future__ import annotations
 
-from typing import Any
+from typing import Annotated, Any
 
-from fastapi import APIRouter, HTTPException, Request
+from fastapi import APIRouter, HTTPException, Path, Query, Request
+
+from xdoe.dashboard._security import MAX_ID
 
 from xdoe.dashboard._web import store_of
 
@@ -15,8 +17,10 @@ router = APIRouter(prefix="/api")
 
 
 @router.get("/instances/{instance_id}/curves")
-def curves(request: Request, instance_id: int, after: int = 0, max_points: int = 1000,
-           k: int | None = None) -> dict[str, Any]:
+def curves(request: Request, instance_id: Annotated[int, Path(ge=1, le=MAX_ID)],
+           after: Annotated[int, Query(ge=0, le=MAX_ID)] = 0,
+           max_points: Annotated[int, Query(ge=1, le=10**6)] = 1000,
+           k: Annotated[int | None, Query(ge=1, le=10**9)] = None) -> dict[str, Any]:
     """Points newer than episode row ``after`` (see :func:`xdoe.store.curve_points`),
     plus ``status`` of the instance (the page stops polling when it is not running)."""
     from xdoe.store import curve_points

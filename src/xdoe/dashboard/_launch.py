@@ -75,16 +75,29 @@ class Launcher:
         (relative to the working directory).
 
         Raises:
-            InputError: the folder is outside the working directory, missing
-                or holds no run document.
+            InputError: the folder is outside the launch root
+                (:attr:`Settings.launch_root`), missing, holds no run
+                document, or a run file resolves (through links) outside
+                the launch root.
         """
         s = self.settings
         path = inside(s.workdir, folder.strip() or ".")
-        if not path.is_dir():
-            raise InputError(f"{folder}: not a folder")
-        files = run_files(path)
+        root = s.launch_root
+        if path != root and root not in path.parents:
+            raise InputError(f"{folder}: outside the folder of run documents {root}")
+        try:
+            if not path.is_dir():
+                raise InputError(f"{folder[:200]}: not a folder")
+            files = run_files(path)
+        except OSError as exc:
+            raise InputError(f"{folder[:200]}: {exc.strerror or exc}") from None
         if not files:
             raise InputError(f"{folder}: holds no run document (run-*.yaml)")
+        for file in files:  # a run file may be a link: what it points to must lie inside too
+            real = file.resolve()
+            if root not in real.parents or not real.is_file():
+                raise InputError(f"{os.path.relpath(file, s.workdir)}: a link to a file outside "
+                                 f"{root}; nothing started")
         args = ["experiment-start", "--quiet", "--results", str(s.results),
                 *(os.path.relpath(f, s.workdir) for f in files)]
         return self._spawn(args, os.path.relpath(path, s.workdir), len(files))

@@ -10,7 +10,7 @@ from fastapi import APIRouter, HTTPException, Request
 from fastapi.responses import HTMLResponse
 
 from xdoe.dashboard._web import store_of, templates
-from xdoe.dashboard._settings import TOKEN_COOKIE, Settings
+from xdoe.dashboard._settings import Settings
 
 __all__ = ["router", "effects_fragment"]
 
@@ -19,9 +19,11 @@ router = APIRouter()
 
 def _context(request: Request, **values: Any) -> dict[str, Any]:
     settings: Settings = request.app.state.settings
-    token = request.query_params.get("token") or request.cookies.get(TOKEN_COOKIE)
+    from xdoe.dashboard._security import given_token
+
     return {"request": request, "store_url": request.app.state.store_url,
-            "read_only": settings.read_only, "has_token": settings.token_ok(token), **values}
+            "read_only": settings.read_only, "has_token": settings.token_ok(given_token(request)),
+            **values}
 
 
 def _page(request: Request, name: str, **values: Any) -> HTMLResponse:
@@ -46,7 +48,9 @@ def _campaigns(request: Request) -> dict[str, Any]:
         store = store_of(request)
     except HTTPException as exc:  # no store yet: the page still offers to start a campaign
         return {"campaigns": [], "no_store": exc.detail, **launches}
-    return {"campaigns": campaign_summaries(store, heartbeat_timeout=s.heartbeat_timeout), **launches}
+    return {"campaigns": campaign_summaries(store, heartbeat_timeout=s.heartbeat_timeout,
+                                            design=request.app.state.designs.by_experiment()),
+            **launches}
 
 
 def _launches(request: Request) -> dict[str, Any]:
@@ -79,7 +83,8 @@ def _runs(request: Request, experiment: str) -> dict[str, Any]:
     data = campaign_runs(store_of(request), experiment, status=params["status"] or None,
                          search=params["q"] or None, sort=params["sort"], descending=params["desc"],
                          page=page, heartbeat_timeout=s.heartbeat_timeout,
-                         cache=request.app.state.responses)
+                         cache=request.app.state.responses,
+                         design=request.app.state.designs.by_experiment())
     return {"experiment": experiment, "data": data, "params": params}
 
 
@@ -134,7 +139,8 @@ def _run(request: Request, uid: str) -> Any:
 
     q = request.query_params.get("instance")
     s: Settings = request.app.state.settings
-    view = run_view(store_of(request), uid, int(q) if q and q.isdigit() else None,
+    instance = int(q) if q and q.isascii() and q.isdigit() and len(q) < 19 else None
+    view = run_view(store_of(request), uid, instance,
                     heartbeat_timeout=s.heartbeat_timeout)
     if view is None:
         raise HTTPException(404, f"no run {uid!r} in the store")
@@ -167,8 +173,21 @@ def compare_page(request: Request) -> HTMLResponse:
         if view is None or view.instance is None:
             unknown.append(uid)
             continue
-        curves.append({"id": view.instance.id, "label": uid, "running": view.status.status == "running"})
+        curves.append({"id": view.instance.id, "label": _run_label(view),
+                       "running": view.status.status == "running"})
     return _page(request, "compare.html", uids=uids, curves=json.dumps(curves), unknown=unknown)
+
+
+def _run_label(view: Any) -> str:
+    """A run as a comparison names it: its factor levels (readable) and its
+    repetition, else its uid (a run outside a design)."""
+    from xdoe.results import levels_text
+
+    levels = levels_text(view.levels)
+    if not levels:
+        return view.uid
+    rep = view.status.repetition
+    return levels + (f" · rep {rep}" if rep is not None else "") + f" ({view.uid})"
 
 
 @router.get("/tree", response_class=HTMLResponse)

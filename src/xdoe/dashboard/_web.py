@@ -10,9 +10,9 @@ from typing import Any
 from fastapi import HTTPException, Request
 from fastapi.templating import Jinja2Templates
 
-from xdoe.dashboard._settings import TOKEN_COOKIE, TOKEN_HEADER, Settings
+from xdoe.dashboard._settings import Settings
 
-__all__ = ["templates", "store_of", "require_token", "plotly_js"]
+__all__ = ["templates", "store_of", "require_token", "plotly_js", "resume_note"]
 
 _HERE = Path(__file__).parent
 templates = Jinja2Templates(directory=str(_HERE / "templates"))
@@ -48,7 +48,34 @@ def _num(value: Any) -> str:
     return str(value)
 
 
-templates.env.filters.update(duration=_duration, when=_when, num=_num)
+def _readable(value: Any) -> str:
+    """A factor level as people read it (:func:`xdoe.results.readable`)."""
+    from xdoe.results import readable
+
+    shown = readable(value)
+    return "–" if shown is None else str(shown)
+
+
+def resume_note(view: Any) -> str:
+    """Where a stopped run would continue (:mod:`xdoe.execution._resume`):
+    a phase with a checkpoint of its own continues from the newest one;
+    one without restarts from its first episode. ``view``: a
+    :class:`xdoe.store.RunView` of a running instance."""
+    current = next((p for p in view.phases if p.status == "running"), None)
+    if current is None:
+        return "Finished phases are not run again."
+    saved = [c for c in view.checkpoints if c.phase == current.name and c.episode is not None]
+    where = f"phase {current.index} {current.name!r}"
+    if saved:
+        return (f"{where} continues from its newest checkpoint (episode {max(c.episode for c in saved)}); "
+                "finished phases are not run again.")
+    return (f"{where} has no checkpoint: it will restart from its first episode "
+            f"({current.progress} done so far are run again; phase_config.checkpoint_every "
+            "lets a phase resume where it stopped).")
+
+
+templates.env.filters.update(duration=_duration, when=_when, num=_num, readable=_readable,
+                             resume_note=resume_note)
 
 
 def store_of(request: Request) -> Any:
@@ -78,9 +105,9 @@ def require_token(request: Request) -> None:
     settings: Settings = request.app.state.settings
     if settings.read_only:
         raise HTTPException(403, "the dashboard is read-only (--read-only)")
-    given = (request.cookies.get(TOKEN_COOKIE) or request.headers.get(TOKEN_HEADER)
-             or request.query_params.get("token"))
-    if not settings.token_ok(given):
+    from xdoe.dashboard._security import given_token
+
+    if not settings.token_ok(given_token(request)):
         raise HTTPException(403, "this action needs the token printed when the dashboard started "
                                  "(open the URL with ?token=...)")
 

@@ -182,11 +182,18 @@ def manifest_header(*, xdoe_version: str, input_sha256: str, design: Any, repeti
 
 
 def _csv_cell(value: Any) -> str:
+    """A level as ``design.csv`` shows it: as people read it
+    (:func:`xdoe.results.readable`: a schedule level ``["learner"]`` reads
+    ``learner``), numbers as ``repr``, other structures as canonical JSON."""
     if isinstance(value, str):
         return value
     kind = type(value)
     if kind is int or (kind is float and math.isfinite(value)):
         return repr(value)  # what canonical_json writes, without a json.dumps call per cell
+    if kind is list and value and all(type(x) is str for x in value):
+        from xdoe.results import readable
+
+        return str(readable(value))
     return canonical_json(value)
 
 

@@ -9,6 +9,10 @@ only for the rows a page shows; episode rows are read only for the runs on
 the page (a grouped average of their last phase, through the
 ``(phase_id, id)`` index), or for all when sorting by response, with the
 finished instances' values cached by the caller.
+
+A campaign's runs are its runs in the store plus, when the caller passes
+the design (``design``: experiment uid -> the runs xgen wrote, e.g. read
+from ``design.csv``), the design's runs never started: ``missing``.
 """
 
 from __future__ import annotations
@@ -18,7 +22,7 @@ import json
 import math
 import socket
 from dataclasses import dataclass, replace
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING, Any, Mapping, Sequence
 
 from sqlalchemy import String, case, func, select, type_coerce
 from sqlalchemy.exc import SQLAlchemyError
@@ -33,7 +37,7 @@ if TYPE_CHECKING:
     from xdoe.store._store import Store
 
 __all__ = ["experiment_uids", "experiment_run_count", "CampaignSummary", "RunRow", "RunsPage", "campaign_summaries",
-           "campaign_runs", "SORT_KEYS"]
+           "campaign_runs", "SORT_KEYS", "Design"]
 
 #: Sort keys of :func:`campaign_runs` (besides ``level:<factor>``).
 SORT_KEYS = ("design_point", "run", "status", "start", "elapsed", "response")
@@ -179,6 +183,22 @@ def _statuses(store: "Store", experiment: str | None, timeout: float,
     return out, extra
 
 
+#: The design passed to :func:`campaign_summaries` and :func:`campaign_runs`:
+#: experiment uid -> its designed runs, each with ``uid``, ``design_point``,
+#: ``repetition``, ``seed`` and ``levels`` attributes (a dict).
+Design = Mapping[str, Sequence[Any]]
+
+
+def _never_started(design: Design | None, experiment: str, known: Mapping[str, Any]) -> list[Any]:
+    """The designed runs of ``experiment`` that the store does not hold."""
+    return [d for d in (design or {}).get(experiment, ()) if d.uid not in known]
+
+
+def _missing(entry: Any) -> RunStatus:
+    return RunStatus(entry.uid, "missing", "never started", entry.design_point, entry.repetition,
+                     entry.seed, None)
+
+
 def _count(statuses: list[RunStatus]) -> dict[str, int]:
     counts = {s: 0 for s in STATUSES if s != "invalid"}
     for s in statuses:
@@ -187,16 +207,21 @@ def _count(statuses: list[RunStatus]) -> dict[str, int]:
 
 
 def campaign_summaries(store: "Store", *, heartbeat_timeout: float = HEARTBEAT_TIMEOUT,
-                       now: _dt.datetime | None = None) -> list[CampaignSummary]:
-    """Every experiment in the store, newest first, with its counts per status.
+                       now: _dt.datetime | None = None, design: Design | None = None) -> list[CampaignSummary]:
+    """Every experiment in the store (and in ``design``), newest first, with
+    its counts per status; a designed run the store does not hold counts as
+    ``missing`` (an experiment of ``design`` never started: all missing).
 
-    Two queries (runs, instances) whatever the number of experiments.
+    One query whatever the number of experiments.
     """
     statuses, extra = _statuses(store, None, heartbeat_timeout, now)
     moment = now or utcnow()
     groups: dict[str, list[RunStatus]] = {}
     for st in statuses:
         groups.setdefault(extra[st.run][0] or "(no experiment)", []).append(st)
+    for exp in (design or {}):
+        groups.setdefault(exp, []).extend(_missing(d) for d in _never_started(design, exp, extra))
+    groups = {exp: runs for exp, runs in groups.items() if runs}
     out = []
     for exp, runs in groups.items():
         counts = _count(runs)
@@ -284,6 +309,7 @@ def campaign_runs(
     per_page: int = 50,
     heartbeat_timeout: float = HEARTBEAT_TIMEOUT,
     cache: dict[int, float] | None = None,
+    design: Design | None = None,
 ) -> RunsPage:
     """One page of an experiment's runs.
 
@@ -296,11 +322,16 @@ def campaign_runs(
         page: 1-based; clipped to the last page.
         cache: responses of finished instances kept between calls (the
             dashboard keeps one per server).
+        design: the designed runs per experiment: those the store does not
+            hold are listed ``missing`` (with their levels).
 
     Raises:
         StoreError: the store cannot be read.
     """
     statuses, extra = _statuses(store, experiment, heartbeat_timeout, None)
+    for entry in _never_started(design, experiment, extra):
+        statuses.append(_missing(entry))
+        extra[entry.uid] = (experiment, json.dumps(entry.levels or {}))
     counts = _count(statuses)
     rows = [(st, extra[st.run][1] or "{}") for st in statuses]
     if status:

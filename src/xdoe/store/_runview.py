@@ -22,7 +22,8 @@ from xdoe.store._status import DesignRun, RunStatus, _decide
 if TYPE_CHECKING:
     from xdoe.store._store import Store
 
-__all__ = ["PhaseView", "CheckpointView", "RunView", "run_view", "curve_points", "lineage_nodes"]
+__all__ = ["PhaseView", "CheckpointView", "RunView", "run_view", "curve_points", "lineage_nodes",
+           "phase_step_budget"]
 
 
 @dataclass(frozen=True)
@@ -36,6 +37,37 @@ class PhaseView:
     end: _dt.datetime | None
     episodes: int
     planned: int | None
+    #: environment steps recorded (of the agent with most; all workers together)
+    steps: int = 0
+    #: the phase's step budget (``MaxStepsTerminationCondition``'s ``phase_steps``), if any
+    planned_steps: int | None = None
+
+    @property
+    def progress(self) -> str:
+        """``"12,345 / 40,000 steps (56 episodes)"`` for a step-budgeted phase,
+        else ``"56 / 300 episodes"`` (``"56 episodes"`` without a plan)."""
+        if self.planned_steps:
+            return (f"{self.steps:,} / {self.planned_steps:,} steps "
+                    f"({self.episodes:,} episode{'s' if self.episodes != 1 else ''})")
+        if self.planned:
+            return f"{self.episodes:,} / {self.planned:,} episodes"
+        return f"{self.episodes:,} episodes"
+
+
+def phase_step_budget(document: dict[str, Any], index: int) -> int | None:
+    """The ``phase_steps`` of a ``MaxStepsTerminationCondition`` among the
+    simulation conditions of phase ``index`` of a run document (a phase
+    without ``simulation`` inherits the previous phase's), else ``None``."""
+    simulation: Any = None
+    for entry in (document.get("schedule") or [])[: index + 1]:
+        body = next(iter(entry.values()), None) if isinstance(entry, dict) and entry else None
+        if isinstance(body, dict) and isinstance(body.get("simulation"), dict):
+            simulation = body["simulation"]
+    budgets = [c.get("params", {}).get("phase_steps") for c in (simulation or {}).get("conditions") or []
+               if isinstance(c, dict) and str(c.get("name", "")).endswith("MaxStepsTerminationCondition")
+               and isinstance(c.get("params"), dict)]
+    budgets = [b for b in budgets if isinstance(b, int) and not isinstance(b, bool)]
+    return min(budgets) if budgets else None
 
 
 @dataclass(frozen=True)
@@ -103,9 +135,14 @@ def run_view(store: "Store", uid: str, instance_id: int | None = None, *,
     if instance is None:
         return view
     with store._read("read phases from") as session:
-        counts = dict(session.execute(
-            select(Episode.phase_id, func.count()).join(Phase, Episode.phase_id == Phase.id)
-            .where(Phase.instance_id == instance.id).group_by(Episode.phase_id)).all())
+        counts: dict[int, int] = {}
+        steps: dict[int, int] = {}
+        for pid, _agent, n, total in session.execute(
+            select(Episode.phase_id, Episode.agent, func.count(), func.sum(Episode.steps))
+            .join(Phase, Episode.phase_id == Phase.id)
+            .where(Phase.instance_id == instance.id).group_by(Episode.phase_id, Episode.agent)).all():
+            counts[pid] = max(counts.get(pid, 0), int(n))  # one row per worker, episode and agent
+            steps[pid] = max(steps.get(pid, 0), int(total or 0))
         names: dict[int, str] = {}
         for p in session.execute(select(Phase).where(Phase.instance_id == instance.id)
                                  .order_by(Phase.index)).scalars():
@@ -115,7 +152,8 @@ def run_view(store: "Store", uid: str, instance_id: int | None = None, *,
             if isinstance(cfg.get("episodes"), int):
                 planned = cfg["episodes"] * int(cfg.get("worker", 1) or 1)
             view.phases.append(PhaseView(p.id, p.index, p.name, p.mode, p.status, p.start, p.end,
-                                         int(counts.get(p.id, 0)), planned))
+                                         int(counts.get(p.id, 0)), planned, int(steps.get(p.id, 0)),
+                                         phase_step_budget(view.document, p.index)))
         for c in session.execute(select(Checkpoint).where(Checkpoint.instance_id == instance.id)
                                  .order_by(Checkpoint.id)).scalars():
             view.checkpoints.append(CheckpointView(

@@ -184,7 +184,12 @@
     if (tree && !tree._drawn) { tree._drawn = true; drawTree(tree); }
   }
 
-  document.addEventListener("DOMContentLoaded", () => init(document));
+  document.addEventListener("DOMContentLoaded", () => {
+    init(document);
+    // the tree page's choice of tree or lineage (no inline handler: the CSP allows none)
+    const choice = document.getElementById("tree-choice");
+    if (choice) choice.addEventListener("change", () => { location.search = choice.value; });
+  });
   document.addEventListener("htmx:afterSettle", (event) => init(event.target));
   document.addEventListener("htmx:beforeRequest", (event) => {
     // keep the runs the user is selecting for a comparison: no table refresh meanwhile
