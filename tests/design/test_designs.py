@@ -344,7 +344,7 @@ def test_explicit_methods():
         with pytest.raises(DesignError, match="max_runs"):
             make_design(MIXED, method=method)
     with pytest.raises(DesignError, match="unknown design method"):
-        make_design(CATEGORICAL, method="sobol")
+        make_design(CATEGORICAL, method="simplex")
 
 
 @pytest.mark.parametrize("budget", [0, -2, 2.5, True, "10"])

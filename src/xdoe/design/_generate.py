@@ -243,9 +243,11 @@ def build_design(experiment: Experiment, *, max_total_runs: int | None = None) -
         factors = factors_of(experiment)
     except DesignError as exc:
         raise experiment.error(str(exc), (key,)) from None
-    _refuse_too_large(experiment, factors, max_total_runs)
+    plain = isinstance(model.design, str) and model.design in ("auto", "full_factorial", "lhs", "maximin")
+    if plain:
+        _refuse_too_large(experiment, factors, max_total_runs)
     try:
-        return make_design(
+        design = make_design(
             factors,
             method=model.design,
             max_runs=model.max_runs,
@@ -254,6 +256,13 @@ def build_design(experiment: Experiment, *, max_total_runs: int | None = None) -
         )
     except DesignError as exc:
         raise experiment.error(str(exc), (key,)) from None
+    limit = model.max_total_runs if max_total_runs is None else max_total_runs
+    if not plain and len(design) * model.repetitions > limit:  # a DoE design's size is known once built
+        raise experiment.error(f"design {design.method} has {len(design)} points x {model.repetitions} "
+                               f"repetition(s) = {len(design) * model.repetitions} runs, more than max_total_runs "
+                               f"{limit}; lower repetitions or raise max_total_runs (xgen --max-total-runs)",
+                               ("design",))
+    return design
 
 
 def prepare(
