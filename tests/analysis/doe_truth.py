@@ -9,10 +9,11 @@ over seven two-level factors ``a .. g`` (levels 0 and 1), so the effects
 
 :class:`SurfaceEnvironment` pays
 
-    reward = 50 - (x - 3)^2 - 2 (y - 7)^2 + 0.5 (x - 3)(y - 7) + N(0, 0.1^2)
+    reward = 50 - (x1 - 3)^2 - 2 (x2 - 7)^2 + 0.5 (x1 - 3)(x2 - 7) + N(0, 0.1^2)
 
-over ``x`` in [1, 5] and ``y`` in [5, 9]: a maximum of 50 at (3, 7), the
-centre of the region.
+over ``x1`` in [1, 5] and ``x2`` in [5, 9]: a maximum of 50 at (3, 7), the
+centre of the region. (Not ``y``: a factor named ``y`` collides with the
+response column of ``xdoe.analysis._response.run_table``.)
 """
 
 from __future__ import annotations
@@ -33,7 +34,7 @@ from xdoe.environment import (
 
 SCREENING = {"a": 3.0, "c": -2.0, "f": 1.5}
 FACTORS = "abcdefg"
-STATIONARY = {"x": 3.0, "y": 7.0}
+STATIONARY = {"x1": 3.0, "x2": 7.0}
 MAXIMUM = 50.0
 
 
@@ -41,8 +42,8 @@ def screening_truth(**levels: float) -> float:
     return 10.0 + sum(effect * float(levels.get(name, 0)) for name, effect in SCREENING.items())
 
 
-def surface_truth(x: float, y: float) -> float:
-    dx, dy = x - 3.0, y - 7.0
+def surface_truth(x1: float, x2: float) -> float:
+    dx, dy = x1 - 3.0, x2 - 7.0
     return MAXIMUM - dx * dx - 2.0 * dy * dy + 0.5 * dx * dy
 
 
@@ -75,9 +76,9 @@ class ScreeningEnvironment(_OneStep):
 class SurfaceEnvironment(_OneStep):
     """One-step episodes paying :func:`surface_truth` plus N(0, 0.1^2)."""
 
-    def __init__(self, uid: str, seed: int, x: float = 3.0, y: float = 7.0, noise: float = 0.1) -> None:
+    def __init__(self, uid: str, seed: int, x1: float = 3.0, x2: float = 7.0, noise: float = 0.1) -> None:
         super().__init__(uid=uid, seed=seed)
-        self.mean = surface_truth(float(x), float(y))
+        self.mean = surface_truth(float(x1), float(x2))
         self.noise = float(noise)
 
 
@@ -110,8 +111,8 @@ def screening_document(design: Any = None) -> dict[str, Any]:
 
 def surface_document(design: Any = None) -> dict[str, Any]:
     """Two continuous factors, a rotatable central composite design by default."""
-    return _document("surface", "SurfaceEnvironment", {"x": {"range": [1, 5]}, "y": {"range": [5, 9]}},
-                     {"x": "${x}", "y": "${y}"},
+    return _document("surface", "SurfaceEnvironment", {"x1": {"range": [1, 5]}, "x2": {"range": [5, 9]}},
+                     {"x1": "${x1}", "x2": "${x2}"},
                      design or {"method": "central_composite", "center": 4}, episodes=4)
 
 

@@ -164,13 +164,17 @@ def _effects(table: "pd.DataFrame", factors: list[str], kinds: dict[str, str], w
     return effects, inter
 
 
-def analyze(frame: "pd.DataFrame", response: Response | None = None, *, seed: int = 0) -> Analysis:
+def analyze(frame: "pd.DataFrame", response: Response | None = None, *, seed: int = 0,
+            design: dict[str, Any] | None = None) -> Analysis:
     """Answer the design: which factors matter, how much, which setting is best.
 
     Args:
         frame: the episode table (:func:`xdoe.results.load`).
         response: which number per run (default: last phase, objective, mean).
         seed: root of the bootstrap resampling (``SeedSequence(seed, spawn_key=...)``).
+        design: the manifest's design (:func:`~xdoe.analysis._design_info.read_design`);
+            ``None``: inferred from the runs. A two-level, response-surface or
+            sensitivity design adds its own analysis (:mod:`xdoe.analysis._doe`).
 
     Returns:
         an :class:`~xdoe.analysis.Analysis`: factors ranked by partial eta²
@@ -195,6 +199,10 @@ def analyze(frame: "pd.DataFrame", response: Response | None = None, *, seed: in
         nested, _ = _effects(sub, [f, *others], kinds, within=_parent(table, f, plain), interactions=False)
         effects += [e for e in nested if e.name == f]
     effects.sort(key=lambda e: (-(e.eta_sq if not math.isnan(e.eta_sq) else -1), e.name))
+    from xdoe.analysis._doe import doe_analysis, merge_effects
+
+    doe = doe_analysis(table, factors, design, seed) if not conditional else None
+    effects = merge_effects(doe, effects)
 
     points = _points(table, frame, response, seed)
     best = max(points, key=lambda p: p.mean) if points else None
@@ -210,7 +218,7 @@ def analyze(frame: "pd.DataFrame", response: Response | None = None, *, seed: in
     return Analysis(
         response=response.label(phase), factors=effects, interactions=interactions,
         best=None if best is None else BestPoint(best.levels, best.mean, best.ci_low, best.ci_high),
-        points=points, runs=len(table), warnings=notes,
+        points=points, runs=len(table), warnings=notes, doe=doe,
     )
 
 

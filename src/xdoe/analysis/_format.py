@@ -69,7 +69,9 @@ def sections(a: Analysis) -> list[tuple[str, list[str], list[list[str]]]]:
                   "best" if p.improvement is None else
                   f"{fmt_num(p.improvement[0], 3)} {_ci(p.improvement[1], p.improvement[2])}"]
                  for p in a.points]))
-    return out
+    from xdoe.analysis._doe import doe_sections
+
+    return out + doe_sections(a.doe, a.response, a.runs)
 
 
 def _csv(a: Analysis) -> str:

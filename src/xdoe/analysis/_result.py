@@ -54,10 +54,18 @@ class FactorEffect:
     p: float
     eta_sq: float
     within: str = ""
+    #: two-level designs (issue 24): ``effect`` is then signed (high - low),
+    #: ``p`` Lenth's or the pure-error t test's, ``active`` ``p < 0.05``, and
+    #: ``aliases`` the two-factor interactions aliased with it
+    active: bool | None = None
+    aliases: list[str] | None = None
 
     def to_dict(self) -> dict[str, Any]:
-        return {"name": self.name, "kind": self.kind, "levels": [lv.to_dict() for lv in self.levels],
-                "effect": _num(self.effect), "F": _num(self.F), "p": _num(self.p), "eta_sq": _num(self.eta_sq)}
+        out = {"name": self.name, "kind": self.kind, "levels": [lv.to_dict() for lv in self.levels],
+               "effect": _num(self.effect), "F": _num(self.F), "p": _num(self.p), "eta_sq": _num(self.eta_sq)}
+        if self.active is not None:
+            out.update(active=self.active, aliases=list(self.aliases or []))
+        return out
 
 
 @dataclass
@@ -127,17 +135,29 @@ class Analysis:
     points: list[PointAggregate]
     runs: int
     warnings: list[str]
+    #: the analysis matched to the design (:func:`xdoe.analysis._doe.doe_analysis`), or ``None``
+    doe: dict[str, Any] | None = None
 
     def to_dict(self) -> dict[str, Any]:
         """The JSON shape of ``xrun analyze --format json``, exactly
         ``{"response", "factors": [{"name", "kind", "levels": [{"level", "mean",
         "ci_low", "ci_high", "n"}], "effect", "F", "p", "eta_sq"}] (ranked),
         "interactions": [{"factors", "F", "p", "eta_sq"}], "best": {"levels",
-        "mean", "ci_low", "ci_high"}}``; NaN is ``null``. The per-point
+        "mean", "ci_low", "ci_high"}}``; NaN is ``null``. A two-level design's
+        factors also have ``active`` and ``aliases`` and the JSON a
+        ``screening`` section; a response-surface design a ``surface``
+        section (``stationary_point`` by factor name in natural units,
+        ``kind``, ``inside``, ``predicted``...); a Morris or Saltelli design
+        ``sensitivity`` (one entry per factor). The per-point
         aggregates are :meth:`aggregates`."""
-        return {"response": self.response, "factors": [f.to_dict() for f in self.factors],
-                "interactions": [i.to_dict() for i in self.interactions],
-                "best": None if self.best is None else self.best.to_dict()}
+        out = {"response": self.response, "factors": [f.to_dict() for f in self.factors],
+               "interactions": [i.to_dict() for i in self.interactions],
+               "best": None if self.best is None else self.best.to_dict()}
+        if self.doe is not None:
+            from xdoe.analysis._doe import doe_json
+
+            out.update(doe_json(self.doe))
+        return out
 
     def aggregates(self) -> list[dict[str, Any]]:
         """Per design point (best first): levels, repetitions, mean with its t

@@ -122,9 +122,11 @@ def analyze_command(output_dir: Path | None, experiment: str | None, store_url: 
     bootstrap 95 % interval and the probability that the best point beats it
     (Agarwal et al. 2021). Warns below 5 repetitions."""
     from xdoe.analysis import analyze, parse_response, render
+    from xdoe.analysis._design_info import read_design
 
     frame = load_frame(output_dir, experiment, store_url)
-    result = analyze(frame, parse_response(response), seed=seed)
+    design = read_design(output_dir, _resolve(output_dir, experiment, store_url)[0])
+    result = analyze(frame, parse_response(response), seed=seed, design=design)
     click.echo(render(result, fmt), nl=fmt not in ("table",))
     if fmt != "table":
         for warning in result.warnings:
@@ -178,6 +180,33 @@ def effects_command(output_dir: Path | None, experiment: str | None, store_url: 
     frame = load_frame(output_dir, experiment, store_url)
     resp = parse_response(response)
     path = plot_effects(analyze(frame, resp), frame, output, response=resp)
+    click.echo(f"wrote {path}")
+
+
+@plot_group.command("design", short_help="The plot matched to the design: half-normal, contour or mu*-sigma.")
+@_select
+@_response
+@_output("design.png")
+@handle_errors
+def design_plot_command(output_dir: Path | None, experiment: str | None, store_url: str | None,
+                        response: str | None, output: Path, overwrite: bool) -> None:
+    """The picture of the analysis matched to the design: a two-level design's
+    half-normal (Daniel) plot of its effects, active ones labelled; a
+    response-surface design's contour plot of the fitted second-order model
+    over its two strongest factors with the design points and the stationary
+    point; a Morris design's mu*-sigma plot. Exit 1 for any other design."""
+    from xdoe.analysis import analyze, parse_response
+    from xdoe.analysis._design_info import read_design
+    from xdoe.analysis._doe import plot_design
+
+    check_output(output, overwrite)
+    frame = load_frame(output_dir, experiment, store_url)
+    uid = _resolve(output_dir, experiment, store_url)[0]
+    result = analyze(frame, parse_response(response), design=read_design(output_dir, uid))
+    path = plot_design(result, output, experiment=uid or "all experiments")
+    if path is None:
+        fail("no plot for this design: xrun plot design draws two-level (half-normal), response-surface "
+             "(contour) and Morris (mu*-sigma) designs", EXIT_FAILED)
     click.echo(f"wrote {path}")
 
 

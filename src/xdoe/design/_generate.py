@@ -23,7 +23,7 @@ from xdoe.design._expand import Expander, copy_plain, factors_of, round_continuo
 from xdoe.design._extend import ExtendPlan
 from xdoe.design._grid import Row, grid_rows
 from xdoe.design._limits import DesignTooLarge, check_design_size
-from xdoe.design._seeds import LevelSeeds
+from xdoe.design._seeds import LevelSeeds, seed_levels
 from xdoe.design._template import TextTemplates
 from xdoe.design._output import OutputLayout, WriteResult, manifest_header, plan_outputs, write_outputs
 from xdoe.documents._canonical import dump_canonical
@@ -62,6 +62,8 @@ class RunSequence(Sequence):
         self._seeds = LevelSeeds(experiment.model.seed) if recurring else None
         self._recurring = recurring
         self._safe_uid = experiment.safe_uid
+        #: design point -> how many earlier points have the same coordinates (only those > 0)
+        self._copies = _copies(design)
 
     def __len__(self) -> int:
         return self.n_points * self.repetitions
@@ -102,7 +104,8 @@ class RunSequence(Sequence):
         if isinstance(k, slice):
             raise TypeError("RunSequence does not support slices; use itertools.islice")
         k, point, repetition, levels = self._locate(k)
-        return self._expander.document(number=k, index=point, repetition=repetition, levels=levels)
+        return self._expander.document(number=k, index=point, repetition=repetition, levels=levels,
+                                       copy=self._copies.get(point, 0))
 
     def _locate(self, k: int) -> tuple[int, int, int, dict[str, Any]]:
         """``(k, design point, repetition, levels)`` of run ``k`` (negative: from the end)."""
@@ -130,13 +133,14 @@ class RunSequence(Sequence):
         ``dump_canonical(runs.shared(k))`` writes."""
         k, point, repetition, levels = self._locate(k)
         body = self._templates.body(levels)
+        copy = self._copies.get(point, 0)
         if body is None:
-            doc = self._expander.document(number=k, index=point, repetition=repetition, levels=levels)
+            doc = self._expander.document(number=k, index=point, repetition=repetition, levels=levels, copy=copy)
             return dump_canonical(doc, cache=self.render_cache), doc["uid"], point, repetition, doc["seed"], levels
         uid = run_uid(self._safe_uid, k)
         seeds = self._seeds
-        seed = seeds.seed(levels, repetition) if seeds is not None else run_seed(self.experiment.model.seed, levels,
-                                                                                  repetition)
+        seed = seeds.seed(levels, repetition) if seeds is not None else run_seed(
+            self.experiment.model.seed, seed_levels(levels, copy), repetition)
         templates = self._templates
         text = templates.head(point, repetition, levels) + body + templates.tail(seed, uid)
         return text, uid, point, repetition, seed, levels
@@ -155,6 +159,24 @@ class RunSequence(Sequence):
 
     def file_name(self, k: int) -> str:
         return self.layout.run_file(k)
+
+
+def _copies(design: Any) -> dict[int, int]:
+    """Design point -> how many earlier points share its coordinates (and
+    active mask), for the points where that is not zero; only a design made
+    from a ``design:`` mapping can repeat a point (centre points), so the
+    others are not searched."""
+    if getattr(design, "info", None) is None:
+        return {}
+    seen: dict[bytes, int] = {}
+    out = {}
+    for i in range(len(design)):
+        key = design.points[i].tobytes() + design.active[i].tobytes()
+        count = seen.get(key, 0)
+        if count:
+            out[i] = count
+        seen[key] = count + 1
+    return out
 
 
 def _level_columns(design: Any, expander: Expander) -> list[tuple[str, int, tuple | None, Any]] | None:

@@ -1,0 +1,77 @@
+"""Known-truth DoE studies (issue 24) through xgen, the executor, the store
+and ``xrun analyze --format json``: a 16-run resolution IV screen of seven
+two-level factors finds exactly the active ones with their signs; a central
+composite design on two continuous factors puts the stationary maximum where
+the formula has it."""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+
+import pytest
+from click.testing import CliRunner
+
+from doe_truth import MAXIMUM, SCREENING, STATIONARY, run_folder, screening_document, surface_document
+from xdoe.cli._xrun import main as xrun
+from xdoe.design import generate
+
+
+def _analyze(folder: Path) -> dict:
+    result = CliRunner().invoke(xrun, ["analyze", str(folder), "--format", "json"])
+    assert result.exit_code == 0, result.output
+    return json.loads(result.stdout)
+
+
+@pytest.fixture(scope="module")
+def screen(tmp_path_factory) -> Path:
+    out = tmp_path_factory.mktemp("screen") / "out"
+    generate(screening_document(), out)
+    run_folder(out)
+    return out
+
+
+@pytest.fixture(scope="module")
+def ccd(tmp_path_factory) -> Path:
+    out = tmp_path_factory.mktemp("ccd") / "out"
+    generate(surface_document(), out)
+    run_folder(out)
+    return out
+
+
+def test_resolution_iv_screen_finds_exactly_the_active_factors_with_their_signs(screen):
+    assert len(list(screen.glob("run-*.yaml"))) == 16
+    data = _analyze(screen)
+    factors = {f["name"]: f for f in data["factors"]}
+    assert set(factors) == set("abcdefg")
+    assert {n for n, f in factors.items() if f["active"]} == set(SCREENING)
+    for name, effect in SCREENING.items():
+        assert factors[name]["effect"] == pytest.approx(effect, abs=0.15)
+        assert factors[name]["p"] < 0.001 and factors[name]["aliases"] == []  # resolution IV: mains clear
+    assert data["screening"]["method"] == "lenth" and data["screening"]["source"] == "manifest"
+    assert len(data["screening"]["effects"]) == 15
+
+
+def test_central_composite_puts_the_maximum_where_the_formula_has_it(ccd):
+    surface = _analyze(ccd)["surface"]
+    assert surface["kind"] == "maximum" and surface["inside"] is True
+    for name, value in STATIONARY.items():
+        assert surface["stationary_point"][name] == pytest.approx(value, abs=0.05)
+    assert surface["predicted"] == pytest.approx(MAXIMUM, abs=0.2)
+    assert surface["predicted_ci"][0] < surface["predicted"] < surface["predicted_ci"][1]
+    assert surface["lack_of_fit"]["p"] > 0.01  # four centre points with seeds of their own: pure error
+
+
+def test_centre_points_get_seeds_of_their_own(ccd):
+    seeds = [line for p in sorted(ccd.glob("run-*.yaml")) for line in p.read_text().splitlines()
+             if line.startswith("seed:")]
+    assert len(set(seeds)) == len(seeds) == 12
+
+
+@pytest.mark.parametrize("which", ["screen", "ccd"])
+def test_design_plot_is_written(which, request, tmp_path):
+    folder = request.getfixturevalue(which)
+    target = tmp_path / f"{which}.png"
+    result = CliRunner().invoke(xrun, ["plot", "design", str(folder), "-o", str(target)])
+    assert result.exit_code == 0, result.output
+    assert target.read_bytes()[:8] == b"\x89PNG\r\n\x1a\n"
