@@ -75,3 +75,64 @@ def test_design_plot_is_written(which, request, tmp_path):
     result = CliRunner().invoke(xrun, ["plot", "design", str(folder), "-o", str(target)])
     assert result.exit_code == 0, result.output
     assert target.read_bytes()[:8] == b"\x89PNG\r\n\x1a\n"
+
+
+def _instances(out: Path) -> dict[str, int]:
+    import sqlite3
+
+    with sqlite3.connect(out / "xrun.sqlite") as db:
+        rows = db.execute("select run.uid, count(*) from run_instance join run on run.id = run_instance.run_id "
+                          "group by run.uid").fetchall()
+    return dict(rows)
+
+
+def _start(out: Path) -> None:
+    result = CliRunner().invoke(xrun, ["experiment-start", str(out), "--store", f"sqlite:///{out / 'xrun.sqlite'}",
+                                       "--results", str(out / "results"), "--in-process", "-q"])
+    assert result.exit_code == 0, result.output
+
+
+def test_sequential_factorial_then_axial_runs_only_the_new_points_and_finds_the_maximum(tmp_path):
+    from xdoe.cli._xgen import main as xgen
+
+    import yaml
+
+    doc = tmp_path / "seq.yaml"
+    doc.write_text(yaml.safe_dump(surface_document({"method": "fractional_factorial", "resolution": 5,
+                                                    "center": 3})))
+    out = tmp_path / "out"
+    assert CliRunner().invoke(xgen, ["generate", str(doc), "-o", str(out), "-q"]).exit_code == 0
+    _start(out)
+    first = _analyze(out)
+    assert first["screening"]["curvature"]["p"] < 0.001  # the cube misses the peak at the centre
+    assert not any(f["active"] for f in first["factors"])  # no linear effect: a symmetric peak
+    result = CliRunner().invoke(xgen, ["augment", str(doc), "-o", str(out), "--axial"])
+    assert result.exit_code == 0, result.output
+    _start(out)
+    instances = _instances(out)
+    assert len(instances) == 7 + 7 and set(instances.values()) == {1}  # the first 7 runs were not run again
+    surface = _analyze(out)["surface"]
+    assert "block[1]" in surface["coefficients"]
+    assert surface["kind"] == "maximum"
+    for name, value in STATIONARY.items():
+        assert surface["stationary_point"][name] == pytest.approx(value, abs=0.05)
+
+
+def test_foldover_runs_only_the_new_points(screen, tmp_path):
+    import shutil
+
+    from xdoe.cli._xgen import main as xgen
+
+    import yaml
+
+    out = tmp_path / "out"
+    shutil.copytree(screen, out)
+    doc = tmp_path / "screen.yaml"
+    doc.write_text(yaml.safe_dump(screening_document()))
+    result = CliRunner().invoke(xgen, ["augment", str(doc), "-o", str(out), "--foldover", "a"])
+    assert result.exit_code == 0, result.output
+    _start(out)
+    assert len(_instances(out)) == 32 and set(_instances(out).values()) == {1}
+    data = _analyze(out)
+    assert {f["name"] for f in data["factors"] if f["active"]} == set(SCREENING)
+    assert any(e["name"] == "block" for e in data["screening"]["effects"])

@@ -47,7 +47,7 @@ def read_design(output_dir: Path | None, experiment: str | None) -> dict[str, An
             doe = (data.get("design") or {}).get("doe")
             if doe is None:
                 return None
-            return {"method": data.get("method"), **doe}
+            return {"method": data.get("method"), **doe, "blocks": (doe.get("info") or {}).get("blocks")}
     return None
 
 

@@ -98,22 +98,20 @@ def doe_analysis(table: "pd.DataFrame", factors: list[str], design: dict[str, An
 
 
 def merge_effects(doe: dict[str, Any] | None, effects: list[Any]) -> list[Any]:
-    """The factor effects with a screening's signed effect (high - low) and
-    aliases in place of the range of level means; without replication Lenth's
-    p in place of the ANOVA's (with replication the type II ANOVA's p stays);
-    ``active``: ``p < 0.05``; ranked by ``|effect|``. Unchanged for any other
-    analysis."""
+    """The factor effects with a screening's signed effect (high - low),
+    aliases, p and ``active`` flag in place of the range of level means and
+    the type II ANOVA's p: without replication Lenth's; with replication the
+    t test of the saturated contrast model on the pure error (the type II
+    ANOVA of main effects and two-factor interactions is rank-deficient in a
+    fraction, whose interactions are aliased); ranked by ``|effect|``.
+    Unchanged for any other analysis."""
     if doe is None or doe.get("analysis") != "screening":
         return effects
     rows = {r["name"]: r for r in doe["effects"]}
-    lenth = doe["method"] == "lenth"
     for e in effects:
         row = rows.get(e.name)
         if row is not None:
-            e.effect, e.aliases = row["effect"], list(row["aliases"])
-            if lenth:  # without replication: Lenth's p; with it, the type II ANOVA's p as before
-                e.p = row["p"]
-            e.active = bool(e.p < 0.05) if e.p == e.p else False
+            e.effect, e.p, e.active, e.aliases = row["effect"], row["p"], row["active"], list(row["aliases"])
     return sorted(effects, key=lambda e: (-(abs(e.effect) if e.effect == e.effect else -1), e.name))
 
 
@@ -161,9 +159,15 @@ def doe_sections(doe: dict[str, Any] | None, response: str, runs: int) -> list[t
                if doe["method"] == "lenth" else f"pure-error t test, df {_f(doe['df'], 3)}")
         rows = [[r["name"], _f(r["effect"]), _f(r["t"], 3), _pv(r["p"]), "yes" if r["active"] else "",
                  " = ".join(r["aliases"])] for r in sorted(doe["effects"], key=lambda r: -abs(r["effect"]))]
-        return [(f"Two-level screening (response {response}, {doe['runs']} runs at {doe['points']} points, "
-                 f"{doe['centre_points']} centre runs; {how})",
-                 ["contrast", "effect (high - low)", "t", "p", "active", "aliases"], rows)]
+        out = [(f"Two-level screening (response {response}, {doe['runs']} runs at {doe['points']} points, "
+                f"{doe['centre_points']} centre runs; {how})",
+                ["contrast", "effect (high - low)", "t", "p", "active", "aliases"], rows)]
+        curv = doe.get("curvature")
+        if curv is not None:
+            out.append((f"Curvature: cube mean - centre mean (response {response}, {curv['centre_runs']} centre runs)",
+                        ["effect", "t", "df", "p"],
+                        [[_f(curv["effect"]), _f(curv["t"], 3), str(curv["df"]), _pv(curv["p"])]]))
+        return out
     if kind == "surface":
         out = [(f"Second-order model (response {response}, {doe['runs']} runs, coded units, "
                 f"R² {_f(doe['r_squared'], 4)})", ["term", "estimate", "p"],

@@ -127,7 +127,8 @@ def screening(table: "pd.DataFrame", coded: "pd.DataFrame", factors: list[str],
     Returns:
         ``{"method": "lenth" | "pure error", "effects": [{"name", "effect",
         "p", "active", "aliases", "t"}] (every contrast, main effects first),
-        "pse", "me", "sme", "df", "centre_points"}``.
+        "pse", "me", "sme", "df", "centre_points", "curvature": {"effect", "t",
+        "df", "p", "centre_runs"} | None}``.
     """
     cube = np.all(np.isin(coded[factors].to_numpy(), (-1.0, 1.0)), axis=1)
     columns = list(factors)
@@ -168,7 +169,27 @@ def screening(table: "pd.DataFrame", coded: "pd.DataFrame", factors: list[str],
         rows.append({"name": label, "effect": float(effects[i]), "t": float(t[i]), "p": float(p[i]),
                      "active": bool(p[i] < ALPHA), "aliases": names})
     out["effects"] = rows
+    out["curvature"] = _curvature(table, cube)
     return out
+
+
+def _curvature(table: "pd.DataFrame", cube: np.ndarray) -> dict[str, Any] | None:
+    """Centre points against the cube (Montgomery 2012, 6.8): ``effect`` =
+    mean(cube) - mean(centre), its t test on the centre points' pure error
+    (``n_c - 1`` degrees of freedom, scipy.stats.t); ``None`` with fewer than
+    two centre runs."""
+    from scipy import stats
+
+    y = table["y"].to_numpy(float)
+    yc, yf = y[~cube], y[cube]
+    if len(yc) < 2:
+        return None
+    s2 = float(np.var(yc, ddof=1))
+    diff = float(yf.mean() - yc.mean())
+    se = float(np.sqrt(s2 * (1 / len(yf) + 1 / len(yc))))
+    t = diff / se if se > 0 else float("inf") * np.sign(diff)
+    return {"effect": diff, "t": t, "df": len(yc) - 1, "p": float(2 * stats.t.sf(abs(t), len(yc) - 1)),
+            "centre_runs": int(len(yc))}
 
 
 def plot_half_normal(result: dict[str, Any], path: Any, *, title: str) -> Any:

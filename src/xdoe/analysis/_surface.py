@@ -108,7 +108,7 @@ def surface(table: "pd.DataFrame", coded: "pd.DataFrame", factors: list[str], co
         "coefficients": {n: {"estimate": float(v), "p": float(p)} for n, v, p in zip(names, params, fit.pvalues)},
         "r_squared": float(fit.rsquared), "runs": int(len(y)),
     }
-    keys = [tuple(r) for r in x]
+    keys = [tuple(r) for r in x] if block is None else [(*r, b) for r, b in zip(x, block)]  # nested in the blocks
     distinct = len(set(keys))
     out["lack_of_fit"] = None
     if len(y) - distinct > 0 and distinct > xm.shape[1]:

@@ -17,6 +17,7 @@ from typing import Any
 import click
 
 from xdoe.cli._common import EXIT_INPUT, EXIT_OK, check_output, handle_errors, output_options
+from xdoe.cli._xgen_doe import _diagnostic_lines, _doe_lines, _figure, augment_command
 
 __all__ = ["main"]
 
@@ -103,17 +104,6 @@ def _console() -> Any:
     return Console(file=sys.stdout, soft_wrap=True, highlight=False)
 
 
-def _figure(value: Any) -> str:
-    if value is None:
-        return "n/a"
-    value = float(value)
-    if value != value:
-        return "n/a"
-    if value == float("inf"):
-        return "n/a (one point)"
-    return f"{value:.4g}"
-
-
 def _factor_table(experiment: Any, design: Any) -> Any:
     from rich.table import Table
 
@@ -194,68 +184,6 @@ def _dry_run(experiment: Any, design: Any, runs: Any, target: Path) -> None:
     for line in _plan_lines(plan_runs(runs, target), target, dry=True):
         console.print(line, markup=False)
     console.print("dry run: nothing written")
-
-
-def _diagnostic_lines(console: Any, diag: dict) -> None:
-    pair = f" ({diag['correlated'][0]} ~ {diag['correlated'][1]})" if diag.get("correlated") else ""
-    console.print(f"{diag['model']} model, {diag['terms']} terms: D-efficiency {_figure(diag['d_efficiency'])} %, "
-                  f"largest correlation between model terms {_figure(diag['max_correlation'])}{pair}", markup=False)
-
-
-def _doe_lines(console: Any, design: Any) -> None:
-    """Resolution, aliases up to two-factor interactions, D-efficiency, the
-    largest correlation and every point coded and natural (issue 24)."""
-    from rich.table import Table
-
-    from xdoe.design._doe import summary
-    from xdoe.documents import canonical_json
-
-    doe = summary(design)
-    info, diag = doe["info"], doe["diagnostics"]
-    options = ", ".join(f"{k}: {v}" for k, v in info.items() if k not in ("method", "model"))
-    if options:
-        console.print(f"design options: {options}", markup=False)
-    if "resolution" in diag:
-        res = diag["resolution"]
-        roman = {3: "III", 4: "IV", 5: "V", 6: "VI", 7: "VII", 8: "VIII"}
-        text = "full factorial (no defining word)" if res is None and design.method == "fractional_factorial" \
-            else roman.get(res, str(res))
-        console.print(f"runs: {len(design)}, resolution {text}", markup=False)
-        full = [(k, v) for k, v in diag["aliases"].items() if any(isinstance(a, str) for a in v)]
-        partial = {k: v for k, v in diag["aliases"].items() if all(isinstance(a, list) for a in v)}
-        if full:
-            console.print("aliases (up to two-factor interactions):", markup=False)
-            shown: set[str] = set()
-            for term, others in full:
-                if term in shown:
-                    continue
-                chain = [a for a in others if isinstance(a, str)]
-                shown.update(a.lstrip("-") for a in chain)
-                console.print(f"  {term} = " + " = ".join(chain), markup=False)
-            clear = [f.name for f in design.factors if f.name not in diag["aliases"]]
-            if clear:
-                console.print(f"  main effects {', '.join(clear)}: not aliased with any two-factor interaction",
-                              markup=False)
-        elif not partial:
-            console.print("aliases: none up to two-factor interactions", markup=False)
-        if partial:
-            sizes = sorted({abs(a[1]) for v in partial.values() for a in v})
-            console.print(f"partial aliases: each main effect correlated with {max(len(v) for v in partial.values())}"
-                          f" two-factor interactions at |r| in {', '.join(f'{x:.3g}' for x in sizes)}", markup=False)
-    _diagnostic_lines(console, diag)
-    table = Table(title="points (coded | natural)", title_justify="left")
-    names = [f.name for f in design.factors]
-    table.add_column("point", justify="right")
-    for name in names:
-        table.add_column(name, justify="right")
-    for i, point in enumerate(doe["points"]):
-        cells = []
-        for name, c in zip(names, point["coded"]):
-            value = point["natural"].get(name)
-            natural = value if isinstance(value, str) else canonical_json(value)
-            cells.append("-" if c is None else f"{c:+.4g} | {natural}")
-        table.add_row(str(i), *cells)
-    console.print(table)
 
 
 @click.group(cls=_Program, context_settings={"help_option_names": ["-h", "--help"]})
@@ -430,3 +358,6 @@ def schema(indent: int) -> None:
 
     click.echo(json.dumps(experiment_schema(), indent=indent, sort_keys=True))
     sys.exit(EXIT_OK)
+
+
+main.add_command(augment_command(prepare=_prepare, resume_gc=_resume_gc, warn=_warn, plan_lines=_plan_lines))

@@ -47,11 +47,15 @@ class RunSequence(Sequence):
     a fresh plain dict.
     """
 
-    def __init__(self, experiment: Experiment, design: Any) -> None:
+    def __init__(self, experiment: Experiment, design: Any, *, repetitions: int | None = None, first_run: int = 0,
+                 first_point: int = 0, copies: dict[int, int] | None = None) -> None:
         self.experiment = experiment
         self.design = design
         self.n_points = len(design)
-        self.repetitions = experiment.model.repetitions
+        self.repetitions = experiment.model.repetitions if repetitions is None else repetitions
+        #: a block added by ``xgen augment`` (:mod:`xdoe.design._augment`): its runs are numbered from
+        #: ``first_run`` and its points from ``first_point``, after the existing ones
+        self.first_run, self.first_point = first_run, first_point
         self.layout = OutputLayout(experiment.safe_uid)
         self._expander = Expander(experiment)
         self._columns = _level_columns(design, self._expander)
@@ -63,7 +67,7 @@ class RunSequence(Sequence):
         self._recurring = recurring
         self._safe_uid = experiment.safe_uid
         #: design point -> how many earlier points have the same coordinates (only those > 0)
-        self._copies = _copies(design)
+        self._copies = _copies(design) if copies is None else copies
 
     def __len__(self) -> int:
         return self.n_points * self.repetitions
@@ -104,8 +108,8 @@ class RunSequence(Sequence):
         if isinstance(k, slice):
             raise TypeError("RunSequence does not support slices; use itertools.islice")
         k, point, repetition, levels = self._locate(k)
-        return self._expander.document(number=k, index=point, repetition=repetition, levels=levels,
-                                       copy=self._copies.get(point, 0))
+        return self._expander.document(number=self.first_run + k, index=self.first_point + point,
+                                       repetition=repetition, levels=levels, copy=self._copies.get(point, 0))
 
     def _locate(self, k: int) -> tuple[int, int, int, dict[str, Any]]:
         """``(k, design point, repetition, levels)`` of run ``k`` (negative: from the end)."""
@@ -134,6 +138,7 @@ class RunSequence(Sequence):
         k, point, repetition, levels = self._locate(k)
         body = self._templates.body(levels)
         copy = self._copies.get(point, 0)
+        k, point = self.first_run + k, self.first_point + point
         if body is None:
             doc = self._expander.document(number=k, index=point, repetition=repetition, levels=levels, copy=copy)
             return dump_canonical(doc, cache=self.render_cache), doc["uid"], point, repetition, doc["seed"], levels
@@ -151,14 +156,14 @@ class RunSequence(Sequence):
         level texts (:mod:`xdoe.design._grid`) when the design is a full
         factorial of plain scalar levels that recur (so the texts kept stay
         few), else ``None``; ``general(k)`` gives a run the joined texts cannot."""
-        if self._grid is None or not self._recurring:
+        if self._grid is None or not self._recurring or self.first_run or self.first_point:
             return None
         return grid_rows(design=self.design, grid=self._grid, templates=self._templates,
                          root_seed=self.experiment.model.seed, safe_uid=self._safe_uid, repetitions=self.repetitions,
                          run_file=run_file, factor_names=factor_names, csv_text=csv_text, general=general)
 
     def file_name(self, k: int) -> str:
-        return self.layout.run_file(k)
+        return self.layout.run_file(self.first_run + k)
 
 
 def _copies(design: Any) -> dict[int, int]:
@@ -371,13 +376,32 @@ def write_runs(
             (without ``force``), or a file to write is not xgen's.
         DocumentError: a run cannot be built (nothing is written then).
     """
+    runs = _with_blocks(runs, output)
     return write_outputs(runs, output=output, force=force, progress=progress, **_output_args(runs))
 
 
 def plan_runs(runs: RunSequence, output: str | Path) -> ExtendPlan | None:
     """What :func:`write_runs` would do to an existing ``output`` (files
     added, kept, changed, retired), ``None`` when it does not exist; writes nothing."""
+    runs = _with_blocks(runs, output)
     return plan_outputs(runs, output=output, **_output_args(runs))
+
+
+def _with_blocks(runs: Any, output: str | Path) -> Any:
+    """``runs`` with the blocks ``xgen augment`` added to ``output`` (see
+    :mod:`xdoe.design._augment`); only a manifest that names blocks costs more
+    than reading its file name."""
+    from xdoe.design._extend import layout_for
+
+    target = Path(output)
+    if not target.is_dir() or hasattr(runs, "blocks"):  # no folder yet, or the blocks are there already
+        return runs
+    manifest = target / layout_for(target, runs.layout).manifest
+    if not manifest.is_file() or '"blocks"' not in manifest.read_text(encoding="utf-8"):
+        return runs
+    from xdoe.design._augment import with_blocks
+
+    return with_blocks(runs, target)
 
 
 def generate(
