@@ -131,7 +131,7 @@ def coded_frame(table: "pd.DataFrame", factors: list[str], design: dict[str, Any
         index = int(run["design_point"])
         if points is not None and 0 <= index < len(points) and all(
                 points[index]["natural"].get(f) == run[f] for f in factors):
-            order = list(coding)
+            order = design.get("factors") or list(coding)  # the points' order (the manifest sorts coding's keys)
             rows.append([points[index]["coded"][order.index(f)] for f in factors])
         else:
             rows.append([_code(run[f], coding[f]) for f in factors])

@@ -91,7 +91,7 @@ def doe_analysis(table: "pd.DataFrame", factors: list[str], design: dict[str, An
             if 0 <= int(point) < len(points):
                 y[int(point)] = float(group["y"].mean())
         unit = (np.array([p["coded"] for p in points], float) + 1) / 2
-        names = list(coding)
+        names = design.get("factors") or list(coding)
         return {"analysis": "sensitivity", "source": source, "method": method, "coding": coding,
                 "indices": sensitivity(method, unit, y, names, design.get("info") or {}, seed=seed)}
     return None

@@ -112,10 +112,12 @@ def summary(design: Any, *, points: bool = True) -> dict[str, Any]:
     """What the dry run prints and the manifest stores of a design made from a
     ``design:`` mapping: its options and what the method made (``info``), the
     diagnostics (:attr:`~xdoe.design.Design.diagnostics`), the ``coding`` of
-    every factor and, with ``points``, every point's ``coded`` values (factor
-    order) and ``natural`` values (an inactive conditional factor left out)."""
+    every factor, the ``factors`` in design order and, with ``points``, every
+    point's ``coded`` values (in that order: JSON sorts the ``coding`` keys)
+    and ``natural`` values (an inactive conditional factor left out)."""
     info = {k: (_num(v) if isinstance(v, float) else v) for k, v in (design.info or {}).items()}
-    out: dict[str, Any] = {"info": info, "diagnostics": design.diagnostics, "coding": coding(design)}
+    out: dict[str, Any] = {"info": info, "diagnostics": design.diagnostics, "coding": coding(design),
+                           "factors": [f.name for f in design.factors]}
     if points:
         coded = design.coded()
         from xdoe.design._expand import round_continuous
