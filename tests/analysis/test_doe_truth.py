@@ -136,3 +136,19 @@ def test_foldover_runs_only_the_new_points(screen, tmp_path):
     data = _analyze(out)
     assert {f["name"] for f in data["factors"] if f["active"]} == set(SCREENING)
     assert any(e["name"] == "block" for e in data["screening"]["effects"])
+
+
+def test_morris_study_ranks_the_stronger_factor_first_and_draws_mu_star_sigma(tmp_path):
+    pytest.importorskip("SALib")
+    doc = surface_document({"method": "morris", "trajectories": 10, "levels": 4})
+    doc["uid"] = "morris"
+    out = tmp_path / "out"
+    generate(doc, out)
+    run_folder(out)
+    data = _analyze(out)
+    rows = data["sensitivity"]
+    assert data["sensitivity_method"] == "morris" and [r["name"] for r in rows] == ["x2", "x1"]  # 2 (x2-7)^2
+    assert all(r["mu_star"] > 0 and r["sigma"] > 0 for r in rows)
+    target = tmp_path / "morris.png"
+    result = CliRunner().invoke(xrun, ["plot", "design", str(out), "-o", str(target)])
+    assert result.exit_code == 0 and target.read_bytes()[:4] == b"\x89PNG"

@@ -163,9 +163,7 @@ def screening(table: "pd.DataFrame", coded: "pd.DataFrame", factors: list[str],
         p, t = stats["p"], stats["t"]
         out.update(method="lenth", pse=stats["pse"], me=stats["me"], sme=stats["sme"], df=stats["df"])
     for i, label in enumerate(labels):
-        names = list(aliases[i])
-        if design_aliases and label in design_aliases:
-            names = [a for a in design_aliases[label] if isinstance(a, str)] or names
+        names = list(aliases[i])  # read off the runs analysed (the manifest's names follow the design's order)
         rows.append({"name": label, "effect": float(effects[i]), "t": float(t[i]), "p": float(p[i]),
                      "active": bool(p[i] < ALPHA), "aliases": names})
     out["effects"] = rows
@@ -210,14 +208,18 @@ def plot_half_normal(result: dict[str, Any], path: Any, *, title: str) -> Any:
     active = np.array([r["active"] for r in rows])
     ax.scatter(q[~active], size[~active], color="#777777", label="inactive", zorder=3)
     ax.scatter(q[active], size[active], color=PALETTE[1], label="active (p < 0.05)", zorder=3)
-    for qi, s, r in zip(q, size, rows):
+    shown = 0
+    for qi, s, r in reversed(list(zip(q, size, rows))):  # largest first, labels alternately lower and higher
         if r["active"]:
             sign = "+" if r["effect"] > 0 else "-"
-            ax.annotate(f"{r['name']} ({sign})", (qi, s), textcoords="offset points", xytext=(6, -3), fontsize=9)
+            ax.annotate(f"{r['name']} ({sign})", (qi, s), textcoords="offset points",
+                        xytext=(6, -10 if shown % 2 else 4), fontsize=9)
+            shown += 1
     if result.get("pse"):
-        grid = np.linspace(0, q.max() * 1.05, 10)
+        grid = np.linspace(0, q.max() * 1.3, 10)
         ax.plot(grid, grid * result["pse"], color=PALETTE[0], lw=1, label=f"slope PSE = {result['pse']:.3g}")
         ax.axhline(result["me"], color=PALETTE[2], lw=1, ls="--", label=f"ME = {result['me']:.3g}")
+    ax.set_xlim(0, float(q.max()) * 1.3)  # room for the labels of the largest effects
     ax.set_xlabel("half-normal quantile")
     ax.set_ylabel("|effect| (high - low)")
     ax.set_title(title, fontsize=10)
