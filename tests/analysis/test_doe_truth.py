@@ -152,3 +152,14 @@ def test_morris_study_ranks_the_stronger_factor_first_and_draws_mu_star_sigma(tm
     target = tmp_path / "morris.png"
     result = CliRunner().invoke(xrun, ["plot", "design", str(out), "-o", str(target)])
     assert result.exit_code == 0 and target.read_bytes()[:4] == b"\x89PNG"
+
+
+def test_report_holds_the_surface_analysis_and_its_contour_plot(ccd, tmp_path):
+    target = tmp_path / "report.html"
+    result = CliRunner().invoke(xrun, ["report", str(ccd), "-o", str(target)])
+    assert result.exit_code == 0, result.output
+    text = target.read_text()
+    assert "Canonical analysis" in text and "Fitted second-order surface" in text
+    # the design points stay the last section: the aggregates heading introduces them
+    aggregates = text.split('id="aggregates"', 1)[1]
+    assert "Design points: mean, interquartile mean" in aggregates.split("</table>", 1)[0]

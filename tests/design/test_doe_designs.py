@@ -115,33 +115,6 @@ def test_log_factor_widened_in_log_space():
     assert centre and all(v == pytest.approx(1e-3) for v in centre)
 
 
-@pytest.mark.parametrize("spec", [{"method": "sobol", "n": 16}, {"method": "halton", "n": 10},
-                                  {"method": "d_optimal", "runs": 12, "model": "interactions"},
-                                  {"method": "fractional_factorial", "resolution": 3},
-                                  {"method": "plackett_burman"}])
-def test_same_seed_same_design_other_seed_differs_only_for_random_methods(spec):
-    factors = [Factor("a", levels=("p", "q")), Factor("b", levels=(1, 2)), Factor("x", low=0, high=1),
-               Factor("y", low=1, high=2)]
-    first = make_design(factors, method=spec, seed=3)
-    again = make_design(factors, method=spec, seed=3)
-    other = make_design(factors, method=spec, seed=4)
-    assert np.array_equal(first.points, again.points)
-    if spec["method"] in ("sobol", "halton"):
-        assert not np.array_equal(first.points, other.points)
-    elif spec["method"] != "d_optimal":  # tables: no random choice at all
-        assert np.array_equal(first.points, other.points)
-    for j, f in enumerate(first.factors):  # every level used
-        if f.levels is not None:
-            assert set(first.points[:, j]) == set(range(len(f.levels)))
-
-
-def test_sobol_categorical_levels_balanced_within_one():
-    design = make_design([Factor("a", levels=(1, 2, 3)), Factor("x", low=0, high=1)],
-                         method={"method": "sobol", "n": 16}, seed=1)
-    counts = np.bincount(design.points[:, 0].astype(int))
-    assert counts.max() - counts.min() <= 1
-
-
 def test_d_optimal_linear_reaches_the_orthogonal_optimum():
     design = make_design(two("abcd"), method={"method": "d_optimal", "runs": 8}, seed=0)
     assert design.diagnostics["d_efficiency"] == pytest.approx(100.0)

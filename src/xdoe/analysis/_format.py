@@ -45,7 +45,9 @@ def fmt_levels(levels: dict[str, Any]) -> str:
 
 def sections(a: Analysis) -> list[tuple[str, list[str], list[list[str]]]]:
     """``[(title, headers, rows)]``: factor ranking, level means, interactions,
-    design points (mean, IQM, probability of improvement), best."""
+    the analysis matched to the design (:func:`xdoe.analysis._doe.doe_sections`),
+    design points (mean, IQM, probability of improvement), best; the design
+    points are always the last section."""
     out = []
     out.append((f"Factors ranked by effect size (response {a.response}, {a.runs} runs)",
                 ["rank", "factor", "kind", "effect", "F", "p", "partial eta²"],
@@ -71,7 +73,7 @@ def sections(a: Analysis) -> list[tuple[str, list[str], list[list[str]]]]:
                  for p in a.points]))
     from xdoe.analysis._doe import doe_sections
 
-    return out + doe_sections(a.doe, a.response, a.runs)
+    return out[:-1] + doe_sections(a.doe, a.response, a.runs) + out[-1:]  # the design points stay last
 
 
 def _csv(a: Analysis) -> str:

@@ -101,7 +101,9 @@ def write_report(frame: "pd.DataFrame", output: str | Path, *, response: "Respon
     if not overwrite:
         refuse_existing(target, hint)
     response = response or Response()
-    result = analyze(frame, response, seed=seed)
+    from xdoe.analysis._design_info import read_design
+
+    result = analyze(frame, response, seed=seed, design=read_design(output_dir, experiment))
     table, _phase = run_table(frame, response)
     experiments = sorted({str(e) for e in frame["experiment"].dropna().unique()})
     title = f"xdoe report: {', '.join(experiments) or 'campaign'}"
@@ -159,6 +161,16 @@ def write_report(frame: "pd.DataFrame", output: str | Path, *, response: "Respon
     parts.append(_image(lambda p: plot_curves(frame, p), "Learning curves (first phase)"))
     if result.factors:
         parts.append(_image(lambda p: plot_effects(result, frame, p, response=response), "Main effects"))
+    if result.doe is not None:
+        from xdoe.analysis._doe import plot_design as plot_doe
+
+        titles = {"screening": "Half-normal plot of the effects", "surface": "Fitted second-order surface",
+                  "sensitivity": "Morris mu*-sigma"}
+        drawn = {"screening": True, "surface": result.doe.get("stationary_point") is not None,
+                 "sensitivity": result.doe.get("method") == "morris"}
+        if drawn[result.doe["analysis"]]:
+            parts.append(_image(lambda p: plot_doe(result, p, experiment=", ".join(experiments) or "campaign"),
+                                titles[result.doe["analysis"]]))
     if doc_path is not None:
         from xdoe.design import prepare
 
