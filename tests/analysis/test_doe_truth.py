@@ -163,3 +163,16 @@ def test_report_holds_the_surface_analysis_and_its_contour_plot(ccd, tmp_path):
     # the design points stay the last section: the aggregates heading introduces them
     aggregates = text.split('id="aggregates"', 1)[1]
     assert "Design points: mean, interquartile mean" in aggregates.split("</table>", 1)[0]
+
+
+def test_without_the_manifest_the_coding_is_read_off_the_runs(ccd):
+    """``-e UID`` on the store alone: the same stationary point in natural units."""
+    result = CliRunner().invoke(xrun, ["analyze", "--store", f"sqlite:///{ccd / 'xrun.sqlite'}", "-e", "surface",
+                                       "--format", "json"])
+    assert result.exit_code == 0, result.output
+    inferred = json.loads(result.stdout)["surface"]
+    assert inferred["source"] == "inferred"
+    manifest = _analyze(ccd)["surface"]
+    for name in STATIONARY:
+        assert inferred["stationary_point"][name] == pytest.approx(manifest["stationary_point"][name])
+    assert inferred["kind"] == "maximum" and inferred["predicted"] == pytest.approx(manifest["predicted"])

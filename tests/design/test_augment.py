@@ -132,6 +132,7 @@ def test_add_space_filling_points_and_replicate(tmp_path):
     assert docs[0]["design_point"]["levels"] == yaml.safe_load((out / "run-seq-0000.yaml").read_text())[
         "design_point"]["levels"]
     assert len({d["seed"] for d in docs}) == 4
+    assert _manifest(out)["design"]["runs"] == 16  # 12 points x 1 + 2 points x 2
 
 
 def test_augment_refusals(tmp_path):

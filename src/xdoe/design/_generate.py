@@ -349,13 +349,15 @@ def _output_args(runs: RunSequence) -> dict:
     def header() -> dict:  # computed once the output path is found usable (the figures, the version cost time)
         from xdoe import __version__
 
-        return manifest_header(
+        head = manifest_header(
             xdoe_version=__version__,
             input_sha256=experiment.input_sha256,
             design=design,
             repetitions=runs.repetitions,
             max_runs=experiment.model.max_runs,
         )
+        head["design"]["runs"] = len(runs)  # an augmented design's blocks may have other repetitions
+        return head
 
     return {"layout": runs.layout, "header": header, "factor_names": [f.name for f in design.factors]}
 
