@@ -396,8 +396,8 @@ def _with_blocks(runs: Any, output: str | Path) -> Any:
     from xdoe.design._extend import layout_for
 
     target = Path(output)
-    if not target.is_dir() or hasattr(runs, "blocks"):  # no folder yet, or the blocks are there already
-        return runs
+    if getattr(runs.design, "info", None) is None or hasattr(runs, "blocks") or not target.is_dir():
+        return runs  # only a design: mapping is augmented; the blocks are there already; no folder yet
     manifest = target / layout_for(target, runs.layout).manifest
     if not manifest.is_file() or '"blocks"' not in manifest.read_text(encoding="utf-8"):
         return runs
