@@ -344,7 +344,7 @@ def test_explicit_methods():
         with pytest.raises(DesignError, match="max_runs"):
             make_design(MIXED, method=method)
     with pytest.raises(DesignError, match="unknown design method"):
-        make_design(CATEGORICAL, method="sobol")
+        make_design(CATEGORICAL, method="simplex")
 
 
 @pytest.mark.parametrize("budget", [0, -2, 2.5, True, "10"])
@@ -419,3 +419,61 @@ def test_seed_with_spawn_key_and_bad_seed_without_drawing():
     for seed in (-1, 1.5, True, "3"):
         with pytest.raises(DesignError, match="seed"):
             make_design(CATEGORICAL, seed=seed)
+
+
+# ------------------------------------------- conformance: design: mappings (issue 24)
+
+TWO_LEVEL_MIXED = [Factor("a", levels=("p", "q")), Factor("b", levels=(1, 2)), cont("x"), cont("y", low=1.0, high=2.0)]
+DOE_SPECS = {
+    "fractional_factorial": ({"method": "fractional_factorial", "resolution": 3}, TWO_LEVEL_MIXED),
+    "plackett_burman": ({"method": "plackett_burman"}, TWO_LEVEL_MIXED),
+    "central_composite": ({"method": "central_composite", "center": 2}, [cont("x"), cont("y")]),
+    "box_behnken": ({"method": "box_behnken", "center": 1}, [cont("x"), cont("y"), cont("z")]),
+    "sobol": ({"method": "sobol", "n": 16}, [cat("a", 3), cont("x"), cat("b", 2)]),
+    "halton": ({"method": "halton", "n": 10}, [cat("a", 3), cont("x"), cat("b", 2)]),
+    "d_optimal": ({"method": "d_optimal", "runs": 11, "model": "interactions"}, [cat("a", 3), cont("x"), cat("b", 2)]),
+    "morris": ({"method": "morris", "trajectories": 4}, [cont("x"), cont("y")]),
+    "saltelli": ({"method": "saltelli", "n": 8}, [cont("x"), cont("y")]),
+}
+DOE_RANDOM = ["sobol", "halton", "morris", "saltelli"]
+
+
+@pytest.mark.parametrize("name", list(DOE_SPECS))
+def test_doe_same_seed_same_design(name):
+    if name in ("morris", "saltelli"):
+        pytest.importorskip("SALib")
+    spec, factors = DOE_SPECS[name]
+    a, b = make_design(factors, method=spec, seed=5), make_design(factors, method=dict(spec), seed=5)
+    assert a.method == name and a.points.tobytes() == b.points.tobytes()
+    assert a.coded().tobytes() == b.coded().tobytes()
+
+
+@pytest.mark.parametrize("name", DOE_RANDOM)
+def test_doe_random_methods_follow_the_seed(name):
+    if name in ("morris", "saltelli"):
+        pytest.importorskip("SALib")
+    spec, factors = DOE_SPECS[name]
+    assert not np.array_equal(make_design(factors, method=spec, seed=1).points,
+                              make_design(factors, method=spec, seed=2).points)
+
+
+@pytest.mark.parametrize("name", list(DOE_SPECS))
+def test_doe_every_level_used_balanced_within_one_and_max_runs_kept(name):
+    if name in ("morris", "saltelli"):
+        pytest.importorskip("SALib")
+    spec, factors = DOE_SPECS[name]
+    design = make_design(factors, method=spec, seed=3)
+    for j, f in enumerate(design.factors):
+        if f.levels is not None:
+            counts = np.bincount(design.points[:, j].astype(int), minlength=len(f.levels))
+            assert counts.min() > 0
+            if name != "d_optimal":  # D-optimality, not balance, decides its points
+                assert counts.max() - counts.min() <= 1
+    bare = {k: v for k, v in spec.items() if k not in ("n", "runs")}
+    if name in ("sobol", "halton", "d_optimal"):  # the size comes from n / runs, else max_runs
+        assert len(make_design(factors, method=bare, max_runs=len(design), seed=3)) == len(design)
+        with pytest.raises(DesignError, match="max_runs"):
+            make_design(factors, method=bare, seed=3)
+    else:  # a fixed size: refused when larger than max_runs
+        with pytest.raises(DesignError, match=f"max_runs {len(design) - 1}"):
+            make_design(factors, method=spec, max_runs=len(design) - 1, seed=3)

@@ -156,7 +156,7 @@ def _effects(table: "pd.DataFrame", factors: list[str], kinds: dict[str, str], w
 
 
 def analyze(frame: "pd.DataFrame", response: Response | None = None, *, statistic: str = DEFAULT_STATISTIC,
-            agent: str | None = None, seed: int = 0) -> Analysis:
+            agent: str | None = None, seed: int = 0, design: dict[str, Any] | None = None) -> Analysis:
     """Answer the design: which factors matter, how much, which setting is best.
 
     Args:
@@ -167,6 +167,9 @@ def analyze(frame: "pd.DataFrame", response: Response | None = None, *, statisti
         agent: whose objective, for runs of several agents
             (:func:`~xdoe.analysis.response_agents`).
         seed: root of the bootstrap resampling (``SeedSequence(seed, spawn_key=...)``).
+        design: the manifest's design (:func:`~xdoe.analysis._design_info.read_design`);
+            ``None``: inferred from the runs. A two-level, response-surface or
+            sensitivity design adds its own analysis (:mod:`xdoe.analysis._doe`).
 
     Returns:
         an :class:`~xdoe.analysis.Analysis`: factors ranked by partial eta²
@@ -200,6 +203,10 @@ def analyze(frame: "pd.DataFrame", response: Response | None = None, *, statisti
                              seed=seed)
         effects += [e for e in nested if e.name == f]
     effects.sort(key=lambda e: (-(e.eta_sq if not math.isnan(e.eta_sq) else -1), e.name))
+    from xdoe.analysis._doe import doe_analysis, merge_effects
+
+    doe = doe_analysis(table, factors, design, seed) if not conditional else None
+    effects = merge_effects(doe, effects)
 
     points = design_points(table, statistic, seed=seed)
     notes = []
@@ -219,7 +226,7 @@ def analyze(frame: "pd.DataFrame", response: Response | None = None, *, statisti
 
     return Analysis(response=response.label(phase), factors=effects, interactions=interactions, points=points,
                     runs=len(table), warnings=notes, statistic=statistic,
-                    experiment=experiment_label(frame), agent=agent)
+                    experiment=experiment_label(frame), agent=agent, doe=doe)
 
 
 def design_points(table: "pd.DataFrame", statistic: str = DEFAULT_STATISTIC, *, seed: int = 0) -> list[PointAggregate]:

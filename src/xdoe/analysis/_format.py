@@ -63,7 +63,9 @@ def points_section(a: Analysis) -> tuple[str, list[str], list[list[str]]]:
 
 def sections(a: Analysis) -> list[tuple[str, list[str], list[list[str]]]]:
     """``[(title, headers, rows)]``: factor ranking, level means, interactions,
-    design points (estimate by ``a.statistic``, probability of improvement)."""
+    the analysis matched to the design (:func:`xdoe.analysis._doe.doe_sections`),
+    design points (estimate by ``a.statistic``, probability of improvement); the
+    design points are always the last section."""
     out = []
     out.append((f"Factors ranked by effect size ({a.title()})",
                 ["rank", "factor", "kind", "effect", "F", "p", "partial eta²"],
@@ -80,7 +82,9 @@ def sections(a: Analysis) -> list[tuple[str, list[str], list[list[str]]]]:
         out.append(("Two-way interactions", ["factors", "F", "p", "partial eta²"],
                     [[" x ".join(i.factors), fmt_num(i.F), _p(i.p), fmt_num(i.eta_sq, 3)] for i in a.interactions]))
     out.append(points_section(a))
-    return out
+    from xdoe.analysis._doe import doe_sections
+
+    return out[:-1] + doe_sections(a.doe, a.response, a.runs) + out[-1:]  # the design points stay last
 
 
 CSV_COLUMNS = ("experiment", "response", "agent", "table", "rank", "factor", "kind", "within", "effect", "F", "p",

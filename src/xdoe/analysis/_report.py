@@ -120,9 +120,12 @@ def write_report(frame: "pd.DataFrame", output: str | Path, *, response: "Respon
     from xdoe.analysis._branches import split_branches
 
     response = response or Response()
+    from xdoe.analysis._design_info import read_design
+
     design, _branches = split_branches(frame)  # branches (include_branches): own rows of the aggregates
     agents = [agent] if agent is not None else response_agents(design, response)
-    results = [analyze(frame, response, statistic=statistic, agent=a, seed=seed) for a in agents]
+    doe_design = read_design(output_dir, experiment)
+    results = [analyze(frame, response, statistic=statistic, agent=a, seed=seed, design=doe_design) for a in agents]
     result = results[0]
     experiments = sorted({str(e) for e in design["experiment"].dropna().unique()})
     experiment = experiment or (experiments[0] if len(experiments) == 1 else None)
@@ -190,6 +193,16 @@ def write_report(frame: "pd.DataFrame", output: str | Path, *, response: "Respon
         if a.factors:
             parts.append(_image(lambda p, a=a: plot_effects(a, frame, p, response=response),
                                 f"Main effects ({a.title()})"))
+        if a.doe is not None:
+            from xdoe.analysis._doe import plot_design as plot_doe
+
+            titles = {"screening": "Half-normal plot of the effects", "surface": "Fitted second-order surface",
+                      "sensitivity": "Morris mu*-sigma"}
+            drawn = {"screening": True, "surface": a.doe.get("stationary_point") is not None,
+                     "sensitivity": a.doe.get("method") == "morris"}
+            if drawn[a.doe["analysis"]]:
+                parts.append(_image(lambda p, a=a: plot_doe(a, p, experiment=label),
+                                    f"{titles[a.doe['analysis']]} ({a.title()})"))
     if doc_path is not None:
         from xdoe.design import prepare
 

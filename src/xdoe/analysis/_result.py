@@ -55,10 +55,19 @@ class FactorEffect:
     p: float
     eta_sq: float
     within: str = ""
+    #: two-level designs (issue 24): ``effect`` is then signed (high - low),
+    #: ``p`` Lenth's or the pure-error t test's, ``active`` ``p < 0.05``, and
+    #: ``aliases`` the two-factor interactions aliased with it
+    active: bool | None = None
+    aliases: list[str] | None = None
 
     def to_dict(self) -> dict[str, Any]:
-        return {"name": self.name, "kind": self.kind, "levels": [lv.to_dict() for lv in self.levels],
-                "within": self.within, "effect": _num(self.effect), "F": _num(self.F), "p": _num(self.p), "eta_sq": _num(self.eta_sq)}
+        out = {"name": self.name, "kind": self.kind, "levels": [lv.to_dict() for lv in self.levels],
+               "within": self.within, "effect": _num(self.effect), "F": _num(self.F), "p": _num(self.p),
+               "eta_sq": _num(self.eta_sq)}
+        if self.active is not None:
+            out.update(active=self.active, aliases=list(self.aliases or []))
+        return out
 
 
 @dataclass
@@ -119,6 +128,8 @@ class Analysis:
     statistic: str = "iqm"
     experiment: str | None = None
     agent: str | None = None
+    #: the analysis matched to the design (:func:`xdoe.analysis._doe.doe_analysis`), or ``None``
+    doe: dict[str, Any] | None = None
 
     @property
     def best(self) -> PointAggregate | None:
@@ -138,13 +149,23 @@ class Analysis:
         "within", "levels": [{"level", "mean", "ci_low", "ci_high", "n"}],
         "effect", "F", "p", "eta_sq"}] (ranked), "interactions": [{"factors",
         "F", "p", "eta_sq"}], "points": [...] (:meth:`aggregates`, best
-        first), "best": points[0], "warnings"}``; NaN is ``null``."""
+        first), "best": points[0], "warnings"}``; NaN is ``null``. A
+        two-level design's factors also have ``active`` and ``aliases`` and
+        the JSON a ``screening`` section; a response-surface design a
+        ``surface`` section (``stationary_point`` by factor name in natural
+        units, ``kind``, ``inside``, ``predicted``...); a Morris or Saltelli
+        design ``sensitivity`` (one entry per factor)."""
         points = self.aggregates()
-        return {"experiment": self.experiment, "response": self.response, "agent": self.agent,
-                "statistic": self.statistic, "runs": self.runs,
-                "factors": [f.to_dict() for f in self.factors],
-                "interactions": [i.to_dict() for i in self.interactions],
-                "points": points, "best": points[0] if points else None, "warnings": list(self.warnings)}
+        out = {"experiment": self.experiment, "response": self.response, "agent": self.agent,
+               "statistic": self.statistic, "runs": self.runs,
+               "factors": [f.to_dict() for f in self.factors],
+               "interactions": [i.to_dict() for i in self.interactions],
+               "points": points, "best": points[0] if points else None, "warnings": list(self.warnings)}
+        if self.doe is not None:
+            from xdoe.analysis._doe import doe_json
+
+            out.update(doe_json(self.doe))
+        return out
 
     def aggregates(self) -> list[dict[str, Any]]:
         """Per design point (best first): levels, runs, the estimate by

@@ -179,11 +179,13 @@ def analyze_command(output_dir: Path | None, experiment: str | None, include_bra
     factors are ranked on the design's runs only."""
     from xdoe.analysis._branches import split_branches
     from xdoe.analysis import analyze, parse_response, render
+    from xdoe.analysis._design_info import read_design
 
     frame = load_frame(output_dir, experiment, store_url, include_branches)
+    design = read_design(output_dir, _resolve(output_dir, experiment, store_url)[0])
     resp = parse_response(response)
     who = _agents(split_branches(frame)[0], resp, agent)
-    results = [analyze(frame, resp, statistic=statistic, agent=a, seed=seed) for a in who]
+    results = [analyze(frame, resp, statistic=statistic, agent=a, seed=seed, design=design) for a in who]
     click.echo(render(results if who != [None] else results[0], fmt, width=console().width), nl=fmt not in ("table",))
     if fmt != "table":
         for result in results:
@@ -239,6 +241,33 @@ def effects_command(output_dir: Path | None, experiment: str | None, include_bra
     frame = load_frame(output_dir, experiment, store_url, include_branches)
     resp = parse_response(response)
     path = plot_effects(analyze(frame, resp), frame, output, response=resp)
+    click.echo(f"wrote {path}")
+
+
+@plot_group.command("design", short_help="The plot matched to the design: half-normal, contour or mu*-sigma.")
+@_select
+@_response
+@_output("design.png")
+@handle_errors
+def design_plot_command(output_dir: Path | None, experiment: str | None, store_url: str | None,
+                        response: str | None, output: Path, overwrite: bool) -> None:
+    """The picture of the analysis matched to the design: a two-level design's
+    half-normal (Daniel) plot of its effects, active ones labelled; a
+    response-surface design's contour plot of the fitted second-order model
+    over its two strongest factors with the design points and the stationary
+    point; a Morris design's mu*-sigma plot. Exit 1 for any other design."""
+    from xdoe.analysis import analyze, parse_response
+    from xdoe.analysis._design_info import read_design
+    from xdoe.analysis._doe import plot_design
+
+    check_output(output, overwrite)
+    frame = load_frame(output_dir, experiment, store_url)
+    uid = _resolve(output_dir, experiment, store_url)[0]
+    result = analyze(frame, parse_response(response), design=read_design(output_dir, uid))
+    path = plot_design(result, output, experiment=uid or "all experiments")
+    if path is None:
+        fail("no plot for this design: xrun plot design draws two-level (half-normal), response-surface "
+             "(contour) and Morris (mu*-sigma) designs", EXIT_FAILED)
     click.echo(f"wrote {path}")
 
 

@@ -17,6 +17,7 @@ from typing import Any
 import click
 
 from xdoe.cli._common import EXIT_INPUT, EXIT_OK, check_output, handle_errors, output_options
+from xdoe.cli._xgen_doe import _diagnostic_lines, _doe_lines, _figure, augment_command
 
 __all__ = ["main"]
 
@@ -103,17 +104,6 @@ def _console() -> Any:
     return Console(file=sys.stdout, soft_wrap=True, highlight=False)
 
 
-def _figure(value: Any) -> str:
-    if value is None:
-        return "n/a"
-    value = float(value)
-    if value != value:
-        return "n/a"
-    if value == float("inf"):
-        return "n/a (one point)"
-    return f"{value:.4g}"
-
-
 def _factor_table(experiment: Any, design: Any) -> Any:
     from rich.table import Table
 
@@ -187,6 +177,10 @@ def _dry_run(experiment: Any, design: Any, runs: Any, target: Path) -> None:
     else:
         discrepancy = str(_figure(design.discrepancy))
     console.print(f"min distance: {_figure(design.min_distance)}, centred L2 discrepancy: {discrepancy}")
+    if getattr(design, "info", None) is not None:
+        _doe_lines(console, design)
+    elif "numpy" in sys.modules and len(design) <= MAX_FIGURE_POINTS:  # a full factorial never loads numpy
+        _diagnostic_lines(console, design.diagnostics)
     for line in _plan_lines(plan_runs(runs, target), target, dry=True):
         console.print(line, markup=False)
     console.print("dry run: nothing written")
@@ -369,3 +363,6 @@ def schema(indent: int) -> None:
 
     click.echo(json.dumps(experiment_schema(), indent=indent, sort_keys=True))
     sys.exit(EXIT_OK)
+
+
+main.add_command(augment_command(prepare=_prepare, resume_gc=_resume_gc, warn=_warn, plan_lines=_plan_lines))

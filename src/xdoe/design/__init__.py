@@ -39,6 +39,7 @@ if TYPE_CHECKING:
     from xdoe.design._make import METHODS, Design, make_design
     from xdoe.design._maximin import maximin
     from xdoe.design._metrics import centred_l2_discrepancy, min_distance
+    from xdoe.design._spec import DesignSpec, parse_design
     from xdoe.design._output import OutputLayout, WriteResult, plan_outputs, write_outputs
 
 __all__ = [
@@ -46,6 +47,8 @@ __all__ = [
     "Design",
     "METHODS",
     "make_design",
+    "DesignSpec",
+    "parse_design",
     "full_factorial",
     "latin_hypercube",
     "maximin",
@@ -89,4 +92,5 @@ __getattr__, __dir__ = lazy_exports(__name__, globals(), {
     "xdoe.design._output": ["OutputLayout", "WriteResult", "write_outputs", "plan_outputs"],
     "xdoe.design._extend": ["ExtendPlan"],
     "xdoe.design._folder": ["FolderExperiment", "folder_experiments"],
+    "xdoe.design._spec": ["DesignSpec", "parse_design"],
 })

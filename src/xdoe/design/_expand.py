@@ -33,7 +33,7 @@ from __future__ import annotations
 from typing import Any
 
 from xdoe.design._factors import Factor
-from xdoe.design._seeds import run_seed
+from xdoe.design._seeds import run_seed, seed_levels
 from xdoe.design._shared import SharedSubtrees
 from xdoe.documents._experiment_models import LIST_KEYS, NAME_KEYS, SET_KEYS
 from xdoe.documents._experiment_types import Experiment, Variable
@@ -130,10 +130,12 @@ class Expander(SharedSubtrees):
         return {name: round_continuous(values[name]) if name in self.continuous else values[name]
                 for name in self.factor_names if name in values}  # an inactive conditional factor has none
 
-    def document(self, *, number: int, index: int, repetition: int, levels: dict[str, Any]) -> dict:
+    def document(self, *, number: int, index: int, repetition: int, levels: dict[str, Any], copy: int = 0) -> dict:
         """The run document of design point ``index``, repetition
         ``repetition`` (file number ``number``), given the point's ``levels``
-        (from :meth:`levels`).
+        (from :meth:`levels`); ``copy``: how many earlier design points have
+        the same levels (their replicates get seeds of their own,
+        :func:`~xdoe.design._seeds.seed_levels`).
 
         Sub-trees without placeholders are shared between documents (and
         registered in :attr:`render_cache`): copy the result (:func:`copy_plain`)
@@ -143,7 +145,7 @@ class Expander(SharedSubtrees):
         return {
             "uid": run_uid(self.experiment.safe_uid, number),
             "experiment_uid": model.uid,
-            "seed": run_seed(model.seed, levels, repetition),
+            "seed": run_seed(model.seed, seed_levels(levels, copy), repetition),
             "version": self.version,
             "design_point": {"index": index, "repetition": repetition, "levels": levels},
             "run_config": run_config,

@@ -23,7 +23,7 @@ from xdoe.design._expand import Expander, copy_plain, factors_of, round_continuo
 from xdoe.design._extend import ExtendPlan
 from xdoe.design._grid import Row, grid_rows
 from xdoe.design._limits import DesignTooLarge, check_design_size
-from xdoe.design._seeds import LevelSeeds
+from xdoe.design._seeds import LevelSeeds, seed_levels
 from xdoe.design._template import TextTemplates
 from xdoe.design._output import OutputLayout, WriteResult, manifest_header, plan_outputs, write_outputs
 from xdoe.documents._canonical import dump_canonical
@@ -47,11 +47,15 @@ class RunSequence(Sequence):
     a fresh plain dict.
     """
 
-    def __init__(self, experiment: Experiment, design: Any) -> None:
+    def __init__(self, experiment: Experiment, design: Any, *, repetitions: int | None = None, first_run: int = 0,
+                 first_point: int = 0, copies: dict[int, int] | None = None) -> None:
         self.experiment = experiment
         self.design = design
         self.n_points = len(design)
-        self.repetitions = experiment.model.repetitions
+        self.repetitions = experiment.model.repetitions if repetitions is None else repetitions
+        #: a block added by ``xgen augment`` (:mod:`xdoe.design._augment`): its runs are numbered from
+        #: ``first_run`` and its points from ``first_point``, after the existing ones
+        self.first_run, self.first_point = first_run, first_point
         self.layout = OutputLayout(experiment.safe_uid)
         self._expander = Expander(experiment)
         self._columns = _level_columns(design, self._expander)
@@ -62,6 +66,8 @@ class RunSequence(Sequence):
         self._seeds = LevelSeeds(experiment.model.seed) if recurring else None
         self._recurring = recurring
         self._safe_uid = experiment.safe_uid
+        #: design point -> how many earlier points have the same coordinates (only those > 0)
+        self._copies = _copies(design) if copies is None else copies
 
     def __len__(self) -> int:
         return self.n_points * self.repetitions
@@ -102,7 +108,8 @@ class RunSequence(Sequence):
         if isinstance(k, slice):
             raise TypeError("RunSequence does not support slices; use itertools.islice")
         k, point, repetition, levels = self._locate(k)
-        return self._expander.document(number=k, index=point, repetition=repetition, levels=levels)
+        return self._expander.document(number=self.first_run + k, index=self.first_point + point,
+                                       repetition=repetition, levels=levels, copy=self._copies.get(point, 0))
 
     def _locate(self, k: int) -> tuple[int, int, int, dict[str, Any]]:
         """``(k, design point, repetition, levels)`` of run ``k`` (negative: from the end)."""
@@ -130,13 +137,15 @@ class RunSequence(Sequence):
         ``dump_canonical(runs.shared(k))`` writes."""
         k, point, repetition, levels = self._locate(k)
         body = self._templates.body(levels)
+        copy = self._copies.get(point, 0)
+        k, point = self.first_run + k, self.first_point + point
         if body is None:
-            doc = self._expander.document(number=k, index=point, repetition=repetition, levels=levels)
+            doc = self._expander.document(number=k, index=point, repetition=repetition, levels=levels, copy=copy)
             return dump_canonical(doc, cache=self.render_cache), doc["uid"], point, repetition, doc["seed"], levels
         uid = run_uid(self._safe_uid, k)
         seeds = self._seeds
-        seed = seeds.seed(levels, repetition) if seeds is not None else run_seed(self.experiment.model.seed, levels,
-                                                                                  repetition)
+        seed = seeds.seed(levels, repetition) if seeds is not None else run_seed(
+            self.experiment.model.seed, seed_levels(levels, copy), repetition)
         templates = self._templates
         text = templates.head(point, repetition, levels) + body + templates.tail(seed, uid)
         return text, uid, point, repetition, seed, levels
@@ -147,14 +156,32 @@ class RunSequence(Sequence):
         level texts (:mod:`xdoe.design._grid`) when the design is a full
         factorial of plain scalar levels that recur (so the texts kept stay
         few), else ``None``; ``general(k)`` gives a run the joined texts cannot."""
-        if self._grid is None or not self._recurring:
+        if self._grid is None or not self._recurring or self.first_run or self.first_point:
             return None
         return grid_rows(design=self.design, grid=self._grid, templates=self._templates,
                          root_seed=self.experiment.model.seed, safe_uid=self._safe_uid, repetitions=self.repetitions,
                          run_file=run_file, factor_names=factor_names, csv_text=csv_text, general=general)
 
     def file_name(self, k: int) -> str:
-        return self.layout.run_file(k)
+        return self.layout.run_file(self.first_run + k)
+
+
+def _copies(design: Any) -> dict[int, int]:
+    """Design point -> how many earlier points share its coordinates (and
+    active mask), for the points where that is not zero; only a design made
+    from a ``design:`` mapping can repeat a point (centre points), so the
+    others are not searched."""
+    if getattr(design, "info", None) is None:
+        return {}
+    seen: dict[bytes, int] = {}
+    out = {}
+    for i in range(len(design)):
+        key = design.points[i].tobytes() + design.active[i].tobytes()
+        count = seen.get(key, 0)
+        if count:
+            out[i] = count
+        seen[key] = count + 1
+    return out
 
 
 def _level_columns(design: Any, expander: Expander) -> list[tuple[str, int, tuple | None, Any]] | None:
@@ -243,9 +270,11 @@ def build_design(experiment: Experiment, *, max_total_runs: int | None = None) -
         factors = factors_of(experiment)
     except DesignError as exc:
         raise experiment.error(str(exc), (key,)) from None
-    _refuse_too_large(experiment, factors, max_total_runs)
+    plain = isinstance(model.design, str) and model.design in ("auto", "full_factorial", "lhs", "maximin")
+    if plain:
+        _refuse_too_large(experiment, factors, max_total_runs)
     try:
-        return make_design(
+        design = make_design(
             factors,
             method=model.design,
             max_runs=model.max_runs,
@@ -254,6 +283,13 @@ def build_design(experiment: Experiment, *, max_total_runs: int | None = None) -
         )
     except DesignError as exc:
         raise experiment.error(str(exc), (key,)) from None
+    limit = model.max_total_runs if max_total_runs is None else max_total_runs
+    if not plain and len(design) * model.repetitions > limit:  # a DoE design's size is known once built
+        raise experiment.error(f"design {design.method} has {len(design)} points x {model.repetitions} "
+                               f"repetition(s) = {len(design) * model.repetitions} runs, more than max_total_runs "
+                               f"{limit}; lower repetitions or raise max_total_runs (xgen --max-total-runs)",
+                               ("design",))
+    return design
 
 
 def prepare(
@@ -313,13 +349,15 @@ def _output_args(runs: RunSequence) -> dict:
     def header() -> dict:  # computed once the output path is found usable (the figures, the version cost time)
         from xdoe import __version__
 
-        return manifest_header(
+        head = manifest_header(
             xdoe_version=__version__,
             input_sha256=experiment.input_sha256,
             design=design,
             repetitions=runs.repetitions,
             max_runs=experiment.model.max_runs,
         )
+        head["design"]["runs"] = len(runs)  # an augmented design's blocks may have other repetitions
+        return head
 
     return {"layout": runs.layout, "header": header, "factor_names": [f.name for f in design.factors]}
 
@@ -340,13 +378,32 @@ def write_runs(
             (without ``force``), or a file to write is not xgen's.
         DocumentError: a run cannot be built (nothing is written then).
     """
+    runs = _with_blocks(runs, output)
     return write_outputs(runs, output=output, force=force, progress=progress, **_output_args(runs))
 
 
 def plan_runs(runs: RunSequence, output: str | Path) -> ExtendPlan | None:
     """What :func:`write_runs` would do to an existing ``output`` (files
     added, kept, changed, retired), ``None`` when it does not exist; writes nothing."""
+    runs = _with_blocks(runs, output)
     return plan_outputs(runs, output=output, **_output_args(runs))
+
+
+def _with_blocks(runs: Any, output: str | Path) -> Any:
+    """``runs`` with the blocks ``xgen augment`` added to ``output`` (see
+    :mod:`xdoe.design._augment`); only a manifest that names blocks costs more
+    than reading its file name."""
+    from xdoe.design._extend import layout_for
+
+    target = Path(output)
+    if getattr(runs.design, "info", None) is None or hasattr(runs, "blocks") or not target.is_dir():
+        return runs  # only a design: mapping is augmented; the blocks are there already; no folder yet
+    manifest = target / layout_for(target, runs.layout).manifest
+    if not manifest.is_file() or '"blocks"' not in manifest.read_text(encoding="utf-8"):
+        return runs
+    from xdoe.design._augment import with_blocks
+
+    return with_blocks(runs, target)
 
 
 def generate(

@@ -49,6 +49,13 @@ class Design:
     #: (``False`` only for a conditional factor whose ``when`` fails; its
     #: coordinate is then ``0``); ``None``: all active
     active: np.ndarray | None = field(default=None, repr=False)
+    #: per factor the coded value of unit position 1 (``coded = (2 u - 1) *
+    #: scale``): ``alpha`` for a continuous factor a circumscribed central
+    #: composite design widened to its axial points, else 1; ``None``: all 1
+    scale: tuple[float, ...] | None = field(default=None, repr=False)
+    #: what the method says about the design (generators, resolution asked
+    #: for, alpha, centre points, the model of its diagnostics); ``None``: nothing
+    info: dict | None = field(default=None, repr=False)
 
     def __post_init__(self) -> None:
         import numpy as np
@@ -149,6 +156,33 @@ class Design:
             index, digits[j] = divmod(index, ks[j])
         return digits
 
+    def coded(self) -> np.ndarray:
+        """The points in coded units, shape ``(n, d)``: ``(2 u - 1) * scale``
+        with ``u`` from :meth:`unit` (the factorial cube is ``[-1, 1]``; a
+        two-level factor's levels are ``-1`` and ``+1``; a categorical factor
+        of ``k`` levels has level ``i`` at ``2 i / (k - 1) - 1``)."""
+        import numpy as np
+
+        out = 2 * self.unit() - 1
+        scale = getattr(self, "scale", None)
+        if scale is not None:
+            out = out * np.asarray(scale, dtype=np.float64)
+        return out
+
+    @cached_property
+    def diagnostics(self) -> dict:
+        """D-efficiency, largest correlation between model terms and, for a
+        two-level design, resolution and aliases up to two-factor
+        interactions (:func:`xdoe.design._diagnostics.diagnostics`); the model
+        is ``info["model"]`` (default linear)."""
+        from xdoe.design._diagnostics import diagnostics
+
+        info = getattr(self, "info", None) or {}
+        kinds = [0 if f.levels is None else len(f.levels) for f in self.factors]
+        two = self.method in ("fractional_factorial", "plackett_burman")
+        return diagnostics(self.coded(), [f.name for f in self.factors], kinds, info.get("model", "linear"),
+                           self.active, two_level=two, regular=self.method != "plackett_burman")
+
     def __repr__(self) -> str:
         names = ", ".join(f.name for f in self.factors)
         return f"Design(method={self.method!r}, n={len(self)}, factors=[{names}])"
@@ -239,7 +273,9 @@ def make_design(
     seed: int | np.random.SeedSequence = 0,
     spawn_key: tuple[int, ...] = (),
 ) -> Design:
-    """Choose a method and size and build the design (see :func:`_make_design`);
+    """Choose a method and size and build the design (see :func:`_make_design`;
+    ``method`` may also be a ``design:`` mapping, :func:`~xdoe.design._spec.parse_design`,
+    built by :func:`~xdoe.design._doe.doe_design`);
     conditional factors (``Factor.when``) are then collapsed where inactive
     and duplicate points dropped (:func:`~xdoe.design._conditional.apply_conditions`).
     An int ``seed`` stands for ``SeedSequence(seed, spawn_key=spawn_key)``,
@@ -250,6 +286,27 @@ def make_design(
             or continuous factor, or a cycle of conditions.
     """
     factors = check_factors(factors)
+    from xdoe.design._spec import PLAIN_METHODS, parse_design
+
+    spec = parse_design(method)
+    if spec.method in ("lhs", "maximin") and "n" in spec.options:
+        max_runs = spec.options["n"]
+    method = spec.method
+    if method not in PLAIN_METHODS:
+        from xdoe.design._doe import doe_design
+
+        check_seed(seed)
+        design = Design(*doe_design(factors, spec, _budget(max_runs), seed, spawn_key))
+        if not any(f.when for f in design.factors):
+            return design
+        from xdoe.design._conditional import apply_conditions, check_conditions
+
+        check_conditions(design.factors)
+        points, active = apply_conditions(design.factors, design.points)
+        reason = design.reason
+        if len(points) < len(design):
+            reason += f"; {len(design) - len(points)} point(s) dropped as duplicates once conditional factors were collapsed"
+        return Design(design.factors, design.method, reason, points, active, design.scale, design.info)
     if not any(f.when for f in factors):
         return _make_design(factors, method=method, max_runs=max_runs, seed=seed, spawn_key=spawn_key)
     from xdoe.design._conditional import apply_conditions, check_conditions

@@ -164,7 +164,7 @@ def design_figures(design: Any) -> tuple[float | None, float | None]:
 def manifest_header(*, xdoe_version: str, input_sha256: str, design: Any, repetitions: int, max_runs: int | None) -> dict:
     """Everything of ``manifest.json`` but the file list."""
     min_distance, discrepancy = design_figures(design)
-    return {
+    header = {
         "design": {
             "factors": [f.name for f in design.factors],
             "max_runs": max_runs,
@@ -179,6 +179,11 @@ def manifest_header(*, xdoe_version: str, input_sha256: str, design: Any, repeti
         "method": design.method,
         "xdoe_version": xdoe_version,
     }
+    if getattr(design, "info", None) is not None:  # a design: mapping (issue 24): what its dry run prints
+        from xdoe.design._doe import summary
+
+        header["design"]["doe"] = summary(design)
+    return header
 
 
 def _csv_cell(value: Any) -> str:

@@ -23,7 +23,20 @@ from xdoe.design._shared import MAX_INSTANCES
 from xdoe.documents._canonical import canonical_json
 from xdoe.errors import DesignError
 
-__all__ = ["LevelSeeds", "run_seed", "seed_of_levels_json", "seeds_of_levels_json"]
+__all__ = ["LevelSeeds", "run_seed", "seed_of_levels_json", "seeds_of_levels_json", "COPY_KEY", "seed_levels"]
+
+#: the key added to the levels a seed is computed from, for the ``c``-th
+#: (``c >= 1``) design point with the same levels as an earlier one (a centre
+#: point of a central composite design, a replicated point): the copies are
+#: replicates, so they get seeds of their own (``docs/designs.md``)
+COPY_KEY = "~copy"
+
+
+def seed_levels(levels: dict[str, Any], copy: int) -> dict[str, Any]:
+    """The levels a run's seed is computed from: ``levels`` itself for the
+    first design point with these levels (``copy == 0``), else with
+    ``{COPY_KEY: copy}`` added."""
+    return levels if not copy else {**levels, COPY_KEY: copy}
 
 _M32 = 0xFFFFFFFF
 _POOL = 4  # numpy's DEFAULT_POOL_SIZE

@@ -11,7 +11,7 @@ The format is arsenAI's, accepted as it is, plus xdoe's extensions::
     repetitions: 2              # >= 1
     max_runs: 20                # design points before repetitions; absent or -1: no limit
     max_total_runs: 1000000     # refuse designs of more runs (points x repetitions)  (xdoe)
-    design: auto                # auto | full_factorial | lhs | maximin          (xdoe)
+    design: auto                # auto | full_factorial | lhs | maximin, or {method: ..., <options>} (xdoe)
     factors:                    # named factors, used as "${name}" in definitions  (xdoe)
       alpha: {levels: [0.1, 0.5]}
       epsilon: {range: [0.01, 0.3], scale: log}          # integer: true for whole numbers

@@ -251,12 +251,27 @@ class ExperimentDocument(DocumentModel):
         description="refuse a design of more runs (design points x repetitions) than this; "
         "xgen --max-total-runs overrides it",
     )
-    design: Literal["auto", "full_factorial", "lhs", "maximin"] = Field(
-        default="auto", description="auto: full factorial if it fits max_runs, else maximin"
+    design: str | dict[str, Any] = Field(
+        default="auto",
+        description="auto | full_factorial | lhs | maximin, or a mapping {method: fractional_factorial | "
+        "plackett_burman | central_composite | box_behnken | sobol | halton | d_optimal | morris | saltelli, "
+        "<options>} (docs/designs.md); auto: full factorial if it fits max_runs, else maximin",
     )
     factors: dict[str, FactorSpec] = Field(default_factory=dict, description="named factors, used as ${name}")
     definitions: Definitions
     schedule: list[dict[str, SchedulePhase]] = Field(min_length=1, description="phases in order")
+
+    @field_validator("design")
+    @classmethod
+    def _design(cls, value: Any) -> Any:
+        from xdoe.design import parse_design
+        from xdoe.errors import DesignError
+
+        try:
+            parse_design(value)
+        except DesignError as exc:
+            raise ValueError(str(exc)) from None
+        return value
 
     @field_validator("max_runs")
     @classmethod

@@ -1,0 +1,186 @@
+"""xgen's DoE parts (issue 24): the dry run's resolution, aliases,
+D-efficiency, largest correlation and coded/natural points, and ``xgen
+augment`` (built by :func:`augment_command` with xgen's helpers, so this module
+does not import :mod:`xdoe.cli._xgen`)."""
+
+from __future__ import annotations
+
+from pathlib import Path
+from typing import Any, Callable
+
+import click
+
+from xdoe.cli._common import handle_errors
+
+__all__ = ["augment_command"]
+
+
+def _figure(value: Any) -> str:
+    if value is None:
+        return "n/a"
+    value = float(value)
+    if value != value:
+        return "n/a"
+    if value == float("inf"):
+        return "n/a (one point)"
+    return f"{value:.4g}"
+
+
+def _diagnostic_lines(console: Any, diag: dict) -> None:
+    pair = f" ({diag['correlated'][0]} ~ {diag['correlated'][1]})" if diag.get("correlated") else ""
+    console.print(f"{diag['model']} model, {diag['terms']} terms: D-efficiency {_figure(diag['d_efficiency'])} %, "
+                  f"largest correlation between model terms {_figure(diag['max_correlation'])}{pair}", markup=False)
+
+
+def _doe_lines(console: Any, design: Any) -> None:
+    """Resolution, aliases up to two-factor interactions, D-efficiency, the
+    largest correlation and every point coded and natural (issue 24)."""
+    from rich.table import Table
+
+    from xdoe.design._doe import summary
+    from xdoe.documents import canonical_json
+
+    doe = summary(design)
+    info, diag = doe["info"], doe["diagnostics"]
+    options = ", ".join(f"{k}: {v}" for k, v in info.items() if k not in ("method", "model"))
+    if options:
+        console.print(f"design options: {options}", markup=False)
+    if "resolution" in diag:
+        res = diag["resolution"]
+        roman = {3: "III", 4: "IV", 5: "V", 6: "VI", 7: "VII", 8: "VIII"}
+        text = "full factorial (no defining word)" if res is None and design.method == "fractional_factorial" \
+            else roman.get(res, str(res))
+        console.print(f"runs: {len(design)}, resolution {text}", markup=False)
+        full = [(k, v) for k, v in diag["aliases"].items() if any(isinstance(a, str) for a in v)]
+        partial = {k: v for k, v in diag["aliases"].items() if all(isinstance(a, list) for a in v)}
+        if full:
+            console.print("aliases (up to two-factor interactions):", markup=False)
+            shown: set[str] = set()
+            for term, others in full:
+                if term in shown:
+                    continue
+                chain = [a for a in others if isinstance(a, str)]
+                shown.update(a.lstrip("-") for a in chain)
+                console.print(f"  {term} = " + " = ".join(chain), markup=False)
+            clear = [f.name for f in design.factors if f.name not in diag["aliases"]]
+            if clear:
+                console.print(f"  main effects {', '.join(clear)}: not aliased with any two-factor interaction",
+                              markup=False)
+        elif not partial:
+            console.print("aliases: none up to two-factor interactions", markup=False)
+        if partial:
+            sizes = sorted({abs(a[1]) for v in partial.values() for a in v})
+            console.print(f"partial aliases: each main effect correlated with {max(len(v) for v in partial.values())}"
+                          f" two-factor interactions at |r| in {', '.join(f'{x:.3g}' for x in sizes)}", markup=False)
+    _diagnostic_lines(console, diag)
+    table = Table(title="points (coded | natural)", title_justify="left")
+    names = [f.name for f in design.factors]
+    table.add_column("point", justify="right")
+    for name in names:
+        table.add_column(name, justify="right")
+    for i, point in enumerate(doe["points"]):
+        cells = []
+        for name, c in zip(names, point["coded"]):
+            value = point["natural"].get(name)
+            natural = value if isinstance(value, str) else canonical_json(value)
+            cells.append("-" if c is None else f"{c:+.4g} | {natural}")
+        table.add_row(str(i), *cells)
+    console.print(table)
+
+
+def augment_command(*, prepare: Callable[..., Any], resume_gc: Callable[[], None], warn: Callable[..., None],
+                    plan_lines: Callable[..., list[str]]) -> click.Command:
+    """``xgen augment`` with xgen's document loading (``prepare``), garbage
+    collector switch, warning printer and extension summary."""
+    _prepare, _resume_gc, _warn, _plan_lines = prepare, resume_gc, warn, plan_lines
+
+    @click.command(short_help="Add fold-over, axial, space-filling or replicate points to a design.")
+    @click.argument("file", type=click.Path(path_type=Path))
+    @click.option("--output", "-o", type=click.Path(path_type=Path), default=None,
+                  help="The output folder to augment [default: the document's 'output' key].")
+    @click.option("--foldover", "foldover", is_flag=False, flag_value="", default=None, metavar="[FACTOR]",
+                  help="Add the mirror image of the two-level points (every sign reversed; with FACTOR, only its).")
+    @click.option("--axial", is_flag=True, help="Add 2k axial points and centre points (factorial -> central composite).")
+    @click.option("--alpha", type=click.Choice(["rotatable", "orthogonal", "faced"]), default="rotatable",
+                  show_default=True, help="With --axial: the axial distance (orthogonal: orthogonal blocking).")
+    @click.option("--center", type=click.IntRange(min=0), default=None,
+                  help="With --axial: centre points of the axial block [default: as many as the design has].")
+    @click.option("--add", type=click.IntRange(min=1), default=None, metavar="N",
+                  help="Add N space-filling points, each farthest from all points so far (greedy maximin).")
+    @click.option("--replicate", default=None, metavar="POINTS",
+                  help="Add copies of these design points (comma-separated indices), run --repetitions times.")
+    @click.option("--repetitions", type=click.IntRange(min=1), default=None,
+                  help="Runs of each new point [default: the document's repetitions].")
+    @click.option("--dry-run", is_flag=True, help="Print the new points and what would be added; write nothing.")
+    @click.option("--quiet", "-q", is_flag=True, help="No summary or warnings.")
+    @handle_errors
+    def augment(file: Path, output: Path | None, foldover: str | None, axial: bool, alpha: str, center: int | None,
+                add: int | None, replicate: str | None, repetitions: int | None, dry_run: bool, quiet: bool) -> None:
+        """Add a block of design points to a generated design (sequential
+        experimentation): --foldover [FACTOR], --axial, --add N or --replicate
+        POINTS. Existing run files stay byte-identical (same mtime) and every
+        result is kept; the new runs are numbered after the existing ones and get
+        their own seeds. The manifest records the block, so xgen generate keeps
+        it and xrun analyze adds a block factor.
+
+        \b
+        xgen augment screen.yaml --foldover          de-alias main effects
+        xgen augment screen.yaml --foldover lr       de-alias lr and its interactions
+        xgen augment surface.yaml --axial            factorial + centre -> central composite
+        xgen augment study.yaml --add 8              8 more space-filling points
+        xgen augment study.yaml --replicate 0,4 --repetitions 3
+        """
+        chosen = [name for name, given in (("--foldover", foldover is not None), ("--axial", axial),
+                                           ("--add", add is not None), ("--replicate", replicate is not None)) if given]
+        if len(chosen) != 1:
+            raise click.UsageError("give exactly one of --foldover [FACTOR], --axial, --add N, --replicate POINTS"
+                                   + (f" (got {', '.join(chosen)})" if chosen else ""))
+        experiment, design, runs = _prepare(file, strict=False)
+        _resume_gc()
+        from xdoe.design import write_runs
+        from xdoe.design._augment import augment_runs
+        from xdoe.errors import InputError
+
+        _warn(experiment.warnings, quiet)
+        if foldover is not None:
+            how: dict = {"foldover": foldover or None}
+        elif axial:
+            how = {"axial": {"alpha": alpha, "center": center}}
+        elif add is not None:
+            how = {"add": add}
+        else:
+            try:
+                how = {"replicate": [int(p) for p in str(replicate).split(",") if p.strip()]}
+            except ValueError:
+                raise InputError(f"--replicate {replicate!r}: expected design point indices like 0,4,7") from None
+        if repetitions is not None:
+            how["repetitions"] = repetitions
+        target = output if output is not None else Path(experiment.model.output)
+        augmented = augment_runs(runs, target, how)
+        block = augmented.blocks[-1]
+        if dry_run or not quiet:
+            from xdoe.design._doe import summary
+
+            doe = summary(augmented.design)
+            names = [f.name for f in augmented.design.factors]
+            click.echo(f"block {block['block']}: {block['points']} new design points x {block['repetitions']} "
+                       f"repetition(s) = {block['runs']} runs (runs {block['first_run']}..{block['first_run'] + block['runs'] - 1}, "
+                       f"design points {block['first_point']}..{block['first_point'] + block['points'] - 1})")
+            for i in range(block["first_point"], block["first_point"] + block["points"]):
+                point = doe["points"][i]
+                click.echo(f"  point {i}: " + ", ".join(f"{n} = {c:+.4g} ({point['natural'][n]})"
+                                                        for n, c in zip(names, point["coded"])))
+            diag = doe["diagnostics"]
+            click.echo(f"combined design: {augmented.design.method}, {augmented.n_points} points; {diag['model']} model: "
+                       f"D-efficiency {_figure(diag['d_efficiency'])} %, largest correlation "
+                       f"{_figure(diag['max_correlation'])}"
+                       + (f", resolution {diag['resolution']}" if diag.get("resolution") else ""))
+        if dry_run:
+            click.echo("dry run: nothing written")
+            return
+        result = write_runs(augmented, target)
+        if not quiet:
+            for line in _plan_lines(result.plan, result.path, dry=False):
+                click.echo(line)
+
+    return augment

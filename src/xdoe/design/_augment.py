@@ -1,0 +1,274 @@
+"""Sequential experimentation: ``xgen augment`` adds a block of design points
+to a generated (and perhaps already run) design.
+
+* ``foldover``: the mirror image of the two-level points (every sign
+  reversed; with a factor, only its column), which de-aliases main effects
+  from two-factor interactions (Box & Hunter 1961; Montgomery 2012, 8.5).
+* ``axial``: ``2 k`` axial points at ``±alpha`` and centre points, turning a
+  two-level factorial with centre points into a central composite design in
+  two blocks (Box & Wilson 1951); alpha ``rotatable`` = ``F^(1/4)`` (``F``
+  cube points), ``orthogonal`` = the orthogonal-blocking alpha
+  ``sqrt(F (2 k + n_s0) / (2 (F + n_c0)))`` (Box & Hunter 1957; Montgomery
+  2012, 11.4.3), or ``faced`` = 1.
+* ``add``: ``n`` points chosen one at a time, each the candidate of a
+  scrambled Sobol' set (``scipy.stats.qmc``, seeded from the document's seed
+  and the block number) farthest from every point so far (greedy maximin).
+* ``replicate``: copies of chosen design points, each run ``repetitions`` times.
+
+Existing run files are never rewritten: the new runs are numbered after the
+existing ones (run ``first_run + repetition * points + i`` of the block),
+their design points after the existing points; a copy of an existing point
+gets a seed of its own (:func:`xdoe.design._seeds.seed_levels`). The blocks
+are recorded in the manifest (``design.doe.info.blocks``), so a later
+``xgen generate`` of the same document into the folder keeps them, and the
+analysis adds a block factor.
+"""
+
+from __future__ import annotations
+
+import json
+from collections.abc import Sequence
+from pathlib import Path
+from typing import Any, Iterator
+
+import numpy as np
+
+from xdoe.errors import InputError
+
+__all__ = ["AugmentedRuns", "augment_runs", "with_blocks", "new_points"]
+
+
+def _read_manifest(runs: Any, output: Path) -> dict | None:
+    from xdoe.design._extend import layout_for
+
+    layout = layout_for(Path(output), runs.layout)
+    path = Path(output) / layout.manifest
+    if not path.is_file():
+        return None
+    return json.loads(path.read_text(encoding="utf-8"))
+
+
+def _blocks(manifest: dict | None) -> list[dict]:
+    doe = ((manifest or {}).get("design") or {}).get("doe") or {}
+    return list((doe.get("info") or {}).get("blocks") or [])
+
+
+def _cube(coded: np.ndarray) -> np.ndarray:
+    return np.all(np.isin(coded, (-1.0, 1.0)), axis=1)
+
+
+def _unique_rows(rows: np.ndarray) -> np.ndarray:
+    seen, out = set(), []
+    for r in rows:
+        key = np.round(r, 9).tobytes()
+        if key not in seen:
+            seen.add(key)
+            out.append(r)
+    return np.array(out, float).reshape(-1, rows.shape[1])
+
+
+def new_points(how: dict[str, Any], coded: np.ndarray, names: list[str], kinds: list[int], seed: int,
+               block: int) -> np.ndarray:
+    """The coded points of a new block.
+
+    Args:
+        how: ``{"foldover": FACTOR or None}``, ``{"axial": {"alpha", "center"}}``,
+            ``{"add": n}`` or ``{"replicate": [points], "repetitions": k}``.
+        coded: ``(n, d)`` coded values of every design point so far.
+        names: the factors; kinds: per factor 0 (continuous) or its number of levels.
+        seed: the document's seed; block: the new block's number.
+
+    Raises:
+        InputError: the design does not allow it (no two-level points to
+            fold, a factor with levels for axial points, an unknown factor or point).
+    """
+    if "foldover" in how:
+        cube = _unique_rows(coded[_cube(coded)])
+        if not len(cube):
+            raise InputError("--foldover needs two-level design points (coded -1/+1 in every factor)")
+        factor = how["foldover"]
+        if factor is None:
+            return -cube
+        if factor not in names:
+            raise InputError(f"--foldover {factor}: no such factor (factors: {', '.join(names)})")
+        out = cube.copy()
+        out[:, names.index(factor)] *= -1
+        return out
+    if "axial" in how:
+        levels = [n for n, k in zip(names, kinds) if k]
+        if levels:
+            raise InputError(f"--axial needs continuous factors (range), but {levels[0]!r} has levels")
+        cube = _unique_rows(coded[_cube(coded)])
+        if not len(cube):
+            raise InputError("--axial needs a two-level factorial (coded -1/+1 points) to add axial points to")
+        d, f = coded.shape[1], len(cube)
+        n_c0 = int(np.sum(np.all(coded == 0, axis=1)))
+        spec = how["axial"]
+        n_s0 = n_c0 if spec.get("center") is None else int(spec["center"])
+        alpha = {"rotatable": f ** 0.25, "faced": 1.0,
+                 "orthogonal": float(np.sqrt(f * (2 * d + n_s0) / (2 * (f + n_c0))))}[spec.get("alpha", "rotatable")]
+        star = np.zeros((2 * d, d))
+        for j in range(d):
+            star[2 * j, j], star[2 * j + 1, j] = -alpha, alpha
+        return np.vstack([star, np.zeros((n_s0, d))])
+    if "add" in how:
+        from scipy.stats import qmc
+
+        n = int(how["add"])
+        rng = np.random.default_rng(np.random.SeedSequence(seed, spawn_key=(24, block)))
+        m = max(256, 64 * n)
+        cand = 2 * qmc.Sobol(coded.shape[1], scramble=True, rng=rng).random(m) - 1
+        for j, k in enumerate(kinds):
+            if k:  # a categorical factor: its nearest level
+                cand[:, j] = np.rint((cand[:, j] + 1) / 2 * (k - 1)) * 2 / (k - 1) - 1 if k > 1 else 0.0
+        span = np.maximum(np.ptp(coded, axis=0), 2.0) if len(coded) else np.full(coded.shape[1], 2.0)
+        have = list(coded / span)
+        chosen = []
+        for _ in range(n):
+            d2 = ((cand[:, None, :] / span - np.array(have)[None, :, :]) ** 2).sum(axis=2).min(axis=1)
+            best = int(np.argmax(d2))
+            chosen.append(cand[best])
+            have.append(cand[best] / span)
+        return np.array(chosen)
+    points = how["replicate"]
+    bad = [p for p in points if not 0 <= p < len(coded)]
+    if bad:
+        raise InputError(f"--replicate: no design point {bad[0]} (points 0..{len(coded) - 1})")
+    return coded[points]
+
+
+class AugmentedRuns(Sequence):
+    """The runs of a design and the blocks added to it: the design's own runs
+    first (unchanged), then each block's (:class:`~xdoe.design.RunSequence`
+    with its run and point offsets). ``design`` is the combined design (all
+    points; the manifest's ``doe`` lists the blocks)."""
+
+    def __init__(self, base: Any, blocks: list[tuple[dict, np.ndarray]]) -> None:
+        from xdoe.design._classic import coded_design
+        from xdoe.design._expand import factors_of
+        from xdoe.design._make import Design
+
+        sequence = type(base)  # xdoe.design.RunSequence (not imported: it imports this module)
+        self.base = base
+        self.experiment = base.experiment
+        self.layout = base.layout
+        self.repetitions = base.repetitions
+        design = base.design
+        if bool(np.any(~design.active)):
+            raise InputError("xgen augment: a design with conditional factors cannot be augmented")
+        coded = [design.coded()] + [c for _, c in blocks]
+        all_coded = np.vstack(coded)
+        originals = {f.name: f for f in factors_of(self.experiment)}
+        factors, points, scale = coded_design([originals[f.name] for f in design.factors], all_coded)
+        method = design.method
+        records = [{"block": 0, "first_point": 0, "points": len(design), "first_run": 0, "runs": len(base),
+                    "repetitions": base.repetitions, "how": "design"}]
+        self.segments: list[tuple[int, Any]] = [(0, base)]
+        first_point, first_run = len(design), len(base)
+        seen: dict[bytes, int] = {}
+        for row in np.round(design.coded(), 9):
+            seen[row.tobytes()] = seen.get(row.tobytes(), 0) + 1
+        for b, (how, block_coded) in enumerate(blocks, 1):
+            if "axial" in how:
+                method = "central_composite"
+            n = len(block_coded)
+            part = Design(factors, method, f"block {b}", points[first_point:first_point + n], None, scale,
+                          design.info)
+            copies = {}
+            for i, row in enumerate(np.round(block_coded, 9)):
+                key = row.tobytes()
+                if seen.get(key):
+                    copies[i] = seen[key]
+                seen[key] = seen.get(key, 0) + 1
+            reps = int(how.get("repetitions", base.repetitions))
+            seq = sequence(self.experiment, part, repetitions=reps, first_run=first_run, first_point=first_point,
+                              copies=copies)
+            records.append({"block": b, "first_point": first_point, "points": n, "first_run": first_run,
+                            "runs": len(seq), "repetitions": reps, "how": how})
+            self.segments.append((first_run, seq))
+            first_point += n
+            first_run += len(seq)
+        info = {**(design.info or {}), "blocks": records}
+        if method == "central_composite" and design.method != "central_composite":
+            info["model"] = "quadratic"
+        self.design = Design(factors, method, f"{design.reason}; augmented by {len(blocks)} block(s) "
+                             f"(xgen augment): {first_point} points", points, None, scale, info)
+        self.n_points = first_point
+        self.blocks = records
+        self._length = first_run
+
+    def __len__(self) -> int:
+        return self._length
+
+    def _segment(self, k: int) -> tuple[Any, int]:
+        if k < 0:
+            k += self._length
+        if not 0 <= k < self._length:
+            raise IndexError(f"run {k} out of range (0..{self._length - 1})")
+        for first, seq in reversed(self.segments):
+            if k >= first:
+                return seq, k - first
+        raise IndexError(k)
+
+    def __getitem__(self, k: int) -> dict:  # type: ignore[override]
+        seq, local = self._segment(k)
+        return seq[local]
+
+    def __iter__(self) -> Iterator[dict]:
+        for k in range(len(self)):
+            yield self[k]
+
+    def render(self, k: int) -> tuple[str, str, int, int, int, dict[str, Any]]:
+        seq, local = self._segment(k)
+        return seq.render(local)
+
+    def dump(self, k: int) -> str:
+        return self.render(k)[0]
+
+    def file_name(self, k: int) -> str:
+        return self.layout.run_file(k)
+
+
+def _replay(runs: Any, blocks: list[dict], manifest: dict) -> AugmentedRuns:
+    points = manifest["design"]["doe"]["points"]
+    later = [b for b in blocks if b["block"] > 0]
+    if later and later[0]["first_run"] != len(runs):
+        raise InputError(f"the output was augmented (xgen augment) after a design of {later[0]['first_run']} runs, "
+                         f"but the document now makes {len(runs)}: generate into a new folder, or restore the document")
+    pairs = [(b["how"], np.array([p["coded"] for p in points[b["first_point"]:b["first_point"] + b["points"]]],
+                                 float)) for b in later]
+    return AugmentedRuns(runs, pairs)
+
+
+def with_blocks(runs: Any, output: str | Path) -> Any:
+    """``runs`` with the blocks ``xgen augment`` recorded in ``output``'s
+    manifest (``runs`` itself when there are none)."""
+    manifest = _read_manifest(runs, Path(output))
+    blocks = _blocks(manifest)
+    if not any(b["block"] > 0 for b in blocks):
+        return runs
+    return _replay(runs, blocks, manifest)  # type: ignore[arg-type]
+
+
+def augment_runs(runs: Any, output: str | Path, how: dict[str, Any]) -> AugmentedRuns:
+    """The runs of ``output`` (its recorded blocks replayed) plus a new block
+    made by ``how`` (see :func:`new_points`).
+
+    Raises:
+        InputError: ``output`` holds no design of this document, or the
+            design does not allow ``how``.
+    """
+    manifest = _read_manifest(runs, Path(output))
+    if manifest is None:
+        raise InputError(f"{output}: no manifest of this experiment: run xgen generate first")
+    current = with_blocks(runs, output)
+    if not isinstance(current, AugmentedRuns):
+        current = AugmentedRuns(runs, [])
+    design = current.design
+    names = [f.name for f in design.factors]
+    kinds = [0 if f.levels is None else len(f.levels) for f in design.factors]
+    block = len(current.blocks)
+    coded = new_points(how, design.coded(), names, kinds, int(runs.experiment.model.seed), block)
+    pairs = [(b["how"], design.coded()[b["first_point"]:b["first_point"] + b["points"]])
+             for b in current.blocks if b["block"] > 0]
+    return AugmentedRuns(runs, pairs + [(how, coded)])

@@ -1,0 +1,191 @@
+"""Screening and response-surface designs from ``pydoe``: fractional
+factorial, Plackett-Burman, central composite and Box-Behnken.
+
+Each function takes the factors and the parsed ``design:`` options and
+returns ``(coded, info)``: the ``(n, d)`` coded matrix (the factorial cube is
+``[-1, 1]^d``; axial points of a circumscribed central composite design lie
+at ``±alpha``) and a dict of what the design is (generators, resolution,
+alpha, centre points). :func:`coded_design` turns it into design points:
+a two-level factor (``levels: [low, high]``) takes index 0 at ``-1`` and 1 at
+``+1``; a continuous factor (``range: [low, high]``) its unit position
+``(c + 1) / 2``. A circumscribed design's axial points lie outside the range:
+the factor is widened to ``±alpha`` (in the factor's scale: log factors in
+log space) so that every point stays a unit position of the design's factor.
+
+Sources: pydoe (https://github.com/pydoe/pydoe) ``fracfact``,
+``fracfact_by_res`` (minimum-run regular designs of a resolution; NIST/SEMATECH
+e-Handbook 5.3.3.4.7, Montgomery 2012 Table 8.14), ``pbdesign`` (Plackett &
+Burman 1946), ``ccdesign`` (Box & Wilson 1951; the orthogonal-blocking alpha
+of Box & Hunter 1957) and ``bbdesign`` (Box & Behnken 1960).
+"""
+
+from __future__ import annotations
+
+import math
+from typing import Any, Sequence
+
+import numpy as np
+
+from xdoe.design._factors import Factor
+from xdoe.design._spec import DesignSpec
+from xdoe.errors import DesignError
+
+__all__ = ["classic_design", "coded_design", "CLASSIC"]
+
+CLASSIC = ("fractional_factorial", "plackett_burman", "central_composite", "box_behnken")
+#: centre points of a central composite / Box-Behnken design when ``center`` is not given
+DEFAULT_CENTER = {"central_composite": 4, "box_behnken": 3}
+
+
+def _two_level(factors: Sequence[Factor], method: str) -> None:
+    for f in factors:
+        if f.levels is not None and len(f.levels) != 2:
+            raise DesignError(f"{method} needs two-level factors (levels: [low, high]) or ranges, but factor "
+                              f"{f.name!r} has {len(f.levels)} levels")
+
+
+def _continuous(factors: Sequence[Factor], method: str) -> None:
+    for f in factors:
+        if f.levels is not None:
+            raise DesignError(f"{method} needs continuous factors (range: [low, high]), but factor {f.name!r} "
+                              "has levels")
+
+
+def _centre(coded: np.ndarray, factors: Sequence[Factor], center: int, method: str) -> np.ndarray:
+    if not center:
+        return coded
+    cats = [f.name for f in factors if f.levels is not None]
+    if cats:
+        raise DesignError(f"{method}: centre points need every factor continuous (range), but {cats[0]!r} has "
+                          "levels; drop center or give it a range")
+    return np.vstack([coded, np.zeros((center, coded.shape[1]))])
+
+
+def _fractional(factors: Sequence[Factor], spec: DesignSpec) -> tuple[np.ndarray, dict]:
+    import pydoe
+
+    d = len(factors)
+    _two_level(factors, "fractional_factorial")
+    generators = spec.get("generators")
+    if generators is not None:
+        words = generators.split()
+        if len(words) != d:
+            raise DesignError(f"fractional_factorial: generators name {len(words)} columns for {d} factors "
+                              f"({', '.join(f.name for f in factors)})")
+        try:
+            coded = pydoe.fracfact(generators)
+        except ValueError as exc:
+            raise DesignError(f"fractional_factorial: generators {generators!r}: {exc}") from None
+        info = {"generators": generators}
+    else:
+        resolution = spec.get("resolution", 4)
+        if d < 2:
+            raise DesignError("fractional_factorial needs at least two factors")
+        try:
+            coded = pydoe.fracfact_by_res(d, resolution)
+        except ValueError as exc:
+            raise DesignError(f"fractional_factorial: {exc}") from None
+        info = {"resolution": resolution}
+    return _centre(np.asarray(coded, float), factors, spec.get("center", 0), "fractional_factorial"), info
+
+
+def _plackett_burman(factors: Sequence[Factor], spec: DesignSpec) -> tuple[np.ndarray, dict]:
+    import pydoe
+
+    _two_level(factors, "plackett_burman")
+    if not factors:
+        raise DesignError("plackett_burman needs at least one factor")
+    coded = np.asarray(pydoe.pbdesign(len(factors)), float)
+    return _centre(coded, factors, spec.get("center", 0), "plackett_burman"), {}
+
+
+def _central_composite(factors: Sequence[Factor], spec: DesignSpec) -> tuple[np.ndarray, dict]:
+    import pydoe
+
+    _continuous(factors, "central_composite")
+    d = len(factors)
+    if d < 2:
+        raise DesignError("central_composite needs at least two continuous factors")
+    center = spec.get("center", DEFAULT_CENTER["central_composite"])
+    face, alpha = spec.get("face", "circumscribed"), spec.get("alpha", "rotatable")
+    # centre points split between the factorial and the axial block (pydoe's
+    # orthogonal alpha is the orthogonal-blocking alpha of these two blocks)
+    split = (center - center // 2, center // 2)
+    coded = np.asarray(pydoe.ccdesign(d, center=split, alpha=alpha, face=face), float)
+    axial = float(np.abs(coded).max()) if face == "circumscribed" else 1.0
+    cube = float(np.abs(coded[0]).max())
+    return coded, {"face": face, "alpha": alpha, "alpha_value": axial if face != "inscribed" else 1.0 / cube,
+                   "center": center}
+
+
+def _box_behnken(factors: Sequence[Factor], spec: DesignSpec) -> tuple[np.ndarray, dict]:
+    import pydoe
+
+    _continuous(factors, "box_behnken")
+    if len(factors) < 3:
+        raise DesignError("box_behnken needs at least three continuous factors")
+    center = spec.get("center", DEFAULT_CENTER["box_behnken"])
+    coded = np.asarray(pydoe.bbdesign(len(factors), center=center), float)
+    if center == 0:  # pydoe adds its default centre points for center=0; keep none
+        coded = coded[np.abs(coded).sum(axis=1) > 0]
+    return coded, {"center": center}
+
+
+def classic_design(factors: Sequence[Factor], spec: DesignSpec) -> tuple[np.ndarray, dict]:
+    """``(coded, info)`` of a screening or response-surface design (see the
+    module docstring); rows in pydoe's standard order, centre points last
+    (central composite: pydoe's order, cube and its centre points, then axial
+    points and theirs).
+
+    Raises:
+        DesignError: a factor of the wrong kind (levels other than two,
+            levels where a range is needed), too few factors, generators
+            that do not match the factors, or centre points with categorical
+            factors.
+    """
+    build = {"fractional_factorial": _fractional, "plackett_burman": _plackett_burman,
+             "central_composite": _central_composite, "box_behnken": _box_behnken}[spec.method]
+    return build(factors, spec)
+
+
+def _widen(f: Factor, a: float) -> Factor:
+    """``f`` with its range stretched from the cube ``[-1, 1]`` to ``[-a, a]``
+    (coded), in its scale."""
+    low, high = float(f.low), float(f.high)  # type: ignore[arg-type]
+    if f.scale == "log":
+        c, h = (math.log(low) + math.log(high)) / 2, (math.log(high) - math.log(low)) / 2
+        new_low, new_high = math.exp(c - a * h), math.exp(c + a * h)
+    else:
+        c, h = (low + high) / 2, (high - low) / 2
+        new_low, new_high = c - a * h, c + a * h
+    return Factor(f.name, low=new_low, high=new_high, scale=f.scale, integer=f.integer, when=f.when)
+
+
+def coded_design(factors: Sequence[Factor], coded: np.ndarray) -> tuple[tuple[Factor, ...], np.ndarray, tuple[float, ...]]:
+    """``(factors, points, scale)`` of a coded matrix: the design's factors
+    (continuous ones widened when a coded value exceeds 1), its points (level
+    indices / unit positions) and per factor the coded value of unit position 1
+    (``coded = (2 u - 1) * scale``).
+
+    Raises:
+        DesignError: a two-level factor at a coded value other than ±1.
+    """
+    coded = np.asarray(coded, float)
+    out_factors, scales = [], []
+    points = np.empty_like(coded)
+    for j, f in enumerate(factors):
+        col = coded[:, j]
+        if f.levels is not None:
+            if not np.all(np.isin(col, (-1.0, 1.0))):
+                raise DesignError(f"factor {f.name!r} has levels, but the design needs it at coded values other "
+                                  "than -1 and +1 (centre or axial points): give it a range")
+            points[:, j] = (col + 1) / 2
+            out_factors.append(f)
+            scales.append(1.0)
+            continue
+        a = max(1.0, float(np.abs(col).max()) if len(col) else 1.0)
+        a = 1.0 if abs(a - 1.0) < 1e-12 else a
+        out_factors.append(f if a == 1.0 else _widen(f, a))
+        points[:, j] = np.clip((col / a + 1) / 2, 0.0, 1.0)
+        scales.append(a)
+    return tuple(out_factors), points, tuple(scales)

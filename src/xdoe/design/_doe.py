@@ -1,0 +1,128 @@
+"""The designs named by a ``design:`` mapping beyond today's four names:
+screening (fractional factorial, Plackett-Burman), response surface
+(central composite, Box-Behnken), quasi-random (Sobol', Halton), D-optimal
+and sensitivity (Morris, Saltelli) designs, as a :class:`~xdoe.design.Design`
+whose :meth:`~xdoe.design.Design.coded` values and ``info`` say what the
+method made (see :mod:`xdoe.design._classic`, :mod:`xdoe.design._qmc`,
+:mod:`xdoe.design._optimal`, :mod:`xdoe.design._sensitivity`).
+"""
+
+from __future__ import annotations
+
+from typing import Any, Sequence
+
+from xdoe.design._common import as_seed_sequence
+from xdoe.design._factors import Factor
+from xdoe.design._spec import DesignSpec
+from xdoe.errors import DesignError
+
+__all__ = ["doe_design", "DOE_MODEL"]
+
+#: the model whose D-efficiency and correlations a method's dry run reports
+DOE_MODEL = {"fractional_factorial": "linear", "plackett_burman": "linear", "central_composite": "quadratic",
+             "box_behnken": "quadratic", "sobol": "linear", "halton": "linear", "morris": "linear",
+             "saltelli": "linear"}
+
+
+def _size(spec: DesignSpec, key: str, budget: int | None) -> int:
+    n = spec.get(key, budget)
+    if n is None:
+        raise DesignError(f"design {spec.method} needs {key} (or max_runs): the number of design points")
+    return int(n)
+
+
+def doe_design(factors: Sequence[Factor], spec: DesignSpec, budget: int | None, seed: Any,
+               spawn_key: tuple[int, ...]) -> Any:
+    """The arguments of the :class:`~xdoe.design.Design` of ``spec``:
+    ``(factors, method, reason, points, active, scale, info)`` (before
+    conditional factors are collapsed, which :func:`~xdoe.design.make_design` does).
+
+    Raises:
+        DesignError: the method's own refusals (see its module), or more
+            design points than ``max_runs`` (``budget``).
+    """
+    method = spec.method
+    info: dict[str, Any] = {"model": DOE_MODEL.get(method, spec.get("model", "linear")), **spec.to_dict()}
+    scale = None
+    if method in ("fractional_factorial", "plackett_burman", "central_composite", "box_behnken"):
+        from xdoe.design._classic import classic_design, coded_design
+
+        coded, extra = classic_design(factors, spec)
+        info.update(extra)
+        factors, points, scale = coded_design(factors, coded)
+        reason = f"{method}: {len(points)} points"
+        active = None
+    elif method in ("sobol", "halton"):
+        from xdoe.design import _qmc
+
+        n = _size(spec, "n", budget)
+        points = getattr(_qmc, method)(factors, n, as_seed_sequence(seed, spawn_key))
+        reason = f"{method}: {n} scrambled points" + ("" if n & (n - 1) == 0 or method == "halton"
+                                                     else " (not a power of two: Sobol' balance is lost)")
+        active = None
+    elif method == "d_optimal":
+        from xdoe.design._optimal import d_optimal
+
+        runs = _size(spec, "runs", budget)
+        info["model"] = spec.get("model", "linear")
+        points, active = d_optimal(factors, runs, info["model"], as_seed_sequence(seed, spawn_key))
+        reason = f"d_optimal: {runs} runs for the {info['model']} model (Fedorov exchange over every valid combination)"
+    elif method in ("morris", "saltelli"):
+        from xdoe.design._sensitivity import sensitivity_design
+
+        points, extra = sensitivity_design(factors, spec, as_seed_sequence(seed, spawn_key))
+        info.update(extra)
+        reason = f"{method}: {len(points)} points (SALib)"
+        active = None
+    else:  # parse_design accepted it, so it is one of today's names
+        raise DesignError(f"design {method}: no options are known for it")
+    if budget is not None and len(points) > budget and method not in ("sobol", "halton", "d_optimal"):
+        raise DesignError(f"design {method} has {len(points)} points > max_runs {budget}; raise max_runs or "
+                          "drop it")
+    if budget is not None:
+        reason += f", within max_runs {budget}"
+    return tuple(factors), method, reason, points, active, scale, info
+
+
+def _num(x: float) -> float:
+    return float(f"{float(x):.12g}")
+
+
+def coding(design: Any) -> dict[str, dict[str, Any]]:
+    """Per factor how coded values map to natural ones: a two-level factor
+    ``{"minus": low level, "plus": high level}``; a continuous one ``{"minus",
+    "plus"}`` = its natural values at coded -1 and +1 (the factorial cube) and
+    its ``scale`` (linear or log); a categorical factor of more levels its ``levels``."""
+    from xdoe.design._expand import round_continuous
+
+    scale = design.scale or (1.0,) * len(design.factors)
+    out: dict[str, dict[str, Any]] = {}
+    for f, a in zip(design.factors, scale):
+        if f.levels is None:
+            out[f.name] = {"minus": round_continuous(f.value((1 - 1 / a) / 2)),
+                           "plus": round_continuous(f.value((1 + 1 / a) / 2)), "scale": f.scale}
+        elif len(f.levels) == 2:
+            out[f.name] = {"minus": f.value(0), "plus": f.value(1)}
+        else:
+            out[f.name] = {"levels": [f.value(i) for i in range(len(f.levels))]}
+    return out
+
+
+def summary(design: Any, *, points: bool = True) -> dict[str, Any]:
+    """What the dry run prints and the manifest stores of a design made from a
+    ``design:`` mapping: its options and what the method made (``info``), the
+    diagnostics (:attr:`~xdoe.design.Design.diagnostics`), the ``coding`` of
+    every factor, the ``factors`` in design order and, with ``points``, every
+    point's ``coded`` values (in that order: JSON sorts the ``coding`` keys)
+    and ``natural`` values (an inactive conditional factor left out)."""
+    info = {k: (_num(v) if isinstance(v, float) else v) for k, v in (design.info or {}).items()}
+    out: dict[str, Any] = {"info": info, "diagnostics": design.diagnostics, "coding": coding(design),
+                           "factors": [f.name for f in design.factors]}
+    if points:
+        coded = design.coded()
+        from xdoe.design._expand import round_continuous
+
+        out["points"] = [{"coded": [_num(c) if on else None for c, on in zip(coded[i], design.active[i])],
+                          "natural": {k: round_continuous(v) for k, v in design.values(i).items()}}
+                         for i in range(len(design))]
+    return out

@@ -1,0 +1,122 @@
+"""The ``design:`` key: a method name, or a mapping ``{method: ..., <options>}``.
+
+::
+
+    design: maximin                                          # today's names
+    design: {method: fractional_factorial, resolution: 4, center: 3}
+    design: {method: fractional_factorial, generators: "a b c ab ac"}
+    design: {method: plackett_burman}
+    design: {method: central_composite, face: circumscribed, alpha: rotatable, center: 4}
+    design: {method: box_behnken, center: 3}
+    design: {method: sobol, n: 16}                           # or halton
+    design: {method: d_optimal, runs: 12, model: interactions}
+    design: {method: morris, trajectories: 10, levels: 4}    # SALib
+    design: {method: saltelli, n: 64}                        # SALib
+
+Pure Python (no numpy): the document model validates ``design`` with
+:func:`parse_design` before any design is built.
+"""
+
+from __future__ import annotations
+
+import numbers
+import re
+from dataclasses import dataclass, field
+from typing import Any
+
+from xdoe.errors import DesignError
+
+__all__ = ["DesignSpec", "parse_design", "PLAIN_METHODS", "OPTIONS", "ALL_METHODS"]
+
+#: the names ``design:`` took before mappings (still valid as plain strings)
+PLAIN_METHODS = ("auto", "full_factorial", "lhs", "maximin")
+
+#: method -> {option: kind}; kinds: "int>=0", "int>=1", "int>=2", ("choice", values), "text"
+OPTIONS: dict[str, dict[str, Any]] = {
+    "auto": {},
+    "full_factorial": {},
+    "lhs": {"n": "int>=1"},
+    "maximin": {"n": "int>=1"},
+    "fractional_factorial": {"resolution": ("choice", (3, 4, 5)), "generators": "text", "center": "int>=0"},
+    "plackett_burman": {"center": "int>=0"},
+    "central_composite": {"face": ("choice", ("circumscribed", "inscribed", "faced")),
+                          "alpha": ("choice", ("rotatable", "orthogonal")), "center": "int>=0"},
+    "box_behnken": {"center": "int>=0"},
+    "sobol": {"n": "int>=1"},
+    "halton": {"n": "int>=1"},
+    "d_optimal": {"runs": "int>=1", "model": ("choice", ("linear", "interactions", "quadratic"))},
+    "morris": {"trajectories": "int>=2", "levels": "int>=2"},
+    "saltelli": {"n": "int>=1", "second_order": ("choice", (True, False))},
+}
+ALL_METHODS = tuple(OPTIONS)
+_GENERATOR = re.compile(r"[+-]?[a-zA-Z]+\Z")
+
+
+@dataclass(frozen=True)
+class DesignSpec:
+    """A parsed ``design:`` value: ``method`` and its ``options`` (only the
+    ones given; defaults are applied by the design functions)."""
+
+    method: str
+    options: dict[str, Any] = field(default_factory=dict)
+
+    def get(self, key: str, default: Any = None) -> Any:
+        return self.options.get(key, default)
+
+    def to_dict(self) -> dict[str, Any]:
+        return {"method": self.method, **self.options}
+
+
+def _check(method: str, key: str, value: Any, kind: Any) -> Any:
+    if isinstance(kind, tuple):
+        values = kind[1]
+        if isinstance(value, bool) != any(isinstance(v, bool) for v in values) or value not in values:
+            raise DesignError(f"design {method}: {key} must be one of {', '.join(map(str, values))}, got {value!r}")
+        return value
+    if kind == "text":
+        if not isinstance(value, str) or not value.split():
+            raise DesignError(f"design {method}: {key} must be a text like \"a b c ab ac\", got {value!r}")
+        bad = [w for w in value.split() if not _GENERATOR.match(w)]
+        if bad:
+            raise DesignError(f"design {method}: {key}: {bad[0]!r} is not a word of letters (a, ab, -abc)")
+        return " ".join(value.split())
+    low = int(kind[-1])
+    if isinstance(value, bool) or not isinstance(value, numbers.Integral) or value < low:
+        raise DesignError(f"design {method}: {key} must be an integer >= {low}, got {value!r}")
+    return int(value)
+
+
+def parse_design(value: Any) -> DesignSpec:
+    """``design:`` as a :class:`DesignSpec`.
+
+    Args:
+        value: a method name (``str``), a mapping with ``method`` and that
+            method's options (:data:`OPTIONS`), or a :class:`DesignSpec`.
+
+    Raises:
+        DesignError: an unknown method or option, an option of the wrong
+            type, or both ``resolution`` and ``generators``.
+    """
+    if isinstance(value, DesignSpec):
+        return value
+    if isinstance(value, str):
+        if value not in OPTIONS:
+            raise DesignError(f"unknown design method {value!r}; expected one of {', '.join(ALL_METHODS)}")
+        return DesignSpec(value)
+    if not isinstance(value, dict):
+        raise DesignError(f"design must be a method name or a mapping {{method: ..., <options>}}, got {value!r}")
+    method = value.get("method")
+    if not isinstance(method, str) or method not in OPTIONS:
+        raise DesignError(f"design: unknown or missing method {method!r}; expected one of {', '.join(ALL_METHODS)}")
+    known = OPTIONS[method]
+    options = {}
+    for key, item in value.items():
+        if key == "method":
+            continue
+        if key not in known:
+            allowed = ", ".join(known) or "none"
+            raise DesignError(f"design {method}: unknown option {key!r} (options: {allowed})")
+        options[key] = _check(method, key, item, known[key])
+    if "resolution" in options and "generators" in options:
+        raise DesignError("design fractional_factorial: give resolution or generators, not both")
+    return DesignSpec(method, options)

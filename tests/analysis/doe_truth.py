@@ -1,0 +1,129 @@
+"""Known-truth campaigns for the DoE toolbox (issue 24).
+
+:class:`ScreeningEnvironment` pays, at the one step of each episode,
+
+    reward = 10 + 3 a - 2 c + 1.5 f + N(0, 0.25^2)
+
+over seven two-level factors ``a .. g`` (levels 0 and 1), so the effects
+(high - low) are ``a: +3, c: -2, f: +1.5`` and zero for ``b, d, e, g``.
+
+:class:`SurfaceEnvironment` pays
+
+    reward = 50 - (x1 - 3)^2 - 2 (x2 - 7)^2 + 0.5 (x1 - 3)(x2 - 7) + N(0, 0.1^2)
+
+over ``x1`` in [1, 5] and ``x2`` in [5, 9]: a maximum of 50 at (3, 7), the
+centre of the region. (Not ``y``: a factor named ``y`` collides with the
+response column of ``xdoe.analysis._response.run_table``.)
+"""
+
+from __future__ import annotations
+
+from pathlib import Path
+from typing import Any
+
+from gymnasium import spaces
+
+from xdoe.environment import (
+    ActuatorInformation,
+    Environment,
+    EnvironmentBaseline,
+    EnvironmentState,
+    RewardInformation,
+    SensorInformation,
+)
+
+SCREENING = {"a": 3.0, "c": -2.0, "f": 1.5}
+FACTORS = "abcdefg"
+STATIONARY = {"x1": 3.0, "x2": 7.0}
+MAXIMUM = 50.0
+
+
+def screening_truth(**levels: float) -> float:
+    return 10.0 + sum(effect * float(levels.get(name, 0)) for name, effect in SCREENING.items())
+
+
+def surface_truth(x1: float, x2: float) -> float:
+    dx, dy = x1 - 3.0, x2 - 7.0
+    return MAXIMUM - dx * dx - 2.0 * dy * dy + 0.5 * dx * dy
+
+
+class _OneStep(Environment):
+    mean = 0.0
+    noise = 0.0
+
+    def _sensors(self) -> list[SensorInformation]:
+        return [SensorInformation(self.full_id("s"), spaces.Discrete(2), 0)]
+
+    def start_environment(self) -> EnvironmentBaseline:
+        return EnvironmentBaseline(sensors=self._sensors(),
+                                   actuators=[ActuatorInformation(self.full_id("a"), spaces.Discrete(2))])
+
+    def update(self, actuators: list[ActuatorInformation]) -> EnvironmentState:
+        reward = self.mean + self.noise * float(self.rng.standard_normal())
+        return EnvironmentState(sensors=self._sensors(),
+                                rewards=[RewardInformation(self.full_id("reward"), reward)], done=True)
+
+
+class ScreeningEnvironment(_OneStep):
+    """One-step episodes paying :func:`screening_truth` plus N(0, 0.25^2)."""
+
+    def __init__(self, uid: str, seed: int, noise: float = 0.25, **levels: float) -> None:
+        super().__init__(uid=uid, seed=seed)
+        self.mean = screening_truth(**levels)
+        self.noise = float(noise)
+
+
+class SurfaceEnvironment(_OneStep):
+    """One-step episodes paying :func:`surface_truth` plus N(0, 0.1^2)."""
+
+    def __init__(self, uid: str, seed: int, x1: float = 3.0, x2: float = 7.0, noise: float = 0.1) -> None:
+        super().__init__(uid=uid, seed=seed)
+        self.mean = surface_truth(float(x1), float(x2))
+        self.noise = float(noise)
+
+
+def _document(uid: str, environment: str, factors: dict, params: dict, design: Any, episodes: int,
+              repetitions: int = 1) -> dict[str, Any]:
+    return {
+        "uid": uid, "seed": 11, "repetitions": repetitions, "design": design, "factors": factors,
+        "definitions": {
+            "environments": {"f": {"environment": {"name": f"doe_truth:{environment}", "uid": "f",
+                                                   "params": params}}},
+            "agents": {"random": {"name": "random", "brain": {"name": "xdoe.agents:DummyBrain", "params": {}},
+                                  "muscle": {"name": "xdoe.agents:DummyMuscle", "params": {}},
+                                  "objective": {"name": "xdoe.agents:RewardObjective", "params": {}}}},
+            "simulation": {"v": {"name": "xdoe.simulation:VanillaSimController",
+                                 "conditions": [{"name": "xdoe.conditions:EnvironmentTerminationCondition"}]}},
+            "phase_config": {"test": {"mode": "test", "worker": 1, "episodes": episodes}},
+            "run_config": {"condition": {"name": "xdoe.conditions:MaxEpisodesTerminationCondition"}},
+        },
+        "schedule": [{"testing": {"environments": [["f"]], "agents": [["random"]], "simulation": ["v"],
+                                  "phase_config": ["test"]}}],
+    }
+
+
+def screening_document(design: Any = None) -> dict[str, Any]:
+    """Seven two-level factors, a 16-run resolution IV fraction by default."""
+    return _document("screen", "ScreeningEnvironment", {n: {"levels": [0, 1]} for n in FACTORS},
+                     {n: "${" + n + "}" for n in FACTORS},
+                     design or {"method": "fractional_factorial", "resolution": 4}, episodes=4)
+
+
+def surface_document(design: Any = None) -> dict[str, Any]:
+    """Two continuous factors, a rotatable central composite design by default."""
+    return _document("surface", "SurfaceEnvironment", {"x1": {"range": [1, 5]}, "x2": {"range": [5, 9]}},
+                     {"x1": "${x1}", "x2": "${x2}"},
+                     design or {"method": "central_composite", "center": 4}, episodes=4)
+
+
+def run_folder(out: Path, files: list[Path] | None = None) -> str:
+    """Run ``files`` (default: every run file of ``out``) into ``out/xrun.sqlite``; returns the store URL."""
+    from xdoe.execution import run
+    from xdoe.store import Store
+
+    url = f"sqlite:///{out / 'xrun.sqlite'}"
+    with Store(url) as store:
+        for path in files if files is not None else sorted(out.glob("run-*.yaml")):
+            result = run(path, store=store, results=out / "results")
+            assert result.ok, result.error
+    return url

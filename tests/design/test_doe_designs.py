@@ -1,0 +1,203 @@
+"""The DoE designs of issue 24 against the standard tables (NIST/SEMATECH
+e-Handbook 5.3.3; Montgomery, Design and Analysis of Experiments, 8th ed.)
+and the conformance rules every design follows."""
+
+from __future__ import annotations
+
+import json
+import math
+
+import numpy as np
+import pytest
+
+from xdoe.design import Factor, generate, make_design, parse_design
+from xdoe.errors import DesignError, DocumentError
+
+
+def two(names: str) -> list[Factor]:
+    return [Factor(n, levels=(0, 1)) for n in names]
+
+
+def cont(names: str) -> list[Factor]:
+    return [Factor(n, low=0.0, high=10.0) for n in names]
+
+
+# NIST/SEMATECH 5.3.3.4.7 "Summary tables of useful fractional factorial designs":
+# (factors, resolution) -> runs of the minimum-run design
+NIST_RUNS = [(3, 3, 4), (4, 4, 8), (5, 3, 8), (5, 5, 16), (6, 3, 8), (6, 4, 16), (7, 3, 8), (7, 4, 16),
+             (8, 4, 16), (8, 5, 64), (9, 3, 16), (9, 4, 32), (10, 4, 32), (11, 3, 16), (11, 4, 32), (15, 3, 16)]
+
+
+@pytest.mark.parametrize("k,res,runs", NIST_RUNS)
+def test_fractional_factorial_runs_and_resolution_match_the_nist_table(k, res, runs):
+    names = "abcdefghijklmno"[:k]
+    design = make_design(two(names), method={"method": "fractional_factorial", "resolution": res})
+    assert len(design) == runs
+    found = design.diagnostics["resolution"]
+    assert found is not None and found >= res
+    assert design.diagnostics["d_efficiency"] == pytest.approx(100.0)  # orthogonal main effects
+
+
+def test_seven_factors_at_resolution_iv_take_sixteen_runs_with_clear_main_effects():
+    design = make_design(two("abcdefg"), method={"method": "fractional_factorial", "resolution": 4})
+    assert len(design) == 16 and design.diagnostics["resolution"] == 4
+    aliases = design.diagnostics["aliases"]
+    assert not any(name in aliases for name in "abcdefg")  # main effects clear of two-factor interactions
+    assert all(len(v) == 2 for k, v in aliases.items())  # 21 two-factor interactions in 7 chains of 3
+
+
+def test_aliases_of_the_nist_two_to_the_seven_minus_three_design():
+    # E = ABC, F = BCD, G = ACD (NIST 5.3.3.4.7, the 2^(7-3) IV design)
+    design = make_design(two("ABCDEFG"), method={"method": "fractional_factorial",
+                                                  "generators": "a b c d abc bcd acd"})
+    assert len(design) == 16 and design.diagnostics["resolution"] == 4
+    chains = {frozenset({"A*B", "C*E", "F*G"}), frozenset({"A*C", "B*E", "D*G"}), frozenset({"A*D", "C*G", "E*F"}),
+              frozenset({"A*E", "B*C", "D*F"}), frozenset({"A*F", "B*G", "D*E"}), frozenset({"A*G", "B*F", "C*D"}),
+              frozenset({"B*D", "C*F", "E*G"})}
+    found = {frozenset({term, *others}) for term, others in design.diagnostics["aliases"].items()}
+    assert found == chains
+
+
+def test_a_resolution_iii_fraction_aliases_main_effects_with_signed_interactions():
+    design = make_design(two("ABC"), method={"method": "fractional_factorial", "generators": "a b -ab"})
+    assert design.diagnostics["resolution"] == 3
+    assert design.diagnostics["aliases"]["C"] == ["-A*B"]
+
+
+def test_plackett_burman_twelve_runs_for_eleven_factors_orthogonal_with_partial_aliases():
+    design = make_design(two("abcdefghijk"), method={"method": "plackett_burman"})
+    diag = design.diagnostics
+    assert len(design) == 12 and diag["max_correlation"] == 0.0 and diag["d_efficiency"] == pytest.approx(100)
+    assert diag["resolution"] == 3
+    partial = diag["aliases"]["a"]
+    assert len(partial) == 45 and all(abs(abs(r) - 1 / 3) < 1e-6 for _, r in partial)
+    assert [len(make_design(two("abcdefghijklmnopqrs"[:k]), method={"method": "plackett_burman"}))
+            for k in (7, 11, 19)] == [8, 12, 20]
+
+
+@pytest.mark.parametrize("k,alpha", [(2, 2 ** 0.5), (3, 8 ** 0.25), (4, 2.0)])
+def test_rotatable_central_composite_alpha_and_runs(k, alpha):
+    # Montgomery 11.4.2: rotatable alpha = F^(1/4), F = 2^k factorial runs
+    design = make_design(cont("xyzw"[:k]), method={"method": "central_composite", "center": 5})
+    coded = design.coded()
+    assert len(design) == 2**k + 2 * k + 5
+    assert np.abs(coded).max() == pytest.approx(alpha)
+    assert design.info["alpha_value"] == pytest.approx(alpha)
+    # the axial points lie outside the range: the factor is widened, the cube keeps its natural values
+    x = design.factors[0]
+    assert x.low == pytest.approx(5 - 5 * alpha) and x.high == pytest.approx(5 + 5 * alpha)
+    cube = [design.values(i)["x"] for i in range(2**k)]
+    assert sorted(set(np.round(cube, 9))) == [0.0, 10.0]
+
+
+def test_faced_and_inscribed_central_composite_stay_inside_the_range():
+    for face in ("faced", "inscribed"):
+        design = make_design(cont("xy"), method={"method": "central_composite", "face": face, "center": 2})
+        assert np.abs(design.coded()).max() == pytest.approx(1.0)
+        assert design.factors[0].low == 0.0 and design.factors[0].high == 10.0
+    faced = make_design(cont("xy"), method={"method": "central_composite", "face": "faced", "center": 2})
+    assert sorted(set(faced.coded()[:, 0])) == [-1.0, 0.0, 1.0]
+
+
+@pytest.mark.parametrize("k,runs", [(3, 12), (4, 24), (5, 40)])
+def test_box_behnken_runs(k, runs):
+    design = make_design(cont("xyzwv"[:k]), method={"method": "box_behnken", "center": 3})
+    assert len(design) == runs + 3
+    assert set(np.unique(design.coded())) == {-1.0, 0.0, 1.0}
+
+
+def test_log_factor_widened_in_log_space():
+    f = Factor("lr", low=1e-4, high=1e-2, scale="log")
+    design = make_design([f, Factor("g", low=0.9, high=0.99)], method={"method": "central_composite"})
+    lr = design.factors[0]
+    assert math.sqrt(lr.low * lr.high) == pytest.approx(1e-3)  # centred on the geometric mean
+    centre = [design.values(i)["lr"] for i in range(len(design)) if not design.coded()[i].any()]
+    assert centre and all(v == pytest.approx(1e-3) for v in centre)
+
+
+def test_d_optimal_linear_reaches_the_orthogonal_optimum():
+    design = make_design(two("abcd"), method={"method": "d_optimal", "runs": 8}, seed=0)
+    assert design.diagnostics["d_efficiency"] == pytest.approx(100.0)
+    assert design.diagnostics["max_correlation"] == pytest.approx(0.0)
+
+
+def test_d_optimal_candidates_respect_conditional_factors():
+    factors = [Factor("agent", levels=("learner", "random")),
+               Factor("lr", levels=(0.1, 0.5), when=(("agent", ("learner",)),)),
+               Factor("b", levels=(0, 1))]
+    design = make_design(factors, method={"method": "d_optimal", "runs": 5}, seed=0)
+    for i in range(len(design)):
+        values = design.values(i)
+        assert ("lr" in values) == (values["agent"] == "learner")
+    assert len({json.dumps(design.values(i), sort_keys=True) for i in range(len(design))}) == len(design)
+
+
+@pytest.mark.parametrize("spec,message", [
+    ({"method": "fractional_factorial"}, "two-level"),
+    ({"method": "central_composite"}, "continuous"),
+    ({"method": "d_optimal", "runs": 2}, "at least"),
+    ({"method": "sobol"}, "needs n"),
+])
+def test_refusals(spec, message):
+    factors = [Factor("a", levels=(1, 2, 3)), Factor("x", low=0, high=1)]
+    with pytest.raises(DesignError, match=message):
+        make_design(factors, method=spec)
+
+
+def test_design_larger_than_max_runs_refused():
+    with pytest.raises(DesignError, match="max_runs 10"):
+        make_design(two("abcdefg"), method={"method": "fractional_factorial", "resolution": 4}, max_runs=10)
+
+
+@pytest.mark.parametrize("value,message", [
+    ({"method": "fractional_factorial", "resolution": 6}, "resolution must be one of 3, 4, 5"),
+    ({"method": "central_composite", "face": "round"}, "face must be one of"),
+    ({"method": "box_behnken", "centre": 3}, "unknown option 'centre'"),
+    ({"method": "nope"}, "unknown or missing method"),
+    ({"method": "fractional_factorial", "resolution": 4, "generators": "a b ab"}, "not both"),
+])
+def test_parse_design_refusals(value, message):
+    with pytest.raises(DesignError, match=message):
+        parse_design(value)
+
+
+def _doc(design, factors=None):
+    return {
+        "uid": "doe", "seed": 5, "design": design,
+        "factors": factors or {"x": {"range": [1, 5]}, "y": {"range": [5, 9]}},
+        "definitions": {
+            "environments": {"e": {"environment": {"name": "xdoe.environments:DummyEnvironment", "uid": "env",
+                                                   "params": {"length": 3, "x": "${x}", "y": "${y}"}}}},
+            "agents": {"r": {"name": "r", "brain": {"name": "xdoe.agents:DummyBrain", "params": {}},
+                             "muscle": {"name": "xdoe.agents:DummyMuscle", "params": {}},
+                             "objective": {"name": "xdoe.agents:RewardObjective", "params": {}}}},
+            "simulation": {"v": {"name": "xdoe.simulation:VanillaSimController"}},
+            "phase_config": {"t": {"mode": "test", "worker": 1, "episodes": 1}},
+        },
+        "schedule": [{"p": {"environments": [["e"]], "agents": [["r"]], "simulation": ["v"],
+                            "phase_config": ["t"]}}],
+    }
+
+
+def test_generate_writes_byte_identical_runs_and_a_manifest_with_coded_and_natural_points(tmp_path):
+    doc = _doc({"method": "central_composite", "center": 3})
+    generate(doc, tmp_path / "a")
+    generate(doc, tmp_path / "b")
+    names = sorted(p.name for p in (tmp_path / "a").glob("run-*.yaml"))
+    assert len(names) == 4 + 4 + 3
+    for name in names + ["design.csv"]:
+        assert (tmp_path / "a" / name).read_bytes() == (tmp_path / "b" / name).read_bytes()
+    manifest = json.loads((tmp_path / "a" / "manifest.json").read_text())
+    doe = manifest["design"]["doe"]
+    assert doe["coding"]["x"] == {"minus": 1.0, "plus": 5.0, "scale": "linear"}
+    assert doe["points"][0] == {"coded": [-1.0, -1.0], "natural": {"x": 1.0, "y": 5.0}}
+    assert doe["diagnostics"]["model"] == "quadratic" and doe["diagnostics"]["d_efficiency"] > 0
+
+
+def test_a_bad_design_option_is_located_in_the_document(tmp_path):
+    path = tmp_path / "e.yaml"
+    import yaml
+
+    path.write_text(yaml.safe_dump(_doc({"method": "central_composite", "face": "round"})))
+    with pytest.raises(DocumentError, match=r"e\.yaml:\d+.*design.*face must be one of"):
+        generate(path)
