@@ -162,7 +162,7 @@ def test_report_holds_the_surface_analysis_and_its_contour_plot(ccd, tmp_path):
     assert "Canonical analysis" in text and "Fitted second-order surface" in text
     # the design points stay the last section: the aggregates heading introduces them
     aggregates = text.split('id="aggregates"', 1)[1]
-    assert "Design points: mean, interquartile mean" in aggregates.split("</table>", 1)[0]
+    assert "Design points ranked by IQM over runs" in aggregates.split("</table>", 1)[0]
 
 
 def test_without_the_manifest_the_coding_is_read_off_the_runs(ccd):

@@ -249,13 +249,14 @@ def effects_command(output_dir: Path | None, experiment: str | None, include_bra
 @_response
 @_output("design.png")
 @handle_errors
-def design_plot_command(output_dir: Path | None, experiment: str | None, store_url: str | None,
-                        response: str | None, output: Path, overwrite: bool) -> None:
+def design_plot_command(output_dir: Path | None, experiment: str | None, include_branches: bool,
+                        store_url: str | None, response: str | None, output: Path, overwrite: bool) -> None:
     """The picture of the analysis matched to the design: a two-level design's
     half-normal (Daniel) plot of its effects, active ones labelled; a
     response-surface design's contour plot of the fitted second-order model
     over its two strongest factors with the design points and the stationary
-    point; a Morris design's mu*-sigma plot. Exit 1 for any other design."""
+    point; a Morris design's mu*-sigma plot. Exit 1 for any other design.
+    Branches never enter it (the design's runs only)."""
     from xdoe.analysis import analyze, parse_response
     from xdoe.analysis._design_info import read_design
     from xdoe.analysis._doe import plot_design
