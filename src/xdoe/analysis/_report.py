@@ -132,7 +132,7 @@ def write_report(frame: "pd.DataFrame", output: str | Path, *, response: "Respon
 
     # 3 status
     parts.append('<h2 id="status">Campaign status</h2>')
-    with Store(store_url, create=False) as store:
+    with Store(store_url, read_only=True) as store:
         status = campaign_status(store, output_dir, None if output_dir is not None else experiment)
         runs = store.runs(experiment if experiment else (experiments[0] if len(experiments) == 1 else None))
     parts.append(f"<p>{html.escape(summarize(status.counts))}</p>")

@@ -46,7 +46,7 @@ def _open_store(store_url: str | None) -> Any:
     from xdoe.store import Store
 
     try:
-        return Store(store_url, create=False)
+        return Store(store_url, read_only=True)
     except NoStoreError as exc:
         raise NoStoreError(f"{exc} — run `xrun experiment-start` first or pass --store") from None
 
