@@ -13,9 +13,10 @@ from collections import deque
 from datetime import datetime, timedelta, timezone
 from concurrent.futures import FIRST_COMPLETED, Future, ProcessPoolExecutor, wait
 from concurrent.futures.process import BrokenProcessPool
-from time import monotonic
+from time import monotonic, sleep
 from typing import Any, Callable, Iterator, Sequence
 
+from xdoe._process import watch_process
 from xdoe.campaign._tasks import WORKER_DIED, RunTask, execute_task
 from xdoe.campaign.backends._base import FutureBackend, ProgressCallback, failed_result, stops
 from xdoe.campaign.backends._warm import default_start_method, start_forkserver, warm_modules
@@ -28,14 +29,21 @@ __all__ = ["ProcessPoolBackend"]
 
 _STARTED: Any = None  # in pool workers: the queue telling the parent which task runs where
 _PROGRESS: Any = None  # in pool workers: the queue of progress events for the parent's display
+_IN_RUN = threading.Event()  # in pool workers: a task is executing
+_TASK: "RunTask | None" = None  # in pool workers: the task executing, or the last one
+
+#: Seconds a worker whose parent died gives its run to record itself interrupted before it exits.
+ORPHAN_GRACE = 3.0
 
 
-def _pool_init(queue: Any, progress: Any = None) -> None:
+def _pool_init(queue: Any, progress: Any = None, parent: int | None = None) -> None:
     global _STARTED, _PROGRESS
     _STARTED, _PROGRESS = queue, progress
     # Ctrl-C between runs is the parent's to handle; during a run, xdoe.execution.run
     # watches SIGINT itself and leaves the run interrupted (resumable)
     signal.signal(signal.SIGINT, signal.SIG_IGN)
+    if parent is not None:  # no worker outlives its xrun, however that ends (SIGKILL too)
+        watch_process(parent, _orphaned, name="xdoe-watch-parent")
     from xdoe.documents._run import RunDocumentWarning
 
     warnings.simplefilter("ignore", RunDocumentWarning)  # the parent printed them when it loaded the files
@@ -67,10 +75,44 @@ class _Throttled:
             self._put(event)
 
 
+def _orphaned() -> None:
+    """The parent process died (the watch thread): a run in progress is
+    interrupted like a Ctrl-C (SIGINT, once the run watches it: recorded
+    ``interrupted``, its claim released, resumable), given
+    :data:`ORPHAN_GRACE` seconds; a run that has not ended by then (still
+    starting, or stuck in plugin code) is marked ``interrupted`` from here.
+    Then this worker exits: nobody would read its results, and its pool's
+    queues keep it waiting for work forever otherwise."""
+    deadline = monotonic() + ORPHAN_GRACE
+    signalled = False
+    while _IN_RUN.is_set() and monotonic() < deadline:
+        if not signalled and signal.getsignal(signal.SIGINT) not in (signal.SIG_IGN, signal.SIG_DFL, None):
+            os.kill(os.getpid(), signal.SIGINT)  # xdoe.execution.run watches it: the run ends interrupted
+            signalled = True
+        sleep(0.05)
+    task = _TASK
+    if _IN_RUN.is_set() and task is not None and task.content_hash is not None:
+        try:
+            with Store(task.store_url) as db:
+                fail_running_instances(db, task.uid, task.content_hash, host=socket.gethostname(),
+                                       pids={os.getpid()}, error="interrupted: xrun died", status="interrupted")
+                if task.claim:
+                    release_claim(db, task.uid, task.content_hash, owner=task.owner)
+        except Exception:  # noqa: BLE001 - best effort: a dead owner's running instance is resumed anyway
+            pass
+    os._exit(0)
+
+
 def _pool_task(key: int, task: RunTask) -> RunResult:
-    if _STARTED is not None:
-        _STARTED.put((key, os.getpid()))
-    return execute_task(task, progress=None if _PROGRESS is None else _Throttled(_PROGRESS.put))
+    global _TASK
+    _TASK = task
+    _IN_RUN.set()
+    try:
+        if _STARTED is not None:
+            _STARTED.put((key, os.getpid()))
+        return execute_task(task, progress=None if _PROGRESS is None else _Throttled(_PROGRESS.put))
+    finally:
+        _IN_RUN.clear()
 
 
 class ProcessPoolBackend(FutureBackend):
@@ -117,7 +159,7 @@ class ProcessPoolBackend(FutureBackend):
             self._queue = self._ctx.SimpleQueue()
             self._progress = self._ctx.SimpleQueue() if self.forward_progress else None
             self._pool = ProcessPoolExecutor(self.jobs, mp_context=self._ctx, initializer=_pool_init,
-                                             initargs=(self._queue, self._progress))
+                                             initargs=(self._queue, self._progress, os.getpid()))
             self._processes = {}
             self.pools_created += 1
         return self._pool
