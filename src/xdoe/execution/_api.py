@@ -13,6 +13,7 @@ from typing import TYPE_CHECKING, Any, Mapping
 from xdoe.errors import DiskFullError, RunStopped, StoreError, no_space_cause, one_line
 from xdoe.execution._interrupts import plugin_exit, watch_sigint
 from xdoe.execution._plan import RunPlan, document_data, plan_run
+from xdoe.execution._watchdog import RunTimeout
 from xdoe.store import DEFAULT_RESULTS_ROOT, HEARTBEAT_TIMEOUT
 
 if TYPE_CHECKING:
@@ -168,6 +169,7 @@ def run(
     finished: "dict[tuple[str, str], int] | None" = None,
     file_sha256: str | None = None,
     laydown: bool = True,
+    run_timeout: float | None = None,
 ) -> RunResult:
     """Execute one run document phase by phase and record it in the store.
 
@@ -197,6 +199,11 @@ def run(
             folder (drawn once per run structure below the results root,
             :func:`xdoe.analysis._laydown.write_laydown`); ``False`` for
             smoke tests.
+        run_timeout: seconds the run may take (``xrun --run-timeout``); the
+            smaller of it and the document's ``run_config.timeout`` applies.
+            A run passing it, or a phase's ``phase_config.step_timeout``,
+            fails with ``no progress for N s in <Class>.<method>``
+            (:mod:`xdoe.execution._watchdog`).
 
     Returns:
         a :class:`RunResult`. A run that fails (a component cannot be loaded
@@ -261,7 +268,7 @@ def run(
 
             write_laydown(plan.document, recorder.results_dir, recorder.results_root)
         try:
-            with watch_sigint() as sigint:
+            with watch_sigint() as sigint, _limits(plan, run_timeout, result, recorder):
                 execute_plan(plan, recorder, progress=progress, phases_done=result.phases,
                              resume=resume_point)
         except BaseException as exc:  # noqa: BLE001 - sorted out below; only a real Ctrl-C propagates
@@ -280,6 +287,31 @@ def run(
     finally:
         if own_store:
             db.close()
+
+
+def _limits(plan: RunPlan, run_timeout: float | None, result: RunResult, recorder: Any) -> Any:
+    """The run's :class:`~xdoe.execution._watchdog.Watchdog`, or a no-op
+    context when neither time limit is set."""
+    import contextlib
+
+    timeout = min((x for x in (plan.timeout, run_timeout) if x), default=None)
+    if timeout is None and not any(p.step_timeout for p in plan.phases):
+        return contextlib.nullcontext()
+    from xdoe.execution._watchdog import Watchdog
+
+    def step_timeout() -> float | None:  # the phase running now: phases_done grows as phases end
+        return plan.phases[min(len(result.phases), len(plan.phases) - 1)].step_timeout
+
+    def stuck(message: str) -> None:  # from the watchdog's thread: the run cannot end itself
+        import os
+        import socket
+
+        from xdoe.store import fail_running_instances
+
+        fail_running_instances(recorder.store, plan.uid, recorder.content_hash, host=socket.gethostname(),
+                               pids={os.getpid()}, error=message)
+
+    return Watchdog(timeout, step_timeout, on_stuck=stuck)
 
 
 def _ended(result: RunResult, recorder: Any, exc: BaseException, *, genuine_interrupt: bool) -> None:
@@ -312,6 +344,8 @@ def _ended(result: RunResult, recorder: Any, exc: BaseException, *, genuine_inte
             raise full from None
     elif isinstance(exc, Exception):
         result.status, result.error = "failed", one_line(exc)
+    elif isinstance(exc, RunTimeout):  # a time limit (xdoe.execution._watchdog)
+        result.status, result.error = "failed", str(exc)
     else:
         result.status, result.error = "failed", plugin_exit(exc)
     if result.status == "failed":

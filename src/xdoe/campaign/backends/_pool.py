@@ -21,7 +21,7 @@ from xdoe.campaign._tasks import WORKER_DIED, RunTask, execute_task
 from xdoe.campaign.backends._base import FutureBackend, ProgressCallback, failed_result, stops
 from xdoe.campaign.backends._warm import default_start_method, start_forkserver, warm_modules
 from xdoe.errors import DiskFullError, InputError
-from xdoe.execution import PhaseResult, RunResult
+from xdoe.execution import PhaseResult, RunResult, kill_stuck_runs
 from xdoe.store import Store, fail_running_instances, release_claim
 
 __all__ = ["ProcessPoolBackend"]
@@ -44,6 +44,7 @@ def _pool_init(queue: Any, progress: Any = None, parent: int | None = None) -> N
     signal.signal(signal.SIGINT, signal.SIG_IGN)
     if parent is not None:  # no worker outlives its xrun, however that ends (SIGKILL too)
         watch_process(parent, _orphaned, name="xdoe-watch-parent")
+    kill_stuck_runs()  # a run stuck past its time limit kills this worker; the parent reports it
     from xdoe.documents._run import RunDocumentWarning
 
     warnings.simplefilter("ignore", RunDocumentWarning)  # the parent printed them when it loaded the files
@@ -328,6 +329,8 @@ class ProcessPoolBackend(FutureBackend):
                     latest = db.latest_instance(task.uid, content_hash)
                     if latest is not None and latest.status == "failed":  # what it stored counts
                         result.instance_id = latest.id
+                        if latest.pid == pid and latest.error:  # e.g. the time limit that killed it
+                            result.error = latest.error
                         result.episodes = len({(e["phase_index"], e["worker"], e["episode"])
                                                for e in db.episodes(instance_id=latest.id)})
                 if task.claim:
