@@ -44,6 +44,10 @@ class RunRecorder(RecorderResume, RowBuffer):
     Episode and step rows are buffered and bulk-inserted, one transaction per
     ``flush_rows`` rows and at every phase end, so memory does not grow with
     the number of episodes (``peak_buffered`` never exceeds ``flush_rows``).
+    The executor calls :meth:`flush` at every episode end, so an episode's
+    rows (and its steps) are committed before the next one starts: a process
+    that dies (a native crash, ``os._exit``, the OOM killer) loses at most
+    the episode in progress.
     Calls are serialised by a lock, so worker threads may share a recorder.
 
     Attributes:

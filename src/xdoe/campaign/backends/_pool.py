@@ -33,7 +33,7 @@ _IN_RUN = threading.Event()  # in pool workers: a task is executing
 _TASK: "RunTask | None" = None  # in pool workers: the task executing, or the last one
 
 #: Seconds a worker whose parent died gives its run to record itself interrupted before it exits.
-ORPHAN_GRACE = 3.0
+ORPHAN_GRACE = 2.5
 
 
 def _pool_init(queue: Any, progress: Any = None, parent: int | None = None) -> None:
@@ -93,6 +93,7 @@ def _orphaned() -> None:
         sleep(0.05)
     task = _TASK
     if _IN_RUN.is_set() and task is not None and task.content_hash is not None:
+        threading.Timer(ORPHAN_GRACE / 2, os._exit, (0,)).start()  # a store that does not answer: exit anyway
         try:
             with Store(task.store_url) as db:
                 fail_running_instances(db, task.uid, task.content_hash, host=socket.gethostname(),
