@@ -148,7 +148,11 @@ def run_plans(
             display.message(f"waiting for {len(held)} run(s) another process holds: {names}; "
                             f"taken over if that process dies")
 
-    with make_backend(n_jobs, dask, isolate=not in_process, forward_progress=show_progress) as backend:
+    from xdoe.execution import sigint_as_ctrl_c
+
+    # a SIGINT inherited ignored (nohup ... &) still stops the campaign like Ctrl-C
+    with sigint_as_ctrl_c(), make_backend(n_jobs, dask, isolate=not in_process,
+                                          forward_progress=show_progress) as backend:
         for result in run_all(backend, tasks, fail_fast=fail_fast, started=started, waiting=waiting,
                               progress=display if show_progress else None):
             i = position[str(result.task_key)]

@@ -251,24 +251,25 @@ def run(
                     resume_point = prepare_resume(db, recorder, plan)
                     break
                 finished = None  # another process took it over first: decide again
-        except DiskFullError as exc:
-            if exc.store:
+        except (DiskFullError, OSError) as exc:  # the disk is full before the run could start
+            full = _disk_full(exc, recorder)
+            if full is None or full.store:
                 raise
             result = RunResult(uid=plan.uid, status="interrupted", instance_id=recorder.instance_id,
-                               file=plan.file, error=str(exc), stop_campaign=True)
+                               file=plan.file, error=str(full), stop_campaign=True)
             if recorder.instance_id is not None:  # recorded, its files not: resumable
                 recorder.discard_files()
-                recorder.finish("interrupted", error=str(exc))
+                recorder.finish("interrupted", error=str(full))
             return result
         result = RunResult(uid=plan.uid, status="running", instance_id=recorder.instance_id,
                            results_dir=None if recorder.results_dir is None else str(recorder.results_dir),
                            file=plan.file, note=note, resumed=resume_point is not None)
-        if laydown:
-            from xdoe.analysis._laydown import write_laydown  # matplotlib only when drawing it
-
-            write_laydown(plan.document, recorder.results_dir, recorder.results_root)
         try:
             with watch_sigint() as sigint, _limits(plan, run_timeout, result, recorder):
+                if laydown:  # watched: a Ctrl-C or a full disk while drawing ends the run as usual
+                    from xdoe.analysis._laydown import write_laydown  # matplotlib only when drawing it
+
+                    write_laydown(plan.document, recorder.results_dir, recorder.results_root)
                 execute_plan(plan, recorder, progress=progress, phases_done=result.phases,
                              resume=resume_point)
         except BaseException as exc:  # noqa: BLE001 - sorted out below; only a real Ctrl-C propagates
@@ -324,16 +325,12 @@ def _ended(result: RunResult, recorder: Any, exc: BaseException, *, genuine_inte
         StoreError: the store cannot record it (e.g. its own disk is full).
     """
     tb = _traceback.format_exc()
-    full = no_space_cause(exc)
+    full = _disk_full(exc, recorder)
     if genuine_interrupt:
         result.status, result.error = "interrupted", "interrupted"
     elif isinstance(exc, RunStopped):  # a stop request: this run ends, resumable; the others go on
         result.status, result.error = "interrupted", str(exc)
     elif full is not None:
-        if not isinstance(full, DiskFullError):
-            name = getattr(full, "filename", None)
-            where = Path(name).parent if name else recorder.results_dir or "the results folder"
-            full = DiskFullError(str(where), getattr(full, "strerror", None) or str(full))
         result.status, result.error, result.stop_campaign = "interrupted", str(full), True
         recorder.discard_files()
         if full.store:  # the store's own disk: try to record the end, then say why it stops
@@ -351,6 +348,17 @@ def _ended(result: RunResult, recorder: Any, exc: BaseException, *, genuine_inte
     if result.status == "failed":
         result.traceback = tb
     _finish(recorder, result.status, result.error or "", tb)
+
+
+def _disk_full(exc: BaseException, recorder: Any) -> DiskFullError | None:
+    """The :class:`DiskFullError` behind ``exc`` (no space left on a device),
+    naming the folder that could not be written; ``None`` for other errors."""
+    full = no_space_cause(exc)
+    if full is None or isinstance(full, DiskFullError):
+        return full
+    name = getattr(full, "filename", None)
+    where = Path(name).parent if name else recorder.results_dir or recorder.results_root or "the results folder"
+    return DiskFullError(str(where), getattr(full, "strerror", None) or str(full))
 
 
 def _finish(recorder: Any, status: str, error: str, tb: str) -> None:

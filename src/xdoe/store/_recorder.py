@@ -109,6 +109,7 @@ class RunRecorder(RecorderResume, RowBuffer):
         self._end: Any = None
         self._error: str | None = None
         self._lock = threading.RLock()
+        self._raw: Any = None  # SQLite: a DBAPI connection kept for the per-episode commits (_commit_raw)
 
     # -- properties -------------------------------------------------------
     @property
@@ -324,6 +325,7 @@ class RunRecorder(RecorderResume, RowBuffer):
                     )
                 self._clear_buffers()
             finally:
+                self._release_raw()
                 self.status = status
                 if self._phase_id is not None:
                     self._phase_closed(status)
@@ -354,12 +356,65 @@ class RunRecorder(RecorderResume, RowBuffer):
                              .values(heartbeat=utcnow()))
 
     def flush(self) -> None:
-        """Write the buffered episode and step rows now (one transaction)."""
+        """Write the buffered episode and step rows now (one transaction).
+
+        Called at every episode end: on SQLite, once the INSERT statements are
+        compiled, the transaction goes straight to a driver connection this
+        recorder keeps (``BEGIN IMMEDIATE``, ``executemany``, ``COMMIT``:
+        ~30 µs of CPU instead of ~200 µs through SQLAlchemy's transaction).
+
+        Raises:
+            StoreError: the store cannot be written.
+        """
         with self._lock:
             if self.buffered:
-                with self.store._core_write("write episodes to") as conn:
-                    self._write_buffers(conn)
+                if not self._commit_raw():
+                    with self.store._core_write("write episodes to") as conn:
+                        self._write_buffers(conn)
                 self._clear_buffers()
+
+    def _commit_raw(self) -> bool:
+        """:meth:`flush`'s SQLite path; ``False`` where it does not apply
+        (another backend, a statement not compiled yet: the Core path then)."""
+        if self.store.engine.dialect.name != "sqlite":
+            return False
+        episode_sql, step_sql = self._insert_sql.get("episode"), self._insert_sql.get("step")
+        if (self._episodes and not episode_sql) or (self._steps and not step_sql):
+            return False
+        import sqlite3
+
+        from xdoe.store._engine import store_error
+
+        assert self._files is not None
+        if self._steps:  # the results files first, as _write_buffers
+            self._files.steps(self._steps, self._step_lines)
+        self._files.flush()
+        try:
+            if self._raw is None:
+                self._raw = self.store.engine.raw_connection()
+            con = self._raw.driver_connection
+            con.execute("BEGIN IMMEDIATE")
+            try:
+                if self._episodes:
+                    con.executemany(episode_sql, self._episodes)
+                if self._steps:
+                    con.executemany(step_sql, self._steps)
+                con.execute("COMMIT")
+            except BaseException:
+                if con.in_transaction:
+                    con.execute("ROLLBACK")
+                raise
+        except sqlite3.Error as exc:
+            raise store_error(self.store._url, "write episodes to", exc) from None
+        return True
+
+    def _release_raw(self) -> None:
+        if self._raw is not None:
+            raw, self._raw = self._raw, None
+            try:
+                raw.close()  # back to the pool
+            except Exception:  # noqa: BLE001 - a broken connection is dropped by the pool
+                pass
 
     def metadata(self) -> dict[str, Any]:
         """The content of ``session_metadata.json``."""

@@ -36,9 +36,28 @@ _TASK: "RunTask | None" = None  # in pool workers: the task executing, or the la
 ORPHAN_GRACE = 2.5
 
 
-def _pool_init(queue: Any, progress: Any = None, parent: int | None = None) -> None:
-    global _STARTED, _PROGRESS
-    _STARTED, _PROGRESS = queue, progress
+_TERMED: Any = None  # in pool workers: shared slots for the pids of workers that got SIGTERM
+
+
+def _on_sigterm(signum: int, frame: Any) -> None:
+    """A worker got SIGTERM: note its pid in the first free shared slot (the
+    first noted is the one killed from outside; the pool then terminates the
+    others with SIGTERM too), then die of it as before."""
+    slots = _TERMED
+    if slots is not None:
+        for i in range(len(slots)):
+            if slots[i] == 0:
+                slots[i] = os.getpid()
+                break
+    signal.signal(signal.SIGTERM, signal.SIG_DFL)
+    os.kill(os.getpid(), signal.SIGTERM)
+
+
+def _pool_init(queue: Any, progress: Any = None, parent: int | None = None, termed: Any = None) -> None:
+    global _STARTED, _PROGRESS, _TERMED
+    _STARTED, _PROGRESS, _TERMED = queue, progress, termed
+    if termed is not None:
+        signal.signal(signal.SIGTERM, _on_sigterm)
     # Ctrl-C between runs is the parent's to handle; during a run, xdoe.execution.run
     # watches SIGINT itself and leaves the run interrupted (resumable)
     signal.signal(signal.SIGINT, signal.SIG_IGN)
@@ -142,6 +161,7 @@ class ProcessPoolBackend(FutureBackend):
         self._ctx: Any = None
         self._pool: ProcessPoolExecutor | None = None
         self._queue: Any = None
+        self._termed: Any = None  # pids of workers that got SIGTERM, in order (_on_sigterm)
         self._progress: Any = None
         self._processes: dict[int, Any] = {}
         self.pools_created = 0
@@ -159,9 +179,10 @@ class ProcessPoolBackend(FutureBackend):
                 method = "fork" if threading.active_count() == 1 else "spawn"
             self._ctx = multiprocessing.get_context(method)
             self._queue = self._ctx.SimpleQueue()
+            self._termed = self._ctx.RawArray("q", max(8, 2 * self.jobs))
             self._progress = self._ctx.SimpleQueue() if self.forward_progress else None
             self._pool = ProcessPoolExecutor(self.jobs, mp_context=self._ctx, initializer=_pool_init,
-                                             initargs=(self._queue, self._progress, os.getpid()))
+                                             initargs=(self._queue, self._progress, os.getpid(), self._termed))
             self._processes = {}
             self.pools_created += 1
         return self._pool
@@ -213,6 +234,9 @@ class ProcessPoolBackend(FutureBackend):
                         raise  # the store's disk is full: no run can be recorded any more
                     result = failed_result(task, str(exc))
                     result.status, result.stop_campaign = "interrupted", True
+                except KeyboardInterrupt:  # the worker got SIGINT (Ctrl-C) and recorded its run interrupted
+                    result = failed_result(task, "interrupted")
+                    result.status, result.stop_campaign = "interrupted", True
                 except BaseException as exc:  # noqa: BLE001 - raised in the worker (sys.exit, unpicklable result...)
                     result = failed_result(task, f"{type(exc).__name__}: {exc}")
                 if stops(result, fail_fast):
@@ -255,6 +279,11 @@ class ProcessPoolBackend(FutureBackend):
         self._queue = None
         dead = {pid: p.exitcode for pid, p in self._processes.items()
                 if p.exitcode is not None and p.exitcode != -signal.SIGTERM}
+        # SIGTERM is also how the pool stops the others once one died: the first
+        # worker to note it got one, before any other died, was killed from outside
+        termed = [pid for pid in (self._termed or []) if pid]
+        if termed and not dead and self._processes.get(termed[0]) is not None:
+            dead[termed[0]] = -signal.SIGTERM
         entries = sorted(in_flight.values(), key=lambda e: e[0])
         in_flight.clear()
         retry: list[tuple[int, RunTask]] = []
