@@ -124,3 +124,22 @@ def test_the_claim_heartbeat_stops_while_the_run_is_hung(tmp_path: Path) -> None
             hung = False
             time.sleep(0.4)
         assert beat.beats > 0
+
+
+@pytest.mark.parametrize("line, error", [
+    ("    train: {mode: train, worker: 1, episodes: 3, step_timeout: 0}",
+     "definitions.phase_config.train.step_timeout: Input should be greater than 0 (got 0)"),
+    ("    train: {mode: train, worker: 1, episodes: 3, step_timeout: -2.5}",
+     "definitions.phase_config.train.step_timeout: Input should be greater than 0 (got -2.5)"),
+])
+def test_xgen_check_refuses_a_time_limit_that_is_not_positive(tmp_path: Path, line: str, error: str) -> None:
+    from click.testing import CliRunner
+
+    from xdoe.cli._xgen import main as xgen
+
+    text = (HERE.parents[1] / "experiments" / "dummy.yaml").read_text()
+    bad = tmp_path / "bad.yaml"
+    bad.write_text(text.replace("    train: {mode: train, worker: 1, episodes: 3}", line))
+    result = CliRunner().invoke(xgen, ["check", str(bad)])
+    assert result.exit_code == 2
+    assert f"error: {bad}:44: {error}" in result.output
