@@ -21,11 +21,12 @@ main thread (a signal handler, so a ``time.sleep`` or a blocking read is cut
 short too). :func:`run_hung` turns true, so the claim heartbeat
 (:class:`xdoe.store.ClaimHeartbeat`) stops advancing and another ``xrun``
 takes the run over after ``--heartbeat-timeout`` if this process cannot end
-it. Code that never gives the interpreter back (a C loop holding the GIL)
-cannot be interrupted from inside: in an ``xrun`` worker process
-(:data:`KILL_STUCK`) the watchdog then records the run failed and kills its
-own process after :data:`GRACE` seconds; the parent reports the run failed
-with the stored message and goes on.
+it. A plugin that swallows :class:`RunTimeout`, or C code that blocks without
+returning to the interpreter, is not stopped by it: in an ``xrun`` worker
+process (:data:`KILL_STUCK`) the watchdog then records the run failed and
+kills its own process after :data:`GRACE` seconds; the parent reports the
+run failed with the stored message and goes on. (Not covered: C code that
+holds the GIL without end — the watchdog thread itself cannot run then.)
 """
 
 from __future__ import annotations
