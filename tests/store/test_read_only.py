@@ -49,8 +49,8 @@ def test_status_does_not_write_a_header_into_an_empty_file(tmp_path: Path) -> No
     assert empty.stat().st_size == 0
 
 
-def test_read_only_store_refuses_writes(tmp_path: Path) -> None:
-    url = f"sqlite:///{tmp_path / 's.sqlite'}"
+def test_read_only_store_refuses_writes(store_url: str) -> None:
+    url = store_url
     Store(url).close()
     with Store(url, read_only=True) as store:
         assert store.read_only

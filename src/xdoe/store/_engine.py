@@ -144,13 +144,13 @@ def make_engine(url: str, *, read_only: bool = False) -> Engine:
             except OSError as exc:
                 raise store_error(url, "create the folder of", exc) from None
     elif backend == "postgresql":
-        connect_args: dict[str, Any] = {}
         if "connect_timeout" not in parsed.query:
-            connect_args["connect_timeout"] = 10
-        if read_only:
-            connect_args["options"] = "-c default_transaction_read_only=on"
-        if connect_args:
-            kwargs["connect_args"] = connect_args
+            kwargs["connect_args"] = {"connect_timeout": 10}
+        if read_only:  # added to the URL's own libpq options (e.g. a search_path), not instead of them
+            given = parsed.query.get("options", "")
+            given = " ".join(given) if isinstance(given, tuple) else given
+            parsed = parsed.update_query_dict(
+                {"options": f"{given} -c default_transaction_read_only=on".strip()})
     try:
         engine = create_engine(parsed, **kwargs)
     except (ArgumentError, NoSuchModuleError, ImportError) as exc:
