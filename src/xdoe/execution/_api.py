@@ -265,13 +265,14 @@ def run(
                            results_dir=None if recorder.results_dir is None else str(recorder.results_dir),
                            file=plan.file, note=note, resumed=resume_point is not None)
         try:
-            with watch_sigint() as sigint, _limits(plan, run_timeout, result, recorder):
+            with watch_sigint() as sigint:
                 if laydown:  # watched: a Ctrl-C or a full disk while drawing ends the run as usual
                     from xdoe.analysis._laydown import write_laydown  # matplotlib only when drawing it
 
                     write_laydown(plan.document, recorder.results_dir, recorder.results_root)
-                execute_plan(plan, recorder, progress=progress, phases_done=result.phases,
-                             resume=resume_point)
+                with _limits(plan, run_timeout, result, recorder):  # the time limits count the run alone
+                    execute_plan(plan, recorder, progress=progress, phases_done=result.phases,
+                                 resume=resume_point)
         except BaseException as exc:  # noqa: BLE001 - sorted out below; only a real Ctrl-C propagates
             _ended(result, recorder, exc, genuine_interrupt=sigint.genuine(exc))
             if isinstance(exc, RunStopped):
