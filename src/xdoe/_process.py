@@ -9,10 +9,9 @@
   (``xrun``, seen from its worker processes) ends, however it ends (SIGKILL
   too): a Linux pidfd polled without a timeout (no cost while it lives),
   else a check every half second. Worker processes use it so that none
-  outlives the ``xrun`` that started it (issue 25).
-* :func:`die_with_parent`: ``prctl(PR_SET_PDEATHSIG)`` (Linux): the kernel
-  sends this process a signal when the *thread* that created it ends; only
-  for processes started from their parent's main thread (the forkserver).
+  outlives the ``xrun`` that started it (issue 25). (Not ``prctl``'s
+  ``PR_SET_PDEATHSIG``: it fires when the parent *thread* ends, and a
+  forkserver's workers have the forkserver, not ``xrun``, as their parent.)
 """
 
 from __future__ import annotations
@@ -21,12 +20,11 @@ import datetime as _dt
 import os
 import select
 import socket
-import sys
 import threading
 import time
 from typing import Callable
 
-__all__ = ["process_alive", "watch_process", "die_with_parent"]
+__all__ = ["process_alive", "watch_process"]
 
 #: Seconds between two checks of a watched process where no pidfd is available.
 POLL_INTERVAL = 0.5
@@ -104,27 +102,3 @@ def watch_process(pid: int, on_exit: Callable[[], None], *, name: str = "xdoe-wa
     thread = threading.Thread(target=watch, name=name, daemon=True)
     thread.start()
     return thread
-
-
-#: ``prctl`` option: the signal sent when the parent (thread) dies.
-_PR_SET_PDEATHSIG = 1
-
-
-def die_with_parent(signum: int, parent: int | None = None) -> bool:
-    """Ask the kernel to send ``signum`` to this process when its parent
-    thread ends (Linux ``prctl(PR_SET_PDEATHSIG)``); when the parent
-    ``parent`` (a pid) is already gone, send it now. Returns whether the
-    request could be made (``False`` elsewhere than on Linux)."""
-    if not sys.platform.startswith("linux"):
-        return False
-    import ctypes
-
-    try:
-        libc = ctypes.CDLL(None, use_errno=True)
-        if libc.prctl(_PR_SET_PDEATHSIG, signum, 0, 0, 0) != 0:
-            return False
-    except (OSError, AttributeError):
-        return False
-    if parent is not None and os.getppid() != parent:  # it died before the request
-        os.kill(os.getpid(), signum)
-    return True
