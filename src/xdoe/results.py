@@ -81,7 +81,7 @@ def load(store: "Store | str | None" = None, experiment: str | None = None, *,
     from xdoe.store import Store, episode_table
 
     own = not isinstance(store, Store)
-    st = Store(store, create=False) if own else store  # reading never creates a store
+    st = Store(store, read_only=True) if own else store  # reading never writes (or creates) a store
     try:
         table = episode_table(st, experiment, include_branches=include_branches)
     finally:

@@ -358,6 +358,7 @@ class TrainingSession(SessionCheckpoints, SessionFigures):
         self.recorder.episode_finished(worker=0, episode=self.phase_episodes, agent=self.agent,
                                        steps=length, reward=float(total_reward), objective=value,
                                        wall_time=float(wall_time), extras=row_extras or None)
+        self.recorder.flush()  # durable before the next episode starts
         assert self.manager is not None
         self.manager.observe_episode(self.agent, value)
         self._rewards.append(float(total_reward))

@@ -9,6 +9,7 @@ its ``how`` parameter names, in the first update of episode ``at_episode``.
 * ``keyboard``: ``raise KeyboardInterrupt`` (no Ctrl-C was pressed);
 * ``segv``: a native crash, ``ctypes.string_at(0)`` (SIGSEGV);
 * ``kill``: ``os.kill(os.getpid(), signal.SIGKILL)`` (like the OOM killer);
+* ``term``: ``os.kill(os.getpid(), signal.SIGTERM)`` (like ``kill PID``);
 * ``fill``: fills the file system holding ``fill_dir`` (writes
   ``fill_dir/filler`` until ``ENOSPC``), once: only while ``marker`` does not
   exist, which it then creates (``marker`` lives on another file system).
@@ -21,6 +22,7 @@ import errno
 import os
 import signal
 import sys
+import time
 from pathlib import Path
 
 from scale_components import CountdownEnvironment
@@ -53,6 +55,9 @@ class CrashingEnvironment(CountdownEnvironment):
             ctypes.string_at(0)
         if self.how == "kill":
             os.kill(os.getpid(), signal.SIGKILL)
+        if self.how == "term":
+            os.kill(os.getpid(), signal.SIGTERM)
+            time.sleep(10)  # the signal's handler runs meanwhile
         if self.how == "fill" and not Path(self.marker).exists():
             Path(self.marker).touch()
             with open(Path(self.fill_dir) / "filler", "ab", buffering=0) as fh:

@@ -158,7 +158,7 @@ def write_report(frame: "pd.DataFrame", output: str | Path, *, response: "Respon
 
     # 3 status
     parts.append('<h2 id="status">Campaign status</h2>')
-    with Store(store_url, create=False) as store:
+    with Store(store_url, read_only=True) as store:
         status = campaign_status(store, output_dir, experiment)
         runs = store.runs(experiment)
     parts.append(f"<p>{html.escape(summarize(status.counts))}</p>")

@@ -28,7 +28,7 @@ from typing import TYPE_CHECKING, Callable, Sequence
 
 from xdoe._files import file_sha256
 from xdoe.errors import InputError, StoreError
-from xdoe.execution import DEFAULT_RESULTS, RunResult, load_file_plan, parallel_workers, run
+from xdoe.execution import DEFAULT_RESULTS, RunResult, load_file_plan, parallel_workers, run, run_hung
 from xdoe.store import (
     HEARTBEAT_TIMEOUT,
     ClaimHeartbeat,
@@ -100,6 +100,7 @@ class RunTask:
     laydown: bool = True
     plan: "RunPlan | None" = field(default=None, repr=False, compare=False)
     key: str = field(default_factory=lambda: os.urandom(8).hex())
+    run_timeout: float | None = None
 
     def _loaded(self) -> "RunPlan | None":
         """The plan; a task made without one loads its file (once: cached)."""
@@ -199,11 +200,12 @@ def _run_claimed(task: RunTask, db: Store, plan: "RunPlan", content_hash: str, d
     beat = None
     if task.claim:
         _interrupt_abandoned(db, plan.uid, content_hash, task.stale_after)
-        beat = ClaimHeartbeat(db, plan.uid, content_hash, owner=task.owner, interval=task.stale_after / 4)
+        beat = ClaimHeartbeat(db, plan.uid, content_hash, owner=task.owner, interval=task.stale_after / 4,
+                              alive=lambda: not run_hung())
     with parallel_workers(task.parallel_workers), beat or contextlib.nullcontext():
         return run(plan, store=db, results=task.results, store_steps=task.store_steps, progress=progress,
                    rerun=task.rerun, heartbeat_timeout=task.stale_after, file_sha256=digest,
-                   laydown=task.laydown, finished=finished)
+                   laydown=task.laydown, finished=finished, run_timeout=task.run_timeout)
 
 
 def _interrupt_abandoned(db: "Store", uid: str, content_hash: str, stale_after: float) -> None:

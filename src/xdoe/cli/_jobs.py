@@ -68,6 +68,7 @@ def run_plans(
     in_process: bool = False,
     laydown: bool = True,
     store: "Store | None" = None,
+    run_timeout: float | None = None,
 ) -> list["RunResult | None"]:
     """Execute the loaded plans on the backend ``jobs``/``dask`` choose; every
     run is claimed in the store first (see :mod:`xdoe.campaign`).
@@ -85,6 +86,7 @@ def run_plans(
     folder gets its ``laydown.svg``. ``store``: the store at ``store_url``,
     already open (:func:`xdoe.cli._xrun.open_store_or_exit`), for the one
     query here; its connections are released before any run starts.
+    ``run_timeout``: seconds each run may take (:attr:`RunTask.run_timeout`).
 
     Returns:
         one entry per plan, in the order of ``plans``: its result (whose
@@ -130,6 +132,7 @@ def run_plans(
             stale_after=DEFAULT_STALE_AFTER if stale_after is None else float(stale_after),
             rerun=rerun, parallel_workers=parallel_workers,
             file_sha256=file_hashes.get(str(p.file)) if p.file else None, laydown=laydown, plan=p,
+            run_timeout=run_timeout,
         )
         position[task.key] = i
         tasks.append(task)
@@ -145,7 +148,11 @@ def run_plans(
             display.message(f"waiting for {len(held)} run(s) another process holds: {names}; "
                             f"taken over if that process dies")
 
-    with make_backend(n_jobs, dask, isolate=not in_process, forward_progress=show_progress) as backend:
+    from xdoe.execution import sigint_as_ctrl_c
+
+    # a SIGINT inherited ignored (nohup ... &) still stops the campaign like Ctrl-C
+    with sigint_as_ctrl_c(), make_backend(n_jobs, dask, isolate=not in_process,
+                                          forward_progress=show_progress) as backend:
         for result in run_all(backend, tasks, fail_fast=fail_fast, started=started, waiting=waiting,
                               progress=display if show_progress else None):
             i = position[str(result.task_key)]

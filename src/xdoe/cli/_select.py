@@ -72,7 +72,7 @@ def open_store(store_url: str | None) -> "Store":
     from xdoe.store import Store
 
     try:
-        return Store(store_url, create=False)
+        return Store(store_url, read_only=True)
     except NoStoreError as exc:
         fail(f"{exc} — run `xrun experiment-start` first or pass --store", EXIT_INPUT)
     except StoreError as exc:

@@ -215,11 +215,15 @@ def main() -> None:
               show_default=True, metavar="SECONDS",
               help="A running instance (or claim) without heartbeat for this long counts as dead: "
                    "its run is resumed.")
+@click.option("--run-timeout", type=click.FloatRange(min=0, min_open=True), default=None, metavar="SECONDS",
+              help="Seconds each run may take (the smaller of this and the document's run_config.timeout); "
+                   "a run passing it fails with 'no progress for N s in <Class>.<method>', the others go on. "
+                   "Default: no limit.")
 @handle_errors
 def experiment_start(files: tuple[str, ...], store_url: str | None, results: Path,
                      store_steps: str, fail_fast: bool, quiet: bool, laydown: bool, jobs: str, dask: str | None,
                      parallel_workers: bool, rerun: bool, heartbeat_timeout: float,
-                     in_process: bool) -> None:
+                     in_process: bool, run_timeout: float | None) -> None:
     """Run each run document FILES (e.g. _outputs/run-*.yaml, or the folder _outputs).
 
     A folder stands for its run-*.yaml files.
@@ -232,6 +236,8 @@ def experiment_start(files: tuple[str, ...], store_url: str | None, results: Pat
     Whatever plugin code does (raise, sys.exit, crash, get killed), only its
     run fails: runs execute in a worker process (--in-process: in this one).
     A full disk stops the campaign; the run that hit it resumes next time.
+    A run passing its time limit (--run-timeout, run_config.timeout,
+    phase_config.step_timeout) fails and its worker process is killed.
     Runs another xrun holds are waited for, and taken over if it dies.
 
     Exit 0 when every run finished (now, earlier or in another xrun), 1 when
@@ -267,7 +273,7 @@ def experiment_start(files: tuple[str, ...], store_url: str | None, results: Pat
                              jobs=jobs, dask=dask, parallel_workers=parallel_workers,
                              rerun=rerun, stale_after=heartbeat_timeout,
                              file_hashes=loaded.file_hashes, in_process=in_process, laydown=laydown,
-                             store=store)
+                             store=store, run_timeout=run_timeout)
     finally:
         display.stop()
         store.close()

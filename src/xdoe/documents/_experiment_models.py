@@ -10,7 +10,7 @@ from typing import Annotated, Any, ClassVar, Literal
 from pydantic import AliasChoices, Field, field_validator, model_validator
 
 from xdoe.documents._reference import is_reference
-from xdoe.documents._validation import DocumentModel, Integer, empty_list, null_means, short_repr
+from xdoe.documents._validation import DocumentModel, Integer, Seconds, empty_list, null_means, short_repr
 
 __all__ = [
     "DEFAULT_MAX_TOTAL_RUNS",
@@ -110,12 +110,14 @@ class PhaseConfigDefinition(DocumentModel):
     mode: Literal["train", "test"] = "train"
     worker: Integer = Field(default=1, ge=1)
     episodes: Integer = Field(default=1, ge=1)
+    step_timeout: Seconds | None = None
 
 
 class RunConfigDefinition(DocumentModel):
     open_keys: ClassVar[bool] = True
 
     condition: OptionalComponentDefinition | None = None
+    timeout: Seconds | None = None
 
 
 def _id_list(value: Any) -> Any:

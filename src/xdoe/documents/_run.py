@@ -37,6 +37,7 @@ from pydantic import Field, field_validator, model_validator
 from xdoe.documents._validation import (
     DocumentModel,
     Integer,
+    Seconds,
     empty_list,
     empty_name_means_none,
     ensure_valid,
@@ -126,7 +127,9 @@ class SimulationSpec(DocumentModel):
 
 class PhaseConfig(DocumentModel):
     """``mode`` (train or test), ``worker`` (copies of the environments, each
-    with its own muscle) and ``episodes`` (per worker); other keys
+    with its own muscle), ``episodes`` (per worker) and ``step_timeout``
+    (seconds one call into a component may take, i.e. without a step; off
+    when absent: :mod:`xdoe.execution._watchdog`); other keys
     (``checkpoint_every``, ``keep_checkpoints``, ``best_window``...) pass through."""
 
     open_keys: ClassVar[bool] = True
@@ -134,6 +137,7 @@ class PhaseConfig(DocumentModel):
     mode: str = "train"
     worker: Integer = Field(default=1, ge=1)
     episodes: Integer = Field(default=1, ge=1)
+    step_timeout: Seconds | None = None
 
     @field_validator("mode", mode="before")
     @classmethod
@@ -168,11 +172,14 @@ class RunPhase(DocumentModel):
 
 
 class RunConfig(DocumentModel):
-    """Run-wide settings: ``condition`` ends the whole run."""
+    """Run-wide settings: ``condition`` ends the whole run; ``timeout``:
+    seconds the whole run may take (off when absent:
+    :mod:`xdoe.execution._watchdog`)."""
 
     open_keys: ClassVar[bool] = True
 
     condition: Annotated[ComponentSpec | None, empty_name_means_none] = None
+    timeout: Seconds | None = None
 
 
 class DesignPointInfo(DocumentModel):

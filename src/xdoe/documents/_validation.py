@@ -8,16 +8,18 @@ import difflib
 import math
 from typing import Annotated, Any, Callable, ClassVar, Iterable, Sequence
 
-from pydantic import BaseModel, BeforeValidator, ConfigDict, Strict, ValidationError
+from pydantic import BaseModel, BeforeValidator, ConfigDict, Field, Strict, ValidationError
 
 from xdoe.documents._yaml import YamlDocument
 from xdoe.errors import DocumentError
 
-__all__ = ["DocumentModel", "Integer", "did_you_mean", "empty_list", "empty_name_means_none", "find_non_finite",
+__all__ = ["DocumentModel", "Integer", "Seconds", "did_you_mean", "empty_list", "empty_name_means_none", "find_non_finite",
            "from_validation_error", "null_means", "short_repr"]
 
 #: an integer field that refuses booleans (``seed: true`` is not 1) and floats
 Integer = Annotated[int, Strict()]
+#: A positive, finite number of seconds (an integer or a float; no string, no bool).
+Seconds = Annotated[float, Strict(), Field(gt=0, allow_inf_nan=False)]
 
 
 def null_means(empty: Callable[[], Any]) -> Any:

@@ -14,6 +14,7 @@ from xdoe._extras import installed
 from xdoe.errors import DiskFullError, RunStopped, StoreError, no_space_cause, one_line
 from xdoe.execution._interrupts import plugin_exit, watch_sigint
 from xdoe.execution._plan import RunPlan, document_data, plan_run
+from xdoe.execution._watchdog import RunTimeout
 from xdoe.store import DEFAULT_RESULTS_ROOT, HEARTBEAT_TIMEOUT
 
 if TYPE_CHECKING:
@@ -169,6 +170,7 @@ def run(
     finished: "dict[tuple[str, str], int] | None" = None,
     file_sha256: str | None = None,
     laydown: bool = True,
+    run_timeout: float | None = None,
 ) -> RunResult:
     """Execute one run document phase by phase and record it in the store.
 
@@ -198,6 +200,11 @@ def run(
             folder (drawn once per run structure below the results root,
             :func:`xdoe.analysis._laydown.write_laydown`); ``False`` for
             smoke tests.
+        run_timeout: seconds the run may take (``xrun --run-timeout``); the
+            smaller of it and the document's ``run_config.timeout`` applies.
+            A run passing it, or a phase's ``phase_config.step_timeout``,
+            fails with ``no progress for N s in <Class>.<method>``
+            (:mod:`xdoe.execution._watchdog`).
 
     Returns:
         a :class:`RunResult`. A run that fails (a component cannot be loaded
@@ -245,26 +252,30 @@ def run(
                     resume_point = prepare_resume(db, recorder, plan)
                     break
                 finished = None  # another process took it over first: decide again
-        except DiskFullError as exc:
-            if exc.store:
+        except (DiskFullError, OSError) as exc:  # the disk is full before the run could start
+            full = _disk_full(exc, recorder)
+            if full is None or full.store:
                 raise
             result = RunResult(uid=plan.uid, status="interrupted", instance_id=recorder.instance_id,
-                               file=plan.file, error=str(exc), stop_campaign=True)
+                               file=plan.file, error=str(full), stop_campaign=True)
             if recorder.instance_id is not None:  # recorded, its files not: resumable
                 recorder.discard_files()
-                recorder.finish("interrupted", error=str(exc))
+                recorder.finish("interrupted", error=str(full))
             return result
         result = RunResult(uid=plan.uid, status="running", instance_id=recorder.instance_id,
                            results_dir=None if recorder.results_dir is None else str(recorder.results_dir),
                            file=plan.file, note=note, resumed=resume_point is not None)
-        if laydown and installed("matplotlib"):  # the analysis extra draws it; the core runs without
-            from xdoe.analysis._laydown import write_laydown
-
-            write_laydown(plan.document, recorder.results_dir, recorder.results_root)
         try:
             with watch_sigint() as sigint:
-                execute_plan(plan, recorder, progress=progress, phases_done=result.phases,
-                             resume=resume_point)
+                # watched: a Ctrl-C or a full disk while drawing ends the run as usual; the
+                # analysis extra draws it, the core runs without
+                if laydown and installed("matplotlib"):
+                    from xdoe.analysis._laydown import write_laydown
+
+                    write_laydown(plan.document, recorder.results_dir, recorder.results_root)
+                with _limits(plan, run_timeout, result, recorder):  # the time limits count the run alone
+                    execute_plan(plan, recorder, progress=progress, phases_done=result.phases,
+                                 resume=resume_point)
         except BaseException as exc:  # noqa: BLE001 - sorted out below; only a real Ctrl-C propagates
             _ended(result, recorder, exc, genuine_interrupt=sigint.genuine(exc))
             if isinstance(exc, RunStopped):
@@ -283,6 +294,31 @@ def run(
             db.close()
 
 
+def _limits(plan: RunPlan, run_timeout: float | None, result: RunResult, recorder: Any) -> Any:
+    """The run's :class:`~xdoe.execution._watchdog.Watchdog`, or a no-op
+    context when neither time limit is set."""
+    import contextlib
+
+    timeout = min((x for x in (plan.timeout, run_timeout) if x), default=None)
+    if timeout is None and not any(p.step_timeout for p in plan.phases):
+        return contextlib.nullcontext()
+    from xdoe.execution._watchdog import Watchdog
+
+    def step_timeout() -> float | None:  # the phase running now: phases_done grows as phases end
+        return plan.phases[min(len(result.phases), len(plan.phases) - 1)].step_timeout
+
+    def stuck(message: str) -> None:  # from the watchdog's thread: the run cannot end itself
+        import os
+        import socket
+
+        from xdoe.store import fail_running_instances
+
+        fail_running_instances(recorder.store, plan.uid, recorder.content_hash, host=socket.gethostname(),
+                               pids={os.getpid()}, error=message)
+
+    return Watchdog(timeout, step_timeout, on_stuck=stuck)
+
+
 def _ended(result: RunResult, recorder: Any, exc: BaseException, *, genuine_interrupt: bool) -> None:
     """Record how a run that raised ended: ``interrupted`` for a real Ctrl-C,
     a stop request and a full disk (resumable; a full disk stops the
@@ -293,16 +329,12 @@ def _ended(result: RunResult, recorder: Any, exc: BaseException, *, genuine_inte
         StoreError: the store cannot record it (e.g. its own disk is full).
     """
     tb = _traceback.format_exc()
-    full = no_space_cause(exc)
+    full = _disk_full(exc, recorder)
     if genuine_interrupt:
         result.status, result.error = "interrupted", "interrupted"
     elif isinstance(exc, RunStopped):  # a stop request: this run ends, resumable; the others go on
         result.status, result.error = "interrupted", str(exc)
     elif full is not None:
-        if not isinstance(full, DiskFullError):
-            name = getattr(full, "filename", None)
-            where = Path(name).parent if name else recorder.results_dir or "the results folder"
-            full = DiskFullError(str(where), getattr(full, "strerror", None) or str(full))
         result.status, result.error, result.stop_campaign = "interrupted", str(full), True
         recorder.discard_files()
         if full.store:  # the store's own disk: try to record the end, then say why it stops
@@ -313,11 +345,24 @@ def _ended(result: RunResult, recorder: Any, exc: BaseException, *, genuine_inte
             raise full from None
     elif isinstance(exc, Exception):
         result.status, result.error = "failed", one_line(exc)
+    elif isinstance(exc, RunTimeout):  # a time limit (xdoe.execution._watchdog)
+        result.status, result.error = "failed", str(exc)
     else:
         result.status, result.error = "failed", plugin_exit(exc)
     if result.status == "failed":
         result.traceback = tb
     _finish(recorder, result.status, result.error or "", tb)
+
+
+def _disk_full(exc: BaseException, recorder: Any) -> DiskFullError | None:
+    """The :class:`DiskFullError` behind ``exc`` (no space left on a device),
+    naming the folder that could not be written; ``None`` for other errors."""
+    full = no_space_cause(exc)
+    if full is None or isinstance(full, DiskFullError):
+        return full
+    name = getattr(full, "filename", None)
+    where = Path(name).parent if name else recorder.results_dir or recorder.results_root or "the results folder"
+    return DiskFullError(str(where), getattr(full, "strerror", None) or str(full))
 
 
 def _finish(recorder: Any, status: str, error: str, tb: str) -> None:

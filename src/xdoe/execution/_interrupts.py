@@ -20,7 +20,7 @@ from contextlib import contextmanager
 from dataclasses import dataclass
 from types import FrameType
 
-__all__ = ["SigintWatch", "watch_sigint", "plugin_exit"]
+__all__ = ["SigintWatch", "watch_sigint", "plugin_exit", "sigint_as_ctrl_c"]
 
 
 @dataclass
@@ -62,6 +62,24 @@ def watch_sigint() -> Iterator[SigintWatch]:
     finally:
         if watch.active:
             signal.signal(signal.SIGINT, previous if previous is not None else signal.SIG_DFL)
+
+
+@contextmanager
+def sigint_as_ctrl_c() -> Iterator[None]:
+    """While the block runs, SIGINT raises ``KeyboardInterrupt`` even when
+    this process inherited it ignored (``nohup xrun ... &`` from a
+    non-interactive shell): a group SIGINT then stops the campaign like
+    Ctrl-C instead of only the worker's run. Elsewhere than in the main
+    thread, or when SIGINT is handled already, nothing changes."""
+    if threading.current_thread() is not threading.main_thread() or \
+            signal.getsignal(signal.SIGINT) is not signal.SIG_IGN:
+        yield
+        return
+    signal.signal(signal.SIGINT, signal.default_int_handler)
+    try:
+        yield
+    finally:
+        signal.signal(signal.SIGINT, signal.SIG_IGN)
 
 
 def plugin_exit(exc: BaseException) -> str:

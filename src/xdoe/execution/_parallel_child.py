@@ -53,6 +53,9 @@ class _RemoteRecorder:
     def step(self, *args: Any) -> None:
         self.outbox.append(("s", args))
 
+    def flush(self) -> None:
+        """Nothing here: the run process commits at the episode's ``ep`` message."""
+
 
 def worker_main(plan: "RunPlan", phase_index: int, w: int, policy: Any, out: Any, inp: Any,
                  flush_every: int) -> None:

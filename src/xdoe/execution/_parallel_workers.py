@@ -272,6 +272,8 @@ class ParallelPhase:
                             recorder.step(*item[1])
                     elif kind == "ep":
                         _, episode_no, steps, rewards, objectives, truncated, worker_verdict = item
+                        if recorder is not None:
+                            recorder.flush()  # its rows came first: durable before the next episode
                         self.progress.episodes_done[w] += 1
                         self.progress.steps += steps
                         result.episodes += 1

@@ -81,6 +81,7 @@ class PhasePlan:
     checkpoint_every: int | None = None
     keep_checkpoints: int = 3
     best_window: int = 10
+    step_timeout: float | None = None
 
 
 @dataclass(frozen=True)
@@ -91,6 +92,7 @@ class RunPlan:
         uid, experiment_uid, seed: from the document.
         phases: the schedule, in order.
         run_condition: ``run_config.condition`` or ``None``.
+        timeout: ``run_config.timeout``: seconds the run may take, or ``None``.
         document: the resolved run document as plain data (what the store
             records and hashes).
         file: the document's file, when it came from one.
@@ -103,6 +105,7 @@ class RunPlan:
     run_condition: ComponentPlan | None
     document: dict[str, Any] = field(repr=False)
     file: str | None = None
+    timeout: float | None = None
 
 
 def _component(spec: Any, key: str) -> ComponentPlan:
@@ -191,7 +194,8 @@ def plan_run(model: "RunDocument", data: Mapping[str, Any] | None = None, *,
                     _component(c, f"{base}.simulation.conditions[{i}]")
                     for i, c in enumerate(sim.conditions)
                 ),
-                config=config.model_dump(),
+                config=config.model_dump(exclude={"step_timeout"} if config.step_timeout is None else None),
+                step_timeout=config.step_timeout,
                 key=base,
                 checkpoint_every=_positive_option(cfg := config.model_dump(), "checkpoint_every",
                                                   None, base, file),
@@ -208,13 +212,19 @@ def plan_run(model: "RunDocument", data: Mapping[str, Any] | None = None, *,
         run_condition=None if condition is None else _component(condition, "run_config.condition"),
         document=dict(data),
         file=file,
+        timeout=model.run_config.timeout if model.run_config is not None else None,
     )
 
 
 def document_data(model: "RunDocument") -> dict[str, Any]:
     """The plain run document (file shape: phases as one-key mappings) of ``model``."""
     out = model.model_dump(mode="json", exclude={"schedule"})
-    out["schedule"] = [
-        {phase.name: phase.model_dump(mode="json", exclude={"name"})} for phase in model.schedule
-    ]
+    if isinstance(out.get("run_config"), dict) and out["run_config"].get("timeout") is None:
+        out["run_config"].pop("timeout", None)  # an absent limit is not written (same hash as before it existed)
+    out["schedule"] = []
+    for phase in model.schedule:
+        body = phase.model_dump(mode="json", exclude={"name"})
+        if body["phase_config"].get("step_timeout") is None:
+            body["phase_config"].pop("step_timeout", None)
+        out["schedule"].append({phase.name: body})
     return out

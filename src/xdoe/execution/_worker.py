@@ -343,6 +343,7 @@ class Worker:
                     self.index, self.episode, agent.name, self.step, agent.ep_reward,
                     agent.ep_objective, wall, extras or None,
                 )
+            recorder.flush()  # durable before the next episode starts: a crash loses at most that one
         episode = EpisodeProgress(
             self.phase_progress, self.index, self.episode, self.step, rewards, objectives)
         self.phase_progress.episodes_done[self.index] += 1

@@ -32,7 +32,7 @@ import threading
 import uuid
 from dataclasses import dataclass
 from types import TracebackType
-from typing import TYPE_CHECKING
+from typing import TYPE_CHECKING, Callable
 
 from sqlalchemy import delete, insert, select, update
 from sqlalchemy.exc import IntegrityError
@@ -194,11 +194,15 @@ class ClaimHeartbeat:
     ``lost`` becomes ``True`` if the claim was taken over meanwhile (the
     heartbeat was late by more than the others' ``stale_after``); store errors
     while refreshing are kept in ``error`` and retried at the next beat.
+    ``alive``: asked before every beat; no beat while it answers ``False``
+    (a run that passed its time limit and could not be stopped: the claim
+    goes stale and another process takes the run over).
     """
 
     def __init__(self, store: "Store", run_uid: str, content_hash: str, *, owner: str,
-                 interval: float) -> None:
+                 interval: float, alive: "Callable[[], bool] | None" = None) -> None:
         self.store, self.run_uid, self.content_hash, self.owner = store, run_uid, content_hash, owner
+        self.alive = alive
         self.interval = max(float(interval), 0.01)
         self.lost = False
         self.beats = 0
@@ -208,6 +212,8 @@ class ClaimHeartbeat:
 
     def _loop(self) -> None:
         while not self._stop.wait(self.interval):
+            if self.alive is not None and not self.alive():
+                continue
             try:
                 if not heartbeat_claim(self.store, self.run_uid, self.content_hash, owner=self.owner):
                     self.lost = True

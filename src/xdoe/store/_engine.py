@@ -9,6 +9,14 @@
   mode.
 * PostgreSQL (``postgresql+psycopg://user:password@host:port/db``): a connect
   timeout of 10 s unless the URL sets one.
+* ``read_only`` (the commands that only read: ``xrun status``, ``results``,
+  ``analyze``, ``export``, ``tree``...): a SQLite file is opened through a
+  ``file:...?mode=ro`` URI, with no folder created and no journal-mode
+  change, so its bytes are never written (another application's SQLite file
+  stays as it was; a 0-byte file gets no header). On read-only media, where
+  SQLite cannot make the WAL index a ``mode=ro`` connection needs, it is
+  opened ``immutable=1`` (nothing can write there anyway). PostgreSQL
+  sessions are set ``default_transaction_read_only``.
 """
 
 from __future__ import annotations
@@ -111,8 +119,9 @@ def _store_folder(url: str) -> str:
     return mask_url(url)
 
 
-def make_engine(url: str) -> Engine:
-    """An engine for ``url`` (no connection is made yet).
+def make_engine(url: str, *, read_only: bool = False) -> Engine:
+    """An engine for ``url`` (no connection is made yet); ``read_only``: see
+    the module docstring.
 
     Raises:
         StoreError: the URL is malformed, names an unknown backend or driver,
@@ -126,20 +135,49 @@ def make_engine(url: str) -> Engine:
     backend = parsed.get_backend_name()
     if backend == "sqlite":
         database = parsed.database or ""
-        if database and database != ":memory:" and not database.startswith("file:"):
+        if read_only and database and database != ":memory:" and not database.startswith("file:"):
+            path = str(Path(database).expanduser().resolve())
+            kwargs["creator"] = lambda: _connect_read_only(path)
+        elif database and database != ":memory:" and not database.startswith("file:"):
             try:
                 Path(database).expanduser().parent.mkdir(parents=True, exist_ok=True)
             except OSError as exc:
                 raise store_error(url, "create the folder of", exc) from None
-    elif backend == "postgresql" and "connect_timeout" not in parsed.query:
-        kwargs["connect_args"] = {"connect_timeout": 10}
+    elif backend == "postgresql":
+        if "connect_timeout" not in parsed.query:
+            kwargs["connect_args"] = {"connect_timeout": 10}
+        if read_only:  # added to the URL's own libpq options (e.g. a search_path), not instead of them
+            given = parsed.query.get("options", "")
+            given = " ".join(given) if isinstance(given, tuple) else given
+            parsed = parsed.update_query_dict(
+                {"options": f"{given} -c default_transaction_read_only=on".strip()})
     try:
         engine = create_engine(parsed, **kwargs)
     except (ArgumentError, NoSuchModuleError, ImportError) as exc:
         raise store_error(url, "open", exc) from None
     if backend == "sqlite":
-        _configure_sqlite(engine)
+        _configure_sqlite(engine, read_only=read_only)
     return engine
+
+
+def _connect_read_only(path: str) -> Any:
+    """A ``sqlite3`` connection to the file ``path`` that cannot write it:
+    ``mode=ro``, or ``immutable=1`` where the folder cannot be written (on
+    read-only media a WAL file cannot be read ``mode=ro`` without its
+    ``-shm`` index, which SQLite cannot create there)."""
+    import sqlite3
+    from urllib.parse import quote
+
+    uri = "file:" + quote(path)
+    con = sqlite3.connect(uri + "?mode=ro", uri=True, check_same_thread=False)
+    try:
+        con.execute("PRAGMA schema_version").fetchone()
+        return con
+    except sqlite3.OperationalError:
+        if os.access(os.path.dirname(path) or ".", os.W_OK):
+            return con  # the error is the file's own: the first query reports it
+        con.close()
+    return sqlite3.connect(uri + "?immutable=1", uri=True, check_same_thread=False)
 
 
 def _enable_wal(cursor: Any) -> None:
@@ -169,15 +207,16 @@ def _enable_wal(cursor: Any) -> None:
             delay = min(delay * 2, 0.5)
 
 
-def _configure_sqlite(engine: Engine) -> None:
+def _configure_sqlite(engine: Engine, *, read_only: bool = False) -> None:
     @event.listens_for(engine, "connect")
     def _on_connect(dbapi_connection: Any, _record: Any) -> None:
         # Let SQLAlchemy's "begin" event emit BEGIN (the driver must not).
         dbapi_connection.isolation_level = None
         cursor = dbapi_connection.cursor()
         cursor.execute(f"PRAGMA busy_timeout = {SQLITE_BUSY_TIMEOUT_MS}")
-        _enable_wal(cursor)
-        cursor.execute("PRAGMA synchronous = NORMAL")
+        if not read_only:  # a reader never changes the file's journal mode
+            _enable_wal(cursor)
+            cursor.execute("PRAGMA synchronous = NORMAL")
         cursor.execute("PRAGMA foreign_keys = ON")
         cursor.close()
 

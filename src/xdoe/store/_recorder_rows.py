@@ -133,6 +133,7 @@ class RecorderState:
     _steps: list[tuple[Any, ...]]
     _step_lines: list[str | None]
     _insert_sql: dict[str, str]
+    _raw: Any
     stored_steps: int
 
 
@@ -285,6 +286,49 @@ class RowBuffer(RecorderState):
                     values[columns[i]] = bool(row[i])
                 dicts.append(values)
             connection.execute(insert(table), dicts)
+
+    def _commit_raw(self) -> bool:
+        """:meth:`flush`'s SQLite path; ``False`` where it does not apply
+        (another backend, a statement not compiled yet: the Core path then)."""
+        if self.store.engine.dialect.name != "sqlite":
+            return False
+        episode_sql, step_sql = self._insert_sql.get("episode"), self._insert_sql.get("step")
+        if (self._episodes and not episode_sql) or (self._steps and not step_sql):
+            return False
+        import sqlite3
+
+        from xdoe.store._engine import store_error
+
+        assert self._files is not None
+        if self._steps:  # the results files first, as _write_buffers
+            self._files.steps(self._steps, self._step_lines)
+        self._files.flush()
+        try:
+            if self._raw is None:
+                self._raw = self.store.engine.raw_connection()
+            con = self._raw.driver_connection
+            con.execute("BEGIN IMMEDIATE")
+            try:
+                if self._episodes:
+                    con.executemany(episode_sql, self._episodes)
+                if self._steps:
+                    con.executemany(step_sql, self._steps)
+                con.execute("COMMIT")
+            except BaseException:
+                if con.in_transaction:
+                    con.execute("ROLLBACK")
+                raise
+        except sqlite3.Error as exc:
+            raise store_error(self.store._url, "write episodes to", exc) from None
+        return True
+
+    def _release_raw(self) -> None:
+        if self._raw is not None:
+            raw, self._raw = self._raw, None
+            try:
+                raw.close()  # back to the pool
+            except Exception:  # noqa: BLE001 - a broken connection is dropped by the pool
+                pass
 
     def _clear_buffers(self) -> None:
         self._episodes = []

@@ -56,8 +56,11 @@ class Store(CheckpointRows, InstanceRows):
     a PostgreSQL database. Tables are created when missing; several processes
     may open and write the same store at once.
 
-    ``create=False`` opens only a store that exists (for commands that only
-    read: nothing is created, not even the SQLite file's folder).
+    ``create=False`` opens only a store that exists (nothing is created, not
+    even the SQLite file's folder). ``read_only=True`` (implies
+    ``create=False``; the commands that only read) also never writes it: a
+    SQLite file is opened ``mode=ro`` with no journal-mode change, and can be
+    read on read-only media (:func:`xdoe.store._engine.make_engine`).
 
     Raises:
         StoreError: the URL is malformed, the server cannot be reached, the
@@ -66,13 +69,16 @@ class Store(CheckpointRows, InstanceRows):
         NoStoreError: ``create`` is false and there is no store at the URL.
     """
 
-    def __init__(self, url: str | URL | None = None, *, create: bool = True) -> None:
+    def __init__(self, url: str | URL | None = None, *, create: bool = True, read_only: bool = False) -> None:
         self._url = resolve_url(url)
         self.url = mask_url(self._url)
         """The store's URL with the password masked."""
+        create = create and not read_only
+        self.read_only = read_only
+        """Opened only to read (``read_only=True``)."""
         if not create:
             _require_sqlite_file(self._url, self.url)
-        self.engine = make_engine(self._url)
+        self.engine = make_engine(self._url, read_only=read_only)
         """The SQLAlchemy engine (reading transactions)."""
         self._writer = self.engine.execution_options(**{WRITE: True})
         self._sessions: dict[bool, Any] = {}  # write -> sessionmaker, made on first use (the ORM)

@@ -13,14 +13,15 @@ from collections import deque
 from datetime import datetime, timedelta, timezone
 from concurrent.futures import FIRST_COMPLETED, Future, ProcessPoolExecutor, wait
 from concurrent.futures.process import BrokenProcessPool
-from time import monotonic
+from time import monotonic, sleep
 from typing import Any, Callable, Iterator, Sequence
 
+from xdoe._process import watch_process
 from xdoe.campaign._tasks import WORKER_DIED, RunTask, execute_task
 from xdoe.campaign.backends._base import FutureBackend, ProgressCallback, failed_result, stops
 from xdoe.campaign.backends._warm import default_start_method, start_forkserver, warm_modules
 from xdoe.errors import DiskFullError, InputError
-from xdoe.execution import PhaseResult, RunResult
+from xdoe.execution import PhaseResult, RunResult, kill_stuck_runs
 from xdoe.store import Store, fail_running_instances, release_claim
 
 __all__ = ["ProcessPoolBackend"]
@@ -28,14 +29,41 @@ __all__ = ["ProcessPoolBackend"]
 
 _STARTED: Any = None  # in pool workers: the queue telling the parent which task runs where
 _PROGRESS: Any = None  # in pool workers: the queue of progress events for the parent's display
+_IN_RUN = threading.Event()  # in pool workers: a task is executing
+_TASK: "RunTask | None" = None  # in pool workers: the task executing, or the last one
+
+#: Seconds a worker whose parent died gives its run to record itself interrupted before it exits.
+ORPHAN_GRACE = 2.5
 
 
-def _pool_init(queue: Any, progress: Any = None) -> None:
-    global _STARTED, _PROGRESS
-    _STARTED, _PROGRESS = queue, progress
+_TERMED: Any = None  # in pool workers: shared slots for the pids of workers that got SIGTERM
+
+
+def _on_sigterm(signum: int, frame: Any) -> None:
+    """A worker got SIGTERM: note its pid in the first free shared slot (the
+    first noted is the one killed from outside; the pool then terminates the
+    others with SIGTERM too), then die of it as before."""
+    slots = _TERMED
+    if slots is not None:
+        for i in range(len(slots)):
+            if slots[i] == 0:
+                slots[i] = os.getpid()
+                break
+    signal.signal(signal.SIGTERM, signal.SIG_DFL)
+    os.kill(os.getpid(), signal.SIGTERM)
+
+
+def _pool_init(queue: Any, progress: Any = None, parent: int | None = None, termed: Any = None) -> None:
+    global _STARTED, _PROGRESS, _TERMED
+    _STARTED, _PROGRESS, _TERMED = queue, progress, termed
+    if termed is not None:
+        signal.signal(signal.SIGTERM, _on_sigterm)
     # Ctrl-C between runs is the parent's to handle; during a run, xdoe.execution.run
     # watches SIGINT itself and leaves the run interrupted (resumable)
     signal.signal(signal.SIGINT, signal.SIG_IGN)
+    if parent is not None:  # no worker outlives its xrun, however that ends (SIGKILL too)
+        watch_process(parent, _orphaned, name="xdoe-watch-parent")
+    kill_stuck_runs()  # a run stuck past its time limit kills this worker; the parent reports it
     from xdoe.documents._run import RunDocumentWarning
 
     warnings.simplefilter("ignore", RunDocumentWarning)  # the parent printed them when it loaded the files
@@ -67,10 +95,45 @@ class _Throttled:
             self._put(event)
 
 
+def _orphaned() -> None:
+    """The parent process died (the watch thread): a run in progress is
+    interrupted like a Ctrl-C (SIGINT, once the run watches it: recorded
+    ``interrupted``, its claim released, resumable), given
+    :data:`ORPHAN_GRACE` seconds; a run that has not ended by then (still
+    starting, or stuck in plugin code) is marked ``interrupted`` from here.
+    Then this worker exits: nobody would read its results, and its pool's
+    queues keep it waiting for work forever otherwise."""
+    deadline = monotonic() + ORPHAN_GRACE
+    signalled = False
+    while _IN_RUN.is_set() and monotonic() < deadline:
+        if not signalled and signal.getsignal(signal.SIGINT) not in (signal.SIG_IGN, signal.SIG_DFL, None):
+            os.kill(os.getpid(), signal.SIGINT)  # xdoe.execution.run watches it: the run ends interrupted
+            signalled = True
+        sleep(0.05)
+    task = _TASK
+    if _IN_RUN.is_set() and task is not None and task.content_hash is not None:
+        threading.Timer(ORPHAN_GRACE / 2, os._exit, (0,)).start()  # a store that does not answer: exit anyway
+        try:
+            with Store(task.store_url) as db:
+                fail_running_instances(db, task.uid, task.content_hash, host=socket.gethostname(),
+                                       pids={os.getpid()}, error="interrupted: xrun died", status="interrupted")
+                if task.claim:
+                    release_claim(db, task.uid, task.content_hash, owner=task.owner)
+        except Exception:  # noqa: BLE001 - best effort: a dead owner's running instance is resumed anyway
+            pass
+    os._exit(0)
+
+
 def _pool_task(key: int, task: RunTask) -> RunResult:
-    if _STARTED is not None:
-        _STARTED.put((key, os.getpid()))
-    return execute_task(task, progress=None if _PROGRESS is None else _Throttled(_PROGRESS.put))
+    global _TASK
+    _TASK = task
+    _IN_RUN.set()
+    try:
+        if _STARTED is not None:
+            _STARTED.put((key, os.getpid()))
+        return execute_task(task, progress=None if _PROGRESS is None else _Throttled(_PROGRESS.put))
+    finally:
+        _IN_RUN.clear()
 
 
 class ProcessPoolBackend(FutureBackend):
@@ -98,6 +161,7 @@ class ProcessPoolBackend(FutureBackend):
         self._ctx: Any = None
         self._pool: ProcessPoolExecutor | None = None
         self._queue: Any = None
+        self._termed: Any = None  # pids of workers that got SIGTERM, in order (_on_sigterm)
         self._progress: Any = None
         self._processes: dict[int, Any] = {}
         self.pools_created = 0
@@ -115,9 +179,10 @@ class ProcessPoolBackend(FutureBackend):
                 method = "fork" if threading.active_count() == 1 else "spawn"
             self._ctx = multiprocessing.get_context(method)
             self._queue = self._ctx.SimpleQueue()
+            self._termed = self._ctx.RawArray("q", max(8, 2 * self.jobs))
             self._progress = self._ctx.SimpleQueue() if self.forward_progress else None
             self._pool = ProcessPoolExecutor(self.jobs, mp_context=self._ctx, initializer=_pool_init,
-                                             initargs=(self._queue, self._progress))
+                                             initargs=(self._queue, self._progress, os.getpid(), self._termed))
             self._processes = {}
             self.pools_created += 1
         return self._pool
@@ -169,6 +234,9 @@ class ProcessPoolBackend(FutureBackend):
                         raise  # the store's disk is full: no run can be recorded any more
                     result = failed_result(task, str(exc))
                     result.status, result.stop_campaign = "interrupted", True
+                except KeyboardInterrupt:  # the worker got SIGINT (Ctrl-C) and recorded its run interrupted
+                    result = failed_result(task, "interrupted")
+                    result.status, result.stop_campaign = "interrupted", True
                 except BaseException as exc:  # noqa: BLE001 - raised in the worker (sys.exit, unpicklable result...)
                     result = failed_result(task, f"{type(exc).__name__}: {exc}")
                 if stops(result, fail_fast):
@@ -211,6 +279,11 @@ class ProcessPoolBackend(FutureBackend):
         self._queue = None
         dead = {pid: p.exitcode for pid, p in self._processes.items()
                 if p.exitcode is not None and p.exitcode != -signal.SIGTERM}
+        # SIGTERM is also how the pool stops the others once one died: the first
+        # worker to note it got one, before any other died, was killed from outside
+        termed = [pid for pid in (self._termed or []) if pid]
+        if termed and not dead and self._processes.get(termed[0]) is not None:
+            dead[termed[0]] = -signal.SIGTERM
         entries = sorted(in_flight.values(), key=lambda e: e[0])
         in_flight.clear()
         retry: list[tuple[int, RunTask]] = []
@@ -286,6 +359,8 @@ class ProcessPoolBackend(FutureBackend):
                     latest = db.latest_instance(task.uid, content_hash)
                     if latest is not None and latest.status == "failed":  # what it stored counts
                         result.instance_id = latest.id
+                        if latest.pid == pid and latest.error:  # e.g. the time limit that killed it
+                            result.error = latest.error
                         result.episodes = len({(e["phase_index"], e["worker"], e["episode"])
                                                for e in db.episodes(instance_id=latest.id)})
                 if task.claim:

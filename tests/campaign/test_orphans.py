@@ -1,0 +1,84 @@
+"""Issue 25, item 4: no process outlives ``xrun experiment-start``. SIGKILL
+of xrun at seeded random moments (``--jobs 1``: its isolated worker;
+``--jobs 2``: the forkserver, the workers, the resource tracker): 5 s later
+nothing of its process group runs any more, the run it was in is recorded
+``interrupted`` (resumable), and a restart finishes every run exactly once."""
+
+from __future__ import annotations
+
+import os
+import signal
+import subprocess
+import sys
+import time
+from pathlib import Path
+
+import numpy as np
+import psutil
+import pytest
+
+from scale_components import countdown_run, write_runs
+from xdoe.store import Store
+
+COMPONENTS = Path(__file__).resolve().parents[1] / "execution"  # on sys.path: conftest.py
+RUNS, EPISODES, TEST_EPISODES = 4, 6, 1
+
+
+def _env() -> dict[str, str]:
+    env = dict(os.environ)
+    env["PYTHONPATH"] = os.pathsep.join([str(COMPONENTS), env.get("PYTHONPATH", "")]).rstrip(os.pathsep)
+    env.pop("XRUN_STORE", None)
+    return env
+
+
+def _group(pgid: int) -> list[psutil.Process]:
+    """The live processes (not zombies) of process group ``pgid``."""
+    left = []
+    for proc in psutil.process_iter():
+        try:
+            if os.getpgid(proc.pid) == pgid and proc.status() != psutil.STATUS_ZOMBIE:
+                left.append(proc)
+        except (ProcessLookupError, psutil.NoSuchProcess):
+            continue
+    return left
+
+
+@pytest.mark.slow
+@pytest.mark.parametrize("jobs", ["1", "2"])
+def test_sigkilled_xrun_leaves_no_process_and_a_restart_finishes_every_run_once(tmp_path: Path, jobs: str) -> None:
+    docs = [countdown_run(f"r{i}", seed=i, episodes=EPISODES, length=5, sleep=0.05, test_episodes=TEST_EPISODES)
+            for i in range(RUNS)]
+    files = write_runs(tmp_path / "runs", docs)
+    url = f"sqlite:///{tmp_path / 'x.sqlite'}"
+    argv = [sys.executable, "-m", "xdoe.cli._xrun", "experiment-start", "--quiet", "--jobs", jobs,
+            "--store", url, "--results", str(tmp_path / "results"), *files]
+    rng = np.random.default_rng(np.random.SeedSequence(25 + int(jobs)))
+    killed_in_run = 0
+    for moment in rng.uniform(2.0, 9.0, size=3):
+        # no pipes: an orphan holding one would keep communicate() waiting
+        proc = subprocess.Popen(argv, cwd=tmp_path, env=_env(), start_new_session=True,
+                                stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
+        time.sleep(float(moment))
+        if proc.poll() is not None:
+            break  # everything finished before this kill
+        os.kill(proc.pid, signal.SIGKILL)
+        proc.wait()
+        time.sleep(5.0)
+        left = _group(proc.pid)
+        for orphan in left:
+            orphan.kill()
+        assert left == [], [" ".join(p.cmdline()) for p in left if p.is_running()]
+        if (tmp_path / "x.sqlite").exists():
+            with Store(url) as store:
+                statuses = [i.status for i in store.instances()]
+            killed_in_run += statuses.count("interrupted")  # the runs in flight ended interrupted
+    done = subprocess.run(argv, cwd=tmp_path, env=_env(), capture_output=True, text=True, timeout=300)
+    assert done.returncode == 0, done.stderr
+    with Store(url) as store:
+        instances = store.instances()
+        assert sorted(i.run_uid for i in instances) == [f"r{i}" for i in range(RUNS)]  # one instance each
+        assert all(i.status == "finished" for i in instances)
+        for inst in instances:
+            keys = [(e["phase_index"], e["worker"], e["episode"]) for e in store.episodes(instance_id=inst.id)]
+            assert len(keys) == len(set(keys)) == EPISODES + TEST_EPISODES  # every episode exactly once
+    assert killed_in_run > 0  # at least one kill hit a run in flight (else the test proved little)
