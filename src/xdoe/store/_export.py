@@ -24,7 +24,7 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
-from sqlalchemy import bindparam, select
+from sqlalchemy import bindparam, null, select
 from sqlalchemy.exc import SQLAlchemyError
 
 from xdoe._files import refuse_existing, write_atomically
@@ -32,6 +32,7 @@ from xdoe.errors import InputError
 from xdoe.store._engine import store_error
 from xdoe.store._json import canonical_json
 from xdoe.store._models import Episode, Experiment, Phase, Run, RunInstance
+from xdoe.store._tables import END_COLUMNS
 
 if TYPE_CHECKING:
     from xdoe.store._store import Store
@@ -42,7 +43,7 @@ __all__ = ["EXPORT_COLUMNS", "ExportResult", "SelectedPhase", "export_episodes",
 #: The fixed columns of the table; factor columns go between ``seed`` and ``phase``.
 DESIGN_COLUMNS = ("experiment", "run", "design_point", "repetition", "seed")
 EPISODE_COLUMNS = ("phase", "mode", "worker", "episode", "agent", "steps", "reward",
-                   "objective", "wall_time")
+                   "objective", "wall_time", "terminated", "truncated", "cut_by")
 EXPORT_COLUMNS = DESIGN_COLUMNS + EPISODE_COLUMNS
 #: Rows per Parquet record batch (and per fetch from the database).
 BATCH_ROWS = 50_000
@@ -204,9 +205,13 @@ def iter_export_rows(
     Raises:
         StoreError: the store cannot be read.
     """
+    # a store made before schema version 2 and only read (not upgraded) has no
+    # episode-end columns: they read as NULL, "not recorded"
+    ends = ([Episode.terminated, Episode.truncated, Episode.cut_by] if store.has_end_columns
+            else [null().label(name) for name in END_COLUMNS])
     stmt = (
         select(Episode.worker, Episode.episode, Episode.agent, Episode.steps, Episode.reward,
-               Episode.objective, Episode.wall_time)
+               Episode.objective, Episode.wall_time, *ends)
         .where(Episode.phase_id == bindparam("phase_id"))
         .order_by(Episode.id)
     )
@@ -279,7 +284,7 @@ def _parquet_schema(columns: list[str], factors: list[str], kinds: dict[str, str
     types += [pa.int64(), pa.int64(), pa.int64()]
     types += [kind_types[kinds[f]] for f in factors]
     types += [pa.string(), pa.string(), pa.int64(), pa.int64(), pa.string(), pa.int64(),
-              pa.float64(), pa.float64(), pa.float64()]
+              pa.float64(), pa.float64(), pa.float64(), pa.bool_(), pa.bool_(), pa.string()]
     return pa.schema(list(zip(columns, types)))
 
 
@@ -327,7 +332,10 @@ def export_episodes(
     ``design_point``, ``repetition``, ``seed``, one column per factor (the
     run's level; the union of factor names over the exported runs, sorted),
     ``phase``, ``mode``, ``worker``, ``episode``, ``agent``, ``steps``,
-    ``reward``, ``objective``, ``wall_time`` (seconds). CSV cells: empty for
+    ``reward``, ``objective``, ``wall_time`` (seconds), ``terminated``,
+    ``truncated`` (booleans) and ``cut_by`` (what cut a truncated episode, see
+    :mod:`xdoe._cuts`; all three empty/null when not recorded: rows of a store
+    made before schema version 2). CSV cells: empty for
     null, levels that are not numbers or strings as canonical JSON (as in
     ``design.csv``). Parquet types: strings, int64, float64 (factor columns
     int64/float64/bool when every level is one, else string), zstd-compressed,
