@@ -121,3 +121,36 @@ def test_a_newer_store_is_still_refused(tmp_path: Path) -> None:
     for create in (True, False):
         with pytest.raises(StoreError, match="newer"):
             Store(url, create=create)
+
+
+def test_upgrade_on_every_backend(store_url: str, tmp_path: Path) -> None:
+    # a version-2 store taken back to version 1 (its columns dropped), with rows
+    from sqlalchemy import inspect, text
+
+    import xdoe.results
+    from xdoe.store import Store
+
+    with Store(store_url) as store:
+        doc = {"uid": "b-0000", "experiment_uid": "b", "seed": 1,
+               "design_point": {"index": 0, "repetition": 0, "levels": {"alpha": 0.5}}}
+        with store.recorder(doc, results_root=tmp_path / "r") as rec:
+            rec.phase_started(0, "training", "train", {"worker": 1})
+            for e in range(2):
+                rec.episode_finished(0, e, "learner", 5, float(e), float(e), 0.1)
+            rec.phase_finished()
+        with store.engine.begin() as conn:
+            for table in ("episode", "step"):
+                for name in NEW:
+                    conn.execute(text(f"ALTER TABLE {table} DROP COLUMN {name}"))
+            conn.execute(text("UPDATE store_meta SET value = '1' WHERE key = 'schema_version'"))
+    with Store(store_url, create=False) as store:
+        assert store.schema_version == 1
+        frame = xdoe.results.load(store)
+        assert list(frame["reward"]) == [0.0, 1.0] and frame[list(NEW)].isna().all().all()
+        assert not set(NEW) & {c["name"] for c in inspect(store.engine).get_columns("episode")}
+    with Store(store_url) as store:
+        assert store.schema_version == 2
+        for table in ("episode", "step"):
+            assert set(NEW) <= {c["name"] for c in inspect(store.engine).get_columns(table)}
+        frame = xdoe.results.load(store)
+        assert list(frame["reward"]) == [0.0, 1.0] and frame[list(NEW)].isna().all().all()
