@@ -100,7 +100,7 @@ def plot_curves(frame: "pd.DataFrame", output: str | Path, *, by: str | None = N
     ax.set_xlabel(f"{_X_LABELS[x]} (phase {phase!r}){note}")
     ax.set_ylabel(f"{metric_label(metric)} (moving average of {window})")
     experiments = ", ".join(sorted({str(e) for e in frame["experiment"].dropna().unique()})) or "campaign"
-    ax.set_title(f"{experiments}: learning curves by {_by_text(by, groups, names)}", fontsize=11)
+    ax.set_title(f"{experiments}: learning curves by {_by_text(by, groups)}", fontsize=11)
     ax.grid(True, alpha=0.3)
     ax.legend(loc="best", fontsize=8, frameon=True, title=describe(stat, seed), title_fontsize=8)
     if tax is not None:
@@ -114,7 +114,7 @@ def plot_curves(frame: "pd.DataFrame", output: str | Path, *, by: str | None = N
     return save(fig, output)
 
 
-def _by_text(by: str | None, groups: list[tuple[str, list[str]]], names: dict[str, str]) -> str:
+def _by_text(by: str | None, groups: list[tuple[str, list[str]]]) -> str:
     if by is None:
         return "design point" if groups and groups[0][0].startswith("point ") else "strongest factor"
     return "design point" if by == "point" else by
