@@ -88,3 +88,23 @@ def test_value_steps_record_the_same_ends(tmp_path, monkeypatch, value_steps):
     assert (0, 1, "environment") in {e[1:] for e in episodes}  # the 30-step time limit
     last = _rows(path, "SELECT terminated, truncated, cut_by FROM step WHERE done ORDER BY id")
     assert last == [e[1:] for e in episodes]
+
+
+def test_parallel_workers_record_the_budget_cut_too(tmp_path):
+    # each worker process counts its own steps against the budget (docs/scale.md): both
+    # cut their second episode by the step budget, and the rows say so through the run process
+    from xdoe.execution._parallel_workers import parallel_workers
+
+    conditions = [{"name": "xdoe.conditions:EnvironmentTerminationCondition"},
+                  {"name": "xdoe.conditions:MaxStepsTerminationCondition",
+                   "params": {"phase_steps": 5, "episode_steps": 3}}]
+    doc = run_document(("training", counting_phase(episodes=100, length=4, conditions=conditions, worker=2)))
+    with parallel_workers():
+        path = _run(doc, tmp_path, store_steps="all")
+    episodes = _rows(path, "SELECT worker, episode, steps, terminated, truncated, cut_by FROM episode "
+                           "ORDER BY worker, episode")
+    assert episodes == [(w, e, n, 0, 1, cut) for w in (0, 1)
+                        for e, n, cut in ((0, 3, "MaxStepsTerminationCondition"), (1, 2, "step_budget"))]
+    last = _rows(path, "SELECT worker, episode, terminated, truncated, cut_by FROM step WHERE done "
+                       "ORDER BY worker, episode")
+    assert last == [e[:2] + e[3:] for e in episodes]
