@@ -105,8 +105,8 @@ def phase_rows(frame: "pd.DataFrame", response: Response) -> tuple["pd.DataFrame
             lost = sorted(set(rows["run"]) - kept)
             if lost:
                 raise InputError(f"phase {phase!r}: every episode of run(s) {', '.join(map(str, lost[:5]))} was cut "
-                                 "short by a step budget or a stop; nothing is left to measure (keep the cut "
-                                 "episodes with --keep-cut, or choose another phase)")
+                                 "short by a step budget or a stop; nothing is left to measure (choose another "
+                                 "phase with --response, or keep cut episodes: Response(keep_cut=True))")
             rows = rows[~cut]
     if rows["design_point"].isna().any():  # hand-written run documents: each run its own point
         loose = sorted(rows.loc[rows["design_point"].isna(), "run"].unique())
