@@ -3,7 +3,8 @@ main effects and interactions, the design's pairwise projections, and the
 lay-down diagram of a run (:func:`plot_laydown`).
 
 Each function writes a PNG (100 dpi) or SVG chosen by the output's suffix and
-returns the path; sizes are fixed so pictures are readable at 100 % zoom.
+returns the path; sizes are fixed so pictures are readable at 100 % zoom
+(the curves grow by a legend row per two groups beyond three).
 """
 
 from __future__ import annotations
@@ -80,7 +81,7 @@ def plot_curves(frame: "pd.DataFrame", output: str | Path, *, by: str | None = N
     groups = _curve_groups(frame, rows, names, by)
     series = run_series(rows, metric, x, window, keep_cut=keep_cut)
     test = _test_rows(frame, rows, phase)
-    fig = new_figure(12 if test is not None else 9, 5.2)
+    fig = new_figure(12 if test is not None else 9, 5.2 + 0.18 * math.ceil(len(groups) / (2 if len(groups) > 3 else 1)))
     if test is not None:
         ax, tax = fig.subplots(1, 2, gridspec_kw={"width_ratios": [3.2, 1]})
     else:
@@ -102,7 +103,9 @@ def plot_curves(frame: "pd.DataFrame", output: str | Path, *, by: str | None = N
     experiments = ", ".join(sorted({str(e) for e in frame["experiment"].dropna().unique()})) or "campaign"
     ax.set_title(f"{experiments}: learning curves by {_by_text(by, groups)}", fontsize=11)
     ax.grid(True, alpha=0.3)
-    ax.legend(loc="best", fontsize=8, frameon=True, title=describe(stat, seed), title_fontsize=8)
+    # below the axes, never over the curves
+    fig.legend(*ax.get_legend_handles_labels(), loc="outside lower center", ncols=2 if len(groups) > 3 else 1,
+               fontsize=8, frameon=True, title=describe(stat, seed), title_fontsize=8)
     if tax is not None:
         tax.set_title(f"phase {test['phase'].iloc[0]!r} (test): per run,\n{stat_label(stat)} with 95 % "
                       "bootstrap CI", fontsize=9)
