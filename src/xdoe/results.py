@@ -67,7 +67,9 @@ def load(store: "Store | str | None" = None, experiment: str | None = None, *,
     Returns:
         Columns ``experiment, run, design_point, repetition, seed``, one per
         factor, ``phase, mode, worker, episode, agent, steps, reward,
-        objective, wall_time`` (seconds); ``df.attrs["xdoe_factors"]`` lists the
+        objective, wall_time`` (seconds), ``terminated, truncated`` (booleans,
+        ``None`` when not recorded), ``cut_by`` (what cut a truncated episode:
+        see :mod:`xdoe._cuts`); ``df.attrs["xdoe_factors"]`` lists the
         factor columns (and ``branch`` with ``include_branches``). Of each
         run the latest finished instance (as ``xrun export``).
 

@@ -334,7 +334,9 @@ class TrainingSession(SessionCheckpoints, SessionFigures):
                 last episode. Steps not seen by :meth:`observe` count towards
                 ``max_steps`` and ``checkpoint_every`` here.
             status: how it ended (e.g. ``"terminated"``, ``"truncated"``),
-                kept in the row's ``extras``.
+                kept in the row's ``extras``; ``"terminated"`` and
+                ``"truncated"`` also fill the row's ``terminated`` and
+                ``truncated`` columns (unknown, ``None``, for other statuses).
             extras: JSON-able details kept with the row.
             objective: the agent's objective; default ``total_reward``. It
                 feeds the rolling "best" metric.
@@ -357,7 +359,8 @@ class TrainingSession(SessionCheckpoints, SessionFigures):
         value = float(total_reward) if objective is None else float(objective)
         self.recorder.episode_finished(worker=0, episode=self.phase_episodes, agent=self.agent,
                                        steps=length, reward=float(total_reward), objective=value,
-                                       wall_time=float(wall_time), extras=row_extras or None)
+                                       wall_time=float(wall_time), extras=row_extras or None,
+                                       **_end_of(status))
         self.recorder.flush()  # durable before the next episode starts
         assert self.manager is not None
         self.manager.observe_episode(self.agent, value)
@@ -372,3 +375,10 @@ class TrainingSession(SessionCheckpoints, SessionFigures):
         if now - self._last_heartbeat >= _HEARTBEAT_SECONDS:
             self.recorder.heartbeat()
             self._last_heartbeat = now
+
+
+def _end_of(status: str | None) -> dict[str, Any]:
+    """The episode-end columns a session's ``status`` tells (nothing when it tells neither)."""
+    if status in ("terminated", "truncated"):
+        return {"terminated": status == "terminated", "truncated": status == "truncated"}
+    return {}

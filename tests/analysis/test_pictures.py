@@ -26,7 +26,8 @@ def test_curves_and_effects(campaign, tmp_path: Path) -> None:
     runner = CliRunner()
     out = runner.invoke(xrun, ["plot", "curves", str(campaign["dir"]), "-o", str(tmp_path / "c.png")])
     assert out.exit_code == 0, out.output
-    assert png_size(tmp_path / "c.png") == (900, 520)
+    # 8 design points, one test phase (no panel beside): the legend below in 4 rows of 2
+    assert png_size(tmp_path / "c.png") == (900, 592)
     out = runner.invoke(xrun, ["plot", "curves", str(campaign["dir"]), "--by", "strong", "-o", str(tmp_path / "c.svg")])
     assert out.exit_code == 0, out.output
     assert (tmp_path / "c.svg").read_text().lstrip().startswith("<?xml")

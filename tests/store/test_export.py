@@ -15,7 +15,8 @@ from xdoe.errors import InputError
 from xdoe.store import EXPORT_COLUMNS, RunInstance, export_episodes
 
 COLUMNS = ["experiment", "run", "design_point", "repetition", "seed", *FACTORS, "phase", "mode",
-           "worker", "episode", "agent", "steps", "reward", "objective", "wall_time"]
+           "worker", "episode", "agent", "steps", "reward", "objective", "wall_time", "terminated",
+           "truncated", "cut_by"]
 
 
 def read_csv(path: Path) -> tuple[list[str], list[dict[str, str]]]:
@@ -55,6 +56,9 @@ def test_csv_columns_rows_and_design_values(tmp_path, store, campaign):
         (e["run"], e["phase"], e["mode"], e["worker"], e["episode"], e["agent"], e["steps"],
          e["reward"], e["objective"], e["wall_time"]) for e in stored]
     assert [r["phase"] for r in rows[:5]] == ["training"] * 3 + ["testing"] * 2
+    # how each episode ended is a column: exactly one of terminated/truncated, a cause for a cut
+    assert {(r["terminated"], r["truncated"]) for r in rows} <= {("true", "false"), ("false", "true")}
+    assert all((r["cut_by"] == "") == (r["terminated"] == "true") for r in rows)
     assert not [p for p in tmp_path.iterdir() if p.name.startswith(".table")]  # no temp file left
 
 
@@ -69,7 +73,8 @@ def test_parquet_round_trip_matches_csv(tmp_path, store, campaign):
     assert types["seed"] == "int64" and types["reward"] == "double" and types["episode"] == "int64"
     _, rows = read_csv(tmp_path / "t.csv")
     for got, want in zip(table.to_pylist(), rows):
-        assert {k: "" if v is None else str(v) for k, v in got.items()} == {
+        assert {k: "" if v is None else str(v).lower() if isinstance(v, bool) else str(v)
+                for k, v in got.items()} == {
             k: v for k, v in want.items()}
 
 

@@ -67,8 +67,7 @@ def branch_points(branches: "pd.DataFrame | None", response: Response, phase: st
         notes.append(f"branches without phase {phase!r} left out: {', '.join(missing)}")
     if present.empty:
         return out, notes
-    resp = Response(phase, response.metric, response.stat, response.keep_cut) if hasattr(response, "keep_cut") \
-        else Response(phase, response.metric, response.stat)
+    resp = Response(phase, response.metric, response.stat, response.keep_cut)
     try:
         table, _ = run_table(present, resp, agent)
     except InputError as exc:

@@ -188,7 +188,8 @@ def write_report(frame: "pd.DataFrame", output: str | Path, *, response: "Respon
 
     # 7 plots
     parts.append('<h2 id="plots">Plots</h2>')
-    parts.append(_image(lambda p: plot_curves(frame, p), "Learning curves (first phase)"))
+    parts.append(_image(lambda p: plot_curves(frame, p, seed=seed),
+                        "Learning curves (first phase, on environment steps; test phase as points)"))
     for a in results:
         if a.factors:
             parts.append(_image(lambda p, a=a: plot_effects(a, frame, p, response=response),

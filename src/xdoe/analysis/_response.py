@@ -12,6 +12,11 @@ The unit of replication is the run: a run's score is one number per agent.
 In a run with several agents (a two-player game) the agents are never
 pooled: :func:`run_table` takes one ``agent`` (:func:`response_agents` lists
 the choices).
+
+Episodes cut short by a budget (``cut_by`` ``step_budget`` or ``stop``, see
+:mod:`xdoe._cuts`: the phase's step budget ran out, or a condition stopped
+the phase, mid-episode) are left out unless ``Response.keep_cut``: their
+return measures the budget, not the agent.
 """
 
 from __future__ import annotations
@@ -20,6 +25,7 @@ import re
 from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any
 
+from xdoe._cuts import BUDGET_CUTS
 from xdoe.errors import InputError
 
 if TYPE_CHECKING:
@@ -36,11 +42,13 @@ _COMPARISON = re.compile(r"^(?P<metric>[a-z_]+)\s*(?P<op>>=|<=|==|!=|>|<)\s*(?P<
 @dataclass(frozen=True)
 class Response:
     """Which number answers the design: ``phase`` (name, index text, or
-    ``None`` for the last phase), ``metric`` (episode column), ``stat``."""
+    ``None`` for the last phase), ``metric`` (episode column), ``stat``;
+    ``keep_cut``: keep the episodes cut short by a budget (see the module docstring)."""
 
     phase: str | None = None
     metric: str = "objective"
     stat: str = "mean"
+    keep_cut: bool = False
 
     def label(self, phase: str | None = None) -> str:
         return f"{phase or self.phase or 'last phase'}:{self.metric}:{self.stat}"
@@ -99,11 +107,14 @@ def factor_columns(frame: "pd.DataFrame") -> list[str]:
 
 
 def phase_rows(frame: "pd.DataFrame", response: Response) -> tuple["pd.DataFrame", str]:
-    """The episode rows of the response's phase and its name; runs without a
-    design point get their own (-1, -2, ...) and repetition 0.
+    """The episode rows of the response's phase and its name, without the
+    episodes cut short by a budget unless ``response.keep_cut`` (see the
+    module docstring); runs without a design point get their own (-1, -2, ...)
+    and repetition 0.
 
     Raises:
-        InputError: no episodes, or no such phase.
+        InputError: no episodes, no such phase, or every episode of a run in
+            the phase was cut by a budget (the run would vanish silently).
     """
     if frame.empty:
         raise InputError("no episodes recorded: nothing to analyse (run the campaign first)")
@@ -116,6 +127,16 @@ def phase_rows(frame: "pd.DataFrame", response: Response) -> tuple["pd.DataFrame
     if phase not in phases:
         raise InputError(f"--response: no phase {phase!r} in the results (phases: {', '.join(map(str, phases))})")
     rows = frame[frame["phase"] == phase]
+    if not response.keep_cut and "cut_by" in rows.columns:
+        cut = rows["cut_by"].isin(BUDGET_CUTS)
+        if cut.any():
+            kept = set(rows.loc[~cut, "run"])
+            lost = sorted(set(rows["run"]) - kept)
+            if lost:
+                raise InputError(f"phase {phase!r}: every episode of run(s) {', '.join(map(str, lost[:5]))} was cut "
+                                 "short by a step budget or a stop; nothing is left to measure (choose another "
+                                 "phase with --response, or keep cut episodes: Response(keep_cut=True))")
+            rows = rows[~cut]
     if rows["design_point"].isna().any():  # hand-written run documents: each run its own point
         loose = sorted(rows.loc[rows["design_point"].isna(), "run"].unique())
         own = {run: -1 - i for i, run in enumerate(loose)}

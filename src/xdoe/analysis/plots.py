@@ -3,7 +3,8 @@ main effects and interactions, the design's pairwise projections, and the
 lay-down diagram of a run (:func:`plot_laydown`).
 
 Each function writes a PNG (100 dpi) or SVG chosen by the output's suffix and
-returns the path; sizes are fixed so pictures are readable at 100 % zoom.
+returns the path; sizes are fixed so pictures are readable at 100 % zoom
+(the curves grow by a legend row per two groups beyond three).
 """
 
 from __future__ import annotations
@@ -34,66 +35,165 @@ def _label(levels: dict[str, Any]) -> str:
     return fmt_levels(levels)
 
 
+_X_LABELS = {"steps": "environment steps", "episodes": "episodes", "wall": "wall time of the episodes [s]"}
+
+
 def plot_curves(frame: "pd.DataFrame", output: str | Path, *, by: str | None = None, phase: str | None = None,
-                metric: str = "objective", window: int | None = None) -> Path:
-    """Learning curves: ``metric`` per episode of ``phase`` (default: the
-    first phase), smoothed by a moving average of ``window`` episodes (default
-    ~2 % of the episodes), one line per level of factor ``by`` (default: per
-    design point, labelled with its levels) with the mean over runs and a
-    95 % t band (``scipy.stats.t``) over runs.
+                metric: str = "objective", x: str = "steps", stat: str = "mean", window: int | None = None,
+                seed: int = 0, keep_cut: bool = False) -> Path:
+    """Learning curves of one phase (default: the first) and, beside them,
+    the last test phase after it as points.
+
+    Curves: ``metric`` per episode, smoothed per run by a trailing moving
+    average of ``window`` episodes (default ~5 % of the shortest run's
+    episodes), against environment steps (``x="steps"``, default),
+    episodes or wall time; every run interpolated onto a common grid over
+    the range all runs of a group cover, so each point aggregates the same
+    ``n`` runs; the line is ``stat`` (mean, iqm, median) over runs, the band
+    its 95 % percentile bootstrap interval over runs (seeded by ``seed``).
+    See :mod:`xdoe.analysis._curves` for the method and its sources
+    (rliable, rl-baselines3-zoo's ``plot_train.py``, OpenAI baselines'
+    ``plot_util``). Episodes cut short by a step budget or a stop are left
+    out unless ``keep_cut``.
+
+    Test panel: per run the mean ``metric`` of its test episodes (a dot
+    each) and ``stat`` over runs with its bootstrap interval.
+
+    Groups (one colour each, never repeated): ``by`` a factor's name, or
+    ``"point"`` per design point; default per design point when there are
+    at most 8, else by the strongest factor (the first of
+    :func:`xdoe.analysis.analyze`'s ranking).
 
     Raises:
-        InputError: an unknown phase or factor.
+        InputError: an unknown phase, factor, x axis or statistic, or runs
+            that share no range of x.
     """
-    from scipy import stats
-
+    from xdoe.analysis._curves import X_AXES, common_curve, cut_mask, default_window, describe, run_series, \
+        stat_label
     from xdoe.analysis._response import Response, display_name, factor_columns, phase_rows
 
-    rows, phase = phase_rows(frame, Response(phase=phase or str(frame["phase"].iloc[0])))
+    if x not in X_AXES:
+        raise InputError(f"unknown x axis {x!r}; expected one of {', '.join(X_AXES)}")
+    rows, phase = phase_rows(frame, Response(phase=phase or str(frame["phase"].iloc[0]), keep_cut=True))
     names = {display_name(c): c for c in factor_columns(frame)}
-    if by is not None and by not in names:
-        raise InputError(f"no factor {by!r} (factors: {', '.join(names) or 'none'})")
-    per_run = rows.groupby(["run", "episode"], sort=True)[metric].mean().unstack("episode")
-    n_episodes = per_run.shape[1]
-    window = window or max(1, round(n_episodes / 50))
-    smooth = per_run.T.rolling(window, min_periods=1).mean().T
-    first = rows.groupby("run", sort=True).first()
-    branch = first["branch"] if "branch" in first.columns else None  # include_branches: own curves
-    if by is None:
-        keys = {run: (int(first.loc[run, "design_point"]), _label(
-            {n: first.loc[run, c] for n, c in names.items() if first.loc[run, c] is not None
-             and first.loc[run, c] == first.loc[run, c]})) for run in smooth.index}
-        title_by = "design point"
+    if by is not None and by != "point" and by not in names:
+        raise InputError(f"no factor {by!r} (factors: {', '.join(names) or 'none'}; or 'point')")
+    window = window or default_window(rows)
+    groups = _curve_groups(frame, rows, names, by)
+    series = run_series(rows, metric, x, window, keep_cut=keep_cut)
+    test = _test_rows(frame, rows, phase)
+    fig = new_figure(12 if test is not None else 9, 5.2 + 0.18 * math.ceil(len(groups) / (2 if len(groups) > 3 else 1)))
+    if test is not None:
+        ax, tax = fig.subplots(1, 2, gridspec_kw={"width_ratios": [3.2, 1]})
     else:
-        keys = {run: (0, f"{by}={first.loc[run, names[by]]}" if first.loc[run, names[by]] is not None
-                      else f"{by} n/a") for run in smooth.index}
-        title_by = by
-    if branch is not None:
-        for run in smooth.index:
-            if isinstance(branch.get(run), str):
-                keys[run] = (1 << 30, f"branch {run}")
-    groups: dict[Any, list] = {}
-    for run, key in keys.items():
-        groups.setdefault(key, []).append(run)
-    fig = new_figure(9, 5.2)
-    ax = fig.add_subplot()
-    x = np.arange(1, n_episodes + 1)
-    for i, (key, runs) in enumerate(sorted(groups.items(), key=lambda kv: (kv[0][0], str(kv[0][1])))):
-        values = smooth.loc[runs].to_numpy(float)
-        mean = np.nanmean(values, axis=0)
-        colour = PALETTE[i % len(PALETTE)]
-        ax.plot(x, mean, color=colour, lw=1.8, label=f"{key[1]}  (n={len(runs)})")
-        if len(runs) > 1:
-            sem = stats.sem(values, axis=0, nan_policy="omit")
-            half = np.asarray(sem) * stats.t.ppf(0.975, len(runs) - 1)
-            ax.fill_between(x, mean - half, mean + half, color=colour, alpha=0.2, lw=0)
-    ax.set_xlabel(f"episode (phase {phase!r})")
+        ax, tax = fig.add_subplot(), None
+    colours = _colours(len(groups))
+    for i, (label, runs) in enumerate(groups):
+        band = common_curve(series, runs, stat, seed=seed, key=(2, i))
+        if band is None:
+            continue
+        ax.plot(band.x, band.center, color=colours[i], lw=1.8, label=f"{label}  (n={band.n})")
+        if band.n > 1:
+            ax.fill_between(band.x, band.low, band.high, color=colours[i], alpha=0.2, lw=0)
+        if tax is not None:
+            _test_points(tax, test, runs, metric, stat, seed, i, colours[i], keep_cut)
+    cut = int(cut_mask(rows).sum())
+    note = "" if keep_cut or not cut else f"; {cut} episode row(s) cut by a step budget or stop left out"
+    ax.set_xlabel(f"{_X_LABELS[x]} (phase {phase!r}){note}")
     ax.set_ylabel(f"{metric_label(metric)} (moving average of {window})")
-    ax.set_title(f"{experiment_label(frame)} · {metric_label(metric)}, phase {phase!r} · {len(smooth)} runs\n"
-                 f"learning curves by {title_by}: mean over repetitions with 95 % band")
+    ax.set_title(f"{experiment_label(frame)}: learning curves by {_by_text(by, groups)}", fontsize=11)
     ax.grid(True, alpha=0.3)
-    ax.legend(loc="best", fontsize=9, frameon=True)
+    # below the axes, never over the curves
+    fig.legend(*ax.get_legend_handles_labels(), loc="outside lower center", ncols=2 if len(groups) > 3 else 1,
+               fontsize=8, frameon=True, title=describe(stat, seed), title_fontsize=8)
+    if tax is not None:
+        tax.set_title(f"phase {test['phase'].iloc[0]!r} (test): per run,\n{stat_label(stat)} with 95 % "
+                      "bootstrap CI", fontsize=9)
+        tax.set_ylabel(f"mean {metric_label(metric)}", fontsize=9)
+        tax.set_xticks(range(len(groups)), [str(g[0]).split(":")[0] for g in groups], fontsize=8,
+                       rotation=30 if len(groups) > 4 else 0)
+        tax.set_xlim(-0.6, len(groups) - 0.4)
+        tax.grid(True, alpha=0.3)
     return save(fig, output)
+
+
+def _by_text(by: str | None, groups: list[tuple[str, list[str]]]) -> str:
+    if by is None:
+        return "design point" if groups and groups[0][0].startswith("point ") else "strongest factor"
+    return "design point" if by == "point" else by
+
+
+def _colours(k: int) -> list[Any]:
+    """``k`` distinct colours: the Okabe-Ito palette up to 8, else viridis samples."""
+    if k <= len(PALETTE):
+        return list(PALETTE[:k])
+    from matplotlib import colormaps
+
+    return [colormaps["viridis"](v) for v in np.linspace(0.0, 0.95, k)]
+
+
+def _curve_groups(frame: "pd.DataFrame", rows: "pd.DataFrame", names: dict[str, str],
+                  by: str | None) -> list[tuple[str, list[str]]]:
+    """``[(label, runs)]`` in design-point or level order (see :func:`plot_curves`);
+    branch runs (``include_branches``) last, each its own curve, never pooled."""
+    first = rows.groupby("run", sort=True).first()
+    branch_runs: list[str] = []
+    if "branch" in first.columns:
+        is_branch = first["branch"].map(lambda v: isinstance(v, str))
+        branch_runs = sorted(first.index[is_branch])
+        first = first[~is_branch]
+    branches = [(f"branch {run}", [run]) for run in branch_runs]
+    points = sorted(first["design_point"].unique())
+    if by is None and len(points) > len(PALETTE) and names:
+        by = _strongest(frame)
+    if by is None or by == "point" or by not in names:
+        out = []
+        for point in points:
+            runs = sorted(first.index[first["design_point"] == point])
+            one = first.loc[runs[0]]
+            levels = {n: one[c] for n, c in names.items() if one[c] is not None and one[c] == one[c]}
+            out.append((f"point {int(point)}: {_label(levels)}" if levels else f"point {int(point)}", runs))
+        return out + branches
+    column = names[by]
+    levels = first[column].map(lambda v: "n/a" if v is None or v != v else v)
+    ordered = sorted(levels.unique(), key=lambda v: (isinstance(v, str), v if not isinstance(v, str) else str(v)))
+    return [(f"{by}={v}", sorted(levels.index[levels == v])) for v in ordered] + branches
+
+
+def _strongest(frame: "pd.DataFrame") -> str | None:
+    """The first factor of :func:`xdoe.analysis.analyze`'s ranking (default response), if any."""
+    from xdoe.analysis._effects import analyze
+
+    try:
+        ranked = analyze(frame).factors
+    except InputError:
+        return None
+    return ranked[0].name if ranked else None
+
+
+def _test_rows(frame: "pd.DataFrame", rows: "pd.DataFrame", phase: str) -> "pd.DataFrame | None":
+    """The episode rows of the last test phase after ``phase``, if any."""
+    phases = list(dict.fromkeys(frame["phase"]))
+    after = phases[phases.index(phase) + 1:]
+    tests = [p for p in after if (frame.loc[frame["phase"] == p, "mode"] == "test").all()]
+    return frame[frame["phase"] == tests[-1]] if tests else None
+
+
+def _test_points(ax: Any, test: "pd.DataFrame", runs: list[str], metric: str, stat: str, seed: int, i: int,
+                 colour: Any, keep_cut: bool) -> None:
+    from xdoe.analysis._curves import aggregate_band, cut_mask
+
+    rows = test[test["run"].isin(runs)]
+    if not keep_cut:
+        rows = rows[~cut_mask(rows)]
+    scores = rows.groupby("run", sort=True)[metric].mean().to_numpy(float)
+    if scores.size == 0:
+        return
+    offsets = np.linspace(-0.15, 0.15, scores.size) if scores.size > 1 else np.zeros(1)
+    ax.scatter(i + offsets, scores, s=16, color=colour, alpha=0.6, edgecolor="none")
+    center, low, high = aggregate_band(scores[:, None], stat, seed=seed, key=(3, i))
+    err = None if np.isnan(low[0]) else [[center[0] - low[0]], [high[0] - center[0]]]
+    ax.errorbar([i], center, yerr=err, fmt="_", color=colour, ms=18, mew=2.2, capsize=6, lw=1.6)
 
 
 def plot_effects(analysis: "Analysis", frame: "pd.DataFrame", output: str | Path, *,

@@ -202,26 +202,42 @@ def _output(default: str) -> Callable[[F], F]:
     return output_options("The picture to write: .png or .svg.", default=default, metavar="FILE.png|FILE.svg")
 
 
-@plot_group.command("curves", short_help="Learning curves, mean and 95 % band over repetitions.")
+@plot_group.command("curves", short_help="Learning curves on environment steps, with a bootstrap band over runs.")
 @_select
-@click.option("--by", metavar="FACTOR", default=None, help="Group by this factor (default: the strongest).")
+@click.option("--by", metavar="FACTOR|point", default=None,
+              help="One line per level of this factor, or per design point ('point'). Default: per design "
+                   "point when there are at most 8, else per level of the strongest factor (analyze's ranking).")
 @click.option("--phase", metavar="PHASE", default=None, help="Phase to draw (default: the first).")
 @click.option("--metric", type=click.Choice(["objective", "reward", "steps"]), default="objective",
               show_default=True)
+@click.option("--x", "x_axis", type=click.Choice(["steps", "episodes", "wall"]), default="steps", show_default=True,
+              help="x axis: cumulative environment steps, episodes, or wall time of the episodes.")
+@click.option("--stat", type=click.Choice(["mean", "iqm", "median"]), default="mean", show_default=True,
+              help="Aggregate over runs at each point of the curve.")
 @click.option("--window", type=click.IntRange(min=1), default=None,
-              help="Moving-average window in episodes (default: about 2 % of the episodes).")
+              help="Moving-average window in episodes, per run (default: about 5 % of the shortest run's episodes).")
+@click.option("--seed", type=click.IntRange(min=0), default=0, show_default=True,
+              help="Seed of the bootstrap resampling of the bands.")
+@click.option("--keep-cut", is_flag=True, default=False,
+              help="Keep the episodes cut short by a step budget or a stop (left out by default).")
 @_output("curves.png")
 @handle_errors
 def curves_command(output_dir: Path | None, experiment: str | None, include_branches: bool,
-                   store_url: str | None, by: str | None, phase: str | None, metric: str,
-                   window: int | None, output: Path, overwrite: bool) -> None:
-    """Learning curves: the metric per episode, smoothed, mean and 95 % band
-    over repetitions, one line per level of a factor."""
+                   store_url: str | None, by: str | None,
+                   phase: str | None, metric: str, x_axis: str, stat: str, window: int | None, seed: int,
+                   keep_cut: bool, output: Path, overwrite: bool) -> None:
+    """Learning curves of a phase against environment steps (default): each
+    run smoothed and interpolated onto a grid all runs cover, the aggregate
+    over runs (n in the legend) with a 95 % percentile bootstrap band over
+    runs; the last test phase beside them as points per run. Episodes cut
+    by a step budget or a stop are left out (--keep-cut keeps them). With
+    --include-branches each branched or grown session is a curve of its own."""
     from xdoe.analysis.plots import plot_curves
 
     check_output(output, overwrite)
     frame = load_frame(output_dir, experiment, store_url, include_branches)
-    path = plot_curves(frame, output, by=by, phase=phase, metric=metric, window=window)
+    path = plot_curves(frame, output, by=by, phase=phase, metric=metric, x=x_axis, stat=stat, window=window,
+                       seed=seed, keep_cut=keep_cut)
     click.echo(f"wrote {path}")
 
 

@@ -81,6 +81,10 @@ class StepProgress:
         objectives: agent name -> the agent's objective value of this update.
         states: the environment states of this update, in the phase's
             environment order.
+        decided_by: the ``step_finished`` (a bound method) of the condition
+            whose answer was the highest of the last update that any
+            condition answered above ``CONTINUE`` (set by the executor; it
+            tells which condition cut an episode, see :mod:`xdoe._cuts`).
     """
 
     phase: PhaseProgress
@@ -90,6 +94,7 @@ class StepProgress:
     done: bool = False
     objectives: dict[str, float] = field(default_factory=dict)
     states: list[EnvironmentState] = field(default_factory=list)
+    decided_by: Any = None
 
 
 @dataclass

@@ -15,7 +15,8 @@ from xdoe.conditions import TerminationCondition, Verdict
 from xdoe.errors import one_line
 from xdoe.execution._phase import PhaseRuntime, build_component
 from xdoe.execution._stepping import step_function
-from xdoe.execution._worker import CONTINUE, RESET, STOP_PHASE, component_error
+from xdoe._cuts import CUT_STOP
+from xdoe.execution._worker import CONTINUE, RESET, STOP_PHASE, component_error, cut_cause
 
 if TYPE_CHECKING:
     from xdoe.execution._plan import RunPlan
@@ -133,8 +134,8 @@ def _worker_phase(plan: "RunPlan", phase_index: int, w: int, policy: Any, out: A
                 stop = max(stop, item[1] if item[0] == "stop" else int(Verdict.STOP_RUN))
         return stop
 
-    def end(truncated: bool, verdict: int) -> None:
-        episode = worker.end_episode(truncated)
+    def end(truncated: bool, verdict: int, cut_by: str | None) -> None:
+        episode = worker.end_episode(truncated, cut_by)
         outbox.append(("ep", episode.episode, episode.steps, episode.rewards, episode.objectives,
                        truncated, verdict))
         flush()
@@ -153,7 +154,7 @@ def _worker_phase(plan: "RunPlan", phase_index: int, w: int, policy: Any, out: A
                 break
         verdict = step(worker)
         if verdict >= RESET:
-            end(False, verdict)
+            end(False, verdict, cut_cause(worker, verdict))
             if verdict >= STOP_PHASE:
                 stop = verdict
                 break
@@ -164,8 +165,8 @@ def _worker_phase(plan: "RunPlan", phase_index: int, w: int, policy: Any, out: A
             worker.start_episode(controller)
         elif len(outbox) >= flush_every:
             flush()
-    if worker.in_episode and worker.step > 0:
-        end(True, CONTINUE)
+    if worker.in_episode and worker.step > 0:  # stopped by the run process (another worker's verdict)
+        end(True, CONTINUE, CUT_STOP)
     flush()
     rt.close()
     out.send(("done", w, int(stop)))

@@ -20,7 +20,9 @@ from xdoe.execution._plan import AgentSpec, ComponentPlan, EnvironmentPlan, Phas
 from xdoe.execution._phase_runner import EpisodeCallback
 from xdoe.execution._seeding import brain_seed, environment_seed, muscle_seed, sampler_rng
 from xdoe.execution._stepping import episode_function, overrides, step_function, step_verdict
-from xdoe.execution._worker import CONTINUE, RESET, STOP_PHASE, STOP_RUN, AgentRuntime, Worker, component_error
+from xdoe._cuts import BUDGET_CUTS, CUT_STOP
+from xdoe.execution._worker import (CONTINUE, RESET, STOP_PHASE, STOP_RUN, AgentRuntime, Worker, component_error,
+                                    cut_cause)
 from xdoe.simulation import SimulationController
 
 if TYPE_CHECKING:
@@ -263,8 +265,8 @@ class PhaseRuntime:
         reward_sums: dict[str, float] = {a.name: 0.0 for a in phase.agents}
         objective_sums: dict[str, float] = {a.name: 0.0 for a in phase.agents}
 
-        def finish(worker: Worker, truncated: bool) -> Verdict:
-            episode = worker.end_episode(truncated)
+        def finish(worker: Worker, truncated: bool, cut_by: str | None) -> Verdict:
+            episode = worker.end_episode(truncated, cut_by)
             result.episodes += 1
             result.steps += episode.steps
             for name, value in episode.rewards.items():
@@ -283,6 +285,7 @@ class PhaseRuntime:
         for worker in active:
             worker.start_episode(controller, started=True)
         stop = CONTINUE
+        stop_cut = CUT_STOP  # what cuts the episodes still running when the phase stops
         # one worker left whose steps need nothing between them: a call per episode
         run_steps = (episode_function(active[0]) if len(active) == 1 else None) or step
         while active and stop < STOP_PHASE:
@@ -291,7 +294,10 @@ class PhaseRuntime:
                 verdict = run_steps(worker)
                 if verdict >= RESET:
                     ended = True
-                    answer = finish(worker, False)
+                    cut = cut_cause(worker, verdict)
+                    if cut in BUDGET_CUTS:
+                        stop_cut = cut  # type: ignore[assignment]
+                    answer = finish(worker, False, cut)
                     if answer > verdict:
                         verdict = answer
                     if verdict < STOP_PHASE and worker.episode < budget:
@@ -306,7 +312,7 @@ class PhaseRuntime:
                 run_steps = (episode_function(active[0]) if len(active) == 1 else None) or step
         for worker in self.workers:
             if worker.in_episode and worker.step > 0:
-                finish(worker, True)
+                finish(worker, True, stop_cut)
         result.stopped_by = {
             CONTINUE: "episodes", RESET: "episodes", STOP_PHASE: "condition", STOP_RUN: "run_condition"
         }[Verdict(stop)]

@@ -50,12 +50,15 @@ def overrides(obj: TerminationCondition, method: str) -> bool:
 
 
 def step_verdict(step_conditions: list[Any], progress: Any) -> int:
-    """The highest answer of the phase's ``step_finished`` checks (CONTINUE when none)."""
+    """The highest answer of the phase's ``step_finished`` checks (CONTINUE
+    when none); the check that gave it is left in ``progress.decided_by``
+    (only when some check answered above CONTINUE: no cost on other steps)."""
     verdict = CONTINUE
     for check in step_conditions:
         answer = check(progress)
         if answer > verdict:
             verdict = answer
+            progress.decided_by = check
     return verdict
 
 
@@ -371,7 +374,8 @@ class ValueStepper:
             {self.actuator.uid: action}, {self.reward_id: reward}, objective, False,
         )
 
-    def record_last(self, agent: Any, rewards: list[Any], done: bool) -> bool:
+    def record_last(self, agent: Any, rewards: list[Any], done: bool, terminated: bool = False,
+                    truncated: bool = False, cut_by: str | None = None) -> bool:
         """For ``Worker._complete`` of the episode's last transition (after
         :meth:`materialise`): write its step row through the recorder's row
         writer when the row has exactly this stepper's sensor, actuator and
@@ -385,7 +389,7 @@ class ValueStepper:
                 or actions[0].uid != self.actuator.uid or rewards[0].uid != self.reward_id:
             return False
         write_row(self.worker.episode, agent.t_step, sensors[0].value, actions[0].value, rewards[0].value,
-                  agent.t_objective, done)
+                  agent.t_objective, done, terminated, truncated, cut_by)
         return True
 
     def materialise(self) -> None:

@@ -7,6 +7,7 @@ from __future__ import annotations
 import time
 from typing import TYPE_CHECKING, Any
 
+from xdoe._cuts import CUT_CONDITION, CUT_ENVIRONMENT, CUT_STEP_BUDGET, CUT_STOP
 from xdoe.agent import Experience
 from xdoe.conditions import EpisodeProgress, PhaseProgress, StepProgress, Verdict
 from xdoe.environment import ActuatorInformation, Environment, EnvironmentState, Reward, SensorInformation
@@ -22,13 +23,36 @@ if TYPE_CHECKING:
 CONTINUE, RESET, STOP_PHASE, STOP_RUN = (
     Verdict.CONTINUE, Verdict.RESET, Verdict.STOP_PHASE, Verdict.STOP_RUN)
 
-__all__ = ["AgentRuntime", "Worker", "component_error", "CONTINUE", "RESET", "STOP_PHASE", "STOP_RUN"]
+__all__ = ["AgentRuntime", "Worker", "component_error", "cut_cause", "CONTINUE", "RESET", "STOP_PHASE",
+           "STOP_RUN"]
 
 
 def component_error(where: str, exc: BaseException) -> RunError:
     err = RunError(f"{where} raised {type(exc).__name__}: {exc}")
     err.__cause__ = exc
     return err
+
+
+def cut_cause(worker: "Worker", verdict: int) -> str | None:
+    """Why ``worker``'s episode ended at a step whose verdict was ``verdict``
+    (``RESET`` or above): ``None`` when one of its environments reported
+    ``done`` (the environment ended it: terminated, or truncated by its own
+    time limit, told apart per agent by :meth:`Worker.end_episode`); else
+    the cut a condition made (:mod:`xdoe._cuts`): ``step_budget`` for a
+    :class:`~xdoe.conditions.MaxStepsTerminationCondition` whose
+    ``phase_steps`` ran out, ``stop`` for another ``STOP_PHASE``/``STOP_RUN``,
+    the condition's class name for a ``RESET``."""
+    if worker.done:
+        return None
+    check = worker.progress.decided_by
+    condition = getattr(check, "__self__", None)
+    if verdict >= STOP_PHASE:
+        from xdoe.conditions import MaxStepsTerminationCondition
+
+        if isinstance(condition, MaxStepsTerminationCondition) and condition.phase_steps is not None:
+            return CUT_STEP_BUDGET
+        return CUT_STOP
+    return CUT_CONDITION if condition is None else type(condition).__name__
 
 
 class Worker:
@@ -231,7 +255,8 @@ class Worker:
             if agent.left is None and agent.actuator_ids and agent.actuator_ids <= left.keys():
                 agent.left = all(left[uid] for uid in agent.actuator_ids)
                 if agent.pending:
-                    self._complete(agent, self._sensors_for(agent), True, agent.left)
+                    self._complete(agent, self._sensors_for(agent), True, agent.left,
+                                   CUT_ENVIRONMENT if agent.left else None)
 
     def _terminated(self, agent: AgentRuntime) -> bool:
         """Whether one of the agent's environments reported ``terminated``."""
@@ -249,7 +274,7 @@ class Worker:
                 m[s.uid] = s
 
     def _complete(self, agent: AgentRuntime, next_sensors: list[SensorInformation], done: bool,
-                  truncated: bool = False) -> None:
+                  truncated: bool = False, cut_by: str | None = None) -> None:
         agent.pending = False
         rewards = agent.t_rewards if agent.t_rewards is not None else []
         if self.train:
@@ -272,11 +297,13 @@ class Worker:
         policy = self.policy
         if policy is not None and policy.wants(agent.t_step, done):
             stepper = self.stepper
-            if stepper is not None and stepper.record_last(agent, rewards, done):
+            terminated, cut = done and not truncated, done and truncated
+            if stepper is not None and stepper.record_last(agent, rewards, done, terminated, cut, cut_by):
                 return  # value steps: the same row through the recorder's row writer
             self.recorder.step(  # type: ignore[union-attr]
                 self.index, self.episode, agent.t_step, agent.name, _values(agent.t_sensors),
                 _values(agent.t_actions), _values(rewards), agent.t_objective, done,
+                terminated, cut, cut_by,
             )
 
     def start_episode(self, controller: SimulationController, *, started: bool = False) -> None:
@@ -312,18 +339,35 @@ class Worker:
         self.started_at = time.perf_counter()
         controller.start_episode(self)
 
-    def end_episode(self, truncated: bool) -> EpisodeProgress:
+    def end_episode(self, truncated: bool, cut_by: str | None = None) -> EpisodeProgress:
         """Complete pending transitions (``done=True``; terminated when one of
         the agent's environments reported ``terminated``, else truncated: by
         the environment's time limit, a termination condition or the phase's
-        end), record the episode per agent and return it for the conditions."""
+        end), record the episode per agent and return it for the conditions.
+
+        ``truncated``: the phase ended while the episode ran (``extras.truncated``);
+        ``cut_by``: what cut the episode (:func:`cut_cause`, :mod:`xdoe._cuts`),
+        ``None`` when the environment ended it. Each agent's episode row and
+        last step row say how it ended: an agent that left the episode early
+        (PettingZoo) as it left; else terminated when its environments
+        reported ``terminated`` and nothing cut the episode, truncated with
+        its cause (``cut_by``, or ``environment``) otherwise."""
+        if truncated and cut_by is None:
+            cut_by = CUT_STOP
         if self.stepper is not None:  # value steps: the last state and transition as objects
             self.stepper.materialise()
         agents = self.agents
+        ends: list[tuple[bool, bool, str | None]] = []
         for agent in agents:
+            if agent.left is not None:  # left before the end: as it left
+                ends.append((not agent.left, agent.left, CUT_ENVIRONMENT if agent.left else None))
+            elif cut_by is None and self._terminated(agent):
+                ends.append((True, False, None))
+            else:
+                ends.append((False, True, cut_by or (CUT_ENVIRONMENT if self.done else CUT_CONDITION)))
             if agent.pending:
-                self._complete(agent, self._sensors_for(agent), True,
-                               truncated or not self._terminated(agent))
+                end = ends[-1]
+                self._complete(agent, self._sensors_for(agent), True, end[1], end[2])
         wall = time.perf_counter() - self.started_at
         rewards: dict[str, float] = {}
         objectives: dict[str, float] = {}
@@ -338,10 +382,10 @@ class Worker:
                 extras["info"] = infos
             if self.episode_extras:
                 extras.update(self.episode_extras)
-            for agent in agents:
+            for agent, (terminated, cut, cause) in zip(agents, ends):
                 recorder.episode_finished(
                     self.index, self.episode, agent.name, self.step, agent.ep_reward,
-                    agent.ep_objective, wall, extras or None,
+                    agent.ep_objective, wall, extras or None, terminated, cut, cause,
                 )
             recorder.flush()  # durable before the next episode starts: a crash loses at most that one
         episode = EpisodeProgress(

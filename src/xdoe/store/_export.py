@@ -29,7 +29,7 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
-from sqlalchemy import bindparam, select
+from sqlalchemy import bindparam, null, select
 from sqlalchemy.exc import SQLAlchemyError
 
 from xdoe._files import refuse_existing, write_atomically
@@ -37,6 +37,7 @@ from xdoe.errors import InputError
 from xdoe.store._engine import store_error
 from xdoe.store._json import canonical_json
 from xdoe.store._models import Episode, Experiment, Phase, Run, RunInstance
+from xdoe.store._tables import END_COLUMNS
 
 if TYPE_CHECKING:
     from xdoe.store._store import Store
@@ -47,7 +48,7 @@ __all__ = ["EXPORT_COLUMNS", "BRANCH_COLUMN", "ExportResult", "SelectedPhase", "
 #: The fixed columns of the table; factor columns go between ``seed`` and ``phase``.
 DESIGN_COLUMNS = ("experiment", "run", "design_point", "repetition", "seed")
 EPISODE_COLUMNS = ("phase", "mode", "worker", "episode", "agent", "steps", "reward",
-                   "objective", "wall_time")
+                   "objective", "wall_time", "terminated", "truncated", "cut_by")
 EXPORT_COLUMNS = DESIGN_COLUMNS + EPISODE_COLUMNS
 #: The last column with ``include_branches``: a session's label (``None`` for the design's runs).
 BRANCH_COLUMN = "branch"
@@ -232,9 +233,13 @@ def iter_export_rows(
     Raises:
         StoreError: the store cannot be read.
     """
+    # a store made before schema version 2 and only read (not upgraded) has no
+    # episode-end columns: they read as NULL, "not recorded"
+    ends = ([Episode.terminated, Episode.truncated, Episode.cut_by] if store.has_end_columns
+            else [null().label(name) for name in END_COLUMNS])
     stmt = (
         select(Episode.worker, Episode.episode, Episode.agent, Episode.steps, Episode.reward,
-               Episode.objective, Episode.wall_time)
+               Episode.objective, Episode.wall_time, *ends)
         .where(Episode.phase_id == bindparam("phase_id"))
         .order_by(Episode.id)
     )
@@ -312,7 +317,7 @@ def _parquet_schema(columns: list[str], factors: list[str], kinds: dict[str, str
     types += [pa.int64(), pa.int64(), pa.int64()]
     types += [kind_types[kinds[f]] for f in factors]
     types += [pa.string(), pa.string(), pa.int64(), pa.int64(), pa.string(), pa.int64(),
-              pa.float64(), pa.float64(), pa.float64()]
+              pa.float64(), pa.float64(), pa.float64(), pa.bool_(), pa.bool_(), pa.string()]
     if branches:
         types.append(pa.string())
     return pa.schema(list(zip(columns, types)))
@@ -363,10 +368,12 @@ def export_episodes(
     ``design_point``, ``repetition``, ``seed``, one column per factor (the
     run's level; the union of factor names over the exported runs, sorted),
     ``phase``, ``mode``, ``worker``, ``episode``, ``agent``, ``steps``,
-    ``reward``, ``objective``, ``wall_time`` (seconds), and with
-    ``include_branches`` ``branch`` (the sessions of the trees rooted in
-    these runs come after the design's runs, labelled ``parent +
-    key=value``; empty for the design's runs). CSV cells: empty for
+    ``reward``, ``objective``, ``wall_time`` (seconds), ``terminated``,
+    ``truncated`` (booleans) and ``cut_by`` (what cut a truncated episode, see
+    :mod:`xdoe._cuts`; all three empty/null when not recorded: rows of a store
+    made before schema version 2), and with ``include_branches`` ``branch``
+    (the sessions of the trees rooted in these runs come after the design's
+    runs, labelled ``parent + key=value``; empty for the design's runs). CSV cells: empty for
     null, levels that are not numbers or strings as canonical JSON (as in
     ``design.csv``). Parquet types: strings, int64, float64 (factor columns
     int64/float64/bool when every level is one, else string), zstd-compressed,

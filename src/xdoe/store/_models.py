@@ -146,6 +146,9 @@ class Episode(Base):
     ``reward`` is the sum of the agent's environment rewards over the episode,
     ``objective`` the sum of its objective values, ``wall_time`` in seconds.
     ``extras`` holds anything else (e.g. sampled environment parameters).
+    ``terminated``, ``truncated``, ``cut_by``: how it ended
+    (:data:`xdoe.store._tables.END_COLUMNS`; ``None`` in rows of a store made
+    before schema version 2).
     """
 
     __table__ = _t.episode
@@ -160,12 +163,17 @@ class Episode(Base):
     objective: Mapped[float | None]
     wall_time: Mapped[float | None]
     extras: Mapped[Any | None]
+    terminated: Mapped[bool | None]
+    truncated: Mapped[bool | None]
+    cut_by: Mapped[str | None]
 
 
 class Step(Base):
     """One step of one agent (recorded only with ``store_steps`` all or every:N).
 
-    ``sensors``, ``actions`` and ``rewards`` are JSON objects keyed by id.
+    ``sensors``, ``actions`` and ``rewards`` are JSON objects keyed by id;
+    ``terminated``, ``truncated``, ``cut_by`` as of :class:`Episode` on an
+    episode's last step, ``False, False, None`` on the others.
     """
 
     __table__ = _t.step
@@ -181,6 +189,9 @@ class Step(Base):
     rewards: Mapped[Any | None]
     objective: Mapped[float | None]
     done: Mapped[bool]
+    terminated: Mapped[bool | None]
+    truncated: Mapped[bool | None]
+    cut_by: Mapped[str | None]
 
 
 class Checkpoint(Base):

@@ -226,12 +226,17 @@ class RunRecorder(RecorderResume, RowBuffer):
         objective: float,
         wall_time: float,
         extras: dict[str, Any] | None = None,
+        terminated: bool | None = None,
+        truncated: bool | None = None,
+        cut_by: str | None = None,
     ) -> None:
         """Record one finished episode of one worker for one agent.
 
         ``reward``: sum of the agent's rewards over the episode; ``objective``:
         sum of its objective values; ``wall_time`` in seconds; ``extras``: any
-        JSON-able details (e.g. sampled environment parameters).
+        JSON-able details (e.g. sampled environment parameters);
+        ``terminated``/``truncated``/``cut_by``: how it ended
+        (:data:`xdoe.store._tables.END_COLUMNS`; ``None``: not known).
 
         Raises:
             StoreError: no phase is open, or a flush to the store failed.
@@ -244,7 +249,8 @@ class RunRecorder(RecorderResume, RowBuffer):
             wall_time = None if wall_time is None else float(wall_time)
             # a tuple, not a dict: see _insert_rows
             self._episodes.append((phase_id, worker, episode, agent, steps, reward, objective,
-                                   wall_time, _json_cell(extras)))
+                                   wall_time, _json_cell(extras), _flag(terminated), _flag(truncated),
+                                   None if cut_by is None else str(cut_by)))
             assert self._files is not None
             self._files.episode(worker, episode, agent, steps, reward, objective, wall_time)
             self.total_episodes += 1
@@ -263,9 +269,14 @@ class RunRecorder(RecorderResume, RowBuffer):
         rewards: dict[str, Any],
         objective: float,
         done: bool,
+        terminated: bool = False,
+        truncated: bool = False,
+        cut_by: str | None = None,
     ) -> None:
         """Record one step of one agent, if ``store_steps`` asks for it
-        (see :class:`StepPolicy`); otherwise do nothing.
+        (see :class:`StepPolicy`); otherwise do nothing. ``terminated``,
+        ``truncated``, ``cut_by``: how the episode ended, on its last step
+        (``done``); ``False, False, None`` on the others.
 
         Raises:
             StoreError: no phase is open, or a flush to the store failed.
@@ -276,7 +287,7 @@ class RunRecorder(RecorderResume, RowBuffer):
         with self._lock:
             phase_id = self._require_phase()
             self._append_step(phase_id, worker, episode, step, agent, _json_cell(sensors), _json_cell(actions),
-                              _json_cell(rewards), objective, done)
+                              _json_cell(rewards), objective, done, terminated, truncated, cut_by)
 
     def phase_finished(self, status: str = "finished") -> None:
         """Write what is buffered and close the current phase with ``status``
@@ -408,3 +419,8 @@ class RunRecorder(RecorderResume, RowBuffer):
         if self.status is not None:
             return
         self.finish(*exit_status(exc_type, exc, tb))
+
+
+def _flag(value: bool | None) -> int | None:
+    """A boolean cell as buffered (0/1, see ``RowBuffer._insert_rows``); ``None`` stays ``None``."""
+    return None if value is None else (1 if value else 0)

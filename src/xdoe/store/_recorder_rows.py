@@ -37,10 +37,10 @@ _encode_compact = fast_encoder(sort_keys=True, separators=(",", ":"), ensure_asc
 
 #: Columns of a buffered step row, in the order of its tuple.
 _STEP_COLUMNS = ("phase_id", "worker", "episode", "step", "agent", "sensors", "actions", "rewards",
-                 "objective", "done")
+                 "objective", "done", "terminated", "truncated", "cut_by")
 #: Columns of a buffered episode row, in the order of its tuple.
 _EPISODE_COLUMNS = ("phase_id", "worker", "episode", "agent", "steps", "reward", "objective",
-                    "wall_time", "extras")
+                    "wall_time", "extras", "terminated", "truncated", "cut_by")
 
 
 def _json_cell(value: Any) -> str | None:
@@ -144,9 +144,10 @@ class RowBuffer(RecorderState):
                          reward_id: str) -> Callable[..., None]:
         """For one worker's agent with one sensor, one actuator and one reward
         (value steps): a function ``write(episode, step, observation, action,
-        reward, objective, done=False)`` that records the row ``step(worker, episode,
-        step, agent, {sensor_id: observation}, {actuator_id: action},
-        {reward_id: reward}, objective, done)`` records (the same text, raising
+        reward, objective, done=False, terminated=False, truncated=False, cut_by=None)``
+        that records the row ``step(worker, episode, step, agent, {sensor_id: observation},
+        {actuator_id: action}, {reward_id: reward}, objective, done, terminated,
+        truncated, cut_by)`` records (the same text, raising
         what it raises), without the dicts and with what is the same for every
         row worked out once: the cells' ``{"<id>":`` prefixes, the
         ``all_transactions.csv`` text of the constant fields and the checks of
@@ -168,7 +169,8 @@ class RowBuffer(RecorderState):
         lock = self._lock
 
         def write(episode: int, step: int, observation: Any, action: Any, reward: Any, objective: float,
-                  done: bool = False) -> None:
+                  done: bool = False, terminated: bool = False, truncated: bool = False,
+                  cut_by: str | None = None) -> None:
             with lock:
                 phase_id = self._phase_id
                 if phase_id is None or self.status is not None:
@@ -192,7 +194,7 @@ class RowBuffer(RecorderState):
                     line = None
                 steps = self._steps
                 steps.append((phase_id, worker, episode, step, agent, sensors, actions, rewards, objective,
-                              1 if done else 0))
+                              1 if done else 0, 1 if terminated else 0, 1 if truncated else 0, cut_by))
                 self._step_lines.append(line)
                 self.stored_steps += 1
                 n = len(self._episodes) + len(steps)  # _buffered_row, inlined
@@ -205,7 +207,8 @@ class RowBuffer(RecorderState):
 
     def _append_step(self, phase_id: int, worker: int, episode: int, step: int, agent: str,
                      sensors: str | None, actions: str | None, rewards: str | None,
-                     objective: float | None, done: bool) -> None:
+                     objective: float | None, done: bool, terminated: bool = False,
+                     truncated: bool = False, cut_by: str | None = None) -> None:
         """Buffer a step row (the JSON cells encoded); its
         ``all_transactions.csv`` line is written with the buffer
         (:meth:`_write_buffers`). The caller holds the lock."""
@@ -213,7 +216,8 @@ class RowBuffer(RecorderState):
         objective = None if objective is None else float(objective)
         # a tuple, not a dict: the hot path of store_steps="all" (see _insert_rows)
         self._steps.append((phase_id, worker, episode, step, agent, sensors, actions, rewards, objective,
-                            1 if done else 0))
+                            1 if done else 0, 1 if terminated else 0, 1 if truncated else 0,
+                            None if cut_by is None else str(cut_by)))
         self._step_lines.append(None)  # csv writes it (ResultsWriter.steps)
         self.stored_steps += 1
         self._buffered_row()
@@ -283,7 +287,7 @@ class RowBuffer(RecorderState):
                     if row[i] is not None:
                         values[columns[i]] = _Encoded(row[i])
                 for i in flags:
-                    values[columns[i]] = bool(row[i])
+                    values[columns[i]] = None if row[i] is None else bool(row[i])
                 dicts.append(values)
             connection.execute(insert(table), dicts)
 

@@ -82,6 +82,10 @@ class Store(CheckpointRows, InstanceRows):
         """The SQLAlchemy engine (reading transactions)."""
         self._writer = self.engine.execution_options(**{WRITE: True})
         self._sessions: dict[bool, Any] = {}  # write -> sessionmaker, made on first use (the ORM)
+        self.schema_version = SCHEMA_VERSION
+        """The schema version of the store as opened (older than
+        :data:`SCHEMA_VERSION` only when opened with ``create=False``: reads
+        do not upgrade; see :mod:`xdoe.store._upgrade`)."""
         try:
             self._create_schema() if create else self._check_schema()
         except Exception:
@@ -100,6 +104,14 @@ class Store(CheckpointRows, InstanceRows):
         except SQLAlchemyError as exc:
             raise store_error(self._url, "open", exc) from None
         self._refuse_newer(row)
+        if row is not None:
+            self.schema_version = int(row)
+
+    @property
+    def has_end_columns(self) -> bool:
+        """Whether episode and step rows have ``terminated``, ``truncated``,
+        ``cut_by`` (schema version 2; a store only read keeps its version)."""
+        return self.schema_version >= 2
 
     def _refuse_newer(self, version: str | None) -> None:
         """Raise :class:`StoreError` when the store's schema ``version`` is
@@ -127,7 +139,7 @@ class Store(CheckpointRows, InstanceRows):
                 return False, tables
             row = _schema_version(conn)
         self._refuse_newer(row)
-        return row is not None, tables
+        return row is not None and int(row) == SCHEMA_VERSION, tables
 
     def _create_schema(self) -> None:
         try:
@@ -162,6 +174,10 @@ class Store(CheckpointRows, InstanceRows):
                     )
                 else:
                     self._refuse_newer(row)
+                    if int(row) < SCHEMA_VERSION:  # an older store opened for writing
+                        from xdoe.store._upgrade import upgrade
+
+                        upgrade(conn, int(row))
         except SQLAlchemyError as exc:
             raise store_error(self._url, "open", exc) from None
 

@@ -37,14 +37,18 @@ from sqlalchemy.types import TypeDecorator
 from xdoe.store._json import compact_json
 
 __all__ = [
-    "SCHEMA_VERSION", "INSTANCE_STATUSES", "PHASE_STATUSES", "METADATA", "UtcDateTime", "JsonText",
+    "SCHEMA_VERSION", "END_COLUMNS",
+    "INSTANCE_STATUSES", "PHASE_STATUSES", "METADATA", "UtcDateTime", "JsonText",
     "utcnow", "store_meta", "experiment", "run", "run_instance", "phase", "episode", "step", "checkpoint",
     "brain_source", "claim", "stop_request",
 ]
 
 #: Version of this schema, recorded in ``store_meta``; a store written by a
-#: newer schema is refused rather than misread.
-SCHEMA_VERSION = 1
+#: newer schema is refused rather than misread, an older one is upgraded when
+#: it is opened for writing (:mod:`xdoe.store._upgrade`; reading never changes it).
+#: 2: ``terminated``, ``truncated``, ``cut_by`` of episode and step rows.
+SCHEMA_VERSION = 2
+
 
 #: Status of a run instance. ``running`` until :meth:`RunRecorder.finish`.
 INSTANCE_STATUSES = ("running", "finished", "failed", "interrupted")
@@ -116,6 +120,19 @@ def _fk(name: str, target: str, ondelete: str, *, nullable: bool, **kw: Any) -> 
 
 def _col(name: str, type_: Any, nullable: bool = True, **kw: Any) -> Column[Any]:
     return Column(name, type_, nullable=nullable, **kw)
+
+
+#: The columns that say how an episode ended (schema version 2), last in the
+#: episode and step tables: ``terminated`` (a terminal state of the task),
+#: ``truncated`` (cut short: a time limit, a condition, a budget) and ``cut_by``
+#: (``NULL`` when terminated, else why: see :mod:`xdoe._cuts`). Step rows other than an episode's last have
+#: ``false, false, NULL``. Nullable: rows of a store made before version 2
+#: keep ``NULL`` (unknown).
+END_COLUMNS = ("terminated", "truncated", "cut_by")
+
+
+def _end_columns() -> list[Column[Any]]:
+    return [_col("terminated", Boolean), _col("truncated", Boolean), _col("cut_by", String(64))]
 
 
 # Column order, types, nullability, constraints and index names are the
@@ -194,6 +211,7 @@ episode = Table(
     _col("objective", Float),
     _col("wall_time", Float),
     _col("extras", JsonText),
+    *_end_columns(),
     Index("ix_episode_phase_episode", "phase_id", "episode", "agent"),
     # live curves read "rows of this phase newer than the last seen" (xrun dashboard)
     Index("ix_episode_phase_id", "phase_id", "id"),
@@ -212,6 +230,7 @@ step = Table(
     _col("rewards", JsonText),
     _col("objective", Float),
     _col("done", Boolean, False),
+    *_end_columns(),
     Index("ix_step_phase_episode", "phase_id", "worker", "episode", "step"),
 )
 

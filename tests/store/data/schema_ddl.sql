@@ -144,6 +144,9 @@ CREATE TABLE episode (
 	objective FLOAT, 
 	wall_time FLOAT, 
 	extras TEXT, 
+	terminated BOOLEAN, 
+	truncated BOOLEAN, 
+	cut_by VARCHAR(64), 
 	PRIMARY KEY (id), 
 	FOREIGN KEY(phase_id) REFERENCES phase (id) ON DELETE CASCADE
 );
@@ -176,6 +179,9 @@ CREATE TABLE step (
 	rewards TEXT, 
 	objective FLOAT, 
 	done BOOLEAN NOT NULL, 
+	terminated BOOLEAN, 
+	truncated BOOLEAN, 
+	cut_by VARCHAR(64), 
 	PRIMARY KEY (id), 
 	FOREIGN KEY(phase_id) REFERENCES phase (id) ON DELETE CASCADE
 );
@@ -344,6 +350,9 @@ CREATE TABLE episode (
 	objective FLOAT, 
 	wall_time FLOAT, 
 	extras TEXT, 
+	terminated BOOLEAN, 
+	truncated BOOLEAN, 
+	cut_by VARCHAR(64), 
 	PRIMARY KEY (id), 
 	FOREIGN KEY(phase_id) REFERENCES phase (id) ON DELETE CASCADE
 );
@@ -376,6 +385,9 @@ CREATE TABLE step (
 	rewards TEXT, 
 	objective FLOAT, 
 	done BOOLEAN NOT NULL, 
+	terminated BOOLEAN, 
+	truncated BOOLEAN, 
+	cut_by VARCHAR(64), 
 	PRIMARY KEY (id), 
 	FOREIGN KEY(phase_id) REFERENCES phase (id) ON DELETE CASCADE
 );

@@ -1,0 +1,190 @@
+"""The numbers behind a learning-curve picture (:func:`xdoe.analysis.plots.plot_curves`):
+each run's curve on a common x grid, the aggregate over runs at every grid
+point and its bootstrap interval.
+
+How, and where it comes from:
+
+* **x is what the runs share.** RL runs given the same step budget finish
+  different numbers of episodes (CartPole PPO: 172-438 for 40,000 steps), so
+  the default x is the environment steps consumed so far (the cumulative
+  ``steps`` of a run's episodes, rl-baselines3-zoo's ``X_TIMESTEPS``:
+  ``np.cumsum(episode lengths)`` in ``scripts/plot_train.py``, SB3's
+  ``results_plotter.ts2xy``); ``episodes`` and ``wall`` (cumulative wall time
+  of the episodes, seconds) as in ``X_EPISODES``/``X_WALLTIME`` there.
+* **Smoothing per run**, before anything is averaged: a trailing moving
+  average of ``window`` episodes, only where the window is full (the zoo's
+  ``window_func`` with ``x`` cropped by ``window - 1``).
+* **A common grid.** Each run is interpolated linearly onto ``GRID`` evenly
+  spaced x values between the largest first x and the smallest last x of the
+  runs (OpenAI baselines' ``plot_util.plot_results(resample=...)`` does the
+  same: ``low = max(x[0]); high = min(x[-1])``), so every grid point
+  aggregates exactly the same runs and ``n`` is the number of runs.
+* **Aggregate and band over runs**, the run being the unit (Agarwal et al.,
+  "Deep RL at the Edge of the Statistical Precipice", NeurIPS 2021; rliable's
+  ``get_interval_estimates`` + ``plot_utils.plot_sample_efficiency_curve``):
+  the mean, IQM or median over runs at each grid point, and a 95 % percentile
+  bootstrap interval resampling runs (:func:`scipy.stats.bootstrap`, 2,000
+  resamples, seeded through ``numpy.random.SeedSequence``). A percentile
+  interval of these statistics never leaves the range of the runs' values.
+* Episodes cut short by a budget (``cut_by`` in :data:`xdoe._cuts.BUDGET_CUTS`)
+  still count in x (their steps were spent) but give no y unless ``keep_cut``.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from typing import TYPE_CHECKING, Callable
+
+import numpy as np
+
+from xdoe._cuts import BUDGET_CUTS
+from xdoe.errors import InputError
+
+if TYPE_CHECKING:
+    import pandas as pd
+
+__all__ = ["X_AXES", "CURVE_STATS", "GRID", "Band", "run_series", "common_curve", "aggregate_band",
+           "default_window", "cut_mask", "stat_label", "describe"]
+
+X_AXES = ("steps", "episodes", "wall")
+CURVE_STATS = ("mean", "iqm", "median")
+#: grid points per curve
+GRID = 200
+CONFIDENCE = 0.95
+RESAMPLES = 2000
+
+
+@dataclass(frozen=True)
+class Band:
+    """An aggregate over runs and its interval, per grid point: ``x`` (shape
+    ``(k,)``), ``center``, ``low``, ``high`` (NaN with one run), ``values``
+    (``(runs, k)``, each run on the grid), ``runs`` (their uids)."""
+
+    x: np.ndarray
+    center: np.ndarray
+    low: np.ndarray
+    high: np.ndarray
+    values: np.ndarray
+    runs: tuple[str, ...]
+
+    @property
+    def n(self) -> int:
+        return len(self.runs)
+
+
+def cut_mask(rows: "pd.DataFrame") -> "pd.Series":
+    """True for the rows of episodes cut short by a budget (see the module docstring)."""
+    import pandas as pd
+
+    if "cut_by" not in rows.columns:
+        return pd.Series(False, index=rows.index)
+    return rows["cut_by"].isin(BUDGET_CUTS)
+
+
+def _statistic(stat: str) -> Callable[..., np.ndarray]:
+    if stat == "mean":
+        return np.mean
+    if stat == "median":
+        return np.median
+    if stat == "iqm":
+        from xdoe.analysis._aggregates import iqm
+
+        return iqm
+    raise InputError(f"unknown statistic {stat!r}; expected one of {', '.join(CURVE_STATS)}")
+
+
+def run_series(rows: "pd.DataFrame", metric: str, x: str, window: int, *,
+               keep_cut: bool = False) -> dict[str, tuple[np.ndarray, np.ndarray]]:
+    """Per run of one phase's episode rows (in recorded order): ``(x, y)``,
+    the smoothed ``metric`` (trailing mean of ``window`` episodes, from the
+    ``window``-th on) against cumulative steps, episodes or wall time. A
+    run's agents are pooled (the mean over agents of each episode).
+
+    Raises:
+        InputError: an unknown ``x``.
+    """
+    if x not in X_AXES:
+        raise InputError(f"unknown x axis {x!r}; expected one of {', '.join(X_AXES)}")
+    rows = rows.assign(_cut=cut_mask(rows))
+    episodes = rows.groupby(["run", "worker", "episode"], sort=False).agg(
+        y=(metric, "mean"), steps=("steps", "max"), wall=("wall_time", "max"), cut=("_cut", "any"))
+    out: dict[str, tuple[np.ndarray, np.ndarray]] = {}
+    for run, ep in episodes.groupby(level="run", sort=True):
+        if x == "steps":
+            xs = np.cumsum(ep["steps"].to_numpy(float))
+        elif x == "episodes":
+            xs = np.arange(1, len(ep) + 1, dtype=float)
+        else:
+            xs = np.cumsum(np.nan_to_num(ep["wall"].to_numpy(float)))
+        keep = np.ones(len(ep), bool) if keep_cut else ~ep["cut"].to_numpy(bool)
+        xs, ys = xs[keep], ep["y"].to_numpy(float)[keep]
+        if len(ys) >= window:
+            smooth = np.convolve(ys, np.ones(window) / window, mode="valid")
+            out[str(run)] = (xs[window - 1:], smooth)
+    return out
+
+
+def default_window(rows: "pd.DataFrame") -> int:
+    """About 5 % of the episodes of the run with the fewest (at least 1)."""
+    counts = rows.groupby("run")[["worker", "episode"]].apply(lambda g: len(g.drop_duplicates()))
+    return max(1, round(0.05 * int(counts.min()))) if len(counts) else 1
+
+
+def aggregate_band(values: np.ndarray, stat: str, *, seed: int, key: tuple[int, ...]) -> tuple[
+        np.ndarray, np.ndarray, np.ndarray]:
+    """``(center, low, high)`` over the runs (axis 0) of ``values``
+    (``(runs, k)``): ``stat`` and its 95 % percentile bootstrap interval
+    (runs resampled with replacement, :func:`scipy.stats.bootstrap`,
+    generator ``numpy.random.default_rng(SeedSequence(seed, spawn_key=key))``).
+    ``low``/``high`` are NaN with one run; equal to ``center`` where all runs agree."""
+    from scipy import stats
+
+    values = np.asarray(values, dtype=float)
+    func = _statistic(stat)
+    center = np.asarray(func(values, axis=0), dtype=float)
+    if values.shape[0] < 2:
+        nan = np.full_like(center, np.nan)
+        return center, nan, nan.copy()
+    low, high = center.copy(), center.copy()
+    varies = np.ptp(values, axis=0) > 0
+    if varies.any():
+        rng = np.random.default_rng(np.random.SeedSequence(seed, spawn_key=key))
+        res = stats.bootstrap((values[:, varies],), func, axis=0, vectorized=True, n_resamples=RESAMPLES,
+                              confidence_level=CONFIDENCE, method="percentile", batch=100, random_state=rng)
+        low[varies] = res.confidence_interval.low
+        high[varies] = res.confidence_interval.high
+    return center, low, high
+
+
+def common_curve(series: dict[str, tuple[np.ndarray, np.ndarray]], runs: list[str], stat: str, *,
+                 seed: int, key: tuple[int, ...], points: int = GRID) -> Band | None:
+    """The runs' curves on their common grid (see the module docstring) with
+    the aggregate and its band; ``None`` when none of ``runs`` has a curve.
+
+    Raises:
+        InputError: the runs share no range of x (a window longer than a run's episodes).
+    """
+    have = [r for r in runs if r in series]
+    if not have:
+        return None
+    lo = max(float(series[r][0][0]) for r in have)
+    hi = min(float(series[r][0][-1]) for r in have)
+    if lo > hi:
+        raise InputError(f"runs {', '.join(have[:3])}{' ...' if len(have) > 3 else ''} share no range of x "
+                         "(one ends before another's smoothing window is full); use a smaller --window")
+    grid = np.linspace(lo, hi, points) if hi > lo else np.array([lo])
+    values = np.stack([np.interp(grid, *series[r]) for r in have])
+    center, low, high = aggregate_band(values, stat, seed=seed, key=key)
+    return Band(grid, center, low, high, values, tuple(have))
+
+
+def stat_label(stat: str) -> str:
+    """``mean``, ``IQM``, ``median``."""
+    return {"iqm": "IQM"}.get(stat, stat)
+
+
+def describe(stat: str, seed: int) -> str:
+    """What the line and band are, for a legend title."""
+    return (f"line: {stat_label(stat)} over runs; band: {round(CONFIDENCE * 100)} % percentile "
+            f"bootstrap CI over runs ({RESAMPLES} resamples, seed {seed})")
+

@@ -1,0 +1,175 @@
+"""Learning curves for RL (issue 22): on environment steps, every run on a
+common grid so each point aggregates the same runs, budget-cut episodes left
+out of curves and responses, bands that are bootstrap intervals over runs
+inside the observed range, and no warnings."""
+
+from __future__ import annotations
+
+import warnings
+from pathlib import Path
+
+import numpy as np
+import pandas as pd
+import pytest
+
+from xdoe.analysis._curves import aggregate_band, common_curve, run_series
+from xdoe.analysis._response import Response, phase_rows, run_table
+from xdoe.analysis.plots import plot_curves
+from xdoe.errors import InputError
+from xdoe.results import FACTORS_ATTR
+
+BUDGET = 1000
+
+
+def _frame(runs: dict[str, tuple[int, str]], test: bool = True) -> pd.DataFrame:
+    """An episode table as :func:`xdoe.results.load` gives it. Each run learns
+    at its own pace: episode lengths grow (10, 20, ... up to 100 steps, score =
+    length), so runs of different pace finish different numbers of episodes
+    within the same ``BUDGET`` of steps; the last episode is cut by the budget
+    (a short, low score: the fake collapse)."""
+    rows = []
+    for run, (pace, algo) in runs.items():
+        point = 0 if algo == "A" else 1
+        used, e = 0, 0
+        while used < BUDGET:
+            length = min(100, 10 * (1 + e * pace))
+            cut = used + length > BUDGET
+            length = min(length, BUDGET - used)
+            used += length
+            rows.append(dict(experiment="toy", run=run, design_point=point, repetition=int(run[-1]), seed=1,
+                             algo=algo, phase="training", mode="train", worker=0, episode=e, agent="a",
+                             steps=length, reward=float(length), objective=float(length), wall_time=0.01 * length,
+                             terminated=False, truncated=cut or length == 100,
+                             cut_by="step_budget" if cut else ("environment" if length == 100 else None)))
+            e += 1
+        if test:
+            for t in range(3):
+                rows.append(dict(experiment="toy", run=run, design_point=point, repetition=int(run[-1]), seed=1,
+                                 algo=algo, phase="testing", mode="test", worker=0, episode=t, agent="a", steps=100,
+                                 reward=100.0 - pace, objective=100.0 - pace, wall_time=1.0, terminated=False,
+                                 truncated=True, cut_by="environment"))
+    frame = pd.DataFrame(rows)
+    frame.attrs[FACTORS_ATTR] = ["algo"]
+    return frame
+
+
+RUNS = {"r-0": (1, "A"), "r-1": (2, "A"), "r-2": (3, "A"), "q-0": (1, "B"), "q-1": (1, "B")}
+
+
+def test_the_frame_has_runs_of_different_episode_counts_and_a_cut_last_episode():
+    frame = _frame(RUNS)
+    train = frame[frame["phase"] == "training"]
+    counts = train.groupby("run").size()
+    assert counts["r-0"] != counts["r-2"]
+    last = train.groupby("run").tail(1)
+    assert (last["cut_by"] == "step_budget").all() and (last["objective"] < 100).all()
+
+
+def test_budget_cut_episodes_are_left_out_of_the_curves_but_their_steps_count():
+    frame = _frame(RUNS)
+    rows = frame[frame["phase"] == "training"]
+    series = run_series(rows, "objective", "steps", 1)
+    kept = run_series(rows, "objective", "steps", 1, keep_cut=True)
+    for run in RUNS:
+        x, y = series[run]
+        assert len(y) == len(kept[run][1]) - 1  # the cut episode has no point
+        assert y[-1] == 100.0  # no fake collapse at the end
+        assert kept[run][1][-1] < 100.0  # which keep_cut shows
+        assert kept[run][0][-1] == BUDGET  # x: every step spent, the cut episode's too
+        assert np.all(np.diff(x) > 0)
+
+
+def test_every_grid_point_aggregates_every_run_and_the_band_stays_inside_the_runs():
+    frame = _frame(RUNS)
+    rows = frame[frame["phase"] == "training"]
+    series = run_series(rows, "objective", "steps", 3)
+    runs = ["r-0", "r-1", "r-2"]
+    band = common_curve(series, runs, "mean", seed=5, key=(0,))
+    assert band is not None and band.n == 3 and band.values.shape == (3, band.x.size)
+    assert not np.isnan(band.values).any()  # no point averages fewer runs
+    assert band.x[0] == max(series[r][0][0] for r in runs) and band.x[-1] == min(series[r][0][-1] for r in runs)
+    np.testing.assert_allclose(band.center, band.values.mean(axis=0))
+    lo, hi = band.values.min(axis=0), band.values.max(axis=0)
+    assert np.all(band.low >= lo - 1e-12) and np.all(band.high <= hi + 1e-12)
+    assert np.all(band.low <= band.center + 1e-12) and np.all(band.center <= band.high + 1e-12)
+    assert np.all(band.low >= 0) and np.all(band.high <= 100)  # the score's own bounds
+    again = common_curve(series, runs, "mean", seed=5, key=(0,))
+    np.testing.assert_array_equal(band.low, again.low)  # seeded: the same band
+
+
+@pytest.mark.parametrize("stat", ["mean", "iqm", "median"])
+def test_the_band_is_the_percentile_bootstrap_of_rliables_aggregates(stat):
+    # the point is rliable's aggregate over runs (its mean and IQM of a one-task score
+    # matrix; rliable's median is a median over tasks, so numpy's median here); the
+    # band's ends are the 2.5 % and 97.5 % points of the exact bootstrap distribution
+    # of the statistic over runs (all 5**5 resamples of 5 runs), up to the Monte Carlo
+    # error of 2,000 resamples
+    import itertools
+
+    from scipy import stats as st
+
+    metrics = pytest.importorskip("rliable.metrics")
+    rng = np.random.default_rng(3)
+    values = rng.normal(50, 10, size=(5, 4))  # 5 runs, 4 grid points
+    center, low, high = aggregate_band(values, stat, seed=1, key=(0,))
+    point = {"mean": metrics.aggregate_mean, "iqm": metrics.aggregate_iqm,
+             "median": lambda s: np.median(s)}[stat]
+    over = {"mean": lambda a: a.mean(axis=1), "iqm": lambda a: st.trim_mean(a, 0.25, axis=1),
+            "median": lambda a: np.median(a, axis=1)}[stat]
+    resamples = np.array(list(itertools.product(range(5), repeat=5)))
+    for k in range(values.shape[1]):
+        runs = values[:, k]
+        assert center[k] == pytest.approx(point(runs[:, None]))
+        exact = over(runs[resamples])
+        for bound, target in ((low[k], 0.025), (high[k], 0.975)):
+            below, at_most = np.mean(exact < bound - 1e-9), np.mean(exact <= bound + 1e-9)
+            assert below - 0.012 <= target <= at_most + 0.012, (k, bound, below, at_most)
+
+
+def test_the_response_leaves_budget_cuts_out_unless_asked():
+    frame = _frame(RUNS)
+    rows, _ = phase_rows(frame, Response(phase="training"))
+    assert not (rows["cut_by"] == "step_budget").any()
+    kept, _ = phase_rows(frame, Response(phase="training", keep_cut=True))
+    assert len(kept) == len(rows) + len(RUNS)
+    table, _ = run_table(frame, Response(phase="training", stat="last"))
+    assert (table["y"] == 100.0).all()  # the last real episode, not the cut one
+
+
+def test_a_run_with_nothing_but_cut_episodes_is_an_error_not_a_silent_drop():
+    frame = _frame({"r-0": (1, "A")}, test=False)
+    frame.loc[frame["run"] == "r-0", "cut_by"] = "stop"
+    with pytest.raises(InputError, match="cut short"):
+        phase_rows(frame, Response(phase="training"))
+
+
+@pytest.mark.parametrize("x", ["steps", "episodes", "wall"])
+def test_the_picture_is_drawn_without_a_warning(tmp_path: Path, x: str):
+    frame = _frame(RUNS)
+    with warnings.catch_warnings():
+        warnings.simplefilter("error")
+        path = plot_curves(frame, tmp_path / f"c-{x}.png", x=x, window=2)
+        plot_curves(frame, tmp_path / f"c-{x}-algo.png", x=x, by="algo", stat="iqm", window=2)
+    assert path.stat().st_size > 10_000
+
+
+def test_more_design_points_than_colours_group_by_the_strongest_factor_or_get_distinct_colours(tmp_path: Path):
+    from xdoe.analysis.plots import _colours, _curve_groups
+
+    assert len({str(c) for c in _colours(12)}) == 12
+    frame = _frame({f"r{i}-{r}": (1 + i % 3, "A" if i < 5 else "B") for i in range(10) for r in range(2)},
+                   test=True)
+    frame["design_point"] = frame["run"].str.slice(1, 2).astype(int)
+    rows = frame[frame["phase"] == "training"]
+    groups = _curve_groups(frame, rows, {"algo": "algo"}, None)
+    assert [label for label, _ in groups] == ["algo=A", "algo=B"]  # 10 points: by the (only) factor
+    assert [label.split(":")[0] for label, _ in _curve_groups(frame, rows, {"algo": "algo"}, "point")] == \
+        [f"point {i}" for i in range(10)]
+
+
+def test_unknown_x_or_factor_is_bad_input(tmp_path: Path):
+    frame = _frame(RUNS)
+    with pytest.raises(InputError, match="x axis"):
+        plot_curves(frame, tmp_path / "c.png", x="time")
+    with pytest.raises(InputError, match="no factor"):
+        plot_curves(frame, tmp_path / "c.png", by="gamma")
