@@ -25,14 +25,10 @@ FACTORS_ATTR = "xdoe_factors"
 
 
 def readable(level: Any) -> Any:
-    """A factor level as people read it: numbers and strings unchanged, a
-    list of keys joined with ``+`` (``["learner"]`` -> ``learner``), any other
-    structure as compact JSON, ``None`` unchanged."""
-    if isinstance(level, list) and all(isinstance(x, str) for x in level):
-        return "+".join(level)
-    if isinstance(level, (list, dict)):
-        return json.dumps(level, sort_keys=True, separators=(",", ":"))
-    return level
+    """A factor level as people read it (:func:`xdoe.documents.readable_level`)."""
+    from xdoe.documents import readable_level
+
+    return readable_level(level)
 
 
 def levels_text(levels: dict[str, Any] | None) -> str:

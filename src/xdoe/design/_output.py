@@ -196,7 +196,7 @@ def _csv_cell(value: Any) -> str:
     if kind is int or (kind is float and math.isfinite(value)):
         return repr(value)  # what canonical_json writes, without a json.dumps call per cell
     if kind is list and value and all(type(x) is str for x in value):
-        from xdoe.results import readable
+        from xdoe.documents import readable_level as readable
 
         return str(readable(value))
     return canonical_json(value)

@@ -17,6 +17,7 @@ if TYPE_CHECKING:  # the same names for type checkers (`Name as Name`: a re-expo
         canonical_json as canonical_json,
         dump_canonical as dump_canonical,
         format_float as format_float,
+        readable_level as readable_level,
     )
     from xdoe.documents._experiment import (
         DESIGN_METHODS as DESIGN_METHODS,
@@ -66,7 +67,7 @@ if TYPE_CHECKING:  # the same names for type checkers (`Name as Name`: a re-expo
     )
 
 _EXPORTS = {
-    "xdoe.documents._canonical": ["canonical_json", "dump_canonical", "format_float"],
+    "xdoe.documents._canonical": ["canonical_json", "dump_canonical", "format_float", "readable_level"],
     "xdoe.documents._experiment": [
         "DESIGN_METHODS", "Experiment", "ExperimentDocument", "PhaseLevels", "Variable", "experiment_schema",
         "load_experiment", "safe_uid",

@@ -27,7 +27,7 @@ import math
 import re
 from typing import Any
 
-__all__ = ["dump_canonical", "canonical_json", "json_default", "format_float", "format_scalar"]
+__all__ = ["dump_canonical", "canonical_json", "json_default", "format_float", "format_scalar", "readable_level"]
 
 _PLAIN = re.compile(r"[A-Za-z_][A-Za-z0-9_./-]*(?::[A-Za-z0-9_./-]+)*\Z")
 _SPECIAL = frozenset(
@@ -238,3 +238,15 @@ def canonical_json(value: Any) -> str:
 #: what ``json.dumps(value, sort_keys=True, ...)`` builds on every call, built once
 _CANONICAL_JSON = json.JSONEncoder(sort_keys=True, separators=(",", ":"), ensure_ascii=False, allow_nan=False,
                                   default=json_default)
+
+
+def readable_level(level: Any) -> Any:
+    """A factor level as people read it (tables, plots, ``design.csv``,
+    exports): numbers and strings unchanged, a list of keys joined with
+    ``+`` (``["learner"]`` -> ``learner``), any other structure as compact
+    JSON with sorted keys, ``None`` unchanged."""
+    if isinstance(level, list) and all(isinstance(x, str) for x in level):
+        return "+".join(level)
+    if isinstance(level, (list, dict)):
+        return json.dumps(level, sort_keys=True, separators=(",", ":"))
+    return level

@@ -30,10 +30,10 @@ from sqlalchemy import Engine, create_engine, event
 from sqlalchemy.engine import URL, make_url
 from sqlalchemy.exc import ArgumentError, NoSuchModuleError
 
-from xdoe.errors import DiskFullError, StoreError, no_space_cause
+from xdoe.errors import DiskFullError, NoStoreError, StoreError, no_space_cause
 
 __all__ = ["DEFAULT_URL", "ENV_VAR", "SQLITE_BUSY_TIMEOUT_MS", "resolve_url", "mask_url",
-           "absolute_url", "url_database", "make_engine", "store_error", "WRITE"]
+           "absolute_url", "url_database", "make_engine", "store_error", "require_sqlite_file", "WRITE"]
 
 ENV_VAR = "XRUN_STORE"
 DEFAULT_URL = "sqlite:///_outputs/xrun.sqlite"
@@ -224,3 +224,16 @@ def _configure_sqlite(engine: Engine, *, read_only: bool = False) -> None:
     def _on_begin(connection: Any) -> None:
         immediate = connection.get_execution_options().get(WRITE, False)
         connection.exec_driver_sql("BEGIN IMMEDIATE" if immediate else "BEGIN")
+
+
+def require_sqlite_file(url: str, masked: str) -> None:
+    """Raise :class:`NoStoreError` when ``url`` names a SQLite file that does not exist."""
+    try:
+        backend, database = url_database(url)
+    except ValueError:
+        return  # make_engine names the malformed URL
+    if backend != "sqlite":
+        return
+    database = database or ""
+    if database in ("", ":memory:") or not (database.startswith("file:") or Path(database).expanduser().is_file()):
+        raise NoStoreError(f"no store at {masked}")

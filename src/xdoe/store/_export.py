@@ -199,7 +199,9 @@ def _factor_cell(value: Any, kind: str) -> Any:
     if kind == "float":
         return float(value)
     if kind == "string" and not isinstance(value, str):
-        return canonical_json(value)
+        from xdoe.documents import readable_level  # as design.csv and every table show it
+
+        return str(readable_level(value))
     return value
 
 

@@ -16,7 +16,7 @@ from sqlalchemy.exc import SQLAlchemyError
 
 from xdoe.errors import NoStoreError, StoreError
 from xdoe.store import _tables as t
-from xdoe.store._engine import WRITE, make_engine, mask_url, resolve_url, store_error, url_database
+from xdoe.store._engine import WRITE, make_engine, mask_url, require_sqlite_file, resolve_url, store_error
 from xdoe.store._tables import METADATA, SCHEMA_VERSION, utcnow
 from xdoe.store._checkpoint_rows import CheckpointRows
 from xdoe.store._instance_rows import InstanceInfo, InstanceRows, RunInfo
@@ -33,19 +33,6 @@ IN_CHUNK = 500
 
 # Key of the PostgreSQL advisory lock that serialises schema creation.
 _SCHEMA_LOCK = 0x7864_6F65  # "xdoe"
-
-
-def _require_sqlite_file(url: str, masked: str) -> None:
-    """Raise :class:`NoStoreError` when ``url`` names a SQLite file that does not exist."""
-    try:
-        backend, database = url_database(url)
-    except ValueError:
-        return  # make_engine names the malformed URL
-    if backend != "sqlite":
-        return
-    database = database or ""
-    if database in ("", ":memory:") or not (database.startswith("file:") or Path(database).expanduser().is_file()):
-        raise NoStoreError(f"no store at {masked}")
 
 
 class Store(CheckpointRows, InstanceRows):
@@ -77,7 +64,7 @@ class Store(CheckpointRows, InstanceRows):
         self.read_only = read_only
         """Opened only to read (``read_only=True``)."""
         if not create:
-            _require_sqlite_file(self._url, self.url)
+            require_sqlite_file(self._url, self.url)
         self.engine = make_engine(self._url, read_only=read_only)
         """The SQLAlchemy engine (reading transactions)."""
         self._writer = self.engine.execution_options(**{WRITE: True})
