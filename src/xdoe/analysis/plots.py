@@ -101,7 +101,8 @@ def plot_curves(frame: "pd.DataFrame", output: str | Path, *, by: str | None = N
     note = "" if keep_cut or not cut else f"; {cut} episode row(s) cut by a step budget or stop left out"
     ax.set_xlabel(f"{_X_LABELS[x]} (phase {phase!r}){note}")
     ax.set_ylabel(f"{metric_label(metric)} (moving average of {window})")
-    ax.set_title(f"{experiment_label(frame)}: learning curves by {_by_text(by, groups)}", fontsize=11)
+    ax.set_title(f"{experiment_label(frame)} · {metric_label(metric)}, phase {phase!r} · {rows['run'].nunique()} runs\n"
+                 f"learning curves by {_by_text(by, groups)}", fontsize=11)
     ax.grid(True, alpha=0.3)
     # below the axes, never over the curves
     fig.legend(*ax.get_legend_handles_labels(), loc="outside lower center", ncols=2 if len(groups) > 3 else 1,
