@@ -10,7 +10,7 @@ from typing import Annotated, Any, ClassVar, Literal
 from pydantic import AliasChoices, Field, field_validator, model_validator
 
 from xdoe.documents._reference import is_reference
-from xdoe.documents._validation import DocumentModel, Integer, empty_list, null_means, short_repr
+from xdoe.documents._validation import MAX_EPISODES, MAX_WORKERS, DocumentModel, Integer, empty_list, null_means, short_repr
 
 __all__ = [
     "DEFAULT_MAX_TOTAL_RUNS",
@@ -108,8 +108,8 @@ class PhaseConfigDefinition(DocumentModel):
     open_keys: ClassVar[bool] = True
 
     mode: Literal["train", "test"] = "train"
-    worker: Integer = Field(default=1, ge=1)
-    episodes: Integer = Field(default=1, ge=1)
+    worker: Integer = Field(default=1, ge=1, le=MAX_WORKERS)
+    episodes: Integer = Field(default=1, ge=1, le=MAX_EPISODES)
 
 
 class RunConfigDefinition(DocumentModel):

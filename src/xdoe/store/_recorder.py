@@ -12,7 +12,7 @@ from typing import TYPE_CHECKING, Any
 
 from sqlalchemy import update
 
-from xdoe.errors import DiskFullError, DocumentError, StoreError, no_space_cause, one_line
+from xdoe.errors import MAX_ERROR_CHARS, DiskFullError, DocumentError, StoreError, cap_traceback, no_space_cause, one_line
 from xdoe.store._json import compact_json, document_hash
 from xdoe.store._recorder_resume import RecorderResume
 from xdoe.store._recorder_rows import RowBuffer, _get_or_create, _insert_id, _int_or_none, _json_cell
@@ -27,7 +27,7 @@ if TYPE_CHECKING:
 
 __all__ = ["RunRecorder", "FINAL_STATUSES"]
 
-_MAX_ERROR_CHARS = 2000
+_MAX_ERROR_CHARS = MAX_ERROR_CHARS
 
 
 class RunRecorder(RecorderResume, RowBuffer):
@@ -316,7 +316,7 @@ class RunRecorder(RecorderResume, RowBuffer):
                     conn.execute(
                         update(t.run_instance).where(t.run_instance.c.id == self.instance_id).values(
                             status=status, end=self._end, error=self._error,
-                            traceback=traceback, heartbeat=self._end)
+                            traceback=cap_traceback(traceback), heartbeat=self._end)
                     )
                 self._clear_buffers()
             finally:
