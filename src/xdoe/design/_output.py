@@ -39,7 +39,7 @@ from xdoe.errors import InputError, XdoeError
 
 __all__ = [
     "MAX_FIGURE_POINTS", "OutputLayout", "WriteResult", "design_figures", "manifest_header", "plan_outputs",
-    "write_outputs",
+    "write_outputs", "xgen_folder",
 ]
 
 MANIFEST = "manifest.json"
@@ -292,26 +292,65 @@ def _emitter(
     return emit
 
 
-def _existing(target: Path) -> bool:
+def _existing(target: Path, force_folder: bool = True) -> bool:
+    """Whether ``target`` exists (then it is a folder xgen may write into).
+
+    Raises:
+        InputError: ``target`` is not a directory; or it is a non-empty folder
+            that xgen did not create (:func:`xgen_folder`) and ``force_folder`` is false.
+    """
     if target.exists() or target.is_symlink():
         if not target.is_dir():
             raise InputError(f"{target}: exists and is not a directory")
+        if not force_folder and not xgen_folder(target):
+            raise InputError(
+                f"{target}: exists, is not empty and was not created by xgen (it holds no manifest.json of "
+                "xgen); choose a new or empty --output, or pass --force-folder to write into it anyway"
+            )
         return True
+    return False
+
+
+def xgen_folder(target: Path) -> bool:
+    """Whether xgen may write into the existing folder ``target`` without
+    ``--force-folder``: it is empty, or holds a manifest xgen wrote
+    (``manifest.json`` or ``manifest-<uid>.json``: a regular file whose JSON
+    has ``xdoe_version`` and a ``files`` list)."""
+    try:
+        with os.scandir(target) as entries:
+            names = [entry.name for entry in entries]
+    except OSError:
+        return False
+    if not names:
+        return True
+    for name in names:
+        if name == MANIFEST or (name.startswith("manifest-") and name.endswith(".json")):
+            path = target / name
+            try:
+                if not path.is_file() or path.is_symlink():
+                    continue
+                with open(path, encoding="utf-8") as fh:
+                    head = json.load(fh)
+            except (OSError, ValueError):
+                continue
+            if isinstance(head, dict) and "xdoe_version" in head and isinstance(head.get("files"), list):
+                return True
     return False
 
 
 def plan_outputs(
     runs: _Runs, *, output: str | Path, layout: OutputLayout, header: dict | Callable[[], dict],
-    factor_names: list[str],
+    factor_names: list[str], force_folder: bool = False,
 ) -> ExtendPlan | None:
     """What :func:`write_outputs` would do to the existing ``output`` (files
     added, kept, retired, changed); ``None`` when it does not exist. Writes nothing.
 
     Raises:
-        InputError: ``output`` exists and is not a directory.
+        InputError: ``output`` exists and is not a directory, or is a
+            non-empty folder xgen did not create (unless ``force_folder``).
     """
     target = Path(output)
-    if not _existing(target):
+    if not _existing(target, force_folder):
         return None
     layout = layout_for(target, layout)
     return plan_extension(target, layout, _emitter(runs, layout, header, factor_names), _Stream)
@@ -343,6 +382,7 @@ def write_outputs(
     factor_names: list[str],
     force: bool = False,
     progress: Callable[[int], None] | None = None,
+    force_folder: bool = False,
 ) -> WriteResult:
     """Write all outputs into ``output``: a new folder atomically; into an
     existing folder by extending it (:mod:`xdoe.design._extend`: unchanged
@@ -360,12 +400,15 @@ def write_outputs(
         force: replace run documents of this experiment whose content changed
             (their old versions are retired, not deleted).
         progress: called with the number of runs done so far.
+        force_folder: write into an existing non-empty folder that holds no
+            manifest of xgen (:func:`xgen_folder`); refused otherwise.
 
     Returns:
         :class:`WriteResult` (``"up to date"`` when the existing output is identical).
 
     Raises:
-        InputError: ``output`` is not a directory; a file to write exists and
+        InputError: ``output`` is not a directory, or a non-empty folder xgen
+            did not create (without ``force_folder``); a file to write exists and
             was not written by xgen for this experiment; run documents would
             change and ``force`` is not set; the output cannot be created (a
             file on the path, a read-only or missing place, a name too long).
@@ -375,7 +418,7 @@ def write_outputs(
     """
     target = Path(output)
     try:
-        return _write_outputs(runs, target, layout, header, factor_names, force, progress)
+        return _write_outputs(runs, target, layout, header, factor_names, force, progress, force_folder)
     except OSError as exc:
         raise output_os_error(target, exc) from None
 
@@ -388,9 +431,11 @@ def _write_outputs(
     factor_names: list[str],
     force: bool,
     progress: Callable[[int], None] | None,
+    force_folder: bool = False,
 ) -> WriteResult:
+    existing = _existing(target, force_folder)  # refused before anything is touched
     cleaned = clean_stale_staging(target)
-    if _existing(target):
+    if existing:
         layout = layout_for(target, layout)
         emit = _emitter(runs, layout, header, factor_names)
         plan = write_extension(target, layout, lambda sink: emit(sink, progress), _Stream, force=force)

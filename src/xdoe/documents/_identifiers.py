@@ -4,8 +4,8 @@ for ``xgen check``, ``xgen generate`` and ``xrun experiment-check``.
 
 * a **run uid** (``uid`` of a run document; the run file's name and the
   store's key): :data:`UID_ALPHABET`, ``[A-Za-z0-9][A-Za-z0-9._-]{0,127}``:
-  letters, digits, ``.``, ``_``, ``-``, starting with a letter or digit, at
-  most 128 characters;
+  letters, digits, ``.``, ``_``, ``-``, starting with a letter or digit, no
+  ``..``, at most 128 characters;
 * an **experiment uid** (``uid`` or arsenAI's ``id`` of an experiment
   document; ``experiment_uid`` of a run document): the same alphabet plus the
   space (arsenAI ids such as ``Dummy Experiment``), at most 64 characters;
@@ -56,7 +56,7 @@ def _uid_problem(value: Any, what: str, pattern: re.Pattern[str], limit: int, sp
         return f"expected a {what} (text), got {type(value).__name__}"
     rule = (f"{what}s use letters A-Z a-z, digits and . _ -{' and spaces' if space else ''}, "
             f"starting with a letter or digit, at most {limit} characters")
-    if pattern.match(value):
+    if pattern.match(value) and ".." not in value:
         return None
     if not value:
         return f"the {what} is empty; {rule}"
@@ -65,6 +65,8 @@ def _uid_problem(value: Any, what: str, pattern: re.Pattern[str], limit: int, sp
     bad = next((c for c in value if not (_UID_CHAR.match(c) or (space and c == " "))), None)
     if bad is not None:
         return f"the {what} must not contain {_shown(bad)}; {rule}"
+    if ".." in value:
+        return f"the {what} must not contain '..' (it names files), got {value!r}"
     return f"the {what} {value!r} must start with a letter or digit; {rule}"
 
 
