@@ -213,3 +213,25 @@ def test_sigkill_during_an_extension_leaves_nothing_xrun_takes_unlisted(tmp_path
         assert {p.name for p in taken} <= names
         assert len(taken) in (800, 2400)
     assert kills >= 1
+
+
+@pytest.mark.parametrize("value", ["abc", "", "1e3", "\x1b[31m9"])
+def test_a_store_with_an_unreadable_schema_version_is_one_line(value: str, tmp_path: Path,
+                                                               monkeypatch: pytest.MonkeyPatch) -> None:
+    """Item 8: a store whose schema_version is ``abc`` gave a traceback."""
+    from xdoe.store import Store, StoreMeta
+
+    monkeypatch.chdir(tmp_path)
+    url = f"sqlite:///{tmp_path / 'x.sqlite'}"
+    with Store(url) as store, store.session(write=True) as session, session.begin():
+        session.get(StoreMeta, "schema_version").value = value  # type: ignore[union-attr]
+    run = tmp_path / "run.yaml"
+    run.write_text(base_run_document(), encoding="utf-8")
+    for command in (["status", "--store", url],
+                    ["experiment-start", str(run), "--store", url, "--results", str(tmp_path / "results"), "-q"]):
+        result = CliRunner().invoke(xrun, command)
+        # experiment-start: an unusable store is bad input (2); read commands exit 1 on a StoreError today
+        assert result.exit_code == (2 if command[0] == "experiment-start" else 1), (command, result.output)
+        lines = result.output.splitlines()
+        assert len(lines) == 1 and "unreadable schema version" in lines[0] and "\x1b" not in lines[0], result.output
+    assert not (tmp_path / "results").exists()
