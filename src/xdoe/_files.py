@@ -13,7 +13,7 @@ from typing import Callable
 
 from xdoe.errors import InputError
 
-__all__ = ["file_sha256", "folder_run_files", "refuse_existing", "write_atomically"]
+__all__ = ["file_sha256", "folder_run_files", "refuse_existing", "write_atomically", "xgen_folder"]
 
 _CHUNK = 1 << 20
 #: errno values of a file system without hard links (then: check, then rename)
@@ -134,6 +134,32 @@ def _manifest_names(path: Path) -> set[str] | None:
         return None
 
 
+def _manifests(root: Path) -> list[set[str]]:
+    """The file lists of the xgen manifests in ``root`` (``manifest.json``, ``manifest-<uid>.json``)."""
+    found = []
+    for manifest in sorted(root.glob("manifest*.json")):
+        if manifest.name == "manifest.json" or manifest.name.startswith("manifest-"):
+            names = _manifest_names(manifest)
+            if names is not None:
+                found.append(names)
+    return found
+
+
+def xgen_folder(target: Path | str) -> bool:
+    """Whether xgen may write into the existing folder ``target`` without
+    ``--force-folder``: it is empty, or holds a manifest xgen wrote (a
+    regular ``manifest.json`` or ``manifest-<uid>.json`` whose JSON has
+    ``xdoe_version`` and a ``files`` list)."""
+    root = Path(target)
+    try:
+        with os.scandir(root) as entries:
+            if next(entries, None) is None:
+                return True
+    except OSError:
+        return False
+    return bool(_manifests(root))
+
+
 def folder_run_files(folder: Path | str) -> tuple[list[Path], list[Path]]:
     """The run documents of a folder as xrun takes them, and those it leaves out.
 
@@ -150,13 +176,8 @@ def folder_run_files(folder: Path | str) -> tuple[list[Path], list[Path]]:
     """
     root = Path(folder)
     found = sorted(root.glob("run-*.yaml"))
-    listed: set[str] | None = None
-    for manifest in sorted(root.glob("manifest*.json")):
-        if manifest.name != "manifest.json" and not manifest.name.startswith("manifest-"):
-            continue
-        names = _manifest_names(manifest)
-        if names is not None:
-            listed = names if listed is None else listed | names
-    if listed is None:
+    manifests = _manifests(root)
+    if not manifests:
         return found, []
+    listed = set().union(*manifests)
     return [p for p in found if p.name in listed], [p for p in found if p.name not in listed]

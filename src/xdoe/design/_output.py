@@ -32,6 +32,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any, Callable, Iterable, Protocol
 
+from xdoe._files import xgen_folder
 from xdoe.design._extend import ExtendPlan, layout_for, plan_extension, write_extension
 from xdoe.design._staging import clean_stale_staging, staging_prefix
 from xdoe.documents._canonical import canonical_json, dump_canonical
@@ -39,7 +40,7 @@ from xdoe.errors import InputError, XdoeError
 
 __all__ = [
     "MAX_FIGURE_POINTS", "OutputLayout", "WriteResult", "design_figures", "manifest_header", "plan_outputs",
-    "write_outputs", "xgen_folder",
+    "write_outputs",
 ]
 
 MANIFEST = "manifest.json"
@@ -308,33 +309,6 @@ def _existing(target: Path, force_folder: bool = True) -> bool:
                 "xgen); choose a new or empty --output, or pass --force-folder to write into it anyway"
             )
         return True
-    return False
-
-
-def xgen_folder(target: Path) -> bool:
-    """Whether xgen may write into the existing folder ``target`` without
-    ``--force-folder``: it is empty, or holds a manifest xgen wrote
-    (``manifest.json`` or ``manifest-<uid>.json``: a regular file whose JSON
-    has ``xdoe_version`` and a ``files`` list)."""
-    try:
-        with os.scandir(target) as entries:
-            names = [entry.name for entry in entries]
-    except OSError:
-        return False
-    if not names:
-        return True
-    for name in names:
-        if name == MANIFEST or (name.startswith("manifest-") and name.endswith(".json")):
-            path = target / name
-            try:
-                if not path.is_file() or path.is_symlink():
-                    continue
-                with open(path, encoding="utf-8") as fh:
-                    head = json.load(fh)
-            except (OSError, ValueError):
-                continue
-            if isinstance(head, dict) and "xdoe_version" in head and isinstance(head.get("files"), list):
-                return True
     return False
 
 
