@@ -177,7 +177,9 @@ def xgen_cases() -> list[Case]:
              setup=lambda tmp: ((tmp / "mine").mkdir(), (tmp / "mine" / "run-dummy-study-0000.yaml").write_text("x"))),
         Case("output_not_created_by_xgen", base, "was not created by xgen", args=("-o", "{tmp}/mine"),
              setup=lambda tmp: ((tmp / "mine").mkdir(), (tmp / "mine" / "notes.txt").write_text("x"))),
-        Case("output_etc", base, "was not created by xgen", args=("-o", "/etc")),
+        # /etc itself only with --dry-run: run against code without the check, a plain generate would write there
+        Case("output_like_etc", base, "was not created by xgen", args=("-o", "{tmp}/etc"),
+             setup=lambda tmp: ((tmp / "etc").mkdir(), (tmp / "etc" / "passwd").write_text("root:x:0:0\n"))),
         Case("output_etc_dry_run", base, "was not created by xgen", args=("-o", "/etc", "--dry-run")),
         Case("output_fake_manifest", base, "was not created by xgen", args=("-o", "{tmp}/mine"),
              setup=lambda tmp: ((tmp / "mine").mkdir(), (tmp / "mine" / "manifest.json").write_text("{}"))),
