@@ -1,6 +1,7 @@
 """File helpers shared by the packages: the one ``file_sha256``, and the one
 way to write a file the user named (:func:`write_atomically`: never over an
-existing file unless asked, never half-written)."""
+existing file unless asked, never half-written), and the run files of a
+folder as xrun sees them (:func:`folder_run_files`)."""
 
 from __future__ import annotations
 
@@ -12,7 +13,7 @@ from typing import Callable
 
 from xdoe.errors import InputError
 
-__all__ = ["file_sha256", "refuse_existing", "write_atomically"]
+__all__ = ["file_sha256", "folder_run_files", "refuse_existing", "write_atomically", "xgen_folder"]
 
 _CHUNK = 1 << 20
 #: errno values of a file system without hard links (then: check, then rename)
@@ -114,3 +115,69 @@ def _link_new(tmp: Path, target: Path, hint: str) -> None:
             raise
         refuse_existing(target, hint)
         os.replace(tmp, target)
+
+
+def _manifest_names(path: Path) -> set[str] | None:
+    """The file names an xgen manifest lists; ``None`` when ``path`` is not
+    a regular file holding one (JSON with ``xdoe_version`` and a ``files`` list)."""
+    import json
+
+    try:
+        if path.is_symlink() or not path.is_file():
+            return None
+        with open(path, encoding="utf-8") as fh:
+            data = json.load(fh)
+        if not (isinstance(data, dict) and "xdoe_version" in data and isinstance(data.get("files"), list)):
+            return None
+        return {str(entry["name"]) for entry in data["files"] if isinstance(entry, dict) and "name" in entry}
+    except (OSError, ValueError, KeyError, TypeError):
+        return None
+
+
+def _manifests(root: Path) -> list[set[str]]:
+    """The file lists of the xgen manifests in ``root`` (``manifest.json``, ``manifest-<uid>.json``)."""
+    found = []
+    for manifest in sorted(root.glob("manifest*.json")):
+        if manifest.name == "manifest.json" or manifest.name.startswith("manifest-"):
+            names = _manifest_names(manifest)
+            if names is not None:
+                found.append(names)
+    return found
+
+
+def xgen_folder(target: Path | str) -> bool:
+    """Whether xgen may write into the existing folder ``target`` without
+    ``--force-folder``: it is empty, or holds a manifest xgen wrote (a
+    regular ``manifest.json`` or ``manifest-<uid>.json`` whose JSON has
+    ``xdoe_version`` and a ``files`` list)."""
+    root = Path(target)
+    try:
+        with os.scandir(root) as entries:
+            if next(entries, None) is None:
+                return True
+    except OSError:
+        return False
+    return bool(_manifests(root))
+
+
+def folder_run_files(folder: Path | str) -> tuple[list[Path], list[Path]]:
+    """The run documents of a folder as xrun takes them, and those it leaves out.
+
+    A folder with an xgen manifest (``manifest.json``, ``manifest-<uid>.json``)
+    stands for the ``run-*.yaml`` files its manifests list: xgen writes a
+    manifest last, so run files that an interrupted ``xgen generate`` (a
+    SIGKILL while extending an output) added but no manifest names yet are
+    never run (they are returned second, for a warning; the next ``xgen
+    generate`` finishes the extension). A folder without a manifest (run
+    files written by hand) stands for all its ``run-*.yaml``.
+
+    Returns:
+        ``(taken, unlisted)``, each sorted by name.
+    """
+    root = Path(folder)
+    found = sorted(root.glob("run-*.yaml"))
+    manifests = _manifests(root)
+    if not manifests:
+        return found, []
+    listed = set().union(*manifests)
+    return [p for p in found if p.name in listed], [p for p in found if p.name not in listed]

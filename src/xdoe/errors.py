@@ -25,6 +25,10 @@ __all__ = [
     "format_key_path",
     "parse_key_path",
     "one_line",
+    "printable",
+    "cap_traceback",
+    "MAX_ERROR_CHARS",
+    "MAX_TRACEBACK_CHARS",
 ]
 
 
@@ -75,7 +79,8 @@ class DocumentError(InputError):
     def __str__(self) -> str:
         where = self.file if self.line is None else f"{self.file}:{self.line}"
         key = format_key_path(self.key_path)
-        return f"{where}: {key}: {self.message}" if key else f"{where}: {self.message}"
+        text = f"{where}: {key}: {self.message}" if key else f"{where}: {self.message}"
+        return printable(text)
 
 
 class DesignError(InputError):
@@ -148,19 +153,51 @@ def no_space_cause(error: BaseException | None) -> BaseException | None:
     return None
 
 
-def one_line(error: BaseException | str | None, limit: int | None = None) -> str | None:
-    """An error as one line: whitespace runs collapsed to single spaces; an
-    exception that is not an :class:`XdoeError` prefixed with its type name
-    (``ValueError: ...``); cut to ``limit`` characters (ending in an ellipsis).
-    ``None`` stays ``None``."""
+#: longest error line kept (printed and stored); a longer one is cut with a note
+MAX_ERROR_CHARS = 2000
+#: longest traceback kept in the store; a longer one keeps its head and tail with a note
+MAX_TRACEBACK_CHARS = 64 * 1024
+
+
+def printable(text: str) -> str:
+    """``text`` with every character that is not printable (control
+    characters such as newline, BEL, ESC, line separators, format characters
+    such as U+202E) written as an escape (``\\n``, ``\\x1b``, ``\\u202e``), so
+    an error line stays one line and cannot drive the terminal."""
+    if text.isprintable():
+        return text
+    return "".join(c if c.isprintable() else c.encode("unicode_escape").decode("ascii") for c in text)
+
+
+def one_line(error: BaseException | str | None, limit: int | None = MAX_ERROR_CHARS) -> str | None:
+    """An error as one line: whitespace runs collapsed to single spaces,
+    other non-printable characters escaped (:func:`printable`); an exception
+    that is not an :class:`XdoeError` prefixed with its type name
+    (``ValueError: ...``); cut to ``limit`` characters (default
+    :data:`MAX_ERROR_CHARS`; ``None``: no limit) with a note of the full
+    length. ``None`` stays ``None``."""
     if error is None:
         return None
-    line = " ".join(str(error).split())
+    text = str(error)
+    full = len(text)
+    if limit is not None and full > 4 * limit:  # never split a 20 MB message into words
+        text = text[: 4 * limit]
+    line = printable(" ".join(text.split()))
     if isinstance(error, BaseException) and not isinstance(error, XdoeError):
         line = f"{type(error).__name__}: {line}"
-    if limit is not None and len(line) > limit:
-        line = line[: limit - 1] + "\u2026"
+    if limit is not None and (len(line) > limit or full > 4 * limit):
+        note = f"\u2026 [message of {full} characters cut to {limit}]"
+        line = line[: max(limit - len(note), 0)] + note
     return line
+
+
+def cap_traceback(text: str | None, limit: int = MAX_TRACEBACK_CHARS) -> str | None:
+    """A traceback of at most about ``limit`` characters: a longer one keeps
+    its first and last halves with a note of what was cut between them."""
+    if text is None or len(text) <= limit:
+        return text
+    half = limit // 2
+    return f"{text[:half]}\n[... {len(text) - 2 * half} characters cut ...]\n{text[-half:]}"
 
 
 def parse_key_path(key: str) -> tuple[str | int, ...]:

@@ -125,6 +125,8 @@ def test_a_file_xgen_did_not_write_is_never_overwritten(tmp_path: Path) -> None:
     out.mkdir()
     (out / "run-dummy-study-0003.yaml").write_text("mine\n")
     refused = xgen("generate", str(DUMMY), "-o", str(out), "--force")
+    assert refused.exit_code == 2 and "was not created by xgen" in refused.output  # issue 25: no manifest
+    refused = xgen("generate", str(DUMMY), "-o", str(out), "--force", "--force-folder")
     assert refused.exit_code == 2 and "run-dummy-study-0003.yaml exist(s) but no manifest" in refused.output
     assert sorted(p.name for p in out.iterdir()) == ["run-dummy-study-0003.yaml"]
     assert sorted(p.name for p in tmp_path.iterdir()) == ["out"]  # no staging folder left
@@ -135,13 +137,14 @@ def test_a_foreign_design_table_is_never_overwritten(tmp_path: Path) -> None:
     out.mkdir()
     (out / "design.csv").write_text("my,own,table\n")
     # the plain names are taken by a file of the user: this experiment uses its own names
-    assert xgen("generate", str(DUMMY), "-o", str(out), "-q").exit_code == 0
+    assert xgen("generate", str(DUMMY), "-o", str(out), "-q").exit_code == 2  # not xgen's folder (issue 25)
+    assert xgen("generate", str(DUMMY), "-o", str(out), "-q", "--force-folder").exit_code == 0
     assert (out / "design.csv").read_text() == "my,own,table\n"
     assert (out / "manifest-dummy-study.json").is_file() and (out / "design-dummy-study.csv").is_file()
     other = tmp_path / "other"
     other.mkdir()
     (other / "design-dummy-study.csv").write_text("mine\n")
     (other / "design.csv").write_text("mine too\n")
-    refused = xgen("generate", str(DUMMY), "-o", str(other))
+    refused = xgen("generate", str(DUMMY), "-o", str(other), "--force-folder")
     assert refused.exit_code == 2 and "design-dummy-study.csv exist(s) but no manifest" in refused.output
     assert sorted(p.name for p in other.iterdir()) == ["design-dummy-study.csv", "design.csv"]

@@ -104,7 +104,10 @@ def test_foreign_directory_is_never_replaced(tmp_path: Path) -> None:
     out = tmp_path / "out"
     out.mkdir()
     (out / "precious.txt").write_text("keep")
-    assert generate(DUMMY, output=out, force=True).written.status == "written"
+    with pytest.raises(InputError, match="was not created by xgen"):  # issue 25: not without --force-folder
+        generate(DUMMY, output=out, force=True)
+    assert sorted(p.name for p in out.iterdir()) == ["precious.txt"]
+    assert generate(DUMMY, output=out, force=True, force_folder=True).written.status == "written"
     assert (out / "precious.txt").read_text() == "keep"
     assert len(list(out.glob("run-*.yaml"))) == 16
     empty = tmp_path / "empty"

@@ -14,6 +14,7 @@ import pytest
 
 from xdoe.design import prepare, write_runs
 from xdoe.documents import dump_canonical
+from xdoe.errors import DocumentError
 
 ROOT = Path(__file__).resolve().parents[2]
 _SPEC = importlib.util.spec_from_file_location("xgen_outputs", ROOT / "scripts" / "xgen_outputs.py")
@@ -80,9 +81,10 @@ def test_templates_serve_scalar_factors_and_step_aside_where_they_cannot() -> No
     assert templates["odd-levels"][0] == 0  # list and mapping levels: the writer
 
 
-def test_a_nul_in_the_document_disables_templates() -> None:
+def test_a_nul_in_the_document_is_refused_before_templates() -> None:
+    """A NUL cannot be stored (PostgreSQL text) nor name a file: the document
+    is refused (issue 25) before any template is built."""
     doc = xgen_outputs.synthetic()["conditional"]
     doc["definitions"]["simulation"]["v"]["params"] = {"odd": "a\x00b"}
-    _, _, runs = prepare(doc)
-    assert runs._templates.body(runs.levels(0)) is None
-    assert runs.dump(0) == dump_canonical(runs.shared(0))
+    with pytest.raises(DocumentError, match="NUL"):
+        prepare(doc)

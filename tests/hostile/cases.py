@@ -11,6 +11,7 @@ runs them as real processes and prints the time of each.
 
 from __future__ import annotations
 
+import os
 import re
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -172,8 +173,16 @@ def xgen_cases() -> list[Case]:
         Case("output_in_proc", base, "cannot write the output", args=("-o", "/proc/xdoe-out")),
         Case("output_is_a_file", base, "exists and is not a directory", args=("-o", "{tmp}/existing.txt"),
              setup=lambda tmp: (tmp / "existing.txt").write_text("keep me\n")),
-        Case("output_holds_foreign_run_file", base, "not written by xgen for it", args=("-o", "{tmp}/mine"),
+        Case("output_holds_foreign_run_file", base, "not written by xgen for it", args=("-o", "{tmp}/mine", "--force-folder"),
              setup=lambda tmp: ((tmp / "mine").mkdir(), (tmp / "mine" / "run-dummy-study-0000.yaml").write_text("x"))),
+        Case("output_not_created_by_xgen", base, "was not created by xgen", args=("-o", "{tmp}/mine"),
+             setup=lambda tmp: ((tmp / "mine").mkdir(), (tmp / "mine" / "notes.txt").write_text("x"))),
+        # /etc itself only with --dry-run: run against code without the check, a plain generate would write there
+        Case("output_like_etc", base, "was not created by xgen", args=("-o", "{tmp}/etc"),
+             setup=lambda tmp: ((tmp / "etc").mkdir(), (tmp / "etc" / "passwd").write_text("root:x:0:0\n"))),
+        Case("output_etc_dry_run", base, "was not created by xgen", args=("-o", "/etc", "--dry-run")),
+        Case("output_fake_manifest", base, "was not created by xgen", args=("-o", "{tmp}/mine"),
+             setup=lambda tmp: ((tmp / "mine").mkdir(), (tmp / "mine" / "manifest.json").write_text("{}"))),
         Case("input_is_a_directory", None, "is a directory", setup=lambda tmp: (tmp / "doc.yaml").mkdir()),
         Case("input_missing", None, "file not found"),
         # -- references and placeholders
@@ -181,8 +190,93 @@ def xgen_cases() -> list[Case]:
         Case("unknown_placeholder", _sub(base, '"${length}", sensors: 3', '"${lenght}", sensors: 3'), "unknown factor"),
         Case("unclosed_placeholder", _sub(base, '"${length}", sensors: 3', '"${length", sensors: 3'), "length"),
         Case("schedule_not_a_list", _re(base, r"^schedule:\n(.|\n)*", "schedule: 5\n"), "schedule"),
+        *_issue25_xgen(base),
     ]
     return cases
+
+
+def _re_literal(text: str, pattern: str, new: str) -> str:
+    """Like :func:`_re`, with ``new`` taken literally (YAML escapes such as ``\\e`` stay)."""
+    out, n = re.subn(pattern, lambda _m: new, text, count=1, flags=re.M)
+    if n != 1:
+        raise AssertionError(f"corpus base text lacks /{pattern}/")
+    return out
+
+
+def _uid(text: str, value: str) -> str:
+    """``text`` with its top-level ``uid:`` line set to ``value`` (YAML text, taken literally)."""
+    return _re_literal(text, r"^uid: .*$", "uid: " + value)
+
+
+def _fifo(tmp: Path) -> None:
+    os.mkfifo(tmp / "doc.yaml")
+
+
+def _link_to(target: str) -> Callable[[Path], None]:
+    return lambda tmp: (tmp / "doc.yaml").symlink_to(target)
+
+
+#: characters that must never reach a uid: newline, BEL, ESC (ANSI colour), U+2028, U+202E, U+200B, tab, DEL
+_CONTROL = {"newline": "\\n", "bel": "\\a", "ansi": "\\e[31m", "line_separator": "\\u2028",
+            "rtl_override": "\\u202e", "zero_width": "\\u200b", "tab": "\\t", "del": "\\x7f"}
+
+
+def _issue25_xgen(base: str) -> list[Case]:
+    """Issue 25, items 7-9 for experiment documents: unbounded resources,
+    values that crashed (tracebacks), names the store or file system cannot hold."""
+    tenk = "".join(f"  f{i}: {{levels: [0, 1]}}\n" for i in range(10_000))
+    return [
+        # -- 7: resources bounded before anything is allocated or read
+        Case("worker_billion", _sub(base, "worker: 1, episodes: 3", "worker: 1000000000, episodes: 3"),
+             "less than or equal to 1024", line=44),
+        Case("episodes_10_pow_30", _sub(base, "episodes: 3", "episodes: " + "1" + "0" * 30), "64-bit", line=44),
+        Case("episodes_above_limit", _sub(base, "episodes: 3", "episodes: 1000000001"), "less than or equal to 1000000000"),
+        Case("factors_10000_max_runs_20", _sub(_sub(base, "  length: {levels: [5, 10]}", "  length: {levels: [5, 10]}\n" + tenk.rstrip("\n")),
+                                               "design: auto", "max_runs: 20\ndesign: auto"), "more than 20000 nodes"),
+        Case("factors_101", _sub(_sub(base, "  length: {levels: [5, 10]}", "  length: {levels: [5, 10]}\n"
+                                      + "".join(f"  f{i}: {{levels: [0, 1]}}\n" for i in range(100)).rstrip("\n")),
+                                 "design: auto", "max_runs: 20\ndesign: auto"), "101 factors is more than the limit of 100",
+             line=14),
+        Case("schedule_factors_101", _sub(base, "  length: {levels: [5, 10]}", "  length: {levels: [5, 10]}\n"
+                                          + "".join(f"  g{i}: {{levels: [0, 1]}}\n" for i in range(99)).rstrip("\n")),
+             "more than the limit of 100"),
+        Case("many_nodes", "uid: x\nlist: [" + ",".join(["1"] * 25_000) + "]\n", "more than 20000 nodes", line=2),
+        Case("dev_zero", None, "not a regular file", setup=_link_to("/dev/zero")),
+        Case("fifo", None, "a FIFO, not a regular file", setup=_fifo),
+        # -- 8: values that used to crash with a traceback
+        Case("level_lone_surrogate", _sub(base, "[5, 10]", '[5, "\\ud800"]'), "lone surrogate", line=14),
+        Case("level_binary", _sub(base, "[5, 10]", "[5, !!binary aGVsbG8=]"), "!!binary", line=14),
+        Case("level_set", _sub(base, "[5, 10]", "[5, !!set {a, b}]"), "!!set", line=14),
+        Case("level_date", _sub(base, "[5, 10]", "[5, 2024-01-01]"), "date", line=14),
+        Case("level_timestamp", _sub(base, "[5, 10]", "[5, 2024-01-01 10:00:00]"), "date", line=14),
+        Case("param_date", _sub(base, "sensors: 3, actuators: 2}", "sensors: 3, actuators: 2, day: 2024-01-01}"), "date"),
+        Case("complex_key", _sub(base, "sensors: 3, actuators: 2}", "sensors: 3, actuators: 2, [a, b]: 1}"), "key"),
+        Case("seed_10000_digits", _sub(base, "seed: 42", "seed: " + "9" * 10_000), "too large", line=8),
+        Case("seed_hex_huge", _sub(base, "seed: 42", "seed: 0x" + "f" * 200), "too large", line=8),
+        Case("output_nul", _sub(base, "output: _outputs/dummy", 'output: "a\\0b"'), "NUL", line=10),
+        Case("param_nul", _sub(base, "sensors: 3, actuators: 2}", 'sensors: 3, actuators: 2, x: "a\\0"}'), "NUL"),
+        # -- 9: what the store or the file system cannot hold
+        Case("seed_2_pow_63", _sub(base, "seed: 42", f"seed: {2**63}"), "64-bit", line=8),
+        Case("param_2_pow_64", _sub(base, "sensors: 3, actuators: 2}", f"sensors: 3, actuators: 2, big: {2**64}}}"), "64-bit"),
+        Case("level_minus_2_pow_70", _sub(base, "[5, 10]", f"[5, {-2**70}]"), "64-bit", line=14),
+        Case("uid_dot", _uid(base, '"."'), "must start with a letter or digit", line=7),
+        Case("uid_dash_first", _uid(base, "-x"), "must start with a letter or digit", line=7),
+        Case("uid_empty", _uid(base, '""'), "uid", line=7),
+        Case("uid_65", _uid(base, "u" * 65), "too long", line=7),
+        Case("uid_nul", _uid(base, '"dum\\0my"'), "NUL", line=7),
+        Case("uid_unicode_letter", _uid(base, "düm"), "must not contain", line=7),
+        Case("uid_colon", _uid(base, "a:b"), "must not contain", line=7),
+        *[Case(f"uid_{name}", _uid(base, f'"dum{char}my"'), "must not contain U+", line=7) for name, char in _CONTROL.items()],
+        Case("id_control", _re_literal(base, r"^uid: .*$", 'id: "dum\\nmy"'), "must not contain", line=7),
+        Case("agent_name_300", _sub(base, "      name: random\n", "      name: " + "a" * 300 + "\n"), "too long", line=29),
+        Case("agent_name_slash", _sub(base, "      name: random\n", "      name: a/b\n"), "must not contain '/'", line=29),
+        Case("agent_name_ansi", _sub(base, "      name: random\n", '      name: "a\\e[2Jb"\n'), "must not contain U+001B", line=29),
+        Case("agent_key_rtl", _sub(_sub(base, "    random:\n      name: random\n", '    "r\\u202eandom":\n'),
+                                    "agents: [[random]]", 'agents: [["r\\u202eandom"]]'), "U+202E"),
+        Case("phase_name_newline", _sub(base, "  - training:", '  - "train\\ning":'), "must not contain U+000A"),
+        Case("phase_name_dotdot", _sub(base, "  - training:", '  - "..":'), "must not be"),
+        Case("environment_uid_slash", _sub(base, "        uid: env\n", "        uid: ../env\n", 1), "must not contain '/'"),
+    ]
 
 
 # ----------------------------------------------------------------- xrun
@@ -236,8 +330,41 @@ def xrun_cases() -> list[Case]:
         Case("multiple_documents", base + "---\nuid: b\n", "expected one YAML document"),
         Case("input_is_an_empty_directory", None, "holds no run files", setup=lambda tmp: (tmp / "doc.yaml").mkdir()),
         Case("input_missing", None, "not found"),
+        *_issue25_xrun(base),
     ]
     return cases
+
+
+def _issue25_xrun(base: str) -> list[Case]:
+    """Issue 25, items 7-9 for run documents."""
+    level = "    length: 5\n  repetition"
+    return [
+        Case("worker_billion", _sub(base, "worker: 1", "worker: 1000000000"), "less than or equal to 1024"),
+        Case("episodes_10_pow_30", _sub(base, "episodes: 3", "episodes: " + "1" + "0" * 30), "64-bit"),
+        Case("many_nodes", _sub(base, "      length: 5\n", "      length: [" + ",".join(["1"] * 25_000) + "]\n"),
+             "more than 20000 nodes"),
+        Case("dev_zero", None, "not a regular file", setup=_link_to("/dev/zero")),
+        Case("fifo", None, "a FIFO, not a regular file", setup=_fifo),
+        Case("seed_10000_digits", _re(base, r"^seed: .*$", "seed: " + "9" * 10_000), "too large"),
+        Case("seed_2_pow_63", _re(base, r"^seed: .*$", f"seed: {2**63}"), "64-bit"),
+        Case("index_2_pow_70", _sub(base, "  index: 0", f"  index: {2**70}"), "64-bit"),
+        Case("repetition_2_pow_63", _sub(base, "  repetition: 0", f"  repetition: {2**63}"), "64-bit"),
+        Case("level_lone_surrogate", _sub(base, level, '    length: "\\ud800"\n  repetition'), "lone surrogate"),
+        Case("level_binary", _sub(base, level, "    length: !!binary aGVsbG8=\n  repetition"), "!!binary"),
+        Case("level_set", _sub(base, level, "    length: !!set {a, b}\n  repetition"), "!!set"),
+        Case("param_date", _sub(base, "      length: 5\n", "      length: 2024-01-01\n"), "date"),
+        Case("uid_300", _uid(base, "u" * 300), "too long"),
+        Case("uid_dot", _uid(base, '"."'), "must start with a letter or digit"),
+        Case("uid_nul", _uid(base, '"a\\0b"'), "NUL"),
+        Case("uid_space", _uid(base, '"a b"'), "must not contain"),
+        *[Case(f"uid_{name}", _uid(base, f'"dum{char}my"'), "must not contain U+") for name, char in _CONTROL.items()],
+        Case("experiment_uid_300", _re(base, r"^experiment_uid: .*$", "experiment_uid: " + "e" * 300), "too long"),
+        Case("experiment_uid_ansi", _re_literal(base, r"^experiment_uid: .*$", 'experiment_uid: "a\\e[31mb"'), "U+001B"),
+        Case("agent_name_300", _sub(base, "name: random", "name: " + "a" * 300, 2), "too long"),
+        Case("agent_name_newline", _sub(base, "name: random", 'name: "a\\nb"', 2), "U+000A"),
+        Case("phase_name_rtl", _sub(base, "  - training:", '  - "tr\\u202eaining":'), "U+202E"),
+        Case("environment_uid_control", _sub(base, "uid: env\n", 'uid: "e\\x1bv"\n', 2), "U+001B"),
+    ]
 
 
 def store_cases() -> list[tuple[str, str, str]]:

@@ -48,7 +48,9 @@ def console(**kwargs: Any) -> Any:
 
 def fail(message: str, code: int = EXIT_INPUT) -> None:
     """Print ``error: message`` to stderr (no traceback) and exit with ``code``."""
-    click.secho(f"error: {message}", fg="red", err=True)
+    from xdoe.errors import printable
+
+    click.secho(f"error: {printable(message)}", fg="red", err=True)
     sys.exit(code)
 
 

@@ -18,18 +18,28 @@ __all__ = ["submit_command", "expand_run_files"]
 
 
 def expand_run_files(paths: tuple[str, ...]) -> list[Path]:
-    """Run files in the order given; a directory stands for its ``run-*.yaml`` files, sorted.
+    """Run files in the order given; a directory stands for its ``run-*.yaml``
+    files, sorted: with an xgen manifest, only those a manifest lists
+    (:func:`xdoe._files.folder_run_files`; the others are named in a warning).
 
     Raises:
         InputError: a path does not exist, or a directory holds no ``run-*.yaml``.
     """
+    from xdoe._files import folder_run_files
+
     files: list[Path] = []
     for raw in paths:
         path = Path(raw)
         if path.is_dir():
-            found = sorted(path.glob("run-*.yaml"))
+            found, unlisted = folder_run_files(path)
+            if unlisted:
+                shown = ", ".join(p.name for p in unlisted[:5]) + (f" and {len(unlisted) - 5} more" if len(unlisted) > 5 else "")
+                click.secho(f"warning: {path}: {len(unlisted)} run file(s) that no manifest lists are left out "
+                            f"(added by an interrupted xgen generate? run it again to finish): {shown}",
+                            fg="yellow", err=True)
             if not found:
-                raise InputError(f"{path}: directory holds no run files (run-*.yaml)")
+                raise InputError(f"{path}: directory holds no run files (run-*.yaml)"
+                                 + (" that its manifest lists" if unlisted else ""))
             files.extend(found)
         elif path.is_file():
             files.append(path)

@@ -159,10 +159,11 @@ def _check_imports(experiment: Any, runs: Any, quiet: bool) -> None:
                    f"({checked} distinct run documents of {runs.n_points} design points)")
 
 
-def _dry_run(experiment: Any, design: Any, runs: Any, target: Path) -> None:
+def _dry_run(experiment: Any, design: Any, runs: Any, target: Path, force_folder: bool = False) -> None:
     from xdoe.design import plan_runs
     from xdoe.design._output import MAX_FIGURE_POINTS
 
+    plan = plan_runs(runs, target, force_folder=force_folder)  # a refused folder: the one error line only
     console = _console()
     if experiment.factors:
         console.print(_factor_table(experiment, design))
@@ -181,7 +182,7 @@ def _dry_run(experiment: Any, design: Any, runs: Any, target: Path) -> None:
         _doe_lines(console, design)
     elif "numpy" in sys.modules and len(design) <= MAX_FIGURE_POINTS:  # a full factorial never loads numpy
         _diagnostic_lines(console, design.diagnostics)
-    for line in _plan_lines(plan_runs(runs, target), target, dry=True):
+    for line in _plan_lines(plan, target, dry=True):
         console.print(line, markup=False)
     console.print("dry run: nothing written")
 
@@ -223,6 +224,9 @@ def main() -> None:
 @click.option("--force", is_flag=True,
               help="Replace run documents whose content changed (old versions go to retired/); "
                    "never touches the store, results or other files.")
+@click.option("--force-folder", is_flag=True,
+              help="Write into an existing non-empty folder that xgen did not create (one without an xgen "
+                   "manifest.json); refused otherwise, so that a typo such as -o /etc writes nothing.")
 @click.option("--quiet", "-q", is_flag=True, help="No summary, progress bar or warnings.")
 @click.option("--strict", is_flag=True, help="Refuse keys xdoe does not know (default: warn and ignore them).")
 @click.option("--import", "import_", is_flag=True,
@@ -232,8 +236,8 @@ def main() -> None:
               help="Deprecated name of --import.")
 @max_total_runs_option
 @handle_errors
-def generate(file: Path, output: Path | None, dry_run: bool, force: bool, quiet: bool, strict: bool,
-             import_: bool, check_imports: bool, max_total_runs: int | None) -> None:
+def generate(file: Path, output: Path | None, dry_run: bool, force: bool, force_folder: bool, quiet: bool,
+             strict: bool, import_: bool, check_imports: bool, max_total_runs: int | None) -> None:
     """Write one run document per design point and repetition.
 
     Writes OUTPUT/run-<uid>-<NNNN>.yaml (NNNN = repetition x design points +
@@ -244,7 +248,9 @@ def generate(file: Path, output: Path | None, dry_run: bool, force: bool, quiet:
     OUTPUT/retired/<timestamp>/ (never deleted). Changed run documents are
     refused unless --force. The store, results/, checkpoints and files xgen
     did not write are never touched. A second experiment (another uid) in the
-    same folder gets manifest-<uid>.json and design-<uid>.csv.
+    same folder gets manifest-<uid>.json and design-<uid>.csv. An existing
+    non-empty folder that xgen did not create (no xgen manifest in it) is
+    refused unless --force-folder.
     """
     # before any import of xdoe.design, which builds the document models (see _prepare)
     experiment, design, runs = _prepare(file, strict=strict, max_total_runs=max_total_runs)
@@ -259,7 +265,7 @@ def generate(file: Path, output: Path | None, dry_run: bool, force: bool, quiet:
         _check_imports(experiment, runs, quiet)
     target = output if output is not None else Path(experiment.model.output)
     if dry_run:
-        _dry_run(experiment, design, runs, target)
+        _dry_run(experiment, design, runs, target, force_folder)
         return
     _resume_gc()
     show_progress = not quiet and sys.stderr.isatty() and len(runs) >= PROGRESS_THRESHOLD
@@ -276,9 +282,10 @@ def generate(file: Path, output: Path | None, dry_run: bool, force: bool, quiet:
             transient=True,
         ) as bar:
             task = bar.add_task("runs", total=len(runs))
-            result = write_runs(runs, target, force=force, progress=lambda k: bar.update(task, completed=k))
+            result = write_runs(runs, target, force=force, force_folder=force_folder,
+                                progress=lambda k: bar.update(task, completed=k))
     else:
-        result = write_runs(runs, target, force=force)
+        result = write_runs(runs, target, force=force, force_folder=force_folder)
     if quiet:
         return
     for folder in result.cleaned:

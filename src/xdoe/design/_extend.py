@@ -22,9 +22,13 @@ and ``design.csv``; another experiment (``uid``) writing into a folder whose
 ``design-<uid>.csv``, so both coexist.
 
 Everything new is first written into a staging folder next to the output and
-moved into place file by file (``os.replace``, atomic per file); an
-interruption leaves the old manifest, and files identical to what the next
-``xgen generate`` writes, which it keeps.
+moved into place file by file (``os.replace``, atomic per file), the manifest
+last. An interruption (even SIGKILL) leaves the old manifest, and files
+identical to what the next ``xgen generate`` writes, which it keeps. Until a
+manifest lists them, run files added by an interrupted extension are
+invisible to xrun: a folder with a manifest stands for the run files its
+manifests list (:func:`xdoe._files.folder_run_files`), so the extension is
+atomic as xrun sees it.
 """
 
 from __future__ import annotations

@@ -368,6 +368,7 @@ def write_runs(
     *,
     force: bool = False,
     progress: Callable[[int], None] | None = None,
+    force_folder: bool = False,
 ) -> WriteResult:
     """Write the run files, ``design.csv`` and ``manifest.json`` of ``runs``
     into ``output`` (a new folder atomically, an existing one by extending
@@ -379,14 +380,17 @@ def write_runs(
         DocumentError: a run cannot be built (nothing is written then).
     """
     runs = _with_blocks(runs, output)
-    return write_outputs(runs, output=output, force=force, progress=progress, **_output_args(runs))
+    return write_outputs(runs, output=output, force=force, progress=progress, force_folder=force_folder,
+                         **_output_args(runs))
 
 
-def plan_runs(runs: RunSequence, output: str | Path) -> ExtendPlan | None:
+def plan_runs(runs: RunSequence, output: str | Path, *, force_folder: bool = False) -> ExtendPlan | None:
     """What :func:`write_runs` would do to an existing ``output`` (files
-    added, kept, changed, retired), ``None`` when it does not exist; writes nothing."""
+    added, kept, changed, retired), ``None`` when it does not exist; writes
+    nothing. Raises :class:`~xdoe.errors.InputError` as :func:`write_runs`
+    for a folder xgen did not create (unless ``force_folder``)."""
     runs = _with_blocks(runs, output)
-    return plan_outputs(runs, output=output, **_output_args(runs))
+    return plan_outputs(runs, output=output, force_folder=force_folder, **_output_args(runs))
 
 
 def _with_blocks(runs: Any, output: str | Path) -> Any:
@@ -414,6 +418,7 @@ def generate(
     strict: bool = False,
     progress: Callable[[int], None] | None = None,
     max_total_runs: int | None = None,
+    force_folder: bool = False,
 ) -> Generation:
     """Expand an experiment document into run documents.
 
@@ -428,6 +433,8 @@ def generate(
         progress: called with the number of runs written so far.
         max_total_runs: refuse a design of more runs (default: the
             document's ``max_total_runs``, 10^6 unless it says otherwise).
+        force_folder: write into an existing non-empty folder that xgen did
+            not create (no manifest of xgen in it); refused otherwise.
 
     Returns:
         :class:`Generation` (``runs, design = generate(...)``). Warnings about
@@ -442,6 +449,6 @@ def generate(
         warnings.warn(text, ExperimentWarning, stacklevel=2)
     written = None
     if output is not None:
-        written = write_runs(runs, output, force=force, progress=progress)
+        written = write_runs(runs, output, force=force, progress=progress, force_folder=force_folder)
     return Generation(runs=runs, design=design, experiment=experiment, written=written)
 

@@ -32,6 +32,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any, Callable, Iterable, Protocol
 
+from xdoe._files import xgen_folder
 from xdoe.design._extend import ExtendPlan, layout_for, plan_extension, write_extension
 from xdoe.design._staging import clean_stale_staging, staging_prefix
 from xdoe.documents._canonical import canonical_json, dump_canonical
@@ -304,26 +305,38 @@ def _emitter(
     return emit
 
 
-def _existing(target: Path) -> bool:
+def _existing(target: Path, force_folder: bool = True) -> bool:
+    """Whether ``target`` exists (then it is a folder xgen may write into).
+
+    Raises:
+        InputError: ``target`` is not a directory; or it is a non-empty folder
+            that xgen did not create (:func:`xgen_folder`) and ``force_folder`` is false.
+    """
     if target.exists() or target.is_symlink():
         if not target.is_dir():
             raise InputError(f"{target}: exists and is not a directory")
+        if not force_folder and not xgen_folder(target):
+            raise InputError(
+                f"{target}: exists, is not empty and was not created by xgen (it holds no manifest.json of "
+                "xgen); choose a new or empty --output, or pass --force-folder to write into it anyway"
+            )
         return True
     return False
 
 
 def plan_outputs(
     runs: _Runs, *, output: str | Path, layout: OutputLayout, header: dict | Callable[[], dict],
-    factor_names: list[str],
+    factor_names: list[str], force_folder: bool = False,
 ) -> ExtendPlan | None:
     """What :func:`write_outputs` would do to the existing ``output`` (files
     added, kept, retired, changed); ``None`` when it does not exist. Writes nothing.
 
     Raises:
-        InputError: ``output`` exists and is not a directory.
+        InputError: ``output`` exists and is not a directory, or is a
+            non-empty folder xgen did not create (unless ``force_folder``).
     """
     target = Path(output)
-    if not _existing(target):
+    if not _existing(target, force_folder):
         return None
     layout = layout_for(target, layout)
     return plan_extension(target, layout, _emitter(runs, layout, header, factor_names), _Stream)
@@ -355,6 +368,7 @@ def write_outputs(
     factor_names: list[str],
     force: bool = False,
     progress: Callable[[int], None] | None = None,
+    force_folder: bool = False,
 ) -> WriteResult:
     """Write all outputs into ``output``: a new folder atomically; into an
     existing folder by extending it (:mod:`xdoe.design._extend`: unchanged
@@ -372,12 +386,15 @@ def write_outputs(
         force: replace run documents of this experiment whose content changed
             (their old versions are retired, not deleted).
         progress: called with the number of runs done so far.
+        force_folder: write into an existing non-empty folder that holds no
+            manifest of xgen (:func:`xgen_folder`); refused otherwise.
 
     Returns:
         :class:`WriteResult` (``"up to date"`` when the existing output is identical).
 
     Raises:
-        InputError: ``output`` is not a directory; a file to write exists and
+        InputError: ``output`` is not a directory, or a non-empty folder xgen
+            did not create (without ``force_folder``); a file to write exists and
             was not written by xgen for this experiment; run documents would
             change and ``force`` is not set; the output cannot be created (a
             file on the path, a read-only or missing place, a name too long).
@@ -387,7 +404,7 @@ def write_outputs(
     """
     target = Path(output)
     try:
-        return _write_outputs(runs, target, layout, header, factor_names, force, progress)
+        return _write_outputs(runs, target, layout, header, factor_names, force, progress, force_folder)
     except OSError as exc:
         raise output_os_error(target, exc) from None
 
@@ -400,9 +417,11 @@ def _write_outputs(
     factor_names: list[str],
     force: bool,
     progress: Callable[[int], None] | None,
+    force_folder: bool = False,
 ) -> WriteResult:
+    existing = _existing(target, force_folder)  # refused before anything is touched
     cleaned = clean_stale_staging(target)
-    if _existing(target):
+    if existing:
         layout = layout_for(target, layout)
         emit = _emitter(runs, layout, header, factor_names)
         plan = write_extension(target, layout, lambda sink: emit(sink, progress), _Stream, force=force)

@@ -63,6 +63,7 @@ if TYPE_CHECKING:  # the same names for type checkers (`Name as Name`: a re-expo
         MAX_DOCUMENT_BYTES as MAX_DOCUMENT_BYTES,
         YamlDocument as YamlDocument,
         load_yaml as load_yaml,
+        read_bytes as read_bytes,
         read_text as read_text,
     )
 
@@ -80,7 +81,7 @@ _EXPORTS = {
         "SessionInfo", "SimulationSpec", "load_run_document", "parse_run_document",
     ],
     "xdoe.documents._yaml": [
-        "MAX_ALIAS_NODES", "MAX_DEPTH", "MAX_DOCUMENT_BYTES", "YamlDocument", "load_yaml", "read_text",
+        "MAX_ALIAS_NODES", "MAX_DEPTH", "MAX_DOCUMENT_BYTES", "YamlDocument", "load_yaml", "read_bytes", "read_text",
     ],
 }
 

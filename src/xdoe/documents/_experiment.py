@@ -68,11 +68,13 @@ from xdoe.documents._experiment_models import (
     experiment_schema,
 )
 from xdoe.documents._experiment_types import Experiment, PhaseLevels, Variable, safe_uid
+from xdoe.documents._identifiers import experiment_uid_problem, name_problem
 from xdoe.documents._named import unwrap_schedule_names
 from xdoe.documents._placeholders import PlaceholderError, find_placeholders, substitute
 from xdoe.documents._schedule_checks import check_conditions, check_design, check_schedule
-from xdoe.documents._validation import collect_extras, did_you_mean, ensure_valid, refuse_non_finite, short_repr
-from xdoe.documents._yaml import YamlDocument, load_yaml
+from xdoe.documents._storable import refuse_unstorable
+from xdoe.documents._validation import collect_extras, did_you_mean, ensure_valid, max_factors, short_repr
+from xdoe.documents._yaml import YamlDocument, load_yaml, read_bytes
 from xdoe.errors import DocumentError
 
 __all__ = [
@@ -158,6 +160,13 @@ def _factor_specs(data: dict, source: YamlDocument) -> dict[str, FactorSpec]:
             f"got {short_repr(raw)}",
             ("factors",),
         )
+    limit = max_factors()
+    if len(raw) > limit:
+        raise source.error(
+            f"{len(raw)} factors is more than the limit of {limit} factors (building a design of so many "
+            "takes too long); use fewer factors, or set XDOE_MAX_FACTORS to raise the limit",
+            ("factors",),
+        )
     specs: dict[str, FactorSpec] = {}
     for name, spec in raw.items():
         if not isinstance(name, str) or not FACTOR_NAME_PATTERN.match(name):
@@ -230,6 +239,27 @@ def _validate_levels(
                 ) from None
 
 
+def _check_names(model: ExperimentDocument, source: YamlDocument) -> None:
+    """Refuse phase names, agent names and environment uids outside
+    :func:`~xdoe.documents._identifiers.name_problem`'s rules (they name
+    files and store keys), as the run documents would."""
+    for i, entry in enumerate(model.schedule):
+        for name in entry:
+            problem = name_problem(name, "phase name")
+            if problem is not None:
+                raise source.error(problem, ("schedule", i, name))
+    for key, env in model.definitions.environments.items():
+        uid = env.environment.uid if env.environment.uid is not None else key
+        problem = name_problem(uid, "environment uid")
+        if problem is not None:
+            where = ("environment", "uid") if env.environment.uid is not None else ()
+            raise source.error(problem, ("definitions", "environments", key, *where))
+    for key, agent in model.definitions.agents.items():
+        problem = name_problem(agent.name if agent.name is not None else key, "agent name")
+        if problem is not None:
+            raise source.error(problem, ("definitions", "agents", key, *(("name",) if agent.name is not None else ())))
+
+
 def load_experiment(
     document: str | Path | dict | YamlDocument,
     *,
@@ -262,14 +292,7 @@ def load_experiment(
     else:
         name = file or str(document)
         if text is None:
-            try:
-                raw = Path(document).read_bytes()
-            except FileNotFoundError:
-                raise DocumentError("file not found", file=name) from None
-            except IsADirectoryError:
-                raise DocumentError("is a directory, not a document", file=name) from None
-            except OSError as exc:
-                raise DocumentError(f"cannot read: {exc}", file=name) from None
+            raw = read_bytes(document)
             try:
                 text = raw.decode("utf-8")
             except UnicodeDecodeError as exc:
@@ -286,7 +309,7 @@ def load_experiment(
     if "definitions" not in data and _looks_like_run(data):
         raise source.error(f"this is a run document: run it with `xrun experiment-start {source.file}` "
                            f"(check it with `xrun experiment-check {source.file}`); xgen reads experiment documents")
-    refuse_non_finite(source)
+    refuse_unstorable(source)
     data, aliases = unwrap_schedule_names(data, source)
     warnings: list[str] = []
 
@@ -321,12 +344,14 @@ def load_experiment(
         _warn_or_fail(f"unknown key {key!r} (xdoe does not use it)", path + (key,), source, strict, warnings)
 
     uid_key = "uid" if "uid" in data else "id"
-    if "/" in model.uid or "\\" in model.uid or ".." in model.uid:
-        raise source.error(f"the uid must not contain '/', '\\' or '..' (it names files), got {model.uid!r}", (uid_key,))
+    problem = experiment_uid_problem(model.uid)
+    if problem is not None:
+        raise source.error(problem, (uid_key,))
     if not UID_PATTERN.match(model.uid):
         warnings.append(
             str(source.error(f"uid {model.uid!r} has characters unsafe in file names; run files use {safe_uid(model.uid)!r}", (uid_key,)))
         )
+    _check_names(model, source)
     if model.version is not None and not re.fullmatch(r"\d+(\.\d+){0,2}", model.version.strip()):
         warnings.append(str(source.error(f"unreadable version {model.version!r} (expected e.g. 1.0 or 3.4.1)", ("version",))))
 

@@ -10,7 +10,8 @@ from typing import Annotated, Any, ClassVar, Literal
 from pydantic import AliasChoices, Field, field_validator, model_validator
 
 from xdoe.documents._reference import is_reference
-from xdoe.documents._validation import DocumentModel, Integer, Seconds, empty_list, null_means, short_repr
+from xdoe.documents._validation import (MAX_EPISODES, MAX_WORKERS, DocumentModel, Integer, Seconds, empty_list,
+                                           null_means, short_repr)
 
 __all__ = [
     "DEFAULT_MAX_TOTAL_RUNS",
@@ -108,8 +109,8 @@ class PhaseConfigDefinition(DocumentModel):
     open_keys: ClassVar[bool] = True
 
     mode: Literal["train", "test"] = "train"
-    worker: Integer = Field(default=1, ge=1)
-    episodes: Integer = Field(default=1, ge=1)
+    worker: Integer = Field(default=1, ge=1, le=MAX_WORKERS)
+    episodes: Integer = Field(default=1, ge=1, le=MAX_EPISODES)
     step_timeout: Seconds | None = None
 
 
@@ -241,7 +242,7 @@ class ExperimentDocument(DocumentModel):
     uid: str = Field(
         min_length=1,
         validation_alias=AliasChoices("uid", "id"),
-        description="experiment uid (arsenAI: 'id'); run uids derive from it; no '/' or '..'",
+        description="experiment uid (arsenAI: 'id'); run uids derive from it; letters, digits, '._-' and spaces, at most 64",
     )
     seed: Integer = Field(default=0, ge=0, description="root of every random choice")
     version: str | None = Field(default=None, description="document format version, e.g. '1.0' or arsenAI's '3.4.1'")

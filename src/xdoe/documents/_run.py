@@ -34,7 +34,11 @@ from typing import Annotated, Any, ClassVar, Sequence
 
 from pydantic import Field, field_validator, model_validator
 
+from xdoe.documents._identifiers import experiment_uid_problem, name_problem, run_uid_problem
+from xdoe.documents._storable import refuse_unstorable
 from xdoe.documents._validation import (
+    MAX_EPISODES,
+    MAX_WORKERS,
     DocumentModel,
     Integer,
     Seconds,
@@ -42,7 +46,6 @@ from xdoe.documents._validation import (
     empty_name_means_none,
     ensure_valid,
     null_means,
-    refuse_non_finite,
     short_repr,
 )
 from xdoe.documents._versions import RUN_DOCUMENT_VERSION
@@ -135,8 +138,8 @@ class PhaseConfig(DocumentModel):
     open_keys: ClassVar[bool] = True
 
     mode: str = "train"
-    worker: Integer = Field(default=1, ge=1)
-    episodes: Integer = Field(default=1, ge=1)
+    worker: Integer = Field(default=1, ge=1, le=MAX_WORKERS)
+    episodes: Integer = Field(default=1, ge=1, le=MAX_EPISODES)
     step_timeout: Seconds | None = None
 
     @field_validator("mode", mode="before")
@@ -232,8 +235,17 @@ class RunDocument(DocumentModel):
     @field_validator("uid")
     @classmethod
     def _safe_uid(cls, value: str) -> str:
-        if "/" in value or "\\" in value or ".." in value:
-            raise ValueError(f"a run uid must not contain '/', '\\' or '..', got {value!r}")
+        problem = run_uid_problem(value)
+        if problem is not None:
+            raise ValueError(problem)
+        return value
+
+    @field_validator("experiment_uid")
+    @classmethod
+    def _safe_experiment_uid(cls, value: str | None) -> str | None:
+        problem = None if value is None else experiment_uid_problem(value)
+        if problem is not None:
+            raise ValueError(problem)
         return value
 
     def phase_names(self) -> list[str]:
@@ -286,6 +298,25 @@ def _model_input(data: dict) -> dict:
     return out
 
 
+def _check_names(model: "RunDocument", source: YamlDocument) -> None:
+    """Refuse phase names, agent names and environment uids outside
+    :func:`~xdoe.documents._identifiers.name_problem`'s rules (they name
+    files and store keys)."""
+    for i, phase in enumerate(model.schedule):
+        where: tuple = ("schedule", i, phase.name)
+        problem = name_problem(phase.name, "phase name")
+        if problem is not None:
+            raise source.error(problem, where)
+        for k, env in enumerate(phase.environments):
+            problem = name_problem(env.environment.uid, "environment uid")
+            if problem is not None:
+                raise source.error(problem, where + ("environments", k, "environment", "uid"))
+        for k, agent in enumerate(phase.agents):
+            problem = name_problem(agent.name, "agent name")
+            if problem is not None:
+                raise source.error(problem, where + ("agents", k, "name"))
+
+
 def _warn_defaults(model: "RunDocument", data: dict, source: YamlDocument, uid_given: bool) -> None:
     """Warn (:class:`RunDocumentWarning`) about defaults a hand-written run
     document takes silently: the uid from the file name, one episode."""
@@ -332,7 +363,7 @@ def parse_run_document(source: YamlDocument | dict, *, file: str | None = None) 
     if "definitions" in data:
         raise source.error(f"this is an experiment document: run `xgen generate {source.file}` first "
                            "(it writes the run documents xrun executes)", ("definitions",))
-    refuse_non_finite(source)
+    refuse_unstorable(source)
     data = _complete_phases(dict(data), source)
     uid_given = "uid" in data
     if "uid" not in data and source.file not in ("<string>",):
@@ -349,6 +380,7 @@ def parse_run_document(source: YamlDocument | dict, *, file: str | None = None) 
         return loc
 
     model = ensure_valid(RunDocument, _model_input(data), source, translate=translate)
+    _check_names(model, source)
     _warn_defaults(model, data, source, uid_given)
     return model, data
 

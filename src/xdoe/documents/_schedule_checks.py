@@ -12,12 +12,20 @@ from xdoe.documents._experiment_models import LIST_KEYS, NAME_KEYS, SET_KEYS, Ex
 from xdoe.documents._experiment_types import Experiment, PhaseLevels, Variable
 from xdoe.documents._named import resolve_when
 from xdoe.documents._reference import Reference, ReferenceSyntaxError, is_reference, parse_reference
-from xdoe.documents._validation import did_you_mean
+from xdoe.documents._validation import did_you_mean, max_factors
 
 __all__ = ["check_schedule", "check_conditions", "check_design"]
 
 
 def check_design(experiment: Experiment, model: ExperimentDocument) -> None:
+    limit = max_factors()
+    if len(experiment.factors) > limit:
+        raise experiment.error(
+            f"{len(experiment.factors)} factors (named factors and schedule entries with several levels) "
+            f"is more than the limit of {limit} factors (building a design of so many takes too long); "
+            "use fewer factors, or set XDOE_MAX_FACTORS to raise the limit",
+            ("factors",) if "factors" in experiment.data else ("schedule",),
+        )
     continuous = [v.name for v in experiment.factors if v.kind == "continuous"]
     if model.design == "full_factorial" and continuous:
         raise experiment.error(

@@ -5,7 +5,6 @@
 from __future__ import annotations
 
 import difflib
-import math
 from typing import Annotated, Any, Callable, ClassVar, Iterable, Sequence
 
 from pydantic import BaseModel, BeforeValidator, ConfigDict, Field, Strict, ValidationError
@@ -13,8 +12,30 @@ from pydantic import BaseModel, BeforeValidator, ConfigDict, Field, Strict, Vali
 from xdoe.documents._yaml import YamlDocument
 from xdoe.errors import DocumentError
 
-__all__ = ["DocumentModel", "Integer", "Seconds", "did_you_mean", "empty_list", "empty_name_means_none", "find_non_finite",
+__all__ = ["MAX_EPISODES", "MAX_FACTORS", "MAX_WORKERS", "max_factors", "DocumentModel", "Integer", "Seconds",
+           "did_you_mean", "empty_list", "empty_name_means_none", "find_non_finite",
            "from_validation_error", "null_means", "short_repr"]
+
+#: most workers (copies of the environments) in one phase; more would exhaust memory before the first step
+MAX_WORKERS = 1024
+#: most episodes per worker and phase (10^9: years of the fastest environment; a larger count is a typo)
+MAX_EPISODES = 10**9
+
+#: most factors (named factors plus schedule entries with several levels) a design may have; the
+#: design algorithms' time grows with them (``XDOE_MAX_FACTORS`` raises the limit)
+MAX_FACTORS = 100
+
+
+def max_factors() -> int:
+    """:data:`MAX_FACTORS`, or ``XDOE_MAX_FACTORS`` when set to a positive integer."""
+    import os
+
+    try:
+        value = int(os.environ.get("XDOE_MAX_FACTORS", MAX_FACTORS))
+    except ValueError:
+        return MAX_FACTORS
+    return value if value > 0 else MAX_FACTORS
+
 
 #: an integer field that refuses booleans (``seed: true`` is not 1) and floats
 Integer = Annotated[int, Strict()]
@@ -44,37 +65,6 @@ def _no_name_is_none(value: Any) -> Any:
 #: a field validator for an optional component (``Annotated[Spec | None, empty_name_means_none]``):
 #: a mapping without a name (``reward: {name: ""}``) means none
 empty_name_means_none = BeforeValidator(_no_name_is_none)
-
-
-def find_non_finite(data: Any, path: tuple[str | int, ...] = ()) -> tuple[tuple[str | int, ...], float] | None:
-    """The key path and value of the first NaN or infinite float in ``data``
-    (plain dicts, lists and scalars), or ``None``.
-
-    NaN and infinity have no JSON form, so the store and the results files
-    cannot record them; documents refuse them up front."""
-    stack: list[tuple[tuple[str | int, ...], Any]] = [(path, data)]
-    while stack:
-        where, node = stack.pop()
-        if isinstance(node, float) and not math.isfinite(node):
-            return where, node
-        if isinstance(node, dict):
-            stack.extend((where + (k,), v) for k, v in reversed(list(node.items())))
-        elif isinstance(node, list):
-            stack.extend((where + (i,), v) for i, v in reversed(list(enumerate(node))))
-    return None
-
-
-def refuse_non_finite(source: YamlDocument, data: Any = None) -> None:
-    """Raise a located :class:`DocumentError` at the first NaN or infinite
-    float of ``data`` (default: the whole document)."""
-    found = find_non_finite(source.data if data is None else data)
-    if found is not None:
-        where, value = found
-        raise source.error(
-            f"{value} is not a finite number (NaN and infinity cannot be stored or compared); "
-            "use a finite value or a string",
-            where,
-        )
 
 
 class DocumentModel(BaseModel):

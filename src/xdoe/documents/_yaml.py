@@ -8,17 +8,22 @@ Hostile documents are refused before they cost time or memory (one line,
 :class:`~xdoe.errors.DocumentError`): a text larger than
 :data:`MAX_DOCUMENT_BYTES`, nesting deeper than :data:`MAX_DEPTH`, aliases
 that would expand to more than :data:`MAX_ALIAS_NODES` nodes ("billion
-laughs"; the limit safe YAML loaders such as go-yaml and SnakeYAML apply) and
-recursive aliases. Tags like ``!!python/object`` are never constructed: the
+laughs"; the limit safe YAML loaders such as go-yaml and SnakeYAML apply),
+more than :data:`MAX_NODES` nodes (the pure-Python parser takes seconds for
+tens of thousands), integers of more than 100 digits, and recursive aliases. Tags like ``!!python/object`` are never constructed: the
 round-trip loader is a safe loader. The limits can be raised with the
-environment variables ``XDOE_MAX_DOCUMENT_BYTES``, ``XDOE_MAX_YAML_DEPTH`` and
-``XDOE_MAX_ALIAS_NODES``.
+environment variables ``XDOE_MAX_DOCUMENT_BYTES``, ``XDOE_MAX_YAML_DEPTH``,
+``XDOE_MAX_YAML_NODES`` and ``XDOE_MAX_ALIAS_NODES``. Files are read by
+:func:`read_bytes`: regular files only (a FIFO or device is refused without
+blocking), the size limit checked before and while reading.
 """
 
 from __future__ import annotations
 
 import io
 import os
+import re
+import stat
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any, Sequence
@@ -27,13 +32,13 @@ from ruamel.yaml import YAML
 from ruamel.yaml.comments import CommentedMap, CommentedSeq
 from ruamel.yaml.composer import Composer
 from ruamel.yaml.error import MarkedYAMLError, YAMLError
-from ruamel.yaml.events import AliasEvent
+from ruamel.yaml.events import AliasEvent, ScalarEvent
 from ruamel.yaml.nodes import MappingNode, SequenceNode
 from ruamel.yaml.reader import ReaderError
 
 from xdoe.errors import DocumentError
 
-__all__ = ["MAX_ALIAS_NODES", "MAX_DEPTH", "MAX_DOCUMENT_BYTES", "YamlDocument", "load_yaml", "read_text"]
+__all__ = ["MAX_ALIAS_NODES", "MAX_DEPTH", "MAX_DOCUMENT_BYTES", "MAX_NODES", "YamlDocument", "load_yaml", "read_bytes", "read_text"]
 
 
 def _limit(variable: str, default: int) -> int:
@@ -48,11 +53,18 @@ def _limit(variable: str, default: int) -> int:
 MAX_DOCUMENT_BYTES = 1024 * 1024
 #: deepest nesting of mappings and sequences
 MAX_DEPTH = 100
+#: most nodes (scalars, mappings, sequences) a document may hold; parsing costs ~0.1 ms a node
+MAX_NODES = 20_000
 #: most nodes that aliases may add when expanded (a node: a scalar, mapping or sequence)
 MAX_ALIAS_NODES = 100_000
 
 
 _PYTHON_TAG = "tag:yaml.org,2002:python/"
+#: a plain scalar that YAML reads as an integer (decimal, 0x, 0o, with _ separators)
+_INT_TEXT = re.compile(r"[-+]?(0x[0-9a-fA-F_]+|0o[0-7_]+|[0-9_]+)")
+#: plain integers longer than this are refused while composing (Python refuses to
+#: convert more than 4300 digits; the store holds 64-bit integers, 19 digits)
+_MAX_INT_TEXT = 100
 
 
 class _LimitExceeded(MarkedYAMLError):
@@ -66,9 +78,11 @@ class _LimitedComposer(Composer):
 
     max_depth = MAX_DEPTH
     max_alias_nodes = MAX_ALIAS_NODES
+    max_nodes = MAX_NODES
 
     def __init__(self, loader: Any = None) -> None:
         super().__init__(loader)
+        self._nodes = 0
         self._level = 0
         self._alias_nodes = 0
         self._sizes: dict[int, int] = {}
@@ -107,13 +121,27 @@ class _LimitedComposer(Composer):
                     )
             return super().compose_node(parent, index)
         self._level += 1
+        self._nodes += 1
         try:
             event = self.parser.peek_event()
+            if self._nodes > self.max_nodes:
+                raise _LimitExceeded(
+                    None, None, f"more than {self.max_nodes} nodes (values, lists, mappings); refusing the "
+                    "document (set XDOE_MAX_YAML_NODES to raise the limit)",
+                    event.start_mark,
+                )
             tag = str(getattr(event, "tag", None) or "")
             if tag.startswith(_PYTHON_TAG):
                 raise _LimitExceeded(
                     None, None, f"tag !!{tag[len('tag:yaml.org,2002:'):]} refused: documents are data, "
                     "xdoe never constructs Python objects from YAML tags",
+                    event.start_mark,
+                )
+            if isinstance(event, ScalarEvent) and event.style is None and len(event.value) > _MAX_INT_TEXT \
+                    and _INT_TEXT.fullmatch(event.value):
+                raise _LimitExceeded(
+                    None, None, f"an integer of {len(event.value)} characters is too large (the store holds "
+                    f"64-bit integers, at most {2**63 - 1}); quote it if it is text",
                     event.start_mark,
                 )
             if self._level > self.max_depth:
@@ -126,16 +154,74 @@ class _LimitedComposer(Composer):
             self._level -= 1
 
 
-def read_text(path: str | Path) -> str:
-    """Read a document file as UTF-8, turning OS errors into :class:`DocumentError`."""
+def _too_large(size: int | str, limit: int) -> str:
+    return (f"document is larger than {limit} bytes ({size}); refusing to read it "
+            "(set XDOE_MAX_DOCUMENT_BYTES to raise the limit)")
+
+
+_KINDS = ((stat.S_ISFIFO, "a FIFO"), (stat.S_ISCHR, "a character device"), (stat.S_ISBLK, "a block device"),
+          (stat.S_ISSOCK, "a socket"))
+
+
+def read_bytes(path: str | Path) -> bytes:
+    """The bytes of a document file, read with the size limit
+    (:data:`MAX_DOCUMENT_BYTES`, ``XDOE_MAX_DOCUMENT_BYTES``) checked before
+    and while reading, so ``/dev/zero`` or a growing file cost at most the
+    limit. Only regular files are read: a FIFO, device or socket is refused
+    at once (opened without blocking, so a FIFO without a writer does not hang).
+
+    Raises:
+        DocumentError: missing, a directory, not a regular file, larger than
+            the limit, or unreadable (one line, the file named).
+    """
+    name = str(path)
+    limit = _limit("XDOE_MAX_DOCUMENT_BYTES", MAX_DOCUMENT_BYTES)
     try:
-        return Path(path).read_text(encoding="utf-8")
+        fd = os.open(path, os.O_RDONLY | getattr(os, "O_NONBLOCK", 0) | getattr(os, "O_NOCTTY", 0))
     except FileNotFoundError:
-        raise DocumentError("file not found", file=str(path)) from None
+        raise DocumentError("file not found", file=name) from None
     except IsADirectoryError:
-        raise DocumentError("is a directory, not a document", file=str(path)) from None
-    except (OSError, UnicodeDecodeError) as exc:
+        raise DocumentError("is a directory, not a document", file=name) from None
+    except (OSError, ValueError) as exc:  # ValueError: a NUL in the path
+        raise DocumentError(f"cannot read: {exc}", file=name) from None
+    try:
+        info = os.fstat(fd)
+        if stat.S_ISDIR(info.st_mode):
+            raise DocumentError("is a directory, not a document", file=name)
+        if not stat.S_ISREG(info.st_mode):
+            kind = next((text for test, text in _KINDS if test(info.st_mode)), "not a regular file")
+            raise DocumentError(f"is {kind}, not a regular file; refusing to read it", file=name)
+        if info.st_size > limit:
+            raise DocumentError(_too_large(info.st_size, limit), file=name)
+        chunks: list[bytes] = []
+        size = 0
+        while size <= limit:
+            chunk = os.read(fd, min(1 << 20, limit + 1 - size))
+            if not chunk:
+                break
+            chunks.append(chunk)
+            size += len(chunk)
+        if size > limit:
+            raise DocumentError(_too_large(f"more than {limit}", limit), file=name)
+        return b"".join(chunks)
+    except OSError as exc:
+        raise DocumentError(f"cannot read: {exc}", file=name) from None
+    finally:
+        os.close(fd)
+
+
+def read_text(path: str | Path) -> str:
+    """A document file as UTF-8 text (universal newlines), read by
+    :func:`read_bytes` (size limit, regular files only).
+
+    Raises:
+        DocumentError: as :func:`read_bytes`, or the bytes are not UTF-8.
+    """
+    try:
+        text = read_bytes(path).decode("utf-8")
+    except UnicodeDecodeError as exc:
         raise DocumentError(f"cannot read: {exc}", file=str(path)) from None
+    return text.replace("\r\n", "\n").replace("\r", "\n")
 
 
 def _plain(node: Any) -> Any:
@@ -221,11 +307,7 @@ def load_yaml(source: str | Path, *, text: str | None = None, file: str | None =
         text = read_text(source)
     limit = _limit("XDOE_MAX_DOCUMENT_BYTES", MAX_DOCUMENT_BYTES)
     if len(text) > limit // 4 and len(text.encode("utf-8")) > limit:
-        raise DocumentError(
-            f"document is larger than {limit} bytes ({len(text.encode('utf-8'))}); refusing to parse it "
-            "(set XDOE_MAX_DOCUMENT_BYTES to raise the limit)",
-            file=name,
-        )
+        raise DocumentError(_too_large(len(text.encode("utf-8")), limit), file=name)
     yaml = YAML(typ="rt")
     yaml.allow_duplicate_keys = False
     yaml.Composer = type(
@@ -234,6 +316,7 @@ def load_yaml(source: str | Path, *, text: str | None = None, file: str | None =
         {
             "max_depth": _limit("XDOE_MAX_YAML_DEPTH", MAX_DEPTH),
             "max_alias_nodes": _limit("XDOE_MAX_ALIAS_NODES", MAX_ALIAS_NODES),
+            "max_nodes": _limit("XDOE_MAX_YAML_NODES", MAX_NODES),
         },
     )
     try:

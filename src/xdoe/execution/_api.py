@@ -144,12 +144,12 @@ def load_file_plan(path: str | Path) -> tuple[RunPlan, str | None]:
         DocumentError: as :func:`load_plan`.
     """
     from xdoe.documents._run import parse_run_document
-    from xdoe.documents._yaml import load_yaml
+    from xdoe.documents._yaml import load_yaml, read_bytes
 
+    raw = read_bytes(path)  # the size limit, regular files only
     try:
-        raw = Path(path).read_bytes()
         text = raw.decode("utf-8")
-    except (OSError, UnicodeDecodeError):
+    except UnicodeDecodeError:
         return load_plan(Path(path)), None  # raises the usual "cannot read" error
     text = text.replace("\r\n", "\n").replace("\r", "\n")  # as read_text's universal newlines
     model, data = parse_run_document(load_yaml(path, text=text))

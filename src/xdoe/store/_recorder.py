@@ -12,7 +12,7 @@ from typing import TYPE_CHECKING, Any
 
 from sqlalchemy import update
 
-from xdoe.errors import DiskFullError, DocumentError, StoreError, no_space_cause, one_line
+from xdoe.errors import MAX_ERROR_CHARS, DiskFullError, DocumentError, StoreError, cap_traceback, no_space_cause, one_line
 from xdoe.store._json import compact_json, document_hash
 from xdoe.store._recorder_resume import RecorderResume
 from xdoe.store._recorder_rows import RowBuffer, _get_or_create, _insert_id, _int_or_none, _json_cell
@@ -25,9 +25,14 @@ from xdoe.store._steps import StepPolicy
 if TYPE_CHECKING:
     from xdoe.store._store import Store
 
-__all__ = ["RunRecorder", "FINAL_STATUSES"]
+__all__ = ["RunRecorder", "FINAL_STATUSES", "NonFiniteWarning"]
 
-_MAX_ERROR_CHARS = 2000
+
+class NonFiniteWarning(UserWarning):
+    """An episode's reward, objective or wall time was NaN or infinite; it is
+    recorded as missing (``NULL`` in the store, ``null`` in ``episodes.jsonl``)."""
+
+_MAX_ERROR_CHARS = MAX_ERROR_CHARS
 
 
 class RunRecorder(RecorderResume, RowBuffer):
@@ -87,6 +92,7 @@ class RunRecorder(RecorderResume, RowBuffer):
         self.store = store
         self.document = document
         self.run_uid = uid
+        self._warned_non_finite: set[str] = set()
         self.results_root = Path(results_root) if results_root is not None else DEFAULT_RESULTS_ROOT
         self.flush_rows = int(flush_rows)
         self.file_sha256 = file_sha256
@@ -247,6 +253,11 @@ class RunRecorder(RecorderResume, RowBuffer):
             reward = float(reward)
             objective = None if objective is None else float(objective)
             wall_time = None if wall_time is None else float(wall_time)
+            if not (reward - reward == 0.0 and (objective is None or objective - objective == 0.0)
+                    and (wall_time is None or wall_time - wall_time == 0.0)):  # NaN or infinite
+                reward, objective, wall_time = (self._missing(name, value, agent, episode)
+                                                for name, value in (("reward", reward), ("objective", objective),
+                                                                    ("wall_time", wall_time)))
             # a tuple, not a dict: see _insert_rows
             self._episodes.append((phase_id, worker, episode, agent, steps, reward, objective,
                                    wall_time, _json_cell(extras), _flag(terminated), _flag(truncated),
@@ -257,6 +268,23 @@ class RunRecorder(RecorderResume, RowBuffer):
             self.total_steps += steps
             self._phases[-1]["episodes"] += 1
             self._buffered_row()
+
+    def _missing(self, name: str, value: float | None, agent: str, episode: int) -> float | None:
+        """The policy for a NaN or infinite episode value (``reward``,
+        ``objective``, ``wall_time``): recorded as missing, ``NULL`` in the
+        store and ``null`` in ``episodes.jsonl`` (NaN has no JSON form), left
+        out of the average reward; warned once per run and value
+        (:class:`NonFiniteWarning`). A finite value is returned as it is."""
+        if value is None or value - value == 0.0:
+            return value
+        if name not in self._warned_non_finite:
+            self._warned_non_finite.add(name)
+            import warnings
+
+            warnings.warn(f"run {self.run_uid}: agent {agent!r} episode {episode}: {name} is {value}; recorded as "
+                          f"missing (NULL in the store, null in episodes.jsonl); further non-finite {name}s "
+                          "of this run are recorded so without a warning", NonFiniteWarning, stacklevel=3)
+        return None
 
     def step(
         self,
@@ -332,7 +360,7 @@ class RunRecorder(RecorderResume, RowBuffer):
                     conn.execute(
                         update(t.run_instance).where(t.run_instance.c.id == self.instance_id).values(
                             status=status, end=self._end, error=self._error,
-                            traceback=traceback, heartbeat=self._end)
+                            traceback=cap_traceback(traceback), heartbeat=self._end)
                     )
                 self._clear_buffers()
             finally:

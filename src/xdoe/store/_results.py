@@ -134,21 +134,27 @@ class _AverageReward:
         self.file = path.open("w", newline="", encoding="utf-8")
         self.csv = csv.writer(self.file)
         self.csv.writerow(AVERAGE_REWARD_COLUMNS)
-        self.pending: dict[tuple[int, str], list[float]] = {}  # key -> [sum, count]
+        self.pending: dict[tuple[int, str], list[float]] = {}  # key -> [sum, finite count, reported]
 
-    def add(self, episode: int, agent: str, reward: float) -> None:
+    def add(self, episode: int, agent: str, reward: float | None) -> None:
+        """A worker's episode reward; ``None`` (a NaN recorded as missing)
+        counts as reported but is left out of the mean."""
+        finite = reward is not None
         if self.workers == 1:  # nothing to wait for: the row of [0.0 + reward, 1] at once
-            self._write(episode, agent, [0.0 + reward, 1])
+            self._write(episode, agent, [0.0 + reward if finite else 0.0, int(finite), 1])
             return
-        entry = self.pending.setdefault((episode, agent), [0.0, 0])
-        entry[0] += reward
-        entry[1] += 1
-        if entry[1] >= self.workers:
+        entry = self.pending.setdefault((episode, agent), [0.0, 0, 0])
+        if finite:
+            entry[0] += reward
+            entry[1] += 1
+        entry[2] += 1
+        if entry[2] >= self.workers:
             del self.pending[(episode, agent)]
             self._write(episode, agent, entry)
 
     def _write(self, episode: int, agent: str, entry: list[float]) -> None:
-        self.csv.writerow((episode, agent, int(entry[1]), repr(entry[0] / entry[1])))
+        count = int(entry[1])
+        self.csv.writerow((episode, agent, count, repr(entry[0] / count) if count else ""))
 
     def close(self) -> None:
         for (episode, agent), entry in sorted(self.pending.items()):
@@ -207,10 +213,12 @@ class ResultsWriter:
             for line in fh:
                 row = json.loads(line)
                 if row.get("phase") == name:
-                    self._average.add(int(row["episode"]), str(row["agent"]), float(row["reward"]))
+                    reward = row["reward"]
+                    self._average.add(int(row["episode"]), str(row["agent"]),
+                                      None if reward is None else float(reward))
 
     @_no_space
-    def episode(self, worker: int, episode: int, agent: str, steps: int, reward: float,
+    def episode(self, worker: int, episode: int, agent: str, steps: int, reward: float | None,
                 objective: float | None, wall_time: float | None) -> None:
         """A line of ``episodes.jsonl`` (``json.dumps`` of the :data:`EPISODE_KEYS`
         dict, ``ensure_ascii=False``); the reward to the average-reward file."""

@@ -14,7 +14,7 @@ from sqlalchemy import inspect as sa_inspect
 from sqlalchemy.engine import URL
 from sqlalchemy.exc import SQLAlchemyError
 
-from xdoe.errors import NoStoreError, StoreError
+from xdoe.errors import NoStoreError, StoreError, printable
 from xdoe.store import _tables as t
 from xdoe.store._engine import WRITE, make_engine, mask_url, require_sqlite_file, resolve_url, store_error
 from xdoe.store._tables import METADATA, SCHEMA_VERSION, utcnow
@@ -102,8 +102,16 @@ class Store(CheckpointRows, InstanceRows):
 
     def _refuse_newer(self, version: str | None) -> None:
         """Raise :class:`StoreError` when the store's schema ``version`` is
-        newer than this xdoe's."""
-        if version is not None and int(version) > SCHEMA_VERSION:
+        newer than this xdoe's, or not a whole number (a damaged store, or
+        another application's tables)."""
+        if version is None:
+            return
+        try:
+            number = int(str(version).strip())
+        except ValueError:
+            raise StoreError(f"store {self.url} has an unreadable schema version '{printable(str(version)[:40])}' "
+                             "(not a whole number: a damaged store, or not xdoe's); use another store") from None
+        if number > SCHEMA_VERSION:
             raise StoreError(f"store {self.url} has schema version {version}, newer than this "
                              f"xdoe's {SCHEMA_VERSION}; upgrade xdoe")
 
