@@ -28,8 +28,7 @@ __all__ = [
     "printable",
     "cap_traceback",
     "MAX_ERROR_CHARS",
-    "MAX_TRACEBACK_CHARS",
-]
+    "MAX_TRACEBACK_CHARS", "NonFiniteWarning"]
 
 
 def format_key_path(path: Sequence[str | int]) -> str:
@@ -214,3 +213,8 @@ def parse_key_path(key: str) -> tuple[str | int, ...]:
         if part:
             out.append(part)
     return tuple(out)
+
+
+class NonFiniteWarning(UserWarning):
+    """An episode's reward, objective or wall time was NaN or infinite; it is
+    recorded as missing (``NULL`` in the store, ``null`` in ``episodes.jsonl``)."""

@@ -14,7 +14,8 @@ from typing import Any
 import pytest
 from sqlalchemy import select
 
-from xdoe.store import Episode, NonFiniteWarning, Store
+from xdoe.errors import NonFiniteWarning
+from xdoe.store import Episode, Store
 
 
 def _strict_json(line: str) -> Any:

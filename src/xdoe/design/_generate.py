@@ -317,17 +317,12 @@ MAX_FILE_NAME = 255
 def _refuse_long_file_names(runs: RunSequence) -> None:
     """A :class:`DocumentError` at the uid when the run files' names would
     be longer than :data:`MAX_FILE_NAME` bytes."""
-    name = runs.file_name(max(len(runs) - 1, 0))
-    size = len(name.encode("utf-8"))
+    size = len(runs.file_name(max(len(runs) - 1, 0)).encode("utf-8"))
     if size > MAX_FILE_NAME:
-        experiment = runs.experiment
-        key = "uid" if "uid" in experiment.data else "id"
-        raise experiment.error(
-            f"the uid is too long for file names: run files would be named {size} bytes long "
-            f"(at most {MAX_FILE_NAME}); shorten it to {len(experiment.safe_uid) - (size - MAX_FILE_NAME)} "
-            "characters or fewer",
-            (key,),
-        )
+        exp = runs.experiment
+        raise exp.error(f"the uid is too long for file names: run files would be named {size} bytes long (at most "
+                        f"{MAX_FILE_NAME}); shorten it to {len(exp.safe_uid) - (size - MAX_FILE_NAME)} characters "
+                        "or fewer", ("uid" if "uid" in exp.data else "id",))
 
 
 def check_runs(runs: RunSequence, progress: Callable[[int], None] | None = None) -> None:

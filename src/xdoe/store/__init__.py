@@ -54,7 +54,6 @@ if TYPE_CHECKING:  # the same names for type checkers (`Name as Name`: a re-expo
     from xdoe.store._json import canonical_json as canonical_json, document_hash as document_hash
     from xdoe.store._models import StopRequest as StopRequest
     from xdoe.store._tables import INSTANCE_STATUSES as INSTANCE_STATUSES, SCHEMA_VERSION as SCHEMA_VERSION
-    from xdoe.store._recorder import NonFiniteWarning as NonFiniteWarning
     from xdoe.store._recorder import RunRecorder as RunRecorder
     from xdoe.store._results import (
         DEFAULT_RESULTS_ROOT as DEFAULT_RESULTS_ROOT,
@@ -144,7 +143,7 @@ _EXPORTS = {
     "xdoe.store._json": ["canonical_json", "document_hash"],
     "xdoe.store._models": ["StopRequest"],
     "xdoe.store._tables": ["INSTANCE_STATUSES", "SCHEMA_VERSION"],
-    "xdoe.store._recorder": ["NonFiniteWarning", "RunRecorder"],
+    "xdoe.store._recorder": ["RunRecorder"],
     "xdoe.store._results": [
         "DEFAULT_RESULTS_ROOT", "EPISODE_KEYS", "TRANSACTION_COLUMNS", "ResultsPaths", "safe_name",
     ],

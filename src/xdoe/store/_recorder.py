@@ -12,7 +12,8 @@ from typing import TYPE_CHECKING, Any
 
 from sqlalchemy import update
 
-from xdoe.errors import MAX_ERROR_CHARS, DiskFullError, DocumentError, StoreError, cap_traceback, no_space_cause, one_line
+from xdoe.errors import (MAX_ERROR_CHARS, DiskFullError, DocumentError, NonFiniteWarning, StoreError, cap_traceback,
+                         no_space_cause, one_line)
 from xdoe.store._json import compact_json, document_hash
 from xdoe.store._recorder_resume import RecorderResume
 from xdoe.store._recorder_rows import RowBuffer, _get_or_create, _insert_id, _int_or_none, _json_cell
@@ -25,14 +26,7 @@ from xdoe.store._steps import StepPolicy
 if TYPE_CHECKING:
     from xdoe.store._store import Store
 
-__all__ = ["RunRecorder", "FINAL_STATUSES", "NonFiniteWarning"]
-
-
-class NonFiniteWarning(UserWarning):
-    """An episode's reward, objective or wall time was NaN or infinite; it is
-    recorded as missing (``NULL`` in the store, ``null`` in ``episodes.jsonl``)."""
-
-_MAX_ERROR_CHARS = MAX_ERROR_CHARS
+__all__ = ["RunRecorder", "FINAL_STATUSES"]
 
 
 class RunRecorder(RecorderResume, RowBuffer):
@@ -350,7 +344,7 @@ class RunRecorder(RecorderResume, RowBuffer):
             if self.instance_id is None:
                 self.start()
             self._end = utcnow()
-            self._error = one_line(error, _MAX_ERROR_CHARS)
+            self._error = one_line(error, MAX_ERROR_CHARS)
             try:
                 with self.store._core_write("record the end of a run in") as conn:
                     if self._phase_id is not None:

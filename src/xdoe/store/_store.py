@@ -14,10 +14,11 @@ from sqlalchemy import inspect as sa_inspect
 from sqlalchemy.engine import URL
 from sqlalchemy.exc import SQLAlchemyError
 
-from xdoe.errors import NoStoreError, StoreError, printable
+from xdoe.errors import NoStoreError, StoreError
 from xdoe.store import _tables as t
 from xdoe.store._engine import WRITE, make_engine, mask_url, require_sqlite_file, resolve_url, store_error
 from xdoe.store._tables import METADATA, SCHEMA_VERSION, utcnow
+from xdoe.store._upgrade import schema_number
 from xdoe.store._checkpoint_rows import CheckpointRows
 from xdoe.store._instance_rows import InstanceInfo, InstanceRows, RunInfo
 from xdoe.store._recorder import RunRecorder
@@ -90,7 +91,7 @@ class Store(CheckpointRows, InstanceRows):
                 row = _schema_version(conn)
         except SQLAlchemyError as exc:
             raise store_error(self._url, "open", exc) from None
-        self._refuse_newer(row)
+        schema_number(self.url, row)
         if row is not None:
             self.schema_version = int(row)
 
@@ -99,21 +100,6 @@ class Store(CheckpointRows, InstanceRows):
         """Whether episode and step rows have ``terminated``, ``truncated``,
         ``cut_by`` (schema version 2; a store only read keeps its version)."""
         return self.schema_version >= 2
-
-    def _refuse_newer(self, version: str | None) -> None:
-        """Raise :class:`StoreError` when the store's schema ``version`` is
-        newer than this xdoe's, or not a whole number (a damaged store, or
-        another application's tables)."""
-        if version is None:
-            return
-        try:
-            number = int(str(version).strip())
-        except ValueError:
-            raise StoreError(f"store {self.url} has an unreadable schema version '{printable(str(version)[:40])}' "
-                             "(not a whole number: a damaged store, or not xdoe's); use another store") from None
-        if number > SCHEMA_VERSION:
-            raise StoreError(f"store {self.url} has schema version {version}, newer than this "
-                             f"xdoe's {SCHEMA_VERSION}; upgrade xdoe")
 
     def _sqlite_schema(self) -> tuple[bool, set[str] | None]:
         """SQLite: ``(complete, tables)``: whether every table and index of
@@ -133,7 +119,7 @@ class Store(CheckpointRows, InstanceRows):
             if not needed <= present:
                 return False, tables
             row = _schema_version(conn)
-        self._refuse_newer(row)
+        schema_number(self.url, row)
         return row is not None and int(row) == SCHEMA_VERSION, tables
 
     def _create_schema(self) -> None:
@@ -168,7 +154,7 @@ class Store(CheckpointRows, InstanceRows):
                         [{"key": "schema_version", "value": str(SCHEMA_VERSION)}],
                     )
                 else:
-                    self._refuse_newer(row)
+                    schema_number(self.url, row)
                     if int(row) < SCHEMA_VERSION:  # an older store opened for writing
                         from xdoe.store._upgrade import upgrade
 

@@ -19,9 +19,10 @@ from typing import Callable
 from sqlalchemy import Connection, inspect as sa_inspect
 from sqlalchemy.schema import CreateColumn
 
+from xdoe.errors import StoreError, printable
 from xdoe.store import _tables as t
 
-__all__ = ["UPGRADES", "upgrade"]
+__all__ = ["UPGRADES", "upgrade", "schema_number"]
 
 
 def _add_end_columns(conn: Connection) -> None:
@@ -56,3 +57,22 @@ def upgrade(conn: Connection, version: int) -> int:
                  .values(value=str(version)))
     return version
 
+
+def schema_number(url: str, version: str | None) -> int | None:
+    """The store's schema ``version`` as a number (``None`` stays ``None``).
+
+    Raises:
+        StoreError: the version is newer than this xdoe's, or not a whole
+            number (a damaged store, or another application's tables).
+    """
+    if version is None:
+        return None
+    try:
+        number = int(str(version).strip())
+    except ValueError:
+        raise StoreError(f"store {url} has an unreadable schema version '{printable(str(version)[:40])}' "
+                         "(not a whole number: a damaged store, or not xdoe's); use another store") from None
+    if number > t.SCHEMA_VERSION:
+        raise StoreError(f"store {url} has schema version {version}, newer than this "
+                         f"xdoe's {t.SCHEMA_VERSION}; upgrade xdoe")
+    return number
