@@ -52,6 +52,21 @@ def test_resolution_iv_screen_finds_exactly_the_active_factors_with_their_signs(
     assert len(data["screening"]["effects"]) == 15
 
 
+def test_csv_holds_the_screening_table_too(screen):
+    """``--format csv`` holds everything the table shows (issue 22): the
+    contrasts with their effects, p, active flags and aliases."""
+    import csv
+    import io
+
+    result = CliRunner().invoke(xrun, ["analyze", str(screen), "--format", "csv"])
+    assert result.exit_code == 0, result.output
+    rows = [r for r in csv.DictReader(io.StringIO(result.stdout)) if r["table"] == "design"]
+    active = {r["factor"] for r in rows if r["column"] == "active" and r["value"] == "yes"}
+    assert set(SCREENING) <= active
+    assert {r["column"] for r in rows} >= {"effect (high - low)", "p", "active", "aliases"}
+    assert len({r["factor"] for r in rows if r["section"].startswith("Two-level screening")}) == 15
+
+
 def test_central_composite_puts_the_maximum_where_the_formula_has_it(ccd):
     surface = _analyze(ccd)["surface"]
     assert surface["kind"] == "maximum" and surface["inside"] is True

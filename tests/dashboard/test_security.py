@@ -171,3 +171,24 @@ def test_the_command_reads_the_store_url_from_a_file_and_refuses_public_alone(tm
     assert result.exit_code == 2 and "holds no store URL" in result.output
     result = runner.invoke(main, ["dashboard", "--store-file", "missing.url"])
     assert result.exit_code == 2 and "cannot read it" in result.output and "Traceback" not in result.output
+
+
+def test_a_folder_started_from_the_browser_runs_only_its_manifests_files(tmp_path) -> None:
+    """Issue 25 item 10 for the dashboard: run files an interrupted xgen
+    extension added (no manifest lists them) are never started."""
+    from pathlib import Path
+
+    from xdoe.dashboard._launch import run_files
+    from xdoe.design import generate
+
+    root = Path(__file__).resolve().parents[2]
+    out = tmp_path / "runs"
+    generate(root / "experiments" / "dummy.yaml", out)
+    listed = sorted(out.glob("run-*.yaml"))
+    stray = out / "run-dummy-study-9999.yaml"
+    stray.write_bytes(listed[0].read_bytes())
+    assert run_files(out) == listed and stray not in run_files(out)
+    loose = tmp_path / "loose"
+    loose.mkdir()
+    (loose / "mine.yaml").write_bytes(listed[0].read_bytes())
+    assert run_files(loose) == [loose / "mine.yaml"]  # hand-written documents: every YAML file

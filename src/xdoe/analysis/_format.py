@@ -89,13 +89,16 @@ def sections(a: Analysis) -> list[tuple[str, list[str], list[list[str]]]]:
 
 CSV_COLUMNS = ("experiment", "response", "agent", "table", "rank", "factor", "kind", "within", "effect", "F", "p",
                "eta_sq", "level", "mean", "ci_low", "ci_high", "n", "design_point", "levels", "statistic",
-               "estimate", "p_improvement", "p_improvement_low", "p_improvement_high")
+               "estimate", "p_improvement", "p_improvement_low", "p_improvement_high", "section", "column", "value")
 
 
 def csv_rows(a: Analysis) -> list[dict[str, Any]]:
     """Everything the table shows as tidy rows (raw numbers, ``None`` for
     NaN), ``table`` = ``factor`` (one row per level; a continuous factor one
-    row), ``interaction`` or ``point`` (best first)."""
+    row), ``interaction``, ``point`` (best first), or ``design`` for the
+    analysis matched to the design (screening, surface, sensitivity): one
+    row per cell, long format, ``section`` (its title), ``factor`` (the
+    row's first cell), ``column`` and ``value`` (as the table shows it)."""
     head = {"experiment": a.experiment, "response": a.response, "agent": a.agent}
     rows: list[dict[str, Any]] = []
     for rank, f in enumerate(a.factors, 1):
@@ -115,6 +118,12 @@ def csv_rows(a: Analysis) -> list[dict[str, Any]]:
                      "n": p.n, "statistic": p.statistic, "estimate": d["estimate"], "ci_low": d["ci_low"],
                      "ci_high": d["ci_high"], "p_improvement": imp.get("p"),
                      "p_improvement_low": imp.get("ci_low"), "p_improvement_high": imp.get("ci_high")})
+    from xdoe.analysis._doe import doe_sections
+
+    for title, headers, cells in doe_sections(a.doe, a.response, a.runs):
+        for r in cells:
+            rows += [{**head, "table": "design", "section": title, "factor": r[0], "column": h, "value": v}
+                     for h, v in zip(headers[1:], r[1:])]
     return rows
 
 

@@ -25,8 +25,16 @@ __all__ = ["Launch", "Launcher", "run_files", "candidate_folders"]
 
 
 def run_files(folder: Path) -> list[Path]:
-    """The run documents of a folder: ``run-*.yaml``, else every ``*.yaml``/``*.yml``."""
-    return sorted(folder.glob("run-*.yaml")) or sorted([*folder.glob("*.yaml"), *folder.glob("*.yml")])
+    """The run documents of a folder as ``xrun experiment-start FOLDER`` takes
+    them (:func:`xdoe._files.folder_run_files`: a folder with an xgen
+    manifest stands for the run files its manifests list, so files an
+    interrupted extension added are never started), else every ``*.yaml``/``*.yml``."""
+    from xdoe._files import folder_run_files
+
+    taken, unlisted = folder_run_files(folder)
+    if taken or unlisted:
+        return taken
+    return sorted([*folder.glob("*.yaml"), *folder.glob("*.yml")])
 
 
 def candidate_folders(root: Path, workdir: Path, limit: int = 50) -> list[str]:
