@@ -124,3 +124,19 @@ def test_single_run_has_no_interval() -> None:
     assert est == 3.0 and np.isnan(low) and np.isnan(high)
     with pytest.raises(ValueError):
         interval_estimate(np.array([1.0, 2.0]), "mode")
+
+
+def test_a_factor_named_like_the_response_column_is_kept_apart() -> None:
+    """A factor called ``y`` collided with the response column (pandas:
+    "columns overlap"); it keeps its ``factor:`` prefix instead."""
+    from xdoe.analysis import Response, run_table
+    from xdoe.results import FACTORS_ATTR
+
+    rows = [{"experiment": "e", "run": f"r{i}", "design_point": i % 2, "repetition": i // 2, "y": i % 2,
+             "phase": "p", "mode": "test", "worker": 0, "episode": e, "agent": "a", "objective": float(i % 2 + e)}
+            for i in range(4) for e in range(3)]
+    frame = pd.DataFrame(rows)
+    frame.attrs[FACTORS_ATTR] = ["y"]
+    table, _ = run_table(frame, Response())
+    assert list(table.columns) == ["run", "design_point", "repetition", "factor:y", "y"]
+    assert table["y"].tolist() == [1.0, 2.0, 1.0, 2.0]

@@ -192,7 +192,9 @@ def run_table(frame: "pd.DataFrame", response: Response, agent: str | None = Non
         y = grouped.agg(lambda v: float(iqm(v.to_numpy(float), axis=None))).rename("y")
     else:
         y = grouped.agg(response.stat).rename("y")
-    levels = rows.groupby(keys, sort=True, dropna=False)[factors].first() if factors else None
+    # a factor named like a column of the table (``y``, ``run``...) keeps its ``factor:`` prefix
+    names = {c: display_name(c) if display_name(c) not in (*keys, "y") else f"factor:{display_name(c)}"
+             for c in factors}
+    levels = rows.groupby(keys, sort=True, dropna=False)[factors].first().rename(columns=names) if factors else None
     out = y.to_frame() if levels is None else levels.join(y)
-    out = out.reset_index().rename(columns={c: display_name(c) for c in factors})
-    return out, phase
+    return out.reset_index(), phase
