@@ -101,6 +101,18 @@ def test_check(env):
         assert store.instances() == []  # checking runs nothing
 
 
+def test_check_reports_every_component_that_does_not_import(env):
+    """Issue 22 (read and check commands alike): experiment-check names every
+    bad component of a run document, not only the first, as xgen check --import does."""
+    bad = write_run(env / "bad.yaml", "run-bad", muscle="xdoe.agents:NoSuchMuscle")
+    bad.write_text(bad.read_text().replace("xdoe.agents:DummyBrain", "xdoe.agents:NoSuchBrain"))
+    result = CliRunner().invoke(main, ["experiment-check", str(bad)])
+    assert result.exit_code == 2
+    errors = result.stderr.strip().splitlines()
+    assert len(errors) == 2 and all(e.startswith(f"error: {bad}") for e in errors), errors
+    assert "NoSuchBrain" in errors[0] and "NoSuchMuscle" in errors[1]
+
+
 def test_help_lists_the_commands():
     result = CliRunner().invoke(main, ["--help"])
     assert result.exit_code == 0

@@ -300,21 +300,24 @@ main.add_command(submit_command)
 @handle_errors
 def experiment_check(files: tuple[str, ...]) -> None:
     """Validate run documents FILES (a folder: its run-*.yaml) and import and
-    construct every component (with a throwaway seed) without running. Exit 0
+    construct every component (with a throwaway seed) without running. Every
+    component that does not import is reported, not only the first. Exit 0
     when all are usable, else 2."""
-    from xdoe.execution import check_document
+    from xdoe.execution import check_document, import_errors, load_plan
 
     failed = False
     for path in _with_folders(files):
         try:
             with document_warnings():
-                lines = check_document(Path(path))
+                plan = load_plan(Path(path))
+            missing = import_errors(plan)  # every component that does not import
+            lines = [] if missing else check_document(plan)
         except XdoeError as exc:
+            missing = [str(exc)]
+        if missing:
             failed = True
-            text = str(exc)
-            if not text.startswith(str(path)):
-                text = f"{path}: {text}"
-            click.secho(f"error: {text}", fg="red", err=True)
+            for text in missing:
+                click.secho(f"error: {text if text.startswith(str(path)) else f'{path}: {text}'}", fg="red", err=True)
             continue
         click.echo(f"ok {path}: " + "; ".join(lines))
     sys.exit(EXIT_INPUT if failed else EXIT_OK)
