@@ -43,6 +43,20 @@ def _group(pgid: int) -> list[psutil.Process]:
     return left
 
 
+def _wait_for_a_running_run(url: str, path: Path, proc: subprocess.Popen, timeout: float = 60.0) -> None:
+    """Until some run of the store is ``running`` (or ``proc`` ended)."""
+    deadline = time.monotonic() + timeout
+    while time.monotonic() < deadline and proc.poll() is None:
+        if path.exists():
+            try:
+                with Store(url, read_only=True) as store:
+                    if any(i.status == "running" for i in store.instances()):
+                        return
+            except Exception:  # noqa: BLE001 - the store is being created: try again
+                pass
+        time.sleep(0.1)
+
+
 @pytest.mark.slow
 @pytest.mark.parametrize("jobs", ["1", "2"])
 def test_sigkilled_xrun_leaves_no_process_and_a_restart_finishes_every_run_once(tmp_path: Path, jobs: str) -> None:
@@ -54,11 +68,12 @@ def test_sigkilled_xrun_leaves_no_process_and_a_restart_finishes_every_run_once(
             "--store", url, "--results", str(tmp_path / "results"), *files]
     rng = np.random.default_rng(np.random.SeedSequence(25 + int(jobs)))
     killed_in_run = 0
-    for moment in rng.uniform(2.0, 9.0, size=3):
+    for moment in rng.uniform(0.0, 1.5, size=3):
         # no pipes: an orphan holding one would keep communicate() waiting
         proc = subprocess.Popen(argv, cwd=tmp_path, env=_env(), start_new_session=True,
                                 stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
-        time.sleep(float(moment))
+        _wait_for_a_running_run(url, tmp_path / "x.sqlite", proc)  # start-up time varies with the load
+        time.sleep(float(moment))  # then a seeded random moment inside the campaign
         if proc.poll() is not None:
             break  # everything finished before this kill
         os.kill(proc.pid, signal.SIGKILL)
