@@ -6,6 +6,7 @@ from __future__ import annotations
 
 import numpy as np
 import pandas as pd
+from dummy_study import dummy_study
 
 from xdoe.analysis._design_info import coded_frame, read_design
 from xdoe.design import generate
@@ -13,21 +14,7 @@ from xdoe.design import generate
 
 def test_coded_frame_follows_the_design_order_not_the_sorted_keys(tmp_path):
     factors = {n: {"levels": [0, 1]} for n in ("zeta", "alpha", "mid", "beta", "omega")}
-    doc = {
-        "uid": "order", "seed": 1, "design": {"method": "fractional_factorial", "resolution": 3},
-        "factors": factors,
-        "definitions": {
-            "environments": {"e": {"environment": {"name": "xdoe.environments:DummyEnvironment", "uid": "env",
-                                                   "params": {"length": 3, **{n: "${" + n + "}" for n in factors}}}}},
-            "agents": {"r": {"name": "r", "brain": {"name": "xdoe.agents:DummyBrain", "params": {}},
-                             "muscle": {"name": "xdoe.agents:DummyMuscle", "params": {}},
-                             "objective": {"name": "xdoe.agents:RewardObjective", "params": {}}}},
-            "simulation": {"v": {"name": "xdoe.simulation:VanillaSimController"}},
-            "phase_config": {"t": {"mode": "test", "worker": 1, "episodes": 1}},
-        },
-        "schedule": [{"p": {"environments": [["e"]], "agents": [["r"]], "simulation": ["v"],
-                            "phase_config": ["t"]}}],
-    }
+    doc = dummy_study("order", 1, {"method": "fractional_factorial", "resolution": 3}, factors)
     runs, design = generate(doc, tmp_path / "out")
     table = pd.DataFrame([{**runs[k]["design_point"]["levels"], "design_point": runs[k]["design_point"]["index"]}
                           for k in range(len(runs))])

@@ -11,26 +11,13 @@ import numpy as np
 import pytest
 import yaml
 from click.testing import CliRunner
+from dummy_study import dummy_study
 
 from xdoe.cli._xgen import main as xgen
 
 
 def _doc(design, factors):
-    return {
-        "uid": "seq", "seed": 3, "output": "out", "design": design, "factors": factors,
-        "definitions": {
-            "environments": {"e": {"environment": {"name": "xdoe.environments:DummyEnvironment", "uid": "env",
-                                                   "params": {"length": 3,
-                                                              **{n: "${" + n + "}" for n in factors}}}}},
-            "agents": {"r": {"name": "r", "brain": {"name": "xdoe.agents:DummyBrain", "params": {}},
-                             "muscle": {"name": "xdoe.agents:DummyMuscle", "params": {}},
-                             "objective": {"name": "xdoe.agents:RewardObjective", "params": {}}}},
-            "simulation": {"v": {"name": "xdoe.simulation:VanillaSimController"}},
-            "phase_config": {"t": {"mode": "test", "worker": 1, "episodes": 1}},
-        },
-        "schedule": [{"p": {"environments": [["e"]], "agents": [["r"]], "simulation": ["v"],
-                            "phase_config": ["t"]}}],
-    }
+    return dummy_study("seq", 3, design, factors, output="out")
 
 
 def _setup(tmp_path: Path, design, factors) -> tuple[Path, Path]:

@@ -9,6 +9,7 @@ import math
 
 import numpy as np
 import pytest
+from dummy_study import dummy_study
 
 from xdoe.design import Factor, generate, make_design, parse_design
 from xdoe.errors import DesignError, DocumentError
@@ -162,21 +163,7 @@ def test_parse_design_refusals(value, message):
 
 
 def _doc(design, factors=None):
-    return {
-        "uid": "doe", "seed": 5, "design": design,
-        "factors": factors or {"x": {"range": [1, 5]}, "y": {"range": [5, 9]}},
-        "definitions": {
-            "environments": {"e": {"environment": {"name": "xdoe.environments:DummyEnvironment", "uid": "env",
-                                                   "params": {"length": 3, "x": "${x}", "y": "${y}"}}}},
-            "agents": {"r": {"name": "r", "brain": {"name": "xdoe.agents:DummyBrain", "params": {}},
-                             "muscle": {"name": "xdoe.agents:DummyMuscle", "params": {}},
-                             "objective": {"name": "xdoe.agents:RewardObjective", "params": {}}}},
-            "simulation": {"v": {"name": "xdoe.simulation:VanillaSimController"}},
-            "phase_config": {"t": {"mode": "test", "worker": 1, "episodes": 1}},
-        },
-        "schedule": [{"p": {"environments": [["e"]], "agents": [["r"]], "simulation": ["v"],
-                            "phase_config": ["t"]}}],
-    }
+    return dummy_study("doe", 5, design, factors or {"x": {"range": [1, 5]}, "y": {"range": [5, 9]}})
 
 
 def test_generate_writes_byte_identical_runs_and_a_manifest_with_coded_and_natural_points(tmp_path):
