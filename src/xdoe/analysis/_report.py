@@ -123,7 +123,7 @@ def write_report(frame: "pd.DataFrame", output: str | Path, *, response: "Respon
     from xdoe.analysis._design_info import read_design
 
     design, _branches = split_branches(frame)  # branches (include_branches): own rows of the aggregates
-    agents = [agent] if agent is not None else response_agents(design, response)
+    agents = response_agents(design, response, agent)
     doe_design = read_design(output_dir, experiment)
     results = [analyze(frame, response, statistic=statistic, agent=a, seed=seed, design=doe_design) for a in agents]
     result = results[0]

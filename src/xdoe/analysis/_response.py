@@ -145,15 +145,18 @@ def phase_rows(frame: "pd.DataFrame", response: Response) -> tuple["pd.DataFrame
     return rows, phase
 
 
-def response_agents(frame: "pd.DataFrame", response: Response) -> list[str | None]:
-    """The agents to answer separately: ``[None]`` when every run of the
-    response's phase has one agent (they may differ between runs: the agent
-    is then a factor), else the sorted names of the agents (a game of
-    several players: one response per agent, never their average).
+def response_agents(frame: "pd.DataFrame", response: Response, agent: str | None = None) -> list[str | None]:
+    """The agents to answer separately: ``[agent]`` when one is chosen;
+    ``[None]`` when every run of the response's phase has one agent (they
+    may differ between runs: the agent is then a factor), else the sorted
+    names of the agents (a game of several players: one response per agent,
+    never their average).
 
     Raises:
         InputError: no episodes, or no such phase.
     """
+    if agent is not None:
+        return [agent]
     rows, _ = phase_rows(frame, response)
     if rows.groupby("run")["agent"].nunique().max() <= 1:
         return [None]

@@ -57,14 +57,6 @@ def _statistic(func: F) -> F:
                              "bootstrap interval and the probability of improvement (IQM: Agarwal et al. 2021).")(func)
 
 
-def _agents(frame: Any, response: Any, agent: str | None) -> list[str | None]:
-    """The agents to answer for: ``[agent]`` when given, else each agent of
-    a game in turn (``[None]`` when every run has one agent)."""
-    from xdoe.analysis import response_agents
-
-    return [agent] if agent is not None else response_agents(frame, response)
-
-
 def _resolve(output_dir: Path | None, experiment: str | None, store_url: str | None) -> tuple[str | None, str | None]:
     """(experiment, store URL) of the selection (:mod:`xdoe.cli._select`):
     exit 2 when the store cannot be opened or no single experiment is chosen."""
@@ -109,7 +101,7 @@ def results_command(output_dir: Path | None, experiment: str | None, include_bra
     of several agents, one table per agent (or --agent NAME). Only the
     design's runs: sessions branched or grown from them are listed after it,
     one row each, with --include-branches."""
-    from xdoe.analysis import Analysis, design_points, parse_response, run_table
+    from xdoe.analysis import Analysis, design_points, parse_response, response_agents, run_table
     from xdoe.analysis._branches import branch_points, split_branches
     from xdoe.analysis._format import STAT_NAMES, fmt_levels, fmt_num, points_section
     from xdoe.results import experiment_label
@@ -117,7 +109,7 @@ def results_command(output_dir: Path | None, experiment: str | None, include_bra
     frame, branches = split_branches(load_frame(output_dir, experiment, store_url, include_branches))
     resp = parse_response(response)
     out = console()
-    for who in _agents(frame, resp, agent):
+    for who in response_agents(frame, resp, agent):
         table, phase = run_table(frame, resp, who)
         points = design_points(table, statistic, seed=seed)
         extra, notes = branch_points(branches, resp, phase, points[0] if points else None, statistic=statistic,
@@ -178,13 +170,13 @@ def analyze_command(output_dir: Path | None, experiment: str | None, include_bra
     is one more row of the design points table (P(best > branch)); the
     factors are ranked on the design's runs only."""
     from xdoe.analysis._branches import split_branches
-    from xdoe.analysis import analyze, parse_response, render
+    from xdoe.analysis import analyze, parse_response, render, response_agents
     from xdoe.analysis._design_info import read_design
 
     frame = load_frame(output_dir, experiment, store_url, include_branches)
     design = read_design(output_dir, _resolve(output_dir, experiment, store_url)[0])
     resp = parse_response(response)
-    who = _agents(split_branches(frame)[0], resp, agent)
+    who = response_agents(split_branches(frame)[0], resp, agent)
     results = [analyze(frame, resp, statistic=statistic, agent=a, seed=seed, design=design) for a in who]
     click.echo(render(results if who != [None] else results[0], fmt, width=console().width), nl=fmt not in ("table",))
     if fmt != "table":
