@@ -24,7 +24,8 @@ from typing import Callable
 import numpy as np
 from scipy import stats
 
-__all__ = ["STATISTICS", "DEFAULT_STATISTIC", "MIN_REPETITIONS", "iqm", "aggregate", "interval_estimate",
+__all__ = ["STATISTICS", "DEFAULT_STATISTIC", "MIN_REPETITIONS", "CONFIDENCE", "RESAMPLES", "iqm",
+           "statistic_function", "aggregate", "interval_estimate",
            "probability_of_improvement"]
 
 #: fewer repetitions than this and the intervals mean little (the paper's advice)
@@ -44,8 +45,9 @@ def iqm(scores: np.ndarray, axis: int | None = -1) -> np.ndarray:
     return stats.trim_mean(scores, 0.25, axis=axis)
 
 
-def _statistic(name: str) -> Callable[..., np.ndarray]:
-    """The aggregate over the last axis: ``iqm``, ``mean`` or ``median``.
+def statistic_function(name: str) -> Callable[..., np.ndarray]:
+    """The aggregate ``iqm``, ``mean`` or ``median`` as a numpy-style function
+    taking ``axis`` (the design points' estimates and the curves' bands use it).
 
     Raises:
         ValueError: an unknown name.
@@ -71,7 +73,7 @@ def aggregate(scores: np.ndarray, statistic: str = DEFAULT_STATISTIC) -> float:
     ``aggregate_iqm``/``aggregate_mean``; ``median`` is the median of the
     scores (rliable's ``aggregate_median`` is the median across tasks of the
     per-task means, which for one task is the mean of the runs)."""
-    return float(_statistic(statistic)(_matrix(scores).ravel()))
+    return float(statistic_function(statistic)(_matrix(scores).ravel()))
 
 
 def _rng(seed: int, key: tuple[int, ...]) -> np.random.Generator:
@@ -90,7 +92,7 @@ def interval_estimate(scores: np.ndarray, statistic: str = DEFAULT_STATISTIC, *,
         and both lie inside ``[scores.min(), scores.max()]``.
     """
     m = _matrix(scores)
-    func = _statistic(statistic)
+    func = statistic_function(statistic)
     point = float(func(m.ravel()))
     if m.shape[0] < 2:
         return point, float("nan"), float("nan")

@@ -38,6 +38,7 @@ from typing import TYPE_CHECKING, Callable
 import numpy as np
 
 from xdoe._cuts import BUDGET_CUTS
+from xdoe.analysis._aggregates import CONFIDENCE, RESAMPLES, STATISTICS, statistic_function
 from xdoe.errors import InputError
 
 if TYPE_CHECKING:
@@ -47,11 +48,9 @@ __all__ = ["X_AXES", "CURVE_STATS", "GRID", "Band", "run_series", "common_curve"
            "default_window", "cut_mask", "stat_label", "describe"]
 
 X_AXES = ("steps", "episodes", "wall")
-CURVE_STATS = ("mean", "iqm", "median")
+CURVE_STATS = STATISTICS
 #: grid points per curve
 GRID = 200
-CONFIDENCE = 0.95
-RESAMPLES = 2000
 
 
 @dataclass(frozen=True)
@@ -82,15 +81,11 @@ def cut_mask(rows: "pd.DataFrame") -> "pd.Series":
 
 
 def _statistic(stat: str) -> Callable[..., np.ndarray]:
-    if stat == "mean":
-        return np.mean
-    if stat == "median":
-        return np.median
-    if stat == "iqm":
-        from xdoe.analysis._aggregates import iqm
-
-        return iqm
-    raise InputError(f"unknown statistic {stat!r}; expected one of {', '.join(CURVE_STATS)}")
+    """:func:`xdoe.analysis._aggregates.statistic_function`, an unknown name as bad input."""
+    try:
+        return statistic_function(stat)
+    except ValueError as exc:
+        raise InputError(str(exc)) from None
 
 
 def run_series(rows: "pd.DataFrame", metric: str, x: str, window: int, *,
