@@ -11,12 +11,27 @@ Every PostgreSQL test gets its own schema, dropped afterwards.
 
 from __future__ import annotations
 
+import shutil
+import tempfile
 from collections.abc import Iterator
 from pathlib import Path
 
 import pytest
+from hypothesis import settings
+from hypothesis.configuration import set_hypothesis_home_dir
 
 from xdoe.store.testing import postgres_server, temporary_schema
+
+# no example database and no .hypothesis/ in the working tree: hypothesis keeps its
+# files in a temporary folder removed at the end of the session (pytest_unconfigure)
+settings.register_profile("xdoe", database=None)
+settings.load_profile("xdoe")
+_HYPOTHESIS_HOME = tempfile.mkdtemp(prefix="xdoe-hypothesis-")
+set_hypothesis_home_dir(_HYPOTHESIS_HOME)
+
+
+def pytest_unconfigure(config: pytest.Config) -> None:
+    shutil.rmtree(_HYPOTHESIS_HOME, ignore_errors=True)
 
 
 @pytest.fixture(scope="session")
