@@ -43,8 +43,10 @@ ROWS = {
 }
 
 
-def _old_store(url: str) -> str:
-    """Build a version-1 store at ``url`` from the exact DDL, with rows."""
+def _old_store(url: str, *, sessions: bool = True) -> str:
+    """Build a version-1 store at ``url`` from the exact DDL, with rows;
+    without the session tables when ``sessions`` is false (they were made on
+    first use, so most stores of version 1 lack them)."""
     engine = create_engine(url)
     if engine.dialect.name == "sqlite":
         Path(str(engine.url.database)).parent.mkdir(parents=True, exist_ok=True)
@@ -55,7 +57,8 @@ def _old_store(url: str) -> str:
     try:
         with engine.begin() as conn:
             for statement in filter(str.strip, ddl.split(";")):
-                conn.exec_driver_sql(statement)
+                if sessions or " session_" not in statement:
+                    conn.exec_driver_sql(statement)
             conn.execute(text("INSERT INTO store_meta VALUES ('schema_version', '1')"))
             for table, (columns, values) in ROWS.items():
                 for row in values:
@@ -162,6 +165,19 @@ def test_the_first_write_upgrades_the_store_and_keeps_every_row(store_url: str, 
     engine.dispose()
     with Store(url) as store:  # a second writer finds it complete: nothing to do
         assert store.schema_version == 2
+
+
+def test_a_store_without_session_tables_is_upgraded_and_gets_them_on_first_use(tmp_path: Path) -> None:
+    from xdoe.store._sessions import get_or_create_tree
+
+    url = _old_store(f"sqlite:///{tmp_path / 'old.sqlite'}", sessions=False)
+    before = _dump(url)
+    assert not any(table.startswith("session_") for table in before)
+    with Store(url) as store:
+        assert store.schema_version == SCHEMA_VERSION
+        assert get_or_create_tree(store, "t", "grow").uid == "t"
+    assert _versions(url) == (str(SCHEMA_VERSION), [SCHEMA_REVISION])
+    assert _columns(url, "step")[-3:] == list(NEW) and "session_edge" in _dump(url)
 
 
 @pytest.mark.parametrize("recorded", ["alembic_version", "store_meta"])

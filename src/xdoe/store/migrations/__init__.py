@@ -11,7 +11,7 @@ version can be read and compared without Alembic, which is an optional extra
 only upgrading an older store runs these revisions. No ``alembic.ini`` is
 needed: :func:`config` builds the configuration in code.
 
-How to add a revision: ``docs/architecture.md``, "Schema migrations".
+How to add a revision: ``docs/store.md``, "Schema migrations".
 """
 
 from __future__ import annotations
