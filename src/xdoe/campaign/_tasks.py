@@ -115,9 +115,12 @@ _WORKER_STORES: dict[tuple[int, str | None], Store] = {}
 
 
 def worker_store(url: str | None) -> Store:
-    """The store at ``url`` opened once per worker process (pool and Dask
-    workers run many tasks: one store, not one per run). Keyed by process id,
-    so a forked child never uses its parent's connections."""
+    """The store at ``url`` opened once per worker process of the local pool
+    (its workers run many tasks of one campaign and end with it: one store,
+    not one per run). Keyed by process id, so a forked child never uses its
+    parent's connections. Not for Dask workers: they outlive campaigns (a
+    SQLite file replaced between two would still be written through the old
+    connection)."""
     key = (os.getpid(), url)
     store = _WORKER_STORES.get(key)
     if store is None:
@@ -126,7 +129,7 @@ def worker_store(url: str | None) -> Store:
 
 
 def execute_in_worker(task: RunTask, progress: "Callable[[ProgressEvent], None] | None" = None) -> RunResult:
-    """:func:`execute_task` in a worker process of a backend, with the
+    """:func:`execute_task` in a worker process of the local pool, with the
     process's one store (:func:`worker_store`)."""
     return execute_task(task, store=worker_store(task.options.store_url), progress=progress)
 

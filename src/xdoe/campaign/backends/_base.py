@@ -19,7 +19,8 @@ Backends (:func:`xdoe.campaign.make_backend`):
   had just finished, its result on the way back, is not run again: its
   result is read from the store).
 * :class:`DaskBackend` (``--dask ADDRESS`` or ``--dask local``): each run is a
-  task ``client.submit(execute_in_worker, task)``; results land in the shared
+  task ``client.submit(execute_task, task)`` (a store opened per run: Dask
+  workers outlive campaigns); results land in the shared
   store. A run whose Dask worker dies repeatedly fails with ``KilledWorker``.
 * :class:`SlurmBackend` (``xrun submit --slurm``): job arrays of
   ``xrun experiment-start`` tasks sharing a PostgreSQL store.
@@ -41,7 +42,7 @@ from concurrent.futures import FIRST_COMPLETED, wait
 from types import TracebackType
 from typing import TYPE_CHECKING, Any, Callable, Iterable, Iterator, Sequence
 
-from xdoe.campaign._tasks import DONE_STATUSES, RunTask, execute_in_worker
+from xdoe.campaign._tasks import DONE_STATUSES, RunTask, execute_task
 from xdoe.execution import RunResult
 
 if TYPE_CHECKING:
@@ -108,7 +109,7 @@ class FutureBackend(Backend):
                 task = queue.popleft()
                 if started is not None:
                     started(task)
-                futures[self.submit(execute_in_worker, task)] = task
+                futures[self.submit(execute_task, task)] = task
             if not futures:
                 break
             done = self._wait(list(futures))
