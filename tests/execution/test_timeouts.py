@@ -38,7 +38,7 @@ def _hanging(uid: str, how: str = "sleep", **config: object) -> dict:
 def test_step_timeout_fails_a_run_whose_update_never_returns(tmp_path: Path, how: str) -> None:
     url = f"sqlite:///{tmp_path / 'x.sqlite'}"
     started = time.monotonic()
-    result = run(_hanging("hang", how, step_timeout=0.5), store=url, results=tmp_path, laydown=False)
+    result = run(_hanging("hang", how, step_timeout=0.5), store=url, results=tmp_path)
     assert time.monotonic() - started < 30
     assert result.status == "failed"
     assert result.error == "no progress for 0.5 s in HangingEnvironment.update (phase_config.step_timeout)"
@@ -46,14 +46,14 @@ def test_step_timeout_fails_a_run_whose_update_never_returns(tmp_path: Path, how
         (inst,) = store.instances()
         assert inst.status == "failed" and inst.error == result.error
         assert len(list(store.episodes("hang"))) == 1  # episode 0 finished before the hang
-    fine = run(countdown_run("fine"), store=url, results=tmp_path, laydown=False)
+    fine = run(countdown_run("fine"), store=url, results=tmp_path)
     assert fine.status == "finished"  # the limit was removed with its run
 
 
 def test_a_run_timeout_lets_a_slow_but_moving_run_fail_without_blaming_a_call(tmp_path: Path) -> None:
     slow = countdown_run("slow", episodes=200, length=5, sleep=0.01)
     slow["run_config"] = {"timeout": 1}
-    result = run(slow, store=f"sqlite:///{tmp_path / 'x.sqlite'}", results=tmp_path, laydown=False)
+    result = run(slow, store=f"sqlite:///{tmp_path / 'x.sqlite'}", results=tmp_path)
     assert result.status == "failed"
     assert result.error.startswith("the run took more than its run timeout of 1 s"), result.error
 

@@ -5,6 +5,7 @@ each component with the document key it came from (for error messages)."""
 from __future__ import annotations
 
 from dataclasses import dataclass, field
+from functools import cached_property
 from typing import TYPE_CHECKING, Any, Mapping
 
 from xdoe.documents._lineage_specs import LoadSpec, ReplaySpec, parse_load, parse_replay
@@ -96,6 +97,11 @@ class RunPlan:
         document: the resolved run document as plain data (what the store
             records and hashes).
         file: the document's file, when it came from one.
+        file_sha256: the sha256 of the file's bytes the document was parsed
+            from (:func:`xdoe.execution.load_file_plan`), recorded with the run
+            so that ``xrun`` skips the same bytes later without parsing them;
+            ``None`` when the bytes alone do not determine the document (its
+            uid is the file name's stem) or it came from no file.
     """
 
     uid: str
@@ -106,6 +112,23 @@ class RunPlan:
     document: dict[str, Any] = field(repr=False)
     file: str | None = None
     timeout: float | None = None
+    file_sha256: str | None = None
+
+    @cached_property
+    def content_hash(self) -> str:
+        """The run version: :func:`xdoe.store.document_hash` of ``document``,
+        computed once per plan (it travels with the plan when pickled to the
+        process that runs it; the recorder and the claims use it too).
+
+        Raises:
+            DocumentError: the document cannot be stored as JSON.
+        """
+        from xdoe.store import document_hash
+
+        try:
+            return document_hash(self.document)
+        except (TypeError, ValueError) as exc:
+            raise DocumentError(f"the run document cannot be stored as JSON: {exc}", file=self.file) from None
 
 
 def _component(spec: Any, key: str) -> ComponentPlan:

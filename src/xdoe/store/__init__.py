@@ -68,7 +68,9 @@ if TYPE_CHECKING:  # the same names for type checkers (`Name as Name`: a re-expo
         instance_alive as instance_alive,
     )
     from xdoe.store._steps import StepPolicy as StepPolicy, StoreStepsError as StoreStepsError
-    from xdoe.store._store import InstanceInfo as InstanceInfo, RunInfo as RunInfo, Store as Store
+    from xdoe.store._store import (
+        InstanceInfo as InstanceInfo, RunInfo as RunInfo, RunState as RunState, Store as Store,
+    )
     # campaign views (issue 4): one results table, status, lineage
     from xdoe.store._export import (
         EXPORT_COLUMNS as EXPORT_COLUMNS,
@@ -149,7 +151,7 @@ _EXPORTS = {
     ],
     "xdoe.store._liveness": ["HEARTBEAT_TIMEOUT", "dead_reason", "instance_alive"],
     "xdoe.store._steps": ["StepPolicy", "StoreStepsError"],
-    "xdoe.store._store": ["InstanceInfo", "RunInfo", "Store"],
+    "xdoe.store._store": ["InstanceInfo", "RunInfo", "RunState", "Store"],
     # campaign views (issue 4): one results table, status, lineage
     "xdoe.store._export": ["EXPORT_COLUMNS", "ExportResult", "export_episodes"],
     "xdoe.store._results_table": ["BRANCH_COLUMN", "EpisodeTable", "episode_table"],

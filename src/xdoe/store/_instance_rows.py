@@ -9,7 +9,7 @@ streams; and the value types of runs and instances the facade returns.
 from __future__ import annotations
 
 import datetime as _dt
-from collections.abc import Iterator, Sequence
+from collections.abc import Iterable, Iterator, Sequence
 from contextlib import AbstractContextManager
 from dataclasses import dataclass
 from typing import Any
@@ -19,7 +19,7 @@ from sqlalchemy.engine import Engine
 
 from xdoe.store import _tables as t
 
-__all__ = ["InstanceRows", "InstanceInfo", "PhaseRow", "PhaseSums", "RunInfo"]
+__all__ = ["InstanceRows", "InstanceInfo", "PhaseRow", "PhaseSums", "RunInfo", "RunState"]
 
 
 @dataclass(frozen=True)
@@ -58,6 +58,22 @@ class InstanceInfo:
 
 
 @dataclass(frozen=True)
+class RunState:
+    """What the store knows of one run version (:meth:`InstanceRows.run_states`).
+
+    Attributes:
+        finished: id of its newest ``finished`` instance (the one "finished"
+            rule, :mod:`xdoe.store._rules`), or ``None``.
+        latest: its most recently started instance, or ``None``.
+        running: its instances with status ``running`` (alive or not), oldest first.
+    """
+
+    finished: int | None = None
+    latest: InstanceInfo | None = None
+    running: tuple[InstanceInfo, ...] = ()
+
+
+@dataclass(frozen=True)
 class PhaseRow:
     """A phase of a run instance as stored."""
 
@@ -81,6 +97,40 @@ class InstanceRows:
 
     def _core_write(self, action: str) -> AbstractContextManager[Connection]:  # pragma: no cover - Store's
         raise NotImplementedError
+
+    def _instances_stmt(self) -> Any:  # pragma: no cover - Store's
+        raise NotImplementedError
+
+    def run_states(self, versions: Iterable[tuple[str, str]]) -> dict[tuple[str, str], RunState]:
+        """The :class:`RunState` of each run version ``(run uid, content hash)``
+        (a version the store has no instance of: ``RunState()``), read in one
+        transaction with one query per 500 versions: what deciding run, skip
+        or resume needs for a whole campaign.
+
+        Raises:
+            StoreError: the store cannot be read.
+        """
+        wanted = list(dict.fromkeys(versions))
+        rows: dict[tuple[str, str], list[InstanceInfo]] = {v: [] for v in wanted}
+        r, i = t.run.c, t.run_instance.c
+        with self._core_read("read run instances from") as conn:
+            for start in range(0, len(wanted), 500):
+                hashes = sorted({h for _, h in wanted[start:start + 500]})
+                stmt = self._instances_stmt().where(r.content_hash.in_(hashes)).order_by(i.start, i.id)
+                for row in conn.execute(stmt):
+                    found = rows.get((row.uid, row.content_hash))
+                    if found is not None:
+                        found.append(InstanceInfo(*row))
+        states = {}
+        for version, instances in rows.items():
+            done = [x.id for x in instances if x.status == "finished"]
+            states[version] = RunState(max(done) if done else None, instances[-1] if instances else None,
+                                       tuple(x for x in instances if x.status == "running"))
+        return states
+
+    def run_state(self, run_uid: str, content_hash: str) -> RunState:
+        """:meth:`run_states` of one run version (one query)."""
+        return self.run_states([(run_uid, content_hash)])[(run_uid, content_hash)]
 
     def phases(self, instance_id: int) -> list[PhaseRow]:
         """The phase rows of an instance, by schedule index."""

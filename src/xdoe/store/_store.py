@@ -19,14 +19,14 @@ from xdoe.store._engine import WRITE, make_engine, mask_url, require_sqlite_file
 from xdoe.store._tables import SCHEMA_VERSION, utcnow
 from xdoe.store._schema import SCHEMA_LOCK, open_for_reading, open_for_writing
 from xdoe.store._checkpoint_rows import CheckpointRows
-from xdoe.store._instance_rows import InstanceInfo, InstanceRows, RunInfo
+from xdoe.store._instance_rows import InstanceInfo, InstanceRows, RunInfo, RunState
 from xdoe.store._recorder import RunRecorder
 from xdoe.store._rules import FINISHED, finished_stmt
 
 if TYPE_CHECKING:
     from sqlalchemy.orm import Session
 
-__all__ = ["Store", "RunInfo", "InstanceInfo"]
+__all__ = ["Store", "RunInfo", "RunState", "InstanceInfo"]
 
 #: Values per ``IN (...)`` list in one query (below SQLite's and PostgreSQL's parameter limits).
 IN_CHUNK = 500
@@ -130,6 +130,7 @@ class Store(CheckpointRows, InstanceRows):
         store_steps: str = "none",
         flush_rows: int = 1000,
         file_sha256: str | None = None,
+        content_hash: str | None = None,
     ) -> RunRecorder:
         """A :class:`RunRecorder` for one execution of ``document``.
 
@@ -143,13 +144,14 @@ class Store(CheckpointRows, InstanceRows):
                 :meth:`finished_file_hashes`). Give it only when those bytes
                 alone determine the document (not when its uid came from the
                 file name).
+            content_hash: :func:`document_hash` of ``document``, when the caller has it.
 
         Raises:
             StoreStepsError: ``store_steps`` is invalid.
             DocumentError: the document has no string ``uid``.
         """
         return RunRecorder(self, document, results_root=results_root, store_steps=store_steps,
-                           flush_rows=flush_rows, file_sha256=file_sha256)
+                           flush_rows=flush_rows, file_sha256=file_sha256, content_hash=content_hash)
 
     # -- queries ----------------------------------------------------------
     def experiments(self) -> list[str]:

@@ -155,25 +155,27 @@ def _run_pending(store: "Store", config: SessionConfig, nodes: list["NodeInfo"],
                  report: Callable[[str], None]) -> tuple[int, list[str]]:
     """Run and judge the sessions not judged yet; ``(runs executed, sessions
     another live process is running)``."""
-    from xdoe.campaign import RunTask, make_backend
+    from xdoe.campaign import CampaignOptions, RunTask, make_backend
     from xdoe.store import set_node_health
 
     todo = [n for n in nodes if n.health not in FINAL]
     by_id = {n.id: n for n in nodes}
     by_key: dict[str, NodeInfo] = {}
     tasks = []
+    options = CampaignOptions(store_url=_store_url(store), store_steps=store_steps, dask=dask,
+                              results=None if results is None else str(Path(results).resolve()),
+                              jobs=max(1, min(jobs, config.limits.max_parallel)), in_process=True)
     for n in todo:
         if n.file is None or not Path(n.file).is_file():
             raise InputError(f"session {n.run_uid}: its run document {n.file} is gone")
         file = str(Path(n.file).resolve())  # absolute: backends may run elsewhere
         set_node_health(store, n.id, "running")
-        task = RunTask(file=file, store_url=_store_url(store), store_steps=store_steps,
-                       results=None if results is None else str(Path(results).resolve()))
+        task = RunTask(file=file, options=options)
         by_key[task.key] = n
         tasks.append(task)
     ran = 0
     busy: list[str] = []
-    with make_backend(jobs=max(1, min(jobs, config.limits.max_parallel)), dask=dask) as backend:
+    with make_backend(options) as backend:
         for result in backend.map_runs(tasks):
             node = by_key[str(result.task_key)]
             if result.status == "claimed":  # another grow (or xrun) runs it right now

@@ -17,7 +17,7 @@ from time import monotonic, sleep
 from typing import Any, Callable, Iterator, Sequence
 
 from xdoe._process import watch_process
-from xdoe.campaign._tasks import WORKER_DIED, RunTask, execute_task
+from xdoe.campaign._tasks import WORKER_DIED, RunTask, execute_in_worker
 from xdoe.campaign.backends._base import FutureBackend, ProgressCallback, failed_result, stops
 from xdoe.campaign.backends._warm import default_start_method, start_forkserver, warm_modules
 from xdoe.errors import DiskFullError, InputError
@@ -114,10 +114,10 @@ def _orphaned() -> None:
     if _IN_RUN.is_set() and task is not None and task.content_hash is not None:
         threading.Timer(ORPHAN_GRACE / 2, os._exit, (0,)).start()  # a store that does not answer: exit anyway
         try:
-            with Store(task.store_url) as db:
+            with Store(task.options.store_url) as db:
                 fail_running_instances(db, task.uid, task.content_hash, host=socket.gethostname(),
                                        pids={os.getpid()}, error="interrupted: xrun died", status="interrupted")
-                if task.claim:
+                if task.options.claim:
                     release_claim(db, task.uid, task.content_hash, owner=task.owner)
         except Exception:  # noqa: BLE001 - best effort: a dead owner's running instance is resumed anyway
             pass
@@ -131,7 +131,7 @@ def _pool_task(key: int, task: RunTask) -> RunResult:
     try:
         if _STARTED is not None:
             _STARTED.put((key, os.getpid()))
-        return execute_task(task, progress=None if _PROGRESS is None else _Throttled(_PROGRESS.put))
+        return execute_in_worker(task, None if _PROGRESS is None else _Throttled(_PROGRESS.put))
     finally:
         _IN_RUN.clear()
 
@@ -317,13 +317,13 @@ class ProcessPoolBackend(FutureBackend):
         if plan is None or content_hash is None:
             return None
         try:
-            with Store(task.store_url) as db:
+            with Store(task.options.store_url) as db:
                 inst = db.latest_instance(task.uid, content_hash)
                 if (inst is None or inst.status not in ("finished", "failed") or inst.pid != pid
                         or inst.host != socket.gethostname() or inst.start < since):
                     return None
                 sums, rows = db.phase_sums(inst.id), db.phases(inst.id)
-                if task.claim:
+                if task.options.claim:
                     release_claim(db, task.uid, content_hash, owner=task.owner)
         except Exception:  # noqa: BLE001 - best effort: then the run is retried (and skipped as finished)
             return None
@@ -340,7 +340,7 @@ class ProcessPoolBackend(FutureBackend):
         if task.content_hash is None:
             return  # no plan: the run never started, nothing to mark
         try:
-            with Store(task.store_url) as db:
+            with Store(task.options.store_url) as db:
                 fail_running_instances(db, task.uid, task.content_hash, host=socket.gethostname(),
                                        pids=pids, error=error, status=status)
         except Exception:  # noqa: BLE001 - best effort: the result reports the failure anyway
@@ -352,7 +352,7 @@ class ProcessPoolBackend(FutureBackend):
         if content_hash is None:
             return result  # no plan: the run never started, nothing to mark
         try:
-            with Store(task.store_url) as db:
+            with Store(task.options.store_url) as db:
                 if pid is not None:
                     fail_running_instances(db, task.uid, content_hash, host=socket.gethostname(),
                                            pids={pid}, error=error)
@@ -363,7 +363,7 @@ class ProcessPoolBackend(FutureBackend):
                             result.error = latest.error
                         result.episodes = len({(e["phase_index"], e["worker"], e["episode"])
                                                for e in db.episodes(instance_id=latest.id)})
-                if task.claim:
+                if task.options.claim:
                     release_claim(db, task.uid, content_hash, owner=task.owner)
         except Exception:  # noqa: BLE001 - best effort, as above
             pass
