@@ -81,10 +81,10 @@ def branch_command(node: str, overrides: tuple[str, ...], episodes: int | None, 
     click.echo(f"wrote {out.file} (session {out.uid} in tree {out.tree}; overrides: {changes})")
     if out.result is None:
         return
-    verdict = out.verdict
-    metric = "-" if verdict is None or verdict.metric is None else f"{verdict.metric:.4g}"
+    assessment = out.assessment
+    metric = "-" if assessment is None or assessment.metric is None else f"{assessment.metric:.4g}"
     click.echo(f"{out.uid}: {out.result.status} in {out.result.wall_time:.1f} s, {out.result.episodes} "
-               f"episodes; metric {metric} ({verdict.reason if verdict else ''})")
+               f"episodes; metric {metric} ({assessment.reason if assessment else ''})")
     sys.exit(EXIT_OK if out.result.ok else EXIT_FAILED)
 
 

@@ -4,7 +4,7 @@ navigate it.
 
 >>> from xdoe import tree                                                  # doctest: +SKIP
 >>> child = tree.branch("taxi-0000:training", set=["brain.params.alpha=x0.5"], episodes=300)
->>> child.result.status, child.verdict.metric                              # doctest: +SKIP
+>>> child.result.status, child.assessment.metric                           # doctest: +SKIP
 ('finished', -41.3)
 >>> grown = tree.grow("experiments/taxi-grow.yaml")                        # doctest: +SKIP
 >>> grown.status, [n.run_uid for n in grown.best]                          # doctest: +SKIP
@@ -24,11 +24,11 @@ from xdoe.tree._attach import Attachment, attach
 from xdoe.tree._branch import BranchResult, Source, branch, child_seed, resolve_source
 from xdoe.tree._config import Limits, SessionConfig, load_session_config
 from xdoe.tree._criteria import (
+    Assessment,
     HealthCriterion,
     ImprovementCriterion,
     SessionEpisodes,
     ThresholdCriterion,
-    Verdict,
     make_criterion,
 )
 from xdoe.tree._grow import GrowResult, best_path, grow
@@ -52,7 +52,7 @@ __all__ = [
     "ImprovementCriterion",
     "ThresholdCriterion",
     "SessionEpisodes",
-    "Verdict",
+    "Assessment",
     "make_criterion",
     "best_path",
     "Move",
