@@ -146,7 +146,7 @@ def grow_command(session_config: Path, store_url: str | None, results: Path, sto
     parts = []
     for node in result.best:
         metric = "-" if node.metric is None else f"{node.metric:.4g}"
-        from xdoe.tree._overrides import describe_overrides
+        from xdoe.tree import describe_overrides
 
         edge = describe_overrides(node.overrides)
         parts.append((f"[{edge}] " if edge else "") + f"{node.run_uid} ({node.health}, {metric})")

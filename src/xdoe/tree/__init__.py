@@ -21,7 +21,7 @@ Modules: :mod:`~xdoe.tree._overrides` (``KEY=VALUE`` into a run document),
 from __future__ import annotations
 
 from xdoe.tree._attach import Attachment, attach
-from xdoe.tree._branch import BranchResult, Source, branch, child_seed, resolve_source
+from xdoe.tree._branch import BranchResult, Source, branch, child_document, child_seed, resolve_source
 from xdoe.tree._config import Limits, SessionConfig, load_session_config
 from xdoe.tree._criteria import (
     Assessment,
@@ -32,8 +32,8 @@ from xdoe.tree._criteria import (
     make_criterion,
 )
 from xdoe.tree._grow import GrowResult, best_path, grow
-from xdoe.tree._overrides import Move, Override, apply_overrides, parse_override, resolve_key
-from xdoe.tree._render import node_health, path_to, render_dot, render_json, render_text
+from xdoe.tree._overrides import Move, Override, apply_overrides, describe_overrides, parse_override, resolve_key
+from xdoe.tree._render import edge_label, node_health, path_to, render_dot, render_json, render_text
 
 __all__ = [
     "branch",
@@ -45,6 +45,7 @@ __all__ = [
     "Source",
     "resolve_source",
     "child_seed",
+    "child_document",
     "SessionConfig",
     "Limits",
     "load_session_config",
@@ -58,10 +59,12 @@ __all__ = [
     "Move",
     "Override",
     "apply_overrides",
+    "describe_overrides",
     "parse_override",
     "resolve_key",
     "node_health",
     "path_to",
+    "edge_label",
     "render_text",
     "render_json",
     "render_dot",
