@@ -104,7 +104,7 @@ class Loaded:
 
 def load_documents(files: Sequence[str | Path]) -> Loaded:
     """Read and validate every file; collect ``file:line: ...`` messages."""
-    from xdoe.execution._api import load_file_plan
+    from xdoe.execution import load_file_plan
 
     loaded = Loaded()
     with document_warnings():

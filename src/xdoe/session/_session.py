@@ -27,7 +27,7 @@ from typing import TYPE_CHECKING, Any, Callable
 
 from xdoe.agent import Brain, Experience
 from xdoe.errors import InputError, StoreError
-from xdoe.execution._checkpoints import CheckpointManager
+from xdoe.execution import CheckpointManager
 from xdoe.session._checkpoints import SessionCheckpoints
 from xdoe.session._figures import SessionFigures, _positive
 from xdoe.store import DEFAULT_RESULTS_ROOT, CheckpointInfo, SourceRow, Store
