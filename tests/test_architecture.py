@@ -99,6 +99,23 @@ def test_the_cycle_finder_counts_type_checking_imports_when_asked(tmp_path: Path
     assert graph.cycles(graph.import_graph(tmp_path, type_checking=True)) == [["xdoe.a", "xdoe.b"]]
 
 
+#: Package-level cycles still allowed with ``TYPE_CHECKING`` imports counted:
+#: ``execution/__init__.py`` re-exports campaign and session names, which issue
+#: 23.4 removes. EMPTY THIS SET once that branch is merged.
+ALLOWED_PACKAGE_CYCLES = {("campaign", "execution", "session")}
+
+
+def test_no_package_level_cycle() -> None:
+    """Between packages too: none at run time, none but the allowed ones with
+    ``TYPE_CHECKING`` imports counted."""
+    graph = _graph_module()
+    assert "documents" in graph.package_graph(SRC)["design"]  # the graph is read at all
+    assert graph.cycles(graph.package_graph(SRC)) == []
+    found = {tuple(c) for c in graph.cycles(graph.package_graph(SRC, type_checking=True))}
+    assert found - ALLOWED_PACKAGE_CYCLES == set()
+    assert ALLOWED_PACKAGE_CYCLES - found == set(), "gone: remove from ALLOWED_PACKAGE_CYCLES"
+
+
 def test_no_package_imports_another_packages_private_module() -> None:
     """``xdoe.P._m`` is ``P``'s business: another package imports what ``P``
     exports (``from xdoe.P import name``), never its private modules (also not
@@ -131,7 +148,7 @@ def test_the_architecture_diagram_is_the_code_s() -> None:
     assert block.startswith("\n```mermaid\n")
     drawn = block[len("\n```mermaid\n"):].split("```", 1)[0]
     expected = _graph_module().package_mermaid(SRC)
-    assert "cli --> campaign" in expected and "design --> documents" in expected
+    assert "cli --> campaign" in expected and "    design --> documents\n" in expected
     assert drawn == expected, "run `python scripts/import_graph.py --packages` and paste its output into " \
         "docs/architecture.md"
 

@@ -41,8 +41,8 @@ if TYPE_CHECKING:
     from xdoe.design._make import METHODS, Design, make_design
     from xdoe.design._maximin import maximin
     from xdoe.design._metrics import centred_l2_discrepancy, min_distance
-    from xdoe.design._spec import DesignSpec, parse_design
     from xdoe.design._output import MAX_FIGURE_POINTS, OutputLayout, WriteResult, plan_outputs, write_outputs
+    from xdoe.documents import DesignSpec, parse_design
 
 __all__ = [
     "Factor",
@@ -100,5 +100,6 @@ __getattr__, __dir__ = lazy_exports(__name__, globals(), {
     "xdoe.design._augment": ["augment_runs"],
     "xdoe.design._extend": ["ExtendPlan"],
     "xdoe.design._folder": ["FolderExperiment", "folder_experiments"],
-    "xdoe.design._spec": ["DesignSpec", "parse_design"],
+    # the grammar of the `design:` key lives with the document that holds it
+    "xdoe.documents": ["DesignSpec", "parse_design"],
 })

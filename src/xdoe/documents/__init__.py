@@ -1,6 +1,6 @@
 """Experiment and run documents: YAML loading with line numbers, pydantic
-models, the ``$req`` reference grammar, ``${name}`` placeholders and
-canonical YAML dumping.
+models, the ``$req`` reference grammar, the ``design:`` grammar,
+``${name}`` placeholders and canonical YAML dumping.
 
 Names are imported on first use (:mod:`xdoe._lazy`): ``xrun`` needs the run
 document models, not the experiment document's.
@@ -20,6 +20,11 @@ if TYPE_CHECKING:  # the same names for type checkers (`Name as Name`: a re-expo
         format_scalar as format_scalar,
         json_default as json_default,
         readable_level as readable_level,
+    )
+    from xdoe.documents._design_spec import (
+        PLAIN_METHODS as PLAIN_METHODS,
+        DesignSpec as DesignSpec,
+        parse_design as parse_design,
     )
     from xdoe.documents._experiment import (
         DESIGN_METHODS as DESIGN_METHODS,
@@ -86,6 +91,8 @@ _EXPORTS = {
     "xdoe.documents._canonical": [
         "canonical_json", "dump_canonical", "format_float", "format_scalar", "json_default", "readable_level",
     ],
+    # the `design:` key: a method name or a mapping (docs/designs.md)
+    "xdoe.documents._design_spec": ["DesignSpec", "PLAIN_METHODS", "parse_design"],
     "xdoe.documents._experiment": [
         "DESIGN_METHODS", "ExperimentDocument", "PhaseLevels", "experiment_schema", "load_experiment", "safe_uid",
     ],
