@@ -158,6 +158,23 @@ def test_the_architecture_diagram_is_the_code_s() -> None:
         "docs/architecture.md"
 
 
+def test_no_two_public_classes_share_a_name() -> None:
+    """One name, one concept (issue 23.7: there were two ``Verdict``s): no
+    public class name is defined in two modules. The store's ORM models
+    (``store/_models.py``, mapped onto the Core tables, never exported) are
+    left out: ``Experiment`` there is a table row, not a document."""
+    where: dict[str, list[str]] = {}
+    for path in sorted((SRC / "xdoe").rglob("*.py")):
+        rel = str(path.relative_to(SRC / "xdoe"))
+        if rel == "store/_models.py":
+            continue
+        for node in ast.parse(path.read_text()).body:
+            if isinstance(node, ast.ClassDef) and not node.name.startswith("_"):
+                where.setdefault(node.name, []).append(rel)
+    assert {"Verdict", "Assessment", "TrainingSession"} <= set(where)  # the scan works
+    assert {name: files for name, files in where.items() if len(files) > 1} == {}
+
+
 def test_the_cycle_finder_finds_a_cycle(tmp_path: Path) -> None:
     pkg = tmp_path / "xdoe"
     pkg.mkdir()
