@@ -42,3 +42,16 @@ def test_make_criterion_names_and_errors() -> None:
         make_criterion({"name": "ImprovementCriterion", "params": {"bogus": 1}})
     with pytest.raises(InputError, match="delta"):
         ImprovementCriterion(delta=-1)
+
+
+def test_a_criterion_is_answered_by_an_assessment_and_the_old_name_still_imports() -> None:
+    import xdoe.conditions
+    import xdoe.tree
+
+    assessment = ThresholdCriterion(threshold=8).evaluate(_episodes([1], [7, 9]), None)
+    assert type(assessment) is xdoe.tree.Assessment and "Verdict" not in xdoe.tree.__all__
+    with pytest.warns(DeprecationWarning, match="now xdoe.tree.Assessment"):
+        from xdoe.tree import Verdict  # a criterion written before issue 23.7
+    assert Verdict is xdoe.tree.Assessment and Verdict is not xdoe.conditions.Verdict
+    with pytest.raises(AttributeError):
+        xdoe.tree.NoSuchName  # noqa: B018

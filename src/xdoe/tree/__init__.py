@@ -20,6 +20,9 @@ Modules: :mod:`~xdoe.tree._overrides` (``KEY=VALUE`` into a run document),
 
 from __future__ import annotations
 
+import warnings
+from typing import Any
+
 from xdoe.tree._attach import Attachment, attach
 from xdoe.tree._branch import BranchResult, Source, branch, child_document, child_seed, resolve_source
 from xdoe.tree._config import Limits, SessionConfig, load_session_config
@@ -69,3 +72,12 @@ __all__ = [
     "render_json",
     "render_dot",
 ]
+
+
+def __getattr__(name: str) -> Any:
+    # the old name of Assessment (issue 23.7), kept for criteria written against it
+    if name == "Verdict":
+        warnings.warn("xdoe.tree.Verdict is now xdoe.tree.Assessment (xdoe.conditions.Verdict is a termination "
+                      "condition's answer)", DeprecationWarning, stacklevel=2)
+        return Assessment
+    raise AttributeError(f"module {__name__!r} has no attribute {name!r}")
