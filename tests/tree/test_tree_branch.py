@@ -43,6 +43,8 @@ def test_branch_writes_loads_runs_and_records(parent: str, tmp_path: Path) -> No
     assert doc["seed"] != 7
     assert out.result is not None and out.result.status == "finished"
     assert out.assessment is not None and out.assessment.healthy and out.assessment.metric == pytest.approx(6.0)
+    with pytest.warns(DeprecationWarning, match="now BranchResult.assessment"):
+        assert out.verdict is out.assessment  # the old name (issue 23.7)
     with Store(parent) as store:
         nodes = session_nodes(store)
         assert [(n.run_uid, n.health, n.parent_id) for n in nodes] == [

@@ -70,8 +70,9 @@ class Source:
 @dataclass
 class BranchResult:
     """What :func:`branch` made: the child ``uid``, its ``file``, its node id
-    in the store, the overrides as applied, and the run's result (``None``
-    with ``run=False``)."""
+    in the store, the overrides as applied, the run's result and the
+    criterion's :class:`~xdoe.tree.Assessment` of it (both ``None`` with
+    ``run=False``)."""
 
     uid: str
     file: Path
@@ -81,6 +82,14 @@ class BranchResult:
     applied: list[dict[str, Any]] = field(default_factory=list)
     result: "RunResult | None" = None
     assessment: Assessment | None = None
+
+    @property
+    def verdict(self) -> Assessment | None:
+        """The old name of :attr:`assessment` (issue 23.7)."""
+        import warnings
+
+        warnings.warn("BranchResult.verdict is now BranchResult.assessment", DeprecationWarning, stacklevel=2)
+        return self.assessment
 
 
 def _phase_names(document: dict[str, Any]) -> list[str]:
