@@ -195,7 +195,7 @@ def write_report(frame: "pd.DataFrame", output: str | Path, *, response: "Respon
             parts.append(_image(lambda p, a=a: plot_effects(a, frame, p, response=response),
                                 f"Main effects ({a.title()})"))
         if a.doe is not None:
-            from xdoe.analysis._doe import plot_design as plot_doe
+            from xdoe.analysis._doe import plot_doe
 
             titles = {"screening": "Half-normal plot of the effects", "surface": "Fitted second-order surface",
                       "sensitivity": "Morris mu*-sigma"}

@@ -101,9 +101,19 @@ def results_command(output_dir: Path | None, experiment: str | None, include_bra
     of several agents, one table per agent (or --agent NAME). Only the
     design's runs: sessions branched or grown from them are listed after it,
     one row each, with --include-branches."""
-    from xdoe.analysis import Analysis, design_points, parse_response, response_agents, run_table
-    from xdoe.analysis._branches import branch_points, split_branches
-    from xdoe.analysis._format import STAT_NAMES, fmt_levels, fmt_num, points_section
+    from xdoe.analysis import (
+        STAT_NAMES,
+        Analysis,
+        branch_points,
+        design_points,
+        fmt_levels,
+        fmt_num,
+        parse_response,
+        points_section,
+        response_agents,
+        run_table,
+        split_branches,
+    )
     from xdoe.results import experiment_label
 
     frame, branches = split_branches(load_frame(output_dir, experiment, store_url, include_branches))
@@ -169,9 +179,7 @@ def analyze_command(output_dir: Path | None, experiment: str | None, include_bra
     (or --agent NAME). With --include-branches each branched or grown session
     is one more row of the design points table (P(best > branch)); the
     factors are ranked on the design's runs only."""
-    from xdoe.analysis._branches import split_branches
-    from xdoe.analysis import analyze, parse_response, render, response_agents
-    from xdoe.analysis._design_info import read_design
+    from xdoe.analysis import analyze, parse_response, read_design, render, response_agents, split_branches
 
     frame = load_frame(output_dir, experiment, store_url, include_branches)
     design = read_design(output_dir, _resolve(output_dir, experiment, store_url)[0])
@@ -265,15 +273,14 @@ def design_plot_command(output_dir: Path | None, experiment: str | None, include
     over its two strongest factors with the design points and the stationary
     point; a Morris design's mu*-sigma plot. Exit 1 for any other design.
     Branches never enter it (the design's runs only)."""
-    from xdoe.analysis import analyze, parse_response
-    from xdoe.analysis._design_info import read_design
-    from xdoe.analysis._doe import plot_design
+    from xdoe.analysis import analyze, parse_response, read_design
+    from xdoe.analysis.plots import plot_doe
 
     check_output(output, overwrite)
     frame = load_frame(output_dir, experiment, store_url)
     uid = _resolve(output_dir, experiment, store_url)[0]
     result = analyze(frame, parse_response(response), design=read_design(output_dir, uid))
-    path = plot_design(result, output, experiment=uid or "all experiments")
+    path = plot_doe(result, output, experiment=uid or "all experiments")
     if path is None:
         fail("no plot for this design: xrun plot design draws two-level (half-normal), response-surface "
              "(contour) and Morris (mu*-sigma) designs", EXIT_FAILED)
@@ -288,7 +295,7 @@ def laydown_command(run_file: Path, output: Path, overwrite: bool) -> None:
     """Lay-down diagram of a run document: per phase, its environments and
     agents, and which sensors and actuators connect them."""
     from xdoe.analysis.plots import plot_laydown
-    from xdoe.documents._yaml import load_yaml
+    from xdoe.documents import load_yaml
 
     check_output(output, overwrite)
     path = plot_laydown(load_yaml(run_file).data, output)

@@ -160,8 +160,7 @@ def _check_imports(experiment: Any, runs: Any, quiet: bool) -> None:
 
 
 def _dry_run(experiment: Any, design: Any, runs: Any, target: Path, force_folder: bool = False) -> None:
-    from xdoe.design import plan_runs
-    from xdoe.design._output import MAX_FIGURE_POINTS
+    from xdoe.design import MAX_FIGURE_POINTS, plan_runs
 
     plan = plan_runs(runs, target, force_folder=force_folder)  # a refused folder: the one error line only
     console = _console()

@@ -72,8 +72,7 @@ def session_graph(store: "Store", tree: str) -> dict[str, Any]:
     for session tree ``tree`` (:func:`xdoe.store.session_nodes`); ``x`` is the
     leaf order (a parent centred over its children), ``y`` is minus the depth."""
     from xdoe.store import session_nodes
-    from xdoe.tree import node_health
-    from xdoe.tree._render import edge_label
+    from xdoe.tree import edge_label, node_health
 
     nodes = session_nodes(store, tree)
     uid = {n.id: n.run_uid for n in nodes}

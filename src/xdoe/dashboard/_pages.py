@@ -149,7 +149,7 @@ def _run(request: Request, uid: str) -> Any:
 
 @router.get("/runs/{uid}", response_class=HTMLResponse)
 def run_page(request: Request, uid: str) -> HTMLResponse:
-    from xdoe.documents._canonical import dump_canonical
+    from xdoe.documents import dump_canonical
 
     view = _run(request, uid)
     return _page(request, "run.html", run=view, document=dump_canonical(view.document))
@@ -222,10 +222,9 @@ def tree_page(request: Request) -> HTMLResponse:
 def tree_node_fragment(request: Request, uid: str) -> HTMLResponse:
     """A node's panel: its session (health, metric, overrides) when it is
     one, curves, configuration and the branch form."""
-    from xdoe.documents._canonical import dump_canonical
+    from xdoe.documents import dump_canonical
     from xdoe.store import nodes_of_run
-    from xdoe.tree import node_health
-    from xdoe.tree._render import edge_label
+    from xdoe.tree import edge_label, node_health
 
     view = _run(request, uid)
     tree = request.query_params.get("tree")

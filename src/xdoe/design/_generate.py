@@ -26,9 +26,7 @@ from xdoe.design._limits import DesignTooLarge, check_design_size
 from xdoe.design._seeds import LevelSeeds, seed_levels
 from xdoe.design._template import TextTemplates
 from xdoe.design._output import OutputLayout, WriteResult, manifest_header, plan_outputs, write_outputs
-from xdoe.documents._canonical import dump_canonical
-from xdoe.documents._experiment import Experiment, load_experiment
-from xdoe.documents._yaml import YamlDocument
+from xdoe.documents import Experiment, YamlDocument, dump_canonical, load_experiment
 from xdoe.errors import DesignError
 
 __all__ = ["ExperimentWarning", "Generation", "RunSequence", "build_design", "check_runs", "generate", "prepare", "write_runs"]

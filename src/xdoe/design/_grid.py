@@ -29,8 +29,7 @@ from typing import Any, Callable, Iterator
 from xdoe.design._seeds import seeds_of_levels_json
 from xdoe.design._shared import MAX_INSTANCES
 from xdoe.design._template import TextTemplates, site_text
-from xdoe.documents._canonical import canonical_json, format_scalar
-from xdoe.documents._placeholders import PlaceholderError, find_placeholders
+from xdoe.documents import PlaceholderError, canonical_json, find_placeholders, format_scalar
 from xdoe.errors import DesignError
 
 __all__ = ["MAX_SITE_COMBINATIONS", "Row", "grid_rows"]

@@ -274,7 +274,7 @@ def make_design(
     spawn_key: tuple[int, ...] = (),
 ) -> Design:
     """Choose a method and size and build the design (see :func:`_make_design`;
-    ``method`` may also be a ``design:`` mapping, :func:`~xdoe.design._spec.parse_design`,
+    ``method`` may also be a ``design:`` mapping, :func:`~xdoe.design.parse_design`,
     built by :func:`~xdoe.design._doe.doe_design`);
     conditional factors (``Factor.when``) are then collapsed where inactive
     and duplicate points dropped (:func:`~xdoe.design._conditional.apply_conditions`).
@@ -286,7 +286,7 @@ def make_design(
             or continuous factor, or a cycle of conditions.
     """
     factors = check_factors(factors)
-    from xdoe.design._spec import PLAIN_METHODS, parse_design
+    from xdoe.documents import PLAIN_METHODS, parse_design
 
     spec = parse_design(method)
     if spec.method in ("lhs", "maximin") and "n" in spec.options:

@@ -35,7 +35,7 @@ from typing import Any, Callable, Iterable, Protocol
 from xdoe._files import xgen_folder
 from xdoe.design._extend import ExtendPlan, layout_for, plan_extension, write_extension
 from xdoe.design._staging import clean_stale_staging, staging_prefix
-from xdoe.documents._canonical import canonical_json, dump_canonical
+from xdoe.documents import canonical_json, dump_canonical
 from xdoe.errors import InputError, XdoeError
 
 __all__ = [

@@ -20,7 +20,7 @@ import hashlib
 from typing import Any, Callable
 
 from xdoe.design._shared import MAX_INSTANCES
-from xdoe.documents._canonical import canonical_json
+from xdoe.documents import canonical_json
 from xdoe.errors import DesignError
 
 __all__ = ["LevelSeeds", "run_seed", "seed_of_levels_json", "seeds_of_levels_json", "COPY_KEY", "seed_levels"]

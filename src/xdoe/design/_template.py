@@ -34,8 +34,14 @@ import re
 from typing import Any
 
 from xdoe.design._shared import MAX_INSTANCES
-from xdoe.documents._canonical import canonical_json, dump_canonical, format_scalar
-from xdoe.documents._placeholders import PlaceholderError, interpolate, whole_placeholder
+from xdoe.documents import (
+    PlaceholderError,
+    canonical_json,
+    dump_canonical,
+    format_scalar,
+    interpolate,
+    whole_placeholder,
+)
 
 __all__ = ["TextTemplates", "site_text"]
 

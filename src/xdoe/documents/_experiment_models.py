@@ -267,7 +267,7 @@ class ExperimentDocument(DocumentModel):
     @field_validator("design")
     @classmethod
     def _design(cls, value: Any) -> Any:
-        from xdoe.design import parse_design
+        from xdoe.documents._design_spec import parse_design
         from xdoe.errors import DesignError
 
         try:

@@ -17,7 +17,7 @@ from xdoe.execution._watchdog import RunTimeout
 from xdoe.store import DEFAULT_RESULTS_ROOT, HEARTBEAT_TIMEOUT
 
 if TYPE_CHECKING:
-    from xdoe.documents._run import RunDocument
+    from xdoe.documents import RunDocument
     from xdoe.execution._resume import Decision
     from xdoe.execution._runner import PhaseResult, ProgressCallback
     from xdoe.store import Store
@@ -117,7 +117,7 @@ def load_plan(source: "str | Path | Mapping[str, Any] | RunDocument | RunPlan") 
     """
     if isinstance(source, RunPlan):
         return source
-    from xdoe.documents._run import RunDocument, load_run_document, parse_run_document
+    from xdoe.documents import RunDocument, load_run_document, parse_run_document
 
     if isinstance(source, (str, Path)):
         model, data = load_run_document(source)
@@ -143,8 +143,7 @@ def load_file_plan(path: str | Path) -> tuple[RunPlan, str | None]:
     Raises:
         DocumentError: as :func:`load_plan`.
     """
-    from xdoe.documents._run import parse_run_document
-    from xdoe.documents._yaml import load_yaml, read_bytes
+    from xdoe.documents import load_yaml, parse_run_document, read_bytes
 
     raw = read_bytes(path)  # the size limit, regular files only
     try:

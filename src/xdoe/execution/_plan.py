@@ -8,11 +8,11 @@ from dataclasses import dataclass, field
 from functools import cached_property
 from typing import TYPE_CHECKING, Any, Mapping
 
-from xdoe.documents._lineage_specs import LoadSpec, ReplaySpec, parse_load, parse_replay
+from xdoe.documents import LoadSpec, ReplaySpec, parse_load, parse_replay
 from xdoe.errors import DocumentError, parse_key_path
 
 if TYPE_CHECKING:
-    from xdoe.documents._run import RunDocument
+    from xdoe.documents import RunDocument
     from xdoe.environment import SampledParameters
 
 __all__ = [

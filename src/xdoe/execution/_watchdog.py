@@ -39,6 +39,8 @@ import time
 from types import FrameType
 from typing import Any, Callable
 
+from xdoe.errors import RunTimeout
+
 __all__ = ["RunTimeout", "Watchdog", "run_hung", "kill_stuck_runs", "GRACE"]
 
 #: Seconds a run has, after its time limit raised :class:`RunTimeout`, to end
@@ -62,11 +64,6 @@ def kill_stuck_runs() -> None:
     its time limit kills the process (:data:`KILL_STUCK`)."""
     global KILL_STUCK
     KILL_STUCK = True
-
-
-class RunTimeout(BaseException):
-    """Raised in the run's thread when a time limit is passed (a
-    ``BaseException``: plugin code's ``except Exception`` does not swallow it)."""
 
 
 def _component_bases() -> tuple[type, ...]:

@@ -38,7 +38,7 @@ from typing import TYPE_CHECKING, Any
 from sqlalchemy import select
 
 from xdoe.errors import InputError
-from xdoe.documents._run import load_run_document
+from xdoe.documents import load_run_document
 from xdoe.store._export import check_experiment
 from xdoe.store._json import document_hash
 from xdoe.store._models import Experiment, Run, RunInstance, utcnow

@@ -183,13 +183,13 @@ def _run_pending(store: "Store", config: SessionConfig, nodes: list["NodeInfo"],
                 report(f"{node.run_uid}: running in another process ({result.note or 'claimed'})")
                 continue
             parent = by_id.get(node.parent_id) if node.parent_id is not None else None
-            health, verdict = judge(store, result, config.criterion,
-                                    None if parent is None else parent.metric, config.goal)
-            set_node_health(store, node.id, health, metric=verdict.metric, reason=verdict.reason,
+            health, assessment = judge(store, result, config.criterion,
+                                       None if parent is None else parent.metric, config.goal)
+            set_node_health(store, node.id, health, metric=assessment.metric, reason=assessment.reason,
                             instance_id=result.instance_id)
             ran += result.status != "skipped"
-            metric = "-" if verdict.metric is None else f"{verdict.metric:.4g}"
-            report(f"{node.run_uid}: {health} (metric {metric}; {verdict.reason})")
+            metric = "-" if assessment.metric is None else f"{assessment.metric:.4g}"
+            report(f"{node.run_uid}: {health} (metric {metric}; {assessment.reason})")
     return ran, busy
 
 

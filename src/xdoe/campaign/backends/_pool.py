@@ -64,7 +64,7 @@ def _pool_init(queue: Any, progress: Any = None, parent: int | None = None, term
     if parent is not None:  # no worker outlives its xrun, however that ends (SIGKILL too)
         watch_process(parent, _orphaned, name="xdoe-watch-parent")
     kill_stuck_runs()  # a run stuck past its time limit kills this worker; the parent reports it
-    from xdoe.documents._run import RunDocumentWarning
+    from xdoe.documents import RunDocumentWarning
 
     warnings.simplefilter("ignore", RunDocumentWarning)  # the parent printed them when it loaded the files
 
