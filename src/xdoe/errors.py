@@ -28,7 +28,7 @@ __all__ = [
     "printable",
     "cap_traceback",
     "MAX_ERROR_CHARS",
-    "MAX_TRACEBACK_CHARS", "NonFiniteWarning"]
+    "MAX_TRACEBACK_CHARS", "NonFiniteWarning", "ObservationSpaceWarning"]
 
 
 def format_key_path(path: Sequence[str | int]) -> str:
@@ -218,3 +218,9 @@ def parse_key_path(key: str) -> tuple[str | int, ...]:
 class NonFiniteWarning(UserWarning):
     """An episode's reward, objective or wall time was NaN or infinite; it is
     recorded as missing (``NULL`` in the store, ``null`` in ``episodes.jsonl``)."""
+
+
+class ObservationSpaceWarning(UserWarning):
+    """An environment reported a sensor value outside the sensor's space
+    (``phase_config.observation_check: warn``, the default); warned once per
+    run and sensor, naming the sensor, the value and the space."""

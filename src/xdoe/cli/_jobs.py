@@ -150,9 +150,15 @@ def run_plans(
 
     from xdoe.execution import sigint_as_ctrl_c
 
-    # a SIGINT inherited ignored (nohup ... &) still stops the campaign like Ctrl-C
-    with sigint_as_ctrl_c(), make_backend(n_jobs, dask, isolate=not in_process,
-                                          forward_progress=show_progress) as backend:
+    import warnings
+
+    from xdoe.errors import ObservationSpaceWarning
+
+    # a SIGINT inherited ignored (nohup ... &) still stops the campaign like Ctrl-C; a run's
+    # warnings are printed from its result, as one line each, whichever process ran it
+    with sigint_as_ctrl_c(), warnings.catch_warnings(), make_backend(
+            n_jobs, dask, isolate=not in_process, forward_progress=show_progress) as backend:
+        warnings.simplefilter("ignore", ObservationSpaceWarning)
         for result in run_all(backend, tasks, fail_fast=fail_fast, started=started, waiting=waiting,
                               progress=display if show_progress else None):
             i = position[str(result.task_key)]
@@ -160,6 +166,8 @@ def run_plans(
             out[i] = result
             if display is not None:
                 display.run_done()
+                for line in result.warnings:
+                    display.message(f"run {result.uid} warning: {line}")
                 if result.status not in DONE_STATUSES:
                     display.message(f"run {result.uid} {result.status}: {result.error}")
     return out
