@@ -128,3 +128,29 @@ def test_the_policy_is_validated_and_absent_changes_nothing() -> None:
     assert plain.phases[0].observation_check is None
     assert "observation_check" not in plain.document["schedule"][0]["training"]["phase_config"]
     assert load_plan(_leaky("leak-e", observation_check="error")).phases[0].observation_check == "error"
+
+
+@pytest.mark.parametrize("mode", ["--in-process", "--jobs=1", "--jobs=2"])
+def test_xrun_prints_the_warning_once_as_a_line_of_the_run(tmp_path: Path, mode: str) -> None:
+    import os
+    import subprocess
+
+    from ruamel.yaml import YAML
+
+    files = []
+    for uid in ("leak-a", "leak-b"):
+        files.append(tmp_path / f"run-{uid}.yaml")
+        with open(files[-1], "w") as fh:
+            YAML().dump(_leaky(uid), fh)
+    env = dict(os.environ)
+    env["PYTHONPATH"] = os.pathsep.join([str(HERE), env.get("PYTHONPATH", "")]).rstrip(os.pathsep)
+    env.pop("XRUN_STORE", None)
+    done = subprocess.run([sys.executable, "-m", "xdoe.cli._xrun", "experiment-start", mode, "--no-laydown",
+                           "--store", f"sqlite:///{tmp_path / 'x.sqlite'}", "--results", str(tmp_path / "r"),
+                           *map(str, files)], env=env, capture_output=True, text=True, timeout=300, cwd=tmp_path)
+    assert done.returncode == 0, done.stderr
+    assert "ObservationSpaceWarning" not in done.stderr  # no second, Python-formatted copy
+    lines = sorted(line for line in done.stderr.splitlines() if "outside its space" in line)
+    assert lines == [f"run {uid} warning: sensor 'leak.observation': observation array([ 2., nan], dtype=float32) "
+                     "is outside its space Box(0.0, 1.0, (2,), float32) (phase 'training' worker 0, episode 0, "
+                     "step 3; later values of this sensor are not reported)" for uid in ("leak-a", "leak-b")]
