@@ -16,7 +16,7 @@ from concurrent.futures.process import BrokenProcessPool
 from time import monotonic, sleep
 from typing import Any, Callable, Iterator, Sequence
 
-from xdoe._process import watch_process
+from xdoe._process import process_alive, watch_process
 from xdoe.campaign._tasks import WORKER_DIED, RunTask, execute_task
 from xdoe.campaign.backends._base import FutureBackend, ProgressCallback, failed_result, stops
 from xdoe.campaign.backends._warm import default_start_method, start_forkserver, warm_modules
@@ -126,6 +126,11 @@ def _orphaned() -> None:
         except Exception:  # noqa: BLE001 - best effort: a dead owner's running instance is resumed anyway
             pass
     os._exit(0)
+
+
+def _running(pid: int) -> bool:
+    """Whether worker ``pid`` still runs (exists and is no zombie)."""
+    return bool(process_alive(socket.gethostname(), pid))
 
 
 def _pool_task(key: int, task: RunTask) -> RunResult:
@@ -277,8 +282,7 @@ class ProcessPoolBackend(FutureBackend):
         if self._board is None:
             return
         for pid, message in self._board.overdue():
-            proc = self._processes.get(pid)
-            if pid in self._killed or proc is None or proc.exitcode is not None:
+            if pid in self._killed or pid not in self._processes or not _running(pid):
                 continue
             self._killed[pid] = message
             try:
@@ -338,18 +342,21 @@ class ProcessPoolBackend(FutureBackend):
         seconds (killing workers past a time limit meanwhile), then SIGKILL
         the rest: their pids (their runs are run again), not counting those
         killed for a time limit."""
-        def alive() -> list[Any]:
-            return [p for p in self._processes.values() if p.exitcode is None]
+        def alive() -> list[int]:  # not Process.exitcode: the pool's own thread is joining them
+            return [pid for pid in self._processes if _running(pid)]
 
         end = monotonic() + REAP_GRACE
         while alive() and monotonic() < end:
             self._kill_overdue()
             sleep(0.1)
         reaped = set()
-        for proc in alive():
-            if proc.pid not in self._killed:
-                reaped.add(proc.pid)
-            proc.kill()
+        for pid in alive():
+            if pid not in self._killed:
+                reaped.add(pid)
+            try:
+                os.kill(pid, signal.SIGKILL)
+            except ProcessLookupError:
+                pass
         return reaped
 
     def _ended_meanwhile(self, task: RunTask, pid: int, since: datetime) -> RunResult | None:
