@@ -130,7 +130,8 @@ def test_the_policy_is_validated_and_absent_changes_nothing() -> None:
     assert load_plan(_leaky("leak-e", observation_check="error")).phases[0].observation_check == "error"
 
 
-@pytest.mark.parametrize("mode", ["--in-process", "--jobs=1", "--jobs=2"])
+@pytest.mark.parametrize("mode", [pytest.param("--in-process", marks=pytest.mark.slow), "--jobs=1",
+                                  pytest.param("--jobs=2", marks=pytest.mark.slow)])
 def test_xrun_prints_the_warning_once_as_a_line_of_the_run(tmp_path: Path, mode: str) -> None:
     import os
     import subprocess
