@@ -155,3 +155,17 @@ def test_xrun_prints_the_warning_once_as_a_line_of_the_run(tmp_path: Path, mode:
     assert lines == [f"run {uid} warning: sensor 'leak.observation': observation array([ 2., nan], dtype=float32) "
                      "is outside its space Box(0.0, 1.0, (2,), float32) (phase 'training' worker 0, episode 0, "
                      "step 3; later values of this sensor are not reported)" for uid in ("leak-a", "leak-b")]
+
+
+def test_parallel_workers_report_to_the_run_once_per_sensor(tmp_path: Path) -> None:
+    from xdoe.execution import parallel_workers
+
+    doc = _leaky("leak-par")
+    doc["schedule"][0]["training"]["phase_config"]["worker"] = 2
+    with parallel_workers(), warnings.catch_warnings(record=True) as caught:
+        warnings.simplefilter("always")
+        result = run(doc, store=f"sqlite:///{tmp_path / 'x.sqlite'}", results=tmp_path, laydown=False)
+    assert result.status == "finished", result.error
+    assert len(result.warnings) == 1, result.warnings  # two workers found it: one report
+    assert result.warnings[0].startswith("sensor 'leak.observation': observation array([ 2., nan], dtype=float32)")
+    assert len([w for w in caught if issubclass(w.category, ObservationSpaceWarning)]) == 1
