@@ -41,6 +41,7 @@ __all__ = [
     "EnvironmentCheckError",
     "SlurmError",
     "RunTimeout",
+    "ObservationSpaceWarning",
 ]
 
 
@@ -284,3 +285,9 @@ def parse_key_path(key: str) -> tuple[str | int, ...]:
 class NonFiniteWarning(UserWarning):
     """An episode's reward, objective or wall time was NaN or infinite; it is
     recorded as missing (``NULL`` in the store, ``null`` in ``episodes.jsonl``)."""
+
+
+class ObservationSpaceWarning(UserWarning):
+    """An environment reported a sensor value outside the sensor's space
+    (``phase_config.observation_check: warn``, the default); warned once per
+    run and sensor, naming the sensor, the value and the space."""

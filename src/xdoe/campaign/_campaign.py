@@ -22,6 +22,7 @@ Example::
 
 from __future__ import annotations
 
+import warnings
 from pathlib import Path
 from typing import TYPE_CHECKING, Callable, Sequence
 
@@ -30,6 +31,7 @@ from xdoe.campaign._options import CampaignOptions
 from xdoe.campaign._tasks import DONE_STATUSES, RunTask, task_for
 from xdoe.campaign._waiting import run_all
 from xdoe.campaign.backends import make_backend
+from xdoe.errors import ObservationSpaceWarning
 from xdoe.execution import Decision, RunResult, decision_for, sigint_as_ctrl_c
 from xdoe.store import Store
 
@@ -138,8 +140,11 @@ class Campaign:
                 started(self.plans[position[task.key]])
 
         progress = None if options.remote else progress  # results only from remote backends
-        # a SIGINT inherited ignored (nohup ... &) still stops the campaign like Ctrl-C
-        with sigint_as_ctrl_c(), make_backend(options, forward_progress=progress is not None) as backend:
+        # a SIGINT inherited ignored (nohup ... &) still stops the campaign like Ctrl-C; a run's
+        # warnings travel in its result (RunResult.warnings), not as Python warnings here
+        with sigint_as_ctrl_c(), warnings.catch_warnings(), \
+                make_backend(options, forward_progress=progress is not None) as backend:
+            warnings.simplefilter("ignore", ObservationSpaceWarning)
             for result in run_all(backend, tasks, fail_fast=options.fail_fast, started=handed,
                                   waiting=waiting, progress=progress):
                 i = position[str(result.task_key)]

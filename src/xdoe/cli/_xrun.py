@@ -309,6 +309,8 @@ class _Finished:
         from xdoe.campaign import DONE_STATUSES
 
         self.display.run_done()
+        for line in result.warnings:  # a run's warnings, one line each, whichever process ran it
+            self.display.message(f"run {result.uid} warning: {line}")
         if result.status not in DONE_STATUSES:
             self.display.message(f"run {result.uid} {result.status}: {result.error}")
         elif result.status == "skipped" and result.note:

@@ -112,6 +112,7 @@ class PhaseConfigDefinition(DocumentModel):
     worker: Integer = Field(default=1, ge=1, le=MAX_WORKERS)
     episodes: Integer = Field(default=1, ge=1, le=MAX_EPISODES)
     step_timeout: Seconds | None = None
+    observation_check: Literal["warn", "error", "off"] | None = None
 
 
 class RunConfigDefinition(DocumentModel):

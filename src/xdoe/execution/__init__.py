@@ -81,6 +81,7 @@ if TYPE_CHECKING:  # the same names for type checkers (`Name as Name`: a re-expo
     )
     from xdoe.execution._watchdog import (
         RunTimeout as RunTimeout,
+        WatchBoard as WatchBoard,
         kill_stuck_runs as kill_stuck_runs,
         run_hung as run_hung,
     )
@@ -102,7 +103,7 @@ _EXPORTS = {
     "xdoe.execution._phase_runner": ["PhaseRunner"],
     "xdoe.execution._runner": ["check_plan", "execute_plan", "import_errors"],
     "xdoe.execution._seeding": ["brain_seed", "derive_seed", "environment_seed", "muscle_seed"],
-    "xdoe.execution._watchdog": ["RunTimeout", "kill_stuck_runs", "run_hung"],
+    "xdoe.execution._watchdog": ["RunTimeout", "WatchBoard", "kill_stuck_runs", "run_hung"],
     "xdoe.execution._interrupts": ["sigint_as_ctrl_c"],
     "xdoe.execution._resume": ["Decision", "decide", "decision_for"],
 }

@@ -11,6 +11,7 @@ from pathlib import Path
 from typing import TYPE_CHECKING, Any, Mapping
 
 from xdoe.errors import DiskFullError, RunStopped, StoreError, no_space_cause, one_line
+from xdoe.environment import observation_report
 from xdoe.execution._interrupts import plugin_exit, watch_sigint
 from xdoe.execution._plan import RunPlan, document_data, plan_run
 from xdoe.execution._watchdog import RunTimeout
@@ -63,6 +64,9 @@ class RunResult:
         task_key: the :attr:`~xdoe.campaign.RunTask.key` of the task this
             result answers (``None`` outside a campaign): results are matched
             to tasks by it, never by file name.
+        warnings: what the run reported and went on with, one line each
+            (e.g. an observation outside its space, the first of each sensor:
+            :mod:`xdoe.environment._spaces`).
     """
 
     uid: str
@@ -80,6 +84,7 @@ class RunResult:
     resumed: bool = False
     stop_campaign: bool = False
     task_key: str | None = None
+    warnings: list[str] = field(default_factory=list)
 
     @property
     def ok(self) -> bool:
@@ -261,8 +266,10 @@ def run(
         result = RunResult(uid=plan.uid, status="running", instance_id=recorder.instance_id,
                            results_dir=None if recorder.results_dir is None else str(recorder.results_dir),
                            file=plan.file, note=note, resumed=resume_point is not None)
+        report = observation_report(label=f"run {plan.uid}")  # the run's out-of-space observations (issue 25)
         try:
-            with watch_sigint() as sigint:
+            with watch_sigint() as sigint, report as found:
+                result.warnings = found.messages  # filled while the run goes on
                 with _limits(plan, run_timeout, result, recorder):  # the time limits count the run alone
                     execute_plan(plan, recorder, progress=progress, phases_done=result.phases,
                                  resume=resume_point)

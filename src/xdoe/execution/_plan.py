@@ -83,6 +83,7 @@ class PhasePlan:
     keep_checkpoints: int = 3
     best_window: int = 10
     step_timeout: float | None = None
+    observation_check: str | None = None  # None: the default policy (xdoe.environment._spaces)
 
 
 @dataclass(frozen=True)
@@ -217,8 +218,10 @@ def plan_run(model: "RunDocument", data: Mapping[str, Any] | None = None, *,
                     _component(c, f"{base}.simulation.conditions[{i}]")
                     for i, c in enumerate(sim.conditions)
                 ),
-                config=config.model_dump(exclude={"step_timeout"} if config.step_timeout is None else None),
+                config=config.model_dump(exclude={k for k in ("step_timeout", "observation_check")
+                                                  if getattr(config, k) is None}),
                 step_timeout=config.step_timeout,
+                observation_check=config.observation_check,
                 key=base,
                 checkpoint_every=_positive_option(cfg := config.model_dump(), "checkpoint_every",
                                                   None, base, file),
@@ -247,7 +250,8 @@ def document_data(model: "RunDocument") -> dict[str, Any]:
     out["schedule"] = []
     for phase in model.schedule:
         body = phase.model_dump(mode="json", exclude={"name"})
-        if body["phase_config"].get("step_timeout") is None:
-            body["phase_config"].pop("step_timeout", None)
+        for key in ("step_timeout", "observation_check"):  # absent stays absent: the same content hash
+            if body["phase_config"].get(key) is None:
+                body["phase_config"].pop(key, None)
         out["schedule"].append({phase.name: body})
     return out
