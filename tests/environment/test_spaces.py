@@ -88,8 +88,7 @@ def test_a_run_warns_once_per_sensor_and_finishes(tmp_path: Path, monkeypatch: p
     monkeypatch.setenv("XDOE_VALUE_STEPS", value_steps)  # both step paths
     with warnings.catch_warnings(record=True) as caught:
         warnings.simplefilter("always")
-        result = run(_leaky("leak-warn"), store=f"sqlite:///{tmp_path / 'x.sqlite'}", results=tmp_path,
-                     laydown=False)
+        result = run(_leaky("leak-warn"), store=f"sqlite:///{tmp_path / 'x.sqlite'}", results=tmp_path)
     assert result.status == "finished", result.error
     mine = [w for w in caught if issubclass(w.category, ObservationSpaceWarning)]
     assert len(mine) == 1, [str(w.message) for w in caught]
@@ -102,14 +101,14 @@ def test_a_run_warns_once_per_sensor_and_finishes(tmp_path: Path, monkeypatch: p
 
 def test_error_fails_the_run_with_one_line_and_off_checks_nothing(tmp_path: Path) -> None:
     url = f"sqlite:///{tmp_path / 'x.sqlite'}"
-    failed = run(_leaky("leak-error", observation_check="error"), store=url, results=tmp_path, laydown=False)
+    failed = run(_leaky("leak-error", observation_check="error"), store=url, results=tmp_path)
     assert failed.status == "failed"
     assert failed.error == ("sensor 'leak.observation': observation array([ 2., nan], dtype=float32) is outside "
                             "its space Box(0.0, 1.0, (2,), float32) (phase 'training' worker 0, episode 0, step 3; "
                             "phase_config.observation_check: error)")
     with warnings.catch_warnings():
         warnings.simplefilter("error", ObservationSpaceWarning)
-        quiet = run(_leaky("leak-off", observation_check="off"), store=url, results=tmp_path, laydown=False)
+        quiet = run(_leaky("leak-off", observation_check="off"), store=url, results=tmp_path)
     assert quiet.status == "finished" and quiet.warnings == []
 
 
@@ -117,7 +116,7 @@ def test_a_value_between_the_sampled_steps_is_not_seen(tmp_path: Path) -> None:
     """What the sample leaves out (documented): step FIRST + 1 is not checked."""
     doc = _leaky("leak-unseen")
     doc["schedule"][0]["training"]["environments"][0]["environment"]["params"]["at"] = FIRST + 1
-    result = run(doc, store=f"sqlite:///{tmp_path / 'x.sqlite'}", results=tmp_path, laydown=False)
+    result = run(doc, store=f"sqlite:///{tmp_path / 'x.sqlite'}", results=tmp_path)
     assert result.status == "finished" and result.warnings == []
 
 
@@ -164,7 +163,7 @@ def test_parallel_workers_report_to_the_run_once_per_sensor(tmp_path: Path) -> N
     doc["schedule"][0]["training"]["phase_config"]["worker"] = 2
     with parallel_workers(), warnings.catch_warnings(record=True) as caught:
         warnings.simplefilter("always")
-        result = run(doc, store=f"sqlite:///{tmp_path / 'x.sqlite'}", results=tmp_path, laydown=False)
+        result = run(doc, store=f"sqlite:///{tmp_path / 'x.sqlite'}", results=tmp_path)
     assert result.status == "finished", result.error
     assert len(result.warnings) == 1, result.warnings  # two workers found it: one report
     assert result.warnings[0].startswith("sensor 'leak.observation': observation array([ 2., nan], dtype=float32)")

@@ -192,7 +192,7 @@ def test_step_timeout_holds_in_parallel_workers(tmp_path: Path, how: str) -> Non
     doc["schedule"][0]["training"]["environments"][0]["environment"]["params"].update(sleep=0.02, at_episode=2)
     started = time.monotonic()
     with parallel_workers():
-        result = run(doc, store=f"sqlite:///{tmp_path / 'x.sqlite'}", results=tmp_path, laydown=False)
+        result = run(doc, store=f"sqlite:///{tmp_path / 'x.sqlite'}", results=tmp_path)
     assert time.monotonic() - started < 0.5 + GRACE + MARGIN + 30
     assert result.status == "failed", result.error
     assert re.fullmatch(r"no progress for 0\.5 s in HangingEnvironment\.update \(phase_config\.step_timeout\) "
