@@ -57,7 +57,8 @@ def test_outputs_are_pinned(name: str, tmp_path: Path) -> None:
     assert _digest(tmp_path / "out") == DIGESTS[name]
 
 
-@pytest.mark.parametrize("name", ["conditional", "odd-scalars", "lhs", "uid-factor", "odd-levels"])
+@pytest.mark.parametrize("name", ["conditional", "odd-scalars", "lhs", "maximin", "uid-factor", "odd-levels",
+                                  "factorial-3x3-reps3"])
 def test_template_text_is_the_writers_run_by_run(name: str) -> None:
     _, _, runs = prepare(xgen_outputs.synthetic()[name])
     for k in range(0, len(runs), max(1, len(runs) // 200)):
