@@ -90,6 +90,13 @@ def format_scalar(value: Any) -> str:
     Raises:
         TypeError: ``value`` is not ``str``, ``int``, ``float``, ``bool`` or ``None``.
     """
+    kind = type(value)
+    if kind is str:
+        return _string(value)
+    if kind is float:
+        return format_float(value)
+    if kind is int:
+        return str(value)
     if isinstance(value, str):
         return _string(value)
     if value is None:
