@@ -96,12 +96,14 @@ class _Template:
     """The text of the run documents of one structure: literal text around
     sites, each site a value by name or a string with placeholders."""
 
-    __slots__ = ("literals", "slots", "sites")
+    __slots__ = ("literals", "slots", "sites", "_pieces")
 
     def __init__(self, literals: list[str], slots: list[int], sites: list[tuple[str | None, str]]) -> None:
         self.literals = literals
         self.slots = slots
         self.sites = sites
+        #: the literals at the even places, the sites' texts go between them
+        self._pieces: list[str] = [text for literal in literals for text in (literal, "")][:-1]
 
     def fill(self, values: dict[str, Any]) -> str | None:
         """The text for ``values`` (the named factors' values and
@@ -117,11 +119,8 @@ class _Template:
             if type(value) is not str and type(value) not in _PLAIN_SCALARS:
                 return None
             texts.append(format_scalar(value))
-        literals = self.literals
-        out = [literals[0]]
-        for i, site in enumerate(self.slots, 1):
-            out.append(texts[site])
-            out.append(literals[i])
+        out = self._pieces[:]
+        out[1::2] = [texts[site] for site in self.slots]
         return "".join(out)
 
 
