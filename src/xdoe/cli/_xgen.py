@@ -179,7 +179,7 @@ def _dry_run(experiment: Any, design: Any, runs: Any, target: Path, force_folder
     console.print(f"min distance: {_figure(design.min_distance)}, centred L2 discrepancy: {discrepancy}")
     if getattr(design, "info", None) is not None:
         _doe_lines(console, design)
-    elif "numpy" in sys.modules and len(design) <= MAX_FIGURE_POINTS:  # a full factorial never loads numpy
+    elif not design.is_grid and len(design) <= MAX_FIGURE_POINTS:  # a grid's are known; they would load scipy
         _diagnostic_lines(console, design.diagnostics)
     for line in _plan_lines(plan, target, dry=True):
         console.print(line, markup=False)

@@ -25,7 +25,7 @@ k1, k2, repetition))`` where ``k1, k2`` are the first two big-endian 32-bit
 words of sha256 of the canonical JSON of the design point's levels; the seed is
 ``generate_state(1, uint32)[0]``. It depends on what the run is, not on its
 position, so adding a repetition or a level never changes an existing run's seed
-(computed without a ``SeedSequence`` per run: :mod:`xdoe.design._seeds`).
+(:func:`xdoe.design._seeds.run_seed`).
 """
 
 from __future__ import annotations

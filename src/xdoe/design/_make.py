@@ -135,6 +135,13 @@ class Design:
         digits = self.indices(i)
         return [float(d) for d in digits], [True] * len(digits)
 
+    @property
+    def is_grid(self) -> bool:
+        """Whether the design is a full factorial built by :meth:`grid`: its
+        rows are mixed-radix digits, its figures come in closed form and its
+        model diagnostics are known (D-efficiency 100 %, no correlation)."""
+        return self.__dict__.get("_ks") is not None
+
     def indices(self, i: int) -> list[int]:
         """The level indices of design point ``i`` (negative: from the end)
         of a full factorial built by :meth:`grid`, without its array: mixed
