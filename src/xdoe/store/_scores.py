@@ -76,13 +76,13 @@ class ScoreTable:
     branch_runs: tuple[str, ...] = field(default=())
 
 
-def _value_sql(metric: str, op: str | None, threshold: float | None) -> str:
+def _value_sql(metric: str, op: str | None, mark: str) -> str:
     column = f"ep.{metric}"
     if op is None:
         return f"CAST({column} AS DOUBLE PRECISION)" if metric == "steps" else column
     sql_op = {"==": "="}.get(op, op)
-    # NaN (NULL) compares false, except "!=", which numpy answers true
-    test = f"{column} IS NULL OR {column} <> :thr" if op == "!=" else f"{column} {sql_op} :thr"
+    # NaN (NULL) compares false, except "!=", which numpy answers true (the threshold is the last parameter)
+    test = f"{column} IS NULL OR {column} <> {mark}" if op == "!=" else f"{column} {sql_op} {mark}"
     return f"CAST(CASE WHEN {test} THEN 1 ELSE 0 END AS DOUBLE PRECISION)"
 
 
@@ -109,27 +109,31 @@ def _stat_sql(stat: str) -> str:
     raise ValueError(f"unknown statistic {stat!r}; expected one of {', '.join(SCORE_STATS)}")
 
 
+def _mark(conn: Any) -> str:
+    """The driver's parameter marker (statements go to the driver as they are:
+    compiling thousands of bound parameters would cost more than the query)."""
+    return "?" if conn.dialect.paramstyle == "qmark" else "%s"
+
+
 def _with_episodes(conn: Any, phase_ids: list[int]) -> set[int]:
     """The phases among ``phase_ids`` with at least one episode row (an index probe each)."""
     out: set[int] = set()
+    mark = _mark(conn)
     for start in range(0, len(phase_ids), _CHUNK):
         chunk = phase_ids[start:start + _CHUNK]
-        marks = ", ".join(f":p{i}" for i in range(len(chunk)))
-        from sqlalchemy import text
-
-        rows = conn.execute(text(f"SELECT p.id FROM phase p WHERE p.id IN ({marks}) AND EXISTS "
-                                 f"(SELECT 1 FROM episode ep WHERE ep.phase_id = p.id)"),
-                            {f"p{i}": pid for i, pid in enumerate(chunk)})
+        rows = conn.exec_driver_sql(f"SELECT p.id FROM phase p WHERE p.id IN ({', '.join([mark] * len(chunk))}) "
+                                    "AND EXISTS (SELECT 1 FROM episode ep WHERE ep.phase_id = p.id)", tuple(chunk))
         out.update(int(r[0]) for r in rows)
     return out
 
 
-def _aggregate(conn: Any, groups: list[list[tuple[int, int]]], value: str, stat: str, keep_cut: bool,
-               threshold: float | None) -> tuple[dict[tuple[int, str], tuple[int, int]], dict[tuple[int, str], Any]]:
+def _aggregate(conn: Any, groups: list[list[tuple[int, int]]], metric: str, op: str | None,
+               threshold: float | None, stat: str,
+               keep_cut: bool) -> tuple[dict[tuple[int, str], tuple[int, int]], dict[tuple[int, str], Any]]:
     """Per (group, agent): (episode rows, kept rows) and the statistic.
     ``groups[g]`` lists the (phase id, order) pairs pooled into group ``g``."""
-    from sqlalchemy import text
-
+    mark = _mark(conn)
+    value = _value_sql(metric, op, mark)
     cuts = ", ".join(f"'{c}'" for c in BUDGET_CUTS)
     keep = "1" if keep_cut else f"CASE WHEN ep.cut_by IN ({cuts}) THEN 0 ELSE 1 END"
     counts: dict[tuple[int, str], tuple[int, int]] = {}
@@ -137,20 +141,15 @@ def _aggregate(conn: Any, groups: list[list[tuple[int, int]]], value: str, stat:
     flat = [(pid, g, order) for g, members in enumerate(groups) for pid, order in members]
     for start in range(0, len(flat), _CHUNK):
         chunk = flat[start:start + _CHUNK]
-        params: dict[str, Any] = {}
-        values = []
-        for i, (pid, g, order) in enumerate(chunk):
-            values.append(f"(:p{i}, :g{i}, :o{i})")
-            params.update({f"p{i}": pid, f"g{i}": g, f"o{i}": order})
-        if threshold is not None:
-            params["thr"] = threshold
-        cte = (f"WITH m(phase_id, grp, ord) AS (VALUES {', '.join(values)}), "
+        values = ", ".join([f"({mark}, {mark}, {mark})"] * len(chunk))
+        params = tuple(x for row in chunk for x in row) + ((threshold,) if op is not None else ())
+        cte = (f"WITH m(phase_id, grp, ord) AS (VALUES {values}), "
                f"e AS (SELECT m.grp AS grp, ep.agent AS agent, ep.id AS id, m.ord AS ord, {value} AS v, "
                f"{keep} AS k FROM episode ep JOIN m ON ep.phase_id = m.phase_id) ")
-        for g, agent, n, kept in conn.execute(
-                text(cte + "SELECT grp, agent, count(*), sum(k) FROM e GROUP BY grp, agent"), params):
+        for g, agent, n, kept in conn.exec_driver_sql(
+                cte + "SELECT grp, agent, count(*), sum(k) FROM e GROUP BY grp, agent", params):
             counts[(int(g), agent)] = (int(n), int(kept))
-        for g, agent, y in conn.execute(text(cte + _stat_sql(stat)), params):
+        for g, agent, y in conn.exec_driver_sql(cte + _stat_sql(stat), params):
             scores[(int(g), agent)] = None if y is None else float(y)
     return counts, scores
 
@@ -220,8 +219,7 @@ def run_scores(store: "Store", experiment: str | None = None, *, phase: str | No
                     groups.append([])
                     heads.append(p)
                 groups[g].append((p.phase_id, order))
-            counts, scores = _aggregate(conn, groups, _value_sql(metric, op, threshold), stat, keep_cut,
-                                        threshold)
+            counts, scores = _aggregate(conn, groups, metric, op, threshold, stat, keep_cut)
     except SQLAlchemyError as exc:
         raise store_error(store._url, "aggregate episodes of", exc) from None
     rows = []
