@@ -96,15 +96,15 @@ def test_status_reads_known_run_files_from_the_store(tmp_path, store, monkeypatc
     """Issue 26: a run file whose bytes the store recorded is not parsed
     again; the answer is the one of parsing every file, also after a file
     is edited (parsed again: another version) or deleted."""
-    import xdoe.store._status as status_module
+    import xdoe.documents._run as run_module
     from xdoe.store._status import design_runs
 
     files = generate_campaign(tmp_path / "out")
     for path in files[:3]:
         execute(path, store, tmp_path / "results")
     parsed = []
-    real = status_module.load_run_document
-    monkeypatch.setattr(status_module, "load_run_document", lambda p: parsed.append(p) or real(p))
+    real = run_module.load_run_document
+    monkeypatch.setattr(run_module, "load_run_document", lambda p: parsed.append(p) or real(p))
 
     assert design_runs(tmp_path / "out", store=store) == design_runs(tmp_path / "out")
     parsed.clear()

@@ -38,7 +38,6 @@ from typing import TYPE_CHECKING, Any
 from sqlalchemy import select
 
 from xdoe.errors import InputError
-from xdoe.documents._run import load_run_document
 from xdoe.store._export import check_experiment
 from xdoe.store._json import document_hash
 from xdoe.store._models import Experiment, Run, RunInstance, utcnow
@@ -191,6 +190,8 @@ def design_runs(output_dir: str | Path, experiment: str | None = None, *,
     sessions: list[DesignRun] = []
     seen: set[str] = set()
     known = _known_files(store, files) if store is not None else {}
+    if len(known) < len(files):  # pydantic's models are imported only when a file must be parsed
+        from xdoe.documents._run import load_run_document
     for path in files:
         if path in known:
             uid, content_hash, index, repetition, seed, exp_uid = known[path]
