@@ -45,23 +45,27 @@ def load() -> str:
     return f"load average {one:.2f} (1 min), {five:.2f} (5 min) on {os.cpu_count()} CPUs"
 
 
-def timed(args: list[str], repeat: int) -> tuple[float, float, str]:
-    """Median wall seconds, peak MiB and the last output of ``xrun ARGS``."""
+def timed(args: list[str], repeat: int) -> tuple[float, float, float, str]:
+    """Median wall seconds, peak MiB, median CPU seconds (user + system: what
+    a loaded machine's neighbours do not inflate much) and the last output of
+    ``xrun ARGS``."""
     probe = ("import resource, subprocess, sys, time; t = time.perf_counter(); "
              "p = subprocess.run(sys.argv[1:], capture_output=True, text=True); "
              "w = time.perf_counter() - t; sys.stderr.write(p.stderr); sys.stdout.write(p.stdout); "
-             "print(f'\\n@@ {w} {resource.getrusage(resource.RUSAGE_CHILDREN).ru_maxrss}'); sys.exit(p.returncode)")
-    walls, peaks, out = [], [], ""
+             "u = resource.getrusage(resource.RUSAGE_CHILDREN); "
+             "print(f'\\n@@ {w} {u.ru_maxrss} {u.ru_utime + u.ru_stime}'); sys.exit(p.returncode)")
+    walls, peaks, cpus, out = [], [], [], ""
     for _ in range(repeat):
         proc = subprocess.run([sys.executable, "-c", probe, sys.executable, "-m", "xdoe.cli._xrun", *args],
                               capture_output=True, text=True)
         if proc.returncode not in (0,):
             raise SystemExit(f"xrun {' '.join(args)} failed: {proc.stderr.strip()[-800:]}")
         out, tail = proc.stdout.rsplit("@@ ", 1)
-        wall, kib = tail.split()
+        wall, kib, cpu = tail.split()
         walls.append(float(wall))
         peaks.append(int(kib) / 1024)
-    return statistics.median(walls), max(peaks), out
+        cpus.append(float(cpu))
+    return statistics.median(walls), max(peaks), statistics.median(cpus), out
 
 
 def synthetic_store(path: Path, runs: int, episodes: int) -> str:
@@ -133,9 +137,10 @@ def status_campaign(folder: Path, runs: int) -> str:
 
 def bench_status(folder: Path, runs: int, repeat: int) -> None:
     url = status_campaign(folder, runs)
-    wall, peak, out = timed(["status", str(folder / "out"), "--store", url], repeat)
+    wall, peak, cpu, out = timed(["status", str(folder / "out"), "--store", url], repeat)
     assert f"{runs} runs: {runs} finished" in out, out[-500:]
-    print(f"status, {runs:,} runs (every one finished): {wall:.2f} s, {peak:.0f} MiB  (target <= 1 s)")
+    print(f"status, {runs:,} runs (every one finished): {wall:.2f} s wall, {cpu:.2f} s CPU, {peak:.0f} MiB  "
+          "(target <= 1 s)")
 
 
 # -- analyze -------------------------------------------------------------------------------------
@@ -148,11 +153,12 @@ def bench_analyze(folder: Path, runs: int, episodes: int, repeat: int, commands:
         args = [command, "--store", url, "-e", "bench"]
         if command == "report":
             args += ["-o", str(folder / "report.html"), "--overwrite"]
-        wall, peak, _ = timed(args, repeat)
+        wall, peak, cpu, _ = timed(args, repeat)
         times[command] = wall
         goal = (f"<= {2 * times['analyze']:.1f} s = 2x analyze" if command == "report" and "analyze" in times
                 else f"<= {target:.0f} s" + (", <= 300 MiB" if runs * episodes >= 1_000_000 else ""))
-        print(f"{command}, {runs:,} runs x {episodes:,} episode rows: {wall:.2f} s, {peak:.0f} MiB  (target {goal})")
+        print(f"{command}, {runs:,} runs x {episodes:,} episode rows: {wall:.2f} s wall, {cpu:.2f} s CPU, "
+              f"{peak:.0f} MiB  (target {goal})")
 
 
 # -- dashboard -----------------------------------------------------------------------------------

@@ -323,11 +323,13 @@ def report_command(output_dir: Path | None, experiment: str | None, include_bran
     from xdoe.analysis import parse_response, write_report
 
     check_output(output, overwrite)
-    frame = load_frame(output_dir, experiment, store_url, include_branches)
+    resp = parse_response(response)
+    frame = load_frame(output_dir, experiment, store_url, include_branches)  # the learning curves
+    scores = load_frame(output_dir, experiment, store_url, include_branches, resp)  # the analysis
     experiment, store_url = _resolve(output_dir, experiment, store_url)
-    path = write_report(frame, output, response=parse_response(response), output_dir=output_dir,
+    path = write_report(frame, output, response=resp, output_dir=output_dir,
                         store_url=store_url, experiment=experiment, document=document, seed=seed,
-                        overwrite=overwrite, hint=OVERWRITE_HINT)
+                        overwrite=overwrite, hint=OVERWRITE_HINT, scores=scores)
     click.echo(f"wrote {path} ({path.stat().st_size / 1024:.0f} KiB)")
 
 
