@@ -41,6 +41,7 @@ if TYPE_CHECKING:  # the same names for type checkers (`Name as Name`: a re-expo
     from xdoe.analysis._report import write_report as write_report
     from xdoe.analysis._response import (
         Response as Response,
+        load_scores as load_scores,
         parse_response as parse_response,
         response_agents as response_agents,
         run_table as run_table,
@@ -61,7 +62,7 @@ _EXPORTS = {
     "xdoe.analysis._effects": ["analyze", "design_points"],
     "xdoe.analysis._format": ["render", "STAT_NAMES", "fmt_levels", "fmt_num", "points_section"],
     "xdoe.analysis._report": ["write_report"],
-    "xdoe.analysis._response": ["Response", "parse_response", "response_agents", "run_table"],
+    "xdoe.analysis._response": ["Response", "load_scores", "parse_response", "response_agents", "run_table"],
     "xdoe.analysis._result": [
         "Analysis", "FactorEffect", "Interaction", "LevelStat", "PointAggregate",
     ],

@@ -66,12 +66,20 @@ def _resolve(output_dir: Path | None, experiment: str | None, store_url: str | N
 
 
 def load_frame(output_dir: Path | None, experiment: str | None, store_url: str | None,
-               include_branches: bool = False) -> Any:
+               include_branches: bool = False, response: Any = None) -> Any:
     """The episode table of the selected experiment (:func:`xdoe.results.load`:
-    the design's runs, and with ``include_branches`` the sessions of their trees);
+    the design's runs, and with ``include_branches`` the sessions of their trees),
+    or with ``response`` the runs' scores for it, aggregated by the database
+    (:func:`xdoe.analysis.load_scores`: one row per run and agent);
     exit 2 when no single experiment is chosen or the store cannot be opened,
     1 when the table is empty."""
     from xdoe.results import load
+
+    if response is not None:
+        from xdoe.analysis import load_scores
+
+        def load(store: Any, experiment: str | None, include_branches: bool) -> Any:  # type: ignore[misc]
+            return load_scores(store, response, experiment, include_branches=include_branches)
 
     store_url = store_of(output_dir, store_url)
     with open_store(store_url) as store:
@@ -116,8 +124,8 @@ def results_command(output_dir: Path | None, experiment: str | None, include_bra
     )
     from xdoe.results import experiment_label
 
-    frame, branches = split_branches(load_frame(output_dir, experiment, store_url, include_branches))
     resp = parse_response(response)
+    frame, branches = split_branches(load_frame(output_dir, experiment, store_url, include_branches, resp))
     out = console()
     for who in response_agents(frame, resp, agent):
         table, phase = run_table(frame, resp, who)
@@ -181,9 +189,9 @@ def analyze_command(output_dir: Path | None, experiment: str | None, include_bra
     factors are ranked on the design's runs only."""
     from xdoe.analysis import analyze, parse_response, read_design, render, response_agents, split_branches
 
-    frame = load_frame(output_dir, experiment, store_url, include_branches)
-    design = read_design(output_dir, _resolve(output_dir, experiment, store_url)[0])
     resp = parse_response(response)
+    frame = load_frame(output_dir, experiment, store_url, include_branches, resp)
+    design = read_design(output_dir, _resolve(output_dir, experiment, store_url)[0])
     who = response_agents(split_branches(frame)[0], resp, agent)
     results = [analyze(frame, resp, statistic=statistic, agent=a, seed=seed, design=design) for a in who]
     click.echo(render(results if who != [None] else results[0], fmt, width=console().width), nl=fmt not in ("table",))
@@ -254,8 +262,8 @@ def effects_command(output_dir: Path | None, experiment: str | None, include_bra
     from xdoe.analysis.plots import plot_effects
 
     check_output(output, overwrite)
-    frame = load_frame(output_dir, experiment, store_url, include_branches)
     resp = parse_response(response)
+    frame = load_frame(output_dir, experiment, store_url, include_branches, resp)
     path = plot_effects(analyze(frame, resp), frame, output, response=resp)
     click.echo(f"wrote {path}")
 
@@ -277,9 +285,10 @@ def design_plot_command(output_dir: Path | None, experiment: str | None, include
     from xdoe.analysis.plots import plot_doe
 
     check_output(output, overwrite)
-    frame = load_frame(output_dir, experiment, store_url)
+    resp = parse_response(response)
+    frame = load_frame(output_dir, experiment, store_url, response=resp)
     uid = _resolve(output_dir, experiment, store_url)[0]
-    result = analyze(frame, parse_response(response), design=read_design(output_dir, uid))
+    result = analyze(frame, resp, design=read_design(output_dir, uid))
     path = plot_doe(result, output, experiment=uid or "all experiments")
     if path is None:
         fail("no plot for this design: xrun plot design draws two-level (half-normal), response-surface "
@@ -321,11 +330,13 @@ def report_command(output_dir: Path | None, experiment: str | None, include_bran
     from xdoe.analysis import parse_response, write_report
 
     check_output(output, overwrite)
-    frame = load_frame(output_dir, experiment, store_url, include_branches)
+    resp = parse_response(response)
+    frame = load_frame(output_dir, experiment, store_url, include_branches)  # the learning curves
+    scores = load_frame(output_dir, experiment, store_url, include_branches, resp)  # the analysis
     experiment, store_url = _resolve(output_dir, experiment, store_url)
-    path = write_report(frame, output, response=parse_response(response), output_dir=output_dir,
+    path = write_report(frame, output, response=resp, output_dir=output_dir,
                         store_url=store_url, experiment=experiment, document=document, seed=seed,
-                        overwrite=overwrite, hint=OVERWRITE_HINT)
+                        overwrite=overwrite, hint=OVERWRITE_HINT, scores=scores)
     click.echo(f"wrote {path} ({path.stat().st_size / 1024:.0f} KiB)")
 
 

@@ -101,14 +101,16 @@ def runs_fragment(request: Request, experiment: str) -> HTMLResponse:
     return _page(request, "_runs_table.html", **_runs(request, experiment))
 
 
-#: Largest campaign whose effects the page computes (it reads every episode).
+#: Largest campaign whose effects the page computes: the scores come from the
+#: database in about a second at 10,000 runs, but the bootstrap intervals cost
+#: about 20 ms per design point (see docs/benchmarks.md).
 EFFECTS_MAX_RUNS = 2000
 
 
 @router.get("/fragments/campaigns/{experiment}/effects", response_class=HTMLResponse)
 def effects_fragment(request: Request, experiment: str) -> HTMLResponse:
     """The factor-effects summary of ``xrun analyze`` (:func:`xdoe.analysis.analyze`
-    on :func:`xdoe.results.load`) when the analysis package and its
+    on :func:`xdoe.analysis.load_scores`) when the analysis package and its
     dependencies are importable, else a note; an analysis error is shown,
     not raised."""
     from xdoe.store._dashboard import experiment_run_count
@@ -123,10 +125,9 @@ def effects_fragment(request: Request, experiment: str) -> HTMLResponse:
                 "(the page does not read every episode).")
     else:
         try:
-            from xdoe.analysis import Response, analyze, response_agents
-            from xdoe.results import load
+            from xdoe.analysis import Response, analyze, load_scores, response_agents
 
-            frame = load(store, experiment)
+            frame = load_scores(store, Response(), experiment)  # one row per run, aggregated by the database
             # a game of several agents: one analysis each, never their average (as xrun analyze)
             analyses = [analyze(frame, agent=a) for a in response_agents(frame, Response())]
         except Exception as exc:  # noqa: BLE001 - shown on the page, the page still works

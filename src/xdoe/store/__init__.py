@@ -82,6 +82,7 @@ if TYPE_CHECKING:  # the same names for type checkers (`Name as Name`: a re-expo
         EpisodeTable as EpisodeTable,
         episode_table as episode_table,
     )
+    from xdoe.store._scores import ScoreTable as ScoreTable, run_scores as run_scores
     from xdoe.store._lineage import build_lineage as build_lineage, render_lineage as render_lineage
     from xdoe.store._status import (
         CampaignStatus as CampaignStatus,
@@ -155,6 +156,7 @@ _EXPORTS = {
     # campaign views (issue 4): one results table, status, lineage
     "xdoe.store._export": ["EXPORT_COLUMNS", "ExportResult", "export_episodes"],
     "xdoe.store._results_table": ["BRANCH_COLUMN", "EpisodeTable", "episode_table"],
+    "xdoe.store._scores": ["ScoreTable", "run_scores"],
     "xdoe.store._lineage": ["build_lineage", "render_lineage"],
     "xdoe.store._status": ["CampaignStatus", "RunStatus", "campaign_status"],
     # stop requests (honoured by the executor) and the dashboard's queries (issue 15)
