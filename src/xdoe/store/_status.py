@@ -42,6 +42,7 @@ from xdoe.store._export import check_experiment
 from xdoe.store._json import document_hash
 from xdoe.store._models import Experiment, Run, RunInstance, utcnow
 from xdoe.store._liveness import HEARTBEAT_TIMEOUT, dead_reason
+from xdoe.store._membership import session_child_uids
 
 if TYPE_CHECKING:
     from xdoe.store._store import Store
@@ -162,8 +163,8 @@ def design_runs(output_dir: str | Path, experiment: str | None = None, *,
     With ``store``, a run file whose bytes the store recorded (its sha256,
     ``run.file_sha256``) is not parsed again: its uid, content hash and
     design coordinates come from the store (a file edited since has other
-    bytes and is parsed). A session recorded so counts as a run here;
-    :func:`campaign_status` leaves the store's sessions out anyway.
+    bytes and is parsed). A session recorded so (a child node of a session
+    tree in the store) is a session here too, as its document says.
 
     Raises:
         InputError: ``output_dir`` is not a folder or holds no run document.
@@ -195,6 +196,7 @@ def design_runs(output_dir: str | Path, experiment: str | None = None, *,
     sessions: list[DesignRun] = []
     seen: set[str] = set()
     known = _known_files(store, files) if store is not None else {}
+    children = session_child_uids(store) if known else set()  # sessions of a tree: not design runs
     if len(known) < len(files):  # pydantic's models are imported only when a file must be parsed
         from xdoe.documents import load_run_document
     for path in files:
@@ -204,7 +206,7 @@ def design_runs(output_dir: str | Path, experiment: str | None = None, *,
                 continue  # another experiment's run document
             seen.add(uid)
             row = design.get(uid, {})
-            found.append(DesignRun(
+            (sessions if uid in children else found).append(DesignRun(
                 uid=uid, content_hash=content_hash,
                 design_point=index if index is not None else _int(row.get("design_point")),
                 repetition=repetition if repetition is not None else _int(row.get("repetition")),
@@ -343,7 +345,6 @@ def campaign_status(
             store (when no ``output_dir`` is given).
         StoreError: the store cannot be read.
     """
-    from xdoe.store._membership import session_child_uids
 
     children: set[str] = set() if include_branches else session_child_uids(store)
     if output_dir is not None:
