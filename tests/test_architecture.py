@@ -176,3 +176,37 @@ def test_public_names_refuses_a_name_listed_twice() -> None:
     assert public_names({"a": ["x", "y"], "b": ["z"]}) == ["x", "y", "z"]
     with pytest.raises(ValueError, match="listed more than once: y"):
         public_names({"a": ["x", "y"], "b": ["y"]})
+
+
+def test_no_import_cycle_with_type_checking_imports() -> None:
+    """Issue 23.3: no cycle at any level, the imports under ``if TYPE_CHECKING:``
+    included (the store's mixins type their store as a base class, never as
+    ``Store``, which imports them)."""
+    graph = _graph_module()
+    plain = graph._imports
+
+    def every_import(tree: ast.AST, *, type_checking: bool = False) -> list[tuple[ast.AST, bool]]:
+        return plain(tree, type_checking=True)
+
+    graph._imports = every_import
+    try:
+        edges = graph.import_graph(SRC)
+    finally:
+        graph._imports = plain
+    assert "xdoe.store._base" in edges["xdoe.store._recorder_state"]  # a TYPE_CHECKING import is read
+    assert graph.cycles(edges) == []
+
+
+def test_no_private_store_module_is_imported_outside_the_store() -> None:
+    """Issue 23.3: code outside ``xdoe/store`` uses :class:`xdoe.store.Store`
+    and the names of ``xdoe.store.__all__``, never ``xdoe.store._*``."""
+    offenders = []
+    for path in sorted((SRC / "xdoe").rglob("*.py")):
+        rel = path.relative_to(SRC / "xdoe")
+        if rel.parts[0] == "store":
+            continue
+        for node in ast.walk(ast.parse(path.read_text())):
+            names = [a.name for a in node.names] if isinstance(node, ast.Import) else \
+                [node.module or ""] if isinstance(node, ast.ImportFrom) else []
+            offenders += [f"{rel}:{node.lineno}: {n}" for n in names if n.startswith("xdoe.store._")]
+    assert offenders == []

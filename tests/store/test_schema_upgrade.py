@@ -15,7 +15,7 @@ from pathlib import Path
 
 import pytest
 
-from xdoe.store import SCHEMA_VERSION, Store, export_episodes
+from xdoe.store import SCHEMA_VERSION, Store
 
 V1_DDL = Path(__file__).with_name("data") / "schema_v1_sqlite.sql"
 NEW = ("terminated", "truncated", "cut_by")
@@ -68,7 +68,7 @@ def test_reading_an_old_store_leaves_it_as_it_is_and_sees_unknown_ends(tmp_path:
     with Store(url, create=False) as store:
         assert store.schema_version == 1 and not store.has_end_columns
         frame = xdoe.results.load(store)
-        result = export_episodes(store, tmp_path / "t.csv")
+        result = store.export_episodes(tmp_path / "t.csv")
     assert list(frame["reward"]) == [0.0, 1.0, 2.0]
     assert frame[list(NEW)].isna().all().all()  # unknown, not false
     assert result.rows == 3 and list(result.columns[-3:]) == list(NEW)

@@ -4,7 +4,7 @@ processes (on one machine or many) are given the same files and store:
 
 1. the plan parsed once by the caller travels with the task (``RunTask.plan``;
    a task without one loads its file once, in the process that runs it);
-2. claim the run in the store (:func:`xdoe.store.claim_run`); a run another
+2. claim the run in the store (:meth:`xdoe.store.Store.claim_run`); a run another
    process holds is not run (status ``claimed``);
 3. skip it when the store already has a finished instance of this exact
    document (status ``skipped``; ``rerun=True`` runs it again); running
@@ -29,15 +29,7 @@ from typing import TYPE_CHECKING, Callable, Sequence
 from xdoe._files import file_sha256
 from xdoe.errors import InputError, StoreError
 from xdoe.execution import DEFAULT_RESULTS, RunResult, load_file_plan, parallel_workers, run, run_hung
-from xdoe.store import (
-    HEARTBEAT_TIMEOUT,
-    ClaimHeartbeat,
-    Store,
-    claim_of,
-    claim_run,
-    document_hash,
-    release_claim,
-)
+from xdoe.store import HEARTBEAT_TIMEOUT, ClaimHeartbeat, Store, document_hash
 
 if TYPE_CHECKING:
     from xdoe.execution import ProgressEvent, RunPlan
@@ -163,9 +155,9 @@ def _execute(task: RunTask, store: "Store | None", plan: "RunPlan | None",
     assert db is not None
     try:
         content_hash = document_hash(plan.document)
-        if task.claim and not claim_run(db, plan.uid, content_hash, owner=task.owner,
+        if task.claim and not db.claim_run(plan.uid, content_hash, owner=task.owner,
                                         stale_after=task.stale_after):
-            holder = claim_of(db, plan.uid, content_hash)
+            holder = db.claim_of(plan.uid, content_hash)
             where = f" by {holder.host} pid {holder.pid}" if holder is not None else ""
             return RunResult(uid=plan.uid, status="claimed", file=plan.file,
                              error=f"claimed{where}")
@@ -174,12 +166,12 @@ def _execute(task: RunTask, store: "Store | None", plan: "RunPlan | None",
         except BaseException:
             if task.claim:  # keep the run's own error: never hide it behind a failed release
                 try:
-                    release_claim(db, plan.uid, content_hash, owner=task.owner)
+                    db.release_claim(plan.uid, content_hash, owner=task.owner)
                 except StoreError:
                     pass  # the claim goes stale and is taken over
             raise
         if task.claim:
-            release_claim(db, plan.uid, content_hash, owner=task.owner)
+            db.release_claim(plan.uid, content_hash, owner=task.owner)
         return result
     finally:
         if own:

@@ -101,7 +101,7 @@ def run_plans(
         StoreError: the store cannot be opened.
     """
     from xdoe.campaign import DEFAULT_STALE_AFTER, DONE_STATUSES, RunTask, make_backend, parse_jobs, run_all
-    from xdoe.store._engine import absolute_url
+    from xdoe.store import absolute_url
 
     n_jobs = parse_jobs(jobs)
     out: list["RunResult | None"] = [None] * len(plans)

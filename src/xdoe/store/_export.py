@@ -40,7 +40,7 @@ from xdoe.store._models import Episode, Experiment, Phase, Run, RunInstance
 from xdoe.store._tables import END_COLUMNS
 
 if TYPE_CHECKING:
-    from xdoe.store._store import Store
+    from xdoe.store._rows import StoreRows as Store
 
 __all__ = ["EXPORT_COLUMNS", "BRANCH_COLUMN", "ExportResult", "SelectedPhase", "export_episodes",
            "export_columns", "iter_export_rows", "selected_phases"]

@@ -31,7 +31,7 @@ from xdoe.store._liveness import HEARTBEAT_TIMEOUT, dead_reason
 if TYPE_CHECKING:
     from rich.tree import Tree
 
-    from xdoe.store._store import Store
+    from xdoe.store._rows import StoreRows as Store
 
 __all__ = ["AgentNode", "PhaseNode", "InstanceNode", "RunNode", "build_lineage", "render_lineage",
            "MARKS"]

@@ -27,7 +27,7 @@ from sqlalchemy import select
 from xdoe.store._models import Experiment, Run
 
 if TYPE_CHECKING:
-    from xdoe.store._store import Store
+    from xdoe.store._rows import StoreRows as Store
 
 __all__ = ["BranchRun", "session_child_uids", "branch_runs", "branch_label"]
 

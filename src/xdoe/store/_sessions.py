@@ -28,11 +28,12 @@ from typing import TYPE_CHECKING, Any
 from sqlalchemy import Float, ForeignKey, Integer, String, Text, UniqueConstraint, select, update
 from sqlalchemy.orm import Mapped, mapped_column
 
+from xdoe.store._base import SCHEMA_LOCK
 from xdoe.store._models import Base, Run, RunInstance
 from xdoe.store._tables import _Id, JsonText, UtcDateTime, utcnow
 
 if TYPE_CHECKING:
-    from xdoe.store._store import Store
+    from xdoe.store._base import StoreBase as Store
 
 __all__ = [
     "HEALTH_STATES",
@@ -156,12 +157,10 @@ def ensure_session_tables(store: "Store") -> None:
     an advisory lock on PostgreSQL). Done once per :class:`Store` object."""
     if getattr(store, "_session_tables", False):
         return
-    from xdoe.store._store import _SCHEMA_LOCK
-
     with store._write("create the session tables in") as session:
         conn = session.connection()
         if conn.dialect.name == "postgresql":
-            conn.exec_driver_sql(f"SELECT pg_advisory_xact_lock({_SCHEMA_LOCK})")
+            conn.exec_driver_sql(f"SELECT pg_advisory_xact_lock({SCHEMA_LOCK})")
         Base.metadata.create_all(conn, tables=_TABLES, checkfirst=True)
     store._session_tables = True  # type: ignore[attr-defined]
 

@@ -45,7 +45,7 @@ from xdoe.store._models import Experiment, Run, RunInstance, utcnow
 from xdoe.store._liveness import HEARTBEAT_TIMEOUT, dead_reason
 
 if TYPE_CHECKING:
-    from xdoe.store._store import Store
+    from xdoe.store._rows import StoreRows as Store
 
 __all__ = ["STATUSES", "RunStatus", "CampaignStatus", "campaign_status", "design_runs",
            "DesignRun", "summarize"]
@@ -97,6 +97,11 @@ class CampaignStatus:
     def all_finished(self) -> bool:
         """True when there is at least one run and every run finished."""
         return bool(self.runs) and all(r.status == "finished" for r in self.runs)
+
+    @property
+    def summary(self) -> str:
+        """``"3 runs: 1 finished, 1 failed, 1 missing"`` (:func:`summarize` of the counts)."""
+        return summarize(self.counts)
 
 
 def _int(text: str | None) -> int | None:
