@@ -58,7 +58,7 @@ def write_files(folder: Path, n: int) -> list[Path]:
     files = []
     for i in range(n):
         path = folder / f"run-bench-{i:04d}.yaml"
-        path.write_text(dump_canonical(i.run_document()), encoding="utf-8")
+        path.write_text(dump_canonical(run_document(i)), encoding="utf-8")
         files.append(path)
     return files
 

@@ -93,7 +93,7 @@ def test_claim_of_a_dead_process_on_this_host_is_taken_over_at_once(db, tmp_path
 
     dead = new_owner()
     code = (
-        "import sys; from xdoe.store import Store, claim_run; "
+        "import sys; from xdoe.store import Store; "
         f"s = Store(sys.argv[1]); assert s.claim_run('r9', {H!r}, owner={dead!r}, stale_after=60)"
     )
     subprocess.run([sys.executable, "-c", code, db.engine.url.render_as_string(hide_password=False)],

@@ -7,7 +7,7 @@ from pathlib import Path
 import pytest
 from sqlalchemy import inspect
 
-from xdoe.store import SessionEdge, SessionNode, SessionTree, Store
+from xdoe.store import Store, session_edge, session_node, session_tree
 from xdoe.store._sessions import ensure_session_tables
 
 
@@ -19,8 +19,8 @@ def test_trees_nodes_edges_round_trip(store: Store, make_document, tmp_path: Pat
     assert store.add_session_node(tree.id, "r", "h0") == root  # idempotent: a restart re-adds it
     overrides = [{"key": "alpha", "value": "x0.5", "paths": ["a.alpha"], "result": 0.25}]
     child = store.add_session_node(tree.id, "r_b01", "h1", depth=1, batch=1, direction=1,
-                             parent_id=root, overrides=overrides, source_phase="training",
-                             source_instance_id=3, segment={"episodes": 300})
+                                   parent_id=root, overrides=overrides, source_phase="training",
+                                   source_instance_id=3, segment={"episodes": 300})
     # a finished instance to point at
     with store.recorder(make_document("r_b01"), results_root=tmp_path / "results") as rec:
         pass
@@ -42,7 +42,7 @@ def test_trees_nodes_edges_round_trip(store: Store, make_document, tmp_path: Pat
 
 def test_tables_are_added_to_an_existing_store(store_url: str) -> None:
     with Store(store_url) as old:  # a store written before session trees existed
-        for table in (SessionEdge.__table__, SessionNode.__table__, SessionTree.__table__):
+        for table in (session_edge, session_node, session_tree):
             table.drop(old.engine, checkfirst=True)
         assert "session_node" not in inspect(old.engine).get_table_names()
     with Store(store_url) as store:

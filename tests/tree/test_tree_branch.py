@@ -104,10 +104,10 @@ def test_cli_branch_and_tree(parent: str, tmp_path: Path) -> None:
 def test_tree_without_sessions_shows_the_lineage(parent: str, tmp_path: Path) -> None:
     from sqlalchemy import inspect
 
-    from xdoe.store import SessionEdge, SessionNode, SessionTree
+    from xdoe.store import session_edge, session_node, session_tree
 
     with Store(parent, create=False) as store:  # as a store written before session trees existed
-        for table in (SessionEdge.__table__, SessionNode.__table__, SessionTree.__table__):
+        for table in (session_edge, session_node, session_tree):
             table.drop(store.engine, checkfirst=True)
     result = CliRunner().invoke(main, ["tree", "--store", parent])
     assert result.exit_code == 0 and "run lv" in result.output and "fresh brain" in result.output

@@ -124,8 +124,9 @@ def old_style_child(store: Store, url: str, parent: str, tmp_path: Path, *, leve
     tree = store.get_or_create_tree(parent, "branch")
     root = store.nodes_of_run(parent)
     root_id = root[0].id if root else store.add_session_node(tree.id, parent, source.content_hash)
-    store.add_session_node(tree.id, uid, document_hash(doc), file=str(file), depth=1, parent_id=root_id,
-                     overrides=[{"key": "environment.params.level", "value": level, "paths": [], "result": level}])
+    store.add_session_node(
+        tree.id, uid, document_hash(doc), file=str(file), depth=1, parent_id=root_id,
+        overrides=[{"key": "environment.params.level", "value": level, "paths": [], "result": level}])
     if ran:
         assert run(file, store=url, results=tmp_path / "results").ok
     return file

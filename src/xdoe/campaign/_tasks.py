@@ -156,7 +156,7 @@ def _execute(task: RunTask, store: "Store | None", plan: "RunPlan | None",
     try:
         content_hash = document_hash(plan.document)
         if task.claim and not db.claim_run(plan.uid, content_hash, owner=task.owner,
-                                        stale_after=task.stale_after):
+                                           stale_after=task.stale_after):
             holder = db.claim_of(plan.uid, content_hash)
             where = f" by {holder.host} pid {holder.pid}" if holder is not None else ""
             return RunResult(uid=plan.uid, status="claimed", file=plan.file,

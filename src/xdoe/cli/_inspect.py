@@ -79,7 +79,7 @@ def status_command(output_dir: Path | None, experiment: str | None, store_url: s
         if run_uid is None:
             experiment = choose_experiment(output_dir, experiment, store, every=every, allow_all=True)
         status = store.campaign_status(output_dir, experiment, heartbeat_timeout=heartbeat_timeout,
-                                 include_branches=run_uid is not None)
+                                       include_branches=run_uid is not None)
         if run_uid is not None:
             status.runs = [r for r in status.runs if r.run == run_uid]
             if not status.runs:
@@ -180,7 +180,7 @@ def export_command(output_dir: Path | None, experiment: str | None, store_url: s
             fail(f"nothing to export: no run of {scope} {store.url} has recorded a phase "
                  f"(run `xrun experiment-start` first); {output} not written", EXIT_FAILED)
         result = store.export_episodes(output, experiment, all_instances=all_instances,
-                                 include_branches=include_branches, overwrite=overwrite, hint=OVERWRITE_HINT)
+                                       include_branches=include_branches, overwrite=overwrite, hint=OVERWRITE_HINT)
     click.echo(f"wrote {result.rows:,} rows of {result.runs:,} runs of {experiment or 'every experiment'} "
                f"({len(result.columns)} columns) to {result.path} in {result.seconds:.1f} s")
     if result.rows == 0:

@@ -239,7 +239,7 @@ def _lineage(store: Any, experiment: str | None, run_uid: str | None, latest: bo
 
     store.check_experiment(experiment)
     nodes = store.build_lineage(experiment, run=run_uid, latest_only=latest,
-                          heartbeat_timeout=heartbeat_timeout)
+                                heartbeat_timeout=heartbeat_timeout)
     if fmt == "dot":
         fail("the lineage view has text and json formats; dot is for session trees")
     if fmt == "json":

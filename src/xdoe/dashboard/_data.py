@@ -30,7 +30,7 @@ def curves(request: Request, instance_id: Annotated[int, Path(ge=1, le=MAX_ID)],
     if instance is None:
         raise HTTPException(404, f"no run instance {instance_id}")
     data = store.curve_points(instance_id, after=max(0, after), max_points=min(max(10, max_points), 5000),
-                        bin_size=None if k is None else max(1, k))
+                              bin_size=None if k is None else max(1, k))
     data["status"] = instance.status
     return data
 

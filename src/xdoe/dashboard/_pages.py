@@ -49,7 +49,7 @@ def _campaigns(request: Request) -> dict[str, Any]:
     except HTTPException as exc:  # no store yet: the page still offers to start a campaign
         return {"campaigns": [], "no_store": exc.detail, **launches}
     return {"campaigns": store.campaign_summaries(heartbeat_timeout=s.heartbeat_timeout,
-                                            design=request.app.state.designs.by_experiment()),
+                                                  design=request.app.state.designs.by_experiment()),
             **launches}
 
 
@@ -81,10 +81,10 @@ def _runs(request: Request, experiment: str) -> dict[str, Any]:
     params = {"status": q.get("status") or "", "q": q.get("q") or "",
               "sort": q.get("sort") or "design_point", "desc": q.get("desc") == "1"}
     data = store_of(request).campaign_runs(experiment, status=params["status"] or None,
-                         search=params["q"] or None, sort=params["sort"], descending=params["desc"],
-                         page=page, heartbeat_timeout=s.heartbeat_timeout,
-                         cache=request.app.state.responses,
-                         design=request.app.state.designs.by_experiment())
+                                           search=params["q"] or None, sort=params["sort"], descending=params["desc"],
+                                           page=page, heartbeat_timeout=s.heartbeat_timeout,
+                                           cache=request.app.state.responses,
+                                           design=request.app.state.designs.by_experiment())
     return {"experiment": experiment, "data": data, "params": params}
 
 
@@ -140,7 +140,7 @@ def _run(request: Request, uid: str) -> Any:
     s: Settings = request.app.state.settings
     instance = int(q) if q and q.isascii() and q.isdigit() and len(q) < 19 else None
     view = store_of(request).run_view(uid, instance,
-                    heartbeat_timeout=s.heartbeat_timeout)
+                                      heartbeat_timeout=s.heartbeat_timeout)
     if view is None:
         raise HTTPException(404, f"no run {uid!r} in the store")
     return view

@@ -313,7 +313,7 @@ def _limits(plan: RunPlan, run_timeout: float | None, result: RunResult, recorde
 
 
         recorder.store.fail_running_instances(plan.uid, recorder.content_hash, host=socket.gethostname(),
-                               pids={os.getpid()}, error=message)
+                                              pids={os.getpid()}, error=message)
 
     return Watchdog(timeout, step_timeout, on_stuck=stuck)
 

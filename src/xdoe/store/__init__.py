@@ -13,11 +13,14 @@ shared PostgreSQL database. Typical use by the executor::
         rec.phase_finished()
     # leaving the block finishes the instance ("failed" with the traceback on an exception)
 
-Schema (see :mod:`xdoe.store._models`; the run path uses the Core tables of
-:mod:`xdoe.store._tables`, without the ORM): experiment, run (uid + content hash:
+Schema: SQLAlchemy Core tables (:mod:`xdoe.store._tables`; every writer and
+the run path use them without the ORM; the ORM models of
+:mod:`xdoe.store._models`, mapped onto the same tables, serve only the
+status, export, lineage and dashboard readers): experiment, run (uid + content hash:
 the same uid with a changed document is a new run version), run_instance,
 phase, episode, step, checkpoint, brain_source, claim, store_meta; session_tree,
-session_node, session_edge (:mod:`xdoe.store._sessions`, created when first used).
+session_node, session_edge (Core tables of :mod:`xdoe.store._sessions`,
+created when first written).
 
 Every SQL statement of xdoe is in this package (a test checks it), and
 :class:`Store` is its only API: its methods answer every query (one
@@ -79,7 +82,7 @@ if TYPE_CHECKING:  # the same names for type checkers (`Name as Name`: a re-expo
         StoreMeta,
     )
     from xdoe.store._tables import utcnow
-    from xdoe.store._sessions import SessionEdge, SessionNode, SessionTree
+    from xdoe.store._sessions import session_edge, session_node, session_tree
 
 _EXPORTS = {
     "xdoe.store._store": ["Store"],
@@ -104,7 +107,7 @@ _UNLISTED = {
         "Step", "StopRequest", "StoreMeta",
     ],
     "xdoe.store._tables": ["utcnow"],
-    "xdoe.store._sessions": ["SessionEdge", "SessionNode", "SessionTree"],
+    "xdoe.store._sessions": ["session_edge", "session_node", "session_tree"],
 }
 
 __all__ = public_names(_EXPORTS)

@@ -239,7 +239,8 @@ class ResultsWriter:
         (``phase_id, worker, episode, step, agent, sensors, actions, rewards,
         objective, done``: the three cells JSON text, ``done`` 0 or 1) of the
         current phase, written as ``all_transactions.csv`` lines with the
-        phase's name and mode in place of its id (by :mod:`csv`). The recorder calls it when it writes its buffer, before the rows go to
+        phase's name and mode in place of its id (by :mod:`csv`). The
+        recorder calls it when it writes its buffer, before the rows go to
         the store."""
         assert self._phase is not None and self._transactions_csv is not None
         _, name, mode = self._phase

@@ -66,9 +66,9 @@ def attach(session: "TrainingSession", parent: str | int, *, overrides: Mapping[
     nodes = {n.id: n for n in store.session_nodes(tree.uid)}
     applied = [{"key": str(k), "value": v, "paths": [], "result": v} for k, v in (overrides or {}).items()]
     node_id = store.add_session_node(tree.id, session.run_uid, session.recorder.content_hash,
-                               depth=nodes[parent_id].depth + 1, parent_id=parent_id,
-                               overrides=applied, source_phase=source.phase,
-                               source_instance_id=source.instance_id)
+                                     depth=nodes[parent_id].depth + 1, parent_id=parent_id,
+                                     overrides=applied, source_phase=source.phase,
+                                     source_instance_id=source.instance_id)
     attachment = Attachment(node_id, tree.uid, nodes[parent_id].metric, criterion or ImprovementCriterion())
     session.tree_node = attachment  # type: ignore[attr-defined]
     session.finish_hooks.append(record_finish)
@@ -86,4 +86,4 @@ def record_finish(session: "TrainingSession") -> None:
     result = RunResult(uid=session.run_uid, status=session.status, instance_id=session.instance_id)
     health, verdict = judge(session.store, result, attachment.criterion, attachment.parent_metric)
     session.store.set_node_health(attachment.node_id, health, metric=verdict.metric,
-                    reason=verdict.reason, instance_id=session.instance_id)
+                                  reason=verdict.reason, instance_id=session.instance_id)

@@ -320,7 +320,7 @@ def tree_for(store: "Store", source: Source) -> tuple[Any, int]:
     node_id = store.add_session_node(tree.id, source.run_uid, source.content_hash)
     episodes = SessionEpisodes.from_store(store, source.instance_id)
     store.set_node_health(node_id, "healthy", metric=ImprovementCriterion().measure(episodes),
-                    reason="root", instance_id=source.instance_id)
+                          reason="root", instance_id=source.instance_id)
     return tree, node_id
 
 
@@ -396,12 +396,12 @@ def branch(
         out = BranchResult(uid, file, node_id, tree.uid, document, applied)
         if run:
             db.set_node_health(node_id, "running")
-            out.result = file.run_document(store=db, results=DEFAULT_RESULTS if results is None else results,
+            out.result = run_document(file, store=db, results=DEFAULT_RESULTS if results is None else results,
                                       store_steps=store_steps, progress=progress)
             health, out.verdict = judge(db, out.result, criterion or ImprovementCriterion(),
                                         parent.metric if parent else None)
             db.set_node_health(node_id, health, metric=out.verdict.metric, reason=out.verdict.reason,
-                            instance_id=out.result.instance_id)
+                               instance_id=out.result.instance_id)
         return out
     finally:
         if own:

@@ -139,8 +139,8 @@ def _plan_children(store: "Store", config: SessionConfig, tree_id: int, parent: 
         segment = {"episodes": config.episodes} if config.episodes else (
             {"steps": config.steps} if config.steps else None)
         store.add_session_node(tree_id, uid, document_hash(child), file=str(file),
-                         depth=parent.depth + 1, batch=batch, direction=attempt, parent_id=parent.id,
-                         overrides=applied, source_instance_id=parent.instance_id, segment=segment)
+                               depth=parent.depth + 1, batch=batch, direction=attempt, parent_id=parent.id,
+                               overrides=applied, source_instance_id=parent.instance_id, segment=segment)
         what = "continue unchanged" if not attempt else f"direction {attempt}: " + ", ".join(o.spec for o in overrides)
         report(f"planned {uid} from {parent.run_uid} ({what})")
 
@@ -184,7 +184,7 @@ def _run_pending(store: "Store", config: SessionConfig, nodes: list["NodeInfo"],
             health, verdict = judge(store, result, config.criterion,
                                     None if parent is None else parent.metric, config.goal)
             store.set_node_health(node.id, health, metric=verdict.metric, reason=verdict.reason,
-                            instance_id=result.instance_id)
+                                  instance_id=result.instance_id)
             ran += result.status != "skipped"
             metric = "-" if verdict.metric is None else f"{verdict.metric:.4g}"
             report(f"{node.run_uid}: {health} (metric {metric}; {verdict.reason})")
@@ -237,7 +237,7 @@ def grow(
         if config.write_root:
             write_document(config.root_file, config.root)
         db.add_session_node(tree.id, str(config.root["uid"]), document_hash(config.root),
-                         file=str(config.root_file), depth=0, batch=0)
+                            file=str(config.root_file), depth=0, batch=0)
         ran = 0
         noops: dict[tuple[int, int], bool] = {}
         while True:

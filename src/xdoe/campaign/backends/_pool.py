@@ -116,7 +116,7 @@ def _orphaned() -> None:
         try:
             with Store(task.store_url) as db:
                 db.fail_running_instances(task.uid, task.content_hash, host=socket.gethostname(),
-                                       pids={os.getpid()}, error="interrupted: xrun died", status="interrupted")
+                                          pids={os.getpid()}, error="interrupted: xrun died", status="interrupted")
                 if task.claim:
                     db.release_claim(task.uid, task.content_hash, owner=task.owner)
         except Exception:  # noqa: BLE001 - best effort: a dead owner's running instance is resumed anyway
@@ -342,7 +342,7 @@ class ProcessPoolBackend(FutureBackend):
         try:
             with Store(task.store_url) as db:
                 db.fail_running_instances(task.uid, task.content_hash, host=socket.gethostname(),
-                                       pids=pids, error=error, status=status)
+                                          pids=pids, error=error, status=status)
         except Exception:  # noqa: BLE001 - best effort: the result reports the failure anyway
             pass
 
@@ -355,7 +355,7 @@ class ProcessPoolBackend(FutureBackend):
             with Store(task.store_url) as db:
                 if pid is not None:
                     db.fail_running_instances(task.uid, content_hash, host=socket.gethostname(),
-                                           pids={pid}, error=error)
+                                              pids={pid}, error=error)
                     latest = db.latest_instance(task.uid, content_hash)
                     if latest is not None and latest.status == "failed":  # what it stored counts
                         result.instance_id = latest.id
