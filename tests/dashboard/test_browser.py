@@ -275,8 +275,6 @@ def test_an_unknown_override_key_shows_its_close_matches(campaign: Campaign, bro
 
 def test_a_branch_from_the_browser_runs_and_appears_in_the_session_tree(
         campaign: Campaign, browser: Any) -> None:
-
-
     _running(campaign, "live-0", "finished")
     with Page(browser, campaign.dashboard.base) as p:
         page = p.open(f"/tree?node=live-0&token={campaign.dashboard.token}")
@@ -308,8 +306,6 @@ def test_a_branch_from_the_browser_runs_and_appears_in_the_session_tree(
 
 
 def _nodes(campaign: Campaign) -> list[Any]:
-
-
     with campaign.store() as s:
         return s.session_nodes()
 

@@ -17,7 +17,6 @@ from xdoe.errors import InputError
 from xdoe.execution import checkpoints_of, latest_checkpoint, load_brain
 
 
-
 def test_end_to_end_then_status_export_tree(store, tmp_path):
     brain = DummyBrain()
     rewards = [1.0, 3.0, 2.0, 5.0, 4.0, 0.0]

@@ -110,7 +110,6 @@ def old_style_child(store: Store, url: str, parent: str, tmp_path: Path, *, leve
     document with its ``experiment_uid`` and ``design_point`` kept, written
     beside the design's run files, recorded as a session node."""
 
-
     source = store.instances("finished", run_uid=parent)[-1]
     doc = copy.deepcopy(store.run_document(parent, source.content_hash))
     assert doc is not None and doc["design_point"]["index"] == 0

@@ -171,7 +171,6 @@ def export_command(output_dir: Path | None, experiment: str | None, store_url: s
     Streams from the store (memory stays flat); the file appears only when complete.
     """
 
-
     check_output(output, overwrite)
     with open_store(store_of(output_dir, store_url)) as store:
         experiment = choose_experiment(output_dir, experiment, store, every=every, allow_all=True)

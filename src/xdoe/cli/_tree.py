@@ -181,7 +181,6 @@ def tree_command(node: str | None, fmt: str, tree_uid: str | None, lineage: bool
     """
     from xdoe.cli._select import open_store
 
-
     with open_store(store_url) as store:
         trees = store.session_trees()
         if lineage or experiment or run_uid or latest or not trees:

@@ -52,7 +52,6 @@ def stop_instance(store: object, instance_id: int, heartbeat_timeout: float) -> 
         HTTPException: 404 no such instance, 409 it is not running.
     """
 
-
     inst = store.instance(instance_id)  # type: ignore[attr-defined]
     if inst is None:
         raise HTTPException(404, f"no run instance {instance_id}")

@@ -24,7 +24,6 @@ def curves(request: Request, instance_id: Annotated[int, Path(ge=1, le=MAX_ID)],
     """Points newer than episode row ``after`` (see :meth:`xdoe.store.Store.curve_points`),
     plus ``status`` of the instance (the page stops polling when it is not running)."""
 
-
     store = store_of(request)
     instance = store.instance(instance_id)
     if instance is None:

@@ -70,7 +70,6 @@ def session_graph(store: "Store", tree: str) -> dict[str, Any]:
     "reason", "edge", "x", "y"}], "edges": [[parent uid, child uid, label]], "total", "shown"}``
     for session tree ``tree`` (:meth:`xdoe.store.Store.session_nodes`); ``x`` is the
     leaf order (a parent centred over its children), ``y`` is minus the depth."""
-
     from xdoe.tree import node_health
     from xdoe.tree._render import edge_label
 

@@ -40,8 +40,6 @@ def campaigns_page(request: Request) -> HTMLResponse:
 
 
 def _campaigns(request: Request) -> dict[str, Any]:
-
-
     s: Settings = request.app.state.settings
     launches = _launches(request)
     try:
@@ -70,8 +68,6 @@ def campaigns_fragment(request: Request) -> HTMLResponse:
 
 
 def _runs(request: Request, experiment: str) -> dict[str, Any]:
-
-
     q = request.query_params
     s: Settings = request.app.state.settings
     try:
@@ -134,8 +130,6 @@ def effects_fragment(request: Request, experiment: str) -> HTMLResponse:
 
 
 def _run(request: Request, uid: str) -> Any:
-
-
     q = request.query_params.get("instance")
     s: Settings = request.app.state.settings
     instance = int(q) if q and q.isascii() and q.isdigit() and len(q) < 19 else None
@@ -161,8 +155,6 @@ def run_status_fragment(request: Request, uid: str) -> HTMLResponse:
 
 @router.get("/compare", response_class=HTMLResponse)
 def compare_page(request: Request) -> HTMLResponse:
-
-
     uids = [u for u in request.query_params.getlist("runs") if u]
     if not uids and request.query_params.get("text"):
         uids = request.query_params["text"].replace(",", " ").split()
@@ -195,7 +187,6 @@ def tree_page(request: Request) -> HTMLResponse:
     its lineage (``?experiment=``); the first session tree by default, else
     the first experiment's lineage. ``?node=RUN`` opens that node's panel."""
 
-
     store = store_of(request)
     q = request.query_params
     trees = [t.uid for t in store.session_trees()]
@@ -203,8 +194,6 @@ def tree_page(request: Request) -> HTMLResponse:
     tree = q.get("tree") if q.get("tree") in trees else None
     experiment = q.get("experiment") or None
     if tree is None and experiment is None and q.get("node"):  # the node's own tree
-
-
         found = store.nodes_of_run(q["node"])
         tree = found[-1].tree if found else None
         if tree is None:  # not a session yet: its campaign's lineage
@@ -221,7 +210,6 @@ def tree_node_fragment(request: Request, uid: str) -> HTMLResponse:
     """A node's panel: its session (health, metric, overrides) when it is
     one, curves, configuration and the branch form."""
     from xdoe.documents._canonical import dump_canonical
-
     from xdoe.tree import node_health
     from xdoe.tree._render import edge_label
 

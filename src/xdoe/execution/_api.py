@@ -310,8 +310,6 @@ def _limits(plan: RunPlan, run_timeout: float | None, result: RunResult, recorde
         import os
         import socket
 
-
-
         recorder.store.fail_running_instances(plan.uid, recorder.content_hash, host=socket.gethostname(),
                                               pids={os.getpid()}, error=message)
 

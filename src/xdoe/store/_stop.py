@@ -44,7 +44,6 @@ class StopRows(StoreBase):
                 conn.execute(insert(stop_request).values(instance_id=instance_id, requested=utcnow(), reason=reason))
             return True
 
-
     def stop_requested(self, instance_id: int) -> str | None:
         """The reason of the pending stop request of ``instance_id`` (``"stop
         requested"`` when none was given), or ``None`` when there is none."""
@@ -56,7 +55,6 @@ class StopRows(StoreBase):
         if row is None:
             return None
         return row.reason or "stop requested"
-
 
     def clear_stop_request(self, instance_id: int) -> None:
         """Remove the stop request of ``instance_id`` (done when it was honoured,

@@ -53,7 +53,6 @@ def attach(session: "TrainingSession", parent: str | int, *, overrides: Mapping[
     """
     from xdoe.execution import load_brain
 
-
     store = session.store
     source = resolve_source(store, parent)
     if load:
@@ -78,7 +77,6 @@ def attach(session: "TrainingSession", parent: str | int, *, overrides: Mapping[
 def record_finish(session: "TrainingSession") -> None:
     """Judge an attached session that just finished and record its health."""
     from xdoe.execution import RunResult
-
 
     attachment: Attachment | None = getattr(session, "tree_node", None)
     if attachment is None or session.status is None:

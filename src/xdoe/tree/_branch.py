@@ -96,7 +96,6 @@ def resolve_source(store: "Store", node: str | int) -> Source:
             instance did not finish, or the run has no such phase.
     """
 
-
     text = str(node).strip()
     phase: str | None = None
     if text.isdigit():

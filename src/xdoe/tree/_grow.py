@@ -112,7 +112,6 @@ def _noop(store: "Store", node: "NodeInfo", config: SessionConfig, attempt: int,
 def _document(store: "Store", node: "NodeInfo") -> dict:
     """The run document of a node that ran, as its run instance recorded it."""
 
-
     info = store.instance(node.instance_id) if node.instance_id is not None else None
     document = store.run_document(node.run_uid, info.content_hash if info else node.content_hash)
     if document is None:  # pragma: no cover - a judged node always ran
@@ -156,7 +155,6 @@ def _run_pending(store: "Store", config: SessionConfig, nodes: list["NodeInfo"],
     """Run and judge the sessions not judged yet; ``(runs executed, sessions
     another live process is running)``."""
     from xdoe.campaign import RunTask, make_backend
-
 
     todo = [n for n in nodes if n.health not in FINAL]
     by_id = {n.id: n for n in nodes}
