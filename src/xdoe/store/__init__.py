@@ -16,7 +16,7 @@ shared PostgreSQL database. Typical use by the executor::
 Schema: SQLAlchemy Core tables (:mod:`xdoe.store._tables`; every writer and
 the run path use them without the ORM; the ORM models of
 :mod:`xdoe.store._models`, mapped onto the same tables, serve only the
-status, export, lineage and dashboard readers): experiment, run (uid + content hash:
+status, run-view and dashboard readers): experiment, run (uid + content hash:
 the same uid with a changed document is a new run version), run_instance,
 phase, episode, step, checkpoint, brain_source, claim, store_meta; session_tree,
 session_node, session_edge (Core tables of :mod:`xdoe.store._sessions`,
