@@ -79,17 +79,19 @@ def document(repetitions: int = REPETITIONS) -> dict[str, Any]:
 
 
 def run_campaign(folder: Path) -> dict[str, Any]:
-    """Generate and run the campaign into ``folder`` (store ``xrun.sqlite`` there)."""
+    """Generate and run the campaign into ``folder`` (store ``xrun.sqlite``
+    there) as users do, with ``xrun experiment-start`` (in this process; it
+    also puts each run's ``laydown.svg`` into its results folder)."""
+    from click.testing import CliRunner
+
+    from xdoe.cli._xrun import main
     from xdoe.design import generate
-    from xdoe.execution import run
-    from xdoe.store import Store
 
     out = folder / "_outputs"
     generate(document(), out)
     url = f"sqlite:///{out / 'xrun.sqlite'}"
     files = sorted(out.glob("run-*.yaml"))
-    with Store(url) as store:
-        for path in files:
-            result = run(path, store=store, results=out / "results")
-            assert result.ok, result.error
+    done = CliRunner().invoke(main, ["experiment-start", str(out), "--quiet", "--in-process", "--store", url,
+                                     "--results", str(out / "results")])
+    assert done.exit_code == 0, done.output
     return {"dir": out, "store": url, "runs": files}

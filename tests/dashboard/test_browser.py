@@ -88,7 +88,7 @@ def taxi_design(workdir: Path) -> Path:
     generate(workdir / "taxi.yaml", output=out)
     for k in range(4):
         assert run(out / f"run-taxi-study-{k:04d}.yaml", store=f"sqlite:///{workdir / '_outputs' / 'xrun.sqlite'}",
-                   results=workdir / "_outputs" / "results", laydown=False).status == "finished"
+                   results=workdir / "_outputs" / "results").status == "finished"
     return out
 
 

@@ -90,3 +90,40 @@ def test_is_stale():
     assert "no heartbeat for 200 s" in is_stale("h", 1, None, now - _dt.timedelta(seconds=200),
                                                  now=now, hostname="other")
     assert "is gone" in is_stale("h", dead_pid(), fresh, fresh, now=now, hostname="h")
+
+
+def test_status_reads_known_run_files_from_the_store(tmp_path, store, monkeypatch):
+    """Issue 26: a run file whose bytes the store recorded is not parsed
+    again; the answer is the one of parsing every file, also after a file
+    is edited (parsed again: another version) or deleted."""
+    import xdoe.documents._run as run_module
+    from xdoe.store._status import design_runs
+
+    files = generate_campaign(tmp_path / "out")
+    for path in files[:3]:
+        execute(path, store, tmp_path / "results")
+    parsed = []
+    real = run_module.load_run_document
+    import xdoe.documents
+
+    counting = lambda p: parsed.append(p) or real(p)  # noqa: E731
+    monkeypatch.setattr(run_module, "load_run_document", counting)
+    monkeypatch.setattr(xdoe.documents, "load_run_document", counting)  # the lazy export, once resolved
+
+    assert design_runs(tmp_path / "out", store=store) == design_runs(tmp_path / "out")
+    parsed.clear()
+    fast = store.campaign_status(tmp_path / "out")
+    assert sorted(parsed) == files[3:]  # only the files never run
+    assert fast.counts == {"finished": 3, "running": 0, "failed": 0, "interrupted": 0, "missing": len(files) - 3}
+
+    files[0].write_text(files[0].read_text().replace("seed:", "seed: 7\n_old_seed:", 1))  # another version
+    files[1].write_text(files[1].read_text() + "# a comment: other bytes, the same document\n")
+    files[2].unlink()
+    parsed.clear()
+    after = {r.run: r for r in store.campaign_status(tmp_path / "out").runs}
+    assert files[0] in parsed and files[1] in parsed
+    assert after == {r.run: r for r in store.campaign_status(tmp_path / "out", include_branches=True).runs}
+    uid0, uid1, uid2 = (document_of(f)["uid"] if f.exists() else f.stem[4:] for f in files[:3])
+    assert after[uid0].status == "missing" and "document changed" in after[uid0].reason
+    assert after[uid1].status == "finished"
+    assert after[uid2].status == "missing" and after[uid2].reason == "no run file"

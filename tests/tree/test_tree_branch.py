@@ -42,7 +42,9 @@ def test_branch_writes_loads_runs_and_records(parent: str, tmp_path: Path) -> No
             for p in doc["schedule"]] == [2.0, 2.0]
     assert doc["seed"] != 7
     assert out.result is not None and out.result.status == "finished"
-    assert out.verdict is not None and out.verdict.healthy and out.verdict.metric == pytest.approx(6.0)
+    assert out.assessment is not None and out.assessment.healthy and out.assessment.metric == pytest.approx(6.0)
+    with pytest.warns(DeprecationWarning, match="now BranchResult.assessment"):
+        assert out.verdict is out.assessment  # the old name (issue 23.7)
     with Store(parent) as store:
         nodes = store.session_nodes()
         assert [(n.run_uid, n.health, n.parent_id) for n in nodes] == [

@@ -58,7 +58,7 @@ def fail(message: str, code: int = EXIT_INPUT) -> None:
 def document_warnings() -> Iterator[None]:
     """Print the run-document warnings raised inside the block as one
     ``warning: file:line: ...`` line each (other warnings pass on unchanged)."""
-    from xdoe.documents._run import RunDocumentWarning
+    from xdoe.documents import RunDocumentWarning
 
     with warnings.catch_warnings(record=True) as caught:
         warnings.simplefilter("always", RunDocumentWarning)

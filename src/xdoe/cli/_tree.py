@@ -81,10 +81,10 @@ def branch_command(node: str, overrides: tuple[str, ...], episodes: int | None, 
     click.echo(f"wrote {out.file} (session {out.uid} in tree {out.tree}; overrides: {changes})")
     if out.result is None:
         return
-    verdict = out.verdict
-    metric = "-" if verdict is None or verdict.metric is None else f"{verdict.metric:.4g}"
+    assessment = out.assessment
+    metric = "-" if assessment is None or assessment.metric is None else f"{assessment.metric:.4g}"
     click.echo(f"{out.uid}: {out.result.status} in {out.result.wall_time:.1f} s, {out.result.episodes} "
-               f"episodes; metric {metric} ({verdict.reason if verdict else ''})")
+               f"episodes; metric {metric} ({assessment.reason if assessment else ''})")
     sys.exit(EXIT_OK if out.result.ok else EXIT_FAILED)
 
 
@@ -146,7 +146,7 @@ def grow_command(session_config: Path, store_url: str | None, results: Path, sto
     parts = []
     for node in result.best:
         metric = "-" if node.metric is None else f"{node.metric:.4g}"
-        from xdoe.tree._overrides import describe_overrides
+        from xdoe.tree import describe_overrides
 
         edge = describe_overrides(node.overrides)
         parts.append((f"[{edge}] " if edge else "") + f"{node.run_uid} ({node.health}, {metric})")

@@ -93,8 +93,7 @@ def check_branch(store: object, node: str, overrides: list[str], *, episodes: in
         InputError: as :func:`xdoe.tree.branch` would (unknown key with close matches...).
         RunError: the parent saved no checkpoint.
     """
-    from xdoe.tree import resolve_source
-    from xdoe.tree._branch import child_document
+    from xdoe.tree import child_document, resolve_source
 
     source = resolve_source(store, node)  # type: ignore[arg-type]
     child_document(store, source, f"{source.run_uid}_b00", 1, overrides,  # type: ignore[arg-type]

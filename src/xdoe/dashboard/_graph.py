@@ -3,7 +3,7 @@
 edge from parent to child labelled with the overrides, laid out top-down
 (children side by side under their parent). Else the lineage of a campaign: one node per run
 (its status), an edge to it from every run whose brain it loaded or
-replayed (``brain_source`` rows, :func:`xdoe.store._dashboard.lineage_nodes`),
+replayed (``brain_source`` rows, :meth:`xdoe.store.Store.lineage_nodes`),
 laid out in layers by depth (longest path from a root), wrapped into columns
 of at most :data:`COLUMN` nodes."""
 
@@ -70,8 +70,7 @@ def session_graph(store: "Store", tree: str) -> dict[str, Any]:
     "reason", "edge", "x", "y"}], "edges": [[parent uid, child uid, label]], "total", "shown"}``
     for session tree ``tree`` (:meth:`xdoe.store.Store.session_nodes`); ``x`` is the
     leaf order (a parent centred over its children), ``y`` is minus the depth."""
-    from xdoe.tree import node_health
-    from xdoe.tree._render import edge_label
+    from xdoe.tree import edge_label, node_health
 
     nodes = store.session_nodes(tree)
     uid = {n.id: n.run_uid for n in nodes}

@@ -97,17 +97,18 @@ def runs_fragment(request: Request, experiment: str) -> HTMLResponse:
     return _page(request, "_runs_table.html", **_runs(request, experiment))
 
 
-#: Largest campaign whose effects the page computes (it reads every episode).
+#: Largest campaign whose effects the page computes: the scores come from the
+#: database in about a second at 10,000 runs, but the bootstrap intervals cost
+#: about 20 ms per design point (see docs/benchmarks.md).
 EFFECTS_MAX_RUNS = 2000
 
 
 @router.get("/fragments/campaigns/{experiment}/effects", response_class=HTMLResponse)
 def effects_fragment(request: Request, experiment: str) -> HTMLResponse:
     """The factor-effects summary of ``xrun analyze`` (:func:`xdoe.analysis.analyze`
-    on :func:`xdoe.results.load`) when the analysis package and its
+    on :func:`xdoe.analysis.load_scores`) when the analysis package and its
     dependencies are importable, else a note; an analysis error is shown,
     not raised."""
-
     analyses: list[Any] = []
     note = None
     store = store_of(request)
@@ -118,10 +119,9 @@ def effects_fragment(request: Request, experiment: str) -> HTMLResponse:
                 "(the page does not read every episode).")
     else:
         try:
-            from xdoe.analysis import Response, analyze, response_agents
-            from xdoe.results import load
+            from xdoe.analysis import Response, analyze, load_scores, response_agents
 
-            frame = load(store, experiment)
+            frame = load_scores(store, Response(), experiment)  # one row per run, aggregated by the database
             # a game of several agents: one analysis each, never their average (as xrun analyze)
             analyses = [analyze(frame, agent=a) for a in response_agents(frame, Response())]
         except Exception as exc:  # noqa: BLE001 - shown on the page, the page still works
@@ -142,7 +142,7 @@ def _run(request: Request, uid: str) -> Any:
 
 @router.get("/runs/{uid}", response_class=HTMLResponse)
 def run_page(request: Request, uid: str) -> HTMLResponse:
-    from xdoe.documents._canonical import dump_canonical
+    from xdoe.documents import dump_canonical
 
     view = _run(request, uid)
     return _page(request, "run.html", run=view, document=dump_canonical(view.document))
@@ -209,9 +209,8 @@ def tree_page(request: Request) -> HTMLResponse:
 def tree_node_fragment(request: Request, uid: str) -> HTMLResponse:
     """A node's panel: its session (health, metric, overrides) when it is
     one, curves, configuration and the branch form."""
-    from xdoe.documents._canonical import dump_canonical
-    from xdoe.tree import node_health
-    from xdoe.tree._render import edge_label
+    from xdoe.documents import dump_canonical
+    from xdoe.tree import edge_label, node_health
 
     view = _run(request, uid)
     tree = request.query_params.get("tree")

@@ -112,6 +112,7 @@ class PhaseConfigDefinition(DocumentModel):
     worker: Integer = Field(default=1, ge=1, le=MAX_WORKERS)
     episodes: Integer = Field(default=1, ge=1, le=MAX_EPISODES)
     step_timeout: Seconds | None = None
+    observation_check: Literal["warn", "error", "off"] | None = None
 
 
 class RunConfigDefinition(DocumentModel):
@@ -267,7 +268,7 @@ class ExperimentDocument(DocumentModel):
     @field_validator("design")
     @classmethod
     def _design(cls, value: Any) -> Any:
-        from xdoe.design import parse_design
+        from xdoe.documents._design_spec import parse_design
         from xdoe.errors import DesignError
 
         try:

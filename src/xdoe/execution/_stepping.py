@@ -284,6 +284,7 @@ class ValueStepper:
             self.t_step, self.t_objective
         ep_reward, ep_objective = agent.ep_reward, agent.ep_objective
         first, objective, done = step, None, worker.done
+        check = worker.observation_check
         try:
             while True:
                 if pending:  # Worker._complete of the previous transition (not the episode's last)
@@ -313,6 +314,8 @@ class ValueStepper:
                     raise component_error(f"environment {self.uid!r}: update_values", exc) from exc
                 done = terminated or truncated
                 step += 1
+                if check is not None and check.due(step):  # issue 25 hook
+                    check.value(self.sensor.uid, self.sensor.space, obs2, episode, step)
                 try:
                     objective = float(internal(reward))
                 except Exception as exc:

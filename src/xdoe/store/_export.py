@@ -157,15 +157,17 @@ def selected_phases(store: "Store", experiment: str | None = None, *,
             if best is None or (status == "finished", iid) > (best[1] == "finished", best[0]):
                 latest[uid] = (iid, status)
         by_instance: dict[int, dict[int, Any]] = {}
+        of_run: dict[str, set[int]] = {}  # uid -> its instances (the search below stays within a run)
         for r in rows:
             by_instance.setdefault(int(r[5]), {})[int(r[1])] = r
+            of_run.setdefault(r[8], set()).add(int(r[5]))
         chosen = []
         for uid, (iid, _status) in latest.items():
             phases = dict(by_instance[iid])
             run_hash = next(iter(phases.values()))[9]
             # phases this instance did not record: from the latest earlier
             # instance of the same version that finished them (resume)
-            for other in sorted(by_instance, reverse=True):
+            for other in sorted(of_run[uid], reverse=True):
                 if other >= iid:
                     continue
                 for index, r in by_instance[other].items():

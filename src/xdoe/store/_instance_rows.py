@@ -19,7 +19,7 @@ from xdoe.store import _tables as t
 from xdoe.store._base import StoreBase
 from xdoe.store._liveness import HEARTBEAT_TIMEOUT, dead_reason
 
-__all__ = ["InstanceRows", "InstanceInfo", "PhaseRow", "PhaseSums", "RunInfo"]
+__all__ = ["InstanceRows", "InstanceInfo", "PhaseRow", "PhaseSums", "RunInfo", "RunState"]
 
 
 @dataclass(frozen=True)
@@ -72,6 +72,22 @@ class InstanceInfo:
 
 
 @dataclass(frozen=True)
+class RunState:
+    """What the store knows of one run version (:meth:`xdoe.store.Store.run_states`).
+
+    Attributes:
+        finished: id of its newest ``finished`` instance (the one "finished"
+            rule, :mod:`xdoe.store._rules`), or ``None``.
+        latest: its most recently started instance, or ``None``.
+        running: its instances with status ``running`` (alive or not), oldest first.
+    """
+
+    finished: int | None = None
+    latest: InstanceInfo | None = None
+    running: tuple[InstanceInfo, ...] = ()
+
+
+@dataclass(frozen=True)
 class PhaseRow:
     """A phase of a run instance as stored."""
 
@@ -87,7 +103,6 @@ PhaseSums = dict[int, tuple[int, int, dict[str, float], dict[str, float]]]
 
 class InstanceRows(StoreBase):
     """Resume and lineage queries of :class:`xdoe.store.Store`."""
-
 
     def phases(self, instance_id: int) -> list[PhaseRow]:
         """The phase rows of an instance, by schedule index."""

@@ -6,7 +6,7 @@ import hashlib
 import json
 from typing import Any
 
-from xdoe.documents._canonical import canonical_json, json_default
+from xdoe.documents import canonical_json, json_default
 
 __all__ = ["canonical_json", "json_default", "compact_json", "pretty_json", "document_hash"]
 

@@ -77,6 +77,7 @@ class RunRecorder(RecorderStart, RecorderResume, RowBuffer):
         store_steps: str = "none",
         flush_rows: int = 1000,
         file_sha256: str | None = None,
+        content_hash: str | None = None,
     ) -> None:
         self.policy = StepPolicy.parse(store_steps)
         if int(flush_rows) < 1:
@@ -85,7 +86,7 @@ class RunRecorder(RecorderStart, RecorderResume, RowBuffer):
         if not isinstance(uid, str) or not uid:
             raise DocumentError("a run document needs a non-empty string 'uid'", key_path=("uid",))
         try:
-            self.content_hash = document_hash(document)
+            self.content_hash = content_hash or document_hash(document)
         except (TypeError, ValueError) as exc:
             raise DocumentError(f"the run document cannot be stored as JSON: {exc}") from None
         self.store = store

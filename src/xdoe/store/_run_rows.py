@@ -14,7 +14,7 @@ from sqlalchemy.exc import SQLAlchemyError
 from xdoe.store import _tables as t
 from xdoe.store._base import StoreBase
 from xdoe.store._engine import store_error
-from xdoe.store._instance_rows import InstanceInfo, RunInfo
+from xdoe.store._instance_rows import InstanceInfo, RunInfo, RunState
 from xdoe.store._rules import FINISHED, finished_stmt
 from xdoe.store._tables import utcnow
 
@@ -89,6 +89,38 @@ class RunRows(StoreBase):
         with self._core_read("read run instances from") as conn:
             row = conn.execute(stmt).first()
             return None if row is None else self._instance(row)
+
+    def run_states(self, versions: Iterable[tuple[str, str]]) -> dict[tuple[str, str], RunState]:
+        """The :class:`~xdoe.store.RunState` of each run version ``(run uid,
+        content hash)`` (a version the store has no instance of:
+        ``RunState()``), read in one transaction with one query per
+        :data:`IN_CHUNK` versions: what deciding run, skip or resume needs for
+        a whole campaign.
+
+        Raises:
+            StoreError: the store cannot be read.
+        """
+        wanted = list(dict.fromkeys(versions))
+        rows: dict[tuple[str, str], list[InstanceInfo]] = {v: [] for v in wanted}
+        r, i = t.run.c, t.run_instance.c
+        with self._core_read("read run instances from") as conn:
+            for start in range(0, len(wanted), IN_CHUNK):
+                hashes = sorted({h for _, h in wanted[start:start + IN_CHUNK]})
+                stmt = self._instances_stmt().where(r.content_hash.in_(hashes)).order_by(i.start, i.id)
+                for row in conn.execute(stmt):
+                    found = rows.get((row.uid, row.content_hash))
+                    if found is not None:
+                        found.append(InstanceInfo(*row))
+        states = {}
+        for version, instances in rows.items():
+            done = [x.id for x in instances if x.status == "finished"]
+            states[version] = RunState(max(done) if done else None, instances[-1] if instances else None,
+                                       tuple(x for x in instances if x.status == "running"))
+        return states
+
+    def run_state(self, run_uid: str, content_hash: str) -> RunState:
+        """:meth:`run_states` of one run version (one query)."""
+        return self.run_states([(run_uid, content_hash)])[(run_uid, content_hash)]
 
     def finished_instances(self, run_uid: str | None = None,
                            content_hash: str | None = None) -> dict[tuple[str, str], int]:

@@ -16,24 +16,19 @@ from __future__ import annotations
 from pathlib import Path
 from typing import Any
 
-from sqlalchemy import select
-from sqlalchemy import inspect as sa_inspect
 from sqlalchemy.engine import URL
-from sqlalchemy.exc import SQLAlchemyError
 
-from xdoe.errors import NoStoreError, StoreError
-from xdoe.store import _tables as t
-from xdoe.store._base import SCHEMA_LOCK as _SCHEMA_LOCK
-from xdoe.store._engine import WRITE, make_engine, mask_url, require_sqlite_file, resolve_url, store_error
-from xdoe.store._instance_rows import InstanceInfo, RunInfo
+from xdoe.errors import StoreError
+from xdoe.store._engine import WRITE, make_engine, mask_url, require_sqlite_file, resolve_url
+from xdoe.store._instance_rows import InstanceInfo, RunInfo, RunState
 from xdoe.store._recorder import RunRecorder
 from xdoe.store._run_rows import IN_CHUNK
 from xdoe.store._session_rows import SessionRows
-from xdoe.store._tables import METADATA, SCHEMA_VERSION
-from xdoe.store._upgrade import schema_number
+from xdoe.store._schema import open_for_reading, open_for_writing
+from xdoe.store._tables import SCHEMA_VERSION
 from xdoe.store._views import StoreViews
 
-__all__ = ["Store", "RunInfo", "InstanceInfo", "IN_CHUNK", "StoreError"]
+__all__ = ["Store", "RunInfo", "RunState", "InstanceInfo", "IN_CHUNK", "StoreError"]
 
 
 class Store(StoreViews, SessionRows):
@@ -73,7 +68,7 @@ class Store(StoreViews, SessionRows):
         self.schema_version = SCHEMA_VERSION
         """The schema version of the store as opened (older than
         :data:`SCHEMA_VERSION` only when opened with ``create=False``: reads
-        do not upgrade; see :mod:`xdoe.store._upgrade`)."""
+        do not upgrade; see :mod:`xdoe.store._schema`)."""
         try:
             self._create_schema() if create else self._check_schema()
         except Exception:
@@ -84,16 +79,7 @@ class Store(StoreViews, SessionRows):
     def _check_schema(self) -> None:
         """Raise :class:`NoStoreError` when the xdoe tables are missing, and
         :class:`StoreError` when the schema is newer than this xdoe's."""
-        try:
-            with self.engine.connect() as conn:
-                if not sa_inspect(conn).has_table(t.store_meta.name):
-                    raise NoStoreError(f"no store at {self.url} (no xdoe tables)")
-                row = _schema_version(conn)
-        except SQLAlchemyError as exc:
-            raise store_error(self._url, "open", exc) from None
-        schema_number(self.url, row)
-        if row is not None:
-            self.schema_version = int(row)
+        self.schema_version = open_for_reading(self)
 
     @property
     def has_end_columns(self) -> bool:
@@ -101,66 +87,9 @@ class Store(StoreViews, SessionRows):
         ``cut_by`` (schema version 2; a store only read keeps its version)."""
         return self.schema_version >= 2
 
-    def _sqlite_schema(self) -> tuple[bool, set[str] | None]:
-        """SQLite: ``(complete, tables)``: whether every table and index of
-        this xdoe exists and the schema version is recorded, and the names of
-        the tables there, from one read of ``sqlite_master`` (no write lock,
-        none of ``create_all``'s per-table and per-index reflection queries);
-        ``(False, None)`` on other backends (they take the full path).
-        Raises :class:`StoreError` for a newer schema."""
-        if self.engine.dialect.name != "sqlite":
-            return False, None
-        needed = {("table", table.name) for table in METADATA.sorted_tables}
-        needed |= {("index", str(i.name)) for table in METADATA.sorted_tables for i in table.indexes}
-        with self.engine.connect() as conn:
-            present = set(conn.exec_driver_sql(
-                "SELECT type, name FROM sqlite_master WHERE type IN ('table', 'index')").all())
-            tables = {name for kind, name in present if kind == "table"}
-            if not needed <= present:
-                return False, tables
-            row = _schema_version(conn)
-        schema_number(self.url, row)
-        return row is not None and int(row) == SCHEMA_VERSION, tables
-
     def _create_schema(self) -> None:
-        try:
-            complete, tables = self._sqlite_schema()
-            if complete:  # the usual case: an existing store (issue 16)
-                return
-            with self._writer.begin() as conn:
-                if conn.dialect.name == "postgresql":
-                    conn.exec_driver_sql(f"SELECT pg_advisory_xact_lock({_SCHEMA_LOCK})")
-                if tables is not None:  # SQLite, under the write lock: the tables there now are final
-                    now = {name for (name,) in conn.exec_driver_sql(
-                        "SELECT name FROM sqlite_master WHERE type = 'table'")}
-                    # one read instead of create_all's two PRAGMA table_info per table
-                    METADATA.create_all(conn, tables=[table for table in METADATA.sorted_tables
-                                                      if table.name not in now], checkfirst=False)
-                else:
-                    METADATA.create_all(conn)
-                # create_all adds missing tables only: an index added to an
-                # existing table is created here (no migrations yet); a table
-                # that was not there before came with its indexes (from
-                # create_all, or from another process opening the store at once)
-                for table in METADATA.sorted_tables:
-                    if tables is not None and table.name not in tables:
-                        continue
-                    for index in table.indexes:
-                        index.create(conn, checkfirst=True)
-                row = _schema_version(conn)
-                if row is None:
-                    conn.execute(
-                        t.store_meta.insert(),
-                        [{"key": "schema_version", "value": str(SCHEMA_VERSION)}],
-                    )
-                else:
-                    schema_number(self.url, row)
-                    if int(row) < SCHEMA_VERSION:  # an older store opened for writing
-                        from xdoe.store._upgrade import upgrade
-
-                        upgrade(conn, int(row))
-        except SQLAlchemyError as exc:
-            raise store_error(self._url, "open", exc) from None
+        """Create the tables, or upgrade an older schema (:mod:`xdoe.store._schema`)."""
+        self.schema_version = open_for_writing(self)
 
     def close(self) -> None:
         """Release every pooled connection (the store may still be used afterwards)."""
@@ -184,6 +113,7 @@ class Store(StoreViews, SessionRows):
         store_steps: str = "none",
         flush_rows: int = 1000,
         file_sha256: str | None = None,
+        content_hash: str | None = None,
     ) -> RunRecorder:
         """A :class:`RunRecorder` for one execution of ``document``.
 
@@ -197,16 +127,11 @@ class Store(StoreViews, SessionRows):
                 :meth:`finished_file_hashes`). Give it only when those bytes
                 alone determine the document (not when its uid came from the
                 file name).
+            content_hash: :func:`document_hash` of ``document``, when the caller has it.
 
         Raises:
             StoreStepsError: ``store_steps`` is invalid.
             DocumentError: the document has no string ``uid``.
         """
         return RunRecorder(self, document, results_root=results_root, store_steps=store_steps,
-                           flush_rows=flush_rows, file_sha256=file_sha256)
-
-
-def _schema_version(conn: Any) -> str | None:
-    """The schema version the store records (``None``: not recorded yet)."""
-    meta = t.store_meta.c
-    return conn.execute(select(meta.value).where(meta.key == "schema_version")).scalar_one_or_none()
+                           flush_rows=flush_rows, file_sha256=file_sha256, content_hash=content_hash)

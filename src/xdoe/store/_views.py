@@ -21,6 +21,7 @@ if TYPE_CHECKING:
     from xdoe.store._membership import BranchRun
     from xdoe.store._results_table import EpisodeTable
     from xdoe.store._runview import RunView
+    from xdoe.store._scores import ScoreTable
     from xdoe.store._status import CampaignStatus
 
 __all__ = ["StoreViews"]
@@ -78,6 +79,18 @@ class StoreViews(StoreRows):
         from xdoe.store._results_table import episode_table
 
         return episode_table(self, experiment, include_branches=include_branches)
+
+    def run_scores(self, experiment: str | None = None, *, phase: str | None = None, metric: str = "objective",
+                   stat: str = "mean", op: str | None = None, threshold: float | None = None,
+                   keep_cut: bool = False, include_branches: bool = False) -> "ScoreTable":
+        """Per run and agent, ``stat`` of ``metric`` over the run's episodes
+        of ``phase``, aggregated by the database (the runs and phases of
+        :meth:`episode_table`); arguments and errors:
+        :func:`xdoe.store._scores.run_scores`."""
+        from xdoe.store._scores import run_scores
+
+        return run_scores(self, experiment, phase=phase, metric=metric, stat=stat, op=op, threshold=threshold,
+                          keep_cut=keep_cut, include_branches=include_branches)
 
     def build_lineage(self, experiment: str | None = None, *, run: str | None = None, latest_only: bool = False,
                       heartbeat_timeout: float = HEARTBEAT_TIMEOUT, now: _dt.datetime | None = None,

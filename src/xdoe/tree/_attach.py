@@ -82,6 +82,6 @@ def record_finish(session: "TrainingSession") -> None:
     if attachment is None or session.status is None:
         return
     result = RunResult(uid=session.run_uid, status=session.status, instance_id=session.instance_id)
-    health, verdict = judge(session.store, result, attachment.criterion, attachment.parent_metric)
-    session.store.set_node_health(attachment.node_id, health, metric=verdict.metric,
-                                  reason=verdict.reason, instance_id=session.instance_id)
+    health, assessment = judge(session.store, result, attachment.criterion, attachment.parent_metric)
+    session.store.set_node_health(attachment.node_id, health, metric=assessment.metric,
+                                  reason=assessment.reason, instance_id=session.instance_id)

@@ -35,7 +35,7 @@ from typing import TYPE_CHECKING, Any, Callable, Sequence
 
 from xdoe._files import write_atomically
 from xdoe.errors import InputError, RunError
-from xdoe.tree._criteria import HealthCriterion, ImprovementCriterion, SessionEpisodes, Verdict
+from xdoe.tree._criteria import Assessment, HealthCriterion, ImprovementCriterion, SessionEpisodes
 from xdoe.tree._overrides import Override, apply_overrides
 
 if TYPE_CHECKING:
@@ -70,8 +70,9 @@ class Source:
 @dataclass
 class BranchResult:
     """What :func:`branch` made: the child ``uid``, its ``file``, its node id
-    in the store, the overrides as applied, and the run's result (``None``
-    with ``run=False``)."""
+    in the store, the overrides as applied, the run's result and the
+    criterion's :class:`~xdoe.tree.Assessment` of it (both ``None`` with
+    ``run=False``)."""
 
     uid: str
     file: Path
@@ -80,7 +81,15 @@ class BranchResult:
     document: dict[str, Any]
     applied: list[dict[str, Any]] = field(default_factory=list)
     result: "RunResult | None" = None
-    verdict: Verdict | None = None
+    assessment: Assessment | None = None
+
+    @property
+    def verdict(self) -> Assessment | None:
+        """The old name of :attr:`assessment` (issue 23.7)."""
+        import warnings
+
+        warnings.warn("BranchResult.verdict is now BranchResult.assessment", DeprecationWarning, stacklevel=2)
+        return self.assessment
 
 
 def _phase_names(document: dict[str, Any]) -> list[str]:
@@ -293,18 +302,18 @@ def _free_uid(store: "Store", parent_uid: str, output: Path, start: int) -> tupl
 
 
 def judge(store: "Store", result: "RunResult", criterion: HealthCriterion,
-          parent_metric: float | None, goal: HealthCriterion | None = None) -> tuple[str, Verdict]:
-    """``(health, verdict)`` of a session that ran: ``failed`` unless it
+          parent_metric: float | None, goal: HealthCriterion | None = None) -> tuple[str, Assessment]:
+    """``(health, assessment)`` of a session that ran: ``failed`` unless it
     finished, else ``goal`` / ``healthy`` / ``dead`` by the criteria."""
     if not result.ok or result.instance_id is None:
-        return "failed", Verdict(False, None, result.error or result.status)
+        return "failed", Assessment(False, None, result.error or result.status)
     episodes = SessionEpisodes.from_store(store, result.instance_id)
-    verdict = criterion.evaluate(episodes, parent_metric)
-    if goal is not None and verdict.metric is not None:
+    assessment = criterion.evaluate(episodes, parent_metric)
+    if goal is not None and assessment.metric is not None:
         reached = goal.evaluate(episodes, parent_metric)
         if reached.healthy:
-            return "goal", Verdict(True, reached.metric, f"goal: {reached.reason}")
-    return ("healthy" if verdict.healthy else "dead"), verdict
+            return "goal", Assessment(True, reached.metric, f"goal: {reached.reason}")
+    return ("healthy" if assessment.healthy else "dead"), assessment
 
 
 def tree_for(store: "Store", source: Source) -> tuple[Any, int]:
@@ -397,9 +406,9 @@ def branch(
             db.set_node_health(node_id, "running")
             out.result = run_document(file, store=db, results=DEFAULT_RESULTS if results is None else results,
                                       store_steps=store_steps, progress=progress)
-            health, out.verdict = judge(db, out.result, criterion or ImprovementCriterion(),
-                                        parent.metric if parent else None)
-            db.set_node_health(node_id, health, metric=out.verdict.metric, reason=out.verdict.reason,
+            health, out.assessment = judge(db, out.result, criterion or ImprovementCriterion(),
+                                           parent.metric if parent else None)
+            db.set_node_health(node_id, health, metric=out.assessment.metric, reason=out.assessment.reason,
                                instance_id=out.result.instance_id)
         return out
     finally:

@@ -154,24 +154,26 @@ def _run_pending(store: "Store", config: SessionConfig, nodes: list["NodeInfo"],
                  report: Callable[[str], None]) -> tuple[int, list[str]]:
     """Run and judge the sessions not judged yet; ``(runs executed, sessions
     another live process is running)``."""
-    from xdoe.campaign import RunTask, make_backend
+    from xdoe.campaign import CampaignOptions, RunTask, make_backend
 
     todo = [n for n in nodes if n.health not in FINAL]
     by_id = {n.id: n for n in nodes}
     by_key: dict[str, NodeInfo] = {}
     tasks = []
+    options = CampaignOptions(store_url=_store_url(store), store_steps=store_steps, dask=dask,
+                              results=None if results is None else str(Path(results).resolve()),
+                              jobs=max(1, min(jobs, config.limits.max_parallel)), in_process=True)
     for n in todo:
         if n.file is None or not Path(n.file).is_file():
             raise InputError(f"session {n.run_uid}: its run document {n.file} is gone")
         file = str(Path(n.file).resolve())  # absolute: backends may run elsewhere
         store.set_node_health(n.id, "running")
-        task = RunTask(file=file, store_url=_store_url(store), store_steps=store_steps,
-                       results=None if results is None else str(Path(results).resolve()))
+        task = RunTask(file=file, options=options)
         by_key[task.key] = n
         tasks.append(task)
     ran = 0
     busy: list[str] = []
-    with make_backend(jobs=max(1, min(jobs, config.limits.max_parallel)), dask=dask) as backend:
+    with make_backend(options) as backend:
         for result in backend.map_runs(tasks):
             node = by_key[str(result.task_key)]
             if result.status == "claimed":  # another grow (or xrun) runs it right now
@@ -179,13 +181,13 @@ def _run_pending(store: "Store", config: SessionConfig, nodes: list["NodeInfo"],
                 report(f"{node.run_uid}: running in another process ({result.note or 'claimed'})")
                 continue
             parent = by_id.get(node.parent_id) if node.parent_id is not None else None
-            health, verdict = judge(store, result, config.criterion,
-                                    None if parent is None else parent.metric, config.goal)
-            store.set_node_health(node.id, health, metric=verdict.metric, reason=verdict.reason,
+            health, assessment = judge(store, result, config.criterion,
+                                       None if parent is None else parent.metric, config.goal)
+            store.set_node_health(node.id, health, metric=assessment.metric, reason=assessment.reason,
                                   instance_id=result.instance_id)
             ran += result.status != "skipped"
-            metric = "-" if verdict.metric is None else f"{verdict.metric:.4g}"
-            report(f"{node.run_uid}: {health} (metric {metric}; {verdict.reason})")
+            metric = "-" if assessment.metric is None else f"{assessment.metric:.4g}"
+            report(f"{node.run_uid}: {health} (metric {metric}; {assessment.reason})")
     return ran, busy
 
 

@@ -25,11 +25,11 @@ from pathlib import Path
 from types import TracebackType
 from typing import TYPE_CHECKING, Any, Callable
 
-from xdoe._session_checkpoints import SessionCheckpoints
-from xdoe._session_figures import SessionFigures, _positive
 from xdoe.agent import Brain, Experience
 from xdoe.errors import InputError, StoreError
-from xdoe.execution._checkpoints import CheckpointManager
+from xdoe.execution import CheckpointManager
+from xdoe.session._checkpoints import SessionCheckpoints
+from xdoe.session._figures import SessionFigures, _positive
 from xdoe.store import DEFAULT_RESULTS_ROOT, CheckpointInfo, SourceRow, Store
 
 if TYPE_CHECKING:
