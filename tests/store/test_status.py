@@ -96,6 +96,7 @@ def test_status_reads_known_run_files_from_the_store(tmp_path, store, monkeypatc
     """Issue 26: a run file whose bytes the store recorded is not parsed
     again; the answer is the one of parsing every file, also after a file
     is edited (parsed again: another version) or deleted."""
+    import xdoe.documents as documents
     import xdoe.documents._run as run_module
     from xdoe.store._status import design_runs
 
@@ -104,11 +105,9 @@ def test_status_reads_known_run_files_from_the_store(tmp_path, store, monkeypatc
         execute(path, store, tmp_path / "results")
     parsed = []
     real = run_module.load_run_document
-    import xdoe.documents
-
     counting = lambda p: parsed.append(p) or real(p)  # noqa: E731
     monkeypatch.setattr(run_module, "load_run_document", counting)
-    monkeypatch.setattr(xdoe.documents, "load_run_document", counting)  # the lazy export, once resolved
+    monkeypatch.setattr(documents, "load_run_document", counting)  # the public name, however it was bound
 
     assert design_runs(tmp_path / "out", store=store) == design_runs(tmp_path / "out")
     parsed.clear()
