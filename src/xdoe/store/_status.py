@@ -42,6 +42,7 @@ from xdoe.store._export import check_experiment
 from xdoe.store._json import document_hash
 from xdoe.store._models import Experiment, Run, RunInstance, utcnow
 from xdoe.store._liveness import HEARTBEAT_TIMEOUT, dead_reason
+from xdoe.store._membership import session_child_uids
 
 if TYPE_CHECKING:
     from xdoe.store._rows import StoreRows as Store
@@ -167,8 +168,8 @@ def design_runs(output_dir: str | Path, experiment: str | None = None, *,
     With ``store``, a run file whose bytes the store recorded (its sha256,
     ``run.file_sha256``) is not parsed again: its uid, content hash and
     design coordinates come from the store (a file edited since has other
-    bytes and is parsed). A session recorded so (a child in a session
-    tree) counts as a session, as when its document is parsed.
+    bytes and is parsed). A session recorded so (a child node of a session
+    tree in the store) is a session here too, as its document says.
 
     Raises:
         InputError: ``output_dir`` is not a folder or holds no run document.
@@ -200,10 +201,7 @@ def design_runs(output_dir: str | Path, experiment: str | None = None, *,
     sessions: list[DesignRun] = []
     seen: set[str] = set()
     known = _known_files(store, files) if store is not None else {}
-    if known:  # a known file of a tree's session (a document with ``session:``) is a session, as parsed
-        from xdoe.store._membership import session_child_uids
-
-        children = session_child_uids(store)
+    children = session_child_uids(store) if known else set()  # sessions of a tree: not design runs
     if len(known) < len(files):  # pydantic's models are imported only when a file must be parsed
         from xdoe.documents import load_run_document
     for path in files:
@@ -352,7 +350,6 @@ def campaign_status(
             store (when no ``output_dir`` is given).
         StoreError: the store cannot be read.
     """
-    from xdoe.store._membership import session_child_uids
 
     children: set[str] = set() if include_branches else session_child_uids(store)
     if output_dir is not None:

@@ -222,13 +222,24 @@ class ProcessPoolBackend(FutureBackend):
             self.warm(tasks)
         while queue or in_flight:
             pool = self._ensure_pool()
+            broke_meanwhile = False
             while queue and not failed and len(in_flight) < self.capacity:
                 key, task = queue.popleft()
                 if started is not None and key not in announced:
                     announced.add(key)
                     started(task)
-                in_flight[pool.submit(_pool_task, key, task)] = (key, task)
+                try:
+                    in_flight[pool.submit(_pool_task, key, task)] = (key, task)
+                except BrokenProcessPool:  # a worker died since the last wait: judge the runs in flight
+                    queue.appendleft((key, task))
+                    broke_meanwhile = True
+                    break
             self._snapshot()
+            if broke_meanwhile:
+                yield from self._recover(in_flight, queue, breaks, since)
+                if fail_fast:
+                    failed = True
+                continue
             if not in_flight:
                 break
             done = self._wait(list(in_flight), progress)
