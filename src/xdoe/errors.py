@@ -155,7 +155,7 @@ class RunError(XdoeError):
 
 
 class RunStopped(XdoeError):
-    """A stop was requested for the running instance (:func:`xdoe.store.request_stop`):
+    """A stop was requested for the running instance (:meth:`xdoe.store.Store.request_stop`):
     the run ends ``interrupted``, resumable, and the campaign goes on."""
 
 

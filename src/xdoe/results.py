@@ -76,12 +76,12 @@ def load(store: "Store | str | None" = None, experiment: str | None = None, *,
     """
     import pandas as pd
 
-    from xdoe.store import Store, episode_table
+    from xdoe.store import Store
 
     own = not isinstance(store, Store)
     st = Store(store, read_only=True) if own else store  # reading never writes (or creates) a store
     try:
-        table = episode_table(st, experiment, include_branches=include_branches)
+        table = st.episode_table(experiment, include_branches=include_branches)
     finally:
         if own:
             st.close()

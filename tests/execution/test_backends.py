@@ -15,7 +15,7 @@ from sqlalchemy import insert
 from xdoe.campaign import CampaignOptions, RunTask, execute_task, parse_jobs
 from xdoe.campaign.backends import DaskBackend, ProcessPoolBackend, SequentialBackend
 from xdoe.errors import InputError
-from xdoe.store import Claim, Store, claim_of, document_hash, utcnow
+from xdoe.store import Claim, Store, document_hash, utcnow
 from xdoe.execution import load_plan
 
 
@@ -56,7 +56,7 @@ def test_process_pool_runs_everything_like_the_sequential_backend(files, tmp_pat
     assert len(episode_rewards(par_url)["r3"]) == 2 * 6 + 1  # 2 workers x 6 train + 1 test
     assert set(instances_per_run(par_url).values()) == {1}
     with Store(par_url) as store:  # claims were released
-        assert all(claim_of(store, r.uid, document_hash(load_plan(r.file).document)) is None for r in par)
+        assert all(store.claim_of(r.uid, document_hash(load_plan(r.file).document)) is None for r in par)
 
 
 def test_a_killed_worker_process_fails_only_its_run(tmp_path):
@@ -78,7 +78,7 @@ def test_a_killed_worker_process_fails_only_its_run(tmp_path):
             statuses = [i.status for i in store.instances(run_uid=uid)]
             assert statuses.count("finished") == 1 and set(statuses) <= {"finished", "interrupted"}
         h = document_hash(load_plan(files[1]).document)
-        assert claim_of(store, "killer", h) is None
+        assert store.claim_of("killer", h) is None
 
 
 def test_a_run_that_finished_as_the_pool_broke_is_read_back_not_run_again(tmp_path):
@@ -147,7 +147,7 @@ def test_claims_skip_finished_and_held_runs_and_take_over_stale_ones(files, tmp_
         fresh = RunTask(task.file, replace(task.options, heartbeat_timeout=60))
         result = execute_task(fresh, store=store)
         assert result.status == "finished"  # taken over from the dead owner
-        assert claim_of(store, plan.uid, h) is None  # released at the end
+        assert store.claim_of(plan.uid, h) is None  # released at the end
         again = execute_task(RunTask(task.file, task.options), store=store)
         assert again.status == "skipped"
         rerun = execute_task(RunTask(task.file, replace(task.options, rerun=True)), store=store)

@@ -20,7 +20,7 @@ import pytest
 from scale_components import countdown_run, write_runs
 from xdoe.errors import DocumentError
 from xdoe.execution import load_plan, run
-from xdoe.store import ClaimHeartbeat, Store, claim_run
+from xdoe.store import ClaimHeartbeat, Store
 
 HERE = Path(__file__).resolve().parent
 
@@ -119,7 +119,7 @@ def test_valid_limits_reach_the_plan_and_absent_ones_change_nothing() -> None:
 
 def test_the_claim_heartbeat_stops_while_the_run_is_hung(tmp_path: Path) -> None:
     with Store(f"sqlite:///{tmp_path / 'x.sqlite'}") as store:
-        assert claim_run(store, "r", "h", owner="me", stale_after=60)
+        assert store.claim_run("r", "h", owner="me", stale_after=60)
         hung = True
         with ClaimHeartbeat(store, "r", "h", owner="me", interval=0.05, alive=lambda: not hung) as beat:
             time.sleep(0.4)

@@ -19,7 +19,7 @@ from pathlib import Path
 import pytest
 from sqlalchemy import create_engine, inspect, text
 
-from xdoe.store import SCHEMA_VERSION, Store, export_episodes
+from xdoe.store import SCHEMA_VERSION, Store
 from xdoe.store._tables import SCHEMA_REVISION
 
 DATA = Path(__file__).with_name("data")
@@ -114,7 +114,7 @@ def test_reading_an_old_store_leaves_it_as_it_is_and_sees_unknown_ends(store_url
     with Store(url, create=False) as store:
         assert store.schema_version == 1 and not store.has_end_columns
         frame = xdoe.results.load(store)
-        result = export_episodes(store, tmp_path / "t.csv")
+        result = store.export_episodes(tmp_path / "t.csv")
     assert list(frame["reward"]) == [0.0, 1.0, 2.0]
     assert frame[list(NEW)].isna().all().all()  # unknown, not false
     assert result.rows == 3 and list(result.columns[-3:]) == list(NEW)
@@ -168,14 +168,12 @@ def test_the_first_write_upgrades_the_store_and_keeps_every_row(store_url: str, 
 
 
 def test_a_store_without_session_tables_is_upgraded_and_gets_them_on_first_use(tmp_path: Path) -> None:
-    from xdoe.store._sessions import get_or_create_tree
-
     url = _old_store(f"sqlite:///{tmp_path / 'old.sqlite'}", sessions=False)
     before = _dump(url)
     assert not any(table.startswith("session_") for table in before)
     with Store(url) as store:
         assert store.schema_version == SCHEMA_VERSION
-        assert get_or_create_tree(store, "t", "grow").uid == "t"
+        assert store.get_or_create_tree("t", "grow").uid == "t"
     assert _versions(url) == (str(SCHEMA_VERSION), [SCHEMA_REVISION])
     assert _columns(url, "step")[-3:] == list(NEW) and "session_edge" in _dump(url)
 

@@ -13,15 +13,7 @@ from sqlalchemy import func, select
 from sqlalchemy.exc import IntegrityError
 
 from xdoe.errors import StoreError
-from xdoe.store import (
-    BrainSource,
-    Checkpoint,
-    Claim,
-    Episode,
-    Store,
-    document_hash,
-    utcnow,
-)
+from xdoe.store import BrainSource, Checkpoint, Claim, Episode, Store, document_hash, utcnow
 
 
 def _record(store: Store, doc: dict[str, Any], root: Path, *, episodes: int = 2,

@@ -15,7 +15,7 @@ from click.testing import CliRunner
 from treebuilders import HERE, level_document
 from xdoe.cli._xrun import main
 from xdoe.documents import dump_canonical
-from xdoe.store import Store, session_nodes
+from xdoe.store import Store
 from xdoe.tree import grow
 
 #: root level 1; continuing changes nothing (dead), level 0.5 is worse (dead),
@@ -84,7 +84,7 @@ def test_cli_grow_bad_config_is_one_line(tmp_path: Path) -> None:
 
 def _nodes(url: str) -> list:
     with Store(url) as store:
-        return session_nodes(store, "lv-tree")
+        return store.session_nodes("lv-tree")
 
 
 @pytest.mark.slow

@@ -117,7 +117,6 @@ def write_report(frame: "pd.DataFrame", output: str | Path, *, response: "Respon
     from xdoe.analysis.plots import plot_curves, plot_design, plot_effects, plot_laydown
     from xdoe.results import experiment_label
     from xdoe.store import Store
-    from xdoe.store._status import campaign_status, summarize
 
     target = Path(output)
     if not overwrite:
@@ -165,9 +164,9 @@ def write_report(frame: "pd.DataFrame", output: str | Path, *, response: "Respon
     # 3 status
     parts.append('<h2 id="status">Campaign status</h2>')
     with Store(store_url, read_only=True) as store:
-        status = campaign_status(store, output_dir, experiment)
+        status = store.campaign_status(output_dir, experiment)
         runs = store.runs(experiment)
-    parts.append(f"<p>{html.escape(summarize(status.counts))}</p>")
+    parts.append(f"<p>{html.escape(status.summary)}</p>")
     parts.append(_table(["run", "design point", "repetition", "status", "reason"],
                         [[r.run, r.design_point, r.repetition, r.status, r.reason or ""] for r in status.runs]))
 

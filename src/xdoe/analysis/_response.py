@@ -250,7 +250,7 @@ def run_table(frame: "pd.DataFrame", response: Response, agent: str | None = Non
 def load_scores(store: Any = None, response: Response | None = None, experiment: str | None = None, *,
                 include_branches: bool = False) -> "pd.DataFrame":
     """The runs' scores for ``response``, computed by the database
-    (:func:`xdoe.store.run_scores`): one row per run and agent of the
+    (:meth:`xdoe.store.Store.run_scores`): one row per run and agent of the
     response's phase, columns ``experiment, run, design_point, repetition,
     seed``, the factors (readable levels), ``phase, agent``,
     ``score:episodes``, ``score:kept``, ``score:y`` (and ``branch`` with
@@ -270,7 +270,7 @@ def load_scores(store: Any = None, response: Response | None = None, experiment:
     import pandas as pd
 
     from xdoe.results import FACTORS_ATTR, readable
-    from xdoe.store import Store, run_scores
+    from xdoe.store import Store
 
     response = response or Response()
     match = _COMPARISON.match(response.metric)
@@ -279,8 +279,8 @@ def load_scores(store: Any = None, response: Response | None = None, experiment:
     own = not isinstance(store, Store)
     st = Store(store, read_only=True) if own else store
     try:
-        table = run_scores(st, experiment, phase=response.phase, metric=metric, stat=response.stat, op=op,
-                           threshold=threshold, keep_cut=response.keep_cut, include_branches=include_branches)
+        table = st.run_scores(experiment, phase=response.phase, metric=metric, stat=response.stat, op=op,
+                              threshold=threshold, keep_cut=response.keep_cut, include_branches=include_branches)
     finally:
         if own:
             st.close()

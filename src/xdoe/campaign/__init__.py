@@ -16,8 +16,8 @@
   waiting for (or taking over) the runs other processes hold.
 
 Looking at a campaign (status, export, tree) reads the store:
-:func:`xdoe.store.campaign_status`, :func:`xdoe.store.export_episodes`,
-:func:`xdoe.store.build_lineage`, re-exported here.
+:meth:`xdoe.store.Store.campaign_status`, :meth:`~xdoe.store.Store.export_episodes`,
+:meth:`~xdoe.store.Store.build_lineage`.
 
 >>> from xdoe.campaign import Campaign, CampaignOptions
 >>> from xdoe.execution import load_plan
@@ -51,11 +51,6 @@ if TYPE_CHECKING:  # the same names for type checkers (`Name as Name`: a re-expo
         make_backend as make_backend,
         parse_jobs as parse_jobs,
     )
-    from xdoe.store import (
-        build_lineage as build_lineage,
-        campaign_status as campaign_status,
-        export_episodes as export_episodes,
-    )
 
 _EXPORTS = {
     "xdoe.campaign._campaign": ["Campaign", "all_done", "skip_finished_files"],
@@ -63,7 +58,6 @@ _EXPORTS = {
     "xdoe.campaign._tasks": ["DEFAULT_STALE_AFTER", "DONE_STATUSES", "RunTask", "execute_task", "task_for"],
     "xdoe.campaign._waiting": ["run_all"],
     "xdoe.campaign.backends": ["Backend", "make_backend", "parse_jobs"],
-    "xdoe.store": ["build_lineage", "campaign_status", "export_episodes"],
 }
 
 __all__ = public_names(_EXPORTS)

@@ -76,7 +76,7 @@ class CampaignOptions:
         an absolute store URL and results root when :attr:`remote`."""
         if not self.remote:
             return self
-        from xdoe.store._engine import absolute_url  # (the store helper makes it a public name)
+        from xdoe.store import absolute_url
 
         results = None if self.results is None else str(Path(self.results).resolve())
         return replace(self, store_url=absolute_url(self.store_url), results=results)

@@ -5,7 +5,7 @@ processes (on one machine or many) are given the same files and store:
 1. the plan parsed once by the caller travels with the task (``RunTask.plan``,
    with its content hash computed once; a task without one loads its file
    once, in the process that runs it);
-2. claim the run in the store (:func:`xdoe.store.claim_run`); a run another
+2. claim the run in the store (:meth:`xdoe.store.Store.claim_run`); a run another
    process holds is not run (status ``claimed``);
 3. read the run's state with one query (:meth:`xdoe.store.Store.run_state`;
    under the claim, because another process may have finished it since the
@@ -34,7 +34,7 @@ from typing import TYPE_CHECKING, Callable
 from xdoe.campaign._options import CampaignOptions
 from xdoe.errors import InputError, StoreError
 from xdoe.execution import RunResult, decision_for, load_file_plan, parallel_workers, run, run_hung
-from xdoe.store import HEARTBEAT_TIMEOUT, ClaimHeartbeat, Store, claim_of, claim_run, release_claim
+from xdoe.store import HEARTBEAT_TIMEOUT, ClaimHeartbeat, Store
 
 if TYPE_CHECKING:
     from xdoe.execution import ProgressEvent, RunPlan
@@ -175,9 +175,9 @@ def _execute(task: RunTask, store: "Store | None",
             content_hash = plan.content_hash
         except InputError as exc:
             return RunResult(uid=plan.uid, status="invalid", error=str(exc), file=plan.file)
-        if options.claim and not claim_run(db, plan.uid, content_hash, owner=task.owner,
-                                           stale_after=options.heartbeat_timeout):
-            holder = claim_of(db, plan.uid, content_hash)
+        if options.claim and not db.claim_run(plan.uid, content_hash, owner=task.owner,
+                                              stale_after=options.heartbeat_timeout):
+            holder = db.claim_of(plan.uid, content_hash)
             where = f" by {holder.host} pid {holder.pid}" if holder is not None else ""
             return RunResult(uid=plan.uid, status="claimed", file=plan.file, error=f"claimed{where}")
         try:
@@ -185,12 +185,12 @@ def _execute(task: RunTask, store: "Store | None",
         except BaseException:
             if options.claim:  # keep the run's own error: never hide it behind a failed release
                 try:
-                    release_claim(db, plan.uid, content_hash, owner=task.owner)
+                    db.release_claim(plan.uid, content_hash, owner=task.owner)
                 except StoreError:
                     pass  # the claim goes stale and is taken over
             raise
         if options.claim:
-            release_claim(db, plan.uid, content_hash, owner=task.owner)
+            db.release_claim(plan.uid, content_hash, owner=task.owner)
         return result
     finally:
         if own:

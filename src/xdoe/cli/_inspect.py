@@ -71,7 +71,6 @@ def status_command(output_dir: Path | None, experiment: str | None, store_url: s
 
     Exit 0 when every run finished, 1 otherwise, 2 for unusable input.
     """
-    from xdoe.store._status import campaign_status, summarize
 
     with open_store(store_of(output_dir, store_url)) as store:
         if output_dir is not None and run_uid is None and not output_dir.exists() \
@@ -79,8 +78,8 @@ def status_command(output_dir: Path | None, experiment: str | None, store_url: s
             output_dir, run_uid = None, str(output_dir)  # `xrun status RUN`
         if run_uid is None:
             experiment = choose_experiment(output_dir, experiment, store, every=every, allow_all=True)
-        status = campaign_status(store, output_dir, experiment, heartbeat_timeout=heartbeat_timeout,
-                                 include_branches=run_uid is not None)
+        status = store.campaign_status(output_dir, experiment, heartbeat_timeout=heartbeat_timeout,
+                                       include_branches=run_uid is not None)
         if run_uid is not None:
             status.runs = [r for r in status.runs if r.run == run_uid]
             if not status.runs:
@@ -108,7 +107,7 @@ def status_command(output_dir: Path | None, experiment: str | None, store_url: s
         spare = out.width - sum(fixed) - 3 * (len(names) + 1) - 1
         if len(rows) > PLAIN_ROWS and spare >= 12:  # rich lays out ~1,000 rows a second: draw its frame ourselves
             _plain_table(out, title, names, fixed, [c + [r.reason or ""] for r, c in zip(rows, cells)], spare)
-            out.print(summarize(status.counts), markup=False, highlight=False)
+            out.print(status.summary, markup=False, highlight=False)
             sys.exit(EXIT_OK if status.all_finished else EXIT_FAILED)
         for c in cells:
             c[0] = escape(c[0])
@@ -123,7 +122,7 @@ def status_command(output_dir: Path | None, experiment: str | None, store_url: s
             row[3] = f"[{style}]{r.status}[/{style}]" if style else r.status
             table.add_row(*row, escape(r.reason or ""))
         out.print(table)
-    out.print(summarize(status.counts), markup=False, highlight=False)
+    out.print(status.summary, markup=False, highlight=False)
     sys.exit(EXIT_OK if status.all_finished else EXIT_FAILED)
 
 
@@ -223,18 +222,16 @@ def export_command(output_dir: Path | None, experiment: str | None, store_url: s
 
     Streams from the store (memory stays flat); the file appears only when complete.
     """
-    from xdoe.store import export_episodes
-    from xdoe.store._export import selected_phases
 
     check_output(output, overwrite)
     with open_store(store_of(output_dir, store_url)) as store:
         experiment = choose_experiment(output_dir, experiment, store, every=every, allow_all=True)
         scope = f"experiment {experiment!r} in store" if experiment else "store"
-        if not selected_phases(store, experiment, all_instances=all_instances):
+        if not store.selected_phases(experiment, all_instances=all_instances):
             fail(f"nothing to export: no run of {scope} {store.url} has recorded a phase "
                  f"(run `xrun experiment-start` first); {output} not written", EXIT_FAILED)
-        result = export_episodes(store, output, experiment, all_instances=all_instances,
-                                 include_branches=include_branches, overwrite=overwrite, hint=OVERWRITE_HINT)
+        result = store.export_episodes(output, experiment, all_instances=all_instances,
+                                       include_branches=include_branches, overwrite=overwrite, hint=OVERWRITE_HINT)
     click.echo(f"wrote {result.rows:,} rows of {result.runs:,} runs of {experiment or 'every experiment'} "
                f"({len(result.columns)} columns) to {result.path} in {result.seconds:.1f} s")
     if result.rows == 0:

@@ -66,7 +66,7 @@ def branch_command(node: str, overrides: tuple[str, ...], episodes: int | None, 
     session of its tree, not a run of the design: results, analyze, plot,
     report and status leave it out (--include-branches shows it).
     """
-    from xdoe.store._steps import StepPolicy
+    from xdoe.store import StepPolicy
     from xdoe.tree import branch
 
     if episodes is not None and steps is not None:
@@ -180,10 +180,9 @@ def tree_command(node: str | None, fmt: str, tree_uid: str | None, lineage: bool
     brain came from.
     """
     from xdoe.cli._select import open_store
-    from xdoe.store import session_nodes, session_trees
 
     with open_store(store_url) as store:
-        trees = session_trees(store)
+        trees = store.session_trees()
         if lineage or experiment or run_uid or latest or not trees:
             if node is not None:
                 fail("NODE needs a store with session trees (xrun branch / xrun grow make them)")
@@ -198,7 +197,7 @@ def tree_command(node: str | None, fmt: str, tree_uid: str | None, lineage: bool
                      + (f"did you mean: {', '.join(close)}" if close else
                         f"trees: {', '.join(t.uid for t in trees)}"))
             trees = [t for t in trees if t.uid == tree_uid]
-        nodes = session_nodes(store, tree_uid)
+        nodes = store.session_nodes(tree_uid)
         title = f"session trees · {store.url}"
     if node is not None:
         nodes, trees = _path(node, nodes, trees)
@@ -235,12 +234,11 @@ def _show(trees: list[Any], nodes: list[Any], fmt: str, title: str) -> None:
 
 def _lineage(store: Any, experiment: str | None, run_uid: str | None, latest: bool,
              heartbeat_timeout: float, fmt: str) -> None:
-    from xdoe.store._export import check_experiment
-    from xdoe.store._lineage import build_lineage, render_lineage
+    from xdoe.store import render_lineage
 
-    check_experiment(store, experiment)
-    nodes = build_lineage(store, experiment, run=run_uid, latest_only=latest,
-                          heartbeat_timeout=heartbeat_timeout)
+    store.check_experiment(experiment)
+    nodes = store.build_lineage(experiment, run=run_uid, latest_only=latest,
+                                heartbeat_timeout=heartbeat_timeout)
     if fmt == "dot":
         fail("the lineage view has text and json formats; dot is for session trees")
     if fmt == "json":

@@ -64,7 +64,7 @@ def results_option(func: F) -> F:
 
 
 def _parse_store_steps(ctx: click.Context, param: click.Parameter, value: str) -> str:
-    from xdoe.store._steps import StepPolicy
+    from xdoe.store import StepPolicy
 
     try:
         return str(StepPolicy.parse(value))

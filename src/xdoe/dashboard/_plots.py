@@ -58,12 +58,11 @@ def campaign_answer(request: Request, experiment: str) -> tuple[Any, Any, str | 
     (:func:`xdoe.analysis.load_scores`, default response) and its analysis, or ``None``s and a note saying why not (no analysis
     package, too many runs, no finished run, an analysis error)."""
     from xdoe.dashboard._pages import EFFECTS_MAX_RUNS
-    from xdoe.store._dashboard import experiment_run_count
 
     store = store_of(request)
     if importlib.util.find_spec("xdoe.analysis") is None or importlib.util.find_spec("statsmodels") is None:
         return None, None, "Factor effects appear here when the analysis package (xrun analyze) is installed.", None
-    if experiment_run_count(store, experiment) > EFFECTS_MAX_RUNS:
+    if store.experiment_run_count(experiment) > EFFECTS_MAX_RUNS:
         return None, None, (f"More than {EFFECTS_MAX_RUNS} runs: run `xrun analyze` for the factor effects "
                             "(the page does not read every episode)."), None
     key = (experiment, frozenset(store.finished_instances().values()))

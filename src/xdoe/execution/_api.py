@@ -226,7 +226,6 @@ def run(
     from xdoe.execution._resume import decide, prepare_resume
     from xdoe.execution._runner import execute_plan
     from xdoe.store import Store
-    from xdoe.store._stop import clear_stop_request
 
     plan = load_file_plan(document)[0] if isinstance(document, (str, Path)) else load_plan(document)
     own_store = not isinstance(store, Store)
@@ -276,7 +275,7 @@ def run(
         except BaseException as exc:  # noqa: BLE001 - sorted out below; only a real Ctrl-C propagates
             _ended(result, recorder, exc, genuine_interrupt=sigint.genuine(exc))
             if isinstance(exc, RunStopped):
-                clear_stop_request(db, recorder.instance_id)
+                db.clear_stop_request(recorder.instance_id)
             if sigint.genuine(exc):
                 raise
         else:
@@ -308,10 +307,8 @@ def _limits(plan: RunPlan, run_timeout: float | None, result: RunResult, recorde
         import os
         import socket
 
-        from xdoe.store import fail_running_instances
-
-        fail_running_instances(recorder.store, plan.uid, recorder.content_hash, host=socket.gethostname(),
-                               pids={os.getpid()}, error=message)
+        recorder.store.fail_running_instances(plan.uid, recorder.content_hash, host=socket.gethostname(),
+                                              pids={os.getpid()}, error=message)
 
     return Watchdog(timeout, step_timeout, on_stuck=stuck)
 

@@ -65,8 +65,7 @@ from typing import TYPE_CHECKING, Any
 
 import numpy as np
 
-from xdoe.store import HEARTBEAT_TIMEOUT, instance_alive
-from xdoe.store._results import filter_results
+from xdoe.store import HEARTBEAT_TIMEOUT
 
 if TYPE_CHECKING:
     from xdoe.execution._checkpoints import CheckpointManager
@@ -119,7 +118,7 @@ def decision_for(state: "RunState", *, rerun: bool = False,
     if latest is None:
         return Decision("new")
     if latest.status == "running":
-        if instance_alive(latest, heartbeat_timeout):
+        if latest.alive(heartbeat_timeout):
             return Decision("skip", latest, latest.id,
                             f"skipped: running in instance {latest.id} (host {latest.host}, pid {latest.pid})")
         return Decision("resume", latest, latest.id,
@@ -252,10 +251,10 @@ def prepare_resume(store: "Store", recorder: "RunRecorder", plan: "RunPlan") -> 
     store.drop_redone(later, continued, [ws.next_episode for ws in state.workers] if state else ())
     kept = {names[i] for i in done if i in names}
     if row is None or state is None:
-        filter_results(recorder.paths, lambda phase, w, e: phase in kept)
+        recorder.keep_results(lambda phase, w, e: phase in kept)
     else:
         nxt = [ws.next_episode for ws in state.workers]
-        filter_results(recorder.paths, lambda phase, w, e: phase in kept or (
+        recorder.keep_results(lambda phase, w, e: phase in kept or (
             phase == names.get(k) and w < len(nxt) and e < nxt[w]))
     recorder.reopen()
 

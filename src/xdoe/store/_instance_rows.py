@@ -9,15 +9,15 @@ streams; and the value types of runs and instances the facade returns.
 from __future__ import annotations
 
 import datetime as _dt
-from collections.abc import Iterable, Iterator, Sequence
-from contextlib import AbstractContextManager
+from collections.abc import Iterator, Sequence
 from dataclasses import dataclass
 from typing import Any
 
-from sqlalchemy import Connection, and_, delete, func, or_, select
-from sqlalchemy.engine import Engine
+from sqlalchemy import and_, delete, func, or_, select
 
 from xdoe.store import _tables as t
+from xdoe.store._base import StoreBase
+from xdoe.store._liveness import HEARTBEAT_TIMEOUT, dead_reason
 
 __all__ = ["InstanceRows", "InstanceInfo", "PhaseRow", "PhaseSums", "RunInfo", "RunState"]
 
@@ -56,10 +56,24 @@ class InstanceInfo:
     heartbeat: _dt.datetime | None
     results_dir: str | None
 
+    def dead_reason(self, heartbeat_timeout: float = HEARTBEAT_TIMEOUT, *,
+                    this_process_is_dead: bool = False) -> str | None:
+        """Why this *running* instance is in fact dead (its process is gone
+        from this host, or no heartbeat for ``heartbeat_timeout`` seconds), or
+        ``None`` when it may be alive; ``this_process_is_dead``: an instance
+        recorded by this very process counts as dead (a leftover)."""
+        return dead_reason(self.host, self.pid, self.heartbeat, self.start, timeout=heartbeat_timeout,
+                           this_process_is_dead=this_process_is_dead)
+
+    def alive(self, heartbeat_timeout: float = HEARTBEAT_TIMEOUT) -> bool:
+        """Whether this ``running`` instance still runs (:meth:`dead_reason`
+        is ``None``; an instance of this very process counts as dead)."""
+        return self.dead_reason(heartbeat_timeout, this_process_is_dead=True) is None
+
 
 @dataclass(frozen=True)
 class RunState:
-    """What the store knows of one run version (:meth:`InstanceRows.run_states`).
+    """What the store knows of one run version (:meth:`xdoe.store.Store.run_states`).
 
     Attributes:
         finished: id of its newest ``finished`` instance (the one "finished"
@@ -87,50 +101,8 @@ class PhaseRow:
 PhaseSums = dict[int, tuple[int, int, dict[str, float], dict[str, float]]]
 
 
-class InstanceRows:
+class InstanceRows(StoreBase):
     """Resume and lineage queries of :class:`xdoe.store.Store`."""
-
-    engine: Engine
-
-    def _core_read(self, action: str) -> AbstractContextManager[Connection]:  # pragma: no cover - Store's
-        raise NotImplementedError
-
-    def _core_write(self, action: str) -> AbstractContextManager[Connection]:  # pragma: no cover - Store's
-        raise NotImplementedError
-
-    def _instances_stmt(self) -> Any:  # pragma: no cover - Store's
-        raise NotImplementedError
-
-    def run_states(self, versions: Iterable[tuple[str, str]]) -> dict[tuple[str, str], RunState]:
-        """The :class:`RunState` of each run version ``(run uid, content hash)``
-        (a version the store has no instance of: ``RunState()``), read in one
-        transaction with one query per 500 versions: what deciding run, skip
-        or resume needs for a whole campaign.
-
-        Raises:
-            StoreError: the store cannot be read.
-        """
-        wanted = list(dict.fromkeys(versions))
-        rows: dict[tuple[str, str], list[InstanceInfo]] = {v: [] for v in wanted}
-        r, i = t.run.c, t.run_instance.c
-        with self._core_read("read run instances from") as conn:
-            for start in range(0, len(wanted), 500):
-                hashes = sorted({h for _, h in wanted[start:start + 500]})
-                stmt = self._instances_stmt().where(r.content_hash.in_(hashes)).order_by(i.start, i.id)
-                for row in conn.execute(stmt):
-                    found = rows.get((row.uid, row.content_hash))
-                    if found is not None:
-                        found.append(InstanceInfo(*row))
-        states = {}
-        for version, instances in rows.items():
-            done = [x.id for x in instances if x.status == "finished"]
-            states[version] = RunState(max(done) if done else None, instances[-1] if instances else None,
-                                       tuple(x for x in instances if x.status == "running"))
-        return states
-
-    def run_state(self, run_uid: str, content_hash: str) -> RunState:
-        """:meth:`run_states` of one run version (one query)."""
-        return self.run_states([(run_uid, content_hash)])[(run_uid, content_hash)]
 
     def phases(self, instance_id: int) -> list[PhaseRow]:
         """The phase rows of an instance, by schedule index."""

@@ -32,16 +32,15 @@ from sqlalchemy.exc import SQLAlchemyError
 
 from xdoe.errors import NoStoreError, StoreError, printable
 from xdoe.store import _tables as t
+from xdoe.store._base import SCHEMA_LOCK
 from xdoe.store._engine import store_error
 from xdoe.store._tables import METADATA, SCHEMA_REVISION, SCHEMA_VERSION, revision_of
 
 if TYPE_CHECKING:
-    from xdoe.store._store import Store
+    from xdoe.store._base import StoreBase
 
 __all__ = ["open_for_writing", "open_for_reading", "stored_version"]
 
-# Key of the PostgreSQL advisory lock that serialises schema creation.
-SCHEMA_LOCK = 0x7864_6F65  # "xdoe"
 
 
 def stored_version(conn: Connection, tables: set[str], url: str) -> int | None:
@@ -82,7 +81,7 @@ def _number(url: str, value: str | None, kind: str) -> int | None:
     return int(text)
 
 
-def open_for_reading(store: "Store") -> int:
+def open_for_reading(store: "StoreBase") -> int:
     """The schema version of an existing store, read without changing it.
 
     Raises:
@@ -101,7 +100,7 @@ def open_for_reading(store: "Store") -> int:
     return SCHEMA_VERSION if version is None else version
 
 
-def open_for_writing(store: "Store") -> int:
+def open_for_writing(store: "StoreBase") -> int:
     """Create the store's tables, or upgrade an older schema, and return the
     version (always :data:`SCHEMA_VERSION`). See the module docstring.
 
@@ -136,7 +135,7 @@ def open_for_writing(store: "Store") -> int:
     return SCHEMA_VERSION
 
 
-def _sqlite_complete(store: "Store") -> bool:
+def _sqlite_complete(store: "StoreBase") -> bool:
     """SQLite: whether every table and index of this xdoe exists and the
     store is at head, from one read of ``sqlite_master`` (no write lock, none
     of ``create_all``'s per-table and per-index reflection queries) and one of

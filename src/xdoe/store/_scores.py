@@ -9,7 +9,7 @@ asks the database for exactly that: a ``GROUP BY`` (``mean``, ``sum``,
 the episode rows of the selected phases, so the memory and the rows sent to
 Python grow with the runs, not with the episodes.
 
-It selects the same episodes as :func:`xdoe.store.episode_table` (latest
+It selects the same episodes as :meth:`xdoe.store.Store.episode_table` (latest
 finished instance per run, sessions of a tree only with
 ``include_branches``) and follows the pandas computation of
 :func:`xdoe.analysis.run_table` exactly: a missing value (``NULL``, a NaN
@@ -38,7 +38,7 @@ from xdoe.store._export import BRANCH_COLUMN, DESIGN_COLUMNS, check_experiment, 
 
 if TYPE_CHECKING:
     from xdoe.store._export import SelectedPhase
-    from xdoe.store._store import Store
+    from xdoe.store._rows import StoreRows as Store
 
 __all__ = ["ScoreTable", "run_scores", "SCORE_COLUMNS", "SCORE_METRICS", "SCORE_STATS", "COMPARISONS"]
 
@@ -56,7 +56,7 @@ class ScoreTable:
     """Per run and agent, the score of one phase.
 
     ``columns``: ``experiment, run, design_point, repetition, seed``, the
-    factor columns (named as :func:`xdoe.store.episode_table` names them),
+    factor columns (named as :meth:`xdoe.store.Store.episode_table` names them),
     ``phase, agent, score:episodes`` (episode rows of the run, phase and
     agent), ``score:kept`` (those not cut by a budget, or all with
     ``keep_cut``), ``score:y``
@@ -175,7 +175,7 @@ def run_scores(store: "Store", experiment: str | None = None, *, phase: str | No
     (``objective > 0``: 1.0 or 0.0 per episode). Episodes cut by a budget
     (:data:`xdoe._cuts.BUDGET_CUTS`) are counted in ``episodes`` but not in
     ``kept`` nor in ``y`` unless ``keep_cut``. The rows, the phases and the
-    runs are those of :func:`xdoe.store.episode_table` with the same
+    runs are those of :meth:`xdoe.store.Store.episode_table` with the same
     ``experiment`` and ``include_branches``.
 
     Raises:

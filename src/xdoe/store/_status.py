@@ -45,7 +45,7 @@ from xdoe.store._liveness import HEARTBEAT_TIMEOUT, dead_reason
 from xdoe.store._membership import session_child_uids
 
 if TYPE_CHECKING:
-    from xdoe.store._store import Store
+    from xdoe.store._rows import StoreRows as Store
 
 __all__ = ["STATUSES", "RunStatus", "CampaignStatus", "campaign_status", "design_runs",
            "DesignRun", "summarize"]
@@ -98,6 +98,11 @@ class CampaignStatus:
         """True when there is at least one run and every run finished."""
         return bool(self.runs) and all(r.status == "finished" for r in self.runs)
 
+    @property
+    def summary(self) -> str:
+        """``"3 runs: 1 finished, 1 failed, 1 missing"`` (:func:`summarize` of the counts)."""
+        return summarize(self.counts)
+
 
 def _int(text: str | None) -> int | None:
     if text is None or text == "":
@@ -116,7 +121,7 @@ def _known_files(store: "Store", paths: list[Path]) -> dict[Path, Any]:
     run is not in the answer."""
     import hashlib
 
-    from xdoe.store._store import IN_CHUNK
+    from xdoe.store._run_rows import IN_CHUNK
 
     hashes: dict[str, list[Path]] = {}
     for path in paths:

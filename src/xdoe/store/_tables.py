@@ -3,10 +3,10 @@ without the ORM (issue 16: the run path — open, claim, record — never import
 ``sqlalchemy.orm``, ~0.1 s of every ``xrun`` process's start-up).
 
 The ORM classes of :mod:`xdoe.store._models` are mapped onto these very
-tables (``__table__``) for the readers that use them (status, export,
-lineage, dashboard); :data:`METADATA` is their declarative base's metadata,
-so the session tables (:mod:`xdoe.store._sessions`) join it when that module
-is imported. The schema, its types and its DDL are described in
+tables (``__table__``) for the readers that use them (status, run view,
+dashboard); :data:`METADATA` is their declarative base's metadata.
+The session tables (Core tables of :mod:`xdoe.store._sessions`) join it when
+that module is imported. The schema, its types and its DDL are described in
 :mod:`xdoe.store._models`; a test checks the DDL of both dialects against
 ``tests/store/data/schema_ddl.sql``.
 """

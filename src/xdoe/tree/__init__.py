@@ -15,7 +15,7 @@ Modules: :mod:`~xdoe.tree._overrides` (``KEY=VALUE`` into a run document),
 :mod:`~xdoe.tree._render` (text, JSON, DOT), :mod:`~xdoe.tree._attach`
 (:class:`~xdoe.TrainingSession` as a node). The store side (tables
 ``session_tree``, ``session_node``, ``session_edge``) is
-:mod:`xdoe.store._sessions`.
+the session-tree methods of :class:`xdoe.store.Store`.
 """
 
 from __future__ import annotations

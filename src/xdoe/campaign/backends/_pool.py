@@ -22,7 +22,7 @@ from xdoe.campaign.backends._base import FutureBackend, ProgressCallback, failed
 from xdoe.campaign.backends._warm import default_start_method, start_forkserver, warm_modules
 from xdoe.errors import DiskFullError, InputError, ObservationSpaceWarning
 from xdoe.execution import PhaseResult, RunResult, WatchBoard, kill_stuck_runs
-from xdoe.store import Store, fail_running_instances, release_claim
+from xdoe.store import Store
 
 __all__ = ["ProcessPoolBackend"]
 
@@ -119,10 +119,10 @@ def _orphaned() -> None:
         threading.Timer(ORPHAN_GRACE / 2, os._exit, (0,)).start()  # a store that does not answer: exit anyway
         try:
             with Store(task.options.store_url) as db:
-                fail_running_instances(db, task.uid, task.content_hash, host=socket.gethostname(),
-                                       pids={os.getpid()}, error="interrupted: xrun died", status="interrupted")
+                db.fail_running_instances(task.uid, task.content_hash, host=socket.gethostname(),
+                                          pids={os.getpid()}, error="interrupted: xrun died", status="interrupted")
                 if task.options.claim:
-                    release_claim(db, task.uid, task.content_hash, owner=task.owner)
+                    db.release_claim(task.uid, task.content_hash, owner=task.owner)
         except Exception:  # noqa: BLE001 - best effort: a dead owner's running instance is resumed anyway
             pass
     os._exit(0)
@@ -389,7 +389,7 @@ class ProcessPoolBackend(FutureBackend):
                     return None
                 sums, rows = db.phase_sums(inst.id), db.phases(inst.id)
                 if task.options.claim:
-                    release_claim(db, task.uid, content_hash, owner=task.owner)
+                    db.release_claim(task.uid, content_hash, owner=task.owner)
         except Exception:  # noqa: BLE001 - best effort: then the run is retried (and skipped as finished)
             return None
         modes = {p.index: p.mode for p in plan.phases}
@@ -406,8 +406,8 @@ class ProcessPoolBackend(FutureBackend):
             return  # no plan: the run never started, nothing to mark
         try:
             with Store(task.options.store_url) as db:
-                fail_running_instances(db, task.uid, task.content_hash, host=socket.gethostname(),
-                                       pids=pids, error=error, status=status)
+                db.fail_running_instances(task.uid, task.content_hash, host=socket.gethostname(),
+                                          pids=pids, error=error, status=status)
         except Exception:  # noqa: BLE001 - best effort: the result reports the failure anyway
             pass
 
@@ -419,8 +419,8 @@ class ProcessPoolBackend(FutureBackend):
         try:
             with Store(task.options.store_url) as db:
                 if pid is not None:
-                    fail_running_instances(db, task.uid, content_hash, host=socket.gethostname(),
-                                           pids={pid}, error=error)
+                    db.fail_running_instances(task.uid, content_hash, host=socket.gethostname(),
+                                              pids={pid}, error=error)
                     latest = db.latest_instance(task.uid, content_hash)
                     if latest is not None and latest.status == "failed":  # what it stored counts
                         result.instance_id = latest.id
@@ -429,7 +429,7 @@ class ProcessPoolBackend(FutureBackend):
                         result.episodes = len({(e["phase_index"], e["worker"], e["episode"])
                                                for e in db.episodes(instance_id=latest.id)})
                 if task.options.claim:
-                    release_claim(db, task.uid, content_hash, owner=task.owner)
+                    db.release_claim(task.uid, content_hash, owner=task.owner)
         except Exception:  # noqa: BLE001 - best effort, as above
             pass
         return result

@@ -329,7 +329,7 @@ def check_store_for_slurm(url: str | None, allow_sqlite: bool = False) -> str:
             "nodes at once and need a database server they can all reach, e.g. "
             "postgresql+psycopg://user@dbhost/xdoe (a local test server: scripts/postgres.sh start)"
         )
-    from xdoe.store._engine import url_database
+    from xdoe.store import url_database
 
     try:
         backend, database = url_database(url)
