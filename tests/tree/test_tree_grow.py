@@ -82,6 +82,17 @@ def test_cli_grow_bad_config_is_one_line(tmp_path: Path) -> None:
     assert not (tmp_path / "runs").exists()
 
 
+def test_cli_grow_with_an_unusable_store_is_exit_2(tmp_path: Path) -> None:
+    """Unusable store = unusable input, as in every other xrun command (it was exit 1)."""
+    path = write_config(tmp_path)
+    (tmp_path / "bad.sqlite").write_bytes(b"not a database")
+    result = CliRunner().invoke(main, ["grow", str(path), "--store", f"sqlite:///{tmp_path / 'bad.sqlite'}"])
+    assert result.exit_code == 2, result.output
+    assert result.output.count("\n") == 1 and "cannot open store" in result.output
+    assert (tmp_path / "bad.sqlite").read_bytes() == b"not a database"
+    assert not (tmp_path / "runs").exists()
+
+
 def _nodes(url: str) -> list:
     with Store(url) as store:
         return store.session_nodes("lv-tree")

@@ -18,7 +18,8 @@ from typing import Any, Iterator
 
 import click
 
-from xdoe.cli._common import EXIT_FAILED, EXIT_INPUT, EXIT_OK, console, fail, handle_errors, store_option
+from xdoe.cli._common import (EXIT_FAILED, EXIT_INPUT, EXIT_OK, console, fail, handle_errors, open_store_or_exit,
+                              store_option)
 from xdoe.store import HEARTBEAT_TIMEOUT
 
 __all__ = ["branch_command", "grow_command", "tree_command", "register"]
@@ -133,6 +134,8 @@ def grow_command(session_config: Path, store_url: str | None, results: Path, sto
     Exit 0 when the goal was reached, 1 when growth stopped without it.
     """
     from xdoe.tree import grow
+
+    open_store_or_exit(store_url).close()  # an unusable store is unusable input: one line, exit 2
 
     def report(line: str) -> None:
         if not quiet:

@@ -372,3 +372,7 @@ def schema(indent: int) -> None:
 
 
 main.add_command(augment_command(prepare=_prepare, resume_gc=_resume_gc, warn=_warn, plan_lines=_plan_lines))
+
+
+if __name__ == "__main__":  # pragma: no cover - python -m xdoe.cli._xgen
+    main()

@@ -27,7 +27,8 @@ from typing import TYPE_CHECKING, Any, Callable, Sequence
 
 import click
 
-from xdoe.cli._common import EXIT_FAILED, EXIT_INPUT, EXIT_OK, document_warnings, fail, handle_errors, store_option
+from xdoe.cli._common import (EXIT_FAILED, EXIT_INPUT, EXIT_OK, document_warnings, fail, handle_errors,
+                              open_store_or_exit, store_option)
 from xdoe.cli._jobs import scale_options, skip_finished_files
 from xdoe.cli._submit import expand_run_files, submit_command
 from xdoe.cli._summary import summary_table
@@ -114,21 +115,6 @@ def load_documents(files: Sequence[str | Path]) -> Loaded:
             except InputError as exc:
                 loaded.errors.append(str(exc))
     return loaded
-
-
-def open_store_or_exit(store_url: str | None) -> "Store":
-    """Open (and create) the store once before anything runs, and return it
-    (the caller closes it); a store that cannot be opened (malformed URL,
-    server unreachable, folder not writable) is unusable input: one line and
-    exit 2."""
-    from xdoe.errors import StoreError
-    from xdoe.store import Store
-
-    try:
-        return Store(store_url)
-    except StoreError as exc:
-        fail(str(exc), EXIT_INPUT)
-        raise  # not reached: fail() exits
 
 
 # -- running -------------------------------------------------------------------------
