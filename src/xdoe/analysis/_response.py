@@ -267,28 +267,22 @@ def load_scores(store: Any = None, response: Response | None = None, experiment:
         InputError: ``experiment`` is not in the store, or no such phase.
         NoStoreError, StoreError: as :func:`xdoe.results.load`.
     """
-    import pandas as pd
-
-    from xdoe.results import FACTORS_ATTR, readable
-    from xdoe.store import Store
+    from xdoe.results import table_frame
 
     response = response or Response()
     match = _COMPARISON.match(response.metric)
     metric, op, threshold = ((match["metric"], match["op"], float(match["value"])) if match
                              else (response.metric, None, None))
-    own = not isinstance(store, Store)
-    st = Store(store, read_only=True) if own else store
-    try:
+    table: Any = None
+
+    def read(st: Any) -> Any:  # the scores, kept for their phases and branch runs
+        nonlocal table
         table = st.run_scores(experiment, phase=response.phase, metric=metric, stat=response.stat, op=op,
                               threshold=threshold, keep_cut=response.keep_cut, include_branches=include_branches)
-    finally:
-        if own:
-            st.close()
-    frame = pd.DataFrame.from_records(table.rows, columns=list(table.columns))
-    for name in table.factors:
-        frame[name] = frame[name].map(readable).astype(object)
+        return table
+
+    frame = table_frame(store, read)
     frame["score:y"] = frame["score:y"].astype(float)
-    frame.attrs[FACTORS_ATTR] = list(table.factors)
     frame.attrs[SCORES_ATTR] = {"response": response, "phase": table.phase, "phases": list(table.phases),
                                 "branch_runs": list(table.branch_runs)}
     return frame
