@@ -222,7 +222,7 @@ class ProcessPoolBackend(FutureBackend):
             self.warm(tasks)
         while queue or in_flight:
             pool = self._ensure_pool()
-            broke_meanwhile = False
+            broken = False
             while queue and not failed and len(in_flight) < self.capacity:
                 key, task = queue.popleft()
                 if started is not None and key not in announced:
@@ -230,42 +230,37 @@ class ProcessPoolBackend(FutureBackend):
                     started(task)
                 try:
                     in_flight[pool.submit(_pool_task, key, task)] = (key, task)
-                except BrokenProcessPool:  # a worker died since the last wait: judge the runs in flight
+                except BrokenProcessPool:  # a worker died since the last wait: judged below with the runs in flight
                     queue.appendleft((key, task))
-                    broke_meanwhile = True
+                    broken = True
                     break
             self._snapshot()
-            if broke_meanwhile:
-                yield from self._recover(in_flight, queue, breaks, since)
-                if fail_fast:
-                    failed = True
-                continue
-            if not in_flight:
-                break
-            done = self._wait(list(in_flight), progress)
-            self._snapshot()
-            broken = False
-            for fut in done:
-                key, task = in_flight.pop(fut)
-                try:
-                    result = fut.result()
-                except BrokenProcessPool:
-                    broken = True
-                    in_flight[fut] = (key, task)  # judged below with the others
-                    continue
-                except DiskFullError as exc:
-                    if exc.store:
-                        raise  # the store's disk is full: no run can be recorded any more
-                    result = failed_result(task, str(exc))
-                    result.status, result.stop_campaign = "interrupted", True
-                except KeyboardInterrupt:  # the worker got SIGINT (Ctrl-C) and recorded its run interrupted
-                    result = failed_result(task, "interrupted")
-                    result.status, result.stop_campaign = "interrupted", True
-                except BaseException as exc:  # noqa: BLE001 - raised in the worker (sys.exit, unpicklable result...)
-                    result = failed_result(task, f"{type(exc).__name__}: {exc}")
-                if stops(result, fail_fast):
-                    failed = True
-                yield result
+            if not broken:
+                if not in_flight:
+                    break
+                done = self._wait(list(in_flight), progress)
+                self._snapshot()
+                for fut in done:
+                    key, task = in_flight.pop(fut)
+                    try:
+                        result = fut.result()
+                    except BrokenProcessPool:
+                        broken = True
+                        in_flight[fut] = (key, task)  # judged below with the others
+                        continue
+                    except DiskFullError as exc:
+                        if exc.store:
+                            raise  # the store's disk is full: no run can be recorded any more
+                        result = failed_result(task, str(exc))
+                        result.status, result.stop_campaign = "interrupted", True
+                    except KeyboardInterrupt:  # the worker got SIGINT (Ctrl-C) and recorded its run interrupted
+                        result = failed_result(task, "interrupted")
+                        result.status, result.stop_campaign = "interrupted", True
+                    except BaseException as exc:  # noqa: BLE001 - raised in the worker (sys.exit, unpicklable result...)
+                        result = failed_result(task, f"{type(exc).__name__}: {exc}")
+                    if stops(result, fail_fast):
+                        failed = True
+                    yield result
             if broken:
                 yield from self._recover(in_flight, queue, breaks, since)
                 if fail_fast:
