@@ -148,7 +148,7 @@ def _known_files(store: "Store", paths: list[Path]) -> dict[Path, Any]:
 
 
 def design_runs(output_dir: str | Path, experiment: str | None = None, *,
-                store: "Store | None" = None) -> list[DesignRun]:
+                store: "Store | None" = None, tree_sessions: set[str] | None = None) -> list[DesignRun]:
     """The runs of an xgen output folder: every ``run-*.yaml`` (loaded and
     validated like ``xrun`` does, to hash it), with design point, repetition
     and seed from ``design.csv`` when present; a ``design.csv`` row without a
@@ -169,7 +169,9 @@ def design_runs(output_dir: str | Path, experiment: str | None = None, *,
     ``run.file_sha256``) is not parsed again: its uid, content hash and
     design coordinates come from the store (a file edited since has other
     bytes and is parsed). A session recorded so (a child node of a session
-    tree in the store) is a session here too, as its document says.
+    tree in the store) is a session here too, as its document says;
+    ``tree_sessions``: those uids when the caller has read them already
+    (:func:`~xdoe.store._membership.session_child_uids`).
 
     Raises:
         InputError: ``output_dir`` is not a folder or holds no run document.
@@ -201,7 +203,9 @@ def design_runs(output_dir: str | Path, experiment: str | None = None, *,
     sessions: list[DesignRun] = []
     seen: set[str] = set()
     known = _known_files(store, files) if store is not None else {}
-    children = session_child_uids(store) if known else set()  # sessions of a tree: not design runs
+    children: set[str] = set()  # sessions of a tree among the known files: not design runs
+    if known:
+        children = tree_sessions if tree_sessions is not None else session_child_uids(store)
     if len(known) < len(files):  # pydantic's models are imported only when a file must be parsed
         from xdoe.documents import load_run_document
     for path in files:
@@ -351,9 +355,10 @@ def campaign_status(
         StoreError: the store cannot be read.
     """
 
-    children: set[str] = set() if include_branches else session_child_uids(store)
+    tree_sessions = session_child_uids(store)
+    children: set[str] = set() if include_branches else tree_sessions
     if output_dir is not None:
-        runs = design_runs(output_dir, experiment, store=store)
+        runs = design_runs(output_dir, experiment, store=store, tree_sessions=tree_sessions)
         if any(r.uid not in children for r in runs):  # else a folder of sessions (branches/): those
             runs = [r for r in runs if r.uid not in children]
         uids: set[str] | None = {r.uid for r in runs}
