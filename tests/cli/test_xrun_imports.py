@@ -45,3 +45,47 @@ def test_quiet_run_imports_nothing_it_does_not_use(tmp_path: Path) -> None:
     )
     assert proc.returncode == 0, proc.stderr
     assert proc.stdout.strip() == "clean"
+
+
+PARENT = """
+import sys
+from xdoe.cli._xrun import main
+try:
+    main(["experiment-start", *sys.argv[3:], "--store", sys.argv[1], "--results", sys.argv[2], "--quiet", "--jobs", "2",
+          "--no-laydown"])  # drawing a new run structure's laydown.svg takes matplotlib (and numpy)
+except SystemExit as exc:
+    assert not exc.code, exc.code
+heavy = ("numpy", "gymnasium", "xdoe.environment", "xdoe.execution._runner", "xdoe.execution._worker", "matplotlib")
+print(",".join(m for m in heavy if m in sys.modules) or "clean")
+"""
+
+
+def test_the_parent_of_a_jobs_campaign_loads_no_executor(tmp_path: Path) -> None:
+    """With ``--jobs 2`` the parent only reads the documents, opens the store
+    and hands out the runs: the workers' modules (numpy, gymnasium, the step
+    loop) load in its forkserver, started first, in parallel (issue 26.3);
+    the parent loading them too was serial start-up before the first run."""
+    files = []
+    for seed in (1, 2, 3):
+        document = {
+            "uid": f"jobs-{seed}", "seed": seed,
+            "schedule": [{"training": {
+                "environments": [{"environment": {"name": "xdoe.environments:GymnasiumEnvironment",
+                                                  "uid": "taxi", "params": {"env_id": "Taxi-v4"}}}],
+                "agents": [{"name": "learner", "brain": {"name": "xdoe.agents:QLearningBrain", "params": {}},
+                            "muscle": {"name": "xdoe.agents:QLearningMuscle", "params": {}},
+                            "objective": {"name": "xdoe.agents:RewardObjective", "params": {}}}],
+                "simulation": {"name": "xdoe.simulation:VanillaSimController", "conditions": []},
+                "phase_config": {"mode": "train", "worker": 1, "episodes": 2},
+            }}],
+        }
+        path = tmp_path / f"run-{seed}.yaml"
+        with open(path, "w") as fh:
+            YAML().dump(document, fh)
+        files.append(str(path))
+    store = f"sqlite:///{tmp_path / 's.sqlite'}"
+    proc = subprocess.run([sys.executable, "-c", PARENT, store, str(tmp_path / "r"), *files],
+                          capture_output=True, text=True, timeout=300, cwd=tmp_path)
+    assert proc.returncode == 0, proc.stderr
+    assert proc.stdout.strip() == "clean"
+    assert len(list((tmp_path / "r").glob("jobs-*/*/episodes.jsonl"))) == 3  # the workers ran them

@@ -33,7 +33,7 @@ from typing import TYPE_CHECKING, Callable
 
 from xdoe.campaign._options import CampaignOptions
 from xdoe.errors import InputError, StoreError
-from xdoe.execution import RunResult, decision_for, load_file_plan, parallel_workers, run, run_hung
+from xdoe.execution import RunResult, decision_for, load_file_plan
 from xdoe.store import HEARTBEAT_TIMEOUT, ClaimHeartbeat, Store
 
 if TYPE_CHECKING:
@@ -200,6 +200,10 @@ def _execute(task: RunTask, store: "Store | None",
 def _run_claimed(task: RunTask, db: Store, plan: "RunPlan",
                  progress: "Callable[[ProgressEvent], None] | None") -> RunResult:
     """Steps 3 and 4 of the module docstring, the claim held."""
+    # the executor is imported here, by the process that runs the run: a campaign's
+    # parent process (which only hands out tasks) never loads numpy, gymnasium or the step loop
+    from xdoe.execution import parallel_workers, run, run_hung
+
     options = task.options
     decision = None
     if options.claim or not options.rerun:

@@ -229,21 +229,25 @@ def experiment_start(files: tuple[str, ...], quiet: bool, jobs: str, **options: 
     a run failed or was interrupted, 2 when a document cannot be read or the
     store cannot be opened (then nothing runs and nothing is written).
     """
-    from xdoe.campaign import Campaign, CampaignOptions, all_done, parse_jobs
+    from xdoe.campaign import CampaignOptions, parse_jobs
     from xdoe.errors import StoreError
 
     opts = CampaignOptions(jobs=parse_jobs(jobs), **options)
     files = _with_folders(files)
+    if len(files) > 1 and not opts.dask and opts.jobs > 1:
+        from xdoe.campaign.backends._warm import start_forkserver
+
+        # first thing: the workers' imports (numpy, gymnasium, the executor, the store) overlap
+        # with everything this process does before the first run starts, which needs none of them
+        start_forkserver()
+    from xdoe.campaign import Campaign, all_done
+
     # files whose exact bytes finished before are skipped unread (one query;
     # a store that does not exist yet is not created for it)
     try:
         todo, done_before = (list(range(len(files))), []) if opts.rerun else skip_finished_files(files, opts.store_url)
     except StoreError as exc:
         fail(str(exc), EXIT_INPUT)
-    if len(todo) > 1 and not opts.dask and opts.jobs > 1:
-        from xdoe.campaign.backends._warm import start_forkserver
-
-        start_forkserver()  # warm workers: their imports overlap with reading the documents below
     loaded = load_documents([files[i] for i in todo])
     if loaded.errors:
         for line in loaded.errors:

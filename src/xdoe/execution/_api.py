@@ -11,7 +11,6 @@ from pathlib import Path
 from typing import TYPE_CHECKING, Any, Mapping
 
 from xdoe.errors import DiskFullError, RunStopped, StoreError, no_space_cause, one_line
-from xdoe.environment import observation_report
 from xdoe.execution._interrupts import plugin_exit, watch_sigint
 from xdoe.execution._plan import RunPlan, document_data, plan_run
 from xdoe.execution._watchdog import RunTimeout
@@ -265,6 +264,8 @@ def run(
         result = RunResult(uid=plan.uid, status="running", instance_id=recorder.instance_id,
                            results_dir=None if recorder.results_dir is None else str(recorder.results_dir),
                            file=plan.file, note=note, resumed=resume_point is not None)
+        from xdoe.environment import observation_report  # here: a campaign's parent never runs a run
+
         report = observation_report(label=f"run {plan.uid}")  # the run's out-of-space observations (issue 25)
         try:
             with watch_sigint() as sigint, report as found:

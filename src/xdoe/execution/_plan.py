@@ -137,6 +137,8 @@ def _component(spec: Any, key: str) -> ComponentPlan:
 
 
 def _samplers(params: dict[str, Any], key: str, file: str | None) -> "SampledParameters | None":
+    if "sampler" not in repr(params):  # no mapping with a 'sampler' key anywhere (the usual case): the
+        return None                    # process planning a run need not import the environment package
     from xdoe.environment import find_samplers
 
     try:

@@ -63,8 +63,6 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
-import numpy as np
-
 from xdoe.store import HEARTBEAT_TIMEOUT
 
 if TYPE_CHECKING:
@@ -180,11 +178,15 @@ class ResumePoint:
 
 
 def _generator_state(obj: Any) -> Any:
+    import numpy as np  # here: deciding what to do with a run (a campaign's parent) needs no numpy
+
     rng = getattr(obj, "rng", None)
     return rng.bit_generator.state if isinstance(rng, np.random.Generator) else None
 
 
 def _set_generator_state(obj: Any, state: Any) -> None:
+    import numpy as np
+
     rng = getattr(obj, "rng", None)
     if state is not None and isinstance(rng, np.random.Generator):
         rng.bit_generator.state = state

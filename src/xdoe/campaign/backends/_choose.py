@@ -5,14 +5,11 @@ from __future__ import annotations
 import os
 from typing import TYPE_CHECKING
 
-from xdoe.campaign.backends._base import Backend
-from xdoe.campaign.backends._dask import DaskBackend
-from xdoe.campaign.backends._pool import ProcessPoolBackend
-from xdoe.campaign.backends._sequential import SequentialBackend
 from xdoe.errors import InputError
 
 if TYPE_CHECKING:
     from xdoe.campaign._options import CampaignOptions
+    from xdoe.campaign.backends._base import Backend
 
 __all__ = ["parse_jobs", "make_backend"]
 
@@ -39,7 +36,7 @@ def parse_jobs(value: str | int | None) -> int:
     return jobs
 
 
-def make_backend(options: "CampaignOptions", *, forward_progress: bool = False) -> Backend:
+def make_backend(options: "CampaignOptions", *, forward_progress: bool = False) -> "Backend":
     """The backend ``options`` ask for: Dask when ``options.dask`` is given
     (``jobs`` > 1 sizes a local cluster), a process pool for ``jobs > 1``,
     else one worker process that runs the runs one after another and
@@ -52,6 +49,11 @@ def make_backend(options: "CampaignOptions", *, forward_progress: bool = False) 
     Raises:
         InputError: the Dask scheduler cannot be reached.
     """
+    # the backends are imported here: parsing --jobs (xrun's first step) loads none of them
+    from xdoe.campaign.backends._dask import DaskBackend
+    from xdoe.campaign.backends._pool import ProcessPoolBackend
+    from xdoe.campaign.backends._sequential import SequentialBackend
+
     if options.dask:
         return DaskBackend(options.dask, n_workers=options.jobs if options.jobs > 1 else None)
     if options.jobs > 1:

@@ -19,7 +19,7 @@ from typing import Any, Callable, Iterator, Sequence
 from xdoe._process import process_alive, watch_process
 from xdoe.campaign._tasks import WORKER_DIED, RunTask, execute_in_worker
 from xdoe.campaign.backends._base import FutureBackend, ProgressCallback, failed_result, stops
-from xdoe.campaign.backends._warm import default_start_method, start_forkserver, warm_modules
+from xdoe.campaign.backends._warm import default_start_method, forkserver_started, start_forkserver, warm_modules
 from xdoe.errors import DiskFullError, InputError, ObservationSpaceWarning
 from xdoe.execution import PhaseResult, RunResult, WatchBoard, kill_stuck_runs
 from xdoe.store import Store
@@ -67,10 +67,23 @@ def _pool_init(queue: Any, progress: Any = None, parent: int | None = None, term
     if parent is not None:  # no worker outlives its xrun, however that ends (SIGKILL too)
         watch_process(parent, _orphaned, name="xdoe-watch-parent")
     kill_stuck_runs(board)  # a run stuck past its time limit kills this worker; the parent reports it
-    from xdoe.documents import RunDocumentWarning
-
-    warnings.simplefilter("ignore", RunDocumentWarning)  # the parent printed them when it loaded the files
     warnings.simplefilter("ignore", ObservationSpaceWarning)  # the parent prints them from the run's result
+
+
+def _quiet_document_warnings() -> None:
+    """Before a worker loads a task's file (a task made without its plan):
+    the caller printed the document's warnings when it loaded the files.
+    Not in :func:`_pool_init`: the run-document models (pydantic) are
+    imported only by a worker that reads a document."""
+    global _DOCUMENT_WARNINGS_QUIET
+    if not _DOCUMENT_WARNINGS_QUIET:
+        from xdoe.documents import RunDocumentWarning
+
+        warnings.simplefilter("ignore", RunDocumentWarning)
+        _DOCUMENT_WARNINGS_QUIET = True
+
+
+_DOCUMENT_WARNINGS_QUIET = False
 
 
 #: seconds between two forwarded episode-progress events of a worker (a display redraws
@@ -137,6 +150,8 @@ def _pool_task(key: int, task: RunTask) -> RunResult:
     global _TASK
     _TASK = task
     _IN_RUN.set()
+    if task.plan is None:
+        _quiet_document_warnings()
     try:
         if _STARTED is not None:
             _STARTED.put((key, os.getpid()))
@@ -179,8 +194,9 @@ class ProcessPoolBackend(FutureBackend):
 
     def warm(self, tasks: Sequence[RunTask]) -> None:
         """Preload the modules ``tasks`` need into the forkserver (before it
-        starts; it is shared by every pool of this process)."""
-        if self.start_method == "forkserver":
+        starts; it is shared by every pool of this process; once it runs,
+        nothing is looked up: ``xrun`` starts it before reading the documents)."""
+        if self.start_method == "forkserver" and not forkserver_started():
             start_forkserver(warm_modules(tasks))
 
     def _ensure_pool(self) -> ProcessPoolExecutor:
@@ -218,6 +234,9 @@ class ProcessPoolBackend(FutureBackend):
         announced: set[int] = set()
         failed = False
         since = datetime.now(timezone.utc) - timedelta(seconds=1)  # instances of this call start later
+        # results are handed on only once the workers that produced them have their next runs:
+        # a worker is not kept idle while the caller handles a result (draws its laydown.svg...)
+        ready: list[RunResult] = []
         if self._pool is None and self.pools_created == 0:
             self.warm(tasks)
         while queue or in_flight:
@@ -235,6 +254,8 @@ class ProcessPoolBackend(FutureBackend):
                     broken = True
                     break
             self._snapshot()
+            yield from ready
+            ready.clear()
             if not broken:
                 if not in_flight:
                     break
@@ -259,12 +280,13 @@ class ProcessPoolBackend(FutureBackend):
                     except BaseException as exc:  # noqa: BLE001 - raised in the worker (sys.exit, unpicklable result...)
                         result = failed_result(task, f"{type(exc).__name__}: {exc}")
                     if stops(result, fail_fast):
-                        failed = True
-                    yield result
+                        failed = True  # before the next submissions: nothing more starts
+                    ready.append(result)
             if broken:
                 yield from self._recover(in_flight, queue, breaks, since)
                 if fail_fast:
                     failed = True
+        yield from ready
 
     def _wait(self, futures: list[Any], progress: "ProgressCallback | None") -> set[Any]:
         """Wait for a task to finish, meanwhile handing the workers' progress

@@ -10,20 +10,22 @@ own work (reading the run documents, asking the store what finished).
 from __future__ import annotations
 
 import multiprocessing
+import os
 from typing import TYPE_CHECKING, Sequence
 
 if TYPE_CHECKING:
     from xdoe.campaign._tasks import RunTask
 
-__all__ = ["WARM_MODULES", "warm_modules", "default_start_method", "start_forkserver"]
+__all__ = ["WARM_MODULES", "warm_modules", "default_start_method", "forkserver_started", "start_forkserver"]
 
 #: what every run imports (the executor, the store: ``xdoe.campaign._tasks`` imports
-#: ``xdoe.store.Store`` with its recorder and claims, numpy, gymnasium, pydantic):
-#: loaded once into the forkserver, so that each worker forked from it starts warm
-#: (and the common built-in components; not matplotlib: the workers never draw, xrun draws
-#: each run's laydown.svg itself)
+#: ``xdoe.store.Store`` with its recorder and claims, numpy, gymnasium): loaded once into
+#: the forkserver, so that each worker forked from it starts warm (and the common built-in
+#: components). Not matplotlib: the workers never draw, xrun draws each run's laydown.svg
+#: itself; not pydantic's run-document models: a task carries its plan, parsed by xrun.
 WARM_MODULES = ("xdoe.campaign._tasks", "xdoe.execution._runner", "xdoe.execution._api",
-                "xdoe.documents._run", "xdoe.environment", "xdoe.agent", "numpy", "gymnasium",
+                "xdoe.execution._parallel_workers", "xdoe.execution._resume",
+                "xdoe.environment", "xdoe.agent", "numpy", "gymnasium",
                 "xdoe.components.environments._gymnasium", "xdoe.components.agents._qlearning",
                 "xdoe.components.agents._objectives", "xdoe.simulation", "xdoe.conditions")
 
@@ -69,11 +71,21 @@ def default_start_method() -> str:
 
 
 
+_STARTED_BY: int | None = None  # the pid of the process that started its forkserver here
+
+
+def forkserver_started() -> bool:
+    """Whether :func:`start_forkserver` started this process's forkserver
+    (its preloaded modules can no longer change)."""
+    return _STARTED_BY == os.getpid()
+
+
 def start_forkserver(modules: Sequence[str] = WARM_MODULES) -> bool:
     """Start this process's forkserver (if the platform has one and it is
     not running yet) with ``modules`` preloaded; returns whether it runs.
     Preloading only imports: a module that fails to import is skipped there
     and imported by the worker that needs it."""
+    global _STARTED_BY
     if default_start_method() != "forkserver":
         return False
     from multiprocessing import forkserver
@@ -81,4 +93,5 @@ def start_forkserver(modules: Sequence[str] = WARM_MODULES) -> bool:
     context = multiprocessing.get_context("forkserver")
     context.set_forkserver_preload(list(modules))  # no effect once the server runs
     forkserver.ensure_running()
+    _STARTED_BY = os.getpid()
     return True
