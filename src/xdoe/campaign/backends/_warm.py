@@ -91,7 +91,8 @@ def start_forkserver(modules: Sequence[str] = WARM_MODULES) -> bool:
     from multiprocessing import forkserver
 
     context = multiprocessing.get_context("forkserver")
-    context.set_forkserver_preload(list(modules))  # no effect once the server runs
+    # no effect once the server runs; the collector is off while it imports (see _gc_paused)
+    context.set_forkserver_preload([f"{__package__}._gc_paused", *modules, f"{__package__}._gc_resumed"])
     forkserver.ensure_running()
     _STARTED_BY = os.getpid()
     return True
