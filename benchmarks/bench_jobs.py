@@ -28,7 +28,16 @@ gives each session its share of the cores, however many processes it runs:
 the capacity then falls towards 1 and no wall-time speed-up can show (the CPU
 times stay comparable).
 
-Usage: ``python benchmarks/bench_jobs.py [--repeats R] [--episodes N] [--runs R] [--baseline SRC]``
+``--startup`` measures instead, in CPU seconds (fresh processes, medians of
+``--repeats``; with ``--baseline`` for both trees), the pieces of ``--jobs 2``'s
+start-up, which on two free cores give the time before the first run can
+start whatever other processes do: the parent's CPU until it starts the
+forkserver, the forkserver's (a Python start-up and the preload of the modules
+it is given), and the parent's CPU until it hands out its first run. The first
+run starts after max(parent until forkserver + forkserver, parent until first
+run) plus a fork.
+
+Usage: ``python benchmarks/bench_jobs.py [--repeats R] [--episodes N] [--runs R] [--baseline SRC] [--startup]``
 """
 
 from __future__ import annotations
@@ -102,6 +111,61 @@ def timed(commands: list[list[str]], cwd: Path, env: dict[str, str] | None = Non
     return wall, (after.ru_utime - before.ru_utime) + (after.ru_stime - before.ru_stime)
 
 
+# xrun --jobs 2, stopped at a point of its start-up: prints the CPU seconds of the process so
+# far and, at the forkserver's start, the modules the forkserver would preload
+STOPPED = """
+import os, sys, time
+from concurrent.futures import ProcessPoolExecutor
+from multiprocessing import forkserver
+def at_forkserver(*args, **kwargs):
+    print("cpu", time.process_time(), flush=True)
+    print("preload", ",".join(forkserver._forkserver._preload_modules), flush=True)
+    if sys.argv[1] == "forkserver":
+        os._exit(0)
+def at_submit(*args, **kwargs):
+    print("cpu", time.process_time(), flush=True)
+    os._exit(0)
+forkserver.ensure_running = at_forkserver
+ProcessPoolExecutor.submit = at_submit
+from xdoe.cli._xrun import main
+main(sys.argv[2:])
+"""
+PRELOAD = "import sys\nfor m in sys.argv[1].split(','):\n    try:\n        __import__(m)\n    except ImportError:\n        pass\n"
+
+
+def startup(files: list[str], tmp: Path, repeats: int, variants: dict[str, dict[str, str] | None]) -> None:
+    """``--startup``: the CPU pieces of ``--jobs 2``'s start-up (see the module docstring)."""
+    def cpu_of(argv: list[str], env: dict[str, str] | None) -> tuple[float, str]:
+        before = resource.getrusage(resource.RUSAGE_CHILDREN)
+        out = subprocess.run(argv, cwd=tmp, capture_output=True, text=True, env=env)
+        after = resource.getrusage(resource.RUSAGE_CHILDREN)
+        if out.returncode != 0:
+            raise SystemExit(out.stderr)
+        return (after.ru_utime - before.ru_utime) + (after.ru_stime - before.ru_stime), out.stdout
+
+    got: dict[str, list[float]] = {}
+    for round_ in range(repeats):
+        for label, env in variants.items():
+            for stop in ("forkserver", "submit"):
+                store = tmp / f"startup-{label or 'now'}-{stop}-{round_}.sqlite"
+                _, out = cpu_of([sys.executable, "-c", STOPPED, stop, *xrun(files, store, tmp / "results", 2)[3:]], env)
+                lines = dict(line.split(" ", 1) for line in out.splitlines() if " " in line)
+                got.setdefault(f"{label}parent until the forkserver starts" if stop == "forkserver"
+                               else f"{label}parent until its first run", []).append(
+                    float(out.split("cpu ")[1].split()[0] if stop == "forkserver" else out.split("cpu ")[-1].split()[0]))
+                if stop == "forkserver":
+                    cpu, _ = cpu_of([sys.executable, "-c", PRELOAD, lines["preload"]], env)
+                    got.setdefault(f"{label}forkserver (start-up and preload)", []).append(cpu)
+    med = statistics.median
+    print(f"--jobs 2 start-up pieces, CPU seconds, medians of {repeats} [min-max]")
+    for name, values in got.items():
+        print(f"  {name:48s} {med(values):6.3f} [{min(values):.3f}-{max(values):.3f}]")
+    for label in variants:
+        first = max(med(got[f"{label}parent until the forkserver starts"]) + med(got[f"{label}forkserver (start-up and preload)"]),
+                    med(got[f"{label}parent until its first run"]))
+        print(f"  {label or 'now: '}first run can start after ~{first:.2f} s on two free cores")
+
+
 def xrun(files: list[str], store: Path, results: Path, jobs: int) -> list[str]:
     return [sys.executable, "-c", XRUN, "experiment-start", *files, "--quiet", "--jobs", str(jobs),
             "--store", f"sqlite:///{store}", "--results", str(results)]
@@ -113,6 +177,7 @@ def main() -> None:
     parser.add_argument("--episodes", type=int, default=600)
     parser.add_argument("--runs", type=int, default=4, help="runs in the campaign (even; default 4)")
     parser.add_argument("--baseline", type=Path, default=None, help="a source tree to measure side by side")
+    parser.add_argument("--startup", action="store_true", help="measure the CPU pieces of --jobs 2's start-up")
     args = parser.parse_args()
     base_env = None if args.baseline is None else {**os.environ, "PYTHONPATH": str(args.baseline.resolve())}
     import xdoe
@@ -127,6 +192,9 @@ def main() -> None:
         tmp = Path(d)
         files = campaign(tmp, args.episodes, args.runs)
         half = len(files) // 2
+        if args.startup:
+            startup(files, tmp, args.repeats, {"": None, **({"baseline: ": base_env} if base_env else {})})
+            return
         py = [sys.executable, "-c", BUSY]
         for round_ in range(args.repeats):
             got: dict[str, float] = {}
