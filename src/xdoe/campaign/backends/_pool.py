@@ -70,21 +70,6 @@ def _pool_init(queue: Any, progress: Any = None, parent: int | None = None, term
     warnings.simplefilter("ignore", ObservationSpaceWarning)  # the parent prints them from the run's result
 
 
-def _quiet_document_warnings() -> None:
-    """Before a worker loads a task's file (a task made without its plan):
-    the caller printed the document's warnings when it loaded the files.
-    Not in :func:`_pool_init`: the run-document models (pydantic) are
-    imported only by a worker that reads a document."""
-    global _DOCUMENT_WARNINGS_QUIET
-    if not _DOCUMENT_WARNINGS_QUIET:
-        from xdoe.documents import RunDocumentWarning
-
-        warnings.simplefilter("ignore", RunDocumentWarning)
-        _DOCUMENT_WARNINGS_QUIET = True
-
-
-_DOCUMENT_WARNINGS_QUIET = False
-
 
 #: seconds between two forwarded episode-progress events of a worker (a display redraws
 #: a few times a second; phase starts and ends are always forwarded)
@@ -150,8 +135,10 @@ def _pool_task(key: int, task: RunTask) -> RunResult:
     global _TASK
     _TASK = task
     _IN_RUN.set()
-    if task.plan is None:
-        _quiet_document_warnings()
+    if task.plan is None:  # this worker reads the file (the run-document models are imported only then):
+        from xdoe.documents import RunDocumentWarning  # the caller printed its warnings when it loaded it
+
+        warnings.simplefilter("ignore", RunDocumentWarning)  # (no duplicate: it replaces the same filter)
     try:
         if _STARTED is not None:
             _STARTED.put((key, os.getpid()))
