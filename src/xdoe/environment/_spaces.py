@@ -90,9 +90,18 @@ class ObservationReport:
             self.on_message(uid, message)
         return True
 
-    def warn(self, message: str) -> None:
-        """Warn ``message`` (:class:`~xdoe.errors.ObservationSpaceWarning`), after the label."""
-        warnings.warn(f"{self.label}: {message}" if self.label else message, ObservationSpaceWarning, stacklevel=4)
+    def warn(self, message: str, category: type[Warning] = ObservationSpaceWarning) -> None:
+        """Warn ``message`` (default :class:`~xdoe.errors.ObservationSpaceWarning`), after the label."""
+        warnings.warn(f"{self.label}: {message}" if self.label else message, category, stacklevel=4)
+
+    def note(self, key: str, message: str, category: type[Warning] = ObservationSpaceWarning) -> bool:
+        """:meth:`add` and, the first time for ``key``, :meth:`warn`: how every
+        warning of a run is reported (the run's recorder notes a non-finite
+        reward here too, :class:`~xdoe.errors.NonFiniteWarning`)."""
+        if not self.add(key, message):
+            return False
+        self.warn(message, category)
+        return True
 
 
 _REPORT: contextvars.ContextVar[ObservationReport | None] = contextvars.ContextVar(
@@ -167,9 +176,7 @@ class ObservationCheck:
 def report_observation(uid: str, message: str) -> None:
     """A message a worker process found (``--parallel-workers``), noted in
     the report of the run executed here and warned when it is its sensor's first."""
-    report = _REPORT.get() or ObservationReport()
-    if report.add(uid, message):
-        report.warn(message)
+    (_REPORT.get() or ObservationReport()).note(uid, message)
 
 
 def observation_check(policy: str | None, where: str) -> ObservationCheck | None:
