@@ -70,7 +70,9 @@ def inside(space: spaces.Space, value: Any) -> bool:
 class ObservationReport:
     """The out-of-space observations of one run: the first message of each
     sensor (``messages``, in the order found); ``on_message`` is called with
-    each new one (e.g. to send it from a worker process to the run's)."""
+    each new one (e.g. to send it from a worker process to the run's). The
+    run's other warnings are noted here too (:meth:`note`: a non-finite
+    reward, :class:`~xdoe.errors.NonFiniteWarning`)."""
 
     def __init__(self, on_message: Callable[[str, str], None] | None = None, label: str = "") -> None:
         self.label = label  # e.g. "run dummy-0001": starts each warning
@@ -176,7 +178,9 @@ class ObservationCheck:
 def report_observation(uid: str, message: str) -> None:
     """A message a worker process found (``--parallel-workers``), noted in
     the report of the run executed here and warned when it is its sensor's first."""
-    (_REPORT.get() or ObservationReport()).note(uid, message)
+    report = _REPORT.get() or ObservationReport()
+    if report.add(uid, message):
+        report.warn(message)
 
 
 def observation_check(policy: str | None, where: str) -> ObservationCheck | None:
