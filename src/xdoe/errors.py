@@ -42,6 +42,7 @@ __all__ = [
     "SlurmError",
     "RunTimeout",
     "ObservationSpaceWarning",
+    "RunWarning",
 ]
 
 
@@ -282,12 +283,19 @@ def parse_key_path(key: str) -> tuple[str | int, ...]:
     return tuple(out)
 
 
-class NonFiniteWarning(UserWarning):
+class RunWarning(UserWarning):
+    """Something a run reports and goes on with: noted once per run and
+    cause in the run's report, so it is printed by ``xrun`` as ``run <uid>
+    warning: ...``, kept in ``RunResult.warnings``, stored with the run
+    instance and shown by ``xrun status``."""
+
+
+class NonFiniteWarning(RunWarning):
     """An episode's reward, objective or wall time was NaN or infinite; it is
     recorded as missing (``NULL`` in the store, ``null`` in ``episodes.jsonl``)."""
 
 
-class ObservationSpaceWarning(UserWarning):
+class ObservationSpaceWarning(RunWarning):
     """An environment reported a sensor value outside the sensor's space
     (``phase_config.observation_check: warn``, the default); warned once per
     run and sensor, naming the sensor, the value and the space."""

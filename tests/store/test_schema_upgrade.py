@@ -24,6 +24,8 @@ from xdoe.store._tables import SCHEMA_REVISION
 
 DATA = Path(__file__).with_name("data")
 NEW = ("terminated", "truncated", "cut_by")
+#: every column added since version 1 (left out of the row dumps compared before and after)
+ADDED = (*NEW, "warnings")
 NOW = "2026-01-01 12:00:00"
 #: table -> the first columns of its rows (ids come from the database, as version 1 let them)
 ROWS = {
@@ -75,7 +77,7 @@ def _dump(url: str) -> dict[str, list[tuple]]:
         with engine.connect() as conn:
             out = {}
             for table in inspect(conn).get_table_names():
-                names = [c["name"] for c in inspect(conn).get_columns(table) if c["name"] not in NEW]
+                names = [c["name"] for c in inspect(conn).get_columns(table) if c["name"] not in ADDED]
                 if table == "alembic_version":
                     continue
                 quoted = ", ".join(f'"{n}"' for n in names)
@@ -135,7 +137,7 @@ def test_the_first_write_upgrades_the_store_and_keeps_every_row(store_url: str, 
     url = _old_store(store_url)
     before = _dump(url)
     with Store(url) as store:  # opened for writing: upgraded
-        assert store.schema_version == SCHEMA_VERSION == 2 and store.has_end_columns
+        assert store.schema_version == SCHEMA_VERSION == 3 and store.has_end_columns
         doc = {"uid": "new-0000", "experiment_uid": "old-study", "seed": 6,
                "design_point": {"index": 0, "repetition": 1, "levels": {"alpha": 0.5}}}
         with store.recorder(doc, results_root=tmp_path / "results") as rec:
@@ -164,7 +166,7 @@ def test_the_first_write_upgrades_the_store_and_keeps_every_row(store_url: str, 
             (True, None, None, None)]
     engine.dispose()
     with Store(url) as store:  # a second writer finds it complete: nothing to do
-        assert store.schema_version == 2
+        assert store.schema_version == SCHEMA_VERSION
 
 
 def test_a_store_without_session_tables_is_upgraded_and_gets_them_on_first_use(tmp_path: Path) -> None:
@@ -186,18 +188,18 @@ def test_a_newer_store_is_refused_naming_both_revisions(tmp_path: Path, recorded
     Store(url).close()
     engine = create_engine(url)
     with engine.begin() as conn:
-        if recorded == "alembic_version":  # a later xdoe with a revision 0003
-            conn.execute(text("UPDATE alembic_version SET version_num = '0003'"))
+        if recorded == "alembic_version":  # a later xdoe with a revision 0099
+            conn.execute(text("UPDATE alembic_version SET version_num = '0099'"))
         else:  # what a later xdoe also writes, and releases before Alembic read
-            conn.execute(text("UPDATE store_meta SET value = '3' WHERE key = 'schema_version'"))
+            conn.execute(text("UPDATE store_meta SET value = '99' WHERE key = 'schema_version'"))
     engine.dispose()
     for create in (True, False):
-        with pytest.raises(StoreError, match=f"schema revision 0003, newer than this xdoe's {SCHEMA_REVISION}; "
+        with pytest.raises(StoreError, match=f"schema revision 0099, newer than this xdoe's {SCHEMA_REVISION}; "
                                              r"upgrade xdoe \(pip install --upgrade xdoe\)"):
             Store(url, create=create)
     proc = _xrun(tmp_path, [], "experiment-start", str(_run_file(tmp_path)), "--store", url, "--quiet")
     assert proc.returncode == 2 and proc.stdout == ""
-    assert proc.stderr.strip().count("\n") == 0 and "newer than this xdoe's 0002; upgrade xdoe" in proc.stderr
+    assert proc.stderr.strip().count("\n") == 0 and f"newer than this xdoe's {SCHEMA_REVISION}; upgrade xdoe" in proc.stderr
 
 
 def test_an_unreadable_revision_is_refused(tmp_path: Path) -> None:
@@ -255,7 +257,7 @@ def test_upgrading_without_alembic_names_the_extra_and_changes_nothing(tmp_path:
     proc = _xrun(tmp_path, ["alembic"], "experiment-start", str(_run_file(tmp_path)), "--store", url, "--quiet")
     assert proc.returncode == 2, proc.stderr
     assert proc.stderr.strip().count("\n") == 0 and "Traceback" not in proc.stderr
-    assert proc.stderr.startswith("error: store ") and "has schema revision 0001, older than this xdoe's 0002" \
+    assert proc.stderr.startswith("error: store ") and f"has schema revision 0001, older than this xdoe's {SCHEMA_REVISION}" \
         in proc.stderr and "pip install 'xdoe[migrate]'" in proc.stderr
     assert _dump(url) == before and _versions(url) == ("1", [])  # rolled back: the store is as it was
 
@@ -270,8 +272,67 @@ def test_a_new_store_is_created_at_head_without_alembic(tmp_path: Path) -> None:
                             f"Store({url!r}).close(); print('alembic' in sys.modules)"],
                            capture_output=True, text=True, timeout=120)
     assert check.stdout.split() == ["False"], check.stderr  # opening, like creating, never imports Alembic
-    assert _versions(url) == ("2", [SCHEMA_REVISION])
+    assert _versions(url) == (str(SCHEMA_VERSION), [SCHEMA_REVISION])
     engine = create_engine(url)
     with engine.connect() as conn:  # Alembic sees the store at head, as after `alembic stamp head`
         assert MigrationContext.configure(conn).get_current_revision() == SCHEMA_REVISION
     engine.dispose()
+
+
+def _version_2_store(url: str) -> str:
+    """A store at revision 0002 (what the release before run warnings
+    wrote: the chain up to 0002, both version records), with a finished run."""
+    from alembic import command
+
+    from xdoe.store import migrations
+
+    engine = create_engine(url)
+    if engine.dialect.name == "sqlite":
+        Path(str(engine.url.database)).parent.mkdir(parents=True, exist_ok=True)
+    params = {"now": NOW, "doc": json.dumps({"uid": "old-0000"}), "levels": json.dumps({"alpha": 0.5}), "yes": True}
+    try:
+        with engine.begin() as conn:
+            command.upgrade(migrations.config(conn), "0002")
+        with engine.begin() as conn:
+            conn.execute(text("INSERT INTO store_meta VALUES ('schema_version', '2')"))
+            for table, (columns, values) in ROWS.items():
+                for row in values:
+                    conn.execute(text(f"INSERT INTO {table} ({columns}) VALUES {row}"), params)
+    finally:
+        engine.dispose()
+    return url
+
+
+def test_a_version_2_store_is_read_as_it_is_and_upgraded_to_3_on_first_write(store_url: str, tmp_path: Path) -> None:
+    from sqlalchemy import select
+
+    from xdoe.store._tables import run_instance
+
+    url = _version_2_store(store_url)
+    before = _dump(url)
+    assert "warnings" not in _columns(url, "run_instance")
+    with Store(url, create=False) as store:  # `xrun status` reads it: no warnings column, none shown
+        assert store.schema_version == 2
+        status = store.campaign_status()
+        assert [(r.run, r.status, r.warnings) for r in status.runs] == [("old-0000", "finished", ())]
+    assert _dump(url) == before and _versions(url) == ("2", ["0002"])
+    with Store(url) as store:  # opened for writing: upgraded
+        assert store.schema_version == SCHEMA_VERSION == 3
+        with store.recorder({"uid": "new-0000", "experiment_uid": "old-study", "seed": 1},
+                            results_root=tmp_path / "results") as rec:
+            rec.phase_started(0, "training", "train", {"worker": 1})
+            rec.phase_finished()
+            rec.finish("finished", warnings=["something odd"])
+        status = store.campaign_status()
+    assert {r.run: r.warnings for r in status.runs} == {"old-0000": (), "new-0000": ("something odd",)}
+    assert _columns(url, "run_instance")[-1] == "warnings"
+    assert _versions(url) == (str(SCHEMA_VERSION), [SCHEMA_REVISION])
+    after = _dump(url)
+    for table, rows in before.items():
+        if table != "store_meta":
+            assert after[table][:len(rows)] == rows, table
+    engine = create_engine(url)
+    with engine.connect() as conn:  # the old instance: NULL, not recorded
+        rows = conn.execute(select(run_instance.c.id, run_instance.c.warnings).order_by(run_instance.c.id)).all()
+    engine.dispose()
+    assert rows == [(1, None), (2, ["something odd"])]

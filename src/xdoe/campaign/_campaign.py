@@ -31,7 +31,7 @@ from xdoe.campaign._options import CampaignOptions
 from xdoe.campaign._tasks import DONE_STATUSES, RunTask, task_for
 from xdoe.campaign._waiting import run_all
 from xdoe.campaign.backends import make_backend
-from xdoe.errors import ObservationSpaceWarning
+from xdoe.errors import RunWarning
 from xdoe.execution import Decision, RunResult, decision_for, sigint_as_ctrl_c
 from xdoe.store import Store
 
@@ -144,7 +144,7 @@ class Campaign:
         # warnings travel in its result (RunResult.warnings), not as Python warnings here
         with sigint_as_ctrl_c(), warnings.catch_warnings(), \
                 make_backend(options, forward_progress=progress is not None) as backend:
-            warnings.simplefilter("ignore", ObservationSpaceWarning)
+            warnings.simplefilter("ignore", RunWarning)
             for result in run_all(backend, tasks, fail_fast=options.fail_fast, started=handed,
                                   waiting=waiting, progress=progress):
                 i = position[str(result.task_key)]

@@ -107,6 +107,7 @@ def status_command(output_dir: Path | None, experiment: str | None, store_url: s
         spare = out.width - sum(fixed) - 3 * (len(names) + 1) - 1
         if len(rows) > PLAIN_ROWS and spare >= 12:  # rich lays out ~1,000 rows a second: draw its frame ourselves
             _plain_table(out, title, names, fixed, [c + [r.reason or ""] for r, c in zip(rows, cells)], spare)
+            _print_warnings(out, rows)
             out.print(status.summary, markup=False, highlight=False)
             sys.exit(EXIT_OK if status.all_finished else EXIT_FAILED)
         for c in cells:
@@ -122,6 +123,7 @@ def status_command(output_dir: Path | None, experiment: str | None, store_url: s
             row[3] = f"[{style}]{r.status}[/{style}]" if style else r.status
             table.add_row(*row, escape(r.reason or ""))
         out.print(table)
+        _print_warnings(out, rows)
     out.print(status.summary, markup=False, highlight=False)
     sys.exit(EXIT_OK if status.all_finished else EXIT_FAILED)
 
@@ -182,6 +184,14 @@ def _status_json(status: Any, only: tuple[str, ...], experiment: str | None) -> 
     return json.dumps({"experiment": experiment, "runs": runs, "counts": status.counts, "all_finished": status.all_finished}, indent=2)
 
 
+def _print_warnings(console: Any, rows: list[Any]) -> None:
+    """``run <uid> warning: <line>`` for each warning of ``rows``' instances,
+    as ``xrun experiment-start`` printed it."""
+    for r in rows:
+        for line in r.warnings:
+            console.print(f"run {r.run} warning: {line}", markup=False, highlight=False, soft_wrap=True)
+
+
 def _print_run(console: Any, r: Any, instance: Any) -> None:
     """One run's status in full: every field, the whole reason and the traceback."""
     fields = [("run", r.run), ("status", r.status), ("design point", r.design_point),
@@ -191,6 +201,7 @@ def _print_run(console: Any, r: Any, instance: Any) -> None:
     for name, value in fields:
         if value not in (None, ""):
             console.print(f"{name}: {value}", markup=False, highlight=False, soft_wrap=True)
+    _print_warnings(console, [r])
     if instance is not None and instance.traceback:
         console.print(instance.traceback.rstrip(), markup=False, highlight=False, soft_wrap=True)
 

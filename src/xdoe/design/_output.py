@@ -34,6 +34,7 @@ from typing import Any, Callable, Iterable, Protocol
 
 from xdoe._files import xgen_folder
 from xdoe.design._extend import ExtendPlan, layout_for, plan_extension, write_extension
+from xdoe.design._shared import ValueTexts
 from xdoe.design._staging import clean_stale_staging, staging_prefix
 from xdoe.documents import canonical_json, dump_canonical
 from xdoe.errors import InputError, XdoeError
@@ -210,10 +211,12 @@ _CSV_BUFFER = io.StringIO()
 _CSV_WRITER = csv.writer(_CSV_BUFFER, lineterminator="\n")
 
 
-def _csv_line(cells: Iterable[Any]) -> bytes:
+def _csv_lines(rows: Iterable[list[str | int]]) -> bytes:
+    """``rows`` as CSV lines (cells: texts from :func:`_csv_cell`, or ints,
+    which ``csv`` writes as ``str``, what ``_csv_cell`` gives them)."""
     _CSV_BUFFER.seek(0)
     _CSV_BUFFER.truncate()
-    _CSV_WRITER.writerow([_csv_cell(c) for c in cells])
+    _CSV_WRITER.writerows(rows)
     return _CSV_BUFFER.getvalue().encode("utf-8")
 
 
@@ -232,9 +235,10 @@ def _emit(
     before, after = head.split('\n "input_sha256"', 1)
     manifest.write((before + '\n "files": [').encode("utf-8"))
     table = sink.stream(layout.design_csv)
-    table.write(_csv_line(["run_uid", "design_point", "repetition", "seed", *factor_names]))
-    entries: list[str] = []  # manifest entries and CSV lines not yet written (written in batches)
-    lines: list[bytes] = []
+    table.write(_csv_lines([["run_uid", "design_point", "repetition", "seed", *factor_names]]))
+    entries: list[str] = []  # manifest entries and CSV rows not yet written (written in batches)
+    rows: list[list[str | int]] = []
+    cell = ValueTexts(_csv_cell)  # a level's text, once per distinct level
 
     def entry(name: str, sha: str) -> None:
         quoted = f'"{name}"' if _JSON_PLAIN.fullmatch(name) else json.dumps(name)
@@ -248,9 +252,9 @@ def _emit(
             manifest.write((("\n  " if first else ",\n  ") + ",\n  ".join(entries)).encode("utf-8"))
             first = False
             entries.clear()
-        if lines:
-            table.write(b"".join(lines))
-            lines.clear()
+        if rows:
+            table.write(_csv_lines(rows))
+            rows.clear()
 
     render, run_file = runs.render, layout.run_file
     sha256 = hashlib.sha256
@@ -259,8 +263,8 @@ def _emit(
         name, data = run_file(k), text.encode("utf-8")
         sink.file(name, data)
         entry(name, sha256(data).hexdigest())
-        lines.append(_csv_line([uid, index, repetition, seed, *(levels[f] if f in levels else "" for f in factor_names)]))
-        if len(lines) >= _BATCH:
+        rows.append([uid, index, repetition, seed, *[cell(levels[f]) if f in levels else "" for f in factor_names]])
+        if len(rows) >= _BATCH:
             flush()
         if progress is not None:
             progress(k + 1)

@@ -1,13 +1,14 @@
 """Sub-trees shared by many run documents (:class:`SharedSubtrees`, the
 expander's memory): built once, registered in the render cache so that
 :func:`~xdoe.documents.dump_canonical` renders them once, and forgotten in
-bulk beyond :data:`MAX_INSTANCES` so that memory stays flat."""
+bulk beyond :data:`MAX_INSTANCES` so that memory stays flat. The texts of
+recurring level values (:class:`ValueTexts`) are kept the same way."""
 
 from __future__ import annotations
 
-from typing import Any
+from typing import Any, Callable
 
-__all__ = ["SharedSubtrees", "MAX_INSTANCES"]
+__all__ = ["SharedSubtrees", "MAX_INSTANCES", "ValueTexts"]
 
 #: definitions with placeholders kept built, per distinct values of their factors (then forgotten)
 MAX_INSTANCES = 4096
@@ -66,3 +67,34 @@ class SharedSubtrees:
             for ident in added:
                 del self.render_cache[ident]
         self._instances.clear()
+
+
+class ValueTexts:
+    """``texts(value)``: ``make(value)``, remembered by the value's type and
+    value, for the texts of levels that recur from run to run (a float's
+    shortest ``repr`` costs ~20 times a dict look-up). ``make`` must depend
+    on nothing but the type and the value. Not remembered: ``0.0``/``-0.0``
+    (equal keys, two texts) and unhashable values (list and mapping levels).
+    At most :data:`MAX_INSTANCES` texts are kept (then forgotten in bulk).
+    """
+
+    __slots__ = ("_make", "_texts")
+
+    def __init__(self, make: Callable[[Any], str]) -> None:
+        self._make = make
+        self._texts: dict[tuple[type, Any], str] = {}
+
+    def __call__(self, value: Any) -> str:
+        kind = type(value)
+        try:
+            return self._texts[kind, value]
+        except KeyError:
+            pass
+        except TypeError:  # unhashable
+            return self._make(value)
+        text = self._make(value)
+        if kind is not float or value != 0.0:
+            if len(self._texts) >= MAX_INSTANCES:
+                self._texts.clear()
+            self._texts[kind, value] = text
+        return text

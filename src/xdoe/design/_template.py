@@ -38,7 +38,7 @@ from __future__ import annotations
 import re
 from typing import Any
 
-from xdoe.design._shared import MAX_INSTANCES
+from xdoe.design._shared import MAX_INSTANCES, ValueTexts
 from xdoe.documents import (
     PlaceholderError,
     canonical_json,
@@ -102,7 +102,7 @@ class _Template:
     """The text of the run documents of one structure: literal text around
     sites, each site a value by name or a string with placeholders."""
 
-    __slots__ = ("literals", "slots", "sites", "_pieces")
+    __slots__ = ("literals", "slots", "sites", "_pieces", "_run_site")
 
     def __init__(self, literals: list[str], slots: list[int], sites: list[tuple[str | None, str]]) -> None:
         self.literals = literals
@@ -110,21 +110,25 @@ class _Template:
         self.sites = sites
         #: the literals at the even places, the sites' texts go between them
         self._pieces: list[str] = [text for literal in literals for text in (literal, "")][:-1]
+        #: per site: whether it shows one of the run's own values (new in every run: not remembered)
+        self._run_site = [name in RUN_SITES for name, _ in sites]
 
-    def fill(self, values: dict[str, Any]) -> str | None:
+    def fill(self, values: dict[str, Any], scalar_texts: ValueTexts | None = None) -> str | None:
         """The text for ``values`` (the named factors' values and
         :data:`RUN_SITES`); ``None`` when a site's value is not a plain scalar
         (a list or mapping: its block form depends on the place) or cannot be
-        computed."""
+        computed. ``scalar_texts``: ``format_scalar`` remembering the texts of
+        recurring values (:class:`~xdoe.design._shared.ValueTexts`)."""
+        remembered = format_scalar if scalar_texts is None else scalar_texts
         texts = []
-        for name, source in self.sites:
+        for (name, source), run_site in zip(self.sites, self._run_site):
             try:
                 value = values[name] if name is not None else interpolate(source, values)
             except (KeyError, PlaceholderError):
                 return None
             if type(value) is not str and type(value) not in _PLAIN_SCALARS:
                 return None
-            texts.append(format_scalar(value))
+            texts.append(format_scalar(value) if run_site else remembered(value))
         out = self._pieces[:]
         out[1::2] = [texts[site] for site in self.slots]
         return "".join(out)
@@ -173,6 +177,7 @@ class TextTemplates:
         #: named factors used only through placeholders: a template serves all their values
         self._filled = {n for n in expander.named if n not in schedule_factors}
         self._templates: dict[tuple, _Template | None] = {}
+        self._scalar_texts = ValueTexts(format_scalar)
 
     def _key(self, levels: dict[str, Any]) -> tuple | None:
         parts: list[Any] = []
@@ -198,7 +203,7 @@ class TextTemplates:
         values = {**expander.controls, **levels}
         named = {name: values[name] for name in expander.named if name in values}
         named.update(zip(RUN_SITES, run))
-        return template.fill(named)
+        return template.fill(named, self._scalar_texts)
 
     def template(self, levels: dict[str, Any]) -> _Template | None:
         """The template of the structure of a design point with ``levels``

@@ -70,7 +70,9 @@ def inside(space: spaces.Space, value: Any) -> bool:
 class ObservationReport:
     """The out-of-space observations of one run: the first message of each
     sensor (``messages``, in the order found); ``on_message`` is called with
-    each new one (e.g. to send it from a worker process to the run's)."""
+    each new one (e.g. to send it from a worker process to the run's). The
+    run's other warnings are noted here too (:meth:`note`: a non-finite
+    reward, :class:`~xdoe.errors.NonFiniteWarning`)."""
 
     def __init__(self, on_message: Callable[[str, str], None] | None = None, label: str = "") -> None:
         self.label = label  # e.g. "run dummy-0001": starts each warning
@@ -90,9 +92,18 @@ class ObservationReport:
             self.on_message(uid, message)
         return True
 
-    def warn(self, message: str) -> None:
-        """Warn ``message`` (:class:`~xdoe.errors.ObservationSpaceWarning`), after the label."""
-        warnings.warn(f"{self.label}: {message}" if self.label else message, ObservationSpaceWarning, stacklevel=4)
+    def warn(self, message: str, category: type[Warning] = ObservationSpaceWarning) -> None:
+        """Warn ``message`` (default :class:`~xdoe.errors.ObservationSpaceWarning`), after the label."""
+        warnings.warn(f"{self.label}: {message}" if self.label else message, category, stacklevel=4)
+
+    def note(self, key: str, message: str, category: type[Warning] = ObservationSpaceWarning) -> bool:
+        """:meth:`add` and, the first time for ``key``, :meth:`warn`: how every
+        warning of a run is reported (the run's recorder notes a non-finite
+        reward here too, :class:`~xdoe.errors.NonFiniteWarning`)."""
+        if not self.add(key, message):
+            return False
+        self.warn(message, category)
+        return True
 
 
 _REPORT: contextvars.ContextVar[ObservationReport | None] = contextvars.ContextVar(

@@ -270,6 +270,7 @@ def run(
         try:
             with watch_sigint() as sigint, report as found:
                 result.warnings = found.messages  # filled while the run goes on
+                recorder.on_warning = found.note  # one report of every warning (a non-finite reward too)
                 with _limits(plan, run_timeout, result, recorder):  # the time limits count the run alone
                     execute_plan(plan, recorder, progress=progress, phases_done=result.phases,
                                  resume=resume_point)
@@ -281,7 +282,7 @@ def run(
                 raise
         else:
             result.status = "finished"
-            recorder.finish("finished")
+            recorder.finish("finished", warnings=result.warnings)
         result.wall_time = time.perf_counter() - started
         result.episodes = sum(p.episodes for p in result.phases)
         result.steps = sum(p.steps for p in result.phases)
@@ -334,7 +335,7 @@ def _ended(result: RunResult, recorder: Any, exc: BaseException, *, genuine_inte
         recorder.discard_files()
         if full.store:  # the store's own disk: try to record the end, then say why it stops
             try:
-                _finish(recorder, result.status, result.error, tb)
+                _finish(recorder, result.status, result.error, tb, result.warnings)
             except StoreError:
                 pass
             raise full from None
@@ -346,7 +347,7 @@ def _ended(result: RunResult, recorder: Any, exc: BaseException, *, genuine_inte
         result.status, result.error = "failed", plugin_exit(exc)
     if result.status == "failed":
         result.traceback = tb
-    _finish(recorder, result.status, result.error or "", tb)
+    _finish(recorder, result.status, result.error or "", tb, result.warnings)
 
 
 def _disk_full(exc: BaseException, recorder: Any) -> DiskFullError | None:
@@ -360,15 +361,15 @@ def _disk_full(exc: BaseException, recorder: Any) -> DiskFullError | None:
     return DiskFullError(str(where), getattr(full, "strerror", None) or str(full))
 
 
-def _finish(recorder: Any, status: str, error: str, tb: str) -> None:
-    """Close an open phase and the instance, never masking the run's error
-    with a second one from the store."""
+def _finish(recorder: Any, status: str, error: str, tb: str, warnings: list[str]) -> None:
+    """Close an open phase and the instance (with the run's ``warnings``),
+    never masking the run's error with a second one from the store."""
     try:
         if getattr(recorder, "phase_id", None) is not None:
             recorder.phase_finished(status)
     except Exception:  # pragma: no cover - the store is failing too
         pass
-    recorder.finish(status, error=error, traceback=tb)
+    recorder.finish(status, error=error, traceback=tb, warnings=warnings)
 
 
 def check_document(source: "str | Path | Mapping[str, Any] | RunDocument | RunPlan",

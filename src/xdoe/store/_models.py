@@ -105,7 +105,9 @@ class RunInstance(Base):
     summary and ``traceback`` the full text. ``heartbeat`` is refreshed while
     the instance runs, so a ``running`` instance with an old heartbeat is stale.
     ``uuid`` identifies the instance across stores (it is in
-    ``session_metadata.json``).
+    ``session_metadata.json``). ``warnings``: the lines the run warned and
+    went on with (``RunResult.warnings``), ``None`` when it warned nothing
+    (or the store's schema is older than version 3).
     """
 
     __table__ = _t.run_instance
@@ -122,6 +124,7 @@ class RunInstance(Base):
     traceback: Mapped[str | None]
     heartbeat: Mapped[_dt.datetime | None]
     results_dir: Mapped[str | None]
+    warnings: Mapped[list[str] | None]
 
 
 class Phase(Base):

@@ -8,9 +8,9 @@ import threading
 import uuid
 from pathlib import Path
 from types import TracebackType
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING, Any, Callable, Sequence
 
-from sqlalchemy import update
+from sqlalchemy import select, update
 
 from xdoe.errors import MAX_ERROR_CHARS, DocumentError, NonFiniteWarning, StoreError, cap_traceback, one_line
 from xdoe.store._json import document_hash
@@ -93,6 +93,10 @@ class RunRecorder(RecorderStart, RecorderResume, RowBuffer):
         self.document = document
         self.run_uid = uid
         self._warned_non_finite: set[str] = set()
+        #: how the run warns and goes on, ``(key, message, category)``: a run executed by
+        #: :func:`xdoe.execution.run` notes it in the run's report (``RunResult.warnings``, stored
+        #: by :meth:`finish`); by default a Python warning ``run <uid>: <message>``
+        self.on_warning: Callable[[str, str, type[Warning]], Any] = self._warn
         self.results_root = Path(results_root) if results_root is not None else DEFAULT_RESULTS_ROOT
         self.flush_rows = int(flush_rows)
         self.file_sha256 = file_sha256
@@ -218,12 +222,15 @@ class RunRecorder(RecorderStart, RecorderResume, RowBuffer):
             return value
         if name not in self._warned_non_finite:
             self._warned_non_finite.add(name)
-            import warnings
-
-            warnings.warn(f"run {self.run_uid}: agent {agent!r} episode {episode}: {name} is {value}; recorded as "
-                          f"missing (NULL in the store, null in episodes.jsonl); further non-finite {name}s "
-                          "of this run are recorded so without a warning", NonFiniteWarning, stacklevel=3)
+            self.on_warning(f"non-finite {name}", f"agent {agent!r} episode {episode}: {name} is {value}; recorded "
+                            f"as missing (NULL in the store, null in episodes.jsonl); further non-finite {name}s "
+                            "of this run are recorded so without a warning", NonFiniteWarning)
         return None
+
+    def _warn(self, key: str, message: str, category: type[Warning]) -> None:
+        import warnings
+
+        warnings.warn(f"run {self.run_uid}: {message}", category, stacklevel=4)
 
     def step(
         self,
@@ -267,11 +274,14 @@ class RunRecorder(RecorderStart, RecorderResume, RowBuffer):
             self._require_phase()
             self._close_phase(status)
 
-    def finish(self, status: str, error: str | None = None, traceback: str | None = None) -> None:
+    def finish(self, status: str, error: str | None = None, traceback: str | None = None,
+               warnings: Sequence[str] = ()) -> None:
         """End the instance: write what is buffered, close an open phase with
         the same status, record ``status`` (``finished``, ``failed`` or
-        ``interrupted``), ``error`` (kept on one line), ``traceback`` and the end
-        time; close the results files and complete ``session_metadata.json``.
+        ``interrupted``), ``error`` (kept on one line), ``traceback``, the
+        run's ``warnings`` (``RunResult.warnings``; a resumed instance keeps
+        those of its earlier attempts) and the end time; close the results
+        files and complete ``session_metadata.json``.
 
         A recorder never started is started first, so a run that failed
         early is recorded too. A second call does nothing.
@@ -296,11 +306,11 @@ class RunRecorder(RecorderStart, RecorderResume, RowBuffer):
                         self._write_phase_end(conn, status)
                     else:
                         self._write_buffers(conn)
-                    conn.execute(
-                        update(t.run_instance).where(t.run_instance.c.id == self.instance_id).values(
-                            status=status, end=self._end, error=self._error,
-                            traceback=cap_traceback(traceback), heartbeat=self._end)
-                    )
+                    values = dict(status=status, end=self._end, error=self._error,
+                                  traceback=cap_traceback(traceback), heartbeat=self._end)
+                    if warnings:
+                        values["warnings"] = self._warnings(conn, warnings)
+                    conn.execute(update(t.run_instance).where(t.run_instance.c.id == self.instance_id).values(**values))
                 self._clear_buffers()
             finally:
                 self._release_raw()
@@ -310,6 +320,16 @@ class RunRecorder(RecorderStart, RecorderResume, RowBuffer):
                 assert self._files is not None
                 self._files.close()
                 self._files.write_metadata(self.metadata())
+
+    def _warnings(self, conn: Any, warnings: Sequence[str]) -> list[str]:
+        """The instance's warnings: those of its earlier attempts (resumed)
+        and then ``warnings``' new ones, each kept on one line."""
+        lines = [one_line(w, MAX_ERROR_CHARS) for w in warnings]
+        if getattr(self, "resumed_at", None):
+            before = conn.execute(select(t.run_instance.c.warnings)
+                                  .where(t.run_instance.c.id == self.instance_id)).scalar() or []
+            lines = [*before, *(w for w in lines if w not in before)]
+        return lines
 
     def discard_files(self) -> None:
         """Stop writing results files: their disk is full. The files are

@@ -31,7 +31,7 @@ from __future__ import annotations
 import csv
 import datetime as _dt
 import socket
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
@@ -84,6 +84,8 @@ class RunStatus:
     start: _dt.datetime | None = None
     end: _dt.datetime | None = None
     file: str | None = None
+    #: what that instance warned and went on with, one line each (``RunResult.warnings``)
+    warnings: tuple[str, ...] = ()
 
 
 @dataclass
@@ -371,6 +373,7 @@ def campaign_status(
     host = hostname if hostname is not None else socket.gethostname()
     statuses = [_decide(r, instances.get(r.uid, []), now=moment, timeout=heartbeat_timeout,
                         hostname=host) for r in runs]
+    statuses = _with_warnings(store, statuses)
     statuses.sort(key=lambda s: (s.design_point is None, s.design_point or 0, s.repetition is None,
                                  s.repetition or 0, s.run))
     counts = {s: 0 for s in STATUSES}
@@ -379,6 +382,24 @@ def campaign_status(
     if not counts["invalid"]:
         del counts["invalid"]
     return CampaignStatus(statuses, counts)
+
+
+def _with_warnings(store: "Store", statuses: list[RunStatus]) -> list[RunStatus]:
+    """``statuses`` with the warnings their instances recorded (schema
+    version 3; an older store, read as it is, has none)."""
+    if store.schema_version < 3:
+        return statuses
+    from xdoe.store import _tables as t
+
+    ids = {s.instance_id for s in statuses if s.instance_id is not None}
+    if not ids:
+        return statuses
+    c = t.run_instance.c
+    found: dict[int, list[str]] = {}
+    with store._core_read("read run warnings from") as conn:
+        for chunk in (sorted(ids)[i:i + 500] for i in range(0, len(ids), 500)):  # bound the IN list
+            found.update(conn.execute(select(c.id, c.warnings).where(c.id.in_(chunk), c.warnings.is_not(None))).all())
+    return [replace(s, warnings=tuple(found[s.instance_id])) if s.instance_id in found else s for s in statuses]
 
 
 def summarize(counts: dict[str, int]) -> str:

@@ -51,8 +51,8 @@ __all__ = [
 #: refused rather than misread; an older one is upgraded when it is opened for
 #: writing (:mod:`xdoe.store._schema`; reading never changes it).
 #: 1: the schema of the first release; 2: ``terminated``, ``truncated``,
-#: ``cut_by`` of episode and step rows.
-SCHEMA_VERSION = 2
+#: ``cut_by`` of episode and step rows; 3: ``warnings`` of run instances.
+SCHEMA_VERSION = 3
 
 
 def revision_of(version: int) -> str:
@@ -195,6 +195,9 @@ run_instance = Table(
     _col("traceback", Text),
     _col("heartbeat", UtcDateTime),
     _col("results_dir", Text),
+    # what the run warned and went on with (RunResult.warnings), a JSON list of lines; NULL: none,
+    # or not recorded (schema version 3)
+    _col("warnings", JsonText),
     Index("ix_run_instance_run_status", "run_id", "status"),
     Index("ix_run_instance_status", "status"),
 )

@@ -70,6 +70,7 @@ CREATE TABLE run_instance (
 	traceback TEXT, 
 	heartbeat DATETIME, 
 	results_dir TEXT, 
+	warnings TEXT, 
 	PRIMARY KEY (id), 
 	UNIQUE (uuid), 
 	FOREIGN KEY(run_id) REFERENCES run (id) ON DELETE CASCADE
@@ -280,6 +281,7 @@ CREATE TABLE run_instance (
 	traceback TEXT, 
 	heartbeat TIMESTAMP WITHOUT TIME ZONE, 
 	results_dir TEXT, 
+	warnings TEXT, 
 	PRIMARY KEY (id), 
 	UNIQUE (uuid), 
 	FOREIGN KEY(run_id) REFERENCES run (id) ON DELETE CASCADE

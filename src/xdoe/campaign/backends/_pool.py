@@ -20,7 +20,7 @@ from xdoe._process import process_alive, watch_process
 from xdoe.campaign._tasks import WORKER_DIED, RunTask, execute_in_worker
 from xdoe.campaign.backends._base import FutureBackend, ProgressCallback, failed_result, stops
 from xdoe.campaign.backends._warm import default_start_method, forkserver_started, start_forkserver, warm_modules
-from xdoe.errors import DiskFullError, InputError, ObservationSpaceWarning
+from xdoe.errors import DiskFullError, InputError, RunWarning
 from xdoe.execution import PhaseResult, RunResult, WatchBoard, kill_stuck_runs
 from xdoe.store import Store
 
@@ -67,7 +67,7 @@ def _pool_init(queue: Any, progress: Any = None, parent: int | None = None, term
     if parent is not None:  # no worker outlives its xrun, however that ends (SIGKILL too)
         watch_process(parent, _orphaned, name="xdoe-watch-parent")
     kill_stuck_runs(board)  # a run stuck past its time limit kills this worker; the parent reports it
-    warnings.simplefilter("ignore", ObservationSpaceWarning)  # the parent prints them from the run's result
+    warnings.simplefilter("ignore", RunWarning)  # the parent prints them from the run's result
 
 
 
