@@ -93,7 +93,8 @@ def _matching(folder: Path, *patterns: str) -> list[str]:
     pattern (as ``Path.glob``), sorted by name: 10,000 names sort as text in
     a millisecond, as :class:`~pathlib.Path` objects in a tenth of a second."""
     match = re.compile("|".join(fnmatch.translate(p) for p in patterns)).match
-    return [os.path.join(folder, n) for n in sorted(os.listdir(folder)) if match(n)]
+    prefix = os.path.join(folder, "")
+    return [prefix + n for n in sorted(os.listdir(folder)) if match(n)]
 
 
 def design_runs(output_dir: str | Path, experiment: str | None = None, *,
