@@ -73,15 +73,22 @@ def status_command(output_dir: Path | None, experiment: str | None, store_url: s
     """
 
     with open_store(store_of(output_dir, store_url)) as store:
-        if output_dir is not None and run_uid is None and not output_dir.exists() \
-                and str(output_dir) in {r.uid for r in store.runs(experiment)}:
-            output_dir, run_uid = None, str(output_dir)  # `xrun status RUN`
+        status = None
+        if output_dir is not None and run_uid is None and not output_dir.exists():
+            # `xrun status RUN`: one indexed query, whatever the size of the store
+            status = store.campaign_status(None, experiment, heartbeat_timeout=heartbeat_timeout,
+                                           include_branches=True, run=str(output_dir))
+            if status.runs:
+                output_dir, run_uid = None, str(output_dir)
         if run_uid is None:
             experiment = choose_experiment(output_dir, experiment, store, every=every, allow_all=True)
-        status = store.campaign_status(output_dir, experiment, heartbeat_timeout=heartbeat_timeout,
-                                       include_branches=run_uid is not None)
+            status = store.campaign_status(output_dir, experiment, heartbeat_timeout=heartbeat_timeout)
+        elif status is None:  # --run UID
+            if output_dir is None:
+                store.check_experiment(experiment)
+            status = store.campaign_status(output_dir, experiment, heartbeat_timeout=heartbeat_timeout,
+                                           include_branches=True, run=run_uid)
         if run_uid is not None:
-            status.runs = [r for r in status.runs if r.run == run_uid]
             if not status.runs:
                 fail(f"no run {run_uid!r} in {store.url}" + (f" for {output_dir}" if output_dir else ""))
             latest = store.instance(status.runs[0].instance_id) if status.runs[0].instance_id else None

@@ -247,7 +247,8 @@ def campaign_status(
         include_branches: keep the sessions of session trees (``xrun status
             --run CHILD``); by default only the design's runs count.
         run: only the run of this uid (``xrun status RUN``: one indexed
-            query, whatever the size of the store; none when it has no such run).
+            query, whatever the size of the store; none when it has no such
+            run, of ``experiment`` when given, unchecked).
 
     Returns:
         a :class:`CampaignStatus`, runs ordered by design point, repetition, uid.
