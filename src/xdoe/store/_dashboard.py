@@ -28,12 +28,13 @@ from sqlalchemy import func, select
 
 from xdoe.store._liveness import HEARTBEAT_TIMEOUT
 from xdoe.store._status import STATUSES, DesignRun, RunStatus, aware, decide, version_rows
-from xdoe.store._tables import episode as episode_t, experiment as experiment_t, phase as phase_t, run as run_t, utcnow
+from xdoe.store._tables import (episode as episode_t, experiment as experiment_t, phase as phase_t, run as run_t,
+                                run_instance as instance_t, utcnow)
 
 if TYPE_CHECKING:
     from xdoe.store._rows import StoreRows as Store
 
-__all__ = ["experiment_uids", "experiment_run_count", "CampaignSummary", "RunRow", "RunsPage", "campaign_summaries",
+__all__ = ["experiment_uids", "experiment_run_count", "data_marker", "CampaignSummary", "RunRow", "RunsPage", "campaign_summaries",
            "campaign_runs", "SORT_KEYS", "Design"]
 
 #: Sort keys of :func:`campaign_runs` (besides ``level:<factor>``).
@@ -196,6 +197,33 @@ def experiment_run_count(store: "Store", experiment: str) -> int:
         return int(conn.execute(
             select(func.count()).select_from(run_t).join(experiment_t, r.experiment_id == e.id)
             .where(e.uid == experiment)).scalar_one())
+
+
+def data_marker(store: "Store") -> tuple[Any, ...]:
+    """A fingerprint of what a campaign's results are made of, in a few
+    small queries that read no episode (indexes, the phase table): the
+    runs (count and last id), per status the instances and the phases
+    (count and sum of ids: a status change moves one id between sums), the
+    last episode row id (rows are only appended, and leave only with their
+    phase) and the sessions of session trees. Equal markers: the same runs,
+    instances, phases and episode rows, so the same scores (:meth:`xdoe.store.Store.run_scores`);
+    the dashboard keeps its analyses by it (issue 26: a reload without new
+    rows costs these queries only).
+
+    Raises:
+        StoreError: the store cannot be read.
+    """
+    from xdoe.store._membership import session_child_uids
+
+    r, i, p, ep = run_t.c, instance_t.c, phase_t.c, episode_t.c
+    with store._core_read("read the state of") as conn:
+        runs = tuple(conn.execute(select(func.count(), func.max(r.id))).one())
+        instances = tuple(tuple(row) for row in conn.execute(
+            select(i.status, func.count(), func.sum(i.id)).group_by(i.status).order_by(i.status)))
+        phases = tuple(tuple(row) for row in conn.execute(
+            select(p.status, func.count(), func.sum(p.id)).group_by(p.status).order_by(p.status)))
+        last_episode = conn.execute(select(func.max(ep.id))).scalar()
+    return runs, instances, phases, last_episode, tuple(sorted(session_child_uids(store)))
 
 
 def _last_phase_means(store: "Store", instance_ids: list[int]) -> dict[int, float]:

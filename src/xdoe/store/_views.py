@@ -125,6 +125,14 @@ class StoreViews(StoreRows):
 
         return experiment_uids(self)
 
+    def data_marker(self) -> tuple[Any, ...]:
+        """A fingerprint of the runs, instances, phases and episode rows, in
+        a few small queries: equal markers, equal results; see
+        :func:`xdoe.store._dashboard.data_marker`."""
+        from xdoe.store._dashboard import data_marker
+
+        return data_marker(self)
+
     def experiment_run_count(self, experiment: str) -> int:
         """The number of run uids of ``experiment``."""
         from xdoe.store._dashboard import experiment_run_count
