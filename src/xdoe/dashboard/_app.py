@@ -36,7 +36,7 @@ def create_app(settings: Settings | None = None) -> FastAPI:
     from xdoe.dashboard._design import Designs
     from xdoe.dashboard._launch import Launcher
     from xdoe.dashboard._pages import router as pages
-    from xdoe.dashboard._plots import close as close_analyses, router as plots
+    from xdoe.dashboard._plots import router as plots
     from xdoe.store import mask_url, resolve_url
 
     settings = settings or Settings()
@@ -47,7 +47,6 @@ def create_app(settings: Settings | None = None) -> FastAPI:
             yield
         finally:
             app.state.launcher.close()
-            close_analyses(app)
             if app.state.store is not None:
                 app.state.store.close()
 

@@ -7,7 +7,7 @@ curves, :func:`xdoe.results.load`.
 
 An answer (scores and analyses) is computed once per state of the store
 (:meth:`xdoe.store.Store.data_marker`: a reload without new rows costs a few
-small queries) in a background thread: the page waits for it up to
+small queries) in a daemon thread: the page waits for it up to
 :data:`WAIT_SECONDS` (a campaign of at most :data:`SYNC_RUNS` runs: until it
 is ready), else shows the answer of the previous state, marked as being
 updated, or a note, and asks again every 2 s. One computation per campaign
@@ -21,7 +21,7 @@ import tempfile
 import threading
 import time
 from collections import OrderedDict
-from concurrent.futures import Future, ThreadPoolExecutor
+from concurrent.futures import Future
 from concurrent.futures import TimeoutError as FutureTimeout
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -83,15 +83,22 @@ def _state(request: Request) -> Any:
             state.answers = OrderedDict()  # key -> Answer, bytes or str (pictures)
             state.latest = {}  # experiment -> its newest Answer
             state.computing = {}  # experiment -> (key, Future, started)
-            state.analyst = ThreadPoolExecutor(max_workers=1, thread_name_prefix="xdoe-analysis")
     return state
 
 
-def close(app: Any) -> None:
-    """Stop the background analyses (the server is shutting down)."""
-    analyst = getattr(app.state, "analyst", None)
-    if analyst is not None:
-        analyst.shutdown(wait=False, cancel_futures=True)
+def _start(store: Any, experiment: str, key: Any, runs: int) -> "Future[Answer]":
+    """Compute an answer in a daemon thread (a server stopped meanwhile
+    does not wait for it)."""
+    future: Future[Answer] = Future()
+
+    def work() -> None:
+        try:
+            future.set_result(_compute(store, experiment, key, runs))
+        except BaseException as exc:  # noqa: BLE001 - handed to whoever waits
+            future.set_exception(exc)
+
+    threading.Thread(target=work, name=f"xdoe-analysis-{experiment}", daemon=True).start()
+    return future
 
 
 def _remember(request: Request, key: Any, make: Any) -> Any:
@@ -160,7 +167,7 @@ def campaign_answer(request: Request, experiment: str, *, wait: float | None = N
         with _lock:
             job = state.computing.get(experiment)
             if job is None or (job[1].done() and job[0] != key):  # one computation per campaign at a time
-                future: Future[Answer] = state.analyst.submit(_compute, store, experiment, key, runs)
+                future = _start(store, experiment, key, runs)
                 job = state.computing[experiment] = (key, future, time.monotonic())
                 future.add_done_callback(lambda done, e=experiment: _keep(state, e, done))
         job_key, future, started = job
