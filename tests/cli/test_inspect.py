@@ -136,3 +136,32 @@ def test_status_of_many_runs_draws_the_table_rich_draws(campaign, monkeypatch):
     narrow_plain = invoke("status", str(tmp_path / "out"))
     monkeypatch.setattr(inspect_module, "PLAIN_ROWS", 500)
     assert narrow_plain.output == invoke("status", str(tmp_path / "out")).output
+
+
+def test_status_of_one_run_reads_only_that_run(campaign, monkeypatch):
+    """Issue 26: `xrun status RUN` answers from the run's own rows (one
+    indexed query), never every run of the store; the answer is the one the
+    campaign's table gives, with the traceback."""
+    from xdoe.store._rows import StoreRows
+
+    tmp_path, files = campaign
+    whole = invoke("status", "--experiment", EXPERIMENT, "--format", "json")
+    monkeypatch.setattr(StoreRows, "runs", lambda *a, **k: pytest.fail("read every run"))
+    import xdoe.store._status as status_module
+
+    real = status_module.version_rows
+    asked = []
+
+    def only_one(store, experiment=None, *, run=None, latest_only=False):
+        asked.append(run)
+        return real(store, experiment, run=run, latest_only=latest_only)
+
+    monkeypatch.setattr(status_module, "version_rows", only_one)
+    one = invoke("status", "dummy-study-0001")
+    assert one.exit_code == 1 and asked == ["dummy-study-0001"]
+    assert "status: failed" in one.output and "reason: ValueError: boom" in one.output
+    import json
+
+    mine = json.loads(invoke("status", "--run", "dummy-study-0001", "--format", "json").output)["runs"]
+    assert mine == [r for r in json.loads(whole.output)["runs"] if r["run"] == "dummy-study-0001"]
+    assert invoke("status", "--run", "nope").exit_code == 2

@@ -152,3 +152,25 @@ def test_live_reads_keep_the_bin_size_of_the_first_read(store: Store, tmp_path: 
     assert first["k"] == 20
     later = store.curve_points(inst, after=first["last"] - 100, bin_size=first["k"])
     assert later["series"][0]["x"] == [1900, 1920, 1940, 1960, 1980]
+
+
+def test_the_data_marker_changes_with_every_row_and_status_that_makes_a_result(store: Store, tmp_path: Path) -> None:
+    """Issue 26: the dashboard keeps its analyses by ``Store.data_marker``;
+    it must change when a run, an episode row or a status changes (a
+    finished instance's status, without any new row), and only then."""
+    instance = _record(store, "m-0", 3, status="running", tmp=tmp_path)
+    marks = [store.data_marker()]
+    assert store.data_marker() == marks[0]  # nothing new, nothing changes
+    store.mark_interrupted(instance, "gone")  # a status, no new row
+    marks.append(store.data_marker())
+    _record(store, "m-1", 2, tmp=tmp_path)  # a run, its instance, phase and episodes
+    marks.append(store.data_marker())
+    rec = store.recorder({"uid": "m-2", "experiment_uid": "exp", "seed": 1, "schedule": []},
+                         results_root=tmp_path / "results")
+    rec.start()
+    rec.phase_started(0, "training", "train", {"worker": 1, "episodes": 2})
+    marks.append(store.data_marker())
+    rec.episode_finished(worker=0, episode=0, agent="a", steps=3, reward=1.0, objective=1.0, wall_time=0.0)
+    rec.flush()
+    marks.append(store.data_marker())
+    assert len(set(marks)) == len(marks), marks

@@ -37,7 +37,7 @@ _STYLES = {"finished": "green", "running": "yellow", "failed": "bold red",
 
 
 def _when(value: Any) -> str:
-    return "" if value is None else value.strftime("%Y-%m-%d %H:%M:%S")
+    return "" if value is None else value.isoformat(" ", "seconds")[:19]  # 2026-11-26 04:02:02
 
 
 @click.command("status", short_help="Show the status of every run of a campaign, and the counts.")
@@ -73,15 +73,22 @@ def status_command(output_dir: Path | None, experiment: str | None, store_url: s
     """
 
     with open_store(store_of(output_dir, store_url)) as store:
-        if output_dir is not None and run_uid is None and not output_dir.exists() \
-                and str(output_dir) in {r.uid for r in store.runs(experiment)}:
-            output_dir, run_uid = None, str(output_dir)  # `xrun status RUN`
+        status = None
+        if output_dir is not None and run_uid is None and not output_dir.exists():
+            # `xrun status RUN`: one indexed query, whatever the size of the store
+            status = store.campaign_status(None, experiment, heartbeat_timeout=heartbeat_timeout,
+                                           include_branches=True, run=str(output_dir))
+            if status.runs:
+                output_dir, run_uid = None, str(output_dir)
         if run_uid is None:
             experiment = choose_experiment(output_dir, experiment, store, every=every, allow_all=True)
-        status = store.campaign_status(output_dir, experiment, heartbeat_timeout=heartbeat_timeout,
-                                       include_branches=run_uid is not None)
+            status = store.campaign_status(output_dir, experiment, heartbeat_timeout=heartbeat_timeout)
+        elif status is None:  # --run UID
+            if output_dir is None:
+                store.check_experiment(experiment)
+            status = store.campaign_status(output_dir, experiment, heartbeat_timeout=heartbeat_timeout,
+                                           include_branches=True, run=run_uid)
         if run_uid is not None:
-            status.runs = [r for r in status.runs if r.run == run_uid]
             if not status.runs:
                 fail(f"no run {run_uid!r} in {store.url}" + (f" for {output_dir}" if output_dir else ""))
             latest = store.instance(status.runs[0].instance_id) if status.runs[0].instance_id else None
@@ -145,14 +152,6 @@ def _plain_table(out: Any, title: str, names: list[str], widths: list[int], rows
     colour = out.is_terminal and not out.no_color
     ansi = {"finished": "32", "running": "33", "failed": "1;31", "interrupted": "35", "missing": "2", "invalid": "31"}
 
-    def cell(i: int, text: str) -> str:
-        if len(text) > widths[i]:
-            text = text[:widths[i] - 1] + "…"
-        padded = text.rjust(widths[i]) if i in right else text.ljust(widths[i])
-        if i == 3 and colour and text in ansi:
-            padded = f"\x1b[{ansi[text]}m{text}\x1b[0m" + padded[len(text):]
-        return padded
-
     def rule(left: str, fill: str, mid: str, end: str) -> str:
         return left + mid.join(fill * (w + 2) for w in widths) + end
 
@@ -167,8 +166,17 @@ def _plain_table(out: Any, title: str, names: list[str], widths: list[int], rows
              "┃ " + " ┃ ".join(n.rjust(w) if i in right else n.ljust(w)
                              for i, (n, w) in enumerate(zip([*names, "reason"], widths))) + " ┃",
              rule("┡", "━", "╇", "┩")]
-    lines += ["│ " + " │ ".join(cell(i, " ".join(text.split()) if i == 6 else text) for i, text in enumerate(row))
-              + " │" for row in rows]
+    # the other columns are as wide as their widest cell: only the reason is cut
+    w0, w1, w2, w3, w4, w5, w6 = widths
+    for run, point, rep, status, instance, started, reason in rows:
+        reason = " ".join(reason.split())
+        if len(reason) > w6:
+            reason = reason[:w6 - 1] + "…"
+        shown = status.ljust(w3)
+        if colour and status in ansi:
+            shown = f"\x1b[{ansi[status]}m{status}\x1b[0m" + shown[len(status):]
+        lines.append(f"│ {run:<{w0}} │ {point:>{w1}} │ {rep:>{w2}} │ {shown} │ {instance:>{w4}} │ "
+                     f"{started:<{w5}} │ {reason:<{w6}} │")
     lines.append(rule("└", "─", "┴", "┘"))
     out.file.write("\n".join(lines) + "\n")
 

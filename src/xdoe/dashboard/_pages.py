@@ -2,7 +2,6 @@
 
 from __future__ import annotations
 
-import importlib.util
 import json
 from typing import Any
 
@@ -12,7 +11,7 @@ from fastapi.responses import HTMLResponse
 from xdoe.dashboard._web import store_of, templates
 from xdoe.dashboard._settings import Settings
 
-__all__ = ["router", "effects_fragment"]
+__all__ = ["router"]
 
 router = APIRouter()
 
@@ -95,38 +94,6 @@ def campaign_page(request: Request, experiment: str) -> HTMLResponse:
 @router.get("/fragments/campaigns/{experiment}/runs", response_class=HTMLResponse)
 def runs_fragment(request: Request, experiment: str) -> HTMLResponse:
     return _page(request, "_runs_table.html", **_runs(request, experiment))
-
-
-#: Largest campaign whose effects the page computes: the scores come from the
-#: database in about a second at 10,000 runs, but the bootstrap intervals cost
-#: about 20 ms per design point (see docs/benchmarks.md).
-EFFECTS_MAX_RUNS = 2000
-
-
-@router.get("/fragments/campaigns/{experiment}/effects", response_class=HTMLResponse)
-def effects_fragment(request: Request, experiment: str) -> HTMLResponse:
-    """The factor-effects summary of ``xrun analyze`` (:func:`xdoe.analysis.analyze`
-    on :func:`xdoe.analysis.load_scores`) when the analysis package and its
-    dependencies are importable, else a note; an analysis error is shown,
-    not raised."""
-    analyses: list[Any] = []
-    note = None
-    store = store_of(request)
-    if importlib.util.find_spec("xdoe.analysis") is None or importlib.util.find_spec("statsmodels") is None:
-        note = "Factor effects appear here when the analysis package (xrun analyze) is installed."
-    elif store.experiment_run_count(experiment) > EFFECTS_MAX_RUNS:
-        note = (f"More than {EFFECTS_MAX_RUNS} runs: run `xrun analyze` for the factor effects "
-                "(the page does not read every episode).")
-    else:
-        try:
-            from xdoe.analysis import Response, analyze, load_scores, response_agents
-
-            frame = load_scores(store, Response(), experiment)  # one row per run, aggregated by the database
-            # a game of several agents: one analysis each, never their average (as xrun analyze)
-            analyses = [analyze(frame, agent=a) for a in response_agents(frame, Response())]
-        except Exception as exc:  # noqa: BLE001 - shown on the page, the page still works
-            note = f"analysis unavailable: {' '.join(str(exc).split()) or type(exc).__name__}"
-    return _page(request, "_effects.html", analyses=analyses, note=note)
 
 
 def _run(request: Request, uid: str) -> Any:

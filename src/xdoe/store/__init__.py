@@ -13,10 +13,10 @@ shared PostgreSQL database. Typical use by the executor::
         rec.phase_finished()
     # leaving the block finishes the instance ("failed" with the traceback on an exception)
 
-Schema: SQLAlchemy Core tables (:mod:`xdoe.store._tables`; every writer and
-the run path use them without the ORM; the ORM models of
-:mod:`xdoe.store._models`, mapped onto the same tables, serve only the
-status, run-view and dashboard readers): experiment, run (uid + content hash:
+Schema: SQLAlchemy Core tables (:mod:`xdoe.store._tables`; every reader and
+writer uses them without the ORM; the ORM models of
+:mod:`xdoe.store._models`, mapped onto the same tables, are kept for tests
+and ad-hoc queries): experiment, run (uid + content hash:
 the same uid with a changed document is a new run version), run_instance,
 phase, episode, step, checkpoint, brain_source, claim, store_meta; session_tree,
 session_node, session_edge (Core tables of :mod:`xdoe.store._sessions`,

@@ -24,19 +24,17 @@ import socket
 from dataclasses import dataclass, replace
 from typing import TYPE_CHECKING, Any, Mapping, Sequence
 
-from sqlalchemy import String, case, func, select, type_coerce
-from sqlalchemy.exc import SQLAlchemyError
-from sqlalchemy.orm import aliased
+from sqlalchemy import func, select
 
-from xdoe.store._models import Episode, Experiment, Phase, Run, RunInstance, utcnow
-from xdoe.store._engine import store_error
-from xdoe.store._liveness import HEARTBEAT_TIMEOUT, dead_reason
-from xdoe.store._status import STATUSES, RunStatus
+from xdoe.store._liveness import HEARTBEAT_TIMEOUT
+from xdoe.store._status import STATUSES, DesignRun, RunStatus, aware, decide, version_rows
+from xdoe.store._tables import (episode as episode_t, experiment as experiment_t, phase as phase_t, run as run_t,
+                                run_instance as instance_t, utcnow)
 
 if TYPE_CHECKING:
     from xdoe.store._rows import StoreRows as Store
 
-__all__ = ["experiment_uids", "experiment_run_count", "CampaignSummary", "RunRow", "RunsPage", "campaign_summaries",
+__all__ = ["experiment_uids", "experiment_run_count", "data_marker", "CampaignSummary", "RunRow", "RunsPage", "campaign_summaries",
            "campaign_runs", "SORT_KEYS", "Design"]
 
 #: Sort keys of :func:`campaign_runs` (besides ``level:<factor>``).
@@ -90,29 +88,24 @@ class RunsPage:
     factors: list[str]
 
 
-def _aware(value: Any) -> _dt.datetime | None:
-    """A stored timestamp read without type processing (text on SQLite, a
-    naive datetime on PostgreSQL) as an aware UTC datetime."""
-    if value is None:
-        return None
-    if isinstance(value, str):
-        value = _dt.datetime.fromisoformat(value)
-    return value.replace(tzinfo=_dt.timezone.utc)
-
-
 def _full(status: RunStatus) -> RunStatus:
     """A status from :func:`_statuses` with its times converted (done only
     for the runs a page shows)."""
-    return replace(status, start=_aware(status.start), end=_aware(status.end))
+    return replace(status, start=aware(status.start), end=aware(status.end))
+
+
+def _as_read(value: Any) -> Any:
+    return value
 
 
 def _statuses(store: "Store", experiment: str | None, timeout: float,
               now: _dt.datetime | None) -> tuple[list[RunStatus], dict[str, Any]]:
     """The status of the latest version of every run (of one experiment), by
-    the rule of :meth:`xdoe.store.Store.campaign_status`, from one query: per run
-    its newest and its newest finished instance (grouped in SQL). Returns the
-    statuses, their times as read (text on SQLite: cheap for 10,000 runs;
-    :func:`_full` converts them), and ``uid -> (experiment uid, levels as JSON text)``.
+    the rule of :meth:`xdoe.store.Store.campaign_status`
+    (:func:`~xdoe.store._status.decide` of one
+    :func:`~xdoe.store._status.version_rows` query). Returns the statuses,
+    their times as read (text on SQLite: cheap for 10,000 runs; :func:`_full`
+    converts them), and ``uid -> (experiment uid, levels as JSON text)``.
 
     Unlike ``campaign_status``, a run whose latest version never ran is
     ``missing`` without saying whether an older version ran. Sessions of a
@@ -121,65 +114,17 @@ def _statuses(store: "Store", experiment: str | None, timeout: float,
     """
     from xdoe.store._membership import session_child_uids
 
-    latest = select(func.max(Run.id)).group_by(Run.uid)
-    agg = (select(RunInstance.run_id, func.max(RunInstance.id).label("newest"),
-                  func.max(case((RunInstance.status == "finished", RunInstance.id))).label("fin"),
-                  func.count().label("n"))
-           .group_by(RunInstance.run_id).subquery())
-    newest, fin = aliased(RunInstance), aliased(RunInstance)
-
-    def raw(column: Any) -> Any:
-        return type_coerce(column, String)
-
-    stmt = (select(Run.uid, Experiment.uid.label("exp"), Run.design_point, Run.repetition,
-                   Run.seed, Run.content_hash, raw(Run.levels).label("levels"), agg.c.n,
-                   newest.id, newest.status, newest.error, newest.host, newest.pid,
-                   raw(newest.heartbeat), raw(newest.start), raw(newest.end),
-                   fin.id, fin.host, raw(fin.start), raw(fin.end))
-            .outerjoin(Experiment, Run.experiment_id == Experiment.id)
-            .outerjoin(agg, agg.c.run_id == Run.id)
-            .outerjoin(newest, newest.id == agg.c.newest)
-            .outerjoin(fin, fin.id == agg.c.fin))
-    if experiment is not None:
-        stmt = stmt.where(Experiment.uid == experiment)
-        latest = latest.join(Experiment, Run.experiment_id == Experiment.id).where(
-            Experiment.uid == experiment)
-    stmt = stmt.where(Run.id.in_(latest)).order_by(Run.id)
+    rows = version_rows(store, experiment, latest_only=True)
+    children = session_child_uids(store)
+    if children:
+        rows = [r for r in rows if r.uid not in children]
     moment, here = now or utcnow(), socket.gethostname()
     out: list[RunStatus] = []
     extra: dict[str, Any] = {}
-    try:
-        with store.engine.connect() as conn:
-            rows = conn.execute(stmt).all()
-    except SQLAlchemyError as exc:
-        raise store_error(str(store.engine.url), "read runs from", exc) from None
-    children = session_child_uids(store)
-    if children:
-        rows = [r for r in rows if r[0] not in children]
-    for (uid, exp, point, rep, seed, chash, levels, n, nid, nstatus, nerror, nhost, npid, nbeat,
-         nstart, nend, fid, fhost, fstart, fend) in rows:
-        extra[uid] = (exp, levels)
-        if nid is None:
-            out.append(RunStatus(uid, "missing", None, point, rep, seed, chash))
-            continue
-        status, reason = nstatus, None
-        use_newest = True
-        if nstatus == "running":
-            start = _aware(nstart)
-            stale = dead_reason(nhost, npid, _aware(nbeat), start, now=moment,  # type: ignore[arg-type]
-                             timeout=timeout, hostname=here)
-            if stale is not None:
-                status, reason = ("finished", None) if fid else ("interrupted", f"marked running but {stale}")
-                use_newest = fid is None
-        elif fid is not None:
-            status, use_newest = "finished", False
-        elif nstatus == "failed":
-            reason = nerror or "failed (no error recorded)"
-        else:
-            status, reason = "interrupted", nerror or nstatus
-        out.append(RunStatus(uid, status, reason, point, rep, seed, chash,
-                           int(nid if use_newest else fid), int(n), nhost if use_newest else fhost,
-                           nstart if use_newest else fstart, nend if use_newest else fend))
+    for row in rows:
+        extra[row.uid] = (row.experiment, row.levels)
+        run = DesignRun(row.uid, row.content_hash, row.design_point, row.repetition, row.seed)
+        out.append(decide(run, row, now=moment, timeout=timeout, hostname=here, times=_as_read))
     return out, extra
 
 
@@ -226,11 +171,11 @@ def campaign_summaries(store: "Store", *, heartbeat_timeout: float = HEARTBEAT_T
     for exp, runs in groups.items():
         counts = _count(runs)
         starts = [r.start for r in runs if r.start is not None]
-        start = _aware(min(starts)) if starts else None
+        start = aware(min(starts)) if starts else None
         elapsed = None
         if start is not None:
             ends = [r.end for r in runs if r.end is not None]
-            last = moment if counts["running"] or not ends else _aware(max(ends))
+            last = moment if counts["running"] or not ends else aware(max(ends))
             elapsed = (last - start).total_seconds()  # type: ignore[operator]
         out.append(CampaignSummary(exp, len(runs), counts, counts["finished"] / len(runs),
                                    start, elapsed))
@@ -240,16 +185,45 @@ def campaign_summaries(store: "Store", *, heartbeat_timeout: float = HEARTBEAT_T
 
 def experiment_uids(store: "Store") -> list[str]:
     """Every experiment uid in the store, newest first (one small query)."""
-    with store._read("read experiments from") as session:
-        return list(session.execute(select(Experiment.uid).order_by(Experiment.id.desc())).scalars())
+    e = experiment_t.c
+    with store._core_read("read experiments from") as conn:
+        return list(conn.execute(select(e.uid).order_by(e.id.desc())).scalars())
 
 
 def experiment_run_count(store: "Store", experiment: str) -> int:
     """How many runs (versions included) an experiment has (one count query)."""
-    with store._read("read runs from") as session:
-        return int(session.execute(
-            select(func.count()).select_from(Run).join(Experiment, Run.experiment_id == Experiment.id)
-            .where(Experiment.uid == experiment)).scalar_one())
+    r, e = run_t.c, experiment_t.c
+    with store._core_read("read runs from") as conn:
+        return int(conn.execute(
+            select(func.count()).select_from(run_t).join(experiment_t, r.experiment_id == e.id)
+            .where(e.uid == experiment)).scalar_one())
+
+
+def data_marker(store: "Store") -> tuple[Any, ...]:
+    """A fingerprint of what a campaign's results are made of, in a few
+    small queries that read no episode (indexes, the phase table): the
+    runs (count and last id), per status the instances and the phases
+    (count and sum of ids: a status change moves one id between sums), the
+    last episode row id (rows are only appended, and leave only with their
+    phase) and the sessions of session trees. Equal markers: the same runs,
+    instances, phases and episode rows, so the same scores (:meth:`xdoe.store.Store.run_scores`);
+    the dashboard keeps its analyses by it (issue 26: a reload without new
+    rows costs these queries only).
+
+    Raises:
+        StoreError: the store cannot be read.
+    """
+    from xdoe.store._membership import session_child_uids
+
+    r, i, p, ep = run_t.c, instance_t.c, phase_t.c, episode_t.c
+    with store._core_read("read the state of") as conn:
+        runs = tuple(conn.execute(select(func.count(), func.max(r.id))).one())
+        instances = tuple(tuple(row) for row in conn.execute(
+            select(i.status, func.count(), func.sum(i.id)).group_by(i.status).order_by(i.status)))
+        phases = tuple(tuple(row) for row in conn.execute(
+            select(p.status, func.count(), func.sum(p.id)).group_by(p.status).order_by(p.status)))
+        last_episode = conn.execute(select(func.max(ep.id))).scalar()
+    return runs, instances, phases, last_episode, tuple(sorted(session_child_uids(store)))
 
 
 def _last_phase_means(store: "Store", instance_ids: list[int]) -> dict[int, float]:
@@ -257,19 +231,20 @@ def _last_phase_means(store: "Store", instance_ids: list[int]) -> dict[int, floa
     out: dict[int, float] = {}
     if not instance_ids:
         return out
-    with store._read("read episodes from") as session:
+    p, ep = phase_t.c, episode_t.c
+    with store._core_read("read episodes from") as conn:
         for start in range(0, len(instance_ids), _CHUNK):
             chunk = instance_ids[start:start + _CHUNK]
-            last = (select(Phase.instance_id, func.max(Phase.index).label("ix"))
-                    .where(Phase.instance_id.in_(chunk)).group_by(Phase.instance_id).subquery())
-            phase_ids = {pid: iid for pid, iid in session.execute(
-                select(Phase.id, Phase.instance_id).join(
-                    last, (Phase.instance_id == last.c.instance_id) & (Phase.index == last.c.ix)))}
+            last = (select(p.instance_id, func.max(p.index).label("ix"))
+                    .where(p.instance_id.in_(chunk)).group_by(p.instance_id).subquery())
+            phase_ids = {pid: iid for pid, iid in conn.execute(
+                select(p.id, p.instance_id).join(
+                    last, (p.instance_id == last.c.instance_id) & (p.index == last.c.ix)))}
             if not phase_ids:
                 continue
-            for pid, mean in session.execute(
-                select(Episode.phase_id, func.avg(Episode.objective))
-                .where(Episode.phase_id.in_(list(phase_ids))).group_by(Episode.phase_id)
+            for pid, mean in conn.execute(
+                select(ep.phase_id, func.avg(ep.objective))
+                .where(ep.phase_id.in_(list(phase_ids))).group_by(ep.phase_id)
             ):
                 if mean is not None:
                     out[phase_ids[pid]] = float(mean)

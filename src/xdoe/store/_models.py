@@ -1,5 +1,6 @@
 """The store's schema: SQLAlchemy 2 declarative models, mapped onto the Core
-tables of :mod:`xdoe.store._tables` (the run path uses those without the ORM).
+tables of :mod:`xdoe.store._tables` (every reader and writer of the store
+uses those without the ORM; these models serve tests and ad-hoc queries).
 
 One experiment has many runs; a run is identified by its uid *and* the
 content hash of its document, so the same uid with a changed document is a new

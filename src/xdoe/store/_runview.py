@@ -8,16 +8,16 @@ from __future__ import annotations
 import datetime as _dt
 import json
 import math
-import socket
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any
 
 from sqlalchemy import func, select
 
 from xdoe.store._dashboard import _CHUNK, _statuses
-from xdoe.store._models import Checkpoint, Episode, Experiment, Phase, Run, RunInstance, utcnow
 from xdoe.store._liveness import HEARTBEAT_TIMEOUT
-from xdoe.store._status import DesignRun, RunStatus, _decide
+from xdoe.store._status import RunStatus, campaign_status
+from xdoe.store._tables import (brain_source as brain_source_t, checkpoint as checkpoint_t, episode as episode_t,
+                                experiment as experiment_t, phase as phase_t, run as run_t)
 
 if TYPE_CHECKING:
     from xdoe.store._rows import StoreRows as Store
@@ -107,58 +107,51 @@ def run_view(store: "Store", uid: str, instance_id: int | None = None, *,
     ``instance_id`` picks the instance whose phases and checkpoints are
     shown (default: the one its status comes from, else the newest).
     """
-    with store._read("read runs from") as session:
-        row = session.execute(
-            select(Run, Experiment.uid).outerjoin(Experiment, Run.experiment_id == Experiment.id)
-            .where(Run.uid == uid).order_by(Run.id.desc()).limit(1)).first()
+    r, e = run_t.c, experiment_t.c
+    with store._core_read("read runs from") as conn:
+        row = conn.execute(
+            select(r.content_hash, r.document, r.levels, e.uid).select_from(run_t)
+            .outerjoin(experiment_t, r.experiment_id == e.id)
+            .where(r.uid == uid).order_by(r.id.desc()).limit(1)).first()
     if row is None:
         return None
-    run, exp = row
-    with store._read("read run instances from") as session:
-        instances = session.execute(
-            select(Run.uid, Run.content_hash, RunInstance.id, RunInstance.status, RunInstance.error,
-                   RunInstance.host, RunInstance.pid, RunInstance.start, RunInstance.end,
-                   RunInstance.heartbeat)
-            .join(Run, RunInstance.run_id == Run.id).where(Run.uid == uid)
-            .order_by(RunInstance.id)).all()
-    design = DesignRun(uid=uid, content_hash=run.content_hash, design_point=run.design_point,
-                       repetition=run.repetition, seed=run.seed)
-    status = _decide(design, instances, now=utcnow(), timeout=heartbeat_timeout,
-                     hostname=socket.gethostname())
+    content_hash, document, levels, exp = row
+    status = campaign_status(store, run=uid, include_branches=True, heartbeat_timeout=heartbeat_timeout).runs[0]
     full = store.instances(run_uid=uid)
     chosen = instance_id if instance_id is not None else status.instance_id
     if chosen is None and full:
         chosen = full[-1].id
     instance = next((i for i in full if i.id == chosen), None)
-    view = RunView(uid, exp, run.content_hash, json.loads(run.document), run.levels or {}, status,
-                   full, instance)
+    view = RunView(uid, exp, content_hash, json.loads(document), levels or {}, status, full, instance)
     if instance is None:
         return view
-    with store._read("read phases from") as session:
+    p, ep, c = phase_t.c, episode_t.c, checkpoint_t.c
+    with store._core_read("read phases from") as conn:
         counts: dict[int, int] = {}
         steps: dict[int, int] = {}
-        for pid, _agent, n, total in session.execute(
-            select(Episode.phase_id, Episode.agent, func.count(), func.sum(Episode.steps))
-            .join(Phase, Episode.phase_id == Phase.id)
-            .where(Phase.instance_id == instance.id).group_by(Episode.phase_id, Episode.agent)).all():
+        for pid, _agent, n, total in conn.execute(
+            select(ep.phase_id, ep.agent, func.count(), func.sum(ep.steps))
+            .join(phase_t, ep.phase_id == p.id)
+            .where(p.instance_id == instance.id).group_by(ep.phase_id, ep.agent)).all():
             counts[pid] = max(counts.get(pid, 0), int(n))  # one row per worker, episode and agent
             steps[pid] = max(steps.get(pid, 0), int(total or 0))
         names: dict[int, str] = {}
-        for p in session.execute(select(Phase).where(Phase.instance_id == instance.id)
-                                 .order_by(Phase.index)).scalars():
-            names[p.id] = p.name
-            cfg = p.config or {}
+        for ph in conn.execute(select(p.id, p.index, p.name, p.mode, p.status, p.start, p.end, p.config)
+                               .where(p.instance_id == instance.id).order_by(p.index)).all():
+            names[ph.id] = ph.name
+            cfg = ph.config or {}
             planned = None
             if isinstance(cfg.get("episodes"), int):
                 planned = cfg["episodes"] * int(cfg.get("worker", 1) or 1)
-            view.phases.append(PhaseView(p.id, p.index, p.name, p.mode, p.status, p.start, p.end,
-                                         int(counts.get(p.id, 0)), planned, int(steps.get(p.id, 0)),
-                                         phase_step_budget(view.document, p.index)))
-        for c in session.execute(select(Checkpoint).where(Checkpoint.instance_id == instance.id)
-                                 .order_by(Checkpoint.id)).scalars():
+            view.phases.append(PhaseView(ph.id, ph.index, ph.name, ph.mode, ph.status, ph.start, ph.end,
+                                         int(counts.get(ph.id, 0)), planned, int(steps.get(ph.id, 0)),
+                                         phase_step_budget(view.document, ph.index)))
+        for ck in conn.execute(select(c.id, c.phase_id, c.agent, c.episode, c.step, c.metric, c.best, c.path,
+                                      c.created)
+                               .where(c.instance_id == instance.id).order_by(c.id)).all():
             view.checkpoints.append(CheckpointView(
-                c.id, names.get(c.phase_id) if c.phase_id is not None else None, c.agent,
-                c.episode, c.step, c.metric, bool(c.best), c.path, c.created))
+                ck.id, names.get(ck.phase_id) if ck.phase_id is not None else None, ck.agent,
+                ck.episode, ck.step, ck.metric, bool(ck.best), ck.path, ck.created))
     return view
 
 
@@ -180,37 +173,37 @@ def curve_points(store: "Store", instance_id: int, *, after: int = 0,
         "objective"}]}`` with ``x`` the episode number counted over the whole
         run (earlier phases' planned episodes first), units as stored.
     """
-    with store._read("read episodes from") as session:
-        phases = session.execute(
-            select(Phase.id, Phase.index, Phase.name, Phase.mode, Phase.config)
-            .where(Phase.instance_id == instance_id).order_by(Phase.index)).all()
+    p, ep = phase_t.c, episode_t.c
+    with store._core_read("read episodes from") as conn:
+        phases = conn.execute(
+            select(p.id, p.index, p.name, p.mode, p.config)
+            .where(p.instance_id == instance_id).order_by(p.index)).all()
         series: list[dict[str, Any]] = []
         last = after
         used = bin_size or 1
         offset = 0
-        for p in phases:
-            cfg = p.config or {}
+        for ph in phases:
+            cfg = ph.config or {}
             base = offset
             offset += int(cfg.get("episodes") or 0)
-            n, top = session.execute(
-                select(func.count(), func.max(Episode.id))
-                .where(Episode.phase_id == p.id, Episode.id > after)).one()
+            n, top = conn.execute(
+                select(func.count(), func.max(ep.id))
+                .where(ep.phase_id == ph.id, ep.id > after)).one()
             if not n:
                 continue
             last = max(last, int(top))
             workers = max(1, int(cfg.get("worker", 1) or 1))
             k = bin_size or max(1, math.ceil(n / workers / max_points))
             used = max(used, k)
-            bucket = (Episode.episode // k).label("b") if k > 1 else Episode.episode.label("b")
-            rows = session.execute(
-                select(Episode.agent, bucket, func.min(Episode.episode),
-                       func.avg(Episode.reward), func.avg(Episode.objective))
-                .where(Episode.phase_id == p.id, Episode.id > after)
-                .group_by(Episode.agent, bucket).order_by(Episode.agent, bucket)).all()
+            bucket = (ep.episode // k).label("b") if k > 1 else ep.episode.label("b")
+            rows = conn.execute(
+                select(ep.agent, bucket, func.min(ep.episode), func.avg(ep.reward), func.avg(ep.objective))
+                .where(ep.phase_id == ph.id, ep.id > after)
+                .group_by(ep.agent, bucket).order_by(ep.agent, bucket)).all()
             by_agent: dict[str, dict[str, Any]] = {}
             for agent, _b, episode, reward, objective in rows:
-                s = by_agent.setdefault(agent, {"phase": p.name, "phase_index": p.index,
-                                                "mode": p.mode, "agent": agent, "x": [],
+                s = by_agent.setdefault(agent, {"phase": ph.name, "phase_index": ph.index,
+                                                "mode": ph.mode, "agent": agent, "x": [],
                                                 "reward": [], "objective": []})
                 s["x"].append(base + int(episode))
                 s["reward"].append(None if reward is None else float(reward))
@@ -231,8 +224,6 @@ def lineage_nodes(store: "Store", experiment: str | None, *, limit: int = 400,
         "repetition", "instance", "phases": [(index, name, mode, status)],
         "sources": [(agent, kind, source run uid)]}``.
     """
-    from xdoe.store._models import BrainSource
-
     statuses, _ = _statuses(store, experiment, heartbeat_timeout, None)
     statuses.sort(key=lambda r: (r.design_point is None, r.design_point or 0,
                                  r.repetition is None, r.repetition or 0, r.run))
@@ -242,18 +233,18 @@ def lineage_nodes(store: "Store", experiment: str | None, *, limit: int = 400,
              for r in shown]
     by_instance = {n["instance"]: n for n in nodes if n["instance"] is not None}
     ids = list(by_instance)
-    with store._read("read the lineage from") as session:
+    p, b = phase_t.c, brain_source_t.c
+    with store._core_read("read the lineage from") as conn:
         for start in range(0, len(ids), _CHUNK):
             chunk = ids[start:start + _CHUNK]
-            for p in session.execute(
-                select(Phase.instance_id, Phase.index, Phase.name, Phase.mode, Phase.status)
-                .where(Phase.instance_id.in_(chunk)).order_by(Phase.instance_id, Phase.index)
+            for ph in conn.execute(
+                select(p.instance_id, p.index, p.name, p.mode, p.status)
+                .where(p.instance_id.in_(chunk)).order_by(p.instance_id, p.index)
             ):
-                by_instance[p.instance_id]["phases"].append((p.index, p.name, p.mode, p.status))
-            for b in session.execute(
-                select(BrainSource.instance_id, BrainSource.agent, BrainSource.source_kind,
-                       BrainSource.source_run_uid)
-                .where(BrainSource.instance_id.in_(chunk)).order_by(BrainSource.id)
+                by_instance[ph.instance_id]["phases"].append((ph.index, ph.name, ph.mode, ph.status))
+            for src in conn.execute(
+                select(b.instance_id, b.agent, b.source_kind, b.source_run_uid)
+                .where(b.instance_id.in_(chunk)).order_by(b.id)
             ):
-                by_instance[b.instance_id]["sources"].append((b.agent, b.source_kind, b.source_run_uid))
+                by_instance[src.instance_id]["sources"].append((src.agent, src.source_kind, src.source_run_uid))
     return nodes, len(statuses)

@@ -1,11 +1,13 @@
 """Campaign status: for every run of a design, whether it is finished,
 running, failed, interrupted or missing.
 
-The runs come from an xgen output folder (``design.csv`` and the run files;
-a run version is its uid and the content hash of its loaded document,
-computed exactly as the executor records it) and/or from the store (every
-run of an experiment, its latest version). The status of a run version is
-decided from its instances:
+The runs come from an xgen output folder (``design.csv`` and the run files,
+:mod:`xdoe.store._design_runs`; a run version is its uid and the content
+hash of its loaded document, computed exactly as the executor records it)
+and/or from the store (every run of an experiment, its latest version). The
+status of a run version is decided (:func:`decide`, also the dashboard's
+rule) from its instances, counted and picked in one grouped query
+(:func:`version_rows`: SQLAlchemy Core on :mod:`xdoe.store._tables`):
 
 * ``running``: its newest instance is running and alive;
 * ``interrupted``: its newest instance is marked interrupted, or is still
@@ -28,19 +30,17 @@ tree's ``branches/`` folder) shows those.
 
 from __future__ import annotations
 
-import csv
 import datetime as _dt
 import socket
 from dataclasses import dataclass, field, replace
 from pathlib import Path
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING, Any, NamedTuple
 
-from sqlalchemy import select
+from sqlalchemy import String, case, func, select, type_coerce
 
-from xdoe.errors import InputError
+from xdoe.store._design_runs import DesignRun, design_runs
 from xdoe.store._export import check_experiment
-from xdoe.store._json import document_hash
-from xdoe.store._models import Experiment, Run, RunInstance, utcnow
+from xdoe.store._tables import experiment as experiment_t, run as run_t, run_instance as instance_t, utcnow
 from xdoe.store._liveness import HEARTBEAT_TIMEOUT, dead_reason
 from xdoe.store._membership import session_child_uids
 
@@ -48,22 +48,10 @@ if TYPE_CHECKING:
     from xdoe.store._rows import StoreRows as Store
 
 __all__ = ["STATUSES", "RunStatus", "CampaignStatus", "campaign_status", "design_runs",
-           "DesignRun", "summarize"]
+           "DesignRun", "summarize", "VersionRow", "version_rows", "decide", "aware"]
 
 #: Status of a run in a campaign, in display order.
 STATUSES = ("finished", "running", "failed", "interrupted", "missing", "invalid")
-@dataclass(frozen=True)
-class DesignRun:
-    """A run expected by the design: uid, content hash (``None`` when the
-    file could not be read), design coordinates, file and load error."""
-
-    uid: str
-    content_hash: str | None
-    design_point: int | None = None
-    repetition: int | None = None
-    seed: int | None = None
-    file: str | None = None
-    error: str | None = None
 
 
 @dataclass(frozen=True)
@@ -106,223 +94,135 @@ class CampaignStatus:
         return summarize(self.counts)
 
 
-def _int(text: str | None) -> int | None:
-    if text is None or text == "":
+def aware(value: Any) -> _dt.datetime | None:
+    """A stored timestamp read without type processing (ISO text on SQLite,
+    a naive datetime on PostgreSQL: :func:`version_rows`) as an aware UTC
+    datetime; ``None`` stays ``None``."""
+    if value is None:
         return None
-    try:
-        return int(text)
-    except ValueError:
-        return None
+    if isinstance(value, str):
+        value = _dt.datetime.fromisoformat(value)
+    return value.replace(tzinfo=_dt.timezone.utc)
 
 
-def _known_files(store: "Store", paths: list[Path]) -> dict[Path, Any]:
-    """The run files whose bytes the store recorded (``run.file_sha256``, given
-    only when the bytes alone determine the document): ``path -> (uid,
-    content hash, design point, repetition, seed, experiment uid)``, so their
-    YAML need not be parsed again. A file edited since (other bytes) or never
-    run is not in the answer."""
-    import hashlib
+class VersionRow(NamedTuple):
+    """A run version and what its status is decided from (:func:`version_rows`):
+    its number of instances ``n``, its newest instance (``new_*``) and its
+    newest finished one (``fin_*``); times as read (:func:`aware` converts them)."""
 
-    from xdoe.store._run_rows import IN_CHUNK
-
-    hashes: dict[str, list[Path]] = {}
-    for path in paths:
-        try:
-            hashes.setdefault(hashlib.sha256(path.read_bytes()).hexdigest(), []).append(path)
-        except OSError:
-            continue  # unreadable: parsed below, which reports why
-    wanted = list(hashes)
-    out: dict[Path, Any] = {}
-    stmt = (select(Run.file_sha256, Run.uid, Run.content_hash, Run.design_point, Run.repetition, Run.seed,
-                   Experiment.uid)
-            .outerjoin(Experiment, Run.experiment_id == Experiment.id))
-    from xdoe.errors import StoreError
-
-    try:
-        with store._read("read runs from") as session:
-            for start in range(0, len(wanted), IN_CHUNK):
-                for row in session.execute(stmt.where(Run.file_sha256.in_(wanted[start:start + IN_CHUNK]))):
-                    for path in hashes[row[0]]:
-                        out[path] = tuple(row[1:])
-    except StoreError:  # a store that cannot answer this (an old schema read as it is): parse every file
-        return {}
-    return out
+    id: int
+    uid: str
+    experiment: str | None
+    design_point: int | None
+    repetition: int | None
+    seed: int | None
+    content_hash: str
+    levels: str | None
+    n: int | None
+    new_id: int | None
+    new_status: str | None
+    new_error: str | None
+    new_host: str | None
+    new_pid: int | None
+    new_heartbeat: Any
+    new_start: Any
+    new_end: Any
+    fin_id: int | None
+    fin_host: str | None
+    fin_start: Any
+    fin_end: Any
 
 
-def design_runs(output_dir: str | Path, experiment: str | None = None, *,
-                store: "Store | None" = None, tree_sessions: set[str] | None = None) -> list[DesignRun]:
-    """The runs of an xgen output folder: every ``run-*.yaml`` (loaded and
-    validated like ``xrun`` does, to hash it), with design point, repetition
-    and seed from ``design.csv`` when present; a ``design.csv`` row without a
-    file is a run with no hash and the error ``no run file``.
-
-    A folder without ``run-*.yaml`` files uses its ``*.yaml``/``*.yml`` files
-    (hand-written run documents). A document with a ``session`` record (a
-    session of a tree, :class:`xdoe.documents.SessionInfo`) is not a run of
-    the design and is left out, unless the folder holds nothing else (a
-    tree's ``branches/`` folder).
-
-    With ``experiment``, only that experiment's design: the run files and the
-    design table its manifest lists (:func:`xdoe.design.folder_experiments`);
-    in a folder without its manifest, the run documents whose
-    ``experiment_uid`` it is (and those that cannot be read).
-
-    With ``store``, a run file whose bytes the store recorded (its sha256,
-    ``run.file_sha256``) is not parsed again: its uid, content hash and
-    design coordinates come from the store (a file edited since has other
-    bytes and is parsed). A session recorded so (a child node of a session
-    tree in the store) is a session here too, as its document says;
-    ``tree_sessions``: those uids when the caller has read them already
-    (:func:`~xdoe.store._membership.session_child_uids`).
+def version_rows(store: "Store", experiment: str | None = None, *, run: str | None = None,
+                 latest_only: bool = False) -> list[VersionRow]:
+    """Every run version (of one experiment, of one run uid; ``latest_only``:
+    the latest version of each uid) with what its status is decided from, in
+    one query: its number of instances, its newest instance and its newest
+    finished one (grouped in SQL), as :class:`VersionRow` tuples (a
+    SQLAlchemy row's attribute access costs ten times more), ordered by run id. ``levels`` is the JSON text as stored; the times are
+    read without type processing (cheap for 10,000 runs; :func:`aware`
+    converts them).
 
     Raises:
-        InputError: ``output_dir`` is not a folder or holds no run document.
+        StoreError: the store cannot be read.
     """
-    folder = Path(output_dir)
-    if not folder.is_dir():
-        raise InputError(f"{folder}: not a folder (expected an xgen output folder)")
-    from xdoe.design import folder_experiments
-
-    mine = folder_experiments(folder).get(experiment) if experiment is not None else None
-    if mine is not None:
-        tables = [mine.design_csv] if mine.design_csv is not None and mine.design_csv.is_file() else []
-        files = [folder / name for name in mine.files if (folder / name).is_file()]
-    else:
-        # design.csv, and design-<uid>.csv of further experiments sharing the folder
-        tables = sorted(folder.glob("design*.csv"))
-        files = sorted(folder.glob("run-*.yaml")) or sorted(
-            [*folder.glob("*.yaml"), *folder.glob("*.yml")])
-    design: dict[str, dict[str, str]] = {}
-    for csv_path in tables:
-        with open(csv_path, newline="", encoding="utf-8") as fh:
-            for row in csv.DictReader(fh):
-                uid = row.get("run_uid")
-                if uid:
-                    design[uid] = row
-    if not files and not design:
-        raise InputError(f"{folder}: holds no design.csv and no run document (run-*.yaml)")
-    found: list[DesignRun] = []
-    sessions: list[DesignRun] = []
-    seen: set[str] = set()
-    known = _known_files(store, files) if store is not None else {}
-    children: set[str] = set()  # sessions of a tree among the known files: not design runs
-    if known:
-        children = tree_sessions if tree_sessions is not None else session_child_uids(store)
-    if len(known) < len(files):  # pydantic's models are imported only when a file must be parsed
-        from xdoe.documents import load_run_document
-    for path in files:
-        if path in known:
-            uid, content_hash, index, repetition, seed, exp_uid = known[path]
-            if experiment is not None and mine is None and exp_uid != experiment:
-                continue  # another experiment's run document
-            seen.add(uid)
-            row = design.get(uid, {})
-            (sessions if uid in children else found).append(DesignRun(
-                uid=uid, content_hash=content_hash,
-                design_point=index if index is not None else _int(row.get("design_point")),
-                repetition=repetition if repetition is not None else _int(row.get("repetition")),
-                seed=seed if isinstance(seed, int) else _int(row.get("seed")), file=str(path)))
-            continue
-        try:
-            model, data = load_run_document(path)
-        except InputError as exc:
-            # xgen names files run-<uid>.yaml: match the design.csv row when there is one
-            guess = path.stem[4:] if path.stem.startswith("run-") else path.stem
-            uid = guess if guess in design else path.stem
-            seen.add(uid)
-            row = design.get(uid, {})
-            found.append(DesignRun(uid=uid, content_hash=None, design_point=_int(row.get("design_point")),
-                                   repetition=_int(row.get("repetition")), seed=_int(row.get("seed")),
-                                   file=str(path), error=" ".join(str(exc).split())))
-            continue
-        if experiment is not None and mine is None and data.get("experiment_uid") != experiment:
-            continue  # another experiment's run document
-        uid = str(data["uid"])
-        seen.add(uid)
-        point = data.get("design_point") if isinstance(data.get("design_point"), dict) else {}
-        row = design.get(uid, {})
-        seed = data.get("seed")
-        # a session of a tree (xrun branch/grow) is not a run of the design
-        (sessions if isinstance(data.get("session"), dict) else found).append(DesignRun(
-            uid=uid, content_hash=document_hash(data),
-            design_point=point.get("index", _int(row.get("design_point"))),
-            repetition=point.get("repetition", _int(row.get("repetition"))),
-            seed=seed if isinstance(seed, int) else _int(row.get("seed")),
-            file=str(path)))
-    for uid, row in design.items():
-        if uid not in seen:
-            found.append(DesignRun(uid=uid, content_hash=None, design_point=_int(row.get("design_point")),
-                                   repetition=_int(row.get("repetition")), seed=_int(row.get("seed")),
-                                   error="no run file"))
-    return found or sessions  # a folder of sessions only (e.g. a branches/ folder): those
-
-
-def _instances(store: "Store", experiment: str | None, uids: set[str] | None) -> dict[str, list[Any]]:
-    stmt = (
-        select(Run.uid, Run.content_hash, RunInstance.id, RunInstance.status, RunInstance.error,
-               RunInstance.host, RunInstance.pid, RunInstance.start, RunInstance.end,
-               RunInstance.heartbeat)
-        .join(Run, RunInstance.run_id == Run.id)
-        .outerjoin(Experiment, Run.experiment_id == Experiment.id)
-    )
+    r, e, i = run_t.c, experiment_t.c, instance_t.c
+    chosen = select(r.id)
     if experiment is not None:
-        stmt = stmt.where(Experiment.uid == experiment)
-    out: dict[str, list[Any]] = {}
-    with store._read("read run instances from") as session:
-        for row in session.execute(stmt.order_by(RunInstance.id)):
-            if uids is None or row.uid in uids:
-                out.setdefault(row.uid, []).append(row)
-    return out
+        chosen = chosen.join(experiment_t, r.experiment_id == e.id).where(e.uid == experiment)
+    if run is not None:
+        chosen = chosen.where(r.uid == run)
+    if latest_only:
+        chosen = chosen.with_only_columns(func.max(r.id)).group_by(r.uid)
+    agg = (select(i.run_id, func.max(i.id).label("newest"),
+                  func.max(case((i.status == "finished", i.id))).label("fin"), func.count().label("n"))
+           .where(i.run_id.in_(chosen)).group_by(i.run_id).subquery())
+    new, fin = instance_t.alias("newest"), instance_t.alias("fin")
+
+    def raw(column: Any) -> Any:
+        return type_coerce(column, String)
+
+    columns = (r.id, r.uid, e.uid, r.design_point, r.repetition, r.seed, r.content_hash, raw(r.levels),
+               agg.c.n, new.c.id, new.c.status, new.c.error, new.c.host, new.c.pid, raw(new.c.heartbeat),
+               raw(new.c.start), raw(new.c.end), fin.c.id, fin.c.host, raw(fin.c.start), raw(fin.c.end))
+    stmt = (select(*columns)
+            .select_from(run_t).outerjoin(experiment_t, r.experiment_id == e.id)
+            .outerjoin(agg, agg.c.run_id == r.id)
+            .outerjoin(new, new.c.id == agg.c.newest)
+            .outerjoin(fin, fin.c.id == agg.c.fin)
+            .where(r.id.in_(chosen)).order_by(r.id))
+    with store._core_read("read run instances from") as conn:
+        return [VersionRow._make(row) for row in conn.execute(stmt).all()]
 
 
-def _store_runs(store: "Store", experiment: str | None) -> list[DesignRun]:
-    """The latest version of every run in the store (of one experiment)."""
-    stmt = (select(Run.id, Run.uid, Run.content_hash, Run.design_point, Run.repetition, Run.seed)
-            .outerjoin(Experiment, Run.experiment_id == Experiment.id))
-    if experiment is not None:
-        stmt = stmt.where(Experiment.uid == experiment)
-    latest: dict[str, Any] = {}
-    with store._read("read runs from") as session:
-        for row in session.execute(stmt.order_by(Run.id)):
-            latest[row.uid] = row
-    return [DesignRun(uid=r.uid, content_hash=r.content_hash, design_point=r.design_point,
-                      repetition=r.repetition, seed=r.seed) for r in latest.values()]
+def decide(run: DesignRun, row: VersionRow | None, *, now: _dt.datetime, timeout: float, hostname: str,
+           times: Any = aware) -> RunStatus:
+    """The status of ``run`` (see the module docstring) from its version's
+    :func:`version_rows` row (``None``: no such version in the store). The
+    times of the answer are ``times(value as read)``: :func:`aware` by
+    default (the dashboard converts only the rows of a page).
 
-
-def _decide(run: DesignRun, instances: list[Any], *, now: _dt.datetime, timeout: float,
-            hostname: str) -> RunStatus:
-    base = dict(run=run.uid, design_point=run.design_point, repetition=run.repetition,
-                seed=run.seed, content_hash=run.content_hash, file=run.file)
+    A run without a content hash is ``missing`` (no run file) or
+    ``invalid``; a version without instances is ``missing`` with no reason
+    (the caller says when another version ran)."""
     if run.content_hash is None:
-        status = "missing" if run.error == "no run file" else "invalid"
-        return RunStatus(status=status, reason=run.error, instances=len(instances), **base)
-    mine = [i for i in instances if i.content_hash == run.content_hash]
-    if not mine:
-        reason = None
-        if instances:
-            reason = (f"the document changed: {len(instances)} instance(s) of another version, "
-                      f"latest {instances[-1].status}")
-        return RunStatus(status="missing", reason=reason, instances=0, **base)
-    newest = mine[-1]
-    finished = [i for i in mine if i.status == "finished"]
+        return RunStatus(run.uid, "missing" if run.error == "no run file" else "invalid", run.error,
+                         run.design_point, run.repetition, run.seed, None, file=run.file)
+    if row is None or not row.n:
+        return RunStatus(run.uid, "missing", None, run.design_point, run.repetition, run.seed,
+                         run.content_hash, file=run.file)
+    newest, reason = True, None
+    status = row.new_status
+    if status == "running":
+        stale = dead_reason(row.new_host, row.new_pid, aware(row.new_heartbeat), aware(row.new_start),  # type: ignore[arg-type]
+                            now=now, timeout=timeout, hostname=hostname)
+        if stale is not None:
+            if row.fin_id is not None:
+                status, newest = "finished", False
+            else:
+                status, reason = "interrupted", f"marked running but {stale}"
+    elif row.fin_id is not None:
+        status, newest = "finished", False
+    elif status == "failed":
+        reason = row.new_error or "failed (no error recorded)"
+    else:
+        status, reason = "interrupted", row.new_error or status
+    if newest:
+        chosen, host, start, end = row.new_id, row.new_host, row.new_start, row.new_end
+    else:
+        chosen, host, start, end = row.fin_id, row.fin_host, row.fin_start, row.fin_end
+    return RunStatus(run.uid, status, reason, run.design_point, run.repetition, run.seed, run.content_hash,
+                     int(chosen), int(row.n), host, times(start), times(end), run.file)  # type: ignore[arg-type]
 
-    def out(status: str, reason: str | None, inst: Any) -> RunStatus:
-        return RunStatus(status=status, reason=reason, instance_id=int(inst.id),
-                         instances=len(mine), host=inst.host, start=inst.start, end=inst.end, **base)
 
-    if newest.status == "running":
-        stale = dead_reason(newest.host, newest.pid, newest.heartbeat, newest.start, now=now,
-                         timeout=timeout, hostname=hostname)
-        if stale is None:
-            return out("running", None, newest)
-        if finished:
-            return out("finished", None, finished[-1])
-        return out("interrupted", f"marked running but {stale}", newest)
-    if finished:
-        return out("finished", None, finished[-1])
-    if newest.status == "failed":
-        return out("failed", newest.error or "failed (no error recorded)", newest)
-    return out("interrupted", newest.error or newest.status, newest)
+def _other_versions(rows: list[Any]) -> str | None:
+    """Why a run is missing when other versions of its document ran."""
+    ran = [r for r in rows if r.n]
+    if not ran:
+        return None
+    latest = max(ran, key=lambda r: r.new_id)
+    return (f"the document changed: {sum(int(r.n) for r in ran)} instance(s) of another version, "
+            f"latest {latest.new_status}")
 
 
 def campaign_status(
@@ -334,6 +234,7 @@ def campaign_status(
     now: _dt.datetime | None = None,
     hostname: str | None = None,
     include_branches: bool = False,
+    run: str | None = None,
 ) -> CampaignStatus:
     """The status of every run of a campaign.
 
@@ -347,6 +248,9 @@ def campaign_status(
         now, hostname: for tests (default: the current time and host).
         include_branches: keep the sessions of session trees (``xrun status
             --run CHILD``); by default only the design's runs count.
+        run: only the run of this uid (``xrun status RUN``: one indexed
+            query, whatever the size of the store; none when it has no such
+            run, of ``experiment`` when given, unchecked).
 
     Returns:
         a :class:`CampaignStatus`, runs ordered by design point, repetition, uid.
@@ -357,22 +261,37 @@ def campaign_status(
         StoreError: the store cannot be read.
     """
 
-    tree_sessions = session_child_uids(store)
+    tree_sessions = session_child_uids(store) if output_dir is not None or not include_branches else set()
     children: set[str] = set() if include_branches else tree_sessions
     if output_dir is not None:
         runs = design_runs(output_dir, experiment, store=store, tree_sessions=tree_sessions)
         if any(r.uid not in children for r in runs):  # else a folder of sessions (branches/): those
             runs = [r for r in runs if r.uid not in children]
-        uids: set[str] | None = {r.uid for r in runs}
-    else:
+        if run is not None:
+            runs = [r for r in runs if r.uid == run]
+    elif run is None:
         check_experiment(store, experiment)
-        runs = [r for r in _store_runs(store, experiment) if r.uid not in children]
-        uids = None
-    instances = _instances(store, experiment, uids)
+    rows = version_rows(store, experiment, run=run)
+    versions: dict[str, dict[str | None, Any]] = {}
+    for row in rows:  # by uid, then content hash (ordered by run id: the latest version last)
+        versions.setdefault(row.uid, {})[row.content_hash] = row
+    if output_dir is None:
+        runs = [DesignRun(uid=r.uid, content_hash=r.content_hash, design_point=r.design_point,
+                          repetition=r.repetition, seed=r.seed)
+                for uid, mine in versions.items() if uid not in children
+                for r in [next(reversed(mine.values()))]]
     moment = now or utcnow()
     host = hostname if hostname is not None else socket.gethostname()
-    statuses = [_decide(r, instances.get(r.uid, []), now=moment, timeout=heartbeat_timeout,
-                        hostname=host) for r in runs]
+    statuses = []
+    for r in runs:
+        mine = versions.get(r.uid, {})
+        st = decide(r, mine.get(r.content_hash), now=moment, timeout=heartbeat_timeout, hostname=host)
+        if st.status in ("missing", "invalid") and st.instance_id is None and mine:
+            if r.content_hash is None:  # no (readable) file: every instance of the uid
+                st = replace(st, instances=sum(int(v.n or 0) for v in mine.values()))
+            else:
+                st = replace(st, reason=_other_versions([v for h, v in mine.items() if h != r.content_hash]))
+        statuses.append(st)
     statuses = _with_warnings(store, statuses)
     statuses.sort(key=lambda s: (s.design_point is None, s.design_point or 0, s.repetition is None,
                                  s.repetition or 0, s.run))

@@ -2,9 +2,10 @@
 without the ORM (issue 16: the run path — open, claim, record — never imports
 ``sqlalchemy.orm``, ~0.1 s of every ``xrun`` process's start-up).
 
-The ORM classes of :mod:`xdoe.store._models` are mapped onto these very
-tables (``__table__``) for the readers that use them (status, run view,
-dashboard); :data:`METADATA` is their declarative base's metadata.
+Every reader and writer of the store uses these tables through SQLAlchemy
+Core; the ORM classes of :mod:`xdoe.store._models` are mapped onto these
+very tables (``__table__``) for tests and ad-hoc queries; :data:`METADATA`
+is their declarative base's metadata.
 The session tables (Core tables of :mod:`xdoe.store._sessions`) join it when
 that module is imported. The schema, its types and its DDL are described in
 :mod:`xdoe.store._models`; a test checks the DDL of both dialects against

@@ -32,10 +32,11 @@ class StoreViews(StoreRows):
 
     def campaign_status(self, output_dir: str | Path | None = None, experiment: str | None = None, *,
                         heartbeat_timeout: float = HEARTBEAT_TIMEOUT, now: _dt.datetime | None = None,
-                        hostname: str | None = None, include_branches: bool = False) -> "CampaignStatus":
+                        hostname: str | None = None, include_branches: bool = False,
+                        run: str | None = None) -> "CampaignStatus":
         """The status of every run of a campaign (of the xgen folder
-        ``output_dir``, or the runs in the store); see
-        :func:`xdoe.store._status.campaign_status`.
+        ``output_dir``, or the runs in the store; ``run``: of that run
+        only); see :func:`xdoe.store._status.campaign_status`.
 
         Raises:
             InputError: ``output_dir`` is unusable or ``experiment`` is not in the store.
@@ -44,7 +45,7 @@ class StoreViews(StoreRows):
         from xdoe.store._status import campaign_status
 
         return campaign_status(self, output_dir, experiment, heartbeat_timeout=heartbeat_timeout, now=now,
-                               hostname=hostname, include_branches=include_branches)
+                               hostname=hostname, include_branches=include_branches, run=run)
 
     def check_experiment(self, experiment: str | None) -> None:
         """Raise :class:`InputError` (naming the experiments there) when
@@ -123,6 +124,14 @@ class StoreViews(StoreRows):
         from xdoe.store._dashboard import experiment_uids
 
         return experiment_uids(self)
+
+    def data_marker(self) -> tuple[Any, ...]:
+        """A fingerprint of the runs, instances, phases and episode rows, in
+        a few small queries: equal markers, equal results; see
+        :func:`xdoe.store._dashboard.data_marker`."""
+        from xdoe.store._dashboard import data_marker
+
+        return data_marker(self)
 
     def experiment_run_count(self, experiment: str) -> int:
         """The number of run uids of ``experiment``."""
