@@ -154,7 +154,11 @@ def test_the_picture_is_drawn_without_a_warning(tmp_path: Path, x: str):
 
 
 def test_more_design_points_than_colours_group_by_the_strongest_factor_or_get_distinct_colours(tmp_path: Path):
-    from xdoe.analysis.plots import _colours, _curve_groups
+    from xdoe.analysis._curve_sets import _groups, _strongest
+    from xdoe.analysis.plots import _colours
+
+    def _curve_groups(frame, rows, names, by):
+        return _groups(rows.groupby("run", sort=True).first(), names, by, lambda: _strongest(lambda: frame))
 
     assert len({str(c) for c in _colours(12)}) == 12
     frame = _frame({f"r{i}-{r}": (1 + i % 3, "A" if i < 5 else "B") for i in range(10) for r in range(2)},
