@@ -13,29 +13,28 @@ import pytest
 from xdoe.analysis._curve_sets import frame_curves, store_curves
 
 
-@pytest.fixture(scope="module")
-def store(tmp_path_factory: pytest.TempPathFactory):
+@pytest.fixture
+def store(store_url: str):
+    """12 runs (6 design points) of training and testing, on SQLite and PostgreSQL."""
     from xdoe.store import Store
     from xdoe.store.testing import fill_synthetic_campaign
 
-    url = f"sqlite:///{tmp_path_factory.mktemp('curves') / 'xrun.sqlite'}"
-    with Store(url) as st:
+    with Store(store_url) as st:
         fill_synthetic_campaign(st, runs=12, episodes=60, seed=3)
         with st._writer.begin() as conn:
-            rng = np.random.default_rng(4)
+            mark = "?" if conn.dialect.paramstyle == "qmark" else "%s"
+            rows = conn.exec_driver_sql("SELECT id, phase_id, worker, episode, objective FROM episode").fetchall()
             # a second agent in every third run's training, some values missing
-            rows = conn.exec_driver_sql("SELECT phase_id, worker, episode, steps, objective, wall_time FROM episode "
-                                        "WHERE phase_id % 6 = 1").fetchall()
             conn.exec_driver_sql(
                 "INSERT INTO episode (phase_id, worker, episode, agent, steps, reward, objective, wall_time) "
-                "VALUES (?, ?, ?, 'rival', ?, ?, ?, ?)",
-                [(p, w, e, s, None if e % 7 == 3 else float(o) + 5, None if e % 7 == 3 else float(o) + 5,
-                  None if e % 11 == 0 else 0.02) for p, w, e, s, o, _ in rows])
+                f"VALUES ({mark}, {mark}, {mark}, 'rival', 25, {mark}, {mark}, {mark})",
+                [(p, w, e, None if e % 7 == 3 else o + 5, None if e % 7 == 3 else o + 5, None if e % 11 == 0 else 0.02)
+                 for _, p, w, e, o in rows if p % 6 == 1])
             # episode lengths that differ, so runs end at different steps; the last episodes cut by a budget
-            conn.exec_driver_sql("UPDATE episode SET steps = 20 + (id * 7919) % 23")
-            conn.exec_driver_sql("UPDATE episode SET cut_by = 'step_budget' WHERE episode >= 52 AND phase_id % 4 = 1")
-            conn.exec_driver_sql("UPDATE episode SET cut_by = 'environment' WHERE episode = 10")
-            del rng
+            every = conn.exec_driver_sql("SELECT id, phase_id, episode FROM episode").fetchall()
+            conn.exec_driver_sql(f"UPDATE episode SET steps = {mark}, cut_by = {mark} WHERE id = {mark}",
+                                 [(20 + (i * 7919) % 23, "step_budget" if e >= 52 and p % 4 == 1 else
+                                   "environment" if e == 10 else None, i) for i, p, e in every])
         yield st
 
 

@@ -156,15 +156,12 @@ def store_curves(store: Any, experiment: str | None = None, *, include_branches:
 
     from xdoe.analysis._response import _own_points, display_name
     from xdoe.results import readable
-    from xdoe.store._curves import phase_means, run_episodes, with_episodes
-    from xdoe.store._export import check_experiment, export_columns, selected_phases
+    from xdoe.store import curve_phases, phase_means, run_episodes
 
     if x not in X_AXES:
         raise InputError(f"unknown x axis {x!r}; expected one of {', '.join(X_AXES)}")
-    check_experiment(store, experiment)
-    selected = selected_phases(store, experiment, include_branches=include_branches)
-    present = with_episodes(store, [p.phase_id for p in selected])
-    used = [p for p in selected if p.phase_id in present]
+    found = curve_phases(store, experiment, include_branches=include_branches)
+    used, factors, columns = list(found.phases), list(found.factors), list(found.columns)
     if not used:
         raise InputError("no episodes recorded: nothing to analyse (run the campaign first)")
     phases = list(dict.fromkeys(p.name for p in used))
@@ -173,10 +170,6 @@ def store_curves(store: Any, experiment: str | None = None, *, include_branches:
         chosen = phases[int(chosen)]
     if chosen not in phases:
         raise InputError(f"--response: no phase {chosen!r} in the results (phases: {', '.join(map(str, phases))})")
-    factors: list[str] = []
-    for p in selected:
-        factors.extend(f for f in p.levels if f not in factors)
-    columns = export_columns(factors)[5:5 + len(factors)]  # after the design columns, as the frame names them
     names = {display_name(c): c for c in columns}
     _check(x, by, names)
     mine = [p for p in used if p.name == chosen]
@@ -239,7 +232,7 @@ def store_curves(store: Any, experiment: str | None = None, *, include_branches:
 def _series(store: Any, phase_ids: list[int], metric: str, x: str, window: int,
             keep_cut: bool) -> "Any":
     """``(phase id, (x, smoothed y))`` of each phase with a curve, a few phases read at a time."""
-    from xdoe.store._curves import run_episodes
+    from xdoe.store import run_episodes
 
     for pid, y, steps, wall, cut, _ in run_episodes(store, phase_ids, metric):
         series = smooth_run(y, steps, wall, cut, x, window, keep_cut=keep_cut)

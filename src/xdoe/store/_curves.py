@@ -16,6 +16,7 @@ compensation: more than two agents can differ in the last bit), the largest
 
 from __future__ import annotations
 
+from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any, Iterator
 
 import numpy as np
@@ -23,12 +24,13 @@ from sqlalchemy.exc import SQLAlchemyError
 
 from xdoe._cuts import BUDGET_CUTS
 from xdoe.store._engine import store_error
+from xdoe.store._export import DESIGN_COLUMNS, SelectedPhase, check_experiment, export_columns, selected_phases
 from xdoe.store._scores import SCORE_METRICS, _mark, _with_episodes
 
 if TYPE_CHECKING:
     from xdoe.store._rows import StoreRows as Store
 
-__all__ = ["RunEpisodes", "with_episodes", "run_episodes", "phase_means"]
+__all__ = ["CurvePhases", "RunEpisodes", "curve_phases", "run_episodes", "phase_means"]
 
 #: phases per query: bounds the rows in memory at once (a chunk's episodes)
 _PHASES = 16
@@ -51,17 +53,37 @@ def _check(metric: str) -> None:
         raise ValueError(f"unknown metric {metric!r}; expected one of {', '.join(SCORE_METRICS)}")
 
 
-def with_episodes(store: "Store", phase_ids: list[int]) -> set[int]:
-    """The phases among ``phase_ids`` with at least one episode row (an index probe each).
+@dataclass(frozen=True)
+class CurvePhases:
+    """The phases :meth:`xdoe.store.Store.episode_table` would read (same
+    ``experiment`` and ``include_branches``) that have episodes, in its order
+    (``phases``: :class:`~xdoe.store._export.SelectedPhase` each), the
+    factors in the order runs name them and their column names in that table."""
+
+    phases: tuple[SelectedPhase, ...]
+    factors: tuple[str, ...]
+    columns: tuple[str, ...]
+
+
+def curve_phases(store: "Store", experiment: str | None = None, *, include_branches: bool = False) -> CurvePhases:
+    """See :class:`CurvePhases` (an index probe per phase, no episode read).
 
     Raises:
+        InputError: ``experiment`` is not in the store.
         StoreError: the store cannot be read.
     """
+    check_experiment(store, experiment)
+    selected = selected_phases(store, experiment, include_branches=include_branches)
+    factors: list[str] = []
+    for p in selected:
+        factors.extend(f for f in p.levels if f not in factors)
+    columns = export_columns(factors)[len(DESIGN_COLUMNS):len(DESIGN_COLUMNS) + len(factors)]
     try:
         with store.engine.connect() as conn:
-            return _with_episodes(conn, phase_ids)
+            present = _with_episodes(conn, [p.phase_id for p in selected])
     except SQLAlchemyError as exc:
         raise store_error(store._url, "read the episodes of", exc) from None
+    return CurvePhases(tuple(p for p in selected if p.phase_id in present), tuple(factors), tuple(columns))
 
 
 def run_episodes(store: "Store", phase_ids: list[int], metric: str) -> Iterator[RunEpisodes]:
