@@ -30,8 +30,8 @@ __all__ = ["BATCH", "ELEMENTS", "generator", "percentile_intervals"]
 
 #: resamples drawn per call to the generator (the ``batch`` given to scipy: it fixes the draws' order)
 BATCH = 500
-#: resampled values evaluated per chunk of groups (bounds the memory: ~16 MB of float64)
-ELEMENTS = 2_000_000
+#: resampled values evaluated per chunk of groups (bounds the memory: ~4 MB of float64 each array)
+ELEMENTS = 500_000
 
 
 def generator(seed: int, key: tuple[int, ...]) -> np.random.Generator:
