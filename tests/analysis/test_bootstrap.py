@@ -92,6 +92,23 @@ def test_intervals_of_many_groups_in_chunks_are_each_groups_own(monkeypatch) -> 
         assert (low, high) == _scipy_interval(m[:, None], "iqm", 3, key)
 
 
+def test_a_group_larger_than_a_chunk_is_resampled_batch_by_batch_as_scipy_does(monkeypatch) -> None:
+    """A level of a factor holds thousands of runs: its 2,000 resamples at
+    once would take hundreds of MB; batch by batch, the same numbers."""
+    import xdoe.analysis._bootstrap as bootstrap
+
+    rng = np.random.default_rng(np.random.SeedSequence(8))
+    groups = [rng.normal(0, 1, 40), rng.normal(2, 1, 33)]
+    monkeypatch.setattr(bootstrap, "ELEMENTS", 1000)
+    for statistic in ("mean", "iqm"):
+        for m, key, (_, low, high) in zip(groups, [(2, 0), (2, 1)],
+                                          interval_estimates(groups, statistic, seed=1, keys=[(2, 0), (2, 1)])):
+            assert (low, high) == _scipy_interval(m[:, None], statistic, 1, key)
+    x = np.round(rng.normal(0.5, 1, (30, 1)), 1)
+    y = np.round(rng.normal(0, 1, (20, 1)), 1)
+    assert probabilities_of_improvement(x, [y], seed=2, keys=[(1, 4)])[0] == _scipy_improvement(x, y, 2, (1, 4))
+
+
 def test_special_groups_keep_their_promises() -> None:
     one, same, gap = np.array([4.0]), np.full(5, 2.5), np.array([1.0, np.nan, 3.0])
     (p1, l1, h1), (p2, l2, h2), (p3, l3, h3) = interval_estimates([one, same, gap], "mean", seed=0,

@@ -16,7 +16,8 @@ evaluated row-wise on the resampled values of many groups stacked into one
 :func:`scipy.stats.bootstrap` with the same generator, for equality.
 
 Memory: at most about ``ELEMENTS`` values (and as many indices) per chunk of
-groups, whatever the number of groups.
+groups, whatever the number of groups; a group larger than that (thousands
+of runs) is resampled ``batch`` resamples at a time, as scipy does.
 """
 
 from __future__ import annotations
@@ -83,7 +84,18 @@ def percentile_intervals(samples: Sequence[np.ndarray], statistic: Callable[[lis
     low, high = np.full(groups, np.nan), np.full(groups, np.nan)
     alpha = np.asarray((1 - confidence) / 2)
     probabilities = np.stack((alpha, 1 - alpha), axis=-1)
-    step = max(1, ELEMENTS // (resamples * max(1, cost or sum(sizes))))
+    per_group = resamples * max(1, cost or sum(sizes))
+    if per_group > ELEMENTS:  # one group is more than a chunk: scipy's own loop, a batch of resamples at a time
+        for g in range(groups):
+            rng = generator(seed, keys[g])
+            theta = []
+            for start in range(0, resamples, batch):
+                rows = min(batch, resamples - start)
+                theta.append(statistic([s[g][rng.integers(0, n, (rows, n))] for s, n in zip(samples, sizes)]))
+            ci = stats.quantile(np.concatenate(theta)[None, :], probabilities[None, :], axis=-1)
+            low[g], high[g] = ci[0, 0], ci[0, 1]
+        return low, high
+    step = ELEMENTS // per_group
     for start in range(0, groups, step):
         stop = min(start + step, groups)
         index = [np.empty((stop - start, resamples, n), dtype=np.int64) for n in sizes]
