@@ -138,8 +138,6 @@ def aggregate_band(values: np.ndarray, stat: str, *, seed: int, key: tuple[int, 
     (runs resampled with replacement, :func:`scipy.stats.bootstrap`,
     generator ``numpy.random.default_rng(SeedSequence(seed, spawn_key=key))``).
     ``low``/``high`` are NaN with one run; equal to ``center`` where all runs agree."""
-    from scipy import stats
-
     values = np.asarray(values, dtype=float)
     func = _statistic(stat)
     center = np.asarray(func(values, axis=0), dtype=float)
@@ -147,14 +145,41 @@ def aggregate_band(values: np.ndarray, stat: str, *, seed: int, key: tuple[int, 
         nan = np.full_like(center, np.nan)
         return center, nan, nan.copy()
     low, high = center.copy(), center.copy()
-    varies = np.ptp(values, axis=0) > 0
-    if varies.any():
-        rng = np.random.default_rng(np.random.SeedSequence(seed, spawn_key=key))
-        res = stats.bootstrap((values[:, varies],), func, axis=0, vectorized=True, n_resamples=RESAMPLES,
-                              confidence_level=CONFIDENCE, method="percentile", batch=100, random_state=rng)
-        low[varies] = res.confidence_interval.low
-        high[varies] = res.confidence_interval.high
+    varies = np.flatnonzero(np.ptp(values, axis=0) > 0)
+    if varies.size:
+        low[varies], high[varies] = _band_bounds(values[:, varies].T, func, np.random.default_rng(
+            np.random.SeedSequence(seed, spawn_key=key)))
     return center, low, high
+
+
+#: resamples drawn per call (the ``batch`` of ``scipy.stats.bootstrap`` the bands were defined with)
+_BATCH = 100
+
+
+def _band_bounds(columns: np.ndarray, func: Callable[..., np.ndarray],
+                 rng: np.random.Generator) -> tuple[np.ndarray, np.ndarray]:
+    """The percentile interval of ``scipy.stats.bootstrap((columns.T,), func,
+    axis=0, vectorized=True, n_resamples=RESAMPLES, batch=100,
+    method="percentile", random_state=rng)`` (``columns``: ``(points, runs)``),
+    the same draws and numbers, evaluated a few grid points at a time: scipy
+    holds ``points x 100 x runs`` values per batch (533 MB for 200 points of
+    3,333 runs), this at most ``ELEMENTS``. ``tests/analysis/test_curves.py``
+    compares it with scipy."""
+    from scipy import stats
+
+    from xdoe.analysis._bootstrap import ELEMENTS
+
+    points, runs = columns.shape
+    theta = np.empty((points, RESAMPLES))
+    for start in range(0, RESAMPLES, _BATCH):
+        rows = min(_BATCH, RESAMPLES - start)
+        index = rng.integers(0, runs, (rows, runs))
+        step = max(1, ELEMENTS // (rows * runs))
+        for first in range(0, points, step):
+            theta[first:first + step, start:start + rows] = func(columns[first:first + step][..., index], axis=-1)
+    alpha = (1 - CONFIDENCE) / 2
+    ci = stats.quantile(theta, np.broadcast_to(np.array([alpha, 1 - alpha]), (points, 2)), axis=-1)
+    return ci[:, 0], ci[:, 1]
 
 
 def common_curve(series: dict[str, tuple[np.ndarray, np.ndarray]], runs: list[str], stat: str, *,
