@@ -126,6 +126,30 @@ def test_the_band_is_the_percentile_bootstrap_of_rliables_aggregates(stat):
             assert below - 0.012 <= target <= at_most + 0.012, (k, bound, below, at_most)
 
 
+@pytest.mark.parametrize("stat", ["mean", "iqm", "median"])
+def test_the_band_is_scipys_bootstrap_a_few_grid_points_at_a_time(stat, monkeypatch):
+    """Issue 26: scipy holds every grid point's resamples of a batch at once
+    (533 MB for 200 points of 3,333 runs); the band evaluates a few points at
+    a time and gives scipy's numbers."""
+    from scipy import stats as st
+
+    import xdoe.analysis._bootstrap as bootstrap
+    from xdoe.analysis._aggregates import statistic_function
+
+    rng = np.random.default_rng(9)
+    values = rng.normal(50, 10, size=(23, 7))
+    values[:, 3] = 4.0  # every run agrees here
+    monkeypatch.setattr(bootstrap, "ELEMENTS", 5000)
+    center, low, high = aggregate_band(values, stat, seed=2, key=(2, 1))
+    varies = np.ptp(values, axis=0) > 0
+    res = st.bootstrap((values[:, varies],), statistic_function(stat), axis=0, vectorized=True, n_resamples=2000,
+                       confidence_level=0.95, method="percentile", batch=100,
+                       random_state=np.random.default_rng(np.random.SeedSequence(2, spawn_key=(2, 1))))
+    np.testing.assert_array_equal(low[varies], res.confidence_interval.low)
+    np.testing.assert_array_equal(high[varies], res.confidence_interval.high)
+    assert low[3] == high[3] == center[3] == 4.0
+
+
 def test_the_response_leaves_budget_cuts_out_unless_asked():
     frame = _frame(RUNS)
     rows, _ = phase_rows(frame, Response(phase="training"))
@@ -154,7 +178,11 @@ def test_the_picture_is_drawn_without_a_warning(tmp_path: Path, x: str):
 
 
 def test_more_design_points_than_colours_group_by_the_strongest_factor_or_get_distinct_colours(tmp_path: Path):
-    from xdoe.analysis.plots import _colours, _curve_groups
+    from xdoe.analysis._curve_sets import _groups, _strongest
+    from xdoe.analysis.plots import _colours
+
+    def _curve_groups(frame, rows, names, by):
+        return _groups(rows.groupby("run", sort=True).first(), names, by, lambda: _strongest(lambda: frame))
 
     assert len({str(c) for c in _colours(12)}) == 12
     frame = _frame({f"r{i}-{r}": (1 + i % 3, "A" if i < 5 else "B") for i in range(10) for r in range(2)},

@@ -44,8 +44,8 @@ from xdoe.errors import InputError
 if TYPE_CHECKING:
     import pandas as pd
 
-__all__ = ["X_AXES", "CURVE_STATS", "GRID", "Band", "run_series", "common_curve", "aggregate_band",
-           "default_window", "cut_mask", "stat_label", "describe"]
+__all__ = ["X_AXES", "CURVE_STATS", "GRID", "Band", "run_series", "smooth_run", "episode_x", "common_curve", "curve_grid",
+           "aggregate_band", "default_window", "cut_mask", "stat_label", "describe"]
 
 X_AXES = ("steps", "episodes", "wall")
 CURVE_STATS = STATISTICS
@@ -105,18 +105,24 @@ def run_series(rows: "pd.DataFrame", metric: str, x: str, window: int, *,
         y=(metric, "mean"), steps=("steps", "max"), wall=("wall_time", "max"), cut=("_cut", "any"))
     out: dict[str, tuple[np.ndarray, np.ndarray]] = {}
     for run, ep in episodes.groupby(level="run", sort=True):
-        if x == "steps":
-            xs = np.cumsum(ep["steps"].to_numpy(float))
-        elif x == "episodes":
-            xs = np.arange(1, len(ep) + 1, dtype=float)
-        else:
-            xs = np.cumsum(np.nan_to_num(ep["wall"].to_numpy(float)))
-        keep = np.ones(len(ep), bool) if keep_cut else ~ep["cut"].to_numpy(bool)
-        xs, ys = xs[keep], ep["y"].to_numpy(float)[keep]
-        if len(ys) >= window:
-            smooth = np.convolve(ys, np.ones(window) / window, mode="valid")
-            out[str(run)] = (xs[window - 1:], smooth)
+        series = smooth_run(ep["y"].to_numpy(float), ep["steps"].to_numpy(float), ep["wall"].to_numpy(float),
+                            ep["cut"].to_numpy(bool), x, window, keep_cut=keep_cut)
+        if series is not None:
+            out[str(run)] = series
     return out
+
+
+def smooth_run(y: np.ndarray, steps: np.ndarray, wall: np.ndarray, cut: np.ndarray, x: str, window: int, *,
+               keep_cut: bool = False) -> tuple[np.ndarray, np.ndarray] | None:
+    """One run's curve from its episodes in recorded order (each ``(episodes,)``:
+    the metric pooled over agents, steps, wall time, cut by a budget):
+    ``(x, smoothed y)`` as :func:`run_series` describes, ``None`` when fewer
+    than ``window`` episodes are kept."""
+    keep = np.ones(len(y), bool) if keep_cut else ~cut
+    xs, ys = episode_x(steps, wall, x)[keep], y[keep]
+    if len(ys) < window:
+        return None
+    return xs[window - 1:], np.convolve(ys, np.ones(window) / window, mode="valid")
 
 
 def default_window(rows: "pd.DataFrame") -> int:
@@ -132,8 +138,6 @@ def aggregate_band(values: np.ndarray, stat: str, *, seed: int, key: tuple[int, 
     (runs resampled with replacement, :func:`scipy.stats.bootstrap`,
     generator ``numpy.random.default_rng(SeedSequence(seed, spawn_key=key))``).
     ``low``/``high`` are NaN with one run; equal to ``center`` where all runs agree."""
-    from scipy import stats
-
     values = np.asarray(values, dtype=float)
     func = _statistic(stat)
     center = np.asarray(func(values, axis=0), dtype=float)
@@ -141,14 +145,41 @@ def aggregate_band(values: np.ndarray, stat: str, *, seed: int, key: tuple[int, 
         nan = np.full_like(center, np.nan)
         return center, nan, nan.copy()
     low, high = center.copy(), center.copy()
-    varies = np.ptp(values, axis=0) > 0
-    if varies.any():
-        rng = np.random.default_rng(np.random.SeedSequence(seed, spawn_key=key))
-        res = stats.bootstrap((values[:, varies],), func, axis=0, vectorized=True, n_resamples=RESAMPLES,
-                              confidence_level=CONFIDENCE, method="percentile", batch=100, random_state=rng)
-        low[varies] = res.confidence_interval.low
-        high[varies] = res.confidence_interval.high
+    varies = np.flatnonzero(np.ptp(values, axis=0) > 0)
+    if varies.size:
+        low[varies], high[varies] = _band_bounds(values[:, varies].T, func, np.random.default_rng(
+            np.random.SeedSequence(seed, spawn_key=key)))
     return center, low, high
+
+
+#: resamples drawn per call (the ``batch`` of ``scipy.stats.bootstrap`` the bands were defined with)
+_BATCH = 100
+
+
+def _band_bounds(columns: np.ndarray, func: Callable[..., np.ndarray],
+                 rng: np.random.Generator) -> tuple[np.ndarray, np.ndarray]:
+    """The percentile interval of ``scipy.stats.bootstrap((columns.T,), func,
+    axis=0, vectorized=True, n_resamples=RESAMPLES, batch=100,
+    method="percentile", random_state=rng)`` (``columns``: ``(points, runs)``),
+    the same draws and numbers, evaluated a few grid points at a time: scipy
+    holds ``points x 100 x runs`` values per batch (533 MB for 200 points of
+    3,333 runs), this at most ``ELEMENTS``. ``tests/analysis/test_curves.py``
+    compares it with scipy."""
+    from scipy import stats
+
+    from xdoe.analysis._bootstrap import ELEMENTS
+
+    points, runs = columns.shape
+    theta = np.empty((points, RESAMPLES))
+    for start in range(0, RESAMPLES, _BATCH):
+        rows = min(_BATCH, RESAMPLES - start)
+        index = rng.integers(0, runs, (rows, runs))
+        step = max(1, ELEMENTS // (rows * runs))
+        for first in range(0, points, step):
+            theta[first:first + step, start:start + rows] = func(columns[first:first + step][..., index], axis=-1)
+    alpha = (1 - CONFIDENCE) / 2
+    ci = stats.quantile(theta, np.broadcast_to(np.array([alpha, 1 - alpha]), (points, 2)), axis=-1)
+    return ci[:, 0], ci[:, 1]
 
 
 def common_curve(series: dict[str, tuple[np.ndarray, np.ndarray]], runs: list[str], stat: str, *,
@@ -162,15 +193,35 @@ def common_curve(series: dict[str, tuple[np.ndarray, np.ndarray]], runs: list[st
     have = [r for r in runs if r in series]
     if not have:
         return None
-    lo = max(float(series[r][0][0]) for r in have)
-    hi = min(float(series[r][0][-1]) for r in have)
-    if lo > hi:
-        raise InputError(f"runs {', '.join(have[:3])}{' ...' if len(have) > 3 else ''} share no range of x "
-                         "(one ends before another's smoothing window is full); use a smaller --window")
-    grid = np.linspace(lo, hi, points) if hi > lo else np.array([lo])
+    grid = curve_grid([(float(series[r][0][0]), float(series[r][0][-1])) for r in have], have, points)
     values = np.stack([np.interp(grid, *series[r]) for r in have])
     center, low, high = aggregate_band(values, stat, seed=seed, key=key)
     return Band(grid, center, low, high, values, tuple(have))
+
+
+def episode_x(steps: np.ndarray, wall: np.ndarray, x: str) -> np.ndarray:
+    """Each episode's x (recorded order, cut ones included): cumulative
+    steps, its number (1, 2, ...) or cumulative wall time (missing: 0)."""
+    if x == "steps":
+        return np.cumsum(steps)
+    if x == "episodes":
+        return np.arange(1, len(steps) + 1, dtype=float)
+    return np.cumsum(np.nan_to_num(wall))
+
+
+def curve_grid(ranges: list[tuple[float, float]], runs: list[str], points: int = GRID) -> np.ndarray:
+    """The common grid of runs whose curves span ``ranges`` (first and last x
+    each): ``points`` values from the largest first x to the smallest last x.
+
+    Raises:
+        InputError: the runs share no range of x.
+    """
+    lo = max(first for first, _ in ranges)
+    hi = min(last for _, last in ranges)
+    if lo > hi:
+        raise InputError(f"runs {', '.join(runs[:3])}{' ...' if len(runs) > 3 else ''} share no range of x "
+                         "(one ends before another's smoothing window is full); use a smaller --window")
+    return np.linspace(lo, hi, points) if hi > lo else np.array([lo])
 
 
 def stat_label(stat: str) -> str:

@@ -26,7 +26,7 @@ from typing import TYPE_CHECKING, Any
 
 import numpy as np
 
-from xdoe.analysis._aggregates import DEFAULT_STATISTIC, MIN_REPETITIONS, interval_estimate, probability_of_improvement
+from xdoe.analysis._aggregates import DEFAULT_STATISTIC, MIN_REPETITIONS, interval_estimates, probabilities_of_improvement
 from xdoe.analysis._result import Analysis, FactorEffect, Interaction, LevelStat, PointAggregate
 from xdoe.analysis._response import Response, run_table
 from xdoe.errors import InputError
@@ -119,9 +119,9 @@ def _levels(table: "pd.DataFrame", name: str, seed: int) -> list[LevelStat]:
         order = sorted(present[name].unique())
     except TypeError:
         order = sorted(present[name].unique(), key=str)
-    for i, level in enumerate(order):
-        y = present.loc[present[name] == level, "y"].to_numpy(float)
-        mean, low, high = interval_estimate(y, "mean", seed=seed, key=(2, i))
+    ys = [present.loc[present[name] == level, "y"].to_numpy(float) for level in order]
+    estimates = interval_estimates(ys, "mean", seed=seed, keys=[(2, i) for i in range(len(order))])
+    for level, y, (mean, low, high) in zip(order, ys, estimates):
         out.append(LevelStat(level, mean, low, high, int(y.size)))
     return out
 
@@ -238,16 +238,30 @@ def design_points(table: "pd.DataFrame", statistic: str = DEFAULT_STATISTIC, *, 
     Raises:
         ValueError: an unknown ``statistic``.
     """
+    import pandas as pd
+
     factors = [c for c in table.columns if c not in ("run", "design_point", "repetition", "y")]
-    out = []
-    for point, group in table.groupby("design_point", sort=True, dropna=False):
+    # the groups of table.groupby("design_point", sort=True, dropna=False), without a frame per group
+    codes, uniques = pd.factorize(table["design_point"], sort=True, use_na_sentinel=False)
+    order = np.argsort(codes, kind="stable")
+    bounds = np.flatnonzero(np.diff(codes[order])) + 1
+    ys, repetitions = table["y"].to_numpy(float), table["repetition"].to_numpy()
+    columns = [table[f].to_numpy() for f in factors]
+    present = table[factors].notna().to_numpy()
+    points, scores = [], []
+    for members in np.split(order, bounds) if len(order) else []:
+        point = uniques[codes[members[0]]]
         index = int(point) if point == point else -1
-        y = group.sort_values("repetition")["y"].to_numpy(float)
-        estimate, low, high = interval_estimate(y, statistic, seed=seed, key=(0, index & 0xFFFFFFFF))
-        levels = {f: group[f].iloc[0] for f in factors if group[f].notna().all()}
-        out.append(PointAggregate(index, levels, int(y.size), statistic, estimate, low, high, y))
+        scores.append(ys[members[np.argsort(repetitions[members], kind="stable")]])
+        first, active = members[0], present[members].all(axis=0)
+        points.append((index, {f: column[first] for f, column, on in zip(factors, columns, active) if on}))
+    estimates = interval_estimates(scores, statistic, seed=seed, keys=[(0, index & 0xFFFFFFFF) for index, _ in points])
+    out = [PointAggregate(index, levels, int(y.size), statistic, *estimate, y)
+           for (index, levels), y, estimate in zip(points, scores, estimates)]
     out.sort(key=lambda p: (math.isnan(p.estimate), -p.estimate if not math.isnan(p.estimate) else 0.0, p.index))
-    for p in out[1:]:
-        p.improvement = probability_of_improvement(out[0].values, p.values, seed=seed,
-                                                   key=(1, p.index & 0xFFFFFFFF))
+    if len(out) > 1:
+        improvements = probabilities_of_improvement(out[0].values, [p.values for p in out[1:]], seed=seed,
+                                                    keys=[(1, p.index & 0xFFFFFFFF) for p in out[1:]])
+        for p, improvement in zip(out[1:], improvements):
+            p.improvement = improvement
     return out

@@ -82,13 +82,14 @@ def _find_document(manifest: Path | None, document: Path | None) -> Path | None:
     return None
 
 
-def write_report(frame: "pd.DataFrame", output: str | Path, *, response: "Response | None" = None,
+def write_report(frame: "pd.DataFrame | None", output: str | Path, *, response: "Response | None" = None,
                  output_dir: Path | None = None, store_url: str | None = None, experiment: str | None = None,
                  document: Path | None = None, seed: int = 0, statistic: str = "iqm", agent: str | None = None,
                  overwrite: bool = False, hint: str = "choose another output",
-                 scores: "pd.DataFrame | None" = None) -> Path:
+                 scores: "pd.DataFrame | None" = None, include_branches: bool = False) -> Path:
     """Write the report of the campaign in ``frame`` (:func:`xdoe.results.load`)
-    to ``output``.
+    to ``output``; with ``frame`` ``None`` the campaign of ``experiment`` in
+    the store at ``store_url`` (``scores`` are then required).
 
     Args:
         output_dir: the xgen output folder (design table, status of runs not
@@ -102,19 +103,22 @@ def write_report(frame: "pd.DataFrame", output: str | Path, *, response: "Respon
         scores: the runs' scores for ``response`` (:func:`xdoe.analysis.load_scores`,
             the same runs as ``frame``): the analysis and the results tables
             use them (the same numbers, without the episodes); ``frame``
-            then draws only the learning curves.
+            then draws only the learning curves, and without ``frame`` the
+            store draws them (:func:`xdoe.analysis.plots.plot_store_curves`,
+            with ``include_branches``): memory grows with the runs, not the episodes.
 
     The file appears only when complete (:func:`xdoe._files.write_atomically`).
 
     Raises:
         InputError: ``output`` exists and ``overwrite`` is false (checked
             first, and again when the file is moved into place).
+        ValueError: neither ``frame`` nor ``scores``.
     """
     from xdoe.analysis._branches import split_branches
     from xdoe.analysis._effects import analyze
     from xdoe.analysis._format import fmt_levels, fmt_num, sections
     from xdoe.analysis._response import Response, response_agents, run_table
-    from xdoe.analysis.plots import plot_curves, plot_design, plot_effects, plot_laydown
+    from xdoe.analysis.plots import plot_curves, plot_design, plot_effects, plot_laydown, plot_store_curves
     from xdoe.results import experiment_label
     from xdoe.store import Store
 
@@ -126,6 +130,8 @@ def write_report(frame: "pd.DataFrame", output: str | Path, *, response: "Respon
     response = response or Response()
     from xdoe.analysis._design_info import read_design
 
+    if frame is None and scores is None:
+        raise ValueError("write_report needs the episode table or the scores")
     answer = frame if scores is None else scores
     design, _branches = split_branches(answer)  # branches (include_branches): own rows of the aggregates
     agents = response_agents(design, response, agent)
@@ -193,8 +199,14 @@ def write_report(frame: "pd.DataFrame", output: str | Path, *, response: "Respon
 
     # 7 plots
     parts.append('<h2 id="plots">Plots</h2>')
-    parts.append(_image(lambda p: plot_curves(frame, p, seed=seed),
-                        "Learning curves (first phase, on environment steps; test phase as points)"))
+
+    def curves(path: Path) -> Path:
+        if frame is not None:
+            return plot_curves(frame, path, seed=seed)
+        with Store(store_url, read_only=True) as store:
+            return plot_store_curves(store, path, experiment=experiment, include_branches=include_branches, seed=seed)
+
+    parts.append(_image(curves, "Learning curves (first phase, on environment steps; test phase as points)"))
     for a in results:
         if a.factors:
             parts.append(_image(lambda p, a=a: plot_effects(a, answer, p, response=response),

@@ -22,7 +22,6 @@ from xdoe.analysis._figure import PALETTE, metric_label, new_figure, response_la
 from xdoe.analysis._doe import plot_doe
 from xdoe.analysis._laydown import plot_laydown, write_laydown
 from xdoe.errors import InputError
-from xdoe.results import experiment_label
 
 if TYPE_CHECKING:
     import pandas as pd
@@ -30,13 +29,7 @@ if TYPE_CHECKING:
     from xdoe.analysis._response import Response
     from xdoe.analysis._result import Analysis
 
-__all__ = ["plot_curves", "plot_effects", "plot_design", "plot_doe", "plot_laydown", "write_laydown"]
-
-
-def _label(levels: dict[str, Any]) -> str:
-    from xdoe.analysis._format import fmt_levels
-
-    return fmt_levels(levels)
+__all__ = ["plot_curves", "plot_store_curves", "plot_effects", "plot_design", "plot_doe", "plot_laydown", "write_laydown"]
 
 
 _X_LABELS = {"steps": "environment steps", "episodes": "episodes", "wall": "wall time of the episodes [s]"}
@@ -72,47 +65,67 @@ def plot_curves(frame: "pd.DataFrame", output: str | Path, *, by: str | None = N
         InputError: an unknown phase, factor, x axis or statistic, or runs
             that share no range of x.
     """
-    from xdoe.analysis._curves import X_AXES, common_curve, cut_mask, default_window, describe, run_series, \
-        stat_label
-    from xdoe.analysis._response import Response, display_name, factor_columns, phase_rows
+    from xdoe.analysis._curve_sets import frame_curves
 
-    if x not in X_AXES:
-        raise InputError(f"unknown x axis {x!r}; expected one of {', '.join(X_AXES)}")
-    rows, phase = phase_rows(frame, Response(phase=phase or str(frame["phase"].iloc[0]), keep_cut=True))
-    names = {display_name(c): c for c in factor_columns(frame)}
-    if by is not None and by != "point" and by not in names:
-        raise InputError(f"no factor {by!r} (factors: {', '.join(names) or 'none'}; or 'point')")
-    window = window or default_window(rows)
-    groups = _curve_groups(frame, rows, names, by)
-    series = run_series(rows, metric, x, window, keep_cut=keep_cut)
-    test = _test_rows(frame, rows, phase)
+    return _draw_curves(frame_curves(frame, by=by, phase=phase, metric=metric, x=x, stat=stat, window=window,
+                                     seed=seed, keep_cut=keep_cut), output, metric=metric, x=x, stat=stat, seed=seed,
+                        keep_cut=keep_cut)
+
+
+def plot_store_curves(store: Any, output: str | Path, *, experiment: str | None = None,
+                      include_branches: bool = False, by: str | None = None, phase: str | None = None,
+                      metric: str = "objective", x: str = "steps", stat: str = "mean", window: int | None = None,
+                      seed: int = 0, keep_cut: bool = False) -> Path:
+    """:func:`plot_curves` of ``experiment``'s runs in ``store`` (a
+    :class:`~xdoe.store.Store`) without loading their episodes: the database
+    pools each episode's agents and the curves are kept on their grids only
+    (:func:`xdoe.analysis._curve_sets.store_curves`); the same picture as
+    :func:`plot_curves` of :func:`xdoe.results.load`'s frame. ``xrun plot
+    curves`` and ``xrun report`` draw with it.
+
+    Raises:
+        InputError: as :func:`plot_curves`, and no episodes.
+        StoreError: the store cannot be read.
+    """
+    from xdoe.analysis._curve_sets import store_curves
+
+    curves = store_curves(store, experiment, include_branches=include_branches, by=by, phase=phase, metric=metric,
+                          x=x, stat=stat, window=window, seed=seed, keep_cut=keep_cut)
+    return _draw_curves(curves, output, metric=metric, x=x, stat=stat, seed=seed, keep_cut=keep_cut)
+
+
+def _draw_curves(curves: Any, output: str | Path, *, metric: str, x: str, stat: str, seed: int,
+                 keep_cut: bool) -> Path:
+    """The picture of a :class:`~xdoe.analysis._curve_sets.CurveSet`."""
+    from xdoe.analysis._curves import describe, stat_label
+
+    groups = curves.curves
+    test = curves.test_phase
     fig = new_figure(12 if test is not None else 9, 5.2 + 0.18 * math.ceil(len(groups) / (2 if len(groups) > 3 else 1)))
     if test is not None:
         ax, tax = fig.subplots(1, 2, gridspec_kw={"width_ratios": [3.2, 1]})
     else:
         ax, tax = fig.add_subplot(), None
     colours = _colours(len(groups))
-    for i, (label, runs) in enumerate(groups):
-        band = common_curve(series, runs, stat, seed=seed, key=(2, i))
+    for i, (label, band) in enumerate(groups):
         if band is None:
             continue
         ax.plot(band.x, band.center, color=colours[i], lw=1.8, label=f"{label}  (n={band.n})")
         if band.n > 1:
             ax.fill_between(band.x, band.low, band.high, color=colours[i], alpha=0.2, lw=0)
         if tax is not None:
-            _test_points(tax, test, runs, metric, stat, seed, i, colours[i], keep_cut)
-    cut = int(cut_mask(rows).sum())
-    note = "" if keep_cut or not cut else f"; {cut} episode row(s) cut by a step budget or stop left out"
-    ax.set_xlabel(f"{_X_LABELS[x]} (phase {phase!r}){note}")
-    ax.set_ylabel(f"{metric_label(metric)} (moving average of {window})")
-    ax.set_title(f"{experiment_label(frame)} · {metric_label(metric)}, phase {phase!r} · {rows['run'].nunique()} runs\n"
-                 f"learning curves by {_by_text(by, groups)}", fontsize=11)
+            _test_points(tax, curves.test_scores[i], stat, seed, i, colours[i])
+    note = "" if keep_cut or not curves.cut else f"; {curves.cut} episode row(s) cut by a step budget or stop left out"
+    ax.set_xlabel(f"{_X_LABELS[x]} (phase {curves.phase!r}){note}")
+    ax.set_ylabel(f"{metric_label(metric)} (moving average of {curves.window})")
+    ax.set_title(f"{curves.experiment} · {metric_label(metric)}, phase {curves.phase!r} · {curves.runs} runs\n"
+                 f"learning curves by {curves.by}", fontsize=11)
     ax.grid(True, alpha=0.3)
     # below the axes, never over the curves
     fig.legend(*ax.get_legend_handles_labels(), loc="outside lower center", ncols=2 if len(groups) > 3 else 1,
                fontsize=8, frameon=True, title=describe(stat, seed), title_fontsize=8)
     if tax is not None:
-        tax.set_title(f"phase {test['phase'].iloc[0]!r} (test): per run,\n{stat_label(stat)} with 95 % "
+        tax.set_title(f"phase {test!r} (test): per run,\n{stat_label(stat)} with 95 % "
                       "bootstrap CI", fontsize=9)
         tax.set_ylabel(f"mean {metric_label(metric)}", fontsize=9)
         tax.set_xticks(range(len(groups)), [str(g[0]).split(":")[0] for g in groups], fontsize=8,
@@ -120,12 +133,6 @@ def plot_curves(frame: "pd.DataFrame", output: str | Path, *, by: str | None = N
         tax.set_xlim(-0.6, len(groups) - 0.4)
         tax.grid(True, alpha=0.3)
     return save(fig, output)
-
-
-def _by_text(by: str | None, groups: list[tuple[str, list[str]]]) -> str:
-    if by is None:
-        return "design point" if groups and groups[0][0].startswith("point ") else "strongest factor"
-    return "design point" if by == "point" else by
 
 
 def _colours(k: int) -> list[Any]:
@@ -137,61 +144,9 @@ def _colours(k: int) -> list[Any]:
     return [colormaps["viridis"](v) for v in np.linspace(0.0, 0.95, k)]
 
 
-def _curve_groups(frame: "pd.DataFrame", rows: "pd.DataFrame", names: dict[str, str],
-                  by: str | None) -> list[tuple[str, list[str]]]:
-    """``[(label, runs)]`` in design-point or level order (see :func:`plot_curves`);
-    branch runs (``include_branches``) last, each its own curve, never pooled."""
-    first = rows.groupby("run", sort=True).first()
-    branch_runs: list[str] = []
-    if "branch" in first.columns:
-        is_branch = first["branch"].map(lambda v: isinstance(v, str))
-        branch_runs = sorted(first.index[is_branch])
-        first = first[~is_branch]
-    branches = [(f"branch {run}", [run]) for run in branch_runs]
-    points = sorted(first["design_point"].unique())
-    if by is None and len(points) > len(PALETTE) and names:
-        by = _strongest(frame)
-    if by is None or by == "point" or by not in names:
-        out = []
-        for point in points:
-            runs = sorted(first.index[first["design_point"] == point])
-            one = first.loc[runs[0]]
-            levels = {n: one[c] for n, c in names.items() if one[c] is not None and one[c] == one[c]}
-            out.append((f"point {int(point)}: {_label(levels)}" if levels else f"point {int(point)}", runs))
-        return out + branches
-    column = names[by]
-    levels = first[column].map(lambda v: "n/a" if v is None or v != v else v)
-    ordered = sorted(levels.unique(), key=lambda v: (isinstance(v, str), v if not isinstance(v, str) else str(v)))
-    return [(f"{by}={v}", sorted(levels.index[levels == v])) for v in ordered] + branches
+def _test_points(ax: Any, scores: np.ndarray, stat: str, seed: int, i: int, colour: Any) -> None:
+    from xdoe.analysis._curves import aggregate_band
 
-
-def _strongest(frame: "pd.DataFrame") -> str | None:
-    """The first factor of :func:`xdoe.analysis.analyze`'s ranking (default response), if any."""
-    from xdoe.analysis._effects import analyze
-
-    try:
-        ranked = analyze(frame).factors
-    except InputError:
-        return None
-    return ranked[0].name if ranked else None
-
-
-def _test_rows(frame: "pd.DataFrame", rows: "pd.DataFrame", phase: str) -> "pd.DataFrame | None":
-    """The episode rows of the last test phase after ``phase``, if any."""
-    phases = list(dict.fromkeys(frame["phase"]))
-    after = phases[phases.index(phase) + 1:]
-    tests = [p for p in after if (frame.loc[frame["phase"] == p, "mode"] == "test").all()]
-    return frame[frame["phase"] == tests[-1]] if tests else None
-
-
-def _test_points(ax: Any, test: "pd.DataFrame", runs: list[str], metric: str, stat: str, seed: int, i: int,
-                 colour: Any, keep_cut: bool) -> None:
-    from xdoe.analysis._curves import aggregate_band, cut_mask
-
-    rows = test[test["run"].isin(runs)]
-    if not keep_cut:
-        rows = rows[~cut_mask(rows)]
-    scores = rows.groupby("run", sort=True)[metric].mean().to_numpy(float)
     if scores.size == 0:
         return
     offsets = np.linspace(-0.15, 0.15, scores.size) if scores.size > 1 else np.zeros(1)

@@ -15,8 +15,9 @@ experiment, bad ``--response``, a store that cannot be opened).
 
 from __future__ import annotations
 
+import contextlib
 from pathlib import Path
-from typing import Any, Callable
+from typing import Any, Callable, Iterator
 
 import click
 
@@ -81,16 +82,28 @@ def load_frame(output_dir: Path | None, experiment: str | None, store_url: str |
         def load(store: Any, experiment: str | None, include_branches: bool) -> Any:  # type: ignore[misc]
             return load_scores(store, response, experiment, include_branches=include_branches)
 
+    with selected_store(output_dir, experiment, store_url) as (store, experiment):
+        frame = load(store, experiment, include_branches=include_branches)
+    if frame.empty:
+        fail(NO_EPISODES, EXIT_FAILED)
+    return frame
+
+
+NO_EPISODES = "no episodes recorded for these runs: run the campaign first (xrun experiment-start)"
+
+
+@contextlib.contextmanager
+def selected_store(output_dir: Path | None, experiment: str | None, store_url: str | None) -> Iterator[Any]:
+    """``(store, experiment)`` of the selection, the store open read-only
+    while the block runs; exit 2 when no single experiment is chosen or the
+    store cannot be opened, 1 when the experiment has no run recorded."""
     store_url = store_of(output_dir, store_url)
     with open_store(store_url) as store:
         experiment = choose_experiment(output_dir, experiment, store)
         if experiment is not None and experiment not in store.experiments():  # generated, never run
             fail(f"no run of experiment {experiment!r} is recorded in {store.url}: run the campaign first "
                  "(xrun experiment-start)", EXIT_FAILED)
-        frame = load(store, experiment, include_branches=include_branches)
-    if frame.empty:
-        fail("no episodes recorded for these runs: run the campaign first (xrun experiment-start)", EXIT_FAILED)
-    return frame
+        yield store, experiment
 
 
 @click.command("results", short_help="Show one row per design point, ranked by IQM over runs with 95 % CIs.")
@@ -118,6 +131,7 @@ def results_command(output_dir: Path | None, experiment: str | None, include_bra
         fmt_num,
         parse_response,
         points_section,
+        print_table,
         response_agents,
         run_table,
         split_branches,
@@ -144,7 +158,7 @@ def results_command(output_dir: Path | None, experiment: str | None, include_bra
         for p in extra:  # not design points: the sessions of their trees, one run each
             imp = "-" if p.improvement is None else fmt_num(p.improvement[0], 3)
             table_.add_row("branch", p.levels["branch"], str(p.n), fmt_num(p.estimate), "-", imp)
-        out.print(table_)
+        print_table(out, table_)  # rich's characters, without rich's 1 ms a row
         best = a.best
         if best is not None:
             click.echo(f"best{'' if who is None else f' for {who}'}: design point {best.index} "
@@ -240,12 +254,20 @@ def curves_command(output_dir: Path | None, experiment: str | None, include_bran
     runs; the last test phase beside them as points per run. Episodes cut
     by a step budget or a stop are left out (--keep-cut keeps them). With
     --include-branches each branched or grown session is a curve of its own."""
-    from xdoe.analysis.plots import plot_curves
+    from xdoe.analysis.plots import plot_store_curves
 
     check_output(output, overwrite)
-    frame = load_frame(output_dir, experiment, store_url, include_branches)
-    path = plot_curves(frame, output, by=by, phase=phase, metric=metric, x=x_axis, stat=stat, window=window,
-                       seed=seed, keep_cut=keep_cut)
+    from xdoe.errors import InputError
+
+    with selected_store(output_dir, experiment, store_url) as (store, experiment):
+        try:
+            path = plot_store_curves(store, output, experiment=experiment, include_branches=include_branches, by=by,
+                                     phase=phase, metric=metric, x=x_axis, stat=stat, window=window, seed=seed,
+                                     keep_cut=keep_cut)
+        except InputError as exc:
+            if str(exc).startswith("no episodes recorded"):  # nothing to show, as load_frame says it
+                fail(NO_EPISODES, EXIT_FAILED)
+            raise
     click.echo(f"wrote {path}")
 
 
@@ -331,12 +353,12 @@ def report_command(output_dir: Path | None, experiment: str | None, include_bran
 
     check_output(output, overwrite)
     resp = parse_response(response)
-    frame = load_frame(output_dir, experiment, store_url, include_branches)  # the learning curves
     scores = load_frame(output_dir, experiment, store_url, include_branches, resp)  # the analysis
     experiment, store_url = _resolve(output_dir, experiment, store_url)
-    path = write_report(frame, output, response=resp, output_dir=output_dir,
+    # the learning curves come from the store (xdoe.analysis.plots.plot_store_curves), not from the episodes
+    path = write_report(None, output, response=resp, output_dir=output_dir,
                         store_url=store_url, experiment=experiment, document=document, seed=seed,
-                        overwrite=overwrite, hint=OVERWRITE_HINT, scores=scores)
+                        overwrite=overwrite, hint=OVERWRITE_HINT, scores=scores, include_branches=include_branches)
     click.echo(f"wrote {path} ({path.stat().st_size / 1024:.0f} KiB)")
 
 

@@ -58,6 +58,12 @@ if TYPE_CHECKING:  # the same names for type checkers (`Name as Name`: a re-expo
     from xdoe.store._results_paths import ResultsPaths as ResultsPaths, safe_name as safe_name
     from xdoe.store._export import BRANCH_COLUMN as BRANCH_COLUMN, EXPORT_COLUMNS as EXPORT_COLUMNS
     from xdoe.store._lineage import render_lineage as render_lineage
+    from xdoe.store._curves import (
+        CurvePhases as CurvePhases,
+        curve_phases as curve_phases,
+        phase_means as phase_means,
+        run_episodes as run_episodes,
+    )
     from xdoe.store._json import canonical_json as canonical_json, document_hash as document_hash
     from xdoe.store._engine import (
         ENV_VAR as ENV_VAR,
@@ -98,6 +104,8 @@ _EXPORTS = {
     "xdoe.store._results_paths": ["ResultsPaths", "safe_name"],
     "xdoe.store._export": ["BRANCH_COLUMN", "EXPORT_COLUMNS"],
     "xdoe.store._lineage": ["render_lineage"],
+    # learning curves without the episode table (xdoe.analysis.plots.plot_store_curves)
+    "xdoe.store._curves": ["CurvePhases", "curve_phases", "phase_means", "run_episodes"],
     "xdoe.store._json": ["canonical_json", "document_hash"],
     "xdoe.store._engine": ["ENV_VAR", "absolute_url", "mask_url", "resolve_url", "url_database"],
 }
