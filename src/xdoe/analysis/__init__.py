@@ -39,7 +39,6 @@ if TYPE_CHECKING:  # the same names for type checkers (`Name as Name`: a re-expo
         render as render,
     )
     from xdoe.analysis._report import write_report as write_report
-    from xdoe.analysis._text_table import print_table as print_table
     from xdoe.analysis._response import (
         Response as Response,
         load_scores as load_scores,
@@ -63,7 +62,6 @@ _EXPORTS = {
     "xdoe.analysis._effects": ["analyze", "design_points"],
     "xdoe.analysis._format": ["render", "STAT_NAMES", "fmt_levels", "fmt_num", "points_section"],
     "xdoe.analysis._report": ["write_report"],
-    "xdoe.analysis._text_table": ["print_table"],
     "xdoe.analysis._response": ["Response", "load_scores", "parse_response", "response_agents", "run_table"],
     "xdoe.analysis._result": [
         "Analysis", "FactorEffect", "Interaction", "LevelStat", "PointAggregate",

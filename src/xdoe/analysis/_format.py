@@ -172,8 +172,6 @@ def _render_one(a: Analysis, fmt: str, width: int) -> str:
     from rich.console import Console
     from rich.table import Table
 
-    from xdoe.analysis._text_table import print_table
-
     console = Console(file=io.StringIO(), width=width, force_terminal=False, color_system=None)
     for title, headers, rows in secs:
         table = Table(title=title, title_justify="left")
@@ -181,7 +179,7 @@ def _render_one(a: Analysis, fmt: str, width: int) -> str:
             table.add_column(h, overflow="fold")
         for r in rows:
             table.add_row(*r)
-        print_table(console, table)
+        console.print(table)
     for w in a.warnings:
         console.print(f"warning: {w}", markup=False, highlight=False)
     return console.file.getvalue()  # type: ignore[attr-defined]

@@ -131,7 +131,6 @@ def results_command(output_dir: Path | None, experiment: str | None, include_bra
         fmt_num,
         parse_response,
         points_section,
-        print_table,
         response_agents,
         run_table,
         split_branches,
@@ -158,7 +157,7 @@ def results_command(output_dir: Path | None, experiment: str | None, include_bra
         for p in extra:  # not design points: the sessions of their trees, one run each
             imp = "-" if p.improvement is None else fmt_num(p.improvement[0], 3)
             table_.add_row("branch", p.levels["branch"], str(p.n), fmt_num(p.estimate), "-", imp)
-        print_table(out, table_)  # rich's characters, without rich's 1 ms a row
+        out.print(table_)
         best = a.best
         if best is not None:
             click.echo(f"best{'' if who is None else f' for {who}'}: design point {best.index} "
