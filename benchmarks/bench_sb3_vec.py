@@ -61,8 +61,10 @@ def timed(side: Callable[[], int]) -> tuple[float, float, int]:
 
 
 def xdoe_side(steps: int, workers: int, seed: int, parallel: bool) -> int:
+    # in worker processes each worker's copy of MaxStepsTerminationCondition counts its own steps
+    budget = -(-steps // workers) if parallel else steps
     with tempfile.TemporaryDirectory() as tmp, parallel_workers(parallel):
-        result = run(document("PPO", steps, seed, workers=workers), store=f"sqlite:///{Path(tmp) / 's.db'}",
+        result = run(document("PPO", budget, seed, workers=workers), store=f"sqlite:///{Path(tmp) / 's.db'}",
                      results=Path(tmp) / "results")
     if not result.ok:
         raise SystemExit(result.traceback)
