@@ -2,11 +2,15 @@
 
 from __future__ import annotations
 
+import pickle
+
 import numpy as np
 import pytest
 from gymnasium import spaces
 
 pytest.importorskip("stable_baselines3")
+
+import torch  # noqa: E402
 
 from xdoe.agent import Experience, Mode  # noqa: E402
 from xdoe.components.agents import SB3Brain, SB3Muscle  # noqa: E402
@@ -192,3 +196,26 @@ def test_muscle_acts_as_sb3_itself(algorithm, action_space, mode):
                 assert muscle.extras is None
         np.testing.assert_array_equal(np.asarray(act.value), expected)
     assert torch.equal(torch.get_rng_state(), global_state)  # the process's generator left as it was
+
+
+@pytest.mark.parametrize("algorithm, hp, action_space", [
+    ("PPO", {"n_steps": 8, "batch_size": 8, "n_epochs": 1}, spaces.Discrete(3)),
+    ("A2C", {"n_steps": 4}, BOX),
+    ("A2C", {"n_steps": 4, "use_sde": True}, BOX),
+    ("SAC", {"learning_starts": 4, "train_freq": 4, "batch_size": 4}, BOX),
+])
+def test_trained_policy_pickles_to_worker_processes(algorithm, hp, action_space):
+    """--parallel-workers sends each update through multiprocessing; torch
+    refuses a tensor still tied to train()'s graph (PPO and A2C left their
+    last minibatch's distribution in the policy: the phase crashed)."""
+    import torch.multiprocessing  # noqa: F401  (registers torch's reductions, as the workers' imports do)
+    from multiprocessing.reduction import ForkingPickler
+
+    sensors = [S("e.o", spaces.Box(-1, 1, (2,), np.float32))]
+    brain, muscle = _setup(algorithm, hp, sensors, [A("e.act", action_space)])
+    assert _feed(brain, muscle, sensors, 24) >= 2
+    copy = pickle.loads(ForkingPickler.dumps(brain.muscle_state()))["policy"]
+    obs = torch.as_tensor(np.zeros((1, 2), np.float32))
+    with torch.no_grad():  # the copy acts as the brain's policy does
+        assert np.allclose(copy._predict(obs, deterministic=True).numpy(),
+                           brain.model.policy._predict(obs, deterministic=True).numpy())

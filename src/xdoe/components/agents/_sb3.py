@@ -56,6 +56,29 @@ def _column(values: list[float], shape: tuple[int, ...] = (-1, 1)) -> Any:
     return torch.from_numpy(np.array(values, dtype=np.float32).reshape(shape))
 
 
+def _drop_graph(policy: Any) -> None:
+    """Cut what the last ``train()`` left tied to the autograd graph in the
+    policy's action distributions (the last minibatch's torch distribution,
+    gSDE's exploration matrix): distributions dropped (each forward pass makes
+    its own), tensors detached (the same values), so the policy pickles to
+    worker processes (``--parallel-workers``: torch refuses to send a tensor
+    with a graph) and holds no minibatch graph while the muscles act."""
+    import torch
+    from stable_baselines3.common.distributions import Distribution
+
+    for module in policy.modules():
+        for dist in list(vars(module).values()):
+            if not isinstance(dist, Distribution):
+                continue
+            for name, value in list(vars(dist).items()):
+                if isinstance(value, torch.distributions.Distribution) or (
+                        isinstance(value, list) and any(isinstance(v, torch.distributions.Distribution)
+                                                        for v in value)):
+                    setattr(dist, name, None)
+                elif isinstance(value, torch.Tensor) and value.grad_fn is not None:
+                    setattr(dist, name, value.detach())
+
+
 class SB3Brain(Brain):
     """A Stable-Baselines3 algorithm learning from the executor's transitions.
 
@@ -252,6 +275,7 @@ class SB3Brain(Brain):
                 with self.random.active():
                     model.train()
                 model.policy.set_training_mode(False)
+                _drop_graph(model.policy)
                 buffer.reset()
                 trained = True
         return trained
@@ -291,6 +315,7 @@ class SB3Brain(Brain):
         with self.random.active():
             model.train(batch_size=model.batch_size, gradient_steps=gradient_steps)
         model.policy.set_training_mode(False)
+        _drop_graph(model.policy)
         return True
 
     # -- muscles -----------------------------------------------------------------
