@@ -6,6 +6,8 @@ episode ends to the run process in batches."""
 
 from __future__ import annotations
 
+import os
+
 import threading
 import traceback as _traceback
 from collections import deque
@@ -70,7 +72,7 @@ class _Locked:
 
 
 def worker_main(plan: "RunPlan", phase_index: int, w: int, policy: Any, out: Any, inp: Any,
-                 flush_every: int, board: Any = None) -> None:
+                 flush_every: int, board: Any = None, parent: int | None = None) -> None:
     """Body of worker process ``w``: build worker ``w`` of the phase, run its
     episodes, talk to the run process (see the module docstring).
 
@@ -79,7 +81,11 @@ def worker_main(plan: "RunPlan", phase_index: int, w: int, policy: Any, out: Any
     ``("timeout", w, message)``; a worker its watchdog cannot end is killed
     by the run process (``board``: :class:`~xdoe.execution._watchdog.WatchBoard`,
     slot ``w``). Observations outside their space are reported to the run
-    process (``("w", sensor, message)`` in a batch)."""
+    process (``("w", sensor, message)`` in a batch).
+
+    ``parent``: the run process's pid. When it ends (SIGKILLed with its
+    xrun, say) this worker exits at once: nobody would read its rows, and
+    the run is recorded ``interrupted`` by whoever ran it or by the restart."""
     import contextlib
     import warnings
 
@@ -87,6 +93,10 @@ def worker_main(plan: "RunPlan", phase_index: int, w: int, policy: Any, out: Any
     from xdoe.errors import ObservationSpaceWarning
     from xdoe.execution._watchdog import RunTimeout, Watchdog, kill_stuck_runs
 
+    if parent is not None:  # no worker outlives its run process, however that ends
+        from xdoe._process import watch_process
+
+        watch_process(parent, lambda: os._exit(0), name="xdoe-watch-run-process")
     out = _Locked(out)
     warnings.simplefilter("ignore", ObservationSpaceWarning)  # the run process warns
     step_timeout = plan.phases[phase_index].step_timeout

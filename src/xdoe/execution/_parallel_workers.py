@@ -40,6 +40,7 @@ from __future__ import annotations
 import contextlib
 import contextvars
 import multiprocessing
+import os
 from multiprocessing.connection import wait as _wait_any
 from typing import TYPE_CHECKING, Any, Callable, Iterator
 
@@ -147,7 +148,8 @@ class ParallelPhase:
                 down_r, down_w = ctx.Pipe(duplex=False)
                 up_r, up_w = ctx.Pipe(duplex=False)
                 proc = ctx.Process(target=worker_main, name=f"xdoe-worker-{w}", daemon=True,
-                                   args=(plan, phase.index, w, policy, up_w, down_r, flush_every, self._board))
+                                   args=(plan, phase.index, w, policy, up_w, down_r, flush_every, self._board,
+                                         os.getpid()))
                 proc.start()
                 down_r.close()
                 up_w.close()
