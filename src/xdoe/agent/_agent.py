@@ -76,16 +76,7 @@ class Brain(ABC):
     :meth:`Muscle.update` of every muscle of the agent.
 
     An agent keeps its brain from one phase to the next within a run.
-
-    **Value steps** (optional): a brain that sets :attr:`value_steps` and
-    implements :meth:`thinking_values` may be handed the steps of an agent
-    with one sensor and one actuator as plain values (see ``docs/plugins.md``).
     """
-
-    #: ``True`` declares :meth:`thinking_values` (see the class docstring);
-    #: it counts only when the class defining ``thinking_values`` also defines
-    #: :meth:`thinking` or is a subclass of the one that does
-    value_steps: bool = False
 
     def __init__(self, seed: int = 0, **params: Any) -> None:
         if params:
@@ -105,37 +96,6 @@ class Brain(ABC):
     @abstractmethod
     def thinking(self, experience: Experience) -> Any | None:
         """Learn from one step; return an update for the muscles or ``None``."""
-
-    def thinking_values(self, observation: Any, action: Any, objective: float, next_observation: Any,
-                        done: bool, truncated: bool) -> Any | None:
-        """Value steps: learn from one step of an agent with exactly one
-        sensor and one actuator, given as plain values.
-
-        Must do exactly what :meth:`thinking` does with an :class:`Experience`
-        whose ``sensors`` / ``next_sensors`` hold one sensor with value
-        ``observation`` / ``next_observation``, whose ``actuators`` hold one
-        actuator with value ``action``, and whose ``objective``, ``done`` and
-        ``truncated`` are these (same result, same draws from :attr:`rng`).
-        Declare :attr:`value_steps` only if ``thinking`` does not read the
-        experience's ``worker``, ``episode``, ``step``, ``rewards`` or
-        ``extras`` (value steps do not pass them).
-
-        Args:
-            observation: the sensor's value before the action (e.g. an int
-                for a ``Discrete`` space, an array for a ``Box``).
-            action: the actuator's value the muscle chose.
-            objective: the agent's objective value of the step (a float).
-            next_observation: the sensor's value after the environment update.
-            done: the episode ended (for this agent) with this step.
-            truncated: the episode was cut rather than terminated.
-
-        Returns:
-            An update for the muscles, or ``None``.
-
-        Raises:
-            NotImplementedError: the brain does not support value steps.
-        """
-        raise NotImplementedError(f"{type(self).__name__} does not support value steps")
 
     def pretrain(self, experiences: Iterable[Experience]) -> None:
         """Offline training on stored experiences (``replay``); default: feed
@@ -179,11 +139,6 @@ class Muscle(ABC):
     #: ``False`` (the default) is always safe. A subclass that overrides
     #: :meth:`propose_actions` does not inherit a ``True`` (declare it again).
     keeps_actuators: bool = False
-    #: ``True`` declares :meth:`propose_action_value` (value steps, see
-    #: ``docs/plugins.md``); it counts only when the class defining
-    #: ``propose_action_value`` also defines :meth:`propose_actions` or is a
-    #: subclass of the one that does
-    value_steps: bool = False
 
     def __init__(self, uid: str, seed: int = 0, **params: Any) -> None:
         if params:
@@ -205,20 +160,6 @@ class Muscle(ABC):
     ) -> list[ActuatorInformation]:
         """Return the actuators with values set (each value in its space)."""
 
-    def propose_action_value(self, observation: Any) -> Any:
-        """Value steps: the value of the agent's single actuator for the value
-        ``observation`` of its single sensor.
-
-        Must return exactly the value :meth:`propose_actions` would set given
-        that sensor and the actuator without a value (same draws from
-        :attr:`rng`, same state changes). Declare :attr:`value_steps` only if
-        the muscle never sets :attr:`extras`.
-
-        Raises:
-            NotImplementedError: the muscle does not support value steps.
-        """
-        raise NotImplementedError(f"{type(self).__name__} does not support value steps")
-
     def update(self, update: Any) -> None:
         """Receive what the brain sent (see :meth:`Brain.thinking`)."""
 
@@ -234,11 +175,6 @@ class Objective(ABC):
 
     #: see every reward of the agent's environments, not only the agent's own
     all_rewards: bool = False
-    #: ``True`` declares :meth:`internal_reward_value` (value steps, see
-    #: ``docs/plugins.md``); it counts only when the class defining
-    #: ``internal_reward_value`` also defines :meth:`internal_reward` or is a
-    #: subclass of the one that does
-    value_steps: bool = False
 
     def __init__(self, **params: Any) -> None:
         if params:
@@ -247,14 +183,3 @@ class Objective(ABC):
     @abstractmethod
     def internal_reward(self, rewards: list[RewardInformation]) -> float:
         """The objective value of one step (a float)."""
-
-    def internal_reward_value(self, reward: float) -> float:
-        """Value steps: the objective value of a step whose only reward (the
-        environment's single reward, no ``owner``) has value ``reward``; must
-        equal :meth:`internal_reward` of that one ``RewardInformation``,
-        bit for bit.
-
-        Raises:
-            NotImplementedError: the objective does not support value steps.
-        """
-        raise NotImplementedError(f"{type(self).__name__} does not support value steps")

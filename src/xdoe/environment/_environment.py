@@ -34,13 +34,10 @@ class Environment(ABC):
     Sensor, actuator and reward ids are full ids ``<uid>.<name>``; use
     :meth:`full_id` to build them.
 
-    **Value steps** (optional, a faster step): an environment with exactly one
-    sensor, one actuator and one reward (no ``owner``, no ``left``, the same
-    sensor every step) may also implement :meth:`value_ids`,
-    :meth:`update_values` and :meth:`last_state`. When every component of a
-    phase supports value steps (see ``docs/plugins.md``), the executor calls
-    ``update_values(action)`` instead of ``update([...])`` and builds no
-    information objects per step; the results must be identical.
+    The executor steps every environment the same way, through these
+    methods; there is no second, faster protocol to keep in step with them.
+    A fast environment makes :meth:`update` itself cheap (see
+    ``GymnasiumEnvironment``).
     """
 
     def __init__(self, uid: str, seed: int, **params: Any) -> None:
@@ -65,51 +62,6 @@ class Environment(ABC):
 
     def close(self) -> None:
         """Release resources (called at the end of each phase)."""
-
-    # -- value steps (optional) -------------------------------------------
-    def value_ids(self) -> tuple[str, str, str] | None:
-        """``(sensor id, actuator id, reward id)`` when this environment
-        supports value steps (:meth:`update_values`, :meth:`last_state`),
-        else ``None`` (the default).
-
-        Return the ids only when the environment has exactly one sensor, one
-        actuator and one reward, attributes the reward to no agent (``owner``
-        ``None``), never reports ``left``, and ``update_values`` and
-        ``last_state`` together are equivalent to :meth:`update`. The executor
-        uses value steps only when the class defining this method also
-        defines :meth:`update` or is a subclass of the one that does (a
-        subclass that overrides ``update`` alone is stepped through ``update``).
-        """
-        return None
-
-    def update_values(self, action: Any) -> tuple[Any, float, bool, bool]:
-        """Apply ``action`` (the value of the single actuator) and advance one
-        step, like ``update([ActuatorInformation(actuator_id, space, action)])``.
-
-        Returns:
-            ``(observation, reward, terminated, truncated)``: the value the
-            state's single sensor would hold (same type, e.g. a Python int for
-            a ``Discrete`` space), the value of its single reward (a float, in
-            the environment's units), and its ``terminated`` and ``truncated``
-            (Python bools).
-
-        Raises:
-            NotImplementedError: the environment does not support value steps
-                (:meth:`value_ids` is ``None``); whatever :meth:`update` raises.
-        """
-        raise NotImplementedError(f"{type(self).__name__} does not support value steps")
-
-    def last_state(self) -> EnvironmentState:
-        """The :class:`EnvironmentState` :meth:`update` would have returned for
-        the last :meth:`update_values` call (its sensors, rewards, ``terminated``,
-        ``truncated`` and ``info``); the executor asks for it when an episode
-        ends, so building it may cost what ``update`` costs.
-
-        Raises:
-            NotImplementedError: the environment does not support value steps.
-            RuntimeError: no step since the last :meth:`start_environment`.
-        """
-        raise NotImplementedError(f"{type(self).__name__} does not support value steps")
 
 
 class Reward(ABC):

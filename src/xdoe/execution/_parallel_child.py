@@ -141,7 +141,7 @@ def _worker_phase(plan: "RunPlan", phase_index: int, w: int, policy: Any, out: A
         flush()
 
     controller = rt.controller
-    step = step_function(controller, rt.conditions, len(phase.agents), [worker])
+    step = step_function(controller, rt.conditions, len(phase.agents))
     for condition in rt.conditions:
         condition.phase_started(rt.progress)
     budget = phase.episodes

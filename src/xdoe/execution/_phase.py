@@ -19,7 +19,7 @@ from xdoe.execution._loading import construct, load_class
 from xdoe.execution._plan import AgentSpec, ComponentPlan, EnvironmentPlan, PhasePlan, RunPlan
 from xdoe.execution._phase_runner import EpisodeCallback
 from xdoe.execution._seeding import brain_seed, environment_seed, muscle_seed, sampler_rng
-from xdoe.execution._stepping import episode_function, overrides, step_function, step_verdict
+from xdoe.execution._stepping import overrides, step_function, step_verdict
 from xdoe._cuts import BUDGET_CUTS, CUT_STOP
 from xdoe.execution._worker import (CONTINUE, RESET, STOP_PHASE, STOP_RUN, AgentRuntime, Worker, component_error,
                                     cut_cause)
@@ -257,7 +257,7 @@ class PhaseRuntime:
         verdict."""
         phase = self.phase
         controller = self.controller
-        step = step_function(controller, self.conditions, len(phase.agents), self.workers)
+        step = step_function(controller, self.conditions, len(phase.agents))
         episode_conditions = [c.episode_finished for c in self.conditions if overrides(c, "episode_finished")]
         for condition in self.conditions:
             condition.phase_started(self.progress)
@@ -286,12 +286,10 @@ class PhaseRuntime:
             worker.start_episode(controller, started=True)
         stop = CONTINUE
         stop_cut = CUT_STOP  # what cuts the episodes still running when the phase stops
-        # one worker left whose steps need nothing between them: a call per episode
-        run_steps = (episode_function(active[0]) if len(active) == 1 else None) or step
         while active and stop < STOP_PHASE:
             ended = False
             for worker in active:
-                verdict = run_steps(worker)
+                verdict = step(worker)
                 if verdict >= RESET:
                     ended = True
                     cut = cut_cause(worker, verdict)
@@ -309,7 +307,6 @@ class PhaseRuntime:
                         break
             if ended:  # only an ended episode can retire a worker; steps stay cheap
                 active = [w for w in active if w.active]
-                run_steps = (episode_function(active[0]) if len(active) == 1 else None) or step
         for worker in self.workers:
             if worker.in_episode and worker.step > 0:
                 finish(worker, True, stop_cut)

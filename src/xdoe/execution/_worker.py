@@ -93,11 +93,6 @@ class Worker:
         self.started_at = 0.0
         #: merged into the extras of the episode rows (e.g. ``env_params``)
         self.episode_extras: dict[str, Any] | None = None
-        #: the worker's ValueStepper and its bound ``step`` when the phase uses
-        #: value steps (``_stepping.value_steppers``), else ``None``
-        self.stepper: Any = None
-        self.value_step: Any = None
-        self.value_episode: Any = None
 
     # -- SimulationWorker --------------------------------------------------
     def _sensors_for(self, agent: AgentRuntime) -> list[SensorInformation]:
@@ -222,6 +217,9 @@ class Worker:
 
     # -- internals ---------------------------------------------------------
     def _update_env(self, i: int, actions: list[ActuatorInformation]) -> EnvironmentState:
+        """Step environment ``i`` with ``actions``: the one place where an
+        environment's state (its observation, rewards and flags) comes back
+        during a phase; everything after reads ``self.states[i]``."""
         try:
             state = self.envs[i].update(actions)
         except Exception as exc:
@@ -296,14 +294,10 @@ class Worker:
                         raise component_error(f"agent {agent.name!r}: muscle.update", exc) from exc
         policy = self.policy
         if policy is not None and policy.wants(agent.t_step, done):
-            stepper = self.stepper
-            terminated, cut = done and not truncated, done and truncated
-            if stepper is not None and stepper.record_last(agent, rewards, done, terminated, cut, cut_by):
-                return  # value steps: the same row through the recorder's row writer
             self.recorder.step(  # type: ignore[union-attr]
                 self.index, self.episode, agent.t_step, agent.name, _values(agent.t_sensors),
                 _values(agent.t_actions), _values(rewards), agent.t_objective, done,
-                terminated, cut, cut_by,
+                done and not truncated, done and truncated, cut_by,
             )
 
     def start_episode(self, controller: SimulationController, *, started: bool = False) -> None:
@@ -354,8 +348,6 @@ class Worker:
         its cause (``cut_by``, or ``environment``) otherwise."""
         if truncated and cut_by is None:
             cut_by = CUT_STOP
-        if self.stepper is not None:  # value steps: the last state and transition as objects
-            self.stepper.materialise()
         agents = self.agents
         ends: list[tuple[bool, bool, str | None]] = []
         for agent in agents:

@@ -35,15 +35,6 @@ class DummyBrain(Brain):
         self.experiences += 1
         return None
 
-    #: value steps: thinking_values below
-    value_steps = True
-
-    def thinking_values(self, observation: Any, action: Any, objective: float, next_observation: Any,
-                        done: bool, truncated: bool) -> None:
-        """:meth:`thinking` of one step given as values: counts it."""
-        self.experiences += 1
-        return None
-
     def store(self, path: Path) -> None:
         Path(path).write_text(json.dumps({"brain": "DummyBrain", "experiences": self.experiences}))
 
@@ -86,25 +77,9 @@ class DummyMuscle(Muscle):
             self._spaces[actuator.uid] = known
         return known[1]
 
-    #: set by setup: the sensor and actuator of an agent with one of each (value steps)
-    _items: tuple[SensorInformation, ActuatorInformation] | None = None
-
     def setup(self, sensors: list[SensorInformation], actuators: list[ActuatorInformation]) -> None:
-        self._items = (sensors[0], actuators[0]) if len(sensors) == 1 and len(actuators) == 1 else None
         for actuator in actuators:
             self._sampler(actuator)
-
-    #: value steps: propose_action_value below
-    value_steps = True
-
-    def propose_action_value(self, observation: Any) -> Any:
-        """:meth:`propose_actions`' value for the agent's one sensor (value
-        ``observation``) and one actuator."""
-        if self._items is None:
-            raise RuntimeError("DummyMuscle.propose_action_value needs setup() with one sensor and one actuator")
-        sensor, actuator = self._items
-        return self.propose_actions([SensorInformation(sensor.uid, sensor.space, observation)],
-                                    [ActuatorInformation(actuator.uid, actuator.space)])[0].value
 
     def propose_actions(
         self, sensors: list[SensorInformation], actuators: list[ActuatorInformation]

@@ -37,8 +37,6 @@ class RewardObjective(Objective):
         self.reward_ids = reward_ids
         #: with explicit ids the executor hands every reward, not only the agent's own
         self.all_rewards = reward_ids is not None
-        #: value steps (internal_reward_value) for the sum of the agent's own rewards
-        self.value_steps = reward_ids is None
 
     def internal_reward(self, rewards: list[RewardInformation]) -> float:
         if self.reward_ids is None:  # a loop, not sum(generator): this runs on every step
@@ -53,11 +51,3 @@ class RewardObjective(Objective):
                 f"RewardObjective: unknown reward ids {missing}; received {sorted(by_id)}"
             )
         return float(sum(float(by_id[uid].value) for uid in self.reward_ids))
-
-    def internal_reward_value(self, reward: float) -> float:
-        """:meth:`internal_reward` of one reward of value ``reward`` (with
-        ``reward_ids`` ``None``): ``0.0 + float(reward)``, the same float as the
-        sum (``-0.0`` becomes ``0.0`` there too)."""
-        if self.reward_ids is not None:
-            raise NotImplementedError("RewardObjective with reward_ids does not support value steps")
-        return 0.0 + float(reward)

@@ -77,41 +77,17 @@ class QLearningBrain(Brain):
         self.actions: DiscreteEncoder | None = None
         self.table: QTable | None = None
 
-    #: set by setup (a class default: brains pickled before it existed unpickle without it)
-    _single: tuple[str, int, str, int] | None = None
-
     def setup(self, sensors: list[SensorInformation], actuators: list[ActuatorInformation]) -> None:
         super().setup(sensors, actuators)
         self.states = DiscreteEncoder([s for s in sensors if not is_action_mask(s.uid)], "sensor")
         self.actions = DiscreteEncoder(actuators, "actuator")
         self.table = QTable(self.states.size, self.actions.size, self.initial_q)
-        #: (sensor id, its start, actuator id, its start) for one Discrete sensor
-        #: and one Discrete actuator: the fast path of thinking
-        self._single = (self.states._single_id, self.states._single_start, self.actions._single_id,
-                        self.actions._single_start) if self.states._single and self.actions._single else None
 
     def thinking(self, experience: Experience) -> QTable | None:
-        if self.table is None or self.states is None or self.actions is None:
+        states, table = self.states, self.table
+        if table is None or states is None or self.actions is None:
             raise RuntimeError("QLearningBrain.setup() must be called before thinking()")
-        states, table, done = self.states, self.table, experience.done
-        q, single = table.q, self._single
-        sensors, acted, after = experience.sensors, experience.actuators, experience.next_sensors
-        if single is not None and q is not None and len(sensors) == 1 and len(acted) == 1 \
-                and len(after) == 1:
-            # One Discrete sensor and actuator, Python-int values, a dense table
-            # (Taxi): DiscreteEncoder.encode's arithmetic and the update below,
-            # inlined, since this runs on every step; anything else falls through.
-            item, action, item2 = sensors[0], acted[0], after[0]
-            s, a, s2 = item.value, action.value, item2.value
-            if type(s) is int and type(a) is int and type(s2) is int and item.uid == single[0] \
-                    and item2.uid == single[0] and action.uid == single[2]:
-                return self.thinking_values(s, a, experience.objective, s2, done, experience.truncated)
-        return self._thinking(experience)
-
-    def _thinking(self, experience: Experience) -> QTable | None:
-        """:meth:`thinking` through :class:`DiscreteEncoder` (any discrete spaces)."""
-        states, table, done = self.states, self.table, experience.done
-        assert states is not None and table is not None and self.actions is not None
+        done = experience.done
         s = states.encode(experience.sensors)
         a = self.actions.encode(experience.actuators)
         target = float(experience.objective)
@@ -127,37 +103,6 @@ class QLearningBrain(Brain):
             row = table.row(s)
             row[a] += self.alpha * (target - row[a])
         return table if done else None
-
-    #: value steps: thinking_values below
-    value_steps = True
-
-    def thinking_values(self, observation: Any, action: Any, objective: float, next_observation: Any,
-                        done: bool, truncated: bool) -> QTable | None:
-        """:meth:`thinking` of one step of an agent with one sensor and one
-        actuator, given as values (the same update; see
-        :meth:`xdoe.agent.Brain.thinking_values`)."""
-        table, single = self.table, self._single
-        if single is not None and table is not None and type(observation) is int and type(action) is int \
-                and type(next_observation) is int:
-            # one Discrete sensor and actuator, a dense table (Taxi): the
-            # update of thinking, with DiscreteEncoder.encode's arithmetic
-            q = table.q
-            s, a, s2 = observation - single[1], action - single[3], next_observation - single[1]
-            if q is not None and 0 <= s < table.n_states and 0 <= s2 < table.n_states \
-                    and 0 <= a < table.n_actions:
-                target = float(objective)
-                if not done or truncated:
-                    target += self.gamma * max(q[s2].tolist())
-                old = q.item(s, a)
-                q[s, a] = old + self.alpha * (target - old)
-                return table if done else None
-        if table is None or len(self.sensors) != 1 or len(self.actuators) != 1:
-            raise RuntimeError("QLearningBrain.thinking_values needs setup() with one sensor and one actuator")
-        sensor, actuator = self.sensors[0], self.actuators[0]
-        return self._thinking(Experience(
-            0, 0, 0, [SensorInformation(sensor.uid, sensor.space, observation)],
-            [ActuatorInformation(actuator.uid, actuator.space, action)], [], objective,
-            [SensorInformation(sensor.uid, sensor.space, next_observation)], done, {}, truncated))
 
     def muscle_state(self) -> QTable | None:
         return self.table
@@ -221,8 +166,6 @@ class QLearningMuscle(Muscle):
 
     #: propose_actions returns new ActuatorInformation objects
     keeps_actuators = True
-    #: set by setup (a class default: muscles pickled before it existed unpickle without it)
-    _single: tuple[str, int, str, int] | None = None
 
     def __init__(
         self,
@@ -245,19 +188,10 @@ class QLearningMuscle(Muscle):
         self.actions: DiscreteEncoder | None = None
         self.table: QTable | None = None
 
-    #: set by setup: the sensor and actuator of an agent with one of each (value steps)
-    _items: tuple[SensorInformation, ActuatorInformation] | None = None
-
     def setup(self, sensors: list[SensorInformation], actuators: list[ActuatorInformation]) -> None:
-        self._items = (sensors[0], actuators[0]) if len(sensors) == 1 and len(actuators) == 1 else None
         self._masked = any(is_action_mask(s.uid) for s in sensors)
         self.states = DiscreteEncoder([s for s in sensors if not is_action_mask(s.uid)], "sensor")
         self.actions = DiscreteEncoder(actuators, "actuator")
-        #: (sensor id, its start, actuator id, its start) for one Discrete sensor
-        #: and one Discrete actuator without a mask, the fast path of propose_actions
-        self._single = None if self._masked or not (self.states._single and self.actions._single) else (
-            self.states._single_id, self.states._single_start,
-            self.actions._single_id, self.actions._single_start)
         if self.table is None:
             self.table = QTable(self.states.size, self.actions.size)
         else:
@@ -295,24 +229,14 @@ class QLearningMuscle(Muscle):
             self.setup(sensors, actuators)
         states, actions, rng = self.states, self.actions, self.rng
         assert states is not None and actions is not None and self.table is not None
-        q, single = self.table.q, self._single
-        if single is not None and q is not None and len(sensors) == 1 and len(actuators) == 1:
-            # One Discrete sensor, one Discrete actuator, a dense table (Taxi):
-            # encode, choice and decode below, inlined with the same arithmetic
-            # and the same draws from rng, since this runs on every step.
-            sensor, actuator = sensors[0], actuators[0]
-            value = sensor.value
-            if type(value) is int and sensor.uid == single[0] and actuator.uid == single[2]:
-                if 0 <= value - single[1] < states.size:
-                    return [ActuatorInformation(actuator.uid, actuator.space, self.propose_action_value(value))]
         mask = action_mask(actuators[0], sensors) if self._masked and len(actuators) == 1 else None
         if mask is not None:  # legal moves only (PettingZoo's action_mask)
-            if self.mode == Mode.TRAIN and rng.random() < self.current_epsilon:
+            if self.mode == _TRAIN and rng.random() < self.current_epsilon:
                 action = int(np.flatnonzero(mask)[int(rng.integers(int(mask.sum())))])
             else:
                 values = self.table.values(states.encode(sensors))
                 action = _greedy_action(np.where(mask, values, -np.inf), rng)
-        elif self.mode == Mode.TRAIN and rng.random() < self.current_epsilon:
+        elif self.mode == _TRAIN and rng.random() < self.current_epsilon:
             action = int(rng.integers(actions.size))
         else:
             action = _greedy_action(self.table.values(states.encode(sensors)), rng)
@@ -326,30 +250,6 @@ class QLearningMuscle(Muscle):
         ]
 
 
-    #: value steps: propose_action_value below
-    value_steps = True
-
-    def propose_action_value(self, observation: Any) -> Any:
-        """:meth:`propose_actions`' value for one sensor with value
-        ``observation`` and one actuator (the same value and draws; see
-        :meth:`xdoe.agent.Muscle.propose_action_value`)."""
-        single, table = self._single, self.table
-        if single is not None and table is not None and type(observation) is int:
-            # one Discrete sensor and actuator, a dense table (Taxi): encode,
-            # epsilon-greedy choice and decode, inlined
-            q, index = table.q, observation - single[1]
-            if q is not None and 0 <= index < table.n_states:
-                rng = self.rng
-                if self.mode == _TRAIN and rng.random() < self.current_epsilon:
-                    return int(rng.integers(table.n_actions)) + single[3]
-                return _greedy_index(q[index].tolist(), rng) + single[3]
-        if self._items is None:
-            raise RuntimeError("QLearningMuscle.propose_action_value needs setup() with one sensor and one actuator")
-        sensor, actuator = self._items
-        return self.propose_actions([SensorInformation(sensor.uid, sensor.space, observation)],
-                                    [ActuatorInformation(actuator.uid, actuator.space)])[0].value
-
-
 def _greedy_action(values: np.ndarray, rng: np.random.Generator) -> int:
     """The index of the largest of ``values`` (one row of action values), ties
     broken uniformly with ``rng``.
@@ -361,11 +261,7 @@ def _greedy_action(values: np.ndarray, rng: np.random.Generator) -> int:
     ``rng.integers(len(best))`` and indexes ``best`` with it, which is done here
     directly (``tests/agents/test_qlearning.py`` checks the equivalence).
     """
-    return _greedy_index(values.tolist(), rng)
-
-
-def _greedy_index(row: list[float], rng: np.random.Generator) -> int:
-    """:func:`_greedy_action` of the values as a Python list."""
+    row = values.tolist()
     best_value = max(row)
     if row.count(best_value) == 1:
         return row.index(best_value)
