@@ -77,24 +77,42 @@ class QLearningBrain(Brain):
         self.actions: DiscreteEncoder | None = None
         self.table: QTable | None = None
 
+    #: set by setup (a class default: brains pickled before it existed unpickle without it)
+    _single: tuple[str, int, str, int] | None = None
+
     def setup(self, sensors: list[SensorInformation], actuators: list[ActuatorInformation]) -> None:
         super().setup(sensors, actuators)
         self.states = DiscreteEncoder([s for s in sensors if not is_action_mask(s.uid)], "sensor")
         self.actions = DiscreteEncoder(actuators, "actuator")
         self.table = QTable(self.states.size, self.actions.size, self.initial_q)
+        self._single = _single_ids(self.states, self.actions)
 
     def thinking(self, experience: Experience) -> QTable | None:
         states, table = self.states, self.table
         if table is None or states is None or self.actions is None:
             raise RuntimeError("QLearningBrain.setup() must be called before thinking()")
         done = experience.done
-        s = states.encode(experience.sensors)
-        a = self.actions.encode(experience.actuators)
+        sensors, acted, after = experience.sensors, experience.actuators, experience.next_sensors
+        s = a = s2 = -1
+        single = self._single
+        if single is not None and len(sensors) == 1 and len(acted) == 1 and len(after) == 1:
+            # one Discrete sensor and actuator with Python-int values (Taxi):
+            # DiscreteEncoder.encode's arithmetic, inlined (this runs every step)
+            item, action, item2 = sensors[0], acted[0], after[0]
+            if type(item.value) is int and type(action.value) is int and type(item2.value) is int \
+                    and item.uid == single[0] and item2.uid == single[0] and action.uid == single[2]:
+                s, a, s2 = item.value - single[1], action.value - single[3], item2.value - single[1]
+                if not (0 <= s < table.n_states and 0 <= s2 < table.n_states and 0 <= a < table.n_actions):
+                    s = -1  # out of range: encode below raises its error
+        if s < 0:
+            s = states.encode(sensors)
+            a = self.actions.encode(acted)
+            s2 = states.encode(after) if not done or experience.truncated else -1
         target = float(experience.objective)
         if not done or experience.truncated:
             # max over a Python list: the same value as ndarray.max() (for
             # tables without NaN), several times faster on a short row
-            target += self.gamma * max(table.values(states.encode(experience.next_sensors)).tolist())
+            target += self.gamma * max(table.values(s2).tolist())
         q = table.q
         if q is not None:  # dense: Python floats (the same IEEE arithmetic, faster than numpy scalars)
             old = q.item(s, a)
@@ -166,6 +184,8 @@ class QLearningMuscle(Muscle):
 
     #: propose_actions returns new ActuatorInformation objects
     keeps_actuators = True
+    #: set by setup (a class default: muscles pickled before it existed unpickle without it)
+    _single: tuple[str, int, str, int] | None = None
 
     def __init__(
         self,
@@ -192,6 +212,7 @@ class QLearningMuscle(Muscle):
         self._masked = any(is_action_mask(s.uid) for s in sensors)
         self.states = DiscreteEncoder([s for s in sensors if not is_action_mask(s.uid)], "sensor")
         self.actions = DiscreteEncoder(actuators, "actuator")
+        self._single = None if self._masked else _single_ids(self.states, self.actions)
         if self.table is None:
             self.table = QTable(self.states.size, self.actions.size)
         else:
@@ -229,17 +250,31 @@ class QLearningMuscle(Muscle):
             self.setup(sensors, actuators)
         states, actions, rng = self.states, self.actions, self.rng
         assert states is not None and actions is not None and self.table is not None
+        table, single = self.table, self._single
+        if single is not None and len(sensors) == 1 and len(actuators) == 1:
+            # one Discrete sensor and actuator with a Python-int value (Taxi):
+            # encode and decode inlined (this runs every step), the same
+            # epsilon-greedy choice and draws as below
+            sensor, actuator = sensors[0], actuators[0]
+            value = sensor.value
+            if type(value) is int and sensor.uid == single[0] and actuator.uid == single[2] \
+                    and 0 <= value - single[1] < table.n_states:
+                if self.mode == _TRAIN and rng.random() < self.current_epsilon:
+                    action = int(rng.integers(table.n_actions))
+                else:
+                    action = _greedy_action(table.values(value - single[1]), rng)
+                return [ActuatorInformation(actuator.uid, actuator.space, action + single[3])]
         mask = action_mask(actuators[0], sensors) if self._masked and len(actuators) == 1 else None
         if mask is not None:  # legal moves only (PettingZoo's action_mask)
             if self.mode == _TRAIN and rng.random() < self.current_epsilon:
                 action = int(np.flatnonzero(mask)[int(rng.integers(int(mask.sum())))])
             else:
-                values = self.table.values(states.encode(sensors))
+                values = table.values(states.encode(sensors))
                 action = _greedy_action(np.where(mask, values, -np.inf), rng)
         elif self.mode == _TRAIN and rng.random() < self.current_epsilon:
             action = int(rng.integers(actions.size))
         else:
-            action = _greedy_action(self.table.values(states.encode(sensors)), rng)
+            action = _greedy_action(table.values(states.encode(sensors)), rng)
         if actions._single and len(actuators) == 1 and actuators[0].uid == actions._single_id:
             (actuator,) = actuators  # one Discrete actuator: decode is action + start
             return [ActuatorInformation(actuator.uid, actuator.space, action + actions._single_start)]
@@ -248,6 +283,15 @@ class QLearningMuscle(Muscle):
             ActuatorInformation(a.uid, a.space, chosen[a.uid] if a.uid in chosen else a.value)
             for a in actuators
         ]
+
+
+def _single_ids(states: DiscreteEncoder, actions: DiscreteEncoder) -> tuple[str, int, str, int] | None:
+    """``(sensor id, its start, actuator id, its start)`` when the agent has one
+    ``Discrete`` sensor and one ``Discrete`` actuator (the inlined encoding of
+    :meth:`QLearningBrain.thinking` and :meth:`QLearningMuscle.propose_actions`), else ``None``."""
+    if not (states._single and actions._single):
+        return None
+    return states._single_id, states._single_start, actions._single_id, actions._single_start
 
 
 def _greedy_action(values: np.ndarray, rng: np.random.Generator) -> int:
