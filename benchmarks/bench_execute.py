@@ -136,11 +136,11 @@ def plain_loop(episodes: int, seed: int = 7) -> tuple[int, float, float, float]:
     return steps, time.perf_counter() - start, time.process_time() - cpu, setup
 
 
-def xrun(episodes: int, store_steps: str, tmp: Path, laydown: bool = True) -> tuple[int, float, float]:
+def xrun(episodes: int, store_steps: str, tmp: Path) -> tuple[int, float, float]:
     """Steps, wall seconds (the run's own ``wall_time``: from the start of its
     recording to its end) and CPU seconds (of the whole ``run()`` call,
-    document loading and store opening included) of an xrun run
-    (``laydown``: ``run()``'s, the lay-down diagram)."""
+    document loading and store opening included) of an xrun run (``run()``
+    draws no lay-down diagram: ``xrun experiment-start`` does)."""
     from xdoe.execution import run
     from xdoe.store import Store
 
@@ -149,8 +149,7 @@ def xrun(episodes: int, store_steps: str, tmp: Path, laydown: bool = True) -> tu
     store = Store(f"sqlite:///{tmp / name}")
     cpu = time.process_time()
     try:
-        result = run(document(episodes), store=store, results=tmp / "results", store_steps=store_steps,
-                     laydown=laydown)
+        result = run(document(episodes), store=store, results=tmp / "results", store_steps=store_steps)
         cpu = time.process_time() - cpu
     finally:
         store.close()

@@ -26,11 +26,11 @@ from pathlib import Path
 
 CHILD = r"""
 import json, resource, sys, time
-from xdoe.store import Store, export_episodes
+from xdoe.store import Store
 url, path = sys.argv[1], sys.argv[2]
 with Store(url) as store:
     t = time.perf_counter()
-    r = export_episodes(store, path, "bench")
+    r = store.export_episodes(path, "bench")
     dt = time.perf_counter() - t
 print(json.dumps({"rows": r.rows, "seconds": dt,
                   "maxrss_mb": resource.getrusage(resource.RUSAGE_SELF).ru_maxrss / 1024}))

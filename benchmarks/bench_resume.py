@@ -15,7 +15,7 @@ included):
   a file, as in a batch job).
 
 Both must report every run ``skipped`` and exit 0. For reference it also
-times, in this process, ``xdoe.cli._jobs.run_plans`` on the already loaded
+times, in this process, ``xdoe.campaign.Campaign.run`` on the already loaded
 documents (the skip decision alone: one query, then the skipped results) and
 reading one run-document file (ruamel.yaml + validation), which the
 command does for every file it cannot skip by the file's hash.
@@ -115,7 +115,7 @@ def main() -> None:
     parser.add_argument("--real", type=int, default=5, help="runs executed for real first")
     args = parser.parse_args()
 
-    from xdoe.cli._jobs import run_plans
+    from xdoe.campaign import Campaign, CampaignOptions
     from xdoe.execution import load_plan
     from xdoe.store import Run, Store
 
@@ -146,7 +146,7 @@ def main() -> None:
         names = [str(f.relative_to(tmp)) for f in files]
         figures: dict[str, list[float]] = {"xrun experiment-start --quiet": [],
                                            "xrun experiment-start (summary table)": [],
-                                           "run_plans, documents loaded": []}
+                                           "Campaign.run, documents loaded": []}
         for _ in range(args.repeats):
             elapsed, _text = xrun(["experiment-start", "--quiet", "--store", url, *names], tmp,
                                   tmp / "out.txt")
@@ -155,8 +155,8 @@ def main() -> None:
             figures["xrun experiment-start (summary table)"].append(elapsed)
             assert text.count("skipped") == args.runs, text[-500:]
             t = time.perf_counter()
-            out = run_plans(plans, store_url=url, results=results, store_steps="none")
-            figures["run_plans, documents loaded"].append(time.perf_counter() - t)
+            out = Campaign(plans, CampaignOptions(store_url=url, results=str(results))).run()
+            figures["Campaign.run, documents loaded"].append(time.perf_counter() - t)
             assert [r.status for r in out] == ["skipped"] * args.runs, {r.status for r in out}
         with Store(url) as store:
             assert len(store.instances()) == args.runs, "a finished run ran again"

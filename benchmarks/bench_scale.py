@@ -144,7 +144,7 @@ def load() -> str:
 # -- 1. --jobs -------------------------------------------------------------------------------
 
 def bench_jobs(tmp: Path, size: int = 1) -> float:
-    from xdoe.campaign import RunTask
+    from xdoe.campaign import CampaignOptions, RunTask
     from xdoe.campaign.backends import ProcessPoolBackend, SequentialBackend
 
     files = write_runs(tmp / f"jobs-x{size}",
@@ -152,7 +152,7 @@ def bench_jobs(tmp: Path, size: int = 1) -> float:
     times = {}
     for jobs in (1, 2):
         url = f"sqlite:///{tmp / f'jobs{jobs}-x{size}.sqlite'}"
-        tasks = [RunTask(f, store_url=url, results=None) for f in files]
+        tasks = [RunTask(f, CampaignOptions(store_url=url, results=None)) for f in files]
         backend = SequentialBackend() if jobs == 1 else ProcessPoolBackend(jobs)
         start = time.perf_counter()
         with backend:

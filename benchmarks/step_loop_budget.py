@@ -103,7 +103,7 @@ def store_rows(store_path: Path, tmp: Path) -> tuple[int, float, float, float]:
     and writing it (see ``rows`` in the module docstring)."""
     from xdoe.store import Store
     from xdoe.store._recorder_rows import _STEP_COLUMNS  # the recorder's column order
-    from xdoe.store._recorder import RunRecorder
+    from xdoe.store import RunRecorder
 
     with sqlite3.connect(store_path) as con:
         rows = con.execute(f"SELECT {', '.join(_STEP_COLUMNS)} FROM step ORDER BY id").fetchall()

@@ -54,7 +54,7 @@ def child(mode: str, episodes: int, out: Path) -> None:
     if mode == "plain":
         steps = bench_execute.plain_loop(episodes)[0]
     else:  # no laydown.svg: drawn once per run structure, not part of the step loop
-        steps = bench_execute.xrun(episodes, mode, out.parent, laydown=False)[0]
+        steps = bench_execute.xrun(episodes, mode, out.parent)[0]
     out.write_text(str(steps))
 
 

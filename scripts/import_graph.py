@@ -1,14 +1,20 @@
 """The import graph of the ``xdoe`` package, built from the source with :mod:`ast`.
 
 Every ``import``/``from ... import`` counts (also inside functions), except
-those under ``if TYPE_CHECKING:``. ``from xdoe.pkg import Name`` is resolved
-to the private module that defines ``Name`` (read from the package
-``__init__``'s imports), so a cycle through a lazily re-exporting package is
-found too.
+those under ``if TYPE_CHECKING:`` unless asked (``type_checking=True``).
+``from xdoe.pkg import Name`` is resolved to the private module that defines
+``Name`` (read from the package ``__init__``'s imports), so a cycle through a
+lazily re-exporting package is found too.
 
-Usage: ``python scripts/import_graph.py [SRC]`` prints the cycles (strongly
-connected components of more than one module), the number of imports inside
-functions and the largest modules; exit 1 when there is a cycle.
+Usage:
+
+- ``python scripts/import_graph.py [SRC]`` prints the cycles (strongly
+  connected components of more than one module; run-time imports, then with
+  ``TYPE_CHECKING`` imports counted too), the number of imports inside
+  functions and the largest modules; exit 1 when there is a cycle.
+- ``python scripts/import_graph.py --packages [SRC]`` prints the
+  package-level dependency graph as a Mermaid flowchart (the diagram of
+  ``docs/architecture.md``, which a test keeps equal to this output).
 """
 
 from __future__ import annotations
@@ -17,7 +23,8 @@ import ast
 import sys
 from pathlib import Path
 
-__all__ = ["modules", "import_graph", "cycles", "function_imports"]
+__all__ = ["modules", "import_graph", "cycles", "function_imports", "package_of", "package_graph",
+           "package_mermaid", "private_imports", "FOUNDATION"]
 
 
 def modules(src: Path) -> dict[str, Path]:
@@ -81,8 +88,9 @@ def _origins(mods: dict[str, Path]) -> dict[str, dict[str, str]]:
     return origins
 
 
-def import_graph(src: Path) -> dict[str, set[str]]:
-    """Module -> the ``xdoe`` modules it imports (at run time)."""
+def import_graph(src: Path, *, type_checking: bool = False) -> dict[str, set[str]]:
+    """Module -> the ``xdoe`` modules it imports (at run time; with
+    ``type_checking`` also those under ``if TYPE_CHECKING:``)."""
     mods = modules(src)
     origins = _origins(mods)
 
@@ -100,7 +108,7 @@ def import_graph(src: Path) -> dict[str, set[str]]:
     graph: dict[str, set[str]] = {m: set() for m in mods}
     for name, path in mods.items():
         is_pkg = path.name == "__init__.py"
-        for node, _ in _imports(ast.parse(path.read_text())):
+        for node, _ in _imports(ast.parse(path.read_text()), type_checking=type_checking):
             targets: list[str | None] = []
             if isinstance(node, ast.Import):
                 targets = [a.name if a.name in mods else None for a in node.names]
@@ -164,15 +172,94 @@ def function_imports(src: Path) -> int:
     return n
 
 
+#: Modules every package may import, left out of the package diagram (the
+#: error hierarchy and small helpers that import no other ``xdoe`` package).
+FOUNDATION = ("errors", "_files", "_process", "_lazy", "_random", "_cuts", "_extras")
+#: Alias packages (``xdoe._lazy.alias_package``) drawn as the package they stand for.
+_ALIAS_PACKAGES = {"agents": "components", "environments": "components"}
+
+
+def package_of(module: str) -> str:
+    """The top-level part of ``module`` below ``xdoe`` (``xdoe.store._rules`` ->
+    ``store``; ``xdoe.errors`` -> ``errors``; ``xdoe`` itself -> ``xdoe``)."""
+    parts = module.split(".")
+    name = parts[1] if len(parts) > 1 else parts[0]
+    return _ALIAS_PACKAGES.get(name, name)
+
+
+def package_graph(src: Path, *, type_checking: bool = False) -> dict[str, set[str]]:
+    """Package -> the packages its modules import (:func:`package_of` of both
+    ends of every edge of :func:`import_graph`; an import inside a package is
+    not an edge)."""
+    out: dict[str, set[str]] = {}
+    for module, targets in import_graph(src, type_checking=type_checking).items():
+        pkg = package_of(module)
+        out.setdefault(pkg, set()).update(package_of(t) for t in targets if package_of(t) != pkg)
+    return out
+
+
+def package_mermaid(src: Path) -> str:
+    """The package-level dependency graph (run-time imports) as a Mermaid
+    flowchart, one edge ``a --> b`` per line ("a imports b"), sorted; the
+    :data:`FOUNDATION` modules and the root package ``xdoe`` are left out.
+    Package-level cycles (run time, then with ``TYPE_CHECKING`` imports
+    counted) follow as Mermaid comments (``%%``)."""
+    graph = package_graph(src)
+    skip = set(FOUNDATION) | {"xdoe"}
+    lines = ["flowchart TD"]
+    for pkg in sorted(p for p in graph if p not in skip):
+        targets = sorted(t for t in graph[pkg] if t not in skip)
+        lines += [f"    {pkg} --> {t}" for t in targets] or [f"    {pkg}"]
+    run_time = cycles(graph)
+    typed = [c for c in cycles(package_graph(src, type_checking=True)) if c not in run_time]
+    lines += [f"    %% package cycle: {' <-> '.join(c)}" for c in run_time]
+    lines += [f"    %% package cycle with TYPE_CHECKING imports: {' <-> '.join(c)}" for c in typed]
+    return "\n".join(lines) + "\n"
+
+
+def private_imports(src: Path) -> list[tuple[str, str]]:
+    """``(importing module, imported module)`` for every import (also under
+    ``TYPE_CHECKING`` and inside functions) of another package's private
+    module: ``xdoe.P._m`` (or a name from it) imported outside package ``P``."""
+    found: list[tuple[str, str]] = []
+    for name, path in modules(src).items():
+        own = package_of(name)
+        for node, _ in _imports(ast.parse(path.read_text()), type_checking=True):
+            if isinstance(node, ast.Import):
+                targets = [a.name for a in node.names]
+            else:
+                base = _absolute(name, node, path.name == "__init__.py")
+                targets = [base] + [f"{base}.{a.name}" for a in node.names]
+            for target in targets:
+                parts = target.split(".")
+                if (len(parts) > 2 and parts[0] == "xdoe" and package_of(target) != own
+                        and parts[2].startswith("_") and not parts[2].startswith("__")):
+                    found.append((name, ".".join(parts[:3])))
+                    break
+    return sorted(found)
+
+
 def main(argv: list[str]) -> int:
-    src = Path(argv[1]) if len(argv) > 1 else Path(__file__).resolve().parents[1] / "src"
+    args = argv[1:]
+    packages = "--packages" in args
+    args = [a for a in args if a != "--packages"]
+    src = Path(args[0]) if args else Path(__file__).resolve().parents[1] / "src"
+    if packages:
+        print(package_mermaid(src), end="")
+        return 0
     found = cycles(import_graph(src))
     for comp in found:
         print("cycle:", " <-> ".join(comp))
+    typed = [c for c in cycles(import_graph(src, type_checking=True)) if c not in found]
+    for comp in typed:
+        print("cycle (TYPE_CHECKING imports counted):", " <-> ".join(comp))
+    private = private_imports(src)
     sizes = sorted(((len(p.read_text().splitlines()), n) for n, p in modules(src).items()), reverse=True)
-    print(f"{len(found)} cycle(s); {function_imports(src)} xdoe imports inside functions")
+    print(f"{len(found)} cycle(s), {len(typed)} more with TYPE_CHECKING imports; "
+          f"{len(private)} imports of another package's private module; "
+          f"{function_imports(src)} xdoe imports inside functions")
     print("largest modules:", ", ".join(f"{n} {lines}" for lines, n in sizes[:5]))
-    return 1 if found else 0
+    return 1 if found or typed else 0
 
 
 if __name__ == "__main__":

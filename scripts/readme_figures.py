@@ -53,7 +53,7 @@ def run_study(folder: Path) -> Path:
     generate(ROOT / "experiments" / "taxi.yaml", out)
     with Store(f"sqlite:///{out / 'xrun.sqlite'}") as store:
         for path in sorted(out.glob("run-*.yaml")):
-            result = run(path, store=store, results=out / "results", laydown=False)
+            result = run(path, store=store, results=out / "results")
             if not result.ok:
                 raise RuntimeError(f"{path.name}: {result.error}")
     return out

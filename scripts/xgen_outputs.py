@@ -12,7 +12,7 @@ For each document, into ``OUT/<name>/``: the output folder of ``write_runs``
 (run files, ``design.csv``, ``manifest.json``), ``docs.json`` (the first and
 last run documents as built by ``runs[k]``, canonical JSON), ``figures.txt``
 (the design's minimum distance and discrepancy unrounded, ``repr``),
-``dry-run.txt`` (what ``xgen generate --dry-run`` prints, with its exit code)
+``dry-run.txt`` (what ``xgen generate --dry-run`` prints in a fresh process, with its exit code)
 and ``error.txt`` when the document is refused (the message is compared too);
 and ``OUT/schema.json``, what ``xgen schema`` prints.
 
@@ -28,6 +28,7 @@ from __future__ import annotations
 import argparse
 import json
 import os
+import subprocess
 import sys
 from pathlib import Path
 
@@ -113,8 +114,8 @@ def synthetic() -> dict[str, dict]:
         ],
     }
     docs["conditional"] = cond
-    # level counts whose figures need numpy's summation order (5, 7, 13), and one column
-    # wider than PURE_MAX_LEVELS (its discrepancy terms come from numpy)
+    # level counts whose figures depend on the summation order (5, 7, 13: numpy's pairwise
+    # sums differ from a plain loop), and a column of 200 levels
     docs["factorial-1x5x7x13"] = _levels_doc("wide", {f"f{k}": {"levels": list(range(k))} for k in (1, 5, 7, 13)})
     docs["factorial-2x200"] = _levels_doc("wider", {"two": {"levels": ["a", "b"]},
                                                      "many": {"levels": [i / 8 for i in range(200)]}})
@@ -123,24 +124,20 @@ def synthetic() -> dict[str, dict]:
 
 def _dry_run(document, folder: Path) -> str:
     """``xgen generate --dry-run`` of ``document`` (a dict is written to
-    ``document.yaml`` first), run in ``folder`` with relative paths so that
-    the text does not depend on ``OUT``."""
-    from click.testing import CliRunner
+    ``document.yaml`` first) in a fresh process, as a user runs it (what it
+    prints must not depend on what this process imported before), run in
+    ``folder`` with relative paths so that the text does not depend on ``OUT``."""
     from ruamel.yaml import YAML
-
-    from xdoe.cli._xgen import main
 
     if isinstance(document, dict):
         with open(folder / "document.yaml", "w", encoding="utf-8") as fh:
             YAML().dump(document, fh)
         document = "document.yaml"
-    cwd = os.getcwd()
-    os.chdir(folder)
-    try:
-        result = CliRunner().invoke(main, ["generate", str(document), "--dry-run", "-o", "never-written"])
-    finally:
-        os.chdir(cwd)
-    return f"exit {result.exit_code}\n{result.output}"
+    code = "from xdoe.cli._xgen import main; main()"
+    proc = subprocess.run([sys.executable, "-c", code, "generate", str(document), "--dry-run", "-o", "never-written"],
+                          cwd=folder, stdout=subprocess.PIPE, stderr=subprocess.STDOUT, text=True,
+                          env={**os.environ, "COLUMNS": "100"}, timeout=600)
+    return f"exit {proc.returncode}\n{proc.stdout}"
 
 
 def _write_one(name: str, document, out: Path) -> None:

@@ -11,7 +11,7 @@ from pathlib import Path
 ROOT = Path(__file__).resolve().parents[1]
 #: modules of the extras, made unimportable in the subprocesses below
 BLOCKED = ("pandas", "statsmodels", "matplotlib", "fastapi", "uvicorn", "jinja2", "plotly", "pyarrow", "torch",
-           "stable_baselines3", "pettingzoo", "dask", "distributed", "psycopg")
+           "stable_baselines3", "pettingzoo", "dask", "distributed", "psycopg", "alembic", "mako")
 DOCUMENT = """\
 uid: lean
 seed: 3
@@ -54,8 +54,8 @@ def test_core_dependencies_are_the_lean_core() -> None:
     project = tomllib.loads((ROOT / "pyproject.toml").read_text("utf-8"))["project"]
     names = {d.split(">")[0].split("=")[0].split("[")[0].strip().lower() for d in project["dependencies"]}
     assert not names & {"pandas", "statsmodels", "matplotlib", "fastapi", "uvicorn", "jinja2", "plotly", "httpx",
-                        "playwright", "torch"}
-    assert {"analysis", "dashboard", "sb3", "pettingzoo", "postgres", "dask", "parquet", "all", "test"} \
+                        "playwright", "torch", "alembic"}
+    assert {"analysis", "dashboard", "sb3", "pettingzoo", "postgres", "dask", "parquet", "migrate", "all", "test"} \
         <= set(project["optional-dependencies"])
 
 

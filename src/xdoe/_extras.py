@@ -21,6 +21,7 @@ EXTRAS = {
     "psycopg": "postgres",
     "pyarrow": "parquet",
     "dask": "dask", "distributed": "dask",
+    "alembic": "migrate", "mako": "migrate",
 }
 
 

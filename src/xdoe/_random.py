@@ -1,8 +1,7 @@
 """One uint32 seed from a seed and a spawn key, the way every seed of xdoe
 is made (docs/architecture.md, "Seeds"): component seeds from the run seed
 (:mod:`xdoe.execution._seeding`) and a branch's seed from its parent's
-(:mod:`xdoe.tree._branch`). xgen's run seeds are the same word computed
-without numpy (:mod:`xdoe.design._seeds`, tested against this function)."""
+(:mod:`xdoe.tree._branch`) and xgen's run seeds (:mod:`xdoe.design._seeds`)."""
 
 from __future__ import annotations
 
@@ -22,7 +21,7 @@ def seed_word(seed: int, *key: int) -> int:
     Raises:
         ValueError / TypeError: from numpy, for a negative or non-integer seed or key.
     """
-    import numpy as np  # here: xgen check of a full factorial loads no numpy
+    import numpy as np  # here: importing xdoe loads no numpy
 
     ss = np.random.SeedSequence(int(seed), spawn_key=tuple(int(k) for k in key))
     return int(ss.generate_state(1, np.uint32)[0])

@@ -1,8 +1,12 @@
 """The error hierarchy of xdoe.
 
-Every error xdoe raises on purpose derives from :class:`XdoeError`. The command
-line turns :class:`DocumentError` (and any other :class:`InputError`) into exit
-code 2 with a one-line message and no traceback.
+Every error xdoe raises on purpose derives from :class:`XdoeError` and is
+defined here (the packages that raise one re-export it under their own name,
+e.g. ``xdoe.environment.EnvironmentCheckError``). The command line turns
+:class:`DocumentError` (and any other :class:`InputError`) into exit code 2
+and any other :class:`XdoeError` into exit code 1, each with a one-line
+message and no traceback. The one exception that is not an
+:class:`XdoeError` is :class:`RunTimeout`, a ``BaseException`` on purpose.
 """
 
 from __future__ import annotations
@@ -28,7 +32,17 @@ __all__ = [
     "printable",
     "cap_traceback",
     "MAX_ERROR_CHARS",
-    "MAX_TRACEBACK_CHARS", "NonFiniteWarning"]
+    "MAX_TRACEBACK_CHARS",
+    "NonFiniteWarning",
+    "DesignTooLarge",
+    "PlaceholderError",
+    "ReferenceSyntaxError",
+    "StoreStepsError",
+    "EnvironmentCheckError",
+    "SlurmError",
+    "RunTimeout",
+    "ObservationSpaceWarning",
+]
 
 
 def format_key_path(path: Sequence[str | int]) -> str:
@@ -86,6 +100,48 @@ class DesignError(InputError):
     """A design cannot be built from the given factors and settings."""
 
 
+class DesignTooLarge(DesignError):
+    """A design would have more runs than allowed (raised by
+    :func:`xdoe.design._limits.check_design_size`; ``xgen`` reports it as a
+    located :class:`DocumentError`). ``cause`` is ``"points"`` (the design
+    points alone exceed the limit) or ``"repetitions"``."""
+
+    def __init__(self, message: str, cause: str) -> None:
+        super().__init__(message)
+        self.cause = cause
+
+
+class PlaceholderError(InputError, ValueError):
+    """A malformed ``${...}`` placeholder (``${`` without ``}``, an empty
+    name) or a list or mapping interpolated into text
+    (:mod:`xdoe.documents`; also a ``ValueError``)."""
+
+
+class ReferenceSyntaxError(InputError, ValueError):
+    """A ``$req(...)`` reference does not follow the grammar
+    (:func:`xdoe.documents.parse_reference`; also a ``ValueError``).
+
+    Attributes:
+        text: the reference text.
+        column: 0-based position in ``text`` where reading failed.
+    """
+
+    def __init__(self, message: str, text: str, column: int) -> None:
+        self.text = text
+        self.column = column
+        super().__init__(message)
+
+
+class StoreStepsError(InputError, ValueError):
+    """A ``store_steps`` value is not ``none``, ``all`` or ``every:N`` (N >= 1)
+    (:class:`xdoe.store.StepPolicy`; also a ``ValueError``)."""
+
+
+class EnvironmentCheckError(XdoeError, AssertionError):
+    """An environment breaks the plugin contract (the message says where;
+    :func:`xdoe.environment.check_environment`; also an ``AssertionError``)."""
+
+
 class ComponentError(InputError):
     """A ``module:Class`` component cannot be imported or constructed.
 
@@ -99,8 +155,19 @@ class RunError(XdoeError):
 
 
 class RunStopped(XdoeError):
-    """A stop was requested for the running instance (:func:`xdoe.store.request_stop`):
+    """A stop was requested for the running instance (:meth:`xdoe.store.Store.request_stop`):
     the run ends ``interrupted``, resumable, and the campaign goes on."""
+
+
+class SlurmError(XdoeError):
+    """A SLURM command is missing, failed or timed out (the CLI exits with code 1)."""
+
+
+class RunTimeout(BaseException):
+    """Raised in the run's thread when a time limit is passed
+    (:mod:`xdoe.execution._watchdog`). A ``BaseException``, not an
+    :class:`XdoeError`, on purpose: plugin code's ``except Exception`` does not
+    swallow it; the executor records the run as failed with a timeout."""
 
 
 class StoreError(XdoeError):
@@ -218,3 +285,9 @@ def parse_key_path(key: str) -> tuple[str | int, ...]:
 class NonFiniteWarning(UserWarning):
     """An episode's reward, objective or wall time was NaN or infinite; it is
     recorded as missing (``NULL`` in the store, ``null`` in ``episodes.jsonl``)."""
+
+
+class ObservationSpaceWarning(UserWarning):
+    """An environment reported a sensor value outside the sensor's space
+    (``phase_config.observation_check: warn``, the default); warned once per
+    run and sensor, naming the sensor, the value and the space."""

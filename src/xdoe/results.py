@@ -11,14 +11,14 @@ reads ``learner``; an inactive conditional factor is missing: ``None``).
 from __future__ import annotations
 
 import json
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING, Any, Callable
 
 if TYPE_CHECKING:
     import pandas as pd
 
     from xdoe.store import Store
 
-__all__ = ["load", "readable", "levels_text", "experiment_label", "FACTORS_ATTR"]
+__all__ = ["load", "table_frame", "readable", "levels_text", "experiment_label", "FACTORS_ATTR"]
 
 #: ``df.attrs`` key listing the factor columns of a :func:`load` frame
 FACTORS_ATTR = "xdoe_factors"
@@ -74,14 +74,28 @@ def load(store: "Store | str | None" = None, experiment: str | None = None, *,
         NoStoreError: there is no store at the URL (none is created).
         StoreError: the store cannot be read.
     """
+    return table_frame(store, lambda st: st.episode_table(experiment, include_branches=include_branches))
+
+
+def table_frame(store: "Store | str | None", read: "Callable[[Store], Any]") -> "pd.DataFrame":
+    """The table ``read(store)`` answers (``rows``, ``columns``, ``factors``,
+    as :meth:`~xdoe.store.Store.episode_table` and
+    :meth:`~xdoe.store.Store.run_scores` give) as a DataFrame whose factor
+    columns hold readable levels; ``df.attrs["xdoe_factors"]`` lists them.
+    ``store`` as :func:`load` takes it: a URL is opened read-only (reading
+    never writes or creates a store) and closed again.
+
+    Raises:
+        NoStoreError, StoreError: as ``read`` and :class:`~xdoe.store.Store` raise them.
+    """
     import pandas as pd
 
-    from xdoe.store import Store, episode_table
+    from xdoe.store import Store
 
     own = not isinstance(store, Store)
-    st = Store(store, read_only=True) if own else store  # reading never writes (or creates) a store
+    st = Store(store, read_only=True) if own else store
     try:
-        table = episode_table(st, experiment, include_branches=include_branches)
+        table = read(st)
     finally:
         if own:
             st.close()

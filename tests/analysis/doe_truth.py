@@ -21,16 +21,7 @@ from __future__ import annotations
 from pathlib import Path
 from typing import Any
 
-from gymnasium import spaces
-
-from xdoe.environment import (
-    ActuatorInformation,
-    Environment,
-    EnvironmentBaseline,
-    EnvironmentState,
-    RewardInformation,
-    SensorInformation,
-)
+from synthetic import OneStepEnvironment
 
 SCREENING = {"a": 3.0, "c": -2.0, "f": 1.5}
 FACTORS = "abcdefg"
@@ -47,24 +38,7 @@ def surface_truth(x1: float, x2: float) -> float:
     return MAXIMUM - dx * dx - 2.0 * dy * dy + 0.5 * dx * dy
 
 
-class _OneStep(Environment):
-    mean = 0.0
-    noise = 0.0
-
-    def _sensors(self) -> list[SensorInformation]:
-        return [SensorInformation(self.full_id("s"), spaces.Discrete(2), 0)]
-
-    def start_environment(self) -> EnvironmentBaseline:
-        return EnvironmentBaseline(sensors=self._sensors(),
-                                   actuators=[ActuatorInformation(self.full_id("a"), spaces.Discrete(2))])
-
-    def update(self, actuators: list[ActuatorInformation]) -> EnvironmentState:
-        reward = self.mean + self.noise * float(self.rng.standard_normal())
-        return EnvironmentState(sensors=self._sensors(),
-                                rewards=[RewardInformation(self.full_id("reward"), reward)], done=True)
-
-
-class ScreeningEnvironment(_OneStep):
+class ScreeningEnvironment(OneStepEnvironment):
     """One-step episodes paying :func:`screening_truth` plus N(0, 0.25^2)."""
 
     def __init__(self, uid: str, seed: int, noise: float = 0.25, **levels: float) -> None:
@@ -73,7 +47,7 @@ class ScreeningEnvironment(_OneStep):
         self.noise = float(noise)
 
 
-class SurfaceEnvironment(_OneStep):
+class SurfaceEnvironment(OneStepEnvironment):
     """One-step episodes paying :func:`surface_truth` plus N(0, 0.1^2)."""
 
     def __init__(self, uid: str, seed: int, x1: float = 3.0, x2: float = 7.0, noise: float = 0.1) -> None:

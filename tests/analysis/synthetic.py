@@ -35,14 +35,12 @@ def truth(strong: int, null: int, inter: int) -> float:
     return 10.0 * strong + 0.0 * null + 6.0 * strong * inter
 
 
-class FormulaEnvironment(Environment):
-    """One-step episodes paying :func:`truth` plus N(0, ``noise``)."""
+class OneStepEnvironment(Environment):
+    """One-step episodes paying ``mean`` plus N(0, ``noise``^2), the noise
+    from the environment's seeded rng (subclasses set both)."""
 
-    def __init__(self, uid: str, seed: int, strong: int = 0, null: int = 0, inter: int = 0,
-                 noise: float = NOISE) -> None:
-        super().__init__(uid=uid, seed=seed)
-        self.mean = truth(strong, null, inter)
-        self.noise = float(noise)
+    mean = 0.0
+    noise = 0.0
 
     def _sensors(self) -> list[SensorInformation]:
         return [SensorInformation(self.full_id("s"), spaces.Discrete(2), 0)]
@@ -55,6 +53,16 @@ class FormulaEnvironment(Environment):
         reward = self.mean + self.noise * float(self.rng.standard_normal())
         return EnvironmentState(sensors=self._sensors(),
                                 rewards=[RewardInformation(self.full_id("reward"), reward)], done=True)
+
+
+class FormulaEnvironment(OneStepEnvironment):
+    """One-step episodes paying :func:`truth` plus N(0, ``noise``)."""
+
+    def __init__(self, uid: str, seed: int, strong: int = 0, null: int = 0, inter: int = 0,
+                 noise: float = NOISE) -> None:
+        super().__init__(uid=uid, seed=seed)
+        self.mean = truth(strong, null, inter)
+        self.noise = float(noise)
 
 
 def document(repetitions: int = REPETITIONS) -> dict[str, Any]:
@@ -79,17 +87,19 @@ def document(repetitions: int = REPETITIONS) -> dict[str, Any]:
 
 
 def run_campaign(folder: Path) -> dict[str, Any]:
-    """Generate and run the campaign into ``folder`` (store ``xrun.sqlite`` there)."""
+    """Generate and run the campaign into ``folder`` (store ``xrun.sqlite``
+    there) as users do, with ``xrun experiment-start`` (in this process; it
+    also puts each run's ``laydown.svg`` into its results folder)."""
+    from click.testing import CliRunner
+
+    from xdoe.cli._xrun import main
     from xdoe.design import generate
-    from xdoe.execution import run
-    from xdoe.store import Store
 
     out = folder / "_outputs"
     generate(document(), out)
     url = f"sqlite:///{out / 'xrun.sqlite'}"
     files = sorted(out.glob("run-*.yaml"))
-    with Store(url) as store:
-        for path in files:
-            result = run(path, store=store, results=out / "results")
-            assert result.ok, result.error
+    done = CliRunner().invoke(main, ["experiment-start", str(out), "--quiet", "--in-process", "--store", url,
+                                     "--results", str(out / "results")])
+    assert done.exit_code == 0, done.output
     return {"dir": out, "store": url, "runs": files}

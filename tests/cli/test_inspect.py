@@ -114,3 +114,25 @@ def test_export_with_nothing_to_export_exits_1(tmp_path, monkeypatch):
     result = invoke("export", "-o", "x.csv", "--store", url)
     assert result.exit_code == 1 and "nothing to export" in result.output
     assert not (tmp_path / "x.csv").exists()
+
+
+def test_status_of_many_runs_draws_the_table_rich_draws(campaign, monkeypatch):
+    """Above PLAIN_ROWS runs the status table is written line by line (issue
+    26: rich lays out about 1,000 rows a second); it is the table rich draws."""
+    import xdoe.cli._inspect as inspect_module
+
+    tmp_path, _ = campaign
+    with_rich = invoke("status", str(tmp_path / "out"))
+    monkeypatch.setattr(inspect_module, "PLAIN_ROWS", 0)
+    plain = invoke("status", str(tmp_path / "out"))
+    assert plain.exit_code == with_rich.exit_code == 1
+    assert plain.output == with_rich.output
+    monkeypatch.setenv("COLUMNS", "95")  # the reason cut with an ellipsis
+    plain = invoke("status", str(tmp_path / "out"))
+    monkeypatch.setattr(inspect_module, "PLAIN_ROWS", 500)
+    assert "…" in plain.output and plain.output == invoke("status", str(tmp_path / "out")).output
+    monkeypatch.setattr(inspect_module, "PLAIN_ROWS", 0)
+    monkeypatch.setenv("COLUMNS", "90")  # too narrow for the table: rich draws it
+    narrow_plain = invoke("status", str(tmp_path / "out"))
+    monkeypatch.setattr(inspect_module, "PLAIN_ROWS", 500)
+    assert narrow_plain.output == invoke("status", str(tmp_path / "out")).output

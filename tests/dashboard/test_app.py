@@ -75,7 +75,7 @@ def test_read_only_refuses_every_action_and_hides_the_buttons(workdir: Path) -> 
 
 
 def test_the_store_password_is_never_shown(tmp_path: Path) -> None:
-    from xdoe.store._engine import mask_url
+    from xdoe.store import mask_url
 
     settings = Settings(store_url="postgresql+psycopg://me:hunter2@db.invalid/xdoe", workdir=tmp_path)
     with client(settings) as c:
@@ -148,7 +148,7 @@ def test_a_failed_run_shows_its_error_and_traceback(tmp_path: Path) -> None:
 def test_a_bad_branch_is_refused_before_any_process_starts(workdir: Path) -> None:
     """Unknown run, bad episodes, both episodes and steps, an unknown key:
     400 with the reason; no process, no document, no session tree."""
-    from xdoe.store import Store, session_trees
+    from xdoe.store import Store
 
     form = {"Content-Type": "application/x-www-form-urlencoded", "X-Xdoe-Token": "secret-token"}
     with _client(workdir) as c:
@@ -165,4 +165,4 @@ def test_a_bad_branch_is_refused_before_any_process_starts(workdir: Path) -> Non
         assert c.get("/api/tree?tree=nope").json()["nodes"] == []
     assert not list(workdir.rglob("run-tiny-0_b*.yaml"))
     with Store(f"sqlite:///{workdir / 'xrun.sqlite'}", create=False) as s:
-        assert session_trees(s) == []
+        assert s.session_trees() == []

@@ -88,7 +88,7 @@ def taxi_design(workdir: Path) -> Path:
     generate(workdir / "taxi.yaml", output=out)
     for k in range(4):
         assert run(out / f"run-taxi-study-{k:04d}.yaml", store=f"sqlite:///{workdir / '_outputs' / 'xrun.sqlite'}",
-                   results=workdir / "_outputs" / "results", laydown=False).status == "finished"
+                   results=workdir / "_outputs" / "results").status == "finished"
     return out
 
 
@@ -275,8 +275,6 @@ def test_an_unknown_override_key_shows_its_close_matches(campaign: Campaign, bro
 
 def test_a_branch_from_the_browser_runs_and_appears_in_the_session_tree(
         campaign: Campaign, browser: Any) -> None:
-    from xdoe.store import session_nodes
-
     _running(campaign, "live-0", "finished")
     with Page(browser, campaign.dashboard.base) as p:
         page = p.open(f"/tree?node=live-0&token={campaign.dashboard.token}")
@@ -301,17 +299,15 @@ def test_a_branch_from_the_browser_runs_and_appears_in_the_session_tree(
         wait_js(page, "Number(document.querySelector('#node [data-curves]').dataset.points) > 0")
         assert not p.errors, p.errors
     with campaign.store() as s:
-        nodes = session_nodes(s, "live-0")
+        nodes = s.session_nodes("live-0")
         assert [n.run_uid for n in nodes] == ["live-0", "live-0_b01"]
         assert nodes[1].parent_id == nodes[0].id and nodes[1].instance_status == "finished"
         assert [o["key"] for o in nodes[1].overrides] == ["brain.params.alpha", "muscle.params.epsilon"]
 
 
 def _nodes(campaign: Campaign) -> list[Any]:
-    from xdoe.store import session_nodes
-
     with campaign.store() as s:
-        return session_nodes(s)
+        return s.session_nodes()
 
 
 def test_the_campaign_page_counts_missing_runs_and_shows_effects_and_curves(

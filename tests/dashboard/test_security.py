@@ -26,7 +26,7 @@ def workdir(tmp_path_factory: pytest.TempPathFactory) -> Path:
     root = tmp_path_factory.mktemp("door")
     doc = taxi_run("door-0", "door", 5, test_episodes=2)
     write_runs(root / "runs", [doc])
-    run(doc, store=f"sqlite:///{root / 'xrun.sqlite'}", results=root / "results", laydown=False)
+    run(doc, store=f"sqlite:///{root / 'xrun.sqlite'}", results=root / "results")
     return root
 
 

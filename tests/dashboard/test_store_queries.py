@@ -14,15 +14,7 @@ from sqlalchemy import inspect, text
 from dashboard_helpers import taxi_run
 from xdoe.execution import run
 from xdoe.execution._resume import decide
-from xdoe.store import (
-    Store,
-    campaign_runs,
-    campaign_summaries,
-    curve_points,
-    request_stop,
-    run_view,
-    stop_requested,
-)
+from xdoe.store import Store
 
 
 @pytest.fixture
@@ -52,26 +44,26 @@ def _record(store: Store, uid: str, episodes: int, *, workers: int = 1, status: 
 
 def test_curve_points_reads_only_new_rows_and_bins_in_sql(store: Store, tmp_path: Path) -> None:
     inst = _record(store, "r-0", 3000, workers=2, tmp=tmp_path)
-    data = curve_points(store, inst, max_points=100)
+    data = store.curve_points(inst, max_points=100)
     (series,) = data["series"]
     assert len(series["x"]) == 100  # 3000 episodes in bins of 30
     assert series["x"][:2] == [0, 30]
     assert series["objective"][0] == pytest.approx(sum(range(30)) / 30)
     assert series["reward"][0] == pytest.approx(sum(range(30)) / 30 + 0.5)  # mean over both workers
-    again = curve_points(store, inst, after=data["last"])
+    again = store.curve_points(inst, after=data["last"])
     assert again["series"] == [] and again["last"] == data["last"]
-    full = curve_points(store, inst, max_points=5000)
+    full = store.curve_points(inst, max_points=5000)
     assert full["series"][0]["x"] == list(range(3000))
 
 
 def test_stop_request_is_recorded_only_for_a_running_instance(store: Store, tmp_path: Path) -> None:
     done = _record(store, "r-0", 2, tmp=tmp_path)
     live = _record(store, "r-1", 2, status="running", tmp=tmp_path)
-    assert request_stop(store, done) is False
-    assert stop_requested(store, done) is None
-    assert request_stop(store, live, "enough") is True
-    assert request_stop(store, live) is True  # twice is fine
-    assert stop_requested(store, live) == "enough"
+    assert store.request_stop(done) is False
+    assert store.stop_requested(done) is None
+    assert store.request_stop(live, "enough") is True
+    assert store.request_stop(live) is True  # twice is fine
+    assert store.stop_requested(live) == "enough"
 
 
 def test_resuming_drops_a_stop_request_left_behind_in_the_same_transaction(store: Store, tmp_path: Path) -> None:
@@ -79,14 +71,14 @@ def test_resuming_drops_a_stop_request_left_behind_in_the_same_transaction(store
     # resumes it drops it when it takes over (before, a separate later call could also erase a stop
     # asked for just after the takeover: the run then ignored it)
     live = _record(store, "r-2", 2, status="running", tmp=tmp_path)
-    assert request_stop(store, live, "left behind")
+    assert store.request_stop(live, "left behind")
     (inst,) = store.instances(run_uid="r-2")
     rec = store.recorder({"uid": "r-2", "experiment_uid": "exp", "seed": 1, "schedule": [],
                           "design_point": {"index": 2, "repetition": 0, "levels": {}}},
                          results_root=tmp_path / "results")
     assert rec.resume(inst)
-    assert stop_requested(store, live) is None
-    assert request_stop(store, live, "now") and stop_requested(store, live) == "now"
+    assert store.stop_requested(live) is None
+    assert store.request_stop(live, "now") and store.stop_requested(live) == "now"
 
 
 def test_a_stop_request_interrupts_the_run_which_then_resumes(store: Store, tmp_path: Path) -> None:
@@ -99,23 +91,23 @@ def test_a_stop_request_interrupts_the_run_which_then_resumes(store: Store, tmp_
     while not store.instances("running") and time.monotonic() < deadline:
         time.sleep(0.05)
     (inst,) = store.instances("running")
-    assert request_stop(store, inst.id, "stopped by the test")
+    assert store.request_stop(inst.id, "stopped by the test")
     worker.join(60)
     assert not worker.is_alive()
     result = box["result"]
     assert result.status == "interrupted" and "stopped by the test" in result.error
     assert store.instance(inst.id).status == "interrupted"
-    assert stop_requested(store, inst.id) is None  # honoured, so removed
-    view = run_view(store, "stop-0")
+    assert store.stop_requested(inst.id) is None  # honoured, so removed
+    view = store.run_view("stop-0")
     assert 0 < view.phases[0].episodes < 200_000  # rows written before the stop are kept
-    assert decide(store, "stop-0", run_view(store, "stop-0").content_hash).action == "resume"
+    assert decide(store, "stop-0", store.run_view("stop-0").content_hash).action == "resume"
     # starting the same document again resumes the same instance (and we stop it again)
     request_again = threading.Thread(target=lambda: box.update(
         again=run(doc, store=store, results=tmp_path / "results")))
     request_again.start()
     while store.instance(inst.id).status != "running" and time.monotonic() < deadline + 30:
         time.sleep(0.05)
-    request_stop(store, inst.id)
+    store.request_stop(inst.id)
     request_again.join(60)
     assert box["again"].resumed and box["again"].instance_id == inst.id
     assert box["again"].status == "interrupted"
@@ -136,27 +128,27 @@ def test_campaign_pages_filter_sort_and_paginate(store: Store, tmp_path: Path) -
     for k in range(7):
         _record(store, f"exp-{k}", k + 1, levels={"alpha": [0.1, 0.5][k % 2]}, tmp=tmp_path,
                 status="failed" if k == 3 else "finished")
-    (summary,) = campaign_summaries(store)
+    (summary,) = store.campaign_summaries()
     assert summary.experiment == "exp" and summary.runs == 7
     assert summary.counts["finished"] == 6 and summary.counts["failed"] == 1
     assert summary.progress == pytest.approx(6 / 7)
-    page = campaign_runs(store, "exp", per_page=3)
+    page = store.campaign_runs("exp", per_page=3)
     assert page.pages == 3 and [r.status.run for r in page.rows] == ["exp-0", "exp-1", "exp-2"]
     assert page.factors == ["alpha"]
     assert page.rows[2].response == pytest.approx(1.0)  # mean objective of episodes 0..2
-    by_response = campaign_runs(store, "exp", sort="response", descending=True, per_page=2)
+    by_response = store.campaign_runs("exp", sort="response", descending=True, per_page=2)
     assert [r.status.run for r in by_response.rows] == ["exp-6", "exp-5"]
-    failed = campaign_runs(store, "exp", status="failed")
+    failed = store.campaign_runs("exp", status="failed")
     assert [r.status.run for r in failed.rows] == ["exp-3"] and failed.filtered == 1
-    found = campaign_runs(store, "exp", search="0.5")
+    found = store.campaign_runs("exp", search="0.5")
     assert {r.status.run for r in found.rows} == {"exp-1", "exp-3", "exp-5"}
-    last = campaign_runs(store, "exp", per_page=3, page=99)
+    last = store.campaign_runs("exp", per_page=3, page=99)
     assert last.page == 3 and [r.status.run for r in last.rows] == ["exp-6"]
 
 
 def test_live_reads_keep_the_bin_size_of_the_first_read(store: Store, tmp_path: Path) -> None:
     inst = _record(store, "r-0", 2000, tmp=tmp_path)
-    first = curve_points(store, inst, max_points=100)
+    first = store.curve_points(inst, max_points=100)
     assert first["k"] == 20
-    later = curve_points(store, inst, after=first["last"] - 100, bin_size=first["k"])
+    later = store.curve_points(inst, after=first["last"] - 100, bin_size=first["k"])
     assert later["series"][0]["x"] == [1900, 1920, 1940, 1960, 1980]

@@ -30,8 +30,7 @@ def dummy(tmp_path_factory: pytest.TempPathFactory) -> Path:
     generate(EXPERIMENTS / "dummy.yaml", output=out)
     url = f"sqlite:///{root / '_outputs' / 'xrun.sqlite'}"
     for k in (0, 1, 8, 9):  # two design points x two repetitions: enough for an analysis
-        assert run(out / f"run-dummy-study-{k:04d}.yaml", store=url, results=root / "results",
-                   laydown=False).status == "finished"
+        assert run(out / f"run-dummy-study-{k:04d}.yaml", store=url, results=root / "results").status == "finished"
     return root
 
 
@@ -111,7 +110,7 @@ def _steps_run(uid: str, steps: int) -> dict:
 
 def test_a_step_budgeted_phase_shows_its_progress_in_steps(tmp_path: Path) -> None:
     url = f"sqlite:///{tmp_path / 'xrun.sqlite'}"
-    assert run(_steps_run("budget-0", 300), store=url, results=tmp_path / "r", laydown=False).status == "finished"
+    assert run(_steps_run("budget-0", 300), store=url, results=tmp_path / "r").status == "finished"
     with client(Settings(store_url=url, workdir=tmp_path)) as c:
         page = c.get("/runs/budget-0").text
     progress = re.findall(r'<td class="n phase-progress">([^<]*)</td>', page)

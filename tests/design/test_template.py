@@ -57,7 +57,8 @@ def test_outputs_are_pinned(name: str, tmp_path: Path) -> None:
     assert _digest(tmp_path / "out") == DIGESTS[name]
 
 
-@pytest.mark.parametrize("name", ["conditional", "odd-scalars", "lhs", "uid-factor", "odd-levels"])
+@pytest.mark.parametrize("name", ["conditional", "odd-scalars", "lhs", "maximin", "uid-factor", "odd-levels",
+                                  "factorial-3x3-reps3"])
 def test_template_text_is_the_writers_run_by_run(name: str) -> None:
     _, _, runs = prepare(xgen_outputs.synthetic()[name])
     for k in range(0, len(runs), max(1, len(runs) // 200)):
@@ -69,16 +70,23 @@ def test_template_text_is_the_writers_run_by_run(name: str) -> None:
             doc["design_point"]["levels"])
 
 
+def _filled(runs, point: int) -> bool:
+    """Whether the runs of ``point`` are a template filled in (not ``dump_canonical`` of the document)."""
+    levels = runs.levels(point)
+    template = runs._templates.template(levels)  # noqa: SLF001
+    return template is not None and runs._templates.fill(template, levels, (0, 0, 0, "u")) is not None  # noqa: SLF001
+
+
 def test_templates_serve_scalar_factors_and_step_aside_where_they_cannot() -> None:
     templates = {}
     for name in ("factorial-6x4", "odd-scalars", "uid-factor", "odd-levels"):
         _, _, runs = prepare(xgen_outputs.synthetic()[name])
-        served = sum(runs._templates.body(runs.levels(p)) is not None for p in range(runs.n_points))
+        served = sum(_filled(runs, p) for p in range(runs.n_points))
         templates[name] = (served, runs.n_points)
     assert templates["factorial-6x4"] == (4096, 4096)  # one structure, every value filled in
     assert templates["odd-scalars"][0] == templates["odd-scalars"][1]  # quoting, escapes, -0.0, 1 vs 1.0 vs true
-    assert templates["uid-factor"][0] == 0  # a factor in an environment uid reaches sensor ids: the writer
-    assert templates["odd-levels"][0] == 0  # list and mapping levels: the writer
+    assert templates["uid-factor"][0] == 0  # a factor in an environment uid reaches sensor ids: dump_canonical
+    assert templates["odd-levels"][0] == 0  # list and mapping values: dump_canonical of the built body
 
 
 def test_a_nul_in_the_document_is_refused_before_templates() -> None:

@@ -1,6 +1,6 @@
 """A tiny PettingZoo parallel environment whose agents leave at different
 times: ``short`` terminates after 2 steps, ``long`` is truncated after 4
-(used as ``env: pz_leaving`` by tests/environments/test_pettingzoo_environment.py)."""
+(used as ``env: pz_leaving`` by tests/components/environments/test_pettingzoo_environment.py)."""
 
 from __future__ import annotations
 

@@ -5,16 +5,17 @@ from __future__ import annotations
 import datetime as _dt
 import os
 from collections import Counter, defaultdict
+from dataclasses import replace
 from pathlib import Path
 
 import pytest
 from scale_components import countdown_run, write_runs
 from sqlalchemy import insert
 
-from xdoe.campaign import RunTask, execute_task, parse_jobs
+from xdoe.campaign import CampaignOptions, RunTask, execute_task, parse_jobs
 from xdoe.campaign.backends import DaskBackend, ProcessPoolBackend, SequentialBackend
 from xdoe.errors import InputError
-from xdoe.store import Claim, Store, claim_of, document_hash, utcnow
+from xdoe.store import Claim, Store, document_hash, utcnow
 from xdoe.execution import load_plan
 
 
@@ -39,7 +40,7 @@ def files(tmp_path: Path) -> list[str]:
 
 
 def tasks_for(files: list[str], url: str, tmp_path: Path, **kw) -> list[RunTask]:
-    return [RunTask(f, store_url=url, results=str(tmp_path / "results"), **kw) for f in files]
+    return [RunTask(f, CampaignOptions(store_url=url, results=str(tmp_path / "results"), **kw)) for f in files]
 
 
 def test_process_pool_runs_everything_like_the_sequential_backend(files, tmp_path):
@@ -55,7 +56,7 @@ def test_process_pool_runs_everything_like_the_sequential_backend(files, tmp_pat
     assert len(episode_rewards(par_url)["r3"]) == 2 * 6 + 1  # 2 workers x 6 train + 1 test
     assert set(instances_per_run(par_url).values()) == {1}
     with Store(par_url) as store:  # claims were released
-        assert all(claim_of(store, r.uid, document_hash(load_plan(r.file).document)) is None for r in par)
+        assert all(store.claim_of(r.uid, document_hash(load_plan(r.file).document)) is None for r in par)
 
 
 def test_a_killed_worker_process_fails_only_its_run(tmp_path):
@@ -77,7 +78,7 @@ def test_a_killed_worker_process_fails_only_its_run(tmp_path):
             statuses = [i.status for i in store.instances(run_uid=uid)]
             assert statuses.count("finished") == 1 and set(statuses) <= {"finished", "interrupted"}
         h = document_hash(load_plan(files[1]).document)
-        assert claim_of(store, "killer", h) is None
+        assert store.claim_of("killer", h) is None
 
 
 def test_a_run_that_finished_as_the_pool_broke_is_read_back_not_run_again(tmp_path):
@@ -143,13 +144,13 @@ def test_claims_skip_finished_and_held_runs_and_take_over_stale_ones(files, tmp_
             s.execute(insert(Claim).values(run_uid=plan.uid, content_hash=h, owner="ghost", host="elsewhere",
                                            pid=1, heartbeat=old, claimed_at=old))
         assert execute_task(task, store=store).status == "claimed"  # live for the default 120 s
-        fresh = RunTask(task.file, store_url=url, results=task.results, stale_after=60)
+        fresh = RunTask(task.file, replace(task.options, heartbeat_timeout=60))
         result = execute_task(fresh, store=store)
         assert result.status == "finished"  # taken over from the dead owner
-        assert claim_of(store, plan.uid, h) is None  # released at the end
-        again = execute_task(RunTask(task.file, store_url=url, results=task.results), store=store)
+        assert store.claim_of(plan.uid, h) is None  # released at the end
+        again = execute_task(RunTask(task.file, task.options), store=store)
         assert again.status == "skipped"
-        rerun = execute_task(RunTask(task.file, store_url=url, results=task.results, rerun=True), store=store)
+        rerun = execute_task(RunTask(task.file, replace(task.options, rerun=True)), store=store)
         assert rerun.status == "finished"
         assert [i.status for i in store.instances(run_uid=plan.uid)] == ["finished", "finished"]
 
@@ -178,14 +179,14 @@ def test_isolated_worker_forwards_phase_ends_and_fewer_episode_events(files, tmp
 
     url = f"sqlite:///{tmp_path / 'iso.sqlite'}"
     events = []
-    with make_backend(1, isolate=True) as backend:
+    with make_backend(CampaignOptions(), forward_progress=True) as backend:
         results = list(backend.map_runs(tasks_for(files[:2], url, tmp_path), progress=events.append))
     assert all(r.status == "finished" for r in results)
     ends = {(e.run, e.phase) for e in events if e.episodes == e.episodes_total}
     starts = {(e.run, e.phase) for e in events if e.episodes == 0}
     assert ends == starts == {(r, p) for r in ("r0", "r1") for p in ("training", "testing")}, events
     quiet_url = f"sqlite:///{tmp_path / 'quiet.sqlite'}"
-    with make_backend(1, isolate=True, forward_progress=False) as backend:
+    with make_backend(CampaignOptions()) as backend:
         quiet = []
         results = list(backend.map_runs(tasks_for(files[:2], quiet_url, tmp_path), progress=quiet.append))
         assert backend._progress is None  # no queue: nothing pickled or sent

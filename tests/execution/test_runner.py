@@ -192,7 +192,7 @@ def test_muscles_get_brain_updates_and_state(store, tmp_path):
 
 
 def test_store_steps_all_records_every_transition(store, tmp_path):
-    from xdoe.store._models import Step
+    from xdoe.store import Step
 
     doc = run_document(("training", counting_phase(episodes=2, length=3)))
     result = run(doc, store=store, results=tmp_path / "r", store_steps="all")

@@ -40,7 +40,7 @@ def _steps(store, instance_id):
     from sqlalchemy import select
 
     from xdoe.store import Phase
-    from xdoe.store._models import Step
+    from xdoe.store import Step
 
     with store.session() as s:
         return [(r.worker, r.episode, r.step, r.sensors, r.actions, r.rewards) for r in s.execute(

@@ -15,7 +15,6 @@ from xdoe.components.agents import DummyBrain
 from xdoe.environment import ActuatorInformation, RewardInformation, SensorInformation
 from xdoe.errors import InputError
 from xdoe.execution import checkpoints_of, latest_checkpoint, load_brain
-from xdoe.store import build_lineage, campaign_status, export_episodes
 
 
 def test_end_to_end_then_status_export_tree(store, tmp_path):
@@ -59,15 +58,15 @@ def test_end_to_end_then_status_export_tree(store, tmp_path):
     load_brain(fresh, final)
     assert fresh.experiences == 5
     # the store's views see the session
-    status = campaign_status(store, experiment="loops")
+    status = store.campaign_status(experiment="loops")
     assert [(r.run, r.status) for r in status.runs] == [("loop-a", "finished")]
-    result = export_episodes(store, tmp_path / "t.csv", "loops")
+    result = store.export_episodes(tmp_path / "t.csv", "loops")
     with open(result.path, newline="") as fh:
         table = list(csv.DictReader(fh))
     assert [float(r["reward"]) for r in table] == rewards
     assert {r["lr"] for r in table} == {"0.01"} and {r["agent"] for r in table} == {"learner"}
     assert [int(r["steps"]) for r in table] == [5] * 6
-    tree = build_lineage(store, "loops")
+    tree = store.build_lineage("loops")
     agent = tree[0].instances[0].phases[0].agents[0]
     assert (agent.agent, agent.kind, agent.checkpoints) == ("learner", "fresh", 2)
     episodes = [json.loads(line) for line in open(s.results_dir / "episodes.jsonl")]
@@ -105,9 +104,9 @@ def test_steps_given_per_episode_phases_and_agent_objects(store, tmp_path):
     assert s.is_done()
     s.close()
     phases = [(p.index, p.name, p.mode, p.status) for p in
-              build_lineage(store, run="loop-c")[0].instances[0].phases]
+              store.build_lineage(run="loop-c")[0].instances[0].phases]
     assert phases == [(0, "training", "train", "finished"), (1, "testing", "test", "finished")]
-    kinds = [p.agents[0].kind for p in build_lineage(store, run="loop-c")[0].instances[0].phases]
+    kinds = [p.agents[0].kind for p in store.build_lineage(run="loop-c")[0].instances[0].phases]
     assert kinds == ["fresh", "previous_phase"]
 
 

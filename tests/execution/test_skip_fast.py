@@ -15,6 +15,7 @@ from ruamel.yaml import YAML
 from scale_components import countdown_run, write_runs
 from sqlalchemy import select
 
+import xdoe.documents as documents
 import xdoe.documents._run as run_module
 from xdoe.cli._xrun import main
 from xdoe.execution import run
@@ -32,6 +33,7 @@ def parsed(monkeypatch) -> list[str]:
         return original(source, *args, **kwargs)
 
     monkeypatch.setattr(run_module, "parse_run_document", spy)
+    monkeypatch.setattr(documents, "parse_run_document", spy)  # the public name, however it was bound
     return seen
 
 

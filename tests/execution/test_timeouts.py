@@ -20,7 +20,7 @@ import pytest
 from scale_components import countdown_run, write_runs
 from xdoe.errors import DocumentError
 from xdoe.execution import load_plan, run
-from xdoe.store import ClaimHeartbeat, Store, claim_run
+from xdoe.store import ClaimHeartbeat, Store
 
 HERE = Path(__file__).resolve().parent
 
@@ -38,7 +38,7 @@ def _hanging(uid: str, how: str = "sleep", **config: object) -> dict:
 def test_step_timeout_fails_a_run_whose_update_never_returns(tmp_path: Path, how: str) -> None:
     url = f"sqlite:///{tmp_path / 'x.sqlite'}"
     started = time.monotonic()
-    result = run(_hanging("hang", how, step_timeout=0.5), store=url, results=tmp_path, laydown=False)
+    result = run(_hanging("hang", how, step_timeout=0.5), store=url, results=tmp_path)
     assert time.monotonic() - started < 30
     assert result.status == "failed"
     assert result.error == "no progress for 0.5 s in HangingEnvironment.update (phase_config.step_timeout)"
@@ -46,14 +46,14 @@ def test_step_timeout_fails_a_run_whose_update_never_returns(tmp_path: Path, how
         (inst,) = store.instances()
         assert inst.status == "failed" and inst.error == result.error
         assert len(list(store.episodes("hang"))) == 1  # episode 0 finished before the hang
-    fine = run(countdown_run("fine"), store=url, results=tmp_path, laydown=False)
+    fine = run(countdown_run("fine"), store=url, results=tmp_path)
     assert fine.status == "finished"  # the limit was removed with its run
 
 
 def test_a_run_timeout_lets_a_slow_but_moving_run_fail_without_blaming_a_call(tmp_path: Path) -> None:
     slow = countdown_run("slow", episodes=200, length=5, sleep=0.01)
     slow["run_config"] = {"timeout": 1}
-    result = run(slow, store=f"sqlite:///{tmp_path / 'x.sqlite'}", results=tmp_path, laydown=False)
+    result = run(slow, store=f"sqlite:///{tmp_path / 'x.sqlite'}", results=tmp_path)
     assert result.status == "failed"
     assert result.error.startswith("the run took more than its run timeout of 1 s"), result.error
 
@@ -119,7 +119,7 @@ def test_valid_limits_reach_the_plan_and_absent_ones_change_nothing() -> None:
 
 def test_the_claim_heartbeat_stops_while_the_run_is_hung(tmp_path: Path) -> None:
     with Store(f"sqlite:///{tmp_path / 'x.sqlite'}") as store:
-        assert claim_run(store, "r", "h", owner="me", stale_after=60)
+        assert store.claim_run("r", "h", owner="me", stale_after=60)
         hung = True
         with ClaimHeartbeat(store, "r", "h", owner="me", interval=0.05, alive=lambda: not hung) as beat:
             time.sleep(0.4)
@@ -146,3 +146,54 @@ def test_xgen_check_refuses_a_time_limit_that_is_not_positive(tmp_path: Path, li
     result = CliRunner().invoke(xgen, ["check", str(bad)])
     assert result.exit_code == 2
     assert f"error: {bad}:44: {error}" in result.output
+
+
+@pytest.mark.slow
+@pytest.mark.parametrize("jobs", ["1", "2"])
+def test_xrun_kills_a_worker_whose_watchdog_cannot_end_its_run(tmp_path: Path, jobs: str) -> None:
+    """A plugin that blocks every signal (SIGALRM too) is killed by its own
+    watchdog after GRACE; one that blocks in C code holding the GIL (no thread
+    of its process runs) is SIGKILLed by xrun's process GRACE + MARGIN after
+    its limit. Both runs fail with the limit's message; the others finish."""
+    from xdoe.execution._watchdog import GRACE, MARGIN
+
+    docs = [countdown_run("ok-0", seed=0), _hanging("hang-masked", "masked", step_timeout=1),
+            _hanging("hang-gil", "gil", step_timeout=1), countdown_run("ok-1", seed=1)]
+    for doc in docs[1:3]:  # updates of 0.05 s before the hang: the watchdog sees update running
+        doc["schedule"][0]["training"]["environments"][0]["environment"]["params"].update(sleep=0.05, at_episode=2)
+    files = write_runs(tmp_path / "runs", docs)
+    url = f"sqlite:///{tmp_path / 'x.sqlite'}"
+    done, took = _xrun(tmp_path, "--jobs", jobs, "--store", url, "--results", str(tmp_path / "results"), *files)
+    assert done.returncode == 1, (done.stdout, done.stderr)
+    assert took < 2 * (1 + GRACE + MARGIN) + 40  # the gil run would sleep 120 s
+    lines = sorted(line for line in done.stderr.splitlines() if line.startswith("run "))
+    assert lines == [f"run hang-{how} failed: no progress for 1 s in HangingEnvironment.update "
+                     "(phase_config.step_timeout)" for how in ("gil", "masked")], done.stderr
+    with Store(url) as store:
+        status = {i.run_uid: (i.status, i.error) for i in store.instances()}
+    assert status["ok-0"][0] == status["ok-1"][0] == "finished", status
+    for how in ("gil", "masked"):
+        assert status[f"hang-{how}"] == ("failed", "no progress for 1 s in HangingEnvironment.update "
+                                                   "(phase_config.step_timeout)"), status
+
+
+@pytest.mark.parametrize("how", ["sleep", pytest.param("gil", marks=pytest.mark.slow)])
+def test_step_timeout_holds_in_parallel_workers(tmp_path: Path, how: str) -> None:
+    """--parallel-workers: the workers of a phase run in their own processes;
+    a hung update there fails the run within its step_timeout (``sleep``: the
+    worker's watchdog; ``gil``: C code holding the GIL, killed by the run
+    process GRACE + MARGIN later)."""
+    from xdoe.execution import parallel_workers
+    from xdoe.execution._watchdog import GRACE, MARGIN
+
+    doc = _hanging("par", how, step_timeout=0.5)
+    doc["schedule"][0]["training"]["phase_config"]["worker"] = 2
+    # updates of 0.02 s before the hang: the watchdog sees update running
+    doc["schedule"][0]["training"]["environments"][0]["environment"]["params"].update(sleep=0.02, at_episode=2)
+    started = time.monotonic()
+    with parallel_workers():
+        result = run(doc, store=f"sqlite:///{tmp_path / 'x.sqlite'}", results=tmp_path)
+    assert time.monotonic() - started < 0.5 + GRACE + MARGIN + 30
+    assert result.status == "failed", result.error
+    assert re.fullmatch(r"no progress for 0\.5 s in HangingEnvironment\.update \(phase_config\.step_timeout\) "
+                        r"in parallel worker [01]", result.error), result.error

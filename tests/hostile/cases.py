@@ -231,6 +231,14 @@ def _issue25_xgen(base: str) -> list[Case]:
              "less than or equal to 1024", line=44),
         Case("episodes_10_pow_30", _sub(base, "episodes: 3", "episodes: " + "1" + "0" * 30), "64-bit", line=44),
         Case("episodes_above_limit", _sub(base, "episodes: 3", "episodes: 1000000001"), "less than or equal to 1000000000"),
+        # the time limits and the observation policy (issue 25, the remainder)
+        Case("step_timeout_nan", _sub(base, "worker: 1, episodes: 3", "worker: 1, episodes: 3, step_timeout: .nan"),
+             "step_timeout: nan is not a finite number", line=44),
+        Case("step_timeout_text", _sub(base, "worker: 1, episodes: 3", "worker: 1, episodes: 3, step_timeout: 5s"),
+             "step_timeout: Input should be a valid number", line=44),
+        Case("observation_check_unknown", _sub(base, "worker: 1, episodes: 3",
+                                               "worker: 1, episodes: 3, observation_check: loud"),
+             "observation_check: Input should be 'warn', 'error' or 'off'", line=44),
         Case("factors_10000_max_runs_20", _sub(_sub(base, "  length: {levels: [5, 10]}", "  length: {levels: [5, 10]}\n" + tenk.rstrip("\n")),
                                                "design: auto", "max_runs: 20\ndesign: auto"), "more than 20000 nodes"),
         Case("factors_101", _sub(_sub(base, "  length: {levels: [5, 10]}", "  length: {levels: [5, 10]}\n"
@@ -341,6 +349,12 @@ def _issue25_xrun(base: str) -> list[Case]:
     return [
         Case("worker_billion", _sub(base, "worker: 1", "worker: 1000000000"), "less than or equal to 1024"),
         Case("episodes_10_pow_30", _sub(base, "episodes: 3", "episodes: " + "1" + "0" * 30), "64-bit"),
+        Case("step_timeout_inf", _sub(base, "        worker: 1\n", "        worker: 1\n        step_timeout: .inf\n"),
+             "step_timeout: inf is not a finite number"),
+        Case("run_timeout_negative", _sub(base, "run_config:\n", "run_config:\n  timeout: -1\n"),
+             "run_config.timeout: Input should be greater than 0"),
+        Case("observation_check_list", _sub(base, "        worker: 1\n", "        worker: 1\n        observation_check: [warn]\n"),
+             "observation_check: Input should be 'warn', 'error' or 'off'"),
         Case("many_nodes", _sub(base, "      length: 5\n", "      length: [" + ",".join(["1"] * 25_000) + "]\n"),
              "more than 20000 nodes"),
         Case("dev_zero", None, "not a regular file", setup=_link_to("/dev/zero")),

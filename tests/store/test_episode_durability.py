@@ -21,7 +21,7 @@ sys.path.insert(0, {components!r})
 from scale_components import countdown_run
 from xdoe.execution import run
 doc = countdown_run("dies", episodes=6, length=3, kill_at_episode=4)
-run(doc, store={url!r}, results={results!r}, laydown=False)
+run(doc, store={url!r}, results={results!r})
 """
 
 

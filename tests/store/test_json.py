@@ -1,60 +1,9 @@
-"""JSON of the store: the reusable encoder of recorded payloads."""
+"""JSON of the store: the cells of recorded payloads are compact_json's text."""
 
 from __future__ import annotations
 
-import json
-import re
-import sys
-from typing import Any
 
 import numpy as np
-import pytest
-
-from xdoe.store._json import fast_encoder, json_default as _default
-
-OPTIONS = [
-    {"sort_keys": True, "separators": (",", ":"), "ensure_ascii": False, "default": _default},  # compact_json
-    {"ensure_ascii": False},  # episodes.jsonl lines
-    {},
-]
-VALUES: list[Any] = [
-    {"b": 1, "a": [1.5, float("nan"), float("inf"), -float("inf"), None, True, "é\"\n\u2028"]},
-    {"taxi.observation": 123}, "text", 3, -0.0, 1e300, None, [], {},
-    {"nested": {"z": {"y": [1, {"x": 2.5}]}}, "k": (1, 2)},
-    {1: "int key", "2": "str key"},
-]
-
-
-@pytest.mark.parametrize("options", OPTIONS)
-def test_fast_encoder_writes_what_json_dumps_writes(options: dict[str, Any]) -> None:
-    encode = fast_encoder(**options)
-    for value in VALUES:
-        try:
-            expected: Any = json.dumps(value, **options)
-        except TypeError as exc:  # sort_keys over int and str keys
-            with pytest.raises(TypeError, match=re.escape(str(exc))):
-                encode(value)
-            continue
-        assert encode(value) == expected
-        assert encode(value) == expected  # reused: no state left from the first call
-
-
-def test_fast_encoder_default_and_errors() -> None:
-    encode = fast_encoder(**OPTIONS[0])
-    value = {"int": np.int64(3), "array": np.arange(3), "float": np.float32(0.5)}
-    assert encode(value) == json.dumps(value, **OPTIONS[0]) == '{"array":[0,1,2],"float":0.5,"int":3}'
-    with pytest.raises(TypeError, match="cannot be stored as JSON"):
-        encode({"x": object()})
-    circular: dict[str, Any] = {}
-    circular["self"] = circular
-    with pytest.raises(ValueError, match="Circular reference"):
-        encode(circular)
-    assert encode({"after": "errors"}) == '{"after":"errors"}'
-
-
-@pytest.mark.skipif(sys.implementation.name != "cpython", reason="the C encoder is CPython's")
-def test_fast_encoder_uses_the_prebuilt_c_encoder() -> None:
-    assert getattr(fast_encoder(**OPTIONS[0]), "__self__", None) is None  # not JSONEncoder.encode
 
 
 def test_step_cells_of_one_key_are_the_compact_json_text():

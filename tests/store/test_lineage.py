@@ -8,7 +8,7 @@ import datetime as _dt
 from rich.console import Console
 from sqlalchemy import update
 
-from xdoe.store import BrainSource, Checkpoint, RunInstance, build_lineage, render_lineage
+from xdoe.store import BrainSource, Checkpoint, RunInstance, render_lineage
 
 
 def text(tree) -> str:
@@ -61,7 +61,7 @@ def test_tree_shows_sources_and_marks(store, tmp_path):
                   .values(host="elsewhere", heartbeat=old))
     instance(store, tmp_path, "other-0000", ["training"], "finished")
 
-    nodes = build_lineage(store, "lin")
+    nodes = store.build_lineage("lin")
     assert [n.uid for n in nodes] == ["lin-0000", "lin-0001", "lin-0002", "lin-0003"]
     agent = nodes[1].instances[0].phases[0].agents[0]
     assert (agent.kind, agent.source_run, agent.source_checkpoint, agent.source_instance) == (
@@ -89,6 +89,6 @@ def test_tree_shows_sources_and_marks(store, tmp_path):
 
     # one run, latest instance only
     instance(store, tmp_path, "lin-0000", ["training"], "failed", error="again")
-    assert len(build_lineage(store, "lin", run="lin-0000")[0].instances) == 2
-    only = build_lineage(store, run="lin-0000", latest_only=True)
+    assert len(store.build_lineage("lin", run="lin-0000")[0].instances) == 2
+    only = store.build_lineage(run="lin-0000", latest_only=True)
     assert len(only) == 1 and [i.status for i in only[0].instances] == ["failed"]

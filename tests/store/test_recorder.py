@@ -11,17 +11,8 @@ import pytest
 from sqlalchemy import func, select
 
 from xdoe.errors import InputError, StoreError
-from xdoe.store import (
-    EPISODE_KEYS,
-    Episode,
-    Phase,
-    RunInstance,
-    RunRecorder,
-    Step,
-    Store,
-    StoreStepsError,
-    document_hash,
-)
+from xdoe.store import Episode, Phase, RunInstance, RunRecorder, Step, Store, StoreStepsError, document_hash
+from xdoe.store._results import EPISODE_KEYS
 
 
 def _count(store: Store, model: Any, *where: Any) -> int:

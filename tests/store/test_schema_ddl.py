@@ -49,21 +49,20 @@ def test_the_orm_models_are_mapped_onto_the_core_tables() -> None:
 RUN_PATH = """
 import sys
 from pathlib import Path
-from xdoe.store import Store, claim_run, release_claim, run_finished
-from xdoe.store._stop import stop_requested
+from xdoe.store import Store
 url = sys.argv[1]
 doc = {"uid": "r1", "experiment_uid": "e", "seed": 1,
        "design_point": {"index": 0, "repetition": 0, "levels": {"a": 1}}}
 with Store(url) as store:
-    assert claim_run(store, "r1", "h", owner="me", stale_after=60)
-    assert not run_finished(store, "r1", "h")
+    assert store.claim_run("r1", "h", owner="me", stale_after=60)
+    assert not store.run_finished("r1", "h")
     with store.recorder(doc, results_root=Path(sys.argv[2])) as rec:
         rec.phase_started(0, "train", "train", {"worker": 1})
         rec.episode_finished(0, 0, "a", 3, 1.0, 1.0, 0.1)
-        assert stop_requested(store, rec.instance_id) is None
+        assert store.stop_requested(rec.instance_id) is None
         rec.phase_finished()
     assert store.finished_instance("r1") == rec.instance_id
-    assert release_claim(store, "r1", "h", owner="me")
+    assert store.release_claim("r1", "h", owner="me")
 print("orm" if "sqlalchemy.orm" in sys.modules else "core")
 """
 

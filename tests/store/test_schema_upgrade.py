@@ -1,156 +1,277 @@
-"""A store made before schema version 2 (no ``terminated``/``truncated``/
+"""A store made by the previous release (schema version 1, before Alembic:
+only ``store_meta.schema_version = 1``; no ``terminated``/``truncated``/
 ``cut_by`` on episode and step rows): reads leave it untouched and see the
-new columns as unknown; the first write upgrades it, keeping every row.
+new columns as unknown; the first write upgrades it with Alembic's revisions,
+keeping every row, on SQLite and PostgreSQL; a newer store is refused; without
+Alembic the upgrade names the extra and a new store is still created.
 
-The old store is built from the exact SQLite DDL of schema version 1
-(``data/schema_v1_sqlite.sql``, what the DDL test pinned before version 2)
-with rows inserted as version 1 wrote them."""
+The old store is built from the exact DDL of schema version 1 of each
+dialect (``data/schema_v1_*.sql``, what the DDL test pinned before version
+2), through a plain engine, with rows inserted as version 1 wrote them."""
 
 from __future__ import annotations
 
-import datetime as dt
 import json
-import sqlite3
+import subprocess
+import sys
 from pathlib import Path
 
 import pytest
+from sqlalchemy import create_engine, inspect, text
 
-from xdoe.store import SCHEMA_VERSION, Store, export_episodes
+from xdoe.store import SCHEMA_VERSION, Store
+from xdoe.store._tables import SCHEMA_REVISION
 
-V1_DDL = Path(__file__).with_name("data") / "schema_v1_sqlite.sql"
+DATA = Path(__file__).with_name("data")
 NEW = ("terminated", "truncated", "cut_by")
+NOW = "2026-01-01 12:00:00"
+#: table -> the first columns of its rows (ids come from the database, as version 1 let them)
+ROWS = {
+    "experiment": ("uid, created", ["('old-study', :now)"]),
+    "run": ("uid, experiment_id, content_hash, document, design_point, repetition, seed, levels, file_sha256, created",
+            ["('old-0000', 1, 'h', :doc, 0, 0, 5, :levels, NULL, :now)"]),
+    "run_instance": ('uuid, run_id, host, pid, start, "end", status, error, traceback, heartbeat, results_dir',
+                     ["('u-1', 1, 'host', 1, :now, :now, 'finished', NULL, NULL, NULL, NULL)"]),
+    "phase": ('instance_id, "index", name, mode, config, status, start, "end"',
+              ["(1, 0, 'training', 'train', NULL, 'finished', :now, :now)"]),
+    "episode": ("phase_id, worker, episode, agent, steps, reward, objective, wall_time, extras",
+                [f"(1, 0, {e}, 'learner', 10, {e}.0, {e}.0, 0.5, NULL)" for e in range(3)]),
+    "step": ("phase_id, worker, episode, step, agent, sensors, actions, rewards, objective, done",
+             ["(1, 0, 0, 9, 'learner', '{}', '{}', '{}', 1.0, :yes)"]),
+    "checkpoint": ("instance_id, phase_id, agent, step, episode, path, sha256, metric, best, created",
+                   ["(1, 1, 'learner', 30, 2, 'c.brain', 'ab', 2.0, :yes, :now)"]),
+}
 
 
-def _old_store(path: Path) -> str:
-    now = dt.datetime(2026, 1, 1, 12, 0, 0).isoformat(sep=" ")
-    con = sqlite3.connect(path)
-    con.executescript(V1_DDL.read_text())
-    con.execute("INSERT INTO store_meta VALUES ('schema_version', '1')")
-    con.execute("INSERT INTO experiment VALUES (1, 'old-study', ?)", (now,))
+def _old_store(url: str, *, sessions: bool = True) -> str:
+    """Build a version-1 store at ``url`` from the exact DDL, with rows;
+    without the session tables when ``sessions`` is false (they were made on
+    first use, so most stores of version 1 lack them)."""
+    engine = create_engine(url)
+    if engine.dialect.name == "sqlite":
+        Path(str(engine.url.database)).parent.mkdir(parents=True, exist_ok=True)
+    ddl = (DATA / f"schema_v1_{engine.dialect.name}.sql").read_text()
     doc = {"uid": "old-0000", "experiment_uid": "old-study", "seed": 5,
            "design_point": {"index": 0, "repetition": 0, "levels": {"alpha": 0.5}}}
-    con.execute("INSERT INTO run VALUES (1, 'old-0000', 1, 'h', ?, 0, 0, 5, ?, NULL, ?)",
-                (json.dumps(doc), json.dumps({"alpha": 0.5}), now))
-    con.execute("INSERT INTO run_instance VALUES (1, 'u-1', 1, 'host', 1, ?, ?, 'finished', NULL, NULL, NULL, NULL)",
-                (now, now))
-    con.execute("INSERT INTO phase VALUES (1, 1, 0, 'training', 'train', NULL, 'finished', ?, ?)", (now, now))
-    for e in range(3):
-        con.execute("INSERT INTO episode (phase_id, worker, episode, agent, steps, reward, objective, wall_time, extras)"
-                    " VALUES (1, 0, ?, 'learner', 10, ?, ?, 0.5, NULL)", (e, float(e), float(e)))
-    con.execute("INSERT INTO step (phase_id, worker, episode, step, agent, sensors, actions, rewards, objective, done)"
-                " VALUES (1, 0, 0, 9, 'learner', '{}', '{}', '{}', 1.0, 1)")
-    con.commit()
-    con.close()
-    return f"sqlite:///{path}"
-
-
-def _columns(path: Path, table: str) -> list[str]:
-    con = sqlite3.connect(path)
+    params = {"now": NOW, "doc": json.dumps(doc), "levels": json.dumps({"alpha": 0.5}), "yes": True}
     try:
-        return [row[1] for row in con.execute(f"PRAGMA table_info({table})")]
+        with engine.begin() as conn:
+            for statement in filter(str.strip, ddl.split(";")):
+                if sessions or " session_" not in statement:
+                    conn.exec_driver_sql(statement)
+            conn.execute(text("INSERT INTO store_meta VALUES ('schema_version', '1')"))
+            for table, (columns, values) in ROWS.items():
+                for row in values:
+                    conn.execute(text(f"INSERT INTO {table} ({columns}) VALUES {row}"), params)
     finally:
-        con.close()
+        engine.dispose()
+    return url
 
 
-def _version(path: Path) -> str:
-    con = sqlite3.connect(path)
+def _dump(url: str) -> dict[str, list[tuple]]:
+    """Every row of every version-1 table, without the columns added since."""
+    engine = create_engine(url)
     try:
-        return con.execute("SELECT value FROM store_meta WHERE key = 'schema_version'").fetchone()[0]
+        with engine.connect() as conn:
+            out = {}
+            for table in inspect(conn).get_table_names():
+                names = [c["name"] for c in inspect(conn).get_columns(table) if c["name"] not in NEW]
+                if table == "alembic_version":
+                    continue
+                quoted = ", ".join(f'"{n}"' for n in names)
+                out[table] = [tuple(r) for r in conn.execute(text(f'SELECT {quoted} FROM "{table}" ORDER BY 1'))]
+            return out
     finally:
-        con.close()
+        engine.dispose()
 
 
-def test_reading_an_old_store_leaves_it_as_it_is_and_sees_unknown_ends(tmp_path: Path) -> None:
+def _versions(url: str) -> tuple[str | None, list[str]]:
+    """(``store_meta.schema_version``, the ``alembic_version`` rows)."""
+    engine = create_engine(url)
+    try:
+        with engine.connect() as conn:
+            meta = conn.execute(text("SELECT value FROM store_meta WHERE key = 'schema_version'")).scalar()
+            if not inspect(conn).has_table("alembic_version"):
+                return meta, []
+            return meta, list(conn.execute(text("SELECT version_num FROM alembic_version")).scalars())
+    finally:
+        engine.dispose()
+
+
+def _columns(url: str, table: str) -> list[str]:
+    engine = create_engine(url)
+    try:
+        return [c["name"] for c in inspect(engine).get_columns(table)]
+    finally:
+        engine.dispose()
+
+
+def test_reading_an_old_store_leaves_it_as_it_is_and_sees_unknown_ends(store_url: str, tmp_path: Path) -> None:
     import xdoe.results
 
-    path = tmp_path / "old.sqlite"
-    url = _old_store(path)
+    url = _old_store(store_url)
+    before = _dump(url)
     with Store(url, create=False) as store:
         assert store.schema_version == 1 and not store.has_end_columns
         frame = xdoe.results.load(store)
-        result = export_episodes(store, tmp_path / "t.csv")
+        result = store.export_episodes(tmp_path / "t.csv")
     assert list(frame["reward"]) == [0.0, 1.0, 2.0]
     assert frame[list(NEW)].isna().all().all()  # unknown, not false
     assert result.rows == 3 and list(result.columns[-3:]) == list(NEW)
     assert (tmp_path / "t.csv").read_text().splitlines()[1].endswith(",,,")
-    # nothing was written: same columns, same version
-    assert not set(NEW) & set(_columns(path, "episode")) and _version(path) == "1"
+    # nothing was written: same rows, same columns, same version, no version table
+    assert _dump(url) == before and not set(NEW) & set(_columns(url, "episode"))
+    assert _versions(url) == ("1", [])
 
 
-def test_the_first_write_upgrades_the_store_and_keeps_every_row(tmp_path: Path) -> None:
+def test_the_first_write_upgrades_the_store_and_keeps_every_row(store_url: str, tmp_path: Path) -> None:
     import xdoe.results
+    from alembic.autogenerate import compare_metadata
+    from alembic.runtime.migration import MigrationContext
 
-    path = tmp_path / "old.sqlite"
-    url = _old_store(path)
+    import xdoe.store._sessions  # noqa: F401 - the session tables join the metadata (version 1 had them)
+    from xdoe.store._tables import METADATA
+
+    url = _old_store(store_url)
+    before = _dump(url)
     with Store(url) as store:  # opened for writing: upgraded
         assert store.schema_version == SCHEMA_VERSION == 2 and store.has_end_columns
-        before = list(xdoe.results.load(store)[["run", "episode", "steps", "reward", "objective"]]
-                      .itertuples(index=False))
         doc = {"uid": "new-0000", "experiment_uid": "old-study", "seed": 6,
                "design_point": {"index": 0, "repetition": 1, "levels": {"alpha": 0.5}}}
         with store.recorder(doc, results_root=tmp_path / "results") as rec:
             rec.phase_started(0, "training", "train", {"worker": 1})
             rec.episode_finished(0, 0, "learner", 7, 1.0, 1.0, 0.1, None, False, True, "step_budget")
             rec.phase_finished()
+        with store.engine.connect() as conn:  # the upgraded schema is the head's, exactly
+            assert compare_metadata(MigrationContext.configure(conn), METADATA) == []
+            assert MigrationContext.configure(conn).get_current_revision() == SCHEMA_REVISION
     for table in ("episode", "step"):
-        assert _columns(path, table)[-3:] == list(NEW)
-    assert _version(path) == "2"
+        assert _columns(url, table)[-3:] == list(NEW)
+    assert _versions(url) == (str(SCHEMA_VERSION), [SCHEMA_REVISION])  # both places: older releases read store_meta
+    after = _dump(url)
+    for table, rows in before.items():  # every old row is still there, unchanged
+        if table != "store_meta":  # its version: above
+            assert after[table][:len(rows)] == rows, table
     with Store(url, create=False) as store:
         frame = xdoe.results.load(store)
     old = frame[frame["run"] == "old-0000"]
-    assert list(old[["run", "episode", "steps", "reward", "objective"]].itertuples(index=False)) == before
-    assert old[list(NEW)].isna().all().all()  # old rows: not recorded
+    assert list(old["reward"]) == [0.0, 1.0, 2.0] and old[list(NEW)].isna().all().all()  # old rows: not recorded
     new = frame[frame["run"] == "new-0000"].iloc[0]
     assert (new["terminated"], new["truncated"], new["cut_by"]) == (False, True, "step_budget")
-    con = sqlite3.connect(path)
-    assert con.execute("SELECT done, terminated, truncated, cut_by FROM step").fetchall() == [(1, None, None, None)]
-    con.close()
+    engine = create_engine(url)
+    with engine.connect() as conn:
+        assert conn.execute(text("SELECT done, terminated, truncated, cut_by FROM step")).all() == [
+            (True, None, None, None)]
+    engine.dispose()
     with Store(url) as store:  # a second writer finds it complete: nothing to do
         assert store.schema_version == 2
 
 
-def test_a_newer_store_is_still_refused(tmp_path: Path) -> None:
+def test_a_store_without_session_tables_is_upgraded_and_gets_them_on_first_use(tmp_path: Path) -> None:
+    url = _old_store(f"sqlite:///{tmp_path / 'old.sqlite'}", sessions=False)
+    before = _dump(url)
+    assert not any(table.startswith("session_") for table in before)
+    with Store(url) as store:
+        assert store.schema_version == SCHEMA_VERSION
+        assert store.get_or_create_tree("t", "grow").uid == "t"
+    assert _versions(url) == (str(SCHEMA_VERSION), [SCHEMA_REVISION])
+    assert _columns(url, "step")[-3:] == list(NEW) and "session_edge" in _dump(url)
+
+
+@pytest.mark.parametrize("recorded", ["alembic_version", "store_meta"])
+def test_a_newer_store_is_refused_naming_both_revisions(tmp_path: Path, recorded: str) -> None:
     from xdoe.errors import StoreError
 
-    path = tmp_path / "old.sqlite"
-    url = _old_store(path)
-    con = sqlite3.connect(path)
-    con.execute("UPDATE store_meta SET value = '99' WHERE key = 'schema_version'")
-    con.commit()
-    con.close()
+    url = f"sqlite:///{tmp_path / 'new.sqlite'}"
+    Store(url).close()
+    engine = create_engine(url)
+    with engine.begin() as conn:
+        if recorded == "alembic_version":  # a later xdoe with a revision 0003
+            conn.execute(text("UPDATE alembic_version SET version_num = '0003'"))
+        else:  # what a later xdoe also writes, and releases before Alembic read
+            conn.execute(text("UPDATE store_meta SET value = '3' WHERE key = 'schema_version'"))
+    engine.dispose()
     for create in (True, False):
-        with pytest.raises(StoreError, match="newer"):
+        with pytest.raises(StoreError, match=f"schema revision 0003, newer than this xdoe's {SCHEMA_REVISION}; "
+                                             r"upgrade xdoe \(pip install --upgrade xdoe\)"):
             Store(url, create=create)
+    proc = _xrun(tmp_path, [], "experiment-start", str(_run_file(tmp_path)), "--store", url, "--quiet")
+    assert proc.returncode == 2 and proc.stdout == ""
+    assert proc.stderr.strip().count("\n") == 0 and "newer than this xdoe's 0002; upgrade xdoe" in proc.stderr
 
 
-def test_upgrade_on_every_backend(store_url: str, tmp_path: Path) -> None:
-    # a version-2 store taken back to version 1 (its columns dropped), with rows
-    from sqlalchemy import inspect, text
+def test_an_unreadable_revision_is_refused(tmp_path: Path) -> None:
+    from xdoe.errors import StoreError
 
-    import xdoe.results
-    from xdoe.store import Store
+    url = f"sqlite:///{tmp_path / 'other.sqlite'}"
+    Store(url).close()
+    engine = create_engine(url)
+    with engine.begin() as conn:  # e.g. another application's Alembic history in the same database
+        conn.execute(text("UPDATE alembic_version SET version_num = 'ae1027a6acf'"))
+    engine.dispose()
+    with pytest.raises(StoreError, match="unreadable schema revision 'ae1027a6acf'"):
+        Store(url)
 
-    with Store(store_url) as store:
-        doc = {"uid": "b-0000", "experiment_uid": "b", "seed": 1,
-               "design_point": {"index": 0, "repetition": 0, "levels": {"alpha": 0.5}}}
-        with store.recorder(doc, results_root=tmp_path / "r") as rec:
-            rec.phase_started(0, "training", "train", {"worker": 1})
-            for e in range(2):
-                rec.episode_finished(0, e, "learner", 5, float(e), float(e), 0.1)
-            rec.phase_finished()
-        with store.engine.begin() as conn:
-            for table in ("episode", "step"):
-                for name in NEW:
-                    conn.execute(text(f"ALTER TABLE {table} DROP COLUMN {name}"))
-            conn.execute(text("UPDATE store_meta SET value = '1' WHERE key = 'schema_version'"))
-    with Store(store_url, create=False) as store:
-        assert store.schema_version == 1
-        frame = xdoe.results.load(store)
-        assert list(frame["reward"]) == [0.0, 1.0] and frame[list(NEW)].isna().all().all()
-        assert not set(NEW) & {c["name"] for c in inspect(store.engine).get_columns("episode")}
-    with Store(store_url) as store:
-        assert store.schema_version == 2
-        for table in ("episode", "step"):
-            assert set(NEW) <= {c["name"] for c in inspect(store.engine).get_columns(table)}
-        frame = xdoe.results.load(store)
-        assert list(frame["reward"]) == [0.0, 1.0] and frame[list(NEW)].isna().all().all()
+
+#: run xrun (or Python code) with the ``migrate`` extra's modules unimportable, as in a core install
+_BLOCK = """
+import sys
+class Block:
+    def find_spec(self, name, path=None, target=None):
+        if name.split('.')[0] in ('alembic', 'mako'):
+            raise ModuleNotFoundError(f"No module named {name!r}", name=name)
+sys.meta_path.insert(0, Block())
+"""
+
+
+def _xrun(cwd: Path, blocked: list[str], *args: str) -> subprocess.CompletedProcess[str]:
+    code = (_BLOCK if blocked else "") + f"from xdoe.cli._xrun import main\nmain({list(args)!r})\n"
+    return subprocess.run([sys.executable, "-c", code], cwd=cwd, capture_output=True, text=True, timeout=300)
+
+
+RUN = """\
+uid: r-0
+seed: 3
+schedule:
+  - training:
+      environments: [{environment: {name: xdoe.environments:DummyEnvironment, uid: d,
+                      params: {length: 3, sensors: 1, actuators: 1, discrete: true}}}]
+      agents: [{name: rnd, brain: {name: xdoe.agents:DummyBrain}, muscle: {name: xdoe.agents:DummyMuscle},
+                objective: {name: xdoe.agents:RewardObjective}}]
+      simulation: {name: xdoe.simulation:VanillaSimController}
+      phase_config: {mode: train, episodes: 2}
+"""
+
+
+def _run_file(tmp_path: Path) -> Path:
+    path = tmp_path / "run.yaml"
+    path.write_text(RUN)
+    return path
+
+
+def test_upgrading_without_alembic_names_the_extra_and_changes_nothing(tmp_path: Path) -> None:
+    url = _old_store(f"sqlite:///{tmp_path / 'old.sqlite'}")
+    before = _dump(url)
+    proc = _xrun(tmp_path, ["alembic"], "experiment-start", str(_run_file(tmp_path)), "--store", url, "--quiet")
+    assert proc.returncode == 2, proc.stderr
+    assert proc.stderr.strip().count("\n") == 0 and "Traceback" not in proc.stderr
+    assert proc.stderr.startswith("error: store ") and "has schema revision 0001, older than this xdoe's 0002" \
+        in proc.stderr and "pip install 'xdoe[migrate]'" in proc.stderr
+    assert _dump(url) == before and _versions(url) == ("1", [])  # rolled back: the store is as it was
+
+
+def test_a_new_store_is_created_at_head_without_alembic(tmp_path: Path) -> None:
+    from alembic.runtime.migration import MigrationContext
+
+    url = f"sqlite:///{tmp_path / 'fresh.sqlite'}"
+    proc = _xrun(tmp_path, ["alembic"], "experiment-start", str(_run_file(tmp_path)), "--store", url, "--quiet")
+    assert proc.returncode == 0, proc.stderr
+    check = subprocess.run([sys.executable, "-c", "import sys; from xdoe.store import Store; "
+                            f"Store({url!r}).close(); print('alembic' in sys.modules)"],
+                           capture_output=True, text=True, timeout=120)
+    assert check.stdout.split() == ["False"], check.stderr  # opening, like creating, never imports Alembic
+    assert _versions(url) == ("2", [SCHEMA_REVISION])
+    engine = create_engine(url)
+    with engine.connect() as conn:  # Alembic sees the store at head, as after `alembic stamp head`
+        assert MigrationContext.configure(conn).get_current_revision() == SCHEMA_REVISION
+    engine.dispose()

@@ -7,62 +7,49 @@ from pathlib import Path
 import pytest
 from sqlalchemy import inspect
 
-from xdoe.store import (
-    SessionEdge,
-    SessionNode,
-    SessionTree,
-    Store,
-    add_session_node,
-    count_branch_children,
-    ensure_session_tables,
-    get_or_create_tree,
-    nodes_of_run,
-    session_nodes,
-    session_trees,
-    set_node_health,
-    set_tree_status,
-)
+from xdoe.store import Store, session_edge, session_node, session_tree
+from xdoe.store._sessions import ensure_session_tables
 
 
 def test_trees_nodes_edges_round_trip(store: Store, make_document, tmp_path: Path) -> None:
-    tree = get_or_create_tree(store, "t", "grow", {"directions": [{"a": "x0.5"}]})
-    again = get_or_create_tree(store, "t", "branch")
+    tree = store.get_or_create_tree("t", "grow", {"directions": [{"a": "x0.5"}]})
+    again = store.get_or_create_tree("t", "branch")
     assert again.id == tree.id and again.kind == "grow" and again.config == {"directions": [{"a": "x0.5"}]}
-    root = add_session_node(store, tree.id, "r", "h0", file="run-r.yaml")
-    assert add_session_node(store, tree.id, "r", "h0") == root  # idempotent: a restart re-adds it
+    root = store.add_session_node(tree.id, "r", "h0", file="run-r.yaml")
+    assert store.add_session_node(tree.id, "r", "h0") == root  # idempotent: a restart re-adds it
     overrides = [{"key": "alpha", "value": "x0.5", "paths": ["a.alpha"], "result": 0.25}]
-    child = add_session_node(store, tree.id, "r_b01", "h1", depth=1, batch=1, direction=1,
-                             parent_id=root, overrides=overrides, source_phase="training",
-                             source_instance_id=3, segment={"episodes": 300})
+    child = store.add_session_node(tree.id, "r_b01", "h1", depth=1, batch=1, direction=1,
+                                   parent_id=root, overrides=overrides, source_phase="training",
+                                   source_instance_id=3, segment={"episodes": 300})
     # a finished instance to point at
     with store.recorder(make_document("r_b01"), results_root=tmp_path / "results") as rec:
         pass
-    set_node_health(store, root, "healthy", metric=-200.0, reason="root")
-    set_node_health(store, child, "dead", metric=-210.5, reason="no rise", instance_id=rec.instance_id)
-    set_tree_status(store, "t", "exhausted")
-    nodes = session_nodes(store, "t")
+    store.set_node_health(root, "healthy", metric=-200.0, reason="root")
+    store.set_node_health(child, "dead", metric=-210.5, reason="no rise", instance_id=rec.instance_id)
+    store.set_tree_status("t", "exhausted")
+    nodes = store.session_nodes("t")
     assert [(n.run_uid, n.health, n.metric, n.parent_id) for n in nodes] == [
         ("r", "healthy", -200.0, None), ("r_b01", "dead", -210.5, root)]
     assert nodes[1].overrides == overrides and nodes[1].segment == {"episodes": 300}
     assert nodes[1].source_phase == "training" and nodes[1].source_instance_id == 3
     assert nodes[1].instance_status == "finished" and nodes[1].direction == 1
-    assert [t.status for t in session_trees(store)] == ["exhausted"]
-    assert count_branch_children(store, "r") == 1 and count_branch_children(store, "r_b01") == 0
-    assert [n.id for n in nodes_of_run(store, "r_b01")] == [child]
+    assert [t.status for t in store.session_trees()] == ["exhausted"]
+    assert store.count_branch_children("r") == 1 and store.count_branch_children("r_b01") == 0
+    assert [n.id for n in store.nodes_of_run("r_b01")] == [child]
     with pytest.raises(ValueError, match="health must be one of"):
-        set_node_health(store, root, "zombie")
+        store.set_node_health(root, "zombie")
 
 
 def test_tables_are_added_to_an_existing_store(store_url: str) -> None:
     with Store(store_url) as old:  # a store written before session trees existed
-        for table in (SessionEdge.__table__, SessionNode.__table__, SessionTree.__table__):
+        for table in (session_edge, session_node, session_tree):
             table.drop(old.engine, checkfirst=True)
         assert "session_node" not in inspect(old.engine).get_table_names()
     with Store(store_url) as store:
         ensure_session_tables(store)
         ensure_session_tables(store)  # idempotent
         assert {"session_tree", "session_node", "session_edge"} <= set(inspect(store.engine).get_table_names())
-        assert session_trees(store) == []
+        assert store.session_trees() == []
     with Store(store_url) as again:  # a second process opening it: nothing to create
-        store_tree = get_or_create_tree(again, "x", "branch")
-        assert session_trees(again)[0].id == store_tree.id
+        store_tree = again.get_or_create_tree("x", "branch")
+        assert again.session_trees()[0].id == store_tree.id

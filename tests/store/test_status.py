@@ -10,7 +10,7 @@ import sys
 from sqlalchemy import update
 
 from campaign import EXPERIMENT, craft, document_of, execute, generate_campaign
-from xdoe.store import RunInstance, campaign_status
+from xdoe.store import RunInstance
 from xdoe.store._liveness import dead_reason as is_stale
 from xdoe.store._status import summarize
 
@@ -46,7 +46,7 @@ def test_every_status_from_an_output_folder(tmp_path, store):
     files[8].unlink()
     files[9].write_text("uid: [unclosed\n")
 
-    status = campaign_status(store, out)
+    status = store.campaign_status(out)
     by_run = {r.run: r for r in status.runs}
     uid = [f"dummy-study-{k:04d}" for k in range(16)]
     assert by_run[uid[0]].status == "finished" and by_run[uid[0]].instance_id is not None
@@ -66,7 +66,7 @@ def test_every_status_from_an_output_folder(tmp_path, store):
     assert [(r.design_point, r.repetition) for r in status.runs[:3]] == [(0, 0), (0, 1), (1, 0)]
     assert summarize(status.counts).startswith("16 runs: 2 finished, 1 running")
     # a longer timeout makes the old heartbeat acceptable
-    assert {r.run: r.status for r in campaign_status(store, out, heartbeat_timeout=3600).runs}[
+    assert {r.run: r.status for r in store.campaign_status(out, heartbeat_timeout=3600).runs}[
         uid[4]] == "running"
 
 
@@ -76,10 +76,10 @@ def test_store_runs_of_an_experiment(tmp_path, store):
         execute(path, store, tmp_path / "results")
     craft(store, {"uid": "other-run", "experiment_uid": "other", "schedule": []},
           tmp_path / "results", "failed", error="nope")
-    status = campaign_status(store, experiment=EXPERIMENT)
+    status = store.campaign_status(experiment=EXPERIMENT)
     assert [r.run for r in status.runs] == ["dummy-study-0000", "dummy-study-0001"]
     assert status.all_finished and status.counts["finished"] == 2
-    everything = campaign_status(store)
+    everything = store.campaign_status()
     assert everything.counts["failed"] == 1 and not everything.all_finished
 
 
@@ -90,3 +90,39 @@ def test_is_stale():
     assert "no heartbeat for 200 s" in is_stale("h", 1, None, now - _dt.timedelta(seconds=200),
                                                  now=now, hostname="other")
     assert "is gone" in is_stale("h", dead_pid(), fresh, fresh, now=now, hostname="h")
+
+
+def test_status_reads_known_run_files_from_the_store(tmp_path, store, monkeypatch):
+    """Issue 26: a run file whose bytes the store recorded is not parsed
+    again; the answer is the one of parsing every file, also after a file
+    is edited (parsed again: another version) or deleted."""
+    import xdoe.documents as documents
+    import xdoe.documents._run as run_module
+    from xdoe.store._status import design_runs
+
+    files = generate_campaign(tmp_path / "out")
+    for path in files[:3]:
+        execute(path, store, tmp_path / "results")
+    parsed = []
+    real = run_module.load_run_document
+    counting = lambda p: parsed.append(p) or real(p)  # noqa: E731
+    monkeypatch.setattr(run_module, "load_run_document", counting)
+    monkeypatch.setattr(documents, "load_run_document", counting)  # the public name, however it was bound
+
+    assert design_runs(tmp_path / "out", store=store) == design_runs(tmp_path / "out")
+    parsed.clear()
+    fast = store.campaign_status(tmp_path / "out")
+    assert sorted(parsed) == files[3:]  # only the files never run
+    assert fast.counts == {"finished": 3, "running": 0, "failed": 0, "interrupted": 0, "missing": len(files) - 3}
+
+    files[0].write_text(files[0].read_text().replace("seed:", "seed: 7\n_old_seed:", 1))  # another version
+    files[1].write_text(files[1].read_text() + "# a comment: other bytes, the same document\n")
+    files[2].unlink()
+    parsed.clear()
+    after = {r.run: r for r in store.campaign_status(tmp_path / "out").runs}
+    assert files[0] in parsed and files[1] in parsed
+    assert after == {r.run: r for r in store.campaign_status(tmp_path / "out", include_branches=True).runs}
+    uid0, uid1, uid2 = (document_of(f)["uid"] if f.exists() else f.stem[4:] for f in files[:3])
+    assert after[uid0].status == "missing" and "document changed" in after[uid0].reason
+    assert after[uid1].status == "finished"
+    assert after[uid2].status == "missing" and after[uid2].reason == "no run file"

@@ -13,15 +13,7 @@ from sqlalchemy import func, select
 from sqlalchemy.exc import IntegrityError
 
 from xdoe.errors import StoreError
-from xdoe.store import (
-    BrainSource,
-    Checkpoint,
-    Claim,
-    Episode,
-    Store,
-    document_hash,
-    utcnow,
-)
+from xdoe.store import BrainSource, Checkpoint, Claim, Episode, Store, document_hash, utcnow
 
 
 def _record(store: Store, doc: dict[str, Any], root: Path, *, episodes: int = 2,
@@ -133,7 +125,7 @@ def test_newer_schema_is_refused(store_url: str) -> None:
 
     with Store(store_url) as store, store.session(write=True) as session, session.begin():
         session.get(StoreMeta, "schema_version").value = "999"  # type: ignore[union-attr]
-    with pytest.raises(StoreError, match="schema version 999"):
+    with pytest.raises(StoreError, match="schema revision 0999, newer than"):
         Store(store_url)
 
 

@@ -87,9 +87,9 @@ def _csv_of(tmp_path: Path, document: dict, name: str, phase: str, agent: str, k
 
 
 def test_joined_csv_lines_are_what_csv_writes(tmp_path: Path, make_document: Any) -> None:
-    """The value-step writer joins its lines from csv's text of the constant
-    parts (xdoe.store._csv_text); names with commas, quotes, line breaks and
-    non-ASCII text, and numbers of every kind, give the bytes csv.writer writes."""
+    """The value-step rows' all_transactions.csv lines: names with commas,
+    quotes, line breaks and non-ASCII text, and numbers of every kind, give
+    the bytes csv.writer writes."""
     import csv
     import io
 

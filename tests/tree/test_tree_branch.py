@@ -12,7 +12,7 @@ from treebuilders import level_document
 from xdoe.cli._xrun import main
 from xdoe.errors import InputError
 from xdoe.execution import run
-from xdoe.store import Store, build_lineage, session_nodes
+from xdoe.store import Store
 from xdoe.tree import branch
 
 
@@ -42,13 +42,15 @@ def test_branch_writes_loads_runs_and_records(parent: str, tmp_path: Path) -> No
             for p in doc["schedule"]] == [2.0, 2.0]
     assert doc["seed"] != 7
     assert out.result is not None and out.result.status == "finished"
-    assert out.verdict is not None and out.verdict.healthy and out.verdict.metric == pytest.approx(6.0)
+    assert out.assessment is not None and out.assessment.healthy and out.assessment.metric == pytest.approx(6.0)
+    with pytest.warns(DeprecationWarning, match="now BranchResult.assessment"):
+        assert out.verdict is out.assessment  # the old name (issue 23.7)
     with Store(parent) as store:
-        nodes = session_nodes(store)
+        nodes = store.session_nodes()
         assert [(n.run_uid, n.health, n.parent_id) for n in nodes] == [
             ("lv", "healthy", None), ("lv_b01", "healthy", nodes[0].id)]
         assert [o["key"] for o in nodes[1].overrides] == ["environment.params.level", "brain.params.alpha"]
-        agents = [a for r in build_lineage(store, run="lv_b01") for i in r.instances
+        agents = [a for r in store.build_lineage(run="lv_b01") for i in r.instances
                   for p in i.phases for a in p.agents if p.index == 0]
         assert agents[0].kind == "checkpoint" and agents[0].source_run == "lv"
     # a second branch from the child's training phase, only written
@@ -60,7 +62,7 @@ def test_branch_writes_loads_runs_and_records(parent: str, tmp_path: Path) -> No
     assert sorted(p.name for p in (tmp_path / "runs" / "branches").iterdir()) == [
         "run-lv_b01.yaml", "run-lv_b01_b01.yaml"]  # sorted under their parents
     with Store(parent) as store:
-        assert session_nodes(store)[-1].health == "pending"
+        assert store.session_nodes()[-1].health == "pending"
 
 
 def test_branch_errors_write_nothing(parent: str, tmp_path: Path) -> None:
@@ -104,10 +106,10 @@ def test_cli_branch_and_tree(parent: str, tmp_path: Path) -> None:
 def test_tree_without_sessions_shows_the_lineage(parent: str, tmp_path: Path) -> None:
     from sqlalchemy import inspect
 
-    from xdoe.store import SessionEdge, SessionNode, SessionTree
+    from xdoe.store import session_edge, session_node, session_tree
 
     with Store(parent, create=False) as store:  # as a store written before session trees existed
-        for table in (SessionEdge.__table__, SessionNode.__table__, SessionTree.__table__):
+        for table in (session_edge, session_node, session_tree):
             table.drop(store.engine, checkfirst=True)
     result = CliRunner().invoke(main, ["tree", "--store", parent])
     assert result.exit_code == 0 and "run lv" in result.output and "fresh brain" in result.output
@@ -138,7 +140,7 @@ def test_training_session_attaches_to_a_node(parent: str, tmp_path: Path) -> Non
         for _ in range(3):
             session.on_episode(5.0, steps=3)  # better than the parent's 3 per episode
     with Store(parent) as store:
-        nodes = session_nodes(store, attachment.tree)
+        nodes = store.session_nodes(attachment.tree)
     assert [(n.run_uid, n.health) for n in nodes] == [("lv", "healthy"), ("lv-own", "healthy")]
     assert nodes[1].metric == pytest.approx(5.0) and nodes[1].overrides[0]["key"] == "alpha"
 

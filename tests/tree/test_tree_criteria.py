@@ -19,8 +19,8 @@ def test_improvement_measures_the_last_test_episodes() -> None:
     assert crit.measure(episodes) == 4.0
     assert crit.evaluate(episodes, None).healthy  # a root
     assert crit.evaluate(episodes, 3.0).healthy
-    verdict = crit.evaluate(episodes, 3.5)
-    assert not verdict.healthy and "needs a rise of 1" in verdict.reason
+    assessment = crit.evaluate(episodes, 3.5)
+    assert not assessment.healthy and "needs a rise of 1" in assessment.reason
     assert not ImprovementCriterion(last=2).evaluate(episodes, 4.0).healthy  # no rise: dead
     assert ImprovementCriterion(phase="training").measure(episodes) == 0.0
 
@@ -29,8 +29,8 @@ def test_threshold_and_missing_episodes() -> None:
     episodes = _episodes([1], [7, 9])
     assert ThresholdCriterion(threshold=8).evaluate(episodes, None).healthy
     assert not ThresholdCriterion(threshold=7.5, above=False).evaluate(episodes, None).healthy
-    verdict = ThresholdCriterion(threshold=0, agent="nobody").evaluate(episodes, None)
-    assert not verdict.healthy and verdict.metric is None
+    assessment = ThresholdCriterion(threshold=0, agent="nobody").evaluate(episodes, None)
+    assert not assessment.healthy and assessment.metric is None
 
 
 def test_make_criterion_names_and_errors() -> None:
@@ -42,3 +42,16 @@ def test_make_criterion_names_and_errors() -> None:
         make_criterion({"name": "ImprovementCriterion", "params": {"bogus": 1}})
     with pytest.raises(InputError, match="delta"):
         ImprovementCriterion(delta=-1)
+
+
+def test_a_criterion_is_answered_by_an_assessment_and_the_old_name_still_imports() -> None:
+    import xdoe.conditions
+    import xdoe.tree
+
+    assessment = ThresholdCriterion(threshold=8).evaluate(_episodes([1], [7, 9]), None)
+    assert type(assessment) is xdoe.tree.Assessment and "Verdict" not in xdoe.tree.__all__
+    with pytest.warns(DeprecationWarning, match="now xdoe.tree.Assessment"):
+        from xdoe.tree import Verdict  # a criterion written before issue 23.7
+    assert Verdict is xdoe.tree.Assessment and Verdict is not xdoe.conditions.Verdict
+    with pytest.raises(AttributeError):
+        xdoe.tree.NoSuchName  # noqa: B018

@@ -15,7 +15,7 @@ from click.testing import CliRunner
 from treebuilders import HERE, level_document
 from xdoe.cli._xrun import main
 from xdoe.documents import dump_canonical
-from xdoe.store import Store, session_nodes
+from xdoe.store import Store
 from xdoe.tree import grow
 
 #: root level 1; continuing changes nothing (dead), level 0.5 is worse (dead),
@@ -82,9 +82,20 @@ def test_cli_grow_bad_config_is_one_line(tmp_path: Path) -> None:
     assert not (tmp_path / "runs").exists()
 
 
+def test_cli_grow_with_an_unusable_store_is_exit_2(tmp_path: Path) -> None:
+    """Unusable store = unusable input, as in every other xrun command (it was exit 1)."""
+    path = write_config(tmp_path)
+    (tmp_path / "bad.sqlite").write_bytes(b"not a database")
+    result = CliRunner().invoke(main, ["grow", str(path), "--store", f"sqlite:///{tmp_path / 'bad.sqlite'}"])
+    assert result.exit_code == 2, result.output
+    assert result.output.count("\n") == 1 and "cannot open store" in result.output
+    assert (tmp_path / "bad.sqlite").read_bytes() == b"not a database"
+    assert not (tmp_path / "runs").exists()
+
+
 def _nodes(url: str) -> list:
     with Store(url) as store:
-        return session_nodes(store, "lv-tree")
+        return store.session_nodes("lv-tree")
 
 
 @pytest.mark.slow

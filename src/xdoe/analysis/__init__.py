@@ -28,11 +28,20 @@ if TYPE_CHECKING:  # the same names for type checkers (`Name as Name`: a re-expo
         iqm as iqm,
         probability_of_improvement as probability_of_improvement,
     )
+    from xdoe.analysis._branches import branch_points as branch_points, split_branches as split_branches
+    from xdoe.analysis._design_info import read_design as read_design
     from xdoe.analysis._effects import analyze as analyze, design_points as design_points
-    from xdoe.analysis._format import render as render
+    from xdoe.analysis._format import (
+        STAT_NAMES as STAT_NAMES,
+        fmt_levels as fmt_levels,
+        fmt_num as fmt_num,
+        points_section as points_section,
+        render as render,
+    )
     from xdoe.analysis._report import write_report as write_report
     from xdoe.analysis._response import (
         Response as Response,
+        load_scores as load_scores,
         parse_response as parse_response,
         response_agents as response_agents,
         run_table as run_table,
@@ -47,10 +56,13 @@ if TYPE_CHECKING:  # the same names for type checkers (`Name as Name`: a re-expo
 
 _EXPORTS = {
     "xdoe.analysis._aggregates": ["STATISTICS", "aggregate", "interval_estimate", "iqm", "probability_of_improvement"],
+    # the design's runs apart from the sessions branched from them, and those as extra rows
+    "xdoe.analysis._branches": ["branch_points", "split_branches"],
+    "xdoe.analysis._design_info": ["read_design"],
     "xdoe.analysis._effects": ["analyze", "design_points"],
-    "xdoe.analysis._format": ["render"],
+    "xdoe.analysis._format": ["render", "STAT_NAMES", "fmt_levels", "fmt_num", "points_section"],
     "xdoe.analysis._report": ["write_report"],
-    "xdoe.analysis._response": ["Response", "parse_response", "response_agents", "run_table"],
+    "xdoe.analysis._response": ["Response", "load_scores", "parse_response", "response_agents", "run_table"],
     "xdoe.analysis._result": [
         "Analysis", "FactorEffect", "Interaction", "LevelStat", "PointAggregate",
     ],

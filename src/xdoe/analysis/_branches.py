@@ -12,7 +12,7 @@ from typing import TYPE_CHECKING, Any
 
 import numpy as np
 
-from xdoe.analysis._response import Response, run_table
+from xdoe.analysis._response import SCORES_ATTR, Response, run_table
 from xdoe.errors import InputError
 from xdoe.store import BRANCH_COLUMN
 
@@ -56,13 +56,14 @@ def branch_points(branches: "pd.DataFrame | None", response: Response, phase: st
     from xdoe.analysis._aggregates import probability_of_improvement
     from xdoe.analysis._result import PointAggregate
 
-    if branches is None or branches.empty:
+    if branches is None or (branches.empty and not branches.attrs.get(SCORES_ATTR, {}).get("branch_runs")):
         return [], []
     nan = float("nan")
     out: list[PointAggregate] = []
     notes = []
     present = branches[branches["phase"] == phase]
-    missing = sorted(set(branches["run"]) - set(present["run"]))
+    every = set(branches["run"]) | set(branches.attrs.get(SCORES_ATTR, {}).get("branch_runs", ()))
+    missing = sorted(every - set(present["run"]))
     if missing:
         notes.append(f"branches without phase {phase!r} left out: {', '.join(missing)}")
     if present.empty:

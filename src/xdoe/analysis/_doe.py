@@ -199,7 +199,7 @@ def doe_sections(doe: dict[str, Any] | None, response: str, runs: int) -> list[t
              [[r["name"], _f(r["S1"]), _f(r["S1_conf"]), _f(r["ST"]), _f(r["ST_conf"])] for r in rows])]
 
 
-def plot_design(analysis: Any, path: Any, *, experiment: str) -> Any:
+def plot_doe(analysis: Any, path: Any, *, experiment: str) -> Any:
     """The plot matched to ``analysis.doe`` (half-normal, contour or
     mu*-sigma), titled with the experiment, the response and n; ``None``
     when there is none for this design."""

@@ -85,7 +85,8 @@ def _find_document(manifest: Path | None, document: Path | None) -> Path | None:
 def write_report(frame: "pd.DataFrame", output: str | Path, *, response: "Response | None" = None,
                  output_dir: Path | None = None, store_url: str | None = None, experiment: str | None = None,
                  document: Path | None = None, seed: int = 0, statistic: str = "iqm", agent: str | None = None,
-                 overwrite: bool = False, hint: str = "choose another output") -> Path:
+                 overwrite: bool = False, hint: str = "choose another output",
+                 scores: "pd.DataFrame | None" = None) -> Path:
     """Write the report of the campaign in ``frame`` (:func:`xdoe.results.load`)
     to ``output``.
 
@@ -98,6 +99,10 @@ def write_report(frame: "pd.DataFrame", output: str | Path, *, response: "Respon
             ``agent``, a game of several agents gets one analysis per agent).
         overwrite: replace an existing ``output`` (else it is refused;
             ``hint``: what to do instead, appended to the refusal).
+        scores: the runs' scores for ``response`` (:func:`xdoe.analysis.load_scores`,
+            the same runs as ``frame``): the analysis and the results tables
+            use them (the same numbers, without the episodes); ``frame``
+            then draws only the learning curves.
 
     The file appears only when complete (:func:`xdoe._files.write_atomically`).
 
@@ -112,7 +117,6 @@ def write_report(frame: "pd.DataFrame", output: str | Path, *, response: "Respon
     from xdoe.analysis.plots import plot_curves, plot_design, plot_effects, plot_laydown
     from xdoe.results import experiment_label
     from xdoe.store import Store
-    from xdoe.store._status import campaign_status, summarize
 
     target = Path(output)
     if not overwrite:
@@ -122,10 +126,11 @@ def write_report(frame: "pd.DataFrame", output: str | Path, *, response: "Respon
     response = response or Response()
     from xdoe.analysis._design_info import read_design
 
-    design, _branches = split_branches(frame)  # branches (include_branches): own rows of the aggregates
+    answer = frame if scores is None else scores
+    design, _branches = split_branches(answer)  # branches (include_branches): own rows of the aggregates
     agents = response_agents(design, response, agent)
     doe_design = read_design(output_dir, experiment)
-    results = [analyze(frame, response, statistic=statistic, agent=a, seed=seed, design=doe_design) for a in agents]
+    results = [analyze(answer, response, statistic=statistic, agent=a, seed=seed, design=doe_design) for a in agents]
     result = results[0]
     experiments = sorted({str(e) for e in design["experiment"].dropna().unique()})
     experiment = experiment or (experiments[0] if len(experiments) == 1 else None)
@@ -159,9 +164,9 @@ def write_report(frame: "pd.DataFrame", output: str | Path, *, response: "Respon
     # 3 status
     parts.append('<h2 id="status">Campaign status</h2>')
     with Store(store_url, read_only=True) as store:
-        status = campaign_status(store, output_dir, experiment)
+        status = store.campaign_status(output_dir, experiment)
         runs = store.runs(experiment)
-    parts.append(f"<p>{html.escape(summarize(status.counts))}</p>")
+    parts.append(f"<p>{html.escape(status.summary)}</p>")
     parts.append(_table(["run", "design point", "repetition", "status", "reason"],
                         [[r.run, r.design_point, r.repetition, r.status, r.reason or ""] for r in status.runs]))
 
@@ -192,10 +197,10 @@ def write_report(frame: "pd.DataFrame", output: str | Path, *, response: "Respon
                         "Learning curves (first phase, on environment steps; test phase as points)"))
     for a in results:
         if a.factors:
-            parts.append(_image(lambda p, a=a: plot_effects(a, frame, p, response=response),
+            parts.append(_image(lambda p, a=a: plot_effects(a, answer, p, response=response),
                                 f"Main effects ({a.title()})"))
         if a.doe is not None:
-            from xdoe.analysis._doe import plot_design as plot_doe
+            from xdoe.analysis._doe import plot_doe
 
             titles = {"screening": "Half-normal plot of the effects", "surface": "Fitted second-order surface",
                       "sensitivity": "Morris mu*-sigma"}

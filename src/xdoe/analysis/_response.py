@@ -32,7 +32,10 @@ if TYPE_CHECKING:
     import pandas as pd
 
 __all__ = ["Response", "parse_response", "run_table", "phase_rows", "response_agents", "factor_columns",
-           "display_name"]
+           "display_name", "load_scores", "SCORES_ATTR"]
+
+#: ``df.attrs`` key of a :func:`load_scores` frame: what it scored
+SCORES_ATTR = "xdoe_scores"
 
 METRICS = ("objective", "reward", "steps", "wall_time")
 STATS = ("mean", "iqm", "median", "last", "max", "min", "sum")
@@ -118,6 +121,8 @@ def phase_rows(frame: "pd.DataFrame", response: Response) -> tuple["pd.DataFrame
     """
     if frame.empty:
         raise InputError("no episodes recorded: nothing to analyse (run the campaign first)")
+    if SCORES_ATTR in frame.attrs:
+        return _score_rows(frame, response)
     phases = list(dict.fromkeys(frame["phase"]))
     phase = response.phase
     if phase is None:
@@ -137,12 +142,46 @@ def phase_rows(frame: "pd.DataFrame", response: Response) -> tuple["pd.DataFrame
                                  "short by a step budget or a stop; nothing is left to measure (choose another "
                                  "phase with --response, or keep cut episodes: Response(keep_cut=True))")
             rows = rows[~cut]
-    if rows["design_point"].isna().any():  # hand-written run documents: each run its own point
+    return _own_points(rows), phase
+
+
+def _own_points(rows: "pd.DataFrame") -> "pd.DataFrame":
+    """Runs without a design point (hand-written documents) each their own: -1, -2, ..."""
+    if rows["design_point"].isna().any():
         loose = sorted(rows.loc[rows["design_point"].isna(), "run"].unique())
         own = {run: -1 - i for i, run in enumerate(loose)}
         rows = rows.assign(design_point=rows["design_point"].fillna(rows["run"].map(own)).astype(int),
                            repetition=rows["repetition"].fillna(0).astype(int))
-    return rows, phase
+    return rows
+
+
+def _score_rows(frame: "pd.DataFrame", response: Response) -> tuple["pd.DataFrame", str]:
+    """:func:`phase_rows` of a :func:`load_scores` frame: one row per run and
+    agent, the budget-cut check on the rows the database counted."""
+    scored = frame.attrs[SCORES_ATTR]
+    phases = list(scored["phases"])
+    phase = response.phase
+    if phase is None:
+        phase = phases[-1] if phases else scored["phase"]
+    elif phase not in phases and phase.isdigit() and int(phase) < len(phases):
+        phase = phases[int(phase)]
+    if phase != scored["phase"] and phase not in phases:
+        raise InputError(f"--response: no phase {phase!r} in the results (phases: {', '.join(map(str, phases))})")
+    asked = (phase, response.metric, response.stat, response.keep_cut)
+    had = scored["response"]
+    if asked != (scored["phase"], had.metric, had.stat, had.keep_cut):
+        raise ValueError(f"these scores answer {had.label(scored['phase'])} (keep_cut={had.keep_cut}), not "
+                         f"{response.label(phase)} (keep_cut={response.keep_cut}): load_scores with that response")
+    rows = frame[frame["phase"] == phase]
+    if not response.keep_cut:
+        kept = rows["score:kept"] > 0
+        lost = sorted(set(rows["run"]) - set(rows.loc[kept, "run"]))
+        if lost:
+            raise InputError(f"phase {phase!r}: every episode of run(s) {', '.join(map(str, lost[:5]))} was cut "
+                             "short by a step budget or a stop; nothing is left to measure (choose another "
+                             "phase with --response, or keep cut episodes: Response(keep_cut=True))")
+        rows = rows[kept]
+    return _own_points(rows), phase
 
 
 def response_agents(frame: "pd.DataFrame", response: Response, agent: str | None = None) -> list[str | None]:
@@ -187,9 +226,14 @@ def run_table(frame: "pd.DataFrame", response: Response, agent: str | None = Non
                          "choose one with --agent NAME")
     factors = factor_columns(frame)
     keys = ["run", "design_point", "repetition"]
-    values = rows[keys].assign(_y=_metric_values(rows, response.metric))
+    if SCORES_ATTR in frame.attrs:  # one row per run already: its score
+        values = rows[keys].assign(_y=rows["score:y"].astype(float))
+    else:
+        values = rows[keys].assign(_y=_metric_values(rows, response.metric))
     grouped = values.groupby(keys, sort=True, dropna=False)["_y"]
-    if response.stat == "iqm":
+    if SCORES_ATTR in frame.attrs:
+        y = grouped.first().rename("y")
+    elif response.stat == "iqm":
         from xdoe.analysis._aggregates import iqm
 
         y = grouped.agg(lambda v: float(iqm(v.to_numpy(float), axis=None))).rename("y")
@@ -201,3 +245,44 @@ def run_table(frame: "pd.DataFrame", response: Response, agent: str | None = Non
     levels = rows.groupby(keys, sort=True, dropna=False)[factors].first().rename(columns=names) if factors else None
     out = y.to_frame() if levels is None else levels.join(y)
     return out.reset_index(), phase
+
+
+def load_scores(store: Any = None, response: Response | None = None, experiment: str | None = None, *,
+                include_branches: bool = False) -> "pd.DataFrame":
+    """The runs' scores for ``response``, computed by the database
+    (:meth:`xdoe.store.Store.run_scores`): one row per run and agent of the
+    response's phase, columns ``experiment, run, design_point, repetition,
+    seed``, the factors (readable levels), ``phase, agent``,
+    ``score:episodes``, ``score:kept``, ``score:y`` (and ``branch`` with
+    ``include_branches``). :func:`run_table`, :func:`response_agents`,
+    :func:`xdoe.analysis.analyze` and the plots of effects take it in place
+    of the episode table (:func:`xdoe.results.load`) and answer the same
+    numbers for this ``response``; memory grows with the runs, not the
+    episodes. Empty when no episode is recorded.
+
+    Args:
+        store: a :class:`~xdoe.store.Store`, a store URL or ``None`` (the default store).
+
+    Raises:
+        InputError: ``experiment`` is not in the store, or no such phase.
+        NoStoreError, StoreError: as :func:`xdoe.results.load`.
+    """
+    from xdoe.results import table_frame
+
+    response = response or Response()
+    match = _COMPARISON.match(response.metric)
+    metric, op, threshold = ((match["metric"], match["op"], float(match["value"])) if match
+                             else (response.metric, None, None))
+    table: Any = None
+
+    def read(st: Any) -> Any:  # the scores, kept for their phases and branch runs
+        nonlocal table
+        table = st.run_scores(experiment, phase=response.phase, metric=metric, stat=response.stat, op=op,
+                              threshold=threshold, keep_cut=response.keep_cut, include_branches=include_branches)
+        return table
+
+    frame = table_frame(store, read)
+    frame["score:y"] = frame["score:y"].astype(float)
+    frame.attrs[SCORES_ATTR] = {"response": response, "phase": table.phase, "phases": list(table.phases),
+                                "branch_runs": list(table.branch_runs)}
+    return frame

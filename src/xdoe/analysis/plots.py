@@ -1,6 +1,9 @@
 """Pictures of a campaign (matplotlib, no pyplot state): learning curves,
-main effects and interactions, the design's pairwise projections, and the
-lay-down diagram of a run (:func:`plot_laydown`).
+main effects and interactions, the design's pairwise projections, the
+picture of a design's analysis (:func:`plot_doe`: half-normal, contour or
+mu*-sigma plot) and the lay-down diagram of a run (:func:`plot_laydown`;
+:func:`write_laydown` puts ``laydown.svg`` into a results folder, drawn once
+per run structure).
 
 Each function writes a PNG (100 dpi) or SVG chosen by the output's suffix and
 returns the path; sizes are fixed so pictures are readable at 100 % zoom
@@ -16,7 +19,8 @@ from typing import TYPE_CHECKING, Any
 import numpy as np
 
 from xdoe.analysis._figure import PALETTE, metric_label, new_figure, response_label, save
-from xdoe.analysis._laydown import plot_laydown
+from xdoe.analysis._doe import plot_doe
+from xdoe.analysis._laydown import plot_laydown, write_laydown
 from xdoe.errors import InputError
 from xdoe.results import experiment_label
 
@@ -26,7 +30,7 @@ if TYPE_CHECKING:
     from xdoe.analysis._response import Response
     from xdoe.analysis._result import Analysis
 
-__all__ = ["plot_curves", "plot_effects", "plot_design", "plot_laydown"]
+__all__ = ["plot_curves", "plot_effects", "plot_design", "plot_doe", "plot_laydown", "write_laydown"]
 
 
 def _label(levels: dict[str, Any]) -> str:

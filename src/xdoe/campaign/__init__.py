@@ -1,22 +1,28 @@
 """Many runs: a campaign of run documents executed, skipped or resumed.
 
+* :mod:`xdoe.campaign._campaign`: :class:`Campaign`, which owns the store,
+  one frozen :class:`CampaignOptions` (:mod:`xdoe.campaign._options`) and the
+  run/skip/resume decision (one store query for the state of all its runs,
+  one hash per document); :func:`skip_finished_files` skips finished files
+  unread (one query);
 * :mod:`xdoe.campaign._tasks`: the one path a run takes (:class:`RunTask`,
-  :func:`execute_task`: claim, skip, decide, run, release), the plan parsed
-  once and carried by the task; skipping a campaign's finished runs with one
-  query (:func:`skip_finished`, :func:`skip_finished_files`);
+  :func:`execute_task`: claim, decide under the claim, run, release), the
+  plan parsed once and carried by the task;
 * :mod:`xdoe.campaign.backends`: where the runs execute, behind one
   :class:`Backend` interface (``SequentialBackend``, ``ProcessPoolBackend``,
-  ``DaskBackend``, ``SlurmBackend``, all in :mod:`xdoe.campaign.backends`);
+  ``DaskBackend``, ``SlurmBackend``, all in :mod:`xdoe.campaign.backends`),
+  chosen from the options by :func:`make_backend`;
 * :mod:`xdoe.campaign._waiting`: :func:`run_all`, a campaign to the end,
   waiting for (or taking over) the runs other processes hold.
 
 Looking at a campaign (status, export, tree) reads the store:
-:func:`xdoe.store.campaign_status`, :func:`xdoe.store.export_episodes`,
-:func:`xdoe.store.build_lineage`, re-exported here.
+:meth:`xdoe.store.Store.campaign_status`, :meth:`~xdoe.store.Store.export_episodes`,
+:meth:`~xdoe.store.Store.build_lineage`.
 
->>> from xdoe.campaign import make_backend, task_for
->>> with make_backend(jobs=2) as backend:                       # doctest: +SKIP
-...     results = list(backend.map_runs([task_for(p, store_url=url) for p in plans]))
+>>> from xdoe.campaign import Campaign, CampaignOptions
+>>> from xdoe.execution import load_plan
+>>> plans = [load_plan(f) for f in files]                            # doctest: +SKIP
+>>> results = Campaign(plans, CampaignOptions(store_url=url, jobs=2)).run()  # doctest: +SKIP
 """
 
 from __future__ import annotations
@@ -26,13 +32,17 @@ from typing import TYPE_CHECKING
 from xdoe._lazy import lazy_exports, public_names
 
 if TYPE_CHECKING:  # the same names for type checkers (`Name as Name`: a re-export)
+    from xdoe.campaign._campaign import (
+        Campaign as Campaign,
+        all_done as all_done,
+        skip_finished_files as skip_finished_files,
+    )
+    from xdoe.campaign._options import CampaignOptions as CampaignOptions
     from xdoe.campaign._tasks import (
         DEFAULT_STALE_AFTER as DEFAULT_STALE_AFTER,
         DONE_STATUSES as DONE_STATUSES,
         RunTask as RunTask,
         execute_task as execute_task,
-        skip_finished as skip_finished,
-        skip_finished_files as skip_finished_files,
         task_for as task_for,
     )
     from xdoe.campaign._waiting import run_all as run_all
@@ -41,20 +51,13 @@ if TYPE_CHECKING:  # the same names for type checkers (`Name as Name`: a re-expo
         make_backend as make_backend,
         parse_jobs as parse_jobs,
     )
-    from xdoe.store import (
-        build_lineage as build_lineage,
-        campaign_status as campaign_status,
-        export_episodes as export_episodes,
-    )
 
 _EXPORTS = {
-    "xdoe.campaign._tasks": [
-        "DEFAULT_STALE_AFTER", "DONE_STATUSES", "RunTask", "execute_task", "skip_finished",
-        "skip_finished_files", "task_for",
-    ],
+    "xdoe.campaign._campaign": ["Campaign", "all_done", "skip_finished_files"],
+    "xdoe.campaign._options": ["CampaignOptions"],
+    "xdoe.campaign._tasks": ["DEFAULT_STALE_AFTER", "DONE_STATUSES", "RunTask", "execute_task", "task_for"],
     "xdoe.campaign._waiting": ["run_all"],
     "xdoe.campaign.backends": ["Backend", "make_backend", "parse_jobs"],
-    "xdoe.store": ["build_lineage", "campaign_status", "export_episodes"],
 }
 
 __all__ = public_names(_EXPORTS)

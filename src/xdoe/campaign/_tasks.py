@@ -2,19 +2,24 @@
 (:func:`execute_task`), which makes running safe when several ``xrun``
 processes (on one machine or many) are given the same files and store:
 
-1. the plan parsed once by the caller travels with the task (``RunTask.plan``;
-   a task without one loads its file once, in the process that runs it);
-2. claim the run in the store (:func:`xdoe.store.claim_run`); a run another
+1. the plan parsed once by the caller travels with the task (``RunTask.plan``,
+   with its content hash computed once; a task without one loads its file
+   once, in the process that runs it);
+2. claim the run in the store (:meth:`xdoe.store.Store.claim_run`); a run another
    process holds is not run (status ``claimed``);
-3. skip it when the store already has a finished instance of this exact
-   document (status ``skipped``; ``rerun=True`` runs it again); running
-   instances left behind by a dead owner are marked ``interrupted``;
-4. execute it with :func:`xdoe.execution.run` (which decides: skip, resume or
-   new instance) while a heartbeat thread keeps the claim alive;
+3. read the run's state with one query (:meth:`xdoe.store.Store.run_state`;
+   under the claim, because another process may have finished it since the
+   campaign read the state of all its runs) and decide with the one rule
+   (:func:`xdoe.execution.decision_for`): skip it when the store has
+   a finished instance of this exact document (status ``skipped``;
+   ``rerun`` runs it again); ``running`` instances left behind by a dead
+   owner are marked ``interrupted`` and resumed;
+4. execute it with :func:`xdoe.execution.run`, given the decision, while a
+   heartbeat thread keeps the claim alive;
 5. release the claim.
 
-:func:`skip_finished` and :func:`skip_finished_files` skip the finished runs
-of a whole campaign with one store query before any task is made.
+The options of every task are the campaign's one
+:class:`~xdoe.campaign.CampaignOptions`.
 """
 
 from __future__ import annotations
@@ -22,27 +27,20 @@ from __future__ import annotations
 import contextlib
 import datetime as _dt
 import os
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from pathlib import Path
-from typing import TYPE_CHECKING, Callable, Sequence
+from typing import TYPE_CHECKING, Callable
 
-from xdoe._files import file_sha256
+from xdoe.campaign._options import CampaignOptions
 from xdoe.errors import InputError, StoreError
-from xdoe.execution import DEFAULT_RESULTS, RunResult, load_file_plan, parallel_workers, run, run_hung
-from xdoe.store import (
-    HEARTBEAT_TIMEOUT,
-    ClaimHeartbeat,
-    Store,
-    claim_of,
-    claim_run,
-    document_hash,
-    release_claim,
-)
+from xdoe.execution import RunResult, decision_for, load_file_plan, parallel_workers, run, run_hung
+from xdoe.store import HEARTBEAT_TIMEOUT, ClaimHeartbeat, Store
 
 if TYPE_CHECKING:
     from xdoe.execution import ProgressEvent, RunPlan
+    from xdoe.store import RunState
 
-__all__ = ["RunTask", "execute_task", "task_for", "skip_finished", "skip_finished_files",
+__all__ = ["RunTask", "execute_task", "execute_in_worker", "task_for", "worker_store",
            "DEFAULT_STALE_AFTER", "DONE_STATUSES", "WORKER_DIED"]
 
 #: Seconds without a heartbeat after which a claim counts as abandoned (the store's one timeout).
@@ -59,27 +57,13 @@ class RunTask:
     """One run document to execute (picklable).
 
     Attributes:
-        file: the run-document file.
-        store_url: the store's URL (``None``: ``$XRUN_STORE`` or the default;
-            give an absolute URL to processes on other machines, see
-            :func:`absolute_store_url`).
-        results: root of the results folders (``None``: none written).
-        store_steps: ``none``, ``all`` or ``every:N``.
-        stale_after: seconds after which another process's claim counts as
-            abandoned; the heartbeat beats every quarter of it.
-        rerun: run it even when the store has a finished instance.
-        parallel_workers: run the phases with ``worker > 1`` in worker
-            processes (:mod:`xdoe.execution._parallel_workers`).
-        claim: claim the run first (``False``: run unconditionally).
+        file: the run-document file (absolute for remote backends).
+        options: the campaign's options (store, results, time limits...).
+        plan: the document parsed once by the caller; it is pickled to
+            worker processes with the task (with its content hash), so
+            nobody parses the file or hashes the document again.
         owner: the claim owner; default a fresh id per task (kept when the
             task is retried, so the retry holds the same claim).
-        file_sha256: sha256 of the file's bytes, for a task given an already
-            loaded plan (:func:`xdoe.execution.load_file_plan`); a task that
-            loads its file computes it from the bytes it parses.
-        laydown: put ``laydown.svg`` into the run's results folder
-            (``xrun experiment-start --no-laydown``: not).
-        plan: the document parsed once by the caller; it is pickled to
-            worker processes with the task, so nobody parses the file again.
         key: identifies the task (default: fresh and random per task, kept
             when it is retried); every result for it carries it as
             :attr:`~xdoe.execution.RunResult.task_key`, so results are
@@ -88,19 +72,10 @@ class RunTask:
     """
 
     file: str
-    store_url: str | None = None
-    results: str | None = str(DEFAULT_RESULTS)
-    store_steps: str = "none"
-    stale_after: float = DEFAULT_STALE_AFTER
-    rerun: bool = False
-    parallel_workers: bool = False
-    claim: bool = True
-    owner: str = field(default_factory=lambda: os.urandom(16).hex())
-    file_sha256: str | None = None
-    laydown: bool = True
+    options: CampaignOptions = field(default_factory=CampaignOptions)
     plan: "RunPlan | None" = field(default=None, repr=False, compare=False)
+    owner: str = field(default_factory=lambda: os.urandom(16).hex())
     key: str = field(default_factory=lambda: os.urandom(8).hex())
-    run_timeout: float | None = None
 
     def _loaded(self) -> "RunPlan | None":
         """The plan; a task made without one loads its file (once: cached)."""
@@ -119,20 +94,54 @@ class RunTask:
 
     @property
     def content_hash(self) -> str | None:
-        """The run version (:func:`xdoe.store.document_hash`), ``None`` when
-        the document cannot be read."""
+        """The run version (the plan's :attr:`~xdoe.execution.RunPlan.content_hash`),
+        ``None`` when the document cannot be read."""
         plan = self._loaded()
-        return None if plan is None else document_hash(plan.document)
+        try:
+            return None if plan is None else plan.content_hash
+        except InputError:
+            return None
 
 
-def execute_task(task: RunTask, *, store: "Store | None" = None, plan: "RunPlan | None" = None,
+def task_for(plan: "RunPlan", options: CampaignOptions | None = None) -> RunTask:
+    """The task of one parsed plan; the plan travels with it, so its file is
+    parsed only once (a remote backend gets the file's absolute path)."""
+    options = options or CampaignOptions()
+    file = str(Path(plan.file).resolve()) if (options.remote and plan.file) else str(plan.file)
+    return RunTask(file=file, options=options, plan=plan)
+
+
+_WORKER_STORES: dict[tuple[int, str | None], Store] = {}
+
+
+def worker_store(url: str | None) -> Store:
+    """The store at ``url`` opened once per worker process of the local pool
+    (its workers run many tasks of one campaign and end with it: one store,
+    not one per run). Keyed by process id, so a forked child never uses its
+    parent's connections. Not for Dask workers: they outlive campaigns (a
+    SQLite file replaced between two would still be written through the old
+    connection)."""
+    key = (os.getpid(), url)
+    store = _WORKER_STORES.get(key)
+    if store is None:
+        store = _WORKER_STORES[key] = Store(url)
+    return store
+
+
+def execute_in_worker(task: RunTask, progress: "Callable[[ProgressEvent], None] | None" = None) -> RunResult:
+    """:func:`execute_task` in a worker process of the local pool, with the
+    process's one store (:func:`worker_store`)."""
+    return execute_task(task, store=worker_store(task.options.store_url), progress=progress)
+
+
+def execute_task(task: RunTask, *, store: "Store | None" = None,
                  progress: "Callable[[ProgressEvent], None] | None" = None) -> RunResult:
-    """Claim, execute and release one run (see the module docstring).
+    """Claim, decide, execute and release one run (see the module docstring).
 
     Args:
         task: what to run.
-        store: an open store to use (default: open ``task.store_url``).
-        plan: the already loaded document (default: load ``task.file``).
+        store: an open store to use (default: open ``task.options.store_url``
+            for this task).
         progress: phase/episode progress callback (in-process use).
 
     Returns:
@@ -144,147 +153,88 @@ def execute_task(task: RunTask, *, store: "Store | None" = None, plan: "RunPlan 
     Raises:
         StoreError: the store cannot be opened or written.
     """
-    result = _execute(task, store, plan, progress)
+    result = _execute(task, store, progress)
     result.task_key = task.key
     return result
 
 
-def _execute(task: RunTask, store: "Store | None", plan: "RunPlan | None",
+def _execute(task: RunTask, store: "Store | None",
              progress: "Callable[[ProgressEvent], None] | None") -> RunResult:
-    digest = task.file_sha256
-    plan = plan if plan is not None else task.plan
+    plan = task.plan
     if plan is None:
         try:
-            plan, digest = load_file_plan(task.file)
+            plan = load_file_plan(task.file)[0]
         except InputError as exc:
             return RunResult(uid=Path(task.file).stem, status="invalid", error=str(exc), file=task.file)
+    options = task.options
     own = store is None
-    db = Store(task.store_url) if own else store
+    db = Store(options.store_url) if own else store
     assert db is not None
     try:
-        content_hash = document_hash(plan.document)
-        if task.claim and not claim_run(db, plan.uid, content_hash, owner=task.owner,
-                                        stale_after=task.stale_after):
-            holder = claim_of(db, plan.uid, content_hash)
-            where = f" by {holder.host} pid {holder.pid}" if holder is not None else ""
-            return RunResult(uid=plan.uid, status="claimed", file=plan.file,
-                             error=f"claimed{where}")
         try:
-            result = _run_claimed(task, db, plan, content_hash, digest, progress)
+            content_hash = plan.content_hash
+        except InputError as exc:
+            return RunResult(uid=plan.uid, status="invalid", error=str(exc), file=plan.file)
+        if options.claim and not db.claim_run(plan.uid, content_hash, owner=task.owner,
+                                              stale_after=options.heartbeat_timeout):
+            holder = db.claim_of(plan.uid, content_hash)
+            where = f" by {holder.host} pid {holder.pid}" if holder is not None else ""
+            return RunResult(uid=plan.uid, status="claimed", file=plan.file, error=f"claimed{where}")
+        try:
+            result = _run_claimed(task, db, plan, progress)
         except BaseException:
-            if task.claim:  # keep the run's own error: never hide it behind a failed release
+            if options.claim:  # keep the run's own error: never hide it behind a failed release
                 try:
-                    release_claim(db, plan.uid, content_hash, owner=task.owner)
+                    db.release_claim(plan.uid, content_hash, owner=task.owner)
                 except StoreError:
                     pass  # the claim goes stale and is taken over
             raise
-        if task.claim:
-            release_claim(db, plan.uid, content_hash, owner=task.owner)
+        if options.claim:
+            db.release_claim(plan.uid, content_hash, owner=task.owner)
         return result
     finally:
         if own:
             db.close()
 
 
-def _run_claimed(task: RunTask, db: Store, plan: "RunPlan", content_hash: str, digest: str | None,
+def _run_claimed(task: RunTask, db: Store, plan: "RunPlan",
                  progress: "Callable[[ProgressEvent], None] | None") -> RunResult:
     """Steps 3 and 4 of the module docstring, the claim held."""
-    finished = None
-    if not task.rerun:
-        # run_finished's query, kept for run()'s own decision (we hold the claim: it cannot change)
-        finished = db.finished_instances(plan.uid, content_hash)
-        if finished:
+    options = task.options
+    decision = None
+    if options.claim or not options.rerun:
+        state = db.run_state(plan.uid, plan.content_hash)  # the run's one query, under its claim
+        if options.claim:
+            state = _interrupt_abandoned(db, state, options.heartbeat_timeout)
+        decision = decision_for(state, rerun=options.rerun, heartbeat_timeout=options.heartbeat_timeout)
+        if decision.action == "skip" and state.finished is not None:
             return RunResult(uid=plan.uid, status="skipped", file=plan.file,
                              error="finished before (use --rerun to run it again)",
-                             instance_id=max(finished.values()))  # the instance that finished it
+                             instance_id=state.finished)  # the instance that finished it
     beat = None
-    if task.claim:
-        _interrupt_abandoned(db, plan.uid, content_hash, task.stale_after)
-        beat = ClaimHeartbeat(db, plan.uid, content_hash, owner=task.owner, interval=task.stale_after / 4,
-                              alive=lambda: not run_hung())
-    with parallel_workers(task.parallel_workers), beat or contextlib.nullcontext():
-        return run(plan, store=db, results=task.results, store_steps=task.store_steps, progress=progress,
-                   rerun=task.rerun, heartbeat_timeout=task.stale_after, file_sha256=digest,
-                   laydown=task.laydown, finished=finished, run_timeout=task.run_timeout)
+    if options.claim:
+        beat = ClaimHeartbeat(db, plan.uid, plan.content_hash, owner=task.owner,
+                              interval=options.heartbeat_timeout / 4, alive=lambda: not run_hung())
+    with parallel_workers(options.parallel_workers), beat or contextlib.nullcontext():
+        return run(plan, store=db, results=options.results, store_steps=options.store_steps,
+                   progress=progress, rerun=options.rerun, heartbeat_timeout=options.heartbeat_timeout,
+                   run_timeout=options.run_timeout, decision=decision)
 
 
-def _interrupt_abandoned(db: "Store", uid: str, content_hash: str, stale_after: float) -> None:
+def _interrupt_abandoned(db: Store, state: "RunState", stale_after: float) -> "RunState":
     """We hold the claim, so no other claiming process runs this version: a
     ``running`` instance whose heartbeat is older than ``stale_after`` was
-    left behind by a dead process; mark it interrupted (resumable)."""
+    left behind by a dead process; mark it interrupted (resumable). Returns
+    the state as it is now."""
     cutoff = _dt.datetime.now(_dt.timezone.utc) - _dt.timedelta(seconds=stale_after)
-    for inst in db.instances("running", run_uid=uid):
-        if inst.content_hash == content_hash and (inst.heartbeat or inst.start) < cutoff:
+    marked = set()
+    for inst in state.running:
+        if (inst.heartbeat or inst.start) < cutoff:
             db.mark_interrupted(inst.id, "abandoned: its claim went stale and was taken over")
-
-
-def task_for(plan: "RunPlan", **options: object) -> RunTask:
-    """The task of one parsed plan (``options``: the other :class:`RunTask`
-    fields); the plan travels with it, so its file is parsed only once."""
-    return RunTask(file=str(plan.file), plan=plan, **options)  # type: ignore[arg-type]
-
-
-def _skipped(uid: str, instance: int, file: str | None) -> RunResult:
-    return RunResult(uid=uid, status="skipped", instance_id=instance, file=file,
-                     note=f"skipped: finished earlier (instance {instance})")
-
-
-def skip_finished(plans: Sequence["RunPlan"], store: Store
-                  ) -> tuple[list["RunPlan"], list[tuple[int, RunResult]]]:
-    """Split ``plans`` into those to run and ``skipped`` results (with their
-    positions) for the runs whose exact document finished before: one query
-    (:meth:`xdoe.store.Store.finished_instances`) for all of them."""
-    finished = store.finished_instances()
-    if not finished:
-        return list(plans), []
-    todo, skipped = [], []
-    for i, plan in enumerate(plans):
-        instance = finished.get((plan.uid, document_hash(plan.document)))
-        if instance is None:
-            todo.append(plan)
-        else:
-            skipped.append((i, _skipped(plan.uid, instance, plan.file)))
-    return todo, skipped
-
-
-def _readable_sha256(path: str | Path) -> str | None:
-    try:
-        return file_sha256(path)
-    except OSError:
-        return None
-
-
-def skip_finished_files(files: Sequence[str | Path], store: Store
-                        ) -> tuple[list[int], list[tuple[int, RunResult]]]:
-    """Skip run-document files whose exact bytes belong to a finished run,
-    without reading them as documents: one sha256 per file and one store
-    query (per 500 files) for all of them.
-
-    The store records with each run the sha256 of the file it was started
-    from (``Store.recorder(..., file_sha256=...)``); the same bytes are the
-    same document, hence the same run version. A file not found this way (new,
-    changed, reformatted, unreadable, or whose uid is its file name) is left
-    to the normal path, which loads it and skips it by its content hash.
-
-    Returns:
-        the positions of the files still to load, and ``(position, result)``
-        for each skipped file (``status="skipped"``, note ``"skipped: finished
-        earlier (instance N)"``).
-
-    Raises:
-        StoreError: the store cannot be read.
-    """
-    digests = [_readable_sha256(f) for f in files]
-    known = {d for d in digests if d is not None}
-    if not known:
-        return list(range(len(files))), []
-    finished = store.finished_file_hashes(known)
-    todo: list[int] = []
-    skipped: list[tuple[int, RunResult]] = []
-    for i, (path, digest) in enumerate(zip(files, digests)):
-        hit = finished.get(digest) if digest is not None else None
-        if hit is None:
-            todo.append(i)
-        else:
-            skipped.append((i, _skipped(hit[0], hit[1], str(Path(path)))))
-    return todo, skipped
+            marked.add(inst.id)
+    if not marked:
+        return state
+    latest = state.latest
+    if latest is not None and latest.id in marked:
+        latest = replace(latest, status="interrupted")
+    return replace(state, latest=latest, running=tuple(i for i in state.running if i.id not in marked))

@@ -9,7 +9,7 @@ done when that process finishes it. So :func:`run_all` waits, and every
 * skips a run the holder finished meanwhile (``skipped``),
 * takes over a claim whose holder is gone — at once when it ran on this host
   and its process no longer exists (SIGKILL, a crash), else once its heartbeat
-  is older than the task's ``stale_after`` — and resumes the run, and
+  is older than the options' ``heartbeat_timeout`` — and resumes the run, and
 * runs a run the holder left unfinished (it failed: it runs again, as any
   failed run does when started again).
 
@@ -43,11 +43,11 @@ def run_all(backend: Backend, tasks: Sequence[RunTask], *, fail_fast: bool = Fal
         waiting: called with the held runs' ``claimed`` results whenever the
             set of runs waited for changes (to tell the user).
         poll: seconds between two looks (default: a quarter of the tasks'
-            ``stale_after``, at most 2 s).
+            ``options.heartbeat_timeout``, at most 2 s).
     """
     by_key = {task.key: task for task in tasks}
     if poll is None:
-        poll = min([2.0] + [t.stale_after / 4 for t in tasks])
+        poll = min([2.0] + [t.options.heartbeat_timeout / 4 for t in tasks])
     batch: Sequence[RunTask] = tasks
     told: set[str | None] = set()
     stopped = False

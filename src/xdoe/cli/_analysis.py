@@ -66,12 +66,20 @@ def _resolve(output_dir: Path | None, experiment: str | None, store_url: str | N
 
 
 def load_frame(output_dir: Path | None, experiment: str | None, store_url: str | None,
-               include_branches: bool = False) -> Any:
+               include_branches: bool = False, response: Any = None) -> Any:
     """The episode table of the selected experiment (:func:`xdoe.results.load`:
-    the design's runs, and with ``include_branches`` the sessions of their trees);
+    the design's runs, and with ``include_branches`` the sessions of their trees),
+    or with ``response`` the runs' scores for it, aggregated by the database
+    (:func:`xdoe.analysis.load_scores`: one row per run and agent);
     exit 2 when no single experiment is chosen or the store cannot be opened,
     1 when the table is empty."""
     from xdoe.results import load
+
+    if response is not None:
+        from xdoe.analysis import load_scores
+
+        def load(store: Any, experiment: str | None, include_branches: bool) -> Any:  # type: ignore[misc]
+            return load_scores(store, response, experiment, include_branches=include_branches)
 
     store_url = store_of(output_dir, store_url)
     with open_store(store_url) as store:
@@ -101,13 +109,23 @@ def results_command(output_dir: Path | None, experiment: str | None, include_bra
     of several agents, one table per agent (or --agent NAME). Only the
     design's runs: sessions branched or grown from them are listed after it,
     one row each, with --include-branches."""
-    from xdoe.analysis import Analysis, design_points, parse_response, response_agents, run_table
-    from xdoe.analysis._branches import branch_points, split_branches
-    from xdoe.analysis._format import STAT_NAMES, fmt_levels, fmt_num, points_section
+    from xdoe.analysis import (
+        STAT_NAMES,
+        Analysis,
+        branch_points,
+        design_points,
+        fmt_levels,
+        fmt_num,
+        parse_response,
+        points_section,
+        response_agents,
+        run_table,
+        split_branches,
+    )
     from xdoe.results import experiment_label
 
-    frame, branches = split_branches(load_frame(output_dir, experiment, store_url, include_branches))
     resp = parse_response(response)
+    frame, branches = split_branches(load_frame(output_dir, experiment, store_url, include_branches, resp))
     out = console()
     for who in response_agents(frame, resp, agent):
         table, phase = run_table(frame, resp, who)
@@ -169,13 +187,11 @@ def analyze_command(output_dir: Path | None, experiment: str | None, include_bra
     (or --agent NAME). With --include-branches each branched or grown session
     is one more row of the design points table (P(best > branch)); the
     factors are ranked on the design's runs only."""
-    from xdoe.analysis._branches import split_branches
-    from xdoe.analysis import analyze, parse_response, render, response_agents
-    from xdoe.analysis._design_info import read_design
+    from xdoe.analysis import analyze, parse_response, read_design, render, response_agents, split_branches
 
-    frame = load_frame(output_dir, experiment, store_url, include_branches)
-    design = read_design(output_dir, _resolve(output_dir, experiment, store_url)[0])
     resp = parse_response(response)
+    frame = load_frame(output_dir, experiment, store_url, include_branches, resp)
+    design = read_design(output_dir, _resolve(output_dir, experiment, store_url)[0])
     who = response_agents(split_branches(frame)[0], resp, agent)
     results = [analyze(frame, resp, statistic=statistic, agent=a, seed=seed, design=design) for a in who]
     click.echo(render(results if who != [None] else results[0], fmt, width=console().width), nl=fmt not in ("table",))
@@ -246,8 +262,8 @@ def effects_command(output_dir: Path | None, experiment: str | None, include_bra
     from xdoe.analysis.plots import plot_effects
 
     check_output(output, overwrite)
-    frame = load_frame(output_dir, experiment, store_url, include_branches)
     resp = parse_response(response)
+    frame = load_frame(output_dir, experiment, store_url, include_branches, resp)
     path = plot_effects(analyze(frame, resp), frame, output, response=resp)
     click.echo(f"wrote {path}")
 
@@ -265,15 +281,15 @@ def design_plot_command(output_dir: Path | None, experiment: str | None, include
     over its two strongest factors with the design points and the stationary
     point; a Morris design's mu*-sigma plot. Exit 1 for any other design.
     Branches never enter it (the design's runs only)."""
-    from xdoe.analysis import analyze, parse_response
-    from xdoe.analysis._design_info import read_design
-    from xdoe.analysis._doe import plot_design
+    from xdoe.analysis import analyze, parse_response, read_design
+    from xdoe.analysis.plots import plot_doe
 
     check_output(output, overwrite)
-    frame = load_frame(output_dir, experiment, store_url)
+    resp = parse_response(response)
+    frame = load_frame(output_dir, experiment, store_url, response=resp)
     uid = _resolve(output_dir, experiment, store_url)[0]
-    result = analyze(frame, parse_response(response), design=read_design(output_dir, uid))
-    path = plot_design(result, output, experiment=uid or "all experiments")
+    result = analyze(frame, resp, design=read_design(output_dir, uid))
+    path = plot_doe(result, output, experiment=uid or "all experiments")
     if path is None:
         fail("no plot for this design: xrun plot design draws two-level (half-normal), response-surface "
              "(contour) and Morris (mu*-sigma) designs", EXIT_FAILED)
@@ -288,7 +304,7 @@ def laydown_command(run_file: Path, output: Path, overwrite: bool) -> None:
     """Lay-down diagram of a run document: per phase, its environments and
     agents, and which sensors and actuators connect them."""
     from xdoe.analysis.plots import plot_laydown
-    from xdoe.documents._yaml import load_yaml
+    from xdoe.documents import load_yaml
 
     check_output(output, overwrite)
     path = plot_laydown(load_yaml(run_file).data, output)
@@ -314,11 +330,13 @@ def report_command(output_dir: Path | None, experiment: str | None, include_bran
     from xdoe.analysis import parse_response, write_report
 
     check_output(output, overwrite)
-    frame = load_frame(output_dir, experiment, store_url, include_branches)
+    resp = parse_response(response)
+    frame = load_frame(output_dir, experiment, store_url, include_branches)  # the learning curves
+    scores = load_frame(output_dir, experiment, store_url, include_branches, resp)  # the analysis
     experiment, store_url = _resolve(output_dir, experiment, store_url)
-    path = write_report(frame, output, response=parse_response(response), output_dir=output_dir,
+    path = write_report(frame, output, response=resp, output_dir=output_dir,
                         store_url=store_url, experiment=experiment, document=document, seed=seed,
-                        overwrite=overwrite, hint=OVERWRITE_HINT)
+                        overwrite=overwrite, hint=OVERWRITE_HINT, scores=scores)
     click.echo(f"wrote {path} ({path.stat().st_size / 1024:.0f} KiB)")
 
 

@@ -7,14 +7,17 @@ import functools
 import sys
 import warnings
 from pathlib import Path
-from typing import Any, Callable, Iterator, TypeVar
+from typing import TYPE_CHECKING, Any, Callable, Iterator, TypeVar
 
 import click
 
 from xdoe.errors import InputError, XdoeError
 
+if TYPE_CHECKING:
+    from xdoe.store import Store
+
 __all__ = ["EXIT_OK", "EXIT_FAILED", "EXIT_INPUT", "OVERWRITE_HINT", "PIPE_WIDTH", "check_output", "console",
-           "document_warnings", "fail", "handle_errors", "output_options", "store_option"]
+           "document_warnings", "fail", "handle_errors", "open_store_or_exit", "output_options", "store_option"]
 
 EXIT_OK = 0
 EXIT_FAILED = 1  # some run failed / some work did not complete
@@ -58,7 +61,7 @@ def fail(message: str, code: int = EXIT_INPUT) -> None:
 def document_warnings() -> Iterator[None]:
     """Print the run-document warnings raised inside the block as one
     ``warning: file:line: ...`` line each (other warnings pass on unchanged)."""
-    from xdoe.documents._run import RunDocumentWarning
+    from xdoe.documents import RunDocumentWarning
 
     with warnings.catch_warnings(record=True) as caught:
         warnings.simplefilter("always", RunDocumentWarning)
@@ -93,6 +96,21 @@ def handle_errors(func: F) -> F:
             fail(str(exc), EXIT_FAILED)
 
     return wrapper  # type: ignore[return-value]
+
+
+def open_store_or_exit(store_url: str | None) -> "Store":
+    """Open (and create) the store once before anything runs, and return it
+    (the caller closes it); a store that cannot be opened (malformed URL,
+    server unreachable, folder not writable) is unusable input: one line and
+    exit 2."""
+    from xdoe.errors import StoreError
+    from xdoe.store import Store
+
+    try:
+        return Store(store_url)
+    except StoreError as exc:
+        fail(str(exc), EXIT_INPUT)
+        raise  # not reached: fail() exits
 
 
 def store_option(func: F) -> F:

@@ -74,7 +74,7 @@ def dashboard_command(store_url: str | None, runs_dir: Path | None, host: str, p
             shown = store.url
     except NoStoreError as exc:
         click.echo(f"note: {exc}; it appears when a campaign starts")
-        from xdoe.store._engine import mask_url, resolve_url
+        from xdoe.store import mask_url, resolve_url
 
         shown = mask_url(resolve_url(store_url))
     if host not in ("127.0.0.1", "localhost", "::1"):

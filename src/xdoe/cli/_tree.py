@@ -18,7 +18,8 @@ from typing import Any, Iterator
 
 import click
 
-from xdoe.cli._common import EXIT_FAILED, EXIT_INPUT, EXIT_OK, console, fail, handle_errors, store_option
+from xdoe.cli._common import (EXIT_FAILED, EXIT_INPUT, EXIT_OK, console, fail, handle_errors, open_store_or_exit,
+                              store_option)
 from xdoe.store import HEARTBEAT_TIMEOUT
 
 __all__ = ["branch_command", "grow_command", "tree_command", "register"]
@@ -66,7 +67,7 @@ def branch_command(node: str, overrides: tuple[str, ...], episodes: int | None, 
     session of its tree, not a run of the design: results, analyze, plot,
     report and status leave it out (--include-branches shows it).
     """
-    from xdoe.store._steps import StepPolicy
+    from xdoe.store import StepPolicy
     from xdoe.tree import branch
 
     if episodes is not None and steps is not None:
@@ -81,10 +82,10 @@ def branch_command(node: str, overrides: tuple[str, ...], episodes: int | None, 
     click.echo(f"wrote {out.file} (session {out.uid} in tree {out.tree}; overrides: {changes})")
     if out.result is None:
         return
-    verdict = out.verdict
-    metric = "-" if verdict is None or verdict.metric is None else f"{verdict.metric:.4g}"
+    assessment = out.assessment
+    metric = "-" if assessment is None or assessment.metric is None else f"{assessment.metric:.4g}"
     click.echo(f"{out.uid}: {out.result.status} in {out.result.wall_time:.1f} s, {out.result.episodes} "
-               f"episodes; metric {metric} ({verdict.reason if verdict else ''})")
+               f"episodes; metric {metric} ({assessment.reason if assessment else ''})")
     sys.exit(EXIT_OK if out.result.ok else EXIT_FAILED)
 
 
@@ -134,6 +135,8 @@ def grow_command(session_config: Path, store_url: str | None, results: Path, sto
     """
     from xdoe.tree import grow
 
+    open_store_or_exit(store_url).close()  # an unusable store is unusable input: one line, exit 2
+
     def report(line: str) -> None:
         if not quiet:
             click.echo(line)
@@ -146,7 +149,7 @@ def grow_command(session_config: Path, store_url: str | None, results: Path, sto
     parts = []
     for node in result.best:
         metric = "-" if node.metric is None else f"{node.metric:.4g}"
-        from xdoe.tree._overrides import describe_overrides
+        from xdoe.tree import describe_overrides
 
         edge = describe_overrides(node.overrides)
         parts.append((f"[{edge}] " if edge else "") + f"{node.run_uid} ({node.health}, {metric})")
@@ -180,10 +183,9 @@ def tree_command(node: str | None, fmt: str, tree_uid: str | None, lineage: bool
     brain came from.
     """
     from xdoe.cli._select import open_store
-    from xdoe.store import session_nodes, session_trees
 
     with open_store(store_url) as store:
-        trees = session_trees(store)
+        trees = store.session_trees()
         if lineage or experiment or run_uid or latest or not trees:
             if node is not None:
                 fail("NODE needs a store with session trees (xrun branch / xrun grow make them)")
@@ -198,7 +200,7 @@ def tree_command(node: str | None, fmt: str, tree_uid: str | None, lineage: bool
                      + (f"did you mean: {', '.join(close)}" if close else
                         f"trees: {', '.join(t.uid for t in trees)}"))
             trees = [t for t in trees if t.uid == tree_uid]
-        nodes = session_nodes(store, tree_uid)
+        nodes = store.session_nodes(tree_uid)
         title = f"session trees · {store.url}"
     if node is not None:
         nodes, trees = _path(node, nodes, trees)
@@ -235,12 +237,11 @@ def _show(trees: list[Any], nodes: list[Any], fmt: str, title: str) -> None:
 
 def _lineage(store: Any, experiment: str | None, run_uid: str | None, latest: bool,
              heartbeat_timeout: float, fmt: str) -> None:
-    from xdoe.store._export import check_experiment
-    from xdoe.store._lineage import build_lineage, render_lineage
+    from xdoe.store import render_lineage
 
-    check_experiment(store, experiment)
-    nodes = build_lineage(store, experiment, run=run_uid, latest_only=latest,
-                          heartbeat_timeout=heartbeat_timeout)
+    store.check_experiment(experiment)
+    nodes = store.build_lineage(experiment, run=run_uid, latest_only=latest,
+                                heartbeat_timeout=heartbeat_timeout)
     if fmt == "dot":
         fail("the lineage view has text and json formats; dot is for session trees")
     if fmt == "json":

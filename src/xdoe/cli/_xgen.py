@@ -160,8 +160,7 @@ def _check_imports(experiment: Any, runs: Any, quiet: bool) -> None:
 
 
 def _dry_run(experiment: Any, design: Any, runs: Any, target: Path, force_folder: bool = False) -> None:
-    from xdoe.design import plan_runs
-    from xdoe.design._output import MAX_FIGURE_POINTS
+    from xdoe.design import MAX_FIGURE_POINTS, plan_runs
 
     plan = plan_runs(runs, target, force_folder=force_folder)  # a refused folder: the one error line only
     console = _console()
@@ -180,7 +179,7 @@ def _dry_run(experiment: Any, design: Any, runs: Any, target: Path, force_folder
     console.print(f"min distance: {_figure(design.min_distance)}, centred L2 discrepancy: {discrepancy}")
     if getattr(design, "info", None) is not None:
         _doe_lines(console, design)
-    elif "numpy" in sys.modules and len(design) <= MAX_FIGURE_POINTS:  # a full factorial never loads numpy
+    elif not design.is_grid and len(design) <= MAX_FIGURE_POINTS:  # a grid's are known; they would load scipy
         _diagnostic_lines(console, design.diagnostics)
     for line in _plan_lines(plan, target, dry=True):
         console.print(line, markup=False)
@@ -373,3 +372,7 @@ def schema(indent: int) -> None:
 
 
 main.add_command(augment_command(prepare=_prepare, resume_gc=_resume_gc, warn=_warn, plan_lines=_plan_lines))
+
+
+if __name__ == "__main__":  # pragma: no cover - python -m xdoe.cli._xgen
+    main()

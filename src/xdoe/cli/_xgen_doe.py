@@ -37,7 +37,7 @@ def _doe_lines(console: Any, design: Any) -> None:
     largest correlation and every point coded and natural (issue 24)."""
     from rich.table import Table
 
-    from xdoe.design._doe import summary
+    from xdoe.design import summary
     from xdoe.documents import canonical_json
 
     doe = summary(design)
@@ -137,8 +137,7 @@ def augment_command(*, prepare: Callable[..., Any], resume_gc: Callable[[], None
                                    + (f" (got {', '.join(chosen)})" if chosen else ""))
         experiment, design, runs = _prepare(file, strict=False)
         _resume_gc()
-        from xdoe.design import write_runs
-        from xdoe.design._augment import augment_runs
+        from xdoe.design import augment_runs, write_runs
         from xdoe.errors import InputError
 
         _warn(experiment.warnings, quiet)
@@ -159,7 +158,7 @@ def augment_command(*, prepare: Callable[..., Any], resume_gc: Callable[[], None
         augmented = augment_runs(runs, target, how)
         block = augmented.blocks[-1]
         if dry_run or not quiet:
-            from xdoe.design._doe import summary
+            from xdoe.design import summary
 
             doe = summary(augmented.design)
             names = [f.name for f in augmented.design.factors]

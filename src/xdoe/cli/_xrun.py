@@ -27,14 +27,16 @@ from typing import TYPE_CHECKING, Any, Callable, Sequence
 
 import click
 
-from xdoe.cli._common import EXIT_FAILED, EXIT_INPUT, EXIT_OK, document_warnings, fail, handle_errors, store_option
-from xdoe.cli._jobs import all_done, run_plans, scale_options, skip_finished_files
+from xdoe.cli._common import (EXIT_FAILED, EXIT_INPUT, EXIT_OK, document_warnings, fail, handle_errors,
+                              open_store_or_exit, store_option)
+from xdoe.cli._jobs import scale_options, skip_finished_files
 from xdoe.cli._submit import expand_run_files, submit_command
 from xdoe.cli._summary import summary_table
 from xdoe.errors import InputError, XdoeError
 from xdoe.store import HEARTBEAT_TIMEOUT
 
 if TYPE_CHECKING:
+    from xdoe.campaign import CampaignOptions
     from xdoe.execution import RunPlan, RunResult
     from xdoe.store import Store
 
@@ -63,7 +65,7 @@ def results_option(func: F) -> F:
 
 
 def _parse_store_steps(ctx: click.Context, param: click.Parameter, value: str) -> str:
-    from xdoe.store._steps import StepPolicy
+    from xdoe.store import StepPolicy
 
     try:
         return str(StepPolicy.parse(value))
@@ -93,45 +95,26 @@ def _with_folders(files: Sequence[str]) -> tuple[str, ...]:
 
 @dataclass
 class Loaded:
-    """Documents that loaded (``plans``) and one message per document that
-    did not; ``file_hashes`` maps a plan's ``file`` to the sha256 of the bytes
-    it was parsed from (``None`` when its uid is its file name)."""
+    """Documents that loaded (``plans``, each with its file's sha256,
+    :attr:`~xdoe.execution.RunPlan.file_sha256`) and one message per
+    document that did not."""
 
     plans: list["RunPlan"] = field(default_factory=list)
     errors: list[str] = field(default_factory=list)
-    file_hashes: dict[str, str | None] = field(default_factory=dict)
 
 
 def load_documents(files: Sequence[str | Path]) -> Loaded:
     """Read and validate every file; collect ``file:line: ...`` messages."""
-    from xdoe.execution._api import load_file_plan
+    from xdoe.execution import load_file_plan
 
     loaded = Loaded()
     with document_warnings():
         for path in files:
             try:
-                plan, digest = load_file_plan(Path(path))
+                loaded.plans.append(load_file_plan(Path(path))[0])
             except InputError as exc:
                 loaded.errors.append(str(exc))
-                continue
-            loaded.plans.append(plan)
-            loaded.file_hashes[str(plan.file)] = digest
     return loaded
-
-
-def open_store_or_exit(store_url: str | None) -> "Store":
-    """Open (and create) the store once before anything runs, and return it
-    (the caller closes it); a store that cannot be opened (malformed URL,
-    server unreachable, folder not writable) is unusable input: one line and
-    exit 2."""
-    from xdoe.errors import StoreError
-    from xdoe.store import Store
-
-    try:
-        return Store(store_url)
-    except StoreError as exc:
-        fail(str(exc), EXIT_INPUT)
-        raise  # not reached: fail() exits
 
 
 # -- running -------------------------------------------------------------------------
@@ -185,6 +168,11 @@ class _Display:
         else:
             click.echo(text, err=True)
 
+    def waiting(self, held: list[Any]) -> None:
+        names = ", ".join(f"{r.uid} ({r.error})" for r in held)
+        self.message(f"waiting for {len(held)} run(s) another process holds: {names}; "
+                     f"taken over if that process dies")
+
     def stop(self) -> None:
         if self.enabled:
             self.progress.stop()
@@ -220,10 +208,7 @@ def main() -> None:
                    "a run passing it fails with 'no progress for N s in <Class>.<method>', the others go on. "
                    "Default: no limit.")
 @handle_errors
-def experiment_start(files: tuple[str, ...], store_url: str | None, results: Path,
-                     store_steps: str, fail_fast: bool, quiet: bool, laydown: bool, jobs: str, dask: str | None,
-                     parallel_workers: bool, rerun: bool, heartbeat_timeout: float,
-                     in_process: bool, run_timeout: float | None) -> None:
+def experiment_start(files: tuple[str, ...], quiet: bool, jobs: str, **options: Any) -> None:
     """Run each run document FILES (e.g. _outputs/run-*.yaml, or the folder _outputs).
 
     A folder stands for its run-*.yaml files.
@@ -244,16 +229,18 @@ def experiment_start(files: tuple[str, ...], store_url: str | None, results: Pat
     a run failed or was interrupted, 2 when a document cannot be read or the
     store cannot be opened (then nothing runs and nothing is written).
     """
+    from xdoe.campaign import Campaign, CampaignOptions, all_done, parse_jobs
     from xdoe.errors import StoreError
 
+    opts = CampaignOptions(jobs=parse_jobs(jobs), **options)
     files = _with_folders(files)
     # files whose exact bytes finished before are skipped unread (one query;
     # a store that does not exist yet is not created for it)
     try:
-        todo, done_before = (list(range(len(files))), []) if rerun else skip_finished_files(files, store_url)
+        todo, done_before = (list(range(len(files))), []) if opts.rerun else skip_finished_files(files, opts.store_url)
     except StoreError as exc:
         fail(str(exc), EXIT_INPUT)
-    if len(todo) > 1 and not dask and str(jobs).strip().lower() not in ("1", "0"):
+    if len(todo) > 1 and not opts.dask and opts.jobs > 1:
         from xdoe.campaign.backends._warm import start_forkserver
 
         start_forkserver()  # warm workers: their imports overlap with reading the documents below
@@ -262,18 +249,16 @@ def experiment_start(files: tuple[str, ...], store_url: str | None, results: Pat
         for line in loaded.errors:
             click.secho(f"error: {line}", fg="red", err=True)
         sys.exit(EXIT_INPUT)
-    store = open_store_or_exit(store_url)
+    store = open_store_or_exit(opts.store_url)
     display = _Display(len(loaded.plans) + len(done_before), enabled=not quiet and sys.stderr.isatty())
     for _, result in done_before:
         display.run_done()
         display.message(f"run {result.uid} {result.note}")
     try:
-        per_plan = run_plans(loaded.plans, store_url=store_url, results=results,
-                             store_steps=store_steps, fail_fast=fail_fast, display=display,
-                             jobs=jobs, dask=dask, parallel_workers=parallel_workers,
-                             rerun=rerun, stale_after=heartbeat_timeout,
-                             file_hashes=loaded.file_hashes, in_process=in_process, laydown=laydown,
-                             store=store, run_timeout=run_timeout)
+        per_plan = Campaign(loaded.plans, opts, store=store).run(
+            progress=display if display.enabled else None,
+            started=None if opts.remote else (lambda plan: display.run_started(plan.uid)),
+            on_result=_Finished(display, opts), waiting=display.waiting)
     finally:
         display.stop()
         store.close()
@@ -290,6 +275,36 @@ def experiment_start(files: tuple[str, ...], store_url: str | None, results: Pat
         console = Console()
         console.print(summary_table(outcomes, skipped, levels, width=console.width))
     sys.exit(EXIT_OK if all_done(outcomes) and not skipped else EXIT_FAILED)
+
+
+class _Finished:
+    """What ``xrun experiment-start`` does with each result as it arrives:
+    count it, say what went wrong or was skipped, and put the lay-down
+    diagram ``laydown.svg`` into the run's results folder (drawn here, not
+    by the executor: with the ``analysis`` extra, once per run structure,
+    :func:`xdoe.analysis.plots.write_laydown`)."""
+
+    def __init__(self, display: "_Display", options: "CampaignOptions") -> None:
+        from xdoe._extras import installed
+
+        self.display = display
+        self.results = options.results
+        self.laydown = options.laydown and options.results is not None and installed("matplotlib")
+
+    def __call__(self, plan: "RunPlan", result: "RunResult") -> None:
+        from xdoe.campaign import DONE_STATUSES
+
+        self.display.run_done()
+        for line in result.warnings:  # a run's warnings, one line each, whichever process ran it
+            self.display.message(f"run {result.uid} warning: {line}")
+        if result.status not in DONE_STATUSES:
+            self.display.message(f"run {result.uid} {result.status}: {result.error}")
+        elif result.status == "skipped" and result.note:
+            self.display.message(f"run {result.uid} {result.note}")
+        if self.laydown and result.results_dir is not None:
+            from xdoe.analysis.plots import write_laydown
+
+            write_laydown(plan.document, result.results_dir, self.results)
 
 
 main.add_command(submit_command)

@@ -11,7 +11,7 @@ resumes later), branch a session (once the session tree exists).
 
 Built on FastAPI, Jinja2, htmx and Plotly's JavaScript bundle, all served by
 the app (no CDN); needs ``pip install 'xdoe[dashboard]'``. Every query is in
-:mod:`xdoe.store._dashboard`.
+the dashboard methods of :class:`xdoe.store.Store`.
 
 Python::
 

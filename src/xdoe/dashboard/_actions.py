@@ -51,20 +51,18 @@ def stop_instance(store: object, instance_id: int, heartbeat_timeout: float) -> 
     Raises:
         HTTPException: 404 no such instance, 409 it is not running.
     """
-    from xdoe.store import request_stop, run_view
-    from xdoe.store._liveness import dead_reason
 
     inst = store.instance(instance_id)  # type: ignore[attr-defined]
     if inst is None:
         raise HTTPException(404, f"no run instance {instance_id}")
     if inst.status != "running":
         raise HTTPException(409, f"instance {instance_id} is {inst.status}, not running")
-    stale = dead_reason(inst.host, inst.pid, inst.heartbeat, inst.start, timeout=heartbeat_timeout)
+    stale = inst.dead_reason(heartbeat_timeout)
     if stale is not None:
         store.mark_interrupted(instance_id, f"stopped from the dashboard ({stale})")  # type: ignore[attr-defined]
         return f"instance {instance_id} was not alive ({stale}): marked interrupted"
-    request_stop(store, instance_id, "stopped from the dashboard")  # type: ignore[arg-type]
-    view = run_view(store, inst.run_uid, instance_id)  # type: ignore[arg-type]
+    store.request_stop(instance_id, "stopped from the dashboard")  # type: ignore[arg-type]
+    view = store.run_view(inst.run_uid, instance_id)  # type: ignore[arg-type]
     note = f" {resume_note(view)}" if view is not None else ""
     return (f"stop requested: run {inst.run_uid} stops at its next episode end "
             f"and can be resumed with xrun experiment-start.{note}")
@@ -95,8 +93,7 @@ def check_branch(store: object, node: str, overrides: list[str], *, episodes: in
         InputError: as :func:`xdoe.tree.branch` would (unknown key with close matches...).
         RunError: the parent saved no checkpoint.
     """
-    from xdoe.tree import resolve_source
-    from xdoe.tree._branch import child_document
+    from xdoe.tree import child_document, resolve_source
 
     source = resolve_source(store, node)  # type: ignore[arg-type]
     child_document(store, source, f"{source.run_uid}_b00", 1, overrides,  # type: ignore[arg-type]

@@ -37,7 +37,7 @@ def create_app(settings: Settings | None = None) -> FastAPI:
     from xdoe.dashboard._launch import Launcher
     from xdoe.dashboard._pages import router as pages
     from xdoe.dashboard._plots import router as plots
-    from xdoe.store._engine import mask_url, resolve_url
+    from xdoe.store import mask_url, resolve_url
 
     settings = settings or Settings()
 

@@ -131,7 +131,7 @@ class Launcher:
             number = len(self.launches) + 1
             log = logs / f"launch-{now:%Y%m%d-%H%M%S}-{os.getpid()}-{number}.log"
             env = dict(os.environ)
-            from xdoe.store._engine import ENV_VAR, resolve_url
+            from xdoe.store import ENV_VAR, resolve_url
 
             env[ENV_VAR] = resolve_url(s.store_url)
             cmd = [sys.executable, "-m", "xdoe.cli._xrun", *args]

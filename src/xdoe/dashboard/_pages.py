@@ -40,16 +40,14 @@ def campaigns_page(request: Request) -> HTMLResponse:
 
 
 def _campaigns(request: Request) -> dict[str, Any]:
-    from xdoe.store import campaign_summaries
-
     s: Settings = request.app.state.settings
     launches = _launches(request)
     try:
         store = store_of(request)
     except HTTPException as exc:  # no store yet: the page still offers to start a campaign
         return {"campaigns": [], "no_store": exc.detail, **launches}
-    return {"campaigns": campaign_summaries(store, heartbeat_timeout=s.heartbeat_timeout,
-                                            design=request.app.state.designs.by_experiment()),
+    return {"campaigns": store.campaign_summaries(heartbeat_timeout=s.heartbeat_timeout,
+                                                  design=request.app.state.designs.by_experiment()),
             **launches}
 
 
@@ -70,8 +68,6 @@ def campaigns_fragment(request: Request) -> HTMLResponse:
 
 
 def _runs(request: Request, experiment: str) -> dict[str, Any]:
-    from xdoe.store import campaign_runs
-
     q = request.query_params
     s: Settings = request.app.state.settings
     try:
@@ -80,11 +76,11 @@ def _runs(request: Request, experiment: str) -> dict[str, Any]:
         page = 1
     params = {"status": q.get("status") or "", "q": q.get("q") or "",
               "sort": q.get("sort") or "design_point", "desc": q.get("desc") == "1"}
-    data = campaign_runs(store_of(request), experiment, status=params["status"] or None,
-                         search=params["q"] or None, sort=params["sort"], descending=params["desc"],
-                         page=page, heartbeat_timeout=s.heartbeat_timeout,
-                         cache=request.app.state.responses,
-                         design=request.app.state.designs.by_experiment())
+    data = store_of(request).campaign_runs(experiment, status=params["status"] or None,
+                                           search=params["q"] or None, sort=params["sort"], descending=params["desc"],
+                                           page=page, heartbeat_timeout=s.heartbeat_timeout,
+                                           cache=request.app.state.responses,
+                                           design=request.app.state.designs.by_experiment())
     return {"experiment": experiment, "data": data, "params": params}
 
 
@@ -101,32 +97,31 @@ def runs_fragment(request: Request, experiment: str) -> HTMLResponse:
     return _page(request, "_runs_table.html", **_runs(request, experiment))
 
 
-#: Largest campaign whose effects the page computes (it reads every episode).
+#: Largest campaign whose effects the page computes: the scores come from the
+#: database in about a second at 10,000 runs, but the bootstrap intervals cost
+#: about 20 ms per design point (see docs/benchmarks.md).
 EFFECTS_MAX_RUNS = 2000
 
 
 @router.get("/fragments/campaigns/{experiment}/effects", response_class=HTMLResponse)
 def effects_fragment(request: Request, experiment: str) -> HTMLResponse:
     """The factor-effects summary of ``xrun analyze`` (:func:`xdoe.analysis.analyze`
-    on :func:`xdoe.results.load`) when the analysis package and its
+    on :func:`xdoe.analysis.load_scores`) when the analysis package and its
     dependencies are importable, else a note; an analysis error is shown,
     not raised."""
-    from xdoe.store._dashboard import experiment_run_count
-
     analyses: list[Any] = []
     note = None
     store = store_of(request)
     if importlib.util.find_spec("xdoe.analysis") is None or importlib.util.find_spec("statsmodels") is None:
         note = "Factor effects appear here when the analysis package (xrun analyze) is installed."
-    elif experiment_run_count(store, experiment) > EFFECTS_MAX_RUNS:
+    elif store.experiment_run_count(experiment) > EFFECTS_MAX_RUNS:
         note = (f"More than {EFFECTS_MAX_RUNS} runs: run `xrun analyze` for the factor effects "
                 "(the page does not read every episode).")
     else:
         try:
-            from xdoe.analysis import Response, analyze, response_agents
-            from xdoe.results import load
+            from xdoe.analysis import Response, analyze, load_scores, response_agents
 
-            frame = load(store, experiment)
+            frame = load_scores(store, Response(), experiment)  # one row per run, aggregated by the database
             # a game of several agents: one analysis each, never their average (as xrun analyze)
             analyses = [analyze(frame, agent=a) for a in response_agents(frame, Response())]
         except Exception as exc:  # noqa: BLE001 - shown on the page, the page still works
@@ -135,13 +130,11 @@ def effects_fragment(request: Request, experiment: str) -> HTMLResponse:
 
 
 def _run(request: Request, uid: str) -> Any:
-    from xdoe.store import run_view
-
     q = request.query_params.get("instance")
     s: Settings = request.app.state.settings
     instance = int(q) if q and q.isascii() and q.isdigit() and len(q) < 19 else None
-    view = run_view(store_of(request), uid, instance,
-                    heartbeat_timeout=s.heartbeat_timeout)
+    view = store_of(request).run_view(uid, instance,
+                                      heartbeat_timeout=s.heartbeat_timeout)
     if view is None:
         raise HTTPException(404, f"no run {uid!r} in the store")
     return view
@@ -149,7 +142,7 @@ def _run(request: Request, uid: str) -> Any:
 
 @router.get("/runs/{uid}", response_class=HTMLResponse)
 def run_page(request: Request, uid: str) -> HTMLResponse:
-    from xdoe.documents._canonical import dump_canonical
+    from xdoe.documents import dump_canonical
 
     view = _run(request, uid)
     return _page(request, "run.html", run=view, document=dump_canonical(view.document))
@@ -162,14 +155,12 @@ def run_status_fragment(request: Request, uid: str) -> HTMLResponse:
 
 @router.get("/compare", response_class=HTMLResponse)
 def compare_page(request: Request) -> HTMLResponse:
-    from xdoe.store import run_view
-
     uids = [u for u in request.query_params.getlist("runs") if u]
     if not uids and request.query_params.get("text"):
         uids = request.query_params["text"].replace(",", " ").split()
     curves, unknown = [], []
     for uid in dict.fromkeys(uids):
-        view = run_view(store_of(request), uid)
+        view = store_of(request).run_view(uid)
         if view is None or view.instance is None:
             unknown.append(uid)
             continue
@@ -195,19 +186,15 @@ def tree_page(request: Request) -> HTMLResponse:
     """The session trees of the store (``?tree=``) and, for every experiment,
     its lineage (``?experiment=``); the first session tree by default, else
     the first experiment's lineage. ``?node=RUN`` opens that node's panel."""
-    from xdoe.store import session_trees
-    from xdoe.store._dashboard import experiment_uids
 
     store = store_of(request)
     q = request.query_params
-    trees = [t.uid for t in session_trees(store)]
-    experiments = experiment_uids(store)
+    trees = [t.uid for t in store.session_trees()]
+    experiments = store.experiment_uids()
     tree = q.get("tree") if q.get("tree") in trees else None
     experiment = q.get("experiment") or None
     if tree is None and experiment is None and q.get("node"):  # the node's own tree
-        from xdoe.store import nodes_of_run
-
-        found = nodes_of_run(store, q["node"])
+        found = store.nodes_of_run(q["node"])
         tree = found[-1].tree if found else None
         if tree is None:  # not a session yet: its campaign's lineage
             experiment = _run(request, q["node"]).experiment
@@ -222,14 +209,12 @@ def tree_page(request: Request) -> HTMLResponse:
 def tree_node_fragment(request: Request, uid: str) -> HTMLResponse:
     """A node's panel: its session (health, metric, overrides) when it is
     one, curves, configuration and the branch form."""
-    from xdoe.documents._canonical import dump_canonical
-    from xdoe.store import nodes_of_run
-    from xdoe.tree import node_health
-    from xdoe.tree._render import edge_label
+    from xdoe.documents import dump_canonical
+    from xdoe.tree import edge_label, node_health
 
     view = _run(request, uid)
     tree = request.query_params.get("tree")
-    found = [n for n in nodes_of_run(store_of(request), uid) if tree in (None, "", n.tree)]
+    found = [n for n in store_of(request).nodes_of_run(uid) if tree in (None, "", n.tree)]
     session = None
     if found:
         n = found[-1]

@@ -54,26 +54,24 @@ def _remember(request: Request, key: Any, make: Any) -> Any:
 
 
 def campaign_answer(request: Request, experiment: str) -> tuple[Any, Any, str | None, Any]:
-    """``(frame, analysis, note, key)`` of ``experiment``: the episode table
-    and its analysis, or ``None``s and a note saying why not (no analysis
+    """``(frame, analysis, note, key)`` of ``experiment``: the runs' scores
+    (:func:`xdoe.analysis.load_scores`, default response) and its analysis, or ``None``s and a note saying why not (no analysis
     package, too many runs, no finished run, an analysis error)."""
     from xdoe.dashboard._pages import EFFECTS_MAX_RUNS
-    from xdoe.store._dashboard import experiment_run_count
 
     store = store_of(request)
     if importlib.util.find_spec("xdoe.analysis") is None or importlib.util.find_spec("statsmodels") is None:
         return None, None, "Factor effects appear here when the analysis package (xrun analyze) is installed.", None
-    if experiment_run_count(store, experiment) > EFFECTS_MAX_RUNS:
+    if store.experiment_run_count(experiment) > EFFECTS_MAX_RUNS:
         return None, None, (f"More than {EFFECTS_MAX_RUNS} runs: run `xrun analyze` for the factor effects "
                             "(the page does not read every episode)."), None
     key = (experiment, frozenset(store.finished_instances().values()))
 
     def make() -> tuple[Any, Any, str | None]:
         try:
-            from xdoe.analysis import analyze
-            from xdoe.results import load
+            from xdoe.analysis import Response, analyze, load_scores
 
-            frame = load(store, experiment)
+            frame = load_scores(store, Response(), experiment)  # one row per run, aggregated by the database
             return frame, analyze(frame), None
         except Exception as exc:  # noqa: BLE001 - shown on the page, the page still works
             return None, None, f"analysis unavailable: {' '.join(str(exc).split()) or type(exc).__name__}"
@@ -100,7 +98,9 @@ def _picture(request: Request, experiment: str, kind: str, by: str | None = None
         try:
             if kind == "effects":
                 return _png(lambda path: plots.plot_effects(analysis, frame, path))
-            return _png(lambda path: plots.plot_curves(frame, path, by=by))
+            from xdoe.results import load
+
+            return _png(lambda path: plots.plot_curves(load(store_of(request), experiment), path, by=by))
         except InputError as exc:
             return str(exc)
 

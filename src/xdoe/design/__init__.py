@@ -19,6 +19,8 @@ from typing import TYPE_CHECKING
 from xdoe._lazy import lazy_exports
 
 if TYPE_CHECKING:
+    from xdoe.design._augment import augment_runs
+    from xdoe.design._doe import summary
     from xdoe.design._expand import Expander, factors_of, run_seed
     from xdoe.design._extend import ExtendPlan
     from xdoe.design._factorial import full_factorial
@@ -39,8 +41,8 @@ if TYPE_CHECKING:
     from xdoe.design._make import METHODS, Design, make_design
     from xdoe.design._maximin import maximin
     from xdoe.design._metrics import centred_l2_discrepancy, min_distance
-    from xdoe.design._spec import DesignSpec, parse_design
-    from xdoe.design._output import OutputLayout, WriteResult, plan_outputs, write_outputs
+    from xdoe.design._output import MAX_FIGURE_POINTS, OutputLayout, WriteResult, plan_outputs, write_outputs
+    from xdoe.documents import DesignSpec, parse_design
 
 __all__ = [
     "Factor",
@@ -72,6 +74,10 @@ __all__ = [
     "plan_outputs",
     "plan_runs",
     "ExtendPlan",
+    "MAX_FIGURE_POINTS",
+    # designs made from a ``design:`` mapping (xgen generate --dry-run, xgen augment)
+    "summary",
+    "augment_runs",
     # the experiments of an output folder (the read commands of xrun)
     "FolderExperiment",
     "folder_experiments",
@@ -89,8 +95,11 @@ __getattr__, __dir__ = lazy_exports(__name__, globals(), {
         "generate", "prepare", "write_runs", "build_design", "check_runs", "plan_runs",
         "Generation", "RunSequence", "ExperimentWarning",
     ],
-    "xdoe.design._output": ["OutputLayout", "WriteResult", "write_outputs", "plan_outputs"],
+    "xdoe.design._output": ["OutputLayout", "WriteResult", "write_outputs", "plan_outputs", "MAX_FIGURE_POINTS"],
+    "xdoe.design._doe": ["summary"],
+    "xdoe.design._augment": ["augment_runs"],
     "xdoe.design._extend": ["ExtendPlan"],
     "xdoe.design._folder": ["FolderExperiment", "folder_experiments"],
-    "xdoe.design._spec": ["DesignSpec", "parse_design"],
+    # the grammar of the `design:` key lives with the document that holds it
+    "xdoe.documents": ["DesignSpec", "parse_design"],
 })

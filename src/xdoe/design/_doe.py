@@ -13,7 +13,7 @@ from typing import Any, Sequence
 
 from xdoe.design._common import as_seed_sequence
 from xdoe.design._factors import Factor
-from xdoe.design._spec import DesignSpec
+from xdoe.documents import DesignSpec
 from xdoe.errors import DesignError
 
 __all__ = ["doe_design", "DOE_MODEL"]

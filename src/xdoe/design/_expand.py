@@ -25,7 +25,7 @@ k1, k2, repetition))`` where ``k1, k2`` are the first two big-endian 32-bit
 words of sha256 of the canonical JSON of the design point's levels; the seed is
 ``generate_state(1, uint32)[0]``. It depends on what the run is, not on its
 position, so adding a repetition or a level never changes an existing run's seed
-(computed without a ``SeedSequence`` per run: :mod:`xdoe.design._seeds`).
+(:func:`xdoe.design._seeds.run_seed`).
 """
 
 from __future__ import annotations
@@ -35,11 +35,18 @@ from typing import Any
 from xdoe.design._factors import Factor
 from xdoe.design._seeds import run_seed, seed_levels
 from xdoe.design._shared import SharedSubtrees
-from xdoe.documents._experiment_models import LIST_KEYS, NAME_KEYS, SET_KEYS
-from xdoe.documents._experiment_types import Experiment, Variable
-from xdoe.documents._placeholders import PlaceholderError, find_placeholders, interpolate
-from xdoe.documents._reference import is_reference
-from xdoe.documents._versions import RUN_DOCUMENT_VERSION
+from xdoe.documents import (
+    LIST_KEYS,
+    NAME_KEYS,
+    RUN_DOCUMENT_VERSION,
+    SET_KEYS,
+    Experiment,
+    PlaceholderError,
+    Variable,
+    find_placeholders,
+    interpolate,
+    is_reference,
+)
 
 __all__ = ["Expander", "copy_plain", "factors_of", "run_seed", "run_uid", "round_continuous"]
 

@@ -21,14 +21,11 @@ from typing import Any, Callable, Iterator
 
 from xdoe.design._expand import Expander, copy_plain, factors_of, round_continuous, run_seed, run_uid
 from xdoe.design._extend import ExtendPlan
-from xdoe.design._grid import Row, grid_rows
 from xdoe.design._limits import DesignTooLarge, check_design_size
-from xdoe.design._seeds import LevelSeeds, seed_levels
+from xdoe.design._seeds import seed_levels
 from xdoe.design._template import TextTemplates
 from xdoe.design._output import OutputLayout, WriteResult, manifest_header, plan_outputs, write_outputs
-from xdoe.documents._canonical import dump_canonical
-from xdoe.documents._experiment import Experiment, load_experiment
-from xdoe.documents._yaml import YamlDocument
+from xdoe.documents import Experiment, YamlDocument, dump_canonical, load_experiment
 from xdoe.errors import DesignError
 
 __all__ = ["ExperimentWarning", "Generation", "RunSequence", "build_design", "check_runs", "generate", "prepare", "write_runs"]
@@ -60,11 +57,7 @@ class RunSequence(Sequence):
         self._expander = Expander(experiment)
         self._columns = _level_columns(design, self._expander)
         self._grid = _grid_columns(design, self._columns)
-        # a full factorial's levels recur (each in n_points / k runs): their texts are worth remembering
-        recurring = self._grid is not None and 4 * sum(len(table) for _, _, table in self._grid) <= self.n_points
-        self._templates = TextTemplates(self._expander, remember_levels=recurring)
-        self._seeds = LevelSeeds(experiment.model.seed) if recurring else None
-        self._recurring = recurring
+        self._templates = TextTemplates(self._expander)
         self._safe_uid = experiment.safe_uid
         #: design point -> how many earlier points have the same coordinates (only those > 0)
         self._copies = _copies(design) if copies is None else copies
@@ -132,35 +125,29 @@ class RunSequence(Sequence):
     def render(self, k: int) -> tuple[str, str, int, int, int, dict[str, Any]]:
         """Run ``k`` as canonical YAML text (the run file's content), with
         its uid, design point, repetition, seed and levels (``design.csv``).
-        The text comes from a template of the run's structure where one
-        applies (:mod:`xdoe.design._template`), byte for byte what
-        ``dump_canonical(runs.shared(k))`` writes."""
-        k, point, repetition, levels = self._locate(k)
-        body = self._templates.body(levels)
-        copy = self._copies.get(point, 0)
-        k, point = self.first_run + k, self.first_point + point
-        if body is None:
-            doc = self._expander.document(number=k, index=point, repetition=repetition, levels=levels, copy=copy)
-            return dump_canonical(doc, cache=self.render_cache), doc["uid"], point, repetition, doc["seed"], levels
-        uid = run_uid(self._safe_uid, k)
-        seeds = self._seeds
-        seed = seeds.seed(levels, repetition) if seeds is not None else run_seed(
-            self.experiment.model.seed, seed_levels(levels, copy), repetition)
-        templates = self._templates
-        text = templates.head(point, repetition, levels) + body + templates.tail(seed, uid)
-        return text, uid, point, repetition, seed, levels
 
-    def rows(self, run_file: Callable[[int], str], factor_names: list[str], csv_text: Callable[[Any], str],
-             general: Callable[[int], Row]) -> Iterator[Row] | None:
-        """Every run's ``(file name, content, design.csv line)`` joined from
-        level texts (:mod:`xdoe.design._grid`) when the design is a full
-        factorial of plain scalar levels that recur (so the texts kept stay
-        few), else ``None``; ``general(k)`` gives a run the joined texts cannot."""
-        if self._grid is None or not self._recurring or self.first_run or self.first_point:
-            return None
-        return grid_rows(design=self.design, grid=self._grid, templates=self._templates,
-                         root_seed=self.experiment.model.seed, safe_uid=self._safe_uid, repetitions=self.repetitions,
-                         run_file=run_file, factor_names=factor_names, csv_text=csv_text, general=general)
+        The one writer of run files: the text is the template of the run's
+        structure filled in (:mod:`xdoe.design._template`), else
+        ``dump_canonical`` of the built document; byte for byte
+        ``dump_canonical(runs[k])`` either way.
+
+        Raises:
+            DocumentError: the run cannot be built (a ``$req`` index out of range...).
+            DesignError: a level holds NaN or an infinity.
+        """
+        k, point, repetition, levels = self._locate(k)
+        copy = self._copies.get(point, 0)
+        number, index = self.first_run + k, self.first_point + point
+        uid = run_uid(self._safe_uid, number)
+        text, templates = None, self._templates
+        template = templates.template(levels)
+        if template is not None:
+            seed = run_seed(self.experiment.model.seed, seed_levels(levels, copy), repetition)
+            text = templates.fill(template, levels, (index, repetition, seed, uid))
+        if text is None:
+            doc = self._expander.document(number=number, index=index, repetition=repetition, levels=levels, copy=copy)
+            text, seed = dump_canonical(doc, cache=self.render_cache), doc["seed"]
+        return text, uid, index, repetition, seed, levels
 
     def file_name(self, k: int) -> str:
         return self.layout.run_file(self.first_run + k)

@@ -15,17 +15,9 @@ from typing import Sequence
 
 from xdoe.design._common import full_size
 from xdoe.design._factors import Factor
+from xdoe.errors import DesignTooLarge
 
 __all__ = ["design_points_bound", "check_design_size", "DesignTooLarge"]
-
-
-class DesignTooLarge(Exception):
-    """Raised by :func:`check_design_size`; ``cause`` is ``"points"`` (the
-    design points alone exceed the limit) or ``"repetitions"``."""
-
-    def __init__(self, message: str, cause: str) -> None:
-        super().__init__(message)
-        self.cause = cause
 
 
 def _product_text(ks: list[int]) -> str:

@@ -135,6 +135,13 @@ class Design:
         digits = self.indices(i)
         return [float(d) for d in digits], [True] * len(digits)
 
+    @property
+    def is_grid(self) -> bool:
+        """Whether the design is a full factorial built by :meth:`grid`: its
+        rows are mixed-radix digits, its figures come in closed form and its
+        model diagnostics are known (D-efficiency 100 %, no correlation)."""
+        return self.__dict__.get("_ks") is not None
+
     def indices(self, i: int) -> list[int]:
         """The level indices of design point ``i`` (negative: from the end)
         of a full factorial built by :meth:`grid`, without its array: mixed
@@ -274,7 +281,7 @@ def make_design(
     spawn_key: tuple[int, ...] = (),
 ) -> Design:
     """Choose a method and size and build the design (see :func:`_make_design`;
-    ``method`` may also be a ``design:`` mapping, :func:`~xdoe.design._spec.parse_design`,
+    ``method`` may also be a ``design:`` mapping, :func:`~xdoe.design.parse_design`,
     built by :func:`~xdoe.design._doe.doe_design`);
     conditional factors (``Factor.when``) are then collapsed where inactive
     and duplicate points dropped (:func:`~xdoe.design._conditional.apply_conditions`).
@@ -286,7 +293,7 @@ def make_design(
             or continuous factor, or a cycle of conditions.
     """
     factors = check_factors(factors)
-    from xdoe.design._spec import PLAIN_METHODS, parse_design
+    from xdoe.documents import PLAIN_METHODS, parse_design
 
     spec = parse_design(method)
     if spec.method in ("lhs", "maximin") and "n" in spec.options:

@@ -2,9 +2,8 @@
 
 numpy and scipy are imported when a metric is computed, not with this
 module; a full factorial's figures come in closed form
-(:func:`factorial_figures`), in plain Python for columns of up to
-:data:`PURE_MAX_LEVELS` levels, so writing one loads neither numpy nor
-``scipy.stats`` (~0.07 s and ~0.7 s of start-up).
+(:func:`factorial_figures`), so writing one does not load ``scipy.stats``
+(~0.7 s of start-up).
 """
 
 from __future__ import annotations
@@ -16,11 +15,7 @@ if TYPE_CHECKING:
     import numpy as np
 
 __all__ = ["min_distance", "centred_l2_discrepancy", "factorial_figures", "factorial_min_distance",
-           "factorial_discrepancy", "PURE_MAX_LEVELS"]
-
-#: columns of up to this many levels get their discrepancy terms in plain Python (the same
-#: floats as numpy, checked for every k up to it); larger ones are computed with numpy
-PURE_MAX_LEVELS = 128
+           "factorial_discrepancy"]
 
 
 def min_distance(unit_points: np.ndarray) -> float:
@@ -126,28 +121,8 @@ def factorial_figures(ks: Sequence[int]) -> tuple[float, float]:
 
 def _column_means(k: int) -> tuple[float, float]:
     """``(mean of f, mean of g)`` over one column of ``k`` levels (the
-    factors of :func:`factorial_figures`), the very floats the numpy
-    formulation :func:`_column_means_numpy` gives: the same positions
-    (``numpy.linspace``: ``i * (1 / (k - 1))``, the last one ``1.0``), the
-    same operations in the same order, and the sums added as numpy adds them
-    (:func:`_numpy_sum`). Above :data:`PURE_MAX_LEVELS` levels the k x k
-    terms are left to numpy."""
-    if k > PURE_MAX_LEVELS:
-        return _column_means_numpy(k)
-    if k > 1:
-        step = 1.0 / (k - 1)
-        a = [i * step + 0.0 for i in range(k)]
-        a[-1] = 1.0
-    else:
-        a = [0.5]
-    centred = [abs(x - 0.5) for x in a]
-    f = [1.0 + 0.5 * c - 0.5 * (c * c) for c in centred]  # numpy's c**2 is c*c (np.square)
-    g = [1.0 + 0.5 * ci + 0.5 * cj - 0.5 * abs(ai - aj) for ai, ci in zip(a, centred) for aj, cj in zip(a, centred)]
-    return _numpy_sum(f) / k, _numpy_sum(g) / (k * k)
-
-
-def _column_means_numpy(k: int) -> tuple[float, float]:
-    """:func:`_column_means` with numpy arrays (used above :data:`PURE_MAX_LEVELS` levels)."""
+    factors of :func:`factorial_figures`), at the positions
+    ``numpy.linspace(0, 1, k)`` (``0.5`` for one level), with numpy's sums."""
     import numpy as np
 
     a = np.linspace(0.0, 1.0, k) if k > 1 else np.array([0.5])
@@ -156,40 +131,3 @@ def _column_means_numpy(k: int) -> tuple[float, float]:
     pairs = float(np.mean(1.0 + 0.5 * centred[:, None] + 0.5 * centred[None, :]
                           - 0.5 * np.abs(a[:, None] - a[None, :])))
     return single, pairs
-
-
-def _numpy_sum(values: list[float]) -> float:
-    """``numpy.sum`` of a float64 vector, bit for bit: numpy's pairwise
-    summation (``pairwise_sum`` in numpy/_core/src/umath/loops_utils.h.src):
-    below 8 terms a plain loop; up to 128 eight running sums, combined
-    pairwise, then the rest; above, the two halves (the first a multiple of
-    8 long) summed recursively; then added to the reduction's start, 0.0.
-    Error O(log n) ulp instead of the O(n) of a plain loop."""
-    return 0.0 + _pairwise(values, 0, len(values))
-
-
-def _pairwise(a: list[float], lo: int, n: int) -> float:
-    if n < 8:
-        total = 0.0
-        for i in range(lo, lo + n):
-            total += a[i]
-        return total
-    if n <= 128:
-        r0, r1, r2, r3, r4, r5, r6, r7 = a[lo:lo + 8]
-        end = lo + n - n % 8
-        for i in range(lo + 8, end, 8):
-            r0 += a[i]
-            r1 += a[i + 1]
-            r2 += a[i + 2]
-            r3 += a[i + 3]
-            r4 += a[i + 4]
-            r5 += a[i + 5]
-            r6 += a[i + 6]
-            r7 += a[i + 7]
-        total = ((r0 + r1) + (r2 + r3)) + ((r4 + r5) + (r6 + r7))
-        for i in range(end, lo + n):
-            total += a[i]
-        return total
-    half = n // 2
-    half -= half % 8
-    return _pairwise(a, lo, half) + _pairwise(a, lo + half, n - half)

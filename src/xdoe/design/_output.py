@@ -35,7 +35,7 @@ from typing import Any, Callable, Iterable, Protocol
 from xdoe._files import xgen_folder
 from xdoe.design._extend import ExtendPlan, layout_for, plan_extension, write_extension
 from xdoe.design._staging import clean_stale_staging, staging_prefix
-from xdoe.documents._canonical import canonical_json, dump_canonical
+from xdoe.documents import canonical_json, dump_canonical
 from xdoe.errors import InputError, XdoeError
 
 __all__ = [
@@ -86,8 +86,11 @@ class WriteResult:
 
 
 class _Runs(Protocol):
+    """The run documents to write (:class:`~xdoe.design.RunSequence`)."""
+
     def __len__(self) -> int: ...
-    def __getitem__(self, k: int) -> dict: ...
+    def render(self, k: int) -> tuple[str, str, int, int, int, dict[str, Any]]:
+        """Run ``k``'s file text, uid, design point, repetition, seed and levels."""
 
 
 # ----------------------------------------------------------------- sinks
@@ -214,13 +217,6 @@ def _csv_line(cells: Iterable[Any]) -> bytes:
     return _CSV_BUFFER.getvalue().encode("utf-8")
 
 
-def _csv_text(value: Any) -> str:
-    """One cell of ``design.csv`` as the ``csv`` module writes it (quoted
-    where needed; a field's quoting does not depend on the others' unless it
-    is a row's only field)."""
-    return _csv_line([value, ""]).decode("utf-8")[:-2]
-
-
 def _emit(
     runs: _Runs,
     layout: OutputLayout,
@@ -256,32 +252,18 @@ def _emit(
             table.write(b"".join(lines))
             lines.clear()
 
-    render = getattr(runs, "render", None)
-
-    def general(k: int) -> tuple[str, bytes, bytes]:
-        if render is not None:
-            text, uid, index, repetition, seed, levels = render(k)
-        else:
-            doc = runs[k]
-            text, uid, seed = dump_canonical(doc), doc["uid"], doc["seed"]
-            point = doc.get("design_point") or {}
-            index, repetition, levels = point.get("index"), point.get("repetition"), point.get("levels") or {}
-        cells = [uid, index, repetition, seed, *(levels[f] if f in levels else "" for f in factor_names)]
-        return layout.run_file(k), text.encode("utf-8"), _csv_line(cells)
-
-    joined = getattr(runs, "rows", None)
-    rows = joined(layout.run_file, factor_names, _csv_text, general) if joined is not None else None
-    if rows is None:
-        rows = (general(k) for k in range(len(runs)))
+    render, run_file = runs.render, layout.run_file
     sha256 = hashlib.sha256
-    for k, (name, data, line) in enumerate(rows, 1):
+    for k in range(len(runs)):
+        text, uid, index, repetition, seed, levels = render(k)
+        name, data = run_file(k), text.encode("utf-8")
         sink.file(name, data)
         entry(name, sha256(data).hexdigest())
-        lines.append(line)
+        lines.append(_csv_line([uid, index, repetition, seed, *(levels[f] if f in levels else "" for f in factor_names)]))
         if len(lines) >= _BATCH:
             flush()
         if progress is not None:
-            progress(k)
+            progress(k + 1)
     flush()
     entry(layout.design_csv, table.close())
     flush()

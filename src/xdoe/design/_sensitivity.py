@@ -14,7 +14,7 @@ from typing import Any, Sequence
 import numpy as np
 
 from xdoe.design._factors import Factor
-from xdoe.design._spec import DesignSpec
+from xdoe.documents import DesignSpec
 from xdoe.errors import DesignError
 
 __all__ = ["sensitivity_design", "salib_problem"]

@@ -1,28 +1,33 @@
-"""Run files written from text templates (issue 16: xgen's speed).
+"""Run files from text templates: the text of a run document is its
+structure's template filled in.
 
 The run documents of design points that choose the same schedule levels
-differ only where a named factor's placeholder is filled in. So the
-``run_config`` and ``schedule`` lines are rendered once per such structure
-(:class:`TextTemplates`), from a *probe* document in which every string
-holding a placeholder is a unique sentinel; the text is cut at the
-sentinels, and each run fills in its rendering of those strings.
+differ only in their design point, seed and uid and where a named factor's
+placeholder is filled in. So the whole document is rendered once per such
+structure (:class:`TextTemplates`), with
+:func:`~xdoe.documents.dump_canonical`, from a *probe* document in which every
+string holding a placeholder, every named factor's level and the run's
+index, repetition, seed and uid is a unique sentinel; the text is cut at the
+sentinels, and each run fills in its rendering of those values.
 
-Identical to the full writer by construction: the text around the sites is
-the writer's own output (:func:`~xdoe.documents.dump_canonical`), and a site
-is filled with ``format_scalar(interpolate(string, named))``, the writer's
-rendering of the value the expander would put there. A template is used
-only where that equivalence holds, else the full writer runs:
+Identical to ``dump_canonical`` of the built document by construction: the
+text around the sites is ``dump_canonical``'s own output, and a site is
+filled with ``format_scalar`` of the value the document holds there
+(``interpolate(string, named)`` for a string with placeholders). A template
+is used only where that equivalence holds; else the run's text is
+``dump_canonical`` of its built document (:meth:`RunSequence.render
+<xdoe.design.RunSequence.render>`):
 
 - every sentinel must stand as a whole scalar (``key: S`` or ``- S``); one
   that reached another string (an environment uid used in sensor ids) or a
   uid or agent name (checked for duplicates) disables the structure's
   template;
 - a site whose value is not a plain scalar (a list or mapping level) makes
-  that run use the full writer;
+  that run's document built;
 - the experiment's data must hold no NUL character, so no string of the
   document can look like a sentinel;
 - any error while probing or filling (a missing conditional factor, ``$req``
-  out of range...) leaves the run to the full writer, which reports it.
+  out of range...) leaves the run to its built document, which reports it.
 
 ``scripts/xgen_outputs.py`` compares the outputs of two versions of xgen
 byte for byte; ``tests/design/test_template.py`` pins them.
@@ -34,10 +39,16 @@ import re
 from typing import Any
 
 from xdoe.design._shared import MAX_INSTANCES
-from xdoe.documents._canonical import canonical_json, dump_canonical, format_scalar
-from xdoe.documents._placeholders import PlaceholderError, interpolate, whole_placeholder
+from xdoe.documents import (
+    PlaceholderError,
+    canonical_json,
+    dump_canonical,
+    format_scalar,
+    interpolate,
+    whole_placeholder,
+)
 
-__all__ = ["TextTemplates", "site_text"]
+__all__ = ["RUN_SITES", "TextTemplates"]
 
 _SENTINEL = "\x00xdoe-site-{}\x00"
 _MARK = "xdoe-site-"
@@ -45,6 +56,8 @@ _MARK = "xdoe-site-"
 _RENDERED = re.compile(r'"\\0xdoe-site-(\d+)\\0"')
 _PLAIN_SCALARS = (int, float, bool, type(None))
 _MISSING = object()
+#: the names of the run's own values among the sites' values (no factor name holds a NUL)
+RUN_SITES = ("\x00index", "\x00repetition", "\x00seed", "\x00uid")
 
 
 class _NoTemplate(Exception):
@@ -56,71 +69,65 @@ class _Probe:
     placeholder (set as the expander's ``probe`` while a template is made)."""
 
     def __init__(self) -> None:
-        self.sites: list[str] = []
-        self._index: dict[str, int] = {}
+        #: (the name whose value the site shows, or None; the string with placeholders)
+        self.sites: list[tuple[str | None, str]] = []
+        self._index: dict[tuple[str | None, str], int] = {}
+
+    def sentinel(self, name: str | None, source: str) -> str:
+        """The sentinel of the site showing value ``name`` (or ``source``
+        interpolated); one site per distinct value, wherever it stands."""
+        site = self._index.get((name, source))
+        if site is None:
+            site = self._index[(name, source)] = len(self.sites)
+            self.sites.append((name, source))
+        return _SENTINEL.format(site)
 
     def instance(self, compiled: tuple[str, Any], names: tuple[str, ...], named: dict[str, Any]) -> Any:
         if any(name not in named for name in names):
-            raise _NoTemplate  # the full writer reports the inactive conditional factor
+            raise _NoTemplate  # the built document reports the inactive conditional factor
         return self._build(compiled)
 
     def _build(self, compiled: tuple[str, Any]) -> Any:
         tag, node = compiled
         if tag == "const":
             return node
-        if tag == "str":  # one site per distinct string: its value is the same wherever it stands
-            site = self._index.get(node)
-            if site is None:
-                site = self._index[node] = len(self.sites)
-                self.sites.append(node)
-            return _SENTINEL.format(site)
+        if tag == "str":
+            return self.sentinel(whole_placeholder(node), node)
         if tag == "dict":
             return {key: self._build(value) for key, value in node.items()}
         return [self._build(value) for value in node]
 
 
 class _Template:
-    """The ``run_config`` and ``schedule`` lines of one structure: literal
-    text around sites, each site a string with placeholders."""
+    """The text of the run documents of one structure: literal text around
+    sites, each site a value by name or a string with placeholders."""
 
-    __slots__ = ("literals", "slots", "sites")
+    __slots__ = ("literals", "slots", "sites", "_pieces")
 
-    def __init__(self, literals: list[str], slots: list[int], sites: list[str]) -> None:
+    def __init__(self, literals: list[str], slots: list[int], sites: list[tuple[str | None, str]]) -> None:
         self.literals = literals
         self.slots = slots
-        #: (factor name when the string is one whole placeholder, else None; the string)
-        self.sites = [(whole_placeholder(source), source) for source in sites]
+        self.sites = sites
+        #: the literals at the even places, the sites' texts go between them
+        self._pieces: list[str] = [text for literal in literals for text in (literal, "")][:-1]
 
-    def fill(self, named: dict[str, Any], scalar: Any) -> str | None:
-        """The text for the named factors' values ``named`` (``scalar``
-        renders one value); ``None`` when a site's value is not a plain scalar
-        or cannot be computed."""
+    def fill(self, values: dict[str, Any]) -> str | None:
+        """The text for ``values`` (the named factors' values and
+        :data:`RUN_SITES`); ``None`` when a site's value is not a plain scalar
+        (a list or mapping: its block form depends on the place) or cannot be
+        computed."""
         texts = []
         for name, source in self.sites:
-            text = site_text(name, source, named, scalar)
-            if text is None:
+            try:
+                value = values[name] if name is not None else interpolate(source, values)
+            except (KeyError, PlaceholderError):
                 return None
-            texts.append(text)
-        literals = self.literals
-        out = [literals[0]]
-        for i, site in enumerate(self.slots, 1):
-            out.append(texts[site])
-            out.append(literals[i])
+            if type(value) is not str and type(value) not in _PLAIN_SCALARS:
+                return None
+            texts.append(format_scalar(value))
+        out = self._pieces[:]
+        out[1::2] = [texts[site] for site in self.slots]
         return "".join(out)
-
-
-def site_text(name: str | None, source: str, named: dict[str, Any], scalar: Any) -> str | None:
-    """The text of one site: ``scalar`` of the value of ``source`` (the
-    factor ``name``'s value when it is one whole placeholder) for the named
-    factors' values ``named``; ``None`` when that value is not a plain
-    scalar or cannot be computed."""
-    try:
-        value = named[name] if name is not None else interpolate(source, named)
-    except (KeyError, PlaceholderError):
-        return None
-    if type(value) is not str and type(value) not in _PLAIN_SCALARS:
-        return None  # a list or mapping: its block form depends on the place
-    return scalar(value)
 
 
 def _holds_nul(node: Any) -> bool:
@@ -138,7 +145,7 @@ def _holds_nul(node: Any) -> bool:
     return False
 
 
-def _cut(text: str, sites: list[str]) -> _Template | None:
+def _cut(text: str, sites: list[tuple[str | None, str]]) -> _Template | None:
     """``text`` cut at its sentinels; ``None`` unless each stands as a whole scalar."""
     pieces = _RENDERED.split(text)
     literals, slots = pieces[0::2], [int(s) for s in pieces[1::2]]
@@ -151,16 +158,14 @@ def _cut(text: str, sites: list[str]) -> _Template | None:
 
 
 class TextTemplates:
-    """The text of the ``run_config`` and ``schedule`` lines of run
-    documents, from one template per structure (see the module docstring).
-
-    ``expander`` is the :class:`~xdoe.design._expand.Expander` whose
-    documents the text stands for. At most
+    """One template of the run documents per structure (see the module
+    docstring). ``expander`` is the :class:`~xdoe.design._expand.Expander`
+    whose documents the text stands for. At most
     :data:`~xdoe.design._shared.MAX_INSTANCES` templates are kept (then
     forgotten in bulk), so memory stays flat.
     """
 
-    def __init__(self, expander: Any, *, remember_levels: bool = False) -> None:
+    def __init__(self, expander: Any) -> None:
         self.expander = expander
         experiment = expander.experiment
         self.enabled = not _holds_nul(experiment.data)
@@ -168,11 +173,6 @@ class TextTemplates:
         #: named factors used only through placeholders: a template serves all their values
         self._filled = {n for n in expander.named if n not in schedule_factors}
         self._templates: dict[tuple, _Template | None] = {}
-        self._scalars: dict[tuple, str] = {}
-        #: a level's line under ``design_point.levels`` per (name, type, value), when
-        #: ``remember_levels`` (levels that recur: a full factorial of several factors)
-        self._lines: dict[tuple, str] | None = {} if remember_levels else None
-        self.experiment_uid = experiment.model.uid
 
     def _key(self, levels: dict[str, Any]) -> tuple | None:
         parts: list[Any] = []
@@ -189,18 +189,16 @@ class TextTemplates:
                     return None
         return tuple(parts)
 
-    def body(self, levels: dict[str, Any]) -> str | None:
-        """The ``run_config`` and ``schedule`` lines of the run documents of
-        a design point with ``levels`` (what ``dump_canonical`` writes for
-        those keys of :meth:`Expander.document`), or ``None``: use the full
-        writer."""
-        template = self.template(levels)
-        if template is None:
-            return None
+    def fill(self, template: _Template, levels: dict[str, Any], run: tuple[int, int, int, str]) -> str | None:
+        """The text of the run document of a design point with ``levels``
+        and ``run`` = (index, repetition, seed, uid) from the ``template`` of
+        its structure (:meth:`template`): what ``dump_canonical`` writes for
+        :meth:`Expander.document`; ``None`` when a value has no place in it."""
         expander = self.expander
         values = {**expander.controls, **levels}
         named = {name: values[name] for name in expander.named if name in values}
-        return template.fill(named, self.scalar)  # type: ignore[union-attr]
+        named.update(zip(RUN_SITES, run))
+        return template.fill(named)
 
     def template(self, levels: dict[str, Any]) -> _Template | None:
         """The template of the structure of a design point with ``levels``
@@ -217,61 +215,13 @@ class TextTemplates:
             template = self._templates[key] = self._make(levels)
         return template  # type: ignore[return-value]
 
-    def filled(self, name: str) -> bool:
-        """Whether the named factor ``name`` is used only through placeholders
-        (one template serves all its values)."""
-        return name in self._filled
-
-    def scalar(self, value: Any) -> str:
-        """``format_scalar(value)``, remembered per typed value (not for a
-        float zero: ``0.0 == -0.0`` but they are written differently)."""
-        if value == 0 and type(value) is float:
-            return format_scalar(value)
-        key = (type(value), value)
-        text = self._scalars.get(key)
-        if text is None:
-            if len(self._scalars) >= MAX_INSTANCES:
-                self._scalars.clear()
-            text = self._scalars[key] = format_scalar(value)
-        return text
-
-    def head(self, index: int, repetition: int, levels: dict[str, Any]) -> str:
-        """The ``design_point`` and ``experiment_uid`` lines of a run document,
-        as :func:`dump_canonical` writes them."""
-        lines = [f"design_point:\n  index: {index}\n"]
-        if not levels:
-            lines.append("  levels: {}\n")
-        else:
-            lines.append("  levels:\n")
-            known = self._lines
-            for name, value in sorted(levels.items()):
-                kind = type(value)
-                if kind is not str and kind not in _PLAIN_SCALARS:
-                    return dump_canonical({"design_point": {"index": index, "repetition": repetition, "levels": levels},
-                                           "experiment_uid": self.experiment_uid})
-                if known is None or (kind is float and value == 0):  # 0.0 == -0.0, written differently
-                    line = f"    {self.scalar(name)}: {self.scalar(value)}\n"
-                else:
-                    line = known.get((name, kind, value))
-                    if line is None:
-                        if len(known) >= MAX_INSTANCES:
-                            known.clear()
-                        line = known[(name, kind, value)] = f"    {self.scalar(name)}: {self.scalar(value)}\n"
-                lines.append(line)
-        lines.append(f"  repetition: {repetition}\nexperiment_uid: {self.scalar(self.experiment_uid)}\n")
-        return "".join(lines)
-
-    def tail(self, seed: int, uid: str) -> str:
-        """The ``seed``, ``uid`` and ``version`` lines of a run document."""
-        return f"seed: {seed}\nuid: {format_scalar(uid)}\nversion: {self.scalar(self.expander.version)}\n"
-
     def _make(self, levels: dict[str, Any]) -> _Template | None:
         expander = self.expander
         probe = _Probe()
         expander.probe = probe
         try:
             run_config, schedule = expander.body(levels)
-        except Exception:  # noqa: BLE001 - _NoTemplate, or an error the full writer reports where it occurs
+        except Exception:  # noqa: BLE001 - _NoTemplate, or an error the built document reports
             return None
         finally:
             expander.probe = None
@@ -280,6 +230,12 @@ class TextTemplates:
                 uids = [str(e["environment"]["uid"]) for e in content["environments"]]
                 names = [str(a["name"]) for a in content["agents"]]
                 if any("\x00" in text for text in uids + names):
-                    return None  # checked for duplicates with their values: the full writer
-        text = dump_canonical({"run_config": run_config, "schedule": schedule}, cache=expander.render_cache)
-        return _cut(text, probe.sites)
+                    return None  # checked for duplicates with their values: the built document
+        index, repetition, seed, uid = (probe.sentinel(name, "") for name in RUN_SITES)
+        shown = {name: probe.sentinel(name, "${%s}" % name) if name in self._filled else value
+                 for name, value in levels.items()}
+        document = {"uid": uid, "experiment_uid": expander.experiment.model.uid, "seed": seed,
+                    "version": expander.version, "design_point": {"index": index, "repetition": repetition,
+                                                                  "levels": shown},
+                    "run_config": run_config, "schedule": schedule}
+        return _cut(dump_canonical(document, cache=expander.render_cache), probe.sites)

@@ -1,6 +1,6 @@
 """Experiment and run documents: YAML loading with line numbers, pydantic
-models, the ``$req`` reference grammar, ``${name}`` placeholders and
-canonical YAML dumping.
+models, the ``$req`` reference grammar, the ``design:`` grammar,
+``${name}`` placeholders and canonical YAML dumping.
 
 Names are imported on first use (:mod:`xdoe._lazy`): ``xrun`` needs the run
 document models, not the experiment document's.
@@ -17,22 +17,37 @@ if TYPE_CHECKING:  # the same names for type checkers (`Name as Name`: a re-expo
         canonical_json as canonical_json,
         dump_canonical as dump_canonical,
         format_float as format_float,
+        format_scalar as format_scalar,
+        json_default as json_default,
         readable_level as readable_level,
+    )
+    from xdoe.documents._design_spec import (
+        PLAIN_METHODS as PLAIN_METHODS,
+        DesignSpec as DesignSpec,
+        parse_design as parse_design,
     )
     from xdoe.documents._experiment import (
         DESIGN_METHODS as DESIGN_METHODS,
-        Experiment as Experiment,
         ExperimentDocument as ExperimentDocument,
         PhaseLevels as PhaseLevels,
-        Variable as Variable,
         experiment_schema as experiment_schema,
         load_experiment as load_experiment,
         safe_uid as safe_uid,
     )
+    from xdoe.documents._experiment_models import LIST_KEYS as LIST_KEYS, NAME_KEYS as NAME_KEYS, SET_KEYS as SET_KEYS
+    from xdoe.documents._experiment_types import Experiment as Experiment, Variable as Variable
+    from xdoe.documents._lineage_specs import (
+        LoadSpec as LoadSpec,
+        ReplaySpec as ReplaySpec,
+        parse_load as parse_load,
+        parse_replay as parse_replay,
+    )
     from xdoe.documents._placeholders import (
         PlaceholderError as PlaceholderError,
+        find_placeholders as find_placeholders,
         interpolate as interpolate,
         substitute as substitute,
+        whole_placeholder as whole_placeholder,
     )
     from xdoe.documents._reference import (
         Reference as Reference,
@@ -41,7 +56,6 @@ if TYPE_CHECKING:  # the same names for type checkers (`Name as Name`: a re-expo
         parse_reference as parse_reference,
     )
     from xdoe.documents._run import (
-        RUN_DOCUMENT_VERSION as RUN_DOCUMENT_VERSION,
         AgentEntry as AgentEntry,
         ComponentSpec as ComponentSpec,
         DesignPointInfo as DesignPointInfo,
@@ -57,6 +71,12 @@ if TYPE_CHECKING:  # the same names for type checkers (`Name as Name`: a re-expo
         load_run_document as load_run_document,
         parse_run_document as parse_run_document,
     )
+    from xdoe.documents._validation import (
+        DocumentModel as DocumentModel,
+        empty_list as empty_list,
+        ensure_valid as ensure_valid,
+    )
+    from xdoe.documents._versions import RUN_DOCUMENT_VERSION as RUN_DOCUMENT_VERSION
     from xdoe.documents._yaml import (
         MAX_ALIAS_NODES as MAX_ALIAS_NODES,
         MAX_DEPTH as MAX_DEPTH,
@@ -68,18 +88,31 @@ if TYPE_CHECKING:  # the same names for type checkers (`Name as Name`: a re-expo
     )
 
 _EXPORTS = {
-    "xdoe.documents._canonical": ["canonical_json", "dump_canonical", "format_float", "readable_level"],
-    "xdoe.documents._experiment": [
-        "DESIGN_METHODS", "Experiment", "ExperimentDocument", "PhaseLevels", "Variable", "experiment_schema",
-        "load_experiment", "safe_uid",
+    "xdoe.documents._canonical": [
+        "canonical_json", "dump_canonical", "format_float", "format_scalar", "json_default", "readable_level",
     ],
-    "xdoe.documents._placeholders": ["PlaceholderError", "interpolate", "substitute"],
+    # the `design:` key: a method name or a mapping (docs/designs.md)
+    "xdoe.documents._design_spec": ["DesignSpec", "PLAIN_METHODS", "parse_design"],
+    "xdoe.documents._experiment": [
+        "DESIGN_METHODS", "ExperimentDocument", "PhaseLevels", "experiment_schema", "load_experiment", "safe_uid",
+    ],
+    # what the loaded experiment is (no pydantic model is built to import these)
+    "xdoe.documents._experiment_types": ["Experiment", "Variable"],
+    # the experiment document's keys that hold lists, sets of names and names (design expansion)
+    "xdoe.documents._experiment_models": ["LIST_KEYS", "NAME_KEYS", "SET_KEYS"],
+    "xdoe.documents._lineage_specs": ["LoadSpec", "ReplaySpec", "parse_load", "parse_replay"],
+    "xdoe.documents._placeholders": [
+        "PlaceholderError", "find_placeholders", "interpolate", "substitute", "whole_placeholder",
+    ],
     "xdoe.documents._reference": ["Reference", "ReferenceSyntaxError", "is_reference", "parse_reference"],
     "xdoe.documents._run": [
-        "RUN_DOCUMENT_VERSION", "AgentEntry", "ComponentSpec", "DesignPointInfo", "EnvironmentEntry",
+        "AgentEntry", "ComponentSpec", "DesignPointInfo", "EnvironmentEntry",
         "EnvironmentSpec", "PhaseConfig", "RunConfig", "RunDocument", "RunDocumentWarning", "RunPhase",
         "SessionInfo", "SimulationSpec", "load_run_document", "parse_run_document",
     ],
+    # the base model and checks of every document model (also the session config's)
+    "xdoe.documents._validation": ["DocumentModel", "empty_list", "ensure_valid"],
+    "xdoe.documents._versions": ["RUN_DOCUMENT_VERSION"],
     "xdoe.documents._yaml": [
         "MAX_ALIAS_NODES", "MAX_DEPTH", "MAX_DOCUMENT_BYTES", "YamlDocument", "load_yaml", "read_bytes", "read_text",
     ],

@@ -40,11 +40,13 @@ _ESCAPES = {"\\": "\\\\", '"': '\\"', "\n": "\\n", "\t": "\\t", "\r": "\\r", "\x
 def format_float(value: float) -> str:
     """A float as canonical YAML text: ``repr`` (shortest round trip), a
     mantissa always with a dot, ``.inf``, ``-.inf``, ``.nan``."""
+    text = repr(value)
+    if "n" not in text and "e" not in text:  # neither nan, inf nor an exponent
+        return text
     if value != value:
         return ".nan"
     if math.isinf(value):
         return ".inf" if value > 0 else "-.inf"
-    text = repr(value)
     if "e" in text:
         mantissa, exponent = text.split("e")
         if "." not in mantissa:
@@ -88,6 +90,13 @@ def format_scalar(value: Any) -> str:
     Raises:
         TypeError: ``value`` is not ``str``, ``int``, ``float``, ``bool`` or ``None``.
     """
+    kind = type(value)
+    if kind is str:
+        return _string(value)
+    if kind is float:
+        return format_float(value)
+    if kind is int:
+        return str(value)
     if isinstance(value, str):
         return _string(value)
     if value is None:
@@ -148,6 +157,10 @@ def _render(node: Any, pad: str, out: list[str], cache: dict[int, dict[str, list
             kind = type(value)
             if kind is str:
                 append(f"{head} {_string(value)}")
+            elif kind is float:
+                append(f"{head} {format_float(value)}")
+            elif kind is int:
+                append(f"{head} {value!r}")
             elif kind is dict or kind is list or kind is tuple or isinstance(value, (dict, list, tuple)):
                 if value:
                     append(head)
@@ -161,6 +174,8 @@ def _render(node: Any, pad: str, out: list[str], cache: dict[int, dict[str, list
         kind = type(item)
         if kind is str:
             append(f"{pad}- {_string(item)}")
+        elif kind is float:
+            append(f"{pad}- {format_float(item)}")
         elif kind is dict or kind is list or kind is tuple or isinstance(item, (dict, list, tuple)):
             if item:
                 start = len(out)

@@ -9,6 +9,7 @@ from typing import Annotated, Any, ClassVar, Literal
 
 from pydantic import AliasChoices, Field, field_validator, model_validator
 
+from xdoe.documents._design_spec import ALL_METHODS
 from xdoe.documents._reference import is_reference
 from xdoe.documents._validation import (MAX_EPISODES, MAX_WORKERS, DocumentModel, Integer, Seconds, empty_list,
                                            null_means, short_repr)
@@ -28,7 +29,8 @@ __all__ = [
     "experiment_schema",
 ]
 
-DESIGN_METHODS = ("auto", "full_factorial", "lhs", "maximin")
+#: every method the ``design:`` grammar accepts (one list: the grammar's)
+DESIGN_METHODS = ALL_METHODS
 #: default of ``max_total_runs``: the most runs (design points x repetitions) xgen builds
 DEFAULT_MAX_TOTAL_RUNS = 1_000_000
 LIST_KEYS = ("environments", "agents")  # levels are lists of keys
@@ -112,6 +114,7 @@ class PhaseConfigDefinition(DocumentModel):
     worker: Integer = Field(default=1, ge=1, le=MAX_WORKERS)
     episodes: Integer = Field(default=1, ge=1, le=MAX_EPISODES)
     step_timeout: Seconds | None = None
+    observation_check: Literal["warn", "error", "off"] | None = None
 
 
 class RunConfigDefinition(DocumentModel):
@@ -267,7 +270,7 @@ class ExperimentDocument(DocumentModel):
     @field_validator("design")
     @classmethod
     def _design(cls, value: Any) -> Any:
-        from xdoe.design import parse_design
+        from xdoe.documents._design_spec import parse_design
         from xdoe.errors import DesignError
 
         try:

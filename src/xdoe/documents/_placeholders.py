@@ -15,14 +15,11 @@ import re
 from typing import Any, Iterator
 
 from xdoe.documents._canonical import format_float
+from xdoe.errors import PlaceholderError
 
 __all__ = ["PlaceholderError", "find_placeholders", "interpolate", "substitute", "whole_placeholder"]
 
 _TOKEN = re.compile(r"\$\$\{|\$\{([^{}]*)\}")
-
-
-class PlaceholderError(ValueError):
-    """A malformed placeholder (``${`` without ``}``, an empty name)."""
 
 
 def _names(text: str) -> list[str]:

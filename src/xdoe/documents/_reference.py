@@ -22,23 +22,11 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 
+from xdoe.errors import ReferenceSyntaxError
+
 __all__ = ["Reference", "ReferenceSyntaxError", "is_reference", "parse_reference"]
 
 _KEYWORD = "$req"
-
-
-class ReferenceSyntaxError(ValueError):
-    """A ``$req(...)`` reference does not follow the grammar.
-
-    Attributes:
-        text: the reference text.
-        column: 0-based position in ``text`` where reading failed.
-    """
-
-    def __init__(self, message: str, text: str, column: int) -> None:
-        self.text = text
-        self.column = column
-        super().__init__(message)
 
 
 @dataclass(frozen=True)

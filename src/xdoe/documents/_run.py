@@ -30,7 +30,7 @@ from __future__ import annotations
 import copy
 import warnings
 from pathlib import Path
-from typing import Annotated, Any, ClassVar, Sequence
+from typing import Literal, Annotated, Any, ClassVar, Sequence
 
 from pydantic import Field, field_validator, model_validator
 
@@ -132,7 +132,9 @@ class PhaseConfig(DocumentModel):
     """``mode`` (train or test), ``worker`` (copies of the environments, each
     with its own muscle), ``episodes`` (per worker) and ``step_timeout``
     (seconds one call into a component may take, i.e. without a step; off
-    when absent: :mod:`xdoe.execution._watchdog`); other keys
+    when absent: :mod:`xdoe.execution._watchdog`), ``observation_check``
+    (``warn``, the default, ``error`` or ``off``: what a sensor value outside
+    its space does, :mod:`xdoe.environment._spaces`); other keys
     (``checkpoint_every``, ``keep_checkpoints``, ``best_window``...) pass through."""
 
     open_keys: ClassVar[bool] = True
@@ -141,6 +143,7 @@ class PhaseConfig(DocumentModel):
     worker: Integer = Field(default=1, ge=1, le=MAX_WORKERS)
     episodes: Integer = Field(default=1, ge=1, le=MAX_EPISODES)
     step_timeout: Seconds | None = None
+    observation_check: Literal["warn", "error", "off"] | None = None
 
     @field_validator("mode", mode="before")
     @classmethod

@@ -13,7 +13,7 @@ from xdoe.documents._yaml import YamlDocument
 from xdoe.errors import DocumentError
 
 __all__ = ["MAX_EPISODES", "MAX_FACTORS", "MAX_WORKERS", "max_factors", "DocumentModel", "Integer", "Seconds",
-           "did_you_mean", "empty_list", "empty_name_means_none", "find_non_finite",
+           "did_you_mean", "empty_list", "empty_name_means_none",
            "from_validation_error", "null_means", "short_repr"]
 
 #: most workers (copies of the environments) in one phase; more would exhaust memory before the first step

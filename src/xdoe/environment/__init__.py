@@ -8,6 +8,13 @@ Subclass :class:`Environment` (and optionally :class:`Reward`); exchange
 from xdoe.environment._check import EnvironmentCheckError, check_environment
 from xdoe.environment._environment import Environment, Reward
 from xdoe.environment._masks import action_mask, is_action_mask
+from xdoe.environment._spaces import (
+    ObservationCheck,
+    ObservationReport,
+    observation_check,
+    observation_report,
+    report_observation,
+)
 from xdoe.environment._samplers import (
     GaussianSampler,
     MultiRangeUniformSampler,
@@ -44,4 +51,9 @@ __all__ = [
     "action_mask",
     "is_action_mask",
     "EnvironmentCheckError",
+    "ObservationCheck",
+    "ObservationReport",
+    "observation_check",
+    "observation_report",
+    "report_observation",
 ]

@@ -20,13 +20,9 @@ from xdoe.environment._information import (
     RewardInformation,
     SensorInformation,
 )
-from xdoe.errors import XdoeError
+from xdoe.errors import EnvironmentCheckError
 
 __all__ = ["check_environment", "EnvironmentCheckError"]
-
-
-class EnvironmentCheckError(XdoeError, AssertionError):
-    """An environment breaks the plugin contract (the message says where)."""
 
 
 def _fail(env: Environment, message: str) -> EnvironmentCheckError:

@@ -16,11 +16,11 @@ Skipping finished runs, resuming interrupted ones and checkpoints:
 :mod:`xdoe.execution._lineage`. The loop itself is in
 :mod:`xdoe.execution._runner` (its docstring lists the order of events and
 the defaults).
-Running many documents (tasks, backends) is :mod:`xdoe.campaign`; its
-``Backend``, ``RunTask``... are re-exported here for the old import paths.
-Names are imported on first use (:mod:`xdoe._lazy`), so ``from
-xdoe.execution import run`` loads neither the backends nor the training
-session.
+Running many documents (one store query for all, claims, backends) is
+:class:`xdoe.campaign.Campaign`; the loop-agnostic training session is
+:class:`xdoe.TrainingSession`. This package imports neither (they import
+it). Names are imported on first use (:mod:`xdoe._lazy`), so ``from
+xdoe.execution import run`` loads only what a run needs.
 """
 
 from __future__ import annotations
@@ -38,16 +38,7 @@ if TYPE_CHECKING:  # the same names for type checkers (`Name as Name`: a re-expo
         load_plan as load_plan,
         run as run,
     )
-    # many runs live in xdoe.campaign; re-exported here for the old import paths
-    from xdoe.campaign import RunTask as RunTask, execute_task as execute_task
-    from xdoe.campaign.backends import (
-        Backend as Backend,
-        DaskBackend as DaskBackend,
-        ProcessPoolBackend as ProcessPoolBackend,
-        SequentialBackend as SequentialBackend,
-        make_backend as make_backend,
-    )
-    # checkpoints and the loop-agnostic training session (issue 4)
+    # checkpoints (issue 4)
     from xdoe.execution._checkpoints import (
         CheckpointInfo as CheckpointInfo,
         CheckpointManager as CheckpointManager,
@@ -83,24 +74,23 @@ if TYPE_CHECKING:  # the same names for type checkers (`Name as Name`: a re-expo
         muscle_seed as muscle_seed,
     )
     from xdoe.execution._interrupts import sigint_as_ctrl_c as sigint_as_ctrl_c
+    from xdoe.execution._resume import (
+        Decision as Decision,
+        decide as decide,
+        decision_for as decision_for,
+    )
     from xdoe.execution._watchdog import (
         RunTimeout as RunTimeout,
+        WatchBoard as WatchBoard,
         kill_stuck_runs as kill_stuck_runs,
         run_hung as run_hung,
     )
-    # re-exported: xdoe.TrainingSession is the home
-    from xdoe.session import TrainingSession as TrainingSession
 
 _EXPORTS = {
     "xdoe.execution._api": [
         "DEFAULT_RESULTS", "RunResult", "check_document", "load_file_plan", "load_plan", "run",
     ],
-    # many runs live in xdoe.campaign; re-exported here for the old import paths
-    "xdoe.campaign": ["RunTask", "execute_task"],
-    "xdoe.campaign.backends": [
-        "Backend", "DaskBackend", "ProcessPoolBackend", "SequentialBackend", "make_backend",
-    ],
-    # checkpoints and the loop-agnostic training session (issue 4)
+    # checkpoints (issue 4)
     "xdoe.execution._checkpoints": [
         "CheckpointInfo", "CheckpointManager", "checkpoints_of", "latest_checkpoint", "load_brain",
     ],
@@ -113,10 +103,9 @@ _EXPORTS = {
     "xdoe.execution._phase_runner": ["PhaseRunner"],
     "xdoe.execution._runner": ["check_plan", "execute_plan", "import_errors"],
     "xdoe.execution._seeding": ["brain_seed", "derive_seed", "environment_seed", "muscle_seed"],
-    "xdoe.execution._watchdog": ["RunTimeout", "kill_stuck_runs", "run_hung"],
+    "xdoe.execution._watchdog": ["RunTimeout", "WatchBoard", "kill_stuck_runs", "run_hung"],
     "xdoe.execution._interrupts": ["sigint_as_ctrl_c"],
-    # re-exported: xdoe.TrainingSession is the home
-    "xdoe.session": ["TrainingSession"],
+    "xdoe.execution._resume": ["Decision", "decide", "decision_for"],
 }
 
 __all__ = public_names(_EXPORTS)

@@ -6,19 +6,20 @@ from __future__ import annotations
 import hashlib
 import time
 import traceback as _traceback
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from pathlib import Path
 from typing import TYPE_CHECKING, Any, Mapping
 
-from xdoe._extras import installed
 from xdoe.errors import DiskFullError, RunStopped, StoreError, no_space_cause, one_line
+from xdoe.environment import observation_report
 from xdoe.execution._interrupts import plugin_exit, watch_sigint
 from xdoe.execution._plan import RunPlan, document_data, plan_run
 from xdoe.execution._watchdog import RunTimeout
 from xdoe.store import DEFAULT_RESULTS_ROOT, HEARTBEAT_TIMEOUT
 
 if TYPE_CHECKING:
-    from xdoe.documents._run import RunDocument
+    from xdoe.documents import RunDocument
+    from xdoe.execution._resume import Decision
     from xdoe.execution._runner import PhaseResult, ProgressCallback
     from xdoe.store import Store
 
@@ -63,6 +64,9 @@ class RunResult:
         task_key: the :attr:`~xdoe.campaign.RunTask.key` of the task this
             result answers (``None`` outside a campaign): results are matched
             to tasks by it, never by file name.
+        warnings: what the run reported and went on with, one line each
+            (e.g. an observation outside its space, the first of each sensor:
+            :mod:`xdoe.environment._spaces`).
     """
 
     uid: str
@@ -80,6 +84,7 @@ class RunResult:
     resumed: bool = False
     stop_campaign: bool = False
     task_key: str | None = None
+    warnings: list[str] = field(default_factory=list)
 
     @property
     def ok(self) -> bool:
@@ -117,7 +122,7 @@ def load_plan(source: "str | Path | Mapping[str, Any] | RunDocument | RunPlan") 
     """
     if isinstance(source, RunPlan):
         return source
-    from xdoe.documents._run import RunDocument, load_run_document, parse_run_document
+    from xdoe.documents import RunDocument, load_run_document, parse_run_document
 
     if isinstance(source, (str, Path)):
         model, data = load_run_document(source)
@@ -132,9 +137,9 @@ def load_plan(source: "str | Path | Mapping[str, Any] | RunDocument | RunPlan") 
 
 def load_file_plan(path: str | Path) -> tuple[RunPlan, str | None]:
     """Like :func:`load_plan` for a file, and the sha256 of the bytes it
-    parsed, under which the store records the run (``Store.recorder``'s
-    ``file_sha256``) so that ``xrun`` can skip the same bytes later without
-    parsing them.
+    parsed (also the plan's :attr:`~RunPlan.file_sha256`), under which the
+    store records the run (``Store.recorder``'s ``file_sha256``) so that
+    ``xrun`` can skip the same bytes later without parsing them.
 
     The hash is ``None`` when the document's uid is the file name's stem
     (a document without ``uid`` takes it from the file name, so its bytes
@@ -143,8 +148,7 @@ def load_file_plan(path: str | Path) -> tuple[RunPlan, str | None]:
     Raises:
         DocumentError: as :func:`load_plan`.
     """
-    from xdoe.documents._run import parse_run_document
-    from xdoe.documents._yaml import load_yaml, read_bytes
+    from xdoe.documents import load_yaml, parse_run_document, read_bytes
 
     raw = read_bytes(path)  # the size limit, regular files only
     try:
@@ -154,8 +158,10 @@ def load_file_plan(path: str | Path) -> tuple[RunPlan, str | None]:
     text = text.replace("\r\n", "\n").replace("\r", "\n")  # as read_text's universal newlines
     model, data = parse_run_document(load_yaml(path, text=text))
     plan = plan_run(model, data, file=str(path))
-    digest = None if plan.uid == Path(path).stem else hashlib.sha256(raw).hexdigest()
-    return plan, digest
+    if plan.uid == Path(path).stem:
+        return plan, None
+    plan = replace(plan, file_sha256=hashlib.sha256(raw).hexdigest())
+    return plan, plan.file_sha256
 
 
 def run(
@@ -167,10 +173,8 @@ def run(
     progress: "ProgressCallback | None" = None,
     rerun: bool = False,
     heartbeat_timeout: float | None = None,
-    finished: "dict[tuple[str, str], int] | None" = None,
-    file_sha256: str | None = None,
-    laydown: bool = True,
     run_timeout: float | None = None,
+    decision: "Decision | None" = None,
 ) -> RunResult:
     """Execute one run document phase by phase and record it in the store.
 
@@ -178,9 +182,14 @@ def run(
     instance in the store is skipped (``status="skipped"``, ``note`` says
     which instance) unless ``rerun``; an interrupted instance of it, or one
     whose process died, is resumed (see :mod:`xdoe.execution._resume`).
+    Many runs (claims, backends, one store query for all of them):
+    :class:`xdoe.campaign.Campaign`. The lay-down diagram is not drawn here
+    (``xrun experiment-start`` draws it; ``xrun plot laydown``).
 
     Args:
-        document: a run-document file, its data, a ``RunDocument`` or a ``RunPlan``.
+        document: a run-document file, its data, a ``RunDocument`` or a
+            ``RunPlan`` (a plan from :func:`load_file_plan` records its
+            file's sha256 with the run).
         store: a :class:`xdoe.store.Store`, a store URL, or ``None`` for
             ``$XRUN_STORE`` / ``sqlite:///_outputs/xrun.sqlite``.
         results: the root of the results folders (default ``_outputs/results``).
@@ -191,20 +200,15 @@ def run(
             another instance is running or resumable).
         heartbeat_timeout: seconds after which a ``running`` instance without
             heartbeat counts as dead and is resumed (default 120).
-        finished: ``store.finished_instances()`` computed once by a caller that
-            starts many runs (saves one query per run).
-        file_sha256: for a ``RunPlan`` read from a file, the sha256 of the
-            file's bytes (:func:`load_file_plan`) to record with the run; for
-            a file path it is computed here.
-        laydown: put the lay-down diagram ``laydown.svg`` into the results
-            folder (drawn once per run structure below the results root,
-            :func:`xdoe.analysis._laydown.write_laydown`); ``False`` for
-            smoke tests.
         run_timeout: seconds the run may take (``xrun --run-timeout``); the
             smaller of it and the document's ``run_config.timeout`` applies.
             A run passing it, or a phase's ``phase_config.step_timeout``,
             fails with ``no progress for N s in <Class>.<method>``
             (:mod:`xdoe.execution._watchdog`).
+        decision: what to do (:func:`xdoe.execution._resume.decision_for`),
+            decided by a caller that read the run's state already (a
+            campaign); default: read it here (one query). A resume another
+            process wins first is decided again.
 
     Returns:
         a :class:`RunResult`. A run that fails (a component cannot be loaded
@@ -222,25 +226,21 @@ def run(
     from xdoe.execution._resume import decide, prepare_resume
     from xdoe.execution._runner import execute_plan
     from xdoe.store import Store
-    from xdoe.store._stop import clear_stop_request
 
-    if isinstance(document, (str, Path)):
-        plan, file_sha256 = load_file_plan(document)
-    else:
-        plan = load_plan(document)
+    plan = load_file_plan(document)[0] if isinstance(document, (str, Path)) else load_plan(document)
     own_store = not isinstance(store, Store)
     db = Store(store) if own_store else store  # type: ignore[arg-type]
     timeout = HEARTBEAT_TIMEOUT if heartbeat_timeout is None else float(heartbeat_timeout)
     try:
         recorder = db.recorder(plan.document, results_root=results, store_steps=store_steps,
-                               file_sha256=file_sha256)
+                               file_sha256=plan.file_sha256, content_hash=plan.content_hash)
         started = time.perf_counter()
         resume_point = None
         note = None
         try:
             while True:
-                decision = decide(db, plan.uid, recorder.content_hash, rerun=rerun,
-                                  heartbeat_timeout=timeout, finished=finished)
+                if decision is None:
+                    decision = decide(db, plan.uid, plan.content_hash, rerun=rerun, heartbeat_timeout=timeout)
                 if decision.action == "skip":
                     return RunResult(uid=plan.uid, status="skipped", instance_id=decision.instance_id,
                                      file=plan.file, note=decision.note)
@@ -251,7 +251,7 @@ def run(
                     note = decision.note
                     resume_point = prepare_resume(db, recorder, plan)
                     break
-                finished = None  # another process took it over first: decide again
+                decision = None  # another process took it over first: decide again
         except (DiskFullError, OSError) as exc:  # the disk is full before the run could start
             full = _disk_full(exc, recorder)
             if full is None or full.store:
@@ -265,21 +265,17 @@ def run(
         result = RunResult(uid=plan.uid, status="running", instance_id=recorder.instance_id,
                            results_dir=None if recorder.results_dir is None else str(recorder.results_dir),
                            file=plan.file, note=note, resumed=resume_point is not None)
+        report = observation_report(label=f"run {plan.uid}")  # the run's out-of-space observations (issue 25)
         try:
-            with watch_sigint() as sigint:
-                # watched: a Ctrl-C or a full disk while drawing ends the run as usual; the
-                # analysis extra draws it, the core runs without
-                if laydown and installed("matplotlib"):
-                    from xdoe.analysis._laydown import write_laydown
-
-                    write_laydown(plan.document, recorder.results_dir, recorder.results_root)
+            with watch_sigint() as sigint, report as found:
+                result.warnings = found.messages  # filled while the run goes on
                 with _limits(plan, run_timeout, result, recorder):  # the time limits count the run alone
                     execute_plan(plan, recorder, progress=progress, phases_done=result.phases,
                                  resume=resume_point)
         except BaseException as exc:  # noqa: BLE001 - sorted out below; only a real Ctrl-C propagates
             _ended(result, recorder, exc, genuine_interrupt=sigint.genuine(exc))
             if isinstance(exc, RunStopped):
-                clear_stop_request(db, recorder.instance_id)
+                db.clear_stop_request(recorder.instance_id)
             if sigint.genuine(exc):
                 raise
         else:
@@ -311,10 +307,8 @@ def _limits(plan: RunPlan, run_timeout: float | None, result: RunResult, recorde
         import os
         import socket
 
-        from xdoe.store import fail_running_instances
-
-        fail_running_instances(recorder.store, plan.uid, recorder.content_hash, host=socket.gethostname(),
-                               pids={os.getpid()}, error=message)
+        recorder.store.fail_running_instances(plan.uid, recorder.content_hash, host=socket.gethostname(),
+                                              pids={os.getpid()}, error=message)
 
     return Watchdog(timeout, step_timeout, on_stuck=stuck)
 

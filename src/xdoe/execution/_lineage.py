@@ -41,7 +41,7 @@ from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 from xdoe._files import file_sha256
-from xdoe.documents._lineage_specs import LoadSpec, ReplaySpec, parse_load, parse_replay
+from xdoe.documents import LoadSpec, ReplaySpec, parse_load, parse_replay
 from xdoe.errors import RunError
 from xdoe.execution._checkpoints import load_brain
 from xdoe.store import SourceRow

@@ -58,10 +58,46 @@ class _RemoteRecorder:
         """Nothing here: the run process commits at the episode's ``ep`` message."""
 
 
+class _Locked:
+    """A pipe end whose ``send`` a second thread (the watchdog's) may use too."""
+
+    def __init__(self, conn: Any) -> None:
+        self.conn, self.lock = conn, threading.Lock()
+
+    def send(self, msg: Any) -> None:
+        with self.lock:
+            self.conn.send(msg)
+
+
 def worker_main(plan: "RunPlan", phase_index: int, w: int, policy: Any, out: Any, inp: Any,
-                 flush_every: int) -> None:
+                 flush_every: int, board: Any = None) -> None:
     """Body of worker process ``w``: build worker ``w`` of the phase, run its
-    episodes, talk to the run process (see the module docstring)."""
+    episodes, talk to the run process (see the module docstring).
+
+    ``phase_config.step_timeout`` holds here too (issue 25): a call into a
+    component that does not return within it ends the worker with
+    ``("timeout", w, message)``; a worker its watchdog cannot end is killed
+    by the run process (``board``: :class:`~xdoe.execution._watchdog.WatchBoard`,
+    slot ``w``). Observations outside their space are reported to the run
+    process (``("w", sensor, message)`` in a batch)."""
+    import contextlib
+    import warnings
+
+    from xdoe.environment import observation_report
+    from xdoe.errors import ObservationSpaceWarning
+    from xdoe.execution._watchdog import RunTimeout, Watchdog, kill_stuck_runs
+
+    out = _Locked(out)
+    warnings.simplefilter("ignore", ObservationSpaceWarning)  # the run process warns
+    step_timeout = plan.phases[phase_index].step_timeout
+    limits: Any = contextlib.nullcontext()
+    if step_timeout:
+        kill_stuck_runs(board, w)
+
+        def stuck(message: str) -> None:  # the watchdog's thread: the main one is stuck in plugin code
+            out.send(("timeout", w, message))
+
+        limits = Watchdog(None, lambda: step_timeout, on_stuck=stuck)
     inbox: deque[Any] = deque()
     arrived = threading.Event()
 
@@ -81,7 +117,10 @@ def worker_main(plan: "RunPlan", phase_index: int, w: int, policy: Any, out: Any
     threading.Thread(target=read, name="from-run-process", daemon=True).start()
     outbox: list[Any] = []
     try:
-        _worker_phase(plan, phase_index, w, policy, out, inbox, arrived, outbox, flush_every)
+        with limits, observation_report(lambda uid, message: outbox.append(("w", uid, message))):
+            _worker_phase(plan, phase_index, w, policy, out, inbox, arrived, outbox, flush_every)
+    except RunTimeout as exc:
+        out.send(("timeout", w, str(exc)))
     except BaseException as exc:  # noqa: BLE001 - reported to the run process
         try:
             out.send(("error", w, one_line(exc), _traceback.format_exc()))

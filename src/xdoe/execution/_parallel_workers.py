@@ -45,11 +45,13 @@ from typing import TYPE_CHECKING, Any, Callable, Iterator
 
 from xdoe.agent import Brain, Mode
 from xdoe.conditions import EpisodeProgress, TerminationCondition, Verdict
+from xdoe.environment import report_observation
 from xdoe.errors import RunError
 from xdoe.execution._events import PhaseResult
 from xdoe.execution._parallel_child import worker_main
 from xdoe.execution._phase import build_component, overrides, phase_conditions, phase_progress
 from xdoe.execution._seeding import brain_seed
+from xdoe.execution._watchdog import RunTimeout, WatchBoard
 from xdoe.execution._worker import STOP_PHASE, component_error
 
 if TYPE_CHECKING:
@@ -135,6 +137,8 @@ class ParallelPhase:
         self._to: list[Any] = []
         self._from: list[Any] = []
         ctx = multiprocessing.get_context(_START_METHOD)
+        # the workers' watchdogs publish here; a worker stuck past step_timeout is killed from here
+        self._board = WatchBoard(ctx, phase.workers) if phase.step_timeout else None
         policy = None
         if recorder is not None:
             policy = recorder.policy
@@ -143,7 +147,7 @@ class ParallelPhase:
                 down_r, down_w = ctx.Pipe(duplex=False)
                 up_r, up_w = ctx.Pipe(duplex=False)
                 proc = ctx.Process(target=worker_main, name=f"xdoe-worker-{w}", daemon=True,
-                                   args=(plan, phase.index, w, policy, up_w, down_r, flush_every))
+                                   args=(plan, phase.index, w, policy, up_w, down_r, flush_every, self._board))
                 proc.start()
                 down_r.close()
                 up_w.close()
@@ -169,6 +173,8 @@ class ParallelPhase:
                            f"(exit code {proc.exitcode})") from None
 
     def _check(self, msg: Any) -> Any:
+        if msg[0] == "timeout":  # phase_config.step_timeout, in the worker
+            raise RunTimeout(f"{msg[2]} in parallel worker {msg[1]}")
         if msg[0] == "error":
             _, w, text, tb = msg
             err = RunError(f"parallel worker {w}: {text}")
@@ -242,7 +248,10 @@ class ParallelPhase:
                     self._send(w, ("stop", verdict))
 
         while live:
-            for conn in _wait_any(list(live)):
+            ready = _wait_any(list(live), timeout=None if self._board is None else 0.5)
+            if self._board is not None:
+                self._kill_overdue()
+            for conn in ready:
                 w = live[conn]
                 msg = self._check(self._recv(w))
                 if msg[0] == "done":
@@ -270,6 +279,8 @@ class ParallelPhase:
                     elif kind == "s":
                         if recorder is not None:
                             recorder.step(*item[1])
+                    elif kind == "w":  # an observation outside its space (xdoe.environment._spaces)
+                        report_observation(item[1], item[2])
                     elif kind == "ep":
                         _, episode_no, steps, rewards, objectives, truncated, worker_verdict = item
                         if recorder is not None:
@@ -302,6 +313,17 @@ class ParallelPhase:
         result.objectives = {k: v / total for k, v in objective_sums.items()}
         return Verdict(stop)
 
+    def _kill_overdue(self) -> None:
+        """SIGKILL a worker whose step passed ``step_timeout`` more than
+        ``GRACE`` + ``MARGIN`` seconds ago without its watchdog ending it (C
+        code holding the GIL, ...) and fail the run with the limit's message."""
+        assert self._board is not None
+        pids = {proc.pid: w for w, proc in enumerate(self._procs)}
+        for pid, message in self._board.overdue():
+            if pid in pids:
+                self._procs[pids[pid]].kill()
+                raise RunTimeout(f"{message} in parallel worker {pids[pid]}")
+
     def close(self) -> None:
         """Tell the workers to exit and wait for them (terminating stragglers)."""
         for w in range(len(self._to)):
@@ -310,6 +332,9 @@ class ParallelPhase:
             proc.join(timeout=10)
             if proc.is_alive():
                 proc.terminate()
+                proc.join(timeout=5)
+            if proc.is_alive():  # signals blocked, or C code holding the GIL
+                proc.kill()
                 proc.join(timeout=5)
         for conn in (*self._to, *self._from):
             conn.close()

@@ -5,13 +5,14 @@ each component with the document key it came from (for error messages)."""
 from __future__ import annotations
 
 from dataclasses import dataclass, field
+from functools import cached_property
 from typing import TYPE_CHECKING, Any, Mapping
 
-from xdoe.documents._lineage_specs import LoadSpec, ReplaySpec, parse_load, parse_replay
+from xdoe.documents import LoadSpec, ReplaySpec, parse_load, parse_replay
 from xdoe.errors import DocumentError, parse_key_path
 
 if TYPE_CHECKING:
-    from xdoe.documents._run import RunDocument
+    from xdoe.documents import RunDocument
     from xdoe.environment import SampledParameters
 
 __all__ = [
@@ -82,6 +83,7 @@ class PhasePlan:
     keep_checkpoints: int = 3
     best_window: int = 10
     step_timeout: float | None = None
+    observation_check: str | None = None  # None: the default policy (xdoe.environment._spaces)
 
 
 @dataclass(frozen=True)
@@ -96,6 +98,11 @@ class RunPlan:
         document: the resolved run document as plain data (what the store
             records and hashes).
         file: the document's file, when it came from one.
+        file_sha256: the sha256 of the file's bytes the document was parsed
+            from (:func:`xdoe.execution.load_file_plan`), recorded with the run
+            so that ``xrun`` skips the same bytes later without parsing them;
+            ``None`` when the bytes alone do not determine the document (its
+            uid is the file name's stem) or it came from no file.
     """
 
     uid: str
@@ -106,6 +113,23 @@ class RunPlan:
     document: dict[str, Any] = field(repr=False)
     file: str | None = None
     timeout: float | None = None
+    file_sha256: str | None = None
+
+    @cached_property
+    def content_hash(self) -> str:
+        """The run version: :func:`xdoe.store.document_hash` of ``document``,
+        computed once per plan (it travels with the plan when pickled to the
+        process that runs it; the recorder and the claims use it too).
+
+        Raises:
+            DocumentError: the document cannot be stored as JSON.
+        """
+        from xdoe.store import document_hash
+
+        try:
+            return document_hash(self.document)
+        except (TypeError, ValueError) as exc:
+            raise DocumentError(f"the run document cannot be stored as JSON: {exc}", file=self.file) from None
 
 
 def _component(spec: Any, key: str) -> ComponentPlan:
@@ -194,8 +218,10 @@ def plan_run(model: "RunDocument", data: Mapping[str, Any] | None = None, *,
                     _component(c, f"{base}.simulation.conditions[{i}]")
                     for i, c in enumerate(sim.conditions)
                 ),
-                config=config.model_dump(exclude={"step_timeout"} if config.step_timeout is None else None),
+                config=config.model_dump(exclude={k for k in ("step_timeout", "observation_check")
+                                                  if getattr(config, k) is None}),
                 step_timeout=config.step_timeout,
+                observation_check=config.observation_check,
                 key=base,
                 checkpoint_every=_positive_option(cfg := config.model_dump(), "checkpoint_every",
                                                   None, base, file),
@@ -224,7 +250,8 @@ def document_data(model: "RunDocument") -> dict[str, Any]:
     out["schedule"] = []
     for phase in model.schedule:
         body = phase.model_dump(mode="json", exclude={"name"})
-        if body["phase_config"].get("step_timeout") is None:
-            body["phase_config"].pop("step_timeout", None)
+        for key in ("step_timeout", "observation_check"):  # absent stays absent: the same content hash
+            if body["phase_config"].get(key) is None:
+                body["phase_config"].pop(key, None)
         out["schedule"].append({phase.name: body})
     return out

@@ -1,7 +1,9 @@
 """Skipping finished runs, resuming interrupted ones, and the checkpoints that
 make resuming inside a phase possible.
 
-**What happens when a run document is started** (:func:`decide`):
+**What happens when a run document is started** (:func:`decision_for`, the
+one rule; a campaign reads the state of all its runs with one query,
+:mod:`xdoe.campaign`):
 
 * a finished instance of the same run uid *and* content hash exists: the run
   is skipped ("finished earlier (instance N)") unless ``rerun``;
@@ -63,19 +65,19 @@ from typing import TYPE_CHECKING, Any
 
 import numpy as np
 
-from xdoe.store import HEARTBEAT_TIMEOUT, instance_alive
-from xdoe.store._results import filter_results
+from xdoe.store import HEARTBEAT_TIMEOUT
 
 if TYPE_CHECKING:
     from xdoe.execution._checkpoints import CheckpointManager
     from xdoe.execution._plan import PhasePlan, RunPlan
-    from xdoe.store import CheckpointInfo, InstanceInfo, RunRecorder, Store
+    from xdoe.store import CheckpointInfo, InstanceInfo, RunRecorder, RunState, Store
 
 __all__ = [
     "Decision",
     "ResumePoint",
     "PhaseCheckpointer",
     "decide",
+    "decision_for",
     "prepare_resume",
 ]
 
@@ -94,25 +96,29 @@ class Decision:
 
 
 def decide(store: "Store", uid: str, content_hash: str, *, rerun: bool = False,
-           heartbeat_timeout: float = HEARTBEAT_TIMEOUT,
-           finished: dict[tuple[str, str], int] | None = None) -> Decision:
-    """What to do with the run version ``(uid, content_hash)`` (see the module
-    docstring). ``finished``: the result of ``store.finished_instances()`` when the
-    caller decides for many runs (one query for all).
-    """
+           heartbeat_timeout: float = HEARTBEAT_TIMEOUT) -> Decision:
+    """What to do with the run version ``(uid, content_hash)``: :func:`decision_for`
+    its state read with one query (:meth:`xdoe.store.Store.run_state`)."""
     if rerun:
         return Decision("new")
-    if finished is not None:
-        done = finished.get((uid, content_hash))
-    else:
-        done = store.finished_instance(uid, content_hash)
-    if done is not None:
+    return decision_for(store.run_state(uid, content_hash), heartbeat_timeout=heartbeat_timeout)
+
+
+def decision_for(state: "RunState", *, rerun: bool = False,
+                 heartbeat_timeout: float = HEARTBEAT_TIMEOUT) -> Decision:
+    """The one run/skip/resume rule (see the module docstring) applied to what
+    the store knows of a run version (:meth:`xdoe.store.Store.run_states`:
+    one query for a whole campaign)."""
+    if rerun:
+        return Decision("new")
+    if state.finished is not None:
+        done = state.finished
         return Decision("skip", instance_id=done, note=f"skipped: finished earlier (instance {done})")
-    latest = store.latest_instance(uid, content_hash)
+    latest = state.latest
     if latest is None:
         return Decision("new")
     if latest.status == "running":
-        if instance_alive(latest, heartbeat_timeout):
+        if latest.alive(heartbeat_timeout):
             return Decision("skip", latest, latest.id,
                             f"skipped: running in instance {latest.id} (host {latest.host}, pid {latest.pid})")
         return Decision("resume", latest, latest.id,
@@ -245,10 +251,10 @@ def prepare_resume(store: "Store", recorder: "RunRecorder", plan: "RunPlan") -> 
     store.drop_redone(later, continued, [ws.next_episode for ws in state.workers] if state else ())
     kept = {names[i] for i in done if i in names}
     if row is None or state is None:
-        filter_results(recorder.paths, lambda phase, w, e: phase in kept)
+        recorder.keep_results(lambda phase, w, e: phase in kept)
     else:
         nxt = [ws.next_episode for ws in state.workers]
-        filter_results(recorder.paths, lambda phase, w, e: phase in kept or (
+        recorder.keep_results(lambda phase, w, e: phase in kept or (
             phase == names.get(k) and w < len(nxt) and e < nxt[w]))
     recorder.reopen()
 

@@ -276,12 +276,11 @@ def execute_plan(
 
 def _live_tick(recorder: "RunRecorder") -> None:
     """Write the buffered rows (so live views see them) and honour a stop
-    request (:func:`xdoe.store.request_stop`) by raising :class:`RunStopped`."""
-    from xdoe.store._stop import stop_requested
+    request (:meth:`xdoe.store.Store.request_stop`) by raising :class:`RunStopped`."""
 
     recorder.flush()
     assert recorder.instance_id is not None
-    reason = stop_requested(recorder.store, recorder.instance_id)
+    reason = recorder.store.stop_requested(recorder.instance_id)
     if reason is not None:
         raise RunStopped(f"run {recorder.run_uid}: {reason}")
 

@@ -25,8 +25,18 @@ it. A plugin that swallows :class:`RunTimeout`, or C code that blocks without
 returning to the interpreter, is not stopped by it: in an ``xrun`` worker
 process (:data:`KILL_STUCK`) the watchdog then records the run failed and
 kills its own process after :data:`GRACE` seconds; the parent reports the
-run failed with the stored message and goes on. (Not covered: C code that
-holds the GIL without end — the watchdog thread itself cannot run then.)
+run failed with the stored message and goes on.
+
+C code that holds the GIL without end (or anything else that keeps the
+watchdog thread itself from running) is ended from outside: the watchdog
+publishes, on every look, when the run started, which component call it is
+in and since when, and the limits, in a :class:`WatchBoard` slot in shared
+memory (:func:`publish_to`). The process that started the worker (``xrun``'s
+process pool, or the run process of ``--parallel-workers``) reads the
+slots (:meth:`WatchBoard.overdue`) and SIGKILLs a worker still running
+:data:`GRACE` + :data:`MARGIN` seconds after its limit was passed, failing
+its run with the same ``no progress ...`` message computed from the
+published state.
 """
 
 from __future__ import annotations
@@ -39,11 +49,16 @@ import time
 from types import FrameType
 from typing import Any, Callable
 
-__all__ = ["RunTimeout", "Watchdog", "run_hung", "kill_stuck_runs", "GRACE"]
+from xdoe.errors import RunTimeout
+
+__all__ = ["RunTimeout", "Watchdog", "run_hung", "kill_stuck_runs", "GRACE", "MARGIN", "WatchBoard", "deadline", "publish_to"]
 
 #: Seconds a run has, after its time limit raised :class:`RunTimeout`, to end
 #: before the watchdog records it failed and (in worker processes) kills the process.
 GRACE = 5.0
+#: Seconds a supervising process waits after :data:`GRACE` (the watchdog looks
+#: at least once a second, so its own kill comes first when it can run).
+MARGIN = 2.0
 #: Set in ``xrun``'s worker processes: a run stuck beyond :data:`GRACE` kills its process.
 KILL_STUCK = False
 #: The signal the watchdog interrupts the main thread with.
@@ -57,16 +72,16 @@ def run_hung() -> bool:
     return _HUNG.is_set()
 
 
-def kill_stuck_runs() -> None:
+def kill_stuck_runs(board: "WatchBoard | None" = None, index: int | None = None) -> None:
     """In this (worker) process, a run still stuck :data:`GRACE` seconds after
-    its time limit kills the process (:data:`KILL_STUCK`)."""
+    its time limit kills the process (:data:`KILL_STUCK`); with ``board``,
+    the runs' watchdogs also publish there, so that the process that started
+    this one can kill it when the watchdog itself cannot run
+    (:meth:`WatchBoard.overdue`), in slot ``index`` (default: the first free one)."""
     global KILL_STUCK
     KILL_STUCK = True
-
-
-class RunTimeout(BaseException):
-    """Raised in the run's thread when a time limit is passed (a
-    ``BaseException``: plugin code's ``except Exception`` does not swallow it)."""
+    if board is not None:
+        publish_to(board, index)
 
 
 def _component_bases() -> tuple[type, ...]:
@@ -102,6 +117,31 @@ def component_frame(frame: FrameType | None, bases: tuple[type, ...]) -> FrameTy
 def where(frame: FrameType) -> str:
     """``Class.method`` of a component frame."""
     return f"{type(frame.f_locals.get('self')).__name__}.{frame.f_code.co_name}"
+
+
+def deadline(started: float, since: float, name: str, step_timeout: float | None,
+             run_timeout: float | None, seen: float | None = None) -> tuple[float, str] | None:
+    """When a run passes its first time limit and the message it then fails
+    with; ``None`` without limits. ``started``: when the run started,
+    ``since``: when the component call ``name`` (``Class.method``, ``""``
+    when none runs) started, on the ``time.monotonic`` clock (system-wide on
+    Linux: the same in every process). ``seen`` (for a supervising process):
+    when the watchdog last looked; a run in no component call then passes
+    ``step_timeout`` seconds later (its process ran no Python code since)."""
+    due: list[tuple[float, str]] = []
+    if step_timeout and name:
+        due.append((since + step_timeout,
+                    f"no progress for {step_timeout:g} s in {name} (phase_config.step_timeout)"))
+    elif step_timeout and seen is not None:
+        due.append((seen + step_timeout, f"no progress for {step_timeout:g} s (phase_config.step_timeout; "
+                                         "its process stopped running Python code outside a component call)"))
+    if run_timeout:
+        end = started + run_timeout
+        stuck = end - since if name else 0.0
+        due.append((end, f"no progress for {stuck:.0f} s in {name} (run timeout {run_timeout:g} s)"
+                    if name and stuck >= 1.0 else f"the run took more than its run timeout of {run_timeout:g} s"
+                    + (f" (in {name})" if name else "")))
+    return min(due, key=lambda d: d[0]) if due else None
 
 
 class Watchdog:
@@ -143,6 +183,8 @@ class Watchdog:
             return
         self._stop.set()
         self._thread.join()
+        if _SLOT is not None:
+            _SLOT.clear()  # no run: nothing for the supervising process to watch
         signal.signal(SIGNAL, self._previous if self._previous is not None else signal.SIG_DFL)
         _HUNG.clear()
 
@@ -154,7 +196,10 @@ class Watchdog:
         bases = _component_bases()
         started = time.monotonic()
         current: FrameType | None = None
-        since = started
+        since, name = started, ""
+        slot = _SLOT
+        if slot is not None:  # at once: the run may never let this thread look again
+            slot.write(started, since, name, self.step_timeout(), self.run_timeout)
         while True:
             limit = self.step_timeout()
             limits = [x for x in (limit, self.run_timeout) if x]
@@ -165,16 +210,13 @@ class Watchdog:
             frame = component_frame(top, bases)
             if frame is not current:
                 current, since = frame, now
+                name = "" if frame is None else where(frame)
             del top
-            if frame is not None and limit and now - since > limit:
-                self._fire(f"no progress for {limit:g} s in {where(frame)} (phase_config.step_timeout)")
-                return
-            if self.run_timeout and now - started > self.run_timeout:
-                stuck = now - since if frame is not None else 0.0
-                self._fire(f"no progress for {stuck:.0f} s in {where(frame)} (run timeout "
-                           f"{self.run_timeout:g} s)" if frame is not None and stuck >= 1.0 else
-                           f"the run took more than its run timeout of {self.run_timeout:g} s"
-                           + (f" (in {where(frame)})" if frame is not None else ""))
+            if slot is not None:
+                slot.write(started, since, name, limit, self.run_timeout)
+            due = deadline(started, since, name, limit, self.run_timeout)
+            if due is not None and now > due[0]:
+                self._fire(due[1])
                 return
 
     def _fire(self, message: str) -> None:
@@ -190,3 +232,99 @@ class Watchdog:
                 pass
         if KILL_STUCK:
             os.kill(os.getpid(), signal.SIGKILL)
+
+
+# -- watching from another process ---------------------------------------------------------
+
+_FIELDS = 7  # per slot: sequence number (odd while written), pid, started, since, step and run limit, seen
+_NAME = 120  # bytes of ``Class.method``
+_SLOT: "_Slot | None" = None  # where this process's watchdogs publish (publish_to)
+
+
+class WatchBoard:
+    """Slots in shared memory through which the watchdogs of worker processes
+    tell the process that started them where their runs are (see the module
+    docstring). Made before the workers start and handed to them (process
+    arguments, a pool's ``initargs``); each worker calls :func:`publish_to`.
+
+    Args:
+        context: the ``multiprocessing`` context the workers are started with.
+        slots: how many worker processes may publish (one slot each).
+    """
+
+    def __init__(self, context: Any, slots: int) -> None:
+        self.slots = slots
+        self._numbers = context.RawArray("d", _FIELDS * slots)
+        self._names = context.RawArray("c", _NAME * slots)
+        self._lock = context.Lock()
+
+    def _claim(self, index: int | None) -> "_Slot | None":
+        pid = os.getpid()
+        with self._lock:
+            if index is None:
+                free = [i for i in range(self.slots) if self._numbers[i * _FIELDS + 1] in (0, pid)]
+                if not free:
+                    return None
+                index = free[0]
+            self._numbers[index * _FIELDS + 1] = pid
+        return _Slot(self, index)
+
+    def _read(self, index: int) -> tuple[int, float, float, str, float, float, float] | None:
+        numbers, base = self._numbers, index * _FIELDS
+        for _ in range(1000):
+            seq = numbers[base]
+            values = numbers[base + 1:base + _FIELDS]
+            raw = self._names[index * _NAME:(index + 1) * _NAME]
+            if seq % 2 == 0 and numbers[base] == seq:  # not written meanwhile
+                pid, started, since, step, run, seen = values
+                name = raw.split(b"\0", 1)[0].decode("utf-8", "replace")
+                return int(pid), started, since, name, step, run, seen
+            time.sleep(0)
+        return None
+
+    def overdue(self, now: float | None = None) -> list[tuple[int, str]]:
+        """``(pid, message)`` of every worker whose run passed a time limit
+        more than :data:`GRACE` + :data:`MARGIN` seconds ago (by what its
+        watchdog last published) and whose slot was not cleared since: its
+        watchdog could not end it. The caller kills those processes."""
+        now = time.monotonic() if now is None else now
+        found = []
+        for index in range(self.slots):
+            state = self._read(index)
+            if state is None or not state[0] or not (state[4] or state[5]):
+                continue
+            pid, started, since, name, step, run, seen = state
+            due = deadline(started, since, name, step or None, run or None, seen)
+            if due is not None and now > due[0] + GRACE + MARGIN:
+                found.append((pid, due[1]))
+        return found
+
+
+class _Slot:
+    """One worker's slot of a :class:`WatchBoard` (a seqlock: a reader retries
+    while the sequence number is odd or changes)."""
+
+    def __init__(self, board: WatchBoard, index: int) -> None:
+        self.board, self.index = board, index
+
+    def write(self, started: float, since: float, name: str, step: float | None, run: float | None) -> None:
+        numbers, base = self.board._numbers, self.index * _FIELDS
+        numbers[base] += 1
+        numbers[base + 2], numbers[base + 3] = started, since
+        numbers[base + 4], numbers[base + 5] = step or 0.0, run or 0.0
+        numbers[base + 6] = time.monotonic()
+        raw = name.encode("utf-8", "replace")[:_NAME - 1]
+        self.board._names[self.index * _NAME:(self.index + 1) * _NAME] = raw + b"\0" * (_NAME - len(raw))
+        numbers[base] += 1
+
+    def clear(self) -> None:
+        self.write(0.0, 0.0, "", None, None)
+
+
+def publish_to(board: WatchBoard, index: int | None = None) -> bool:
+    """In a worker process: this process's watchdogs publish their runs'
+    state in a slot of ``board`` (slot ``index``, or the first free one);
+    ``False`` when every slot is taken (then nothing is published)."""
+    global _SLOT
+    _SLOT = board._claim(index)
+    return _SLOT is not None

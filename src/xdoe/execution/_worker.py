@@ -10,7 +10,8 @@ from typing import TYPE_CHECKING, Any
 from xdoe._cuts import CUT_CONDITION, CUT_ENVIRONMENT, CUT_STEP_BUDGET, CUT_STOP
 from xdoe.agent import Experience
 from xdoe.conditions import EpisodeProgress, PhaseProgress, StepProgress, Verdict
-from xdoe.environment import ActuatorInformation, Environment, EnvironmentState, Reward, SensorInformation
+from xdoe.environment import (ActuatorInformation, Environment, EnvironmentState, Reward, SensorInformation,
+                              observation_check)
 from xdoe.errors import RunError
 from xdoe.execution._agent_runtime import AgentRuntime, own_rewards, sum_rewards
 from xdoe.execution._plan import PhasePlan
@@ -93,6 +94,8 @@ class Worker:
         self.started_at = 0.0
         #: merged into the extras of the episode rows (e.g. ``env_params``)
         self.episode_extras: dict[str, Any] | None = None
+        #: phase_config.observation_check (xdoe.environment._spaces); None when off
+        self.observation_check = observation_check(phase.observation_check, f"phase {phase.name!r} worker {index}")
 
     # -- SimulationWorker --------------------------------------------------
     def _sensors_for(self, agent: AgentRuntime) -> list[SensorInformation]:
@@ -178,6 +181,8 @@ class Worker:
         if self.need_map:
             self._rebuild_map()
         self.step += 1
+        if self.observation_check is not None and self.observation_check.due(self.step):  # issue 25 hook
+            self.observation_check.sensors(self.env_sensors, self.episode, self.step)
         self.phase_progress.steps += 1
         objectives = self.objectives
         for agent in self.agents:

@@ -10,14 +10,14 @@ from __future__ import annotations
 
 import datetime as _dt
 from collections.abc import Sequence
-from contextlib import AbstractContextManager
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
-from sqlalchemy import Connection, Select, delete, insert, select, update
+from sqlalchemy import Select, delete, insert, select, update
 
 from xdoe.store import _tables as t
+from xdoe.store._base import StoreBase
 from xdoe.store._rules import FINISHED
 
 __all__ = ["CheckpointInfo", "CheckpointRows", "SourceRow"]
@@ -108,14 +108,8 @@ def _best(rows: Sequence[Any]) -> int | None:
     return best_id
 
 
-class CheckpointRows:
+class CheckpointRows(StoreBase):
     """Checkpoint and brain-source queries of :class:`xdoe.store.Store`."""
-
-    def _core_read(self, action: str) -> AbstractContextManager[Connection]:  # pragma: no cover - Store's
-        raise NotImplementedError
-
-    def _core_write(self, action: str) -> AbstractContextManager[Connection]:  # pragma: no cover - Store's
-        raise NotImplementedError
 
     def checkpoints(self, instance_id: int, agent: str | None = None) -> list[CheckpointInfo]:
         """The checkpoints of a run instance (optionally of one agent), oldest first.

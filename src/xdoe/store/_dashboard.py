@@ -4,7 +4,7 @@ time (run pages, curves and lineage: :mod:`xdoe.store._runview`).
 
 Sized for stores of 10,000 runs and 10 million episode rows: statuses come
 from one query (each run's newest and newest finished instance, grouped in
-SQL) decided by :func:`xdoe.store.campaign_status`'s rule, times converted
+SQL) decided by :meth:`xdoe.store.Store.campaign_status`'s rule, times converted
 only for the rows a page shows; episode rows are read only for the runs on
 the page (a grouped average of their last phase, through the
 ``(phase_id, id)`` index), or for all when sorting by response, with the
@@ -34,7 +34,7 @@ from xdoe.store._liveness import HEARTBEAT_TIMEOUT, dead_reason
 from xdoe.store._status import STATUSES, RunStatus
 
 if TYPE_CHECKING:
-    from xdoe.store._store import Store
+    from xdoe.store._rows import StoreRows as Store
 
 __all__ = ["experiment_uids", "experiment_run_count", "CampaignSummary", "RunRow", "RunsPage", "campaign_summaries",
            "campaign_runs", "SORT_KEYS", "Design"]
@@ -109,7 +109,7 @@ def _full(status: RunStatus) -> RunStatus:
 def _statuses(store: "Store", experiment: str | None, timeout: float,
               now: _dt.datetime | None) -> tuple[list[RunStatus], dict[str, Any]]:
     """The status of the latest version of every run (of one experiment), by
-    the rule of :func:`xdoe.store.campaign_status`, from one query: per run
+    the rule of :meth:`xdoe.store.Store.campaign_status`, from one query: per run
     its newest and its newest finished instance (grouped in SQL). Returns the
     statuses, their times as read (text on SQLite: cheap for 10,000 runs;
     :func:`_full` converts them), and ``uid -> (experiment uid, levels as JSON text)``.

@@ -36,11 +36,11 @@ from xdoe._files import refuse_existing, write_atomically
 from xdoe.errors import InputError
 from xdoe.store._engine import store_error
 from xdoe.store._json import canonical_json
-from xdoe.store._models import Episode, Experiment, Phase, Run, RunInstance
+from xdoe.store import _tables as t
 from xdoe.store._tables import END_COLUMNS
 
 if TYPE_CHECKING:
-    from xdoe.store._store import Store
+    from xdoe.store._rows import StoreRows as Store
 
 __all__ = ["EXPORT_COLUMNS", "BRANCH_COLUMN", "ExportResult", "SelectedPhase", "export_episodes",
            "export_columns", "iter_export_rows", "selected_phases"]
@@ -90,20 +90,20 @@ class ExportResult:
 
 def _phase_rows(store: "Store", experiment: str | None, uids: list[str] | None = None) -> list[Any]:
     stmt = (
-        select(Phase.id, Phase.index, Phase.name, Phase.mode, Phase.status, RunInstance.id,
-               RunInstance.status, Run.id, Run.uid, Run.content_hash, Run.design_point,
-               Run.repetition, Run.seed, Run.levels, Experiment.uid)
-        .select_from(Phase)
-        .join(RunInstance, Phase.instance_id == RunInstance.id)
-        .join(Run, RunInstance.run_id == Run.id)
-        .outerjoin(Experiment, Run.experiment_id == Experiment.id)
+        select(t.phase.c.id, t.phase.c.index, t.phase.c.name, t.phase.c.mode, t.phase.c.status, t.run_instance.c.id,
+               t.run_instance.c.status, t.run.c.id, t.run.c.uid, t.run.c.content_hash, t.run.c.design_point,
+               t.run.c.repetition, t.run.c.seed, t.run.c.levels, t.experiment.c.uid)
+        .select_from(t.phase)
+        .join(t.run_instance, t.phase.c.instance_id == t.run_instance.c.id)
+        .join(t.run, t.run_instance.c.run_id == t.run.c.id)
+        .outerjoin(t.experiment, t.run.c.experiment_id == t.experiment.c.id)
     )
     if experiment is not None:
-        stmt = stmt.where(Experiment.uid == experiment)
+        stmt = stmt.where(t.experiment.c.uid == experiment)
     if uids is not None:
-        stmt = stmt.where(Run.uid.in_(uids))
-    with store._read("read phases from") as session:
-        return list(session.execute(stmt.order_by(RunInstance.id, Phase.index)))
+        stmt = stmt.where(t.run.c.uid.in_(uids))
+    with store._core_read("read phases from") as conn:
+        return list(conn.execute(stmt.order_by(t.run_instance.c.id, t.phase.c.index)))
 
 
 def check_experiment(store: "Store", experiment: str | None) -> None:
@@ -157,15 +157,17 @@ def selected_phases(store: "Store", experiment: str | None = None, *,
             if best is None or (status == "finished", iid) > (best[1] == "finished", best[0]):
                 latest[uid] = (iid, status)
         by_instance: dict[int, dict[int, Any]] = {}
+        of_run: dict[str, set[int]] = {}  # uid -> its instances (the search below stays within a run)
         for r in rows:
             by_instance.setdefault(int(r[5]), {})[int(r[1])] = r
+            of_run.setdefault(r[8], set()).add(int(r[5]))
         chosen = []
         for uid, (iid, _status) in latest.items():
             phases = dict(by_instance[iid])
             run_hash = next(iter(phases.values()))[9]
             # phases this instance did not record: from the latest earlier
             # instance of the same version that finished them (resume)
-            for other in sorted(by_instance, reverse=True):
+            for other in sorted(of_run[uid], reverse=True):
                 if other >= iid:
                     continue
                 for index, r in by_instance[other].items():
@@ -237,13 +239,13 @@ def iter_export_rows(
     """
     # a store made before schema version 2 and only read (not upgraded) has no
     # episode-end columns: they read as NULL, "not recorded"
-    ends = ([Episode.terminated, Episode.truncated, Episode.cut_by] if store.has_end_columns
+    ends = ([t.episode.c.terminated, t.episode.c.truncated, t.episode.c.cut_by] if store.has_end_columns
             else [null().label(name) for name in END_COLUMNS])
     stmt = (
-        select(Episode.worker, Episode.episode, Episode.agent, Episode.steps, Episode.reward,
-               Episode.objective, Episode.wall_time, *ends)
-        .where(Episode.phase_id == bindparam("phase_id"))
-        .order_by(Episode.id)
+        select(t.episode.c.worker, t.episode.c.episode, t.episode.c.agent, t.episode.c.steps, t.episode.c.reward,
+               t.episode.c.objective, t.episode.c.wall_time, *ends)
+        .where(t.episode.c.phase_id == bindparam("phase_id"))
+        .order_by(t.episode.c.id)
     )
     try:
         with store.engine.connect() as conn:

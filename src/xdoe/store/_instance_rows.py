@@ -10,16 +10,16 @@ from __future__ import annotations
 
 import datetime as _dt
 from collections.abc import Iterator, Sequence
-from contextlib import AbstractContextManager
 from dataclasses import dataclass
 from typing import Any
 
-from sqlalchemy import Connection, and_, delete, func, or_, select
-from sqlalchemy.engine import Engine
+from sqlalchemy import and_, delete, func, or_, select
 
 from xdoe.store import _tables as t
+from xdoe.store._base import StoreBase
+from xdoe.store._liveness import HEARTBEAT_TIMEOUT, dead_reason
 
-__all__ = ["InstanceRows", "InstanceInfo", "PhaseRow", "PhaseSums", "RunInfo"]
+__all__ = ["InstanceRows", "InstanceInfo", "PhaseRow", "PhaseSums", "RunInfo", "RunState"]
 
 
 @dataclass(frozen=True)
@@ -56,6 +56,36 @@ class InstanceInfo:
     heartbeat: _dt.datetime | None
     results_dir: str | None
 
+    def dead_reason(self, heartbeat_timeout: float = HEARTBEAT_TIMEOUT, *,
+                    this_process_is_dead: bool = False) -> str | None:
+        """Why this *running* instance is in fact dead (its process is gone
+        from this host, or no heartbeat for ``heartbeat_timeout`` seconds), or
+        ``None`` when it may be alive; ``this_process_is_dead``: an instance
+        recorded by this very process counts as dead (a leftover)."""
+        return dead_reason(self.host, self.pid, self.heartbeat, self.start, timeout=heartbeat_timeout,
+                           this_process_is_dead=this_process_is_dead)
+
+    def alive(self, heartbeat_timeout: float = HEARTBEAT_TIMEOUT) -> bool:
+        """Whether this ``running`` instance still runs (:meth:`dead_reason`
+        is ``None``; an instance of this very process counts as dead)."""
+        return self.dead_reason(heartbeat_timeout, this_process_is_dead=True) is None
+
+
+@dataclass(frozen=True)
+class RunState:
+    """What the store knows of one run version (:meth:`xdoe.store.Store.run_states`).
+
+    Attributes:
+        finished: id of its newest ``finished`` instance (the one "finished"
+            rule, :mod:`xdoe.store._rules`), or ``None``.
+        latest: its most recently started instance, or ``None``.
+        running: its instances with status ``running`` (alive or not), oldest first.
+    """
+
+    finished: int | None = None
+    latest: InstanceInfo | None = None
+    running: tuple[InstanceInfo, ...] = ()
+
 
 @dataclass(frozen=True)
 class PhaseRow:
@@ -71,16 +101,8 @@ class PhaseRow:
 PhaseSums = dict[int, tuple[int, int, dict[str, float], dict[str, float]]]
 
 
-class InstanceRows:
+class InstanceRows(StoreBase):
     """Resume and lineage queries of :class:`xdoe.store.Store`."""
-
-    engine: Engine
-
-    def _core_read(self, action: str) -> AbstractContextManager[Connection]:  # pragma: no cover - Store's
-        raise NotImplementedError
-
-    def _core_write(self, action: str) -> AbstractContextManager[Connection]:  # pragma: no cover - Store's
-        raise NotImplementedError
 
     def phases(self, instance_id: int) -> list[PhaseRow]:
         """The phase rows of an instance, by schedule index."""

@@ -17,21 +17,14 @@ from typing import TYPE_CHECKING, Any
 
 from sqlalchemy import func, select
 
-from xdoe.store._models import (
-    BrainSource,
-    Checkpoint,
-    Experiment,
-    Phase,
-    Run,
-    RunInstance,
-    utcnow,
-)
+from xdoe.store import _tables as t
+from xdoe.store._tables import utcnow
 from xdoe.store._liveness import HEARTBEAT_TIMEOUT, dead_reason
 
 if TYPE_CHECKING:
     from rich.tree import Tree
 
-    from xdoe.store._store import Store
+    from xdoe.store._rows import StoreRows as Store
 
 __all__ = ["AgentNode", "PhaseNode", "InstanceNode", "RunNode", "build_lineage", "render_lineage",
            "MARKS"]
@@ -126,26 +119,26 @@ def build_lineage(
     host = hostname if hostname is not None else socket.gethostname()
     run_filter: list[Any] = []
     if experiment is not None:
-        run_filter.append(Experiment.uid == experiment)
+        run_filter.append(t.experiment.c.uid == experiment)
     if run is not None:
-        run_filter.append(Run.uid == run)
-    with store._read("read the lineage from") as session:
+        run_filter.append(t.run.c.uid == run)
+    with store._core_read("read the lineage from") as conn:
         runs: dict[int, RunNode] = {}
-        for r in session.execute(
-            select(Run.id, Run.uid, Run.content_hash, Experiment.uid.label("exp"), Run.design_point,
-                   Run.repetition)
-            .outerjoin(Experiment, Run.experiment_id == Experiment.id).where(*run_filter)
-            .order_by(Run.id)
+        for r in conn.execute(
+            select(t.run.c.id, t.run.c.uid, t.run.c.content_hash, t.experiment.c.uid.label("exp"), t.run.c.design_point,
+                   t.run.c.repetition)
+            .outerjoin(t.experiment, t.run.c.experiment_id == t.experiment.c.id).where(*run_filter)
+            .order_by(t.run.c.id)
         ):
             runs[r.id] = RunNode(r.uid, r.content_hash, r.exp, r.design_point, r.repetition)
         instances: dict[int, InstanceNode] = {}
-        for i in session.execute(
-            select(RunInstance.id, RunInstance.run_id, RunInstance.status, RunInstance.host,
-                   RunInstance.pid, RunInstance.start, RunInstance.end, RunInstance.error,
-                   RunInstance.heartbeat)
-            .join(Run, RunInstance.run_id == Run.id)
-            .outerjoin(Experiment, Run.experiment_id == Experiment.id).where(*run_filter)
-            .order_by(RunInstance.id)
+        for i in conn.execute(
+            select(t.run_instance.c.id, t.run_instance.c.run_id, t.run_instance.c.status, t.run_instance.c.host,
+                   t.run_instance.c.pid, t.run_instance.c.start, t.run_instance.c.end, t.run_instance.c.error,
+                   t.run_instance.c.heartbeat)
+            .join(t.run, t.run_instance.c.run_id == t.run.c.id)
+            .outerjoin(t.experiment, t.run.c.experiment_id == t.experiment.c.id).where(*run_filter)
+            .order_by(t.run_instance.c.id)
         ):
             node = InstanceNode(i.id, i.status, i.host, i.pid, i.start, i.end, i.error)
             if i.status == "running":
@@ -161,28 +154,29 @@ def build_lineage(
         phases: dict[int, PhaseNode] = {}
         inst_ids = list(instances)
         for chunk in _chunks(inst_ids):
-            for p in session.execute(
-                select(Phase.id, Phase.instance_id, Phase.index, Phase.name, Phase.mode, Phase.status)
-                .where(Phase.instance_id.in_(chunk)).order_by(Phase.instance_id, Phase.index)
+            for p in conn.execute(
+                select(t.phase.c.id, t.phase.c.instance_id, t.phase.c.index, t.phase.c.name, t.phase.c.mode,
+                       t.phase.c.status)
+                .where(t.phase.c.instance_id.in_(chunk)).order_by(t.phase.c.instance_id, t.phase.c.index)
             ):
                 node = PhaseNode(p.id, p.index, p.name, p.mode, p.status)
                 instances[p.instance_id].phases.append(node)
                 phases[p.id] = node
             counts: dict[tuple[int | None, str], int] = {}
-            for c in session.execute(
-                select(Checkpoint.phase_id, Checkpoint.agent, func.count())
-                .where(Checkpoint.instance_id.in_(chunk))
-                .group_by(Checkpoint.phase_id, Checkpoint.agent)
+            for c in conn.execute(
+                select(t.checkpoint.c.phase_id, t.checkpoint.c.agent, func.count())
+                .where(t.checkpoint.c.instance_id.in_(chunk))
+                .group_by(t.checkpoint.c.phase_id, t.checkpoint.c.agent)
             ):
                 counts[(c[0], c[1])] = int(c[2])
-            source_ckpt = select(Checkpoint.instance_id).where(
-                Checkpoint.id == BrainSource.source_checkpoint_id).scalar_subquery()
-            for b in session.execute(
-                select(BrainSource.phase_id, BrainSource.agent, BrainSource.source_kind,
-                       BrainSource.source_run_uid, BrainSource.source_phase,
-                       BrainSource.source_checkpoint_id, BrainSource.source_path,
+            source_ckpt = select(t.checkpoint.c.instance_id).where(
+                t.checkpoint.c.id == t.brain_source.c.source_checkpoint_id).scalar_subquery()
+            for b in conn.execute(
+                select(t.brain_source.c.phase_id, t.brain_source.c.agent, t.brain_source.c.source_kind,
+                       t.brain_source.c.source_run_uid, t.brain_source.c.source_phase,
+                       t.brain_source.c.source_checkpoint_id, t.brain_source.c.source_path,
                        source_ckpt.label("source_instance"))
-                .where(BrainSource.instance_id.in_(chunk)).order_by(BrainSource.id)
+                .where(t.brain_source.c.instance_id.in_(chunk)).order_by(t.brain_source.c.id)
             ):
                 phase = phases.get(b.phase_id) if b.phase_id is not None else None
                 if phase is None:

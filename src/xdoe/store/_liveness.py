@@ -12,14 +12,10 @@ from __future__ import annotations
 import datetime as _dt
 import os
 import socket
-from typing import TYPE_CHECKING
 
 from xdoe._process import process_alive
 
-if TYPE_CHECKING:
-    from xdoe.store._instance_rows import InstanceInfo
-
-__all__ = ["HEARTBEAT_TIMEOUT", "dead_reason", "instance_alive"]
+__all__ = ["HEARTBEAT_TIMEOUT", "dead_reason"]
 
 #: Seconds without a heartbeat after which a ``running`` instance (or a claim)
 #: counts as abandoned; the default of every ``--heartbeat-timeout`` option.
@@ -49,10 +45,3 @@ def dead_reason(host: str, pid: int, heartbeat: _dt.datetime | None, start: _dt.
     if age > timeout:
         return f"no heartbeat for {age:.0f} s (host {host}, pid {pid})"
     return None
-
-
-def instance_alive(instance: "InstanceInfo", heartbeat_timeout: float = HEARTBEAT_TIMEOUT) -> bool:
-    """Whether a ``running`` instance still runs (:func:`dead_reason` is ``None``;
-    an instance of this very process counts as dead)."""
-    return dead_reason(instance.host, instance.pid, instance.heartbeat, instance.start,
-                       timeout=heartbeat_timeout, this_process_is_dead=True) is None

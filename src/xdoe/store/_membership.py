@@ -24,10 +24,10 @@ from typing import TYPE_CHECKING, Any
 
 from sqlalchemy import select
 
-from xdoe.store._models import Experiment, Run
+from xdoe.store._tables import experiment as experiment_table, run
 
 if TYPE_CHECKING:
-    from xdoe.store._store import Store
+    from xdoe.store._rows import StoreRows as Store
 
 __all__ = ["BranchRun", "session_child_uids", "branch_runs", "branch_label"]
 
@@ -99,8 +99,9 @@ def branch_runs(store: "Store", experiment: str | None = None) -> dict[str, Bran
     if experiment is None or not children:
         return {c.run: c for c in children}
     roots = {c.root for c in children}
-    with store._read("read runs from") as session:
-        mine = set(session.execute(
-            select(Run.uid).join(Experiment, Run.experiment_id == Experiment.id)
-            .where(Experiment.uid == experiment, Run.uid.in_(sorted(roots)))).scalars())
+    r, x = run.c, experiment_table.c
+    with store._core_read("read runs from") as conn:
+        mine = set(conn.execute(
+            select(r.uid).join(experiment_table, r.experiment_id == x.id)
+            .where(x.uid == experiment, r.uid.in_(sorted(roots)))).scalars())
     return {c.run: c for c in children if c.root in mine}

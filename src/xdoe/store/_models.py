@@ -258,7 +258,7 @@ class Claim(Base):
 
 class StopRequest(Base):
     """A request to stop a running instance cleanly (``xrun dashboard``'s stop
-    button, :func:`xdoe.store.request_stop`). The run's process polls it at
+    button, :meth:`xdoe.store.Store.request_stop`). The run's process polls it at
     episode ends (about every 2 s), records the instance ``interrupted``
     (resumable) and removes the request."""
 

@@ -12,11 +12,12 @@ from typing import TYPE_CHECKING, Any
 
 from sqlalchemy import update
 
-from xdoe.errors import (MAX_ERROR_CHARS, DiskFullError, DocumentError, NonFiniteWarning, StoreError, cap_traceback,
-                         no_space_cause, one_line)
-from xdoe.store._json import compact_json, document_hash
+from xdoe.errors import MAX_ERROR_CHARS, DocumentError, NonFiniteWarning, StoreError, cap_traceback, one_line
+from xdoe.store._json import document_hash
 from xdoe.store._recorder_resume import RecorderResume
-from xdoe.store._recorder_rows import RowBuffer, _get_or_create, _insert_id, _int_or_none, _json_cell
+from xdoe.store._recorder_rows import RowBuffer, _json_cell
+from xdoe.store._recorder_state import _insert_id
+from xdoe.store._recorder_start import RecorderStart
 from xdoe.store import _tables as t
 from xdoe.store._tables import utcnow
 from xdoe.store._results import DEFAULT_RESULTS_ROOT, ResultsPaths, ResultsWriter, _Discarded
@@ -24,12 +25,12 @@ from xdoe.store._rules import FINAL_STATUSES, exit_status
 from xdoe.store._steps import StepPolicy
 
 if TYPE_CHECKING:
-    from xdoe.store._store import Store
+    from xdoe.store._base import StoreBase as Store
 
 __all__ = ["RunRecorder", "FINAL_STATUSES"]
 
 
-class RunRecorder(RecorderResume, RowBuffer):
+class RunRecorder(RecorderStart, RecorderResume, RowBuffer):
     """Records one run instance: rows in the store and files in its results folder.
 
     Call :meth:`start`, then for each phase :meth:`phase_started`,
@@ -63,6 +64,10 @@ class RunRecorder(RecorderResume, RowBuffer):
         status: ``None`` before :meth:`finish`, then the final status.
     """
 
+    #: ``(status, one-line error, traceback)`` for leaving a recording block
+    #: with ``(exc_type, exc, tb)``: finished, interrupted (Ctrl-C) or failed.
+    exit_status = staticmethod(exit_status)
+
     def __init__(
         self,
         store: "Store",
@@ -72,6 +77,7 @@ class RunRecorder(RecorderResume, RowBuffer):
         store_steps: str = "none",
         flush_rows: int = 1000,
         file_sha256: str | None = None,
+        content_hash: str | None = None,
     ) -> None:
         self.policy = StepPolicy.parse(store_steps)
         if int(flush_rows) < 1:
@@ -80,7 +86,7 @@ class RunRecorder(RecorderResume, RowBuffer):
         if not isinstance(uid, str) or not uid:
             raise DocumentError("a run document needs a non-empty string 'uid'", key_path=("uid",))
         try:
-            self.content_hash = document_hash(document)
+            self.content_hash = content_hash or document_hash(document)
         except (TypeError, ValueError) as exc:
             raise DocumentError(f"the run document cannot be stored as JSON: {exc}") from None
         self.store = store
@@ -100,7 +106,6 @@ class RunRecorder(RecorderResume, RowBuffer):
         self.peak_buffered = 0
         self._episodes: list[tuple[Any, ...]] = []  # values in _EPISODE_COLUMNS order
         self._steps: list[tuple[Any, ...]] = []  # values in _STEP_COLUMNS order (done as 0/1)
-        self._step_lines: list[str | None] = []  # their all_transactions.csv lines, when joined already
         self._insert_sql: dict[str, str] = {}  # table -> positional INSERT ("" if none), once compiled
         self._phase_id: int | None = None
         self._phases: list[dict[str, Any]] = []
@@ -129,66 +134,6 @@ class RunRecorder(RecorderResume, RowBuffer):
         return len(self._episodes) + len(self._steps)
 
     # -- life cycle -------------------------------------------------------
-    def start(self) -> int:
-        """Record the experiment and run (if new) and a new ``running`` run
-        instance (host, pid, start); create the results folder and its files.
-
-        Returns:
-            the instance id.
-
-        Raises:
-            StoreError: already started, the store cannot be written or the
-                results folder cannot be created.
-        """
-        with self._lock:
-            if self.instance_id is not None:
-                raise StoreError(f"run {self.run_uid}: recorder already started")
-            self._start = utcnow()
-            try:
-                self.paths = ResultsPaths.create(self.results_root, self.run_uid, self._start)
-            except OSError as exc:
-                if no_space_cause(exc) is not None:
-                    raise DiskFullError(str(self.results_root), exc.strerror or str(exc)) from None
-                raise StoreError(f"cannot create the results folder under {self.results_root}: {exc}") from None
-            try:
-                self.instance_id = self._insert_instance()
-            except BaseException:
-                self.paths.directory.rmdir()  # still empty: leave no trace of a run never recorded
-                self.paths = None
-                raise
-            self._files = ResultsWriter(self.paths, self.run_uid, self.policy.enabled)
-            self._files.write_metadata(self.metadata())
-            return self.instance_id
-
-    def _insert_instance(self) -> int:
-        doc = self.document
-        point = doc.get("design_point") if isinstance(doc.get("design_point"), dict) else {}
-        experiment_uid = doc.get("experiment_uid")
-        with self.store._core_write("record a run in") as conn:
-            experiment_id = None
-            if isinstance(experiment_uid, str) and experiment_uid:
-                experiment_id = _get_or_create(conn, t.experiment, {"uid": experiment_uid}, {})
-            run_id = _get_or_create(
-                conn, t.run, {"uid": self.run_uid, "content_hash": self.content_hash},
-                {
-                    "experiment_id": experiment_id,
-                    "document": compact_json(doc),
-                    "design_point": _int_or_none(point.get("index")),
-                    "repetition": _int_or_none(point.get("repetition")),
-                    "seed": _int_or_none(doc.get("seed")),
-                    "levels": point.get("levels"),
-                    "file_sha256": self.file_sha256,
-                },
-            )
-            if self.file_sha256 is not None:  # a run recorded before without its file's hash
-                conn.execute(update(t.run).where(t.run.c.id == run_id, t.run.c.file_sha256.is_(None))
-                             .values(file_sha256=self.file_sha256))
-            return _insert_id(conn, t.run_instance, {
-                "uuid": self.instance_uuid, "run_id": run_id, "host": socket.gethostname(),
-                "pid": os.getpid(), "start": self._start, "status": "running", "heartbeat": self._start,
-                "results_dir": str(self.paths.directory) if self.paths else None,
-            })
-
     def phase_started(self, index: int, name: str, mode: str, config: dict[str, Any]) -> None:
         """Record the start of phase ``index`` (its ``name``, ``mode`` and
         resolved ``phase_config``; ``config["worker"]`` is the number of

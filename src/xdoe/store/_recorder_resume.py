@@ -7,15 +7,15 @@ from __future__ import annotations
 import os
 import socket
 from pathlib import Path
-from typing import Any
+from typing import Any, Callable
 
 from sqlalchemy import delete, func, select, update
 
 from xdoe.errors import StoreError
 from xdoe.store import _tables as t
 from xdoe.store._tables import utcnow
-from xdoe.store._recorder_rows import RecorderState
-from xdoe.store._results import ResultsPaths, ResultsWriter
+from xdoe.store._recorder_state import RecorderState
+from xdoe.store._results import ResultsPaths, ResultsWriter, filter_results
 
 __all__ = ["RecorderResume"]
 
@@ -31,7 +31,7 @@ class RecorderResume(RecorderState):
         of starting a new one: its row goes back to ``running`` with this
         host, pid and a fresh heartbeat (end and error cleared), atomically, so
         of two processes resuming the same instance one wins; a stop request
-        left from before (:func:`xdoe.store.request_stop`) is removed in the
+        left from before (:meth:`xdoe.store.Store.request_stop`) is removed in the
         same transaction, so a stop asked for once it runs again is never lost.
         Then call
         :meth:`reopen` (after the executor dropped what it redoes).
@@ -124,3 +124,10 @@ class RecorderResume(RecorderState):
             entry.update(status="running", end=None)
             self._phases.append(entry)
 
+    def keep_results(self, keep: Callable[[str, int, int], bool]) -> None:
+        """Drop from the instance's ``episodes.jsonl`` and
+        ``all_transactions.csv`` every row whose ``keep(phase name, worker,
+        episode)`` is false (what a resumed instance runs again; unparsable
+        lines, a killed process's half-written last line, go too)."""
+        assert self.paths is not None
+        filter_results(self.paths, keep)

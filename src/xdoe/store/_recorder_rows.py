@@ -4,35 +4,22 @@ kept as tuples and bulk-inserted, and the helpers of its writes."""
 from __future__ import annotations
 
 import json
-import threading
-from pathlib import Path
-from typing import TYPE_CHECKING, Any, Callable
+from typing import Any, Callable
 
-from sqlalchemy import Boolean, Connection, Table, insert, select, update
-from sqlalchemy.exc import IntegrityError
+from sqlalchemy import Boolean, Connection, insert, update
 
 from xdoe.errors import StoreError
-from xdoe.store._json import fast_encoder, json_default
+from xdoe.store._json import json_default
 from xdoe.store import _tables as t
-from xdoe.store._csv_text import csv_fields, quoted_cell_prefix
 from xdoe.store._tables import JsonText, _Encoded, utcnow
-from xdoe.store._results import ResultsPaths, ResultsWriter
-from xdoe.store._steps import StepPolicy
+from xdoe.store._recorder_state import RecorderState
 
-if TYPE_CHECKING:
-    from xdoe.store._store import Store
+__all__ = ["RowBuffer"]
 
-__all__ = ["RecorderState", "RowBuffer"]
-
-def _int_or_none(value: Any) -> int | None:
-    return value if isinstance(value, int) and not isinstance(value, bool) else None
-
-
-#: ``compact_json`` with its encoder built once (:func:`fast_encoder`):
-#: ``json.dumps`` with options builds a new encoder on every call, which costs
-#: more than encoding the small dicts of a step. Same options, so the same text.
-_encode_compact = fast_encoder(sort_keys=True, separators=(",", ":"), ensure_ascii=False,
-                               default=json_default)
+#: ``compact_json`` with its encoder built once: ``json.dumps`` with options
+#: builds a new encoder on every call. Same options, so the same text.
+_encode_compact = json.JSONEncoder(sort_keys=True, separators=(",", ":"), ensure_ascii=False,
+                                   default=json_default).encode
 
 
 #: Columns of a buffered step row, in the order of its tuple.
@@ -87,56 +74,6 @@ def _cell_prefix(key: str) -> str:
     return prefix
 
 
-def _insert_id(conn: Connection, table: Table, values: dict[str, Any]) -> int:
-    """Insert one row into ``table``; its new id."""
-    key = conn.execute(insert(table).values(**values)).inserted_primary_key
-    assert key is not None
-    return int(key[0])
-
-
-def _get_or_create(conn: Connection, table: Table, lookup: dict[str, Any], values: dict[str, Any]) -> int:
-    """Id of the row of ``table`` matching ``lookup`` (a unique key), inserted
-    with ``values`` when missing. Safe against a concurrent insert of the same key."""
-    stmt = select(table.c.id).filter_by(**lookup)
-    found = conn.execute(stmt).scalar_one_or_none()
-    if found is not None:
-        return int(found)
-    try:
-        with conn.begin_nested():
-            return _insert_id(conn, table, {**lookup, **values})
-    except IntegrityError:  # another process inserted it meanwhile
-        return int(conn.execute(stmt).scalar_one())
-
-
-class RecorderState:
-    """The attributes :class:`~xdoe.store.RunRecorder` sets, for its mixins."""
-
-    # set by RunRecorder.__init__ / start
-    store: "Store"
-    run_uid: str
-    instance_id: int | None
-    instance_uuid: str
-    status: str | None
-    paths: ResultsPaths | None
-    results_root: Path
-    policy: StepPolicy
-    flush_rows: int
-    peak_buffered: int
-    total_episodes: int
-    total_steps: int
-    _lock: threading.RLock
-    _phase_id: int | None
-    _phases: list[dict[str, Any]]
-    _files: ResultsWriter | None
-    _start: Any
-    _episodes: list[tuple[Any, ...]]
-    _steps: list[tuple[Any, ...]]
-    _step_lines: list[str | None]
-    _insert_sql: dict[str, str]
-    _raw: Any
-    stored_steps: int
-
-
 class RowBuffer(RecorderState):
     """Buffering and writing episode/step rows (a mixin of :class:`~xdoe.store.RunRecorder`)."""
 
@@ -149,23 +86,13 @@ class RowBuffer(RecorderState):
         {actuator_id: action}, {reward_id: reward}, objective, done, terminated,
         truncated, cut_by)`` records (the same text, raising
         what it raises), without the dicts and with what is the same for every
-        row worked out once: the cells' ``{"<id>":`` prefixes, the
-        ``all_transactions.csv`` text of the constant fields and the checks of
+        row worked out once: the cells' ``{"<id>":`` prefixes and the checks of
         ``worker``/``agent``. ``step`` is an ``int``; the caller asks
         ``policy.wants(step, done)`` first (the function does not).
         """
         worker, agent = int(worker), str(agent)
         sensor_prefix, action_prefix, reward_prefix = (_cell_prefix(key)
                                                        for key in (sensor_id, actuator_id, reward_id))
-        # the all_transactions.csv line after the phase's name and mode, joined
-        # from what csv writes for the constant parts (see _csv_text)
-        quoted = [quoted_cell_prefix(p) for p in (sensor_prefix, action_prefix, reward_prefix)]
-        if all(q is not None for q in quoted):
-            head = csv_fields([worker]) + ","
-            agent_text = "," + csv_fields([agent]) + ","
-            sensor_q, action_q, reward_q = quoted
-        else:  # pragma: no cover - csv quotes every JSON cell of an object
-            head = None
         lock = self._lock
 
         def write(episode: int, step: int, observation: Any, action: Any, reward: Any, objective: float,
@@ -177,25 +104,19 @@ class RowBuffer(RecorderState):
                     phase_id = self._require_phase()
                 episode, objective = int(episode), float(objective)
                 # _one_key_cell's text, its common cases without the call: an
-                # exact int's or float's text is its repr (also csv's str()),
-                # worked out once for the JSON cell and the CSV line
+                # exact int's or float's text is its repr
                 if type(observation) is int and type(action) is int and type(reward) is float \
-                        and reward - reward == 0.0 and head is not None:
-                    o, a, r = f"{observation}", f"{action}", repr(reward)
-                    sensors = f"{sensor_prefix}{o}}}"
-                    actions = f"{action_prefix}{a}}}"
-                    rewards = f"{reward_prefix}{r}}}"
-                    line = f'{head}{episode},{step}{agent_text}{sensor_q}{o}}}",{action_q}{a}}}",' \
-                        f'{reward_q}{r}}}",{objective!r},{"True" if done else "False"}\r\n'
+                        and reward - reward == 0.0:
+                    sensors = f"{sensor_prefix}{observation}}}"
+                    actions = f"{action_prefix}{action}}}"
+                    rewards = f"{reward_prefix}{reward!r}}}"
                 else:
                     sensors = _one_key_cell(sensor_id, observation)
                     actions = _one_key_cell(actuator_id, action)
                     rewards = _one_key_cell(reward_id, reward)
-                    line = None
                 steps = self._steps
                 steps.append((phase_id, worker, episode, step, agent, sensors, actions, rewards, objective,
                               1 if done else 0, 1 if terminated else 0, 1 if truncated else 0, cut_by))
-                self._step_lines.append(line)
                 self.stored_steps += 1
                 n = len(self._episodes) + len(steps)  # _buffered_row, inlined
                 if n > self.peak_buffered:
@@ -218,7 +139,6 @@ class RowBuffer(RecorderState):
         self._steps.append((phase_id, worker, episode, step, agent, sensors, actions, rewards, objective,
                             1 if done else 0, 1 if terminated else 0, 1 if truncated else 0,
                             None if cut_by is None else str(cut_by)))
-        self._step_lines.append(None)  # csv writes it (ResultsWriter.steps)
         self.stored_steps += 1
         self._buffered_row()
 
@@ -248,7 +168,7 @@ class RowBuffer(RecorderState):
         # keeps (a resumed instance filters them down to those, see filter_results)
         assert self._files is not None
         if self._steps:
-            self._files.steps(self._steps, self._step_lines)
+            self._files.steps(self._steps)
         self._files.flush()
         if self._episodes:
             self._insert_rows(connection, t.episode, _EPISODE_COLUMNS, self._episodes)
@@ -305,7 +225,7 @@ class RowBuffer(RecorderState):
 
         assert self._files is not None
         if self._steps:  # the results files first, as _write_buffers
-            self._files.steps(self._steps, self._step_lines)
+            self._files.steps(self._steps)
         self._files.flush()
         try:
             if self._raw is None:
@@ -337,7 +257,6 @@ class RowBuffer(RecorderState):
     def _clear_buffers(self) -> None:
         self._episodes = []
         self._steps = []
-        self._step_lines = []
 
     def _write_phase_end(self, connection: Connection, status: str) -> None:
         self._write_buffers(connection)

@@ -53,9 +53,8 @@ from pathlib import Path
 from typing import IO, Any, Callable, TypeVar
 
 from xdoe.errors import DiskFullError, no_space_cause
-from xdoe.store._csv_text import csv_fields
 from xdoe.store._results_paths import ResultsPaths, safe_name
-from xdoe.store._json import fast_encoder, pretty_json
+from xdoe.store._json import pretty_json
 
 _F = TypeVar("_F", bound=Callable[..., Any])
 
@@ -75,7 +74,7 @@ AVERAGE_REWARD_COLUMNS = ("episode", "agent", "workers", "mean_reward")
 
 #: ``json.dumps(value, ensure_ascii=False)`` with its encoder built once
 #: (``json.dumps`` with options builds a new encoder on every call): the same text.
-_encode_line = fast_encoder(ensure_ascii=False)
+_encode_line = json.JSONEncoder(ensure_ascii=False).encode
 
 def _no_space(method: _F) -> _F:
     """A :class:`ResultsWriter` method whose ``OSError`` "no space left on
@@ -187,8 +186,6 @@ class ResultsWriter:
                 self._transactions_csv.writerow(TRANSACTION_COLUMNS)
         self._average: _AverageReward | None = None
         self._phase: tuple[int, str, str] | None = None
-        #: csv's text of the phase's name and mode, and a comma
-        self._phase_fields = ""
         #: the phase's ``episodes.jsonl`` text up to the worker; ``agent -> ', "agent": …, "steps": '``
         self._line_head = ""
         self._agent_parts: dict[str, str] = {}
@@ -197,7 +194,6 @@ class ResultsWriter:
     def phase_started(self, index: int, name: str, mode: str, workers: int) -> None:
         self.phase_finished()
         self._phase = (index, name, mode)
-        self._phase_fields = csv_fields([name, mode]) + ","
         self._average = _AverageReward(self.paths.average_reward(index, name), workers)
         self._line_head = (f'{{"run": {_encode_line(self.run_uid)}, "phase": {_encode_line(name)}, '
                            f'"mode": {_encode_line(mode)}, "worker": ')
@@ -238,28 +234,19 @@ class ResultsWriter:
         self._average.add(episode, agent, reward)
 
     @_no_space
-    def steps(self, rows: list[tuple[Any, ...]], lines: list[str | None]) -> None:
+    def steps(self, rows: list[tuple[Any, ...]]) -> None:
         """Append stored steps: ``rows`` are the recorder's buffered step rows
         (``phase_id, worker, episode, step, agent, sensors, actions, rewards,
         objective, done``: the three cells JSON text, ``done`` 0 or 1) of the
         current phase, written as ``all_transactions.csv`` lines with the
-        phase's name and mode in place of its id; ``lines[i]`` is row ``i``'s
-        line after those two fields when the recorder joined it already
-        (:mod:`xdoe.store._csv_text`), else ``None`` and ``csv`` writes the row.
-        The recorder calls it when it writes its buffer, before the rows go to
+        phase's name and mode in place of its id (by :mod:`csv`). The
+        recorder calls it when it writes its buffer, before the rows go to
         the store."""
         assert self._phase is not None and self._transactions_csv is not None
         _, name, mode = self._phase
-        if None not in lines:
-            prefix = self._phase_fields
-            self._transactions.write(prefix + prefix.join(lines))  # type: ignore[union-attr]
-            return
-        write, writerow = self._transactions.write, self._transactions_csv.writerow  # type: ignore[union-attr]
-        for row, line in zip(rows, lines):
-            if line is None:
-                writerow((name, mode, *row[1:9], bool(row[9])))
-            else:
-                write(self._phase_fields + line)
+        writerow = self._transactions_csv.writerow
+        for row in rows:
+            writerow((name, mode, *row[1:9], bool(row[9])))
 
     @_no_space
     def flush(self) -> None:

@@ -20,7 +20,7 @@ from xdoe.store._export import (
 )
 
 if TYPE_CHECKING:
-    from xdoe.store._store import Store
+    from xdoe.store._rows import StoreRows as Store
 
 __all__ = ["EpisodeTable", "episode_table", "BRANCH_COLUMN"]
 

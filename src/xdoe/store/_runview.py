@@ -20,7 +20,7 @@ from xdoe.store._liveness import HEARTBEAT_TIMEOUT
 from xdoe.store._status import DesignRun, RunStatus, _decide
 
 if TYPE_CHECKING:
-    from xdoe.store._store import Store
+    from xdoe.store._rows import StoreRows as Store
 
 __all__ = ["PhaseView", "CheckpointView", "RunView", "run_view", "curve_points", "lineage_nodes",
            "phase_step_budget"]
@@ -223,7 +223,7 @@ def lineage_nodes(store: "Store", experiment: str | None, *, limit: int = 400,
                   heartbeat_timeout: float = HEARTBEAT_TIMEOUT) -> tuple[list[dict[str, Any]], int]:
     """The first ``limit`` runs in design order (latest version, the instance
     their status comes from) with phases and brain sources, for the lineage
-    graph; three queries whatever the store's size (cf. :func:`xdoe.store.build_lineage`,
+    graph; three queries whatever the store's size (cf. :meth:`xdoe.store.Store.build_lineage`,
     which reads every run).
 
     Returns:

@@ -12,7 +12,9 @@ that ran it. An *edge* (``session_edge``) links a child to its parent node and
 records the overrides, the parent's phase and instance the child's brains
 were loaded from, and the segment length.
 
-The tables are created when first written, also in stores written before
+The tables are SQLAlchemy Core tables of :data:`xdoe.store._tables.METADATA`
+(defined when this module is first imported, by a :class:`xdoe.store.Store`
+method of :mod:`xdoe.store._session_rows`); they are created when first written, also in stores written before
 they existed (``CREATE TABLE IF NOT EXISTS``; no migration needed); reading a
 store without them finds no trees and creates nothing. Every write is
 idempotent where a restarted ``xrun grow`` needs it: adding a node that
@@ -22,23 +24,24 @@ exists returns the existing one.
 from __future__ import annotations
 
 import datetime as _dt
+import json
 from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any
 
-from sqlalchemy import Float, ForeignKey, Integer, String, Text, UniqueConstraint, select, update
-from sqlalchemy.orm import Mapped, mapped_column
+from sqlalchemy import Float, Integer, String, Table, Text, UniqueConstraint, func, insert, select, update
+from sqlalchemy import inspect as sa_inspect
 
-from xdoe.store._models import Base, Run, RunInstance
-from xdoe.store._tables import _Id, JsonText, UtcDateTime, utcnow
+from xdoe.store._base import SCHEMA_LOCK
+from xdoe.store._tables import METADATA, JsonText, UtcDateTime, _col, _fk, _pk, run, run_instance, utcnow
 
 if TYPE_CHECKING:
-    from xdoe.store._store import Store
+    from xdoe.store._base import StoreBase
 
 __all__ = [
     "HEALTH_STATES",
-    "SessionTree",
-    "SessionNode",
-    "SessionEdge",
+    "session_tree",
+    "session_node",
+    "session_edge",
     "TreeInfo",
     "NodeInfo",
     "ensure_session_tables",
@@ -57,62 +60,55 @@ __all__ = [
 #: Health of a session node.
 HEALTH_STATES = ("pending", "running", "healthy", "dead", "goal", "failed")
 
+#: A tree of sessions: ``uid`` unique, ``kind`` ``grow`` or ``branch``,
+#: ``config`` the session config (grow), ``status`` where growth stands.
+session_tree = Table(
+    "session_tree", METADATA,
+    _pk(),
+    _col("uid", String(255), False, unique=True),
+    _col("kind", String(16), False),
+    _col("config", JsonText),
+    _col("status", Text),
+    _col("created", UtcDateTime, False, default=utcnow),
+    _col("updated", UtcDateTime),
+)
 
-class SessionTree(Base):
-    """A tree of sessions: ``uid`` unique, ``kind`` ``grow`` or ``branch``,
-    ``config`` the session config (grow), ``status`` where growth stands."""
+#: One session of a tree: a run (uid + content hash of its document).
+session_node = Table(
+    "session_node", METADATA,
+    _pk(),
+    _fk("tree_id", "session_tree.id", "CASCADE", nullable=False, index=True),
+    _col("run_uid", String(255), False, index=True),
+    _col("content_hash", String(64), False),
+    _col("file", Text),
+    _col("depth", Integer, False),
+    _col("batch", Integer, False, default=0),
+    _col("direction", Integer),
+    _col("health", String(16), False),
+    _col("metric", Float),
+    _col("reason", Text),
+    _fk("instance_id", "run_instance.id", "SET NULL", nullable=True),
+    _col("created", UtcDateTime, False, default=utcnow),
+    _col("updated", UtcDateTime),
+    UniqueConstraint("tree_id", "run_uid", name="uq_session_node_tree_run"),
+)
 
-    __tablename__ = "session_tree"
+#: Parent -> child: the overrides (a list of ``[key, value]``), the parent's
+#: phase and instance the child loads its brains from, the segment
+#: (``{"episodes": N}`` or ``{"steps": N}``).
+session_edge = Table(
+    "session_edge", METADATA,
+    _pk(),
+    _fk("parent_id", "session_node.id", "CASCADE", nullable=False, index=True),
+    _fk("child_id", "session_node.id", "CASCADE", nullable=False, unique=True),
+    _col("overrides", JsonText),
+    _col("source_phase", String(255)),
+    _col("source_instance_id", Integer),
+    _col("segment", JsonText),
+    _col("created", UtcDateTime, False, default=utcnow),
+)
 
-    id: Mapped[int] = mapped_column(_Id, primary_key=True, autoincrement=True)
-    uid: Mapped[str] = mapped_column(String(255), unique=True)
-    kind: Mapped[str] = mapped_column(String(16))
-    config: Mapped[Any | None] = mapped_column(JsonText)
-    status: Mapped[str | None] = mapped_column(Text)
-    created: Mapped[_dt.datetime] = mapped_column(UtcDateTime, default=utcnow)
-    updated: Mapped[_dt.datetime | None] = mapped_column(UtcDateTime)
-
-
-class SessionNode(Base):
-    """One session of a tree: a run (uid + content hash of its document)."""
-
-    __tablename__ = "session_node"
-    __table_args__ = (UniqueConstraint("tree_id", "run_uid", name="uq_session_node_tree_run"),)
-
-    id: Mapped[int] = mapped_column(_Id, primary_key=True, autoincrement=True)
-    tree_id: Mapped[int] = mapped_column(ForeignKey("session_tree.id", ondelete="CASCADE"), index=True)
-    run_uid: Mapped[str] = mapped_column(String(255), index=True)
-    content_hash: Mapped[str] = mapped_column(String(64))
-    file: Mapped[str | None] = mapped_column(Text)
-    depth: Mapped[int] = mapped_column(Integer)
-    batch: Mapped[int] = mapped_column(Integer, default=0)
-    direction: Mapped[int | None] = mapped_column(Integer)
-    health: Mapped[str] = mapped_column(String(16))
-    metric: Mapped[float | None] = mapped_column(Float)
-    reason: Mapped[str | None] = mapped_column(Text)
-    instance_id: Mapped[int | None] = mapped_column(ForeignKey("run_instance.id", ondelete="SET NULL"))
-    created: Mapped[_dt.datetime] = mapped_column(UtcDateTime, default=utcnow)
-    updated: Mapped[_dt.datetime | None] = mapped_column(UtcDateTime)
-
-
-class SessionEdge(Base):
-    """Parent -> child: the overrides (a list of ``[key, value]``), the
-    parent's phase and instance the child loads its brains from, the segment
-    (``{"episodes": N}`` or ``{"steps": N}``)."""
-
-    __tablename__ = "session_edge"
-
-    id: Mapped[int] = mapped_column(_Id, primary_key=True, autoincrement=True)
-    parent_id: Mapped[int] = mapped_column(ForeignKey("session_node.id", ondelete="CASCADE"), index=True)
-    child_id: Mapped[int] = mapped_column(ForeignKey("session_node.id", ondelete="CASCADE"), unique=True)
-    overrides: Mapped[Any | None] = mapped_column(JsonText)
-    source_phase: Mapped[str | None] = mapped_column(String(255))
-    source_instance_id: Mapped[int | None] = mapped_column(Integer)
-    segment: Mapped[Any | None] = mapped_column(JsonText)
-    created: Mapped[_dt.datetime] = mapped_column(UtcDateTime, default=utcnow)
-
-
-_TABLES = [SessionTree.__table__, SessionNode.__table__, SessionEdge.__table__]
+_TABLES = [session_tree, session_node, session_edge]
 
 
 @dataclass(frozen=True)
@@ -151,62 +147,59 @@ class NodeInfo:
     created: _dt.datetime
 
 
-def ensure_session_tables(store: "Store") -> None:
+def ensure_session_tables(store: "StoreBase") -> None:
     """Create the session tables when missing (idempotent; serialised by
     an advisory lock on PostgreSQL). Done once per :class:`Store` object."""
     if getattr(store, "_session_tables", False):
         return
-    from xdoe.store._store import _SCHEMA_LOCK
-
-    with store._write("create the session tables in") as session:
-        conn = session.connection()
+    with store._core_write("create the session tables in") as conn:
         if conn.dialect.name == "postgresql":
-            conn.exec_driver_sql(f"SELECT pg_advisory_xact_lock({_SCHEMA_LOCK})")
-        Base.metadata.create_all(conn, tables=_TABLES, checkfirst=True)
+            conn.exec_driver_sql(f"SELECT pg_advisory_xact_lock({SCHEMA_LOCK})")
+        METADATA.create_all(conn, tables=_TABLES, checkfirst=True)
     store._session_tables = True  # type: ignore[attr-defined]
 
 
-def _readable(store: "Store") -> bool:
+def _readable(store: "StoreBase") -> bool:
     """Whether the session tables exist (reading never creates them)."""
     if getattr(store, "_session_tables", False):
         return True
-    from sqlalchemy import inspect as sa_inspect
-
-    with store._read("read the tables of") as session:
-        return bool(sa_inspect(session.connection()).has_table(SessionNode.__tablename__))
+    with store._core_read("read the tables of") as conn:
+        return bool(sa_inspect(conn).has_table(session_node.name))
 
 
-def _tree_info(row: SessionTree) -> TreeInfo:
-    return TreeInfo(row.id, row.uid, row.kind, row.config, row.status, row.created)
+_TREE_COLUMNS = (session_tree.c.id, session_tree.c.uid, session_tree.c.kind, session_tree.c.config,
+                 session_tree.c.status, session_tree.c.created)
 
 
-def get_or_create_tree(store: "Store", uid: str, kind: str, config: Any = None,
+def get_or_create_tree(store: "StoreBase", uid: str, kind: str, config: Any = None,
                        status: str | None = None) -> TreeInfo:
     """The tree ``uid``, created with ``kind`` and ``config`` when missing.
     ``status`` (when given) is written either way."""
     ensure_session_tables(store)
-    with store._write("record a session tree in") as session:
-        row = session.execute(select(SessionTree).where(SessionTree.uid == uid)).scalar_one_or_none()
+    st = session_tree.c
+    with store._core_write("record a session tree in") as conn:
+        row = conn.execute(select(*_TREE_COLUMNS).where(st.uid == uid)).first()
         if row is None:
-            row = SessionTree(uid=uid, kind=kind, config=config, status=status, created=utcnow())
-            session.add(row)
-            session.flush()
-        elif status is not None:
-            row.status = status
-            row.updated = utcnow()
-        return _tree_info(row)
+            now = utcnow()
+            key = conn.execute(insert(session_tree).values(uid=uid, kind=kind, config=config, status=status,
+                                                           created=now)).inserted_primary_key
+            assert key is not None
+            return TreeInfo(int(key[0]), uid, kind, config, status, now)
+        if status is not None:
+            conn.execute(update(session_tree).where(st.id == row.id).values(status=status, updated=utcnow()))
+        return TreeInfo(int(row.id), row.uid, row.kind, row.config,
+                        status if status is not None else row.status, row.created)
 
 
-def set_tree_status(store: "Store", uid: str, status: str) -> None:
+def set_tree_status(store: "StoreBase", uid: str, status: str) -> None:
     """Record where the growth of tree ``uid`` stands (free text)."""
     ensure_session_tables(store)
-    with store._write("update a session tree in") as session:
-        session.execute(update(SessionTree).where(SessionTree.uid == uid)
-                        .values(status=status, updated=utcnow()))
+    with store._core_write("update a session tree in") as conn:
+        conn.execute(update(session_tree).where(session_tree.c.uid == uid).values(status=status, updated=utcnow()))
 
 
 def add_session_node(
-    store: "Store", tree_id: int, run_uid: str, content_hash: str, *, file: str | None = None,
+    store: "StoreBase", tree_id: int, run_uid: str, content_hash: str, *, file: str | None = None,
     depth: int = 0, batch: int = 0, direction: int | None = None, parent_id: int | None = None,
     overrides: list[Any] | None = None, source_phase: str | None = None,
     source_instance_id: int | None = None, segment: dict[str, Any] | None = None,
@@ -215,24 +208,25 @@ def add_session_node(
     transaction; returns its id. A node of the same run uid in the tree is
     returned as it is (a restarted grow re-adds what it planned before)."""
     ensure_session_tables(store)
-    with store._write("record a session node in") as session:
-        found = session.execute(select(SessionNode.id).where(
-            SessionNode.tree_id == tree_id, SessionNode.run_uid == run_uid)).scalar_one_or_none()
+    sn = session_node.c
+    with store._core_write("record a session node in") as conn:
+        found = conn.execute(select(sn.id).where(sn.tree_id == tree_id, sn.run_uid == run_uid)).scalar_one_or_none()
         if found is not None:
             return int(found)
-        node = SessionNode(tree_id=tree_id, run_uid=run_uid, content_hash=content_hash, file=file,
-                           depth=depth, batch=batch, direction=direction, health="pending",
-                           created=utcnow())
-        session.add(node)
-        session.flush()
+        now = utcnow()
+        key = conn.execute(insert(session_node).values(
+            tree_id=tree_id, run_uid=run_uid, content_hash=content_hash, file=file, depth=depth, batch=batch,
+            direction=direction, health="pending", created=now)).inserted_primary_key
+        assert key is not None
+        node_id = int(key[0])
         if parent_id is not None:
-            session.add(SessionEdge(parent_id=parent_id, child_id=node.id, overrides=overrides or [],
-                                    source_phase=source_phase, source_instance_id=source_instance_id,
-                                    segment=segment, created=utcnow()))
-        return int(node.id)
+            conn.execute(insert(session_edge).values(
+                parent_id=parent_id, child_id=node_id, overrides=overrides or [], source_phase=source_phase,
+                source_instance_id=source_instance_id, segment=segment, created=now))
+        return node_id
 
 
-def set_node_health(store: "Store", node_id: int, health: str, *, metric: float | None = None,
+def set_node_health(store: "StoreBase", node_id: int, health: str, *, metric: float | None = None,
                     reason: str | None = None, instance_id: int | None = None) -> None:
     """Record a node's health (one of :data:`HEALTH_STATES`), metric, reason and instance."""
     if health not in HEALTH_STATES:
@@ -241,79 +235,71 @@ def set_node_health(store: "Store", node_id: int, health: str, *, metric: float 
     values: dict[str, Any] = {"health": health, "metric": metric, "reason": reason, "updated": utcnow()}
     if instance_id is not None:
         values["instance_id"] = instance_id
-    with store._write("update a session node in") as session:
-        session.execute(update(SessionNode).where(SessionNode.id == node_id).values(**values))
+    with store._core_write("update a session node in") as conn:
+        conn.execute(update(session_node).where(session_node.c.id == node_id).values(**values))
 
 
-def session_trees(store: "Store") -> list[TreeInfo]:
+def session_trees(store: "StoreBase") -> list[TreeInfo]:
     """Every tree, oldest first (none when the tables do not exist yet)."""
     if not _readable(store):
         return []
-    with store._read("read session trees from") as session:
-        return [_tree_info(r) for r in session.execute(
-            select(SessionTree).order_by(SessionTree.id)).scalars()]
+    with store._core_read("read session trees from") as conn:
+        return [TreeInfo(int(r.id), r.uid, r.kind, r.config, r.status, r.created)
+                for r in conn.execute(select(*_TREE_COLUMNS).order_by(session_tree.c.id))]
 
 
-def session_nodes(store: "Store", tree: str | None = None) -> list[NodeInfo]:
+def session_nodes(store: "StoreBase", tree: str | None = None) -> list[NodeInfo]:
     """The nodes of one tree (by uid) or of every tree, in creation order,
     with their edges and the status of their run instances."""
     if not _readable(store):
         return []
-    stmt = (select(SessionNode, SessionTree.uid, RunInstance.status, SessionEdge)
-            .join(SessionTree, SessionNode.tree_id == SessionTree.id)
-            .outerjoin(RunInstance, SessionNode.instance_id == RunInstance.id)
-            .outerjoin(SessionEdge, SessionEdge.child_id == SessionNode.id))
+    sn, se, st = session_node.c, session_edge.c, session_tree.c
+    stmt = (select(sn.id, st.uid, sn.run_uid, sn.content_hash, sn.file, sn.depth, sn.batch, sn.direction,
+                   sn.health, sn.metric, sn.reason, sn.instance_id, run_instance.c.status, se.parent_id,
+                   se.overrides, se.source_phase, se.source_instance_id, se.segment, sn.created)
+            .select_from(session_node)
+            .join(session_tree, sn.tree_id == st.id)
+            .outerjoin(run_instance, sn.instance_id == run_instance.c.id)
+            .outerjoin(session_edge, se.child_id == sn.id))
     if tree is not None:
-        stmt = stmt.where(SessionTree.uid == tree)
-    out: list[NodeInfo] = []
-    with store._read("read session nodes from") as session:
-        for node, tree_uid, status, edge in session.execute(stmt.order_by(SessionNode.id)):
-            out.append(NodeInfo(
-                node.id, tree_uid, node.run_uid, node.content_hash, node.file, node.depth,
-                node.batch, node.direction, node.health, node.metric, node.reason, node.instance_id,
-                status, None if edge is None else edge.parent_id,
-                [] if edge is None else list(edge.overrides or []),
-                None if edge is None else edge.source_phase,
-                None if edge is None else edge.source_instance_id,
-                None if edge is None else edge.segment, node.created))
-    return out
+        stmt = stmt.where(st.uid == tree)
+    with store._core_read("read session nodes from") as conn:
+        return [NodeInfo(int(r[0]), *r[1:14], list(r.overrides or []), *r[15:])
+                for r in conn.execute(stmt.order_by(sn.id))]
 
 
-def nodes_of_run(store: "Store", run_uid: str) -> list[NodeInfo]:
+def nodes_of_run(store: "StoreBase", run_uid: str) -> list[NodeInfo]:
     """The nodes (of any tree) that are the run ``run_uid``, oldest first."""
     if not _readable(store):
         return []
-    with store._read("read session nodes from") as session:
-        trees = session.execute(select(SessionTree.uid).join(
-            SessionNode, SessionNode.tree_id == SessionTree.id).where(
-            SessionNode.run_uid == run_uid).distinct()).scalars().all()
+    sn, st = session_node.c, session_tree.c
+    with store._core_read("read session nodes from") as conn:
+        trees = conn.execute(select(st.uid).join(session_node, sn.tree_id == st.id)
+                             .where(sn.run_uid == run_uid).distinct()).scalars().all()
     return [n for t in trees for n in session_nodes(store, t) if n.run_uid == run_uid]
 
 
-def count_branch_children(store: "Store", run_uid: str) -> int:
+def count_branch_children(store: "StoreBase", run_uid: str) -> int:
     """How many child nodes (in any tree) have a parent node of run ``run_uid``."""
-    from sqlalchemy import func
-
     if not _readable(store):
         return 0
-    with store._read("read session edges from") as session:
-        return int(session.execute(
-            select(func.count()).select_from(SessionEdge)
-            .join(SessionNode, SessionEdge.parent_id == SessionNode.id)
-            .where(SessionNode.run_uid == run_uid)).scalar_one())
+    sn = session_node.c
+    with store._core_read("read session edges from") as conn:
+        return int(conn.execute(
+            select(func.count()).select_from(session_edge)
+            .join(session_node, session_edge.c.parent_id == sn.id)
+            .where(sn.run_uid == run_uid)).scalar_one())
 
 
-def run_uids(store: "Store") -> set[str]:
+def run_uids(store: "StoreBase") -> set[str]:
     """Every run uid in the store (to pick fresh child uids)."""
-    with store._read("read runs from") as session:
-        return set(session.execute(select(Run.uid).distinct()).scalars())
+    with store._core_read("read runs from") as conn:
+        return set(conn.execute(select(run.c.uid).distinct()).scalars())
 
 
-def run_document(store: "Store", run_uid: str, content_hash: str) -> dict[str, Any] | None:
+def run_document(store: "StoreBase", run_uid: str, content_hash: str) -> dict[str, Any] | None:
     """The stored run document of one run version, or ``None``."""
-    import json
-
-    with store._read("read a run document from") as session:
-        text = session.execute(select(Run.document).where(
-            Run.uid == run_uid, Run.content_hash == content_hash)).scalar_one_or_none()
+    with store._core_read("read a run document from") as conn:
+        text = conn.execute(select(run.c.document).where(
+            run.c.uid == run_uid, run.c.content_hash == content_hash)).scalar_one_or_none()
     return None if text is None else json.loads(text)

@@ -38,14 +38,14 @@ from typing import TYPE_CHECKING, Any
 from sqlalchemy import select
 
 from xdoe.errors import InputError
-from xdoe.documents._run import load_run_document
 from xdoe.store._export import check_experiment
 from xdoe.store._json import document_hash
 from xdoe.store._models import Experiment, Run, RunInstance, utcnow
 from xdoe.store._liveness import HEARTBEAT_TIMEOUT, dead_reason
+from xdoe.store._membership import session_child_uids
 
 if TYPE_CHECKING:
-    from xdoe.store._store import Store
+    from xdoe.store._rows import StoreRows as Store
 
 __all__ = ["STATUSES", "RunStatus", "CampaignStatus", "campaign_status", "design_runs",
            "DesignRun", "summarize"]
@@ -98,6 +98,11 @@ class CampaignStatus:
         """True when there is at least one run and every run finished."""
         return bool(self.runs) and all(r.status == "finished" for r in self.runs)
 
+    @property
+    def summary(self) -> str:
+        """``"3 runs: 1 finished, 1 failed, 1 missing"`` (:func:`summarize` of the counts)."""
+        return summarize(self.counts)
+
 
 def _int(text: str | None) -> int | None:
     if text is None or text == "":
@@ -108,7 +113,42 @@ def _int(text: str | None) -> int | None:
         return None
 
 
-def design_runs(output_dir: str | Path, experiment: str | None = None) -> list[DesignRun]:
+def _known_files(store: "Store", paths: list[Path]) -> dict[Path, Any]:
+    """The run files whose bytes the store recorded (``run.file_sha256``, given
+    only when the bytes alone determine the document): ``path -> (uid,
+    content hash, design point, repetition, seed, experiment uid)``, so their
+    YAML need not be parsed again. A file edited since (other bytes) or never
+    run is not in the answer."""
+    import hashlib
+
+    from xdoe.store._run_rows import IN_CHUNK
+
+    hashes: dict[str, list[Path]] = {}
+    for path in paths:
+        try:
+            hashes.setdefault(hashlib.sha256(path.read_bytes()).hexdigest(), []).append(path)
+        except OSError:
+            continue  # unreadable: parsed below, which reports why
+    wanted = list(hashes)
+    out: dict[Path, Any] = {}
+    stmt = (select(Run.file_sha256, Run.uid, Run.content_hash, Run.design_point, Run.repetition, Run.seed,
+                   Experiment.uid)
+            .outerjoin(Experiment, Run.experiment_id == Experiment.id))
+    from xdoe.errors import StoreError
+
+    try:
+        with store._read("read runs from") as session:
+            for start in range(0, len(wanted), IN_CHUNK):
+                for row in session.execute(stmt.where(Run.file_sha256.in_(wanted[start:start + IN_CHUNK]))):
+                    for path in hashes[row[0]]:
+                        out[path] = tuple(row[1:])
+    except StoreError:  # a store that cannot answer this (an old schema read as it is): parse every file
+        return {}
+    return out
+
+
+def design_runs(output_dir: str | Path, experiment: str | None = None, *,
+                store: "Store | None" = None, tree_sessions: set[str] | None = None) -> list[DesignRun]:
     """The runs of an xgen output folder: every ``run-*.yaml`` (loaded and
     validated like ``xrun`` does, to hash it), with design point, repetition
     and seed from ``design.csv`` when present; a ``design.csv`` row without a
@@ -124,6 +164,14 @@ def design_runs(output_dir: str | Path, experiment: str | None = None) -> list[D
     design table its manifest lists (:func:`xdoe.design.folder_experiments`);
     in a folder without its manifest, the run documents whose
     ``experiment_uid`` it is (and those that cannot be read).
+
+    With ``store``, a run file whose bytes the store recorded (its sha256,
+    ``run.file_sha256``) is not parsed again: its uid, content hash and
+    design coordinates come from the store (a file edited since has other
+    bytes and is parsed). A session recorded so (a child node of a session
+    tree in the store) is a session here too, as its document says;
+    ``tree_sessions``: those uids when the caller has read them already
+    (:func:`~xdoe.store._membership.session_child_uids`).
 
     Raises:
         InputError: ``output_dir`` is not a folder or holds no run document.
@@ -154,7 +202,25 @@ def design_runs(output_dir: str | Path, experiment: str | None = None) -> list[D
     found: list[DesignRun] = []
     sessions: list[DesignRun] = []
     seen: set[str] = set()
+    known = _known_files(store, files) if store is not None else {}
+    children: set[str] = set()  # sessions of a tree among the known files: not design runs
+    if known:
+        children = tree_sessions if tree_sessions is not None else session_child_uids(store)
+    if len(known) < len(files):  # pydantic's models are imported only when a file must be parsed
+        from xdoe.documents import load_run_document
     for path in files:
+        if path in known:
+            uid, content_hash, index, repetition, seed, exp_uid = known[path]
+            if experiment is not None and mine is None and exp_uid != experiment:
+                continue  # another experiment's run document
+            seen.add(uid)
+            row = design.get(uid, {})
+            (sessions if uid in children else found).append(DesignRun(
+                uid=uid, content_hash=content_hash,
+                design_point=index if index is not None else _int(row.get("design_point")),
+                repetition=repetition if repetition is not None else _int(row.get("repetition")),
+                seed=seed if isinstance(seed, int) else _int(row.get("seed")), file=str(path)))
+            continue
         try:
             model, data = load_run_document(path)
         except InputError as exc:
@@ -288,11 +354,11 @@ def campaign_status(
             store (when no ``output_dir`` is given).
         StoreError: the store cannot be read.
     """
-    from xdoe.store._membership import session_child_uids
 
-    children: set[str] = set() if include_branches else session_child_uids(store)
+    tree_sessions = session_child_uids(store)
+    children: set[str] = set() if include_branches else tree_sessions
     if output_dir is not None:
-        runs = design_runs(output_dir, experiment)
+        runs = design_runs(output_dir, experiment, store=store, tree_sessions=tree_sessions)
         if any(r.uid not in children for r in runs):  # else a folder of sessions (branches/): those
             runs = [r for r in runs if r.uid not in children]
         uids: set[str] | None = {r.uid for r in runs}

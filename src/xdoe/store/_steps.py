@@ -5,15 +5,11 @@ from __future__ import annotations
 import re
 from dataclasses import dataclass
 
-from xdoe.errors import InputError
+from xdoe.errors import StoreStepsError
 
 __all__ = ["StepPolicy", "StoreStepsError"]
 
 _EVERY = re.compile(r"every:([0-9]+)")
-
-
-class StoreStepsError(InputError, ValueError):
-    """A ``store_steps`` value is not ``none``, ``all`` or ``every:N`` (N >= 1)."""
 
 
 @dataclass(frozen=True)

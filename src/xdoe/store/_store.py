@@ -1,42 +1,37 @@
-"""The store facade: open a store by URL, record runs, answer the queries the
-executor and the command line need."""
+"""The store facade: open a store by URL, record runs, answer every query
+of the executor, the command line and the dashboard.
+
+:class:`Store` is put together from mixins, one per responsibility, each in
+its own module (none imports this one): :class:`~xdoe.store._run_rows.RunRows`
+(runs, instances, episodes, the "finished" rule),
+:class:`~xdoe.store._instance_rows.InstanceRows` (resume),
+:class:`~xdoe.store._checkpoint_rows.CheckpointRows`,
+:class:`~xdoe.store._claims.ClaimRows`, :class:`~xdoe.store._stop.StopRows`,
+:class:`~xdoe.store._views.StoreViews` (status, export, lineage, dashboard)
+and :class:`~xdoe.store._session_rows.SessionRows` (session trees).
+"""
 
 from __future__ import annotations
 
-import json
-from collections.abc import Iterable, Iterator
-from contextlib import AbstractContextManager, contextmanager
 from pathlib import Path
-from typing import TYPE_CHECKING, Any
+from typing import Any
 
-from sqlalchemy import Connection, Select, func, select, update
-from sqlalchemy import inspect as sa_inspect
 from sqlalchemy.engine import URL
-from sqlalchemy.exc import SQLAlchemyError
 
-from xdoe.errors import NoStoreError, StoreError
-from xdoe.store import _tables as t
-from xdoe.store._engine import WRITE, make_engine, mask_url, require_sqlite_file, resolve_url, store_error
-from xdoe.store._tables import METADATA, SCHEMA_VERSION, utcnow
-from xdoe.store._upgrade import schema_number
-from xdoe.store._checkpoint_rows import CheckpointRows
-from xdoe.store._instance_rows import InstanceInfo, InstanceRows, RunInfo
+from xdoe.errors import StoreError
+from xdoe.store._engine import WRITE, make_engine, mask_url, require_sqlite_file, resolve_url
+from xdoe.store._instance_rows import InstanceInfo, RunInfo, RunState
 from xdoe.store._recorder import RunRecorder
-from xdoe.store._rules import FINISHED, finished_stmt
+from xdoe.store._run_rows import IN_CHUNK
+from xdoe.store._session_rows import SessionRows
+from xdoe.store._schema import open_for_reading, open_for_writing
+from xdoe.store._tables import SCHEMA_VERSION
+from xdoe.store._views import StoreViews
 
-if TYPE_CHECKING:
-    from sqlalchemy.orm import Session
-
-__all__ = ["Store", "RunInfo", "InstanceInfo"]
-
-#: Values per ``IN (...)`` list in one query (below SQLite's and PostgreSQL's parameter limits).
-IN_CHUNK = 500
-
-# Key of the PostgreSQL advisory lock that serialises schema creation.
-_SCHEMA_LOCK = 0x7864_6F65  # "xdoe"
+__all__ = ["Store", "RunInfo", "RunState", "InstanceInfo", "IN_CHUNK", "StoreError"]
 
 
-class Store(CheckpointRows, InstanceRows):
+class Store(StoreViews, SessionRows):
     """The results store, chosen by a SQLAlchemy URL.
 
     ``Store()`` opens ``$XRUN_STORE`` or ``sqlite:///_outputs/xrun.sqlite``
@@ -73,7 +68,7 @@ class Store(CheckpointRows, InstanceRows):
         self.schema_version = SCHEMA_VERSION
         """The schema version of the store as opened (older than
         :data:`SCHEMA_VERSION` only when opened with ``create=False``: reads
-        do not upgrade; see :mod:`xdoe.store._upgrade`)."""
+        do not upgrade; see :mod:`xdoe.store._schema`)."""
         try:
             self._create_schema() if create else self._check_schema()
         except Exception:
@@ -84,16 +79,7 @@ class Store(CheckpointRows, InstanceRows):
     def _check_schema(self) -> None:
         """Raise :class:`NoStoreError` when the xdoe tables are missing, and
         :class:`StoreError` when the schema is newer than this xdoe's."""
-        try:
-            with self.engine.connect() as conn:
-                if not sa_inspect(conn).has_table(t.store_meta.name):
-                    raise NoStoreError(f"no store at {self.url} (no xdoe tables)")
-                row = _schema_version(conn)
-        except SQLAlchemyError as exc:
-            raise store_error(self._url, "open", exc) from None
-        schema_number(self.url, row)
-        if row is not None:
-            self.schema_version = int(row)
+        self.schema_version = open_for_reading(self)
 
     @property
     def has_end_columns(self) -> bool:
@@ -101,66 +87,9 @@ class Store(CheckpointRows, InstanceRows):
         ``cut_by`` (schema version 2; a store only read keeps its version)."""
         return self.schema_version >= 2
 
-    def _sqlite_schema(self) -> tuple[bool, set[str] | None]:
-        """SQLite: ``(complete, tables)``: whether every table and index of
-        this xdoe exists and the schema version is recorded, and the names of
-        the tables there, from one read of ``sqlite_master`` (no write lock,
-        none of ``create_all``'s per-table and per-index reflection queries);
-        ``(False, None)`` on other backends (they take the full path).
-        Raises :class:`StoreError` for a newer schema."""
-        if self.engine.dialect.name != "sqlite":
-            return False, None
-        needed = {("table", table.name) for table in METADATA.sorted_tables}
-        needed |= {("index", str(i.name)) for table in METADATA.sorted_tables for i in table.indexes}
-        with self.engine.connect() as conn:
-            present = set(conn.exec_driver_sql(
-                "SELECT type, name FROM sqlite_master WHERE type IN ('table', 'index')").all())
-            tables = {name for kind, name in present if kind == "table"}
-            if not needed <= present:
-                return False, tables
-            row = _schema_version(conn)
-        schema_number(self.url, row)
-        return row is not None and int(row) == SCHEMA_VERSION, tables
-
     def _create_schema(self) -> None:
-        try:
-            complete, tables = self._sqlite_schema()
-            if complete:  # the usual case: an existing store (issue 16)
-                return
-            with self._writer.begin() as conn:
-                if conn.dialect.name == "postgresql":
-                    conn.exec_driver_sql(f"SELECT pg_advisory_xact_lock({_SCHEMA_LOCK})")
-                if tables is not None:  # SQLite, under the write lock: the tables there now are final
-                    now = {name for (name,) in conn.exec_driver_sql(
-                        "SELECT name FROM sqlite_master WHERE type = 'table'")}
-                    # one read instead of create_all's two PRAGMA table_info per table
-                    METADATA.create_all(conn, tables=[table for table in METADATA.sorted_tables
-                                                      if table.name not in now], checkfirst=False)
-                else:
-                    METADATA.create_all(conn)
-                # create_all adds missing tables only: an index added to an
-                # existing table is created here (no migrations yet); a table
-                # that was not there before came with its indexes (from
-                # create_all, or from another process opening the store at once)
-                for table in METADATA.sorted_tables:
-                    if tables is not None and table.name not in tables:
-                        continue
-                    for index in table.indexes:
-                        index.create(conn, checkfirst=True)
-                row = _schema_version(conn)
-                if row is None:
-                    conn.execute(
-                        t.store_meta.insert(),
-                        [{"key": "schema_version", "value": str(SCHEMA_VERSION)}],
-                    )
-                else:
-                    schema_number(self.url, row)
-                    if int(row) < SCHEMA_VERSION:  # an older store opened for writing
-                        from xdoe.store._upgrade import upgrade
-
-                        upgrade(conn, int(row))
-        except SQLAlchemyError as exc:
-            raise store_error(self._url, "open", exc) from None
+        """Create the tables, or upgrade an older schema (:mod:`xdoe.store._schema`)."""
+        self.schema_version = open_for_writing(self)
 
     def close(self) -> None:
         """Release every pooled connection (the store may still be used afterwards)."""
@@ -175,19 +104,6 @@ class Store(CheckpointRows, InstanceRows):
     def __repr__(self) -> str:
         return f"Store({self.url!r})"
 
-    def session(self, *, write: bool = False) -> "Session":
-        """A new ORM session; ``write=True`` for transactions that write
-        (on SQLite they take the write lock when they begin, avoiding
-        lock-upgrade failures between concurrent writers). The ORM is
-        imported here, on first use: recording a run does without it."""
-        makers = self._sessions.get(write)
-        if makers is None:
-            from sqlalchemy.orm import sessionmaker
-
-            makers = self._sessions[write] = sessionmaker(self._writer if write else self.engine,
-                                                          expire_on_commit=False)
-        return makers()  # type: ignore[no-any-return]
-
     # -- recording --------------------------------------------------------
     def recorder(
         self,
@@ -197,6 +113,7 @@ class Store(CheckpointRows, InstanceRows):
         store_steps: str = "none",
         flush_rows: int = 1000,
         file_sha256: str | None = None,
+        content_hash: str | None = None,
     ) -> RunRecorder:
         """A :class:`RunRecorder` for one execution of ``document``.
 
@@ -210,233 +127,11 @@ class Store(CheckpointRows, InstanceRows):
                 :meth:`finished_file_hashes`). Give it only when those bytes
                 alone determine the document (not when its uid came from the
                 file name).
+            content_hash: :func:`document_hash` of ``document``, when the caller has it.
 
         Raises:
             StoreStepsError: ``store_steps`` is invalid.
             DocumentError: the document has no string ``uid``.
         """
         return RunRecorder(self, document, results_root=results_root, store_steps=store_steps,
-                           flush_rows=flush_rows, file_sha256=file_sha256)
-
-    # -- queries ----------------------------------------------------------
-    def experiments(self) -> list[str]:
-        """The uids of the experiments the store holds runs of, sorted.
-
-        Raises:
-            StoreError: the store cannot be read.
-        """
-        e = t.experiment.c
-        stmt = select(e.uid).where(e.id.in_(select(t.run.c.experiment_id))).order_by(e.uid)
-        with self._core_read("read experiments from") as conn:
-            return [str(uid) for uid in conn.execute(stmt).scalars()]
-
-    def runs(self, experiment: str | None = None) -> list[RunInfo]:
-        """Every run version, optionally of one experiment uid, in insertion order."""
-        r, e = t.run.c, t.experiment.c
-        stmt = (select(r.id, r.uid, e.uid, r.content_hash, r.design_point, r.repetition, r.seed, r.levels,
-                       r.created, r.document)
-                .select_from(t.run).outerjoin(t.experiment, r.experiment_id == e.id))
-        if experiment is not None:
-            stmt = stmt.where(e.uid == experiment)
-        with self._core_read("read runs from") as conn:
-            return [RunInfo(*row[:-1], json.loads(row[-1])) for row in conn.execute(stmt.order_by(r.id))]
-
-    def _instances_stmt(self) -> Select[Any]:
-        i = t.run_instance.c
-        return (select(i.id, i.uuid, t.run.c.uid, t.run.c.content_hash, i.host, i.pid, i.start, i.end, i.status,
-                       i.error, i.traceback, i.heartbeat, i.results_dir)
-                .join(t.run, i.run_id == t.run.c.id))
-
-    @staticmethod
-    def _instance(row: Any) -> InstanceInfo:
-        return InstanceInfo(*row)
-
-    def instances(
-        self, status: str | Iterable[str] | None = None, *, run_uid: str | None = None
-    ) -> list[InstanceInfo]:
-        """Run instances, oldest first, filtered by status (one or several) and run uid."""
-        stmt = self._instances_stmt()
-        if status is not None:
-            statuses = [status] if isinstance(status, str) else list(status)
-            stmt = stmt.where(t.run_instance.c.status.in_(statuses))
-        if run_uid is not None:
-            stmt = stmt.where(t.run.c.uid == run_uid)
-        with self._core_read("read run instances from") as conn:
-            return [self._instance(r) for r in conn.execute(stmt.order_by(t.run_instance.c.id))]
-
-    def instance(self, instance_id: int) -> InstanceInfo | None:
-        """The run instance with this id, or ``None``."""
-        stmt = self._instances_stmt().where(t.run_instance.c.id == instance_id)
-        with self._core_read("read a run instance from") as conn:
-            row = conn.execute(stmt).first()
-            return None if row is None else self._instance(row)
-
-    def latest_instance(self, run_uid: str, content_hash: str | None = None) -> InstanceInfo | None:
-        """The most recently started instance of a run (of one version when
-        ``content_hash`` is given), or ``None``."""
-        stmt = self._instances_stmt().where(t.run.c.uid == run_uid)
-        if content_hash is not None:
-            stmt = stmt.where(t.run.c.content_hash == content_hash)
-        stmt = stmt.order_by(t.run_instance.c.start.desc(), t.run_instance.c.id.desc()).limit(1)
-        with self._core_read("read run instances from") as conn:
-            row = conn.execute(stmt).first()
-            return None if row is None else self._instance(row)
-
-    def finished_instances(self, run_uid: str | None = None,
-                           content_hash: str | None = None) -> dict[tuple[str, str], int]:
-        """``(run uid, content hash) -> id of its newest finished instance``
-        for every finished run version (optionally of one run uid / version),
-        in one query; the one "finished" rule (:mod:`xdoe.store._rules`)."""
-        with self._core_read("read runs from") as conn:
-            return {(uid, h): int(i) for uid, h, i in conn.execute(finished_stmt(run_uid, content_hash))}
-
-    def finished_instance(self, run_uid: str, content_hash: str | None = None) -> int | None:
-        """Id of the newest finished instance of a run (of one version when
-        ``content_hash`` is given), or ``None``."""
-        found = self.finished_instances(run_uid, content_hash).values()
-        return max(found) if found else None
-
-    def finished_run_hashes(self) -> set[tuple[str, str]]:
-        """``(run uid, content hash)`` of every run version with a finished instance."""
-        return set(self.finished_instances())
-
-    def finished_file_hashes(self, hashes: Iterable[str]) -> dict[str, tuple[str, int]]:
-        """Which of these file hashes belong to a run version with a finished instance.
-
-        Args:
-            hashes: sha256 (hex) of run-document files' bytes, as given to
-                :meth:`recorder` (``file_sha256``).
-
-        Returns:
-            ``file hash -> (run uid, id of its newest finished instance)``
-            for the hashes found; one query per :data:`IN_CHUNK` hashes.
-        """
-        wanted = list(dict.fromkeys(hashes))
-        found: dict[str, tuple[str, int]] = {}
-        r, i = t.run.c, t.run_instance.c
-        with self._core_read("read runs from") as conn:
-            for start in range(0, len(wanted), IN_CHUNK):
-                stmt = (
-                    select(r.file_sha256, r.uid, func.max(i.id))
-                    .join(t.run_instance, i.run_id == r.id)
-                    .where(r.file_sha256.in_(wanted[start:start + IN_CHUNK]), FINISHED)
-                    .group_by(r.file_sha256, r.uid)
-                )
-                for file_hash, uid, instance in conn.execute(stmt):
-                    if file_hash not in found or int(instance) > found[file_hash][1]:
-                        found[file_hash] = (uid, int(instance))
-        return found
-
-    def episodes(
-        self,
-        run_uid: str | None = None,
-        *,
-        experiment: str | None = None,
-        instance_id: int | None = None,
-        phase: str | None = None,
-        batch_size: int = 1000,
-    ) -> Iterator[dict[str, Any]]:
-        """Stream episode rows as plain dicts, ``batch_size`` rows fetched at a time.
-
-        Keys: ``experiment``, ``run``, ``content_hash``, ``instance``,
-        ``phase_index``, ``phase``, ``mode``, ``worker``, ``episode``,
-        ``agent``, ``steps``, ``reward``, ``objective``, ``wall_time``,
-        ``extras`` (dict or ``None``). Ordered by instance, phase, insertion.
-        The connection stays open until the iterator is exhausted or closed.
-        """
-        x, r, i, p, e = t.experiment.c, t.run.c, t.run_instance.c, t.phase.c, t.episode.c
-        stmt = (
-            select(
-                x.uid.label("experiment"), r.uid.label("run"), r.content_hash,
-                i.id.label("instance"), p.index.label("phase_index"),
-                p.name.label("phase"), p.mode, e.worker, e.episode,
-                e.agent, e.steps, e.reward, e.objective,
-                e.wall_time, e.extras,
-            )
-            .select_from(t.episode)
-            .join(t.phase, e.phase_id == p.id)
-            .join(t.run_instance, p.instance_id == i.id)
-            .join(t.run, i.run_id == r.id)
-            .outerjoin(t.experiment, r.experiment_id == x.id)
-        )
-        if run_uid is not None:
-            stmt = stmt.where(r.uid == run_uid)
-        if experiment is not None:
-            stmt = stmt.where(x.uid == experiment)
-        if instance_id is not None:
-            stmt = stmt.where(i.id == instance_id)
-        if phase is not None:
-            stmt = stmt.where(p.name == phase)
-        stmt = stmt.order_by(i.id, p.index, e.id)
-        try:
-            with self.engine.connect() as conn:
-                result = conn.execution_options(yield_per=batch_size).execute(stmt)
-                for row in result:
-                    yield dict(row._mapping)
-        except SQLAlchemyError as exc:
-            raise store_error(self._url, "read episodes from", exc) from None
-
-    def mark_interrupted(self, instance_id: int, error: str | None = None) -> bool:
-        """Mark a *running* instance (and its running phases) as interrupted,
-        e.g. one whose heartbeat went stale. Returns ``True`` if it was running."""
-        now = utcnow()
-        i, p = t.run_instance.c, t.phase.c
-        with self._core_write("update") as conn:
-            changed = conn.execute(
-                update(t.run_instance).where(i.id == instance_id, i.status == "running")
-                .values(status="interrupted", end=now, error=error)
-            ).rowcount
-            if changed:
-                conn.execute(update(t.phase).where(p.instance_id == instance_id, p.status == "running")
-                             .values(status="interrupted", end=now))
-        return bool(changed)
-
-    @contextmanager
-    def _transaction(self, action: str, *, write: bool) -> Iterator["Session"]:
-        """An ORM session (for the readers that map rows to the models);
-        with ``write`` inside one transaction committed at the end.
-        Database errors become :class:`StoreError` naming the URL and ``action``."""
-        session = self.session(write=write)
-        try:
-            if write:
-                with session.begin():
-                    yield session
-            else:
-                yield session
-        except SQLAlchemyError as exc:
-            raise store_error(self._url, action, exc) from None
-        finally:
-            session.close()
-
-    def _read(self, action: str) -> AbstractContextManager["Session"]:
-        return self._transaction(action, write=False)
-
-    def _write(self, action: str) -> AbstractContextManager["Session"]:
-        return self._transaction(action, write=True)
-
-    @contextmanager
-    def _connection(self, action: str, *, write: bool) -> Iterator[Connection]:
-        """A Core connection (no ORM: the run path); with ``write`` inside
-        one transaction (``BEGIN IMMEDIATE`` on SQLite) committed at the end.
-        Database errors become :class:`StoreError` naming the URL and ``action``."""
-        try:
-            if write:
-                with self._writer.begin() as conn:
-                    yield conn
-            else:
-                with self.engine.connect() as conn:
-                    yield conn
-        except SQLAlchemyError as exc:
-            raise store_error(self._url, action, exc) from None
-
-    def _core_read(self, action: str) -> AbstractContextManager[Connection]:
-        return self._connection(action, write=False)
-
-    def _core_write(self, action: str) -> AbstractContextManager[Connection]:
-        return self._connection(action, write=True)
-
-
-def _schema_version(conn: Any) -> str | None:
-    """The schema version the store records (``None``: not recorded yet)."""
-    meta = t.store_meta.c
-    return conn.execute(select(meta.value).where(meta.key == "schema_version")).scalar_one_or_none()
+                           flush_rows=flush_rows, file_sha256=file_sha256, content_hash=content_hash)

@@ -3,10 +3,10 @@ without the ORM (issue 16: the run path — open, claim, record — never import
 ``sqlalchemy.orm``, ~0.1 s of every ``xrun`` process's start-up).
 
 The ORM classes of :mod:`xdoe.store._models` are mapped onto these very
-tables (``__table__``) for the readers that use them (status, export,
-lineage, dashboard); :data:`METADATA` is their declarative base's metadata,
-so the session tables (:mod:`xdoe.store._sessions`) join it when that module
-is imported. The schema, its types and its DDL are described in
+tables (``__table__``) for the readers that use them (status, run view,
+dashboard); :data:`METADATA` is their declarative base's metadata.
+The session tables (Core tables of :mod:`xdoe.store._sessions`) join it when
+that module is imported. The schema, its types and its DDL are described in
 :mod:`xdoe.store._models`; a test checks the DDL of both dialects against
 ``tests/store/data/schema_ddl.sql``.
 """
@@ -27,6 +27,7 @@ from sqlalchemy import (
     Index,
     Integer,
     MetaData,
+    PrimaryKeyConstraint,
     String,
     Table,
     Text,
@@ -37,17 +38,30 @@ from sqlalchemy.types import TypeDecorator
 from xdoe.store._json import compact_json
 
 __all__ = [
-    "SCHEMA_VERSION", "END_COLUMNS",
+    "SCHEMA_VERSION", "SCHEMA_REVISION", "revision_of", "END_COLUMNS",
     "INSTANCE_STATUSES", "PHASE_STATUSES", "METADATA", "UtcDateTime", "JsonText",
     "utcnow", "store_meta", "experiment", "run", "run_instance", "phase", "episode", "step", "checkpoint",
-    "brain_source", "claim", "stop_request",
+    "brain_source", "claim", "stop_request", "alembic_version",
 ]
 
-#: Version of this schema, recorded in ``store_meta``; a store written by a
-#: newer schema is refused rather than misread, an older one is upgraded when
-#: it is opened for writing (:mod:`xdoe.store._upgrade`; reading never changes it).
-#: 2: ``terminated``, ``truncated``, ``cut_by`` of episode and step rows.
+#: Version of this schema: the number of the head Alembic revision
+#: (:mod:`xdoe.store.migrations`), recorded in ``alembic_version`` (as
+#: :data:`SCHEMA_REVISION`) and in ``store_meta.schema_version`` (as a number,
+#: what releases before Alembic read). A store written by a newer schema is
+#: refused rather than misread; an older one is upgraded when it is opened for
+#: writing (:mod:`xdoe.store._schema`; reading never changes it).
+#: 1: the schema of the first release; 2: ``terminated``, ``truncated``,
+#: ``cut_by`` of episode and step rows.
 SCHEMA_VERSION = 2
+
+
+def revision_of(version: int) -> str:
+    """The Alembic revision id of schema ``version``: four digits, ``"0002"``."""
+    return f"{version:04d}"
+
+
+#: The head Alembic revision id (:func:`revision_of` of :data:`SCHEMA_VERSION`).
+SCHEMA_REVISION = revision_of(SCHEMA_VERSION)
 
 
 #: Status of a run instance. ``running`` until :meth:`RunRecorder.finish`.
@@ -283,4 +297,15 @@ stop_request = Table(
     _fk("instance_id", "run_instance.id", "CASCADE", nullable=False, primary_key=True),
     _col("requested", UtcDateTime, False, default=utcnow),
     _col("reason", Text),
+)
+
+#: Alembic's version table, exactly as ``alembic stamp`` creates it
+#: (``alembic.runtime.migration.MigrationContext``: ``version_num
+#: VARCHAR(32) NOT NULL``, primary key ``alembic_version_pkc``), so that a new
+#: store is created at head by ``create_all`` and one row, without importing
+#: Alembic (an optional extra); a test compares it with Alembic's own.
+alembic_version = Table(
+    "alembic_version", METADATA,
+    Column("version_num", String(32), nullable=False),
+    PrimaryKeyConstraint("version_num", name="alembic_version_pkc"),
 )

@@ -52,7 +52,6 @@ def attach(session: "TrainingSession", parent: str | int, *, overrides: Mapping[
         RunError: ``load`` and the parent saved no checkpoint of the agent.
     """
     from xdoe.execution import load_brain
-    from xdoe.store import add_session_node, session_nodes
 
     store = session.store
     source = resolve_source(store, parent)
@@ -63,12 +62,12 @@ def attach(session: "TrainingSession", parent: str | int, *, overrides: Mapping[
                            f"(agents with checkpoints: {', '.join(sorted(newest)) or 'none'})")
         load_brain(session.brain, newest[session.agent])
     tree, parent_id = tree_for(store, source)
-    nodes = {n.id: n for n in session_nodes(store, tree.uid)}
+    nodes = {n.id: n for n in store.session_nodes(tree.uid)}
     applied = [{"key": str(k), "value": v, "paths": [], "result": v} for k, v in (overrides or {}).items()]
-    node_id = add_session_node(store, tree.id, session.run_uid, session.recorder.content_hash,
-                               depth=nodes[parent_id].depth + 1, parent_id=parent_id,
-                               overrides=applied, source_phase=source.phase,
-                               source_instance_id=source.instance_id)
+    node_id = store.add_session_node(tree.id, session.run_uid, session.recorder.content_hash,
+                                     depth=nodes[parent_id].depth + 1, parent_id=parent_id,
+                                     overrides=applied, source_phase=source.phase,
+                                     source_instance_id=source.instance_id)
     attachment = Attachment(node_id, tree.uid, nodes[parent_id].metric, criterion or ImprovementCriterion())
     session.tree_node = attachment  # type: ignore[attr-defined]
     session.finish_hooks.append(record_finish)
@@ -78,12 +77,11 @@ def attach(session: "TrainingSession", parent: str | int, *, overrides: Mapping[
 def record_finish(session: "TrainingSession") -> None:
     """Judge an attached session that just finished and record its health."""
     from xdoe.execution import RunResult
-    from xdoe.store import set_node_health
 
     attachment: Attachment | None = getattr(session, "tree_node", None)
     if attachment is None or session.status is None:
         return
     result = RunResult(uid=session.run_uid, status=session.status, instance_id=session.instance_id)
-    health, verdict = judge(session.store, result, attachment.criterion, attachment.parent_metric)
-    set_node_health(session.store, attachment.node_id, health, metric=verdict.metric,
-                    reason=verdict.reason, instance_id=session.instance_id)
+    health, assessment = judge(session.store, result, attachment.criterion, attachment.parent_metric)
+    session.store.set_node_health(attachment.node_id, health, metric=assessment.metric,
+                                  reason=assessment.reason, instance_id=session.instance_id)

@@ -35,7 +35,7 @@ from typing import TYPE_CHECKING, Any, Callable, Sequence
 
 from xdoe._files import write_atomically
 from xdoe.errors import InputError, RunError
-from xdoe.tree._criteria import HealthCriterion, ImprovementCriterion, SessionEpisodes, Verdict
+from xdoe.tree._criteria import Assessment, HealthCriterion, ImprovementCriterion, SessionEpisodes
 from xdoe.tree._overrides import Override, apply_overrides
 
 if TYPE_CHECKING:
@@ -70,8 +70,9 @@ class Source:
 @dataclass
 class BranchResult:
     """What :func:`branch` made: the child ``uid``, its ``file``, its node id
-    in the store, the overrides as applied, and the run's result (``None``
-    with ``run=False``)."""
+    in the store, the overrides as applied, the run's result and the
+    criterion's :class:`~xdoe.tree.Assessment` of it (both ``None`` with
+    ``run=False``)."""
 
     uid: str
     file: Path
@@ -80,7 +81,15 @@ class BranchResult:
     document: dict[str, Any]
     applied: list[dict[str, Any]] = field(default_factory=list)
     result: "RunResult | None" = None
-    verdict: Verdict | None = None
+    assessment: Assessment | None = None
+
+    @property
+    def verdict(self) -> Assessment | None:
+        """The old name of :attr:`assessment` (issue 23.7)."""
+        import warnings
+
+        warnings.warn("BranchResult.verdict is now BranchResult.assessment", DeprecationWarning, stacklevel=2)
+        return self.assessment
 
 
 def _phase_names(document: dict[str, Any]) -> list[str]:
@@ -95,7 +104,6 @@ def resolve_source(store: "Store", node: str | int) -> Source:
         InputError: no such instance or run (close matches listed), the
             instance did not finish, or the run has no such phase.
     """
-    from xdoe.store import run_document, run_uids
 
     text = str(node).strip()
     phase: str | None = None
@@ -111,7 +119,7 @@ def resolve_source(store: "Store", node: str | int) -> Source:
             if store.instances(run_uid=uid):
                 raise InputError(f"run {uid!r} has no finished instance in store {store.url}; "
                                  "branch from a finished session")
-            uids = sorted(run_uids(store))
+            uids = sorted(store.run_uids())
             close = difflib.get_close_matches(uid, uids, n=3)
             hint = f"did you mean: {', '.join(close)}" if close else f"runs there: {', '.join(uids[:10]) or 'none'}"
             raise InputError(f"store {store.url} has no run {uid!r}; {hint}")
@@ -119,7 +127,7 @@ def resolve_source(store: "Store", node: str | int) -> Source:
     if info.status != "finished":
         raise InputError(f"run instance {info.id} of {info.run_uid!r} is {info.status}; "
                          "branch from a finished session")
-    document = run_document(store, info.run_uid, info.content_hash)
+    document = store.run_document(info.run_uid, info.content_hash)
     if document is None:  # pragma: no cover - an instance always has its run
         raise InputError(f"run {info.run_uid!r} has no stored document")
     names = _phase_names(document)
@@ -199,9 +207,9 @@ def branch_folder(output: str | Path) -> Path:
 def tree_uid_for(store: "Store", source: Source) -> str:
     """The uid of the tree a child of ``source`` joins (see :func:`tree_for`),
     without creating anything."""
-    from xdoe.store import nodes_of_run
 
-    for node in reversed(nodes_of_run(store, source.run_uid)):
+
+    for node in reversed(store.nodes_of_run(source.run_uid)):
         if node.content_hash == source.content_hash:
             return node.tree
     return source.run_uid
@@ -284,9 +292,9 @@ def write_document(path: Path, document: dict[str, Any]) -> None:
 
 
 def _free_uid(store: "Store", parent_uid: str, output: Path, start: int) -> tuple[str, int]:
-    from xdoe.store import run_uids
 
-    taken = run_uids(store)
+
+    taken = store.run_uids()
     n = max(start, 1)
     while f"{parent_uid}_b{n:02d}" in taken or (output / f"run-{parent_uid}_b{n:02d}.yaml").exists():
         n += 1
@@ -294,33 +302,33 @@ def _free_uid(store: "Store", parent_uid: str, output: Path, start: int) -> tupl
 
 
 def judge(store: "Store", result: "RunResult", criterion: HealthCriterion,
-          parent_metric: float | None, goal: HealthCriterion | None = None) -> tuple[str, Verdict]:
-    """``(health, verdict)`` of a session that ran: ``failed`` unless it
+          parent_metric: float | None, goal: HealthCriterion | None = None) -> tuple[str, Assessment]:
+    """``(health, assessment)`` of a session that ran: ``failed`` unless it
     finished, else ``goal`` / ``healthy`` / ``dead`` by the criteria."""
     if not result.ok or result.instance_id is None:
-        return "failed", Verdict(False, None, result.error or result.status)
+        return "failed", Assessment(False, None, result.error or result.status)
     episodes = SessionEpisodes.from_store(store, result.instance_id)
-    verdict = criterion.evaluate(episodes, parent_metric)
-    if goal is not None and verdict.metric is not None:
+    assessment = criterion.evaluate(episodes, parent_metric)
+    if goal is not None and assessment.metric is not None:
         reached = goal.evaluate(episodes, parent_metric)
         if reached.healthy:
-            return "goal", Verdict(True, reached.metric, f"goal: {reached.reason}")
-    return ("healthy" if verdict.healthy else "dead"), verdict
+            return "goal", Assessment(True, reached.metric, f"goal: {reached.reason}")
+    return ("healthy" if assessment.healthy else "dead"), assessment
 
 
 def tree_for(store: "Store", source: Source) -> tuple[Any, int]:
     """The tree a hand-made branch joins (the newest tree holding the parent,
     else a new ``branch`` tree named after it) and the parent's node id."""
-    from xdoe.store import add_session_node, get_or_create_tree, nodes_of_run, set_node_health
 
-    for node in reversed(nodes_of_run(store, source.run_uid)):
+
+    for node in reversed(store.nodes_of_run(source.run_uid)):
         if node.content_hash == source.content_hash:
-            return get_or_create_tree(store, node.tree, "branch"), node.id
-    tree = get_or_create_tree(store, source.run_uid, "branch")
-    node_id = add_session_node(store, tree.id, source.run_uid, source.content_hash)
+            return store.get_or_create_tree(node.tree, "branch"), node.id
+    tree = store.get_or_create_tree(source.run_uid, "branch")
+    node_id = store.add_session_node(tree.id, source.run_uid, source.content_hash)
     episodes = SessionEpisodes.from_store(store, source.instance_id)
-    set_node_health(store, node_id, "healthy", metric=ImprovementCriterion().measure(episodes),
-                    reason="root", instance_id=source.instance_id)
+    store.set_node_health(node_id, "healthy", metric=ImprovementCriterion().measure(episodes),
+                          reason="root", instance_id=source.instance_id)
     return tree, node_id
 
 
@@ -370,25 +378,18 @@ def branch(
     """
     from xdoe.execution import DEFAULT_RESULTS
     from xdoe.execution import run as run_document
-    from xdoe.store import (
-        Store,
-        add_session_node,
-        count_branch_children,
-        document_hash,
-        nodes_of_run,
-        set_node_health,
-    )
+    from xdoe.store import Store, document_hash
 
     own = not isinstance(store, Store)
     db: Store = Store(store, create=False) if own else store  # type: ignore[assignment]
     try:
         source = resolve_source(db, node)
         if output is None:
-            files = [n.file for n in nodes_of_run(db, source.run_uid)
+            files = [n.file for n in db.nodes_of_run(source.run_uid)
                      if n.file and n.content_hash == source.content_hash]
             output = Path(files[-1]).parent if files else Path("_outputs")
         output = branch_folder(output)
-        uid, number = _free_uid(db, source.run_uid, output, count_branch_children(db, source.run_uid) + 1)
+        uid, number = _free_uid(db, source.run_uid, output, db.count_branch_children(source.run_uid) + 1)
         document, applied = child_document(db, source, uid, number, set, episodes=episodes,
                                            steps=steps, phase=phase)
         file = output / f"run-{uid}.yaml"
@@ -397,19 +398,18 @@ def branch(
         segment = {"episodes": episodes} if episodes else ({"steps": steps} if steps else None)
         parents = {n.id: n for n in _nodes(db, tree.uid)}
         parent = parents.get(parent_id)
-        node_id = add_session_node(
-            db, tree.id, uid, document_hash(document), file=str(file),
+        node_id = db.add_session_node(tree.id, uid, document_hash(document), file=str(file),
             depth=(parent.depth + 1) if parent else 1, parent_id=parent_id, overrides=applied,
             source_phase=source.phase, source_instance_id=source.instance_id, segment=segment)
         out = BranchResult(uid, file, node_id, tree.uid, document, applied)
         if run:
-            set_node_health(db, node_id, "running")
+            db.set_node_health(node_id, "running")
             out.result = run_document(file, store=db, results=DEFAULT_RESULTS if results is None else results,
                                       store_steps=store_steps, progress=progress)
-            health, out.verdict = judge(db, out.result, criterion or ImprovementCriterion(),
-                                        parent.metric if parent else None)
-            set_node_health(db, node_id, health, metric=out.verdict.metric, reason=out.verdict.reason,
-                            instance_id=out.result.instance_id)
+            health, out.assessment = judge(db, out.result, criterion or ImprovementCriterion(),
+                                           parent.metric if parent else None)
+            db.set_node_health(node_id, health, metric=out.assessment.metric, reason=out.assessment.reason,
+                               instance_id=out.result.instance_id)
         return out
     finally:
         if own:
@@ -417,6 +417,6 @@ def branch(
 
 
 def _nodes(store: "Store", tree: str) -> "list[NodeInfo]":
-    from xdoe.store import session_nodes
 
-    return session_nodes(store, tree)
+
+    return store.session_nodes(tree)

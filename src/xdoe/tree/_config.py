@@ -27,7 +27,7 @@ from typing import Any
 
 from pydantic import Field
 
-from xdoe.documents._validation import DocumentModel, empty_list, ensure_valid
+from xdoe.documents import DocumentModel, empty_list, ensure_valid
 from xdoe.errors import InputError
 from xdoe.tree._criteria import HealthCriterion, ImprovementCriterion, make_criterion
 from xdoe.tree._overrides import Override, apply_overrides, parse_value

@@ -33,13 +33,13 @@ from xdoe.errors import InputError
 if TYPE_CHECKING:
     from xdoe.store import Store
 
-__all__ = ["Verdict", "SessionEpisodes", "HealthCriterion", "ImprovementCriterion",
+__all__ = ["Assessment", "SessionEpisodes", "HealthCriterion", "ImprovementCriterion",
            "ThresholdCriterion", "make_criterion", "BUILTIN_CRITERIA"]
 
 
 @dataclass(frozen=True)
-class Verdict:
-    """A criterion's answer: ``healthy``, the session's ``metric`` and why."""
+class Assessment:
+    """A health criterion's assessment of a session: ``healthy``, its ``metric`` and why."""
 
     healthy: bool
     metric: float | None
@@ -109,14 +109,14 @@ class HealthCriterion(ABC):
         window = [v for v in values[-self.last:] if not math.isnan(v)]
         return sum(window) / len(window) if window else None
 
-    def evaluate(self, episodes: SessionEpisodes, parent_metric: float | None) -> Verdict:
+    def evaluate(self, episodes: SessionEpisodes, parent_metric: float | None) -> Assessment:
         """Measure and judge a session (``parent_metric`` ``None`` for a root)."""
         metric = self.measure(episodes)
         if metric is None:
             phase, agent, _ = episodes.series(self.phase, self.agent)
-            return Verdict(False, None, f"no episodes of agent {agent} in phase {phase}")
+            return Assessment(False, None, f"no episodes of agent {agent} in phase {phase}")
         healthy, reason = self.judge(metric, parent_metric)
-        return Verdict(healthy, metric, reason)
+        return Assessment(healthy, metric, reason)
 
     @abstractmethod
     def judge(self, metric: float, parent_metric: float | None) -> tuple[bool, str]:

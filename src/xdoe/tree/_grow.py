@@ -111,10 +111,9 @@ def _noop(store: "Store", node: "NodeInfo", config: SessionConfig, attempt: int,
 
 def _document(store: "Store", node: "NodeInfo") -> dict:
     """The run document of a node that ran, as its run instance recorded it."""
-    from xdoe.store import run_document
 
     info = store.instance(node.instance_id) if node.instance_id is not None else None
-    document = run_document(store, node.run_uid, info.content_hash if info else node.content_hash)
+    document = store.run_document(node.run_uid, info.content_hash if info else node.content_hash)
     if document is None:  # pragma: no cover - a judged node always ran
         raise InputError(f"session {node.run_uid}: its run document is not in the store")
     return document
@@ -122,7 +121,7 @@ def _document(store: "Store", node: "NodeInfo") -> dict:
 
 def _plan_children(store: "Store", config: SessionConfig, tree_id: int, parent: "NodeInfo",
                    attempts: list[int], batch: int, report: Callable[[str], None]) -> None:
-    from xdoe.store import add_session_node, document_hash
+    from xdoe.store import document_hash
 
     document = _document(store, parent)
     assert parent.instance_id is not None
@@ -138,9 +137,9 @@ def _plan_children(store: "Store", config: SessionConfig, tree_id: int, parent: 
         write_document(file, child)
         segment = {"episodes": config.episodes} if config.episodes else (
             {"steps": config.steps} if config.steps else None)
-        add_session_node(store, tree_id, uid, document_hash(child), file=str(file),
-                         depth=parent.depth + 1, batch=batch, direction=attempt, parent_id=parent.id,
-                         overrides=applied, source_instance_id=parent.instance_id, segment=segment)
+        store.add_session_node(tree_id, uid, document_hash(child), file=str(file),
+                               depth=parent.depth + 1, batch=batch, direction=attempt, parent_id=parent.id,
+                               overrides=applied, source_instance_id=parent.instance_id, segment=segment)
         what = "continue unchanged" if not attempt else f"direction {attempt}: " + ", ".join(o.spec for o in overrides)
         report(f"planned {uid} from {parent.run_uid} ({what})")
 
@@ -155,25 +154,26 @@ def _run_pending(store: "Store", config: SessionConfig, nodes: list["NodeInfo"],
                  report: Callable[[str], None]) -> tuple[int, list[str]]:
     """Run and judge the sessions not judged yet; ``(runs executed, sessions
     another live process is running)``."""
-    from xdoe.campaign import RunTask, make_backend
-    from xdoe.store import set_node_health
+    from xdoe.campaign import CampaignOptions, RunTask, make_backend
 
     todo = [n for n in nodes if n.health not in FINAL]
     by_id = {n.id: n for n in nodes}
     by_key: dict[str, NodeInfo] = {}
     tasks = []
+    options = CampaignOptions(store_url=_store_url(store), store_steps=store_steps, dask=dask,
+                              results=None if results is None else str(Path(results).resolve()),
+                              jobs=max(1, min(jobs, config.limits.max_parallel)), in_process=True)
     for n in todo:
         if n.file is None or not Path(n.file).is_file():
             raise InputError(f"session {n.run_uid}: its run document {n.file} is gone")
         file = str(Path(n.file).resolve())  # absolute: backends may run elsewhere
-        set_node_health(store, n.id, "running")
-        task = RunTask(file=file, store_url=_store_url(store), store_steps=store_steps,
-                       results=None if results is None else str(Path(results).resolve()))
+        store.set_node_health(n.id, "running")
+        task = RunTask(file=file, options=options)
         by_key[task.key] = n
         tasks.append(task)
     ran = 0
     busy: list[str] = []
-    with make_backend(jobs=max(1, min(jobs, config.limits.max_parallel)), dask=dask) as backend:
+    with make_backend(options) as backend:
         for result in backend.map_runs(tasks):
             node = by_key[str(result.task_key)]
             if result.status == "claimed":  # another grow (or xrun) runs it right now
@@ -181,13 +181,13 @@ def _run_pending(store: "Store", config: SessionConfig, nodes: list["NodeInfo"],
                 report(f"{node.run_uid}: running in another process ({result.note or 'claimed'})")
                 continue
             parent = by_id.get(node.parent_id) if node.parent_id is not None else None
-            health, verdict = judge(store, result, config.criterion,
-                                    None if parent is None else parent.metric, config.goal)
-            set_node_health(store, node.id, health, metric=verdict.metric, reason=verdict.reason,
-                            instance_id=result.instance_id)
+            health, assessment = judge(store, result, config.criterion,
+                                       None if parent is None else parent.metric, config.goal)
+            store.set_node_health(node.id, health, metric=assessment.metric, reason=assessment.reason,
+                                  instance_id=result.instance_id)
             ran += result.status != "skipped"
-            metric = "-" if verdict.metric is None else f"{verdict.metric:.4g}"
-            report(f"{node.run_uid}: {health} (metric {metric}; {verdict.reason})")
+            metric = "-" if assessment.metric is None else f"{assessment.metric:.4g}"
+            report(f"{node.run_uid}: {health} (metric {metric}; {assessment.reason})")
     return ran, busy
 
 
@@ -221,15 +221,7 @@ def grow(
         StoreError: the store cannot be read or written.
     """
     from xdoe.execution import DEFAULT_RESULTS
-    from xdoe.store import (
-        Store,
-        add_session_node,
-        canonical_json,
-        document_hash,
-        get_or_create_tree,
-        session_nodes,
-        set_tree_status,
-    )
+    from xdoe.store import Store, canonical_json, document_hash
 
     if not isinstance(config, SessionConfig):
         config = load_session_config(config)
@@ -238,25 +230,25 @@ def grow(
     db: Store = Store(store) if own else store  # type: ignore[assignment]
     results = DEFAULT_RESULTS if results is None else results
     try:
-        tree = get_or_create_tree(db, config.uid, "grow", config.shape)
+        tree = db.get_or_create_tree(config.uid, "grow", config.shape)
         if tree.kind != "grow" or canonical_json(tree.config) != canonical_json(config.shape):
             raise InputError(f"tree {config.uid!r} exists in store {db.url} with another root, segment, "
                              "criteria or directions; give the session config another uid")
         if config.write_root:
             write_document(config.root_file, config.root)
-        add_session_node(db, tree.id, str(config.root["uid"]), document_hash(config.root),
-                         file=str(config.root_file), depth=0, batch=0)
+        db.add_session_node(tree.id, str(config.root["uid"]), document_hash(config.root),
+                            file=str(config.root_file), depth=0, batch=0)
         ran = 0
         noops: dict[tuple[int, int], bool] = {}
         while True:
-            nodes = session_nodes(db, config.uid)
+            nodes = db.session_nodes(config.uid)
             if any(n.health not in FINAL for n in nodes):
                 done, busy = _run_pending(db, config, nodes, jobs=jobs, dask=dask, results=results,
                                           store_steps=store_steps, report=say)
                 ran += done
                 if busy:
                     status = "busy"
-                    nodes = session_nodes(db, config.uid)
+                    nodes = db.session_nodes(config.uid)
                     break
                 continue
             if any(n.health == "goal" for n in nodes):
@@ -274,7 +266,7 @@ def grow(
             batch = max(n.batch for n in nodes) + 1
             _plan_children(db, config, tree.id, parent, left[:min(room, config.limits.max_parallel)],
                            batch, say)
-        set_tree_status(db, config.uid, status)
+        db.set_tree_status(config.uid, status)
         return GrowResult(config.uid, status, nodes, best_path(nodes), ran)
     finally:
         if own:

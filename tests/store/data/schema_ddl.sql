@@ -1,4 +1,8 @@
 -- sqlite
+CREATE TABLE alembic_version (
+	version_num VARCHAR(32) NOT NULL, 
+	CONSTRAINT alembic_version_pkc PRIMARY KEY (version_num)
+);
 CREATE TABLE claim (
 	id INTEGER NOT NULL, 
 	run_uid VARCHAR(255) NOT NULL, 
@@ -205,6 +209,10 @@ CREATE TABLE brain_source (
 CREATE INDEX ix_brain_source_instance ON brain_source (instance_id, agent);
 CREATE INDEX ix_brain_source_source_run_uid ON brain_source (source_run_uid);
 -- postgresql
+CREATE TABLE alembic_version (
+	version_num VARCHAR(32) NOT NULL, 
+	CONSTRAINT alembic_version_pkc PRIMARY KEY (version_num)
+);
 CREATE TABLE claim (
 	id BIGSERIAL NOT NULL, 
 	run_uid VARCHAR(255) NOT NULL, 

@@ -19,15 +19,17 @@ Backends (:func:`xdoe.campaign.make_backend`):
   had just finished, its result on the way back, is not run again: its
   result is read from the store).
 * :class:`DaskBackend` (``--dask ADDRESS`` or ``--dask local``): each run is a
-  task ``client.submit(execute_task, task)``; results land in the shared
+  task ``client.submit(execute_task, task)`` (a store opened per run: Dask
+  workers outlive campaigns); results land in the shared
   store. A run whose Dask worker dies repeatedly fails with ``KilledWorker``.
 * :class:`SlurmBackend` (``xrun submit --slurm``): job arrays of
   ``xrun experiment-start`` tasks sharing a PostgreSQL store.
 
 Example::
 
-    tasks = [task_for(plan, store_url=url) for plan in plans]
-    with make_backend(jobs=2) as backend:
+    options = CampaignOptions(store_url=url, jobs=2).for_workers()
+    tasks = [task_for(plan, options) for plan in plans]
+    with make_backend(options) as backend:
         for result in backend.map_runs(tasks):
             print(result.uid, result.status)
 """

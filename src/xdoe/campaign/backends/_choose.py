@@ -12,7 +12,7 @@ from xdoe.campaign.backends._sequential import SequentialBackend
 from xdoe.errors import InputError
 
 if TYPE_CHECKING:
-    from xdoe.execution import RunPlan
+    from xdoe.campaign._options import CampaignOptions
 
 __all__ = ["parse_jobs", "make_backend"]
 
@@ -39,22 +39,23 @@ def parse_jobs(value: str | int | None) -> int:
     return jobs
 
 
-def make_backend(jobs: int = 1, dask: str | None = None,
-                 plans: "dict[str, RunPlan] | None" = None, *, isolate: bool = False,
-                 forward_progress: bool = True) -> Backend:
-    """The backend for ``--jobs``/``--dask``: Dask when ``dask`` is given
+def make_backend(options: "CampaignOptions", *, forward_progress: bool = False) -> Backend:
+    """The backend ``options`` ask for: Dask when ``options.dask`` is given
     (``jobs`` > 1 sizes a local cluster), a process pool for ``jobs > 1``,
-    else in-process (``plans`` maps file names to loaded plans to skip
-    reloading them) — or, with ``isolate``, one worker process that runs
-    the runs one after another and forwards their progress, so that a
-    native crash (SIGSEGV), ``os._exit`` or SIGKILL of plugin code fails only
-    its run (``xrun``'s default; ``--in-process`` turns it off).
+    else one worker process that runs the runs one after another and
+    forwards their progress, so that a native crash (SIGSEGV), ``os._exit``
+    or SIGKILL of plugin code fails only its run (``xrun``'s default) — or,
+    with ``in_process``, this process.
     ``forward_progress``: whether that worker forwards progress (``False``
-    when nothing displays it: no event is pickled, sent or read)."""
-    if dask:
-        return DaskBackend(dask, n_workers=jobs if jobs > 1 else None)
-    if jobs > 1:
-        return ProcessPoolBackend(jobs)
-    if isolate:
+    when nothing displays it: no event is pickled, sent or read).
+
+    Raises:
+        InputError: the Dask scheduler cannot be reached.
+    """
+    if options.dask:
+        return DaskBackend(options.dask, n_workers=options.jobs if options.jobs > 1 else None)
+    if options.jobs > 1:
+        return ProcessPoolBackend(options.jobs)
+    if not options.in_process:
         return ProcessPoolBackend(1, start_method="auto", forward_progress=forward_progress)
-    return SequentialBackend(plans)
+    return SequentialBackend()

@@ -16,13 +16,13 @@ from concurrent.futures.process import BrokenProcessPool
 from time import monotonic, sleep
 from typing import Any, Callable, Iterator, Sequence
 
-from xdoe._process import watch_process
-from xdoe.campaign._tasks import WORKER_DIED, RunTask, execute_task
+from xdoe._process import process_alive, watch_process
+from xdoe.campaign._tasks import WORKER_DIED, RunTask, execute_in_worker
 from xdoe.campaign.backends._base import FutureBackend, ProgressCallback, failed_result, stops
 from xdoe.campaign.backends._warm import default_start_method, start_forkserver, warm_modules
-from xdoe.errors import DiskFullError, InputError
-from xdoe.execution import PhaseResult, RunResult, kill_stuck_runs
-from xdoe.store import Store, fail_running_instances, release_claim
+from xdoe.errors import DiskFullError, InputError, ObservationSpaceWarning
+from xdoe.execution import PhaseResult, RunResult, WatchBoard, kill_stuck_runs
+from xdoe.store import Store
 
 __all__ = ["ProcessPoolBackend"]
 
@@ -32,6 +32,8 @@ _PROGRESS: Any = None  # in pool workers: the queue of progress events for the p
 _IN_RUN = threading.Event()  # in pool workers: a task is executing
 _TASK: "RunTask | None" = None  # in pool workers: the task executing, or the last one
 
+#: Seconds the other workers of a broken pool have to end before they are SIGKILLed.
+REAP_GRACE = 5.0
 #: Seconds a worker whose parent died gives its run to record itself interrupted before it exits.
 ORPHAN_GRACE = 2.5
 
@@ -53,7 +55,8 @@ def _on_sigterm(signum: int, frame: Any) -> None:
     os.kill(os.getpid(), signal.SIGTERM)
 
 
-def _pool_init(queue: Any, progress: Any = None, parent: int | None = None, termed: Any = None) -> None:
+def _pool_init(queue: Any, progress: Any = None, parent: int | None = None, termed: Any = None,
+               board: Any = None) -> None:
     global _STARTED, _PROGRESS, _TERMED
     _STARTED, _PROGRESS, _TERMED = queue, progress, termed
     if termed is not None:
@@ -63,10 +66,11 @@ def _pool_init(queue: Any, progress: Any = None, parent: int | None = None, term
     signal.signal(signal.SIGINT, signal.SIG_IGN)
     if parent is not None:  # no worker outlives its xrun, however that ends (SIGKILL too)
         watch_process(parent, _orphaned, name="xdoe-watch-parent")
-    kill_stuck_runs()  # a run stuck past its time limit kills this worker; the parent reports it
-    from xdoe.documents._run import RunDocumentWarning
+    kill_stuck_runs(board)  # a run stuck past its time limit kills this worker; the parent reports it
+    from xdoe.documents import RunDocumentWarning
 
     warnings.simplefilter("ignore", RunDocumentWarning)  # the parent printed them when it loaded the files
+    warnings.simplefilter("ignore", ObservationSpaceWarning)  # the parent prints them from the run's result
 
 
 #: seconds between two forwarded episode-progress events of a worker (a display redraws
@@ -114,14 +118,19 @@ def _orphaned() -> None:
     if _IN_RUN.is_set() and task is not None and task.content_hash is not None:
         threading.Timer(ORPHAN_GRACE / 2, os._exit, (0,)).start()  # a store that does not answer: exit anyway
         try:
-            with Store(task.store_url) as db:
-                fail_running_instances(db, task.uid, task.content_hash, host=socket.gethostname(),
-                                       pids={os.getpid()}, error="interrupted: xrun died", status="interrupted")
-                if task.claim:
-                    release_claim(db, task.uid, task.content_hash, owner=task.owner)
+            with Store(task.options.store_url) as db:
+                db.fail_running_instances(task.uid, task.content_hash, host=socket.gethostname(),
+                                          pids={os.getpid()}, error="interrupted: xrun died", status="interrupted")
+                if task.options.claim:
+                    db.release_claim(task.uid, task.content_hash, owner=task.owner)
         except Exception:  # noqa: BLE001 - best effort: a dead owner's running instance is resumed anyway
             pass
     os._exit(0)
+
+
+def _running(pid: int) -> bool:
+    """Whether worker ``pid`` still runs (exists and is no zombie)."""
+    return bool(process_alive(socket.gethostname(), pid))
 
 
 def _pool_task(key: int, task: RunTask) -> RunResult:
@@ -131,7 +140,7 @@ def _pool_task(key: int, task: RunTask) -> RunResult:
     try:
         if _STARTED is not None:
             _STARTED.put((key, os.getpid()))
-        return execute_task(task, progress=None if _PROGRESS is None else _Throttled(_PROGRESS.put))
+        return execute_in_worker(task, None if _PROGRESS is None else _Throttled(_PROGRESS.put))
     finally:
         _IN_RUN.clear()
 
@@ -164,6 +173,8 @@ class ProcessPoolBackend(FutureBackend):
         self._termed: Any = None  # pids of workers that got SIGTERM, in order (_on_sigterm)
         self._progress: Any = None
         self._processes: dict[int, Any] = {}
+        self._board: Any = None  # where the workers' watchdogs publish (xdoe.execution.WatchBoard)
+        self._killed: dict[int, str] = {}  # workers killed for a time limit: why
         self.pools_created = 0
 
     def warm(self, tasks: Sequence[RunTask]) -> None:
@@ -181,8 +192,10 @@ class ProcessPoolBackend(FutureBackend):
             self._queue = self._ctx.SimpleQueue()
             self._termed = self._ctx.RawArray("q", max(8, 2 * self.jobs))
             self._progress = self._ctx.SimpleQueue() if self.forward_progress else None
+            self._board = WatchBoard(self._ctx, max(8, 2 * self.jobs))
             self._pool = ProcessPoolExecutor(self.jobs, mp_context=self._ctx, initializer=_pool_init,
-                                             initargs=(self._queue, self._progress, os.getpid(), self._termed))
+                                             initargs=(self._queue, self._progress, os.getpid(), self._termed,
+                                                       self._board))
             self._processes = {}
             self.pools_created += 1
         return self._pool
@@ -209,39 +222,45 @@ class ProcessPoolBackend(FutureBackend):
             self.warm(tasks)
         while queue or in_flight:
             pool = self._ensure_pool()
+            broken = False
             while queue and not failed and len(in_flight) < self.capacity:
                 key, task = queue.popleft()
                 if started is not None and key not in announced:
                     announced.add(key)
                     started(task)
-                in_flight[pool.submit(_pool_task, key, task)] = (key, task)
-            self._snapshot()
-            if not in_flight:
-                break
-            done = self._wait(list(in_flight), progress)
-            self._snapshot()
-            broken = False
-            for fut in done:
-                key, task = in_flight.pop(fut)
                 try:
-                    result = fut.result()
-                except BrokenProcessPool:
+                    in_flight[pool.submit(_pool_task, key, task)] = (key, task)
+                except BrokenProcessPool:  # a worker died since the last wait: judged below with the runs in flight
+                    queue.appendleft((key, task))
                     broken = True
-                    in_flight[fut] = (key, task)  # judged below with the others
-                    continue
-                except DiskFullError as exc:
-                    if exc.store:
-                        raise  # the store's disk is full: no run can be recorded any more
-                    result = failed_result(task, str(exc))
-                    result.status, result.stop_campaign = "interrupted", True
-                except KeyboardInterrupt:  # the worker got SIGINT (Ctrl-C) and recorded its run interrupted
-                    result = failed_result(task, "interrupted")
-                    result.status, result.stop_campaign = "interrupted", True
-                except BaseException as exc:  # noqa: BLE001 - raised in the worker (sys.exit, unpicklable result...)
-                    result = failed_result(task, f"{type(exc).__name__}: {exc}")
-                if stops(result, fail_fast):
-                    failed = True
-                yield result
+                    break
+            self._snapshot()
+            if not broken:
+                if not in_flight:
+                    break
+                done = self._wait(list(in_flight), progress)
+                self._snapshot()
+                for fut in done:
+                    key, task = in_flight.pop(fut)
+                    try:
+                        result = fut.result()
+                    except BrokenProcessPool:
+                        broken = True
+                        in_flight[fut] = (key, task)  # judged below with the others
+                        continue
+                    except DiskFullError as exc:
+                        if exc.store:
+                            raise  # the store's disk is full: no run can be recorded any more
+                        result = failed_result(task, str(exc))
+                        result.status, result.stop_campaign = "interrupted", True
+                    except KeyboardInterrupt:  # the worker got SIGINT (Ctrl-C) and recorded its run interrupted
+                        result = failed_result(task, "interrupted")
+                        result.status, result.stop_campaign = "interrupted", True
+                    except BaseException as exc:  # noqa: BLE001 - raised in the worker (sys.exit, unpicklable result...)
+                        result = failed_result(task, f"{type(exc).__name__}: {exc}")
+                    if stops(result, fail_fast):
+                        failed = True
+                    yield result
             if broken:
                 yield from self._recover(in_flight, queue, breaks, since)
                 if fail_fast:
@@ -249,17 +268,33 @@ class ProcessPoolBackend(FutureBackend):
 
     def _wait(self, futures: list[Any], progress: "ProgressCallback | None") -> set[Any]:
         """Wait for a task to finish, meanwhile handing the workers' progress
-        events to ``progress``."""
-        if self._progress is None:
-            return wait(futures, return_when=FIRST_COMPLETED)[0]
+        events to ``progress`` and killing workers stuck past a time limit
+        (:meth:`_kill_overdue`)."""
         while True:
             done = wait(futures, timeout=0.2, return_when=FIRST_COMPLETED)[0]
-            while not self._progress.empty():
+            while self._progress is not None and not self._progress.empty():
                 event = self._progress.get()
                 if progress is not None:
                     progress(event)
             if done:
                 return done
+            self._kill_overdue()
+
+    def _kill_overdue(self) -> None:
+        """SIGKILL each worker whose run passed its time limit more than
+        ``GRACE`` + ``MARGIN`` seconds ago without its watchdog ending it (C
+        code holding the GIL, signals blocked...): its run then fails with
+        the limit's ``no progress ...`` message (:meth:`_recover`)."""
+        if self._board is None:
+            return
+        for pid, message in self._board.overdue():
+            if pid in self._killed or pid not in self._processes or not _running(pid):
+                continue
+            self._killed[pid] = message
+            try:
+                os.kill(pid, signal.SIGKILL)
+            except ProcessLookupError:
+                pass
 
     def _recover(self, in_flight: dict[Future[Any], tuple[int, RunTask]],
                  queue: deque[tuple[int, RunTask]], breaks: dict[int, int],
@@ -271,6 +306,7 @@ class ProcessPoolBackend(FutureBackend):
         again: its result is read back from the store (:meth:`_ended_meanwhile`)."""
         pool, self._pool = self._pool, None
         assert pool is not None
+        reaped = self._reap()
         pool.shutdown(wait=True, cancel_futures=True)  # joins the workers: exit codes known
         where: dict[int, int] = {}
         while self._queue is not None and not self._queue.empty():
@@ -278,7 +314,7 @@ class ProcessPoolBackend(FutureBackend):
             where[k] = pid
         self._queue = None
         dead = {pid: p.exitcode for pid, p in self._processes.items()
-                if p.exitcode is not None and p.exitcode != -signal.SIGTERM}
+                if p.exitcode is not None and p.exitcode != -signal.SIGTERM and pid not in reaped}
         # SIGTERM is also how the pool stops the others once one died: the first
         # worker to note it got one, before any other died, was killed from outside
         termed = [pid for pid in (self._termed or []) if pid]
@@ -294,7 +330,7 @@ class ProcessPoolBackend(FutureBackend):
                 code = dead.get(pid) if pid is not None else None
                 how = (f" (killed by {signal.Signals(-code).name})" if code is not None and code < 0
                        else f" (exit code {code})" if code is not None else "")
-                yield self._died(task, pid, WORKER_DIED + how)
+                yield self._died(task, pid, self._killed.pop(pid, None) or WORKER_DIED + how)
             else:
                 recovered = None if pid is None else self._ended_meanwhile(task, pid, since)
                 if recovered is not None:
@@ -304,6 +340,30 @@ class ProcessPoolBackend(FutureBackend):
                     self._mark(task, {pid}, "interrupted", "stopped with a broken process pool; run again")
                 retry.append((key, task))
         queue.extendleft(reversed(retry))
+
+    def _reap(self) -> set[int]:
+        """After a break the pool terminates its other workers (SIGTERM); one
+        that cannot die of it (signals blocked, C code holding the GIL) would
+        keep ``shutdown`` waiting for ever. Wait up to :data:`REAP_GRACE`
+        seconds (killing workers past a time limit meanwhile), then SIGKILL
+        the rest: their pids (their runs are run again), not counting those
+        killed for a time limit."""
+        def alive() -> list[int]:  # not Process.exitcode: the pool's own thread is joining them
+            return [pid for pid in self._processes if _running(pid)]
+
+        end = monotonic() + REAP_GRACE
+        while alive() and monotonic() < end:
+            self._kill_overdue()
+            sleep(0.1)
+        reaped = set()
+        for pid in alive():
+            if pid not in self._killed:
+                reaped.add(pid)
+            try:
+                os.kill(pid, signal.SIGKILL)
+            except ProcessLookupError:
+                pass
+        return reaped
 
     def _ended_meanwhile(self, task: RunTask, pid: int, since: datetime) -> RunResult | None:
         """The result of ``task`` if worker ``pid`` ended its run (the store's
@@ -317,14 +377,14 @@ class ProcessPoolBackend(FutureBackend):
         if plan is None or content_hash is None:
             return None
         try:
-            with Store(task.store_url) as db:
+            with Store(task.options.store_url) as db:
                 inst = db.latest_instance(task.uid, content_hash)
                 if (inst is None or inst.status not in ("finished", "failed") or inst.pid != pid
                         or inst.host != socket.gethostname() or inst.start < since):
                     return None
                 sums, rows = db.phase_sums(inst.id), db.phases(inst.id)
-                if task.claim:
-                    release_claim(db, task.uid, content_hash, owner=task.owner)
+                if task.options.claim:
+                    db.release_claim(task.uid, content_hash, owner=task.owner)
         except Exception:  # noqa: BLE001 - best effort: then the run is retried (and skipped as finished)
             return None
         modes = {p.index: p.mode for p in plan.phases}
@@ -340,9 +400,9 @@ class ProcessPoolBackend(FutureBackend):
         if task.content_hash is None:
             return  # no plan: the run never started, nothing to mark
         try:
-            with Store(task.store_url) as db:
-                fail_running_instances(db, task.uid, task.content_hash, host=socket.gethostname(),
-                                       pids=pids, error=error, status=status)
+            with Store(task.options.store_url) as db:
+                db.fail_running_instances(task.uid, task.content_hash, host=socket.gethostname(),
+                                          pids=pids, error=error, status=status)
         except Exception:  # noqa: BLE001 - best effort: the result reports the failure anyway
             pass
 
@@ -352,10 +412,10 @@ class ProcessPoolBackend(FutureBackend):
         if content_hash is None:
             return result  # no plan: the run never started, nothing to mark
         try:
-            with Store(task.store_url) as db:
+            with Store(task.options.store_url) as db:
                 if pid is not None:
-                    fail_running_instances(db, task.uid, content_hash, host=socket.gethostname(),
-                                           pids={pid}, error=error)
+                    db.fail_running_instances(task.uid, content_hash, host=socket.gethostname(),
+                                              pids={pid}, error=error)
                     latest = db.latest_instance(task.uid, content_hash)
                     if latest is not None and latest.status == "failed":  # what it stored counts
                         result.instance_id = latest.id
@@ -363,8 +423,8 @@ class ProcessPoolBackend(FutureBackend):
                             result.error = latest.error
                         result.episodes = len({(e["phase_index"], e["worker"], e["episode"])
                                                for e in db.episodes(instance_id=latest.id)})
-                if task.claim:
-                    release_claim(db, task.uid, content_hash, owner=task.owner)
+                if task.options.claim:
+                    db.release_claim(task.uid, content_hash, owner=task.owner)
         except Exception:  # noqa: BLE001 - best effort, as above
             pass
         return result

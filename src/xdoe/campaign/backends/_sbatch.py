@@ -17,7 +17,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Sequence
 
-from xdoe.errors import InputError, XdoeError
+from xdoe.errors import InputError, SlurmError
 from xdoe.store import mask_url
 
 __all__ = [
@@ -39,10 +39,6 @@ DEFAULT_MAX_ARRAY_SIZE = 1001
 
 _COMMAND_TIMEOUT = 60.0  # seconds for one sbatch/squeue/scontrol call
 _SAFE_VALUE = re.compile(r"^[^\s'\"\\`$;]+$")  # partition, time, mem: one plain word
-
-
-class SlurmError(XdoeError):
-    """A SLURM command is missing, failed or timed out (the CLI exits with code 1)."""
 
 
 @dataclass(frozen=True)
@@ -333,7 +329,7 @@ def check_store_for_slurm(url: str | None, allow_sqlite: bool = False) -> str:
             "nodes at once and need a database server they can all reach, e.g. "
             "postgresql+psycopg://user@dbhost/xdoe (a local test server: scripts/postgres.sh start)"
         )
-    from xdoe.store._engine import url_database
+    from xdoe.store import url_database
 
     try:
         backend, database = url_database(url)

@@ -3,15 +3,12 @@
 from __future__ import annotations
 
 from concurrent.futures import Future
-from typing import TYPE_CHECKING, Any, Callable, Iterator, Sequence
+from typing import Any, Callable, Iterator, Sequence
 
 from xdoe.campaign._tasks import RunTask, execute_task
 from xdoe.campaign.backends._base import FutureBackend, ProgressCallback, stops
 from xdoe.execution import RunResult
 from xdoe.store import Store
-
-if TYPE_CHECKING:
-    from xdoe.execution import RunPlan
 
 __all__ = ["SequentialBackend"]
 
@@ -22,8 +19,7 @@ class SequentialBackend(FutureBackend):
 
     remote = False
 
-    def __init__(self, plans: "dict[str, RunPlan] | None" = None) -> None:
-        self._plans = plans or {}
+    def __init__(self) -> None:
         self._stores: dict[str | None, Store] = {}
 
     def submit(self, fn: Callable[..., Any], *args: Any) -> "Future[Any]":
@@ -42,10 +38,11 @@ class SequentialBackend(FutureBackend):
         for task in tasks:
             if started is not None:
                 started(task)
-            store = self._stores.get(task.store_url)
+            url = task.options.store_url
+            store = self._stores.get(url)
             if store is None:
-                store = self._stores[task.store_url] = Store(task.store_url)
-            result = execute_task(task, store=store, plan=task.plan or self._plans.get(task.file), progress=progress)
+                store = self._stores[url] = Store(url)
+            result = execute_task(task, store=store, progress=progress)
             yield result
             if stops(result, fail_fast):
                 return

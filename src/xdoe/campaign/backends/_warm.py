@@ -17,14 +17,15 @@ if TYPE_CHECKING:
 
 __all__ = ["WARM_MODULES", "warm_modules", "default_start_method", "start_forkserver"]
 
-#: what every run imports (the executor, the store, numpy, gymnasium, pydantic):
+#: what every run imports (the executor, the store: ``xdoe.campaign._tasks`` imports
+#: ``xdoe.store.Store`` with its recorder and claims, numpy, gymnasium, pydantic):
 #: loaded once into the forkserver, so that each worker forked from it starts warm
-#: (and the common built-in components; not matplotlib: each run's laydown.svg is drawn
-#: once per run structure into the results root's cache, so most workers never import it)
-WARM_MODULES = ("xdoe.campaign._tasks", "xdoe.execution._runner", "xdoe.execution._api", "xdoe.store._recorder",
-                "xdoe.store._claims", "xdoe.documents._run", "xdoe.environment", "xdoe.agent", "numpy", "gymnasium",
+#: (and the common built-in components; not matplotlib: the workers never draw, xrun draws
+#: each run's laydown.svg itself)
+WARM_MODULES = ("xdoe.campaign._tasks", "xdoe.execution._runner", "xdoe.execution._api",
+                "xdoe.documents._run", "xdoe.environment", "xdoe.agent", "numpy", "gymnasium",
                 "xdoe.components.environments._gymnasium", "xdoe.components.agents._qlearning",
-                "xdoe.components.agents._objectives", "xdoe.simulation", "xdoe.conditions", "xdoe.analysis._laydown")
+                "xdoe.components.agents._objectives", "xdoe.simulation", "xdoe.conditions")
 
 
 def warm_modules(tasks: Sequence["RunTask"]) -> list[str]:

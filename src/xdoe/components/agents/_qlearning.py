@@ -303,7 +303,7 @@ def _greedy_action(values: np.ndarray, rng: np.random.Generator) -> int:
     and the same draws from ``rng`` — but on a Python list, which is several
     times faster for the short rows of a Q table. ``rng.choice(best)`` draws
     ``rng.integers(len(best))`` and indexes ``best`` with it, which is done here
-    directly (``tests/agents/test_qlearning.py`` checks the equivalence).
+    directly (``tests/components/agents/test_qlearning.py`` checks the equivalence).
     """
     row = values.tolist()
     best_value = max(row)

@@ -43,7 +43,17 @@ class _SpacesEnv(gymnasium.Env):
 def _stack(items: list[Any]) -> Any:
     if isinstance(items[0], dict):
         return {k: np.stack([o[k] for o in items]) for k in items[0]}
+    if len(items) == 1:  # one worker: np.stack's result, without its checks
+        return np.asarray(items[0])[None]
     return np.stack(items)
+
+
+def _column(values: list[float], shape: tuple[int, ...] = (-1, 1)) -> Any:
+    """Floats as the float32 tensor SB3's ``RolloutBuffer.add`` takes
+    (values ``(n, 1)``, log-probabilities ``(n,)``)."""
+    import torch
+
+    return torch.from_numpy(np.array(values, dtype=np.float32).reshape(shape))
 
 
 class SB3Brain(Brain):
@@ -229,11 +239,10 @@ class SB3Brain(Brain):
         while all(self._queues):
             rows = [q.popleft() for q in self._queues]
             buffer = model.rollout_buffer
-            buffer.add(_stack([r[0] for r in rows]), np.stack([r[1] for r in rows]),
+            buffer.add(_stack([r[0] for r in rows]), _stack([r[1] for r in rows]),
                        np.array([r[2] for r in rows], dtype=np.float32),
                        np.array([r[3] for r in rows], dtype=np.float32),
-                       torch.tensor([[r[4]] for r in rows], dtype=torch.float32),
-                       torch.tensor([r[5] for r in rows], dtype=torch.float32))
+                       _column([r[4] for r in rows]), _column([r[5] for r in rows], (-1,)))
             model.num_timesteps += self._envs
             if buffer.full:
                 last_values = self._values([r[6] for r in rows])

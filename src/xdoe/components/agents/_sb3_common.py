@@ -4,10 +4,9 @@ the process's global generators."""
 
 from __future__ import annotations
 
-import contextlib
 import importlib
 import inspect
-from typing import Any, Iterator
+from typing import Any
 
 import numpy as np
 
@@ -129,25 +128,13 @@ class OwnRandomState:
         gen.manual_seed(seed)
         self.torch = gen.get_state()
 
-    @contextlib.contextmanager
-    def active(self, numpy: bool = True) -> Iterator[None]:
-        """Within the block, torch's CPU generator (and ``np.random`` unless
-        ``numpy=False``) are the private ones."""
-        import torch
+    def active(self, numpy: bool = True) -> "_Active":
+        """Within the block (``with state.active():``), torch's CPU generator
+        (and ``np.random`` unless ``numpy=False``) are the private ones.
 
-        saved_torch = torch.get_rng_state()
-        torch.set_rng_state(self.torch)
-        if numpy:
-            saved_np = np.random.get_state()
-            np.random.set_state(self.numpy)
-        try:
-            yield
-        finally:
-            self.torch = torch.get_rng_state()
-            torch.set_rng_state(saved_torch)
-            if numpy:
-                self.numpy = np.random.get_state()
-                np.random.set_state(saved_np)
+        A plain context manager rather than a ``contextlib`` generator: the
+        muscles enter it once per step."""
+        return _Active(self, numpy)
 
     def __getstate__(self) -> dict[str, Any]:
         return {"numpy": self.numpy, "torch": self.torch.numpy()}
@@ -157,3 +144,30 @@ class OwnRandomState:
 
         self.numpy = state["numpy"]
         self.torch = torch.from_numpy(np.asarray(state["torch"], dtype=np.uint8))
+
+
+class _Active:
+    """The swap of :meth:`OwnRandomState.active` (two state copies each way)."""
+
+    __slots__ = ("owner", "numpy", "saved_torch", "saved_numpy")
+
+    def __init__(self, owner: OwnRandomState, numpy: bool) -> None:
+        self.owner, self.numpy = owner, numpy
+
+    def __enter__(self) -> None:
+        import torch
+
+        self.saved_torch = torch.get_rng_state()
+        torch.set_rng_state(self.owner.torch)
+        if self.numpy:
+            self.saved_numpy = np.random.get_state()
+            np.random.set_state(self.owner.numpy)
+
+    def __exit__(self, *exc: object) -> None:
+        import torch
+
+        self.owner.torch = torch.get_rng_state()
+        torch.set_rng_state(self.saved_torch)
+        if self.numpy:
+            self.owner.numpy = np.random.get_state()
+            np.random.set_state(self.saved_numpy)

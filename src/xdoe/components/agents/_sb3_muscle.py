@@ -50,6 +50,8 @@ class SB3Muscle(Muscle):
         self.epsilon = 0.0
         self.warmup = False
         self.noise: float | None = None
+        self._device: Any = None
+        self._shape: tuple[int, ...] | None = None
 
     def setup(self, sensors: list[SensorInformation], actuators: list[ActuatorInformation]) -> None:
         self.observations = ObservationCodec(sensors)
@@ -61,11 +63,36 @@ class SB3Muscle(Muscle):
     def update(self, update: Any) -> None:
         if not isinstance(update, dict):
             return
-        self.policy = update.get("policy", self.policy)
+        policy = update.get("policy", self.policy)
+        if policy is not self.policy:
+            self.policy = policy
+            self._tensor_layout(policy)
         self.kind = update.get("kind", self.kind)
         self.epsilon = float(update.get("epsilon", self.epsilon))
         self.warmup = bool(update.get("warmup", self.warmup))
         self.noise = update.get("noise", self.noise)
+
+    def _tensor_layout(self, policy: Any) -> None:
+        """What :meth:`_obs` needs of a new policy, looked up once rather than per step."""
+        from stable_baselines3.common.preprocessing import is_image_space
+
+        self._device = policy.device  # SB3 finds it by walking the parameters
+        space = policy.observation_space
+        plain = isinstance(space, spaces.Space) and not isinstance(space, spaces.Dict) and not is_image_space(space)
+        self._shape = (-1, *space.shape) if plain else None
+
+    def _obs(self, sensors: list[SensorInformation]) -> Any:
+        """The sensors as a batch of one observation tensor on the policy's
+        device: SB3's ``policy.obs_to_tensor`` (whose result it is, the same
+        copy, dtype and shape) without the per-call device and shape look-ups,
+        as SB3's ``collect_rollouts`` does; dict and image observations go
+        through ``obs_to_tensor`` itself."""
+        import torch
+
+        observation = self.observations.encode(sensors)
+        if self._shape is None:
+            return self.policy.obs_to_tensor(observation)[0]
+        return torch.as_tensor(np.array(observation).reshape(self._shape), device=self._device)
 
     def _random(self, mask: np.ndarray | None) -> Any:
         if mask is not None:
@@ -91,7 +118,7 @@ class SB3Muscle(Muscle):
             if not test and self.rng.random() < self.epsilon:
                 action = self._random(mask)
             else:
-                obs, _ = policy.obs_to_tensor(self.observations.encode(sensors))
+                obs = self._obs(sensors)
                 with torch.no_grad():
                     if mask is not None and hasattr(policy, "q_net"):
                         q = policy.q_net(obs)[0].cpu().numpy()
@@ -99,17 +126,35 @@ class SB3Muscle(Muscle):
                     else:
                         action = int(policy._predict(obs, deterministic=True).reshape(-1)[0])
         else:
-            with torch.no_grad(), self.random.active(numpy=False):
-                action, _ = policy.predict(self.observations.encode(sensors), deterministic=test)
+            action = self._predict(policy, sensors, test, torch)
             if not test and self.noise:
                 scaled = policy.scale_action(np.asarray(action, dtype=np.float32))
                 scaled = np.clip(scaled + self.rng.normal(0.0, self.noise, scaled.shape), -1.0, 1.0)
                 action = policy.unscale_action(scaled)
         return self.actions.split(action)
 
+    def _predict(self, policy: Any, sensors: list[SensorInformation], test: bool, torch: Any) -> Any:
+        """SB3's ``policy.predict(obs, deterministic=test)`` for one observation
+        (the same draws from the muscle's torch generator, the same clipping or
+        unscaling), with the observation tensor of :meth:`_obs`."""
+        assert self.random is not None
+        if self._shape is None:
+            with torch.no_grad(), self.random.active(numpy=False):
+                return policy.predict(self.observations.encode(sensors), deterministic=test)[0]
+        if policy.training:
+            policy.set_training_mode(False)
+        obs = self._obs(sensors)
+        with torch.no_grad(), self.random.active(numpy=False):
+            actions = policy._predict(obs, deterministic=test)
+        space = policy.action_space
+        action = actions.cpu().numpy().reshape(space.shape)
+        if isinstance(space, spaces.Box):
+            return policy.unscale_action(action) if policy.squash_output else np.clip(action, space.low, space.high)
+        return action
+
     def _on_policy(self, policy: Any, sensors: list[SensorInformation], mask: np.ndarray | None,
                    test: bool, torch: Any) -> Any:
-        obs, _ = policy.obs_to_tensor(self.observations.encode(sensors))
+        obs = self._obs(sensors)
         assert self.random is not None
         with torch.no_grad():
             if mask is None:
@@ -133,7 +178,7 @@ class SB3Muscle(Muscle):
                 values = policy.predict_values(obs)
                 log_prob = distribution.log_prob(torch.as_tensor(raw[None]).to(obs.device))
         if values is not None:
-            self.extras = {"value": float(values.reshape(-1)[0]), "log_prob": float(log_prob.reshape(-1)[0])}
+            self.extras = {"value": values.item(), "log_prob": log_prob.item()}
         space = self.actions.space
         if isinstance(space, spaces.Box):
             if self.extras is not None:

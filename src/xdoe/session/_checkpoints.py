@@ -11,7 +11,7 @@ from typing import TYPE_CHECKING, Any
 from xdoe.store import CheckpointInfo
 
 if TYPE_CHECKING:
-    from xdoe.execution._checkpoints import CheckpointManager
+    from xdoe.execution import CheckpointManager
 
 __all__ = ["SessionCheckpoints"]
 

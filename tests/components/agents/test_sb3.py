@@ -151,3 +151,44 @@ def test_hyperparameters_per_algorithm():
     assert SB3Brain(algorithm="DQN", hyperparameters=hp).kwargs == {"buffer_size": 500}
     with pytest.raises(ValueError, match="none for algorithm 'A2C'"):
         SB3Brain(algorithm="A2C", hyperparameters=hp)
+
+
+@pytest.mark.parametrize("algorithm, action_space", [
+    ("PPO", spaces.Discrete(3)), ("PPO", BOX), ("A2C", spaces.Discrete(3)), ("SAC", BOX), ("TD3", BOX),
+    ("PPO", spaces.MultiDiscrete([2, 3])),
+])
+@pytest.mark.parametrize("mode", [Mode.TRAIN, Mode.TEST])
+def test_muscle_acts_as_sb3_itself(algorithm, action_space, mode):
+    """The muscle's actions (and, on-policy, the value and log-probability it
+    sends) are exactly SB3's own, from the same draws of the same generator:
+    ``policy(obs)`` as ``collect_rollouts`` calls it, ``policy.predict`` as
+    off-policy algorithms and test mode do."""
+    import copy
+
+    import torch
+
+    sensors = [S("e.o", spaces.Box(-2, 2, (4,), np.float32))]
+    brain, muscle = _setup(algorithm, {"learning_starts": 0} if algorithm in ("SAC", "TD3") else {}, sensors,
+                           [A("e.act", action_space)])
+    muscle.mode = mode
+    policy, test = brain.model.policy, mode is Mode.TEST
+    reference = copy.deepcopy(muscle.random)
+    rng = np.random.default_rng(3)
+    global_state = torch.get_rng_state()
+    for _ in range(12):
+        obs = rng.uniform(-2, 2, 4).astype(np.float32)
+        (act,) = muscle.propose_actions([S("e.o", sensors[0].space, obs)], [A("e.act", action_space)])
+        with torch.no_grad(), reference.active(numpy=False):
+            if brain.on_policy and not test:
+                actions, values, log_prob = policy(policy.obs_to_tensor(obs)[0])
+                expected = actions.numpy()[0]
+                assert muscle.extras["value"] == float(values.reshape(-1)[0])
+                assert muscle.extras["log_prob"] == float(log_prob.reshape(-1)[0])
+                if isinstance(action_space, spaces.Box):
+                    assert muscle.extras["action"] == expected.tolist()
+                    expected = np.clip(expected, action_space.low, action_space.high)
+            else:
+                expected, _ = policy.predict(obs, deterministic=test)
+                assert muscle.extras is None
+        np.testing.assert_array_equal(np.asarray(act.value), expected)
+    assert torch.equal(torch.get_rng_state(), global_state)  # the process's generator left as it was

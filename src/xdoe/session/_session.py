@@ -25,13 +25,12 @@ from pathlib import Path
 from types import TracebackType
 from typing import TYPE_CHECKING, Any, Callable
 
-from xdoe._session_checkpoints import SessionCheckpoints
-from xdoe._session_figures import SessionFigures, _positive
 from xdoe.agent import Brain, Experience
 from xdoe.errors import InputError, StoreError
-from xdoe.execution._checkpoints import CheckpointManager
+from xdoe.execution import CheckpointManager
+from xdoe.session._checkpoints import SessionCheckpoints
+from xdoe.session._figures import SessionFigures, _positive
 from xdoe.store import DEFAULT_RESULTS_ROOT, CheckpointInfo, SourceRow, Store
-from xdoe.store._rules import exit_status
 
 if TYPE_CHECKING:
     from xdoe.store import RunRecorder
@@ -283,7 +282,7 @@ class TrainingSession(SessionCheckpoints, SessionFigures):
 
     def __exit__(self, exc_type: type[BaseException] | None, exc: BaseException | None,
                  tb: TracebackType | None) -> None:
-        self.finish(*exit_status(exc_type, exc, tb))
+        self.finish(*self.recorder.exit_status(exc_type, exc, tb))
 
     def _require_running(self) -> None:
         if self.recorder.instance_id is None:

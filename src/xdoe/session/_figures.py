@@ -10,7 +10,7 @@ from typing import TYPE_CHECKING, Any
 from xdoe.errors import InputError
 
 if TYPE_CHECKING:
-    from xdoe.execution._checkpoints import CheckpointManager
+    from xdoe.execution import CheckpointManager
     from xdoe.store import CheckpointInfo
 
 __all__ = ["SessionFigures"]

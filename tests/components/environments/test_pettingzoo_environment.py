@@ -15,7 +15,7 @@ pytest.importorskip("pygame")  # PettingZoo's classic games import it
 from xdoe.environment import ActuatorInformation, check_environment  # noqa: E402
 from xdoe.components.environments import PettingZooEnvironment  # noqa: E402
 
-sys.path.insert(0, str(Path(__file__).parents[1] / "execution"))  # pz_leaving
+sys.path.insert(0, str(Path(__file__).parents[2] / "execution"))  # pz_leaving
 
 
 @pytest.mark.parametrize("params", [

@@ -12,7 +12,7 @@ from xdoe.components.agents import QLearningBrain, QLearningMuscle
 from xdoe.documents import load_yaml
 from xdoe.environment import ActuatorInformation, Environment
 
-DOC = Path(__file__).resolve().parents[2] / "docs" / "plugins.md"
+DOC = Path(__file__).resolve().parents[3] / "docs" / "plugins.md"
 MODULE = "mypkg.walk"
 
 

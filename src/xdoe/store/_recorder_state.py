@@ -1,0 +1,78 @@
+"""The state a :class:`~xdoe.store.RunRecorder` keeps, shared by the modules
+of its responsibilities (:mod:`~xdoe.store._recorder_start` starts an
+instance, :mod:`~xdoe.store._recorder_rows` buffers rows,
+:mod:`~xdoe.store._recorder_resume` resumes one, :mod:`~xdoe.store._recorder`
+records phases and the end), and the row helpers of their writes."""
+
+from __future__ import annotations
+
+import threading
+from pathlib import Path
+from typing import TYPE_CHECKING, Any
+
+from sqlalchemy import Connection, Table, insert, select
+from sqlalchemy.exc import IntegrityError
+
+from xdoe.store._results import ResultsPaths, ResultsWriter
+from xdoe.store._steps import StepPolicy
+
+if TYPE_CHECKING:
+    from xdoe.store._base import StoreBase
+
+__all__ = ["RecorderState"]
+
+
+def _int_or_none(value: Any) -> int | None:
+    return value if isinstance(value, int) and not isinstance(value, bool) else None
+
+
+def _insert_id(conn: Connection, table: Table, values: dict[str, Any]) -> int:
+    """Insert one row into ``table``; its new id."""
+    key = conn.execute(insert(table).values(**values)).inserted_primary_key
+    assert key is not None
+    return int(key[0])
+
+
+def _get_or_create(conn: Connection, table: Table, lookup: dict[str, Any], values: dict[str, Any]) -> int:
+    """Id of the row of ``table`` matching ``lookup`` (a unique key), inserted
+    with ``values`` when missing. Safe against a concurrent insert of the same key."""
+    stmt = select(table.c.id).filter_by(**lookup)
+    found = conn.execute(stmt).scalar_one_or_none()
+    if found is not None:
+        return int(found)
+    try:
+        with conn.begin_nested():
+            return _insert_id(conn, table, {**lookup, **values})
+    except IntegrityError:  # another process inserted it meanwhile
+        return int(conn.execute(stmt).scalar_one())
+
+
+class RecorderState:
+    """The attributes :class:`~xdoe.store.RunRecorder` sets, for its mixins."""
+
+    # set by RunRecorder.__init__ / start
+    store: "StoreBase"
+    run_uid: str
+    document: dict[str, Any]
+    content_hash: str
+    file_sha256: str | None
+    instance_id: int | None
+    instance_uuid: str
+    status: str | None
+    paths: ResultsPaths | None
+    results_root: Path
+    policy: StepPolicy
+    flush_rows: int
+    peak_buffered: int
+    total_episodes: int
+    total_steps: int
+    _lock: threading.RLock
+    _phase_id: int | None
+    _phases: list[dict[str, Any]]
+    _files: ResultsWriter | None
+    _start: Any
+    _episodes: list[tuple[Any, ...]]
+    _steps: list[tuple[Any, ...]]
+    _insert_sql: dict[str, str]
+    _raw: Any
+    stored_steps: int
