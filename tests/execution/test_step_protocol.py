@@ -19,7 +19,7 @@ from gymnasium import spaces
 from xdoe.agent import Brain, Experience, Mode, Muscle, Objective
 from xdoe.conditions import StepProgress, TerminationCondition, Verdict
 from xdoe.environment import (ActuatorInformation, Environment, EnvironmentBaseline, EnvironmentState,
-                              RewardInformation, SensorInformation)
+                              RewardInformation, SensorInformation, is_derived)
 from xdoe.execution import run
 from xdoe.execution._seeding import brain_seed, environment_seed, muscle_seed
 from xdoe.store import Store
@@ -237,10 +237,127 @@ def test_a_palaestrai_style_plugin_runs_unchanged_and_stores_what_a_plain_loop_g
 
 
 def test_the_plugin_api_has_one_protocol():
-    """No second, value-based contract is left on the plugin base classes."""
-    removed = {Environment: ("value_ids", "update_values", "last_state"),
-               Muscle: ("propose_action_value", "value_steps"), Brain: ("thinking_values", "value_steps"),
-               Objective: ("internal_reward_value", "value_steps"), TerminationCondition: ("needs_states",)}
+    """No second contract with declarations is left on the plugin base
+    classes: the value forms are the executor's, derived from the object forms."""
+    removed = {Environment: ("value_ids",), Muscle: ("propose_action_value", "value_steps"),
+               Brain: ("value_steps",), Objective: ("internal_reward_value", "value_steps"),
+               TerminationCondition: ("needs_states",)}
     for cls, names in removed.items():
         for name in names:
             assert not hasattr(cls, name), f"{cls.__name__}.{name}"
+    pairs = {Corridor: ("update", "update_values"), Curious: ("propose_actions", "propose_values"),
+             Counting: ("thinking", "thinking_values"), HalfSum: ("internal_reward", "internal_reward_values")}
+    for cls, (general, value) in pairs.items():
+        assert is_derived(cls, value) and not is_derived(cls, general), cls
+    for cls, (general, value) in {ValueCorridor: ("update", "update_values"),
+                                  ValueCurious: ("propose_actions", "propose_values"),
+                                  ValueCounting: ("thinking", "thinking_values"),
+                                  ValueHalfSum: ("internal_reward", "internal_reward_values")}.items():
+        assert is_derived(cls, general) and not is_derived(cls, value), cls
+
+
+# -- the same plugin written value-first: the executor stores the same rows ----
+
+class ValueCorridor(Corridor):
+    """:class:`Corridor` with its step written as values (gymnasium's ``Env.step``)."""
+
+    def update_values(self, actions: Any) -> tuple[Any, dict[str, float], bool, bool]:
+        _count("update_values")
+        self.cell = min(max(self.cell + actions - 1, 0), self.length - 1)
+        self.moves += 1
+        at_goal = self.cell == self.length - 1
+        rewards = [RewardInformation(self.full_id("step"), -1.0),
+                   RewardInformation(self.full_id("goal"), 5.0 if at_goal else 0.0)]
+        self._last = EnvironmentState(self._sensors(), rewards, at_goal, {"moves": self.moves},
+                                      truncated=self.moves >= self.limit and not at_goal)
+        return ({s.uid: s.value for s in self._last.sensors}, {r.uid: r.value for r in rewards},
+                self._last.terminated, self._last.truncated)
+
+    def last_state(self) -> EnvironmentState:
+        return self._last
+
+
+class ValueCurious(Curious):
+    def propose_values(self, observation: Any) -> Any:
+        _count("propose_values")
+        cell = observation["c.cell"]
+        if self.mode is Mode.TEST:
+            return 2
+        if self.rng.random() < 0.2:
+            return int(self.rng.integers(3))
+        tried = [self.counts.get(f"{cell}:{m}", 0) for m in range(3)]
+        return int(self.rng.choice([m for m in range(3) if tried[m] == min(tried)]))
+
+
+class ValueCounting(Counting):
+    def thinking_values(self, worker: int, episode: int, step: int, observation: Any, action: Any,
+                        rewards: dict[str, float], objective: float, next_observation: Any, done: bool,
+                        extras: dict[str, Any], truncated: bool) -> Any:
+        _count("thinking_values")
+        key = f"{observation['c.cell']}:{action}"
+        self.counts[key] = self.counts.get(key, 0) + 1
+        return dict(self.counts) if done else None
+
+
+class ValueHalfSum(HalfSum):
+    def internal_reward_values(self, rewards: dict[str, float]) -> float:
+        _count("internal_reward_values")
+        return 0.5 * sum(rewards.values())
+
+
+class CuriousAgain(ValueCurious):
+    """Writes the object form again below a value-form class: the executor
+    goes through this ``propose_actions`` (the value form is derived from it)."""
+
+    def propose_actions(self, sensors: list[SensorInformation],
+                        actuators: list[ActuatorInformation]) -> list[ActuatorInformation]:
+        _count("again")
+        return super().propose_actions(sensors, actuators)
+
+
+def test_a_value_first_plugin_stores_what_the_object_form_loop_gives(tmp_path, monkeypatch):
+    monkeypatch.syspath_prepend(str(Path(__file__).parent))
+    names = {"Corridor": "ValueCorridor", "Counting": "ValueCounting", "Curious": "ValueCurious",
+             "HalfSum": "ValueHalfSum"}
+    document = json.loads(json.dumps(DOCUMENT))
+    for phase in document["schedule"]:
+        (body,) = phase.values()
+        for item in (body["environments"][0]["environment"], body["agents"][0]["brain"],
+                     body["agents"][0]["muscle"], body["agents"][0]["objective"]):
+            module, name = item["name"].split(":")
+            item["name"] = f"{module}:{names[name]}"
+    CALLS.clear()
+    with Store(f"sqlite:///{tmp_path / 's.sqlite'}") as store:
+        result = run(document, store=store, results=tmp_path / "r", store_steps="all")
+        assert result.ok, result.traceback
+    calls = dict(CALLS)
+    steps = stored_steps(tmp_path / "s.sqlite")
+    assert steps == hand_written_loop()
+    n = len(steps)
+    assert calls["update_values"] == calls["propose_values"] == calls["internal_reward_values"] == n
+    assert calls["thinking_values"] == sum(1 for row in steps if row[0] == "training")
+    assert "update" not in calls and "propose_actions" not in calls and "thinking" not in calls
+
+
+def test_each_class_is_used_through_the_form_its_body_defines():
+    """A subclass writing the object form below a value-form class is used
+    through it; ``super()`` between the forms does not recurse; an environment
+    with ``update_values`` and no ``last_state`` is refused."""
+    muscle = CuriousAgain("walker", seed=3)
+    muscle._xdoe_io = ((("c.cell", spaces.Discrete(6)), ("c.noise", spaces.Box(-10, 10, (1,), "float32"))),
+                       (("c.move", spaces.Discrete(3)),))
+    muscle.setup([], [])
+    twin = ValueCurious("walker", seed=3)
+    twin.setup([], [])
+    CALLS.clear()
+    observation = {"c.cell": 2, "c.noise": None}
+    assert [muscle.propose_values(observation) for _ in range(20)] == [twin.propose_values(observation)
+                                                                       for _ in range(20)]
+    assert CALLS["again"] == 20
+    with pytest.raises(TypeError, match="defines update_values but not last_state"):
+        class NoState(Environment):
+            def start_environment(self) -> EnvironmentBaseline:
+                raise NotImplementedError
+
+            def update_values(self, actions: Any) -> tuple[Any, dict[str, float], bool, bool]:
+                return 0, {}, False, False

@@ -11,7 +11,8 @@ from typing import Any, Iterable
 
 import numpy as np
 
-from xdoe.environment import ActuatorInformation, RewardInformation, SensorInformation
+from xdoe.environment import (ActuatorInformation, RewardInformation, SensorInformation, derive_forms, items_of,
+                              values_of)
 
 __all__ = ["Mode", "Experience", "Brain", "Muscle", "Objective"]
 
@@ -76,7 +77,20 @@ class Brain(ABC):
     :meth:`Muscle.update` of every muscle of the agent.
 
     An agent keeps its brain from one phase to the next within a run.
+
+    Two forms (``docs/plugins.md``, "A step"): write :meth:`thinking` (an
+    :class:`Experience`) or :meth:`thinking_values` (the same step as plain
+    values); the class gets the other form derived from the one its body
+    defines. The executor calls :meth:`thinking_values`.
     """
+
+    def __init_subclass__(cls, **kwargs: Any) -> None:
+        super().__init_subclass__(**kwargs)
+        derive_forms(cls, "thinking", "thinking_values", _thinking_values_of, _thinking_of)
+
+    #: ``(uid, space)`` of the agent's sensors and actuators, set by the
+    #: executor before the first step (used by a derived form)
+    _xdoe_io: tuple[tuple[tuple[str, Any], ...], tuple[tuple[str, Any], ...]] = ((), ())
 
     def __init__(self, seed: int = 0, **params: Any) -> None:
         if params:
@@ -96,6 +110,15 @@ class Brain(ABC):
     @abstractmethod
     def thinking(self, experience: Experience) -> Any | None:
         """Learn from one step; return an update for the muscles or ``None``."""
+
+    @abstractmethod
+    def thinking_values(self, worker: int, episode: int, step: int, observation: Any, action: Any,
+                        rewards: dict[str, float], objective: float, next_observation: Any, done: bool,
+                        extras: dict[str, Any], truncated: bool) -> Any | None:
+        """:meth:`thinking` of the :class:`Experience` with these fields, as
+        values: ``observation``/``next_observation`` the value form of the
+        agent's sensors, ``action`` of its actuators (a plain value for one,
+        else a dict ``uid -> value``), ``rewards`` a dict ``uid -> float``."""
 
     def pretrain(self, experiences: Iterable[Experience]) -> None:
         """Offline training on stored experiences (``replay``); default: feed
@@ -140,6 +163,14 @@ class Muscle(ABC):
     #: :meth:`propose_actions` does not inherit a ``True`` (declare it again).
     keeps_actuators: bool = False
 
+    def __init_subclass__(cls, **kwargs: Any) -> None:
+        super().__init_subclass__(**kwargs)
+        derive_forms(cls, "propose_actions", "propose_values", _propose_values_of, _propose_actions_of)
+
+    #: ``(uid, space)`` of the agent's sensors and actuators, set by the
+    #: executor before the first step (used by a derived form)
+    _xdoe_io: tuple[tuple[tuple[str, Any], ...], tuple[tuple[str, Any], ...]] = ((), ())
+
     def __init__(self, uid: str, seed: int = 0, **params: Any) -> None:
         if params:
             raise TypeError(f"unexpected parameters: {', '.join(sorted(params))}")
@@ -160,6 +191,12 @@ class Muscle(ABC):
     ) -> list[ActuatorInformation]:
         """Return the actuators with values set (each value in its space)."""
 
+    @abstractmethod
+    def propose_values(self, observation: Any) -> Any:
+        """:meth:`propose_actions` as values: ``observation`` is the value
+        form of the agent's sensors (the plain value of its only sensor, else
+        a dict ``uid -> value``); returns the value form of its actuators."""
+
     def update(self, update: Any) -> None:
         """Receive what the brain sent (see :meth:`Brain.thinking`)."""
 
@@ -176,6 +213,11 @@ class Objective(ABC):
     #: see every reward of the agent's environments, not only the agent's own
     all_rewards: bool = False
 
+    def __init_subclass__(cls, **kwargs: Any) -> None:
+        super().__init_subclass__(**kwargs)
+        derive_forms(cls, "internal_reward", "internal_reward_values", _internal_reward_values_of,
+                     _internal_reward_of)
+
     def __init__(self, **params: Any) -> None:
         if params:
             raise TypeError(f"unexpected parameters: {', '.join(sorted(params))}")
@@ -183,3 +225,73 @@ class Objective(ABC):
     @abstractmethod
     def internal_reward(self, rewards: list[RewardInformation]) -> float:
         """The objective value of one step (a float)."""
+
+    @abstractmethod
+    def internal_reward_values(self, rewards: dict[str, float]) -> float:
+        """:meth:`internal_reward` of the rewards ``uid -> value``."""
+
+
+# -- the derived forms (xdoe.environment._forms.derive_forms) ----------------
+
+def _propose_values_of(own: Any) -> Any:
+    def propose_values(self: Muscle, observation: Any) -> Any:
+        sensors, actuators = self._xdoe_io
+        acted = own(self, items_of(SensorInformation, sensors, observation),
+                    [ActuatorInformation(uid, space) for uid, space in actuators])
+        if len(actuators) == 1:
+            uid = actuators[0][0]
+            if len(acted) == 1 and acted[0].uid == uid:
+                return acted[0].value
+        ids = {uid for uid, _ in actuators}
+        for action in acted:
+            if action.uid not in ids:
+                from xdoe.errors import RunError
+
+                raise RunError(f"agent {self.uid!r} set actuator {action.uid!r}, which is not assigned to it "
+                               f"(assigned: {', '.join(uid for uid, _ in actuators) or 'none'})")
+        if len(actuators) == 1:
+            return next((a.value for a in acted if a.value is not None), None)
+        return {a.uid: a.value for a in acted}
+    return propose_values
+
+
+def _propose_actions_of(own: Any) -> Any:
+    def propose_actions(self: Muscle, sensors: list[SensorInformation],
+                        actuators: list[ActuatorInformation]) -> list[ActuatorInformation]:
+        value = own(self, values_of(sensors))
+        return items_of(ActuatorInformation, [(a.uid, a.space) for a in actuators], value)
+    return propose_actions
+
+
+def _thinking_values_of(own: Any) -> Any:
+    def thinking_values(self: Brain, worker: int, episode: int, step: int, observation: Any, action: Any,
+                        rewards: dict[str, float], objective: float, next_observation: Any, done: bool,
+                        extras: dict[str, Any], truncated: bool) -> Any | None:
+        sensors, actuators = self._xdoe_io
+        return own(self, Experience(
+            worker, episode, step, items_of(SensorInformation, sensors, observation),
+            items_of(ActuatorInformation, actuators, action),
+            [RewardInformation(uid, value) for uid, value in rewards.items()], objective,
+            items_of(SensorInformation, sensors, next_observation), done, extras, truncated))
+    return thinking_values
+
+
+def _thinking_of(own: Any) -> Any:
+    def thinking(self: Brain, experience: Experience) -> Any | None:
+        e = experience
+        return own(self, e.worker, e.episode, e.step, values_of(e.sensors), values_of(e.actuators),
+                   {r.uid: r.value for r in e.rewards}, e.objective, values_of(e.next_sensors), e.done,
+                   e.extras, e.truncated)
+    return thinking
+
+
+def _internal_reward_values_of(own: Any) -> Any:
+    def internal_reward_values(self: Objective, rewards: dict[str, float]) -> float:
+        return own(self, [RewardInformation(uid, value) for uid, value in rewards.items()])
+    return internal_reward_values
+
+
+def _internal_reward_of(own: Any) -> Any:
+    def internal_reward(self: Objective, rewards: list[RewardInformation]) -> float:
+        return own(self, {r.uid: r.value for r in rewards})
+    return internal_reward

@@ -33,8 +33,9 @@ class _RemoteBrain:
         self.outbox = outbox
         self.mode: Any = None
 
-    def thinking(self, experience: Any) -> None:
-        self.outbox.append(("x", self.name, experience))
+    def thinking_values(self, *step: Any) -> None:
+        """Queues the arguments of ``Brain.thinking_values`` for the run process."""
+        self.outbox.append(("x", self.name, step))
         return None
 
     def muscle_state(self) -> None:

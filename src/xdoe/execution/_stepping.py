@@ -1,10 +1,12 @@
 """The step of a worker (:func:`step_function`): the phase's simulation
 controller's ``step`` followed by the phase's ``step_finished`` checks.
 
-There is one step: every environment is stepped through
-:meth:`~xdoe.environment.Environment.update`, every agent through
-``Muscle.propose_actions``, ``Objective.internal_reward`` and (train mode)
-``Brain.thinking`` (``Worker.act`` and ``Worker.update``). The two shortcuts
+There is one step, value-first (``Worker.act`` and ``Worker.update``): every
+environment is stepped through
+:meth:`~xdoe.environment.Environment.update_values`, every agent through
+``Muscle.propose_values``, ``Objective.internal_reward_values`` and (train
+mode) ``Brain.thinking_values``; a plugin that writes the object form of a
+method gets the value form derived by its base class. The two shortcuts
 below make the same calls with the same answers: a
 :class:`~xdoe.simulation.VanillaSimController` of one agent is its body
 (``act(0)``, then ``update()``), and when the only step checks are the
@@ -16,12 +18,30 @@ from __future__ import annotations
 
 from typing import Any, Callable
 
-from xdoe.conditions import EnvironmentTerminationCondition, TerminationCondition
+from xdoe.conditions import (AgentObjectiveTerminationCondition, EnvironmentTerminationCondition,
+                             MaxEpisodesTerminationCondition, MaxStepsTerminationCondition, TerminationCondition)
 from xdoe.simulation import SimulationController, VanillaSimController
 
 from xdoe.execution._worker import CONTINUE, RESET, Worker
 
-__all__ = ["overrides", "step_function", "step_verdict"]
+__all__ = ["overrides", "reads_states", "step_function", "step_verdict"]
+
+#: the built-in conditions, whose ``step_finished`` reads no ``StepProgress.states``
+_STATELESS = tuple(cls.step_finished for cls in (
+    TerminationCondition, EnvironmentTerminationCondition, MaxEpisodesTerminationCondition,
+    MaxStepsTerminationCondition, AgentObjectiveTerminationCondition))
+
+
+def reads_states(conditions: list[TerminationCondition]) -> bool:
+    """Whether one of ``conditions`` may read ``StepProgress.states`` (then
+    the worker reads every environment's state at every step): any whose
+    ``step_finished`` is not one of the built-ins' (which read none)."""
+    for condition in conditions:
+        if "step_finished" in getattr(condition, "__dict__", {}):
+            return True
+        if not any(type(condition).step_finished is known for known in _STATELESS):
+            return True
+    return False
 
 
 def overrides(obj: TerminationCondition, method: str) -> bool:

@@ -10,7 +10,7 @@ from typing import Any
 import numpy as np
 from gymnasium import spaces
 
-from xdoe.agent import Brain, Experience, Muscle
+from xdoe.agent import Brain, Muscle
 from xdoe.environment import ActuatorInformation, SensorInformation, action_mask
 
 __all__ = ["DummyBrain", "DummyMuscle"]
@@ -22,7 +22,7 @@ class DummyBrain(Brain):
     Parameters:
         seed: unused (accepted for the common constructor).
 
-    :meth:`thinking` always returns ``None``. :meth:`store` writes a small JSON
+    :meth:`thinking_values` (and so ``thinking``) always returns ``None``. :meth:`store` writes a small JSON
     file ``{"brain": "DummyBrain", "experiences": n}``; :meth:`load` reads it
     back (``ValueError`` if the file is not such a file).
     """
@@ -31,7 +31,8 @@ class DummyBrain(Brain):
         super().__init__(seed=seed)
         self.experiences = 0
 
-    def thinking(self, experience: Experience) -> None:
+    def thinking_values(self, *step: Any) -> None:
+        """Counts the step (``thinking``, on an :class:`~xdoe.agent.Experience`, is derived from this)."""
         self.experiences += 1
         return None
 

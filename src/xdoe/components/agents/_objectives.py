@@ -3,7 +3,6 @@
 from __future__ import annotations
 
 from xdoe.agent import Objective
-from xdoe.environment import RewardInformation
 
 __all__ = ["RewardObjective"]
 
@@ -38,16 +37,17 @@ class RewardObjective(Objective):
         #: with explicit ids the executor hands every reward, not only the agent's own
         self.all_rewards = reward_ids is not None
 
-    def internal_reward(self, rewards: list[RewardInformation]) -> float:
+    def internal_reward_values(self, rewards: dict[str, float]) -> float:
+        """The objective of the rewards ``uid -> value`` (``internal_reward``,
+        on information objects, is derived from this)."""
         if self.reward_ids is None:  # a loop, not sum(generator): this runs on every step
             total = 0.0
-            for r in rewards:
-                total += float(r.value)
+            for value in rewards.values():
+                total += float(value)
             return total
-        by_id = {r.uid: r for r in rewards}
-        missing = [uid for uid in self.reward_ids if uid not in by_id]
+        missing = [uid for uid in self.reward_ids if uid not in rewards]
         if missing:
             raise ValueError(
-                f"RewardObjective: unknown reward ids {missing}; received {sorted(by_id)}"
+                f"RewardObjective: unknown reward ids {missing}; received {sorted(rewards)}"
             )
-        return float(sum(float(by_id[uid].value) for uid in self.reward_ids))
+        return float(sum(float(rewards[uid]) for uid in self.reward_ids))

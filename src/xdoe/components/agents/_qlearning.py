@@ -15,7 +15,8 @@ import numpy as np
 
 from xdoe.agent import Brain, Experience, Mode, Muscle
 from xdoe.components.agents._qtable import DiscreteEncoder, QTable
-from xdoe.environment import ActuatorInformation, SensorInformation, action_mask, is_action_mask
+from xdoe.environment import (ActuatorInformation, RewardInformation, SensorInformation, action_mask,
+                              is_action_mask, items_of, values_of)
 
 __all__ = ["DiscreteEncoder", "QTable", "QLearningBrain", "QLearningMuscle"]
 
@@ -122,6 +123,32 @@ class QLearningBrain(Brain):
             row[a] += self.alpha * (target - row[a])
         return table if done else None
 
+    def thinking_values(self, worker: int, episode: int, step: int, observation: Any, action: Any,
+                        rewards: dict[str, float], objective: float, next_observation: Any, done: bool,
+                        extras: dict[str, Any], truncated: bool) -> QTable | None:
+        """:meth:`thinking` of the step as values (the form the executor
+        calls; the same update). One ``Discrete`` sensor and actuator with a
+        dense table (Taxi) is updated here directly; anything else goes
+        through :meth:`thinking`'s objects."""
+        table, single = self.table, self._single
+        if single is not None and table is not None and type(observation) is int and type(action) is int \
+                and type(next_observation) is int:
+            q = table.q
+            s, a, s2 = observation - single[1], action - single[3], next_observation - single[1]
+            if q is not None and 0 <= s < table.n_states and 0 <= s2 < table.n_states and 0 <= a < table.n_actions:
+                target = float(objective)
+                if not done or truncated:
+                    target += self.gamma * max(q[s2].tolist())
+                old = q.item(s, a)
+                q[s, a] = old + self.alpha * (target - old)
+                return table if done else None
+        sensors, actuators = self._xdoe_io
+        return QLearningBrain.thinking(self, Experience(
+            worker, episode, step, items_of(SensorInformation, sensors, observation),
+            items_of(ActuatorInformation, actuators, action),
+            [RewardInformation(uid, value) for uid, value in rewards.items()], objective,
+            items_of(SensorInformation, sensors, next_observation), done, extras, truncated))
+
     def muscle_state(self) -> QTable | None:
         return self.table
 
@@ -182,8 +209,6 @@ class QLearningMuscle(Muscle):
             shape does not fit the agent's spaces.
     """
 
-    #: propose_actions returns new ActuatorInformation objects
-    keeps_actuators = True
     #: set by setup (a class default: muscles pickled before it existed unpickle without it)
     _single: tuple[str, int, str, int] | None = None
 
@@ -285,6 +310,24 @@ class QLearningMuscle(Muscle):
         ]
 
 
+    def propose_values(self, observation: Any) -> Any:
+        """:meth:`propose_actions` as values (the form the executor calls; the
+        same value and draws). One ``Discrete`` sensor and actuator with a
+        dense table (Taxi) is answered here directly; anything else goes
+        through :meth:`propose_actions`' objects."""
+        single, table = self._single, self.table
+        if single is not None and table is not None and type(observation) is int:
+            q, index = table.q, observation - single[1]
+            if q is not None and 0 <= index < table.n_states:
+                rng = self.rng
+                if self.mode == _TRAIN and rng.random() < self.current_epsilon:
+                    return int(rng.integers(table.n_actions)) + single[3]
+                return _greedy_index(q[index].tolist(), rng) + single[3]
+        sensors, actuators = self._xdoe_io
+        return values_of(QLearningMuscle.propose_actions(self, items_of(SensorInformation, sensors, observation),
+                                                         [ActuatorInformation(u, space) for u, space in actuators]))
+
+
 def _single_ids(states: DiscreteEncoder, actions: DiscreteEncoder) -> tuple[str, int, str, int] | None:
     """``(sensor id, its start, actuator id, its start)`` when the agent has one
     ``Discrete`` sensor and one ``Discrete`` actuator (the inlined encoding of
@@ -305,7 +348,11 @@ def _greedy_action(values: np.ndarray, rng: np.random.Generator) -> int:
     ``rng.integers(len(best))`` and indexes ``best`` with it, which is done here
     directly (``tests/components/agents/test_qlearning.py`` checks the equivalence).
     """
-    row = values.tolist()
+    return _greedy_index(values.tolist(), rng)
+
+
+def _greedy_index(row: list[float], rng: np.random.Generator) -> int:
+    """:func:`_greedy_action` of the values as a Python list."""
     best_value = max(row)
     if row.count(best_value) == 1:
         return row.index(best_value)
