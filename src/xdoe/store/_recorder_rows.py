@@ -4,7 +4,7 @@ kept as tuples and bulk-inserted, and the helpers of its writes."""
 from __future__ import annotations
 
 import json
-from typing import Any, Callable
+from typing import Any
 
 from sqlalchemy import Boolean, Connection, insert, update
 
@@ -76,55 +76,6 @@ def _cell_prefix(key: str) -> str:
 
 class RowBuffer(RecorderState):
     """Buffering and writing episode/step rows (a mixin of :class:`~xdoe.store.RunRecorder`)."""
-
-    def value_row_writer(self, worker: int, agent: str, sensor_id: str, actuator_id: str,
-                         reward_id: str) -> Callable[..., None]:
-        """For one worker's agent with one sensor, one actuator and one reward
-        (value steps): a function ``write(episode, step, observation, action,
-        reward, objective, done=False, terminated=False, truncated=False, cut_by=None)``
-        that records the row ``step(worker, episode, step, agent, {sensor_id: observation},
-        {actuator_id: action}, {reward_id: reward}, objective, done, terminated,
-        truncated, cut_by)`` records (the same text, raising
-        what it raises), without the dicts and with what is the same for every
-        row worked out once: the cells' ``{"<id>":`` prefixes and the checks of
-        ``worker``/``agent``. ``step`` is an ``int``; the caller asks
-        ``policy.wants(step, done)`` first (the function does not).
-        """
-        worker, agent = int(worker), str(agent)
-        sensor_prefix, action_prefix, reward_prefix = (_cell_prefix(key)
-                                                       for key in (sensor_id, actuator_id, reward_id))
-        lock = self._lock
-
-        def write(episode: int, step: int, observation: Any, action: Any, reward: Any, objective: float,
-                  done: bool = False, terminated: bool = False, truncated: bool = False,
-                  cut_by: str | None = None) -> None:
-            with lock:
-                phase_id = self._phase_id
-                if phase_id is None or self.status is not None:
-                    phase_id = self._require_phase()
-                episode, objective = int(episode), float(objective)
-                # _one_key_cell's text, its common cases without the call: an
-                # exact int's or float's text is its repr
-                if type(observation) is int and type(action) is int and type(reward) is float \
-                        and reward - reward == 0.0:
-                    sensors = f"{sensor_prefix}{observation}}}"
-                    actions = f"{action_prefix}{action}}}"
-                    rewards = f"{reward_prefix}{reward!r}}}"
-                else:
-                    sensors = _one_key_cell(sensor_id, observation)
-                    actions = _one_key_cell(actuator_id, action)
-                    rewards = _one_key_cell(reward_id, reward)
-                steps = self._steps
-                steps.append((phase_id, worker, episode, step, agent, sensors, actions, rewards, objective,
-                              1 if done else 0, 1 if terminated else 0, 1 if truncated else 0, cut_by))
-                self.stored_steps += 1
-                n = len(self._episodes) + len(steps)  # _buffered_row, inlined
-                if n > self.peak_buffered:
-                    self.peak_buffered = n
-                if n >= self.flush_rows:
-                    self.flush()
-
-        return write
 
     def _append_step(self, phase_id: int, worker: int, episode: int, step: int, agent: str,
                      sensors: str | None, actions: str | None, rewards: str | None,
