@@ -11,9 +11,9 @@ Layers (each includes the ones above it):
     The same four xdoe components the run uses (``GymnasiumEnvironment``,
     ``QLearningMuscle``, ``QLearningBrain``, ``RewardObjective``), driven by
     the leanest loop the plugin API allows: ``start_environment`` and
-    ``muscle.reset`` per episode, then ``propose_actions``, ``update``,
-    ``internal_reward`` and ``thinking`` (an ``Experience``) per step and
-    ``muscle.update`` with the brain's table. No executor, no store: what the
+    ``muscle.reset`` per episode, then the value forms the executor calls
+    (``propose_values``, ``update_values``, ``internal_reward_values`` and
+    ``thinking_values``) per step and ``muscle.update`` with the brain's table. No executor, no store: what the
     plugin protocol itself costs over the inline loop.
 ``run none``
     ``xdoe.execution.run`` of the same run, episodes stored (the issue's
@@ -73,25 +73,27 @@ def protocol_loop(episodes: int, seed: int = 7) -> tuple[int, float]:
     muscle.setup(baseline.sensors, baseline.actuators)
     brain.mode = muscle.mode = Mode.TRAIN
     muscle.update(brain.table)
-    propose, env_update = muscle.propose_actions, env.update
-    internal, thinking, update = objective.internal_reward, brain.thinking, muscle.update
-    actuators = baseline.actuators  # QLearningMuscle keeps_actuators: the same objects every step
+    # the value forms, as the executor calls them (docs/plugins.md, "A step")
+    io = ((("taxi.observation", baseline.sensors[0].space),), (("taxi.action", baseline.actuators[0].space),))
+    brain._xdoe_io = muscle._xdoe_io = io
+    propose, env_update = muscle.propose_values, env.update_values
+    internal, thinking, update = objective.internal_reward_values, brain.thinking_values, muscle.update
     steps = 0
     for episode in range(episodes):
         if episode:
             baseline = env.start_environment()
         muscle.reset()
-        sensors = baseline.sensors
+        observation = baseline.sensors[0].value
         done, step = False, 0
         while not done:
-            actions = propose(sensors, actuators)
-            state = env_update(actions)
-            done = state.terminated or state.truncated
-            table = thinking(Experience(0, episode, step, sensors, actions, state.rewards,
-                                        internal(state.rewards), state.sensors, done, {}, state.truncated))
+            action = propose(observation)
+            observation2, rewards, terminated, truncated = env_update(action)
+            done = terminated or truncated
+            table = thinking(0, episode, step, observation, action, rewards, internal(rewards), observation2, done,
+                             {}, truncated)
             if table is not None:
                 update(table)
-            sensors = state.sensors
+            observation = observation2
             steps += 1
             step += 1
     return steps, time.process_time() - cpu

@@ -7,7 +7,7 @@ Subclass :class:`Environment` (and optionally :class:`Reward`); exchange
 
 from xdoe.environment._check import EnvironmentCheckError, check_environment
 from xdoe.environment._environment import Environment, Reward
-from xdoe.environment._forms import derive_forms, is_derived, items_of, values_of
+from xdoe.environment._forms import derive_forms, is_derived, is_derived_code, items_of, values_of
 from xdoe.environment._masks import action_mask, is_action_mask
 from xdoe.environment._spaces import (
     ObservationCheck,
@@ -59,6 +59,7 @@ __all__ = [
     "report_observation",
     "derive_forms",
     "is_derived",
+    "is_derived_code",
     "items_of",
     "values_of",
 ]

@@ -21,10 +21,12 @@ from __future__ import annotations
 
 from typing import Any, Callable, Sequence
 
-__all__ = ["DERIVED", "derive_forms", "is_derived", "items_of", "values_of"]
+__all__ = ["DERIVED", "derive_forms", "is_derived", "is_derived_code", "items_of", "values_of"]
 
 #: the attribute that marks a derived method
 DERIVED = "__xdoe_derived__"
+#: the code objects of the derived methods (the watchdog names the method a plugin wrote, not these)
+_CODES: set[Any] = set()
 
 
 def derive_forms(cls: type, general: str, value: str,
@@ -43,6 +45,7 @@ def derive_forms(cls: type, general: str, value: str,
     else:
         return
     setattr(made, DERIVED, True)
+    _CODES.add(made.__code__)
     made.__name__ = name
     made.__qualname__ = f"{cls.__qualname__}.{name}"
     setattr(cls, name, made)
@@ -51,6 +54,11 @@ def derive_forms(cls: type, general: str, value: str,
 def is_derived(cls: type, name: str) -> bool:
     """Whether ``cls.<name>`` is a derived form (see :func:`derive_forms`)."""
     return getattr(getattr(cls, name, None), DERIVED, False) is True
+
+
+def is_derived_code(code: Any) -> bool:
+    """Whether ``code`` is the code object of a derived method."""
+    return code in _CODES
 
 
 def values_of(items: Sequence[Any]) -> Any:
