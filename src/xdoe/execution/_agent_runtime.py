@@ -19,7 +19,7 @@ class AgentRuntime:
     __slots__ = (
         "name", "brain", "muscle", "muscles", "objective", "sensor_ids", "sensor_specs", "templates",
         "spaces", "sensor_env", "reward_envs", "reward_env", "pending", "t_obs", "t_action",
-        "t_rewards", "t_objective", "t_step", "t_updates", "ep_reward", "ep_objective", "t_extras",
+        "t_rewards", "t_objective", "t_step", "ep_reward", "ep_objective", "t_extras",
         "actuator_ids", "all_rewards", "left", "propose", "think", "internal", "propose_form",
         "think_form", "internal_form", "actuator_id", "bounds",
     )
@@ -59,7 +59,6 @@ class AgentRuntime:
         self.t_rewards: dict[str, float] | None = None
         self.t_objective = 0.0
         self.t_step = 0
-        self.t_updates = 0
         self.ep_reward = 0.0
         self.ep_objective = 0.0
         self.t_extras: dict[str, Any] | None = None

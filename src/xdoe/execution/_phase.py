@@ -19,7 +19,7 @@ from xdoe.execution._loading import construct, load_class
 from xdoe.execution._plan import AgentSpec, ComponentPlan, EnvironmentPlan, PhasePlan, RunPlan
 from xdoe.execution._phase_runner import EpisodeCallback
 from xdoe.execution._seeding import brain_seed, environment_seed, muscle_seed, sampler_rng
-from xdoe.execution._stepping import overrides, reads_states, step_function, step_verdict
+from xdoe.execution._stepping import episode_function, overrides, reads_states, step_function, step_verdict
 from xdoe._cuts import BUDGET_CUTS, CUT_STOP
 from xdoe.execution._worker import (CONTINUE, RESET, STOP_PHASE, STOP_RUN, AgentRuntime, Worker, component_error,
                                     cut_cause)
@@ -259,6 +259,8 @@ class PhaseRuntime:
         phase = self.phase
         controller = self.controller
         step = step_function(controller, self.conditions, len(phase.agents))
+        # the phase's only active worker runs whole episodes in one call (the same steps)
+        episode_steps = episode_function(controller, self.conditions, len(phase.agents)) or step
         episode_conditions = [c.episode_finished for c in self.conditions if overrides(c, "episode_finished")]
         for condition in self.conditions:
             condition.phase_started(self.progress)
@@ -285,12 +287,13 @@ class PhaseRuntime:
         active = [w for w in self.workers if w.active]  # a resumed phase may have finished workers
         for worker in active:
             worker.start_episode(controller, started=True)
+        run_steps = episode_steps if len(active) == 1 else step
         stop = CONTINUE
         stop_cut = CUT_STOP  # what cuts the episodes still running when the phase stops
         while active and stop < STOP_PHASE:
             ended = False
             for worker in active:
-                verdict = step(worker)
+                verdict = run_steps(worker)
                 if verdict >= RESET:
                     ended = True
                     cut = cut_cause(worker, verdict)
@@ -308,6 +311,7 @@ class PhaseRuntime:
                         break
             if ended:  # only an ended episode can retire a worker; steps stay cheap
                 active = [w for w in active if w.active]
+                run_steps = episode_steps if len(active) == 1 else step
         for worker in self.workers:
             if worker.in_episode and worker.step > 0:
                 finish(worker, True, stop_cut)

@@ -24,7 +24,7 @@ from xdoe.simulation import SimulationController, VanillaSimController
 
 from xdoe.execution._worker import CONTINUE, RESET, Worker
 
-__all__ = ["overrides", "reads_states", "step_function", "step_verdict"]
+__all__ = ["episode_function", "overrides", "reads_states", "step_function", "step_verdict"]
 
 #: the built-in conditions, whose ``step_finished`` reads no ``StepProgress.states``
 _STATELESS = tuple(cls.step_finished for cls in (
@@ -92,3 +92,25 @@ def step_function(controller: SimulationController, conditions: list[Termination
                 controller_step(worker)
                 return step_verdict(step_conditions, worker.progress)
     return step
+
+
+def episode_function(controller: SimulationController, conditions: list[TerminationCondition],
+                     agents: int) -> Callable[[Worker], int] | None:
+    """For the phase's only active worker: a function that runs its steps to
+    the end of its episode in one call and returns ``RESET``, when the step is
+    :func:`step_function`'s first shortcut (one agent, the vanilla controller,
+    ``done`` the only check); else ``None``. The phase loop would call the step
+    function until it answers ``RESET``, with nothing in between: the same
+    calls, the same state, one loop instead of a call per step."""
+    checks = [c for c in conditions if overrides(c, "step_finished")]
+    if type(controller) is not VanillaSimController or agents != 1 or not checks \
+            or not all(type(c) is EnvironmentTerminationCondition for c in checks):
+        return None
+
+    def episode(worker: Worker) -> int:
+        act, update = worker.act, worker.update
+        while True:
+            act(0)
+            if update():
+                return RESET
+    return episode

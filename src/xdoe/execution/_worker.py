@@ -17,17 +17,16 @@ block, a condition that reads ``StepProgress.states``, the episode's
 
 from __future__ import annotations
 
-import time
 from typing import TYPE_CHECKING, Any
 
 from xdoe._cuts import CUT_CONDITION, CUT_ENVIRONMENT, CUT_STEP_BUDGET, CUT_STOP
-from xdoe.conditions import EpisodeProgress, PhaseProgress, StepProgress, Verdict
+from xdoe.conditions import PhaseProgress, StepProgress, Verdict
 from xdoe.environment import (Environment, EnvironmentBaseline, EnvironmentState, Reward, SensorInformation,
                               is_derived, observation_check, values_of)
 from xdoe.errors import RunError
 from xdoe.execution._agent_runtime import AgentRuntime, own_rewards, sum_rewards
 from xdoe.execution._plan import PhasePlan
-from xdoe.simulation import SimulationController
+from xdoe.execution._worker_episodes import WorkerEpisodes, component_error
 
 if TYPE_CHECKING:
     from xdoe.store import RunRecorder
@@ -38,12 +37,6 @@ CONTINUE, RESET, STOP_PHASE, STOP_RUN = (
 
 __all__ = ["AgentRuntime", "Worker", "component_error", "cut_cause", "CONTINUE", "RESET", "STOP_PHASE",
            "STOP_RUN"]
-
-
-def component_error(where: str, exc: BaseException) -> RunError:
-    err = RunError(f"{where} raised {type(exc).__name__}: {exc}")
-    err.__cause__ = exc
-    return err
 
 
 def cut_cause(worker: "Worker", verdict: int) -> str | None:
@@ -68,7 +61,7 @@ def cut_cause(worker: "Worker", verdict: int) -> str | None:
     return CUT_CONDITION if condition is None else type(condition).__name__
 
 
-class Worker:
+class Worker(WorkerEpisodes):
     """One worker: a copy of the phase's environments and one muscle per
     agent. Implements :class:`xdoe.simulation.SimulationWorker`.
 
@@ -210,7 +203,6 @@ class Worker:
         agent.t_rewards = None
         agent.t_objective = 0.0
         agent.t_step = self.step
-        agent.t_updates = 0
 
     def update(self) -> bool:
         actions = self.actions
@@ -218,7 +210,8 @@ class Worker:
         envs = self.envs
         done = False
         self.owned = False
-        for i in range(len(envs)):
+        # each environment's step: the one place where its observation, rewards and flags come back
+        for i, env in enumerate(envs):
             uid = self.env_action_id[i]
             if uid is not None:
                 value = actions.get(uid)
@@ -227,7 +220,16 @@ class Worker:
             else:
                 action_env = self.action_env
                 value = {u: v for u, v in actions.items() if action_env[u] == i}
-            if self._update_env(i, value):
+            try:
+                observation, rewards, terminated, truncated = env.update_values(value)
+            except Exception as exc:
+                raise component_error(f"environment {self.env_uids[i]!r}: {self.env_forms[i]}", exc) from exc
+            if self.fetch[i]:
+                rewards = self._read_state(i, rewards)
+            self.env_obs[i] = observation
+            self.env_rewards[i] = rewards
+            self.env_terminated[i] = terminated
+            if terminated or truncated:
                 done = True
         if self.need_map:
             self._rebuild_map()
@@ -265,7 +267,6 @@ class Worker:
                 else:
                     agent.t_rewards = sum_rewards(agent.t_rewards, rewards)
                 agent.t_objective += objective
-                agent.t_updates += 1
         if self.left_any:
             self._leave()
         progress = self.progress
@@ -275,35 +276,27 @@ class Worker:
         return done
 
     # -- internals ---------------------------------------------------------
-    def _update_env(self, i: int, actions: Any) -> bool:
-        """Step environment ``i`` with ``actions`` (their value form): the one
-        place where an environment's observation, rewards and flags come back
-        during a phase; returns whether it reported ``done``."""
-        env = self.envs[i]
-        try:
-            observation, rewards, terminated, truncated = env.update_values(actions)
-        except Exception as exc:
-            raise component_error(f"environment {self.env_uids[i]!r}: {self.env_forms[i]}", exc) from exc
-        if self.fetch[i]:
-            state = self._last_state(i)
-            block = self.reward_blocks[i]
-            if block is not None:
-                try:
-                    state.rewards = list(block(state.sensors, state.rewards))
-                except Exception as exc:
-                    raise component_error(f"environment {self.env_uids[i]!r}: reward", exc) from exc
-                rewards = {r.uid: r.value for r in state.rewards}
-            for r in state.rewards:
-                if r.owner is not None:
-                    self.owned = True
-                    break
-            if state.left:
-                self.left_any = True
-            self.progress.states[i] = state
-        self.env_obs[i] = observation
-        self.env_rewards[i] = rewards
-        self.env_terminated[i] = terminated
-        return terminated or truncated
+    def _read_state(self, i: int, rewards: dict[str, float]) -> dict[str, float]:
+        """After environment ``i``'s update, when its state is read at every
+        step (``fetch``): the state for the conditions, its reward block
+        applied, rewards with an owner and agents that left noted; returns
+        the rewards (the block's, if there is one)."""
+        state = self._last_state(i)
+        block = self.reward_blocks[i]
+        if block is not None:
+            try:
+                state.rewards = list(block(state.sensors, state.rewards))
+            except Exception as exc:
+                raise component_error(f"environment {self.env_uids[i]!r}: reward", exc) from exc
+            rewards = {r.uid: r.value for r in state.rewards}
+        for r in state.rewards:
+            if r.owner is not None:
+                self.owned = True
+                break
+        if state.left:
+            self.left_any = True
+        self.progress.states[i] = state
+        return rewards
 
     def _last_state(self, i: int) -> EnvironmentState:
         """Environment ``i``'s state of its last update (kept in ``states``)."""
@@ -354,14 +347,6 @@ class Worker:
                     self._complete(agent, self._observation(agent), True, agent.left,
                                    CUT_ENVIRONMENT if agent.left else None)
 
-    def _terminated(self, agent: AgentRuntime) -> bool:
-        """Whether one of the agent's environments reported ``terminated``."""
-        terminated = self.env_terminated
-        for i in agent.reward_envs:  # a loop, not any() of a generator: once per episode and agent
-            if terminated[i]:
-                return True
-        return False
-
     def _rebuild_map(self) -> None:
         m = self.sensor_values
         for specs, observation in zip(self.env_specs, self.env_obs):
@@ -398,99 +383,6 @@ class Worker:
                 agent.t_action if uid is None else {uid: agent.t_action}, rewards, agent.t_objective, done,
                 done and not truncated, done and truncated, cut_by,
             )
-
-    def start_episode(self, controller: SimulationController, *, started: bool = False) -> None:
-        """Reset the environments (unless ``started``: the phase set-up already
-        did) and the muscles, and tell the controller."""
-        if not started:
-            for i, env in enumerate(self.envs):
-                try:
-                    baseline = env.start_environment()
-                except Exception as exc:
-                    raise component_error(f"environment {self.env_uids[i]!r}: start_environment", exc) from exc
-                self.set_baseline(i, baseline)
-        if self.need_map:
-            self._rebuild_map()
-        for agent in self.agents:
-            try:
-                agent.muscle.reset()
-            except Exception as exc:
-                raise component_error(f"agent {agent.name!r}: muscle.reset", exc) from exc
-            agent.pending = False
-            agent.left = None
-            agent.ep_reward = 0.0
-            agent.ep_objective = 0.0
-        self.left_any = False
-        self.step = 0
-        self.done = False
-        self.actions = {}
-        self.progress.episode = self.episode
-        self.progress.step = 0
-        self.progress.done = False
-        self.in_episode = True
-        self.started_at = time.perf_counter()
-        controller.start_episode(self)
-
-    def end_episode(self, truncated: bool, cut_by: str | None = None) -> EpisodeProgress:
-        """Complete pending transitions (``done=True``; terminated when one of
-        the agent's environments reported ``terminated``, else truncated: by
-        the environment's time limit, a termination condition or the phase's
-        end), record the episode per agent and return it for the conditions.
-
-        ``truncated``: the phase ended while the episode ran (``extras.truncated``);
-        ``cut_by``: what cut the episode (:func:`cut_cause`, :mod:`xdoe._cuts`),
-        ``None`` when the environment ended it. Each agent's episode row and
-        last step row say how it ended: an agent that left the episode early
-        (PettingZoo) as it left; else terminated when its environments
-        reported ``terminated`` and nothing cut the episode, truncated with
-        its cause (``cut_by``, or ``environment``) otherwise."""
-        if truncated and cut_by is None:
-            cut_by = CUT_STOP
-        agents = self.agents
-        ends: list[tuple[bool, bool, str | None]] = []
-        for agent in agents:
-            if agent.left is not None:  # left before the end: as it left
-                ends.append((not agent.left, agent.left, CUT_ENVIRONMENT if agent.left else None))
-            elif cut_by is None and self._terminated(agent):
-                ends.append((True, False, None))
-            else:
-                ends.append((False, True, cut_by or (CUT_ENVIRONMENT if self.done else CUT_CONDITION)))
-            if agent.pending:
-                end = ends[-1]
-                self._complete(agent, self._observation(agent), True, end[1], end[2])
-        wall = time.perf_counter() - self.started_at
-        rewards: dict[str, float] = {}
-        objectives: dict[str, float] = {}
-        for agent in agents:
-            rewards[agent.name] = agent.ep_reward
-            objectives[agent.name] = agent.ep_objective
-        recorder = self.recorder
-        if recorder is not None:
-            extras: dict[str, Any] = {"truncated": True} if truncated else {}
-            infos = {}
-            for i, uid in enumerate(self.env_uids):
-                state = self.states[i]
-                if not self.fetch[i] and self.step > 0:  # the state of its last update, read once
-                    state = self._last_state(i)
-                if state is not None and state.info:
-                    infos[uid] = state.info
-            if infos:
-                extras["info"] = infos
-            if self.episode_extras:
-                extras.update(self.episode_extras)
-            for agent, (terminated, cut, cause) in zip(agents, ends):
-                recorder.episode_finished(
-                    self.index, self.episode, agent.name, self.step, agent.ep_reward,
-                    agent.ep_objective, wall, extras or None, terminated, cut, cause,
-                )
-            recorder.flush()  # durable before the next episode starts: a crash loses at most that one
-        episode = EpisodeProgress(
-            self.phase_progress, self.index, self.episode, self.step, rewards, objectives)
-        self.phase_progress.episodes_done[self.index] += 1
-        self.episode += 1
-        self.in_episode = False
-        return episode
-
 
 
 def _outside(agent: AgentRuntime, uid: str, value: Any, space: Any) -> None:

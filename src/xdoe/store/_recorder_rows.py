@@ -34,27 +34,22 @@ def _json_cell(value: Any) -> str | None:
     """``value`` as compact JSON text (:func:`compact_json`'s text), a plain
     ``str``: SQLite's driver binds an exact ``str`` without its adaptation
     look-ups (a ``str`` subclass costs ~1-3 µs more per cell); the Core insert
-    marks JSON cells as :class:`_Encoded` itself (:meth:`RowBuffer._insert_rows`)."""
-    if value is None:
-        return None
+    marks JSON cells as :class:`_Encoded` itself (:meth:`RowBuffer._insert_rows`).
+
+    A one-key dict of an int or a finite float (a step's sensor, action or
+    reward, e.g. ``{"taxi.observation": 29}``) is written directly: the key's
+    remembered ``{"<key>":`` and the number's repr, json's own text."""
     if type(value) is dict and len(value) == 1:
-        [(key, item)] = value.items()
-        if type(key) is str:
-            return _one_key_cell(key, item)
+        for key, item in value.items():
+            kind = type(item)
+            if type(key) is str and (kind is int or (kind is float and item - item == 0.0)):
+                prefix = _PREFIXES.get(key)
+                if prefix is None:
+                    prefix = _cell_prefix(key)
+                return prefix + (int.__repr__(item) if kind is int else float.__repr__(item)) + "}"
+    elif value is None:
+        return None
     return _encode_compact(value)
-
-
-def _one_key_cell(key: str, item: Any) -> str:
-    """``{key: item}`` as compact JSON text (:func:`compact_json`'s text).
-
-    For an int or a finite float (a step's sensor, action or reward, e.g.
-    ``{"taxi.observation": 29}``) the text json writes is built directly (the
-    same int/float reprs and string escaping); anything else is encoded.
-    """
-    kind = type(item)
-    if kind is int or (kind is float and item - item == 0.0):
-        return _cell_prefix(key) + (int.__repr__(item) if kind is int else float.__repr__(item)) + "}"
-    return _encode_compact({key: item})
 
 
 #: ``'{"<key>":'`` of the keys :func:`_json_cell` has seen (sensor, actuator
@@ -84,14 +79,25 @@ class RowBuffer(RecorderState):
         """Buffer a step row (the JSON cells encoded); its
         ``all_transactions.csv`` line is written with the buffer
         (:meth:`_write_buffers`). The caller holds the lock."""
-        worker, episode, agent = int(worker), int(episode), str(agent)
-        objective = None if objective is None else float(objective)
+        if type(worker) is not int:
+            worker = int(worker)
+        if type(episode) is not int:
+            episode = int(episode)
+        if type(agent) is not str:
+            agent = str(agent)
+        if objective is not None and type(objective) is not float:
+            objective = float(objective)
         # a tuple, not a dict: the hot path of store_steps="all" (see _insert_rows)
-        self._steps.append((phase_id, worker, episode, step, agent, sensors, actions, rewards, objective,
-                            1 if done else 0, 1 if terminated else 0, 1 if truncated else 0,
-                            None if cut_by is None else str(cut_by)))
+        steps = self._steps
+        steps.append((phase_id, worker, episode, step, agent, sensors, actions, rewards, objective,
+                      1 if done else 0, 1 if terminated else 0, 1 if truncated else 0,
+                      None if cut_by is None else str(cut_by)))
         self.stored_steps += 1
-        self._buffered_row()
+        n = len(self._episodes) + len(steps)  # _buffered_row, inlined: once per stored step
+        if n > self.peak_buffered:
+            self.peak_buffered = n
+        if n >= self.flush_rows:
+            self.flush()
 
     def _require_running(self) -> None:
         if self.instance_id is None:
