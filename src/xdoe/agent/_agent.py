@@ -152,15 +152,17 @@ class Muscle(ABC):
     A muscle may set :attr:`extras` to a new dict in :meth:`propose_actions`;
     the executor attaches it to the :class:`Experience` of that action (e.g.
     the value estimate and log-probability an on-policy learner needs).
+
+    Two forms (``docs/plugins.md``, "A step"): write :meth:`propose_actions`
+    (information objects) or :meth:`propose_values` (values); the class gets
+    the other form derived from the one its body defines. The executor calls
+    :meth:`propose_values`.
     """
 
     #: data for the brain about the last proposal (see the class docstring)
     extras: dict[str, Any] | None = None
-    #: ``True`` declares that :meth:`propose_actions` never changes the
-    #: actuators it is given (it returns new objects): the executor then hands
-    #: it the same actuator objects at every step instead of fresh copies.
-    #: ``False`` (the default) is always safe. A subclass that overrides
-    #: :meth:`propose_actions` does not inherit a ``True`` (declare it again).
+    #: accepted for plugins that declare it and no longer used: a muscle that
+    #: writes :meth:`propose_actions` gets fresh actuator objects at every step
     keeps_actuators: bool = False
 
     def __init_subclass__(cls, **kwargs: Any) -> None:
@@ -208,6 +210,11 @@ class Objective(ABC):
     per agent (``RewardInformation.owner``), :meth:`internal_reward` gets the
     agent's own and the shared rewards only, unless :attr:`all_rewards` is
     true (then every reward of the agent's environments).
+
+    Two forms: write :meth:`internal_reward` (``RewardInformation`` objects)
+    or :meth:`internal_reward_values` (a dict ``uid -> value``); the class
+    gets the other form derived from the one its body defines. The executor
+    calls :meth:`internal_reward_values`.
     """
 
     #: see every reward of the agent's environments, not only the agent's own
