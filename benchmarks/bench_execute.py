@@ -11,9 +11,7 @@ Prints steps per second of:
 the ratios to the plain loop, also "steady": with the CPU of a one-episode run
 (run()'s per-run set-up: store, results files, the environment) taken off
 both, the step loop alone, as ``step_loop_cachegrind.py`` counts it (issue 16's targets: >= 0.75 with episode-level
-storage, >= 0.5 with every step stored; these phases use value steps, see
-``docs/plugins.md``, and ``--general`` also measures both with value steps
-turned off, ``XDOE_VALUE_STEPS=0``, the general path); the whole-process time of
+storage, >= 0.5 with every step stored); the whole-process time of
 ``xrun experiment-start`` of a ``--process-episodes`` run (3000 episodes:
 about 65,000 steps; start-up, store creation and the results files included)
 against the plain loop of as many episodes in a fresh process (target: steps
@@ -28,7 +26,7 @@ second of wall time and of CPU time (``time.process_time`` in process; user +
 system time of the child processes for the whole-process figure; less
 disturbed by other processes).
 
-Usage: ``python benchmarks/bench_execute.py [--episodes N] [--repeats R] [--process-episodes N] [--general]``
+Usage: ``python benchmarks/bench_execute.py [--episodes N] [--repeats R] [--process-episodes N]``
 """
 
 from __future__ import annotations
@@ -159,23 +157,6 @@ def xrun(episodes: int, store_steps: str, tmp: Path) -> tuple[int, float, float]
     return result.steps, result.wall_time, cpu
 
 
-def _xrun_path(episodes: int, policy: str, tmp: Path) -> tuple[int, float, float]:
-    """:func:`xrun` of ``policy`` (``none``/``all``); ``<policy>:general``
-    with value steps off (``XDOE_VALUE_STEPS=0``: the general step path)."""
-    store_steps, _, general = policy.partition(":")
-    if not general:
-        return xrun(episodes, store_steps, tmp)
-    before = os.environ.get("XDOE_VALUE_STEPS")
-    os.environ["XDOE_VALUE_STEPS"] = "0"
-    try:
-        return xrun(episodes, store_steps, tmp)
-    finally:
-        if before is None:
-            del os.environ["XDOE_VALUE_STEPS"]
-        else:
-            os.environ["XDOE_VALUE_STEPS"] = before
-
-
 def peak_memory(episodes: int, tmp: Path) -> float:
     tracemalloc.start()
     xrun(episodes, "none", tmp)
@@ -253,10 +234,8 @@ def main() -> None:
                         help="measurements of each figure; medians are printed (default 5)")
     parser.add_argument("--process-episodes", type=int, default=3000,
                         help="episodes of the whole-process figure (default 3000: about 65,000 steps)")
-    parser.add_argument("--general", action="store_true",
-                        help="also measure the in-process figures with value steps off (XDOE_VALUE_STEPS=0)")
     args = parser.parse_args()
-    policies = ("none", "all", "none:general", "all:general") if args.general else ("none", "all")
+    policies = ("none", "all")
     print(f"load average before: {', '.join(f'{x:.2f}' for x in os.getloadavg())} "
           f"({os.cpu_count()} cores)")
     with tempfile.TemporaryDirectory() as d:
@@ -284,8 +263,8 @@ def main() -> None:
             one_steps, _, one_cpu, _ = plain_loop(1)
             plain_steady = (plain_steps - one_steps) / (cpu - one_cpu)
             for policy in policies:
-                one_steps, _, one_cpu = _xrun_path(1, policy, tmp)
-                steps, wall, cpu = _xrun_path(args.episodes, policy, tmp)
+                one_steps, _, one_cpu = xrun(1, policy, tmp)
+                steps, wall, cpu = xrun(args.episodes, policy, tmp)
                 steady_ratios[policy].append((steps - one_steps) / (cpu - one_cpu) / plain_steady)
                 rates[policy].append(steps / wall)
                 cpu_rates[policy].append(steps / cpu)

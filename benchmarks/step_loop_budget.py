@@ -11,9 +11,9 @@ Layers (each includes the ones above it):
     The same four xdoe components the run uses (``GymnasiumEnvironment``,
     ``QLearningMuscle``, ``QLearningBrain``, ``RewardObjective``), driven by
     the leanest loop the plugin API allows: ``start_environment`` and
-    ``muscle.reset`` per episode, then ``propose_action_value``,
-    ``update_values``, ``internal_reward_value``, ``thinking_values`` per step
-    and ``muscle.update`` with the brain's table. No executor, no store: what the
+    ``muscle.reset`` per episode, then the value forms the executor calls
+    (``propose_values``, ``update_values``, ``internal_reward_values`` and
+    ``thinking_values``) per step and ``muscle.update`` with the brain's table. No executor, no store: what the
     plugin protocol itself costs over the inline loop.
 ``run none``
     ``xdoe.execution.run`` of the same run, episodes stored (the issue's
@@ -57,9 +57,9 @@ from bench_execute import ALPHA, EPSILON, GAMMA, TARGETS, plain_loop, xrun  # no
 
 
 def protocol_loop(episodes: int, seed: int = 7) -> tuple[int, float]:
-    """Steps and CPU seconds of the xdoe components driven through their
-    value-step methods by a minimal loop (see the module docstring)."""
-    from xdoe.agent import Mode
+    """Steps and CPU seconds of the xdoe components driven through the plugin
+    protocol by a minimal loop (see the module docstring)."""
+    from xdoe.agent import Experience, Mode
     from xdoe.components.agents import QLearningBrain, QLearningMuscle, RewardObjective
     from xdoe.components.environments import GymnasiumEnvironment
 
@@ -73,24 +73,29 @@ def protocol_loop(episodes: int, seed: int = 7) -> tuple[int, float]:
     muscle.setup(baseline.sensors, baseline.actuators)
     brain.mode = muscle.mode = Mode.TRAIN
     muscle.update(brain.table)
-    propose, update_values = muscle.propose_action_value, env.update_values
-    internal, thinking, update = objective.internal_reward_value, brain.thinking_values, muscle.update
+    # the value forms, as the executor calls them (docs/plugins.md, "A step")
+    io = ((("taxi.observation", baseline.sensors[0].space),), (("taxi.action", baseline.actuators[0].space),))
+    brain._xdoe_io = muscle._xdoe_io = io
+    propose, env_update = muscle.propose_values, env.update_values
+    internal, thinking, update = objective.internal_reward_values, brain.thinking_values, muscle.update
     steps = 0
     for episode in range(episodes):
         if episode:
             baseline = env.start_environment()
         muscle.reset()
-        obs = baseline.sensors[0].value
-        done = False
+        observation = baseline.sensors[0].value
+        done, step = False, 0
         while not done:
-            action = propose(obs)
-            obs2, reward, terminated, truncated = update_values(action)
+            action = propose(observation)
+            observation2, rewards, terminated, truncated = env_update(action)
             done = terminated or truncated
-            table = thinking(obs, action, internal(reward), obs2, done, truncated)
+            table = thinking(0, episode, step, observation, action, rewards, internal(rewards), observation2, done,
+                             {}, truncated)
             if table is not None:
                 update(table)
-            obs = obs2
+            observation = observation2
             steps += 1
+            step += 1
     return steps, time.process_time() - cpu
 
 

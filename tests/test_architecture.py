@@ -291,3 +291,28 @@ def test_public_names_refuses_a_name_listed_twice() -> None:
     assert public_names({"a": ["x", "y"], "b": ["z"]}) == ["x", "y", "z"]
     with pytest.raises(ValueError, match="listed more than once: y"):
         public_names({"a": ["x", "y"], "b": ["y"]})
+
+
+def _calls(tree: ast.AST, name: str) -> int:
+    """Calls of a method ``name`` (``x.name(...)``) in ``tree``."""
+    return sum(1 for node in ast.walk(tree) if isinstance(node, ast.Call)
+               and isinstance(node.func, ast.Attribute) and node.func.attr == name)
+
+
+def test_the_executor_has_one_step_implementation() -> None:
+    """Issue 23.1: the executor steps environments and agents in one place,
+    through the value forms only (the object forms are the base classes'
+    business, ``xdoe.environment.derive_forms``); no second stepper."""
+    package = SRC / "xdoe" / "execution"
+    trees = {path.name: ast.parse(path.read_text(encoding="utf-8")) for path in package.glob("*.py")}
+    calls = {name: {module: _calls(tree, name) for module, tree in trees.items() if _calls(tree, name)}
+             for name in ("update_values", "propose_values", "propose", "internal", "think",
+                          "propose_actions", "internal_reward", "thinking")}
+    assert calls["update_values"] == {"_worker.py": 1}
+    assert calls["propose"] == {"_worker.py": 1} and calls["internal"] == {"_worker.py": 1}
+    assert calls["think"] == {"_worker.py": 1}
+    assert not calls["propose_actions"] and not calls["internal_reward"] and not calls["propose_values"]
+    assert calls["thinking"] == {}  # the run process hands worker processes' steps to thinking_values
+    stepper_classes = [node.name for tree in trees.values() for node in ast.walk(tree)
+                       if isinstance(node, ast.ClassDef) and "Stepper" in node.name]
+    assert stepper_classes == []

@@ -82,10 +82,7 @@ def _leaky(uid: str, episodes: int = 3, **config: object) -> dict:
     }
 
 
-@pytest.mark.parametrize("value_steps", ["1", "0"])
-def test_a_run_warns_once_per_sensor_and_finishes(tmp_path: Path, monkeypatch: pytest.MonkeyPatch,
-                                                  value_steps: str) -> None:
-    monkeypatch.setenv("XDOE_VALUE_STEPS", value_steps)  # both step paths
+def test_a_run_warns_once_per_sensor_and_finishes(tmp_path: Path) -> None:
     with warnings.catch_warnings(record=True) as caught:
         warnings.simplefilter("always")
         result = run(_leaky("leak-warn"), store=f"sqlite:///{tmp_path / 'x.sqlite'}", results=tmp_path)

@@ -1,7 +1,6 @@
 """How an episode ended is recorded in the episode and step rows
 (``terminated``, ``truncated``, ``cut_by``): by the environment, by a
-condition's RESET, by the phase's step budget, by a stop; on the general
-step path and on value steps alike."""
+condition's RESET, by the phase's step budget, by a stop."""
 
 from __future__ import annotations
 
@@ -71,11 +70,9 @@ def test_a_stop_by_another_worker_cuts_the_running_episode(tmp_path):
         (0, 0, 1, 0, None), (1, 0, 0, 1, "stop")]
 
 
-@pytest.mark.parametrize("value_steps", ["1", "0"])
-def test_value_steps_record_the_same_ends(tmp_path, monkeypatch, value_steps):
-    # Taxi (value steps when on): gymnasium's time limit truncates (cut_by environment),
-    # the phase budget cuts the last episode
-    monkeypatch.setenv("XDOE_VALUE_STEPS", value_steps)
+def test_taxi_time_limit_and_step_budget_ends(tmp_path):
+    # Taxi: gymnasium's time limit truncates (cut_by environment), the phase
+    # budget cuts the last episode
     phase = taxi_phase(episodes=1000)
     phase["simulation"]["conditions"] = [{"name": "xdoe.conditions:EnvironmentTerminationCondition"},
                                          {"name": "xdoe.conditions:MaxStepsTerminationCondition",

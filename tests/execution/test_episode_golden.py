@@ -1,8 +1,7 @@
 """Everything a Taxi run stores at its episodes' ends, pinned against a golden
 made by the code before the episode boundary was made cheaper (issue 16):
 the episode rows (extras included), ``episodes.jsonl`` byte for byte (wall
-times aside), the average-reward CSVs and the checkpoints, with value steps
-(the usual path) and without (``XDOE_VALUE_STEPS=0``).
+times aside), the average-reward CSVs and the checkpoints.
 
 Regenerate (only on purpose, from code known to be right):
 ``PYTHONPATH=src python tests/execution/test_episode_golden.py``.
@@ -12,14 +11,12 @@ from __future__ import annotations
 
 import hashlib
 import json
-import os
 import re
 import sqlite3
 import sys
 import tempfile
 from pathlib import Path
 
-import pytest
 
 GOLDEN = Path(__file__).parent / "data" / "taxi_episode_golden.json"
 QL = {"brain": {"name": "xdoe.agents:QLearningBrain", "params": {"alpha": 0.5, "gamma": 0.95}},
@@ -69,14 +66,11 @@ def stored(folder: Path) -> dict:
     return {name: [hashlib.sha256(data).hexdigest(), len(data)] for name, data in parts.items()}
 
 
-@pytest.mark.parametrize("value_steps", ["1", "0"])
-def test_taxi_run_stores_what_the_golden_holds(tmp_path, monkeypatch, value_steps):
-    monkeypatch.setenv("XDOE_VALUE_STEPS", value_steps)
+def test_taxi_run_stores_what_the_golden_holds(tmp_path):
     assert stored(tmp_path) == json.loads(GOLDEN.read_text())
 
 
 if __name__ == "__main__":
     with tempfile.TemporaryDirectory() as d:
-        os.environ.setdefault("XDOE_VALUE_STEPS", "1")
         GOLDEN.write_text(json.dumps(stored(Path(d)), indent=1, sort_keys=True) + "\n")
     sys.stdout.write(GOLDEN.read_text())

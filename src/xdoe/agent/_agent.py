@@ -11,7 +11,8 @@ from typing import Any, Iterable
 
 import numpy as np
 
-from xdoe.environment import ActuatorInformation, RewardInformation, SensorInformation
+from xdoe.environment import (ActuatorInformation, RewardInformation, SensorInformation, derive_forms, items_of,
+                              values_of)
 
 __all__ = ["Mode", "Experience", "Brain", "Muscle", "Objective"]
 
@@ -77,15 +78,19 @@ class Brain(ABC):
 
     An agent keeps its brain from one phase to the next within a run.
 
-    **Value steps** (optional): a brain that sets :attr:`value_steps` and
-    implements :meth:`thinking_values` may be handed the steps of an agent
-    with one sensor and one actuator as plain values (see ``docs/plugins.md``).
+    Two forms (``docs/plugins.md``, "A step"): write :meth:`thinking` (an
+    :class:`Experience`) or :meth:`thinking_values` (the same step as plain
+    values); the class gets the other form derived from the one its body
+    defines. The executor calls :meth:`thinking_values`.
     """
 
-    #: ``True`` declares :meth:`thinking_values` (see the class docstring);
-    #: it counts only when the class defining ``thinking_values`` also defines
-    #: :meth:`thinking` or is a subclass of the one that does
-    value_steps: bool = False
+    def __init_subclass__(cls, **kwargs: Any) -> None:
+        super().__init_subclass__(**kwargs)
+        derive_forms(cls, "thinking", "thinking_values", _thinking_values_of, _thinking_of)
+
+    #: ``(uid, space)`` of the agent's sensors and actuators, set by the
+    #: executor before the first step (used by a derived form)
+    _xdoe_io: tuple[tuple[tuple[str, Any], ...], tuple[tuple[str, Any], ...]] = ((), ())
 
     def __init__(self, seed: int = 0, **params: Any) -> None:
         if params:
@@ -106,36 +111,14 @@ class Brain(ABC):
     def thinking(self, experience: Experience) -> Any | None:
         """Learn from one step; return an update for the muscles or ``None``."""
 
-    def thinking_values(self, observation: Any, action: Any, objective: float, next_observation: Any,
-                        done: bool, truncated: bool) -> Any | None:
-        """Value steps: learn from one step of an agent with exactly one
-        sensor and one actuator, given as plain values.
-
-        Must do exactly what :meth:`thinking` does with an :class:`Experience`
-        whose ``sensors`` / ``next_sensors`` hold one sensor with value
-        ``observation`` / ``next_observation``, whose ``actuators`` hold one
-        actuator with value ``action``, and whose ``objective``, ``done`` and
-        ``truncated`` are these (same result, same draws from :attr:`rng`).
-        Declare :attr:`value_steps` only if ``thinking`` does not read the
-        experience's ``worker``, ``episode``, ``step``, ``rewards`` or
-        ``extras`` (value steps do not pass them).
-
-        Args:
-            observation: the sensor's value before the action (e.g. an int
-                for a ``Discrete`` space, an array for a ``Box``).
-            action: the actuator's value the muscle chose.
-            objective: the agent's objective value of the step (a float).
-            next_observation: the sensor's value after the environment update.
-            done: the episode ended (for this agent) with this step.
-            truncated: the episode was cut rather than terminated.
-
-        Returns:
-            An update for the muscles, or ``None``.
-
-        Raises:
-            NotImplementedError: the brain does not support value steps.
-        """
-        raise NotImplementedError(f"{type(self).__name__} does not support value steps")
+    @abstractmethod
+    def thinking_values(self, worker: int, episode: int, step: int, observation: Any, action: Any,
+                        rewards: dict[str, float], objective: float, next_observation: Any, done: bool,
+                        extras: dict[str, Any], truncated: bool) -> Any | None:
+        """:meth:`thinking` of the :class:`Experience` with these fields, as
+        values: ``observation``/``next_observation`` the value form of the
+        agent's sensors, ``action`` of its actuators (a plain value for one,
+        else a dict ``uid -> value``), ``rewards`` a dict ``uid -> float``."""
 
     def pretrain(self, experiences: Iterable[Experience]) -> None:
         """Offline training on stored experiences (``replay``); default: feed
@@ -169,21 +152,26 @@ class Muscle(ABC):
     A muscle may set :attr:`extras` to a new dict in :meth:`propose_actions`;
     the executor attaches it to the :class:`Experience` of that action (e.g.
     the value estimate and log-probability an on-policy learner needs).
+
+    Two forms (``docs/plugins.md``, "A step"): write :meth:`propose_actions`
+    (information objects) or :meth:`propose_values` (values); the class gets
+    the other form derived from the one its body defines. The executor calls
+    :meth:`propose_values`.
     """
 
     #: data for the brain about the last proposal (see the class docstring)
     extras: dict[str, Any] | None = None
-    #: ``True`` declares that :meth:`propose_actions` never changes the
-    #: actuators it is given (it returns new objects): the executor then hands
-    #: it the same actuator objects at every step instead of fresh copies.
-    #: ``False`` (the default) is always safe. A subclass that overrides
-    #: :meth:`propose_actions` does not inherit a ``True`` (declare it again).
+    #: accepted for plugins that declare it and no longer used: a muscle that
+    #: writes :meth:`propose_actions` gets fresh actuator objects at every step
     keeps_actuators: bool = False
-    #: ``True`` declares :meth:`propose_action_value` (value steps, see
-    #: ``docs/plugins.md``); it counts only when the class defining
-    #: ``propose_action_value`` also defines :meth:`propose_actions` or is a
-    #: subclass of the one that does
-    value_steps: bool = False
+
+    def __init_subclass__(cls, **kwargs: Any) -> None:
+        super().__init_subclass__(**kwargs)
+        derive_forms(cls, "propose_actions", "propose_values", _propose_values_of, _propose_actions_of)
+
+    #: ``(uid, space)`` of the agent's sensors and actuators, set by the
+    #: executor before the first step (used by a derived form)
+    _xdoe_io: tuple[tuple[tuple[str, Any], ...], tuple[tuple[str, Any], ...]] = ((), ())
 
     def __init__(self, uid: str, seed: int = 0, **params: Any) -> None:
         if params:
@@ -205,19 +193,11 @@ class Muscle(ABC):
     ) -> list[ActuatorInformation]:
         """Return the actuators with values set (each value in its space)."""
 
-    def propose_action_value(self, observation: Any) -> Any:
-        """Value steps: the value of the agent's single actuator for the value
-        ``observation`` of its single sensor.
-
-        Must return exactly the value :meth:`propose_actions` would set given
-        that sensor and the actuator without a value (same draws from
-        :attr:`rng`, same state changes). Declare :attr:`value_steps` only if
-        the muscle never sets :attr:`extras`.
-
-        Raises:
-            NotImplementedError: the muscle does not support value steps.
-        """
-        raise NotImplementedError(f"{type(self).__name__} does not support value steps")
+    @abstractmethod
+    def propose_values(self, observation: Any) -> Any:
+        """:meth:`propose_actions` as values: ``observation`` is the value
+        form of the agent's sensors (the plain value of its only sensor, else
+        a dict ``uid -> value``); returns the value form of its actuators."""
 
     def update(self, update: Any) -> None:
         """Receive what the brain sent (see :meth:`Brain.thinking`)."""
@@ -230,15 +210,20 @@ class Objective(ABC):
     per agent (``RewardInformation.owner``), :meth:`internal_reward` gets the
     agent's own and the shared rewards only, unless :attr:`all_rewards` is
     true (then every reward of the agent's environments).
+
+    Two forms: write :meth:`internal_reward` (``RewardInformation`` objects)
+    or :meth:`internal_reward_values` (a dict ``uid -> value``); the class
+    gets the other form derived from the one its body defines. The executor
+    calls :meth:`internal_reward_values`.
     """
 
     #: see every reward of the agent's environments, not only the agent's own
     all_rewards: bool = False
-    #: ``True`` declares :meth:`internal_reward_value` (value steps, see
-    #: ``docs/plugins.md``); it counts only when the class defining
-    #: ``internal_reward_value`` also defines :meth:`internal_reward` or is a
-    #: subclass of the one that does
-    value_steps: bool = False
+
+    def __init_subclass__(cls, **kwargs: Any) -> None:
+        super().__init_subclass__(**kwargs)
+        derive_forms(cls, "internal_reward", "internal_reward_values", _internal_reward_values_of,
+                     _internal_reward_of)
 
     def __init__(self, **params: Any) -> None:
         if params:
@@ -248,13 +233,72 @@ class Objective(ABC):
     def internal_reward(self, rewards: list[RewardInformation]) -> float:
         """The objective value of one step (a float)."""
 
-    def internal_reward_value(self, reward: float) -> float:
-        """Value steps: the objective value of a step whose only reward (the
-        environment's single reward, no ``owner``) has value ``reward``; must
-        equal :meth:`internal_reward` of that one ``RewardInformation``,
-        bit for bit.
+    @abstractmethod
+    def internal_reward_values(self, rewards: dict[str, float]) -> float:
+        """:meth:`internal_reward` of the rewards ``uid -> value``."""
 
-        Raises:
-            NotImplementedError: the objective does not support value steps.
-        """
-        raise NotImplementedError(f"{type(self).__name__} does not support value steps")
+
+# -- the derived forms (xdoe.environment._forms.derive_forms) ----------------
+
+def _propose_values_of(own: Any) -> Any:
+    def propose_values(self: Muscle, observation: Any) -> Any:
+        sensors, actuators = self._xdoe_io
+        acted = own(self, items_of(SensorInformation, sensors, observation),
+                    [ActuatorInformation(uid, space) for uid, space in actuators])
+        if len(actuators) == 1:
+            uid = actuators[0][0]
+            if len(acted) == 1 and acted[0].uid == uid:
+                return acted[0].value
+        ids = {uid for uid, _ in actuators}
+        for action in acted:
+            if action.uid not in ids:
+                from xdoe.errors import RunError
+
+                raise RunError(f"agent {self.uid!r} set actuator {action.uid!r}, which is not assigned to it "
+                               f"(assigned: {', '.join(uid for uid, _ in actuators) or 'none'})")
+        if len(actuators) == 1:
+            return next((a.value for a in acted if a.value is not None), None)
+        return {a.uid: a.value for a in acted}
+    return propose_values
+
+
+def _propose_actions_of(own: Any) -> Any:
+    def propose_actions(self: Muscle, sensors: list[SensorInformation],
+                        actuators: list[ActuatorInformation]) -> list[ActuatorInformation]:
+        value = own(self, values_of(sensors))
+        return items_of(ActuatorInformation, [(a.uid, a.space) for a in actuators], value)
+    return propose_actions
+
+
+def _thinking_values_of(own: Any) -> Any:
+    def thinking_values(self: Brain, worker: int, episode: int, step: int, observation: Any, action: Any,
+                        rewards: dict[str, float], objective: float, next_observation: Any, done: bool,
+                        extras: dict[str, Any], truncated: bool) -> Any | None:
+        sensors, actuators = self._xdoe_io
+        return own(self, Experience(
+            worker, episode, step, items_of(SensorInformation, sensors, observation),
+            items_of(ActuatorInformation, actuators, action),
+            [RewardInformation(uid, value) for uid, value in rewards.items()], objective,
+            items_of(SensorInformation, sensors, next_observation), done, extras, truncated))
+    return thinking_values
+
+
+def _thinking_of(own: Any) -> Any:
+    def thinking(self: Brain, experience: Experience) -> Any | None:
+        e = experience
+        return own(self, e.worker, e.episode, e.step, values_of(e.sensors), values_of(e.actuators),
+                   {r.uid: r.value for r in e.rewards}, e.objective, values_of(e.next_sensors), e.done,
+                   e.extras, e.truncated)
+    return thinking
+
+
+def _internal_reward_values_of(own: Any) -> Any:
+    def internal_reward_values(self: Objective, rewards: dict[str, float]) -> float:
+        return own(self, [RewardInformation(uid, value) for uid, value in rewards.items()])
+    return internal_reward_values
+
+
+def _internal_reward_of(own: Any) -> Any:
+    def internal_reward(self: Objective, rewards: list[RewardInformation]) -> float:
+        return own(self, {r.uid: r.value for r in rewards})
+    return internal_reward

@@ -141,14 +141,6 @@ class TerminationCondition:
                 return Verdict.RESET if step.step >= 10 else Verdict.CONTINUE
     """
 
-    #: ``False`` declares that :meth:`step_finished` never reads
-    #: ``StepProgress.states`` (only ``step``, ``done``, ``objectives``,
-    #: ``phase``), so phases may use value steps (``docs/plugins.md``), which
-    #: build no environment states per step. It counts only when set on the
-    #: class defining ``step_finished`` or below it. A condition that does
-    #: not override ``step_finished`` reads no states anyway.
-    needs_states: bool = True
-
     def __init__(self, **params: Any) -> None:
         if params:
             raise TypeError(f"unexpected parameters: {', '.join(sorted(params))}")

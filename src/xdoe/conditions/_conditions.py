@@ -28,8 +28,6 @@ class EnvironmentTerminationCondition(TerminationCondition):
     conditions.
     """
 
-    needs_states = False  # reads step, done, objectives and phase only
-
     def step_finished(self, step: StepProgress) -> Verdict:
         return Verdict.RESET if step.done else Verdict.CONTINUE
 
@@ -64,8 +62,6 @@ class MaxStepsTerminationCondition(TerminationCondition):
     Raises:
         ValueError: neither is given, or one is not a positive integer.
     """
-
-    needs_states = False  # reads step, done, objectives and phase only
 
     def __init__(self, episode_steps: int | None = None, phase_steps: int | None = None) -> None:
         super().__init__()
@@ -116,8 +112,6 @@ class AgentObjectiveTerminationCondition(TerminationCondition):
         ValueError: a key is not ``brain_avgN``/``phase_avgN`` or a value is
             not a number.
     """
-
-    needs_states = False  # reads step, done, objectives and phase only
 
     def __init__(self, **thresholds: dict[str, float]) -> None:
         super().__init__()

@@ -7,6 +7,7 @@ Subclass :class:`Environment` (and optionally :class:`Reward`); exchange
 
 from xdoe.environment._check import EnvironmentCheckError, check_environment
 from xdoe.environment._environment import Environment, Reward
+from xdoe.environment._forms import derive_forms, is_derived, is_derived_code, items_of, values_of
 from xdoe.environment._masks import action_mask, is_action_mask
 from xdoe.environment._spaces import (
     ObservationCheck,
@@ -56,4 +57,9 @@ __all__ = [
     "observation_check",
     "observation_report",
     "report_observation",
+    "derive_forms",
+    "is_derived",
+    "is_derived_code",
+    "items_of",
+    "values_of",
 ]

@@ -97,33 +97,10 @@ def _actions(actuators: list[ActuatorInformation], sensors: list[SensorInformati
     return out
 
 
-def _update_values(env: Environment, actions: list[ActuatorInformation]) -> EnvironmentState:
-    """``update_values`` of the one action, checked against ``last_state()``
-    (value steps), as the state ``update`` would return."""
-    ids = env.value_ids()
-    if ids is None or len(actions) != 1 or actions[0].uid != ids[1]:
-        raise _fail(env, f"value_ids() {ids!r} must name its only actuator (actuators: "
-                         f"{[a.uid for a in actions]})")
-    observation, reward, terminated, truncated = env.update_values(actions[0].value)
-    state = env.last_state()
-    if not isinstance(state, EnvironmentState) or len(state.sensors) != 1 or len(state.rewards) != 1:
-        raise _fail(env, "value steps: last_state() must hold one sensor and one reward")
-    sensor, got = state.sensors[0], state.rewards[0]
-    if (sensor.uid, got.uid) != (ids[0], ids[2]) or got.owner is not None or state.left:
-        raise _fail(env, f"value steps: last_state() has sensor {sensor.uid!r} and reward {got.uid!r} "
-                         f"(owner {got.owner!r}, left {state.left!r}); value_ids() says {ids!r}")
-    if not _same(observation, sensor.value) or type(reward) is not float or reward != got.value \
-            or (terminated, truncated) != (state.terminated, state.truncated):
-        raise _fail(env, f"value steps: update_values() returned {(observation, reward, terminated, truncated)!r}"
-                         f", last_state() holds {(sensor.value, got.value, state.terminated, state.truncated)!r}")
-    return state
-
-
-def _rollout(env: Environment, episodes: int, steps: int, seed: int, values: bool = False) -> list[Any]:
+def _rollout(env: Environment, episodes: int, steps: int, seed: int) -> list[Any]:
     """Play ``episodes`` episodes of at most ``steps`` updates with seeded random
     actions (honouring action masks), checking every baseline and state;
-    returns what was seen, for the determinism check. ``values``: step with
-    ``update_values`` and ``last_state`` (value steps) instead of ``update``."""
+    returns what was seen, for the determinism check."""
     trace: list[Any] = []
     rng = np.random.default_rng(seed)
     for _ in range(episodes):
@@ -146,7 +123,7 @@ def _rollout(env: Environment, episodes: int, steps: int, seed: int, values: boo
         sensors = baseline.sensors
         for _ in range(steps):
             actions = _actions(baseline.actuators, sensors, samplers)
-            state = _update_values(env, actions) if values else env.update(actions)
+            state = env.update(actions)
             if not isinstance(state, EnvironmentState):
                 raise _fail(env, f"update() returned {type(state).__name__}, not EnvironmentState")
             _check_items(env, state.sensors, SensorInformation, "state sensors", values=True)
@@ -193,11 +170,6 @@ def check_environment(env: Environment, *, params: dict[str, Any] | None = None,
       given, else a deep copy of ``env`` taken before it is used) sees the
       same readings, rewards and flags for the same actions.
 
-    An environment that supports value steps (:meth:`Environment.value_ids`
-    not ``None``) is played a third time, by a second twin, through
-    ``update_values`` and ``last_state``: their values must agree with each
-    other and with what ``update`` gave.
-
     ``env`` is used (started, stepped) and closed.
 
     Raises:
@@ -208,20 +180,12 @@ def check_environment(env: Environment, *, params: dict[str, Any] | None = None,
         return type(env)(uid=env.uid, seed=env.seed, **params) if params is not None else copy.deepcopy(env)
 
     twin = make_twin()
-    by_values = make_twin() if env.value_ids() is not None else None
     try:
         first = _rollout(env, episodes, steps, seed=env.seed)
         second = _rollout(twin, episodes, steps, seed=env.seed)
-        if by_values is not None:
-            third = _rollout(by_values, episodes, steps, seed=env.seed, values=True)
-            if len(third) != len(first) or not all(_same(a, b) for a, b in zip(first, third)):
-                raise _fail(env, "value steps: update_values() and last_state() do not give what update() gives "
-                                 "for the same seed and actions")
     finally:
         env.close()
         twin.close()
-        if by_values is not None:
-            by_values.close()
     for i, (a, b) in enumerate(zip(first, second)):
         if not _same(a, b):
             raise _fail(env, f"not deterministic for its seed: item {i} of the rollout differs "

@@ -7,6 +7,7 @@ from typing import Any
 
 import numpy as np
 
+from xdoe.environment._forms import derive_forms, items_of, values_of
 from xdoe.environment._information import (
     ActuatorInformation,
     EnvironmentBaseline,
@@ -34,14 +35,35 @@ class Environment(ABC):
     Sensor, actuator and reward ids are full ids ``<uid>.<name>``; use
     :meth:`full_id` to build them.
 
-    **Value steps** (optional, a faster step): an environment with exactly one
-    sensor, one actuator and one reward (no ``owner``, no ``left``, the same
-    sensor every step) may also implement :meth:`value_ids`,
-    :meth:`update_values` and :meth:`last_state`. When every component of a
-    phase supports value steps (see ``docs/plugins.md``), the executor calls
-    ``update_values(action)`` instead of ``update([...])`` and builds no
-    information objects per step; the results must be identical.
+    Two forms of a step (``docs/plugins.md``, "A step"): write :meth:`update`
+    (information objects) or :meth:`update_values` with :meth:`last_state`
+    (gymnasium's ``Env.step`` as plain values); the class gets the other form
+    derived from the one its body defines. The executor calls
+    :meth:`update_values`, and :meth:`last_state` only when it needs the
+    objects (a reward block, a condition reading ``StepProgress.states``, the
+    episode's ``info`` at its end). Rewards with an ``owner`` and agents that
+    leave an episode (``EnvironmentState.left``) need the object form: write
+    :meth:`update` for them.
+
+    Raises:
+        TypeError: (at class definition) a class body defines
+            :meth:`update_values` but neither :meth:`update` nor
+            :meth:`last_state`.
     """
+
+    def __init_subclass__(cls, **kwargs: Any) -> None:
+        super().__init_subclass__(**kwargs)
+        own = vars(cls)
+        if "update_values" in own and "update" not in own and cls.last_state is Environment.last_state:
+            raise TypeError(f"{cls.__qualname__} defines update_values but not last_state (the state "
+                            f"update() would have returned for the last update_values call)")
+        derive_forms(cls, "update", "update_values", _update_values_of, _update_of)
+
+    #: ``(uid, space)`` of the actuators of the last :meth:`start_environment`
+    #: (set by the executor; used by the derived :meth:`update_values`)
+    _xdoe_actuators: tuple[tuple[str, Any], ...] = ()
+    #: the state of the last derived :meth:`update_values`
+    _xdoe_state: EnvironmentState | None = None
 
     def __init__(self, uid: str, seed: int, **params: Any) -> None:
         if params:
@@ -63,53 +85,46 @@ class Environment(ABC):
         """Apply the actuators set this step (others carry ``value=None`` or are
         absent) and advance one step."""
 
+    @abstractmethod
+    def update_values(self, actions: Any) -> tuple[Any, dict[str, float], bool, bool]:
+        """:meth:`update` as values: ``actions`` is the value form of the
+        environment's actuators (the plain value of its only actuator, else a
+        dict ``uid -> value`` of those set this step); returns
+        ``(observation, rewards, terminated, truncated)``: the value form of
+        its sensors, the rewards ``uid -> float`` and gymnasium's two flags."""
+
+    def last_state(self) -> EnvironmentState:
+        """The :class:`EnvironmentState` :meth:`update` would have returned
+        for the last :meth:`update_values` call (its ``info`` included).
+        A class that writes :meth:`update_values` writes this too.
+
+        Raises:
+            RuntimeError: no update since the last :meth:`start_environment`."""
+        state = self._xdoe_state
+        if state is None:
+            raise RuntimeError(f"{type(self).__name__}.last_state() called before update_values()")
+        return state
+
     def close(self) -> None:
         """Release resources (called at the end of each phase)."""
 
-    # -- value steps (optional) -------------------------------------------
-    def value_ids(self) -> tuple[str, str, str] | None:
-        """``(sensor id, actuator id, reward id)`` when this environment
-        supports value steps (:meth:`update_values`, :meth:`last_state`),
-        else ``None`` (the default).
 
-        Return the ids only when the environment has exactly one sensor, one
-        actuator and one reward, attributes the reward to no agent (``owner``
-        ``None``), never reports ``left``, and ``update_values`` and
-        ``last_state`` together are equivalent to :meth:`update`. The executor
-        uses value steps only when the class defining this method also
-        defines :meth:`update` or is a subclass of the one that does (a
-        subclass that overrides ``update`` alone is stepped through ``update``).
-        """
-        return None
+def _update_values_of(own: Any) -> Any:
+    def update_values(self: Environment, actions: Any) -> tuple[Any, dict[str, float], bool, bool]:
+        self._xdoe_state = state = own(self, items_of(ActuatorInformation, self._xdoe_actuators, actions))
+        return values_of(state.sensors), {r.uid: r.value for r in state.rewards}, state.terminated, \
+            state.truncated
+    return update_values
 
-    def update_values(self, action: Any) -> tuple[Any, float, bool, bool]:
-        """Apply ``action`` (the value of the single actuator) and advance one
-        step, like ``update([ActuatorInformation(actuator_id, space, action)])``.
 
-        Returns:
-            ``(observation, reward, terminated, truncated)``: the value the
-            state's single sensor would hold (same type, e.g. a Python int for
-            a ``Discrete`` space), the value of its single reward (a float, in
-            the environment's units), and its ``terminated`` and ``truncated``
-            (Python bools).
-
-        Raises:
-            NotImplementedError: the environment does not support value steps
-                (:meth:`value_ids` is ``None``); whatever :meth:`update` raises.
-        """
-        raise NotImplementedError(f"{type(self).__name__} does not support value steps")
-
-    def last_state(self) -> EnvironmentState:
-        """The :class:`EnvironmentState` :meth:`update` would have returned for
-        the last :meth:`update_values` call (its sensors, rewards, ``terminated``,
-        ``truncated`` and ``info``); the executor asks for it when an episode
-        ends, so building it may cost what ``update`` costs.
-
-        Raises:
-            NotImplementedError: the environment does not support value steps.
-            RuntimeError: no step since the last :meth:`start_environment`.
-        """
-        raise NotImplementedError(f"{type(self).__name__} does not support value steps")
+def _update_of(own: Any) -> Any:
+    def update(self: Environment, actuators: list[ActuatorInformation]) -> EnvironmentState:
+        if len(self._xdoe_actuators) > 1 or len(actuators) > 1:
+            own(self, {a.uid: a.value for a in actuators})
+        else:  # one actuator (or none set: None)
+            own(self, actuators[0].value if actuators else None)
+        return self.last_state()
+    return update
 
 
 class Reward(ABC):

@@ -6,46 +6,59 @@ from __future__ import annotations
 from typing import Any
 
 from xdoe.agent import Brain, Muscle, Objective
-from xdoe.environment import ActuatorInformation, RewardInformation, SensorInformation
+from xdoe.environment import ActuatorInformation, RewardInformation, SensorInformation, is_derived
 
-__all__ = ["AgentRuntime", "keeps_actuators", "own_rewards", "sum_rewards"]
+__all__ = ["AgentRuntime", "own_rewards", "sum_rewards"]
 
 
 class AgentRuntime:
-    """One agent in one worker: its muscle and the transition in progress."""
+    """One agent in one worker: its muscle and the transition in progress,
+    held as values (``xdoe.environment._forms``: the plain value of a single
+    sensor or actuator, else a dict ``uid -> value``; rewards ``uid -> float``)."""
 
     __slots__ = (
-        "name", "brain", "muscle", "muscles", "objective", "sensor_ids", "templates",
-        "spaces", "sensor_env", "reward_envs", "reward_env", "pending", "t_sensors",
-        "t_actions", "t_rewards", "t_objective", "t_step", "t_updates", "ep_reward",
-        "ep_objective", "t_extras", "actuator_ids", "all_rewards", "left", "fixed_templates",
+        "name", "brain", "muscle", "muscles", "objective", "sensor_ids", "sensor_specs", "templates",
+        "spaces", "sensor_env", "reward_envs", "reward_env", "pending", "t_obs", "t_action",
+        "t_rewards", "t_objective", "t_step", "ep_reward", "ep_objective", "t_extras",
+        "actuator_ids", "all_rewards", "left", "propose", "think", "internal", "propose_form",
+        "think_form", "internal_form", "actuator_id", "bounds",
     )
 
     def __init__(self, name: str, brain: Brain, muscle: Muscle, muscles: list[Muscle],
-                 objective: Objective, sensor_ids: list[str], actuators: list[ActuatorInformation],
+                 objective: Objective, sensors: list[SensorInformation], actuators: list[ActuatorInformation],
                  sensor_env: int, reward_envs: list[int]) -> None:
         self.name = name
         self.brain = brain
         self.muscle = muscle
         self.muscles = muscles  # every muscle of the agent (all workers)
         self.objective = objective
-        self.sensor_ids = sensor_ids
+        self.sensor_ids = [s.uid for s in sensors]
+        self.sensor_specs = tuple((s.uid, s.space) for s in sensors)
         self.templates = actuators
-        #: the actuators handed to a muscle that keeps them (``Muscle.keeps_actuators``)
-        #: at every step, else ``None``: fresh copies of ``templates`` each step
-        self.fixed_templates = ([ActuatorInformation(a.uid, a.space) for a in actuators]
-                                if keeps_actuators(muscle) else None)
+        io = (self.sensor_specs, tuple((a.uid, a.space) for a in actuators))
+        muscle._xdoe_io = io  # for a derived form (xdoe.environment._forms)
+        brain._xdoe_io = io
         self.spaces = {a.uid: _bounds(a.space) for a in actuators}
+        #: the only actuator's id and ``(space, low, high)``, else ``None`` (the
+        #: value form of the agent's actions is then a dict)
+        self.actuator_id = actuators[0].uid if len(actuators) == 1 else None
+        self.bounds = self.spaces[self.actuator_id] if self.actuator_id is not None else None
         self.sensor_env = sensor_env  # >= 0: the agent sees exactly that env's sensors, in order
         self.reward_envs = reward_envs
         self.reward_env = reward_envs[0] if len(reward_envs) == 1 else -1
+        # the value forms the executor calls, and the names of the forms the classes wrote (for errors)
+        self.propose = muscle.propose_values
+        self.think = brain.thinking_values
+        self.internal = objective.internal_reward_values
+        self.propose_form = _written(muscle, "propose_actions", "propose_values")
+        self.think_form = _written(brain, "thinking", "thinking_values")
+        self.internal_form = _written(objective, "internal_reward", "internal_reward_values")
         self.pending = False
-        self.t_sensors: list[SensorInformation] = []
-        self.t_actions: list[ActuatorInformation] = []
-        self.t_rewards: list[RewardInformation] | None = None
+        self.t_obs: Any = None
+        self.t_action: Any = None
+        self.t_rewards: dict[str, float] | None = None
         self.t_objective = 0.0
         self.t_step = 0
-        self.t_updates = 0
         self.ep_reward = 0.0
         self.ep_objective = 0.0
         self.t_extras: dict[str, Any] | None = None
@@ -56,22 +69,10 @@ class AgentRuntime:
         self.left: bool | None = None
 
 
-def keeps_actuators(muscle: Muscle) -> bool:
-    """Whether ``muscle`` declares :attr:`Muscle.keeps_actuators` for the
-    ``propose_actions`` it runs: on the instance, or on the class defining that
-    method or a subclass of it. A subclass that overrides ``propose_actions``
-    (say, to set values on the actuators it is given) without declaring it
-    again gets fresh copies, whatever its parent declared."""
-    if getattr(muscle, "keeps_actuators", False) is not True:
-        return False
-    if "keeps_actuators" in getattr(muscle, "__dict__", {}):
-        return True
-    for cls in type(muscle).__mro__:
-        if "keeps_actuators" in vars(cls):
-            return vars(cls)["keeps_actuators"] is True
-        if "propose_actions" in vars(cls):
-            return False  # overridden below the class that declared it
-    return False
+def _written(obj: Any, general: str, value: str) -> str:
+    """The name of the form of the pair ``(general, value)`` that ``obj``'s
+    class wrote: ``general`` when its ``value`` form is derived from it."""
+    return general if is_derived(type(obj), value) else value
 
 
 def own_rewards(agent: AgentRuntime, rewards: list[RewardInformation]) -> list[RewardInformation]:
@@ -90,13 +91,10 @@ def _bounds(space: Any) -> tuple[Any, int | None, int | None]:
     return space, None, None
 
 
-def sum_rewards(a: list[RewardInformation], b: list[RewardInformation]) -> list[RewardInformation]:
-    totals: dict[str, RewardInformation] = {}
-    for r in a:
-        totals[r.uid] = RewardInformation(r.uid, float(r.value), r.space)
-    for r in b:
-        if r.uid in totals:
-            totals[r.uid].value += float(r.value)
-        else:
-            totals[r.uid] = RewardInformation(r.uid, float(r.value), r.space)
-    return list(totals.values())
+def sum_rewards(a: dict[str, float], b: dict[str, float]) -> dict[str, float]:
+    """The rewards of two updates within one transition, summed per id (in
+    the order of first appearance)."""
+    totals = {uid: float(value) for uid, value in a.items()}
+    for uid, value in b.items():
+        totals[uid] = totals[uid] + float(value) if uid in totals else float(value)
+    return totals

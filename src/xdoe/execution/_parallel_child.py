@@ -35,8 +35,9 @@ class _RemoteBrain:
         self.outbox = outbox
         self.mode: Any = None
 
-    def thinking(self, experience: Any) -> None:
-        self.outbox.append(("x", self.name, experience))
+    def thinking_values(self, *step: Any) -> None:
+        """Queues the arguments of ``Brain.thinking_values`` for the run process."""
+        self.outbox.append(("x", self.name, step))
         return None
 
     def muscle_state(self) -> None:
@@ -190,7 +191,7 @@ def _worker_phase(plan: "RunPlan", phase_index: int, w: int, policy: Any, out: A
         flush()
 
     controller = rt.controller
-    step = step_function(controller, rt.conditions, len(phase.agents), [worker])
+    step = step_function(controller, rt.conditions, len(phase.agents))
     for condition in rt.conditions:
         condition.phase_started(rt.progress)
     budget = phase.episodes

@@ -10,7 +10,7 @@ environment and muscle seeds, its simulation controller and its own copies of
 the phase's termination conditions) and runs its episodes:
 
 * worker -> run process, in batches (every ``flush_every`` items and at every
-  episode end): the experiences of train phases (``brain.thinking`` runs in
+  episode end): the experiences of train phases (``brain.thinking_values`` runs in
   the run process, in arrival order), the episode and step rows for the store,
   and every finished episode (the run process's conditions judge it with
   ``episode_finished``; a ``STOP_PHASE``/``STOP_RUN`` verdict stops every worker);
@@ -213,6 +213,8 @@ class ParallelPhase:
                 self.brains[name] = brain
             brain.mode = mode
             brain.workers = self.phase.workers
+            # for a derived thinking_values (xdoe.environment.derive_forms), as AgentRuntime sets it in-process
+            brain._xdoe_io = (tuple((s.uid, s.space) for s in sensors), tuple((a.uid, a.space) for a in actuators))
             if self.prepare_brain is not None:
                 self.prepare_brain(spec, brain, fresh)
             states[name] = brain.muscle_state()
@@ -270,7 +272,7 @@ class ParallelPhase:
                             continue
                         name = item[1]
                         try:
-                            update = brains[name].thinking(item[2])
+                            update = brains[name].thinking_values(*item[2])
                         except Exception as exc:
                             raise component_error(f"agent {name!r}: brain.thinking", exc) from exc
                         if update is not None:

@@ -19,7 +19,7 @@ from xdoe.execution._loading import construct, load_class
 from xdoe.execution._plan import AgentSpec, ComponentPlan, EnvironmentPlan, PhasePlan, RunPlan
 from xdoe.execution._phase_runner import EpisodeCallback
 from xdoe.execution._seeding import brain_seed, environment_seed, muscle_seed, sampler_rng
-from xdoe.execution._stepping import episode_function, overrides, step_function, step_verdict
+from xdoe.execution._stepping import episode_function, overrides, reads_states, step_function, step_verdict
 from xdoe._cuts import BUDGET_CUTS, CUT_STOP
 from xdoe.execution._worker import (CONTINUE, RESET, STOP_PHASE, STOP_RUN, AgentRuntime, Worker, component_error,
                                     cut_cause)
@@ -148,6 +148,7 @@ class PhaseRuntime:
         self.samplers: list[list[np.random.Generator | None]] = []
         self.controller: SimulationController = build_component(phase.simulation, SimulationController)
         self.conditions = phase_conditions(phase, run_condition)
+        states = reads_states(self.conditions)
         self.progress = phase_progress(phase)
         mode = Mode(phase.mode)
         train = mode is Mode.TRAIN
@@ -176,7 +177,7 @@ class PhaseRuntime:
                 envs.append(env)
                 reward_blocks.append(None if spec.reward is None else build_component(spec.reward, Reward))
             self.samplers.append(generators)
-            worker = Worker(w, phase, envs, reward_blocks, self.progress, train, recorder)
+            worker = Worker(w, phase, envs, reward_blocks, self.progress, train, recorder, states)
             if drawn:
                 worker.episode_extras = {"env_params": drawn}
             worker.progress.states = [None] * len(envs)  # type: ignore[list-item]
@@ -188,7 +189,7 @@ class PhaseRuntime:
                     raise component_error(
                         f"{phase.environments[i].key}: environment {env.uid!r}: start_environment", exc
                     ) from exc
-                worker.env_sensors[i] = baselines[-1].sensors
+                worker.set_baseline(i, baselines[-1])
                 for a in baselines[-1].actuators:
                     worker.action_env[a.uid] = i
             if not self.workers:
@@ -233,7 +234,7 @@ class PhaseRuntime:
                 muscles_of[spec.name].append(muscle)
                 agent = AgentRuntime(
                     spec.name, brain, muscle, muscles_of[spec.name], objective,
-                    [s.uid for s in setup.sensors], setup.actuators, setup.sensor_env,
+                    setup.sensors, setup.actuators, setup.sensor_env,
                     setup.reward_envs,
                 )
                 worker.agents.append(agent)
@@ -257,7 +258,9 @@ class PhaseRuntime:
         verdict."""
         phase = self.phase
         controller = self.controller
-        step = step_function(controller, self.conditions, len(phase.agents), self.workers)
+        step = step_function(controller, self.conditions, len(phase.agents))
+        # the phase's only active worker runs whole episodes in one call (the same steps)
+        episode_steps = episode_function(controller, self.conditions, len(phase.agents)) or step
         episode_conditions = [c.episode_finished for c in self.conditions if overrides(c, "episode_finished")]
         for condition in self.conditions:
             condition.phase_started(self.progress)
@@ -284,10 +287,9 @@ class PhaseRuntime:
         active = [w for w in self.workers if w.active]  # a resumed phase may have finished workers
         for worker in active:
             worker.start_episode(controller, started=True)
+        run_steps = episode_steps if len(active) == 1 else step
         stop = CONTINUE
         stop_cut = CUT_STOP  # what cuts the episodes still running when the phase stops
-        # one worker left whose steps need nothing between them: a call per episode
-        run_steps = (episode_function(active[0]) if len(active) == 1 else None) or step
         while active and stop < STOP_PHASE:
             ended = False
             for worker in active:
@@ -309,7 +311,7 @@ class PhaseRuntime:
                         break
             if ended:  # only an ended episode can retire a worker; steps stay cheap
                 active = [w for w in active if w.active]
-                run_steps = (episode_function(active[0]) if len(active) == 1 else None) or step
+                run_steps = episode_steps if len(active) == 1 else step
         for worker in self.workers:
             if worker.in_episode and worker.step > 0:
                 finish(worker, True, stop_cut)

@@ -97,15 +97,19 @@ def component_frame(frame: FrameType | None, bases: tuple[type, ...]) -> FrameTy
     """The frame of the component method the executor called and that has
     not returned: the innermost frame of ``frame``'s stack whose ``self`` is
     a component, followed outwards while ``self`` is that same component
-    (``update`` rather than the helper ``update`` calls); ``None`` when no
+    (``update`` rather than the helper ``update`` calls; not into a form the
+    base class derived, ``xdoe.environment.derive_forms``); ``None`` when no
     component method is running."""
+    from xdoe.environment import is_derived_code
+
     found, owner = None, None
     while frame is not None:
         code = frame.f_code
         if code.co_argcount and code.co_varnames[0] == "self":
             this = frame.f_locals.get("self")
             if owner is not None and this is owner:
-                found = frame
+                if not is_derived_code(code):  # the method the plugin wrote, not the form derived from it
+                    found = frame
             elif owner is None and isinstance(this, bases):
                 found, owner = frame, this
             elif owner is not None and isinstance(this, bases):

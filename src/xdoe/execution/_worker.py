@@ -1,21 +1,32 @@
 """One worker of a phase at run time: its environments, the agents' muscles,
 the step (act, update the environments, complete the experiences) and the
-episode bookkeeping. Driven by :mod:`xdoe.execution._runner`."""
+episode bookkeeping. Driven by :mod:`xdoe.execution._runner`.
+
+The step is value-first (gymnasium's ``Env.step``): the worker calls the
+value forms of the plugin methods (``Muscle.propose_values``,
+``Environment.update_values``, ``Objective.internal_reward_values``,
+``Brain.thinking_values``) and holds sensors, actions and rewards as values
+(``xdoe.environment._forms``); a plugin that writes the object form
+(``propose_actions``, ``update``, ...) gets its value form derived by its base
+class, which builds the information objects. The worker reads an
+environment's :class:`~xdoe.environment.EnvironmentState` (``last_state``)
+only where objects are needed: an environment that wrote ``update`` (the
+state is at hand: rewards with an ``owner``, agents that ``left``), a reward
+block, a condition that reads ``StepProgress.states``, the episode's
+``info`` at its end."""
 
 from __future__ import annotations
 
-import time
 from typing import TYPE_CHECKING, Any
 
 from xdoe._cuts import CUT_CONDITION, CUT_ENVIRONMENT, CUT_STEP_BUDGET, CUT_STOP
-from xdoe.agent import Experience
-from xdoe.conditions import EpisodeProgress, PhaseProgress, StepProgress, Verdict
-from xdoe.environment import (ActuatorInformation, Environment, EnvironmentState, Reward, SensorInformation,
-                              observation_check)
+from xdoe.conditions import PhaseProgress, StepProgress, Verdict
+from xdoe.environment import (Environment, EnvironmentBaseline, EnvironmentState, Reward, SensorInformation,
+                              is_derived, observation_check, values_of)
 from xdoe.errors import RunError
 from xdoe.execution._agent_runtime import AgentRuntime, own_rewards, sum_rewards
 from xdoe.execution._plan import PhasePlan
-from xdoe.simulation import SimulationController
+from xdoe.execution._worker_episodes import WorkerEpisodes, component_error
 
 if TYPE_CHECKING:
     from xdoe.store import RunRecorder
@@ -26,12 +37,6 @@ CONTINUE, RESET, STOP_PHASE, STOP_RUN = (
 
 __all__ = ["AgentRuntime", "Worker", "component_error", "cut_cause", "CONTINUE", "RESET", "STOP_PHASE",
            "STOP_RUN"]
-
-
-def component_error(where: str, exc: BaseException) -> RunError:
-    err = RunError(f"{where} raised {type(exc).__name__}: {exc}")
-    err.__cause__ = exc
-    return err
 
 
 def cut_cause(worker: "Worker", verdict: int) -> str | None:
@@ -56,30 +61,52 @@ def cut_cause(worker: "Worker", verdict: int) -> str | None:
     return CUT_CONDITION if condition is None else type(condition).__name__
 
 
-class Worker:
+class Worker(WorkerEpisodes):
     """One worker: a copy of the phase's environments and one muscle per
-    agent. Implements :class:`xdoe.simulation.SimulationWorker`."""
+    agent. Implements :class:`xdoe.simulation.SimulationWorker`.
+
+    ``reads_states``: a termination condition of the phase reads
+    ``StepProgress.states`` (:func:`xdoe.execution._stepping.reads_states`):
+    every environment's state is then read at every step."""
 
     def __init__(self, index: int, phase: PhasePlan, envs: list[Environment],
                  rewards: list[Reward | None], progress: PhaseProgress, train: bool,
-                 recorder: "RunRecorder | None") -> None:
+                 recorder: "RunRecorder | None", reads_states: bool = True) -> None:
         self.index = index
         self.phase = phase
         self.envs = envs
         self.env_uids = [e.uid for e in phase.environments]
         self.reward_blocks = rewards
-        self.has_reward_blocks = any(r is not None for r in rewards)
+        self.reads_states = reads_states
         self.agents: list[AgentRuntime] = []
         self.agent_names: list[str] = [a.name for a in phase.agents]
         self.train = train
         self.recorder = recorder
         self.policy = recorder.policy if recorder is not None and recorder.policy.enabled else None
+        n = len(envs)
+        #: per environment: the sensors of its last baseline (ids, spaces, the episode's first values)
         self.env_sensors: list[list[SensorInformation]] = [[] for _ in envs]
-        self.states: list[EnvironmentState | None] = [None for _ in envs]
-        self.sensor_map: dict[str, SensorInformation] = {}
+        #: per environment: ``(uid, space)`` of its sensors and of its actuators (the baseline's)
+        self.env_specs: list[tuple[tuple[str, Any], ...]] = [() for _ in envs]
+        self.env_actuators: list[tuple[tuple[str, Any], ...]] = [() for _ in envs]
+        #: per environment: the id of its only actuator, else ``None``
+        self.env_action_id: list[str | None] = [None] * n
+        #: per environment: the value form of its sensors now, its rewards of the last update, its terminated flag
+        self.env_obs: list[Any] = [None] * n
+        self.env_rewards: list[dict[str, float]] = [{} for _ in envs]
+        self.env_terminated = [False] * n
+        #: per environment: its state is read at every step (see the module docstring), and the
+        #: name of the form of ``update`` its class wrote (for errors)
+        self.fetch = [True] * n
+        self.env_forms = ["update"] * n
+        #: per environment: its last state, when read (``fetch``, or at the episode's end)
+        self.states: list[EnvironmentState | None] = [None] * n
+        #: sensor id -> value of every environment (agents that see sensors of several)
+        self.sensor_values: dict[str, Any] = {}
         self.need_map = False
         self.action_env: dict[str, int] = {}
-        self.actions: list[ActuatorInformation] = []
+        #: actuator id -> value set since the last update
+        self.actions: dict[str, Any] = {}
         self.phase_progress = progress
         self.progress = StepProgress(phase=progress, worker=index)
         self.objectives = self.progress.objectives
@@ -94,119 +121,143 @@ class Worker:
         self.started_at = 0.0
         #: merged into the extras of the episode rows (e.g. ``env_params``)
         self.episode_extras: dict[str, Any] | None = None
-        #: the worker's ValueStepper and its bound ``step`` when the phase uses
-        #: value steps (``_stepping.value_steppers``), else ``None``
-        self.stepper: Any = None
-        self.value_step: Any = None
-        self.value_episode: Any = None
         #: phase_config.observation_check (xdoe.environment._spaces); None when off
         self.observation_check = observation_check(phase.observation_check, f"phase {phase.name!r} worker {index}")
 
+    def set_baseline(self, i: int, baseline: EnvironmentBaseline) -> None:
+        """Environment ``i`` started an episode with ``baseline``."""
+        env = self.envs[i]
+        self.env_sensors[i] = baseline.sensors
+        self.env_specs[i] = tuple((s.uid, s.space) for s in baseline.sensors)
+        self.env_obs[i] = values_of(baseline.sensors)
+        self.env_actuators[i] = actuators = tuple((a.uid, a.space) for a in baseline.actuators)
+        env._xdoe_actuators = actuators  # for a derived update_values (xdoe.environment._forms)
+        self.env_action_id[i] = actuators[0][0] if len(actuators) == 1 else None
+        self.env_terminated[i] = False
+        self.env_rewards[i] = {}
+        self.states[i] = None
+        derived = is_derived(type(env), "update_values")
+        self.env_forms[i] = "update" if derived else "update_values"
+        self.fetch[i] = derived or self.reads_states or self.reward_blocks[i] is not None
+
     # -- SimulationWorker --------------------------------------------------
-    def _sensors_for(self, agent: AgentRuntime) -> list[SensorInformation]:
+    def _observation(self, agent: AgentRuntime) -> Any:
+        """The value form of ``agent``'s sensors now."""
         if agent.sensor_env >= 0:
-            return self.env_sensors[agent.sensor_env]
-        m = self.sensor_map
-        return [m[uid] for uid in agent.sensor_ids]
+            return self.env_obs[agent.sensor_env]
+        m = self.sensor_values
+        ids = agent.sensor_ids
+        if len(ids) == 1:
+            return m[ids[0]]
+        return {uid: m[uid] for uid in ids}
 
     def act(self, index: int) -> None:
         agent = self.agents[index]
         if agent.left is not None:  # left the episode (PettingZoo agents): nothing to do
             return
-        if agent.sensor_env >= 0:
-            sensors = self.env_sensors[agent.sensor_env]
-        else:
-            m = self.sensor_map
-            sensors = [m[uid] for uid in agent.sensor_ids]
+        observation = self.env_obs[agent.sensor_env] if agent.sensor_env >= 0 else self._observation(agent)
         if agent.pending:
-            self._complete(agent, sensors, False)
-        templates = agent.fixed_templates
-        if templates is None:  # fresh copies: the muscle may set their values
-            templates = [ActuatorInformation(a.uid, a.space) for a in agent.templates]
+            self._complete(agent, observation, False)
         try:
-            actions = agent.muscle.propose_actions(sensors, templates)
+            action = agent.propose(observation)
+        except RunError:
+            raise
         except Exception as exc:
-            raise component_error(f"agent {agent.name!r}: muscle.propose_actions", exc) from exc
-        if templates is agent.fixed_templates:
-            for template in templates:
-                if template.value is not None:
-                    raise RunError(
-                        f"agent {agent.name!r}: its muscle declares keeps_actuators but set a value on "
-                        f"actuator {template.uid!r} it was given (return new ActuatorInformation "
-                        f"objects, or do not declare keeps_actuators)"
-                    )
+            raise component_error(f"agent {agent.name!r}: muscle.{agent.propose_form}", exc) from exc
         agent.t_extras = agent.muscle.extras
-        spaces = agent.spaces
-        for action in actions:
-            bounds = spaces.get(action.uid)
-            if bounds is None:
-                raise RunError(
-                    f"agent {agent.name!r} set actuator {action.uid!r}, which is not assigned to it "
-                    f"(assigned: {', '.join(spaces) or 'none'})"
-                )
-            value = action.value
-            if value is None:
-                continue
-            space, low, high = bounds
-            if type(value) is int and low is not None:  # fast path: Discrete and a Python int
-                if low <= value < high:
+        uid = agent.actuator_id
+        if uid is not None:  # one actuator: the plain value
+            if action is not None:
+                space, low, high = agent.bounds  # type: ignore[misc]
+                if type(action) is int and low is not None:  # fast path: Discrete and a Python int
+                    if not low <= action < high:  # type: ignore[operator]
+                        _outside(agent, uid, action, space)
+                elif not space.contains(action):
+                    _outside(agent, uid, action, space)
+            self.actions[uid] = action
+        else:
+            if type(action) is not dict:
+                raise RunError(f"agent {agent.name!r}: its muscle proposed {action!r}; an agent with "
+                               f"{len(agent.spaces)} actuators proposes a dict actuator id -> value")
+            spaces = agent.spaces
+            for uid, value in action.items():
+                bounds = spaces.get(uid)
+                if bounds is None:
+                    raise RunError(
+                        f"agent {agent.name!r} set actuator {uid!r}, which is not assigned to it "
+                        f"(assigned: {', '.join(spaces) or 'none'})"
+                    )
+                if value is None:
                     continue
-            elif space.contains(value):
-                continue
-            raise RunError(
-                f"agent {agent.name!r}: value {value!r} for actuator {action.uid!r} "
-                f"is outside its space {space}"
-            )
-        self.actions.extend(actions)
+                space, low, high = bounds
+                if type(value) is int and low is not None:
+                    if low <= value < high:
+                        continue
+                elif space.contains(value):
+                    continue
+                _outside(agent, uid, value, space)
+            self.actions.update(action)
         agent.pending = True
-        agent.t_sensors = sensors
-        agent.t_actions = actions
+        agent.t_obs = observation
+        agent.t_action = action
         agent.t_rewards = None
         agent.t_objective = 0.0
         agent.t_step = self.step
-        agent.t_updates = 0
 
     def update(self) -> bool:
         actions = self.actions
-        self.actions = []
+        self.actions = {}
         envs = self.envs
         done = False
         self.owned = False
-        if len(envs) == 1:
-            state = self._update_env(0, actions)
-            done = state.done
-        else:
-            routed: list[list[ActuatorInformation]] = [[] for _ in envs]
-            action_env = self.action_env
-            for action in actions:
-                routed[action_env[action.uid]].append(action)
-            for i in range(len(envs)):
-                if self._update_env(i, routed[i]).done:
-                    done = True
+        # each environment's step: the one place where its observation, rewards and flags come back
+        for i, env in enumerate(envs):
+            uid = self.env_action_id[i]
+            if uid is not None:
+                value = actions.get(uid)
+            elif len(envs) == 1:
+                value = actions
+            else:
+                action_env = self.action_env
+                value = {u: v for u, v in actions.items() if action_env[u] == i}
+            try:
+                observation, rewards, terminated, truncated = env.update_values(value)
+            except Exception as exc:
+                raise component_error(f"environment {self.env_uids[i]!r}: {self.env_forms[i]}", exc) from exc
+            if self.fetch[i]:
+                rewards = self._read_state(i, rewards)
+            self.env_obs[i] = observation
+            self.env_rewards[i] = rewards
+            self.env_terminated[i] = terminated
+            if terminated or truncated:
+                done = True
         if self.need_map:
             self._rebuild_map()
         self.step += 1
-        if self.observation_check is not None and self.observation_check.due(self.step):  # issue 25 hook
-            self.observation_check.sensors(self.env_sensors, self.episode, self.step)
+        check = self.observation_check
+        if check is not None and check.due(self.step):  # issue 25 hook
+            self._check_observations(check)
         self.phase_progress.steps += 1
         objectives = self.objectives
+        env_rewards = self.env_rewards
         for agent in self.agents:
-            if agent.reward_env >= 0:
-                rewards = self.states[agent.reward_env].rewards  # type: ignore[union-attr]
-            else:
-                rewards = [r for i in agent.reward_envs for r in self.states[i].rewards]  # type: ignore[union-attr]
-            seen = rewards
             if self.owned:
-                rewards = own_rewards(agent, rewards)
-                if not agent.all_rewards:
-                    seen = rewards
+                rewards, seen = self._owned_rewards(agent)
+            else:
+                if agent.reward_env >= 0:
+                    rewards = env_rewards[agent.reward_env]
+                else:
+                    rewards = {}
+                    for i in agent.reward_envs:
+                        rewards.update(env_rewards[i])
+                seen = rewards
             try:
-                objective = float(agent.objective.internal_reward(seen))
+                objective = float(agent.internal(seen))
             except Exception as exc:
-                raise component_error(f"agent {agent.name!r}: objective.internal_reward", exc) from exc
+                raise component_error(f"agent {agent.name!r}: objective.{agent.internal_form}", exc) from exc
             total = 0.0
-            for reward in rewards:
-                total += reward.value
+            for value in rewards.values():
+                total += value
             agent.ep_reward += total
             agent.ep_objective += objective
             objectives[agent.name] = objective
@@ -216,7 +267,6 @@ class Worker:
                 else:
                     agent.t_rewards = sum_rewards(agent.t_rewards, rewards)
                 agent.t_objective += objective
-                agent.t_updates += 1
         if self.left_any:
             self._leave()
         progress = self.progress
@@ -226,73 +276,97 @@ class Worker:
         return done
 
     # -- internals ---------------------------------------------------------
-    def _update_env(self, i: int, actions: list[ActuatorInformation]) -> EnvironmentState:
-        try:
-            state = self.envs[i].update(actions)
-        except Exception as exc:
-            raise component_error(f"environment {self.env_uids[i]!r}: update", exc) from exc
-        block = self.reward_blocks[i] if self.has_reward_blocks else None
+    def _read_state(self, i: int, rewards: dict[str, float]) -> dict[str, float]:
+        """After environment ``i``'s update, when its state is read at every
+        step (``fetch``): the state for the conditions, its reward block
+        applied, rewards with an owner and agents that left noted; returns
+        the rewards (the block's, if there is one)."""
+        state = self._last_state(i)
+        block = self.reward_blocks[i]
         if block is not None:
             try:
                 state.rewards = list(block(state.sensors, state.rewards))
             except Exception as exc:
                 raise component_error(f"environment {self.env_uids[i]!r}: reward", exc) from exc
+            rewards = {r.uid: r.value for r in state.rewards}
         for r in state.rewards:
             if r.owner is not None:
                 self.owned = True
                 break
         if state.left:
             self.left_any = True
-        self.states[i] = state
-        self.env_sensors[i] = state.sensors
         self.progress.states[i] = state
+        return rewards
+
+    def _last_state(self, i: int) -> EnvironmentState:
+        """Environment ``i``'s state of its last update (kept in ``states``)."""
+        try:
+            state = self.envs[i].last_state()
+        except Exception as exc:
+            raise component_error(f"environment {self.env_uids[i]!r}: last_state", exc) from exc
+        self.states[i] = state
         return state
+
+    def _owned_rewards(self, agent: AgentRuntime) -> tuple[dict[str, float], dict[str, float]]:
+        """The rewards ``agent`` receives and those its objective sees when
+        an environment attributed rewards to owners this step."""
+        items = []
+        for i in agent.reward_envs:
+            state = self.states[i]
+            if self.fetch[i] and state is not None:
+                items.extend(state.rewards)
+            else:
+                from xdoe.environment import RewardInformation
+
+                items.extend(RewardInformation(uid, value) for uid, value in self.env_rewards[i].items())
+        own = {r.uid: r.value for r in own_rewards(agent, items)}
+        return own, ({r.uid: r.value for r in items} if agent.all_rewards else own)
+
+    def _check_observations(self, check: Any) -> None:
+        """The observation check (``phase_config.observation_check``) of every sensor's value."""
+        for specs, observation in zip(self.env_specs, self.env_obs):
+            if len(specs) == 1:
+                uid, space = specs[0]
+                check.value(uid, space, observation, self.episode, self.step)
+            else:
+                for uid, space in specs:
+                    check.value(uid, space, observation.get(uid), self.episode, self.step)
 
     def _leave(self) -> None:
         """Agents all of whose actuators left the episode complete their
         transition (``done``) and stop acting until the episode ends."""
         self.left_any = False
         left: dict[str, bool] = {}
-        for state in self.states:
-            if state is not None and state.left:
+        for fetched, state in zip(self.fetch, self.states):
+            if fetched and state is not None and state.left:
                 left.update(state.left)
         for agent in self.agents:
             if agent.left is None and agent.actuator_ids and agent.actuator_ids <= left.keys():
                 agent.left = all(left[uid] for uid in agent.actuator_ids)
                 if agent.pending:
-                    self._complete(agent, self._sensors_for(agent), True, agent.left,
+                    self._complete(agent, self._observation(agent), True, agent.left,
                                    CUT_ENVIRONMENT if agent.left else None)
 
-    def _terminated(self, agent: AgentRuntime) -> bool:
-        """Whether one of the agent's environments reported ``terminated``."""
-        states = self.states
-        for i in agent.reward_envs:  # a loop, not any() of a generator: once per episode and agent
-            state = states[i]
-            if state is not None and state.terminated:
-                return True
-        return False
-
     def _rebuild_map(self) -> None:
-        m = self.sensor_map
-        for sensors in self.env_sensors:
-            for s in sensors:
-                m[s.uid] = s
+        m = self.sensor_values
+        for specs, observation in zip(self.env_specs, self.env_obs):
+            if len(specs) == 1:
+                m[specs[0][0]] = observation
+            else:
+                m.update(observation)
 
-    def _complete(self, agent: AgentRuntime, next_sensors: list[SensorInformation], done: bool,
+    def _complete(self, agent: AgentRuntime, next_observation: Any, done: bool,
                   truncated: bool = False, cut_by: str | None = None) -> None:
         agent.pending = False
-        rewards = agent.t_rewards if agent.t_rewards is not None else []
+        rewards = agent.t_rewards if agent.t_rewards is not None else {}
         if self.train:
             extras = agent.t_extras
-            experience = Experience(
-                self.index, self.episode, agent.t_step, agent.t_sensors, agent.t_actions,
-                rewards, agent.t_objective, next_sensors, done, {} if extras is None else extras,
-                truncated,
-            )
             try:
-                update = agent.brain.thinking(experience)
+                update = agent.think(self.index, self.episode, agent.t_step, agent.t_obs, agent.t_action, rewards,
+                                     agent.t_objective, next_observation, done, {} if extras is None else extras,
+                                     truncated)
             except Exception as exc:
-                raise component_error(f"agent {agent.name!r}: brain.thinking", exc) from exc
+                raise component_error(f"agent {agent.name!r}: brain.{agent.think_form}", exc) from exc
             if update is not None:
                 for muscle in agent.muscles:
                     try:
@@ -301,109 +375,15 @@ class Worker:
                         raise component_error(f"agent {agent.name!r}: muscle.update", exc) from exc
         policy = self.policy
         if policy is not None and policy.wants(agent.t_step, done):
-            stepper = self.stepper
-            terminated, cut = done and not truncated, done and truncated
-            if stepper is not None and stepper.record_last(agent, rewards, done, terminated, cut, cut_by):
-                return  # value steps: the same row through the recorder's row writer
+            ids = agent.sensor_ids
+            sensors = {ids[0]: agent.t_obs} if len(ids) == 1 else agent.t_obs
+            uid = agent.actuator_id
             self.recorder.step(  # type: ignore[union-attr]
-                self.index, self.episode, agent.t_step, agent.name, _values(agent.t_sensors),
-                _values(agent.t_actions), _values(rewards), agent.t_objective, done,
-                terminated, cut, cut_by,
+                self.index, self.episode, agent.t_step, agent.name, sensors,
+                agent.t_action if uid is None else {uid: agent.t_action}, rewards, agent.t_objective, done,
+                done and not truncated, done and truncated, cut_by,
             )
 
-    def start_episode(self, controller: SimulationController, *, started: bool = False) -> None:
-        """Reset the environments (unless ``started``: the phase set-up already
-        did) and the muscles, and tell the controller."""
-        if not started:
-            for i, env in enumerate(self.envs):
-                try:
-                    baseline = env.start_environment()
-                except Exception as exc:
-                    raise component_error(f"environment {self.env_uids[i]!r}: start_environment", exc) from exc
-                self.env_sensors[i] = baseline.sensors
-                self.states[i] = None
-            if self.need_map:
-                self._rebuild_map()
-        for agent in self.agents:
-            try:
-                agent.muscle.reset()
-            except Exception as exc:
-                raise component_error(f"agent {agent.name!r}: muscle.reset", exc) from exc
-            agent.pending = False
-            agent.left = None
-            agent.ep_reward = 0.0
-            agent.ep_objective = 0.0
-        self.left_any = False
-        self.step = 0
-        self.done = False
-        self.actions = []
-        self.progress.episode = self.episode
-        self.progress.step = 0
-        self.progress.done = False
-        self.in_episode = True
-        self.started_at = time.perf_counter()
-        controller.start_episode(self)
 
-    def end_episode(self, truncated: bool, cut_by: str | None = None) -> EpisodeProgress:
-        """Complete pending transitions (``done=True``; terminated when one of
-        the agent's environments reported ``terminated``, else truncated: by
-        the environment's time limit, a termination condition or the phase's
-        end), record the episode per agent and return it for the conditions.
-
-        ``truncated``: the phase ended while the episode ran (``extras.truncated``);
-        ``cut_by``: what cut the episode (:func:`cut_cause`, :mod:`xdoe._cuts`),
-        ``None`` when the environment ended it. Each agent's episode row and
-        last step row say how it ended: an agent that left the episode early
-        (PettingZoo) as it left; else terminated when its environments
-        reported ``terminated`` and nothing cut the episode, truncated with
-        its cause (``cut_by``, or ``environment``) otherwise."""
-        if truncated and cut_by is None:
-            cut_by = CUT_STOP
-        if self.stepper is not None:  # value steps: the last state and transition as objects
-            self.stepper.materialise()
-        agents = self.agents
-        ends: list[tuple[bool, bool, str | None]] = []
-        for agent in agents:
-            if agent.left is not None:  # left before the end: as it left
-                ends.append((not agent.left, agent.left, CUT_ENVIRONMENT if agent.left else None))
-            elif cut_by is None and self._terminated(agent):
-                ends.append((True, False, None))
-            else:
-                ends.append((False, True, cut_by or (CUT_ENVIRONMENT if self.done else CUT_CONDITION)))
-            if agent.pending:
-                end = ends[-1]
-                self._complete(agent, self._sensors_for(agent), True, end[1], end[2])
-        wall = time.perf_counter() - self.started_at
-        rewards: dict[str, float] = {}
-        objectives: dict[str, float] = {}
-        for agent in agents:
-            rewards[agent.name] = agent.ep_reward
-            objectives[agent.name] = agent.ep_objective
-        recorder = self.recorder
-        if recorder is not None:
-            extras: dict[str, Any] = {"truncated": True} if truncated else {}
-            infos = {uid: s.info for uid, s in zip(self.env_uids, self.states) if s is not None and s.info}
-            if infos:
-                extras["info"] = infos
-            if self.episode_extras:
-                extras.update(self.episode_extras)
-            for agent, (terminated, cut, cause) in zip(agents, ends):
-                recorder.episode_finished(
-                    self.index, self.episode, agent.name, self.step, agent.ep_reward,
-                    agent.ep_objective, wall, extras or None, terminated, cut, cause,
-                )
-            recorder.flush()  # durable before the next episode starts: a crash loses at most that one
-        episode = EpisodeProgress(
-            self.phase_progress, self.index, self.episode, self.step, rewards, objectives)
-        self.phase_progress.episodes_done[self.index] += 1
-        self.episode += 1
-        self.in_episode = False
-        return episode
-
-
-def _values(items: list[Any]) -> dict[str, Any]:
-    """``{item.uid: item.value}`` of sensors, actuators or rewards."""
-    if len(items) == 1:  # the usual case, without a comprehension's frame
-        item = items[0]
-        return {item.uid: item.value}
-    return {item.uid: item.value for item in items}
+def _outside(agent: AgentRuntime, uid: str, value: Any, space: Any) -> None:
+    raise RunError(f"agent {agent.name!r}: value {value!r} for actuator {uid!r} is outside its space {space}")

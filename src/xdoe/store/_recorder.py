@@ -255,11 +255,16 @@ class RunRecorder(RecorderStart, RecorderResume, RowBuffer):
         Raises:
             StoreError: no phase is open, or a flush to the store failed.
         """
-        step, done = int(step), bool(done)
+        if type(step) is not int:
+            step = int(step)
+        if done is not True and done is not False:
+            done = bool(done)
         if not self.policy.wants(step, done):
             return
         with self._lock:
-            phase_id = self._require_phase()
+            phase_id = self._phase_id
+            if phase_id is None or self.status is not None:
+                phase_id = self._require_phase()
             self._append_step(phase_id, worker, episode, step, agent, _json_cell(sensors), _json_cell(actions),
                               _json_cell(rewards), objective, done, terminated, truncated, cut_by)
 

@@ -4,7 +4,7 @@ kept as tuples and bulk-inserted, and the helpers of its writes."""
 from __future__ import annotations
 
 import json
-from typing import Any, Callable
+from typing import Any
 
 from sqlalchemy import Boolean, Connection, insert, update
 
@@ -34,27 +34,22 @@ def _json_cell(value: Any) -> str | None:
     """``value`` as compact JSON text (:func:`compact_json`'s text), a plain
     ``str``: SQLite's driver binds an exact ``str`` without its adaptation
     look-ups (a ``str`` subclass costs ~1-3 µs more per cell); the Core insert
-    marks JSON cells as :class:`_Encoded` itself (:meth:`RowBuffer._insert_rows`)."""
-    if value is None:
-        return None
+    marks JSON cells as :class:`_Encoded` itself (:meth:`RowBuffer._insert_rows`).
+
+    A one-key dict of an int or a finite float (a step's sensor, action or
+    reward, e.g. ``{"taxi.observation": 29}``) is written directly: the key's
+    remembered ``{"<key>":`` and the number's repr, json's own text."""
     if type(value) is dict and len(value) == 1:
-        [(key, item)] = value.items()
-        if type(key) is str:
-            return _one_key_cell(key, item)
+        for key, item in value.items():
+            kind = type(item)
+            if type(key) is str and (kind is int or (kind is float and item - item == 0.0)):
+                prefix = _PREFIXES.get(key)
+                if prefix is None:
+                    prefix = _cell_prefix(key)
+                return prefix + (int.__repr__(item) if kind is int else float.__repr__(item)) + "}"
+    elif value is None:
+        return None
     return _encode_compact(value)
-
-
-def _one_key_cell(key: str, item: Any) -> str:
-    """``{key: item}`` as compact JSON text (:func:`compact_json`'s text).
-
-    For an int or a finite float (a step's sensor, action or reward, e.g.
-    ``{"taxi.observation": 29}``) the text json writes is built directly (the
-    same int/float reprs and string escaping); anything else is encoded.
-    """
-    kind = type(item)
-    if kind is int or (kind is float and item - item == 0.0):
-        return _cell_prefix(key) + (int.__repr__(item) if kind is int else float.__repr__(item)) + "}"
-    return _encode_compact({key: item})
 
 
 #: ``'{"<key>":'`` of the keys :func:`_json_cell` has seen (sensor, actuator
@@ -77,55 +72,6 @@ def _cell_prefix(key: str) -> str:
 class RowBuffer(RecorderState):
     """Buffering and writing episode/step rows (a mixin of :class:`~xdoe.store.RunRecorder`)."""
 
-    def value_row_writer(self, worker: int, agent: str, sensor_id: str, actuator_id: str,
-                         reward_id: str) -> Callable[..., None]:
-        """For one worker's agent with one sensor, one actuator and one reward
-        (value steps): a function ``write(episode, step, observation, action,
-        reward, objective, done=False, terminated=False, truncated=False, cut_by=None)``
-        that records the row ``step(worker, episode, step, agent, {sensor_id: observation},
-        {actuator_id: action}, {reward_id: reward}, objective, done, terminated,
-        truncated, cut_by)`` records (the same text, raising
-        what it raises), without the dicts and with what is the same for every
-        row worked out once: the cells' ``{"<id>":`` prefixes and the checks of
-        ``worker``/``agent``. ``step`` is an ``int``; the caller asks
-        ``policy.wants(step, done)`` first (the function does not).
-        """
-        worker, agent = int(worker), str(agent)
-        sensor_prefix, action_prefix, reward_prefix = (_cell_prefix(key)
-                                                       for key in (sensor_id, actuator_id, reward_id))
-        lock = self._lock
-
-        def write(episode: int, step: int, observation: Any, action: Any, reward: Any, objective: float,
-                  done: bool = False, terminated: bool = False, truncated: bool = False,
-                  cut_by: str | None = None) -> None:
-            with lock:
-                phase_id = self._phase_id
-                if phase_id is None or self.status is not None:
-                    phase_id = self._require_phase()
-                episode, objective = int(episode), float(objective)
-                # _one_key_cell's text, its common cases without the call: an
-                # exact int's or float's text is its repr
-                if type(observation) is int and type(action) is int and type(reward) is float \
-                        and reward - reward == 0.0:
-                    sensors = f"{sensor_prefix}{observation}}}"
-                    actions = f"{action_prefix}{action}}}"
-                    rewards = f"{reward_prefix}{reward!r}}}"
-                else:
-                    sensors = _one_key_cell(sensor_id, observation)
-                    actions = _one_key_cell(actuator_id, action)
-                    rewards = _one_key_cell(reward_id, reward)
-                steps = self._steps
-                steps.append((phase_id, worker, episode, step, agent, sensors, actions, rewards, objective,
-                              1 if done else 0, 1 if terminated else 0, 1 if truncated else 0, cut_by))
-                self.stored_steps += 1
-                n = len(self._episodes) + len(steps)  # _buffered_row, inlined
-                if n > self.peak_buffered:
-                    self.peak_buffered = n
-                if n >= self.flush_rows:
-                    self.flush()
-
-        return write
-
     def _append_step(self, phase_id: int, worker: int, episode: int, step: int, agent: str,
                      sensors: str | None, actions: str | None, rewards: str | None,
                      objective: float | None, done: bool, terminated: bool = False,
@@ -133,14 +79,25 @@ class RowBuffer(RecorderState):
         """Buffer a step row (the JSON cells encoded); its
         ``all_transactions.csv`` line is written with the buffer
         (:meth:`_write_buffers`). The caller holds the lock."""
-        worker, episode, agent = int(worker), int(episode), str(agent)
-        objective = None if objective is None else float(objective)
+        if type(worker) is not int:
+            worker = int(worker)
+        if type(episode) is not int:
+            episode = int(episode)
+        if type(agent) is not str:
+            agent = str(agent)
+        if objective is not None and type(objective) is not float:
+            objective = float(objective)
         # a tuple, not a dict: the hot path of store_steps="all" (see _insert_rows)
-        self._steps.append((phase_id, worker, episode, step, agent, sensors, actions, rewards, objective,
-                            1 if done else 0, 1 if terminated else 0, 1 if truncated else 0,
-                            None if cut_by is None else str(cut_by)))
+        steps = self._steps
+        steps.append((phase_id, worker, episode, step, agent, sensors, actions, rewards, objective,
+                      1 if done else 0, 1 if terminated else 0, 1 if truncated else 0,
+                      None if cut_by is None else str(cut_by)))
         self.stored_steps += 1
-        self._buffered_row()
+        n = len(self._episodes) + len(steps)  # _buffered_row, inlined: once per stored step
+        if n > self.peak_buffered:
+            self.peak_buffered = n
+        if n >= self.flush_rows:
+            self.flush()
 
     def _require_running(self) -> None:
         if self.instance_id is None:

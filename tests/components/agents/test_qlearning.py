@@ -323,13 +323,43 @@ def test_muscle_single_discrete_fast_path_equals_the_general_path():
             m.propose_actions([S("e.s", s_space, 8)], [A("e.a", a_space)])
 
 
-def test_muscle_returns_new_actuators_as_keeps_actuators_declares():
-    m = muscle(seed=1)
-    given = [A("e.a", A_SPACE)]
-    for s in range(4):
-        (out,) = m.propose_actions([S("e.s", S_SPACE, s)], given)
-        assert out is not given[0] and given[0].value is None
-    assert QLearningMuscle.keeps_actuators is True
+def test_value_forms_equal_the_object_forms():
+    """propose_values and thinking_values (what the executor calls: Taxi's
+    single Discrete sensor and actuator answered directly, with ``start``
+    offsets) give the same actions, draws and table as propose_actions and
+    thinking; a subclass that writes only propose_actions is used through it."""
+    s_space, a_space = spaces.Discrete(5, start=3), spaces.Discrete(3, start=1)
+    io = ((("e.s", s_space),), (("e.a", a_space),))
+    values, objects = QLearningBrain(seed=0, alpha=0.4, gamma=0.8), QLearningBrain(seed=0, alpha=0.4, gamma=0.8)
+    m_values, m_objects = QLearningMuscle("m", seed=5, epsilon=0.3), QLearningMuscle("m", seed=5, epsilon=0.3)
+    for component in (values, objects, m_values, m_objects):
+        component.setup([S("e.s", s_space)], [A("e.a", a_space)])
+        component._xdoe_io = io
+    rng = np.random.default_rng(6)
+    for _ in range(400):
+        s, s2 = int(rng.integers(3, 8)), int(rng.integers(3, 8))
+        a = m_values.propose_values(s)
+        (acted,) = m_objects.propose_actions([S("e.s", s_space, s)], [A("e.a", a_space)])
+        assert a == acted.value and type(a) is int
+        r, done, truncated = float(rng.normal()), bool(rng.random() < 0.2), bool(rng.random() < 0.5)
+        answer = values.thinking_values(0, 0, 0, s, a, {"e.r": r}, r, s2, done, {}, truncated)
+        assert (answer is values.table) == done
+        objects.thinking(Experience(0, 0, 0, [S("e.s", s_space, s)], [A("e.a", a_space, a)], [], r,
+                                    [S("e.s", s_space, s2)], done, {}, truncated))
+        for m in (m_values, m_objects):
+            m.update(values.table if m is m_values else objects.table)
+    assert np.array_equal(values.table.q, objects.table.q) and values.table.q.any()
+    # an observation outside the fast path (numpy int) takes the objects' path: the same action
+    assert m_values.propose_values(np.int64(4)) in (1, 2, 3)
+
+    class Always(QLearningMuscle):
+        def propose_actions(self, sensors, actuators):
+            return [A(a.uid, a.space, a.space.start) for a in actuators]
+
+    always = Always("m", seed=5)
+    always.setup([S("e.s", s_space)], [A("e.a", a_space)])
+    always._xdoe_io = io
+    assert [always.propose_values(s) for s in range(3, 8)] == [1] * 5
 
 
 def test_brain_single_discrete_fast_path_equals_the_general_path():

@@ -10,7 +10,7 @@ from typing import Any
 import numpy as np
 from gymnasium import spaces
 
-from xdoe.agent import Brain, Experience, Muscle
+from xdoe.agent import Brain, Muscle
 from xdoe.environment import ActuatorInformation, SensorInformation, action_mask
 
 __all__ = ["DummyBrain", "DummyMuscle"]
@@ -22,7 +22,7 @@ class DummyBrain(Brain):
     Parameters:
         seed: unused (accepted for the common constructor).
 
-    :meth:`thinking` always returns ``None``. :meth:`store` writes a small JSON
+    :meth:`thinking_values` (and so ``thinking``) always returns ``None``. :meth:`store` writes a small JSON
     file ``{"brain": "DummyBrain", "experiences": n}``; :meth:`load` reads it
     back (``ValueError`` if the file is not such a file).
     """
@@ -31,16 +31,8 @@ class DummyBrain(Brain):
         super().__init__(seed=seed)
         self.experiences = 0
 
-    def thinking(self, experience: Experience) -> None:
-        self.experiences += 1
-        return None
-
-    #: value steps: thinking_values below
-    value_steps = True
-
-    def thinking_values(self, observation: Any, action: Any, objective: float, next_observation: Any,
-                        done: bool, truncated: bool) -> None:
-        """:meth:`thinking` of one step given as values: counts it."""
+    def thinking_values(self, *step: Any) -> None:
+        """Counts the step (``thinking``, on an :class:`~xdoe.agent.Experience`, is derived from this)."""
         self.experiences += 1
         return None
 
@@ -86,25 +78,9 @@ class DummyMuscle(Muscle):
             self._spaces[actuator.uid] = known
         return known[1]
 
-    #: set by setup: the sensor and actuator of an agent with one of each (value steps)
-    _items: tuple[SensorInformation, ActuatorInformation] | None = None
-
     def setup(self, sensors: list[SensorInformation], actuators: list[ActuatorInformation]) -> None:
-        self._items = (sensors[0], actuators[0]) if len(sensors) == 1 and len(actuators) == 1 else None
         for actuator in actuators:
             self._sampler(actuator)
-
-    #: value steps: propose_action_value below
-    value_steps = True
-
-    def propose_action_value(self, observation: Any) -> Any:
-        """:meth:`propose_actions`' value for the agent's one sensor (value
-        ``observation``) and one actuator."""
-        if self._items is None:
-            raise RuntimeError("DummyMuscle.propose_action_value needs setup() with one sensor and one actuator")
-        sensor, actuator = self._items
-        return self.propose_actions([SensorInformation(sensor.uid, sensor.space, observation)],
-                                    [ActuatorInformation(actuator.uid, actuator.space)])[0].value
 
     def propose_actions(
         self, sensors: list[SensorInformation], actuators: list[ActuatorInformation]

@@ -3,7 +3,6 @@
 from __future__ import annotations
 
 from xdoe.agent import Objective
-from xdoe.environment import RewardInformation
 
 __all__ = ["RewardObjective"]
 
@@ -37,27 +36,18 @@ class RewardObjective(Objective):
         self.reward_ids = reward_ids
         #: with explicit ids the executor hands every reward, not only the agent's own
         self.all_rewards = reward_ids is not None
-        #: value steps (internal_reward_value) for the sum of the agent's own rewards
-        self.value_steps = reward_ids is None
 
-    def internal_reward(self, rewards: list[RewardInformation]) -> float:
+    def internal_reward_values(self, rewards: dict[str, float]) -> float:
+        """The objective of the rewards ``uid -> value`` (``internal_reward``,
+        on information objects, is derived from this)."""
         if self.reward_ids is None:  # a loop, not sum(generator): this runs on every step
             total = 0.0
-            for r in rewards:
-                total += float(r.value)
+            for value in rewards.values():
+                total += float(value)
             return total
-        by_id = {r.uid: r for r in rewards}
-        missing = [uid for uid in self.reward_ids if uid not in by_id]
+        missing = [uid for uid in self.reward_ids if uid not in rewards]
         if missing:
             raise ValueError(
-                f"RewardObjective: unknown reward ids {missing}; received {sorted(by_id)}"
+                f"RewardObjective: unknown reward ids {missing}; received {sorted(rewards)}"
             )
-        return float(sum(float(by_id[uid].value) for uid in self.reward_ids))
-
-    def internal_reward_value(self, reward: float) -> float:
-        """:meth:`internal_reward` of one reward of value ``reward`` (with
-        ``reward_ids`` ``None``): ``0.0 + float(reward)``, the same float as the
-        sum (``-0.0`` becomes ``0.0`` there too)."""
-        if self.reward_ids is not None:
-            raise NotImplementedError("RewardObjective with reward_ids does not support value steps")
-        return 0.0 + float(reward)
+        return float(sum(float(rewards[uid]) for uid in self.reward_ids))

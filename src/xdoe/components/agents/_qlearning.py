@@ -15,7 +15,8 @@ import numpy as np
 
 from xdoe.agent import Brain, Experience, Mode, Muscle
 from xdoe.components.agents._qtable import DiscreteEncoder, QTable
-from xdoe.environment import ActuatorInformation, SensorInformation, action_mask, is_action_mask
+from xdoe.environment import (ActuatorInformation, RewardInformation, SensorInformation, action_mask,
+                              is_action_mask, items_of, values_of)
 
 __all__ = ["DiscreteEncoder", "QTable", "QLearningBrain", "QLearningMuscle"]
 
@@ -85,40 +86,34 @@ class QLearningBrain(Brain):
         self.states = DiscreteEncoder([s for s in sensors if not is_action_mask(s.uid)], "sensor")
         self.actions = DiscreteEncoder(actuators, "actuator")
         self.table = QTable(self.states.size, self.actions.size, self.initial_q)
-        #: (sensor id, its start, actuator id, its start) for one Discrete sensor
-        #: and one Discrete actuator: the fast path of thinking
-        self._single = (self.states._single_id, self.states._single_start, self.actions._single_id,
-                        self.actions._single_start) if self.states._single and self.actions._single else None
+        self._single = _single_ids(self.states, self.actions)
 
     def thinking(self, experience: Experience) -> QTable | None:
-        if self.table is None or self.states is None or self.actions is None:
+        states, table = self.states, self.table
+        if table is None or states is None or self.actions is None:
             raise RuntimeError("QLearningBrain.setup() must be called before thinking()")
-        states, table, done = self.states, self.table, experience.done
-        q, single = table.q, self._single
+        done = experience.done
         sensors, acted, after = experience.sensors, experience.actuators, experience.next_sensors
-        if single is not None and q is not None and len(sensors) == 1 and len(acted) == 1 \
-                and len(after) == 1:
-            # One Discrete sensor and actuator, Python-int values, a dense table
-            # (Taxi): DiscreteEncoder.encode's arithmetic and the update below,
-            # inlined, since this runs on every step; anything else falls through.
+        s = a = s2 = -1
+        single = self._single
+        if single is not None and len(sensors) == 1 and len(acted) == 1 and len(after) == 1:
+            # one Discrete sensor and actuator with Python-int values (Taxi):
+            # DiscreteEncoder.encode's arithmetic, inlined (this runs every step)
             item, action, item2 = sensors[0], acted[0], after[0]
-            s, a, s2 = item.value, action.value, item2.value
-            if type(s) is int and type(a) is int and type(s2) is int and item.uid == single[0] \
-                    and item2.uid == single[0] and action.uid == single[2]:
-                return self.thinking_values(s, a, experience.objective, s2, done, experience.truncated)
-        return self._thinking(experience)
-
-    def _thinking(self, experience: Experience) -> QTable | None:
-        """:meth:`thinking` through :class:`DiscreteEncoder` (any discrete spaces)."""
-        states, table, done = self.states, self.table, experience.done
-        assert states is not None and table is not None and self.actions is not None
-        s = states.encode(experience.sensors)
-        a = self.actions.encode(experience.actuators)
+            if type(item.value) is int and type(action.value) is int and type(item2.value) is int \
+                    and item.uid == single[0] and item2.uid == single[0] and action.uid == single[2]:
+                s, a, s2 = item.value - single[1], action.value - single[3], item2.value - single[1]
+                if not (0 <= s < table.n_states and 0 <= s2 < table.n_states and 0 <= a < table.n_actions):
+                    s = -1  # out of range: encode below raises its error
+        if s < 0:
+            s = states.encode(sensors)
+            a = self.actions.encode(acted)
+            s2 = states.encode(after) if not done or experience.truncated else -1
         target = float(experience.objective)
         if not done or experience.truncated:
             # max over a Python list: the same value as ndarray.max() (for
             # tables without NaN), several times faster on a short row
-            target += self.gamma * max(table.values(states.encode(experience.next_sensors)).tolist())
+            target += self.gamma * max(table.values(s2).tolist())
         q = table.q
         if q is not None:  # dense: Python floats (the same IEEE arithmetic, faster than numpy scalars)
             old = q.item(s, a)
@@ -128,36 +123,31 @@ class QLearningBrain(Brain):
             row[a] += self.alpha * (target - row[a])
         return table if done else None
 
-    #: value steps: thinking_values below
-    value_steps = True
-
-    def thinking_values(self, observation: Any, action: Any, objective: float, next_observation: Any,
-                        done: bool, truncated: bool) -> QTable | None:
-        """:meth:`thinking` of one step of an agent with one sensor and one
-        actuator, given as values (the same update; see
-        :meth:`xdoe.agent.Brain.thinking_values`)."""
+    def thinking_values(self, worker: int, episode: int, step: int, observation: Any, action: Any,
+                        rewards: dict[str, float], objective: float, next_observation: Any, done: bool,
+                        extras: dict[str, Any], truncated: bool) -> QTable | None:
+        """:meth:`thinking` of the step as values (the form the executor
+        calls; the same update). One ``Discrete`` sensor and actuator with a
+        dense table (Taxi) is updated here directly; anything else goes
+        through :meth:`thinking`'s objects."""
         table, single = self.table, self._single
         if single is not None and table is not None and type(observation) is int and type(action) is int \
                 and type(next_observation) is int:
-            # one Discrete sensor and actuator, a dense table (Taxi): the
-            # update of thinking, with DiscreteEncoder.encode's arithmetic
             q = table.q
             s, a, s2 = observation - single[1], action - single[3], next_observation - single[1]
-            if q is not None and 0 <= s < table.n_states and 0 <= s2 < table.n_states \
-                    and 0 <= a < table.n_actions:
+            if q is not None and 0 <= s < table.n_states and 0 <= s2 < table.n_states and 0 <= a < table.n_actions:
                 target = float(objective)
                 if not done or truncated:
                     target += self.gamma * max(q[s2].tolist())
                 old = q.item(s, a)
                 q[s, a] = old + self.alpha * (target - old)
                 return table if done else None
-        if table is None or len(self.sensors) != 1 or len(self.actuators) != 1:
-            raise RuntimeError("QLearningBrain.thinking_values needs setup() with one sensor and one actuator")
-        sensor, actuator = self.sensors[0], self.actuators[0]
-        return self._thinking(Experience(
-            0, 0, 0, [SensorInformation(sensor.uid, sensor.space, observation)],
-            [ActuatorInformation(actuator.uid, actuator.space, action)], [], objective,
-            [SensorInformation(sensor.uid, sensor.space, next_observation)], done, {}, truncated))
+        sensors, actuators = self._xdoe_io
+        return QLearningBrain.thinking(self, Experience(
+            worker, episode, step, items_of(SensorInformation, sensors, observation),
+            items_of(ActuatorInformation, actuators, action),
+            [RewardInformation(uid, value) for uid, value in rewards.items()], objective,
+            items_of(SensorInformation, sensors, next_observation), done, extras, truncated))
 
     def muscle_state(self) -> QTable | None:
         return self.table
@@ -219,8 +209,6 @@ class QLearningMuscle(Muscle):
             shape does not fit the agent's spaces.
     """
 
-    #: propose_actions returns new ActuatorInformation objects
-    keeps_actuators = True
     #: set by setup (a class default: muscles pickled before it existed unpickle without it)
     _single: tuple[str, int, str, int] | None = None
 
@@ -245,19 +233,11 @@ class QLearningMuscle(Muscle):
         self.actions: DiscreteEncoder | None = None
         self.table: QTable | None = None
 
-    #: set by setup: the sensor and actuator of an agent with one of each (value steps)
-    _items: tuple[SensorInformation, ActuatorInformation] | None = None
-
     def setup(self, sensors: list[SensorInformation], actuators: list[ActuatorInformation]) -> None:
-        self._items = (sensors[0], actuators[0]) if len(sensors) == 1 and len(actuators) == 1 else None
         self._masked = any(is_action_mask(s.uid) for s in sensors)
         self.states = DiscreteEncoder([s for s in sensors if not is_action_mask(s.uid)], "sensor")
         self.actions = DiscreteEncoder(actuators, "actuator")
-        #: (sensor id, its start, actuator id, its start) for one Discrete sensor
-        #: and one Discrete actuator without a mask, the fast path of propose_actions
-        self._single = None if self._masked or not (self.states._single and self.actions._single) else (
-            self.states._single_id, self.states._single_start,
-            self.actions._single_id, self.actions._single_start)
+        self._single = None if self._masked else _single_ids(self.states, self.actions)
         if self.table is None:
             self.table = QTable(self.states.size, self.actions.size)
         else:
@@ -295,27 +275,31 @@ class QLearningMuscle(Muscle):
             self.setup(sensors, actuators)
         states, actions, rng = self.states, self.actions, self.rng
         assert states is not None and actions is not None and self.table is not None
-        q, single = self.table.q, self._single
-        if single is not None and q is not None and len(sensors) == 1 and len(actuators) == 1:
-            # One Discrete sensor, one Discrete actuator, a dense table (Taxi):
-            # encode, choice and decode below, inlined with the same arithmetic
-            # and the same draws from rng, since this runs on every step.
+        table, single = self.table, self._single
+        if single is not None and len(sensors) == 1 and len(actuators) == 1:
+            # one Discrete sensor and actuator with a Python-int value (Taxi):
+            # encode and decode inlined (this runs every step), the same
+            # epsilon-greedy choice and draws as below
             sensor, actuator = sensors[0], actuators[0]
             value = sensor.value
-            if type(value) is int and sensor.uid == single[0] and actuator.uid == single[2]:
-                if 0 <= value - single[1] < states.size:
-                    return [ActuatorInformation(actuator.uid, actuator.space, self.propose_action_value(value))]
+            if type(value) is int and sensor.uid == single[0] and actuator.uid == single[2] \
+                    and 0 <= value - single[1] < table.n_states:
+                if self.mode == _TRAIN and rng.random() < self.current_epsilon:
+                    action = int(rng.integers(table.n_actions))
+                else:
+                    action = _greedy_action(table.values(value - single[1]), rng)
+                return [ActuatorInformation(actuator.uid, actuator.space, action + single[3])]
         mask = action_mask(actuators[0], sensors) if self._masked and len(actuators) == 1 else None
         if mask is not None:  # legal moves only (PettingZoo's action_mask)
-            if self.mode == Mode.TRAIN and rng.random() < self.current_epsilon:
+            if self.mode == _TRAIN and rng.random() < self.current_epsilon:
                 action = int(np.flatnonzero(mask)[int(rng.integers(int(mask.sum())))])
             else:
-                values = self.table.values(states.encode(sensors))
+                values = table.values(states.encode(sensors))
                 action = _greedy_action(np.where(mask, values, -np.inf), rng)
-        elif self.mode == Mode.TRAIN and rng.random() < self.current_epsilon:
+        elif self.mode == _TRAIN and rng.random() < self.current_epsilon:
             action = int(rng.integers(actions.size))
         else:
-            action = _greedy_action(self.table.values(states.encode(sensors)), rng)
+            action = _greedy_action(table.values(states.encode(sensors)), rng)
         if actions._single and len(actuators) == 1 and actuators[0].uid == actions._single_id:
             (actuator,) = actuators  # one Discrete actuator: decode is action + start
             return [ActuatorInformation(actuator.uid, actuator.space, action + actions._single_start)]
@@ -326,28 +310,31 @@ class QLearningMuscle(Muscle):
         ]
 
 
-    #: value steps: propose_action_value below
-    value_steps = True
-
-    def propose_action_value(self, observation: Any) -> Any:
-        """:meth:`propose_actions`' value for one sensor with value
-        ``observation`` and one actuator (the same value and draws; see
-        :meth:`xdoe.agent.Muscle.propose_action_value`)."""
+    def propose_values(self, observation: Any) -> Any:
+        """:meth:`propose_actions` as values (the form the executor calls; the
+        same value and draws). One ``Discrete`` sensor and actuator with a
+        dense table (Taxi) is answered here directly; anything else goes
+        through :meth:`propose_actions`' objects."""
         single, table = self._single, self.table
         if single is not None and table is not None and type(observation) is int:
-            # one Discrete sensor and actuator, a dense table (Taxi): encode,
-            # epsilon-greedy choice and decode, inlined
             q, index = table.q, observation - single[1]
             if q is not None and 0 <= index < table.n_states:
                 rng = self.rng
                 if self.mode == _TRAIN and rng.random() < self.current_epsilon:
                     return int(rng.integers(table.n_actions)) + single[3]
                 return _greedy_index(q[index].tolist(), rng) + single[3]
-        if self._items is None:
-            raise RuntimeError("QLearningMuscle.propose_action_value needs setup() with one sensor and one actuator")
-        sensor, actuator = self._items
-        return self.propose_actions([SensorInformation(sensor.uid, sensor.space, observation)],
-                                    [ActuatorInformation(actuator.uid, actuator.space)])[0].value
+        sensors, actuators = self._xdoe_io
+        return values_of(QLearningMuscle.propose_actions(self, items_of(SensorInformation, sensors, observation),
+                                                         [ActuatorInformation(u, space) for u, space in actuators]))
+
+
+def _single_ids(states: DiscreteEncoder, actions: DiscreteEncoder) -> tuple[str, int, str, int] | None:
+    """``(sensor id, its start, actuator id, its start)`` when the agent has one
+    ``Discrete`` sensor and one ``Discrete`` actuator (the inlined encoding of
+    :meth:`QLearningBrain.thinking` and :meth:`QLearningMuscle.propose_actions`), else ``None``."""
+    if not (states._single and actions._single):
+        return None
+    return states._single_id, states._single_start, actions._single_id, actions._single_start
 
 
 def _greedy_action(values: np.ndarray, rng: np.random.Generator) -> int:

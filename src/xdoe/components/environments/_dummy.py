@@ -68,7 +68,6 @@ class DummyEnvironment(Environment):
         self.n_actuators = _positive_int("actuators", actuators, 0)
         self.discrete = bool(discrete)
         self.step_count = 0
-        self._last: EnvironmentState | None = None
 
     def _space(self) -> spaces.Space:
         if self.discrete:
@@ -88,7 +87,6 @@ class DummyEnvironment(Environment):
     def start_environment(self) -> EnvironmentBaseline:
         """Reset the step counter; fresh random readings; every actuator."""
         self.step_count = 0
-        self._last = None
         actuators = [
             ActuatorInformation(self.full_id(i), self._space()) for i in range(self.n_actuators)
         ]
@@ -109,23 +107,3 @@ class DummyEnvironment(Environment):
             rewards=[RewardInformation(self.full_id("reward"), reward)],
             truncated=self.step_count >= self.length,
         )
-
-    # -- value steps: with one sensor and one actuator ----------------------
-    def value_ids(self) -> tuple[str, str, str] | None:
-        """``(<uid>.0, <uid>.0, <uid>.reward)`` with one sensor and one
-        actuator, else ``None``."""
-        if self.n_sensors != 1 or self.n_actuators != 1:
-            return None
-        return self.full_id(0), self.full_id(0), self.full_id("reward")
-
-    def update_values(self, action: Any) -> tuple[Any, float, bool, bool]:
-        """:meth:`update` with ``action`` for ``<uid>.0``, as values."""
-        state = self.update([ActuatorInformation(self.full_id(0), self._space(), action)])
-        self._last = state
-        return state.sensors[0].value, state.rewards[0].value, False, state.truncated
-
-    def last_state(self) -> EnvironmentState:
-        """The state of the last :meth:`update_values` call."""
-        if self._last is None:
-            raise RuntimeError("last_state() called before update_values()")
-        return self._last

@@ -133,13 +133,12 @@ class GymnasiumEnvironment(Environment):
         - actuator ``<uid>.action`` with the action space;
         - reward ``<uid>.reward``: gymnasium's reward of the step (a float,
           in the environment's units);
+        - the step is :meth:`update_values` (``update`` is derived from it);
         - the state's ``terminated`` and ``truncated`` are gymnasium's (``done``
           is either); its ``info`` holds them too, with the JSON-able part of gymnasium's
           info (numpy arrays such as Taxi's ``action_mask`` are dropped).
 
     Discrete values are Python ints; other values are what gymnasium returns.
-    Value steps (:meth:`value_ids`, :meth:`update_values`, :meth:`last_state`;
-    ``docs/plugins.md``) are supported unless the observation space is a ``Dict``.
 
     Raises:
         ValueError: gymnasium cannot make ``env_id`` with these arguments
@@ -156,7 +155,7 @@ class GymnasiumEnvironment(Environment):
         self._observation_id = self.full_id("observation")
         self.env: gymnasium.Env | None = self._make()
         self._seeded = False
-        #: gymnasium's five values of the last update_values call (for last_state)
+        #: gymnasium's five values of the last step (for last_state)
         self._last: tuple[Any, Any, Any, Any, dict[str, Any]] | None = None
 
     def _make(self) -> gymnasium.Env:
@@ -194,83 +193,53 @@ class GymnasiumEnvironment(Environment):
         env = self.env
         if env is None:
             env = self.env = self._make()
-        self._last = None
         if self._seeded:
             observation, info = env.reset()
         else:
             observation, info = env.reset(seed=int(self.rng.integers(2**31 - 1)))
             self._seeded = True
+        self._last = None
         return EnvironmentBaseline(self._sensors(observation),
                                    [ActuatorInformation(self._action_id, self._action_space)],
                                    jsonable_info(info))
 
-    def update(self, actuators: list[ActuatorInformation]) -> EnvironmentState:
-        """Apply ``<uid>.action`` and step once."""
-        env = self.env
-        if env is None:
-            raise RuntimeError("update() called before start_environment()")
-        action_id = self._action_id
-        if len(actuators) == 1 and actuators[0].uid == action_id:  # the usual case
-            action = actuators[0].value
-        else:
-            action = next(
-                (a.value for a in actuators if a.uid == action_id and a.value is not None), None
-            )
-        return self._state_of(*self._step(env, action))
-
-    def _step(self, env: gymnasium.Env, action: Any) -> tuple[Any, Any, Any, Any, dict[str, Any]]:
-        """gymnasium's ``env.step(action)`` (an int for a ``Discrete`` action space)."""
-        if action is None:
-            raise ValueError(f"no value set for actuator {self._action_id}")
-        if self._discrete_action and type(action) is not int:
-            action = int(np.asarray(action).item())
-        return env.step(action)
-
-    def _state_of(self, observation: Any, reward: Any, terminated: Any, truncated: Any,
-               info: dict[str, Any]) -> EnvironmentState:
-        """The state of a step from gymnasium's five values."""
-        state_info = jsonable_info(info)
-        state_info["terminated"] = terminated = bool(terminated)
-        state_info["truncated"] = truncated = bool(truncated)
-        if self._discrete_observation:  # _sensors, inlined
-            sensors = [SensorInformation(self._observation_id, self._observation_space, int(observation))]
-        else:
-            sensors = split_observation(self.uid, self._observation_space, observation)
-        return _state(sensors, [RewardInformation(self._reward_id, float(reward))], terminated,
-                      state_info, truncated)
-
-    # -- value steps ------------------------------------------------------
-    def value_ids(self) -> tuple[str, str, str] | None:
-        """``(<uid>.observation, <uid>.action, <uid>.reward)``; ``None`` for a
-        ``Dict`` observation space (several sensors)."""
-        if isinstance(self._observation_space, spaces.Dict):
-            return None
-        return self._observation_id, self._action_id, self._reward_id
-
-    def update_values(self, action: Any) -> tuple[Any, float, bool, bool]:
-        """``env.step(action)`` as ``(observation, reward, terminated,
-        truncated)``: the observation as :meth:`update`'s sensor holds it (a
-        Python int for a ``Discrete`` space), the reward as a float; gymnasium's
-        info is kept for :meth:`last_state`."""
+    def update_values(self, actions: Any) -> tuple[Any, dict[str, float], bool, bool]:
+        """``env.step(actions)`` as ``(observation, rewards, terminated,
+        truncated)``: ``actions`` is the value of ``<uid>.action``; the
+        observation is the value of ``<uid>.observation`` (a Python int for a
+        ``Discrete`` space), or for a ``Dict`` space a dict ``<uid>.<key> ->
+        value``; the rewards ``{<uid>.reward: float}``. gymnasium's info is
+        kept for :meth:`last_state` (made JSON-able only there)."""
         env = self.env
         if env is None:
             raise RuntimeError("update_values() called before start_environment()")
-        if type(action) is not int or not self._discrete_action:  # else _step's checks pass
-            self._last = last = self._step(env, action)
-        else:
-            self._last = last = env.step(action)
+        if actions is None:
+            raise ValueError(f"no value set for actuator {self._action_id}")
+        if type(actions) is not int and self._discrete_action:
+            actions = int(np.asarray(actions).item())
+        self._last = last = env.step(actions)
         observation, reward, terminated, truncated, _ = last
-        if self._discrete_observation and type(observation) is not int:
-            observation = int(observation)
-        return observation, float(reward), terminated is True or bool(terminated), \
+        if self._discrete_observation:
+            if type(observation) is not int:
+                observation = int(observation)
+        elif isinstance(self._observation_space, spaces.Dict):
+            observation = {f"{self.uid}.{key}": _plain(sub, observation[key])
+                           for key, sub in self._observation_space.spaces.items()}
+        return observation, {self._reward_id: float(reward)}, terminated is True or bool(terminated), \
             truncated is True or bool(truncated)
 
     def last_state(self) -> EnvironmentState:
-        """The state :meth:`update` would have returned for the last
-        :meth:`update_values` call."""
+        """The state of the last :meth:`update_values` (``update``'s answer):
+        the sensors, the reward, gymnasium's flags and the JSON-able part of
+        its info with ``terminated`` and ``truncated``."""
         if self._last is None:
             raise RuntimeError("last_state() called before update_values()")
-        return self._state_of(*self._last)
+        observation, reward, terminated, truncated, info = self._last
+        state_info = jsonable_info(info)
+        state_info["terminated"] = terminated = bool(terminated)
+        state_info["truncated"] = truncated = bool(truncated)
+        return _state(self._sensors(observation), [RewardInformation(self._reward_id, float(reward))], terminated,
+                      state_info, truncated)
 
     def close(self) -> None:
         """Close the gymnasium environment; the next episode re-makes it

@@ -1,0 +1,86 @@
+"""The two forms of a plugin method and how one is derived from the other.
+
+The executor calls the *value form* of every plugin method (a step as plain
+values, as gymnasium's ``Env.step``); plugin authors may write either form.
+When a class body defines one form of a pair and not the other, the other
+form of that class is derived from it (:func:`derive_forms`, called from the
+base classes' ``__init_subclass__``). A derived method calls the function
+defined in the same class body, not ``self.<name>``, so ``super()`` calls
+between the two forms cannot recurse. A class body that defines both forms
+is its author's explicit choice: the two must then agree (the built-in
+components do this for speed: the value form for the executor, the object
+form for callers that hold information objects).
+
+Values: the value of a group of sensors or actuators is the plain value of
+its only member when it has one, else a dict ``uid -> value`` in the group's
+order (:func:`values_of`, :func:`items_of`). Rewards are always a dict
+``uid -> float`` (their number and ids may change from step to step).
+"""
+
+from __future__ import annotations
+
+from typing import Any, Callable, Sequence
+
+__all__ = ["DERIVED", "derive_forms", "is_derived", "is_derived_code", "items_of", "values_of"]
+
+#: the attribute that marks a derived method
+DERIVED = "__xdoe_derived__"
+#: the code objects of the derived methods (the watchdog names the method a plugin wrote, not these)
+_CODES: set[Any] = set()
+
+
+def derive_forms(cls: type, general: str, value: str,
+                 to_value: Callable[[Callable[..., Any]], Callable[..., Any]],
+                 to_general: Callable[[Callable[..., Any]], Callable[..., Any]]) -> None:
+    """Give ``cls`` the form of the pair ``(general, value)`` its body does
+    not define, made by ``to_value(function)`` / ``to_general(function)``
+    from the one it defines (nothing when it defines both or neither)."""
+    own = vars(cls)
+    if general in own and value not in own:
+        made = to_value(own[general])
+        name = value
+    elif value in own and general not in own:
+        made = to_general(own[value])
+        name = general
+    else:
+        return
+    setattr(made, DERIVED, True)
+    _CODES.add(made.__code__)
+    made.__name__ = name
+    made.__qualname__ = f"{cls.__qualname__}.{name}"
+    setattr(cls, name, made)
+
+
+def is_derived(cls: type, name: str) -> bool:
+    """Whether ``cls.<name>`` is a derived form (see :func:`derive_forms`)."""
+    return getattr(getattr(cls, name, None), DERIVED, False) is True
+
+
+def is_derived_code(code: Any) -> bool:
+    """Whether ``code`` is the code object of a derived method."""
+    return code in _CODES
+
+
+def values_of(items: Sequence[Any]) -> Any:
+    """The value form of sensor or actuator information objects: the only
+    item's ``value``, else ``{item.uid: item.value}``."""
+    if len(items) == 1:
+        return items[0].value
+    return {item.uid: item.value for item in items}
+
+
+def items_of(kind: type, specs: Sequence[tuple[str, Any]], value: Any) -> list[Any]:
+    """Information objects ``kind(uid, space, value)`` of the value form
+    ``value`` of the group ``specs`` (``(uid, space)`` pairs): one object when
+    the group has one member, else one per key of the dict ``value`` (in the
+    group's order; a key outside the group raises ``ValueError``)."""
+    if len(specs) == 1:
+        uid, space = specs[0]
+        return [kind(uid, space, value)]
+    if value is None:
+        return []
+    spaces = dict(specs)
+    for uid in value:
+        if uid not in spaces:
+            raise ValueError(f"{uid!r} is not one of {', '.join(spaces) or 'none'}")
+    return [kind(uid, space, value[uid]) for uid, space in specs if uid in value]
