@@ -12,7 +12,7 @@ from typing import Any, Iterable
 import numpy as np
 
 from xdoe.environment import (ActuatorInformation, RewardInformation, SensorInformation, derive_forms, items_of,
-                              values_of)
+                              retire_value_steps, values_of)
 
 __all__ = ["Mode", "Experience", "Brain", "Muscle", "Objective"]
 
@@ -86,6 +86,7 @@ class Brain(ABC):
 
     def __init_subclass__(cls, **kwargs: Any) -> None:
         super().__init_subclass__(**kwargs)
+        retire_value_steps(cls, ("value_steps",), {"thinking_values": "observation"})
         derive_forms(cls, "thinking", "thinking_values", _thinking_values_of, _thinking_of)
 
     #: ``(uid, space)`` of the agent's sensors and actuators, set by the
@@ -167,6 +168,7 @@ class Muscle(ABC):
 
     def __init_subclass__(cls, **kwargs: Any) -> None:
         super().__init_subclass__(**kwargs)
+        retire_value_steps(cls, ("value_steps", "propose_action_value"), {})
         derive_forms(cls, "propose_actions", "propose_values", _propose_values_of, _propose_actions_of)
 
     #: ``(uid, space)`` of the agent's sensors and actuators, set by the
@@ -222,6 +224,7 @@ class Objective(ABC):
 
     def __init_subclass__(cls, **kwargs: Any) -> None:
         super().__init_subclass__(**kwargs)
+        retire_value_steps(cls, ("value_steps", "internal_reward_value"), {})
         derive_forms(cls, "internal_reward", "internal_reward_values", _internal_reward_values_of,
                      _internal_reward_of)
 

@@ -7,7 +7,8 @@ Subclass :class:`Environment` (and optionally :class:`Reward`); exchange
 
 from xdoe.environment._check import EnvironmentCheckError, check_environment
 from xdoe.environment._environment import Environment, Reward
-from xdoe.environment._forms import derive_forms, is_derived, is_derived_code, items_of, values_of
+from xdoe.environment._forms import (derive_forms, is_derived, is_derived_code, items_of, retire_value_steps,
+                                    values_of)
 from xdoe.environment._masks import action_mask, is_action_mask
 from xdoe.environment._spaces import (
     ObservationCheck,
@@ -61,5 +62,6 @@ __all__ = [
     "is_derived",
     "is_derived_code",
     "items_of",
+    "retire_value_steps",
     "values_of",
 ]

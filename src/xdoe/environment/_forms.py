@@ -19,9 +19,12 @@ order (:func:`values_of`, :func:`items_of`). Rewards are always a dict
 
 from __future__ import annotations
 
+import inspect
+import warnings
 from typing import Any, Callable, Sequence
 
-__all__ = ["DERIVED", "derive_forms", "is_derived", "is_derived_code", "items_of", "values_of"]
+__all__ = ["DERIVED", "derive_forms", "is_derived", "is_derived_code", "items_of", "retire_value_steps",
+           "values_of"]
 
 #: the attribute that marks a derived method
 DERIVED = "__xdoe_derived__"
@@ -49,6 +52,37 @@ def derive_forms(cls: type, general: str, value: str,
     made.__name__ = name
     made.__qualname__ = f"{cls.__qualname__}.{name}"
     setattr(cls, name, made)
+
+
+def retire_value_steps(cls: type, marks: Sequence[str], clashes: dict[str, str | None]) -> None:
+    """Run a plugin written against the value-step API that issue 23 replaced
+    (``value_steps``, ``value_ids``, ``propose_action_value``,
+    ``thinking_values(observation, action, ...)``, ``internal_reward_value``,
+    ``update_values(action)`` with a float reward) unchanged, through its
+    object form: that API required both forms to give the same results.
+
+    When the body of ``cls`` defines one of ``marks``, or a method named in
+    ``clashes`` whose second parameter (after ``self``) is called as that
+    former method's was (``clashes[name]``; ``None``: not a mark), the former value-form methods
+    whose names the new protocol uses (the keys of ``clashes``) are removed
+    from ``cls`` before :func:`derive_forms` runs, so the value form is
+    derived from (or inherited with) the object form; a
+    :class:`DeprecationWarning` names them, at the class statement."""
+    own = vars(cls)
+    former = [name for name in marks if name in own]
+    for name, first in clashes.items():
+        function = own.get(name)
+        if first is not None and callable(function) and list(inspect.signature(function).parameters)[1:2] == [first]:
+            former.append(name)
+    if not former:
+        return
+    for name in clashes:
+        if name in own:
+            delattr(cls, name)
+            former.append(name)
+    warnings.warn(f"{cls.__qualname__} defines {', '.join(sorted(set(former)))} of xdoe's former value-step "
+                  f"API, which is no longer called: it is stepped through its object form (docs/plugins.md, "
+                  f"'A step'; write the value form there to keep the speed)", DeprecationWarning, stacklevel=4)
 
 
 def is_derived(cls: type, name: str) -> bool:
