@@ -126,13 +126,35 @@ def test_each_former_class_warns_once_naming_its_former_methods():
     for cls, value in ((FormerLine, "update_values"), (FormerWalker, "propose_values"),
                        (FormerTally, "thinking_values"), (FormerHalf, "internal_reward_values")):
         assert is_derived(cls, value), cls
-    # a plugin of today's API does not warn
+    # plugins of today's API do not warn, whatever their parameters are called
     with warnings.catch_warnings():
         warnings.simplefilter("error")
 
         class Today(PlainTally):
             def thinking(self, experience: Experience) -> Any | None:
                 return None
+
+        class TodayLine(Environment):
+            def start_environment(self) -> EnvironmentBaseline:
+                return EnvironmentBaseline([], [])
+
+            def update_values(self, action: Any) -> tuple[Any, dict[str, float], bool, bool]:
+                return None, {}, True, False
+
+            def last_state(self) -> EnvironmentState:
+                return EnvironmentState([], [])
+
+    assert not is_derived(TodayLine, "update_values") and is_derived(TodayLine, "update")
+    # below a class of the former API, a former value method is retired too
+    with warnings.catch_warnings(record=True) as below:
+        warnings.simplefilter("always")
+
+        class FormerLineAgain(FormerLine):
+            def update_values(self, action: Any) -> tuple[Any, float, bool, bool]:
+                return _former()
+
+    assert [str(w.message).split(" of ")[0].split(".")[-1] for w in below] == ["FormerLineAgain defines update_values"]
+    assert is_derived(FormerLineAgain, "update_values")
 
 
 def test_a_former_value_step_plugin_runs_unchanged_through_its_object_form(tmp_path, monkeypatch):

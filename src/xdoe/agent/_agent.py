@@ -86,7 +86,7 @@ class Brain(ABC):
 
     def __init_subclass__(cls, **kwargs: Any) -> None:
         super().__init_subclass__(**kwargs)
-        retire_value_steps(cls, ("value_steps",), {"thinking_values": "observation"})
+        retire_value_steps(cls, ("value_steps",), {"thinking_values": 6})
         derive_forms(cls, "thinking", "thinking_values", _thinking_values_of, _thinking_of)
 
     #: ``(uid, space)`` of the agent's sensors and actuators, set by the

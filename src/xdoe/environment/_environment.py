@@ -53,7 +53,7 @@ class Environment(ABC):
 
     def __init_subclass__(cls, **kwargs: Any) -> None:
         super().__init_subclass__(**kwargs)
-        retire_value_steps(cls, ("value_ids",), {"update_values": "action", "last_state": None})
+        retire_value_steps(cls, ("value_ids",), {"update_values": None, "last_state": None})
         own = vars(cls)
         if "update_values" in own and "update" not in own and cls.last_state is Environment.last_state:
             raise TypeError(f"{cls.__qualname__} defines update_values but not last_state (the state "

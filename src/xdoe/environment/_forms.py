@@ -54,28 +54,35 @@ def derive_forms(cls: type, general: str, value: str,
     setattr(cls, name, made)
 
 
-def retire_value_steps(cls: type, marks: Sequence[str], clashes: dict[str, str | None]) -> None:
+def retire_value_steps(cls: type, marks: Sequence[str], clashes: dict[str, int | None]) -> None:
     """Run a plugin written against the value-step API that issue 23 replaced
     (``value_steps``, ``value_ids``, ``propose_action_value``,
-    ``thinking_values(observation, action, ...)``, ``internal_reward_value``,
-    ``update_values(action)`` with a float reward) unchanged, through its
-    object form: that API required both forms to give the same results.
+    ``thinking_values(observation, action, objective, next_observation,
+    done, truncated)``, ``internal_reward_value``, ``update_values(action)``
+    with a float reward) unchanged, through its object form: that API
+    required both forms to give the same results.
 
-    When the body of ``cls`` defines one of ``marks``, or a method named in
-    ``clashes`` whose second parameter (after ``self``) is called as that
-    former method's was (``clashes[name]``; ``None``: not a mark), the former value-form methods
-    whose names the new protocol uses (the keys of ``clashes``) are removed
-    from ``cls`` before :func:`derive_forms` runs, so the value form is
-    derived from (or inherited with) the object form; a
-    :class:`DeprecationWarning` names them, at the class statement."""
+    A class is of the former API when its body defines one of ``marks``, when
+    it defines a method named in ``clashes`` taking exactly ``clashes[name]``
+    parameters after ``self`` of which the first is ``observation`` (the
+    former ``thinking_values``; ``None``: not a sign by itself), or when it
+    defines one of ``clashes`` below such a class. Its methods named in
+    ``clashes`` (names the new value forms use) are then removed from it
+    before :func:`derive_forms` runs, so its value form is derived from (or
+    inherited with) its object form; a :class:`DeprecationWarning` at the
+    class statement names them."""
     own = vars(cls)
     former = [name for name in marks if name in own]
-    for name, first in clashes.items():
+    for name, arity in clashes.items():
         function = own.get(name)
-        if first is not None and callable(function) and list(inspect.signature(function).parameters)[1:2] == [first]:
-            former.append(name)
-    if not former:
+        if arity is not None and callable(function):
+            parameters = list(inspect.signature(function).parameters)[1:]
+            if len(parameters) == arity and parameters[0] == "observation":
+                former.append(name)
+    inherited = getattr(cls, _FORMER, False) and any(name in own for name in clashes)
+    if not former and not inherited:
         return
+    setattr(cls, _FORMER, True)
     for name in clashes:
         if name in own:
             delattr(cls, name)
@@ -83,6 +90,10 @@ def retire_value_steps(cls: type, marks: Sequence[str], clashes: dict[str, str |
     warnings.warn(f"{cls.__qualname__} defines {', '.join(sorted(set(former)))} of xdoe's former value-step "
                   f"API, which is no longer called: it is stepped through its object form (docs/plugins.md, "
                   f"'A step'; write the value form there to keep the speed)", DeprecationWarning, stacklevel=4)
+
+
+#: set on a class of the former value-step API (:func:`retire_value_steps`)
+_FORMER = "_xdoe_former_value_steps"
 
 
 def is_derived(cls: type, name: str) -> bool:
