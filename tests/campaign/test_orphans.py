@@ -2,7 +2,9 @@
 of xrun at seeded random moments (``--jobs 1``: its isolated worker;
 ``--jobs 2``: the forkserver, the workers, the resource tracker): 5 s later
 nothing of its process group runs any more, the run it was in is recorded
-``interrupted`` (resumable), and a restart finishes every run exactly once."""
+``interrupted`` (resumable), and a restart finishes every run exactly once.
+With ``--parallel-workers`` the phase's worker processes watch the run process
+that started them and end with it too."""
 
 from __future__ import annotations
 
@@ -22,6 +24,7 @@ from xdoe.store import Store
 
 COMPONENTS = Path(__file__).resolve().parents[1] / "execution"  # on sys.path: conftest.py
 RUNS, EPISODES, TEST_EPISODES = 4, 6, 1
+PW_EPISODES, WORKERS = 600, 3  # --parallel-workers: ~50 s of episodes, mid-phase at the kill
 
 
 def _env() -> dict[str, str]:
@@ -97,3 +100,39 @@ def test_sigkilled_xrun_leaves_no_process_and_a_restart_finishes_every_run_once(
             keys = [(e["phase_index"], e["worker"], e["episode"]) for e in store.episodes(instance_id=inst.id)]
             assert len(keys) == len(set(keys)) == EPISODES + TEST_EPISODES  # every episode exactly once
     assert killed_in_run > 0  # at least one kill hit a run in flight (else the test proved little)
+
+
+def _workers_started(pgid: int, timeout: float = 90.0) -> bool:
+    """Until the group has the phase's worker processes (spawned children)."""
+    deadline = time.monotonic() + timeout
+    while time.monotonic() < deadline:
+        spawned = [p for p in _group(pgid) if "spawn_main" in " ".join(p.cmdline())]
+        if len(spawned) >= WORKERS:
+            return True
+        time.sleep(0.1)
+    return False
+
+
+@pytest.mark.slow
+@pytest.mark.parametrize("jobs", ["1", "2"])
+def test_sigkilled_xrun_leaves_no_parallel_worker_process(tmp_path: Path, jobs: str) -> None:
+    files = write_runs(tmp_path / "runs", [countdown_run("r0", episodes=PW_EPISODES, length=5, worker=WORKERS,
+                                                         sleep=0.05)])
+    url = f"sqlite:///{tmp_path / 'x.sqlite'}"
+    argv = [sys.executable, "-m", "xdoe.cli._xrun", "experiment-start", "--quiet", "--jobs", jobs,
+            "--parallel-workers", "--store", url, "--results", str(tmp_path / "results"), *files]
+    proc = subprocess.Popen(argv, cwd=tmp_path, env=_env(), start_new_session=True,
+                            stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
+    try:
+        assert _workers_started(proc.pid), "the phase's worker processes never started"
+        time.sleep(4.0)  # past their start-up: mid-phase
+        assert proc.poll() is None, "the run ended before the kill (make it longer)"
+        os.kill(proc.pid, signal.SIGKILL)
+        proc.wait()
+        time.sleep(5.0)
+        left = _group(proc.pid)
+        names = [" ".join(p.cmdline())[:120] for p in left if p.is_running()]
+    finally:
+        for orphan in _group(proc.pid):
+            orphan.kill()
+    assert names == []
