@@ -88,7 +88,8 @@ def document(episodes: int, seed: int = 7) -> dict:
     }
 
 
-def plain_loop(episodes: int, seed: int = 7) -> tuple[int, float, float, float]:
+def plain_loop(episodes: int, seed: int = 7, *, alpha: float = ALPHA, gamma: float = GAMMA,
+               epsilon: float = EPSILON) -> tuple[int, float, float, float]:
     """Steps, wall seconds and CPU seconds of the hand-written loop, and the
     CPU seconds of its set-up (``gymnasium.make`` and the Q-table), which
     ``run()``'s CPU time includes (it constructs the environment) and the
@@ -117,7 +118,7 @@ def plain_loop(episodes: int, seed: int = 7) -> tuple[int, float, float, float]:
             obs, _ = env.reset()
         done = False
         while not done:
-            if rng.random() < EPSILON:
+            if rng.random() < epsilon:
                 action = int(rng.integers(n_actions))
             else:
                 row = q[obs].tolist()
@@ -129,8 +130,8 @@ def plain_loop(episodes: int, seed: int = 7) -> tuple[int, float, float, float]:
                     action = best[int(rng.integers(len(best)))]
             obs2, reward, terminated, truncated, _ = env.step(action)
             done = terminated or truncated
-            target = float(reward) + (0.0 if done else GAMMA * max(q[obs2].tolist()))
-            q[obs, action] += ALPHA * (target - q[obs, action])
+            target = float(reward) + (0.0 if done else gamma * max(q[obs2].tolist()))
+            q[obs, action] += alpha * (target - q[obs, action])
             obs = obs2
             steps += 1
     return steps, time.perf_counter() - start, time.process_time() - cpu, setup

@@ -81,38 +81,10 @@ def grid() -> list[tuple[float, float, float]]:
 def plain_run(alpha: float, gamma: float, epsilon: float, episodes: int, seed: int) -> int:
     """One run of the hand-written loop (``bench_execute.plain_loop`` with
     these parameters); returns its steps."""
-    import gymnasium
-    import numpy as np
+    sys.path.insert(0, str(HERE))
+    from bench_execute import plain_loop
 
-    env = gymnasium.make("Taxi-v4")
-    rng = np.random.default_rng(seed)
-    q = np.zeros((env.observation_space.n, env.action_space.n))
-    n_actions = int(env.action_space.n)
-    steps = 0
-    obs, _ = env.reset(seed=seed)
-    for episode in range(episodes):
-        if episode:
-            obs, _ = env.reset()
-        done = False
-        while not done:
-            if rng.random() < epsilon:
-                action = int(rng.integers(n_actions))
-            else:
-                row = q[obs].tolist()
-                best_value = max(row)
-                if row.count(best_value) == 1:
-                    action = row.index(best_value)
-                else:
-                    best = [i for i, v in enumerate(row) if v == best_value]
-                    action = best[int(rng.integers(len(best)))]
-            obs2, reward, terminated, truncated, _ = env.step(action)
-            done = terminated or truncated
-            target = float(reward) + (0.0 if done else gamma * max(q[obs2].tolist()))
-            q[obs, action] += alpha * (target - q[obs, action])
-            obs = obs2
-            steps += 1
-    env.close()
-    return steps
+    return plain_loop(episodes, seed, alpha=alpha, gamma=gamma, epsilon=epsilon)[0]
 
 
 def plain_campaign(episodes: int) -> None:
