@@ -24,7 +24,8 @@ from sqlalchemy.exc import SQLAlchemyError
 
 from xdoe._cuts import BUDGET_CUTS
 from xdoe.store._engine import store_error
-from xdoe.store._export import DESIGN_COLUMNS, SelectedPhase, check_experiment, export_columns, selected_phases
+from xdoe.store._export import (DESIGN_COLUMNS, SelectedPhase, check_experiment, export_columns, phase_factors,
+                                selected_phases)
 from xdoe.store._scores import SCORE_METRICS, _mark, _with_episodes
 
 if TYPE_CHECKING:
@@ -74,9 +75,7 @@ def curve_phases(store: "Store", experiment: str | None = None, *, include_branc
     """
     check_experiment(store, experiment)
     selected = selected_phases(store, experiment, include_branches=include_branches)
-    factors: list[str] = []
-    for p in selected:
-        factors.extend(f for f in p.levels if f not in factors)
+    factors = phase_factors(selected)
     columns = export_columns(factors)[len(DESIGN_COLUMNS):len(DESIGN_COLUMNS) + len(factors)]
     try:
         with store.engine.connect() as conn:

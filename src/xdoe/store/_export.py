@@ -116,6 +116,15 @@ def check_experiment(store: "Store", experiment: str | None) -> None:
         raise InputError(f"no experiment {experiment!r} in store {store.url} (experiments: {listing})")
 
 
+def phase_factors(phases: list[SelectedPhase]) -> list[str]:
+    """The factor names of ``phases``' levels, each once, in the order they
+    first appear (the factor columns of the results table, scores and curves)."""
+    factors: list[str] = []
+    for p in phases:
+        factors.extend(f for f in p.levels if f not in factors)
+    return factors
+
+
 def selected_phases(store: "Store", experiment: str | None = None, *,
                     all_instances: bool = False, include_branches: bool = False) -> list[SelectedPhase]:
     """The phases whose episodes are exported (see the module docstring), in

@@ -16,6 +16,7 @@ from xdoe.store._export import (
     check_experiment,
     export_columns,
     iter_export_rows,
+    phase_factors,
     selected_phases,
 )
 
@@ -54,9 +55,7 @@ def episode_table(store: "Store", experiment: str | None = None, *,
     """
     check_experiment(store, experiment)
     phases = selected_phases(store, experiment, include_branches=include_branches)
-    factors: list[str] = []
-    for p in phases:
-        factors.extend(f for f in p.levels if f not in factors)
+    factors = phase_factors(phases)
     kinds = {f: "raw" for f in factors}  # _factor_cell passes values of an unknown kind unchanged
     columns = export_columns(factors)
     names = tuple(columns[len(DESIGN_COLUMNS): len(DESIGN_COLUMNS) + len(factors)])

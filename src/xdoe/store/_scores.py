@@ -34,7 +34,8 @@ from sqlalchemy.exc import SQLAlchemyError
 from xdoe._cuts import BUDGET_CUTS
 from xdoe.errors import InputError
 from xdoe.store._engine import store_error
-from xdoe.store._export import BRANCH_COLUMN, DESIGN_COLUMNS, check_experiment, export_columns, selected_phases
+from xdoe.store._export import (BRANCH_COLUMN, DESIGN_COLUMNS, check_experiment, export_columns, phase_factors,
+                                selected_phases)
 
 if TYPE_CHECKING:
     from xdoe.store._export import SelectedPhase
@@ -191,9 +192,7 @@ def run_scores(store: "Store", experiment: str | None = None, *, phase: str | No
     _stat_sql(stat)  # checks the name
     check_experiment(store, experiment)
     selected = selected_phases(store, experiment, include_branches=include_branches)
-    factors: list[str] = []
-    for p in selected:
-        factors.extend(f for f in p.levels if f not in factors)
+    factors = phase_factors(selected)
     columns = export_columns(factors)
     names = tuple(columns[len(DESIGN_COLUMNS): len(DESIGN_COLUMNS) + len(factors)])
     columns = [*DESIGN_COLUMNS, *names, *SCORE_COLUMNS] + ([BRANCH_COLUMN] if include_branches else [])
