@@ -23,9 +23,10 @@ print(",".join(m for m in unneeded if m in sys.modules) or "clean")
 """
 
 
-def test_quiet_run_imports_nothing_it_does_not_use(tmp_path: Path) -> None:
+def _taxi_run(tmp_path: Path, uid: str, seed: int, episodes: int) -> Path:
+    """A one-phase Taxi Q-learning run document, written to ``tmp_path``."""
     document = {
-        "uid": "imports", "seed": 1,
+        "uid": uid, "seed": seed,
         "schedule": [{"training": {
             "environments": [{"environment": {"name": "xdoe.environments:GymnasiumEnvironment",
                                               "uid": "taxi", "params": {"env_id": "Taxi-v4"}}}],
@@ -33,12 +34,17 @@ def test_quiet_run_imports_nothing_it_does_not_use(tmp_path: Path) -> None:
                         "muscle": {"name": "xdoe.agents:QLearningMuscle", "params": {}},
                         "objective": {"name": "xdoe.agents:RewardObjective", "params": {}}}],
             "simulation": {"name": "xdoe.simulation:VanillaSimController", "conditions": []},
-            "phase_config": {"mode": "train", "worker": 1, "episodes": 1},
+            "phase_config": {"mode": "train", "worker": 1, "episodes": episodes},
         }}],
     }
-    path = tmp_path / "run.yaml"
+    path = tmp_path / f"run-{uid}.yaml"
     with open(path, "w") as fh:
         YAML().dump(document, fh)
+    return path
+
+
+def test_quiet_run_imports_nothing_it_does_not_use(tmp_path: Path) -> None:
+    path = _taxi_run(tmp_path, "imports", 1, 1)
     proc = subprocess.run(
         [sys.executable, "-c", WRAPPER, str(path), f"sqlite:///{tmp_path / 's.sqlite'}", str(tmp_path / "r")],
         capture_output=True, text=True, timeout=120,
@@ -65,24 +71,7 @@ def test_the_parent_of_a_jobs_campaign_loads_no_executor(tmp_path: Path) -> None
     and hands out the runs: the workers' modules (numpy, gymnasium, the step
     loop) load in its forkserver, started first, in parallel (issue 26.3);
     the parent loading them too was serial start-up before the first run."""
-    files = []
-    for seed in (1, 2, 3):
-        document = {
-            "uid": f"jobs-{seed}", "seed": seed,
-            "schedule": [{"training": {
-                "environments": [{"environment": {"name": "xdoe.environments:GymnasiumEnvironment",
-                                                  "uid": "taxi", "params": {"env_id": "Taxi-v4"}}}],
-                "agents": [{"name": "learner", "brain": {"name": "xdoe.agents:QLearningBrain", "params": {}},
-                            "muscle": {"name": "xdoe.agents:QLearningMuscle", "params": {}},
-                            "objective": {"name": "xdoe.agents:RewardObjective", "params": {}}}],
-                "simulation": {"name": "xdoe.simulation:VanillaSimController", "conditions": []},
-                "phase_config": {"mode": "train", "worker": 1, "episodes": 2},
-            }}],
-        }
-        path = tmp_path / f"run-{seed}.yaml"
-        with open(path, "w") as fh:
-            YAML().dump(document, fh)
-        files.append(str(path))
+    files = [str(_taxi_run(tmp_path, f"jobs-{seed}", seed, 2)) for seed in (1, 2, 3)]
     store = f"sqlite:///{tmp_path / 's.sqlite'}"
     proc = subprocess.run([sys.executable, "-c", PARENT, store, str(tmp_path / "r"), *files],
                           capture_output=True, text=True, timeout=300, cwd=tmp_path)

@@ -15,6 +15,7 @@ import json
 import subprocess
 import sys
 from pathlib import Path
+from typing import Any
 
 import pytest
 from sqlalchemy import create_engine, inspect, text
@@ -61,13 +62,18 @@ def _old_store(url: str, *, sessions: bool = True) -> str:
             for statement in filter(str.strip, ddl.split(";")):
                 if sessions or " session_" not in statement:
                     conn.exec_driver_sql(statement)
-            conn.execute(text("INSERT INTO store_meta VALUES ('schema_version', '1')"))
-            for table, (columns, values) in ROWS.items():
-                for row in values:
-                    conn.execute(text(f"INSERT INTO {table} ({columns}) VALUES {row}"), params)
+            _fill(conn, 1, params)
     finally:
         engine.dispose()
     return url
+
+
+def _fill(conn: Any, version: int, params: dict[str, Any]) -> None:
+    """Stamp ``version`` in ``store_meta`` and insert :data:`ROWS`."""
+    conn.execute(text(f"INSERT INTO store_meta VALUES ('schema_version', '{version}')"))
+    for table, (columns, values) in ROWS.items():
+        for row in values:
+            conn.execute(text(f"INSERT INTO {table} ({columns}) VALUES {row}"), params)
 
 
 def _dump(url: str) -> dict[str, list[tuple]]:
@@ -294,10 +300,7 @@ def _version_2_store(url: str) -> str:
         with engine.begin() as conn:
             command.upgrade(migrations.config(conn), "0002")
         with engine.begin() as conn:
-            conn.execute(text("INSERT INTO store_meta VALUES ('schema_version', '2')"))
-            for table, (columns, values) in ROWS.items():
-                for row in values:
-                    conn.execute(text(f"INSERT INTO {table} ({columns}) VALUES {row}"), params)
+            _fill(conn, 2, params)
     finally:
         engine.dispose()
     return url
