@@ -6,6 +6,7 @@ from __future__ import annotations
 import io
 import json
 import pickle
+import weakref
 import zipfile
 from collections import deque
 from pathlib import Path
@@ -56,6 +57,21 @@ def _column(values: list[float], shape: tuple[int, ...] = (-1, 1)) -> Any:
     return torch.from_numpy(np.array(values, dtype=np.float32).reshape(shape))
 
 
+def _distributions(policy: Any) -> list[Any]:
+    """The SB3 action distributions the policy's modules hold (``action_dist``;
+    made when the policy is built, never replaced), found once per policy."""
+    from stable_baselines3.common.distributions import Distribution
+
+    found = _DISTRIBUTIONS.get(policy)
+    if found is None:
+        found = _DISTRIBUTIONS[policy] = [d for module in policy.modules() for d in vars(module).values()
+                                          if isinstance(d, Distribution)]
+    return found
+
+
+_DISTRIBUTIONS: weakref.WeakKeyDictionary = weakref.WeakKeyDictionary()
+
+
 def _drop_graph(policy: Any) -> None:
     """Cut what the last ``train()`` left tied to the autograd graph in the
     policy's action distributions (the last minibatch's torch distribution,
@@ -64,19 +80,15 @@ def _drop_graph(policy: Any) -> None:
     worker processes (``--parallel-workers``: torch refuses to send a tensor
     with a graph) and holds no minibatch graph while the muscles act."""
     import torch
-    from stable_baselines3.common.distributions import Distribution
 
-    for module in policy.modules():
-        for dist in list(vars(module).values()):
-            if not isinstance(dist, Distribution):
-                continue
-            for name, value in list(vars(dist).items()):
-                if isinstance(value, torch.distributions.Distribution) or (
-                        isinstance(value, list) and any(isinstance(v, torch.distributions.Distribution)
-                                                        for v in value)):
-                    setattr(dist, name, None)
-                elif isinstance(value, torch.Tensor) and value.grad_fn is not None:
-                    setattr(dist, name, value.detach())
+    for dist in _distributions(policy):
+        for name, value in list(vars(dist).items()):
+            if isinstance(value, torch.distributions.Distribution) or (
+                    isinstance(value, list) and any(isinstance(v, torch.distributions.Distribution)
+                                                    for v in value)):
+                setattr(dist, name, None)
+            elif isinstance(value, torch.Tensor) and value.grad_fn is not None:
+                setattr(dist, name, value.detach())
 
 
 class SB3Brain(Brain):
