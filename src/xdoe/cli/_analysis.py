@@ -253,16 +253,16 @@ def curves_command(output_dir: Path | None, experiment: str | None, include_bran
     runs; the last test phase beside them as points per run. Episodes cut
     by a step budget or a stop are left out (--keep-cut keeps them). With
     --include-branches each branched or grown session is a curve of its own."""
-    from xdoe.analysis.plots import plot_store_curves
+    from xdoe.analysis.plots import plot_curves
 
     check_output(output, overwrite)
     from xdoe.errors import InputError
 
     with selected_store(output_dir, experiment, store_url) as (store, experiment):
         try:
-            path = plot_store_curves(store, output, experiment=experiment, include_branches=include_branches, by=by,
-                                     phase=phase, metric=metric, x=x_axis, stat=stat, window=window, seed=seed,
-                                     keep_cut=keep_cut)
+            path = plot_curves(store, output, experiment=experiment, include_branches=include_branches, by=by,
+                               phase=phase, metric=metric, x=x_axis, stat=stat, window=window, seed=seed,
+                               keep_cut=keep_cut)
         except InputError as exc:
             if str(exc).startswith("no episodes recorded"):  # nothing to show, as load_frame says it
                 fail(NO_EPISODES, EXIT_FAILED)
@@ -354,7 +354,7 @@ def report_command(output_dir: Path | None, experiment: str | None, include_bran
     resp = parse_response(response)
     scores = load_frame(output_dir, experiment, store_url, include_branches, resp)  # the analysis
     experiment, store_url = _resolve(output_dir, experiment, store_url)
-    # the learning curves come from the store (xdoe.analysis.plots.plot_store_curves), not from the episodes
+    # the learning curves come from the store (xdoe.analysis.plots.plot_curves), not from the episodes
     path = write_report(None, output, response=resp, output_dir=output_dir,
                         store_url=store_url, experiment=experiment, document=document, seed=seed,
                         overwrite=overwrite, hint=OVERWRITE_HINT, scores=scores, include_branches=include_branches)
