@@ -182,9 +182,10 @@ def write_report(frame: "pd.DataFrame | None", output: str | Path, *, response: 
         table, _phase = run_table(design, response, a.agent)
         factors = [c for c in table.columns if c not in ("run", "design_point", "repetition", "y")]
         parts.append(f"<h3>{html.escape(a.title())}</h3>")
+        columns = table[["run", "design_point", "repetition", *factors, "y"]]
         parts.append(_table(["run", "design point", "repetition", *factors, "score"],
-                            [[r["run"], r["design_point"], r["repetition"], *(fmt_num(r[f]) for f in factors),
-                              fmt_num(r["y"])] for _, r in table.iterrows()]))
+                            [[run, point, repetition, *map(fmt_num, rest)]  # rows as tuples: iterrows takes ~1 ms a row
+                             for run, point, repetition, *rest in columns.itertuples(index=False, name=None)]))
 
     # 5 effects, 6 aggregates
     parts.append('<h2 id="effects">Factor effects</h2>')
