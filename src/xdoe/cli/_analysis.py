@@ -133,6 +133,7 @@ def results_command(output_dir: Path | None, experiment: str | None, include_bra
         points_section,
         response_agents,
         run_table,
+        shown_rows,
         split_branches,
     )
     from xdoe.results import experiment_label
@@ -151,6 +152,7 @@ def results_command(output_dir: Path | None, experiment: str | None, include_bra
         more = f" + {len(extra)} branch{'es' * (len(extra) != 1)} (not in the design)" if extra else ""
         out.print(a.title() + more, markup=False, highlight=False, style="bold")
         out.print(title, markup=False, highlight=False)
+        rows, more = shown_rows(rows, "xrun analyze --format csv (markdown, json) with the same options")
         table_ = _rich_table(headers, rows)
         if extra:
             table_.add_section()
@@ -158,6 +160,8 @@ def results_command(output_dir: Path | None, experiment: str | None, include_bra
             imp = "-" if p.improvement is None else fmt_num(p.improvement[0], 3)
             table_.add_row("branch", p.levels["branch"], str(p.n), fmt_num(p.estimate), "-", imp)
         out.print(table_)
+        if more:
+            out.print(more, markup=False, highlight=False)
         best = a.best
         if best is not None:
             click.echo(f"best{'' if who is None else f' for {who}'}: design point {best.index} "
