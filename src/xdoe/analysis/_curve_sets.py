@@ -166,7 +166,7 @@ def store_curves(store: Any, experiment: str | None = None, *, include_branches:
     ids = [p.phase_id for p in mine]
     episodes, cut_rows, heads, lasts, where = {}, 0, {}, {}, {}
     with tempfile.TemporaryFile(prefix="xdoe-curves-") as spill:
-        for pid, y, steps, wall, cut, cut_here in run_episodes(store, ids, metric):
+        for pid, y, steps, wall, cut, cut_here in run_episodes(store, ids, metric, wall=x == "wall"):
             keep = slice(None) if keep_cut else ~cut
             xs, ys = episode_x(steps, wall, x)[keep], y[keep]
             run = run_of[pid]
