@@ -87,9 +87,9 @@ def _check(ours, frame, options) -> None:
         np.testing.assert_array_equal(band.center, func(values, axis=0))
         varies = np.ptp(values, axis=0) > 0
         if len(have) > 1 and varies.any():
+            rng = np.random.default_rng(np.random.SeedSequence(options.get("seed", 0), spawn_key=(2, i)))
             res = stats.bootstrap((values[:, varies],), func, axis=0, vectorized=True, n_resamples=2000,
-                                  confidence_level=0.95, method="percentile", batch=100, random_state=np.random.default_rng(
-                                      np.random.SeedSequence(options.get("seed", 0), spawn_key=(2, i))))
+                                  confidence_level=0.95, method="percentile", batch=100, random_state=rng)
             np.testing.assert_array_equal(band.low[varies], res.confidence_interval.low)
             np.testing.assert_array_equal(band.high[varies], res.confidence_interval.high)
         by = options.get("by")

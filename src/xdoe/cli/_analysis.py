@@ -187,7 +187,9 @@ def _rich_table(headers: list[str], rows: list[list[str]]) -> Any:
 @_response
 @_statistic
 @click.option("--format", "fmt", type=click.Choice(["table", "csv", "markdown", "json"]), default="table",
-              show_default=True, help="Output format (each holds everything the table shows).")
+              show_default=True,
+              help="Output format: csv, markdown and json hold every row; the table draws the best 100 rows of a "
+                   "longer table and says how many more there are.")
 @handle_errors
 def analyze_command(output_dir: Path | None, experiment: str | None, include_branches: bool,
                     store_url: str | None, response: str | None, statistic: str, agent: str | None, seed: int,
