@@ -1,17 +1,18 @@
 """Learning-curve data without the episode table (issue 26): the episodes of
-a few runs at a time, pooled over agents by the database, so that drawing
-the curves of 200 runs x 5,000 episodes holds one chunk of runs in memory
-and the rest grows with the runs, not the episodes.
+one run at a time, pooled over agents, so that drawing the curves of 200
+runs x 5,000 episodes holds one run's rows in memory and the rest grows with
+the runs, not the episodes.
 
 Per episode (``worker``, ``episode`` of one phase), in recorded order (the
-episode's first row id), :func:`run_episodes` answers what
-:func:`xdoe.analysis._curves.run_series` computes with pandas from
-:func:`xdoe.results.load`: the mean of the metric over the episode's agent
-rows (a missing value skipped; numpy's sum in row order, pandas sums with
-compensation: more than two agents can differ in the last bit), the largest
-``steps`` and ``wall_time``, and whether any row was cut by a budget
-(:data:`xdoe._cuts.BUDGET_CUTS`). The database selects and orders the rows
-(an index scan per phase); they are pooled here, one phase at a time.
+episode's first row id), :func:`run_episodes` gives what the episode table
+(:func:`xdoe.results.load`) grouped by run, worker and episode gives: the
+mean of the metric over the episode's agent rows (a missing value skipped;
+numpy's sum in row order, pandas sums with compensation: more than two
+agents can differ in the last bit), the largest ``steps`` and
+``wall_time``, and whether any row was cut by a budget
+(:data:`xdoe._cuts.BUDGET_CUTS`; ``tests/analysis/test_curve_sets.py``
+compares them). The database selects and orders the rows (an index scan per
+phase); they are pooled here, one phase at a time.
 """
 
 from __future__ import annotations
