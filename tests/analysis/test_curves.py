@@ -1,7 +1,9 @@
 """Learning curves for RL (issue 22): on environment steps, every run on a
 common grid so each point aggregates the same runs, budget-cut episodes left
 out of curves and responses, bands that are bootstrap intervals over runs
-inside the observed range, and no warnings."""
+inside the observed range, and no warnings. The curves are read from a real
+store (:func:`xdoe.analysis.plots.plot_curves`, issue 26); the response
+checks use the episode table."""
 
 from __future__ import annotations
 
@@ -12,7 +14,8 @@ import numpy as np
 import pandas as pd
 import pytest
 
-from xdoe.analysis._curves import aggregate_band, common_curve, run_series
+from xdoe.analysis._curve_sets import store_curves
+from xdoe.analysis._curves import aggregate_band
 from xdoe.analysis._response import Response, phase_rows, run_table
 from xdoe.analysis.plots import plot_curves
 from xdoe.errors import InputError
@@ -65,36 +68,56 @@ def test_the_frame_has_runs_of_different_episode_counts_and_a_cut_last_episode()
     assert (last["cut_by"] == "step_budget").all() and (last["objective"] < 100).all()
 
 
-def test_budget_cut_episodes_are_left_out_of_the_curves_but_their_steps_count():
-    frame = _frame(RUNS)
-    rows = frame[frame["phase"] == "training"]
-    series = run_series(rows, "objective", "steps", 1)
-    kept = run_series(rows, "objective", "steps", 1, keep_cut=True)
-    for run in RUNS:
-        x, y = series[run]
-        assert len(y) == len(kept[run][1]) - 1  # the cut episode has no point
-        assert y[-1] == 100.0  # no fake collapse at the end
-        assert kept[run][1][-1] < 100.0  # which keep_cut shows
-        assert kept[run][0][-1] == BUDGET  # x: every step spent, the cut episode's too
-        assert np.all(np.diff(x) > 0)
+PACES = (1, 2, 3, 1, 1, 2)  # six runs: design points 0-2 of fill_synthetic_campaign, two runs each
 
 
-def test_every_grid_point_aggregates_every_run_and_the_band_stays_inside_the_runs():
-    frame = _frame(RUNS)
-    rows = frame[frame["phase"] == "training"]
-    series = run_series(rows, "objective", "steps", 3)
-    runs = ["r-0", "r-1", "r-2"]
-    band = common_curve(series, runs, "mean", seed=5, key=(0,))
-    assert band is not None and band.n == 3 and band.values.shape == (3, band.x.size)
-    assert not np.isnan(band.values).any()  # no point averages fewer runs
-    assert band.x[0] == max(series[r][0][0] for r in runs) and band.x[-1] == min(series[r][0][-1] for r in runs)
-    np.testing.assert_allclose(band.center, band.values.mean(axis=0))
-    lo, hi = band.values.min(axis=0), band.values.max(axis=0)
-    assert np.all(band.low >= lo - 1e-12) and np.all(band.high <= hi + 1e-12)
-    assert np.all(band.low <= band.center + 1e-12) and np.all(band.center <= band.high + 1e-12)
-    assert np.all(band.low >= 0) and np.all(band.high <= 100)  # the score's own bounds
-    again = common_curve(series, runs, "mean", seed=5, key=(0,))
-    np.testing.assert_array_equal(band.low, again.low)  # seeded: the same band
+@pytest.fixture
+def store(store_url: str):
+    """A synthetic campaign whose training phases hold the episodes of :func:`_frame`:
+    run k learns at pace ``PACES[k]`` and its last episode is cut by the budget."""
+    from xdoe.store import Store
+    from xdoe.store.testing import fill_synthetic_campaign
+
+    with Store(store_url) as st:
+        fill_synthetic_campaign(st, runs=len(PACES), episodes=10, seed=2)
+        frame = _frame({f"r-{k}": (pace, "A") for k, pace in enumerate(PACES)}, test=False)
+        with st._writer.begin() as conn:
+            mark = "?" if conn.dialect.paramstyle == "qmark" else "%s"
+            phases = [p for p, in conn.exec_driver_sql("SELECT id FROM phase WHERE name = 'training' ORDER BY id")]
+            conn.exec_driver_sql("DELETE FROM episode WHERE phase_id IN (SELECT id FROM phase WHERE name = 'training')")
+            conn.exec_driver_sql(
+                "INSERT INTO episode (phase_id, worker, episode, agent, steps, reward, objective, wall_time, "
+                f"terminated, truncated, cut_by) VALUES ({', '.join([mark] * 11)})",
+                [(phases[int(r.run[2:])], 0, r.episode, "learner", r.steps, r.reward, r.objective, r.wall_time,
+                  False, bool(r.truncated), r.cut_by) for r in frame.itertuples()])
+        yield st
+
+
+def test_budget_cut_episodes_are_left_out_of_the_curves_but_their_steps_count(store):
+    curves = store_curves(store, "bench", by="point", window=1)
+    kept = store_curves(store, "bench", by="point", window=1, keep_cut=True)
+    assert curves.cut == len(PACES) and [b.n for _, b in curves.curves] == [2, 2, 2]
+    for (_, band), (_, every) in zip(curves.curves, kept.curves):
+        assert (band.values[:, -1] == 100.0).all()  # no fake collapse at the end
+        assert band.x[-1] < BUDGET  # the cut episode has no point
+        assert every.x[-1] == BUDGET  # x: every step spent, the cut episode's too
+        assert (every.values[:, -1] < 100.0).all()  # which keep_cut shows
+        assert np.all(np.diff(band.x) > 0)
+
+
+def test_every_grid_point_aggregates_every_run_and_the_band_stays_inside_the_runs(store):
+    curves = store_curves(store, "bench", by="point", window=3, seed=5)
+    for _, band in curves.curves:
+        assert band is not None and band.n == 2 and band.values.shape == (2, band.x.size)
+        assert not np.isnan(band.values).any()  # no point averages fewer runs
+        np.testing.assert_allclose(band.center, band.values.mean(axis=0))
+        lo, hi = band.values.min(axis=0), band.values.max(axis=0)
+        assert np.all(band.low >= lo - 1e-12) and np.all(band.high <= hi + 1e-12)
+        assert np.all(band.low <= band.center + 1e-12) and np.all(band.center <= band.high + 1e-12)
+        assert np.all(band.low >= 0) and np.all(band.high <= 100)  # the score's own bounds
+    again = store_curves(store, "bench", by="point", window=3, seed=5)
+    for (_, band), (_, same) in zip(curves.curves, again.curves):
+        np.testing.assert_array_equal(band.low, same.low)  # seeded: the same band
 
 
 @pytest.mark.parametrize("stat", ["mean", "iqm", "median"])
@@ -168,36 +191,31 @@ def test_a_run_with_nothing_but_cut_episodes_is_an_error_not_a_silent_drop():
 
 
 @pytest.mark.parametrize("x", ["steps", "episodes", "wall"])
-def test_the_picture_is_drawn_without_a_warning(tmp_path: Path, x: str):
-    frame = _frame(RUNS)
+def test_the_picture_is_drawn_without_a_warning(store, tmp_path: Path, x: str):
     with warnings.catch_warnings():
         warnings.simplefilter("error")
-        path = plot_curves(frame, tmp_path / f"c-{x}.png", x=x, window=2)
-        plot_curves(frame, tmp_path / f"c-{x}-algo.png", x=x, by="algo", stat="iqm", window=2)
+        path = plot_curves(store, tmp_path / f"c-{x}.png", experiment="bench", x=x, window=2)
+        plot_curves(store, tmp_path / f"c-{x}-alpha.png", experiment="bench", x=x, by="alpha", stat="iqm", window=2)
     assert path.stat().st_size > 10_000
 
 
-def test_more_design_points_than_colours_group_by_the_strongest_factor_or_get_distinct_colours(tmp_path: Path):
-    from xdoe.analysis._curve_sets import _groups, _strongest
+def test_more_design_points_than_colours_get_distinct_colours_or_their_own_curve(store_url, tmp_path: Path):
     from xdoe.analysis.plots import _colours
-
-    def _curve_groups(frame, rows, names, by):
-        return _groups(rows.groupby("run", sort=True).first(), names, by, lambda: _strongest(lambda: frame))
+    from xdoe.store import Store
+    from xdoe.store.testing import fill_synthetic_campaign
 
     assert len({str(c) for c in _colours(12)}) == 12
-    frame = _frame({f"r{i}-{r}": (1 + i % 3, "A" if i < 5 else "B") for i in range(10) for r in range(2)},
-                   test=True)
-    frame["design_point"] = frame["run"].str.slice(1, 2).astype(int)
-    rows = frame[frame["phase"] == "training"]
-    groups = _curve_groups(frame, rows, {"algo": "algo"}, None)
-    assert [label for label, _ in groups] == ["algo=A", "algo=B"]  # 10 points: by the (only) factor
-    assert [label.split(":")[0] for label, _ in _curve_groups(frame, rows, {"algo": "algo"}, "point")] == \
-        [f"point {i}" for i in range(10)]
+    with Store(store_url) as st:
+        fill_synthetic_campaign(st, runs=20, episodes=20)
+        curves = store_curves(st, "bench", by="point")
+    assert [label.split(":")[0] for label, _ in curves.curves] == [f"point {i}" for i in range(10)]
 
 
-def test_unknown_x_or_factor_is_bad_input(tmp_path: Path):
-    frame = _frame(RUNS)
+def test_unknown_x_or_factor_is_bad_input_and_a_frame_is_not_a_store(store, tmp_path: Path):
     with pytest.raises(InputError, match="x axis"):
-        plot_curves(frame, tmp_path / "c.png", x="time")
+        plot_curves(store, tmp_path / "c.png", x="time")
     with pytest.raises(InputError, match="no factor"):
-        plot_curves(frame, tmp_path / "c.png", by="gamma")
+        plot_curves(store, tmp_path / "c.png", by="algo")
+    with pytest.raises(TypeError, match="reads a Store"):
+        plot_curves(_frame(RUNS), tmp_path / "c.png")
+    assert not (tmp_path / "c.png").exists()

@@ -1,13 +1,15 @@
 """From the executor to the picture: Q-learning FrozenLake runs with a step budget
 (runs of the same budget finish different numbers of episodes, the last one
 cut by the budget) recorded into a real SQLite store, read back with
-:func:`xdoe.results.load`, drawn by ``xrun plot curves`` without a warning."""
+:func:`xdoe.results.load` and as the store's curves, drawn by ``xrun plot
+curves`` without a warning."""
 
 from __future__ import annotations
 
 import warnings
 from pathlib import Path
 
+import numpy as np
 import pytest
 from click.testing import CliRunner
 
@@ -53,7 +55,6 @@ def store_url(tmp_path_factory: pytest.TempPathFactory) -> str:
 
 def test_the_budget_cut_is_in_the_frame_and_out_of_curves_and_response(store_url):
     import xdoe.results
-    from xdoe.analysis._curves import common_curve, run_series
     from xdoe.analysis._response import Response, phase_rows
 
     frame = xdoe.results.load(store_url)
@@ -70,10 +71,15 @@ def test_the_budget_cut_is_in_the_frame_and_out_of_curves_and_response(store_url
     assert set(train.loc[~cut, "cut_by"].dropna()) <= {"environment"}
     rows, _ = phase_rows(frame, Response(phase="training"))
     assert len(rows) == len(train) - cut.sum() and not (rows["cut_by"] == "step_budget").any()
-    series = run_series(train, "objective", "steps", 5)
-    band = common_curve(series, sorted(series), "mean", seed=0, key=(0,))
-    assert band is not None and band.n == 6 and band.values.shape[0] == 6
-    assert (band.low >= band.values.min(axis=0) - 1e-9).all() and (band.high <= band.values.max(axis=0) + 1e-9).all()
+    from xdoe.analysis._curve_sets import store_curves
+    from xdoe.store import Store
+
+    with Store(store_url, read_only=True) as store:
+        curves = store_curves(store, "toy", by="alpha", window=5)
+    assert curves.cut == cut.sum() and [band.n for _, band in curves.curves] == [3, 3]
+    for _, band in curves.curves:
+        assert band.values.shape[0] == 3 and not np.isnan(band.values).any()
+        assert (band.low >= band.values.min(axis=0) - 1e-9).all() and (band.high <= band.values.max(axis=0) + 1e-9).all()
 
 
 def test_xrun_plot_curves_draws_on_steps_without_warnings(store_url, tmp_path: Path):

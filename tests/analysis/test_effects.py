@@ -194,4 +194,7 @@ def test_hand_written_run_without_design_point(tmp_path) -> None:
     result = analyze(frame)
     assert result.factors == [] and result.points[0].index == -1 and result.points[0].n == 1
     assert any("no factor varies" in w for w in result.warnings)
-    assert plot_curves(frame, tmp_path / "c.png").stat().st_size > 5_000
+    from xdoe.store import Store
+
+    with Store(url, read_only=True) as store:
+        assert plot_curves(store, tmp_path / "c.png").stat().st_size > 5_000

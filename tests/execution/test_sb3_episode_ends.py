@@ -19,7 +19,8 @@ BUDGET = 1500
 @pytest.mark.slow
 def test_a_ppo_run_cut_by_its_step_budget(store, tmp_path):
     import xdoe.results
-    from xdoe.analysis._curves import run_series
+    from xdoe.analysis._curves import episode_x
+    from xdoe.store import curve_phases, run_episodes
 
     phase = cartpole("PPO", PPO, episodes=100_000)
     phase["simulation"]["conditions"] = [
@@ -35,5 +36,7 @@ def test_a_ppo_run_cut_by_its_step_budget(store, tmp_path):
             for t, u, c in zip(before["terminated"], before["truncated"], before["cut_by"])}
     assert ends <= {(True, False, None), (False, True, "environment")}
     assert ((before["cut_by"] == "environment") == (before["steps"] == 60)).all()  # the 60-step time limit
-    x, y = run_series(frame, "objective", "steps", 1)["ppo-budget"]
-    assert len(y) == len(frame) - 1 and x[-1] == BUDGET - last["steps"]
+    (_, y, steps, wall, cut, cut_rows), = run_episodes(store, [p.phase_id for p in curve_phases(store).phases],
+                                                       "objective")
+    x = episode_x(steps, wall, "steps")[~cut]  # the curve's x: the cut episode has no point
+    assert cut_rows == 1 and len(x) == len(frame) - 1 and x[-1] == BUDGET - last["steps"]

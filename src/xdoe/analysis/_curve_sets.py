@@ -1,19 +1,22 @@
 """What a learning-curve picture shows (:func:`xdoe.analysis.plots.plot_curves`),
-from an episode table (:func:`frame_curves`) or straight from the store
-(:func:`store_curves`, issue 26: ``xrun plot curves`` and ``xrun report``).
+read from the store (:func:`store_curves`; issue 26: ``xrun plot curves``,
+``xrun report`` and the dashboard's curves all draw from it).
 
-Both answer the same :class:`CurveSet` with the same method
-(:mod:`xdoe.analysis._curves`): the store path asks the database for each
-run's episodes pooled over agents (:mod:`xdoe.store._curves`, a few runs at a
-time), smooths each run with :func:`~xdoe.analysis._curves.smooth_run` and
-keeps only its ``GRID`` values on its group's common grid, so the memory
-grows with runs x grid points, not with the episodes.
-``tests/analysis/test_curve_sets.py`` checks that both paths give the same
-numbers on real stores.
+The method is :mod:`xdoe.analysis._curves`: the database gives each run's
+episodes pooled over agents (:mod:`xdoe.store._curves`, a few runs per
+query) in ONE pass; each run's kept episodes (x and the metric) wait in a
+temporary file until every run's episode count (the default window) and
+range of x (its group's grid) are known; then each run is smoothed with
+:func:`~xdoe.analysis._curves.smooth_run` and only its ``GRID`` values on
+its group's grid stay in memory. Memory grows with runs x grid points, not
+with the episodes. ``tests/analysis/test_curve_sets.py`` checks the numbers
+against pandas and :func:`scipy.stats.bootstrap` on episode tables of real
+stores (SQLite and PostgreSQL).
 """
 
 from __future__ import annotations
 
+import tempfile
 from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any, Callable
 
@@ -26,7 +29,7 @@ from xdoe.errors import InputError
 if TYPE_CHECKING:
     import pandas as pd
 
-__all__ = ["CurveSet", "frame_curves", "store_curves"]
+__all__ = ["CurveSet", "store_curves"]
 
 
 @dataclass
@@ -90,12 +93,14 @@ def _by_text(by: str | None, groups: list[tuple[str, list[str]]]) -> str:
     return "design point" if by == "point" else by
 
 
-def _strongest(answer: Callable[[], "pd.DataFrame"]) -> str | None:
-    """The first factor of :func:`xdoe.analysis.analyze`'s ranking (default response), if any."""
+def _strongest(store: Any, experiment: str | None) -> str | None:
+    """The first factor of :func:`xdoe.analysis.analyze`'s ranking of the
+    runs' scores for the default response, if any."""
     from xdoe.analysis._effects import analyze
+    from xdoe.analysis._response import Response, load_scores
 
     try:
-        ranked = analyze(answer()).factors
+        ranked = analyze(load_scores(store, Response(), experiment)).factors
     except InputError:
         return None
     return ranked[0].name if ranked else None
@@ -108,44 +113,17 @@ def _check(x: str, by: str | None, names: dict[str, str]) -> None:
         raise InputError(f"no factor {by!r} (factors: {', '.join(names) or 'none'}; or 'point')")
 
 
-def frame_curves(frame: "pd.DataFrame", *, by: str | None = None, phase: str | None = None,
-                 metric: str = "objective", x: str = "steps", stat: str = "mean", window: int | None = None,
-                 seed: int = 0, keep_cut: bool = False) -> CurveSet:
-    """The :class:`CurveSet` of an episode table (:func:`xdoe.results.load`);
-    arguments and errors as :func:`xdoe.analysis.plots.plot_curves`."""
-    from xdoe.analysis._curves import common_curve, cut_mask, default_window, run_series
-    from xdoe.analysis._response import Response, display_name, factor_columns, phase_rows
-    from xdoe.results import experiment_label
-
-    if x not in X_AXES:
-        raise InputError(f"unknown x axis {x!r}; expected one of {', '.join(X_AXES)}")
-    rows, phase = phase_rows(frame, Response(phase=phase or str(frame["phase"].iloc[0]), keep_cut=True))
-    names = {display_name(c): c for c in factor_columns(frame)}
-    _check(x, by, names)
-    window = window or default_window(rows)
-    groups = _groups(rows.groupby("run", sort=True).first(), names, by, lambda: _strongest(lambda: frame))
-    series = run_series(rows, metric, x, window, keep_cut=keep_cut)
-    phases = list(dict.fromkeys(frame["phase"]))
-    tests = [p for p in phases[phases.index(phase) + 1:] if (frame.loc[frame["phase"] == p, "mode"] == "test").all()]
-    test = frame[frame["phase"] == tests[-1]] if tests else None
-    curves, scores = [], []
-    for i, (label, runs) in enumerate(groups):
-        curves.append((label, common_curve(series, runs, stat, seed=seed, key=(2, i))))
-        if test is not None:
-            kept = test[test["run"].isin(runs)]
-            kept = kept if keep_cut else kept[~cut_mask(kept)]
-            scores.append(kept.groupby("run", sort=True)[metric].mean().to_numpy(float))
-    return CurveSet(experiment_label(frame), phase, window, rows["run"].nunique(), int(cut_mask(rows).sum()),
-                    _by_text(by, groups), curves, tests[-1] if tests else None, scores)
-
-
 def store_curves(store: Any, experiment: str | None = None, *, include_branches: bool = False,
                  by: str | None = None, phase: str | None = None, metric: str = "objective", x: str = "steps",
-                 stat: str = "mean", window: int | None = None, seed: int = 0, keep_cut: bool = False) -> CurveSet:
+                 stat: str = "mean", window: int | None = None, seed: int = 0, keep_cut: bool = False,
+                 strongest: Callable[[], str | None] | None = None) -> CurveSet:
     """The :class:`CurveSet` of ``experiment``'s runs in ``store`` (a
     :class:`~xdoe.store.Store`), read as :func:`xdoe.results.load` would read
     them (``include_branches`` too) without loading the episodes (see the
-    module docstring); the same numbers as :func:`frame_curves` of that frame.
+    module docstring). ``strongest``: the factor that groups the curves of
+    more than 8 design points when ``by`` is not given (default: the first
+    of :func:`xdoe.analysis.analyze`'s ranking for the default response;
+    ``xrun report`` passes its own analysis's).
 
     Raises:
         InputError: no episodes, an unknown phase, factor, x axis or
@@ -180,33 +158,38 @@ def store_curves(store: Any, experiment: str | None = None, *, include_branches:
         columns=["run", "design_point", "repetition", *columns] + (["branch"] if include_branches else []))
     first = _own_points(first).drop_duplicates("run").set_index("run").sort_index()
 
-    def answer() -> "pd.DataFrame":
-        from xdoe.analysis._response import Response, load_scores
-
-        return load_scores(store, Response(), experiment)
-
-    groups = _groups(first, names, by, lambda: _strongest(answer))
-    # pass 1: each run's episodes, cut rows and range of x (the default window needs every run's
-    # episodes: keep the first ~5 % of each run's x, enough for any window it allows);
-    # pass 2: each run's values on its group's grid. Memory: runs x grid points.
+    groups = _groups(first, names, by, strongest or (lambda: _strongest(store, experiment)))
+    # one pass over the episodes: each run's kept x and metric wait in a temporary file (not in
+    # memory) with its episode count (the default window) and the x of its first ~5 % of kept
+    # episodes and its last (its range, once the window is known); then each run's values on its
+    # group's grid. Memory: runs x grid points.
     ids = [p.phase_id for p in mine]
-    episodes, cut_rows, heads, lasts = {}, 0, {}, {}
-    for pid, y, steps, wall, cut, cut_here in run_episodes(store, ids, metric):
-        xs = episode_x(steps, wall, x)[slice(None) if keep_cut else ~cut]
-        run = run_of[pid]
-        episodes[run], cut_rows = len(y), cut_rows + cut_here
-        heads[run] = xs[:window or max(1, round(0.05 * len(y)))].copy()  # not a view of every episode
-        lasts[run] = (len(xs), float(xs[-1]) if len(xs) else float("nan"))
-    window = window or max(1, round(0.05 * min(episodes.values())))
-    ranges = {run: (float(heads[run][window - 1]), last) for run, (kept, last) in lasts.items() if kept >= window}
-    grids = {}
-    for label, runs in groups:
-        have = [r for r in runs if r in ranges]
-        if have:
-            grid = curve_grid([ranges[r] for r in have], have)
-            grids.update({r: grid for r in have})
-    values = {run_of[pid]: np.interp(grids[run_of[pid]], *s)
-              for pid, s in _series(store, ids, metric, x, window, keep_cut) if run_of[pid] in grids}
+    episodes, cut_rows, heads, lasts, where = {}, 0, {}, {}, {}
+    with tempfile.TemporaryFile(prefix="xdoe-curves-") as spill:
+        for pid, y, steps, wall, cut, cut_here in run_episodes(store, ids, metric, wall=x == "wall"):
+            keep = slice(None) if keep_cut else ~cut
+            xs, ys = episode_x(steps, wall, x)[keep], y[keep]
+            run = run_of[pid]
+            episodes[run], cut_rows = len(y), cut_rows + cut_here
+            heads[run] = xs[:window or max(1, round(0.05 * len(y)))].copy()  # not a view of every episode
+            lasts[run] = (len(xs), float(xs[-1]) if len(xs) else float("nan"))
+            where[run] = (spill.tell(), len(xs))
+            spill.write(np.ascontiguousarray(xs, dtype=float).tobytes())
+            spill.write(np.ascontiguousarray(ys, dtype=float).tobytes())
+        window = window or max(1, round(0.05 * min(episodes.values())))
+        ranges = {run: (float(heads[run][window - 1]), last) for run, (kept, last) in lasts.items() if kept >= window}
+        grids = {}
+        for label, runs in groups:
+            have = [r for r in runs if r in ranges]
+            if have:
+                grid = curve_grid([ranges[r] for r in have], have)
+                grids.update({r: grid for r in have})
+        values = {}
+        for run in sorted(grids):
+            offset, n = where[run]
+            spill.seek(offset)
+            both = np.fromfile(spill, dtype=float, count=2 * n)
+            values[run] = np.interp(grids[run], *smooth_run(both[:n], both[n:], window))
     curves = []
     for i, (label, runs) in enumerate(groups):
         have = [r for r in runs if r in values]
@@ -228,13 +211,3 @@ def store_curves(store: Any, experiment: str | None = None, *, include_branches:
     return CurveSet(label, chosen, window, len(first), cut_rows,
                     _by_text(by, groups), curves, tests[-1] if tests else None, scores)
 
-
-def _series(store: Any, phase_ids: list[int], metric: str, x: str, window: int,
-            keep_cut: bool) -> "Any":
-    """``(phase id, (x, smoothed y))`` of each phase with a curve, a few phases read at a time."""
-    from xdoe.store import run_episodes
-
-    for pid, y, steps, wall, cut, _ in run_episodes(store, phase_ids, metric):
-        series = smooth_run(y, steps, wall, cut, x, window, keep_cut=keep_cut)
-        if series is not None:
-            yield pid, series

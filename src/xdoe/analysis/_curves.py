@@ -1,4 +1,5 @@
-"""The numbers behind a learning-curve picture (:func:`xdoe.analysis.plots.plot_curves`):
+"""The numbers behind a learning-curve picture (:func:`xdoe.analysis.plots.plot_curves`,
+read from the store by :func:`xdoe.analysis._curve_sets.store_curves`):
 each run's curve on a common x grid, the aggregate over runs at every grid
 point and its bootstrap interval.
 
@@ -33,19 +34,15 @@ How, and where it comes from:
 from __future__ import annotations
 
 from dataclasses import dataclass
-from typing import TYPE_CHECKING, Callable
+from typing import Callable
 
 import numpy as np
 
-from xdoe._cuts import BUDGET_CUTS
 from xdoe.analysis._aggregates import CONFIDENCE, RESAMPLES, STATISTICS, statistic_function
 from xdoe.errors import InputError
 
-if TYPE_CHECKING:
-    import pandas as pd
-
-__all__ = ["X_AXES", "CURVE_STATS", "GRID", "Band", "run_series", "smooth_run", "episode_x", "common_curve", "curve_grid",
-           "aggregate_band", "default_window", "cut_mask", "stat_label", "describe"]
+__all__ = ["X_AXES", "CURVE_STATS", "GRID", "Band", "smooth_run", "episode_x", "curve_grid", "aggregate_band",
+           "stat_label", "describe"]
 
 X_AXES = ("steps", "episodes", "wall")
 CURVE_STATS = STATISTICS
@@ -71,15 +68,6 @@ class Band:
         return len(self.runs)
 
 
-def cut_mask(rows: "pd.DataFrame") -> "pd.Series":
-    """True for the rows of episodes cut short by a budget (see the module docstring)."""
-    import pandas as pd
-
-    if "cut_by" not in rows.columns:
-        return pd.Series(False, index=rows.index)
-    return rows["cut_by"].isin(BUDGET_CUTS)
-
-
 def _statistic(stat: str) -> Callable[..., np.ndarray]:
     """:func:`xdoe.analysis._aggregates.statistic_function`, an unknown name as bad input."""
     try:
@@ -88,47 +76,15 @@ def _statistic(stat: str) -> Callable[..., np.ndarray]:
         raise InputError(str(exc)) from None
 
 
-def run_series(rows: "pd.DataFrame", metric: str, x: str, window: int, *,
-               keep_cut: bool = False) -> dict[str, tuple[np.ndarray, np.ndarray]]:
-    """Per run of one phase's episode rows (in recorded order): ``(x, y)``,
-    the smoothed ``metric`` (trailing mean of ``window`` episodes, from the
-    ``window``-th on) against cumulative steps, episodes or wall time. A
-    run's agents are pooled (the mean over agents of each episode).
-
-    Raises:
-        InputError: an unknown ``x``.
-    """
-    if x not in X_AXES:
-        raise InputError(f"unknown x axis {x!r}; expected one of {', '.join(X_AXES)}")
-    rows = rows.assign(_cut=cut_mask(rows))
-    episodes = rows.groupby(["run", "worker", "episode"], sort=False).agg(
-        y=(metric, "mean"), steps=("steps", "max"), wall=("wall_time", "max"), cut=("_cut", "any"))
-    out: dict[str, tuple[np.ndarray, np.ndarray]] = {}
-    for run, ep in episodes.groupby(level="run", sort=True):
-        series = smooth_run(ep["y"].to_numpy(float), ep["steps"].to_numpy(float), ep["wall"].to_numpy(float),
-                            ep["cut"].to_numpy(bool), x, window, keep_cut=keep_cut)
-        if series is not None:
-            out[str(run)] = series
-    return out
-
-
-def smooth_run(y: np.ndarray, steps: np.ndarray, wall: np.ndarray, cut: np.ndarray, x: str, window: int, *,
-               keep_cut: bool = False) -> tuple[np.ndarray, np.ndarray] | None:
-    """One run's curve from its episodes in recorded order (each ``(episodes,)``:
-    the metric pooled over agents, steps, wall time, cut by a budget):
-    ``(x, smoothed y)`` as :func:`run_series` describes, ``None`` when fewer
-    than ``window`` episodes are kept."""
-    keep = np.ones(len(y), bool) if keep_cut else ~cut
-    xs, ys = episode_x(steps, wall, x)[keep], y[keep]
-    if len(ys) < window:
+def smooth_run(x: np.ndarray, y: np.ndarray, window: int) -> tuple[np.ndarray, np.ndarray] | None:
+    """One run's curve from its kept episodes in recorded order (``x`` and
+    ``y``, each ``(episodes,)``: the episode's x, see :func:`episode_x`, and
+    the metric pooled over agents): ``(x, smoothed y)``, the trailing mean of
+    ``window`` episodes from the ``window``-th on (see the module docstring);
+    ``None`` when fewer than ``window`` episodes are kept."""
+    if len(y) < window:
         return None
-    return xs[window - 1:], np.convolve(ys, np.ones(window) / window, mode="valid")
-
-
-def default_window(rows: "pd.DataFrame") -> int:
-    """About 5 % of the episodes of the run with the fewest (at least 1)."""
-    counts = rows.groupby("run")[["worker", "episode"]].apply(lambda g: len(g.drop_duplicates()))
-    return max(1, round(0.05 * int(counts.min()))) if len(counts) else 1
+    return x[window - 1:], np.convolve(y, np.ones(window) / window, mode="valid")
 
 
 def aggregate_band(values: np.ndarray, stat: str, *, seed: int, key: tuple[int, ...]) -> tuple[
@@ -180,23 +136,6 @@ def _band_bounds(columns: np.ndarray, func: Callable[..., np.ndarray],
     alpha = (1 - CONFIDENCE) / 2
     ci = stats.quantile(theta, np.broadcast_to(np.array([alpha, 1 - alpha]), (points, 2)), axis=-1)
     return ci[:, 0], ci[:, 1]
-
-
-def common_curve(series: dict[str, tuple[np.ndarray, np.ndarray]], runs: list[str], stat: str, *,
-                 seed: int, key: tuple[int, ...], points: int = GRID) -> Band | None:
-    """The runs' curves on their common grid (see the module docstring) with
-    the aggregate and its band; ``None`` when none of ``runs`` has a curve.
-
-    Raises:
-        InputError: the runs share no range of x (a window longer than a run's episodes).
-    """
-    have = [r for r in runs if r in series]
-    if not have:
-        return None
-    grid = curve_grid([(float(series[r][0][0]), float(series[r][0][-1])) for r in have], have, points)
-    values = np.stack([np.interp(grid, *series[r]) for r in have])
-    center, low, high = aggregate_band(values, stat, seed=seed, key=key)
-    return Band(grid, center, low, high, values, tuple(have))
 
 
 def episode_x(steps: np.ndarray, wall: np.ndarray, x: str) -> np.ndarray:

@@ -14,9 +14,23 @@ from typing import Any
 
 from xdoe.analysis._result import Analysis
 
-__all__ = ["render", "sections", "points_section", "csv_rows", "FORMATS", "fmt_num", "fmt_levels"]
+__all__ = ["render", "sections", "points_section", "csv_rows", "FORMATS", "fmt_num", "fmt_levels", "TABLE_ROWS",
+           "shown_rows"]
 
 FORMATS = ("table", "csv", "markdown", "json")
+#: rows of one table drawn in the terminal (``table`` format): rich lays out about 1 ms a row
+#: (5 s for 5,000 design points); the rest is one line saying how many and how to get them
+TABLE_ROWS = 500
+
+
+def shown_rows(rows: list[list[str]], every: str, limit: int = TABLE_ROWS) -> tuple[list[list[str]], str | None]:
+    """The first ``limit`` of ``rows`` (the ranked tables list the best first)
+    and, when some are left out, the line that says so and names ``every``,
+    the command or option that gives every row (``None`` when all are shown)."""
+    if len(rows) <= limit:
+        return rows, None
+    return rows[:limit], (f"... {len(rows) - limit:,} more rows not drawn (the first {limit:,} of {len(rows):,} "
+                          f"above); every row: {every}")
 
 
 def fmt_num(x: Any, digits: int = 4) -> str:
@@ -142,7 +156,9 @@ def render(analysis: "Analysis | list[Analysis]", fmt: str = "table", *, width: 
     terminals), ``csv`` (:func:`csv_rows`, raw numbers), ``markdown`` or
     ``json`` (:meth:`Analysis.to_dict`; several agents:
     ``{"experiment", "response", "agents": {name: to_dict()}}``). Every
-    format holds everything the table shows; ``table`` is at most ``width`` columns wide."""
+    format holds everything the table shows; ``table`` is at most ``width``
+    columns wide and draws at most :data:`TABLE_ROWS` rows of a table (a
+    line says how many more there are and names the formats that hold them)."""
     analyses = analysis if isinstance(analysis, list) else [analysis]
     if fmt == "json":
         if isinstance(analysis, list):
@@ -177,9 +193,12 @@ def _render_one(a: Analysis, fmt: str, width: int) -> str:
         table = Table(title=title, title_justify="left")
         for h in headers:
             table.add_column(h, overflow="fold")
+        rows, more = shown_rows(rows, "--format csv, markdown or json")
         for r in rows:
             table.add_row(*r)
         console.print(table)
+        if more:
+            console.print(more, markup=False, highlight=False)
     for w in a.warnings:
         console.print(f"warning: {w}", markup=False, highlight=False)
     return console.file.getvalue()  # type: ignore[attr-defined]

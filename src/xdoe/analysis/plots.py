@@ -29,15 +29,16 @@ if TYPE_CHECKING:
     from xdoe.analysis._response import Response
     from xdoe.analysis._result import Analysis
 
-__all__ = ["plot_curves", "plot_store_curves", "plot_effects", "plot_design", "plot_doe", "plot_laydown", "write_laydown"]
+__all__ = ["plot_curves", "plot_effects", "plot_design", "plot_doe", "plot_laydown", "write_laydown"]
 
 
 _X_LABELS = {"steps": "environment steps", "episodes": "episodes", "wall": "wall time of the episodes [s]"}
 
 
-def plot_curves(frame: "pd.DataFrame", output: str | Path, *, by: str | None = None, phase: str | None = None,
-                metric: str = "objective", x: str = "steps", stat: str = "mean", window: int | None = None,
-                seed: int = 0, keep_cut: bool = False) -> Path:
+def plot_curves(store: Any, output: str | Path, *, experiment: str | None = None, include_branches: bool = False,
+                by: str | None = None, phase: str | None = None, metric: str = "objective", x: str = "steps",
+                stat: str = "mean", window: int | None = None, seed: int = 0, keep_cut: bool = False,
+                strongest: Any = None) -> Path:
     """Learning curves of one phase (default: the first) and, beside them,
     the last test phase after it as points.
 
@@ -58,39 +59,28 @@ def plot_curves(frame: "pd.DataFrame", output: str | Path, *, by: str | None = N
 
     Groups (one colour each, never repeated): ``by`` a factor's name, or
     ``"point"`` per design point; default per design point when there are
-    at most 8, else by the strongest factor (the first of
-    :func:`xdoe.analysis.analyze`'s ranking).
+    at most 8, else by the strongest factor (``strongest()``; default the
+    first of :func:`xdoe.analysis.analyze`'s ranking for the default response).
+    With ``include_branches`` each branched or grown session is a curve of its own.
+
+    Read from ``store`` (a :class:`~xdoe.store.Store`), ``experiment``'s
+    runs, without loading their episodes: the database pools each episode's
+    agents, a few runs per query, in one pass
+    (:func:`xdoe.analysis._curve_sets.store_curves`); memory grows with
+    runs x grid points. ``xrun plot curves``, ``xrun report`` and the
+    dashboard draw with it.
 
     Raises:
-        InputError: an unknown phase, factor, x axis or statistic, or runs
-            that share no range of x.
-    """
-    from xdoe.analysis._curve_sets import frame_curves
-
-    return _draw_curves(frame_curves(frame, by=by, phase=phase, metric=metric, x=x, stat=stat, window=window,
-                                     seed=seed, keep_cut=keep_cut), output, metric=metric, x=x, stat=stat, seed=seed,
-                        keep_cut=keep_cut)
-
-
-def plot_store_curves(store: Any, output: str | Path, *, experiment: str | None = None,
-                      include_branches: bool = False, by: str | None = None, phase: str | None = None,
-                      metric: str = "objective", x: str = "steps", stat: str = "mean", window: int | None = None,
-                      seed: int = 0, keep_cut: bool = False) -> Path:
-    """:func:`plot_curves` of ``experiment``'s runs in ``store`` (a
-    :class:`~xdoe.store.Store`) without loading their episodes: the database
-    pools each episode's agents and the curves are kept on their grids only
-    (:func:`xdoe.analysis._curve_sets.store_curves`); the same picture as
-    :func:`plot_curves` of :func:`xdoe.results.load`'s frame. ``xrun plot
-    curves`` and ``xrun report`` draw with it.
-
-    Raises:
-        InputError: as :func:`plot_curves`, and no episodes.
+        InputError: no episodes, an unknown phase, factor, x axis or
+            statistic, or runs that share no range of x.
         StoreError: the store cannot be read.
     """
     from xdoe.analysis._curve_sets import store_curves
 
+    if not hasattr(store, "engine"):
+        raise TypeError(f"plot_curves reads a Store (xdoe.store.Store), not {type(store).__name__}")
     curves = store_curves(store, experiment, include_branches=include_branches, by=by, phase=phase, metric=metric,
-                          x=x, stat=stat, window=window, seed=seed, keep_cut=keep_cut)
+                          x=x, stat=stat, window=window, seed=seed, keep_cut=keep_cut, strongest=strongest)
     return _draw_curves(curves, output, metric=metric, x=x, stat=stat, seed=seed, keep_cut=keep_cut)
 
 

@@ -133,6 +133,7 @@ def results_command(output_dir: Path | None, experiment: str | None, include_bra
         points_section,
         response_agents,
         run_table,
+        shown_rows,
         split_branches,
     )
     from xdoe.results import experiment_label
@@ -151,6 +152,7 @@ def results_command(output_dir: Path | None, experiment: str | None, include_bra
         more = f" + {len(extra)} branch{'es' * (len(extra) != 1)} (not in the design)" if extra else ""
         out.print(a.title() + more, markup=False, highlight=False, style="bold")
         out.print(title, markup=False, highlight=False)
+        rows, more = shown_rows(rows, "xrun analyze --format csv (markdown, json) with the same options")
         table_ = _rich_table(headers, rows)
         if extra:
             table_.add_section()
@@ -158,6 +160,8 @@ def results_command(output_dir: Path | None, experiment: str | None, include_bra
             imp = "-" if p.improvement is None else fmt_num(p.improvement[0], 3)
             table_.add_row("branch", p.levels["branch"], str(p.n), fmt_num(p.estimate), "-", imp)
         out.print(table_)
+        if more:
+            out.print(more, markup=False, highlight=False)
         best = a.best
         if best is not None:
             click.echo(f"best{'' if who is None else f' for {who}'}: design point {best.index} "
@@ -183,7 +187,9 @@ def _rich_table(headers: list[str], rows: list[list[str]]) -> Any:
 @_response
 @_statistic
 @click.option("--format", "fmt", type=click.Choice(["table", "csv", "markdown", "json"]), default="table",
-              show_default=True, help="Output format (each holds everything the table shows).")
+              show_default=True,
+              help="Output format: csv, markdown and json hold every row; the table draws the best 500 rows of a "
+                   "longer table and says how many more there are.")
 @handle_errors
 def analyze_command(output_dir: Path | None, experiment: str | None, include_branches: bool,
                     store_url: str | None, response: str | None, statistic: str, agent: str | None, seed: int,
@@ -253,16 +259,16 @@ def curves_command(output_dir: Path | None, experiment: str | None, include_bran
     runs; the last test phase beside them as points per run. Episodes cut
     by a step budget or a stop are left out (--keep-cut keeps them). With
     --include-branches each branched or grown session is a curve of its own."""
-    from xdoe.analysis.plots import plot_store_curves
+    from xdoe.analysis.plots import plot_curves
 
     check_output(output, overwrite)
     from xdoe.errors import InputError
 
     with selected_store(output_dir, experiment, store_url) as (store, experiment):
         try:
-            path = plot_store_curves(store, output, experiment=experiment, include_branches=include_branches, by=by,
-                                     phase=phase, metric=metric, x=x_axis, stat=stat, window=window, seed=seed,
-                                     keep_cut=keep_cut)
+            path = plot_curves(store, output, experiment=experiment, include_branches=include_branches, by=by,
+                               phase=phase, metric=metric, x=x_axis, stat=stat, window=window, seed=seed,
+                               keep_cut=keep_cut)
         except InputError as exc:
             if str(exc).startswith("no episodes recorded"):  # nothing to show, as load_frame says it
                 fail(NO_EPISODES, EXIT_FAILED)
@@ -354,7 +360,7 @@ def report_command(output_dir: Path | None, experiment: str | None, include_bran
     resp = parse_response(response)
     scores = load_frame(output_dir, experiment, store_url, include_branches, resp)  # the analysis
     experiment, store_url = _resolve(output_dir, experiment, store_url)
-    # the learning curves come from the store (xdoe.analysis.plots.plot_store_curves), not from the episodes
+    # the learning curves come from the store (xdoe.analysis.plots.plot_curves), not from the episodes
     path = write_report(None, output, response=resp, output_dir=output_dir,
                         store_url=store_url, experiment=experiment, document=document, seed=seed,
                         overwrite=overwrite, hint=OVERWRITE_HINT, scores=scores, include_branches=include_branches)

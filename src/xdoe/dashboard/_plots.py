@@ -2,8 +2,8 @@
 analyze``), the main-effects plot (:func:`xdoe.analysis.plots.plot_effects`)
 and the learning curves by a factor (:func:`xdoe.analysis.plots.plot_curves`),
 drawn by those functions (no second statistic here) from the runs' scores
-computed by the database (:func:`xdoe.analysis.load_scores`) and, for the
-curves, :func:`xdoe.results.load`.
+computed by the database (:func:`xdoe.analysis.load_scores`); the curves
+read the store as ``xrun plot curves`` does.
 
 An answer (scores and analyses) is computed once per state of the store
 (:meth:`xdoe.store.Store.data_marker`: a reload without new rows costs a few
@@ -215,9 +215,7 @@ def _picture(request: Request, experiment: str, kind: str, by: str | None = None
         try:
             if kind == "effects":
                 return _png(lambda path: plots.plot_effects(analysis, frame, path))
-            from xdoe.results import load
-
-            return _png(lambda path: plots.plot_curves(load(store_of(request), experiment), path, by=by))
+            return _png(lambda path: plots.plot_curves(store_of(request), path, experiment=experiment, by=by))
         except InputError as exc:
             return str(exc)
 

@@ -104,7 +104,7 @@ _EXPORTS = {
     "xdoe.store._results_paths": ["ResultsPaths", "safe_name"],
     "xdoe.store._export": ["BRANCH_COLUMN", "EXPORT_COLUMNS"],
     "xdoe.store._lineage": ["render_lineage"],
-    # learning curves without the episode table (xdoe.analysis.plots.plot_store_curves)
+    # learning curves without the episode table (xdoe.analysis.plots.plot_curves)
     "xdoe.store._curves": ["CurvePhases", "curve_phases", "phase_means", "run_episodes"],
     "xdoe.store._json": ["canonical_json", "document_hash"],
     "xdoe.store._engine": ["ENV_VAR", "absolute_url", "mask_url", "resolve_url", "url_database"],
