@@ -110,7 +110,8 @@ def status_command(output_dir: Path | None, experiment: str | None, store_url: s
                   "" if r.repetition is None else str(r.repetition), r.status,
                   "" if r.instance_id is None else str(r.instance_id), _when(r.start)] for r in rows]
         names = ["run", "point", "rep", "status", "instance", "started (UTC)"]
-        fixed = [max([len(n)] + [len(c[i]) for c in cells]) for i, n in enumerate(names)]
+        columns = zip(*cells) if cells else [()] * len(names)
+        fixed = [max([len(n), *map(len, column)]) for n, column in zip(names, columns)]
         spare = out.width - sum(fixed) - 3 * (len(names) + 1) - 1
         if len(rows) > PLAIN_ROWS and spare >= 12:  # rich lays out ~1,000 rows a second: draw its frame ourselves
             _plain_table(out, title, names, fixed, [c + [r.reason or ""] for r, c in zip(rows, cells)], spare)
