@@ -15,13 +15,10 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import TYPE_CHECKING, Any, Iterable
 
-from sqlalchemy import select
-
 from xdoe._files import file_sha256
 from xdoe.errors import InputError
 from xdoe.store._json import document_hash
 from xdoe.store._membership import session_child_uids
-from xdoe.store._tables import experiment as experiment_t, run as run_t
 
 if TYPE_CHECKING:
     from xdoe.store._rows import StoreRows as Store
@@ -54,43 +51,35 @@ def _int(text: str | None) -> int | None:
         return None
 
 
-def _known_files(store: "Store", paths: list[str], versions: Iterable[Any] | None = None) -> dict[str, Any]:
+def _known_files(store: "Store", paths: list[str], experiment: str | None,
+                 versions: Iterable[Any] | None = None) -> dict[str, Any]:
     """The run files whose bytes the store recorded (``run.file_sha256``, given
     only when the bytes alone determine the document): ``path -> (uid,
     content hash, design point, repetition, seed, experiment uid)``, so their
-    YAML need not be parsed again. A file edited since (other bytes) or never
-    run is not in the answer. ``versions``: the run versions to look in, read
-    already (:func:`~xdoe.store._status.version_rows`); else the store is
-    asked for the files' hashes."""
-    from xdoe.store._run_rows import IN_CHUNK
-
+    YAML need not be parsed again. A file edited since (other bytes), never
+    run, or run in another experiment than ``experiment`` (when given) is
+    not in the answer. ``versions``: the run versions to look in when the
+    caller read them already, else :func:`~xdoe.store._versions.version_rows`
+    of ``experiment`` (one query)."""
     hashes: dict[str, list[str]] = {}
     for path in paths:
         try:
             hashes.setdefault(file_sha256(path), []).append(path)
         except OSError:
             continue  # unreadable: parsed below, which reports why
-    out: dict[str, Any] = {}
-    if versions is not None:
-        for v in versions:
-            if v.file_sha256 in hashes:
-                for path in hashes[v.file_sha256]:
-                    out[path] = (v.uid, v.content_hash, v.design_point, v.repetition, v.seed, v.experiment)
-        return out
-    wanted = list(hashes)
-    r, e = run_t.c, experiment_t.c
-    stmt = (select(r.file_sha256, r.uid, r.content_hash, r.design_point, r.repetition, r.seed, e.uid)
-            .select_from(run_t).outerjoin(experiment_t, r.experiment_id == e.id))
-    from xdoe.errors import StoreError
+    if versions is None:
+        from xdoe.errors import StoreError
+        from xdoe.store._versions import version_rows
 
-    try:
-        with store._core_read("read runs from") as conn:
-            for start in range(0, len(wanted), IN_CHUNK):
-                for row in conn.execute(stmt.where(r.file_sha256.in_(wanted[start:start + IN_CHUNK]))).all():
-                    for path in hashes[row[0]]:
-                        out[path] = tuple(row[1:])
-    except StoreError:  # a store that cannot answer this (an old schema read as it is): parse every file
-        return {}
+        try:
+            versions = version_rows(store, experiment)
+        except StoreError:  # a store that cannot answer this: parse every file
+            return {}
+    out: dict[str, Any] = {}
+    for v in versions:
+        if v.file_sha256 in hashes:
+            for path in hashes[v.file_sha256]:
+                out[path] = (v.uid, v.content_hash, v.design_point, v.repetition, v.seed, v.experiment)
     return out
 
 
@@ -147,8 +136,8 @@ def design_runs(output_dir: str | Path, experiment: str | None = None, *,
     ``tree_sessions``: those uids when the caller has read them already
     (:func:`~xdoe.store._membership.session_child_uids`); ``versions``: the
     store's run versions to match the files' hashes against when the caller
-    has read them (:func:`~xdoe.store._status.version_rows` of
-    ``experiment``: no further query), else the store is asked.
+    has read them (:func:`~xdoe.store._versions.version_rows` of
+    ``experiment``: no further query), else they are read.
 
     Raises:
         InputError: ``output_dir`` is not a folder or holds no run document.
@@ -179,7 +168,7 @@ def design_runs(output_dir: str | Path, experiment: str | None = None, *,
     found: list[DesignRun] = []
     sessions: list[DesignRun] = []
     seen: set[str] = set()
-    known = _known_files(store, files, versions) if store is not None else {}
+    known = _known_files(store, files, experiment, versions) if store is not None else {}
     children: set[str] = set()  # sessions of a tree among the known files: not design runs
     if known:
         children = tree_sessions if tree_sessions is not None else session_child_uids(store)
