@@ -187,6 +187,25 @@ def bench_status(folder: Path, runs: int, repeat: int, postgres: str | None = No
     floor = timed(["--version"], repeat)
     print(f"status of one run with its traceback, store of {runs:,} runs: {wall:.2f} s wall, {cpu:.2f} s CPU, "
           f"{peak:.0f} MiB  (target <= 0.3 s; `xrun --version` takes {floor[0]:.2f} s wall, {floor[2]:.2f} s CPU)")
+    dialect = "sqlalchemy.dialects.postgresql.psycopg" if postgres else "sqlalchemy.dialects.sqlite"
+    imports = f"import click, sqlalchemy, {dialect}"
+    print(f"  the floor of any status command (medians of {repeat}): `python -c pass` "
+          f"{import_cpu('pass', repeat):.2f} s CPU; `{imports}` {import_cpu(imports, repeat):.2f} s CPU; "
+          f"with rich.console (the output) {import_cpu(imports + ', rich.console', repeat):.2f} s CPU")
+
+
+def import_cpu(code: str, repeat: int) -> float:
+    """Median CPU seconds (user + system) of ``python -c CODE``: the
+    interpreter and the imports every ``xrun status`` needs."""
+    import resource
+
+    cpus = []
+    for _ in range(repeat):
+        before = resource.getrusage(resource.RUSAGE_CHILDREN)
+        subprocess.run([sys.executable, "-c", code], check=True)
+        after = resource.getrusage(resource.RUSAGE_CHILDREN)
+        cpus.append(after.ru_utime + after.ru_stime - before.ru_utime - before.ru_stime)
+    return statistics.median(cpus)
 
 
 # -- analyze -------------------------------------------------------------------------------------

@@ -8,7 +8,7 @@ from pathlib import Path
 
 import pytest
 
-from xdoe._files import write_atomically
+from xdoe._files import file_sha256, write_atomically
 from xdoe.errors import InputError
 
 
@@ -67,3 +67,21 @@ def test_the_file_gets_the_mode_the_users_umask_asks_for(tmp_path: Path, umask: 
         os.umask(old)
     assert stat.S_IMODE(plain.stat().st_mode) == mode
     assert stat.S_IMODE(written.stat().st_mode) == mode and stat.S_IMODE(replaced.stat().st_mode) == mode
+
+
+@pytest.mark.parametrize("size", [0, 1, 4096, (1 << 20) - 1, 1 << 20, (5 << 19) + 7])
+def test_file_sha256_is_the_sha256_of_the_bytes(tmp_path: Path, size: int) -> None:
+    """Read with ``os.read`` in 1 MiB chunks: every chunk boundary gives hashlib's answer."""
+    import hashlib
+
+    data = bytes(range(256)) * (size // 256) + bytes(size % 256)
+    path = tmp_path / "f.bin"
+    path.write_bytes(data)
+    assert file_sha256(path) == file_sha256(str(path)) == hashlib.sha256(data).hexdigest()
+
+
+def test_file_sha256_of_a_folder_or_a_missing_file_raises_oserror(tmp_path: Path) -> None:
+    with pytest.raises(OSError):
+        file_sha256(tmp_path)
+    with pytest.raises(OSError):
+        file_sha256(tmp_path / "missing")

@@ -165,3 +165,29 @@ def test_status_of_one_run_reads_only_that_run(campaign, monkeypatch):
     mine = json.loads(invoke("status", "--run", "dummy-study-0001", "--format", "json").output)["runs"]
     assert mine == [r for r in json.loads(whole.output)["runs"] if r["run"] == "dummy-study-0001"]
     assert invoke("status", "--run", "nope").exit_code == 2
+
+
+def test_status_json_is_every_field_of_every_run(campaign):
+    """``--format json`` writes each run's fields one level deep (no
+    ``dataclasses.asdict`` deep copy: 0.6 s of 10,000 runs), the same text
+    as encoding ``asdict``: times in ISO 8601, warnings a list, None null."""
+    import dataclasses
+    import datetime as _dt
+    import json
+
+    from xdoe.cli._inspect import _status_json
+
+    tmp_path, files = campaign
+    with Store(f"sqlite:///{tmp_path / 'cli.sqlite'}") as store:
+        status = store.campaign_status(tmp_path / "out")
+    warned = dataclasses.replace(status.runs[0], warnings=("one", "two [b]x[/b] :smile:"),
+                                 end=_dt.datetime(2026, 1, 2, 3, 4, 5, 6, tzinfo=_dt.timezone.utc))
+    status.runs[0] = warned
+    expected = [{k: v.isoformat() if hasattr(v, "isoformat") else v for k, v in dataclasses.asdict(r).items()}
+                for r in status.runs]
+    text = _status_json(status, (), EXPERIMENT)
+    assert text == json.dumps({"experiment": EXPERIMENT, "runs": expected, "counts": status.counts,
+                               "all_finished": status.all_finished}, indent=2)
+    assert json.loads(text)["runs"][0]["warnings"] == ["one", "two [b]x[/b] :smile:"]
+    only = json.loads(_status_json(status, ("failed",), EXPERIMENT))["runs"]
+    assert [r["status"] for r in only] == ["failed"]

@@ -46,3 +46,10 @@ def test_a_folder_without_manifests_or_with_a_broken_one(tmp_path: Path) -> None
     (tmp_path / "manifest.json").write_text("{not json")
     (tmp_path / "run-x.yaml").write_text("uid: x\nexperiment_uid: x\n")
     assert folder_experiments(tmp_path) == {}
+
+
+def test_a_missing_folder_or_a_file_has_no_experiments(tmp_path: Path) -> None:
+    """As ``Path.glob`` answered before the folder was listed as text."""
+    assert folder_experiments(tmp_path / "nowhere") == {}
+    (tmp_path / "file").write_text("x")
+    assert folder_experiments(tmp_path / "file") == {}

@@ -110,6 +110,9 @@ def test_status_reads_known_run_files_from_the_store(tmp_path, store, monkeypatc
     monkeypatch.setattr(documents, "load_run_document", counting)  # the public name, however it was bound
 
     assert design_runs(tmp_path / "out", store=store) == design_runs(tmp_path / "out")
+    from xdoe.store._status import version_rows
+
+    assert design_runs(tmp_path / "out", store=store, versions=version_rows(store)) == design_runs(tmp_path / "out")
     parsed.clear()
     fast = store.campaign_status(tmp_path / "out")
     assert sorted(parsed) == files[3:]  # only the files never run
@@ -126,3 +129,81 @@ def test_status_reads_known_run_files_from_the_store(tmp_path, store, monkeypatc
     assert after[uid0].status == "missing" and "document changed" in after[uid0].reason
     assert after[uid1].status == "finished"
     assert after[uid2].status == "missing" and after[uid2].reason == "no run file"
+
+
+def _selects(action) -> tuple[object, list[str]]:
+    """``action()``'s answer and the SELECT statements it sent to any engine."""
+    from sqlalchemy import event
+    from sqlalchemy.engine import Engine
+
+    sent: list[str] = []
+
+    def seen(conn, cursor, statement, *rest):  # noqa: ANN001, ANN002
+        if statement.lstrip().upper().startswith("SELECT"):
+            sent.append(statement)
+
+    event.listen(Engine, "before_cursor_execute", seen)
+    try:
+        return action(), sent
+    finally:
+        event.remove(Engine, "before_cursor_execute", seen)
+
+
+def test_the_status_of_a_folder_is_one_query(tmp_path, store):
+    """Issue 26.1: the run versions are read once, with their instances'
+    warnings and their files' hashes: no look-up of the files' hashes (in IN
+    lists of 500: twenty queries at 10,000 runs) and no second query for the
+    warnings of the chosen instances."""
+    out = tmp_path / "out"
+    files = generate_campaign(out)
+    for path in files[:2]:
+        execute(path, store, tmp_path / "results")
+    for experiment in (None, EXPERIMENT):  # every run file, or those the manifest lists
+        status, sent = _selects(lambda: store.campaign_status(out, experiment))
+        assert status.counts["finished"] == 2 and status.counts["missing"] == len(files) - 2
+        runs = [q for q in sent if "FROM run" in q]  # (besides the session tree's nodes, when it has a table)
+        assert len(runs) == 1 and "file_sha256" in runs[0] and "warnings" in runs[0], sent
+
+
+def test_the_warnings_are_those_of_the_instance_the_status_comes_from(tmp_path, store):
+    """The warnings come with the instance the status is decided from (the
+    newest, or the newest finished one), in the same query (issue 26.1)."""
+    from xdoe.store import _tables as t
+
+    out = tmp_path / "out"
+    files = generate_campaign(out)
+    results = tmp_path / "results"
+    done = craft(store, document_of(files[0]), results, "finished")  # finished, then failed: finished
+    later = craft(store, document_of(files[0]), results, "failed", error="x")
+    failed = craft(store, document_of(files[1]), results, "failed", error="y")
+    quiet = craft(store, document_of(files[2]), results, "finished")
+    with store.engine.begin() as conn:
+        for rec, lines in ((done, ["done 1", "done 2"]), (later, ["later"]), (failed, ["failed"])):
+            conn.execute(update(t.run_instance).where(t.run_instance.c.id == rec.instance_id).values(warnings=lines))
+    uids = [document_of(f)["uid"] for f in files[:3]]
+    for status in (store.campaign_status(out), store.campaign_status(experiment=EXPERIMENT)):
+        by_run = {r.run: r for r in status.runs}
+        assert (by_run[uids[0]].status, by_run[uids[0]].instance_id, by_run[uids[0]].warnings) == (
+            "finished", done.instance_id, ("done 1", "done 2"))
+        assert (by_run[uids[1]].status, by_run[uids[1]].warnings) == ("failed", ("failed",))
+        assert (by_run[uids[2]].status, by_run[uids[2]].warnings) == ("finished", ())
+    one = store.campaign_status(run=uids[1], include_branches=True).runs
+    assert [(r.run, r.warnings) for r in one] == [(uids[1], ("failed",))]
+
+
+def test_a_manifests_files_are_those_present_in_the_folder(tmp_path, store):
+    """With ``-e`` the run files are the manifest's that are files in the
+    folder (as ``os.path.isfile``; listed once, not a stat per name): a
+    deleted one, or a folder in its place, is a run without a file."""
+    out = tmp_path / "out"
+    files = generate_campaign(out)
+    execute(files[0], store, tmp_path / "results")
+    files[1].unlink()
+    assert store.campaign_status(out, EXPERIMENT).runs == store.campaign_status(out).runs
+    files[2].unlink()
+    files[2].mkdir()
+    by_run = {r.run: r for r in store.campaign_status(out, EXPERIMENT).runs}
+    for path in files[1:3]:
+        assert (by_run[path.stem[4:]].status, by_run[path.stem[4:]].reason) == ("missing", "no run file")
+    assert by_run[files[0].stem[4:]].status == "finished"
+    assert {r.file for r in by_run.values() if r.file} == {str(f) for f in files if f.is_file()}

@@ -110,7 +110,8 @@ def status_command(output_dir: Path | None, experiment: str | None, store_url: s
                   "" if r.repetition is None else str(r.repetition), r.status,
                   "" if r.instance_id is None else str(r.instance_id), _when(r.start)] for r in rows]
         names = ["run", "point", "rep", "status", "instance", "started (UTC)"]
-        fixed = [max([len(n)] + [len(c[i]) for c in cells]) for i, n in enumerate(names)]
+        columns = zip(*cells) if cells else [()] * len(names)
+        fixed = [max([len(n), *map(len, column)]) for n, column in zip(names, columns)]
         spare = out.width - sum(fixed) - 3 * (len(names) + 1) - 1
         if len(rows) > PLAIN_ROWS and spare >= 12:  # rich lays out ~1,000 rows a second: draw its frame ourselves
             _plain_table(out, title, names, fixed, [c + [r.reason or ""] for r, c in zip(rows, cells)], spare)
@@ -187,7 +188,11 @@ def _status_json(status: Any, only: tuple[str, ...], experiment: str | None) -> 
     import dataclasses
     import json
 
-    runs = [{k: v.isoformat() if hasattr(v, "isoformat") else v for k, v in dataclasses.asdict(r).items()}
+    def plain(value: Any) -> Any:
+        return value.isoformat() if hasattr(value, "isoformat") else list(value) if isinstance(value, tuple) else value
+
+    # each RunStatus's fields, one level deep (dataclasses.asdict's deep copies: 0.6 s of 10,000 runs)
+    runs = [{f.name: plain(getattr(r, f.name)) for f in dataclasses.fields(r)}
             for r in status.runs if not only or r.status in only]
     return json.dumps({"experiment": experiment, "runs": runs, "counts": status.counts, "all_finished": status.all_finished}, indent=2)
 

@@ -13,14 +13,12 @@ import os
 import re
 from dataclasses import dataclass
 from pathlib import Path
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING, Any, Iterable
 
-from sqlalchemy import select
-
+from xdoe._files import file_sha256
 from xdoe.errors import InputError
 from xdoe.store._json import document_hash
 from xdoe.store._membership import session_child_uids
-from xdoe.store._tables import experiment as experiment_t, run as run_t
 
 if TYPE_CHECKING:
     from xdoe.store._rows import StoreRows as Store
@@ -53,52 +51,67 @@ def _int(text: str | None) -> int | None:
         return None
 
 
-def _known_files(store: "Store", paths: list[str]) -> dict[str, Any]:
+def _known_files(store: "Store", paths: list[str], experiment: str | None,
+                 versions: Iterable[Any] | None = None) -> dict[str, Any]:
     """The run files whose bytes the store recorded (``run.file_sha256``, given
     only when the bytes alone determine the document): ``path -> (uid,
     content hash, design point, repetition, seed, experiment uid)``, so their
-    YAML need not be parsed again. A file edited since (other bytes) or never
-    run is not in the answer."""
-    import hashlib
-
-    from xdoe.store._run_rows import IN_CHUNK
-
+    YAML need not be parsed again. A file edited since (other bytes), never
+    run, or run in another experiment than ``experiment`` (when given) is
+    not in the answer. ``versions``: the run versions to look in when the
+    caller read them already, else :func:`~xdoe.store._versions.version_rows`
+    of ``experiment`` (one query)."""
     hashes: dict[str, list[str]] = {}
     for path in paths:
         try:
-            with open(path, "rb") as fh:
-                hashes.setdefault(hashlib.sha256(fh.read()).hexdigest(), []).append(path)
+            hashes.setdefault(file_sha256(path), []).append(path)
         except OSError:
             continue  # unreadable: parsed below, which reports why
-    wanted = list(hashes)
-    out: dict[str, Any] = {}
-    r, e = run_t.c, experiment_t.c
-    stmt = (select(r.file_sha256, r.uid, r.content_hash, r.design_point, r.repetition, r.seed, e.uid)
-            .select_from(run_t).outerjoin(experiment_t, r.experiment_id == e.id))
-    from xdoe.errors import StoreError
+    if versions is None:
+        from xdoe.errors import StoreError
+        from xdoe.store._versions import version_rows
 
-    try:
-        with store._core_read("read runs from") as conn:
-            for start in range(0, len(wanted), IN_CHUNK):
-                for row in conn.execute(stmt.where(r.file_sha256.in_(wanted[start:start + IN_CHUNK]))).all():
-                    for path in hashes[row[0]]:
-                        out[path] = tuple(row[1:])
-    except StoreError:  # a store that cannot answer this (an old schema read as it is): parse every file
-        return {}
+        try:
+            versions = version_rows(store, experiment)
+        except StoreError:  # a store that cannot answer this: parse every file
+            return {}
+    out: dict[str, Any] = {}
+    for v in versions:
+        if v.file_sha256 in hashes:
+            for path in hashes[v.file_sha256]:
+                out[path] = (v.uid, v.content_hash, v.design_point, v.repetition, v.seed, v.experiment)
     return out
 
 
-def _matching(folder: Path, *patterns: str) -> list[str]:
-    """The paths (text) of the entries of ``folder`` whose names match a
-    pattern (as ``Path.glob``), sorted by name: 10,000 names sort as text in
-    a millisecond, as :class:`~pathlib.Path` objects in a tenth of a second."""
+def _matching(folder: Path, names: list[str], *patterns: str) -> list[str]:
+    """The paths (text) of the entries ``names`` of ``folder`` (listed once,
+    sorted) whose names match a pattern (as ``Path.glob``): 10,000 names sort
+    as text in a millisecond, as :class:`~pathlib.Path` objects in a tenth
+    of a second."""
     match = re.compile("|".join(fnmatch.translate(p) for p in patterns)).match
     prefix = os.path.join(folder, "")
-    return [prefix + n for n in sorted(os.listdir(folder)) if match(n)]
+    return [prefix + n for n in names if match(n)]
+
+
+def _listed_files(folder: Path, names: tuple[str, ...]) -> list[str]:
+    """The paths (text) of the files ``names`` (a manifest's) that are files
+    in ``folder`` (as :func:`os.path.isfile`): one listing of the folder
+    instead of a ``stat`` per name."""
+    prefix = os.path.join(folder, "")
+    with os.scandir(folder) as entries:
+        present = {e.name for e in entries if e.is_file()}
+    out = []
+    for n in names:
+        if n in present:
+            out.append(prefix + n)
+        elif (os.sep in n or "/" in n) and (folder / n).is_file():  # a name with a folder in it
+            out.append(str(folder / n))
+    return out
 
 
 def design_runs(output_dir: str | Path, experiment: str | None = None, *,
-                store: "Store | None" = None, tree_sessions: set[str] | None = None) -> list[DesignRun]:
+                store: "Store | None" = None, tree_sessions: set[str] | None = None,
+                versions: Iterable[Any] | None = None) -> list[DesignRun]:
     """The runs of an xgen output folder: every ``run-*.yaml`` (loaded and
     validated like ``xrun`` does, to hash it), with design point, repetition
     and seed from ``design.csv`` when present; a ``design.csv`` row without a
@@ -121,7 +134,10 @@ def design_runs(output_dir: str | Path, experiment: str | None = None, *,
     bytes and is parsed). A session recorded so (a child node of a session
     tree in the store) is a session here too, as its document says;
     ``tree_sessions``: those uids when the caller has read them already
-    (:func:`~xdoe.store._membership.session_child_uids`).
+    (:func:`~xdoe.store._membership.session_child_uids`); ``versions``: the
+    store's run versions to match the files' hashes against when the caller
+    has read them (:func:`~xdoe.store._versions.version_rows` of
+    ``experiment``: no further query), else they are read.
 
     Raises:
         InputError: ``output_dir`` is not a folder or holds no run document.
@@ -134,11 +150,12 @@ def design_runs(output_dir: str | Path, experiment: str | None = None, *,
     mine = folder_experiments(folder).get(experiment) if experiment is not None else None
     if mine is not None:
         tables = [str(mine.design_csv)] if mine.design_csv is not None and mine.design_csv.is_file() else []
-        files = [str(folder / name) for name in mine.files if os.path.isfile(folder / name)]
+        files = _listed_files(folder, mine.files)
     else:
         # design.csv, and design-<uid>.csv of further experiments sharing the folder
-        tables = _matching(folder, "design*.csv")
-        files = _matching(folder, "run-*.yaml") or _matching(folder, "*.yaml", "*.yml")
+        names = sorted(os.listdir(folder))
+        tables = _matching(folder, names, "design*.csv")
+        files = _matching(folder, names, "run-*.yaml") or _matching(folder, names, "*.yaml", "*.yml")
     design: dict[str, dict[str, str]] = {}
     for csv_path in tables:
         with open(csv_path, newline="", encoding="utf-8") as fh:
@@ -151,7 +168,7 @@ def design_runs(output_dir: str | Path, experiment: str | None = None, *,
     found: list[DesignRun] = []
     sessions: list[DesignRun] = []
     seen: set[str] = set()
-    known = _known_files(store, files) if store is not None else {}
+    known = _known_files(store, files, experiment, versions) if store is not None else {}
     children: set[str] = set()  # sessions of a tree among the known files: not design runs
     if known:
         children = tree_sessions if tree_sessions is not None else session_child_uids(store)

@@ -31,18 +31,17 @@ tree's ``branches/`` folder) shows those.
 from __future__ import annotations
 
 import datetime as _dt
+import json
 import socket
 from dataclasses import dataclass, field, replace
 from pathlib import Path
-from typing import TYPE_CHECKING, Any, NamedTuple
-
-from sqlalchemy import String, case, func, select, type_coerce
+from typing import TYPE_CHECKING, Any
 
 from xdoe.store._design_runs import DesignRun, design_runs
-from xdoe.store._export import check_experiment
-from xdoe.store._tables import experiment as experiment_t, run as run_t, run_instance as instance_t, utcnow
+from xdoe.store._tables import utcnow
 from xdoe.store._liveness import HEARTBEAT_TIMEOUT, dead_reason
 from xdoe.store._membership import session_child_uids
+from xdoe.store._versions import VersionRow, version_rows
 
 if TYPE_CHECKING:
     from xdoe.store._rows import StoreRows as Store
@@ -94,85 +93,21 @@ class CampaignStatus:
         return summarize(self.counts)
 
 
+_UTC = _dt.timezone.utc
+_from_text = _dt.datetime.fromisoformat
+
+
 def aware(value: Any) -> _dt.datetime | None:
     """A stored timestamp read without type processing (ISO text on SQLite,
     a naive datetime on PostgreSQL: :func:`version_rows`) as an aware UTC
     datetime; ``None`` stays ``None``."""
     if value is None:
         return None
+    if value.__class__ is str:  # 10,000 runs: two per run
+        return _from_text(value).replace(tzinfo=_UTC)
     if isinstance(value, str):
-        value = _dt.datetime.fromisoformat(value)
-    return value.replace(tzinfo=_dt.timezone.utc)
-
-
-class VersionRow(NamedTuple):
-    """A run version and what its status is decided from (:func:`version_rows`):
-    its number of instances ``n``, its newest instance (``new_*``) and its
-    newest finished one (``fin_*``); times as read (:func:`aware` converts them)."""
-
-    id: int
-    uid: str
-    experiment: str | None
-    design_point: int | None
-    repetition: int | None
-    seed: int | None
-    content_hash: str
-    levels: str | None
-    n: int | None
-    new_id: int | None
-    new_status: str | None
-    new_error: str | None
-    new_host: str | None
-    new_pid: int | None
-    new_heartbeat: Any
-    new_start: Any
-    new_end: Any
-    fin_id: int | None
-    fin_host: str | None
-    fin_start: Any
-    fin_end: Any
-
-
-def version_rows(store: "Store", experiment: str | None = None, *, run: str | None = None,
-                 latest_only: bool = False) -> list[VersionRow]:
-    """Every run version (of one experiment, of one run uid; ``latest_only``:
-    the latest version of each uid) with what its status is decided from, in
-    one query: its number of instances, its newest instance and its newest
-    finished one (grouped in SQL), as :class:`VersionRow` tuples (a
-    SQLAlchemy row's attribute access costs ten times more), ordered by run id. ``levels`` is the JSON text as stored; the times are
-    read without type processing (cheap for 10,000 runs; :func:`aware`
-    converts them).
-
-    Raises:
-        StoreError: the store cannot be read.
-    """
-    r, e, i = run_t.c, experiment_t.c, instance_t.c
-    chosen = select(r.id)
-    if experiment is not None:
-        chosen = chosen.join(experiment_t, r.experiment_id == e.id).where(e.uid == experiment)
-    if run is not None:
-        chosen = chosen.where(r.uid == run)
-    if latest_only:
-        chosen = chosen.with_only_columns(func.max(r.id)).group_by(r.uid)
-    agg = (select(i.run_id, func.max(i.id).label("newest"),
-                  func.max(case((i.status == "finished", i.id))).label("fin"), func.count().label("n"))
-           .where(i.run_id.in_(chosen)).group_by(i.run_id).subquery())
-    new, fin = instance_t.alias("newest"), instance_t.alias("fin")
-
-    def raw(column: Any) -> Any:
-        return type_coerce(column, String)
-
-    columns = (r.id, r.uid, e.uid, r.design_point, r.repetition, r.seed, r.content_hash, raw(r.levels),
-               agg.c.n, new.c.id, new.c.status, new.c.error, new.c.host, new.c.pid, raw(new.c.heartbeat),
-               raw(new.c.start), raw(new.c.end), fin.c.id, fin.c.host, raw(fin.c.start), raw(fin.c.end))
-    stmt = (select(*columns)
-            .select_from(run_t).outerjoin(experiment_t, r.experiment_id == e.id)
-            .outerjoin(agg, agg.c.run_id == r.id)
-            .outerjoin(new, new.c.id == agg.c.newest)
-            .outerjoin(fin, fin.c.id == agg.c.fin)
-            .where(r.id.in_(chosen)).order_by(r.id))
-    with store._core_read("read run instances from") as conn:
-        return [VersionRow._make(row) for row in conn.execute(stmt).all()]
+        value = _from_text(value)
+    return value.replace(tzinfo=_UTC)
 
 
 def decide(run: DesignRun, row: VersionRow | None, *, now: _dt.datetime, timeout: float, hostname: str,
@@ -208,11 +143,12 @@ def decide(run: DesignRun, row: VersionRow | None, *, now: _dt.datetime, timeout
     else:
         status, reason = "interrupted", row.new_error or status
     if newest:
-        chosen, host, start, end = row.new_id, row.new_host, row.new_start, row.new_end
+        chosen, host, start, end, warned = row.new_id, row.new_host, row.new_start, row.new_end, row.new_warnings
     else:
-        chosen, host, start, end = row.fin_id, row.fin_host, row.fin_start, row.fin_end
+        chosen, host, start, end, warned = row.fin_id, row.fin_host, row.fin_start, row.fin_end, row.fin_warnings
     return RunStatus(run.uid, status, reason, run.design_point, run.repetition, run.seed, run.content_hash,
-                     int(chosen), int(row.n), host, times(start), times(end), run.file)  # type: ignore[arg-type]
+                     int(chosen), int(row.n), host, times(start), times(end), run.file,  # type: ignore[arg-type]
+                     tuple(json.loads(warned)) if warned is not None else ())
 
 
 def _other_versions(rows: list[Any]) -> str | None:
@@ -264,14 +200,19 @@ def campaign_status(
     tree_sessions = session_child_uids(store) if output_dir is not None or not include_branches else set()
     children: set[str] = set() if include_branches else tree_sessions
     if output_dir is not None:
-        runs = design_runs(output_dir, experiment, store=store, tree_sessions=tree_sessions)
+        # every version of the experiment's runs: the statuses, and the files whose bytes they recorded
+        rows = version_rows(store, experiment)
+        runs = design_runs(output_dir, experiment, store=store, tree_sessions=tree_sessions, versions=rows)
         if any(r.uid not in children for r in runs):  # else a folder of sessions (branches/): those
             runs = [r for r in runs if r.uid not in children]
         if run is not None:
             runs = [r for r in runs if r.uid == run]
-    elif run is None:
-        check_experiment(store, experiment)
-    rows = version_rows(store, experiment, run=run)
+    else:
+        if run is None:
+            from xdoe.store._export import check_experiment  # (a module the status does not need otherwise)
+
+            check_experiment(store, experiment)
+        rows = version_rows(store, experiment, run=run)
     versions: dict[str, dict[str | None, Any]] = {}
     for row in rows:  # by uid, then content hash (ordered by run id: the latest version last)
         versions.setdefault(row.uid, {})[row.content_hash] = row
@@ -292,7 +233,6 @@ def campaign_status(
             else:
                 st = replace(st, reason=_other_versions([v for h, v in mine.items() if h != r.content_hash]))
         statuses.append(st)
-    statuses = _with_warnings(store, statuses)
     statuses.sort(key=lambda s: (s.design_point is None, s.design_point or 0, s.repetition is None,
                                  s.repetition or 0, s.run))
     counts = {s: 0 for s in STATUSES}
@@ -301,24 +241,6 @@ def campaign_status(
     if not counts["invalid"]:
         del counts["invalid"]
     return CampaignStatus(statuses, counts)
-
-
-def _with_warnings(store: "Store", statuses: list[RunStatus]) -> list[RunStatus]:
-    """``statuses`` with the warnings their instances recorded (schema
-    version 3; an older store, read as it is, has none)."""
-    if store.schema_version < 3:
-        return statuses
-    from xdoe.store import _tables as t
-
-    ids = {s.instance_id for s in statuses if s.instance_id is not None}
-    if not ids:
-        return statuses
-    c = t.run_instance.c
-    found: dict[int, list[str]] = {}
-    with store._core_read("read run warnings from") as conn:
-        for chunk in (sorted(ids)[i:i + 500] for i in range(0, len(ids), 500)):  # bound the IN list
-            found.update(conn.execute(select(c.id, c.warnings).where(c.id.in_(chunk), c.warnings.is_not(None))).all())
-    return [replace(s, warnings=tuple(found[s.instance_id])) if s.instance_id in found else s for s in statuses]
 
 
 def summarize(counts: dict[str, int]) -> str:
