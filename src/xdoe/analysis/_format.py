@@ -187,15 +187,17 @@ def _render_one(a: Analysis, fmt: str, width: int) -> str:
         return "\n".join(parts)
     from rich.console import Console
     from rich.table import Table
+    from rich.text import Text
 
-    console = Console(file=io.StringIO(), width=width, force_terminal=False, color_system=None)
+    # Text cells: a level such as "[red]" or ":smile:" is shown as written, not as markup or emoji
+    console = Console(file=io.StringIO(), width=width, force_terminal=False, color_system=None, emoji=False)
     for title, headers, rows in secs:
-        table = Table(title=title, title_justify="left")
+        table = Table(title=Text(title), title_justify="left")
         for h in headers:
-            table.add_column(h, overflow="fold")
+            table.add_column(Text(h), overflow="fold")
         rows, more = shown_rows(rows, "--format csv, markdown or json")
         for r in rows:
-            table.add_row(*r)
+            table.add_row(*map(Text, r))
         console.print(table)
         if more:
             console.print(more, markup=False, highlight=False)

@@ -136,6 +136,8 @@ def results_command(output_dir: Path | None, experiment: str | None, include_bra
         shown_rows,
         split_branches,
     )
+    from rich.text import Text
+
     from xdoe.results import experiment_label
 
     resp = parse_response(response)
@@ -158,7 +160,7 @@ def results_command(output_dir: Path | None, experiment: str | None, include_bra
             table_.add_section()
         for p in extra:  # not design points: the sessions of their trees, one run each
             imp = "-" if p.improvement is None else fmt_num(p.improvement[0], 3)
-            table_.add_row("branch", p.levels["branch"], str(p.n), fmt_num(p.estimate), "-", imp)
+            table_.add_row(*map(Text, ("branch", p.levels["branch"], str(p.n), fmt_num(p.estimate), "-", imp)))
         out.print(table_)
         if more:
             out.print(more, markup=False, highlight=False)
@@ -173,12 +175,13 @@ def results_command(output_dir: Path | None, experiment: str | None, include_bra
 
 def _rich_table(headers: list[str], rows: list[list[str]]) -> Any:
     from rich.table import Table
+    from rich.text import Text
 
     out = Table()
     for h in headers:
-        out.add_column(h, justify="right" if h in ("runs", "point") else "left", overflow="fold")
-    for r in rows:
-        out.add_row(*r)
+        out.add_column(Text(h), justify="right" if h in ("runs", "point") else "left", overflow="fold")
+    for r in rows:  # Text: a level such as "[red]" or ":smile:" is shown as written, not as markup or emoji
+        out.add_row(*map(Text, r))
     return out
 
 

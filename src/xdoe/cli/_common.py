@@ -38,11 +38,13 @@ def console(**kwargs: Any) -> Any:
     width on a terminal, or ``$COLUMNS`` when set; else (piped or redirected)
     :data:`PIPE_WIDTH` columns, so that a table keeps every column in full
     (``xrun status | cat`` keeps the reasons; each table is only as wide as
-    its cells)."""
+    its cells). Emoji codes are left as typed (``:smile:`` in a run's
+    warning or a level is text, not 😄)."""
     import os
 
     from rich.console import Console
 
+    kwargs.setdefault("emoji", False)
     out = Console(**kwargs)
     if not out.is_terminal and not os.environ.get("COLUMNS"):
         out.width = PIPE_WIDTH

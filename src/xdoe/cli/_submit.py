@@ -149,7 +149,7 @@ def submit_command(
     backend = SlurmBackend(options, dry_run=dry_run)  # checks the store first
     run_files = expand_run_files(files)
     arrays = [job.array for job in backend.submit_files(run_files)]
-    console = Console(stderr=dry_run, highlight=False)
+    console = Console(stderr=dry_run, highlight=False, emoji=False)
     n_tasks = sum(a.chunk.size for a in arrays)
     if dry_run:
         for a in arrays:

@@ -100,7 +100,7 @@ def _progress() -> Iterator[Any]:
     from rich.progress import BarColumn, MofNCompleteColumn, Progress, TextColumn, TimeElapsedColumn
 
     bar = Progress(TextColumn("{task.description}"), BarColumn(), MofNCompleteColumn(),
-                   TimeElapsedColumn(), console=Console(stderr=True), transient=True)
+                   TimeElapsedColumn(), console=Console(stderr=True, emoji=False), transient=True)
     task = bar.add_task("", total=1)
 
     def update(event: Any) -> None:

@@ -101,7 +101,7 @@ def _warn(warnings: list[str], quiet: bool) -> None:
 def _console() -> Any:
     from rich.console import Console
 
-    return Console(file=sys.stdout, soft_wrap=True, highlight=False)
+    return Console(file=sys.stdout, soft_wrap=True, highlight=False, emoji=False)
 
 
 def _factor_table(experiment: Any, design: Any) -> Any:
@@ -277,7 +277,7 @@ def generate(file: Path, output: Path | None, dry_run: bool, force: bool, force_
             BarColumn(),
             MofNCompleteColumn(),
             TimeRemainingColumn(),
-            console=Console(file=sys.stderr),
+            console=Console(file=sys.stderr, emoji=False),
             transient=True,
         ) as bar:
             task = bar.add_task("runs", total=len(runs))

@@ -131,7 +131,7 @@ class _Display:
         from rich.console import Console
         from rich.progress import BarColumn, MofNCompleteColumn, Progress, TextColumn, TimeElapsedColumn
 
-        self.console = Console(stderr=True)
+        self.console = Console(stderr=True, emoji=False)
         self.progress = Progress(
             TextColumn("{task.description}"), BarColumn(), MofNCompleteColumn(),
             TextColumn("{task.fields[rate]}"), TimeElapsedColumn(),
@@ -276,7 +276,7 @@ def experiment_start(files: tuple[str, ...], quiet: bool, jobs: str, **options: 
         from xdoe.results import levels_text
 
         levels = {p.uid: levels_text((p.document.get("design_point") or {}).get("levels")) for p in loaded.plans}
-        console = Console()
+        console = Console(emoji=False)
         console.print(summary_table(outcomes, skipped, levels, width=console.width))
     sys.exit(EXIT_OK if all_done(outcomes) and not skipped else EXIT_FAILED)
 
