@@ -3,7 +3,7 @@
 from __future__ import annotations
 
 import copy
-from typing import Any
+from typing import Any, Sequence
 
 import numpy as np
 from gymnasium import spaces
@@ -55,6 +55,8 @@ class SB3Muscle(Muscle):
 
     def setup(self, sensors: list[SensorInformation], actuators: list[ActuatorInformation]) -> None:
         self.observations = ObservationCodec(sensors)
+        #: the id of the agent's only sensor (its value form is the observation), else None
+        self._sensor = sensors[0].uid if len(sensors) == 1 else None
         self.actions = ActionCodec(actuators)
         self._space = copy.deepcopy(self.actions.space)
         self._space.seed(int(self.rng.integers(2**31 - 1)))
@@ -177,8 +179,13 @@ class SB3Muscle(Muscle):
                     raw = np.asarray(self._random(mask))
                 values = policy.predict_values(obs)
                 log_prob = distribution.log_prob(torch.as_tensor(raw[None]).to(obs.device))
-        if values is not None:
-            self.extras = {"value": values.item(), "log_prob": log_prob.item()}
+        return self._sampled(policy, raw, None if values is None else (values.item(), log_prob.item()))
+
+    def _sampled(self, policy: Any, raw: np.ndarray, estimates: tuple[float, float] | None) -> Any:
+        """The action of an on-policy sample ``raw`` (SB3's clipping or
+        unscaling of a ``Box``), with :attr:`extras` from ``estimates``
+        (value, log-probability; ``None`` in test mode)."""
+        self.extras = None if estimates is None else {"value": estimates[0], "log_prob": estimates[1]}
         space = self.actions.space
         if isinstance(space, spaces.Box):
             if self.extras is not None:
@@ -187,3 +194,81 @@ class SB3Muscle(Muscle):
                 return policy.unscale_action(raw)
             return np.clip(raw, space.low, space.high)
         return raw
+
+    # -- batched acting (Muscle.propose_batch) ----------------------------------
+    @classmethod
+    def propose_batch(cls, muscles: Sequence[Muscle], observations: Sequence[Any]) -> list[Any]:
+        """On-policy muscles of one agent (PPO, A2C) with SB3's actor-critic
+        forward pass and one plain sensor act in one forward pass of a batch
+        of ``len(muscles)`` observations, as SB3 does with a vectorised
+        environment; each row's action is drawn from its own muscle's torch
+        generator (the same draws as alone: a ``Categorical``'s
+        ``multinomial`` or a diagonal Gaussian's standard normals of one row),
+        so values and log-probabilities equal the muscles' own up to the
+        rounding of the batched matrix products. Other cases (off-policy
+        algorithms, action masks, several sensors, other distributions or
+        policies) act muscle by muscle (:meth:`Muscle.propose_batch`)."""
+        if len(muscles) < 2 or not cls._batchable(muscles):
+            return super().propose_batch(muscles, observations)
+        import torch
+
+        first: Any = muscles[0]
+        policy = first.policy
+        sensor, codec = first._sensor, first.observations
+        obs = torch.as_tensor(np.stack([codec.value(sensor, o) for o in observations]).reshape(first._shape),
+                              device=first._device)
+        with torch.no_grad():
+            if first.mode is Mode.TEST:
+                raws = policy._predict(obs, deterministic=True).cpu().numpy()
+                return [m.actions.values(m._sampled(policy, raw, None)) for m, raw in zip(muscles, raws)]
+            distribution, values = _distribution_and_values(policy, obs)
+            rows = []
+            for i, muscle in enumerate(muscles):
+                with muscle.random.active(numpy=False):  # type: ignore[attr-defined]
+                    rows.append(_draw(distribution.distribution, i))
+            actions = torch.cat(rows)
+            log_probs = distribution.log_prob(actions).reshape(-1).tolist()
+            raws = actions.reshape((-1, *policy.action_space.shape)).cpu().numpy()
+        values = values.reshape(-1).tolist()
+        return [m.actions.values(m._sampled(policy, raw, (value, log_prob)))  # type: ignore[attr-defined]
+                for m, raw, value, log_prob in zip(muscles, raws, values, log_probs)]
+
+    @staticmethod
+    def _batchable(muscles: Sequence[Any]) -> bool:
+        """Whether :meth:`propose_batch` can take ``muscles`` in one pass (see there)."""
+        from stable_baselines3.common.distributions import CategoricalDistribution, DiagGaussianDistribution
+        from stable_baselines3.common.policies import ActorCriticPolicy
+
+        first = muscles[0]
+        policy = first.policy
+        if policy is None or first.kind != "on" or first._shape is None or first._sensor is None \
+                or type(policy).forward is not ActorCriticPolicy.forward \
+                or type(policy.action_dist) not in (CategoricalDistribution, DiagGaussianDistribution):
+            return False
+        return all(m.policy is policy and m.kind == "on" and m.mode is first.mode and m.random is not None
+                   for m in muscles)
+
+
+def _distribution_and_values(policy: Any, obs: Any) -> tuple[Any, Any]:
+    """SB3's ``ActorCriticPolicy.forward`` up to the sampling: the action
+    distribution of the batch ``obs`` and the value estimates ``(n, 1)``."""
+    features = policy.extract_features(obs)
+    if policy.share_features_extractor:
+        latent_pi, latent_vf = policy.mlp_extractor(features)
+    else:
+        pi_features, vf_features = features
+        latent_pi = policy.mlp_extractor.forward_actor(pi_features)
+        latent_vf = policy.mlp_extractor.forward_critic(vf_features)
+    return policy._get_action_dist_from_latent(latent_pi), policy.value_net(latent_vf)
+
+
+def _draw(distribution: Any, row: int) -> Any:
+    """A sample of row ``row`` of a torch ``Categorical`` or ``Normal`` with
+    the draws its ``sample``/``rsample`` makes for a batch of that one row
+    (from torch's current generator)."""
+    import torch
+
+    if isinstance(distribution, torch.distributions.Categorical):
+        return torch.multinomial(distribution.probs[row:row + 1], 1, True).reshape(1)
+    loc, scale = distribution.loc[row:row + 1], distribution.scale[row:row + 1]
+    return loc + torch.empty(loc.shape, dtype=loc.dtype, device=loc.device).normal_() * scale

@@ -56,8 +56,12 @@ class ObservationCodec:
                                       for k, uid in zip(self.keys, self.ids)})
 
     def _value(self, s: SensorInformation) -> Any:
-        start = self.starts.get(s.uid)
-        return np.asarray(s.value if start is None else int(s.value) - start)
+        return self.value(s.uid, s.value)
+
+    def value(self, uid: str, value: Any) -> Any:
+        """The observation array of sensor ``uid``'s ``value`` (``Discrete`` shifted to start at 0)."""
+        start = self.starts.get(uid)
+        return np.asarray(value if start is None else int(value) - start)
 
     def encode(self, sensors: list[SensorInformation]) -> Any:
         """One observation (an array, or a dict of arrays) from the sensors."""
@@ -136,13 +140,23 @@ class ActionCodec:
 
     def split(self, action: Any) -> list[ActuatorInformation]:
         """The actuators with their values from one action of :attr:`space`."""
+        value = self.values(action)
+        if self.kind == "single":
+            a = self.templates[0]
+            return [ActuatorInformation(a.uid, a.space, value)]
+        return [ActuatorInformation(a.uid, a.space, value[a.uid]) for a in self.templates]
+
+    def values(self, action: Any) -> Any:
+        """The value form of the actuators (``xdoe.environment``'s: the only
+        actuator's value, else a dict ``uid -> value``) from one action of
+        :attr:`space`."""
         if self.kind == "single":
             a = self.templates[0]
             if isinstance(a.space, spaces.Discrete):
-                return [ActuatorInformation(a.uid, a.space, int(np.asarray(action).item()) + int(a.space.start))]
-            return [ActuatorInformation(a.uid, a.space, np.asarray(action, dtype=a.space.dtype).reshape(a.space.shape))]
+                return int(np.asarray(action).item()) + int(a.space.start)
+            return np.asarray(action, dtype=a.space.dtype).reshape(a.space.shape)
         flat = np.asarray(action).reshape(-1)
-        out, i = [], 0
+        out, i = {}, 0
         for a, size in zip(self.templates, self.sizes):
             part = flat[i:i + size]
             i += size
@@ -150,5 +164,5 @@ class ActionCodec:
                 value: Any = int(part[0]) + int(a.space.start)
             else:
                 value = part.astype(a.space.dtype).reshape(a.space.shape)
-            out.append(ActuatorInformation(a.uid, a.space, value))
+            out[a.uid] = value
         return out
