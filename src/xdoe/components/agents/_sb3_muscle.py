@@ -222,11 +222,7 @@ class SB3Muscle(Muscle):
                 raws = policy._predict(obs, deterministic=True).cpu().numpy()
                 return [m.actions.values(m._sampled(policy, raw, None)) for m, raw in zip(muscles, raws)]
             distribution, values = _distribution_and_values(policy, obs)
-            rows = []
-            for i, muscle in enumerate(muscles):
-                with muscle.random.active(numpy=False):  # type: ignore[attr-defined]
-                    rows.append(_draw(distribution.distribution, i))
-            actions = torch.cat(rows)
+            actions = _sample(distribution.distribution, muscles)
             log_probs = distribution.log_prob(actions).reshape(-1).tolist()
             raws = actions.reshape((-1, *policy.action_space.shape)).cpu().numpy()
         values = values.reshape(-1).tolist()
@@ -262,13 +258,31 @@ def _distribution_and_values(policy: Any, obs: Any) -> tuple[Any, Any]:
     return policy._get_action_dist_from_latent(latent_pi), policy.value_net(latent_vf)
 
 
-def _draw(distribution: Any, row: int) -> Any:
-    """A sample of row ``row`` of a torch ``Categorical`` or ``Normal`` with
-    the draws its ``sample``/``rsample`` makes for a batch of that one row
-    (from torch's current generator)."""
+def _sample(distribution: Any, muscles: Sequence[Any]) -> Any:
+    """One sample per row of a torch ``Categorical`` or ``Normal`` of a batch,
+    row ``i`` with the draws ``sample``/``rsample`` would make for that one
+    row from the torch generator of ``muscles[i]``: a ``Categorical``'s
+    ``multinomial`` of one sample is ``argmax(probs / q)`` with ``q`` standard
+    exponentials of the row's shape (torch's one-sample path), a ``Normal``'s
+    ``loc + eps * scale`` with ``eps`` standard normals; only the draws are
+    made row by row, the arithmetic for the batch at once (the same values)."""
     import torch
 
+    generator = torch.Generator()  # holds each muscle's state in turn (OwnRandomState.torch)
     if isinstance(distribution, torch.distributions.Categorical):
-        return torch.multinomial(distribution.probs[row:row + 1], 1, True).reshape(1)
-    loc, scale = distribution.loc[row:row + 1], distribution.scale[row:row + 1]
-    return loc + torch.empty(loc.shape, dtype=loc.dtype, device=loc.device).normal_() * scale
+        probs = distribution.probs
+        q = torch.empty_like(probs)
+        for i, muscle in enumerate(muscles):
+            own = muscle.random
+            generator.set_state(own.torch)
+            q[i:i + 1].exponential_(1, generator=generator)
+            own.torch = generator.get_state()
+        return torch.argmax(probs / q, dim=-1)
+    loc, scale = distribution.loc, distribution.scale
+    eps = torch.empty_like(loc)
+    for i, muscle in enumerate(muscles):
+        own = muscle.random
+        generator.set_state(own.torch)
+        eps[i:i + 1].normal_(generator=generator)
+        own.torch = generator.get_state()
+    return loc + eps * scale

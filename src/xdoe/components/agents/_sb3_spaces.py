@@ -43,6 +43,7 @@ class ObservationCodec:
         self.ids = [s.uid for s in sensors if not is_action_mask(s.uid)]
         if not self.ids:
             raise ValueError("SB3Brain needs at least one sensor (action masks do not count)")
+        self.count = len(sensors)
         self.starts = {s.uid: int(s.space.start) for s in sensors
                        if s.uid in self.ids and isinstance(s.space, spaces.Discrete)}
         if len(self.ids) == 1:
@@ -73,6 +74,14 @@ class ObservationCodec:
             raise KeyError(uid)
         by_id = {s.uid: s for s in sensors}
         return {k: self._value(by_id[uid]) for k, uid in zip(self.keys, self.ids)}
+
+    def encode_values(self, observation: Any) -> Any:
+        """:meth:`encode` of the value form of the sensors (the only sensor's
+        value, else a dict ``uid -> value``)."""
+        if self.keys is None:
+            uid = self.ids[0]
+            return self.value(uid, observation if self.count == 1 else observation[uid])
+        return {k: self.value(uid, observation[uid]) for k, uid in zip(self.keys, self.ids)}
 
 
 class ActionCodec:
@@ -123,16 +132,20 @@ class ActionCodec:
 
     def join(self, actuators: list[ActuatorInformation]) -> np.ndarray:
         """One action (a numpy array) from the actuators' values."""
-        by_id = {a.uid: a for a in actuators}
-        values = [by_id[uid].value for uid in self.ids]
+        by_id = {a.uid: a.value for a in actuators}
+        return self.join_values(by_id[self.ids[0]] if self.kind == "single" else by_id)
+
+    def join_values(self, action: Any) -> np.ndarray:
+        """:meth:`join` of the value form of the actuators (the only
+        actuator's value, else a dict ``uid -> value``)."""
         if self.kind == "single":
             space = self.templates[0].space
             if isinstance(space, spaces.Discrete):
-                return np.asarray(int(values[0]) - int(space.start))
-            return np.asarray(values[0])
+                return np.asarray(int(action) - int(space.start))
+            return np.asarray(action)
         parts = []
-        for a, v in zip(self.templates, values):
-            v = np.asarray(v).reshape(-1)
+        for a in self.templates:
+            v = np.asarray(action[a.uid]).reshape(-1)
             if isinstance(a.space, spaces.Discrete):
                 v = v - int(a.space.start)
             parts.append(v)
