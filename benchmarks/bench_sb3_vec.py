@@ -1,7 +1,7 @@
 """Throughput of ``worker: N`` (N environment copies feeding one SB3 brain)
 against Stable-Baselines3's own vectorised environments (issue 26.2).
 
-Run: ``python benchmarks/bench_sb3_vec.py [--workers 4] [--steps 16384] [--repeats 3]``.
+Run: ``python benchmarks/bench_sb3_vec.py [--workers 4] [--steps 16384] [--repeats 3] [--sides xdoe,...]``.
 
 PPO (SB3's defaults) on CartPole-v1, one torch thread, ``steps`` transitions
 over all N environment copies (rounded up to whole rollouts of
@@ -9,8 +9,9 @@ over all N environment copies (rounded up to whole rollouts of
 repeat (the first side rotates, so all see the same load):
 
 * ``xdoe``: ``xdoe.execution.run`` of the run document of ``bench_sb3.py``
-  with ``phase_config.worker: N`` (the workers step in turn in this process;
-  each worker's muscle acts on its own observation, a batch of one);
+  with ``phase_config.worker: N`` (the workers step in lockstep in this
+  process; ``SB3Muscle.propose_batch`` acts for the N of them in one forward
+  pass of a batch of N, as ``DummyVecEnv``'s side does);
 * ``xdoe parallel``: the same within ``xdoe.execution.parallel_workers()``
   (``xrun experiment-start --parallel-workers``: one spawned process per
   worker, the brain in this process);
@@ -103,6 +104,9 @@ def main() -> None:
     parser.add_argument("--workers", type=int, default=4)
     parser.add_argument("--steps", type=int, default=16_384)
     parser.add_argument("--repeats", type=int, default=3)
+    parser.add_argument("--sides", default="all",
+                        help="comma-separated sides to run (xdoe, 'xdoe parallel', 'SB3 DummyVecEnv', "
+                             "'SB3 SubprocVecEnv'), default all; ratios are printed for the pairs run")
     args = parser.parse_args()
     torch.set_num_threads(1)  # what SB3Brain's torch_threads default sets on the xdoe side
     n, steps = args.workers, whole_rollouts("PPO", args.steps, args.workers)
@@ -112,6 +116,12 @@ def main() -> None:
         "SB3 DummyVecEnv": lambda seed: sb3_side(steps, n, seed, subprocess=False),
         "SB3 SubprocVecEnv": lambda seed: sb3_side(steps, n, seed, subprocess=True),
     }
+    if args.sides != "all":
+        wanted = [name.strip() for name in args.sides.split(",")]
+        unknown = sorted(set(wanted) - set(sides))
+        if unknown:
+            parser.error(f"unknown sides: {', '.join(unknown)}; known: {', '.join(sides)}")
+        sides = {name: side for name, side in sides.items() if name in wanted}
     xdoe_side(64, 1, 0, parallel=False)  # warm-up: first-use imports on neither side's clock
     print(f"PPO on CartPole-v1, {n} environment copies, {steps} transitions per run "
           f"({args.steps} rounded up to whole rollouts of {steps // whole_rollouts('PPO', 1, n)} x "
@@ -132,6 +142,8 @@ def main() -> None:
         print(f"  {name:18s} {cpu:7.0f} per CPU-second {wall:7.0f} per wall-second")
     for ours, theirs in (("xdoe", "SB3 DummyVecEnv"), ("xdoe parallel", "SB3 SubprocVecEnv"),
                          ("xdoe", "SB3 SubprocVecEnv")):
+        if ours not in rates or theirs not in rates:
+            continue
         print(f"{ours} / {theirs}: {rates[ours][0] / rates[theirs][0]:.3f} of the throughput per CPU-second, "
               f"{rates[ours][1] / rates[theirs][1]:.3f} per wall-second (target >= {TARGET})")
     one, batch = forward_cost(n)

@@ -307,10 +307,11 @@ def test_the_executor_has_one_step_implementation() -> None:
     trees = {path.name: ast.parse(path.read_text(encoding="utf-8")) for path in package.glob("*.py")}
     calls = {name: {module: _calls(tree, name) for module, tree in trees.items() if _calls(tree, name)}
              for name in ("update_values", "propose_values", "propose", "internal", "think",
-                          "propose_actions", "internal_reward", "thinking")}
+                          "propose_actions", "internal_reward", "thinking", "propose_batch")}
     assert calls["update_values"] == {"_worker.py": 1}
     assert calls["propose"] == {"_worker.py": 1} and calls["internal"] == {"_worker.py": 1}
     assert calls["think"] == {"_worker.py": 1}
+    assert calls["propose_batch"] == {"_stepping.py": 1}  # the lockstep round's one call per agent (issue 26.2)
     assert not calls["propose_actions"] and not calls["internal_reward"] and not calls["propose_values"]
     assert calls["thinking"] == {}  # the run process hands worker processes' steps to thinking_values
     stepper_classes = [node.name for tree in trees.values() for node in ast.walk(tree)

@@ -91,3 +91,24 @@ def test_resume_after_sigkill_with_an_sb3_brain(store, tmp_path):
     resumed = run(d, store=store, results=tmp_path / "r")
     assert resumed.ok and resumed.resumed, resumed.traceback
     assert_exactly_once(store, inst.id, [("training", 1, 40), ("testing", 1, 3)])
+
+
+def test_lockstep_workers_are_reproducible(store, tmp_path):
+    """``worker: 3`` PPO acts in one forward pass per round (``SB3Muscle.propose_batch``,
+    issue 26.2): the same document stores the same rows, step by step; another seed others."""
+    import lockstep_components
+
+    d = doc("lockstep-ppo", ("training", cartpole(episodes=5, worker=3, muscle={
+        "name": "lockstep_components:BatchingSB3Muscle"})), ("testing", cartpole(mode="test", episodes=2, worker=3)))
+    lockstep_components.BATCHES.clear()
+    first = run(d, store=store, results=tmp_path / "r", store_steps="all")
+    assert first.ok, first.traceback
+    assert set(lockstep_components.BATCHES) == {2, 3} and lockstep_components.BATCHES[0] == 3
+    second = run(d, store=store, results=tmp_path / "r", store_steps="all", rerun=True)
+    assert second.ok, second.traceback
+    steps = [_steps(store, i) for i in (first.instance_id, second.instance_id)]
+    assert len(steps[0]) > 300 and steps[0] == steps[1]
+    assert rows(store, first.instance_id) == rows(store, second.instance_id)
+    other = run({**d, "seed": 6}, store=store, results=tmp_path / "r", store_steps="all")
+    assert other.ok, other.traceback
+    assert _steps(store, other.instance_id) != steps[0]

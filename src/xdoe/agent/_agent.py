@@ -7,7 +7,7 @@ import pickle
 from abc import ABC, abstractmethod
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Any, Iterable
+from typing import Any, Iterable, Sequence
 
 import numpy as np
 
@@ -203,6 +203,33 @@ class Muscle(ABC):
 
     def update(self, update: Any) -> None:
         """Receive what the brain sent (see :meth:`Brain.thinking`)."""
+
+    @classmethod
+    def propose_batch(cls, muscles: Sequence["Muscle"], observations: Sequence[Any]) -> list[Any]:
+        """The proposals of several muscles of one agent in one call (batched
+        acting): ``[muscles[i].propose_values(observations[i]) for i ...]``.
+
+        The executor calls it on the class of an agent's muscles in a
+        ``worker: N`` phase whose workers step in lockstep in one process
+        (``docs/plugins.md``, "Batched acting"), with the muscles of the
+        workers acting in that round and the value form of each one's
+        sensors (``len(muscles) == len(observations) >= 1``); it returns one
+        action value form per muscle, in the same order, and sets each
+        muscle's :attr:`extras` as :meth:`propose_values` would.
+
+        The default loops over the muscles, so a muscle class that does not
+        override it acts exactly as alone. Override it to act for all the
+        muscles in one pass (one forward pass of a batch of N through a
+        network, as Stable-Baselines3's vectorised environments do); an
+        override must give every muscle the answer it would give alone: its
+        own random draws (from its own :attr:`rng` or generator, so the run
+        stays reproducible) and its own mode, up to the rounding of a batched
+        computation.
+
+        Raises:
+            whatever the muscles' :meth:`propose_values` raise.
+        """
+        return [muscle.propose_values(observation) for muscle, observation in zip(muscles, observations)]
 
 
 class Objective(ABC):

@@ -8,7 +8,7 @@ from typing import Any
 from xdoe.agent import Brain, Muscle, Objective
 from xdoe.environment import ActuatorInformation, RewardInformation, SensorInformation, is_derived
 
-__all__ = ["AgentRuntime", "own_rewards", "sum_rewards"]
+__all__ = ["AgentRuntime", "batches", "own_rewards", "sum_rewards"]
 
 
 class AgentRuntime:
@@ -73,6 +73,12 @@ def _written(obj: Any, general: str, value: str) -> str:
     """The name of the form of the pair ``(general, value)`` that ``obj``'s
     class wrote: ``general`` when its ``value`` form is derived from it."""
     return general if is_derived(type(obj), value) else value
+
+
+def batches(cls: type) -> bool:
+    """Whether the muscle class ``cls`` overrides :meth:`Muscle.propose_batch`
+    (acts for the workers of a round in one pass)."""
+    return getattr(cls.propose_batch, "__func__", None) is not Muscle.propose_batch.__func__
 
 
 def own_rewards(agent: AgentRuntime, rewards: list[RewardInformation]) -> list[RewardInformation]:

@@ -19,7 +19,8 @@ from xdoe.execution._loading import construct, load_class
 from xdoe.execution._plan import AgentSpec, ComponentPlan, EnvironmentPlan, PhasePlan, RunPlan
 from xdoe.execution._phase_runner import EpisodeCallback
 from xdoe.execution._seeding import brain_seed, environment_seed, muscle_seed, sampler_rng
-from xdoe.execution._stepping import episode_function, overrides, reads_states, step_function, step_verdict
+from xdoe.execution._stepping import (episode_function, lockstep_functions, overrides, reads_states, step_function,
+                                      step_verdict)
 from xdoe._cuts import BUDGET_CUTS, CUT_STOP
 from xdoe.execution._worker import (CONTINUE, RESET, STOP_PHASE, STOP_RUN, AgentRuntime, Worker, component_error,
                                     cut_cause)
@@ -253,14 +254,27 @@ class PhaseRuntime:
                     worker.active = False
 
     def run(self, result: "PhaseResult", on_episode: EpisodeCallback) -> Verdict:
-        """The episode loop of the phase in this process: every active worker
-        steps in turn; adds to ``result`` and returns the highest phase-level
-        verdict."""
+        """The episode loop of the phase in this process, in rounds: in each
+        round every active worker takes one step, in worker order; a worker
+        whose episode ended records it and starts its next one before the
+        next round, a worker whose episodes are done leaves the rounds. When
+        an agent's muscle class acts for several workers in one pass
+        (``Muscle.propose_batch``, the vanilla controller), the workers step
+        in lockstep: at the start of a round every agent acts in every
+        worker in one call (:func:`lockstep_functions`), then each worker
+        updates its environments and asks the conditions; a round that a
+        worker's step stops drops the actions of the workers after it (they
+        never reached their environments). Otherwise each worker takes its
+        whole step at its turn; the phase's only active worker runs whole
+        episodes in one call. Adds to ``result`` and returns the highest
+        phase-level verdict."""
         phase = self.phase
         controller = self.controller
         step = step_function(controller, self.conditions, len(phase.agents))
         # the phase's only active worker runs whole episodes in one call (the same steps)
         episode_steps = episode_function(controller, self.conditions, len(phase.agents)) or step
+        muscles = [type(agent.muscle) for agent in self.workers[0].agents] if self.workers else []
+        lockstep = lockstep_functions(controller, self.conditions, muscles)
         episode_conditions = [c.episode_finished for c in self.conditions if overrides(c, "episode_finished")]
         for condition in self.conditions:
             condition.phase_started(self.progress)
@@ -284,15 +298,25 @@ class PhaseRuntime:
             on_episode(worker, episode)
             return verdict
 
+        def steps_for(active: list[Worker]) -> tuple[Callable[[list[Worker]], None] | None, Callable[[Worker], int]]:
+            """(the round's acting in lockstep or ``None``, each worker's step in the round)."""
+            if len(active) == 1:
+                return None, episode_steps
+            if lockstep is not None:
+                return lockstep
+            return None, step
+
         active = [w for w in self.workers if w.active]  # a resumed phase may have finished workers
         for worker in active:
             worker.start_episode(controller, started=True)
-        run_steps = episode_steps if len(active) == 1 else step
+        act_round, run_steps = steps_for(active)
         stop = CONTINUE
         stop_cut = CUT_STOP  # what cuts the episodes still running when the phase stops
         while active and stop < STOP_PHASE:
             ended = False
-            for worker in active:
+            if act_round is not None:
+                act_round(active)
+            for position, worker in enumerate(active):
                 verdict = run_steps(worker)
                 if verdict >= RESET:
                     ended = True
@@ -308,10 +332,13 @@ class PhaseRuntime:
                         worker.active = False
                     if verdict >= STOP_PHASE:
                         stop = verdict
+                        if act_round is not None:  # the later workers acted this round, never updated
+                            for later in active[position + 1:]:
+                                later.retract()
                         break
             if ended:  # only an ended episode can retire a worker; steps stay cheap
                 active = [w for w in active if w.active]
-                run_steps = episode_steps if len(active) == 1 else step
+                act_round, run_steps = steps_for(active)
         for worker in self.workers:
             if worker.in_episode and worker.step > 0:
                 finish(worker, True, stop_cut)

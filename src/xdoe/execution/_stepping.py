@@ -1,5 +1,9 @@
 """The step of a worker (:func:`step_function`): the phase's simulation
-controller's ``step`` followed by the phase's ``step_finished`` checks.
+controller's ``step`` followed by the phase's ``step_finished`` checks; and
+the lockstep round of a ``worker: N`` phase whose muscles act for all its
+workers in one pass (:func:`lockstep_functions`: every worker acts, agent by
+agent in one ``Muscle.propose_batch`` each, then each worker's update and
+checks).
 
 There is one step, value-first (``Worker.act`` and ``Worker.update``): every
 environment is stepped through
@@ -22,9 +26,11 @@ from xdoe.conditions import (AgentObjectiveTerminationCondition, EnvironmentTerm
                              MaxEpisodesTerminationCondition, MaxStepsTerminationCondition, TerminationCondition)
 from xdoe.simulation import SimulationController, VanillaSimController
 
-from xdoe.execution._worker import CONTINUE, RESET, Worker
+from xdoe.execution._agent_runtime import batches
+from xdoe.errors import RunError
+from xdoe.execution._worker import CONTINUE, RESET, Worker, component_error
 
-__all__ = ["episode_function", "overrides", "reads_states", "step_function", "step_verdict"]
+__all__ = ["act_together", "episode_function", "lockstep_functions", "overrides", "reads_states", "step_function", "step_verdict"]
 
 #: the built-in conditions, whose ``step_finished`` reads no ``StepProgress.states``
 _STATELESS = tuple(cls.step_finished for cls in (
@@ -114,3 +120,83 @@ def episode_function(controller: SimulationController, conditions: list[Terminat
             if update():
                 return RESET
     return episode
+
+
+def lockstep_functions(controller: SimulationController, conditions: list[TerminationCondition],
+                       muscles: list[type]) -> tuple[Callable[[list[Worker]], None], Callable[[Worker], int]] | None:
+    """The two halves of a lockstep round of the workers of a phase in this
+    process, when the controller is :class:`~xdoe.simulation.VanillaSimController`
+    and the muscle class of some agent (``muscles``: one per agent, in
+    document order) acts for several workers in one pass
+    (:meth:`~xdoe.agent.Muscle.propose_batch` overridden); else ``None``
+    (each worker then takes its whole step at its turn, :func:`step_function`).
+
+    Returns ``(act, step)``: ``act(workers)`` lets every agent act in every
+    worker, agent by agent, one :func:`~xdoe.execution._worker.act_together`
+    each (the vanilla controller's ``act(i)`` for every ``i``, across the
+    workers); ``step(worker)`` is the rest of that worker's step: its update
+    and the highest ``step_finished`` answer of ``conditions``, as
+    :func:`step_function` answers it."""
+    if type(controller) is not VanillaSimController or not any(batches(cls) for cls in muscles):
+        return None
+    checks = [c for c in conditions if overrides(c, "step_finished")]
+    step_conditions = [c.step_finished for c in checks]
+    agents = range(len(muscles))
+
+    def act(workers: list[Worker]) -> None:
+        for index in agents:
+            act_together(workers, index)
+
+    if checks and all(type(c) is EnvironmentTerminationCondition for c in checks):
+        def step(worker: Worker) -> int:
+            return RESET if worker.update() else CONTINUE
+    else:
+        def step(worker: Worker) -> int:
+            worker.update()
+            return step_verdict(step_conditions, worker.progress)
+    return act, step
+
+
+def act_together(workers: list[Worker], index: int) -> None:
+    """Agent number ``index`` acts in every one of ``workers`` (a lockstep
+    round, :func:`lockstep_functions`) with one call
+    of its muscle class's :meth:`~xdoe.agent.Muscle.propose_batch`: first
+    each worker completes the agent's previous transition (in train mode its
+    brain learns from it, so every muscle acts on what the brain knows after
+    the whole previous round, as Stable-Baselines3's vectorised environments
+    do), then the muscles of the workers where the agent is still in the
+    episode propose together, then each worker checks and keeps its action
+    (``Worker.act``, split around one proposal for all).
+
+    Raises:
+        RunError: a component failed, the muscle class returned a list of
+            another length, or an action is outside its actuator's space.
+    """
+    acting: list[Worker] = []
+    observations: list[Any] = []
+    for worker in workers:
+        agent = worker.agents[index]
+        if agent.left is not None:  # left the episode (PettingZoo agents): nothing to do
+            continue
+        observation = worker.env_obs[agent.sensor_env] if agent.sensor_env >= 0 else worker._observation(agent)
+        if agent.pending:
+            worker._complete(agent, observation, False)
+        acting.append(worker)
+        observations.append(observation)
+    if not acting:
+        return
+    muscles = [worker.agents[index].muscle for worker in acting]
+    first = acting[0].agents[index]
+    cls = type(muscles[0])
+    try:
+        actions = cls.propose_batch(muscles, observations)
+    except RunError:
+        raise
+    except Exception as exc:
+        form = "propose_batch" if batches(cls) else first.propose_form
+        raise component_error(f"agent {first.name!r}: muscle.{form}", exc) from exc
+    if len(actions) != len(acting):
+        raise RunError(f"agent {first.name!r}: {cls.__name__}.propose_batch returned {len(actions)} "
+                       f"actions for {len(acting)} muscles")
+    for worker, observation, action in zip(acting, observations, actions):
+        worker._keep(worker.agents[index], observation, action)

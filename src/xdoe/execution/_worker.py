@@ -164,6 +164,13 @@ class Worker(WorkerEpisodes):
             raise
         except Exception as exc:
             raise component_error(f"agent {agent.name!r}: muscle.{agent.propose_form}", exc) from exc
+        self._keep(agent, observation, action)
+
+    def _keep(self, agent: AgentRuntime, observation: Any, action: Any) -> None:
+        """The muscle of ``agent`` proposed ``action`` (value form) on
+        ``observation``: checked against the actuators' spaces and kept for
+        the next :meth:`update`; the transition starts (its extras are the
+        muscle's :attr:`~xdoe.agent.Muscle.extras`)."""
         agent.t_extras = agent.muscle.extras
         uid = agent.actuator_id
         if uid is not None:  # one actuator: the plain value
@@ -274,6 +281,14 @@ class Worker(WorkerEpisodes):
         progress.done = done
         self.done = done
         return done
+
+    def retract(self) -> None:
+        """Drop the actions the agents proposed since the last update (a
+        lockstep round that stopped before this worker's update: the actions
+        never reached the environments, so no transition)."""
+        for agent in self.agents:
+            agent.pending = False
+        self.actions = {}
 
     # -- internals ---------------------------------------------------------
     def _read_state(self, i: int, rewards: dict[str, float]) -> dict[str, float]:

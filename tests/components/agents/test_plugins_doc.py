@@ -114,3 +114,17 @@ def test_run_document_names_the_doc_classes_with_valid_params(walk):
     assert agent["actuators"] == [a.uid for a in baseline.actuators]
     assert training["phase_config"]["mode"] == "train"
     assert doc["schedule"][1]["testing"]["phase_config"]["mode"] == "test"
+
+
+def test_the_batched_muscle_acts_as_each_muscle_alone(walk):
+    """docs/plugins.md, "Batched acting": the example's one product for the batch
+    gives every muscle what it gives alone, with its own draws."""
+    import numpy as np
+
+    together = [walk.BatchedMuscle(uid="m", seed=s) for s in range(5)]
+    alone = [walk.BatchedMuscle(uid="m", seed=s) for s in range(5)]
+    rng = np.random.default_rng(0)
+    for _ in range(50):
+        observations = [rng.normal(size=2) for _ in together]
+        assert walk.BatchedMuscle.propose_batch(together, observations) == [
+            m.propose_values(o) for m, o in zip(alone, observations)]

@@ -237,12 +237,30 @@ class SB3Brain(Brain):
 
     # -- learning ------------------------------------------------------------------
     def thinking(self, experience: Experience) -> dict[str, Any] | None:
-        if self.model is None:
-            raise RuntimeError("SB3Brain.setup() must be called before thinking()")
+        self._ready()
+        e, codec = experience, self.observations
+        return self._learn(e.worker, codec.encode(e.sensors), lambda: self.actions.join(e.actuators), e.objective,
+                           codec.encode(e.next_sensors), e.done, e.extras, e.truncated)
+
+    def thinking_values(self, worker: int, episode: int, step: int, observation: Any, action: Any,
+                        rewards: dict[str, float], objective: float, next_observation: Any, done: bool,
+                        extras: dict[str, Any], truncated: bool) -> dict[str, Any] | None:
+        self._ready()
+        codec = self.observations
+        return self._learn(worker, codec.encode_values(observation), lambda: self.actions.join_values(action),
+                           objective, codec.encode_values(next_observation), done, extras, truncated)
+
+    def _learn(self, worker: int, obs: Any, action: Any, objective: float, next_obs: Any, done: bool,
+               extras: dict[str, Any], truncated: bool) -> dict[str, Any] | None:
+        """One transition (both forms): observations encoded, ``action()`` the joined action."""
         if self._envs != max(int(self.workers), 1):
             self._layout()
-        trained = self._on_policy(experience) if self.on_policy else self._off_policy(experience)
-        return self._update(trained)
+        learn = self._on_policy if self.on_policy else self._off_policy
+        return self._update(learn(worker, obs, action, float(objective), next_obs, done, extras, truncated))
+
+    def _ready(self) -> None:
+        if self.model is None:
+            raise RuntimeError("SB3Brain.setup() must be called before thinking()")
 
     def _values(self, observations: list[Any]) -> Any:
         import torch
@@ -251,25 +269,23 @@ class SB3Brain(Brain):
         with torch.no_grad():
             return self.model.policy.predict_values(obs)
 
-    def _on_policy(self, e: Experience) -> bool:
+    def _on_policy(self, worker: int, obs: Any, join: Any, reward: float, next_obs: Any, done: bool,
+                   extras: dict[str, Any], truncated: bool) -> bool:
         import torch
 
         model = self.model
-        obs = self.observations.encode(e.sensors)
-        action = np.asarray(e.extras["action"]) if "action" in e.extras else self.actions.join(e.actuators)
-        value, log_prob = e.extras.get("value"), e.extras.get("log_prob")
+        action = np.asarray(extras["action"]) if "action" in extras else join()
+        value, log_prob = extras.get("value"), extras.get("log_prob")
         if value is None or log_prob is None:  # e.g. replayed from the store: evaluate now
             obs_t, _ = model.policy.obs_to_tensor(_stack([obs]))
             with torch.no_grad():
                 v, lp, _ = model.policy.evaluate_actions(obs_t, torch.as_tensor(action[None]).to(model.device))
             value, log_prob = float(v.reshape(-1)[0]), float(lp.reshape(-1)[0])
-        next_obs = self.observations.encode(e.next_sensors)
-        reward = float(e.objective)
-        if e.done and e.truncated:  # as SB3 does at a time limit (its issue #633)
+        if done and truncated:  # as SB3 does at a time limit (its issue #633)
             reward += model.gamma * float(self._values([next_obs]).reshape(-1)[0])
-        w = e.worker % self._envs
-        self._queues[w].append((obs, action, reward, self._starts[w], value, log_prob, next_obs, e.done))
-        self._starts[w] = e.done
+        w = worker % self._envs
+        self._queues[w].append((obs, action, reward, self._starts[w], value, log_prob, next_obs, done))
+        self._starts[w] = done
         trained = False
         while all(self._queues):
             rows = [q.popleft() for q in self._queues]
@@ -292,21 +308,20 @@ class SB3Brain(Brain):
                 trained = True
         return trained
 
-    def _off_policy(self, e: Experience) -> bool:
+    def _off_policy(self, worker: int, obs: Any, join: Any, reward: float, next_obs: Any, done: bool,
+                    extras: dict[str, Any], truncated: bool) -> bool:
         from stable_baselines3.common.type_aliases import TrainFrequencyUnit
 
         model = self.model
-        obs = self.observations.encode(e.sensors)
-        next_obs = self.observations.encode(e.next_sensors)
-        action = self.actions.join(e.actuators)
+        action = join()
         if isinstance(self.actions.space, gymnasium.spaces.Box):
             action = model.policy.scale_action(action.astype(np.float32))
         model.replay_buffer.add(
-            _stack([obs]), _stack([next_obs]), np.asarray(action)[None], np.array([e.objective], dtype=np.float32),
-            np.array([e.done]), [{"TimeLimit.truncated": bool(e.done and e.truncated)}])
+            _stack([obs]), _stack([next_obs]), np.asarray(action)[None], np.array([reward], dtype=np.float32),
+            np.array([done]), [{"TimeLimit.truncated": bool(done and truncated)}])
         model.num_timesteps += 1
         self._collected += 1
-        self._episodes += bool(e.done)
+        self._episodes += bool(done)
         self._round += 1
         if self._round < self._envs:
             return False

@@ -3,7 +3,7 @@
 from __future__ import annotations
 
 import copy
-from typing import Any
+from typing import Any, Sequence
 
 import numpy as np
 from gymnasium import spaces
@@ -55,6 +55,11 @@ class SB3Muscle(Muscle):
 
     def setup(self, sensors: list[SensorInformation], actuators: list[ActuatorInformation]) -> None:
         self.observations = ObservationCodec(sensors)
+        #: the id of the agent's only sensor (its value form is the observation), else None
+        self._sensor = sensors[0].uid if len(sensors) == 1 else None
+        #: the start of the agent's only actuator when it is Discrete, else None
+        self._discrete_start = int(actuators[0].space.start) \
+            if len(actuators) == 1 and isinstance(actuators[0].space, spaces.Discrete) else None
         self.actions = ActionCodec(actuators)
         self._space = copy.deepcopy(self.actions.space)
         self._space.seed(int(self.rng.integers(2**31 - 1)))
@@ -177,8 +182,13 @@ class SB3Muscle(Muscle):
                     raw = np.asarray(self._random(mask))
                 values = policy.predict_values(obs)
                 log_prob = distribution.log_prob(torch.as_tensor(raw[None]).to(obs.device))
-        if values is not None:
-            self.extras = {"value": values.item(), "log_prob": log_prob.item()}
+        return self._sampled(policy, raw, None if values is None else (values.item(), log_prob.item()))
+
+    def _sampled(self, policy: Any, raw: np.ndarray, estimates: tuple[float, float] | None) -> Any:
+        """The action of an on-policy sample ``raw`` (SB3's clipping or
+        unscaling of a ``Box``), with :attr:`extras` from ``estimates``
+        (value, log-probability; ``None`` in test mode)."""
+        self.extras = None if estimates is None else {"value": estimates[0], "log_prob": estimates[1]}
         space = self.actions.space
         if isinstance(space, spaces.Box):
             if self.extras is not None:
@@ -187,3 +197,102 @@ class SB3Muscle(Muscle):
                 return policy.unscale_action(raw)
             return np.clip(raw, space.low, space.high)
         return raw
+
+    # -- batched acting (Muscle.propose_batch) ----------------------------------
+    @classmethod
+    def propose_batch(cls, muscles: Sequence[Muscle], observations: Sequence[Any]) -> list[Any]:
+        """On-policy muscles of one agent (PPO, A2C) with SB3's actor-critic
+        forward pass and one plain sensor act in one forward pass of a batch
+        of ``len(muscles)`` observations, as SB3 does with a vectorised
+        environment; each row's action is drawn from its own muscle's torch
+        generator (the same draws as alone: a ``Categorical``'s
+        ``multinomial`` or a diagonal Gaussian's standard normals of one row),
+        so values and log-probabilities equal the muscles' own up to the
+        rounding of the batched matrix products. Other cases (off-policy
+        algorithms, action masks, several sensors, other distributions or
+        policies) act muscle by muscle (:meth:`Muscle.propose_batch`)."""
+        if len(muscles) < 2 or not cls._batchable(muscles):
+            return super().propose_batch(muscles, observations)
+        import torch
+
+        first: Any = muscles[0]
+        policy = first.policy
+        sensor, codec = first._sensor, first.observations
+        obs = torch.as_tensor(np.stack([codec.value(sensor, o) for o in observations]).reshape(first._shape),
+                              device=first._device)
+        with torch.no_grad():
+            if first.mode is Mode.TEST:
+                raws = policy._predict(obs, deterministic=True).cpu().numpy()
+                return [m.actions.values(m._sampled(policy, raw, None)) for m, raw in zip(muscles, raws)]
+            distribution, values = _distribution_and_values(policy, obs)
+            actions = _sample(distribution.distribution, muscles)
+            # the samples are in the support by construction: torch's check of them is skipped (same values)
+            distribution.distribution._validate_args = False
+            log_probs = distribution.log_prob(actions).reshape(-1).tolist()
+            raws = actions.reshape((-1, *policy.action_space.shape)).cpu().numpy()
+        values = values.reshape(-1).tolist()
+        start = first._discrete_start
+        if start is not None:  # one Discrete actuator: the value form is the int (ActionCodec.values)
+            for m, value, log_prob in zip(muscles, values, log_probs):
+                m.extras = {"value": value, "log_prob": log_prob}
+            return [int(action) + start for action in raws.tolist()]
+        return [m.actions.values(m._sampled(policy, raw, (value, log_prob)))  # type: ignore[attr-defined]
+                for m, raw, value, log_prob in zip(muscles, raws, values, log_probs)]
+
+    @staticmethod
+    def _batchable(muscles: Sequence[Any]) -> bool:
+        """Whether :meth:`propose_batch` can take ``muscles`` in one pass (see there)."""
+        from stable_baselines3.common.distributions import CategoricalDistribution, DiagGaussianDistribution
+        from stable_baselines3.common.policies import ActorCriticPolicy
+
+        first = muscles[0]
+        policy = first.policy
+        if policy is None or first.kind != "on" or first._shape is None or first._sensor is None \
+                or type(policy).forward is not ActorCriticPolicy.forward \
+                or type(policy.action_dist) not in (CategoricalDistribution, DiagGaussianDistribution):
+            return False
+        return all(m.policy is policy and m.kind == "on" and m.mode is first.mode and m.random is not None
+                   for m in muscles)
+
+
+def _distribution_and_values(policy: Any, obs: Any) -> tuple[Any, Any]:
+    """SB3's ``ActorCriticPolicy.forward`` up to the sampling: the action
+    distribution of the batch ``obs`` and the value estimates ``(n, 1)``."""
+    features = policy.extract_features(obs)
+    if policy.share_features_extractor:
+        latent_pi, latent_vf = policy.mlp_extractor(features)
+    else:
+        pi_features, vf_features = features
+        latent_pi = policy.mlp_extractor.forward_actor(pi_features)
+        latent_vf = policy.mlp_extractor.forward_critic(vf_features)
+    return policy._get_action_dist_from_latent(latent_pi), policy.value_net(latent_vf)
+
+
+def _sample(distribution: Any, muscles: Sequence[Any]) -> Any:
+    """One sample per row of a torch ``Categorical`` or ``Normal`` of a batch,
+    row ``i`` with the draws ``sample``/``rsample`` would make for that one
+    row from the torch generator of ``muscles[i]``: a ``Categorical``'s
+    ``multinomial`` of one sample is ``argmax(probs / q)`` with ``q`` standard
+    exponentials of the row's shape (torch's one-sample path), a ``Normal``'s
+    ``loc + eps * scale`` with ``eps`` standard normals; only the draws are
+    made row by row, the arithmetic for the batch at once (the same values)."""
+    import torch
+
+    generator = torch.Generator()  # holds each muscle's state in turn (OwnRandomState.torch)
+    if isinstance(distribution, torch.distributions.Categorical):
+        probs = distribution.probs
+        q = torch.empty_like(probs)
+        for i, muscle in enumerate(muscles):
+            own = muscle.random
+            generator.set_state(own.torch)
+            q[i:i + 1].exponential_(1, generator=generator)
+            own.torch = generator.get_state()
+        return torch.argmax(probs / q, dim=-1)
+    loc, scale = distribution.loc, distribution.scale
+    eps = torch.empty_like(loc)
+    for i, muscle in enumerate(muscles):
+        own = muscle.random
+        generator.set_state(own.torch)
+        eps[i:i + 1].normal_(generator=generator)
+        own.torch = generator.get_state()
+    return loc + eps * scale

@@ -43,6 +43,7 @@ class ObservationCodec:
         self.ids = [s.uid for s in sensors if not is_action_mask(s.uid)]
         if not self.ids:
             raise ValueError("SB3Brain needs at least one sensor (action masks do not count)")
+        self.count = len(sensors)
         self.starts = {s.uid: int(s.space.start) for s in sensors
                        if s.uid in self.ids and isinstance(s.space, spaces.Discrete)}
         if len(self.ids) == 1:
@@ -56,8 +57,12 @@ class ObservationCodec:
                                       for k, uid in zip(self.keys, self.ids)})
 
     def _value(self, s: SensorInformation) -> Any:
-        start = self.starts.get(s.uid)
-        return np.asarray(s.value if start is None else int(s.value) - start)
+        return self.value(s.uid, s.value)
+
+    def value(self, uid: str, value: Any) -> Any:
+        """The observation array of sensor ``uid``'s ``value`` (``Discrete`` shifted to start at 0)."""
+        start = self.starts.get(uid)
+        return np.asarray(value if start is None else int(value) - start)
 
     def encode(self, sensors: list[SensorInformation]) -> Any:
         """One observation (an array, or a dict of arrays) from the sensors."""
@@ -69,6 +74,14 @@ class ObservationCodec:
             raise KeyError(uid)
         by_id = {s.uid: s for s in sensors}
         return {k: self._value(by_id[uid]) for k, uid in zip(self.keys, self.ids)}
+
+    def encode_values(self, observation: Any) -> Any:
+        """:meth:`encode` of the value form of the sensors (the only sensor's
+        value, else a dict ``uid -> value``)."""
+        if self.keys is None:
+            uid = self.ids[0]
+            return self.value(uid, observation if self.count == 1 else observation[uid])
+        return {k: self.value(uid, observation[uid]) for k, uid in zip(self.keys, self.ids)}
 
 
 class ActionCodec:
@@ -119,16 +132,20 @@ class ActionCodec:
 
     def join(self, actuators: list[ActuatorInformation]) -> np.ndarray:
         """One action (a numpy array) from the actuators' values."""
-        by_id = {a.uid: a for a in actuators}
-        values = [by_id[uid].value for uid in self.ids]
+        by_id = {a.uid: a.value for a in actuators}
+        return self.join_values(by_id[self.ids[0]] if self.kind == "single" else by_id)
+
+    def join_values(self, action: Any) -> np.ndarray:
+        """:meth:`join` of the value form of the actuators (the only
+        actuator's value, else a dict ``uid -> value``)."""
         if self.kind == "single":
             space = self.templates[0].space
             if isinstance(space, spaces.Discrete):
-                return np.asarray(int(values[0]) - int(space.start))
-            return np.asarray(values[0])
+                return np.asarray(int(action) - int(space.start))
+            return np.asarray(action)
         parts = []
-        for a, v in zip(self.templates, values):
-            v = np.asarray(v).reshape(-1)
+        for a in self.templates:
+            v = np.asarray(action[a.uid]).reshape(-1)
             if isinstance(a.space, spaces.Discrete):
                 v = v - int(a.space.start)
             parts.append(v)
@@ -136,13 +153,23 @@ class ActionCodec:
 
     def split(self, action: Any) -> list[ActuatorInformation]:
         """The actuators with their values from one action of :attr:`space`."""
+        value = self.values(action)
+        if self.kind == "single":
+            a = self.templates[0]
+            return [ActuatorInformation(a.uid, a.space, value)]
+        return [ActuatorInformation(a.uid, a.space, value[a.uid]) for a in self.templates]
+
+    def values(self, action: Any) -> Any:
+        """The value form of the actuators (``xdoe.environment``'s: the only
+        actuator's value, else a dict ``uid -> value``) from one action of
+        :attr:`space`."""
         if self.kind == "single":
             a = self.templates[0]
             if isinstance(a.space, spaces.Discrete):
-                return [ActuatorInformation(a.uid, a.space, int(np.asarray(action).item()) + int(a.space.start))]
-            return [ActuatorInformation(a.uid, a.space, np.asarray(action, dtype=a.space.dtype).reshape(a.space.shape))]
+                return int(np.asarray(action).item()) + int(a.space.start)
+            return np.asarray(action, dtype=a.space.dtype).reshape(a.space.shape)
         flat = np.asarray(action).reshape(-1)
-        out, i = [], 0
+        out, i = {}, 0
         for a, size in zip(self.templates, self.sizes):
             part = flat[i:i + size]
             i += size
@@ -150,5 +177,5 @@ class ActionCodec:
                 value: Any = int(part[0]) + int(a.space.start)
             else:
                 value = part.astype(a.space.dtype).reshape(a.space.shape)
-            out.append(ActuatorInformation(a.uid, a.space, value))
+            out[a.uid] = value
         return out
