@@ -55,3 +55,15 @@ def test_report_with_scores_is_the_report_without(campaign, tmp_path: Path) -> N
     b = write_report(frame, tmp_path / "b.html", response=response, output_dir=campaign["dir"],
                      store_url=campaign["store"], scores=load_scores(campaign["store"], response))
     assert text(a) == text(b)
+
+
+def test_the_report_draws_the_lay_down_of_the_first_run_of_the_design(campaign, tmp_path: Path) -> None:
+    from xdoe.store import Store
+
+    with Store(campaign["store"], read_only=True) as store:
+        first = min(store.runs(), key=lambda r: (r.design_point, r.repetition, r.uid))
+    path = write_report(load(campaign["store"]), tmp_path / "r.html", response=Response(),
+                        output_dir=campaign["dir"], store_url=campaign["store"])
+    html = path.read_text("utf-8")
+    assert html.count("<figcaption>Lay-down of run ") == 1
+    assert f"<figcaption>Lay-down of run {first.uid}</figcaption>" in html

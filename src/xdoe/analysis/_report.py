@@ -171,7 +171,11 @@ def write_report(frame: "pd.DataFrame | None", output: str | Path, *, response: 
     parts.append('<h2 id="status">Campaign status</h2>')
     with Store(store_url, read_only=True) as store:
         status = store.campaign_status(output_dir, experiment)
-        runs = store.runs(experiment)
+        # the lay-down of the first stored run (one document read, not every run's)
+        laydown = next(((r.run, doc) for r in sorted(
+            (r for r in status.runs if r.content_hash is not None),
+            key=lambda r: (r.design_point is None, r.design_point or 0, r.repetition or 0, r.run))
+            if (doc := store.run_document(r.run, r.content_hash)) is not None), None)
     parts.append(f"<p>{html.escape(status.summary)}</p>")
     parts.append(_table(["run", "design point", "repetition", "status", "reason"],
                         [[r.run, r.design_point, r.repetition, r.status, r.reason or ""] for r in status.runs]))
@@ -229,9 +233,9 @@ def write_report(frame: "pd.DataFrame | None", output: str | Path, *, response: 
         _exp, design, _runs = prepare(doc_path)
         if design.factors:
             parts.append(_image(lambda p: plot_design(design, p), "Design: pairwise projections"))
-    if runs:
-        first = min(runs, key=lambda r: (r.design_point is None, r.design_point or 0, r.repetition or 0, r.uid))
-        parts.append(_image(lambda p: plot_laydown(first.document, p), f"Lay-down of run {first.uid}"))
+    if laydown is not None:
+        uid, doc = laydown
+        parts.append(_image(lambda p: plot_laydown(doc, p), f"Lay-down of run {uid}"))
 
     text = (f'<!DOCTYPE html><html lang="en"><head><meta charset="utf-8"><meta name="generator" '
             f'content="{GENERATOR}"><title>{html.escape(title)}</title><style>{_CSS}</style></head><body>'
