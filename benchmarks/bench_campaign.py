@@ -26,17 +26,15 @@ from __future__ import annotations
 import argparse
 import copy
 import os
-import resource
 import statistics
-import subprocess
 import sys
 import tempfile
-import time
 from pathlib import Path
 
 HERE = Path(__file__).resolve().parent
 sys.path.insert(0, str(HERE))
 
+from bench_jobs import timed  # noqa: E402
 from bench_startup import one_step_run  # noqa: E402
 
 XRUN = "from xdoe.cli._xrun import main; main()"
@@ -57,21 +55,6 @@ def write_campaign(directory: Path, runs: int, length: int) -> list[Path]:
     return files
 
 
-def timed(argv: list[str], src: Path | None, cwd: Path) -> tuple[float, float]:
-    """Wall and CPU seconds (children's user + system) of one process; it must exit 0."""
-    env = dict(os.environ)
-    if src is not None:
-        env["PYTHONPATH"] = str(src)
-    before = resource.getrusage(resource.RUSAGE_CHILDREN)
-    start = time.perf_counter()
-    proc = subprocess.run([sys.executable, "-c", XRUN, *argv], cwd=cwd, env=env, capture_output=True, text=True)
-    wall = time.perf_counter() - start
-    after = resource.getrusage(resource.RUSAGE_CHILDREN)
-    if proc.returncode != 0:
-        raise SystemExit(f"xrun {' '.join(argv)} exited {proc.returncode}: {proc.stderr[-2000:]}")
-    return wall, (after.ru_utime - before.ru_utime) + (after.ru_stime - before.ru_stime)
-
-
 def summary(values: list[float]) -> str:
     return f"{statistics.median(values):6.2f} s [{min(values):.2f}-{max(values):.2f}]"
 
@@ -86,6 +69,7 @@ def main() -> None:
     sources: dict[str, Path | None] = {"current": Path(__file__).resolve().parents[1] / "src"}
     if args.baseline is not None:
         sources["baseline"] = args.baseline.resolve()
+    envs = {label: dict(os.environ, **({} if src is None else {"PYTHONPATH": str(src)})) for label, src in sources.items()}
     figures: dict[tuple[str, str], list[tuple[float, float]]] = {}
     with tempfile.TemporaryDirectory(prefix="bench-campaign-") as tmp:
         root = Path(tmp)
@@ -93,15 +77,17 @@ def main() -> None:
         names = [str(f) for f in files]
         load = os.getloadavg()[0]
         for round_ in range(args.repeats):
-            for label, src in sources.items():
+            for label, env in envs.items():
                 for jobs in ("1", "2"):
                     work = root / f"{label}-{jobs}-{round_}"
                     work.mkdir()
-                    argv = ["experiment-start", *names, "--quiet", "--no-laydown", "--jobs", jobs,
-                            "--store", f"sqlite:///{work / 'xrun.sqlite'}", "--results", str(work / "results")]
-                    figures.setdefault((label, f"--jobs {jobs}"), []).append(timed(argv, src, root))
+                    xrun = [sys.executable, "-c", XRUN, "experiment-start", *names, "--quiet", "--no-laydown",
+                            "--jobs", jobs, "--store", f"sqlite:///{work / 'xrun.sqlite'}", "--results",
+                            str(work / "results")]
+                    # the xrun process alone (children's user + system CPU), as measured before the one timed()
+                    figures.setdefault((label, f"--jobs {jobs}"), []).append(timed([xrun], root, env, reap=False)[:2])
                     if jobs == "1":
-                        figures.setdefault((label, "all skipped"), []).append(timed(argv, src, root))
+                        figures.setdefault((label, "all skipped"), []).append(timed([xrun], root, env, reap=False)[:2])
         load = (load + os.getloadavg()[0]) / 2
     print(f"{args.runs} runs of one episode of {args.length} steps, {args.repeats} rounds, load {load:.1f}")
     for (label, what), values in figures.items():

@@ -218,10 +218,10 @@ def whole_process(episodes: int, tmp: Path, repeats: int) -> dict[str, list[tupl
     plain = plain_process(episodes, steps_file)
     out: dict[str, list[tuple[int, float, float]]] = {"plain": [], "xrun": []}
     for i in range(repeats):
-        wall, cpu = timed([plain], tmp)
+        wall, cpu, _ = timed([plain], tmp)
         out["plain"].append((int(steps_file.read_text()), wall, cpu))
         store = tmp / f"long-{i}.sqlite"
-        wall, cpu = timed([xrun_process(path, store, tmp / "results")], tmp)
+        wall, cpu, _ = timed([xrun_process(path, store, tmp / "results")], tmp)
         with sqlite3.connect(store) as con:
             (steps,) = con.execute("SELECT sum(steps) FROM episode").fetchone()
         out["xrun"].append((int(steps), wall, cpu))

@@ -122,24 +122,6 @@ def hydra_venv(venv: Path) -> Path:
     return python
 
 
-def timed(argv: list[str], cwd: Path, env: dict[str, str] | None = None) -> tuple[float, float, str]:
-    """Wall and CPU seconds of one command with every process it starts
-    (``bench_jobs.timed``: a subreaper), and its output; it must succeed."""
-    import resource
-
-    sys.path.insert(0, str(HERE))
-    from bench_jobs import REAPER
-
-    before = resource.getrusage(resource.RUSAGE_CHILDREN)
-    start = time.perf_counter()
-    proc = subprocess.run([sys.executable, "-c", REAPER, *argv], cwd=cwd, capture_output=True, text=True, env=env)
-    wall = time.perf_counter() - start
-    after = resource.getrusage(resource.RUSAGE_CHILDREN)
-    if proc.returncode != 0:
-        raise SystemExit(f"{' '.join(argv)} failed ({proc.returncode}):\n{proc.stdout[-3000:]}{proc.stderr[-3000:]}")
-    return wall, (after.ru_utime - before.ru_utime) + (after.ru_stime - before.ru_stime), proc.stdout
-
-
 def store_steps(url: str) -> int:
     from xdoe.store import Store
 
@@ -155,6 +137,9 @@ def main() -> None:
                         help="Hydra's virtual environment (made when missing)")
     args = parser.parse_args()
     import xdoe
+
+    sys.path.insert(0, str(HERE))
+    from bench_jobs import timed  # the one timer: every process a command starts (a subreaper)
 
     python = hydra_venv(args.venv)
     version = subprocess.run([str(python), "-c", "import hydra; print(hydra.__version__)"], capture_output=True,
@@ -180,18 +165,18 @@ def main() -> None:
             got = {}
             for name in names[round_ % len(names):] + names[:round_ % len(names)]:  # the order rotates
                 if name == "plain":
-                    wall, cpu, out = timed(plain, tmp)
+                    wall, cpu, (out,) = timed([plain], tmp)
                     n = int(out.split()[-1])
                 elif name.startswith("xrun"):
                     url = f"sqlite:///{tmp / f'{name[-3:]}-{round_}.sqlite'}"
                     extra = ["--no-laydown"] if "no-laydown" in name else []
-                    wall, cpu, _ = timed([sys.executable, "-c", XRUN, "experiment-start", str(tmp / "runs"), "--quiet",
-                                          *extra, "--store", url, "--results", str(tmp / f"results-{name[-3:]}-{round_}")],
-                                         tmp)
+                    wall, cpu, _ = timed([[sys.executable, "-c", XRUN, "experiment-start", str(tmp / "runs"),
+                                           "--quiet", *extra, "--store", url,
+                                           "--results", str(tmp / f"results-{name[-3:]}-{round_}")]], tmp)
                     n = store_steps(url)
                 else:
-                    wall, cpu, out = timed([str(python), str(tmp / "hydra_app.py"), "-m", *sweep,
-                                            f"hydra.sweep.dir={tmp / f'multirun-{round_}'}"], tmp)
+                    wall, cpu, (out,) = timed([[str(python), str(tmp / "hydra_app.py"), "-m", *sweep,
+                                                f"hydra.sweep.dir={tmp / f'multirun-{round_}'}"]], tmp)
                     counts = [int(line.split()[1]) for line in out.splitlines() if line.startswith("steps ")]
                     assert len(counts) == runs, f"hydra ran {len(counts)} jobs"
                     n = sum(counts)

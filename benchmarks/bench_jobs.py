@@ -95,20 +95,24 @@ sys.exit(code)
 """
 
 
-def timed(commands: list[list[str]], cwd: Path, env: dict[str, str] | None = None) -> tuple[float, float]:
+def timed(commands: list[list[str]], cwd: Path, env: dict[str, str] | None = None, *,
+          reap: bool = True) -> tuple[float, float, list[str]]:
     """Wall and CPU seconds of ``commands`` started together, with every process
-    they start (see ``REAPER``); each must succeed."""
+    they start (see ``REAPER``; ``reap=False``: the commands alone, a process
+    they leave behind unwaited is not counted), and each one's standard
+    output; each must succeed. The one timer of the process benchmarks
+    (``bench_jobs``, ``bench_execute``, ``bench_campaign``, ``bench_hydra``)."""
     before = resource.getrusage(resource.RUSAGE_CHILDREN)
     start = time.perf_counter()
-    procs = [subprocess.Popen([sys.executable, "-c", REAPER, *c], cwd=cwd, stdout=subprocess.PIPE,
-                              stderr=subprocess.STDOUT, text=True, env=env) for c in commands]
-    outputs = [p.communicate()[0] for p in procs]
+    procs = [subprocess.Popen([sys.executable, "-c", REAPER, *c] if reap else c, cwd=cwd, stdout=subprocess.PIPE,
+                              stderr=subprocess.PIPE, text=True, env=env) for c in commands]
+    outputs = [p.communicate() for p in procs]
     wall = time.perf_counter() - start
     after = resource.getrusage(resource.RUSAGE_CHILDREN)
-    for c, p, out in zip(commands, procs, outputs):
+    for c, p, (out, err) in zip(commands, procs, outputs):
         if p.returncode != 0:
-            raise SystemExit(f"{' '.join(c)} failed ({p.returncode}):\n{out}")
-    return wall, (after.ru_utime - before.ru_utime) + (after.ru_stime - before.ru_stime)
+            raise SystemExit(f"{' '.join(c)} failed ({p.returncode}):\n{out[-3000:]}{err[-3000:]}")
+    return wall, (after.ru_utime - before.ru_utime) + (after.ru_stime - before.ru_stime), [o for o, _ in outputs]
 
 
 # xrun --jobs 2, stopped at a point of its start-up: prints the CPU seconds of the process so
@@ -209,7 +213,7 @@ def main() -> None:
                 ("baseline: --jobs 1", [xrun(files, tmp / f"bj1-{round_}.sqlite", tmp / "results", 1)]),
                 ("baseline: --jobs 2", [xrun(files, tmp / f"bj2-{round_}.sqlite", tmp / "results", 2)]),
             ) if base_env is not None else ()):
-                wall, cpu = timed(commands, tmp, base_env if name.startswith("baseline") else None)
+                wall, cpu, _ = timed(commands, tmp, base_env if name.startswith("baseline") else None)
                 walls.setdefault(name, []).append(wall)
                 cpus.setdefault(name, []).append(cpu)
                 got[name] = wall

@@ -74,6 +74,30 @@ def test_brain_updates_reach_every_worker_and_steps_are_stored(tmp_path):
     assert len(last) == 40 and all(a == {"cd.push": 2} for a in last)  # both muscles got updates
 
 
+def _steps(url: str) -> list[tuple]:
+    import sqlalchemy as sa
+
+    with Store(url) as store, store.engine.connect() as con:
+        return sorted(tuple(r) for r in con.execute(sa.text(
+            "SELECT phase.name, worker, episode, step, agent, sensors, actions, rewards, objective, done, terminated,"
+            " truncated, cut_by FROM step JOIN phase ON step.phase_id = phase.id")))
+
+
+def test_parallel_workers_store_the_steps_in_process_stores(tmp_path):
+    """A worker process's step writer sends the steps the policy wants, the run
+    process writes them with its writer of the same key: the rows of in-process."""
+    doc = countdown_run("steps", episodes=2, worker=2, length=7, test_episodes=1)
+    one, par = f"sqlite:///{tmp_path / 'one.sqlite'}", f"sqlite:///{tmp_path / 'par.sqlite'}"
+    a = run(doc, store=one, results=str(tmp_path / "results-in-process"), store_steps="every:3")
+    with parallel_workers():
+        b = run(doc, store=par, results=str(tmp_path / "results"), store_steps="every:3")
+    assert a.status == b.status == "finished", b.traceback
+    stored = _steps(one)
+    assert stored == _steps(par)
+    assert {(r[0], r[1], r[2], r[3]) for r in stored if r[0] == "training"} == {
+        ("training", w, e, s) for w in range(2) for e in range(2) for s in (0, 3, 6)}
+
+
 def test_a_failing_or_dying_worker_fails_the_run_cleanly(tmp_path):
     doc = countdown_run("dies", episodes=3, worker=2, kill_at_episode=1)
     with parallel_workers():

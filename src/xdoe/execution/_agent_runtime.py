@@ -3,7 +3,7 @@ small helpers of the step (reward routing and sums, actuator bounds)."""
 
 from __future__ import annotations
 
-from typing import Any
+from typing import Any, Callable
 
 from xdoe.agent import Brain, Muscle, Objective
 from xdoe.environment import ActuatorInformation, RewardInformation, SensorInformation, is_derived
@@ -21,7 +21,7 @@ class AgentRuntime:
         "spaces", "sensor_env", "reward_envs", "reward_env", "pending", "t_obs", "t_action",
         "t_rewards", "t_objective", "t_step", "ep_reward", "ep_objective", "t_extras",
         "actuator_ids", "all_rewards", "left", "propose", "think", "internal", "propose_form",
-        "think_form", "internal_form", "actuator_id", "bounds",
+        "think_form", "internal_form", "actuator_id", "bounds", "write_step",
     )
 
     def __init__(self, name: str, brain: Brain, muscle: Muscle, muscles: list[Muscle],
@@ -67,6 +67,8 @@ class AgentRuntime:
         self.all_rewards = bool(getattr(objective, "all_rewards", False))
         #: ``None`` while in the episode; True/False (truncated/terminated) once it left
         self.left: bool | None = None
+        #: the recorder's writer of the agent's step rows in its worker (``Worker.step_writer``), ``None``: not stored
+        self.write_step: Callable[..., None] | None = None
 
 
 def _written(obj: Any, general: str, value: str) -> str:

@@ -11,7 +11,7 @@ import os
 import threading
 import traceback as _traceback
 from collections import deque
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING, Any, Callable
 
 from xdoe.conditions import TerminationCondition, Verdict
 from xdoe.errors import one_line
@@ -54,8 +54,21 @@ class _RemoteRecorder:
     def episode_finished(self, *args: Any) -> None:
         self.outbox.append(("e", args))
 
-    def step(self, *args: Any) -> None:
-        self.outbox.append(("s", args))
+    def step_writer(self, worker: int, agent: str, sensor_id: str | None = None,
+                    actuator_id: str | None = None) -> Callable[..., None] | None:
+        """:meth:`RunRecorder.step_writer` of the run process: the steps the
+        policy wants go there, where that writer of the same arguments
+        (``key``) writes them."""
+        policy = self.policy
+        if not policy.enabled:
+            return None
+        key, append, wants = (worker, agent, sensor_id, actuator_id), self.outbox.append, policy.wants
+
+        def write(episode: int, step: int, *values: Any) -> None:
+            if wants(step, values[4]):  # values: sensors, actions, rewards, objective, done, ...
+                append(("s", key, (episode, step, *values)))
+
+        return write
 
     def flush(self) -> None:
         """Nothing here: the run process commits at the episode's ``ep`` message."""

@@ -280,9 +280,9 @@ class ParallelPhase:
                     elif kind == "e":
                         if recorder is not None:
                             recorder.episode_finished(*item[1])
-                    elif kind == "s":
+                    elif kind == "s":  # a step of a worker process's step_writer (key, arguments)
                         if recorder is not None:
-                            recorder.step(*item[1])
+                            recorder.step_writer(*item[1])(*item[2])  # type: ignore[misc]
                     elif kind == "w":  # an observation outside its space (xdoe.environment._spaces)
                         report_observation(item[1], item[2])
                     elif kind == "ep":

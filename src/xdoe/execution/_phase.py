@@ -239,6 +239,7 @@ class PhaseRuntime:
                     setup.reward_envs,
                 )
                 worker.agents.append(agent)
+                agent.write_step = worker.step_writer(agent)
                 if setup.sensor_env < 0:
                     worker.need_map = True
             if worker.need_map:

@@ -17,7 +17,7 @@ block, a condition that reads ``StepProgress.states``, the episode's
 
 from __future__ import annotations
 
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING, Any, Callable
 
 from xdoe._cuts import CUT_CONDITION, CUT_ENVIRONMENT, CUT_STEP_BUDGET, CUT_STOP
 from xdoe.conditions import PhaseProgress, StepProgress, Verdict
@@ -82,7 +82,6 @@ class Worker(WorkerEpisodes):
         self.agent_names: list[str] = [a.name for a in phase.agents]
         self.train = train
         self.recorder = recorder
-        self.policy = recorder.policy if recorder is not None and recorder.policy.enabled else None
         n = len(envs)
         #: per environment: the sensors of its last baseline (ids, spaces, the episode's first values)
         self.env_sensors: list[list[SensorInformation]] = [[] for _ in envs]
@@ -388,16 +387,19 @@ class Worker(WorkerEpisodes):
                         muscle.update(update)
                     except Exception as exc:
                         raise component_error(f"agent {agent.name!r}: muscle.update", exc) from exc
-        policy = self.policy
-        if policy is not None and policy.wants(agent.t_step, done):
-            ids = agent.sensor_ids
-            sensors = {ids[0]: agent.t_obs} if len(ids) == 1 else agent.t_obs
-            uid = agent.actuator_id
-            self.recorder.step(  # type: ignore[union-attr]
-                self.index, self.episode, agent.t_step, agent.name, sensors,
-                agent.t_action if uid is None else {uid: agent.t_action}, rewards, agent.t_objective, done,
-                done and not truncated, done and truncated, cut_by,
-            )
+        write = agent.write_step
+        if write is not None:
+            write(self.episode, agent.t_step, agent.t_obs, agent.t_action, rewards, agent.t_objective, done,
+                  done and not truncated, done and truncated, cut_by)
+
+    def step_writer(self, agent: AgentRuntime) -> Callable[..., None] | None:
+        """The recorder's writer of ``agent``'s step rows in this worker, for
+        the transition held as values (:meth:`RunRecorder.step_writer`);
+        ``None`` when no step is stored. Taken once, when the agent joins."""
+        if self.recorder is None:
+            return None
+        ids = agent.sensor_ids
+        return self.recorder.step_writer(self.index, agent.name, ids[0] if len(ids) == 1 else None, agent.actuator_id)
 
 
 def _outside(agent: AgentRuntime, uid: str, value: Any, space: Any) -> None:

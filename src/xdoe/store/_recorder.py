@@ -34,7 +34,8 @@ class RunRecorder(RecorderStart, RecorderResume, RowBuffer):
     """Records one run instance: rows in the store and files in its results folder.
 
     Call :meth:`start`, then for each phase :meth:`phase_started`,
-    :meth:`episode_finished` / :meth:`step` as they happen and
+    :meth:`episode_finished` / :meth:`step` (or a :meth:`step_writer`'s
+    function, taken once per worker and agent) as they happen and
     :meth:`phase_finished`, and finally :meth:`finish` (also after a failure:
     it flushes what is buffered first, so finished episodes are never lost).
     Used as a context manager it starts on entry and finishes on exit with
@@ -119,6 +120,7 @@ class RunRecorder(RecorderStart, RecorderResume, RowBuffer):
         self._error: str | None = None
         self._lock = threading.RLock()
         self._raw: Any = None  # SQLite: a DBAPI connection kept for the per-episode commits (_commit_raw)
+        self._writers: dict[tuple[Any, ...], Callable[..., None]] = {}  # step_writer's, by their arguments
 
     # -- properties -------------------------------------------------------
     @property
@@ -248,25 +250,19 @@ class RunRecorder(RecorderStart, RecorderResume, RowBuffer):
         cut_by: str | None = None,
     ) -> None:
         """Record one step of one agent, if ``store_steps`` asks for it
-        (see :class:`StepPolicy`); otherwise do nothing. ``terminated``,
+        (see :class:`StepPolicy`); otherwise do nothing. ``sensors``,
+        ``actions``, ``rewards``: dicts ``uid -> value``; ``terminated``,
         ``truncated``, ``cut_by``: how the episode ended, on its last step
-        (``done``); ``False, False, None`` on the others.
+        (``done``); ``False, False, None`` on the others. Written by the
+        :meth:`step_writer` of ``(worker, agent)``.
 
         Raises:
             StoreError: no phase is open, or a flush to the store failed.
         """
-        if type(step) is not int:
-            step = int(step)
-        if done is not True and done is not False:
-            done = bool(done)
-        if not self.policy.wants(step, done):
-            return
-        with self._lock:
-            phase_id = self._phase_id
-            if phase_id is None or self.status is not None:
-                phase_id = self._require_phase()
-            self._append_step(phase_id, worker, episode, step, agent, _json_cell(sensors), _json_cell(actions),
-                              _json_cell(rewards), objective, done, terminated, truncated, cut_by)
+        if self.policy.every:
+            write = self._writers.get((worker, agent, None, None)) or self.step_writer(worker, agent)
+            write(episode, step, sensors, actions, rewards, objective, done,  # type: ignore[misc]
+                  terminated, truncated, cut_by)
 
     def phase_finished(self, status: str = "finished") -> None:
         """Write what is buffered and close the current phase with ``status``

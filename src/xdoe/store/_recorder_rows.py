@@ -4,7 +4,7 @@ kept as tuples and bulk-inserted, and the helpers of its writes."""
 from __future__ import annotations
 
 import json
-from typing import Any
+from typing import Any, Callable
 
 from sqlalchemy import Boolean, Connection, insert, update
 
@@ -36,20 +36,28 @@ def _json_cell(value: Any) -> str | None:
     look-ups (a ``str`` subclass costs ~1-3 µs more per cell); the Core insert
     marks JSON cells as :class:`_Encoded` itself (:meth:`RowBuffer._insert_rows`).
 
-    A one-key dict of an int or a finite float (a step's sensor, action or
-    reward, e.g. ``{"taxi.observation": 29}``) is written directly: the key's
-    remembered ``{"<key>":`` and the number's repr, json's own text."""
+    A one-key dict with a ``str`` key (a step's sensor, action or reward,
+    e.g. ``{"taxi.observation": 29}``) is :func:`_keyed_cell`'s text."""
     if type(value) is dict and len(value) == 1:
         for key, item in value.items():
-            kind = type(item)
-            if type(key) is str and (kind is int or (kind is float and item - item == 0.0)):
-                prefix = _PREFIXES.get(key)
-                if prefix is None:
-                    prefix = _cell_prefix(key)
-                return prefix + (int.__repr__(item) if kind is int else float.__repr__(item)) + "}"
+            if type(key) is str:
+                return _keyed_cell(_PREFIXES.get(key) or _cell_prefix(key), key, item)
     elif value is None:
         return None
     return _encode_compact(value)
+
+
+def _keyed_cell(prefix: str, key: str, value: Any) -> str:
+    """The compact JSON text of ``{key: value}`` (``prefix``: ``'{"<key>":'``,
+    :func:`_cell_prefix`): an int or a finite float is written directly, the
+    prefix and the number's text (an exact int's ``str`` and a float's
+    ``repr`` are json's own text), anything else by the encoder."""
+    kind = type(value)
+    if kind is int:
+        return f"{prefix}{value}}}"
+    if kind is float and value - value == 0.0:
+        return f"{prefix}{value!r}}}"
+    return _encode_compact({key: value})
 
 
 #: ``'{"<key>":'`` of the keys :func:`_json_cell` has seen (sensor, actuator
@@ -57,6 +65,8 @@ def _json_cell(value: Any) -> str | None:
 _PREFIXES: dict[str, str] = {}
 _MAX_PREFIXES = 4096
 _encode_string = json.encoder.encode_basestring  # ensure_ascii=False
+#: the texts a :func:`_key_cells` function keeps per number type
+_MAX_KEPT = 4096
 
 
 def _cell_prefix(key: str) -> str:
@@ -69,35 +79,124 @@ def _cell_prefix(key: str) -> str:
     return prefix
 
 
+def _key_cells(key: str) -> Callable[[Any], str]:
+    """``cell(value)``: :func:`_keyed_cell`'s text of ``{key: value}``, kept
+    for exact ints and non-zero floats (a step's values repeat: Taxi has 500
+    observations, 6 actions, 3 rewards), at most :data:`_MAX_KEPT` of each.
+    Equal ints have one text, and so have equal non-zero floats; ``0.0`` and
+    ``-0.0`` are equal with two texts, so zero is never kept. A kept text is
+    the one :func:`_keyed_cell` wrote for an equal value: the same text."""
+    prefix = _cell_prefix(key)
+    ints: dict[int, str] = {}
+    floats: dict[float, str] = {}
+
+    def cell(value: Any) -> str:
+        kind = type(value)
+        if kind is int:
+            kept = ints
+        elif kind is float and value:
+            kept = floats
+        else:
+            return _keyed_cell(prefix, key, value)
+        text = kept.get(value)
+        if text is None:
+            if len(kept) >= _MAX_KEPT:
+                kept.clear()
+            text = kept[value] = _keyed_cell(prefix, key, value)
+        return text
+
+    return cell
+
+
+def _dict_cells() -> Callable[[Any], str | None]:
+    """``cell(value)``: :func:`_json_cell`'s text of ``value``, a one-key
+    dict's by the :func:`_key_cells` function of its key (made on first use,
+    for at most :data:`_MAX_PREFIXES` keys)."""
+    by_key: dict[str, Callable[[Any], str]] = {}
+
+    def cell(value: Any) -> str | None:
+        if type(value) is dict and len(value) == 1:
+            for key in value:
+                write = by_key.get(key)
+                if write is None:
+                    if type(key) is not str or len(by_key) >= _MAX_PREFIXES:
+                        break
+                    write = by_key[key] = _key_cells(key)
+                return write(value[key])
+        return _json_cell(value)
+
+    return cell
+
+
 class RowBuffer(RecorderState):
     """Buffering and writing episode/step rows (a mixin of :class:`~xdoe.store.RunRecorder`)."""
 
-    def _append_step(self, phase_id: int, worker: int, episode: int, step: int, agent: str,
-                     sensors: str | None, actions: str | None, rewards: str | None,
-                     objective: float | None, done: bool, terminated: bool = False,
-                     truncated: bool = False, cut_by: str | None = None) -> None:
-        """Buffer a step row (the JSON cells encoded); its
-        ``all_transactions.csv`` line is written with the buffer
-        (:meth:`_write_buffers`). The caller holds the lock."""
-        if type(worker) is not int:
-            worker = int(worker)
-        if type(episode) is not int:
-            episode = int(episode)
-        if type(agent) is not str:
-            agent = str(agent)
-        if objective is not None and type(objective) is not float:
-            objective = float(objective)
-        # a tuple, not a dict: the hot path of store_steps="all" (see _insert_rows)
-        steps = self._steps
-        steps.append((phase_id, worker, episode, step, agent, sensors, actions, rewards, objective,
-                      1 if done else 0, 1 if terminated else 0, 1 if truncated else 0,
-                      None if cut_by is None else str(cut_by)))
-        self.stored_steps += 1
-        n = len(self._episodes) + len(steps)  # _buffered_row, inlined: once per stored step
-        if n > self.peak_buffered:
-            self.peak_buffered = n
-        if n >= self.flush_rows:
-            self.flush()
+    def step_writer(self, worker: int, agent: str, sensor_id: str | None = None,
+                    actuator_id: str | None = None) -> Callable[..., None] | None:
+        """The writer of the step rows of ``agent`` in worker ``worker``:
+        ``write(episode, step, sensors, actions, rewards, objective, done,
+        terminated=False, truncated=False, cut_by=None)`` stores the step when
+        ``store_steps`` asks for it (:class:`StepPolicy`) and does nothing
+        otherwise; ``None`` with ``store_steps="none"``.
+
+        ``sensors`` is the value of sensor ``sensor_id`` (its cell
+        ``{sensor_id: value}``) or, without ``sensor_id``, the dict ``uid ->
+        value`` (its cell is the dict); ``actions`` the same with
+        ``actuator_id``; ``rewards`` the dict ``uid -> value``. What is the
+        same for every row is worked out once: the worker and agent cells,
+        the cells' ``{"<id>":`` starts, the policy. One writer is made per
+        ``(worker, agent, sensor_id, actuator_id)`` and kept: the executor
+        takes its agents' writers at the phase start, :meth:`step` writes
+        through the dict-form writer of ``(worker, agent)``, so every stored
+        step is one function's row.
+
+        ``write`` raises :class:`StoreError` when no phase is open, or a
+        flush to the store failed; ``TypeError``/``ValueError`` for a
+        ``worker``, ``episode``, ``step`` or ``objective`` that is no number
+        (``worker`` here, at once).
+        """
+        key = (worker, agent, sensor_id, actuator_id)
+        made = self._writers.get(key)
+        if made is not None or self.policy.every == 0:
+            return made
+        every = self.policy.every
+        worker_cell, agent_cell = int(worker), str(agent)
+        sensor_cell = _dict_cells() if sensor_id is None else _key_cells(sensor_id)
+        action_cell = _dict_cells() if actuator_id is None else _key_cells(actuator_id)
+        reward_cell = _dict_cells()
+        acquire, release = self._lock.acquire, self._lock.release
+
+        def write(episode: int, step: int, sensors: Any, actions: Any, rewards: Any, objective: float | None,
+                  done: bool, terminated: bool = False, truncated: bool = False, cut_by: str | None = None) -> None:
+            if type(step) is not int:
+                step = int(step)
+            if every != 1 and not done and step % every:
+                return
+            acquire()
+            try:
+                phase_id = self._phase_id
+                if phase_id is None or self.status is not None:
+                    phase_id = self._require_phase()
+                if type(episode) is not int:
+                    episode = int(episode)
+                if objective is not None and type(objective) is not float:
+                    objective = float(objective)
+                steps = self._steps
+                # a tuple, not a dict: see _insert_rows
+                steps.append((phase_id, worker_cell, episode, step, agent_cell, sensor_cell(sensors),
+                              action_cell(actions), reward_cell(rewards), objective, 1 if done else 0,
+                              1 if terminated else 0, 1 if truncated else 0, None if cut_by is None else str(cut_by)))
+                self.stored_steps += 1
+                n = len(self._episodes) + len(steps)  # _buffered_row, inlined: once per stored step
+                if n > self.peak_buffered:
+                    self.peak_buffered = n
+                if n >= self.flush_rows:
+                    self.flush()
+            finally:
+                release()
+
+        self._writers[key] = write
+        return write
 
     def _require_running(self) -> None:
         if self.instance_id is None:

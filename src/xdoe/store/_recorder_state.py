@@ -8,7 +8,7 @@ from __future__ import annotations
 
 import threading
 from pathlib import Path
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING, Any, Callable
 
 from sqlalchemy import Connection, Table, insert, select
 from sqlalchemy.exc import IntegrityError
@@ -75,4 +75,5 @@ class RecorderState:
     _steps: list[tuple[Any, ...]]
     _insert_sql: dict[str, str]
     _raw: Any
+    _writers: dict[tuple[Any, ...], Callable[..., None]]
     stored_steps: int

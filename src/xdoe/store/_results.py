@@ -236,17 +236,20 @@ class ResultsWriter:
     @_no_space
     def steps(self, rows: list[tuple[Any, ...]]) -> None:
         """Append stored steps: ``rows`` are the recorder's buffered step rows
-        (``phase_id, worker, episode, step, agent, sensors, actions, rewards,
-        objective, done``: the three cells JSON text, ``done`` 0 or 1) of the
+        (13-tuples ``phase_id, worker, episode, step, agent, sensors, actions,
+        rewards, objective, done, terminated, truncated, cut_by``: the three
+        cells JSON text, ``done`` 0 or 1; the last three are not written) of the
         current phase, written as ``all_transactions.csv`` lines with the
         phase's name and mode in place of its id (by :mod:`csv`). The
         recorder calls it when it writes its buffer, before the rows go to
         the store."""
         assert self._phase is not None and self._transactions_csv is not None
         _, name, mode = self._phase
-        writerow = self._transactions_csv.writerow
-        for row in rows:
-            writerow((name, mode, *row[1:9], bool(row[9])))
+        # one writerows of the rows unpacked: cheaper than a writerow, a slice and a star per row
+        self._transactions_csv.writerows([(name, mode, worker, episode, step, agent, sensors, actions, rewards,
+                                           objective, done == 1)
+                                          for _, worker, episode, step, agent, sensors, actions, rewards, objective,
+                                          done, _, _, _ in rows])
 
     @_no_space
     def flush(self) -> None:
