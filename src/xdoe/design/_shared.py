@@ -87,11 +87,11 @@ class ValueTexts:
     def __call__(self, value: Any) -> str:
         kind = type(value)
         try:
-            return self._texts[kind, value]
-        except KeyError:
-            pass
+            text = self._texts.get((kind, value))
         except TypeError:  # unhashable
             return self._make(value)
+        if text is not None:
+            return text
         text = self._make(value)
         if kind is not float or value != 0.0:
             if len(self._texts) >= MAX_INSTANCES:
