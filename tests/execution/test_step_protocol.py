@@ -214,14 +214,18 @@ def stored_steps(db: Path) -> list[tuple[Any, ...]]:
             for p, e, s, sen, act, rew, obj, done in rows]
 
 
-def test_a_palaestrai_style_plugin_runs_unchanged_and_stores_what_a_plain_loop_gives(tmp_path, monkeypatch):
-    monkeypatch.syspath_prepend(str(Path(__file__).parent))
+def run_and_read(tmp_path: Path, document: dict) -> tuple[dict[str, int], list[tuple[Any, ...]]]:
+    """Run ``document`` with every step stored: (the plugin methods called and how often, the stored steps)."""
     CALLS.clear()
     with Store(f"sqlite:///{tmp_path / 's.sqlite'}") as store:
-        result = run(DOCUMENT, store=store, results=tmp_path / "r", store_steps="all")
+        result = run(document, store=store, results=tmp_path / "r", store_steps="all")
         assert result.ok, result.traceback
-    calls = dict(CALLS)
-    steps = stored_steps(tmp_path / "s.sqlite")
+    return dict(CALLS), stored_steps(tmp_path / "s.sqlite")
+
+
+def test_a_palaestrai_style_plugin_runs_unchanged_and_stores_what_a_plain_loop_gives(tmp_path, monkeypatch):
+    monkeypatch.syspath_prepend(str(Path(__file__).parent))
+    calls, steps = run_and_read(tmp_path, DOCUMENT)
     expected = hand_written_loop()
     assert len(steps) > 40
     assert steps == expected
@@ -326,12 +330,7 @@ def test_a_value_first_plugin_stores_what_the_object_form_loop_gives(tmp_path, m
                      body["agents"][0]["muscle"], body["agents"][0]["objective"]):
             module, name = item["name"].split(":")
             item["name"] = f"{module}:{names[name]}"
-    CALLS.clear()
-    with Store(f"sqlite:///{tmp_path / 's.sqlite'}") as store:
-        result = run(document, store=store, results=tmp_path / "r", store_steps="all")
-        assert result.ok, result.traceback
-    calls = dict(CALLS)
-    steps = stored_steps(tmp_path / "s.sqlite")
+    calls, steps = run_and_read(tmp_path, document)
     assert steps == hand_written_loop()
     n = len(steps)
     assert calls["update_values"] == calls["propose_values"] == calls["internal_reward_values"] == n
