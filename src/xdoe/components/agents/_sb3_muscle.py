@@ -57,9 +57,6 @@ class SB3Muscle(Muscle):
         self.observations = ObservationCodec(sensors)
         #: the id of the agent's only sensor (its value form is the observation), else None
         self._sensor = sensors[0].uid if len(sensors) == 1 else None
-        #: the start of the agent's only actuator when it is Discrete, else None
-        self._discrete_start = int(actuators[0].space.start) \
-            if len(actuators) == 1 and isinstance(actuators[0].space, spaces.Discrete) else None
         self.actions = ActionCodec(actuators)
         self._space = copy.deepcopy(self.actions.space)
         self._space.seed(int(self.rng.integers(2**31 - 1)))
@@ -231,11 +228,6 @@ class SB3Muscle(Muscle):
             log_probs = distribution.log_prob(actions).reshape(-1).tolist()
             raws = actions.reshape((-1, *policy.action_space.shape)).cpu().numpy()
         values = values.reshape(-1).tolist()
-        start = first._discrete_start
-        if start is not None:  # one Discrete actuator: the value form is the int (ActionCodec.values)
-            for m, value, log_prob in zip(muscles, values, log_probs):
-                m.extras = {"value": value, "log_prob": log_prob}
-            return [int(action) + start for action in raws.tolist()]
         return [m.actions.values(m._sampled(policy, raw, (value, log_prob)))  # type: ignore[attr-defined]
                 for m, raw, value, log_prob in zip(muscles, raws, values, log_probs)]
 
