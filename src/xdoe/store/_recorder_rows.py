@@ -159,7 +159,7 @@ class RowBuffer(RecorderState):
         made = self._writers.get(key)
         if made is not None or self.policy.every == 0:
             return made
-        every = self.policy.every
+        every, wants = self.policy.every, self.policy.wants
         worker_cell, agent_cell = int(worker), str(agent)
         sensor_cell = _dict_cells() if sensor_id is None else _key_cells(sensor_id)
         action_cell = _dict_cells() if actuator_id is None else _key_cells(actuator_id)
@@ -170,7 +170,7 @@ class RowBuffer(RecorderState):
                   done: bool, terminated: bool = False, truncated: bool = False, cut_by: str | None = None) -> None:
             if type(step) is not int:
                 step = int(step)
-            if every != 1 and not done and step % every:
+            if every != 1 and not wants(step, done):  # "all" (every 1) wants every step
                 return
             acquire()
             try:
