@@ -47,7 +47,9 @@ def test_resolution_iv_screen_finds_exactly_the_active_factors_with_their_signs(
     assert {n for n, f in factors.items() if f["active"]} == set(SCREENING)
     for name, effect in SCREENING.items():
         assert factors[name]["effect"] == pytest.approx(effect, abs=0.15)
-        assert factors[name]["p"] < 0.001 and factors[name]["aliases"] == []  # resolution IV: mains clear
+        assert factors[name]["p"] < 0.001
+        # resolution IV: main effects clear of two-factor interactions (their chains hold three-factor ones)
+        assert all(a.lstrip("-").count("*") == 2 for a in factors[name]["aliases"])
     assert data["screening"]["method"] == "lenth" and data["screening"]["source"] == "manifest"
     assert len(data["screening"]["effects"]) == 15
 
@@ -61,10 +63,17 @@ def test_csv_holds_the_screening_table_too(screen):
     result = CliRunner().invoke(xrun, ["analyze", str(screen), "--format", "csv"])
     assert result.exit_code == 0, result.output
     rows = [r for r in csv.DictReader(io.StringIO(result.stdout)) if r["table"] == "design"]
-    active = {r["factor"] for r in rows if r["column"] == "active" and r["value"] == "yes"}
-    assert set(SCREENING) <= active
-    assert {r["column"] for r in rows} >= {"effect (high - low)", "p", "active", "aliases"}
-    assert len({r["factor"] for r in rows if r["section"].startswith("Two-level screening")}) == 15
+    factor_rows = [r for r in csv.DictReader(io.StringIO(result.stdout)) if r["table"] == "factor"]
+    assert {r["factor"] for r in factor_rows if r["active"] == "True"} == set(SCREENING)
+    assert {r["column"] for r in rows if r["section"].startswith("Two-level screening")} >= {
+        "effect (high - low)", "p", "active", "aliases"}
+    rows = list(csv.DictReader(io.StringIO(result.stdout)))
+    mains = [r for r in rows if r["table"] == "factor"]
+    chains = [r for r in rows if r["table"] == "interaction"]
+    other = {r["factor"] for r in rows if r["section"].startswith("Two-level screening")}
+    # every contrast once: 7 main effects, the two-factor-interaction chains, the rest
+    assert len({r["factor"] for r in mains}) == 7 and len(chains) + len(other) == 15 - 7
+    assert all(r["method"].startswith("two-level screening: Lenth's PSE") for r in mains + chains)
 
 
 def test_central_composite_puts_the_maximum_where_the_formula_has_it(ccd):

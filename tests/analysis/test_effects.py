@@ -86,12 +86,15 @@ def test_same_seed_same_intervals(frame, result) -> None:
 def test_json_shape(result) -> None:
     data = json.loads(render(result, "json"))
     assert set(data) == {"experiment", "response", "agent", "statistic", "runs", "factors", "interactions",
-                         "points", "best", "warnings"}
+                         "points", "best", "warnings", "methods", "screening"}
     assert data["experiment"] == "synthetic" and data["runs"] == 8 * REPETITIONS
     f = data["factors"][0]
-    assert set(f) == {"name", "kind", "within", "levels", "effect", "F", "p", "eta_sq"}
-    assert set(data["interactions"][0]) == {"factors", "F", "p", "eta_sq"}
-    assert set(data["points"][0]) == {"design_point", "levels", "n", "statistic", "estimate", "ci_low", "ci_high",
+    # a replicated two-level full factorial: the screening model (pure error), one row per contrast
+    keys = {"name", "kind", "within", "levels", "method", "effect", "t", "F", "df", "p", "eta_sq", "active", "aliases"}
+    assert set(f) == keys and f["method"] == "pure error" and f["kind"] == "two-level"
+    assert set(data["interactions"][0]) == keys - {"kind", "within", "levels"} | {"factors"}
+    assert set(data["methods"]) == {"factors", "interactions", "points"}
+    assert set(data["points"][0]) == {"design_point", "design_points", "levels", "n", "statistic", "estimate", "ci_low", "ci_high",
                                       "scores", "prob_improvement_of_best"}
     assert set(f["levels"][0]) == {"level", "mean", "ci_low", "ci_high", "n"}
     assert data["best"] == data["points"][0]

@@ -71,9 +71,13 @@ def test_contrasts_of_the_two_to_the_seven_minus_three_design_are_fifteen_with_t
     cols, labels, aliases = contrasts(design.coded(), list("ABCDEFG"))
     assert cols.shape == (16, 15)
     assert np.allclose(cols.T @ cols, 16 * np.eye(15))  # orthogonal
-    assert labels[:7] == list("ABCDEFG") and all(a == [] for a in aliases[:7])
-    chains = {frozenset([label, *alias]) for label, alias in zip(labels, aliases) if "*" in label and alias}
+    # resolution IV: main effects clear of two-factor interactions, each chain listed to three-factor terms
+    assert labels[:7] == list("ABCDEFG") and all(a and all(t.count("*") == 2 for t in a) for a in aliases[:7])
+    chains = {frozenset(t for t in [label, *alias] if t.lstrip("-").count("*") == 1)
+              for label, alias in zip(labels, aliases) if label.count("*") == 1}
     assert frozenset({"A*B", "C*E", "F*G"}) in chains and len(chains) == 7
+    # Montgomery (2012) Table 8.10 (2^(7-3)_IV, E = ABC, F = BCD, G = ACD): A = BCE = DEF = CDG = BFG
+    assert set(aliases[0]) == {"B*C*E", "D*E*F", "C*D*G", "B*F*G"}
 
 
 def test_plackett_burman_contrasts_completed_by_the_orthogonal_complement():

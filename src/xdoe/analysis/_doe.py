@@ -18,7 +18,7 @@ from xdoe.analysis._design_info import SENSITIVITY, SURFACE, TWO_LEVEL, coded_fr
 if TYPE_CHECKING:
     import pandas as pd
 
-__all__ = ["doe_analysis", "block_column"]
+__all__ = ["doe_analysis", "block_column", "design_tables"]
 
 
 def block_column(table: "pd.DataFrame", design: dict[str, Any] | None) -> "pd.Series | None":
@@ -57,8 +57,6 @@ def doe_analysis(table: "pd.DataFrame", factors: list[str], design: dict[str, An
         design = infer_design(table, factors)
         if design is None:
             return None
-        if design["method"] == "two_level" and table["design_point"].duplicated().any():
-            return None  # a replicated two-level design of today's names: today's ANOVA answers it
     method = design.get("method")
     coding = design.get("coding") or {}
     if any(f not in coding for f in factors):
@@ -97,46 +95,88 @@ def doe_analysis(table: "pd.DataFrame", factors: list[str], design: dict[str, An
     return None
 
 
-def merge_effects(doe: dict[str, Any] | None, effects: list[Any]) -> list[Any]:
-    """The factor effects with a screening's signed effect (high - low),
-    aliases, p and ``active`` flag in place of the range of level means and
-    the type II ANOVA's p: without replication Lenth's; with replication the
-    t test of the saturated contrast model on the pure error (the type II
-    ANOVA of main effects and two-factor interactions is rank-deficient in a
-    fraction, whose interactions are aliased); ranked by ``|effect|``.
-    Unchanged for any other analysis."""
-    if doe is None or doe.get("analysis") != "screening":
-        return effects
+def _screening_tables(doe: dict[str, Any], table: "pd.DataFrame", factors: list[str], level_rows: Any
+                      ) -> tuple[list[Any], list[Any], dict[str, str]]:
+    from xdoe.analysis._result import FactorEffect, Interaction
+
+    how = ("Lenth's PSE" if doe["method"] == "lenth" else "pure-error t test") + f", df {_f(doe['df'], 3)}"
+    df = [None, doe["df"]] if doe["method"] == "lenth" else [1.0, doe["df"]]
     rows = {r["name"]: r for r in doe["effects"]}
-    for e in effects:
-        row = rows.get(e.name)
-        if row is not None:
-            e.effect, e.p, e.active, e.aliases = row["effect"], row["p"], row["active"], list(row["aliases"])
-    return sorted(effects, key=lambda e: (-(abs(e.effect) if e.effect == e.effect else -1), e.name))
+    effects = []
+    for f in factors:
+        r = rows[f]
+        effects.append(FactorEffect(f, "two-level", level_rows(f), r["effect"], r["F"], r["p"], r["eta_sq"],
+                                    active=r["active"], aliases=list(r["aliases"]), t=r["t"], df=df,
+                                    method=doe["method"]))
+    effects.sort(key=lambda e: (-abs(e.effect) if e.effect == e.effect else 1.0, e.name))
+    inter = []
+    for r in doe["effects"]:
+        if r["kind"] != "interaction":
+            continue
+        pair = next(t for t in [r["name"], *(a.lstrip("-") for a in r["aliases"])]
+                    if t.count("*") == 1 and "block" not in t.split("*"))
+        inter.append(Interaction(tuple(pair.split("*")), r["F"], r["p"], r["eta_sq"], name=r["name"],
+                                 effect=r["effect"], t=r["t"], active=r["active"], aliases=list(r["aliases"]),
+                                 df=df, method=doe["method"]))
+    inter.sort(key=lambda i: (-abs(i.effect), i.name))
+    method = f"two-level screening: {how}"
+    return effects, inter, {"factors": method, "interactions": method + " (one row per alias chain)"}
 
 
-def _plain(x: Any) -> Any:
-    if isinstance(x, dict):
-        return {k: _plain(v) for k, v in x.items() if not str(k).startswith("_")}
-    if isinstance(x, (list, tuple)):
-        return [_plain(v) for v in x]
-    if isinstance(x, (np.generic,)):
-        x = x.item()
-    if isinstance(x, float) and not np.isfinite(x):
-        return None
-    return x
+def _surface_tables(doe: dict[str, Any], factors: list[str], level_rows: Any
+                    ) -> tuple[list[Any], list[Any], dict[str, str]]:
+    from xdoe.analysis._result import FactorEffect, Interaction
+    from xdoe.analysis._surface import factor_tests
+
+    fit = doe["_fit"][0]
+    tests = factor_tests(fit, len(factors))
+    effects = []
+    for i, f in enumerate(factors):
+        F, p, df1, df2 = tests["factors"][i]
+        eta = F * df1 / (F * df1 + df2) if F == F else float("nan")
+        effects.append(FactorEffect(f, "continuous", level_rows(f), 2 * float(np.asarray(fit.params)[1 + i]), F, p,
+                                    eta, df=[df1, df2], method="second-order model"))
+    effects.sort(key=lambda e: (-(e.eta_sq if e.eta_sq == e.eta_sq else -1), e.name))
+    inter = []
+    for (i, j), (b, t, p, df2) in tests["interactions"].items():
+        inter.append(Interaction((factors[i], factors[j]), t * t, p, t * t / (t * t + df2), name=f"{factors[i]}*{factors[j]}",
+                                 effect=b, t=t, df=[1.0, df2], method="second-order model"))
+    method = (f"second-order model in coded units (OLS{', blocks as a fixed effect' if doe['_fit'][1] else ''}; "
+              f"residual df {_f(float(fit.df_resid), 3)})")
+    return effects, inter, {"factors": method + ": joint F test of each factor's terms",
+                            "interactions": method + ": t test of each b_ij"}
 
 
-def doe_json(doe: dict[str, Any]) -> dict[str, Any]:
-    """The JSON keys of the analysis matched to the design: ``screening``
-    (method, PSE, ME, SME, every contrast), ``surface`` (coefficients, lack of
-    fit, ``stationary_point``, ``kind``, ``inside``, ``predicted``...) or
-    ``sensitivity`` (a list, one entry per factor)."""
+def _sensitivity_tables(doe: dict[str, Any]) -> tuple[list[Any], list[Any], dict[str, str]]:
+    from xdoe.analysis._result import FactorEffect
+
+    morris = doe["method"] == "morris"
+    effects = [FactorEffect(r["name"], "continuous", [], r["mu_star"] if morris else r["ST"], float("nan"),
+                            float("nan"), float("nan"), method="morris" if morris else "sobol")
+               for r in doe["indices"]]
+    effects.sort(key=lambda e: (-(e.effect if e.effect == e.effect else -1), e.name))
+    method = "Morris elementary effects (SALib): effect = mu*" if morris else \
+        "Sobol' indices (SALib): effect = total-order index ST"
+    return effects, [], {"factors": method}
+
+
+def design_tables(doe: dict[str, Any], table: "pd.DataFrame", factors: list[str], level_rows: Any
+                  ) -> tuple[list[Any], list[Any], dict[str, str]]:
+    """The factor and interaction rows of the analysis matched to the design,
+    every number from its one model: ``(factors, interactions, methods)``.
+
+    ``level_rows(factor)`` gives a factor's descriptive level means (low to
+    high). Screening: main-effect chains and two-factor-interaction chains
+    (:func:`~xdoe.analysis._screening.screening`); surface: the joint F test
+    of each factor's terms and the t test of each ``b_ij`` of the
+    second-order model (:func:`~xdoe.analysis._surface.factor_tests`);
+    sensitivity: mu* or ST, no test."""
     kind = doe["analysis"]
-    body = {k: v for k, v in doe.items() if k not in ("analysis", "coding")}
-    if kind == "sensitivity":
-        return {"sensitivity": _plain(body["indices"]), "sensitivity_method": body["method"]}
-    return {kind: _plain(body)}
+    if kind == "screening":
+        return _screening_tables(doe, table, factors, level_rows)
+    if kind == "surface":
+        return _surface_tables(doe, factors, level_rows)
+    return _sensitivity_tables(doe)
 
 
 def _f(x: Any, digits: int = 4) -> str:
@@ -157,16 +197,23 @@ def doe_sections(doe: dict[str, Any] | None, response: str, runs: int) -> list[t
     if kind == "screening":
         how = (f"Lenth's PSE {_f(doe['pse'])}, ME {_f(doe['me'])}, SME {_f(doe['sme'])}, df {_f(doe['df'], 3)}"
                if doe["method"] == "lenth" else f"pure-error t test, df {_f(doe['df'], 3)}")
-        rows = [[r["name"], _f(r["effect"]), _f(r["t"], 3), _pv(r["p"]), "yes" if r["active"] else "",
-                 " = ".join(r["aliases"])] for r in sorted(doe["effects"], key=lambda r: -abs(r["effect"]))]
-        out = [(f"Two-level screening (response {response}, {doe['runs']} runs at {doe['points']} points, "
-                f"{doe['centre_points']} centre runs; {how})",
-                ["contrast", "effect (high - low)", "t", "p", "active", "aliases"], rows)]
+        rest = [r for r in doe["effects"] if r["kind"] not in ("main", "interaction")]
+        rows = [[r["name"], _f(r["effect"]), _f(r["t"], 3), _pv(r["p"]), "yes" if r["active"] else "no",
+                 " = ".join(r["aliases"])] for r in sorted(rest, key=lambda r: -abs(r["effect"]))]
+        out = []
+        title = (f"Two-level screening model (response {response}, {doe['runs']} cube runs at {doe['points']} "
+                 f"points, {doe['centre_points']} centre runs, {doe.get('blocks', 1)} block(s); {how})")
+        if rows:
+            out.append((f"{title}: the other contrasts (block, higher-order chains)",
+                        ["contrast", "effect (high - low)", "t", "p", "active", "aliases"], rows))
+        else:
+            out.append((title, ["model", "value"], [["contrasts", f"{len(doe['effects'])} (main effects and "
+                                                                  "interaction chains above)"]]))
         curv = doe.get("curvature")
         if curv is not None:
-            out.append((f"Curvature: cube mean - centre mean (response {response}, {curv['centre_runs']} centre runs)",
-                        ["effect", "t", "df", "p"],
-                        [[_f(curv["effect"]), _f(curv["t"], 3), str(curv["df"]), _pv(curv["p"])]]))
+            out.append((f"Curvature: cube mean - centre mean (response {response}, {curv['centre_runs']} centre "
+                        f"runs; the same model, {how})", ["effect", "t", "df", "p"],
+                        [[_f(curv["effect"]), _f(curv["t"], 3), _f(curv["df"], 3), _pv(curv["p"])]]))
         return out
     if kind == "surface":
         out = [(f"Second-order model (response {response}, {doe['runs']} runs, coded units, "

@@ -38,6 +38,27 @@ __all__ = ["analyze", "design_points", "CONTINUOUS_MIN_LEVELS"]
 
 #: a numeric factor with more distinct values than this is treated as continuous
 CONTINUOUS_MIN_LEVELS = 6
+#: ``DataFrame.attrs`` key of the design a frame's runs come from (:func:`xdoe.results.load`
+#: puts the store's record there): method, coding, blocks
+DESIGN_ATTR = "xdoe_design"
+STAT_LABEL = {"iqm": "IQM", "mean": "mean", "median": "median"}
+
+
+def _coded_order(values: "pd.Series", rule: dict[str, Any] | None) -> list[Any] | None:
+    """The levels of a factor present in ``values``, low to high by the
+    design's coding ``rule`` (``None``: sorted)."""
+    present = list(values.dropna().unique())
+    if not rule:
+        return None
+    if "levels" in rule:
+        known = [v for v in rule["levels"] if v in present]
+        return known + [v for v in present if v not in known]
+    if "scale" not in rule:  # two-level: minus, whatever lies between (a centre), plus
+        ends = [rule["minus"], rule["plus"]]
+        middle = sorted((v for v in present if v not in ends), key=lambda v: (str(type(v)), v))
+        return [e for e in ends[:1] if e in present] + middle + [e for e in ends[1:] if e in present]
+    reverse = float(rule["minus"]) > float(rule["plus"])
+    return sorted(present, key=float, reverse=reverse)
 
 
 def _is_continuous(values: "pd.Series") -> bool:
@@ -112,13 +133,23 @@ def _eta(anova: Any, term: str) -> tuple[float, float, float]:
     return float(anova.loc[term, "F"]), float(anova.loc[term, "PR(>F)"]), eta
 
 
-def _levels(table: "pd.DataFrame", name: str, seed: int) -> list[LevelStat]:
+def _df(anova: Any, term: str) -> list[float | None] | None:
+    """``[df_term, df_residual]`` of the ANOVA's F test of ``term``."""
+    if anova is None or term not in anova.index:
+        return None
+    return [float(anova.loc[term, "df"]), float(anova.loc["Residual", "df"])]
+
+
+def _levels(table: "pd.DataFrame", name: str, seed: int, order: list[Any] | None = None) -> list[LevelStat]:
+    """Level means of ``name`` with bootstrap intervals over runs, in ``order``
+    (default: sorted; a design's coding gives low to high)."""
     out = []
     present = table[table[name].notna()]
-    try:
-        order = sorted(present[name].unique())
-    except TypeError:
-        order = sorted(present[name].unique(), key=str)
+    if order is None:
+        try:
+            order = sorted(present[name].unique())
+        except TypeError:
+            order = sorted(present[name].unique(), key=str)
     ys = [present.loc[present[name] == level, "y"].to_numpy(float) for level in order]
     estimates = interval_estimates(ys, "mean", seed=seed, keys=[(2, i) for i in range(len(order))])
     for level, y, (mean, low, high) in zip(order, ys, estimates):
@@ -145,13 +176,14 @@ def _effects(table: "pd.DataFrame", factors: list[str], kinds: dict[str, str], w
         F, p, eta = _eta(anova, term)
         if kinds[f] == "continuous":
             effect = _standardised(fit, table, f, safe[f])
-            effects.append(FactorEffect(f, "continuous", [], effect, F, p, eta, within))
+            effects.append(FactorEffect(f, "continuous", [], effect, F, p, eta, within, df=_df(anova, term)))
         else:
             levels = _levels(table, f, seed)
             means = [lv.mean for lv in levels]
             effects.append(FactorEffect(f, "nested" if within else "categorical", levels,
-                                        max(means) - min(means), F, p, eta, within))
-    inter = [Interaction(names, *_eta(anova, term)) for term, names in terms.items() if len(names) == 2]
+                                        max(means) - min(means), F, p, eta, within, df=_df(anova, term)))
+    inter = [Interaction(names, *_eta(anova, term), name=" x ".join(names), df=_df(anova, term))
+             for term, names in terms.items() if len(names) == 2]
     return effects, inter
 
 
@@ -195,18 +227,29 @@ def analyze(frame: "pd.DataFrame", response: Response | None = None, *, statisti
     kinds = {f: "continuous" if _is_continuous(table[f]) else "categorical" for f in factors}
     conditional = [f for f in factors if table[f].isna().any()]
     plain = [f for f in factors if f not in conditional]
-    effects, interactions = _effects(table, plain, kinds, seed=seed)
-    for f in conditional:
-        sub = table[table[f].notna()]
-        others = [g for g in plain if sub[g].nunique() > 1] + [g for g in conditional if g != f and sub[g].notna().all()]
-        nested, _ = _effects(sub, [f, *others], kinds, within=_parent(table, f, plain), interactions=False,
-                             seed=seed)
-        effects += [e for e in nested if e.name == f]
-    effects.sort(key=lambda e: (-(e.eta_sq if not math.isnan(e.eta_sq) else -1), e.name))
-    from xdoe.analysis._doe import doe_analysis, merge_effects
+    if design is None:
+        design = frame.attrs.get(DESIGN_ATTR)
+    from xdoe.analysis._doe import design_tables, doe_analysis
 
-    doe = doe_analysis(table, factors, design, seed) if not conditional else None
-    effects = merge_effects(doe, effects)
+    doe = doe_analysis(table, factors, design, seed) if factors and not conditional else None
+    if doe is not None:
+        coding = doe.get("coding") or {}
+        effects, interactions, methods = design_tables(
+            doe, table, factors, lambda f: _levels(table, f, seed, _coded_order(table[f], coding.get(f))))
+    else:
+        effects, interactions = _effects(table, plain, kinds, seed=seed)
+        for f in conditional:
+            sub = table[table[f].notna()]
+            others = ([g for g in plain if sub[g].nunique() > 1]
+                      + [g for g in conditional if g != f and sub[g].notna().all()])
+            nested, _ = _effects(sub, [f, *others], kinds, within=_parent(table, f, plain), interactions=False,
+                                 seed=seed)
+            effects += [e for e in nested if e.name == f]
+        effects.sort(key=lambda e: (-(e.eta_sq if not math.isnan(e.eta_sq) else -1), e.name))
+        model = ("type II ANOVA (statsmodels OLS + anova_lm): categorical factors as C(...), continuous ones "
+                 "linear, two-way interactions of fully crossed categorical factors; effect = largest minus "
+                 "smallest level mean (continuous: standardised coefficient)")
+        methods = {"factors": model, "interactions": model}
 
     points = design_points(table, statistic, seed=seed)
     notes = []
@@ -216,7 +259,7 @@ def analyze(frame: "pd.DataFrame", response: Response | None = None, *, statisti
                      f"of improvement mean little below {MIN_REPETITIONS} (Agarwal et al. 2021)")
     if not effects:
         notes.append("no factor varies across these runs: nothing to rank")
-    elif not any(e.p == e.p for e in effects):
+    elif not any(e.p == e.p for e in effects) and (doe is None or doe["analysis"] != "sensitivity"):
         notes.append("no residual degrees of freedom: F and p need repetitions")
     extra, branch_notes = branch_points(branches, response, phase, points[0] if points else None,
                                         statistic=statistic, agent=agent, seed=seed)
@@ -224,16 +267,22 @@ def analyze(frame: "pd.DataFrame", response: Response | None = None, *, statisti
     notes += branch_notes
     from xdoe.results import experiment_label
 
+    methods["points"] = (f"{STAT_LABEL.get(statistic, statistic)} over the runs of each setting, 95 % "
+                         "stratified-bootstrap CI over runs (Agarwal et al. 2021)")
     return Analysis(response=response.label(phase), factors=effects, interactions=interactions, points=points,
                     runs=len(table), warnings=notes, statistic=statistic,
-                    experiment=experiment_label(frame), agent=agent, doe=doe)
+                    experiment=experiment_label(frame), agent=agent, doe=doe, methods=methods)
 
 
 def design_points(table: "pd.DataFrame", statistic: str = DEFAULT_STATISTIC, *, seed: int = 0) -> list[PointAggregate]:
-    """Per design point of a :func:`run_table`: levels (inactive factors left
-    out), runs, the estimate by ``statistic`` over its runs' scores with a
-    95 % stratified-bootstrap percentile interval, and P(best > point) with
-    its interval; sorted by the estimate, best first (ties: lower point index).
+    """Per setting of the factors in a :func:`run_table` (runs with the same
+    levels -- centre points, replicates, a point copied into a later block --
+    are one design point with ``n`` runs; ``index`` is the first of their
+    design points, ``design_points`` all of them; without factors, per design
+    point): levels (inactive factors left out), runs, the estimate by
+    ``statistic`` over its runs' scores with a 95 % stratified-bootstrap
+    percentile interval, and P(best > point) with its interval; sorted by the
+    estimate, best first (ties: lower point index).
 
     Raises:
         ValueError: an unknown ``statistic``.
@@ -241,23 +290,31 @@ def design_points(table: "pd.DataFrame", statistic: str = DEFAULT_STATISTIC, *, 
     import pandas as pd
 
     factors = [c for c in table.columns if c not in ("run", "design_point", "repetition", "y")]
-    # the groups of table.groupby("design_point", sort=True, dropna=False), without a frame per group
-    codes, uniques = pd.factorize(table["design_point"], sort=True, use_na_sentinel=False)
+    if factors:  # one key per setting: a readable text of the levels (NaN: inactive), in run order
+        key = table[factors].astype(object).where(table[factors].notna(), None).apply(
+            lambda r: repr(tuple(r)), axis=1)
+    else:
+        key = table["design_point"]
+    codes, uniques = pd.factorize(key, sort=False, use_na_sentinel=False)
     order = np.argsort(codes, kind="stable")
     bounds = np.flatnonzero(np.diff(codes[order])) + 1
     ys, repetitions = table["y"].to_numpy(float), table["repetition"].to_numpy()
+    indices = table["design_point"].to_numpy()
     columns = [table[f].to_numpy() for f in factors]
     present = table[factors].notna().to_numpy()
     points, scores = [], []
     for members in np.split(order, bounds) if len(order) else []:
-        point = uniques[codes[members[0]]]
-        index = int(point) if point == point else -1
-        scores.append(ys[members[np.argsort(repetitions[members], kind="stable")]])
+        known = sorted({int(i) for i in indices[members] if i == i})
+        index = known[0] if known else -1
+        # the runs of the first design point first, each point's in repetition order
+        ranked = sorted(members, key=lambda m: (indices[m] if indices[m] == indices[m] else -1, repetitions[m]))
+        scores.append(ys[np.asarray(ranked, dtype=int)])
         first, active = members[0], present[members].all(axis=0)
-        points.append((index, {f: column[first] for f, column, on in zip(factors, columns, active) if on}))
-    estimates = interval_estimates(scores, statistic, seed=seed, keys=[(0, index & 0xFFFFFFFF) for index, _ in points])
-    out = [PointAggregate(index, levels, int(y.size), statistic, *estimate, y)
-           for (index, levels), y, estimate in zip(points, scores, estimates)]
+        points.append((index, known, {f: column[first] for f, column, on in zip(factors, columns, active) if on}))
+    estimates = interval_estimates(scores, statistic, seed=seed,
+                                   keys=[(0, index & 0xFFFFFFFF) for index, _, _ in points])
+    out = [PointAggregate(index, levels, int(y.size), statistic, *estimate, y, design_points=known)
+           for (index, known, levels), y, estimate in zip(points, scores, estimates)]
     out.sort(key=lambda p: (math.isnan(p.estimate), -p.estimate if not math.isnan(p.estimate) else 0.0, p.index))
     if len(out) > 1:
         improvements = probabilities_of_improvement(out[0].values, [p.values for p in out[1:]], seed=seed,

@@ -14,7 +14,7 @@ from typing import Any
 
 from xdoe.analysis._result import Analysis
 
-__all__ = ["render", "sections", "points_section", "csv_rows", "FORMATS", "fmt_num", "fmt_levels", "TABLE_ROWS",
+__all__ = ["render", "sections", "points_section", "factor_section", "interaction_section", "csv_rows", "FORMATS", "fmt_num", "fmt_levels", "TABLE_ROWS",
            "shown_rows"]
 
 FORMATS = ("table", "csv", "markdown", "json")
@@ -60,49 +60,102 @@ def fmt_levels(levels: dict[str, Any]) -> str:
 STAT_NAMES = {"iqm": "IQM", "mean": "mean", "median": "median"}
 
 
+def _point_label(p: Any) -> str:
+    """``3``, or ``8, 9, 10`` for one setting run at several design points (centre points)."""
+    shown = p.design_points or [p.index]
+    return ", ".join(map(str, shown[:4])) + (f" (+{len(shown) - 4})" if len(shown) > 4 else "")
+
+
 def points_section(a: Analysis) -> tuple[str, list[str], list[list[str]]]:
     """The design points table (best first): levels, runs, the estimate by
     ``a.statistic`` with its bootstrap interval, P(best > point)."""
     stat = STAT_NAMES.get(a.statistic, a.statistic)
     best = a.best
-    return (f"Design points ranked by {stat} over runs (95 % stratified-bootstrap CI over runs), "
-            "P(best > point)",
+    return (f"Design points ranked by {stat} over runs (one row per setting; 95 % stratified-bootstrap CI over "
+            "runs), P(best > point)",
             ["point", "levels", "runs", stat, "95 % CI", "P(best > point)"],
-            [[str(p.index) + (" *" if p is best else ""), fmt_levels(p.levels), str(p.n), fmt_num(p.estimate),
+            [[_point_label(p) + (" *" if p is best else ""), fmt_levels(p.levels), str(p.n), fmt_num(p.estimate),
               _ci(p.ci_low, p.ci_high),
               "best" if p.improvement is None else
               f"{fmt_num(p.improvement[0], 3)} {_ci(p.improvement[1], p.improvement[2])}"]
              for p in a.points])
 
 
+def _aliases(names: list[str] | None, shown: int = 6) -> str:
+    names = list(names or [])
+    text = " = ".join(names[:shown])
+    return text + (f" = ... (+{len(names) - shown}, every one in --format json)" if len(names) > shown else "")
+
+
+def _df_text(df: Any) -> str:
+    if not df:
+        return "-"
+    return ", ".join("-" if d is None else fmt_num(d, 3) for d in df)
+
+
+def _drop_empty(headers: list[str], rows: list[list[str]], keep: int) -> tuple[list[str], list[list[str]]]:
+    """The columns after the first ``keep`` in which some row has a value."""
+    cols = [j for j in range(len(headers)) if j < keep or any(r[j] not in ("-", "") for r in rows)]
+    return [headers[j] for j in cols], [[r[j] for j in cols] for r in rows]
+
+
+def factor_section(a: Analysis) -> tuple[str, list[str], list[list[str]]]:
+    """The factor table: one row per factor, every column from the model
+    ``a.methods["factors"]`` names (columns that model does not give left out)."""
+    two = any(f.kind == "two-level" for f in a.factors)
+    headers = ["rank", "factor", "kind", "effect (high - low)" if two else "effect", "t", "F", "df", "p",
+               "partial eta²", "active", "aliases"]
+    rows = [[str(i + 1), f.name + (f" (within {f.within})" if f.within else ""), f.kind, fmt_num(f.effect),
+             fmt_num(f.t, 3), fmt_num(f.F), _df_text(f.df), _p(f.p), fmt_num(f.eta_sq, 3),
+             "" if f.active is None else ("yes" if f.active else "no"), _aliases(f.aliases)]
+            for i, f in enumerate(a.factors)]
+    headers, rows = _drop_empty(headers, rows, 4)
+    method = a.methods.get("factors", "")
+    return f"Factor effects ({a.title()}; {method})", headers, rows
+
+
+def interaction_section(a: Analysis) -> tuple[str, list[str], list[list[str]]] | None:
+    """The interactions of the same model: a two-level design's estimable
+    two-factor-interaction chains (one row per chain), the ANOVA's or the
+    second-order model's interaction terms."""
+    if not a.interactions:
+        return None
+    headers = ["interaction", "effect", "t", "F", "df", "p", "partial eta²", "active", "aliases"]
+    rows = [[i.name or " x ".join(i.factors), fmt_num(i.effect), fmt_num(i.t, 3), fmt_num(i.F), _df_text(i.df),
+             _p(i.p), fmt_num(i.eta_sq, 3), "" if i.active is None else ("yes" if i.active else "no"),
+             _aliases(i.aliases)] for i in a.interactions]
+    headers, rows = _drop_empty(headers, rows, 1)
+    return f"Interactions ({a.response}; {a.methods.get('interactions', '')})", headers, rows
+
+
 def sections(a: Analysis) -> list[tuple[str, list[str], list[list[str]]]]:
-    """``[(title, headers, rows)]``: factor ranking, level means, interactions,
-    the analysis matched to the design (:func:`xdoe.analysis._doe.doe_sections`),
-    design points (estimate by ``a.statistic``, probability of improvement); the
-    design points are always the last section."""
-    out = []
-    out.append((f"Factors ranked by effect size ({a.title()})",
-                ["rank", "factor", "kind", "effect", "F", "p", "partial eta²"],
-                [[str(i + 1), f.name + (f" (within {f.within})" if f.within else ""), f.kind, fmt_num(f.effect),
-                  fmt_num(f.F), _p(f.p), fmt_num(f.eta_sq, 3)] for i, f in enumerate(a.factors)]))
+    """``[(title, headers, rows)]``: the factor table, level means,
+    interactions, what else the design's model gives
+    (:func:`xdoe.analysis._doe.doe_sections`: other contrasts and curvature,
+    lack of fit and canonical analysis, sensitivity indices), design points
+    (estimate by ``a.statistic``, probability of improvement); every title
+    names the model its numbers come from; the design points are always the
+    last section."""
+    out = [factor_section(a)]
     rows = []
     for f in a.factors:
         for lv in f.levels:
             rows.append([f.name, fmt_num(lv.level), fmt_num(lv.mean), _ci(lv.ci_low, lv.ci_high), str(lv.n)])
-        if f.kind == "continuous":
+        if f.kind == "continuous" and not f.levels and f.method == "anova":
             rows.append([f.name, "(continuous)", f"standardised coefficient {fmt_num(f.effect)}", "-", "-"])
-    out.append(("Level means (95 % bootstrap CI over runs)", ["factor", "level", "mean", "95 % CI", "runs"], rows))
-    if a.interactions:
-        out.append(("Two-way interactions", ["factors", "F", "p", "partial eta²"],
-                    [[" x ".join(i.factors), fmt_num(i.F), _p(i.p), fmt_num(i.eta_sq, 3)] for i in a.interactions]))
-    out.append(points_section(a))
+    if rows:
+        out.append(("Level means, low to high (descriptive: mean of the runs at each level, 95 % bootstrap CI "
+                    "over runs)", ["factor", "level", "mean", "95 % CI", "runs"], rows))
+    inter = interaction_section(a)
+    if inter is not None:
+        out.append(inter)
     from xdoe.analysis._doe import doe_sections
 
-    return out[:-1] + doe_sections(a.doe, a.response, a.runs) + out[-1:]  # the design points stay last
+    return out + doe_sections(a.doe, a.response, a.runs) + [points_section(a)]  # the design points stay last
 
 
-CSV_COLUMNS = ("experiment", "response", "agent", "table", "rank", "factor", "kind", "within", "effect", "F", "p",
-               "eta_sq", "level", "mean", "ci_low", "ci_high", "n", "design_point", "levels", "statistic",
+CSV_COLUMNS = ("experiment", "response", "agent", "table", "method", "rank", "factor", "kind", "within", "effect",
+               "t", "F", "df", "p", "eta_sq", "active", "aliases", "level", "mean", "ci_low", "ci_high", "n", "design_point", "levels", "statistic",
                "estimate", "p_improvement", "p_improvement_low", "p_improvement_high", "section", "column", "value")
 
 
@@ -117,18 +170,22 @@ def csv_rows(a: Analysis) -> list[dict[str, Any]]:
     rows: list[dict[str, Any]] = []
     for rank, f in enumerate(a.factors, 1):
         d = f.to_dict()
-        base = {**head, "table": "factor", "rank": rank, "factor": f.name, "kind": f.kind, "within": f.within,
-                **{k: d[k] for k in ("effect", "F", "p", "eta_sq")}}
+        base = {**head, "table": "factor", "method": a.methods.get("factors"), "rank": rank, "factor": f.name,
+                "kind": f.kind, "within": f.within, **{k: d[k] for k in ("effect", "t", "F", "p", "eta_sq")},
+                "df": _df_text(f.df) if f.df else None, "active": d.get("active"),
+                "aliases": " = ".join(f.aliases or []) or None}
         for lv in d["levels"] or [{}]:
             rows.append({**base, **lv})
     for i in a.interactions:
         d = i.to_dict()
-        rows.append({**head, "table": "interaction", "factor": " x ".join(i.factors),
-                     **{k: d[k] for k in ("F", "p", "eta_sq")}})
+        rows.append({**head, "table": "interaction", "method": a.methods.get("interactions"), "factor": d["name"],
+                     **{k: d[k] for k in ("effect", "t", "F", "p", "eta_sq")},
+                     "df": _df_text(i.df) if i.df else None, "active": d.get("active"),
+                     "aliases": " = ".join(i.aliases or []) or None})
     for rank, p in enumerate(a.points, 1):
         d = p.to_dict()
         imp = d["prob_improvement_of_best"] or {}
-        rows.append({**head, "table": "point", "rank": rank, "design_point": p.index, "levels": fmt_levels(p.levels),
+        rows.append({**head, "table": "point", "method": a.methods.get("points"), "rank": rank, "design_point": p.index, "levels": fmt_levels(p.levels),
                      "n": p.n, "statistic": p.statistic, "estimate": d["estimate"], "ci_low": d["ci_low"],
                      "ci_high": d["ci_high"], "p_improvement": imp.get("p"),
                      "p_improvement_low": imp.get("ci_low"), "p_improvement_high": imp.get("ci_high")})

@@ -38,14 +38,24 @@ class LevelStat:
 
 @dataclass
 class FactorEffect:
-    """One factor's effect.
+    """One factor's row of the factor table; every number comes from the one
+    model named by ``method``.
 
-    ``kind``: ``categorical``, ``continuous`` (``effect`` is the standardised
-    regression coefficient, ``levels`` empty) or ``nested`` (a conditional
-    factor analysed within ``within``, e.g. ``agent=learner``). ``effect`` of a
-    categorical factor: largest minus smallest level mean. ``F``, ``p``
-    (type II ANOVA), ``eta_sq`` (partial eta²); NaN without residual
-    degrees of freedom."""
+    ``kind``: ``two-level`` (``effect`` = high - low, signed by the design's
+    coding), ``categorical`` (``effect`` = largest minus smallest level
+    mean), ``continuous`` (response surface: ``effect`` = twice the coded
+    linear coefficient, the first-order change from -1 to +1; a generic
+    regressor: the standardised coefficient), ``nested`` (a conditional
+    factor analysed within ``within``, e.g. ``agent=learner``) or
+    ``sensitivity`` (``effect`` = Morris mu* or Sobol' ST).
+
+    ``method``: ``lenth`` or ``pure error`` (two-level screening: ``t``,
+    ``p``, ``active``, ``aliases``; pure error adds ``F = t^2`` and partial
+    eta²), ``anova`` (type II ANOVA: ``F``, ``p``, partial eta²), ``second-order
+    model`` (the joint F test of every term of the factor), ``morris`` or
+    ``sobol``. ``df``: the test's degrees of freedom ``[numerator,
+    denominator]`` (Lenth: ``[null, m/3]``). NaN where the model gives none.
+    ``levels``: low to high."""
 
     name: str
     kind: str
@@ -55,16 +65,17 @@ class FactorEffect:
     p: float
     eta_sq: float
     within: str = ""
-    #: two-level designs (issue 24): ``effect`` is then signed (high - low),
-    #: ``p`` Lenth's or the pure-error t test's, ``active`` ``p < 0.05``, and
-    #: ``aliases`` the two-factor interactions aliased with it
     active: bool | None = None
     aliases: list[str] | None = None
+    t: float = float("nan")
+    df: list[float | None] | None = None
+    method: str = "anova"
 
     def to_dict(self) -> dict[str, Any]:
         out = {"name": self.name, "kind": self.kind, "levels": [lv.to_dict() for lv in self.levels],
-               "within": self.within, "effect": _num(self.effect), "F": _num(self.F), "p": _num(self.p),
-               "eta_sq": _num(self.eta_sq)}
+               "within": self.within, "method": self.method, "effect": _num(self.effect), "t": _num(self.t),
+               "F": _num(self.F), "df": None if self.df is None else [_num(d) for d in self.df],
+               "p": _num(self.p), "eta_sq": _num(self.eta_sq)}
         if self.active is not None:
             out.update(active=self.active, aliases=list(self.aliases or []))
         return out
@@ -72,15 +83,35 @@ class FactorEffect:
 
 @dataclass
 class Interaction:
-    """A two-way interaction term of the ANOVA."""
+    """An estimable interaction of the one model named by ``method``.
+
+    Screening: one alias chain (``name`` its first member, ``aliases`` the
+    rest; ``factors`` the factors of the first two-factor interaction in it),
+    ``effect`` (high - low of the product contrast), ``t``, ``p``,
+    ``active``. ANOVA: the ``A x B`` term (``F``, ``p``, partial eta²).
+    Second-order model: the ``b_ij x_i x_j`` term (``effect`` = its
+    coefficient in coded units, ``t``, ``F = t^2``, ``p``)."""
 
     factors: tuple[str, ...]
     F: float
     p: float
     eta_sq: float
+    name: str = ""
+    effect: float = float("nan")
+    t: float = float("nan")
+    active: bool | None = None
+    aliases: list[str] | None = None
+    df: list[float | None] | None = None
+    method: str = "anova"
 
     def to_dict(self) -> dict[str, Any]:
-        return {"factors": list(self.factors), "F": _num(self.F), "p": _num(self.p), "eta_sq": _num(self.eta_sq)}
+        out = {"name": self.name or " x ".join(self.factors), "factors": list(self.factors), "method": self.method,
+               "effect": _num(self.effect), "t": _num(self.t), "F": _num(self.F),
+               "df": None if self.df is None else [_num(d) for d in self.df], "p": _num(self.p),
+               "eta_sq": _num(self.eta_sq)}
+        if self.active is not None:
+            out.update(active=self.active, aliases=list(self.aliases or []))
+        return out
 
 
 @dataclass
@@ -100,10 +131,14 @@ class PointAggregate:
     ci_high: float
     values: np.ndarray = field(repr=False)
     improvement: tuple[float, float, float] | None = None
+    #: the design points of the runs at this setting (centre points, replicates,
+    #: copies in later blocks are one setting); ``index`` is the first of them
+    design_points: list[int] = field(default_factory=list)
 
     def to_dict(self) -> dict[str, Any]:
         imp = None if self.improvement is None else dict(zip(("p", "ci_low", "ci_high"), map(_num, self.improvement)))
-        return {"design_point": self.index, "levels": {k: _num(v) for k, v in self.levels.items()}, "n": self.n,
+        return {"design_point": self.index, "design_points": list(self.design_points or [self.index]),
+                "levels": {k: _num(v) for k, v in self.levels.items()}, "n": self.n,
                 "statistic": self.statistic, "estimate": _num(self.estimate), "ci_low": _num(self.ci_low),
                 "ci_high": _num(self.ci_high), "scores": [_num(v) for v in self.values],
                 "prob_improvement_of_best": imp}
@@ -117,7 +152,8 @@ class Analysis:
     was analysed; ``response`` the number per run; ``statistic`` the point
     estimate over runs that ranks the design points (``points`` best
     first; ``best`` is ``points[0]``); ``factors`` ranked strongest first
-    (partial eta²); ``runs`` analysed; ``warnings`` for people."""
+    (partial eta², or ``|effect|`` for a two-level design); ``runs`` analysed;
+    ``warnings`` for people; ``methods`` the one model of each table."""
 
     response: str
     factors: list[FactorEffect]
@@ -130,6 +166,9 @@ class Analysis:
     agent: str | None = None
     #: the analysis matched to the design (:func:`xdoe.analysis._doe.doe_analysis`), or ``None``
     doe: dict[str, Any] | None = None
+    #: the one model each table's numbers come from, as its header names it:
+    #: ``{"factors": ..., "interactions": ..., "points": ...}``
+    methods: dict[str, str] = field(default_factory=dict)
 
     @property
     def best(self) -> PointAggregate | None:
@@ -160,10 +199,9 @@ class Analysis:
                "statistic": self.statistic, "runs": self.runs,
                "factors": [f.to_dict() for f in self.factors],
                "interactions": [i.to_dict() for i in self.interactions],
-               "points": points, "best": points[0] if points else None, "warnings": list(self.warnings)}
+               "points": points, "best": points[0] if points else None, "warnings": list(self.warnings),
+               "methods": dict(self.methods)}
         if self.doe is not None:
-            from xdoe.analysis._doe import doe_json
-
             out.update(doe_json(self.doe))
         return out
 
@@ -172,3 +210,27 @@ class Analysis:
         :attr:`statistic` with its bootstrap interval, the run scores, and
         ``prob_improvement_of_best`` ``{p, ci_low, ci_high}`` (``None`` for the best)."""
         return [p.to_dict() for p in self.points]
+
+
+def _plain(x: Any) -> Any:
+    if isinstance(x, dict):
+        return {k: _plain(v) for k, v in x.items() if not str(k).startswith("_")}
+    if isinstance(x, (list, tuple)):
+        return [_plain(v) for v in x]
+    if isinstance(x, (np.generic,)):
+        x = x.item()
+    if isinstance(x, float) and not np.isfinite(x):
+        return None
+    return x
+
+
+def doe_json(doe: dict[str, Any]) -> dict[str, Any]:
+    """The JSON keys of the analysis matched to the design: ``screening``
+    (method, PSE, ME, SME, every contrast), ``surface`` (coefficients, lack of
+    fit, ``stationary_point``, ``kind``, ``inside``, ``predicted``...) or
+    ``sensitivity`` (a list, one entry per factor)."""
+    kind = doe["analysis"]
+    body = {k: v for k, v in doe.items() if k not in ("analysis", "coding")}
+    if kind == "sensitivity":
+        return {"sensitivity": _plain(body["indices"]), "sensitivity_method": body["method"]}
+    return {kind: _plain(body)}

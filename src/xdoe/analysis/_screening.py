@@ -58,42 +58,85 @@ def lenth(effects: np.ndarray) -> dict[str, Any]:
             "sme": float(stats.t.ppf(gamma, df) * pse)}
 
 
+#: members of an alias chain listed, by order (block counted as a factor): main effects,
+#: two- and three-factor interactions (Montgomery 2012, 8.2: interactions of four or more are ignored)
+LIST_ORDER = 3
+BLOCK = "block"
+
+
+def _label(combo: tuple[int, ...], names: list[str]) -> str:
+    """``alpha*gamma``; the block column, when part of ``combo``, first (``block*epsilon``)."""
+    parts = [names[j] for j in combo]
+    blocks = [p for p in parts if p == BLOCK]
+    return "*".join(blocks + [p for p in parts if p != BLOCK])
+
+
+def _member_key(combo: tuple[int, ...], names: list[str]) -> tuple[int, int, tuple[int, ...]]:
+    """Order of the members of a chain: the block effect first, then factor-only terms
+    by order, then terms with the block by order (a factor x block column is named by
+    the factors' interaction it equals)."""
+    has_block = any(names[j] == BLOCK for j in combo)
+    if has_block and len(combo) == 1:
+        return (-1, 0, combo)
+    return (int(has_block), len(combo), combo)
+
+
 def contrasts(x: np.ndarray, names: list[str]) -> tuple[np.ndarray, list[str], list[list[str]]]:
     """``(columns, labels, aliases)``: the ``(n, m)`` contrast columns of the
-    ``(n, k)`` ±1 matrix ``x`` of distinct design points (main effects first),
-    each column's label and, per column, the other products of at most two
-    factors equal to it (``-a*b`` when negated)."""
+    ``(n, k)`` ±1 matrix ``x`` of distinct design points (``m = n - 1``, main
+    effects first), each column's label and its alias chain: the other
+    products of at most :data:`LIST_ORDER` columns equal to it (``-a*b`` when
+    negated). A column named ``block`` (two blocks, ±1) is a column like the
+    factors, so a factor x block product lands in the chain of the factors'
+    interaction it equals; a chain is named by its lowest-order member without
+    the block (the block effect itself: ``block``). In a regular fraction
+    every product is constant (a word), equal to a chain up to sign, or
+    orthogonal to every chain; a non-regular design (Plackett-Burman) is
+    completed by the orthonormal complement of the main effects (QR), each
+    column scaled to the variance of an effect, labelled ``(error i)``.
+
+    Source: alias chains of a regular 2^(k-p) fraction and of a fold-over
+    run as a second block, Montgomery (2012), *Design and Analysis of
+    Experiments*, 8th ed., 8.2 and 8.5.
+    """
     n, k = x.shape
-    cols: list[np.ndarray] = []
-    labels: list[str] = []
-    aliases: list[list[str]] = []
+    chains: list[tuple[np.ndarray, list[tuple[int, tuple[int, ...]]]]] = []  # column, [(sign, combo)]
     index: dict[bytes, int] = {}
 
     def key(c: np.ndarray) -> bytes:
         return np.sign(c * c[0]).astype(np.int8).tobytes()
 
     for size in range(1, k + 1):
-        if len(cols) >= n - 1 and size > 2:
+        if len(chains) >= n - 1 and size > LIST_ORDER:
             break
         for combo in itertools.combinations(range(k), size):
             c = np.prod(x[:, combo], axis=1)
-            label = "*".join(names[j] for j in combo)
             if np.all(c == c[0]):
                 continue  # a word of the defining relation
             hit = index.get(key(c))
-            if hit is not None and abs(abs(float(c @ cols[hit])) - n) < 1e-9:
-                if size <= 2:
-                    sign = "" if float(c @ cols[hit]) > 0 else "-"
-                    aliases[hit].append(sign + label)
+            if hit is not None and abs(abs(float(c @ chains[hit][0])) - n) < 1e-9:
+                if size <= LIST_ORDER:
+                    chains[hit][1].append((1 if float(c @ chains[hit][0]) > 0 else -1, combo))
                 continue
-            if len(cols) >= n - 1:
+            if len(chains) >= n - 1:
                 continue
-            if cols and np.max(np.abs(np.column_stack(cols).T @ c)) > 1e-9:
+            if chains and np.max(np.abs(np.column_stack([ch[0] for ch in chains]).T @ c)) > 1e-9:
                 continue  # not orthogonal: a non-regular design, completed below
-            index[key(c)] = len(cols)
-            cols.append(c.astype(float))
-            labels.append(label)
-            aliases.append([])
+            index[key(c)] = len(chains)
+            chains.append((c.astype(float), [(1, combo)]))
+    cols, labels, aliases = [], [], []
+    for column, members in chains:
+        members.sort(key=lambda m: _member_key(m[1], names))
+        sign0, first = members[0]
+        cols.append(column * sign0)  # the chain's column is its name's (a sign flips with it)
+        labels.append(_label(first, names))
+        aliases.append([("" if s * sign0 > 0 else "-") + _label(c, names) for s, c in members[1:]])
+    order = sorted(range(len(cols)), key=lambda i: (_member_key(chains[i][1][0][1], names)[0] != 0,
+                                                    len(chains[i][1][0][1]), i))
+    mains = [i for i in order if len(chains[i][1][0][1]) == 1 and names[chains[i][1][0][1][0]] != BLOCK]
+    rest = [i for i in order if i not in mains]
+    order = mains + rest
+    cols, labels, aliases = [cols[i] for i in order], [labels[i] for i in order], [aliases[i] for i in order]
     if len(cols) < n - 1:  # non-regular: the orthonormal complement, scaled like an effect
         basis = np.column_stack([np.ones(n), *cols])
         q, _ = np.linalg.qr(np.column_stack([basis, np.eye(n)]))
@@ -105,89 +148,108 @@ def contrasts(x: np.ndarray, names: list[str]) -> tuple[np.ndarray, list[str], l
     return np.column_stack(cols), labels, aliases
 
 
-def _effects(cols: np.ndarray, y: np.ndarray) -> np.ndarray:
-    n = len(y)
-    return 2 * (cols.T @ y) / n
+def _kind(label: str, aliases: list[str], factors: list[str]) -> str:
+    """``main`` (a factor's main effect), ``block``, ``interaction`` (a chain
+    with a two-factor interaction of the factors), ``other``."""
+    if label in factors:
+        return "main"
+    if label == BLOCK:
+        return "block"
+    terms = [label] + [a.lstrip("-") for a in aliases]
+    if any(t.count("*") == 1 and BLOCK not in t.split("*") for t in terms):
+        return "interaction"
+    return "other"
 
 
 def screening(table: "pd.DataFrame", coded: "pd.DataFrame", factors: list[str],
               design_aliases: dict[str, list[Any]] | None = None, blocks: "pd.Series | None" = None
               ) -> dict[str, Any]:
-    """The screening analysis of a two-level design.
+    """The screening analysis of a two-level design: one model, one method.
+
+    The model: per distinct cube point (and block) a cell; the runs are fitted
+    by OLS (statsmodels) on an intercept, the ``m = cells - 1`` contrast
+    columns (:func:`contrasts`, zero at centre points) and, with centre runs,
+    a centre indicator. ``effect = 2 * coefficient`` (high - low, the
+    contrast's difference of means). With replication anywhere (replicated
+    cube points, two or more centre runs) the residual is pure error and
+    ``t``, ``p`` are the model's t tests on its ``df`` (``method: pure
+    error``; Montgomery 2012, 6.8: the centre points' pure error for an
+    unreplicated cube); ``F = t^2`` and partial eta² ``= t^2 / (t^2 + df)``.
+    Without any replication: Lenth's PSE (``method: lenth``, ``df = m / 3``,
+    no F). Curvature (cube mean - centre mean) is the centre indicator's test
+    in the same model.
 
     Args:
         table: :func:`~xdoe.analysis._response.run_table` rows (``y``, ``design_point``).
-        coded: the runs' coded values (:func:`~xdoe.analysis._design_info.coded_frame`).
+        coded: the runs' coded values (:func:`~xdoe.analysis._design_info.coded_frame`),
+            each factor at -1, +1, or 0 (a centre run: every factor 0).
         factors: the two-level factors.
-        design_aliases: the manifest's aliases (``design.doe.diagnostics.aliases``).
-        blocks: the runs' blocks (an augmented design); two blocks of equal
-            size enter as one more ±1 column ``block`` (its effect: block 1
-            minus block 0), which the contrasts then keep apart from the factors.
+        design_aliases: unused (the chains are read off the runs analysed).
+        blocks: the runs' blocks (an augmented design); two blocks enter as
+            one more ±1 column ``block`` (its effect: block 1 minus block 0),
+            whose products with the factors land in the factors' chains.
 
     Returns:
-        ``{"method": "lenth" | "pure error", "effects": [{"name", "effect",
-        "p", "active", "aliases", "t"}] (every contrast, main effects first),
-        "pse", "me", "sme", "df", "centre_points", "curvature": {"effect", "t",
-        "df", "p", "centre_runs"} | None}``.
+        ``{"method": "lenth" | "pure error", "effects": [{"name", "kind",
+        "effect", "t", "F", "p", "eta_sq", "active", "aliases"}] (every
+        contrast, main effects first), "pse", "me", "sme" (Lenth), "df",
+        "runs", "points", "centre_points", "blocks", "curvature": {"effect",
+        "t", "df", "p", "centre_runs"} | None}``.
     """
-    cube = np.all(np.isin(coded[factors].to_numpy(), (-1.0, 1.0)), axis=1)
+    import statsmodels.api as sm
+
+    values = coded[factors].to_numpy(float)
+    cube = np.all(np.isin(values, (-1.0, 1.0)), axis=1)
+    centre = np.all(values == 0.0, axis=1)
     columns = list(factors)
-    values = coded[factors].to_numpy()
-    if blocks is not None and blocks.nunique() == 2:
-        b = blocks.to_numpy()
+    n_blocks = 1 if blocks is None else int(blocks.nunique())
+    if n_blocks == 2:
+        b = blocks.to_numpy()  # type: ignore[union-attr]
         first = sorted(set(b))[0]
         values = np.column_stack([values, np.where(b == first, -1.0, 1.0)])
-        columns.append("block")
-    runs = table[cube]
-    x_runs = values[cube]
-    keys = [tuple(r) for r in x_runs]
+        columns.append(BLOCK)
+    keys = [tuple(r) for r in values[cube]]
     order = list(dict.fromkeys(keys))
-    means = np.array([runs["y"].to_numpy()[[k == o for k in keys]].mean() for o in order])
     x = np.array(order, float)
     cols, labels, aliases = contrasts(x, columns)
-    effects = _effects(cols, means)
-    counts = np.array([sum(k == o for k in keys) for o in order])
-    out: dict[str, Any] = {"centre_points": int((~cube).sum()), "points": len(order), "runs": int(cube.sum())}
-    rows = []
-    if counts.max() >= 2 and len(runs) > len(order):
-        import statsmodels.api as sm
-
-        full = np.column_stack([np.ones(len(order)), cols])[[order.index(k) for k in keys]]
-        fit = sm.OLS(runs["y"].to_numpy(float), full).fit()
-        p = np.asarray(fit.pvalues)[1:]
-        effects = 2 * np.asarray(fit.params)[1:]
-        out.update(method="pure error", df=float(fit.df_resid))
-        t = np.asarray(fit.tvalues)[1:]
+    where = {o: i for i, o in enumerate(order)}
+    design = np.zeros((len(table), cols.shape[1]))
+    design[cube] = cols[[where[k] for k in keys]]
+    if BLOCK in columns and centre.any():  # the block column also splits the centre runs
+        j = labels.index(BLOCK) if BLOCK in labels else None
+        if j is not None:
+            design[centre, j] = values[centre, -1]
+    parts = [np.ones(len(table)), design] + ([centre.astype(float)] if centre.any() else [])
+    used = cube | centre
+    xm = np.column_stack(parts)[used]
+    y = table["y"].to_numpy(float)[used]
+    fit = sm.OLS(y, xm).fit()
+    coef = np.asarray(fit.params)
+    effects = 2 * coef[1:1 + len(labels)]
+    out: dict[str, Any] = {"centre_points": int(centre.sum()), "points": len(order), "runs": int(cube.sum()),
+                           "blocks": n_blocks}
+    df = float(fit.df_resid)
+    if df >= 1:
+        t = np.asarray(fit.tvalues)[1:1 + len(labels)]
+        p = np.asarray(fit.pvalues)[1:1 + len(labels)]
+        F, eta = t ** 2, t ** 2 / (t ** 2 + df)
+        out.update(method="pure error", df=df)
     else:
         stats = lenth(effects)
-        p, t = stats["p"], stats["t"]
+        t, p = stats["t"], stats["p"]
+        F = eta = np.full(len(labels), np.nan)
         out.update(method="lenth", pse=stats["pse"], me=stats["me"], sme=stats["sme"], df=stats["df"])
-    for i, label in enumerate(labels):
-        names = list(aliases[i])  # read off the runs analysed (the manifest's names follow the design's order)
-        rows.append({"name": label, "effect": float(effects[i]), "t": float(t[i]), "p": float(p[i]),
-                     "active": bool(p[i] < ALPHA), "aliases": names})
-    out["effects"] = rows
-    out["curvature"] = _curvature(table, cube)
+    out["effects"] = [{"name": label, "kind": _kind(label, aliases[i], factors), "effect": float(effects[i]),
+                       "t": float(t[i]), "F": float(F[i]), "p": float(p[i]), "eta_sq": float(eta[i]),
+                       "active": bool(p[i] < ALPHA), "aliases": list(aliases[i])}
+                      for i, label in enumerate(labels)]
+    out["curvature"] = None
+    if centre.any() and df >= 1:
+        g = len(coef) - 1
+        curv_t = -float(np.asarray(fit.tvalues)[g])
+        out["curvature"] = {"effect": -float(coef[g]), "t": curv_t, "df": df, "p": float(np.asarray(fit.pvalues)[g]),
+                            "centre_runs": int(centre.sum())}
     return out
-
-
-def _curvature(table: "pd.DataFrame", cube: np.ndarray) -> dict[str, Any] | None:
-    """Centre points against the cube (Montgomery 2012, 6.8): ``effect`` =
-    mean(cube) - mean(centre), its t test on the centre points' pure error
-    (``n_c - 1`` degrees of freedom, scipy.stats.t); ``None`` with fewer than
-    two centre runs."""
-    from scipy import stats
-
-    y = table["y"].to_numpy(float)
-    yc, yf = y[~cube], y[cube]
-    if len(yc) < 2:
-        return None
-    s2 = float(np.var(yc, ddof=1))
-    diff = float(yf.mean() - yc.mean())
-    se = float(np.sqrt(s2 * (1 / len(yf) + 1 / len(yc))))
-    t = diff / se if se > 0 else float("inf") * np.sign(diff)
-    return {"effect": diff, "t": t, "df": len(yc) - 1, "p": float(2 * stats.t.sf(abs(t), len(yc) - 1)),
-            "centre_runs": int(len(yc))}
 
 
 def plot_half_normal(result: dict[str, Any], path: Any, *, title: str) -> Any:

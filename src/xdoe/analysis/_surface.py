@@ -69,6 +69,32 @@ def canonical(b: np.ndarray, bq: np.ndarray, bij: dict[tuple[int, int], float]) 
     return {"point": point, "eigenvalues": eig, "kind": kind, "matrix": big, "k": k}
 
 
+def factor_tests(fit: Any, k: int) -> dict[str, Any]:
+    """Tests of the second-order model ``fit`` (columns: intercept, then
+    :func:`_terms` of ``k`` factors, then block columns): per factor the joint
+    F test (statsmodels ``f_test``) that its linear, quadratic and interaction
+    coefficients are all zero, ``(F, p, df_num, df_den)``; per pair ``(i, j)``
+    the interaction coefficient's ``(b_ij, t, p, df_resid)``."""
+    terms = _terms(k)
+    params = np.asarray(fit.params)
+    out: dict[str, Any] = {"factors": [], "interactions": {}}
+    for i in range(k):
+        cols = [1 + n for n, t in enumerate(terms) if i in t]
+        r = np.zeros((len(cols), len(params)))
+        for row, c in enumerate(cols):
+            r[row, c] = 1.0
+        with warnings.catch_warnings():
+            warnings.simplefilter("ignore")
+            test = fit.f_test(r)
+        out["factors"].append((float(np.squeeze(test.fvalue)), float(test.pvalue), float(test.df_num),
+                               float(test.df_denom)))
+    for n, t in enumerate(terms):
+        if len(t) == 2 and t[0] != t[1]:
+            out["interactions"][t] = (float(params[1 + n]), float(np.asarray(fit.tvalues)[1 + n]),
+                                      float(np.asarray(fit.pvalues)[1 + n]), float(fit.df_resid))
+    return out
+
+
 def surface(table: "pd.DataFrame", coded: "pd.DataFrame", factors: list[str], coding: dict[str, dict],
             blocks: "pd.Series | None" = None) -> dict[str, Any]:
     """The response-surface analysis (see the module docstring).
@@ -108,6 +134,7 @@ def surface(table: "pd.DataFrame", coded: "pd.DataFrame", factors: list[str], co
         "coefficients": {n: {"estimate": float(v), "p": float(p)} for n, v, p in zip(names, params, fit.pvalues)},
         "r_squared": float(fit.rsquared), "runs": int(len(y)),
     }
+    out["_fit"] = (fit, block is not None, xm.shape[1])
     keys = [tuple(r) for r in x] if block is None else [(*r, b) for r, b in zip(x, block)]  # nested in the blocks
     distinct = len(set(keys))
     out["lack_of_fit"] = None
@@ -142,7 +169,6 @@ def surface(table: "pd.DataFrame", coded: "pd.DataFrame", factors: list[str], co
         predicted_ci=[float(pred["mean_ci_lower"].iloc[0]), float(pred["mean_ci_upper"].iloc[0])],
         strongest=[factors[i] for i in np.argsort(strength)[::-1][:2]],
     )
-    out["_fit"] = (fit, block is not None, xm.shape[1])
     return out
 
 

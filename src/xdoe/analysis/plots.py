@@ -158,7 +158,7 @@ def plot_effects(analysis: "Analysis", frame: "pd.DataFrame", output: str | Path
     response = response or Response()
     table, _ = run_table(split_branches(frame)[0], response, analysis.agent)  # the design's runs
     factors = analysis.factors
-    cats = [f for f in factors if f.kind == "categorical"]
+    cats = [f for f in factors if f.kind in ("categorical", "two-level")]
     panels = len(factors) + (1 if len(cats) >= 2 else 0)
     if panels == 0:
         raise InputError("no factor varies: nothing to plot")
@@ -168,7 +168,7 @@ def plot_effects(analysis: "Analysis", frame: "pd.DataFrame", output: str | Path
     axes = fig.subplots(rows_, cols, squeeze=False).ravel()
     ylabel = response_label(analysis.response)
     for ax, f in zip(axes, factors):
-        if f.kind == "continuous":
+        if f.kind in ("continuous", "sensitivity") and not f.levels:
             sub = table[table[f.name].notna()]
             xs, ys = sub[f.name].astype(float).to_numpy(), sub["y"].to_numpy(float)
             ax.scatter(xs, ys, s=18, color=PALETTE[0], alpha=0.7)
@@ -176,7 +176,8 @@ def plot_effects(analysis: "Analysis", frame: "pd.DataFrame", output: str | Path
                 k, b = np.polyfit(xs, ys, 1)
                 grid = np.linspace(xs.min(), xs.max(), 50)
                 ax.plot(grid, k * grid + b, color=PALETTE[1])
-            ax.set_xlabel(f"{f.name} (standardised coefficient {f.effect:.3g})")
+            what = "standardised coefficient" if f.method == "anova" else "effect"
+            ax.set_xlabel(f"{f.name} ({what} {f.effect:.3g})")
         else:
             pos = np.arange(len(f.levels))
             means = np.array([lv.mean for lv in f.levels])
@@ -187,8 +188,11 @@ def plot_effects(analysis: "Analysis", frame: "pd.DataFrame", output: str | Path
             ax.set_xlim(-0.5, len(pos) - 0.5)
             ax.set_xlabel(f.name + (f" (within {f.within})" if f.within else ""))
         p = "-" if f.p != f.p else ("p<0.0001" if f.p < 1e-4 else f"p={f.p:.3g}")
-        eta = "-" if f.eta_sq != f.eta_sq else f"{f.eta_sq:.2f}"
-        ax.set_title(f"{f.name}: {p}, partial η²={eta}", fontsize=10)
+        if f.kind == "two-level":  # the screening model's signed effect and its method
+            ax.set_title(f"{f.name}: effect {f.effect:+.3g}, {p} ({f.method})", fontsize=10)
+        else:
+            eta = "-" if f.eta_sq != f.eta_sq else f"{f.eta_sq:.2f}"
+            ax.set_title(f"{f.name}: {p}, partial η²={eta}", fontsize=10)
         ax.set_ylabel(ylabel, fontsize=9)
         ax.grid(True, alpha=0.3)
     used = len(factors)

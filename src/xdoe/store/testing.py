@@ -163,8 +163,9 @@ def fill_synthetic_campaign(store: "Store", *, runs: int = 10_000, episodes: int
         first_phase = int(conn.exec_driver_sql("SELECT coalesce(max(id), 0) FROM phase").scalar_one()) + 1
         run_rows, inst_rows, phase_rows = [], [], []
         for k in range(runs):
-            levels = {"alpha": [0.05, 0.1, 0.5][k % 3], "gamma": [0.9, 0.99][(k // 3) % 2],
-                      "epsilon": round(0.01 + 0.29 * ((k * 7919) % 1000) / 1000, 4)}
+            j = k // 2  # the design point: its two repetitions share its levels
+            levels = {"alpha": [0.05, 0.1, 0.5][j % 3], "gamma": [0.9, 0.99][(j // 3) % 2],
+                      "epsilon": round(0.01 + 0.29 * ((j * 7919) % 1000) / 1000, 4)}
             doc = {"uid": f"{experiment}-{k:05d}", "experiment_uid": experiment, "seed": k,
                    "design_point": {"index": k // 2, "repetition": k % 2, "levels": levels},
                    "schedule": []}
