@@ -170,9 +170,10 @@ def plot_contour(result: dict[str, Any], coded: "pd.DataFrame", factors: list[st
     run (``result["predicted_pi"]``); outside the region it is an ``X``
     labelled "outside the design region: extrapolation" (beyond three times
     the design's extent it sits on the frame's edge, its coordinates in the
-    label). Design points lying outside the hull cannot occur; a design
-    whose points span less than the plane (the hull is degenerate) keeps
-    their bounding box as the region.
+    label). With more than two factors the design points are drawn
+    projected onto the plane (some may fall outside its slice of the
+    region). A design whose points span less than the space (a degenerate
+    hull) keeps their bounding box in the two factors as the region.
 
     Args:
         result: :func:`surface`'s answer (``_fit``, ``strongest``,
@@ -257,7 +258,8 @@ def plot_contour(result: dict[str, Any], coded: "pd.DataFrame", factors: list[st
                            zorder=2, label="outside the design region: extrapolation (not coloured)"))
     ax.plot(np.append(hole[:, 0], hole[0, 0]), np.append(hole[:, 1], hole[0, 1]), color="0.25", lw=1.1,
             ls="--", zorder=2.5, label="design region: convex hull of the design points")
-    ax.scatter(n1(x[:, i1]), n2(x[:, i2]), color="black", s=22, label="design points", zorder=3)
+    ax.scatter(n1(x[:, i1]), n2(x[:, i2]), color="black", s=22, zorder=3,
+               label="design points" + (" (projected onto this plane)" if len(factors) > 2 else ""))
     if result.get("stationary_point") is not None:
         sp = result["stationary_point"]
         ci, pi = result.get("predicted_ci"), result.get("predicted_pi")
