@@ -5,7 +5,6 @@ several is refused without ``experiment=``, as ``xrun`` refuses it without
 from __future__ import annotations
 
 import pickle
-from pathlib import Path
 
 import pandas as pd
 import pytest
