@@ -18,6 +18,7 @@ __all__ = [
     "NoStoreError",
     "XdoeError",
     "InputError",
+    "AmbiguousExperimentError",
     "DocumentError",
     "DesignError",
     "ComponentError",
@@ -64,6 +65,34 @@ class XdoeError(Exception):
 
 class InputError(XdoeError):
     """The user's input cannot be used (the CLI exits with code 2)."""
+
+
+class AmbiguousExperimentError(InputError):
+    """A store or a frame holds runs of several experiments and none was
+    chosen: their results are never pooled into one answer (the command
+    line refuses the same case, exit 2, ``choose one with -e UID``).
+
+    Attributes:
+        experiments: the experiments' uids, sorted.
+        where: what holds them (``store sqlite:///...``, ``the frame``).
+    """
+
+    #: uids named in the message (all of them stay in :attr:`experiments`)
+    SHOWN = 20
+
+    def __init__(self, experiments: Sequence[str], where: str = "the store", fix: str | None = None) -> None:
+        self.experiments = sorted(str(e) for e in experiments)
+        self.where = where
+        self.fix = fix
+        shown = ", ".join(self.experiments[: self.SHOWN])
+        if len(self.experiments) > self.SHOWN:
+            shown += f" and {len(self.experiments) - self.SHOWN} more"
+        way_out = fix or (f'choose one with experiment="UID" (e.g. experiment="{self.experiments[0]}"; '
+                          f'on the command line: -e UID)' if self.experiments else "choose one")
+        super().__init__(f"{where} holds {len(self.experiments)} experiments: {shown}; {way_out}")
+
+    def __reduce__(self) -> tuple[type, tuple[list[str], str, str | None]]:  # picklable across processes
+        return (AmbiguousExperimentError, (self.experiments, self.where, self.fix))
 
 
 class DocumentError(InputError):

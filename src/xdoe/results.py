@@ -6,6 +6,11 @@
 One row per episode, worker and agent (the rows of ``xrun export``), the
 factor levels as columns with readable values (a schedule level ``["learner"]``
 reads ``learner``; an inactive conditional factor is missing: ``None``).
+
+One experiment at a time, as on the command line: a store holding runs of
+several experiments needs ``experiment="UID"`` (without it
+:class:`~xdoe.errors.AmbiguousExperimentError` lists them), so the results of
+two studies are never pooled into one answer by accident.
 """
 
 from __future__ import annotations
@@ -18,7 +23,8 @@ if TYPE_CHECKING:
 
     from xdoe.store import Store
 
-__all__ = ["load", "table_frame", "readable", "levels_text", "experiment_label", "FACTORS_ATTR"]
+__all__ = ["load", "table_frame", "readable", "levels_text", "experiment_label", "single_experiment",
+           "frame_experiment", "FACTORS_ATTR"]
 
 #: ``df.attrs`` key listing the factor columns of a :func:`load` frame
 FACTORS_ATTR = "xdoe_factors"
@@ -38,10 +44,52 @@ def levels_text(levels: dict[str, Any] | None) -> str:
 
 def experiment_label(frame: "pd.DataFrame") -> str:
     """The experiment of a :func:`load` frame as titles name it: its uid
-    (``taxi-study``), several joined with ``+`` (only when loaded without an
-    experiment), ``(no experiment)`` when the runs name none."""
+    (``taxi-study``), several joined with ``+`` (only for a frame put
+    together by hand: :func:`load` reads one experiment), ``(no experiment)``
+    when the runs name none."""
     uids = sorted({str(e) for e in frame["experiment"].dropna().unique()}) if "experiment" in frame else []
     return " + ".join(uids) or "(no experiment)"
+
+
+def single_experiment(store: "Store", experiment: str | None) -> str | None:
+    """The experiment a read of the open ``store`` answers: ``experiment``
+    when given (checked by the read itself), else ``None`` (every run) when
+    the store holds runs of at most one experiment.
+
+    Raises:
+        AmbiguousExperimentError: no ``experiment`` and the store holds runs
+            of several (``.experiments`` lists them).
+        StoreError: the store cannot be read.
+    """
+    from xdoe.errors import AmbiguousExperimentError
+
+    if experiment is None:
+        uids = store.experiments()
+        if len(uids) > 1:
+            raise AmbiguousExperimentError(uids, f"store {store.url}")
+    return experiment
+
+
+def frame_experiment(frame: "pd.DataFrame") -> str | None:
+    """The one experiment uid of a :func:`load` (or
+    :func:`xdoe.analysis.load_scores`) frame's ``experiment`` column;
+    ``None`` when its runs name none (or it has no such column).
+
+    Raises:
+        AmbiguousExperimentError: the frame holds rows of several
+            experiments (``.experiments`` lists them).
+    """
+    from xdoe.errors import AmbiguousExperimentError
+
+    if "experiment" not in frame.columns:
+        return None
+    uids = sorted({str(e) for e in frame["experiment"].dropna().unique()})
+    if len(uids) > 1:
+        raise AmbiguousExperimentError(
+            uids, "the frame", f'keep one experiment\'s rows (frame[frame["experiment"] == "{uids[0]}"]) or '
+                               f'load one with xdoe.results.load(store, experiment="UID") (on the command '
+                               f'line: -e UID)')
+    return uids[0] if uids else None
 
 
 def load(store: "Store | str | None" = None, experiment: str | None = None, *,
@@ -53,7 +101,8 @@ def load(store: "Store | str | None" = None, experiment: str | None = None, *,
     Args:
         store: a :class:`~xdoe.store.Store`, a store URL, or ``None`` for the
             default store (``$XRUN_STORE`` or ``sqlite:///_outputs/xrun.sqlite``).
-        experiment: only this experiment's runs.
+        experiment: only this experiment's runs; needed when the store holds
+            runs of several experiments.
         include_branches: add the sessions of the trees rooted in these runs
             after the design's rows, with no design point and no factor
             levels, and a last column ``branch`` labelling them
@@ -61,7 +110,8 @@ def load(store: "Store | str | None" = None, experiment: str | None = None, *,
             the design's runs).
 
     Returns:
-        Columns ``experiment, run, design_point, repetition, seed``, one per
+        One experiment's episodes, named in its ``experiment`` column
+        (:func:`frame_experiment`). Columns ``experiment, run, design_point, repetition, seed``, one per
         factor, ``phase, mode, worker, episode, agent, steps, reward,
         objective, wall_time`` (seconds), ``terminated, truncated`` (booleans,
         ``None`` when not recorded), ``cut_by`` (what cut a truncated episode:
@@ -70,11 +120,15 @@ def load(store: "Store | str | None" = None, experiment: str | None = None, *,
         run the latest finished instance (as ``xrun export``).
 
     Raises:
+        AmbiguousExperimentError: no ``experiment`` and the store holds runs
+            of several (an :class:`~xdoe.errors.InputError`; the message and
+            ``.experiments`` list them).
         InputError: ``experiment`` is not in the store.
         NoStoreError: there is no store at the URL (none is created).
         StoreError: the store cannot be read.
     """
-    return table_frame(store, lambda st: st.episode_table(experiment, include_branches=include_branches))
+    return table_frame(store, lambda st: st.episode_table(single_experiment(st, experiment),
+                                                          include_branches=include_branches))
 
 
 def table_frame(store: "Store | str | None", read: "Callable[[Store], Any]") -> "pd.DataFrame":

@@ -126,6 +126,8 @@ def store_curves(store: Any, experiment: str | None = None, *, include_branches:
     ``xrun report`` passes its own analysis's).
 
     Raises:
+        AmbiguousExperimentError: no ``experiment`` and the store holds runs
+            of several (as :func:`xdoe.results.load`).
         InputError: no episodes, an unknown phase, factor, x axis or
             statistic, or runs that share no range of x.
         StoreError: the store cannot be read.
@@ -133,11 +135,12 @@ def store_curves(store: Any, experiment: str | None = None, *, include_branches:
     import pandas as pd
 
     from xdoe.analysis._response import _own_points, display_name
-    from xdoe.results import readable
+    from xdoe.results import readable, single_experiment
     from xdoe.store import curve_phases, phase_means, run_episodes
 
     if x not in X_AXES:
         raise InputError(f"unknown x axis {x!r}; expected one of {', '.join(X_AXES)}")
+    experiment = single_experiment(store, experiment)  # one experiment's runs, never several pooled
     found = curve_phases(store, experiment, include_branches=include_branches)
     used, factors, columns = list(found.phases), list(found.factors), list(found.columns)
     if not used:

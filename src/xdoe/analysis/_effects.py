@@ -215,10 +215,17 @@ def analyze(frame: "pd.DataFrame", response: Response | None = None, *, statisti
         -2, ..., ``levels`` ``{"branch": ...}``, one run) after the design points.
 
     Raises:
+        AmbiguousExperimentError: the frame holds rows of several experiments
+            (an ``InputError``: load one with ``xdoe.results.load(store,
+            experiment="UID")``); the answer names its one experiment in
+            ``Analysis.experiment``.
         InputError: no episodes, an unknown phase or agent, several agents
             and no ``agent``.
     """
     from xdoe.analysis._branches import branch_points, split_branches
+    from xdoe.results import frame_experiment
+
+    frame_experiment(frame)  # one experiment's runs, never several pooled
 
     response = response or Response()
     frame, branches = split_branches(frame)  # branches: own rows, never in the factor analysis

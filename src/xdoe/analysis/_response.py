@@ -192,10 +192,14 @@ def response_agents(frame: "pd.DataFrame", response: Response, agent: str | None
     never their average).
 
     Raises:
+        AmbiguousExperimentError: the frame holds several experiments.
         InputError: no episodes, or no such phase.
     """
     if agent is not None:
         return [agent]
+    from xdoe.results import frame_experiment
+
+    frame_experiment(frame)  # one experiment's runs, never several pooled
     rows, _ = phase_rows(frame, response)
     if rows.groupby("run")["agent"].nunique().max() <= 1:
         return [None]
@@ -212,9 +216,14 @@ def run_table(frame: "pd.DataFrame", response: Response, agent: str | None = Non
     numbered -1, -2, ... Returns the table and the phase's name.
 
     Raises:
+        AmbiguousExperimentError: the frame holds rows of several experiments
+            (:func:`xdoe.results.frame_experiment`; an ``InputError``).
         InputError: no episodes, no such phase, an unknown ``agent``, or
             runs of several agents and no ``agent``.
     """
+    from xdoe.results import frame_experiment
+
+    frame_experiment(frame)  # one experiment's runs, never several pooled
     rows, phase = phase_rows(frame, response)
     agents = sorted(rows["agent"].dropna().unique(), key=str)
     if agent is not None:
@@ -262,12 +271,16 @@ def load_scores(store: Any = None, response: Response | None = None, experiment:
 
     Args:
         store: a :class:`~xdoe.store.Store`, a store URL or ``None`` (the default store).
+        experiment: only this experiment's runs (named in the ``experiment``
+            column); needed when the store holds runs of several.
 
     Raises:
+        AmbiguousExperimentError: no ``experiment`` and the store holds runs
+            of several (as :func:`xdoe.results.load`).
         InputError: ``experiment`` is not in the store, or no such phase.
         NoStoreError, StoreError: as :func:`xdoe.results.load`.
     """
-    from xdoe.results import table_frame
+    from xdoe.results import single_experiment, table_frame
 
     response = response or Response()
     match = _COMPARISON.match(response.metric)
@@ -277,7 +290,7 @@ def load_scores(store: Any = None, response: Response | None = None, experiment:
 
     def read(st: Any) -> Any:  # the scores, kept for their phases and branch runs
         nonlocal table
-        table = st.run_scores(experiment, phase=response.phase, metric=metric, stat=response.stat, op=op,
+        table = st.run_scores(single_experiment(st, experiment), phase=response.phase, metric=metric, stat=response.stat, op=op,
                               threshold=threshold, keep_cut=response.keep_cut, include_branches=include_branches)
         return table
 

@@ -64,13 +64,16 @@ def plot_curves(store: Any, output: str | Path, *, experiment: str | None = None
     With ``include_branches`` each branched or grown session is a curve of its own.
 
     Read from ``store`` (a :class:`~xdoe.store.Store`), ``experiment``'s
-    runs, without loading their episodes: the database pools each episode's
-    agents, a few runs per query, in one pass
+    runs (needed when the store holds several experiments; the title
+    names it), without loading their episodes: the database pools each
+    episode's agents, a few runs per query, in one pass
     (:func:`xdoe.analysis._curve_sets.store_curves`); memory grows with
     runs x grid points. ``xrun plot curves``, ``xrun report`` and the
     dashboard draw with it.
 
     Raises:
+        AmbiguousExperimentError: no ``experiment`` and the store holds runs
+            of several (as :func:`xdoe.results.load`).
         InputError: no episodes, an unknown phase, factor, x axis or
             statistic, or runs that share no range of x.
         StoreError: the store cannot be read.
@@ -151,10 +154,22 @@ def plot_effects(analysis: "Analysis", frame: "pd.DataFrame", output: str | Path
     """Main-effects plot: one panel per factor (strongest first) with each
     level's mean response and its 95 % bootstrap interval over runs (a continuous factor: the
     runs and a least-squares line), plus the interaction plot of the two
-    strongest unconditional categorical factors when there are two."""
+    strongest unconditional categorical factors when there are two.
+    ``frame`` holds the runs ``analysis`` answers (one experiment).
+
+    Raises:
+        AmbiguousExperimentError: ``frame`` holds several experiments.
+        InputError: ``frame`` is of another experiment than ``analysis``, or
+            no factor varies.
+    """
     from xdoe.analysis._branches import split_branches
     from xdoe.analysis._response import Response, run_table
+    from xdoe.results import experiment_label, frame_experiment
 
+    frame_experiment(frame)  # one experiment's runs, never several pooled
+    if analysis.experiment is not None and experiment_label(frame) != analysis.experiment:
+        raise InputError(f"the frame holds experiment {experiment_label(frame)}, the analysis answers "
+                         f"{analysis.experiment}: plot an analysis with the frame it was made of")
     response = response or Response()
     table, _ = run_table(split_branches(frame)[0], response, analysis.agent)  # the design's runs
     factors = analysis.factors

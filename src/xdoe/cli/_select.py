@@ -26,7 +26,7 @@ from typing import TYPE_CHECKING, Any, Callable, TypeVar
 import click
 
 from xdoe.cli._common import EXIT_INPUT, fail, store_option
-from xdoe.errors import InputError
+from xdoe.errors import AmbiguousExperimentError, InputError
 
 if TYPE_CHECKING:
     from xdoe.store import Store
@@ -98,8 +98,9 @@ def choose_experiment(output_dir: Path | None, experiment: str | None, store: "S
         allow_all: the command takes ``--all`` (named in the refusal).
 
     Raises:
-        InputError: ``-e`` names no experiment of the folder or store, or
-            several are there and none is chosen (the message lists them).
+        InputError: ``-e`` names no experiment of the folder or store.
+        AmbiguousExperimentError: several are there and none is chosen (an
+            ``InputError``; the message lists them).
     """
     from xdoe.design import folder_experiments
 
@@ -119,6 +120,6 @@ def choose_experiment(output_dir: Path | None, experiment: str | None, store: "S
             known = f"experiments: {_listing(choices)}" if choices else "it holds none"
             raise InputError(f"no experiment {experiment!r} in {where or 'the store'} ({known}); {way_out}")
         return experiment
-    if len(choices) > 1:
-        raise InputError(f"{where} holds {len(choices)} experiments: {_listing(choices)}; {way_out}")
+    if len(choices) > 1:  # the error xdoe.results.load raises for the same case
+        raise AmbiguousExperimentError(choices, where, way_out)
     return choices[0] if choices else None
