@@ -6,14 +6,15 @@ folder as xrun sees them (:func:`folder_run_files`)."""
 from __future__ import annotations
 
 import errno
+import functools
 import hashlib
 import os
 from pathlib import Path
-from typing import Callable
+from typing import Any, Callable
 
 from xdoe.errors import InputError
 
-__all__ = ["file_sha256", "folder_run_files", "refuse_existing", "write_atomically", "xgen_folder"]
+__all__ = ["file_sha256", "folder_run_files", "manifest_design", "refuse_existing", "write_atomically", "xgen_folder"]
 
 _CHUNK = 1 << 20
 #: errno values of a file system without hard links (then: check, then rename)
@@ -186,3 +187,57 @@ def folder_run_files(folder: Path | str) -> tuple[list[Path], list[Path]]:
         return found, []
     listed = set().union(*manifests)
     return [p for p in found if p.name in listed], [p for p in found if p.name not in listed]
+
+
+@functools.lru_cache(maxsize=8)
+def _manifest_json(path: str, mtime_ns: int, size: int) -> Any:
+    """A manifest's JSON, read once per version of the file (a campaign of
+    10,000 runs asks for its design once per run)."""
+    import json
+
+    with open(path, encoding="utf-8") as fh:
+        return json.load(fh)
+
+
+def manifest_design(folder: Path | str | None, experiment: str | None) -> dict | None:
+    """The design of ``experiment`` as the manifest xgen wrote into ``folder``
+    (``manifest-<uid>.json``, else ``manifest.json`` when it belongs to
+    ``experiment`` or names none) records it: ``{"method", "coding",
+    "factors", ...}`` -- a ``design:`` mapping's whole ``design.doe``
+    (``info``, ``points``, ``diagnostics``) plus ``blocks``; a design of
+    today's names its ``coding`` (a two-level factor's low level is the first
+    the document lists). ``None`` without a readable manifest or coding
+    (a manifest written before codings were recorded)."""
+    import json
+
+    if folder is None:
+        return None
+    candidates = []
+    if experiment:
+        safe = "".join(c if c.isalnum() or c in "_.-" else "_" for c in experiment)
+        candidates.append(Path(folder) / f"manifest-{safe}.json")
+    candidates.append(Path(folder) / "manifest.json")
+    for path in candidates:
+        try:
+            if not path.is_file():
+                continue
+            st = path.stat()
+            data = _manifest_json(str(path), st.st_mtime_ns, st.st_size)
+        except (OSError, ValueError):
+            return None
+        if not isinstance(data, dict):
+            return None
+        files = data.get("files")
+        names = [f.get("name") if isinstance(f, dict) else f for f in files] if isinstance(files, list) else []
+        if experiment and path.name == "manifest.json" and names and not any(
+                str(name).startswith(f"run-{safe}-") for name in names):
+            return None  # another experiment's manifest
+        design = data.get("design") if isinstance(data.get("design"), dict) else {}
+        doe = design.get("doe")
+        if isinstance(doe, dict):
+            return {"method": data.get("method"), **doe, "blocks": (doe.get("info") or {}).get("blocks")}
+        if isinstance(design.get("coding"), dict):
+            return {"method": data.get("method"), "coding": design["coding"], "factors": design.get("factors")}
+        return None
+    return None
+

@@ -23,11 +23,14 @@ if TYPE_CHECKING:
 
     from xdoe.store import Store
 
-__all__ = ["load", "table_frame", "readable", "levels_text", "experiment_label", "single_experiment",
+__all__ = ["DESIGN_ATTR", "load", "table_frame", "readable", "levels_text", "experiment_label", "single_experiment",
            "frame_experiment", "FACTORS_ATTR"]
 
 #: ``df.attrs`` key listing the factor columns of a :func:`load` frame
 FACTORS_ATTR = "xdoe_factors"
+#: ``df.attrs`` key of the design the runs come from as the store recorded it
+#: (:meth:`xdoe.store.Store.experiment_design`: method, every factor's coding, blocks)
+DESIGN_ATTR = "xdoe_design"
 
 
 def readable(level: Any) -> Any:
@@ -150,11 +153,16 @@ def table_frame(store: "Store | str | None", read: "Callable[[Store], Any]") -> 
     st = Store(store, read_only=True) if own else store
     try:
         table = read(st)
+        frame = pd.DataFrame.from_records(table.rows, columns=list(table.columns))
+        uids = frame["experiment"].dropna().unique() if "experiment" in frame else []
+        # the design's coding, so that every reader signs effects as xgen coded them (issue 32)
+        design = st.experiment_design(str(uids[0])) if len(uids) == 1 else None
     finally:
         if own:
             st.close()
-    frame = pd.DataFrame.from_records(table.rows, columns=list(table.columns))
     for name in table.factors:
         frame[name] = frame[name].map(readable).astype(object)
     frame.attrs[FACTORS_ATTR] = list(table.factors)
+    if design is not None:
+        frame.attrs[DESIGN_ATTR] = design
     return frame

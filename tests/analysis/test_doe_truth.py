@@ -189,13 +189,14 @@ def test_report_holds_the_surface_analysis_and_its_contour_plot(ccd, tmp_path):
     assert "Design points ranked by IQM over runs" in aggregates.split("</table>", 1)[0]
 
 
-def test_without_the_manifest_the_coding_is_read_off_the_runs(ccd):
-    """``-e UID`` on the store alone: the same stationary point in natural units."""
+def test_without_the_folder_the_coding_comes_from_the_store(ccd):
+    """``-e UID`` on the store alone: the design xrun recorded from the
+    manifest (schema 4), the same stationary point in natural units."""
     result = CliRunner().invoke(xrun, ["analyze", "--store", f"sqlite:///{ccd / 'xrun.sqlite'}", "-e", "surface",
                                        "--format", "json"])
     assert result.exit_code == 0, result.output
     inferred = json.loads(result.stdout)["surface"]
-    assert inferred["source"] == "inferred"
+    assert inferred["source"] == "store"
     manifest = _analyze(ccd)["surface"]
     for name in STATIONARY:
         assert inferred["stationary_point"][name] == pytest.approx(manifest["stationary_point"][name])

@@ -13,7 +13,6 @@ choice; a factor's sign does (``high - low``), so the manifest is preferred.
 
 from __future__ import annotations
 
-import json
 import math
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
@@ -31,24 +30,13 @@ SENSITIVITY = ("morris", "saltelli")
 
 
 def read_design(output_dir: Path | None, experiment: str | None) -> dict[str, Any] | None:
-    """``{"method", "info", "coding", "points", "blocks"}`` of the manifest of
-    ``experiment`` in ``output_dir`` (``manifest-<uid>.json`` or
-    ``manifest.json``), ``None`` without one or for a design of today's names."""
-    if output_dir is None:
-        return None
-    candidates = []
-    if experiment:
-        safe = "".join(c if c.isalnum() or c in "_.-" else "_" for c in experiment)
-        candidates.append(Path(output_dir) / f"manifest-{safe}.json")
-    candidates.append(Path(output_dir) / "manifest.json")
-    for path in candidates:
-        if path.is_file():
-            data = json.loads(path.read_text(encoding="utf-8"))
-            doe = (data.get("design") or {}).get("doe")
-            if doe is None:
-                return None
-            return {"method": data.get("method"), **doe, "blocks": (doe.get("info") or {}).get("blocks")}
-    return None
+    """``{"method", "coding", "factors", ...}`` of the manifest of
+    ``experiment`` in ``output_dir`` (:func:`xdoe._files.manifest_design`):
+    a ``design:`` mapping's ``info``, ``points`` and ``blocks`` too; ``None``
+    without a manifest that records a coding."""
+    from xdoe._files import manifest_design
+
+    return manifest_design(output_dir, experiment)
 
 
 def _numeric(values: list[Any]) -> bool:

@@ -41,6 +41,14 @@ def block_column(table: "pd.DataFrame", design: dict[str, Any] | None) -> "pd.Se
     return pd.Series([block(int(p)) for p in table["design_point"]], index=table.index, name="block")
 
 
+def _two_level_rule(rule: Any, values: "pd.Series") -> bool:
+    """``rule`` codes a two-level factor and both its levels are the runs' values."""
+    if not isinstance(rule, dict) or "scale" in rule or "minus" not in rule:
+        return False
+    present = set(values.dropna().unique())
+    return rule["minus"] in present and rule["plus"] in present
+
+
 def doe_analysis(table: "pd.DataFrame", factors: list[str], design: dict[str, Any] | None,
                  seed: int = 0) -> dict[str, Any] | None:
     """``{"analysis": "screening" | "surface" | "sensitivity", ...}`` or ``None``
@@ -58,10 +66,21 @@ def doe_analysis(table: "pd.DataFrame", factors: list[str], design: dict[str, An
         if design is None:
             return None
     method = design.get("method")
+    if method not in (*TWO_LEVEL, *SURFACE, *SENSITIVITY, "augmented", "two_level", "surface"):
+        # a design of today's names: a two-level one (every factor at two levels, perhaps a
+        # centre) gets the screening model, coded as the document lists the levels; else None
+        inferred = infer_design(table, factors)
+        if inferred is None or inferred["method"] != "two_level":
+            return None
+        recorded = design.get("coding") or {}
+        coding = {f: recorded.get(f) if _two_level_rule(recorded.get(f), table[f]) else inferred["coding"][f]
+                  for f in factors}
+        design = {**inferred, "coding": coding, "inferred": False, "source": design.get("source")}
+        method = "two_level"
     coding = design.get("coding") or {}
     if any(f not in coding for f in factors):
         return None
-    source = "inferred" if design.get("inferred") else "manifest"
+    source = design.get("source") or ("inferred" if design.get("inferred") else "manifest")
     coded = coded_frame(table, factors, design)
     blocks = block_column(table, design)
     if method in TWO_LEVEL or method == "two_level" or (method == "augmented" and design.get("family") == "two_level"):

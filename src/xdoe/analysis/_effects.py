@@ -38,9 +38,6 @@ __all__ = ["analyze", "design_points", "CONTINUOUS_MIN_LEVELS"]
 
 #: a numeric factor with more distinct values than this is treated as continuous
 CONTINUOUS_MIN_LEVELS = 6
-#: ``DataFrame.attrs`` key of the design a frame's runs come from (:func:`xdoe.results.load`
-#: puts the store's record there): method, coding, blocks
-DESIGN_ATTR = "xdoe_design"
 STAT_LABEL = {"iqm": "IQM", "mean": "mean", "median": "median"}
 
 
@@ -227,6 +224,9 @@ def analyze(frame: "pd.DataFrame", response: Response | None = None, *, statisti
 
     frame_experiment(frame)  # one experiment's runs, never several pooled
 
+    from xdoe.results import DESIGN_ATTR
+
+    stored = frame.attrs.get(DESIGN_ATTR)  # the store's record of the design (xdoe.results.load)
     response = response or Response()
     frame, branches = split_branches(frame)  # branches: own rows, never in the factor analysis
     table, phase = run_table(frame, response, agent)
@@ -234,8 +234,8 @@ def analyze(frame: "pd.DataFrame", response: Response | None = None, *, statisti
     kinds = {f: "continuous" if _is_continuous(table[f]) else "categorical" for f in factors}
     conditional = [f for f in factors if table[f].isna().any()]
     plain = [f for f in factors if f not in conditional]
-    if design is None:
-        design = frame.attrs.get(DESIGN_ATTR)
+    if design is None and stored:
+        design = {**stored, "source": "store"}
     from xdoe.analysis._doe import design_tables, doe_analysis
 
     doe = doe_analysis(table, factors, design, seed) if factors and not conditional else None

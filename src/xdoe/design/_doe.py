@@ -88,12 +88,18 @@ def _num(x: float) -> float:
     return float(f"{float(x):.12g}")
 
 
-def coding(design: Any) -> dict[str, dict[str, Any]]:
+def coding(design: Any, *, readable: bool = False) -> dict[str, dict[str, Any]]:
     """Per factor how coded values map to natural ones: a two-level factor
-    ``{"minus": low level, "plus": high level}``; a continuous one ``{"minus",
-    "plus"}`` = its natural values at coded -1 and +1 (the factorial cube) and
-    its ``scale`` (linear or log); a categorical factor of more levels its ``levels``."""
+    ``{"minus": low level, "plus": high level}`` (the first and the second the
+    document lists); a continuous one ``{"minus", "plus"}`` = its natural
+    values at coded -1 and +1 (the factorial cube) and its ``scale`` (linear
+    or log); a categorical factor of more levels its ``levels``. With
+    ``readable``, levels as results tables show them
+    (:func:`xdoe.documents.readable_level`: ``["learner"]`` reads ``learner``)."""
     from xdoe.design._expand import round_continuous
+    from xdoe.documents import readable_level
+
+    show = readable_level if readable else (lambda v: v)
 
     scale = design.scale or (1.0,) * len(design.factors)
     out: dict[str, dict[str, Any]] = {}
@@ -102,9 +108,9 @@ def coding(design: Any) -> dict[str, dict[str, Any]]:
             out[f.name] = {"minus": round_continuous(f.value((1 - 1 / a) / 2)),
                            "plus": round_continuous(f.value((1 + 1 / a) / 2)), "scale": f.scale}
         elif len(f.levels) == 2:
-            out[f.name] = {"minus": f.value(0), "plus": f.value(1)}
+            out[f.name] = {"minus": show(f.value(0)), "plus": show(f.value(1))}
         else:
-            out[f.name] = {"levels": [f.value(i) for i in range(len(f.levels))]}
+            out[f.name] = {"levels": [show(f.value(i)) for i in range(len(f.levels))]}
     return out
 
 

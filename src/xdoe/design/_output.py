@@ -188,6 +188,10 @@ def manifest_header(*, xdoe_version: str, input_sha256: str, design: Any, repeti
         from xdoe.design._doe import summary
 
         header["design"]["doe"] = summary(design)
+    else:  # low and high of every factor as the analysis signs effects (issue 32), for every reader
+        from xdoe.design._doe import coding
+
+        header["design"]["coding"] = coding(design, readable=True)
     return header
 
 

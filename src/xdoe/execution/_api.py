@@ -232,7 +232,8 @@ def run(
     timeout = HEARTBEAT_TIMEOUT if heartbeat_timeout is None else float(heartbeat_timeout)
     try:
         recorder = db.recorder(plan.document, results_root=results, store_steps=store_steps,
-                               file_sha256=plan.file_sha256, content_hash=plan.content_hash)
+                               file_sha256=plan.file_sha256, content_hash=plan.content_hash,
+                               design=_design_of(plan))
         started = time.perf_counter()
         resume_point = None
         note = None
@@ -391,3 +392,15 @@ def check_document(source: "str | Path | Mapping[str, Any] | RunDocument | RunPl
     from xdoe.execution._seeding import CHECK_SEED
 
     return check_plan(load_plan(source), CHECK_SEED if seed is None else seed)
+
+
+def _design_of(plan: "RunPlan") -> dict[str, Any] | None:
+    """The design of ``plan``'s experiment as the manifest beside its file
+    records it (:func:`xdoe._files.manifest_design`), ``None`` without one."""
+    experiment = plan.document.get("experiment_uid")
+    if plan.file is None or not isinstance(experiment, str):
+        return None
+    from xdoe._files import manifest_design
+
+    return manifest_design(Path(plan.file).parent, experiment)
+

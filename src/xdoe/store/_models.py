@@ -69,6 +69,8 @@ class Experiment(Base):
     id: Mapped[int]
     uid: Mapped[str]
     created: Mapped[_dt.datetime]
+    #: the design the runs come from (xgen's manifest: method, coding, blocks), schema 4
+    design: Mapped[Any | None]
 
 
 class Run(Base):

@@ -79,8 +79,11 @@ class RunRecorder(RecorderStart, RecorderResume, RowBuffer):
         flush_rows: int = 1000,
         file_sha256: str | None = None,
         content_hash: str | None = None,
+        design: dict[str, Any] | None = None,
     ) -> None:
         self.policy = StepPolicy.parse(store_steps)
+        #: the design of the run's experiment (xgen's manifest), recorded on the experiment
+        self.design = design
         if int(flush_rows) < 1:
             raise ValueError(f"flush_rows must be at least 1, not {flush_rows}")
         uid = document.get("uid") if isinstance(document, dict) else None

@@ -7,7 +7,7 @@ from __future__ import annotations
 import os
 import socket
 
-from sqlalchemy import update
+from sqlalchemy import or_, update
 
 from xdoe.errors import DiskFullError, StoreError, no_space_cause
 from xdoe.store import _tables as t
@@ -62,6 +62,11 @@ class RecorderStart(RecorderState):
             experiment_id = None
             if isinstance(experiment_uid, str) and experiment_uid:
                 experiment_id = _get_or_create(conn, t.experiment, {"uid": experiment_uid}, {})
+                if self.design is not None:  # the latest manifest's design (an augmentation adds blocks)
+                    conn.execute(update(t.experiment).where(t.experiment.c.id == experiment_id,
+                                                            or_(t.experiment.c.design.is_(None),
+                                                                t.experiment.c.design != self.design))
+                                 .values(design=self.design))
             run_id = _get_or_create(
                 conn, t.run, {"uid": self.run_uid, "content_hash": self.content_hash},
                 {

@@ -24,6 +24,7 @@ from xdoe.store._instance_rows import InstanceInfo, RunInfo, RunState
 from xdoe.store._recorder import RunRecorder
 from xdoe.store._run_rows import IN_CHUNK
 from xdoe.store._session_rows import SessionRows
+from xdoe.store import _tables as t
 from xdoe.store._schema import open_for_reading, open_for_writing
 from xdoe.store._tables import SCHEMA_VERSION
 from xdoe.store._views import StoreViews
@@ -114,6 +115,7 @@ class Store(StoreViews, SessionRows):
         flush_rows: int = 1000,
         file_sha256: str | None = None,
         content_hash: str | None = None,
+        design: dict[str, Any] | None = None,
     ) -> RunRecorder:
         """A :class:`RunRecorder` for one execution of ``document``.
 
@@ -128,10 +130,28 @@ class Store(StoreViews, SessionRows):
                 alone determine the document (not when its uid came from the
                 file name).
             content_hash: :func:`document_hash` of ``document``, when the caller has it.
+            design: the design of the run's experiment as xgen's manifest
+                records it (:func:`xdoe._files.manifest_design`), recorded on
+                the experiment (:meth:`experiment_design`) when it differs.
 
         Raises:
             StoreStepsError: ``store_steps`` is invalid.
             DocumentError: the document has no string ``uid``.
         """
         return RunRecorder(self, document, results_root=results_root, store_steps=store_steps,
-                           flush_rows=flush_rows, file_sha256=file_sha256, content_hash=content_hash)
+                           flush_rows=flush_rows, file_sha256=file_sha256, content_hash=content_hash,
+                           design=design)
+
+    def experiment_design(self, experiment: str) -> dict[str, Any] | None:
+        """The design ``experiment``'s runs come from, as the manifest of its
+        latest recorded run recorded it (method, every factor's coding,
+        blocks...; :func:`xdoe._files.manifest_design`); ``None`` when no run
+        was started with a manifest, or the store predates schema version 4."""
+        from sqlalchemy import inspect as sa_inspect, select
+
+        with self._core_read("read the design of an experiment from") as conn:
+            if "design" not in {c["name"] for c in sa_inspect(conn).get_columns("experiment")}:
+                return None
+            value = conn.execute(select(t.experiment.c.design).where(t.experiment.c.uid == experiment)
+                                 ).scalar_one_or_none()
+        return value if isinstance(value, dict) else None

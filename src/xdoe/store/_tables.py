@@ -52,8 +52,9 @@ __all__ = [
 #: refused rather than misread; an older one is upgraded when it is opened for
 #: writing (:mod:`xdoe.store._schema`; reading never changes it).
 #: 1: the schema of the first release; 2: ``terminated``, ``truncated``,
-#: ``cut_by`` of episode and step rows; 3: ``warnings`` of run instances.
-SCHEMA_VERSION = 3
+#: ``cut_by`` of episode and step rows; 3: ``warnings`` of run instances; 4: ``design``
+#: of experiments (the design's method and coding, issue 32).
+SCHEMA_VERSION = 4
 
 
 def revision_of(version: int) -> str:
@@ -164,6 +165,9 @@ experiment = Table(
     _pk(),
     _col("uid", String(255), False, unique=True),
     _col("created", UtcDateTime, False, default=utcnow),
+    # the design the runs come from, as xgen's manifest records it (method, coding of every
+    # factor: which level is low and high, blocks...): JSON, NULL for runs without a manifest
+    _col("design", JsonText),
 )
 
 run = Table(

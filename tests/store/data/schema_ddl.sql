@@ -19,6 +19,7 @@ CREATE TABLE experiment (
 	id INTEGER NOT NULL, 
 	uid VARCHAR(255) NOT NULL, 
 	created DATETIME NOT NULL, 
+	design TEXT, 
 	PRIMARY KEY (id), 
 	UNIQUE (uid)
 );
@@ -230,6 +231,7 @@ CREATE TABLE experiment (
 	id BIGSERIAL NOT NULL, 
 	uid VARCHAR(255) NOT NULL, 
 	created TIMESTAMP WITHOUT TIME ZONE NOT NULL, 
+	design TEXT, 
 	PRIMARY KEY (id), 
 	UNIQUE (uid)
 );
