@@ -38,6 +38,7 @@ if TYPE_CHECKING:  # the same names for type checkers (`Name as Name`: a re-expo
         fmt_num as fmt_num,
         points_section as points_section,
         render as render,
+        sections as sections,
         shown_rows as shown_rows,
     )
     from xdoe.analysis._report import write_report as write_report
@@ -62,7 +63,7 @@ _EXPORTS = {
     "xdoe.analysis._branches": ["branch_points", "split_branches"],
     "xdoe.analysis._design_info": ["read_design"],
     "xdoe.analysis._effects": ["analyze", "design_points"],
-    "xdoe.analysis._format": ["render", "STAT_NAMES", "TABLE_ROWS", "fmt_levels", "fmt_num", "points_section",
+    "xdoe.analysis._format": ["render", "sections", "STAT_NAMES", "TABLE_ROWS", "fmt_levels", "fmt_num", "points_section",
                               "shown_rows"],
     "xdoe.analysis._report": ["write_report"],
     "xdoe.analysis._response": ["Response", "load_scores", "parse_response", "response_agents", "run_table"],

@@ -268,8 +268,13 @@ def _fragment(request: Request, experiment: str, template: str, part: str) -> HT
         analyses, analysis = answer.analyses, answer.single
         note = answer.note if part == "effects" else (answer.note or answer.plot_note)
     factors = [f.name for f in analysis.factors] if analysis is not None else []
+    from xdoe.analysis import sections
+
+    # the tables of xrun analyze, section by section (one model each, its method in the title);
+    # the design points are the campaign page's own table
+    tables = [sections(a)[:-1] for a in analyses] if part == "effects" else []
     return templates.TemplateResponse(request, template, _context(
-        request, analyses=analyses, analysis=analysis, note=note, pending=pending, part=part,
+        request, analyses=analyses, tables=tables, analysis=analysis, note=note, pending=pending, part=part,
         experiment=experiment, factors=factors, by=factors[0] if factors else "",
         version=_version(answer.key if answer is not None else None)))
 
