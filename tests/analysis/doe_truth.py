@@ -56,6 +56,31 @@ class SurfaceEnvironment(OneStepEnvironment):
         self.noise = float(noise)
 
 
+#: the planted three-factor interaction of :class:`InteractionEnvironment` (its effect, high - low, is 2 x this)
+THREE_WAY = 1.5
+
+
+class InteractionEnvironment(OneStepEnvironment):
+    """One-step episodes paying ``10 + 1.5 x1 x2 x3 + N(0, 0.25^2)`` over five
+    factors ``x1 .. x5`` at -1 and +1: one three-factor interaction, no main
+    effect, no two-factor interaction, no block effect."""
+
+    def __init__(self, uid: str, seed: int, noise: float = 0.25, **levels: float) -> None:
+        super().__init__(uid=uid, seed=seed)
+        self.mean = 10.0 + THREE_WAY * float(levels["x1"]) * float(levels["x2"]) * float(levels["x3"])
+        self.noise = float(noise)
+
+
+class SaddleEnvironment(OneStepEnvironment):
+    """One-step episodes paying ``50 - (x1 - 3)^2 + (x2 - 7)^2 + N(0, 0.1^2)``:
+    a saddle at (3, 7), the centre of ``x1`` in [1, 5], ``x2`` in [5, 9]."""
+
+    def __init__(self, uid: str, seed: int, x1: float = 3.0, x2: float = 7.0, noise: float = 0.1) -> None:
+        super().__init__(uid=uid, seed=seed)
+        self.mean = 50.0 - (float(x1) - 3.0) ** 2 + (float(x2) - 7.0) ** 2
+        self.noise = float(noise)
+
+
 def _document(uid: str, environment: str, factors: dict, params: dict, design: Any, episodes: int,
               repetitions: int = 1) -> dict[str, Any]:
     return {
@@ -88,6 +113,30 @@ def surface_document(design: Any = None) -> dict[str, Any]:
     return _document("surface", "SurfaceEnvironment", {"x1": {"range": [1, 5]}, "x2": {"range": [5, 9]}},
                      {"x1": "${x1}", "x2": "${x2}"},
                      design or {"method": "central_composite", "center": 4}, episodes=4)
+
+
+def interaction_document(design: Any = None) -> dict[str, Any]:
+    """Five factors at -1/+1, an 8-run resolution III fraction (D = AB, E = AC) by default."""
+    names = ["x1", "x2", "x3", "x4", "x5"]
+    return _document("three-way", "InteractionEnvironment", {n: {"levels": [-1, 1]} for n in names},
+                     {n: "${" + n + "}" for n in names},
+                     design or {"method": "fractional_factorial", "generators": "a b c ab ac"}, episodes=4)
+
+
+def saddle_document() -> dict[str, Any]:
+    """Two continuous factors around a saddle, a rotatable central composite design."""
+    doc = _document("saddle", "SaddleEnvironment", {"x1": {"range": [1, 5]}, "x2": {"range": [5, 9]}},
+                    {"x1": "${x1}", "x2": "${x2}"}, {"method": "central_composite", "center": 4}, episodes=4)
+    return doc
+
+
+def reversed_screening_document() -> dict[str, Any]:
+    """:func:`screening_document` with ``a`` listed high level first (``levels: [1, 0]``): its
+    effect, high - low by the document's order, is -3."""
+    doc = screening_document()
+    doc["uid"] = "reversed"
+    doc["factors"]["a"] = {"levels": [1, 0]}
+    return doc
 
 
 def run_folder(out: Path, files: list[Path] | None = None) -> str:

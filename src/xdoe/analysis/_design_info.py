@@ -76,8 +76,13 @@ def infer_design(table: "pd.DataFrame", factors: list[str]) -> dict[str, Any] | 
         method = "surface"
     else:
         centre_two = [f for f, k in zip(factors, kinds) if k == "more"]
-        # two-level factors with centre points: three values, the middle one only at the centre
-        method = "two_level" if all(table[f].nunique() == 3 for f in centre_two) else None
+        # two-level factors with centre points: three values, the middle one only in centre runs
+        # (where every such factor is at its middle value and the others at one of their two)
+        method = None
+        if all(table[f].nunique() == 3 for f in centre_two):
+            middle = {f: sorted(table[f].unique())[1] for f in centre_two}
+            at_middle = [table[f] == m for f, m in middle.items()]
+            method = "two_level" if all((m == at_middle[0]).all() for m in at_middle) else None
     return None if method is None else {"method": method, "coding": coding, "inferred": True}
 
 

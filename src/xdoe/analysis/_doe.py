@@ -69,10 +69,12 @@ def doe_analysis(table: "pd.DataFrame", factors: list[str], design: dict[str, An
     if method not in (*TWO_LEVEL, *SURFACE, *SENSITIVITY, "augmented", "two_level", "surface"):
         # a design of today's names: a two-level one (every factor at two levels, perhaps a
         # centre) gets the screening model, coded as the document lists the levels; else None
+        recorded = design.get("coding") or {}
+        if any(isinstance(r, dict) and "levels" in r for r in recorded.values()):
+            return None  # a factor of more than two levels: the ANOVA answers it
         inferred = infer_design(table, factors)
         if inferred is None or inferred["method"] != "two_level":
             return None
-        recorded = design.get("coding") or {}
         coding = {f: recorded.get(f) if _two_level_rule(recorded.get(f), table[f]) else inferred["coding"][f]
                   for f in factors}
         design = {**inferred, "coding": coding, "inferred": False, "source": design.get("source")}

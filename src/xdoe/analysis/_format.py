@@ -90,6 +90,8 @@ def _aliases(names: list[str] | None, shown: int = 6) -> str:
 def _df_text(df: Any) -> str:
     if not df:
         return "-"
+    if df[0] is None:  # Lenth's t: one number of degrees of freedom, m / 3
+        return fmt_num(df[1], 3)
     return ", ".join("-" if d is None else fmt_num(d, 3) for d in df)
 
 
