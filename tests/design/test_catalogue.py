@@ -86,27 +86,34 @@ def test_every_row_of_the_catalogue_agrees_with_its_own_columns():
 
 def _smaller_exists(runs: int, k: int, target: tuple[int, ...]) -> bool:
     """Whether some 2^(k-p) design in ``runs`` runs has a word-length pattern
-    lexicographically below ``target``: every choice of the added columns
-    among the non-basic ones (every design is isomorphic to one holding the
-    basic columns), depth first; a partial design is dropped once its pattern
-    is not below ``target``, since adding columns only adds words."""
+    lexicographically below ``target``. Every design is isomorphic to one that
+    holds the basic columns and, as its lightest added column, ``AB..``
+    (``w`` letters: permute the basic factors), so the search tries each
+    ``w`` and then every choice of the other added columns among the columns
+    of ``w`` letters or more, depth first; a partial design is dropped once
+    its pattern is not below ``target``, since adding columns only adds words."""
     p = k - runs.bit_length() + 1
-    cands = [c for c in range(1, runs) if c & (c - 1)]
     target = (tuple(target) + (0,) * k)[:k - 2]
 
-    def search(start: int, depth: int, xs: np.ndarray, sizes: np.ndarray, counts: np.ndarray) -> bool:
+    def search(cands, start, depth, xs, sizes, counts) -> bool:
         if depth == p:
             return True  # only designs below target get here
         for i in range(start, len(cands) - (p - depth) + 1):
             new_x = np.append(xs ^ cands[i], cands[i])  # the words the new column adds: basic part, added ones
             new_size = np.append(sizes + 1, 1)
             found = counts + np.bincount(_POPCOUNT[new_x] + new_size, minlength=k + 1)[3:k + 1]
-            if tuple(found) < target and search(i + 1, depth + 1, np.concatenate([xs, new_x]),
+            if tuple(found) < target and search(cands, i + 1, depth + 1, np.concatenate([xs, new_x]),
                                                  np.concatenate([sizes, new_size]), found):
                 return True
         return False
 
-    return search(0, 0, np.zeros(0, int), np.zeros(0, int), np.zeros(k - 2, int))
+    for w in range(2, runs.bit_length()):
+        first = (1 << w) - 1  # the lightest added column: A B .. (w letters)
+        cands = [c for c in range(1, runs) if _POPCOUNT[c] >= w and c != first]
+        counts = np.bincount([w + 1], minlength=k + 1)[3:k + 1]
+        if tuple(counts) < target and search(cands, 0, 1, np.array([first]), np.array([1]), counts):
+            return True
+    return False
 
 
 FAST = [(runs, k) for runs in (8, 16, 32) for k in range(runs.bit_length(), min(runs, 16))]
