@@ -118,7 +118,7 @@ def _smaller_exists(runs: int, k: int, target: tuple[int, ...]) -> bool:
 
 FAST = [(runs, k) for runs in (8, 16, 32) for k in range(runs.bit_length(), min(runs, 16))]
 FAST += [(64, k) for k in range(7, 13)] + [(128, k) for k in range(8, 12)]
-SLOW = [(64, 13), (64, 14), (64, 15), (128, 12)]
+SLOW = [(64, 13), (64, 14), (64, 15), (128, 12), (128, 13)]
 
 
 @pytest.mark.parametrize("runs,k", FAST + [pytest.param(*c, marks=pytest.mark.slow) for c in SLOW])
@@ -193,6 +193,9 @@ def test_the_reason_says_when_a_higher_resolution_costs_no_more_runs():
 def test_more_factors_than_the_catalogue_holds_is_refused():
     from xdoe.errors import DesignError
 
-    with pytest.raises(DesignError, match="no design of 18 factors at resolution 5"):
-        make_design([Factor(f"x{i}", levels=(0, 1)) for i in range(18)],
-                    method={"method": "fractional_factorial", "resolution": 5})
+    for k, asked in ((18, 5), (33, 3)):  # 33 factors at III would take 64 runs: not in the catalogue
+        with pytest.raises(DesignError, match=f"no design of {k} factors at resolution {asked}"):
+            make_design([Factor(f"x{i}", levels=(0, 1)) for i in range(k)],
+                        method={"method": "fractional_factorial", "resolution": asked})
+    assert len(make_design([Factor(f"x{i}", levels=(0, 1)) for i in range(33)],
+                           method={"method": "fractional_factorial", "resolution": 4})) == 128
