@@ -1,5 +1,5 @@
-"""Screening and response-surface designs from ``pydoe``: fractional
-factorial, Plackett-Burman, central composite and Box-Behnken.
+"""Screening and response-surface designs: fractional factorial,
+Plackett-Burman, central composite and Box-Behnken.
 
 Each function takes the factors and the parsed ``design:`` options and
 returns ``(coded, info)``: the ``(n, d)`` coded matrix (the factorial cube is
@@ -12,11 +12,16 @@ a two-level factor (``levels: [low, high]``) takes index 0 at ``-1`` and 1 at
 the factor is widened to ``±alpha`` (in the factor's scale: log factors in
 log space) so that every point stays a unit position of the design's factor.
 
-Sources: pydoe (https://github.com/pydoe/pydoe) ``fracfact``,
-``fracfact_by_res`` (minimum-run regular designs of a resolution; NIST/SEMATECH
-e-Handbook 5.3.3.4.7, Montgomery 2012 Table 8.14), ``pbdesign`` (Plackett &
-Burman 1946), ``ccdesign`` (Box & Wilson 1951; the orthogonal-blocking alpha
-of Box & Hunter 1957) and ``bbdesign`` (Box & Behnken 1960).
+Sources: a fraction by ``resolution`` is the minimum-aberration design of
+the fewest runs that reaches it, from the catalogue of
+:mod:`xdoe.design._catalogue` (Chen, Sun & Wu 1993; Xu 2009), rows in
+standard order of its basic factors, which come first; a fraction by
+``generators`` is pydoe's ``fracfact`` (https://github.com/pydoe/pydoe);
+``pbdesign`` (Plackett & Burman 1946) and ``ccdesign`` (Box & Wilson 1951;
+the orthogonal-blocking alpha of Box & Hunter 1957) are pydoe's; Box-Behnken
+designs are built from the table of Box & Behnken (1960), Technometrics 2,
+455-475 (:data:`BOX_BEHNKEN`; pydoe's ``bbdesign`` puts a 2^2 factorial on
+every pair, which is not their design past 5 factors).
 """
 
 from __future__ import annotations
@@ -196,13 +201,14 @@ def _box_behnken(factors: Sequence[Factor], spec: DesignSpec) -> tuple[np.ndarra
 
 def classic_design(factors: Sequence[Factor], spec: DesignSpec) -> tuple[np.ndarray, dict]:
     """``(coded, info)`` of a screening or response-surface design (see the
-    module docstring); rows in pydoe's standard order, centre points last
-    (central composite: pydoe's order, cube and its centre points, then axial
-    points and theirs).
+    module docstring); rows in standard order (a fraction by resolution:
+    Yates order of its basic factors; by generators and Plackett-Burman:
+    pydoe's), centre points last (central composite: pydoe's order, cube and
+    its centre points, then axial points and theirs).
 
     Raises:
         DesignError: a factor of the wrong kind (levels other than two,
-            levels where a range is needed), too few factors, generators
+            levels where a range is needed), too few or too many factors (no catalogue fraction; Box-Behnken past 7), generators
             that do not match the factors, or centre points with categorical
             factors.
     """
