@@ -208,9 +208,9 @@ def classic_design(factors: Sequence[Factor], spec: DesignSpec) -> tuple[np.ndar
 
     Raises:
         DesignError: a factor of the wrong kind (levels other than two,
-            levels where a range is needed), too few or too many factors (no catalogue fraction; Box-Behnken past 7), generators
-            that do not match the factors, or centre points with categorical
-            factors.
+            levels where a range is needed), too few or too many factors
+            (no catalogue fraction; Box-Behnken past 7), generators that do
+            not match the factors, or centre points with categorical factors.
     """
     build = {"fractional_factorial": _fractional, "plackett_burman": _plackett_burman,
              "central_composite": _central_composite, "box_behnken": _box_behnken}[spec.method]
