@@ -41,3 +41,12 @@ def test_a_latin_hypercube_prints_its_model_diagnostics(tmp_path: Path) -> None:
     output = _dry_run(doc, tmp_path)
     assert "method: lhs" in output
     assert "D-efficiency" in output
+
+
+def test_a_fraction_by_resolution_says_when_a_higher_resolution_costs_no_more_runs(tmp_path: Path) -> None:
+    doc = YAML(typ="safe").load((ROOT / "experiments" / "taxi-screen.yaml").read_text(encoding="utf-8"))
+    doc["factors"]["extra"] = {"levels": [0, 1]}  # 8 factors: 16 runs reach IV when III is asked
+    doc["design"] = {"method": "fractional_factorial", "resolution": 3}
+    output = _dry_run(doc, tmp_path)
+    assert "16 points, minimum aberration, resolution IV at no extra runs (asked III)" in output
+    assert "runs: 16, resolution IV" in output

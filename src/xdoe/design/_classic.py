@@ -1,5 +1,5 @@
-"""Screening and response-surface designs from ``pydoe``: fractional
-factorial, Plackett-Burman, central composite and Box-Behnken.
+"""Screening and response-surface designs: fractional factorial,
+Plackett-Burman, central composite and Box-Behnken.
 
 Each function takes the factors and the parsed ``design:`` options and
 returns ``(coded, info)``: the ``(n, d)`` coded matrix (the factorial cube is
@@ -12,11 +12,16 @@ a two-level factor (``levels: [low, high]``) takes index 0 at ``-1`` and 1 at
 the factor is widened to ``±alpha`` (in the factor's scale: log factors in
 log space) so that every point stays a unit position of the design's factor.
 
-Sources: pydoe (https://github.com/pydoe/pydoe) ``fracfact``,
-``fracfact_by_res`` (minimum-run regular designs of a resolution; NIST/SEMATECH
-e-Handbook 5.3.3.4.7, Montgomery 2012 Table 8.14), ``pbdesign`` (Plackett &
-Burman 1946), ``ccdesign`` (Box & Wilson 1951; the orthogonal-blocking alpha
-of Box & Hunter 1957) and ``bbdesign`` (Box & Behnken 1960).
+Sources: a fraction by ``resolution`` is the minimum-aberration design of
+the fewest runs that reaches it, from the catalogue of
+:mod:`xdoe.design._catalogue` (Chen, Sun & Wu 1993; Xu 2009), rows in
+standard order of its basic factors, which come first; a fraction by
+``generators`` is pydoe's ``fracfact`` (https://github.com/pydoe/pydoe);
+``pbdesign`` (Plackett & Burman 1946) and ``ccdesign`` (Box & Wilson 1951;
+the orthogonal-blocking alpha of Box & Hunter 1957) are pydoe's; Box-Behnken
+designs are built from the table of Box & Behnken (1960), Technometrics 2,
+455-475 (:data:`BOX_BEHNKEN`; pydoe's ``bbdesign`` puts a 2^2 factorial on
+every pair, which is not their design past 5 factors).
 """
 
 from __future__ import annotations
@@ -61,6 +66,48 @@ def _centre(coded: np.ndarray, factors: Sequence[Factor], center: int, method: s
     return np.vstack([coded, np.zeros((center, coded.shape[1]))])
 
 
+ROMAN = {3: "III", 4: "IV", 5: "V", 6: "VI", 7: "VII", 8: "VIII", 9: "IX", 10: "X"}
+_SOURCES = {"CSW93": "Chen, Sun & Wu 1993", "Xu09": "Xu 2009", "M8.14": "Montgomery 2012, Table 8.14",
+            "unique": "the only design of its size"}
+
+
+def _by_resolution(d: int, resolution: int) -> tuple[np.ndarray, dict]:
+    """The minimum-aberration fraction of the fewest runs at resolution
+    ``resolution`` or more (:mod:`xdoe.design._catalogue`), or the full
+    factorial when no fraction needs fewer runs; columns: basic factors,
+    then added ones."""
+    from xdoe.design import _catalogue
+
+    try:
+        found = _catalogue.minimum_aberration(d, resolution)
+    except ValueError as exc:
+        raise DesignError(f"fractional_factorial: {exc}; give generators or fewer factors") from None
+    if found is None:
+        runs = 2**d
+        return _catalogue.design_matrix(runs, ()), {"resolution": "full", "requested_resolution": resolution,
+                                                    "generators": _catalogue.generators(runs, ())}
+    return _catalogue.design_matrix(found.runs, found.columns), {
+        "resolution": found.resolution, "requested_resolution": resolution,
+        "generators": _catalogue.generators(found.runs, found.columns),
+        "word_length_pattern": list(found.wlp), "source": _SOURCES[found.source]}
+
+
+def resolution_note(info: dict) -> str:
+    """What the dry run says of a fraction chosen by resolution: ``"resolution
+    IV at no extra runs (asked III)"``, ``"minimum-aberration resolution IV"``
+    or ``"full factorial (no fraction of fewer runs reaches resolution V)"``;
+    empty without ``requested_resolution``."""
+    asked = info.get("requested_resolution")
+    if asked is None:
+        return ""
+    got = info["resolution"]
+    if got == "full":
+        return f"full factorial (no fraction of fewer runs reaches resolution {ROMAN[asked]})"
+    if got > asked:
+        return f"minimum aberration, resolution {ROMAN.get(got, got)} at no extra runs (asked {ROMAN[asked]})"
+    return f"minimum aberration, resolution {ROMAN.get(got, got)}"
+
+
 def _fractional(factors: Sequence[Factor], spec: DesignSpec) -> tuple[np.ndarray, dict]:
     import pydoe
 
@@ -78,14 +125,9 @@ def _fractional(factors: Sequence[Factor], spec: DesignSpec) -> tuple[np.ndarray
             raise DesignError(f"fractional_factorial: generators {generators!r}: {exc}") from None
         info = {"generators": generators}
     else:
-        resolution = spec.get("resolution", 4)
         if d < 2:
             raise DesignError("fractional_factorial needs at least two factors")
-        try:
-            coded = pydoe.fracfact_by_res(d, resolution)
-        except ValueError as exc:
-            raise DesignError(f"fractional_factorial: {exc}") from None
-        info = {"resolution": resolution}
+        coded, info = _by_resolution(d, spec.get("resolution", 4))
     return _centre(np.asarray(coded, float), factors, spec.get("center", 0), "fractional_factorial"), info
 
 
@@ -118,30 +160,57 @@ def _central_composite(factors: Sequence[Factor], spec: DesignSpec) -> tuple[np.
                    "center": center}
 
 
-def _box_behnken(factors: Sequence[Factor], spec: DesignSpec) -> tuple[np.ndarray, dict]:
-    import pydoe
+#: Box & Behnken (1960), Table: per number of factors the blocks of factors
+#: (1-based, as published) that run a full 2^m factorial while the others
+#: stay at 0. 3-5 factors: every pair (4 and 5 in the published order of
+#: their orthogonal blocks); 6: the six blocks of three of a partially
+#: balanced incomplete block design (each factor in three blocks); 7: the
+#: seven lines of the Fano plane (a BIBD, every pair in one block).
+BOX_BEHNKEN = {
+    3: ((1, 2), (1, 3), (2, 3)),
+    4: ((1, 2), (3, 4), (1, 4), (2, 3), (1, 3), (2, 4)),
+    5: ((1, 2), (1, 3), (3, 4), (4, 5), (2, 5), (1, 4), (1, 5), (2, 3), (2, 4), (3, 5)),
+    6: ((1, 2, 4), (2, 3, 5), (3, 4, 6), (1, 4, 5), (2, 5, 6), (1, 3, 6)),
+    7: ((4, 5, 6), (1, 6, 7), (2, 5, 7), (1, 2, 4), (3, 4, 7), (1, 3, 5), (2, 3, 6)),
+}
 
+
+def box_behnken_points(k: int) -> np.ndarray:
+    """The ``(n, k)`` non-centre points of the Box-Behnken design of ``k``
+    factors (:data:`BOX_BEHNKEN`): per block, the 2^m factorial in standard
+    order on its factors (12, 24, 40, 48, 56 points for k = 3..7)."""
+    blocks = BOX_BEHNKEN[k]
+    m = len(blocks[0])
+    cube = np.where((np.arange(2**m)[:, None] >> np.arange(m)) & 1, 1.0, -1.0)
+    out = np.zeros((len(blocks) * len(cube), k))
+    for b, block in enumerate(blocks):
+        out[b * len(cube):(b + 1) * len(cube), [j - 1 for j in block]] = cube
+    return out
+
+
+def _box_behnken(factors: Sequence[Factor], spec: DesignSpec) -> tuple[np.ndarray, dict]:
     _continuous(factors, "box_behnken")
-    if len(factors) < 3:
-        raise DesignError("box_behnken needs at least three continuous factors")
+    k = len(factors)
+    if k not in BOX_BEHNKEN:
+        raise DesignError(f"box_behnken is defined for 3 to 7 continuous factors (Box & Behnken 1960), not {k}; "
+                          "use central_composite or d_optimal with model: quadratic")
     center = spec.get("center", DEFAULT_CENTER["box_behnken"])
-    coded = np.asarray(pydoe.bbdesign(len(factors), center=center), float)
-    if center == 0:  # pydoe adds its default centre points for center=0; keep none
-        coded = coded[np.abs(coded).sum(axis=1) > 0]
+    coded = np.vstack([box_behnken_points(k), np.zeros((center, k))])
     return coded, {"center": center}
 
 
 def classic_design(factors: Sequence[Factor], spec: DesignSpec) -> tuple[np.ndarray, dict]:
     """``(coded, info)`` of a screening or response-surface design (see the
-    module docstring); rows in pydoe's standard order, centre points last
-    (central composite: pydoe's order, cube and its centre points, then axial
-    points and theirs).
+    module docstring); rows in standard order (a fraction by resolution:
+    Yates order of its basic factors; by generators and Plackett-Burman:
+    pydoe's), centre points last (central composite: pydoe's order, cube and
+    its centre points, then axial points and theirs).
 
     Raises:
         DesignError: a factor of the wrong kind (levels other than two,
-            levels where a range is needed), too few factors, generators
-            that do not match the factors, or centre points with categorical
-            factors.
+            levels where a range is needed), too few or too many factors
+            (no catalogue fraction; Box-Behnken past 7), generators that do
+            not match the factors, or centre points with categorical factors.
     """
     build = {"fractional_factorial": _fractional, "plackett_burman": _plackett_burman,
              "central_composite": _central_composite, "box_behnken": _box_behnken}[spec.method]

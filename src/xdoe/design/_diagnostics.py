@@ -128,7 +128,7 @@ def resolution(coded: np.ndarray) -> int | None:
     if cube is None:
         return None
     n, d = cube.shape
-    bits = [sum(1 << i for i in np.flatnonzero(cube[:, j] < 0)) for j in range(d)]
+    bits = [sum(1 << int(i) for i in np.flatnonzero(cube[:, j] < 0)) for j in range(d)]  # Python ints: n may exceed 63
     full = (1 << n) - 1
     searched = 0
     for size in range(1, d + 1):

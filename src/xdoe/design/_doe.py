@@ -45,12 +45,13 @@ def doe_design(factors: Sequence[Factor], spec: DesignSpec, budget: int | None, 
     info: dict[str, Any] = {"model": DOE_MODEL.get(method, spec.get("model", "linear")), **spec.to_dict()}
     scale = None
     if method in ("fractional_factorial", "plackett_burman", "central_composite", "box_behnken"):
-        from xdoe.design._classic import classic_design, coded_design
+        from xdoe.design._classic import classic_design, coded_design, resolution_note
 
         coded, extra = classic_design(factors, spec)
         info.update(extra)
         factors, points, scale = coded_design(factors, coded)
-        reason = f"{method}: {len(points)} points"
+        note = resolution_note(info)
+        reason = f"{method}: {len(points)} points" + (f", {note}" if note else "")
         active = None
     elif method in ("sobol", "halton"):
         from xdoe.design import _qmc
