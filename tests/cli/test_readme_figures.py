@@ -31,10 +31,25 @@ def test_replace_blocks_only_touches_marked_blocks() -> None:
 def test_readme_quotes_what_the_code_prints(tmp_path) -> None:
     script = _script()
     quoted = script.readme_blocks((ROOT / "README.md").read_text("utf-8"))
-    assert set(quoted) == set(script.BLOCKS)
+    assert set(quoted) == set(script.BLOCKS) | set(script.DOE_BLOCKS)
     printed = script.blocks(script.run_study(tmp_path))
     for name in script.BLOCKS:
         assert quoted[name] == printed[name], (
             f"README block {name} is out of date: run `python scripts/readme_figures.py`\n{printed[name]}")
     for name in script.PICTURES:
         assert (ROOT / "docs" / "images" / name).stat().st_size > 10_000
+
+
+@pytest.mark.slow
+def test_readme_walk_through_quotes_what_the_code_prints(tmp_path) -> None:
+    """The screen, its fold-over, the centre points and the central composite
+    design (issue 32): the README's tables are what ``xrun analyze`` prints."""
+    script = _script()
+    quoted = script.readme_blocks((ROOT / "README.md").read_text("utf-8"))
+    printed = script.doe_blocks(script.run_walkthrough(tmp_path))
+    for name in script.DOE_BLOCKS:
+        assert quoted[name] == printed[name], (
+            f"README block {name} is out of date: run `python scripts/readme_figures.py`\n{printed[name]}")
+    for name in script.DOE_PICTURES:
+        assert (ROOT / "docs" / "images" / name).stat().st_size > 10_000
+
