@@ -86,3 +86,23 @@ def test_plackett_burman_contrasts_completed_by_the_orthogonal_complement():
     cols, labels, _ = contrasts(x, list("ABCDE"))
     assert cols.shape == (len(x), len(x) - 1)
     assert np.allclose(cols.T @ cols, len(x) * np.eye(len(x) - 1))
+
+
+def test_three_blocks_are_a_fixed_effect_of_the_same_model():
+    """Three replicates of the 2^4 as three blocks shifted by 0, +10 and -5:
+    the effects are those of ``y ~ A*B*C*D + block`` (statsmodels)."""
+    import statsmodels.formula.api as smf
+
+    table = _filtration(repeat=3, noise=0.5)
+    table["blk"] = table["repetition"]
+    table["y"] += table["blk"].map({0: 0.0, 1: 10.0, 2: -5.0})
+    result = screening(table, table[list("ABCD")].astype(float), list("ABCD"), blocks=table["blk"])
+    table["b1"], table["b2"] = (table["blk"] == 1).astype(float), (table["blk"] == 2).astype(float)
+    fit = smf.ols("y ~ A * B * C * D + b1 + b2", data=table).fit()  # (a column C hides patsy's C())
+    effects = {r["name"]: r for r in result["effects"]}
+    assert result["method"] == "pure error" and result["df"] == fit.df_resid == 30
+    for name in ("A", "A*C", "B*C*D", "A*B*C*D"):
+        term = name.replace("*", ":")
+        assert effects[name]["effect"] == pytest.approx(2 * fit.params[term])
+        assert effects[name]["p"] == pytest.approx(fit.pvalues[term])
+    assert effects["A"]["effect"] == pytest.approx(21.625, abs=1.0)  # the block shifts are taken out

@@ -260,6 +260,11 @@ def analyze(frame: "pd.DataFrame", response: Response | None = None, *, statisti
 
     points = design_points(table, statistic, seed=seed)
     notes = []
+    if doe is not None and doe.get("warning"):
+        notes.append(doe["warning"])
+    if doe is not None and doe.get("source") == "inferred" and doe["analysis"] != "sensitivity":
+        notes.append("no manifest and no design recorded in the store: the coding was read off the runs "
+                     "(a two-level factor's smaller value is low); give the output folder for the design's own")
     reps = min((p.n for p in points), default=0)
     if reps < MIN_REPETITIONS:
         notes.append(f"only {reps} repetition(s) per design point: confidence intervals and the probability "

@@ -220,6 +220,9 @@ def screening(table: "pd.DataFrame", coded: "pd.DataFrame", factors: list[str],
         if j is not None:
             design[centre, j] = values[centre, -1]
     parts = [np.ones(len(table)), design] + ([centre.astype(float)] if centre.any() else [])
+    if n_blocks >= 3:  # three or more blocks: a fixed block effect, one indicator per block after the first
+        b = blocks.to_numpy()  # type: ignore[union-attr]
+        parts += [(b == level).astype(float) for level in sorted(set(b))[1:]]
     used = cube | centre
     xm = np.column_stack(parts)[used]
     y = table["y"].to_numpy(float)[used]
@@ -243,9 +246,12 @@ def screening(table: "pd.DataFrame", coded: "pd.DataFrame", factors: list[str],
                        "t": float(t[i]), "F": float(F[i]), "p": float(p[i]), "eta_sq": float(eta[i]),
                        "active": bool(p[i] < ALPHA), "aliases": list(aliases[i])}
                       for i, label in enumerate(labels)]
+    if np.linalg.matrix_rank(xm) < xm.shape[1]:
+        out["warning"] = ("some contrasts are confounded with the blocks: their estimates are not identifiable "
+                          "(the blocks absorb them)")
     out["curvature"] = None
     if centre.any() and df >= 1:
-        g = len(coef) - 1
+        g = 1 + len(labels)
         curv_t = -float(np.asarray(fit.tvalues)[g])
         out["curvature"] = {"effect": -float(coef[g]), "t": curv_t, "df": df, "p": float(np.asarray(fit.pvalues)[g]),
                             "centre_runs": int(centre.sum())}
