@@ -208,8 +208,6 @@ def manifest_design(folder: Path | str | None, experiment: str | None) -> dict |
     today's names its ``coding`` (a two-level factor's low level is the first
     the document lists). ``None`` without a readable manifest or coding
     (a manifest written before codings were recorded)."""
-    import json
-
     if folder is None:
         return None
     candidates = []

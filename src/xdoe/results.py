@@ -15,7 +15,6 @@ two studies are never pooled into one answer by accident.
 
 from __future__ import annotations
 
-import json
 from typing import TYPE_CHECKING, Any, Callable
 
 if TYPE_CHECKING:

@@ -70,7 +70,7 @@ def test_colour_scale_is_the_fitted_range_over_the_region(monkeypatch: pytest.Mo
     texts = _legend(fig)
     assert "outside the design region: extrapolation (not coloured)" in texts
     star = next(t for t in texts if t.startswith("stationary point (maximum)"))
-    ci, pi = result["predicted_ci"], result["predicted_pi"]
+    ci = result["predicted_ci"]
     assert f"95 % CI of the mean [{ci[0]:.4g}, {ci[1]:.4g}]" in star and "95 % PI of a new run" in star
     assert OUTSIDE not in star
 

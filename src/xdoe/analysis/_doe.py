@@ -1,10 +1,13 @@
-"""The analysis matched to the design (issue 24): screening for two-level
-designs (:mod:`xdoe.analysis._screening`), the second-order model and its
-canonical analysis for response-surface designs (:mod:`xdoe.analysis._surface`),
-Morris and Sobol' indices for sensitivity designs
-(:mod:`xdoe.analysis._sensitivity`). :func:`doe_analysis` picks one from the
-manifest's method (``design``) or, without a manifest, from the runs
-(:func:`~xdoe.analysis._design_info.infer_design`).
+"""The analysis matched to the design (issues 24 and 32): the screening model
+for two-level designs (:mod:`xdoe.analysis._screening`), the second-order
+model and its canonical analysis for response-surface designs
+(:mod:`xdoe.analysis._surface`), Morris and Sobol' indices for sensitivity
+designs (:mod:`xdoe.analysis._sensitivity`). :func:`doe_analysis` picks one
+from the design (the manifest's, the store's record, or read off the runs:
+:func:`~xdoe.analysis._design_info.infer_design`); :func:`design_tables`
+turns it into the factor and interaction rows, so that every number of an
+output comes from that one model; any other design is answered by the type
+II ANOVA (:mod:`xdoe.analysis._effects`).
 """
 
 from __future__ import annotations
@@ -88,14 +91,11 @@ def doe_analysis(table: "pd.DataFrame", factors: list[str], design: dict[str, An
     if method in TWO_LEVEL or method == "two_level" or (method == "augmented" and design.get("family") == "two_level"):
         from xdoe.analysis._screening import screening
 
-        aliases = ((design.get("diagnostics") or {}).get("aliases")) or None
         two = [f for f in factors if "scale" not in coding[f] or set(np.unique(coded[f])) <= {-1.0, 0.0, 1.0}]
         if two != factors:
             return None
-        if blocks is not None and blocks.nunique() > 1:
-            aliases = None  # the fold-over changed them: computed from the combined design
         return {"analysis": "screening", "source": source, "coding": coding,
-                **screening(table, coded, factors, aliases, blocks=blocks)}
+                **screening(table, coded, factors, blocks=blocks)}
     if method in SURFACE or method == "surface" or (method == "augmented" and design.get("family") == "surface"):
         from xdoe.analysis._surface import surface
 

@@ -29,7 +29,6 @@ import numpy as np
 from xdoe.analysis._aggregates import DEFAULT_STATISTIC, MIN_REPETITIONS, interval_estimates, probabilities_of_improvement
 from xdoe.analysis._result import Analysis, FactorEffect, Interaction, LevelStat, PointAggregate
 from xdoe.analysis._response import Response, run_table
-from xdoe.errors import InputError
 
 if TYPE_CHECKING:
     import pandas as pd

@@ -162,8 +162,7 @@ def _kind(label: str, aliases: list[str], factors: list[str]) -> str:
 
 
 def screening(table: "pd.DataFrame", coded: "pd.DataFrame", factors: list[str],
-              design_aliases: dict[str, list[Any]] | None = None, blocks: "pd.Series | None" = None
-              ) -> dict[str, Any]:
+              blocks: "pd.Series | None" = None) -> dict[str, Any]:
     """The screening analysis of a two-level design: one model, one method.
 
     The model: per distinct cube point (and block) a cell; the runs are fitted
@@ -184,10 +183,10 @@ def screening(table: "pd.DataFrame", coded: "pd.DataFrame", factors: list[str],
         coded: the runs' coded values (:func:`~xdoe.analysis._design_info.coded_frame`),
             each factor at -1, +1, or 0 (a centre run: every factor 0).
         factors: the two-level factors.
-        design_aliases: unused (the chains are read off the runs analysed).
         blocks: the runs' blocks (an augmented design); two blocks enter as
             one more ±1 column ``block`` (its effect: block 1 minus block 0),
-            whose products with the factors land in the factors' chains.
+            whose products with the factors land in the factors' chains;
+            three or more as a fixed effect (one indicator per block after the first).
 
     Returns:
         ``{"method": "lenth" | "pure error", "effects": [{"name", "kind",
