@@ -24,34 +24,12 @@ import pytest
 from click.testing import CliRunner
 
 import xdoe
+from several_experiments import document  # the same two-point dummy experiment
 from xdoe.cli._xrun import main
 
 ALPHA, BETA = "alpha-study", "beta-study"
 READ_COMMANDS = (["status"], ["results"], ["analyze"], ["plot", "curves", "-o", "c.png"],
                  ["plot", "effects", "-o", "e.png"], ["report", "-o", "r.html"], ["export", "-o", "x.csv"])
-
-
-def document(uid: str, lengths: list[int]) -> dict[str, Any]:
-    """A two-point experiment of the built-in dummy components (episodes of
-    ``length`` steps; the objective grows with it)."""
-    return {
-        "uid": uid, "seed": 3, "repetitions": 2, "design": "full_factorial",
-        "factors": {"length": {"levels": lengths}},
-        "definitions": {
-            "environments": {"env": {"environment": {
-                "name": "xdoe.environments:DummyEnvironment", "uid": "env",
-                "params": {"length": "${length}", "sensors": 2, "actuators": 1}}}},
-            "agents": {"random": {"name": "random", "brain": {"name": "xdoe.agents:DummyBrain", "params": {}},
-                                  "muscle": {"name": "xdoe.agents:DummyMuscle", "params": {}},
-                                  "objective": {"name": "xdoe.agents:RewardObjective", "params": {}}}},
-            "simulation": {"v": {"name": "xdoe.simulation:VanillaSimController",
-                                 "conditions": [{"name": "xdoe.conditions:EnvironmentTerminationCondition"}]}},
-            "phase_config": {"test": {"mode": "test", "worker": 1, "episodes": 2}},
-            "run_config": {"condition": {"name": "xdoe.conditions:MaxEpisodesTerminationCondition"}},
-        },
-        "schedule": [{"testing": {"environments": [["env"]], "agents": [["random"]], "simulation": ["v"],
-                                  "phase_config": ["test"]}}],
-    }
 
 
 @pytest.fixture(scope="module")
