@@ -12,8 +12,8 @@ analysis and the contour plot.
   ``B`` the symmetric matrix of ``b_ii`` (diagonal) and ``b_ij / 2``, the
   stationary point is ``x_s = -B^-1 b / 2``; its kind from the eigenvalues of
   ``B``: all negative a maximum, all positive a minimum, mixed signs a saddle.
-  ``inside``: every coordinate of ``x_s`` within the coded range of the design
-  points. ``predicted``: the fitted mean at ``x_s`` with its 95 % confidence
+  ``inside``: ``x_s`` lies in the design region, the convex hull of the
+  design points in coded units (the region the contour plot colours). ``predicted``: the fitted mean at ``x_s`` with its 95 % confidence
   interval (statsmodels ``get_prediction``).
 """
 
@@ -155,8 +155,7 @@ def surface(table: "pd.DataFrame", coded: "pd.DataFrame", factors: list[str], co
         out["predicted_pi"] = None  # 95 % prediction interval of a new run at the stationary point
         return out
     xs = can["point"]
-    low, high = x.min(axis=0), x.max(axis=0)
-    inside = bool(np.all((xs >= low - 1e-9) & (xs <= high + 1e-9)))
+    inside = _in_hull(x, xs)  # the design region: the convex hull of the design points, as the contour plot draws it
     row = _matrix(xs[None, :], None)
     if block is not None:  # predicted in the first block
         row = np.column_stack([row, np.zeros((1, xm.shape[1] - row.shape[1]))])
@@ -253,7 +252,7 @@ def plot_contour(result: dict[str, Any], coded: "pd.DataFrame", factors: list[st
     inside_grid = MplPath(region).contains_points(np.column_stack([a.ravel(), b.ravel()]), radius=1e-9)
     edge = _densify(region, 400)
     samples = [z.ravel()[inside_grid], fitted(edge[:, 0], edge[:, 1])]
-    sp_inside = sp2 is not None and bool(result.get("inside")) and _in_hull(x, xs)
+    sp_inside = sp2 is not None and bool(result.get("inside"))
     if sp_inside:
         samples.append(fitted(sp2[:1], sp2[1:]))
     values = np.concatenate(samples)
