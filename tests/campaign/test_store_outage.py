@@ -11,6 +11,7 @@ import shutil
 import socket
 import subprocess
 import sys
+import tempfile
 import time
 from pathlib import Path
 from typing import Iterator
@@ -62,24 +63,17 @@ def server(tmp_path: Path) -> Iterator[Server]:
         pytest.skip("no PostgreSQL server binaries (/usr/lib/postgresql/*/bin) to start a throwaway server")
     if os.geteuid() != 0:
         pytest.skip("the throwaway PostgreSQL server runs as the postgres user: needs root")
-    folder = tmp_path / "pg"
-    folder.mkdir()
-    for parent in [folder, *folder.parents]:  # the postgres user must reach its folder
-        if parent == Path(tempfile_root()):
-            break
-        parent.chmod(parent.stat().st_mode | 0o011)
+    # the server runs as the postgres user, which must reach its folder: not below tmp_path,
+    # whose parent every new pytest session (others run in parallel) sets to mode 0700 again
+    folder = Path(tempfile.mkdtemp(prefix="xdoe-pg-outage-"))
+    folder.chmod(0o755)
     srv = Server(folder)
     srv.start()
     try:
         yield srv
     finally:
         srv.stop()
-
-
-def tempfile_root() -> str:
-    import tempfile
-
-    return tempfile.gettempdir()
+        shutil.rmtree(folder, ignore_errors=True)
 
 
 def _episodes(url: str) -> int:
