@@ -25,6 +25,7 @@ __all__ = [
     "RunError",
     "RunStopped",
     "StoreError",
+    "StoreLostError",
     "DiskFullError",
     "no_space_cause",
     "format_key_path",
@@ -202,6 +203,21 @@ class RunTimeout(BaseException):
 
 class StoreError(XdoeError):
     """The results store cannot be opened or written."""
+
+
+class StoreLostError(StoreError):
+    """The connection to the store was lost, or its server cannot be reached
+    (stopped, restarting, the network gone; a SQLite file that cannot be
+    opened any more). A store opened with ``wait`` seconds
+    (:class:`xdoe.store.Store`) waits that long for it to come back, with
+    back-off, before it raises this; a campaign then stops with one line
+    (its finished runs are kept, the runs in flight resume next time).
+
+    Attributes:
+        waited: the store was waited for already (in this process).
+    """
+
+    waited = False
 
 
 class NoStoreError(InputError):

@@ -9,7 +9,10 @@ from pathlib import Path
 from xdoe.errors import InputError
 from xdoe.store import DEFAULT_RESULTS_ROOT, HEARTBEAT_TIMEOUT
 
-__all__ = ["CampaignOptions"]
+__all__ = ["CampaignOptions", "STORE_WAIT"]
+
+#: Seconds a campaign waits for a store that went away (``--store-wait``'s default).
+STORE_WAIT = 60.0
 
 
 @dataclass(frozen=True)
@@ -36,6 +39,10 @@ class CampaignOptions:
         laydown: put ``laydown.svg`` into each run's results folder (drawn
             by ``xrun``, not by the executor, when matplotlib is installed).
         claim: claim each run in the store first (``False``: run unconditionally).
+        store_wait: seconds to wait, with back-off, for a store that went
+            away (its server stopped or restarting) before the campaign stops
+            (``--store-wait``; 0: stop at once). Meanwhile no run starts and
+            the runs in flight keep their episodes buffered.
 
     Raises:
         InputError: ``jobs`` is below 1 or a time is not positive.
@@ -54,6 +61,7 @@ class CampaignOptions:
     fail_fast: bool = False
     laydown: bool = True
     claim: bool = True
+    store_wait: float = STORE_WAIT
 
     def __post_init__(self) -> None:
         if int(self.jobs) < 1:
@@ -62,6 +70,8 @@ class CampaignOptions:
             raise InputError(f"--heartbeat-timeout must be positive, got {self.heartbeat_timeout}")
         if self.run_timeout is not None and not float(self.run_timeout) > 0:
             raise InputError(f"--run-timeout must be positive, got {self.run_timeout}")
+        if not float(self.store_wait) >= 0:
+            raise InputError(f"--store-wait must be 0 or more, got {self.store_wait}")
         if self.results is not None and not isinstance(self.results, str):
             object.__setattr__(self, "results", str(self.results))
 

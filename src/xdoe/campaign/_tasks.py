@@ -114,24 +114,27 @@ def task_for(plan: "RunPlan", options: CampaignOptions | None = None) -> RunTask
 _WORKER_STORES: dict[tuple[int, str | None], Store] = {}
 
 
-def worker_store(url: str | None) -> Store:
+def worker_store(url: str | None, wait: float = 0.0) -> Store:
     """The store at ``url`` opened once per worker process of the local pool
     (its workers run many tasks of one campaign and end with it: one store,
-    not one per run). Keyed by process id, so a forked child never uses its
+    not one per run), waiting ``wait`` seconds for it when it goes away
+    (``--store-wait``). Keyed by process id, so a forked child never uses its
     parent's connections. Not for Dask workers: they outlive campaigns (a
     SQLite file replaced between two would still be written through the old
     connection)."""
     key = (os.getpid(), url)
     store = _WORKER_STORES.get(key)
     if store is None:
-        store = _WORKER_STORES[key] = Store(url)
+        store = _WORKER_STORES[key] = Store(url, wait=wait)
+    store.wait = wait
     return store
 
 
 def execute_in_worker(task: RunTask, progress: "Callable[[ProgressEvent], None] | None" = None) -> RunResult:
     """:func:`execute_task` in a worker process of the local pool, with the
     process's one store (:func:`worker_store`)."""
-    return execute_task(task, store=worker_store(task.options.store_url), progress=progress)
+    return execute_task(task, store=worker_store(task.options.store_url, task.options.store_wait),
+                        progress=progress)
 
 
 def execute_task(task: RunTask, *, store: "Store | None" = None,
@@ -168,15 +171,15 @@ def _execute(task: RunTask, store: "Store | None",
             return RunResult(uid=Path(task.file).stem, status="invalid", error=str(exc), file=task.file)
     options = task.options
     own = store is None
-    db = Store(options.store_url) if own else store
+    db = Store(options.store_url, wait=options.store_wait) if own else store
     assert db is not None
     try:
         try:
             content_hash = plan.content_hash
         except InputError as exc:
             return RunResult(uid=plan.uid, status="invalid", error=str(exc), file=plan.file)
-        if options.claim and not db.claim_run(plan.uid, content_hash, owner=task.owner,
-                                              stale_after=options.heartbeat_timeout):
+        if options.claim and not db._again(lambda: db.claim_run(plan.uid, content_hash, owner=task.owner,
+                                                                 stale_after=options.heartbeat_timeout)):
             holder = db.claim_of(plan.uid, content_hash)
             where = f" by {holder.host} pid {holder.pid}" if holder is not None else ""
             return RunResult(uid=plan.uid, status="claimed", file=plan.file, error=f"claimed{where}")
@@ -190,7 +193,7 @@ def _execute(task: RunTask, store: "Store | None",
                     pass  # the claim goes stale and is taken over
             raise
         if options.claim:
-            db.release_claim(plan.uid, content_hash, owner=task.owner)
+            db._again(lambda: db.release_claim(plan.uid, content_hash, owner=task.owner))
         return result
     finally:
         if own:
@@ -207,7 +210,7 @@ def _run_claimed(task: RunTask, db: Store, plan: "RunPlan",
     options = task.options
     decision = None
     if options.claim or not options.rerun:
-        state = db.run_state(plan.uid, plan.content_hash)  # the run's one query, under its claim
+        state = db._again(lambda: db.run_state(plan.uid, plan.content_hash))  # the run's one query, under its claim
         if options.claim:
             state = _interrupt_abandoned(db, state, options.heartbeat_timeout)
         decision = decision_for(state, rerun=options.rerun, heartbeat_timeout=options.heartbeat_timeout)

@@ -11,7 +11,7 @@ from typing import TYPE_CHECKING, Any, Callable, Iterator, TypeVar
 
 import click
 
-from xdoe.errors import InputError, XdoeError
+from xdoe.errors import InputError, StoreLostError, XdoeError
 
 if TYPE_CHECKING:
     from xdoe.store import Store
@@ -76,7 +76,8 @@ def document_warnings() -> Iterator[None]:
 
 
 def handle_errors(func: F) -> F:
-    """Turn :class:`InputError` into exit code 2 and other :class:`XdoeError`
+    """Turn :class:`InputError` and a store lost or unreachable
+    (:class:`~xdoe.errors.StoreLostError`) into exit code 2 and other :class:`XdoeError`
     into exit code 1, each with a one-line message and no traceback; a
     module of a missing extra (pandas without ``xdoe[analysis]``...) into
     exit code 2 naming the extra to install."""
@@ -94,6 +95,8 @@ def handle_errors(func: F) -> F:
             fail(message, EXIT_INPUT)
         except InputError as exc:
             fail(str(exc), EXIT_INPUT)
+        except StoreLostError as exc:  # a store that cannot be reached is the environment's problem: as
+            fail(str(exc), EXIT_INPUT)  # when it cannot be opened (every read command: status, results...)
         except XdoeError as exc:
             fail(str(exc), EXIT_FAILED)
 

@@ -32,6 +32,7 @@ from xdoe.cli._common import (EXIT_FAILED, EXIT_INPUT, EXIT_OK, document_warning
 from xdoe.cli._jobs import scale_options, skip_finished_files
 from xdoe.cli._submit import expand_run_files, submit_command
 from xdoe.cli._summary import summary_table
+from xdoe.campaign._options import STORE_WAIT
 from xdoe.errors import InputError, XdoeError
 from xdoe.store import HEARTBEAT_TIMEOUT
 
@@ -203,6 +204,12 @@ def main() -> None:
               show_default=True, metavar="SECONDS",
               help="A running instance (or claim) without heartbeat for this long counts as dead: "
                    "its run is resumed.")
+@click.option("--store-wait", type=click.FloatRange(min=0), default=STORE_WAIT, show_default=True,
+              metavar="SECONDS",
+              help="A store that goes away during the campaign (its server stopped or restarting) is "
+                   "waited for this long, with back-off: no run starts meanwhile and the runs in flight "
+                   "keep their episodes; then the campaign goes on where it was. Past it, the campaign "
+                   "stops with one line saying how to resume (exit 1).")
 @click.option("--run-timeout", type=click.FloatRange(min=0, min_open=True), default=None, metavar="SECONDS",
               help="Seconds each run may take (the smaller of this and the document's run_config.timeout); "
                    "a run passing it fails with 'no progress for N s in <Class>.<method>', the others go on. "
@@ -230,7 +237,7 @@ def experiment_start(files: tuple[str, ...], quiet: bool, jobs: str, **options: 
     store cannot be opened (then nothing runs and nothing is written).
     """
     from xdoe.campaign import CampaignOptions, parse_jobs
-    from xdoe.errors import StoreError
+    from xdoe.errors import StoreError, StoreLostError
 
     opts = CampaignOptions(jobs=parse_jobs(jobs), **options)
     files = _with_folders(files)
@@ -263,6 +270,10 @@ def experiment_start(files: tuple[str, ...], quiet: bool, jobs: str, **options: 
             progress=display if display.enabled else None,
             started=None if opts.remote else (lambda plan: display.run_started(plan.uid)),
             on_result=_Finished(display, opts), waiting=display.waiting)
+    except StoreLostError as exc:  # waited --store-wait seconds in vain: one line, like a full disk
+        display.stop()
+        fail(f"{exc}; the campaign stopped (finished runs are kept, the runs in flight resume); "
+             f"resume with: {store_lost_resume()}", EXIT_FAILED)
     finally:
         display.stop()
         store.close()
@@ -279,6 +290,14 @@ def experiment_start(files: tuple[str, ...], quiet: bool, jobs: str, **options: 
         console = Console(emoji=False)
         console.print(summary_table(outcomes, skipped, levels, width=console.width))
     sys.exit(EXIT_OK if all_done(outcomes) and not skipped else EXIT_FAILED)
+
+
+def store_lost_resume() -> str:
+    """The command that resumes this campaign: ``xrun`` and this process's
+    own arguments, quoted for a POSIX shell."""
+    import shlex
+
+    return shlex.join(["xrun", *sys.argv[1:]])
 
 
 class _Finished:

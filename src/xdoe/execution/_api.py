@@ -10,7 +10,7 @@ from dataclasses import dataclass, field, replace
 from pathlib import Path
 from typing import TYPE_CHECKING, Any, Mapping
 
-from xdoe.errors import DiskFullError, RunStopped, StoreError, no_space_cause, one_line
+from xdoe.errors import DiskFullError, RunStopped, StoreError, StoreLostError, no_space_cause, one_line
 from xdoe.execution._interrupts import plugin_exit, watch_sigint
 from xdoe.execution._plan import RunPlan, document_data, plan_run
 from xdoe.execution._watchdog import RunTimeout
@@ -331,6 +331,10 @@ def _ended(result: RunResult, recorder: Any, exc: BaseException, *, genuine_inte
         result.status, result.error = "interrupted", "interrupted"
     elif isinstance(exc, RunStopped):  # a stop request: this run ends, resumable; the others go on
         result.status, result.error = "interrupted", str(exc)
+    elif isinstance(exc, StoreLostError):  # the store is gone (waited for): nothing can be recorded
+        result.status, result.error, result.stop_campaign = "interrupted", str(exc), True
+        recorder.discard_files()  # the store keeps what was flushed; a resume runs the rest again
+        raise exc from None  # its instance stays "running" with a process that is gone: resumed next time
     elif full is not None:
         result.status, result.error, result.stop_campaign = "interrupted", str(full), True
         recorder.discard_files()

@@ -12,18 +12,25 @@ from __future__ import annotations
 
 from collections.abc import Iterator
 from contextlib import AbstractContextManager, contextmanager
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING, Any, Callable, TypeVar
 
 from sqlalchemy import Connection
 from sqlalchemy.engine import Engine
 from sqlalchemy.exc import SQLAlchemyError
 
-from xdoe.store._engine import store_error
+from xdoe.errors import StoreLostError
+from xdoe.store._engine import lost_connection, store_error
+
+T = TypeVar("T")
 
 if TYPE_CHECKING:
     from sqlalchemy.orm import Session
 
-__all__ = ["SCHEMA_LOCK", "StoreBase"]
+__all__ = ["SCHEMA_LOCK", "StoreBase", "WAIT_FIRST", "WAIT_LONGEST"]
+
+#: seconds between the first two attempts to reach a lost store; doubled after each, up to
+#: :data:`WAIT_LONGEST`
+WAIT_FIRST, WAIT_LONGEST = 0.25, 4.0
 
 #: Key of the PostgreSQL advisory lock that serialises schema creation.
 SCHEMA_LOCK = 0x7864_6F65  # "xdoe"
@@ -37,6 +44,49 @@ class StoreBase:
     engine: Engine
     _writer: Engine
     _sessions: dict[bool, Any]
+    #: seconds to wait for a store that went away (``Store(wait=...)``; 0: fail at once)
+    wait: float = 0.0
+    _gave_up = False  # the store was waited for in vain: do not wait again until it answers
+
+    def _reach(self, action: str, attempt: "Callable[[], T]") -> T:
+        """``attempt()`` (which opens a connection), again and again with
+        back-off while the store cannot be reached, for up to :attr:`wait`
+        seconds; then a :class:`StoreLostError` naming the store and how long
+        it was waited for. Other errors pass unchanged."""
+        import time
+
+        deadline: float | None = None
+        delay = WAIT_FIRST
+        while True:
+            try:
+                done = attempt()
+                self._gave_up = False
+                return done
+            except SQLAlchemyError as exc:
+                # once waited for in vain, later calls (releasing a claim...) fail at once
+                if not lost_connection(exc) or self.wait <= 0 or self._gave_up:
+                    raise
+                now = time.monotonic()
+                if deadline is None:
+                    deadline = now + self.wait
+                if now >= deadline:
+                    error = store_error(self._url, action, exc)
+                    lost = StoreLostError(f"{error}; waited {self.wait:g} s for it to come back")
+                    lost.waited = self._gave_up = True
+                    raise lost from None
+                time.sleep(min(delay, deadline - now))
+                delay = min(delay * 2, WAIT_LONGEST)
+
+    def _again(self, action: Callable[[], T]) -> T:
+        """``action()`` (a whole transaction), once more when the store was
+        lost while it ran and this store waits (:attr:`wait`): the second
+        attempt waits for the store to come back before it starts."""
+        try:
+            return action()
+        except StoreLostError as exc:
+            if self.wait <= 0 or exc.waited:  # waited for already
+                raise
+            return action()
 
     def session(self, *, write: bool = False) -> "Session":
         """A new ORM session; ``write=True`` for transactions that write
@@ -58,6 +108,8 @@ class StoreBase:
         Database errors become :class:`StoreError` naming the URL and ``action``."""
         session = self.session(write=write)
         try:
+            if self.wait > 0:  # wait for a store that went away before the session starts
+                self._reach(action, lambda: self.engine.connect().close())
             if write:
                 with session.begin():
                     yield session
@@ -80,11 +132,12 @@ class StoreBase:
         one transaction (``BEGIN IMMEDIATE`` on SQLite) committed at the end.
         Database errors become :class:`StoreError` naming the URL and ``action``."""
         try:
-            if write:
-                with self._writer.begin() as conn:
-                    yield conn
-            else:
-                with self.engine.connect() as conn:
+            conn = self._reach(action, (self._writer if write else self.engine).connect)
+            with conn:
+                if write:
+                    with conn.begin():
+                        yield conn
+                else:
                     yield conn
         except SQLAlchemyError as exc:
             raise store_error(self._url, action, exc) from None

@@ -30,10 +30,10 @@ from sqlalchemy import Engine, create_engine, event
 from sqlalchemy.engine import URL, make_url
 from sqlalchemy.exc import ArgumentError, NoSuchModuleError
 
-from xdoe.errors import DiskFullError, NoStoreError, StoreError, no_space_cause
+from xdoe.errors import DiskFullError, NoStoreError, StoreError, StoreLostError, no_space_cause
 
 __all__ = ["DEFAULT_URL", "ENV_VAR", "SQLITE_BUSY_TIMEOUT_MS", "resolve_url", "mask_url",
-           "absolute_url", "url_database", "make_engine", "store_error", "require_sqlite_file", "WRITE"]
+           "absolute_url", "url_database", "make_engine", "store_error", "lost_connection", "require_sqlite_file", "WRITE"]
 
 ENV_VAR = "XRUN_STORE"
 DEFAULT_URL = "sqlite:///_outputs/xrun.sqlite"
@@ -94,7 +94,39 @@ def store_error(url: str, action: str, exc: BaseException) -> StoreError:
     reason = reason.replace(url, mask_url(url))
     if _disk_full(orig):
         return DiskFullError(_store_folder(url), f"{mask_url(url)}: {reason}", store=True)
+    if lost_connection(exc):
+        return StoreLostError(f"cannot {action} store {mask_url(url)}: lost the connection ({reason})")
     return StoreError(f"cannot {action} store {mask_url(url)}: {reason}")
+
+
+#: PostgreSQL SQLSTATEs of a server that went away or is not there yet (class 08: connection
+#: exception; 57P01-57P03: admin shutdown, crash shutdown, cannot connect now) and SQLite's
+#: result codes of a file that cannot be read any more (SQLITE_IOERR, SQLITE_CANTOPEN).
+_PG_LOST = ("08", "57P01", "57P02", "57P03")
+_SQLITE_LOST = (10, 14)
+
+
+def lost_connection(exc: BaseException) -> bool:
+    """Whether a driver error (as SQLAlchemy raises it) means the store went
+    away: the connection was lost or the server cannot be reached, as
+    opposed to a statement the store refused. Such an error may go away by
+    itself (a restarting server): a store opened with ``wait`` waits for it."""
+    from sqlalchemy.exc import DBAPIError, OperationalError
+
+    if isinstance(exc, DBAPIError) and exc.connection_invalidated:
+        return True
+    if isinstance(exc, StoreLostError):
+        return True
+    if not isinstance(exc, OperationalError):
+        return False
+    orig = exc.orig
+    code = getattr(orig, "sqlite_errorcode", None)
+    if code is not None:
+        return code & 0xFF in _SQLITE_LOST
+    if type(orig).__module__.split(".")[0] in ("psycopg", "psycopg2"):
+        state = getattr(orig, "sqlstate", None) or getattr(orig, "pgcode", None)
+        return state is None or str(state).startswith(_PG_LOST)
+    return False
 
 
 #: SQLite's result code SQLITE_FULL and PostgreSQL's SQLSTATE disk_full.
@@ -144,6 +176,7 @@ def make_engine(url: str, *, read_only: bool = False) -> Engine:
             except OSError as exc:
                 raise store_error(url, "create the folder of", exc) from None
     elif backend == "postgresql":
+        kwargs["pool_pre_ping"] = True  # a pooled connection a server restart cut is replaced, not used
         if "connect_timeout" not in parsed.query:
             kwargs["connect_args"] = {"connect_timeout": 10}
         if read_only:  # added to the URL's own libpq options (e.g. a search_path), not instead of them

@@ -159,10 +159,14 @@ class RunRecorder(RecorderStart, RecorderResume, RowBuffer):
                     f"{self._phases[-1]['index']} ({self._phases[-1]['name']}) is still open"
                 )
             now = utcnow()
-            with self.store._core_write("record a phase in") as conn:
-                self._phase_id = _insert_id(conn, t.phase, {
-                    "instance_id": self.instance_id, "index": int(index), "name": str(name),
-                    "mode": str(mode), "config": config, "status": "running", "start": now})
+
+            def insert() -> None:
+                with self.store._core_write("record a phase in") as conn:
+                    self._phase_id = _insert_id(conn, t.phase, {
+                        "instance_id": self.instance_id, "index": int(index), "name": str(name),
+                        "mode": str(mode), "config": config, "status": "running", "start": now})
+
+            self.store._again(insert)  # a store lost meanwhile is waited for (Store.wait)
             workers = config.get("worker", 1) if isinstance(config, dict) else 1
             assert self._files is not None
             self._files.phase_started(int(index), str(name), str(mode), int(workers or 1))
@@ -276,7 +280,7 @@ class RunRecorder(RecorderStart, RecorderResume, RowBuffer):
         """
         with self._lock:
             self._require_phase()
-            self._close_phase(status)
+            self.store._again(lambda: self._close_phase(status))
 
     def finish(self, status: str, error: str | None = None, traceback: str | None = None,
                warnings: Sequence[str] = ()) -> None:
@@ -304,7 +308,7 @@ class RunRecorder(RecorderStart, RecorderResume, RowBuffer):
                 self.start()
             self._end = utcnow()
             self._error = one_line(error, MAX_ERROR_CHARS)
-            try:
+            def record() -> None:
                 with self.store._core_write("record the end of a run in") as conn:
                     if self._phase_id is not None:
                         self._write_phase_end(conn, status)
@@ -315,6 +319,9 @@ class RunRecorder(RecorderStart, RecorderResume, RowBuffer):
                     if warnings:
                         values["warnings"] = self._warnings(conn, warnings)
                     conn.execute(update(t.run_instance).where(t.run_instance.c.id == self.instance_id).values(**values))
+
+            try:
+                self.store._again(record)  # a store lost meanwhile is waited for (Store.wait)
                 self._clear_buffers()
             finally:
                 self._release_raw()
@@ -353,9 +360,12 @@ class RunRecorder(RecorderStart, RecorderResume, RowBuffer):
         with self._lock:
             if self.instance_id is None:
                 raise StoreError(f"run {self.run_uid}: heartbeat before start()")
-            with self.store._core_write("record a heartbeat in") as conn:
-                conn.execute(update(t.run_instance).where(t.run_instance.c.id == self.instance_id)
-                             .values(heartbeat=utcnow()))
+            def beat() -> None:
+                with self.store._core_write("record a heartbeat in") as conn:
+                    conn.execute(update(t.run_instance).where(t.run_instance.c.id == self.instance_id)
+                                 .values(heartbeat=utcnow()))
+
+            self.store._again(beat)
 
     def flush(self) -> None:
         """Write the buffered episode and step rows now (one transaction).
@@ -370,10 +380,13 @@ class RunRecorder(RecorderStart, RecorderResume, RowBuffer):
         """
         with self._lock:
             if self.buffered:
-                if not self._commit_raw():
-                    with self.store._core_write("write episodes to") as conn:
-                        self._write_buffers(conn)
+                self.store._again(self._write_buffered)  # kept buffered until written
                 self._clear_buffers()
+
+    def _write_buffered(self) -> None:
+        if not self._commit_raw():
+            with self.store._core_write("write episodes to") as conn:
+                self._write_buffers(conn)
 
     def metadata(self) -> dict[str, Any]:
         """The content of ``session_metadata.json``."""

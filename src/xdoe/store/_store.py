@@ -17,6 +17,7 @@ from pathlib import Path
 from typing import Any
 
 from sqlalchemy.engine import URL
+from sqlalchemy.exc import SQLAlchemyError
 
 from xdoe.errors import StoreError
 from xdoe.store._engine import WRITE, make_engine, mask_url, require_sqlite_file, resolve_url
@@ -53,8 +54,13 @@ class Store(StoreViews, SessionRows):
         NoStoreError: ``create`` is false and there is no store at the URL.
     """
 
-    def __init__(self, url: str | URL | None = None, *, create: bool = True, read_only: bool = False) -> None:
+    def __init__(self, url: str | URL | None = None, *, create: bool = True, read_only: bool = False,
+                 wait: float = 0.0) -> None:
         self._url = resolve_url(url)
+        self.wait = max(float(wait), 0.0)
+        """Seconds to wait, with back-off, for a store that went away (its
+        server stopped or restarting) before a :class:`~xdoe.errors.StoreLostError`
+        (``xrun experiment-start --store-wait``); 0: at once."""
         self.url = mask_url(self._url)
         """The store's URL with the password masked."""
         create = create and not read_only
@@ -71,6 +77,11 @@ class Store(StoreViews, SessionRows):
         :data:`SCHEMA_VERSION` only when opened with ``create=False``: reads
         do not upgrade; see :mod:`xdoe.store._schema`)."""
         try:
+            if self.wait > 0:  # a campaign's worker opening the store while its server restarts
+                try:
+                    self._reach("open", lambda: self.engine.connect().close())
+                except SQLAlchemyError:
+                    pass  # not a lost store: opening it names the error
             self._create_schema() if create else self._check_schema()
         except Exception:
             self.engine.dispose()

@@ -20,7 +20,7 @@ from xdoe._process import process_alive, watch_process
 from xdoe.campaign._tasks import WORKER_DIED, RunTask, execute_in_worker
 from xdoe.campaign.backends._base import FutureBackend, ProgressCallback, failed_result, stops
 from xdoe.campaign.backends._warm import default_start_method, forkserver_started, start_forkserver, warm_modules
-from xdoe.errors import DiskFullError, InputError, RunWarning
+from xdoe.errors import DiskFullError, InputError, RunWarning, StoreLostError
 from xdoe.execution import PhaseResult, RunResult, WatchBoard, kill_stuck_runs
 from xdoe.store import Store
 
@@ -256,6 +256,8 @@ class ProcessPoolBackend(FutureBackend):
                         broken = True
                         in_flight[fut] = (key, task)  # judged below with the others
                         continue
+                    except StoreLostError:
+                        raise  # waited for --store-wait seconds: no run can be recorded any more
                     except DiskFullError as exc:
                         if exc.store:
                             raise  # the store's disk is full: no run can be recorded any more

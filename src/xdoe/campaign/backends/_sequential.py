@@ -41,7 +41,7 @@ class SequentialBackend(FutureBackend):
             url = task.options.store_url
             store = self._stores.get(url)
             if store is None:
-                store = self._stores[url] = Store(url)
+                store = self._stores[url] = Store(url, wait=task.options.store_wait)
             result = execute_task(task, store=store, progress=progress)
             yield result
             if stops(result, fail_fast):
