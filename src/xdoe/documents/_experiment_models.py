@@ -123,6 +123,14 @@ class RunConfigDefinition(DocumentModel):
     condition: OptionalComponentDefinition | None = None
     timeout: Seconds | None = None
 
+    @model_validator(mode="before")
+    @classmethod
+    def _one_mapping(cls, value: Any) -> Any:
+        from xdoe.documents._validation import refuse_named_definitions
+
+        return refuse_named_definitions(value, ("condition", "timeout"), "run_config",
+                                        "{condition: {name: ..., params: {...}}, timeout: seconds}")
+
 
 def _id_list(value: Any) -> Any:
     if isinstance(value, (str, int)) and not isinstance(value, bool):
