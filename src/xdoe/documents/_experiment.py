@@ -40,9 +40,12 @@ or ``<phase index>.<sensors|actuators>.<agent key>``; a level may be a
 may carry ``when: {factor: [levels]}`` (:mod:`xdoe.documents._named`).
 
 Unknown keys are accepted with a warning (arsenAI documents carry keys xdoe
-does not use) unless ``strict=True`` (``xgen --strict``), which refuses them.
-Free-form places (``params``, ``phase_config`` and ``run_config`` entries,
-``load``, ``replay``) never warn.
+does not use) unless ``strict=True`` (``xgen --strict``), which refuses them;
+a key a few edits from a key valid at its place (``repetitons``) is an error
+with "did you mean" in every mode
+(:func:`~xdoe.documents._validation.check_unknown_keys`, the same check as
+run documents'). Free-form places (``params``, ``phase_config`` and
+``run_config`` entries, ``load``, ``replay``) never warn, but refuse typos.
 """
 
 from __future__ import annotations
