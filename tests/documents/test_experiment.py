@@ -1,3 +1,4 @@
+import hashlib
 import json
 from pathlib import Path
 
@@ -76,7 +77,12 @@ def test_placeholder_outside_definitions() -> None:
 
 
 def test_safe_uid() -> None:
-    assert safe_uid("a b/c:d") == "a_b_c_d"
+    # a uid of the file-safe alphabet names its files as it always did (spaces as _) ...
+    assert safe_uid("Dummy Experiment") == "Dummy_Experiment"
+    assert safe_uid("taxi-study_1.2") == "taxi-study_1.2"
+    # ... any other by a slug and a short hash of the uid, stable across versions
+    assert safe_uid("a b:c") == "a_b_c-" + hashlib.sha256(b"a b:c").hexdigest()[:10]
+    assert safe_uid("Études") == "Etudes-" + hashlib.sha256("Études".encode()).hexdigest()[:10]
 
 
 def test_schema_is_json_and_names_the_keys() -> None:

@@ -82,7 +82,7 @@ def _xgen_doc(tmp_path: Path, old: str, new: str) -> Path:
     ("[5, 10]", '[5, "\\ud800"]', "lone surrogate"),
     ("seed: 42", f"seed: {2**63}", "64-bit"),
     ("uid: dummy-study", 'uid: "dum\\nmy"', "must not contain U+000A"),
-    ("uid: dummy-study", 'uid: "."', "must start with a letter or digit"),
+    ("uid: dummy-study", 'uid: "."', "must not be '.'"),
 ])
 def test_xgen_check_and_generate_agree(old: str, new: str, expect: str, tmp_path: Path) -> None:
     """Items 8/9: one validation: what ``xgen check`` accepts ``generate`` writes, and the reverse."""

@@ -36,6 +36,7 @@ if TYPE_CHECKING:  # the same names for type checkers (`Name as Name`: a re-expo
     )
     from xdoe.documents._experiment_models import LIST_KEYS as LIST_KEYS, NAME_KEYS as NAME_KEYS, SET_KEYS as SET_KEYS
     from xdoe.documents._experiment_types import Experiment as Experiment, Variable as Variable
+    from xdoe.documents._identifiers import uid_file_name as uid_file_name
     from xdoe.documents._lineage_specs import (
         LoadSpec as LoadSpec,
         ReplaySpec as ReplaySpec,
@@ -100,6 +101,8 @@ _EXPORTS = {
     "xdoe.documents._experiment_types": ["Experiment", "Variable"],
     # the experiment document's keys that hold lists, sets of names and names (design expansion)
     "xdoe.documents._experiment_models": ["LIST_KEYS", "NAME_KEYS", "SET_KEYS"],
+    # the file or folder name a run uid gives (a slug and a short hash unless it is file-safe)
+    "xdoe.documents._identifiers": ["uid_file_name"],
     "xdoe.documents._lineage_specs": ["LoadSpec", "ReplaySpec", "parse_load", "parse_replay"],
     "xdoe.documents._placeholders": [
         "PlaceholderError", "find_placeholders", "interpolate", "substitute", "whole_placeholder",

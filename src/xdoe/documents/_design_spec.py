@@ -86,6 +86,14 @@ def _check(method: str, key: str, value: Any, kind: Any) -> Any:
     return int(value)
 
 
+def _mean(word: object, known: object) -> str:
+    """``"did you mean 'x'? "`` for the closest of ``known``, or ``""``."""
+    from xdoe.documents._validation import closest
+
+    close = closest(word, list(known)) if isinstance(word, str) else None  # type: ignore[call-overload]
+    return f"did you mean {close!r}? " if close else ""
+
+
 def parse_design(value: Any) -> DesignSpec:
     """``design:`` as a :class:`DesignSpec`.
 
@@ -101,13 +109,15 @@ def parse_design(value: Any) -> DesignSpec:
         return value
     if isinstance(value, str):
         if value not in OPTIONS:
-            raise DesignError(f"unknown design method {value!r}; expected one of {', '.join(ALL_METHODS)}")
+            raise DesignError(f"unknown design method {value!r}; {_mean(value, ALL_METHODS)}expected one of "
+                              f"{', '.join(ALL_METHODS)}")
         return DesignSpec(value)
     if not isinstance(value, dict):
         raise DesignError(f"design must be a method name or a mapping {{method: ..., <options>}}, got {value!r}")
     method = value.get("method")
     if not isinstance(method, str) or method not in OPTIONS:
-        raise DesignError(f"design: unknown or missing method {method!r}; expected one of {', '.join(ALL_METHODS)}")
+        raise DesignError(f"design: unknown or missing method {method!r}; {_mean(method, ALL_METHODS)}expected one "
+                          f"of {', '.join(ALL_METHODS)}")
     known = OPTIONS[method]
     options = {}
     for key, item in value.items():
@@ -115,7 +125,7 @@ def parse_design(value: Any) -> DesignSpec:
             continue
         if key not in known:
             allowed = ", ".join(known) or "none"
-            raise DesignError(f"design {method}: unknown option {key!r} (options: {allowed})")
+            raise DesignError(f"design {method}: unknown option {key!r}; {_mean(key, known)}options: {allowed}")
         options[key] = _check(method, key, item, known[key])
     if "resolution" in options and "generators" in options:
         raise DesignError("design fractional_factorial: give resolution or generators, not both")

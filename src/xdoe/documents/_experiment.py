@@ -40,9 +40,12 @@ or ``<phase index>.<sensors|actuators>.<agent key>``; a level may be a
 may carry ``when: {factor: [levels]}`` (:mod:`xdoe.documents._named`).
 
 Unknown keys are accepted with a warning (arsenAI documents carry keys xdoe
-does not use) unless ``strict=True`` (``xgen --strict``), which refuses them.
-Free-form places (``params``, ``phase_config`` and ``run_config`` entries,
-``load``, ``replay``) never warn.
+does not use) unless ``strict=True`` (``xgen --strict``), which refuses them;
+a key a few edits from a key valid at its place (``repetitons``) is an error
+with "did you mean" in every mode
+(:func:`~xdoe.documents._validation.check_unknown_keys`, the same check as
+run documents'). Free-form places (``params``, ``phase_config`` and
+``run_config`` entries, ``load``, ``replay``) never warn, but refuse typos.
 """
 
 from __future__ import annotations
@@ -73,7 +76,7 @@ from xdoe.documents._named import unwrap_schedule_names
 from xdoe.documents._placeholders import PlaceholderError, find_placeholders, substitute
 from xdoe.documents._schedule_checks import check_conditions, check_design, check_schedule
 from xdoe.documents._storable import refuse_unstorable
-from xdoe.documents._validation import collect_extras, did_you_mean, ensure_valid, max_factors, short_repr
+from xdoe.documents._validation import check_unknown_keys, did_you_mean, ensure_valid, max_factors, short_repr
 from xdoe.documents._yaml import YamlDocument, load_yaml, read_bytes
 from xdoe.errors import DocumentError
 
@@ -94,13 +97,6 @@ __all__ = [
     "experiment_schema",
     "safe_uid",
 ]
-
-
-def _warn_or_fail(message: str, path: tuple, source: YamlDocument, strict: bool, warnings: list[str]) -> None:
-    err = source.error(message, path)
-    if strict:
-        raise err
-    warnings.append(str(err))
 
 
 def _check_placeholders(data: dict, source: YamlDocument, named: dict[str, Variable]) -> set[str]:
@@ -338,10 +334,8 @@ def load_experiment(
     model = _validate_with(base, data, source)
     _validate_levels(named, used, base, data, source)
 
-    for path, key in collect_extras(model):
-        if path == () and key == "id" and "uid" not in data:
-            continue
-        _warn_or_fail(f"unknown key {key!r} (xdoe does not use it)", path + (key,), source, strict, warnings)
+    check_unknown_keys(model, source, strict=strict, report=warnings.append,
+                       skip=lambda path, key: path == () and key == "id" and "uid" not in data)
 
     uid_key = "uid" if "uid" in data else "id"
     problem = experiment_uid_problem(model.uid)

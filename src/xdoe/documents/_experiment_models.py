@@ -123,6 +123,14 @@ class RunConfigDefinition(DocumentModel):
     condition: OptionalComponentDefinition | None = None
     timeout: Seconds | None = None
 
+    @model_validator(mode="before")
+    @classmethod
+    def _one_mapping(cls, value: Any) -> Any:
+        from xdoe.documents._validation import refuse_named_definitions
+
+        return refuse_named_definitions(value, ("condition", "timeout"), "run_config",
+                                        "{condition: {name: ..., params: {...}}, timeout: seconds}")
+
 
 def _id_list(value: Any) -> Any:
     if isinstance(value, (str, int)) and not isinstance(value, bool):
@@ -245,7 +253,7 @@ class ExperimentDocument(DocumentModel):
     uid: str = Field(
         min_length=1,
         validation_alias=AliasChoices("uid", "id"),
-        description="experiment uid (arsenAI: 'id'); run uids derive from it; letters, digits, '._-' and spaces, at most 64",
+        description="experiment uid (arsenAI: 'id'); run uids derive from it; printable text without '/', at most 64",
     )
     seed: Integer = Field(default=0, ge=0, description="root of every random choice")
     version: str | None = Field(default=None, description="document format version, e.g. '1.0' or arsenAI's '3.4.1'")

@@ -3,7 +3,6 @@ each phase's levels as written, and the :class:`Experiment` that xgen expands.""
 
 from __future__ import annotations
 
-import re
 from dataclasses import dataclass, field
 from typing import Any, Sequence
 
@@ -142,5 +141,9 @@ class Experiment:
 
 
 def safe_uid(uid: str) -> str:
-    """``uid`` with every character outside ``[A-Za-z0-9_.-]`` replaced by ``_``."""
-    return re.sub(r"[^A-Za-z0-9_.-]", "_", uid)
+    """The name an experiment uid gives its run files and run uids
+    (:func:`~xdoe.documents._identifiers.experiment_file_name`): a uid of the
+    file-safe alphabet with spaces written ``_``, any other a slug and a short hash."""
+    from xdoe.documents._identifiers import experiment_file_name
+
+    return experiment_file_name(uid)

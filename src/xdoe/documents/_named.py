@@ -26,7 +26,7 @@ from __future__ import annotations
 
 import copy
 import re
-from typing import Any
+from typing import Any, Sequence
 
 from xdoe.documents._validation import short_repr
 from xdoe.documents._yaml import YamlDocument
@@ -93,8 +93,22 @@ def level_matches(level: Any, wanted: Any) -> bool:
     return level == wanted or (isinstance(level, list) and len(level) == 1 and level[0] == wanted)
 
 
+def _factor_hint(word: str, name: str, variables: dict[str, Any], written: Sequence[str] | None) -> str:
+    """"did you mean" from the factors the document names (``written``: named
+    factors and named schedule entries), never from positional names such as
+    ``0.agents`` unless the word is one of that form."""
+    from xdoe.documents._validation import closest
+
+    shown = sorted(n for n in (written if written is not None else variables) if n != name and n in variables)
+    pool = list(variables) if word[:1].isdigit() else shown
+    close = closest(word, [n for n in pool if n != name])
+    listing = ", ".join(shown) or "none named (name a schedule entry {name: ..., levels: [...]} to condition on it)"
+    return (f"did you mean {close!r}? " if close else "") + f"factors: {listing}"
+
+
 def resolve_when(
-    name: str, when: dict[str, list], variables: dict[str, Any], source: YamlDocument, path: tuple
+    name: str, when: dict[str, list], variables: dict[str, Any], source: YamlDocument, path: tuple,
+    written: Sequence[str] | None = None,
 ) -> tuple[tuple[str, tuple], ...]:
     """Check a ``when`` mapping against the experiment's variables and return
     it as ``((factor, (level, ...)), ...)`` with the levels as the factor has them.
@@ -110,8 +124,8 @@ def resolve_when(
             raise source.error(f"factor {name!r} cannot depend on itself", here)
         var = variables.get(parent)
         if var is None:
-            known = ", ".join(sorted(variables)) or "none"
-            raise source.error(f"when: unknown factor {parent!r} (factors: {known})", here)
+            raise source.error(f"when: unknown factor {parent!r}; {_factor_hint(parent, name, variables, written)}",
+                               here)
         if var.levels is None:
             raise source.error(f"when: factor {parent!r} is continuous; conditions need levels", here)
         wanted = wanted if isinstance(wanted, list) else [wanted]

@@ -37,6 +37,8 @@ from pydantic import Field, field_validator, model_validator
 from xdoe.documents._identifiers import experiment_uid_problem, name_problem, run_uid_problem
 from xdoe.documents._storable import refuse_unstorable
 from xdoe.documents._validation import (
+    check_unknown_keys,
+    refuse_named_definitions,
     MAX_EPISODES,
     MAX_WORKERS,
     DocumentModel,
@@ -177,6 +179,10 @@ class RunPhase(DocumentModel):
         return self
 
 
+#: the shape of ``run_config`` (one mapping, in run and experiment documents alike)
+RUN_CONFIG_SHAPE = "{condition: {name: ..., params: {...}}, timeout: seconds}"
+
+
 class RunConfig(DocumentModel):
     """Run-wide settings: ``condition`` ends the whole run; ``timeout``:
     seconds the whole run may take (off when absent:
@@ -186,6 +192,11 @@ class RunConfig(DocumentModel):
 
     condition: Annotated[ComponentSpec | None, empty_name_means_none] = None
     timeout: Seconds | None = None
+
+    @model_validator(mode="before")
+    @classmethod
+    def _one_mapping(cls, value: Any) -> Any:
+        return refuse_named_definitions(value, ("condition", "timeout"), "run_config", RUN_CONFIG_SHAPE)
 
 
 class DesignPointInfo(DocumentModel):
@@ -383,6 +394,20 @@ def parse_run_document(source: YamlDocument | dict, *, file: str | None = None) 
         return loc
 
     model = ensure_valid(RunDocument, _model_input(data), source, translate=translate)
+    seen: set[tuple] = set()
+
+    def inherited(path: tuple, key: str) -> bool:
+        """A later phase's copy of a key it inherited: reported once, at the first phase."""
+        where = (*path[2:], key) if path[:1] == ("schedule",) else None
+        if where is None:
+            return False
+        if where in seen:
+            return True
+        seen.add(where)
+        return False
+
+    check_unknown_keys(model, source, strict=False, translate=lambda path: tuple(translate(path)), skip=inherited,
+                       report=lambda message: warnings.warn(message, RunDocumentWarning, stacklevel=4))
     _check_names(model, source)
     _warn_defaults(model, data, source, uid_given)
     return model, data

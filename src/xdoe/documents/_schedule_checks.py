@@ -128,11 +128,14 @@ def check_conditions(experiment: Experiment, model: ExperimentDocument) -> None:
         if v.name in named:
             raise experiment.error(f"factor name {v.name!r} is also a named factor under 'factors'", v.path)
     variables = {v.name: v for v in experiment.variables}
+    # the factors the document names: under `factors:`, and schedule entries given a name
+    written = [v.name for v in experiment.named] + [v.name for v in experiment.schedule_variables
+                                                    if v.name in set(experiment.aliases.values())]
     for i, v in enumerate(experiment.named):
         when = model.factors[v.name].when
         if when:
             experiment.named[i] = replace(
-                v, when=resolve_when(v.name, when, variables, experiment.source, v.path)
+                v, when=resolve_when(v.name, when, variables, experiment.source, v.path, written=written)
             )
 
 

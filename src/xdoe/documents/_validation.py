@@ -156,31 +156,142 @@ def ensure_valid(model: type[BaseModel], data: Any, source: YamlDocument, **kwar
         raise from_validation_error(exc, source, **kwargs) from None
 
 
-def collect_extras(model: BaseModel, path: tuple[str | int, ...] = ()) -> list[tuple[tuple[str | int, ...], str]]:
-    """``(key path, key)`` of every unknown key kept by ``model`` and the
-    models nested in it, skipping models marked ``open_keys``."""
-    found: list[tuple[tuple[str | int, ...], str]] = []
-    if not getattr(type(model), "open_keys", False):
-        for key in model.model_extra or {}:
-            found.append((path, key))
+#: difflib similarity at or above which an unknown key is taken for a typo of a key valid at its place
+TYPO_CUTOFF = 0.8
+#: most edits (insertions, deletions, substitutions, swaps of neighbours) between a typo and the key it means
+TYPO_EDITS = 2
+
+
+def _edits(a: str, b: str) -> int:
+    """Optimal string alignment distance (Damerau-Levenshtein without
+    repeated edits of one substring) between ``a`` and ``b``."""
+    prev2: list[int] = []
+    prev = list(range(len(b) + 1))
+    for i, ca in enumerate(a, 1):
+        row = [i] + [0] * len(b)
+        for j, cb in enumerate(b, 1):
+            row[j] = min(prev[j] + 1, row[j - 1] + 1, prev[j - 1] + (ca != cb))
+            if i > 1 and j > 1 and ca == b[j - 2] and a[i - 2] == cb:
+                row[j] = min(row[j], prev2[j - 2] + 1)
+        prev2, prev = prev, row
+    return prev[-1]
+
+
+def typo_of(word: Any, known: Iterable[str]) -> str | None:
+    """The key ``word`` is a typo of: the closest of ``known`` (difflib
+    similarity at least :data:`TYPO_CUTOFF`) within :data:`TYPO_EDITS`
+    edits, and fewer edits than the word is long (``ab`` is no typo of ``x``);
+    else ``None``."""
+    if not isinstance(word, str):
+        return None
+    known = [k for k in known if isinstance(k, str) and k != word]
+    for close in difflib.get_close_matches(word, known, n=3, cutoff=TYPO_CUTOFF):
+        distance = _edits(word.lower(), close.lower())
+        if len(close) >= 4 and distance <= min(TYPO_EDITS, max(1, len(close) // 3)):
+            return close
+    lowered = {k.lower(): k for k in known}
+    return lowered.get(word.lower())  # EPISODES, Repetitions
+
+
+def closest(word: Any, known: Iterable[str]) -> str | None:
+    """The closest of ``known`` to ``word`` (difflib's default cutoff), for a hint; or ``None``."""
+    close = difflib.get_close_matches(str(word), [str(k) for k in known], n=1)
+    return close[0] if close else None
+
+
+def model_keys(model: type[BaseModel]) -> list[str]:
+    """The keys a document may give for ``model``: its fields' names and aliases."""
+    keys: list[str] = []
+    for name, field in model.model_fields.items():
+        keys.append(field.alias or name)
+        choices = getattr(field.validation_alias, "choices", None)
+        keys.extend(c for c in choices or () if isinstance(c, str))
+    return sorted(set(keys))
+
+
+def check_unknown_keys(
+    model: BaseModel, source: YamlDocument, *, strict: bool, report: Callable[[str], None],
+    skip: Callable[[tuple[str | int, ...], str], bool] = lambda path, key: False,
+    translate: Callable[[tuple[str | int, ...]], tuple[str | int, ...]] = lambda path: path,
+) -> None:
+    """The one check of unknown keys, for every document (``xgen check``,
+    ``generate``, ``augment``, ``xrun experiment-check``): a key within a few
+    edits of a key valid at its place is an error with "did you mean" in
+    every mode (``repetitons`` -> ``repetitions``); any other unknown key is
+    passed to ``report`` (a warning), or refused when ``strict`` (with the
+    closest valid key as a hint, when there is one). Free-form places
+    (``open_keys`` models: ``phase_config``, ``run_config``) only refuse typos.
+
+    Raises:
+        DocumentError: a typo, or (strict) any unknown key, at its line.
+    """
+    for path, key, known, open_keys in unknown_keys(model):
+        if skip(path, key):
+            continue
+        where = translate(path + (key,))
+        typo = typo_of(key, known)
+        if typo is not None:
+            raise source.error(f"unknown key {key!r}; did you mean {typo!r}?", where)
+        if open_keys:
+            continue
+        if strict:
+            close = closest(key, known)
+            hint = f"; did you mean {close!r}?" if close else f" (valid here: {', '.join(known)})"
+            raise source.error(f"unknown key {key!r}{hint} (--strict refuses keys xdoe does not use)", where)
+        report(str(source.error(f"unknown key {key!r} (xdoe does not use it)", where)))
+
+
+def unknown_keys(
+    model: BaseModel, path: tuple[str | int, ...] = ()
+) -> list[tuple[tuple[str | int, ...], str, list[str], bool]]:
+    """``(key path, key, keys valid there, free-form place)`` of every unknown
+    key kept by ``model`` and the models nested in it."""
+    found: list[tuple[tuple[str | int, ...], str, list[str], bool]] = []
+    known = model_keys(type(model))
+    open_keys = bool(getattr(type(model), "open_keys", False))
+    for key in model.model_extra or {}:
+        found.append((path, key, known, open_keys))
     for name, field in type(model).model_fields.items():
         value = getattr(model, name)
         key = field.alias or name
-        found.extend(_extras_in(value, path + (key,)))
+        found.extend(_unknown_in(value, path + (key,)))
     return found
 
 
-def _extras_in(value: Any, path: tuple[str | int, ...]) -> list[tuple[tuple[str | int, ...], str]]:
+def _unknown_in(value: Any, path: tuple[str | int, ...]) -> list:
     if isinstance(value, BaseModel):
-        return collect_extras(value, path)
+        return unknown_keys(value, path)
     if isinstance(value, dict):
         out = []
         for k, v in value.items():
-            out.extend(_extras_in(v, path + (k,)))
+            out.extend(_unknown_in(v, path + (k,)))
         return out
     if isinstance(value, list):
         out = []
         for i, v in enumerate(value):
-            out.extend(_extras_in(v, path + (i,)))
+            out.extend(_unknown_in(v, path + (i,)))
         return out
     return []
+
+
+def collect_extras(model: BaseModel, path: tuple[str | int, ...] = ()) -> list[tuple[tuple[str | int, ...], str]]:
+    """``(key path, key)`` of every unknown key kept by ``model`` and the
+    models nested in it, skipping models marked ``open_keys``."""
+    return [(p, k) for p, k, _known, open_keys in unknown_keys(model, path) if not open_keys]
+
+
+def refuse_named_definitions(value: Any, fields: Iterable[str], section: str, shape: str) -> Any:
+    """A ``mode="before"`` check for a section that is one mapping, not named
+    definitions (``run_config``): a key it does not know whose value is a
+    mapping of its keys (``run_config: {c: {timeout: 4, condition: ...}}``)
+    is refused with the shape the section must have; its settings would
+    otherwise be dropped in silence."""
+    fields = set(fields)
+    if isinstance(value, dict):
+        for key, item in value.items():
+            if key not in fields and isinstance(item, dict) and fields & set(item):
+                raise ValueError(
+                    f"{section} is one mapping {shape}, not named definitions: {key!r} holds "
+                    f"{', '.join(sorted(fields & set(item)))}, which would be ignored there; write them "
+                    f"directly under {section}")
+    return value

@@ -29,7 +29,8 @@ class ResultsPaths:
 
     @classmethod
     def create(cls, root: Path | str, run_uid: str, started: _dt.datetime) -> "ResultsPaths":
-        """Create ``<root>/<run uid>/<YYYY-MM-DD_HH-MM-SS>`` (UTC of ``started``),
+        """Create ``<root>/<run uid>/<YYYY-MM-DD_HH-MM-SS>`` (UTC of ``started``;
+        the run uid's file name, :func:`~xdoe.documents.uid_file_name`),
         with a suffix ``-1``, ``-2``... when that folder exists already.
 
         Creation is atomic (``mkdir`` without ``exist_ok``), so concurrent
@@ -38,7 +39,9 @@ class ResultsPaths:
         Raises:
             OSError: the folder cannot be created.
         """
-        parent = Path(root) / safe_name(run_uid)
+        from xdoe.documents import uid_file_name
+
+        parent = Path(root) / uid_file_name(run_uid)
         parent.mkdir(parents=True, exist_ok=True)
         stamp = started.astimezone(_dt.timezone.utc).strftime("%Y-%m-%d_%H-%M-%S")
         suffix = 0

@@ -34,6 +34,7 @@ from pathlib import Path
 from typing import TYPE_CHECKING, Any, Callable, Sequence
 
 from xdoe._files import write_atomically
+from xdoe.documents import uid_file_name
 from xdoe.errors import InputError, RunError
 from xdoe.tree._criteria import Assessment, HealthCriterion, ImprovementCriterion, SessionEpisodes
 from xdoe.tree._overrides import Override, apply_overrides
@@ -296,7 +297,7 @@ def _free_uid(store: "Store", parent_uid: str, output: Path, start: int) -> tupl
 
     taken = store.run_uids()
     n = max(start, 1)
-    while f"{parent_uid}_b{n:02d}" in taken or (output / f"run-{parent_uid}_b{n:02d}.yaml").exists():
+    while f"{parent_uid}_b{n:02d}" in taken or (output / f"run-{uid_file_name(f'{parent_uid}_b{n:02d}')}.yaml").exists():
         n += 1
     return f"{parent_uid}_b{n:02d}", n
 
@@ -392,7 +393,7 @@ def branch(
         uid, number = _free_uid(db, source.run_uid, output, db.count_branch_children(source.run_uid) + 1)
         document, applied = child_document(db, source, uid, number, set, episodes=episodes,
                                            steps=steps, phase=phase)
-        file = output / f"run-{uid}.yaml"
+        file = output / f"run-{uid_file_name(uid)}.yaml"
         write_document(file, document)
         tree, parent_id = tree_for(db, source)
         segment = {"episodes": episodes} if episodes else ({"steps": steps} if steps else None)

@@ -27,7 +27,7 @@ from typing import Any
 
 from pydantic import Field
 
-from xdoe.documents import DocumentModel, empty_list, ensure_valid
+from xdoe.documents import DocumentModel, empty_list, ensure_valid, uid_file_name
 from xdoe.errors import InputError
 from xdoe.tree._criteria import HealthCriterion, ImprovementCriterion, make_criterion
 from xdoe.tree._overrides import Override, apply_overrides, parse_value
@@ -146,7 +146,7 @@ def load_session_config(path: str | Path) -> SessionConfig:
     shape = {"root": root, "segment": model.segment.model_dump(), "phase": model.phase,
              "criterion": model.criterion, "goal": model.goal, "directions": model.directions}
     return SessionConfig(
-        uid=uid, root=root, root_file=root_path or output / f"run-{root['uid']}.yaml",
+        uid=uid, root=root, root_file=root_path or output / f"run-{uid_file_name(root['uid'])}.yaml",
         write_root=root_path is None, output=output, episodes=model.segment.episodes,
         steps=model.segment.steps, phase=model.phase,
         criterion=criterion(model.criterion, "criterion", ImprovementCriterion()),  # type: ignore[arg-type]

@@ -32,6 +32,7 @@ from pathlib import Path
 from typing import TYPE_CHECKING, Callable
 
 from xdoe.errors import InputError
+from xdoe.documents import uid_file_name
 from xdoe.tree._branch import Source, branch_folder, child_document, judge, write_document
 from xdoe.tree._config import SessionConfig, load_session_config
 from xdoe.tree._overrides import apply_overrides
@@ -133,7 +134,7 @@ def _plan_children(store: "Store", config: SessionConfig, tree_id: int, parent: 
         child, applied = child_document(store, source, uid, attempt + 1, overrides,
                                         episodes=config.episodes, steps=config.steps, phase=config.phase,
                                         tree=config.uid)
-        file = branch_folder(config.output) / f"run-{uid}.yaml"
+        file = branch_folder(config.output) / f"run-{uid_file_name(uid)}.yaml"
         write_document(file, child)
         segment = {"episodes": config.episodes} if config.episodes else (
             {"steps": config.steps} if config.steps else None)
