@@ -21,12 +21,12 @@ from typing import Any, Callable, Iterator
 
 from xdoe.design._expand import Expander, copy_plain, factors_of, round_continuous, run_seed, run_uid
 from xdoe.design._extend import ExtendPlan
-from xdoe.design._limits import DesignTooLarge, check_design_size
+from xdoe.design._limits import DesignTooLarge, check_design_size, check_doe_size
 from xdoe.design._seeds import seed_levels
 from xdoe.design._template import TextTemplates
 from xdoe.design._output import OutputLayout, WriteResult, manifest_header, plan_outputs, write_outputs
 from xdoe.documents import Experiment, YamlDocument, dump_canonical, load_experiment
-from xdoe.errors import DesignError
+from xdoe.errors import DesignError, DocumentError
 
 __all__ = ["ExperimentWarning", "Generation", "RunSequence", "build_design", "check_runs", "generate", "prepare", "write_runs"]
 
@@ -225,15 +225,29 @@ def _refuse_too_large(experiment: Experiment, factors: list, max_total_runs: int
     than ``max_total_runs`` (default: the document's ``max_total_runs``)."""
     model = experiment.model
     limit = model.max_total_runs if max_total_runs is None else max_total_runs
+    data = experiment.data
+    from xdoe.documents import PLAIN_METHODS, parse_design
+
+    spec = parse_design(model.design)
     try:
-        check_design_size(factors, max_runs=model.max_runs, repetitions=model.repetitions, limit=limit)
-    except DesignTooLarge as exc:
-        data = experiment.data
-        if exc.cause == "repetitions" and "repetitions" in data:
-            key = "repetitions"
+        if spec.method not in PLAIN_METHODS or "n" in spec.options:  # lhs/maximin: n is the budget of points
+            budget = None if model.max_runs in (None, -1) else model.max_runs
+            check_doe_size(factors, spec, budget=budget, repetitions=model.repetitions, limit=limit)
         else:
-            key = "max_runs" if "max_runs" in data else ("factors" if "factors" in data else "schedule")
-        raise experiment.error(str(exc), (key,)) from None
+            check_design_size(factors, max_runs=model.max_runs, repetitions=model.repetitions, limit=limit)
+    except DesignTooLarge as exc:
+        key: tuple = ()
+        if exc.cause == "repetitions" and "repetitions" in data:
+            key = ("repetitions",)
+        elif exc.cause in spec.options and isinstance(data.get("design"), dict):
+            key = ("design", exc.cause)
+        elif "n" in spec.options and isinstance(data.get("design"), dict):
+            key = ("design", "n")
+        elif spec.method not in PLAIN_METHODS and "design" in data:
+            key = ("design",)
+        else:
+            key = ("max_runs",) if "max_runs" in data else (("factors",) if "factors" in data else ("schedule",))
+        raise experiment.error(str(exc), key) from None
 
 
 def build_design(experiment: Experiment, *, max_total_runs: int | None = None) -> Any:
@@ -258,8 +272,12 @@ def build_design(experiment: Experiment, *, max_total_runs: int | None = None) -
     except DesignError as exc:
         raise experiment.error(str(exc), (key,)) from None
     plain = isinstance(model.design, str) and model.design in ("auto", "full_factorial", "lhs", "maximin")
-    if plain:
-        _refuse_too_large(experiment, factors, max_total_runs)
+    try:
+        _refuse_too_large(experiment, factors, max_total_runs)  # from the options alone, before anything is built
+    except DesignError as exc:
+        if isinstance(exc, DocumentError):
+            raise
+        raise experiment.error(str(exc), (key,)) from None
     try:
         design = make_design(
             factors,
