@@ -393,6 +393,24 @@ def plan_runs(runs: RunSequence, output: str | Path, *, force_folder: bool = Fal
     return plan_outputs(runs, output=output, force_folder=force_folder, **_output_args(runs))
 
 
+def _names_blocks(manifest: Path, *, whole: bool) -> bool:
+    """Whether ``manifest`` names blocks (``xgen augment``). Its keys are
+    sorted and indented by one (:func:`~xdoe.design._output.write_outputs`),
+    so ``design`` (and any ``blocks``) comes before the top-level ``files``
+    list: without ``whole``, only that head is read (a plain design's
+    manifest of a million files is not read for a name it cannot hold)."""
+    if whole:
+        return '"blocks"' in manifest.read_text(encoding="utf-8")
+    head = b""
+    with open(manifest, "rb") as fh:
+        while chunk := fh.read(1 << 16):
+            head += chunk
+            end = head.find(b'\n "files": ')
+            if end >= 0:
+                return b'"blocks"' in head[:end]
+    return b'"blocks"' in head
+
+
 def _with_blocks(runs: Any, output: str | Path) -> Any:
     """``runs`` with the blocks ``xgen augment`` added to ``output`` (see
     :mod:`xdoe.design._augment`); only a manifest that names blocks costs more
@@ -400,10 +418,10 @@ def _with_blocks(runs: Any, output: str | Path) -> Any:
     from xdoe.design._extend import layout_for
 
     target = Path(output)
-    if getattr(runs.design, "info", None) is None or hasattr(runs, "blocks") or not target.is_dir():
-        return runs  # only a design: mapping is augmented; the blocks are there already; no folder yet
+    if hasattr(runs, "blocks") or not target.is_dir():
+        return runs  # the blocks are there already; no folder yet
     manifest = target / layout_for(target, runs.layout).manifest
-    if not manifest.is_file() or '"blocks"' not in manifest.read_text(encoding="utf-8"):
+    if not manifest.is_file() or not _names_blocks(manifest, whole=getattr(runs.design, "info", None) is not None):
         return runs
     from xdoe.design._augment import with_blocks
 
