@@ -103,3 +103,119 @@ def test_augment_of_a_plain_full_factorial(args: list[str], tmp_path: Path) -> N
     # the document generated again keeps the block
     again = CliRunner().invoke(xgen, ["generate", str(doc), "-o", str(out)])
     assert again.exit_code == 0 and "up to date" in again.output, again.output
+
+
+# ----------------------------------------------------------------- writers: xrun report / export / plot -o
+
+import os  # noqa: E402
+import subprocess  # noqa: E402
+import sys  # noqa: E402
+
+sys.path.insert(0, str(Path(__file__).resolve().parents[1] / "store"))
+from campaign import execute, generate_campaign  # noqa: E402
+
+from xdoe.cli._xrun import main as xrun  # noqa: E402
+
+WRITERS = {
+    "export": ["export", "-o", "{out}/table.csv"],
+    "report": ["report", "{folder}", "-o", "{out}/report.html"],
+    "plot": ["plot", "curves", "-o", "{out}/curves.png"],
+}
+
+
+@pytest.fixture
+def finished(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> Path:
+    """A campaign of one finished run (the dummy study), its store in ``$XRUN_STORE``."""
+    from xdoe.store import Store
+
+    monkeypatch.chdir(tmp_path)
+    url = f"sqlite:///{tmp_path / 'xrun.sqlite'}"
+    monkeypatch.setenv("XRUN_STORE", url)
+    files = generate_campaign(tmp_path / "folder")
+    with Store(url) as store:
+        execute(files[0], store, tmp_path / "results")
+    return tmp_path
+
+
+def _tmpfs(mount: Path, options: str) -> None:
+    mount.mkdir()
+    try:
+        done = subprocess.run(["mount", "-t", "tmpfs", "-o", options, "tmpfs", str(mount)],
+                              capture_output=True, text=True, timeout=30)
+    except (OSError, subprocess.TimeoutExpired) as exc:
+        pytest.skip(f"cannot mount a tmpfs: {exc}")
+    if done.returncode != 0:
+        pytest.skip(f"cannot mount a tmpfs: {done.stderr.strip()}")
+
+
+@pytest.fixture
+def full_disk(tmp_path: Path):
+    """A 256 KiB tmpfs filled to the last byte (root only; skipped where
+    mounting is not permitted), unmounted afterwards."""
+    mount = tmp_path / "full"
+    _tmpfs(mount, "size=256k")
+    try:
+        fd = os.open(mount / "filler", os.O_WRONLY | os.O_CREAT)
+        try:
+            for size in (65536, 4096, 1):
+                try:
+                    while os.write(fd, b"x" * size):
+                        pass
+                except OSError:
+                    pass
+        finally:
+            os.close(fd)
+        yield mount
+    finally:
+        subprocess.run(["umount", "-l", str(mount)], capture_output=True, timeout=30)
+
+
+@pytest.fixture
+def read_only(tmp_path: Path):
+    """A read-only tmpfs (EROFS, also for root)."""
+    mount = tmp_path / "ro"
+    _tmpfs(mount, "ro,size=64k")
+    try:
+        yield mount
+    finally:
+        subprocess.run(["umount", "-l", str(mount)], capture_output=True, timeout=30)
+
+
+def _write(command: str, finished: Path, out: Path | str, *extra: str) -> Result:
+    args = [a.format(out=out, folder=finished / "folder") for a in WRITERS[command]]
+    return CliRunner().invoke(xrun, [*args, *extra])
+
+
+def _left(folder: Path, keep: set[str]) -> list[str]:
+    return sorted(p.name for p in folder.rglob("*") if p.name not in keep)
+
+
+@pytest.mark.parametrize("command", sorted(WRITERS))
+def test_a_writer_on_a_full_disk_says_so_in_one_line_and_leaves_nothing(command: str, finished: Path,
+                                                                        full_disk: Path) -> None:
+    result = _write(command, finished, full_disk)
+    _one_error(result, 1, "No space left on device", "nothing was written")
+    assert _left(full_disk, {"filler"}) == []
+    sub = _write(command, finished, full_disk / "new" / "deeper")  # the folders it made go again
+    _one_error(sub, 1, "No space left on device")
+    assert _left(full_disk, {"filler"}) == []
+
+
+@pytest.mark.parametrize("command", sorted(WRITERS))
+def test_a_writer_into_a_read_only_folder_says_so_in_one_line(command: str, finished: Path, read_only: Path) -> None:
+    _one_error(_write(command, finished, read_only), 2, "Read-only file system", "writable place")
+    assert list(read_only.iterdir()) == []
+
+
+@pytest.mark.parametrize("overwrite", [[], ["--overwrite"]])
+@pytest.mark.parametrize("command", sorted(WRITERS))
+def test_a_writer_refuses_a_bad_name_in_one_line(command: str, overwrite: list[str], finished: Path) -> None:
+    before = _snapshot(finished)
+    args = [a.format(out=finished, folder=finished / "folder") for a in WRITERS[command]]
+    suffix = Path(args[-1]).suffix
+    for target, fragment in ((finished / ("n" * 300 + suffix), "File name too long"),
+                             (finished / "folder", "Is a directory"),
+                             (finished / "folder" / "manifest.json" / f"x{suffix}", "Not a directory")):
+        result = CliRunner().invoke(xrun, [*args[:-1], str(target), *overwrite])
+        _one_error(result, 2, fragment)
+    assert _snapshot(finished) == before
