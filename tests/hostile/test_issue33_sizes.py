@@ -219,3 +219,26 @@ def test_a_writer_refuses_a_bad_name_in_one_line(command: str, overwrite: list[s
         result = CliRunner().invoke(xrun, [*args[:-1], str(target), *overwrite])
         _one_error(result, 2, fragment)
     assert _snapshot(finished) == before
+
+
+# ----------------------------------------------------------------- a results path that cannot be reached
+
+
+@pytest.mark.parametrize(("results", "fragment"), [
+    ("loop/res", "Too many levels of symbolic links"),
+    ("loop", "Too many levels of symbolic links"),
+    ("afile/res", "Not a directory"),
+])
+def test_a_results_path_that_cannot_be_reached_is_refused_before_the_store_is_made(
+        results: str, fragment: str, tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    monkeypatch.chdir(tmp_path)
+    generated = CliRunner().invoke(xgen, ["generate", str(DUMMY), "-o", "out", "-q"])
+    assert generated.exit_code == 0, generated.output
+    (tmp_path / "loop").symlink_to("loop2")
+    (tmp_path / "loop2").symlink_to("loop")
+    (tmp_path / "afile").write_text("x")
+    before = _snapshot(tmp_path)
+    result = CliRunner().invoke(xrun, ["experiment-start", "out/run-dummy-study-0000.yaml", "--results", results,
+                                       "--store", f"sqlite:///{tmp_path / 'xrun.sqlite'}", "--in-process"])
+    _one_error(result, 2, f"--results {results}: cannot be used", fragment)
+    assert _snapshot(tmp_path) == before  # no store, no results folder
