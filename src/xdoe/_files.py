@@ -12,7 +12,7 @@ import os
 from pathlib import Path
 from typing import Any, Callable
 
-from xdoe.errors import InputError, XdoeError
+from xdoe.errors import InputError, OutputError, OutputPathError
 
 __all__ = ["OutputError", "OutputPathError", "file_sha256", "folder_run_files", "manifest_design", "output_error",
            "refuse_existing", "write_atomically", "xgen_folder"]
@@ -38,24 +38,6 @@ def file_sha256(path: Path | str) -> str:
     finally:
         os.close(fd)
     return digest.hexdigest()
-
-
-class OutputError(XdoeError, OSError):
-    """A file the user named cannot be written for a reason outside the
-    name (a full disk, an I/O error): one line, exit 1. Still an
-    ``OSError`` (``errno`` kept) for callers that catch those."""
-
-    def __str__(self) -> str:  # the one line, not OSError's "[Errno N] ..."
-        return str(self.args[0]) if self.args else ""
-
-
-class OutputPathError(InputError, OSError):
-    """A file the user named cannot be written because of its name or
-    place (too long, a folder, a read-only or missing place, a loop of
-    links): one line, exit 2. Still an ``OSError`` (``errno`` kept)."""
-
-    def __str__(self) -> str:
-        return str(self.args[0]) if self.args else ""
 
 
 #: causes in the user's hands: the name or the place (exit 2); any other errno is I/O (exit 1)

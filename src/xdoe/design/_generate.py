@@ -21,7 +21,7 @@ from typing import Any, Callable, Iterator
 
 from xdoe.design._expand import Expander, copy_plain, factors_of, round_continuous, run_seed, run_uid
 from xdoe.design._extend import ExtendPlan
-from xdoe.design._limits import DesignTooLarge, check_design_size, check_doe_size
+from xdoe.design._limits import refuse_too_large
 from xdoe.design._seeds import seed_levels
 from xdoe.design._template import TextTemplates
 from xdoe.design._output import OutputLayout, WriteResult, manifest_header, plan_outputs, write_outputs
@@ -220,36 +220,6 @@ class Generation:
         return iter((self.runs, self.design))
 
 
-def _refuse_too_large(experiment: Experiment, factors: list, max_total_runs: int | None) -> None:
-    """A located :class:`DocumentError` when the design would have more runs
-    than ``max_total_runs`` (default: the document's ``max_total_runs``)."""
-    model = experiment.model
-    limit = model.max_total_runs if max_total_runs is None else max_total_runs
-    data = experiment.data
-    from xdoe.documents import PLAIN_METHODS, parse_design
-
-    spec = parse_design(model.design)
-    try:
-        if spec.method not in PLAIN_METHODS or "n" in spec.options:  # lhs/maximin: n is the budget of points
-            budget = None if model.max_runs in (None, -1) else model.max_runs
-            check_doe_size(factors, spec, budget=budget, repetitions=model.repetitions, limit=limit)
-        else:
-            check_design_size(factors, max_runs=model.max_runs, repetitions=model.repetitions, limit=limit)
-    except DesignTooLarge as exc:
-        key: tuple = ()
-        if exc.cause == "repetitions" and "repetitions" in data:
-            key = ("repetitions",)
-        elif exc.cause in spec.options and isinstance(data.get("design"), dict):
-            key = ("design", exc.cause)
-        elif "n" in spec.options and isinstance(data.get("design"), dict):
-            key = ("design", "n")
-        elif spec.method not in PLAIN_METHODS and "design" in data:
-            key = ("design",)
-        else:
-            key = ("max_runs",) if "max_runs" in data else (("factors",) if "factors" in data else ("schedule",))
-        raise experiment.error(str(exc), key) from None
-
-
 def build_design(experiment: Experiment, *, max_total_runs: int | None = None) -> Any:
     """The design of ``experiment``: its factors, ``design`` method,
     ``max_runs`` and the seed ``SeedSequence(seed, spawn_key=(0,))``.
@@ -273,7 +243,7 @@ def build_design(experiment: Experiment, *, max_total_runs: int | None = None) -
         raise experiment.error(str(exc), (key,)) from None
     plain = isinstance(model.design, str) and model.design in ("auto", "full_factorial", "lhs", "maximin")
     try:
-        _refuse_too_large(experiment, factors, max_total_runs)  # from the options alone, before anything is built
+        refuse_too_large(experiment, factors, max_total_runs)  # from the options alone, before anything is built
     except DesignError as exc:
         if isinstance(exc, DocumentError):
             raise

@@ -17,7 +17,8 @@ from xdoe.design._common import full_size
 from xdoe.design._factors import Factor
 from xdoe.errors import DesignTooLarge
 
-__all__ = ["design_points_bound", "check_design_size", "check_doe_size", "doe_points_bound", "DesignTooLarge"]
+__all__ = ["design_points_bound", "check_design_size", "check_doe_size", "doe_points_bound", "refuse_too_large",
+           "DesignTooLarge"]
 
 
 def _product_text(ks: list[int]) -> str:
@@ -161,3 +162,35 @@ def check_doe_size(factors: Sequence[Factor], spec: Any, *, budget: int | None, 
         f"exceeds max_total_runs {limit}; {fix}, or raise max_total_runs (xgen --max-total-runs) if you mean it",
         option or "points",
     )
+
+
+def refuse_too_large(experiment: Any, factors: list, max_total_runs: int | None) -> None:
+    """A located :class:`~xdoe.errors.DocumentError` when the design of the
+    :class:`~xdoe.documents.Experiment` would have more runs than
+    ``max_total_runs`` (default: the document's ``max_total_runs``), counted
+    from its options alone: nothing is built."""
+    model = experiment.model
+    limit = model.max_total_runs if max_total_runs is None else max_total_runs
+    data = experiment.data
+    from xdoe.documents import PLAIN_METHODS, parse_design
+
+    spec = parse_design(model.design)
+    try:
+        if spec.method not in PLAIN_METHODS or "n" in spec.options:  # lhs/maximin: n is the budget of points
+            budget = None if model.max_runs in (None, -1) else model.max_runs
+            check_doe_size(factors, spec, budget=budget, repetitions=model.repetitions, limit=limit)
+        else:
+            check_design_size(factors, max_runs=model.max_runs, repetitions=model.repetitions, limit=limit)
+    except DesignTooLarge as exc:
+        key: tuple = ()
+        if exc.cause == "repetitions" and "repetitions" in data:
+            key = ("repetitions",)
+        elif exc.cause in spec.options and isinstance(data.get("design"), dict):
+            key = ("design", exc.cause)
+        elif "n" in spec.options and isinstance(data.get("design"), dict):
+            key = ("design", "n")
+        elif spec.method not in PLAIN_METHODS and "design" in data:
+            key = ("design",)
+        else:
+            key = ("max_runs",) if "max_runs" in data else (("factors",) if "factors" in data else ("schedule",))
+        raise experiment.error(str(exc), key) from None
