@@ -242,3 +242,11 @@ def test_a_results_path_that_cannot_be_reached_is_refused_before_the_store_is_ma
                                        "--store", f"sqlite:///{tmp_path / 'xrun.sqlite'}", "--in-process"])
     _one_error(result, 2, f"--results {results}: cannot be used", fragment)
     assert _snapshot(tmp_path) == before  # no store, no results folder
+
+
+def test_plackett_burman_of_a_size_pydoe_cannot_build_is_one_line(tmp_path: Path) -> None:
+    doc = tmp_path / "doc.yaml"
+    doc.write_text(yaml.safe_dump(dummy_study("pb", 1, {"method": "plackett_burman"},
+                                              {f"f{i}": {"levels": [0, 1]} for i in range(24)})))
+    result = CliRunner().invoke(xgen, ["check", str(doc)])
+    _one_error(result, 2, "plackett_burman: no design of 28 runs for 24 factors")
