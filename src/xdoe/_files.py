@@ -12,9 +12,10 @@ import os
 from pathlib import Path
 from typing import Any, Callable
 
-from xdoe.errors import InputError
+from xdoe.errors import InputError, OutputError, OutputPathError
 
-__all__ = ["file_sha256", "folder_run_files", "manifest_design", "refuse_existing", "write_atomically", "xgen_folder"]
+__all__ = ["OutputError", "OutputPathError", "file_sha256", "folder_run_files", "manifest_design", "output_error",
+           "refuse_existing", "write_atomically", "xgen_folder"]
 
 _CHUNK = 1 << 20
 #: errno values of a file system without hard links (then: check, then rename)
@@ -39,11 +40,44 @@ def file_sha256(path: Path | str) -> str:
     return digest.hexdigest()
 
 
+#: causes in the user's hands: the name or the place (exit 2); any other errno is I/O (exit 1)
+_NAME_ERRNOS = {errno.EEXIST, errno.ENOTDIR, errno.ENOENT, errno.EACCES, errno.EPERM, errno.EROFS, errno.ENAMETOOLONG,
+                errno.EISDIR, errno.ENOTEMPTY, errno.ELOOP, errno.EINVAL, errno.EXDEV, errno.ENXIO, errno.ENODEV}
+_NO_SPACE = {errno.ENOSPC, getattr(errno, "EDQUOT", errno.ENOSPC), errno.EFBIG}
+
+
+def output_error(target: Path | str, exc: OSError) -> OutputError | OutputPathError:
+    """One line for an ``OSError`` while writing the file ``target``:
+    :class:`OutputPathError` (exit 2) for a cause in the user's hands,
+    :class:`OutputError` (exit 1) for I/O (a full disk...)."""
+    reason = exc.strerror or str(exc) or type(exc).__name__
+    where = f" ({exc.filename})" if exc.filename and str(exc.filename) not in (str(target), "") and \
+        not Path(str(exc.filename)).name.startswith(f".{Path(target).name}.") else ""
+    if exc.errno == errno.ENAMETOOLONG:
+        reason += " (choose a shorter -o)"
+    elif exc.errno in _NO_SPACE:
+        reason += "; nothing was written (free space there, or choose another -o)"
+    elif exc.errno in (errno.EACCES, errno.EPERM, errno.EROFS):
+        reason += " (choose a writable place for -o)"
+    cls = OutputPathError if exc.errno in _NAME_ERRNOS else OutputError
+    out = cls(f"cannot write {target}: {reason}{where}")
+    out.errno, out.strerror, out.filename = exc.errno, exc.strerror, exc.filename
+    return out
+
+
 def refuse_existing(path: Path | str, hint: str = "") -> None:
     """Raise :class:`InputError` ``PATH: exists; not overwritten (HINT)`` when
-    ``path`` exists (a file, folder or dangling link)."""
+    ``path`` exists (a file, folder or dangling link); a name that cannot be
+    looked up (too long, a loop of links) is :class:`OutputPathError`."""
     target = Path(path)
-    if target.exists() or target.is_symlink():
+    try:
+        os.lstat(target)
+        found = True
+    except FileNotFoundError:
+        found = False  # a missing folder is created when the file is written
+    except OSError as exc:  # too long, a loop of links, a file where a folder should be
+        raise output_error(target, exc) from None
+    if found:
         raise InputError(f"{target}: exists; not overwritten" + (f" ({hint})" if hint else ""))
 
 
@@ -70,27 +104,74 @@ def write_atomically(path: Path | str, write: Callable[[Path], None], *, overwri
 
     Raises:
         InputError: ``path`` exists and ``overwrite`` is false (nothing written).
-        OSError: the file cannot be written.
+        OutputPathError: the name or place cannot be written (too long, a
+            folder, read-only...: exit 2), one line; nothing left behind
+            (the folders it created are removed again).
+        OutputError: an I/O failure (a full disk: exit 1), one line; both
+            are ``OSError`` too.
     """
     import tempfile  # on use: most processes never write such a file
 
     target = Path(path)
     if not overwrite:
         refuse_existing(target, hint)
-    target.parent.mkdir(parents=True, exist_ok=True)
-    fd, name = tempfile.mkstemp(prefix=f".{target.name}.", suffix=".tmp", dir=target.parent)
-    os.close(fd)
-    tmp = Path(name)
+    created: list[Path] = []
+    tmp: Path | None = None
     try:
+        if os.path.isdir(target):
+            raise IsADirectoryError(errno.EISDIR, "Is a directory (give a file name)")
+        created = _make_parents(target.parent)
+        fd, name = tempfile.mkstemp(prefix=f".{target.name}.", suffix=".tmp", dir=target.parent)
+        os.close(fd)
+        tmp = Path(name)
         write(tmp)
         os.chmod(tmp, 0o666 & ~_umask())
         if overwrite:
             os.replace(tmp, target)
         else:
             _link_new(tmp, target, hint)
-    finally:
+    except OSError as exc:
+        _cleanup(tmp, created)
+        if isinstance(exc, (OutputError, OutputPathError)):
+            raise
+        raise output_error(target, exc) from None
+    except BaseException:
+        _cleanup(tmp, created)
+        raise
+    if tmp is not None:
         tmp.unlink(missing_ok=True)
     return target
+
+
+def _make_parents(folder: Path) -> list[Path]:
+    """Create ``folder`` and its missing parents; return the ones created,
+    deepest first (removed again when the write fails)."""
+    missing = []
+    at = folder
+    while not os.path.isdir(at) and at != at.parent:
+        missing.append(at)
+        at = at.parent
+    for path in reversed(missing):
+        try:
+            os.mkdir(path)
+        except FileExistsError:
+            if not os.path.isdir(path):
+                raise
+    return missing
+
+
+def _cleanup(tmp: Path | None, created: list[Path]) -> None:
+    """Remove the temporary file and the folders this write created (nothing left behind)."""
+    try:
+        if tmp is not None:
+            tmp.unlink(missing_ok=True)
+    except OSError:
+        pass
+    for folder in created:
+        try:
+            os.rmdir(folder)
+        except OSError:
+            break
 
 
 def _umask() -> int:

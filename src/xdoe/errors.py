@@ -27,6 +27,8 @@ __all__ = [
     "StoreError",
     "StoreLostError",
     "DiskFullError",
+    "OutputError",
+    "OutputPathError",
     "no_space_cause",
     "format_key_path",
     "parse_key_path",
@@ -344,3 +346,21 @@ class ObservationSpaceWarning(RunWarning):
     """An environment reported a sensor value outside the sensor's space
     (``phase_config.observation_check: warn``, the default); warned once per
     run and sensor, naming the sensor, the value and the space."""
+
+
+class OutputError(XdoeError, OSError):
+    """A file the user named (``-o``, :func:`xdoe._files.write_atomically`) cannot be written for a reason outside the
+    name (a full disk, an I/O error): one line, exit 1. Still an
+    ``OSError`` (``errno`` kept) for callers that catch those."""
+
+    def __str__(self) -> str:  # the one line, not OSError's "[Errno N] ..."
+        return str(self.args[0]) if self.args else ""
+
+
+class OutputPathError(InputError, OSError):
+    """A file the user named cannot be written because of its name or
+    place (too long, a folder, a read-only or missing place, a loop of
+    links): one line, exit 2. Still an ``OSError`` (``errno`` kept)."""
+
+    def __str__(self) -> str:
+        return str(self.args[0]) if self.args else ""

@@ -191,6 +191,7 @@ def xgen_cases() -> list[Case]:
         Case("unclosed_placeholder", _sub(base, '"${length}", sensors: 3', '"${length", sensors: 3'), "length"),
         Case("schedule_not_a_list", _re(base, r"^schedule:\n(.|\n)*", "schedule: 5\n"), "schedule"),
         *_issue25_xgen(base),
+        *_issue33_design_sizes(base),
     ]
     return cases
 
@@ -289,6 +290,48 @@ def _issue25_xgen(base: str) -> list[Case]:
         Case("phase_name_newline", _sub(base, "  - training:", '  - "train\\ning":'), "must not contain U+000A"),
         Case("phase_name_dotdot", _sub(base, "  - training:", '  - "..":'), "must not be"),
         Case("environment_uid_slash", _sub(base, "        uid: env\n", "        uid: ../env\n", 1), "must not contain '/'"),
+    ]
+
+
+def _issue33_design_sizes(base: str) -> list[Case]:
+    """Issue 33, item 4: every design method's size from its options alone,
+    refused before any array is built (these hung or ran out of memory)."""
+    big = "1000000000"
+
+    def design(text: str) -> str:
+        return _sub(base, "design: auto", f"design: {text}")
+
+    many = "".join(f"  c{i}: {{range: [0, 1]}}\n" for i in range(40)).rstrip("\n")
+    return [
+        Case("plackett_burman_center_1e9", design(f"{{method: plackett_burman, center: {big}}}"),
+             "design.center: center 1000000000: design plackett_burman has 1000000004 points", line=12),
+        Case("fractional_factorial_center_1e9", design(f"{{method: fractional_factorial, center: {big}}}"),
+             "design.center: center 1000000000", line=12),
+        Case("fractional_factorial_generators_center", design(f'{{method: fractional_factorial, generators: "a b c ab", center: {big}}}'),
+             "design.center", line=12),
+        Case("central_composite_center_1e9", design(f"{{method: central_composite, center: {big}}}"), "design.center",
+             line=12),
+        Case("central_composite_40_factors", _sub(design("{method: central_composite}"), "  length: {levels: [5, 10]}",
+                                                  "  length: {levels: [5, 10]}\n" + many),
+             "design: design central_composite has 8796093022298 points", line=12),
+        Case("box_behnken_center_1e9", design(f"{{method: box_behnken, center: {big}}}"), "design.center", line=12),
+        Case("morris_trajectories_1e9", design(f"{{method: morris, trajectories: {big}}}"),
+             "design.trajectories: trajectories 1000000000: design morris", line=12),
+        Case("sobol_n_2_pow_40", design(f"{{method: sobol, n: {2**40}}}"), "design.n: n 1099511627776", line=12),
+        Case("halton_n_2_pow_40", design(f"{{method: halton, n: {2**40}}}"), "design.n", line=12),
+        Case("saltelli_n_2_pow_40", design(f"{{method: saltelli, n: {2**40}}}"), "design.n", line=12),
+        Case("d_optimal_runs_2_pow_40", design(f"{{method: d_optimal, runs: {2**40}}}"), "design.runs", line=12),
+        Case("lhs_n_2_pow_40", _sub(design(f"{{method: lhs, n: {2**40}}}"), "{levels: [5, 10]}", "{range: [5, 10]}"),
+             "design.n: n 1099511627776: design lhs", line=12),
+        Case("maximin_n_2_pow_40", _sub(design(f"{{method: maximin, n: {2**40}}}"), "{levels: [5, 10]}", "{range: [5, 10]}"),
+             "design.n", line=12),
+        Case("plackett_burman_repetitions", _sub(design("{method: plackett_burman}"), "repetitions: 2",
+                                                 "repetitions: 1000000"), "lower repetitions", line=11),
+        Case("plackett_burman_center_option_limit", design("{method: plackett_burman, center: 200}"),
+             "exceeds max_total_runs 100", args=("--max-total-runs", "100"), line=12),
+        Case("plackett_burman_center_document_limit", _sub(design("{method: plackett_burman, center: 200}"),
+                                                          "seed: 42", "seed: 42\nmax_total_runs: 100"),
+             "exceeds max_total_runs 100", line=13),
     ]
 
 

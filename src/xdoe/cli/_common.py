@@ -136,7 +136,8 @@ def output_options(help: str, *, default: str | None = None, metavar: str = "FIL
     def decorate(func: F) -> F:
         func = click.option("--overwrite", is_flag=True,
                             help="Replace the output file if it exists (default: refuse, exit 2).")(func)
-        return click.option("--output", "-o", "output", type=click.Path(dir_okay=False, path_type=Path),
+        # a folder is refused by check_output in one line (click's own refusal is a usage text)
+        return click.option("--output", "-o", "output", type=click.Path(path_type=Path),
                             metavar=metavar, required=default is None, default=default,
                             show_default=default is not None,
                             help=f"{help} An existing file is refused unless --overwrite; the file "
@@ -148,11 +149,25 @@ def output_options(help: str, *, default: str | None = None, metavar: str = "FIL
 def check_output(output: Path, overwrite: bool) -> None:
     """Refuse an existing ``output`` (without ``overwrite``): one line
     ``PATH: exists; not overwritten (pass --overwrite ...)`` and exit 2,
-    before anything is computed or written."""
-    from xdoe._files import refuse_existing
+    before anything is computed or written; so is a name that cannot be a
+    file (a folder, too long, under a file or a loop of links), with or
+    without ``overwrite``."""
+    import errno
+    import os
 
-    if not overwrite:
-        try:
+    from xdoe._files import output_error, refuse_existing
+
+    try:
+        if os.path.isdir(output):
+            raise output_error(output, IsADirectoryError(errno.EISDIR, "Is a directory (give a file name)"))
+        if not overwrite:
             refuse_existing(output, OVERWRITE_HINT)
-        except InputError as exc:
-            fail(str(exc), EXIT_INPUT)
+        else:
+            try:
+                os.lstat(output)
+            except FileNotFoundError:
+                pass
+            except OSError as exc:
+                raise output_error(output, exc) from None
+    except InputError as exc:
+        fail(str(exc), EXIT_INPUT)

@@ -112,10 +112,14 @@ def augment_command(*, prepare: Callable[..., Any], resume_gc: Callable[[], None
     @click.option("--repetitions", type=click.IntRange(min=1), default=None,
                   help="Runs of each new point [default: the document's repetitions].")
     @click.option("--dry-run", is_flag=True, help="Print the new points and what would be added; write nothing.")
+    @click.option("--max-total-runs", type=click.IntRange(min=1), default=None, metavar="N",
+                  help="Refuse more runs in all (the existing ones and the new block's) "
+                       "[default: the document's max_total_runs, else 1000000].")
     @click.option("--quiet", "-q", is_flag=True, help="No summary or warnings.")
     @handle_errors
     def augment(file: Path, output: Path | None, foldover: str | None, axial: bool, alpha: str, center: int | None,
-                add: int | None, replicate: str | None, repetitions: int | None, dry_run: bool, quiet: bool) -> None:
+                add: int | None, replicate: str | None, repetitions: int | None, dry_run: bool,
+                max_total_runs: int | None, quiet: bool) -> None:
         """Add a block of design points to a generated design (sequential
         experimentation): --foldover [FACTOR], --axial, --add N or --replicate
         POINTS. Existing run files stay byte-identical (same mtime) and every
@@ -152,10 +156,12 @@ def augment_command(*, prepare: Callable[..., Any], resume_gc: Callable[[], None
                 how = {"replicate": [int(p) for p in str(replicate).split(",") if p.strip()]}
             except ValueError:
                 raise InputError(f"--replicate {replicate!r}: expected design point indices like 0,4,7") from None
+            if not how["replicate"]:
+                raise InputError(f"--replicate {replicate!r}: no design point given; expected indices like 0,4,7")
         if repetitions is not None:
             how["repetitions"] = repetitions
         target = output if output is not None else Path(experiment.model.output)
-        augmented = augment_runs(runs, target, how)
+        augmented = augment_runs(runs, target, how, max_total_runs=max_total_runs)
         block = augmented.blocks[-1]
         if dry_run or not quiet:
             from xdoe.design import summary

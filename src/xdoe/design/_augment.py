@@ -122,19 +122,55 @@ def new_points(how: dict[str, Any], coded: np.ndarray, names: list[str], kinds: 
             if k:  # a categorical factor: its nearest level
                 cand[:, j] = np.rint((cand[:, j] + 1) / 2 * (k - 1)) * 2 / (k - 1) - 1 if k > 1 else 0.0
         span = np.maximum(np.ptp(coded, axis=0), 2.0) if len(coded) else np.full(coded.shape[1], 2.0)
-        have = list(coded / span)
+        scaled = cand / span
+        # each candidate's squared distance to its nearest point so far, updated point by point
+        # (O(m d) memory and O(n m d) time, not a candidates x points matrix per step)
+        d2 = np.full(m, np.inf)
+        for row in coded / span:
+            np.minimum(d2, ((scaled - row) ** 2).sum(axis=1), out=d2)
         chosen = []
         for _ in range(n):
-            d2 = ((cand[:, None, :] / span - np.array(have)[None, :, :]) ** 2).sum(axis=2).min(axis=1)
             best = int(np.argmax(d2))
             chosen.append(cand[best])
-            have.append(cand[best] / span)
+            np.minimum(d2, ((scaled - scaled[best]) ** 2).sum(axis=1), out=d2)
         return np.array(chosen)
     points = how["replicate"]
     bad = [p for p in points if not 0 <= p < len(coded)]
     if bad:
         raise InputError(f"--replicate: no design point {bad[0]} (points 0..{len(coded) - 1})")
     return coded[points]
+
+
+def _block_bound(how: dict[str, Any], points: int, d: int) -> tuple[str, int]:
+    """The option that makes a block and the most points it can add, from
+    ``how`` alone: ``--add N`` N, ``--replicate`` one per index, ``--axial``
+    ``2 d`` plus its centre points (at most as many as the design has, unless
+    ``--center``), ``--foldover`` at most one per design point."""
+    if "add" in how:
+        return f"--add {how['add']}", int(how["add"])
+    if "replicate" in how:
+        return f"--replicate ({len(how['replicate'])} points)", len(how["replicate"])
+    if "axial" in how:
+        center = how["axial"].get("center")
+        if center is not None:
+            return f"--axial --center {center}", 2 * d + int(center)
+        return "--axial", 2 * d + points
+    return "--foldover", points
+
+
+def _refuse_too_large(how: dict[str, Any], current: Any, d: int, limit: int, made: int | None = None) -> None:
+    """Refuse a block whose runs, with the existing ones, exceed ``limit``
+    (``made``: the points the block has, once made)."""
+    option, points = _block_bound(how, current.n_points, d)
+    points = points if made is None else made
+    reps = int(how.get("repetitions", current.repetitions))
+    added = points * reps
+    total = len(current) + added
+    if total <= limit:
+        return
+    raise InputError(f"{option}: {points} new design points x {reps} repetition(s) = {added} runs; with the "
+                     f"{len(current)} existing runs, {total} in all, which exceeds max_total_runs {limit}; add fewer points "
+                     "or repetitions, or raise max_total_runs (xgen augment --max-total-runs) if you mean it")
 
 
 class AugmentedRuns(Sequence):
@@ -154,7 +190,8 @@ class AugmentedRuns(Sequence):
         self.layout = base.layout
         self.repetitions = base.repetitions
         design = base.design
-        if bool(np.any(~design.active)):
+        # a full factorial (Design.grid) builds its arrays on first use: every point active
+        if not design.is_grid and bool(np.any(~design.active)):
             raise InputError("xgen augment: a design with conditional factors cannot be augmented")
         coded = [design.coded()] + [c for _, c in blocks]
         all_coded = np.vstack(coded)
@@ -250,13 +287,20 @@ def with_blocks(runs: Any, output: str | Path) -> Any:
     return _replay(runs, blocks, manifest)  # type: ignore[arg-type]
 
 
-def augment_runs(runs: Any, output: str | Path, how: dict[str, Any]) -> AugmentedRuns:
+def augment_runs(runs: Any, output: str | Path, how: dict[str, Any], *,
+                 max_total_runs: int | None = None) -> AugmentedRuns:
     """The runs of ``output`` (its recorded blocks replayed) plus a new block
     made by ``how`` (see :func:`new_points`).
 
+    Args:
+        max_total_runs: refuse more runs in all (the existing ones and the
+            block's); ``None``: the document's ``max_total_runs``.
+
     Raises:
-        InputError: ``output`` holds no design of this document, or the
-            design does not allow ``how``.
+        InputError: ``output`` holds no design of this document, the design
+            does not allow ``how``, or the block would make more runs than
+            ``max_total_runs`` (counted from ``how`` alone, before any point
+            is made).
     """
     manifest = _read_manifest(runs, Path(output))
     if manifest is None:
@@ -268,7 +312,11 @@ def augment_runs(runs: Any, output: str | Path, how: dict[str, Any]) -> Augmente
     names = [f.name for f in design.factors]
     kinds = [0 if f.levels is None else len(f.levels) for f in design.factors]
     block = len(current.blocks)
+    limit = runs.experiment.model.max_total_runs if max_total_runs is None else max_total_runs
+    if "foldover" not in how:  # a fold-over has at most as many points as the design: counted once made
+        _refuse_too_large(how, current, len(names), limit)
     coded = new_points(how, design.coded(), names, kinds, int(runs.experiment.model.seed), block)
+    _refuse_too_large(how, current, len(names), limit, len(coded))
     pairs = [(b["how"], design.coded()[b["first_point"]:b["first_point"] + b["points"]])
              for b in current.blocks if b["block"] > 0]
     return AugmentedRuns(runs, pairs + [(how, coded)])

@@ -137,7 +137,13 @@ def _plackett_burman(factors: Sequence[Factor], spec: DesignSpec) -> tuple[np.nd
     _two_level(factors, "plackett_burman")
     if not factors:
         raise DesignError("plackett_burman needs at least one factor")
-    coded = np.asarray(pydoe.pbdesign(len(factors)), float)
+    try:
+        coded = np.asarray(pydoe.pbdesign(len(factors)), float)
+    except ValueError:  # pydoe builds 2^e, 12 x 2^e and 20 x 2^e runs only
+        runs = 4 * (len(factors) // 4 + 1)
+        raise DesignError(f"plackett_burman: no design of {runs} runs for {len(factors)} factors (pydoe builds "
+                          "4, 8, 12, 16, 20, 24, 32, 40, 48... runs: 2^e, 12 x 2^e, 20 x 2^e); use fewer "
+                          "factors or fractional_factorial with resolution: 3") from None
     return _centre(coded, factors, spec.get("center", 0), "plackett_burman"), {}
 
 

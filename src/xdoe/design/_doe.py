@@ -44,6 +44,12 @@ def doe_design(factors: Sequence[Factor], spec: DesignSpec, budget: int | None, 
     method = spec.method
     info: dict[str, Any] = {"model": DOE_MODEL.get(method, spec.get("model", "linear")), **spec.to_dict()}
     scale = None
+    if budget is not None and method not in ("sobol", "halton", "d_optimal"):
+        from xdoe.design._limits import doe_points_bound
+
+        bound, _, exact = doe_points_bound(factors, spec, budget)
+        if exact and bound > budget:  # refused from the options alone, before anything is built
+            raise DesignError(f"design {method} has {bound} points > max_runs {budget}; raise max_runs or drop it")
     if method in ("fractional_factorial", "plackett_burman", "central_composite", "box_behnken"):
         from xdoe.design._classic import classic_design, coded_design, resolution_note
 

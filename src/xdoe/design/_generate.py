@@ -21,12 +21,12 @@ from typing import Any, Callable, Iterator
 
 from xdoe.design._expand import Expander, copy_plain, factors_of, round_continuous, run_seed, run_uid
 from xdoe.design._extend import ExtendPlan
-from xdoe.design._limits import DesignTooLarge, check_design_size
+from xdoe.design._limits import refuse_too_large
 from xdoe.design._seeds import seed_levels
 from xdoe.design._template import TextTemplates
 from xdoe.design._output import OutputLayout, WriteResult, manifest_header, plan_outputs, write_outputs
 from xdoe.documents import Experiment, YamlDocument, dump_canonical, load_experiment
-from xdoe.errors import DesignError
+from xdoe.errors import DesignError, DocumentError
 
 __all__ = ["ExperimentWarning", "Generation", "RunSequence", "build_design", "check_runs", "generate", "prepare", "write_runs"]
 
@@ -220,22 +220,6 @@ class Generation:
         return iter((self.runs, self.design))
 
 
-def _refuse_too_large(experiment: Experiment, factors: list, max_total_runs: int | None) -> None:
-    """A located :class:`DocumentError` when the design would have more runs
-    than ``max_total_runs`` (default: the document's ``max_total_runs``)."""
-    model = experiment.model
-    limit = model.max_total_runs if max_total_runs is None else max_total_runs
-    try:
-        check_design_size(factors, max_runs=model.max_runs, repetitions=model.repetitions, limit=limit)
-    except DesignTooLarge as exc:
-        data = experiment.data
-        if exc.cause == "repetitions" and "repetitions" in data:
-            key = "repetitions"
-        else:
-            key = "max_runs" if "max_runs" in data else ("factors" if "factors" in data else "schedule")
-        raise experiment.error(str(exc), (key,)) from None
-
-
 def build_design(experiment: Experiment, *, max_total_runs: int | None = None) -> Any:
     """The design of ``experiment``: its factors, ``design`` method,
     ``max_runs`` and the seed ``SeedSequence(seed, spawn_key=(0,))``.
@@ -258,8 +242,12 @@ def build_design(experiment: Experiment, *, max_total_runs: int | None = None) -
     except DesignError as exc:
         raise experiment.error(str(exc), (key,)) from None
     plain = isinstance(model.design, str) and model.design in ("auto", "full_factorial", "lhs", "maximin")
-    if plain:
-        _refuse_too_large(experiment, factors, max_total_runs)
+    try:
+        refuse_too_large(experiment, factors, max_total_runs)  # from the options alone, before anything is built
+    except DesignError as exc:
+        if isinstance(exc, DocumentError):
+            raise
+        raise experiment.error(str(exc), (key,)) from None
     try:
         design = make_design(
             factors,
@@ -375,6 +363,24 @@ def plan_runs(runs: RunSequence, output: str | Path, *, force_folder: bool = Fal
     return plan_outputs(runs, output=output, force_folder=force_folder, **_output_args(runs))
 
 
+def _names_blocks(manifest: Path, *, whole: bool) -> bool:
+    """Whether ``manifest`` names blocks (``xgen augment``). Its keys are
+    sorted and indented by one (:func:`~xdoe.design._output.write_outputs`),
+    so ``design`` (and any ``blocks``) comes before the top-level ``files``
+    list: without ``whole``, only that head is read (a plain design's
+    manifest of a million files is not read for a name it cannot hold)."""
+    if whole:
+        return '"blocks"' in manifest.read_text(encoding="utf-8")
+    head = b""
+    with open(manifest, "rb") as fh:
+        while chunk := fh.read(1 << 16):
+            head += chunk
+            end = head.find(b'\n "files": ')
+            if end >= 0:
+                return b'"blocks"' in head[:end]
+    return b'"blocks"' in head
+
+
 def _with_blocks(runs: Any, output: str | Path) -> Any:
     """``runs`` with the blocks ``xgen augment`` added to ``output`` (see
     :mod:`xdoe.design._augment`); only a manifest that names blocks costs more
@@ -382,10 +388,10 @@ def _with_blocks(runs: Any, output: str | Path) -> Any:
     from xdoe.design._extend import layout_for
 
     target = Path(output)
-    if getattr(runs.design, "info", None) is None or hasattr(runs, "blocks") or not target.is_dir():
-        return runs  # only a design: mapping is augmented; the blocks are there already; no folder yet
+    if hasattr(runs, "blocks") or not target.is_dir():
+        return runs  # the blocks are there already; no folder yet
     manifest = target / layout_for(target, runs.layout).manifest
-    if not manifest.is_file() or '"blocks"' not in manifest.read_text(encoding="utf-8"):
+    if not manifest.is_file() or not _names_blocks(manifest, whole=getattr(runs.design, "info", None) is not None):
         return runs
     from xdoe.design._augment import with_blocks
 
