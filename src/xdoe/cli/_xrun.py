@@ -32,7 +32,7 @@ from xdoe.cli._common import (EXIT_FAILED, EXIT_INPUT, EXIT_OK, document_warning
 from xdoe.cli._jobs import scale_options, skip_finished_files
 from xdoe.cli._submit import expand_run_files, submit_command
 from xdoe.cli._summary import summary_table
-from xdoe.campaign._options import STORE_WAIT
+from xdoe.campaign import STORE_WAIT
 from xdoe.errors import InputError, XdoeError
 from xdoe.store import HEARTBEAT_TIMEOUT
 
