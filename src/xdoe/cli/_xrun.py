@@ -203,7 +203,7 @@ def main() -> None:
               show_default=True, metavar="SECONDS",
               help="A running instance (or claim) without heartbeat for this long counts as dead: "
                    "its run is resumed.")
-@click.option("--run-timeout", type=click.FloatRange(min=0, min_open=True), default=None, metavar="SECONDS",
+@click.option("--run-timeout", type=click.FloatRange(min=0.001), default=None, metavar="SECONDS",  # MIN_SECONDS
               help="Seconds each run may take (the smaller of this and the document's run_config.timeout); "
                    "a run passing it fails with 'no progress for N s in <Class>.<method>', the others go on. "
                    "Default: no limit.")
