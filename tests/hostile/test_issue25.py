@@ -20,7 +20,7 @@ from click.testing import CliRunner
 from xdoe._files import folder_run_files
 from xdoe.cli._xgen import main as xgen
 from xdoe.cli._xrun import main as xrun
-from xdoe.errors import MAX_ERROR_CHARS, cap_traceback, one_line
+from xdoe.errors import MAX_ERROR_CHARS, InputError, cap_traceback, one_line
 
 from hostile.cases import DUMMY, base_run_document
 
@@ -181,9 +181,13 @@ def test_run_files_of_an_interrupted_extension_are_not_taken(tmp_path: Path) -> 
 def test_a_folder_without_manifest_stands_for_all_its_run_files(tmp_path: Path) -> None:
     (tmp_path / "run-a.yaml").write_text("x")
     (tmp_path / "run-b.yaml").write_text("x")
-    (tmp_path / "manifest.json").write_text("{}")  # not an xgen manifest
     taken, unlisted = folder_run_files(tmp_path)
     assert [p.name for p in taken] == ["run-a.yaml", "run-b.yaml"] and not unlisted
+    # issue 33: a manifest.json that is not an xgen manifest is refused, no longer ignored
+    # (ignoring it ran every run file, those it would leave out too): tests/hostile/test_issue33_misc.py
+    (tmp_path / "manifest.json").write_text("{}")
+    with pytest.raises(InputError, match="manifest.json: is not an xgen manifest"):
+        folder_run_files(tmp_path)
 
 
 #: ``xgen generate`` that SIGKILLs itself at a fault-injection point: just
