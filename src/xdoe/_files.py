@@ -9,6 +9,7 @@ import errno
 import functools
 import hashlib
 import os
+import stat
 from pathlib import Path
 from typing import Any, Callable
 
@@ -204,31 +205,60 @@ def _link_new(tmp: Path, target: Path, hint: str) -> None:
         os.replace(tmp, target)
 
 
-def _manifest_names(path: Path) -> set[str] | None:
-    """The file names an xgen manifest lists; ``None`` when ``path`` is not
-    a regular file holding one (JSON with ``xdoe_version`` and a ``files`` list)."""
+_KINDS = {stat.S_IFIFO: "a FIFO", stat.S_IFCHR: "a character device", stat.S_IFBLK: "a block device",
+          stat.S_IFSOCK: "a socket", stat.S_IFDIR: "a folder", stat.S_IFLNK: "a symbolic link"}
+#: largest manifest read (bytes): an xgen manifest lists its run files, about 200 bytes each
+_MAX_MANIFEST = 256 << 20
+
+
+def _read_manifest(path: Path) -> tuple[set[str] | None, str | None]:
+    """The file names the xgen manifest ``path`` lists, or ``None`` and why
+    it is none: not a regular file (its type is checked with ``os.lstat``
+    before it is opened, so a FIFO never blocks), unreadable, or not JSON
+    with ``xdoe_version`` and a ``files`` list."""
     import json
 
     try:
-        if path.is_symlink() or not path.is_file():
-            return None
-        with open(path, encoding="utf-8") as fh:
-            data = json.load(fh)
-        if not (isinstance(data, dict) and "xdoe_version" in data and isinstance(data.get("files"), list)):
-            return None
-        return {str(entry["name"]) for entry in data["files"] if isinstance(entry, dict) and "name" in entry}
-    except (OSError, ValueError, KeyError, TypeError):
-        return None
+        st = os.lstat(path)
+        kind = stat.S_IFMT(st.st_mode)
+        if kind != stat.S_IFREG:
+            return None, f"is {_KINDS.get(kind, 'not a regular file')}, not a regular file"
+        if st.st_size > _MAX_MANIFEST:
+            return None, f"is larger than {_MAX_MANIFEST >> 20} MiB"
+        with open(path, "rb") as fh:
+            if not stat.S_ISREG(os.fstat(fh.fileno()).st_mode):  # replaced since: checked again
+                return None, "is not a regular file"
+            data = json.loads(fh.read(_MAX_MANIFEST + 1).decode("utf-8"))
+    except OSError as exc:
+        return None, f"cannot be read ({exc.strerror or exc})"
+    except (ValueError, RecursionError) as exc:
+        return None, f"is not UTF-8 JSON ({str(exc).splitlines()[0][:100]})"
+    if not (isinstance(data, dict) and "xdoe_version" in data and isinstance(data.get("files"), list)):
+        return None, "is not an xgen manifest (JSON with xdoe_version and a files list)"
+    try:
+        return {str(entry["name"]) for entry in data["files"] if isinstance(entry, dict) and "name" in entry}, None
+    except (KeyError, TypeError):  # pragma: no cover - guarded above
+        return None, "is not an xgen manifest"
+
+
+def _manifest_names(path: Path) -> set[str] | None:
+    """The file names an xgen manifest lists; ``None`` when ``path`` is not
+    a regular file holding one (JSON with ``xdoe_version`` and a ``files`` list)."""
+    return _read_manifest(path)[0]
+
+
+def _manifest_paths(root: Path) -> list[Path]:
+    return [m for m in sorted(root.glob("manifest*.json"))
+            if m.name == "manifest.json" or m.name.startswith("manifest-")]
 
 
 def _manifests(root: Path) -> list[set[str]]:
     """The file lists of the xgen manifests in ``root`` (``manifest.json``, ``manifest-<uid>.json``)."""
     found = []
-    for manifest in sorted(root.glob("manifest*.json")):
-        if manifest.name == "manifest.json" or manifest.name.startswith("manifest-"):
-            names = _manifest_names(manifest)
-            if names is not None:
-                found.append(names)
+    for manifest in _manifest_paths(root):
+        names = _manifest_names(manifest)
+        if names is not None:
+            found.append(names)
     return found
 
 
@@ -258,12 +288,27 @@ def folder_run_files(folder: Path | str) -> tuple[list[Path], list[Path]]:
     generate`` finishes the extension). A folder without a manifest (run
     files written by hand) stands for all its ``run-*.yaml``.
 
+    A manifest that is not one (not a regular file — a FIFO is never
+    opened —, not JSON, JSON without ``xdoe_version`` and ``files``) is
+    refused rather than ignored: ignoring it would run every run file of
+    the folder, those it leaves out too.
+
     Returns:
         ``(taken, unlisted)``, each sorted by name.
+
+    Raises:
+        InputError: a manifest of the folder cannot be read as one (one line naming it).
     """
     root = Path(folder)
     found = sorted(root.glob("run-*.yaml"))
-    manifests = _manifests(root)
+    manifests = []
+    for path in _manifest_paths(root):
+        names, problem = _read_manifest(path)
+        if names is None:
+            raise InputError(f"{path}: {problem}; xrun takes the run files an xgen manifest lists, so it "
+                             "cannot tell which to run (regenerate the folder with xgen generate, or "
+                             "remove the file)")
+        manifests.append(names)
     if not manifests:
         return found, []
     listed = set().union(*manifests)

@@ -17,7 +17,9 @@ def _scores(seed: int, shape: tuple[int, ...], loc: float = 0.0) -> np.ndarray:
 
 @pytest.fixture(scope="module")
 def rliable():
-    metrics = pytest.importorskip("rliable.metrics", reason="rliable is in the test extra (.ci/run installs it)")
+    metrics = pytest.importorskip("rliable.metrics", reason="rliable is not installed; it is not in the test "
+                                  "extra (rliable 1.2 pins arch<8): .ci/run installs it with "
+                                  "pip install --no-deps rliable==1.2.0")
     library = pytest.importorskip("rliable.library")
     return metrics, library
 

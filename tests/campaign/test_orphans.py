@@ -60,6 +60,30 @@ def _wait_for_a_running_run(url: str, path: Path, proc: subprocess.Popen, timeou
         time.sleep(0.1)
 
 
+def _wait_for_episodes(url: str, path: Path, proc: subprocess.Popen, count: int, timeout: float = 90.0) -> None:
+    """Until the store holds ``count`` recorded episodes (or ``proc`` ended): a
+    kill on progress, not after a sleep a fast or a loaded machine outruns."""
+    deadline = time.monotonic() + timeout
+    while time.monotonic() < deadline and proc.poll() is None:
+        if path.exists():
+            try:
+                with Store(url, read_only=True) as store:
+                    if sum(len(list(store.episodes(instance_id=i.id))) for i in store.instances()) >= count:
+                        return
+            except Exception:  # noqa: BLE001 - the store is being created: try again
+                pass
+        time.sleep(0.05)  # a poll interval, not a moment of the test
+
+
+def _group_after(pgid: int, timeout: float = 30.0) -> list[psutil.Process]:
+    """The group's live processes once it is empty, or at ``timeout`` (a slow
+    machine gets time to end them, a fast one does not wait)."""
+    deadline = time.monotonic() + timeout
+    while (left := _group(pgid)) and time.monotonic() < deadline:
+        time.sleep(0.1)
+    return left
+
+
 @pytest.mark.slow
 @pytest.mark.parametrize("jobs", ["1", "2"])
 def test_sigkilled_xrun_leaves_no_process_and_a_restart_finishes_every_run_once(tmp_path: Path, jobs: str) -> None:
@@ -71,18 +95,19 @@ def test_sigkilled_xrun_leaves_no_process_and_a_restart_finishes_every_run_once(
             "--store", url, "--results", str(tmp_path / "results"), *files]
     rng = np.random.default_rng(np.random.SeedSequence(25 + int(jobs)))
     killed_in_run = 0
-    for moment in rng.uniform(0.0, 1.5, size=3):
+    for step in rng.integers(1, EPISODES, size=3):
         # no pipes: an orphan holding one would keep communicate() waiting
         proc = subprocess.Popen(argv, cwd=tmp_path, env=_env(), start_new_session=True,
                                 stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
         _wait_for_a_running_run(url, tmp_path / "x.sqlite", proc)  # start-up time varies with the load
-        time.sleep(float(moment))  # then a seeded random moment inside the campaign
+        with Store(url, read_only=True) as store:  # then a seeded number of episodes more: on progress
+            recorded = sum(len(list(store.episodes(instance_id=i.id))) for i in store.instances())
+        _wait_for_episodes(url, tmp_path / "x.sqlite", proc, recorded + int(step))
         if proc.poll() is not None:
             break  # everything finished before this kill
         os.kill(proc.pid, signal.SIGKILL)
         proc.wait()
-        time.sleep(5.0)
-        left = _group(proc.pid)
+        left = _group_after(proc.pid)
         for orphan in left:
             orphan.kill()
         assert left == [], [" ".join(p.cmdline()) for p in left if p.is_running()]
@@ -125,12 +150,11 @@ def test_sigkilled_xrun_leaves_no_parallel_worker_process(tmp_path: Path, jobs: 
                             stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
     try:
         assert _workers_started(proc.pid), "the phase's worker processes never started"
-        time.sleep(4.0)  # past their start-up: mid-phase
+        _wait_for_episodes(url, tmp_path / "x.sqlite", proc, 2 * WORKERS)  # past their start-up: mid-phase
         assert proc.poll() is None, "the run ended before the kill (make it longer)"
         os.kill(proc.pid, signal.SIGKILL)
         proc.wait()
-        time.sleep(5.0)
-        left = _group(proc.pid)
+        left = _group_after(proc.pid)
         names = [" ".join(p.cmdline())[:120] for p in left if p.is_running()]
     finally:
         for orphan in _group(proc.pid):

@@ -156,6 +156,7 @@ def test_claims_skip_finished_and_held_runs_and_take_over_stale_ones(files, tmp_
 
 
 def test_dask_local_cluster_runs_into_the_shared_store(files, tmp_path):
+    pytest.importorskip("distributed", reason="Dask is not installed (the dask extra: pip install 'xdoe[dask]')")
     url = f"sqlite:///{tmp_path / 'xrun.sqlite'}"
     with DaskBackend("local", n_workers=2) as backend:
         results = list(backend.map_runs(tasks_for(files[:3], url, tmp_path)))

@@ -20,7 +20,7 @@ from click.testing import CliRunner
 from xdoe._files import folder_run_files
 from xdoe.cli._xgen import main as xgen
 from xdoe.cli._xrun import main as xrun
-from xdoe.errors import MAX_ERROR_CHARS, cap_traceback, one_line
+from xdoe.errors import MAX_ERROR_CHARS, InputError, cap_traceback, one_line
 
 from hostile.cases import DUMMY, base_run_document
 
@@ -181,38 +181,67 @@ def test_run_files_of_an_interrupted_extension_are_not_taken(tmp_path: Path) -> 
 def test_a_folder_without_manifest_stands_for_all_its_run_files(tmp_path: Path) -> None:
     (tmp_path / "run-a.yaml").write_text("x")
     (tmp_path / "run-b.yaml").write_text("x")
-    (tmp_path / "manifest.json").write_text("{}")  # not an xgen manifest
     taken, unlisted = folder_run_files(tmp_path)
     assert [p.name for p in taken] == ["run-a.yaml", "run-b.yaml"] and not unlisted
+    # issue 33: a manifest.json that is not an xgen manifest is refused, no longer ignored
+    # (ignoring it ran every run file, those it would leave out too): tests/hostile/test_issue33_misc.py
+    (tmp_path / "manifest.json").write_text("{}")
+    with pytest.raises(InputError, match="manifest.json: is not an xgen manifest"):
+        folder_run_files(tmp_path)
+
+
+#: ``xgen generate`` that SIGKILLs itself at a fault-injection point: just
+#: before the K-th ``os.replace`` into the output folder (K = 1: the new run
+#: files are staged, none moved in; the last one: the manifest), or, with
+#: ``manifest``, just before the manifest is moved in. A kill at a point of
+#: the extension, not after a sleep: the same on a fast and a slow machine.
+_KILLED_XGEN = """
+import os, signal, sys
+from pathlib import Path
+out, at = Path(sys.argv.pop(1)).resolve(), sys.argv.pop(1)
+real, moves = os.replace, [0]
+def replace(src, dst, *args, **kw):
+    if Path(dst).resolve().parent == out:
+        moves[0] += 1
+        if moves[0] == int(at) if at.isdigit() else Path(dst).name == at:
+            os.kill(os.getpid(), signal.SIGKILL)
+    return real(src, dst, *args, **kw)
+os.replace = replace
+from xdoe.cli._xgen import main
+main()
+"""
 
 
 @pytest.mark.slow
 def test_sigkill_during_an_extension_leaves_nothing_xrun_takes_unlisted(tmp_path: Path) -> None:
     """Item 10 as the trial ran it: SIGKILL ``xgen generate`` while it extends
-    an output (here 800 -> 2,400 run files) at several moments; every run file
-    xrun would take is listed by the manifest on disk."""
+    an output (here 800 -> 2,400 run files) at several points of the
+    extension (issue 33, item 11: at fault-injection points, not after a
+    sleep, which a fast machine outran); every run file xrun would take is
+    listed by the manifest on disk."""
+    import shutil
+
     out = tmp_path / "out"
     small = _grow(tmp_path, 100)
     large = _grow(tmp_path, 300)
-    kills = 0
-    for delay in (0.6, 0.9, 1.2, 1.5, 1.8, 2.2):
+    for at in ("1", "800", "1600", "manifest.json"):
         if out.exists():
-            import shutil
-
             shutil.rmtree(out)
         assert subprocess.run([*XGEN, "generate", str(small), "-o", str(out), "-q"], env=ENV, timeout=120).returncode == 0
-        proc = subprocess.Popen([*XGEN, "generate", str(large), "-o", str(out), "-q"], env=ENV)
-        time.sleep(delay)
-        if proc.poll() is None:
-            proc.send_signal(signal.SIGKILL)
-            kills += 1
-        proc.wait(timeout=60)
+        killed = subprocess.run([sys.executable, "-c", _KILLED_XGEN, str(out), at, "generate", str(large),
+                                 "-o", str(out), "-q"], env=ENV, timeout=120)
+        assert killed.returncode == -signal.SIGKILL, f"no kill at {at}: exit {killed.returncode}"
         manifest = json.loads((out / "manifest.json").read_text())
         names = {entry["name"] for entry in manifest["files"]}
-        taken, _unlisted = folder_run_files(out)
+        taken, unlisted = folder_run_files(out)
         assert {p.name for p in taken} <= names
-        assert len(taken) in (800, 2400)
-    assert kills >= 1
+        assert len(taken) == 800, at  # the manifest was not replaced: the old output stands
+        moved = int(at) - 1 if at.isdigit() else 1600
+        assert len(unlisted) == moved, at
+    # the next xgen generate finishes the extension
+    assert subprocess.run([*XGEN, "generate", str(large), "-o", str(out), "-q"], env=ENV, timeout=120).returncode == 0
+    taken, unlisted = folder_run_files(out)
+    assert len(taken) == 2400 and not unlisted
 
 
 @pytest.mark.parametrize("value", ["abc", "", "1e3", "\x1b[31m9"])

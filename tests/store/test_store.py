@@ -105,6 +105,7 @@ def test_bad_url_is_store_error(url: str, expected: str) -> None:
 
 
 def test_unreachable_server_masks_password() -> None:
+    pytest.importorskip("psycopg", reason="psycopg is not installed (the postgres extra: pip install 'xdoe[postgres]')")
     url = "postgresql+psycopg://alice:s3cret-pw@127.0.0.1:9/results"  # port 9 (discard): refused
     with pytest.raises(StoreError) as info:
         Store(url)

@@ -210,7 +210,7 @@ def main() -> None:
                    "waited for this long, with back-off: no run starts meanwhile and the runs in flight "
                    "keep their episodes; then the campaign goes on where it was. Past it, the campaign "
                    "stops with one line saying how to resume (exit 1).")
-@click.option("--run-timeout", type=click.FloatRange(min=0, min_open=True), default=None, metavar="SECONDS",
+@click.option("--run-timeout", type=click.FloatRange(min=0.001), default=None, metavar="SECONDS",  # MIN_SECONDS
               help="Seconds each run may take (the smaller of this and the document's run_config.timeout); "
                    "a run passing it fails with 'no progress for N s in <Class>.<method>', the others go on. "
                    "Default: no limit.")

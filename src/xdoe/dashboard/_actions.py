@@ -4,19 +4,94 @@ session (:func:`xdoe.tree.branch` in a background ``xrun branch``)."""
 
 from __future__ import annotations
 
-from typing import Annotated
+from typing import Annotated, Any, TypeVar
 
 from fastapi import APIRouter, Depends, HTTPException, Path, Request
 from fastapi.responses import HTMLResponse
+from pydantic import BaseModel, BeforeValidator, ConfigDict, Field, ValidationError
 
 from xdoe.dashboard._security import MAX_ID, read_form
 
 from xdoe.dashboard._web import require_token, resume_note, store_of, templates
 from xdoe.errors import InputError
 
-__all__ = ["router", "stop_instance"]
+__all__ = ["router", "stop_instance", "StartForm", "StopForm", "BranchForm"]
 
 router = APIRouter(prefix="/actions", dependencies=[Depends(require_token)])
+
+
+def _blank_is_none(value: Any) -> Any:
+    """An empty form field (``episodes=``) means "not given"."""
+    return None if isinstance(value, str) and not value.strip() else value
+
+
+#: A positive 64-bit count (episodes, steps): larger ones are refused, never sent to a store.
+_Count = Annotated[Annotated[int, Field(ge=1, le=MAX_ID)] | None, BeforeValidator(_blank_is_none)]
+
+
+class _Action(BaseModel):
+    """An action's fields: unknown ones are refused (422) before anything launches."""
+
+    model_config = ConfigDict(extra="forbid", frozen=True)
+
+
+class StartForm(_Action):
+    """``POST /actions/start``: the folder of run documents."""
+
+    folder: str = ""
+
+
+class StopForm(_Action):
+    """``POST /actions/instances/<id>/stop``: no field."""
+
+
+class BranchForm(_Action):
+    """``POST /actions/runs/<uid>/branch``: overrides (``KEY=VALUE`` lines),
+    episodes or steps, the phase."""
+
+    set: list[str] = []
+    episodes: _Count = None
+    steps: _Count = None
+    phase: str = ""
+
+    @property
+    def overrides(self) -> list[str]:
+        return [line.strip() for text in self.set for line in text.splitlines()
+                if line.strip() and not line.strip().startswith("#")]
+
+
+_A = TypeVar("_A", bound=_Action)
+
+
+def _problem(error: Any, fields: list[str]) -> str:
+    name = ".".join(str(part) for part in error["loc"][:1]) or "the body"
+    given = error.get("input")
+    if error["type"] == "extra_forbidden":
+        return f"unknown field {name!r}; this action takes {', '.join(fields) or 'no field'}"
+    if error["type"].startswith(("int_", "greater_than", "less_than")):
+        shown = given if not isinstance(given, str) or len(given) <= 30 else f"{given[:20]}... ({len(given)} characters)"
+        return f"{name} must be a positive integer (at most {MAX_ID}), not {shown!r}"
+    return f"{name}: {error['msg']}"
+
+
+async def _fields(request: Request, model: type[_A]) -> _A:
+    """The action's form (or JSON) body as ``model``.
+
+    Raises:
+        HTTPException: 422 an unknown field, a value out of range or of the
+            wrong kind (one line per problem); 400 an unreadable JSON body.
+    """
+    try:
+        form = await read_form(request)
+    except InputError as exc:
+        raise HTTPException(400, str(exc)) from None
+    lists = {name for name, f in model.model_fields.items() if f.annotation == list[str]}
+    data = {name: values if name in lists or len(values) != 1 else values[0] for name, values in form.items()}
+    try:
+        return model.model_validate(data)
+    except ValidationError as exc:
+        fields = list(model.model_fields)
+        raise HTTPException(422, "; ".join(_problem(e, fields) for e in exc.errors())) from None
 
 
 def _message(request: Request, text: str, kind: str = "ok", status: int = 200) -> HTMLResponse:
@@ -28,10 +103,9 @@ def _message(request: Request, text: str, kind: str = "ok", status: int = 200) -
 @router.post("/start", response_class=HTMLResponse)
 async def start(request: Request) -> HTMLResponse:
     """Start ``xrun experiment-start`` on the folder named by the form field ``folder``."""
+    fields = await _fields(request, StartForm)
     try:
-        form = await read_form(request)
-        folder = (form.get("folder") or [""])[0]
-        launch = request.app.state.launcher.start(folder)
+        launch = request.app.state.launcher.start(fields.folder)
     except InputError as exc:
         return _message(request, str(exc), "error", 400)
     return _launched(_message(request, f"started {launch.files} run(s) from {launch.folder} "
@@ -69,19 +143,11 @@ def stop_instance(store: object, instance_id: int, heartbeat_timeout: float) -> 
 
 
 @router.post("/instances/{instance_id}/stop", response_class=HTMLResponse)
-def stop(request: Request, instance_id: Annotated[int, Path(ge=1, le=MAX_ID)]) -> HTMLResponse:
+async def stop(request: Request, instance_id: Annotated[int, Path(ge=1, le=MAX_ID)]) -> HTMLResponse:
+    await _fields(request, StopForm)
     text = stop_instance(store_of(request), instance_id,
                          request.app.state.settings.heartbeat_timeout)
     return _message(request, text)
-
-
-def _form_int(form: dict[str, list[str]], name: str) -> int | None:
-    text = (form.get(name) or [""])[0].strip()
-    if not text:
-        return None
-    if not (text.isascii() and text.isdigit()) or not 1 <= int(text) <= MAX_ID:
-        raise InputError(f"{name} must be a positive integer, not {text!r}")
-    return int(text)
 
 
 def check_branch(store: object, node: str, overrides: list[str], *, episodes: int | None,
@@ -107,12 +173,10 @@ async def branch(request: Request, uid: str) -> HTMLResponse:
     ``phase``; checked here, then run by ``xrun branch`` in the background."""
     from xdoe.errors import RunError
 
+    fields = await _fields(request, BranchForm)
+    overrides, episodes, steps = fields.overrides, fields.episodes, fields.steps
+    phase = fields.phase.strip() or None
     try:
-        form = await read_form(request)
-        overrides = [line.strip() for text in form.get("set", []) for line in text.splitlines()
-                     if line.strip() and not line.strip().startswith("#")]
-        phase = (form.get("phase") or [""])[0].strip() or None
-        episodes, steps = _form_int(form, "episodes"), _form_int(form, "steps")
         check_branch(store_of(request), uid, overrides, episodes=episodes, steps=steps, phase=phase)
     except (InputError, RunError) as exc:
         return _message(request, str(exc), "error", 400)

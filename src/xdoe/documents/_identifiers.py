@@ -130,6 +130,8 @@ def name_problem(value: Any, what: str) -> str | None:
     bad = next((c for c in value if not c.isprintable() or c in "/\\"), None)
     if bad is not None:
         return f"the {what} must not contain {_shown(bad)} (printable text without / or \\)"
+    if not value.strip():
+        return f"the {what} must not be empty" + (f" ({value!r})" if value else "")
     if value.strip() in (".", ".."):
         return f"the {what} must not be {value!r}"
     return None

@@ -7,12 +7,12 @@ from __future__ import annotations
 import difflib
 from typing import Annotated, Any, Callable, ClassVar, Iterable, Sequence
 
-from pydantic import BaseModel, BeforeValidator, ConfigDict, Field, Strict, ValidationError
+from pydantic import AfterValidator, BaseModel, BeforeValidator, ConfigDict, Field, Strict, ValidationError
 
 from xdoe.documents._yaml import YamlDocument
 from xdoe.errors import DocumentError
 
-__all__ = ["MAX_EPISODES", "MAX_FACTORS", "MAX_WORKERS", "max_factors", "DocumentModel", "Integer", "Seconds",
+__all__ = ["MAX_EPISODES", "MAX_FACTORS", "MAX_WORKERS", "MIN_SECONDS", "max_factors", "DocumentModel", "Integer", "Seconds",
            "did_you_mean", "empty_list", "empty_name_means_none",
            "from_validation_error", "null_means", "short_repr"]
 
@@ -39,8 +39,19 @@ def max_factors() -> int:
 
 #: an integer field that refuses booleans (``seed: true`` is not 1) and floats
 Integer = Annotated[int, Strict()]
-#: A positive, finite number of seconds (an integer or a float; no string, no bool).
-Seconds = Annotated[float, Strict(), Field(gt=0, allow_inf_nan=False)]
+#: The least time limit (``run_config.timeout``, ``phase_config.step_timeout``): the
+#: watchdog looks every 20 ms at best, so a limit of 1e-12 s would be accepted and not kept.
+MIN_SECONDS = 0.001
+
+
+def _at_least_a_millisecond(value: float) -> float:
+    if value < MIN_SECONDS:
+        raise ValueError(f"{value:g} s is less than the least time limit, {MIN_SECONDS:g} s (1 ms)")
+    return value
+
+
+#: A positive, finite number of seconds, at least :data:`MIN_SECONDS` (an integer or a float; no string, no bool).
+Seconds = Annotated[float, Strict(), Field(gt=0, allow_inf_nan=False), AfterValidator(_at_least_a_millisecond)]
 
 
 def null_means(empty: Callable[[], Any]) -> Any:

@@ -137,8 +137,9 @@ def deadline(started: float, since: float, name: str, step_timeout: float | None
         due.append((since + step_timeout,
                     f"no progress for {step_timeout:g} s in {name} (phase_config.step_timeout)"))
     elif step_timeout and seen is not None:
-        due.append((seen + step_timeout, f"no progress for {step_timeout:g} s (phase_config.step_timeout; "
-                                         "its process stopped running Python code outside a component call)"))
+        due.append((seen + step_timeout, f"no progress for {step_timeout:g} s (phase_config.step_timeout): "
+                                         "its process stopped running Python code (C code holding the GIL?) "
+                                         "in a call the watchdog could not see"))
     if run_timeout:
         end = started + run_timeout
         stuck = end - since if name else 0.0

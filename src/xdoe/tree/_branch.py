@@ -108,8 +108,9 @@ def resolve_source(store: "Store", node: str | int) -> Source:
 
     text = str(node).strip()
     phase: str | None = None
-    if text.isdigit():
-        info = store.instance(int(text))
+    if text.isascii() and text.isdigit():
+        number = int(text) if len(text) <= 19 else 0  # ids are 64-bit: a longer one names nothing
+        info = store.instance(number) if 1 <= number <= 2**63 - 1 else None
         if info is None:
             raise InputError(f"store {store.url} has no run instance {text}")
     else:

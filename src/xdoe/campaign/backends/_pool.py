@@ -432,6 +432,9 @@ class ProcessPoolBackend(FutureBackend):
                         result.instance_id = latest.id
                         if latest.pid == pid and latest.error:  # e.g. the time limit that killed it
                             result.error = latest.error
+                        if latest.pid == pid:  # the time it ran, not 0 s (the summary's wall time)
+                            end = latest.end or datetime.now(timezone.utc)
+                            result.wall_time = max(0.0, (end - latest.start).total_seconds())
                         result.episodes = len({(e["phase_index"], e["worker"], e["episode"])
                                                for e in db.episodes(instance_id=latest.id)})
                 if task.options.claim:
