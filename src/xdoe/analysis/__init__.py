@@ -41,6 +41,13 @@ if TYPE_CHECKING:  # the same names for type checkers (`Name as Name`: a re-expo
         sections as sections,
         shown_rows as shown_rows,
     )
+    from xdoe.analysis._plan import (
+        Comparison as Comparison,
+        Plan as Plan,
+        bootstrap_repetitions as bootstrap_repetitions,
+        plan_repetitions as plan_repetitions,
+        welch_repetitions as welch_repetitions,
+    )
     from xdoe.analysis._report import write_report as write_report
     from xdoe.analysis._response import (
         Response as Response,
@@ -65,6 +72,7 @@ _EXPORTS = {
     "xdoe.analysis._effects": ["analyze", "design_points"],
     "xdoe.analysis._format": ["render", "sections", "STAT_NAMES", "TABLE_ROWS", "fmt_levels", "fmt_num", "points_section",
                               "shown_rows"],
+    "xdoe.analysis._plan": ["Comparison", "Plan", "plan_repetitions", "welch_repetitions", "bootstrap_repetitions"],
     "xdoe.analysis._report": ["write_report"],
     "xdoe.analysis._response": ["Response", "load_scores", "parse_response", "response_agents", "run_table"],
     "xdoe.analysis._result": [

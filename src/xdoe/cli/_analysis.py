@@ -372,4 +372,6 @@ def report_command(output_dir: Path | None, experiment: str | None, include_bran
 
 def analysis_commands() -> list[click.Command]:
     """The commands to add to the ``xrun`` group."""
-    return [results_command, analyze_command, plot_group, report_command]
+    from xdoe.cli._plan import plan_command
+
+    return [results_command, analyze_command, plot_group, report_command, plan_command]

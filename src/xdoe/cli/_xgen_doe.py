@@ -109,6 +109,9 @@ def augment_command(*, prepare: Callable[..., Any], resume_gc: Callable[[], None
                   help="Add N space-filling points, each farthest from all points so far (greedy maximin).")
     @click.option("--replicate", default=None, metavar="POINTS",
                   help="Add copies of these design points (comma-separated indices), run --repetitions times.")
+    @click.option("--replicate-to", "replicate_to", type=click.IntRange(min=1), default=None, metavar="N",
+                  help="Add the missing repetitions so that every design point has N runs (see xrun plan); the "
+                       "new runs get the seeds of the same document with repetitions: N.")
     @click.option("--repetitions", type=click.IntRange(min=1), default=None,
                   help="Runs of each new point [default: the document's repetitions].")
     @click.option("--dry-run", is_flag=True, help="Print the new points and what would be added; write nothing.")
@@ -118,11 +121,11 @@ def augment_command(*, prepare: Callable[..., Any], resume_gc: Callable[[], None
     @click.option("--quiet", "-q", is_flag=True, help="No summary or warnings.")
     @handle_errors
     def augment(file: Path, output: Path | None, foldover: str | None, axial: bool, alpha: str, center: int | None,
-                add: int | None, replicate: str | None, repetitions: int | None, dry_run: bool,
+                add: int | None, replicate: str | None, replicate_to: int | None, repetitions: int | None, dry_run: bool,
                 max_total_runs: int | None, quiet: bool) -> None:
         """Add a block of design points to a generated design (sequential
-        experimentation): --foldover [FACTOR], --axial, --add N or --replicate
-        POINTS. Existing run files stay byte-identical (same mtime) and every
+        experimentation): --foldover [FACTOR], --axial, --add N, --replicate
+        POINTS or --replicate-to N (more repetitions of every point). Existing run files stay byte-identical (same mtime) and every
         result is kept; the new runs are numbered after the existing ones and get
         their own seeds. The manifest records the block, so xgen generate keeps
         it and xrun analyze adds a block factor.
@@ -133,11 +136,14 @@ def augment_command(*, prepare: Callable[..., Any], resume_gc: Callable[[], None
         xgen augment surface.yaml --axial            factorial + centre -> central composite
         xgen augment study.yaml --add 8              8 more space-filling points
         xgen augment study.yaml --replicate 0,4 --repetitions 3
+        xgen augment study.yaml --replicate-to 10    10 runs of every point
         """
         chosen = [name for name, given in (("--foldover", foldover is not None), ("--axial", axial),
-                                           ("--add", add is not None), ("--replicate", replicate is not None)) if given]
+                                           ("--add", add is not None), ("--replicate", replicate is not None),
+                                           ("--replicate-to", replicate_to is not None)) if given]
         if len(chosen) != 1:
-            raise click.UsageError("give exactly one of --foldover [FACTOR], --axial, --add N, --replicate POINTS"
+            raise click.UsageError("give exactly one of --foldover [FACTOR], --axial, --add N, --replicate POINTS, "
+                                   "--replicate-to N"
                                    + (f" (got {', '.join(chosen)})" if chosen else ""))
         experiment, design, runs = _prepare(file, strict=False)
         _resume_gc()
@@ -151,6 +157,10 @@ def augment_command(*, prepare: Callable[..., Any], resume_gc: Callable[[], None
             how = {"axial": {"alpha": alpha, "center": center}}
         elif add is not None:
             how = {"add": add}
+        elif replicate_to is not None:
+            if repetitions is not None:
+                raise click.UsageError("--replicate-to N sets the runs of every point; give no --repetitions")
+            how = {"replicate_to": replicate_to}
         else:
             try:
                 how = {"replicate": [int(p) for p in str(replicate).split(",") if p.strip()]}
@@ -168,7 +178,12 @@ def augment_command(*, prepare: Callable[..., Any], resume_gc: Callable[[], None
 
             doe = summary(augmented.design)
             names = [f.name for f in augmented.design.factors]
-            click.echo(f"block {block['block']}: {block['points']} new design points x {block['repetitions']} "
+            if "replicate_to" in how:
+                click.echo(f"block {block['block']}: the missing repetitions so that every design point has "
+                           f"{block['repetitions']} runs = {block['runs']} runs (runs {block['first_run']}.."
+                           f"{block['first_run'] + block['runs'] - 1}; seeds as with repetitions: {block['repetitions']})")
+            else:
+              click.echo(f"block {block['block']}: {block['points']} new design points x {block['repetitions']} "
                        f"repetition(s) = {block['runs']} runs (runs {block['first_run']}..{block['first_run'] + block['runs'] - 1}, "
                        f"design points {block['first_point']}..{block['first_point'] + block['points'] - 1})")
             for i in range(block["first_point"], block["first_point"] + block["points"]):

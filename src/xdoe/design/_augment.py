@@ -14,6 +14,11 @@ to a generated (and perhaps already run) design.
   scrambled Sobol' set (``scipy.stats.qmc``, seeded from the document's seed
   and the block number) farthest from every point so far (greedy maximin).
 * ``replicate``: copies of chosen design points, each run ``repetitions`` times.
+* ``replicate_to``: no new point; repetitions ``r..N-1`` of every point that
+  has ``r < N`` runs (``xgen augment --replicate-to N``, after ``xrun plan``):
+  the new runs keep their points' indices and copies, so their seeds are
+  those of the same document with ``repetitions: N`` (run numbers differ:
+  they come after the existing runs).
 
 Existing run files are never rewritten: the new runs are numbered after the
 existing ones (run ``first_run + repetition * points + i`` of the block),
@@ -134,6 +139,8 @@ def new_points(how: dict[str, Any], coded: np.ndarray, names: list[str], kinds: 
             chosen.append(cand[best])
             np.minimum(d2, ((scaled - scaled[best]) ** 2).sum(axis=1), out=d2)
         return np.array(chosen)
+    if "replicate_to" in how:  # no new point: more repetitions of the existing ones
+        return np.zeros((0, coded.shape[1]))
     points = how["replicate"]
     bad = [p for p in points if not 0 <= p < len(coded)]
     if bad:
@@ -161,6 +168,16 @@ def _block_bound(how: dict[str, Any], points: int, d: int) -> tuple[str, int]:
 def _refuse_too_large(how: dict[str, Any], current: Any, d: int, limit: int, made: int | None = None) -> None:
     """Refuse a block whose runs, with the existing ones, exceed ``limit``
     (``made``: the points the block has, once made)."""
+    if "replicate_to" in how:
+        n = int(how["replicate_to"])
+        added = sum(points * (n - reps) for _, points, reps in point_segments(current.blocks) if reps < n)
+        if not added:
+            raise InputError(f"--replicate-to {n}: every design point already has {n} or more runs; nothing to add")
+        if len(current) + added <= limit:
+            return
+        raise InputError(f"--replicate-to {n}: {added} new runs; with the {len(current)} existing runs, "
+                         f"{len(current) + added} in all, which exceeds max_total_runs {limit}; replicate to fewer, "
+                         "or raise max_total_runs (xgen augment --max-total-runs) if you mean it")
     option, points = _block_bound(how, current.n_points, d)
     points = points if made is None else made
     reps = int(how.get("repetitions", current.repetitions))
@@ -171,6 +188,20 @@ def _refuse_too_large(how: dict[str, Any], current: Any, d: int, limit: int, mad
     raise InputError(f"{option}: {points} new design points x {reps} repetition(s) = {added} runs; with the "
                      f"{len(current)} existing runs, {total} in all, which exceeds max_total_runs {limit}; add fewer points "
                      "or repetitions, or raise max_total_runs (xgen augment --max-total-runs) if you mean it")
+
+
+def point_segments(records: list[dict]) -> list[tuple[int, int, int]]:
+    """``(first point, points, repetitions)`` of each block that added points
+    (the design first), its repetitions raised by later ``--replicate-to`` blocks."""
+    out: list[list[int]] = []
+    for r in records:
+        how = r["how"]
+        if isinstance(how, dict) and "replicate_to" in how:
+            for seg in out:
+                seg[2] = max(seg[2], int(how["replicate_to"]))
+        else:
+            out.append([int(r["first_point"]), int(r["points"]), int(r["repetitions"])])
+    return [(a, b, c) for a, b, c in out]
 
 
 class AugmentedRuns(Sequence):
@@ -193,7 +224,8 @@ class AugmentedRuns(Sequence):
         # a full factorial (Design.grid) builds its arrays on first use: every point active
         if not design.is_grid and bool(np.any(~design.active)):
             raise InputError("xgen augment: a design with conditional factors cannot be augmented")
-        coded = [design.coded()] + [c for _, c in blocks]
+        width = len(design.factors)
+        coded = [design.coded()] + [np.asarray(c, float).reshape(-1, width) for _, c in blocks]
         all_coded = np.vstack(coded)
         originals = {f.name: f for f in factors_of(self.experiment)}
         factors, points, scale = coded_design([originals[f.name] for f in design.factors], all_coded)
@@ -201,11 +233,27 @@ class AugmentedRuns(Sequence):
         records = [{"block": 0, "first_point": 0, "points": len(design), "first_run": 0, "runs": len(base),
                     "repetitions": base.repetitions, "how": "design"}]
         self.segments: list[tuple[int, Any]] = [(0, base)]
+        # per block of points: [its design, first point, copies, repetitions so far] (for --replicate-to)
+        parts: list[list[Any]] = [[design, 0, base._copies, base.repetitions]]
         first_point, first_run = len(design), len(base)
         seen: dict[bytes, int] = {}
         for row in np.round(design.coded(), 9):
             seen[row.tobytes()] = seen.get(row.tobytes(), 0) + 1
         for b, (how, block_coded) in enumerate(blocks, 1):
+            if "replicate_to" in how:  # repetitions r..N-1 of every point with r < N: the seeds of `repetitions: N`
+                n, start = int(how["replicate_to"]), first_run
+                for entry in parts:
+                    part_design, part_first, part_copies, reps = entry
+                    if reps >= n:
+                        continue
+                    seq = sequence(self.experiment, part_design, repetitions=n, first_run=first_run,
+                                   first_point=part_first, copies=part_copies, first_repetition=reps)
+                    self.segments.append((first_run, seq))
+                    first_run += len(seq)
+                    entry[3] = n
+                records.append({"block": b, "first_point": first_point, "points": 0, "first_run": start,
+                                "runs": first_run - start, "repetitions": n, "how": how})
+                continue
             if "axial" in how:
                 method = "central_composite"
             n = len(block_coded)
@@ -223,6 +271,7 @@ class AugmentedRuns(Sequence):
             records.append({"block": b, "first_point": first_point, "points": n, "first_run": first_run,
                             "runs": len(seq), "repetitions": reps, "how": how})
             self.segments.append((first_run, seq))
+            parts.append([part, first_point, copies, reps])
             first_point += n
             first_run += len(seq)
         info = {**(design.info or {}), "blocks": records}

@@ -45,7 +45,7 @@ class RunSequence(Sequence):
     """
 
     def __init__(self, experiment: Experiment, design: Any, *, repetitions: int | None = None, first_run: int = 0,
-                 first_point: int = 0, copies: dict[int, int] | None = None) -> None:
+                 first_point: int = 0, copies: dict[int, int] | None = None, first_repetition: int = 0) -> None:
         self.experiment = experiment
         self.design = design
         self.n_points = len(design)
@@ -53,6 +53,9 @@ class RunSequence(Sequence):
         #: a block added by ``xgen augment`` (:mod:`xdoe.design._augment`): its runs are numbered from
         #: ``first_run`` and its points from ``first_point``, after the existing ones
         self.first_run, self.first_point = first_run, first_point
+        #: a ``--replicate-to`` block: repetitions ``first_repetition..repetitions-1`` of existing points
+        #: (their own indices and copies, so the seeds a document with these repetitions gives)
+        self.first_repetition = first_repetition
         self.layout = OutputLayout(experiment.safe_uid)
         self._expander = Expander(experiment)
         self._columns = _level_columns(design, self._expander)
@@ -63,7 +66,7 @@ class RunSequence(Sequence):
         self._copies = _copies(design) if copies is None else copies
 
     def __len__(self) -> int:
-        return self.n_points * self.repetitions
+        return self.n_points * (self.repetitions - self.first_repetition)
 
     def levels(self, point: int) -> dict[str, Any]:
         """The levels of design point ``point`` (as written in the documents)."""
@@ -112,7 +115,7 @@ class RunSequence(Sequence):
         if not 0 <= k < n:
             raise IndexError(f"run {k} out of range (0..{n - 1})")
         repetition, point = divmod(k, self.n_points)
-        return k, point, repetition, self.levels(point)
+        return k, point, repetition + self.first_repetition, self.levels(point)
 
     def __iter__(self) -> Iterator[dict]:
         for k in range(len(self)):
