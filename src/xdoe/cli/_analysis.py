@@ -371,7 +371,5 @@ def report_command(output_dir: Path | None, experiment: str | None, include_bran
 
 
 def analysis_commands() -> list[click.Command]:
-    """The commands to add to the ``xrun`` group."""
-    from xdoe.cli._plan import plan_command
-
-    return [results_command, analyze_command, plot_group, report_command, plan_command]
+    """The commands to add to the ``xrun`` group (``xrun plan``: :mod:`xdoe.cli._plan`)."""
+    return [results_command, analyze_command, plot_group, report_command]

@@ -401,7 +401,9 @@ register_tree(main)
 # results, analyze, plot, report (issue 12): src/xdoe/cli/_analysis.py
 from xdoe.cli._analysis import analysis_commands  # noqa: E402
 
-for _command in analysis_commands():
+from xdoe.cli._plan import plan_command  # noqa: E402
+
+for _command in [*analysis_commands(), plan_command]:
     main.add_command(_command)
 from xdoe.cli._dashboard import dashboard_command  # noqa: E402  (issue 15)
 main.add_command(dashboard_command)
