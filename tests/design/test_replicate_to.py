@@ -67,3 +67,22 @@ def test_replicate_to_respects_max_total_runs(tmp_path):
                                        "--max-total-runs", "30"])
     assert result.exit_code != 0 and "max_total_runs" in result.output
     assert len(list(out.glob("run-*.yaml"))) == 16
+
+
+def test_replicate_to_works_on_a_grid_of_three_level_factors(tmp_path):
+    """A factor of three levels is coded 2 i / (k - 1) - 1: the augmentation
+    replays it (it used to refuse every level other than the two ends)."""
+    doc = tmp_path / "grid.yaml"
+    data = dummy_study("grid", 3, {"method": "full_factorial"}, {"a": {"levels": [1, 2, 3]}, "b": {"levels": [0, 1]}},
+                       output="out")
+    data["repetitions"] = 1
+    doc.write_text(yaml.safe_dump(data))
+    out = tmp_path / "grid"
+    assert CliRunner().invoke(xgen, ["generate", str(doc), "-o", str(out), "-q"]).exit_code == 0
+    result = CliRunner().invoke(xgen, ["augment", str(doc), "-o", str(out), "--replicate-to", "3"])
+    assert result.exit_code == 0, result.output
+    runs = list(_runs(out).values())
+    assert len(runs) == 6 * 3
+    levels = {(r["design_point"]["index"], r["design_point"]["repetition"]): r["design_point"]["levels"]["a"]
+              for r in runs}
+    assert all(levels[(i, k)] == levels[(i, 0)] for i in range(6) for k in (1, 2))

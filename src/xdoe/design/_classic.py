@@ -250,11 +250,13 @@ def coded_design(factors: Sequence[Factor], coded: np.ndarray) -> tuple[tuple[Fa
     points = np.empty_like(coded)
     for j, f in enumerate(factors):
         col = coded[:, j]
-        if f.levels is not None:
-            if not np.all(np.isin(col, (-1.0, 1.0))):
+        if f.levels is not None:  # level i of k at coded 2 i / (k - 1) - 1 (two levels: -1 and +1)
+            k = len(f.levels)
+            index = (col + 1) / 2 * (k - 1)
+            if not np.all((np.abs(index - np.round(index)) < 1e-9) & (index > -1e-9) & (index < k - 1 + 1e-9)):
                 raise DesignError(f"factor {f.name!r} has levels, but the design needs it at coded values other "
-                                  "than -1 and +1 (centre or axial points): give it a range")
-            points[:, j] = (col + 1) / 2
+                                  "than its levels' (centre or axial points): give it a range")
+            points[:, j] = np.round(index)
             out_factors.append(f)
             scales.append(1.0)
             continue
