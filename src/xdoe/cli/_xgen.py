@@ -16,7 +16,7 @@ from typing import Any
 
 import click
 
-from xdoe.cli._common import EXIT_INPUT, EXIT_OK, check_output, handle_errors, output_options
+from xdoe.cli._common import EXIT_INPUT, EXIT_OK, check_output, console, handle_errors, output_options
 from xdoe.cli._xgen_doe import _diagnostic_lines, _doe_lines, _figure, augment_command
 
 __all__ = ["main"]
@@ -115,9 +115,8 @@ def _warn(warnings: list[str], quiet: bool) -> None:
 
 
 def _console() -> Any:
-    from rich.console import Console
-
-    return Console(file=sys.stdout, soft_wrap=True, highlight=False, emoji=False)
+    """Standard output: a terminal's width, or (piped) wide enough that no column is cut."""
+    return console(file=sys.stdout, soft_wrap=True, highlight=False, emoji=False)
 
 
 def _factor_table(experiment: Any, design: Any) -> Any:
