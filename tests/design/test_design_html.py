@@ -3,7 +3,7 @@
 from pathlib import Path
 
 from xdoe.design import prepare
-from xdoe.design._make import html_sections
+from xdoe._html import design_sections as html_sections
 
 ROOT = Path(__file__).resolve().parents[2]
 

@@ -185,9 +185,12 @@ class Analysis:
     def _repr_html_(self) -> str:
         """In a notebook: the sections the CLI prints (:func:`xdoe.analysis.sections`)
         as HTML tables, under the title naming the experiment and response."""
-        from xdoe._html import html_block, html_table
-        from xdoe.analysis._format import sections
+        import importlib
 
+        from xdoe._html import html_block, html_table
+
+        # the package's sections (xdoe.analysis._format imports this module: no import cycle)
+        sections = importlib.import_module("xdoe.analysis").sections
         return html_block(self.title(), [html_table(*section) for section in sections(self)],
                           [f"warning: {w}" for w in self.warnings])
 

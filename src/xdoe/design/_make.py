@@ -122,7 +122,7 @@ class Design:
     def _repr_html_(self) -> str:
         """In a notebook: what ``xgen generate --dry-run`` shows of the design
         (:func:`html_sections`): its factors, then its points."""
-        from xdoe._html import html_block, html_table
+        from xdoe._html import design_sections as html_sections, html_block, html_table
 
         return html_block(f"design: {self.method}, {len(self)} points",
                           [html_table(*section) for section in html_sections(self)], [self.reason])
@@ -441,30 +441,3 @@ def _make_design(
         build(factors, budget, as_seed_sequence(seed, spawn_key)),
     )
 
-
-def html_sections(design: Design) -> list[tuple[str, list[str], list[list[str]]]]:
-    """``[(title, headers, rows)]`` of a design as a notebook shows it: the
-    factors (name, kind, levels or range, as ``xgen generate --dry-run``) and
-    the points (their levels; the first :data:`xdoe._html.MAX_HTML_ROWS`)."""
-    import json
-
-    from xdoe._html import MAX_HTML_ROWS
-
-    def text(value: Any) -> str:
-        return value if isinstance(value, str) else json.dumps(value, ensure_ascii=False)
-
-    factors = []
-    for f in design.factors:
-        if f.levels is not None:
-            factors.append([f.name, f"categorical ({len(f.levels)})", ", ".join(text(v) for v in f.levels)])
-        else:
-            extra = f", {f.scale}" + (", integer" if getattr(f, "integer", False) else "")
-            factors.append([f.name, "continuous", f"[{f.low:g}, {f.high:g}]{extra}"])
-    names = [f.name for f in design.factors]
-    shown = min(len(design), MAX_HTML_ROWS)
-    points = []
-    for i in range(shown):
-        values = design.values(i)
-        points.append([str(i), *(text(values[n]) if n in values else "" for n in names)])
-    title = "points" if shown == len(design) else f"points (the first {shown} of {len(design)})"
-    return [("factors", ["name", "kind", "levels or range"], factors), (title, ["point", *names], points)]
