@@ -201,3 +201,51 @@ def test_hand_written_run_without_design_point(tmp_path) -> None:
 
     with Store(url, read_only=True) as store:
         assert plot_curves(store, tmp_path / "c.png").stat().st_size > 5_000
+
+
+def _html_tables(text: str) -> tuple[list[str], list[tuple[str, list[str], list[list[str]]]]]:
+    """The headings and the (caption, headers, rows) of every table in ``text``."""
+    from html.parser import HTMLParser
+
+    class Tables(HTMLParser):
+        def __init__(self) -> None:
+            super().__init__()
+            self.headings: list[str] = []
+            self.tables: list[tuple[str, list[str], list[list[str]]]] = []
+            self.tag: str | None = None
+            self.text = ""
+
+        def handle_starttag(self, tag, attrs) -> None:
+            if tag == "table":
+                self.tables.append(("", [], []))
+            if tag == "tr" and self.tables and self.tag != "thead":
+                self.tables[-1][2].append([])
+            if tag in ("h4", "caption", "th", "td"):
+                self.text = ""
+            if tag in ("thead", "tbody"):
+                self.tag = tag
+
+        def handle_data(self, data) -> None:
+            self.text += data
+
+        def handle_endtag(self, tag) -> None:
+            if tag == "h4":
+                self.headings.append(self.text)
+            elif tag == "caption":
+                self.tables[-1] = (self.text, *self.tables[-1][1:])
+            elif tag == "th":
+                self.tables[-1][1].append(self.text)
+            elif tag == "td":
+                self.tables[-1][2][-1].append(self.text)
+
+    parser = Tables()
+    parser.feed(text)
+    return parser.headings, parser.tables
+
+
+def test_the_notebook_display_shows_the_sections_the_cli_prints(result) -> None:
+    from xdoe.analysis import sections
+
+    headings, tables = _html_tables(result._repr_html_())
+    assert headings == [result.title()]
+    assert tables == [(title, headers, rows) for title, headers, rows in sections(result)]

@@ -14,6 +14,7 @@ import datetime as _dt
 import hashlib
 import html
 import json
+import os
 import tempfile
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
@@ -62,6 +63,16 @@ def _manifest(output_dir: Path | None, experiment: str | None) -> Path | None:
     if experiment is None:
         return next(iter(found.values())).manifest if len(found) == 1 else None
     return found[experiment].manifest if experiment in found else None
+
+
+def shown_path(path: str | Path) -> str:
+    """``path`` as the report shows it: relative to the working directory it
+    was made in (no absolute local path), or its file name when it is on
+    another drive."""
+    try:
+        return os.path.relpath(path, os.getcwd())
+    except ValueError:  # another drive (Windows)
+        return Path(path).name
 
 
 def _find_document(manifest: Path | None, document: Path | None) -> Path | None:
@@ -152,7 +163,14 @@ def write_report(frame: "pd.DataFrame | None", output: str | Path, *, response: 
     doc_path = _find_document(manifest_path, document)
     parts.append('<h2 id="document">Experiment document</h2>')
     if doc_path is not None:
-        parts.append(f"<p class=note>{html.escape(str(doc_path))}</p><pre>{html.escape(doc_path.read_text('utf-8'))}</pre>")
+        parts.append(f"<p class=note>{html.escape(shown_path(doc_path))}</p><pre>{html.escape(doc_path.read_text('utf-8'))}</pre>")
+        if manifest_path is not None:  # xgen generate exp.yaml KEY=VALUE: the study is the file with these
+            recorded = json.loads(manifest_path.read_text("utf-8")).get("overrides")
+            if recorded:
+                from xdoe.documents import override_specs
+
+                parts.append("<p class=note>generated with the overrides "
+                             f"<code>{html.escape(' '.join(override_specs(recorded)))}</code></p>")
     else:
         parts.append("<p class=note>not found (give the output folder with its manifest.json, or --document)</p>")
 

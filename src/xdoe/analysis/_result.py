@@ -182,6 +182,18 @@ class Analysis:
             parts.append(f"agent {self.agent}")
         return " · ".join(parts + [f"{self.runs} runs"])
 
+    def _repr_html_(self) -> str:
+        """In a notebook: the sections the CLI prints (:func:`xdoe.analysis.sections`)
+        as HTML tables, under the title naming the experiment and response."""
+        import importlib
+
+        from xdoe._html import html_block, html_table
+
+        # the package's sections (xdoe.analysis._format imports this module: no import cycle)
+        sections = importlib.import_module("xdoe.analysis").sections
+        return html_block(self.title(), [html_table(*section) for section in sections(self)],
+                          [f"warning: {w}" for w in self.warnings])
+
     def to_dict(self) -> dict[str, Any]:
         """The JSON shape of ``xrun analyze --format json``: ``{"experiment",
         "response", "agent", "statistic", "runs", "factors": [{"name", "kind",

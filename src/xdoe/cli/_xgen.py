@@ -16,7 +16,7 @@ from typing import Any
 
 import click
 
-from xdoe.cli._common import EXIT_INPUT, EXIT_OK, check_output, handle_errors, output_options
+from xdoe.cli._common import EXIT_INPUT, EXIT_OK, check_output, console, handle_errors, output_options
 from xdoe.cli._xgen_doe import _diagnostic_lines, _doe_lines, _figure, augment_command
 
 __all__ = ["main"]
@@ -59,7 +59,7 @@ def _resume_gc() -> None:
         gc.enable()
 
 
-def _prepare(file: Path, *, strict: bool, max_total_runs: int | None = None) -> Any:
+def _prepare(file: Path, *, strict: bool, max_total_runs: int | None = None, overrides: Any = ()) -> Any:
     """:func:`xdoe.design.prepare`. The garbage collector stays off (see
     :class:`_Program`) until work that grows with the runs, or user code,
     starts: the caller calls :func:`_resume_gc` first.
@@ -76,10 +76,26 @@ def _prepare(file: Path, *, strict: bool, max_total_runs: int | None = None) -> 
     try:
         from xdoe.design import prepare
 
-        return prepare(file, strict=strict, max_total_runs=max_total_runs)
+        return prepare(file, strict=strict, max_total_runs=max_total_runs, overrides=overrides)
     finally:
         if given is None:
             os.environ.pop(_NO_PLUGINS, None)
+
+
+#: the help text's paragraph on KEY=VALUE overrides (xgen generate, xgen check)
+_OVERRIDES_HELP = """KEY=VALUE arguments after FILE override keys of the document before it
+is read: KEY is a dotted path (repetitions, factors.alpha.levels,
+definitions.agents.learner.brain.params.gamma; a path that does not start at
+the top matches every place it ends at; +KEY adds a key), VALUE is YAML
+(5, [0.1,0.5], {a: 1}; x0.5 multiplies the current number): the grammar of
+xrun branch --set. An unknown key is refused with close matches. The
+manifest records them, in the order given, as "overrides"; its input_sha256
+stays the hash of FILE as written, and errors name FILE's lines."""
+
+
+def overrides_argument(func: Any) -> Any:
+    """``[KEY=VALUE]...`` after FILE: overrides of the experiment document."""
+    return click.argument("overrides", nargs=-1, metavar="[KEY=VALUE]...")(func)
 
 
 def max_total_runs_option(func: Any) -> Any:
@@ -99,9 +115,8 @@ def _warn(warnings: list[str], quiet: bool) -> None:
 
 
 def _console() -> Any:
-    from rich.console import Console
-
-    return Console(file=sys.stdout, soft_wrap=True, highlight=False, emoji=False)
+    """Standard output: a terminal's width, or (piped) wide enough that no column is cut."""
+    return console(file=sys.stdout, soft_wrap=True, highlight=False, emoji=False)
 
 
 def _factor_table(experiment: Any, design: Any) -> Any:
@@ -209,6 +224,7 @@ def main() -> None:
 
 @main.command()
 @click.argument("file", type=click.Path(path_type=Path))
+@overrides_argument
 @click.option(
     "--output",
     "-o",
@@ -235,8 +251,9 @@ def main() -> None:
               help="Deprecated name of --import.")
 @max_total_runs_option
 @handle_errors
-def generate(file: Path, output: Path | None, dry_run: bool, force: bool, force_folder: bool, quiet: bool,
-             strict: bool, import_: bool, check_imports: bool, max_total_runs: int | None) -> None:
+def generate(file: Path, overrides: tuple[str, ...], output: Path | None, dry_run: bool, force: bool,
+             force_folder: bool, quiet: bool, strict: bool, import_: bool, check_imports: bool,
+             max_total_runs: int | None) -> None:
     """Write one run document per design point and repetition.
 
     Writes OUTPUT/run-<uid>-<NNNN>.yaml (NNNN = repetition x design points +
@@ -250,9 +267,14 @@ def generate(file: Path, output: Path | None, dry_run: bool, force: bool, force_
     same folder gets manifest-<uid>.json and design-<uid>.csv. An existing
     non-empty folder that xgen did not create (no xgen manifest in it) is
     refused unless --force-folder.
+
+    \b
+    xgen generate exp.yaml repetitions=5 factors.alpha.levels=[0.1,0.5]
+
+    {overrides}
     """
     # before any import of xdoe.design, which builds the document models (see _prepare)
-    experiment, design, runs = _prepare(file, strict=strict, max_total_runs=max_total_runs)
+    experiment, design, runs = _prepare(file, strict=strict, max_total_runs=max_total_runs, overrides=overrides)
     from xdoe.design import write_runs
 
     _warn(experiment.warnings, quiet)
@@ -305,6 +327,7 @@ def generate(file: Path, output: Path | None, dry_run: bool, force: bool, force_
 
 @main.command()
 @click.argument("file", type=click.Path(path_type=Path))
+@overrides_argument
 @click.option("--strict", is_flag=True, help="Refuse keys xdoe does not know (default: warn).")
 @click.option("--quiet", "-q", is_flag=True, help="No warnings; only the result line.")
 @click.option("--import", "import_", is_flag=True,
@@ -312,16 +335,19 @@ def generate(file: Path, output: Path | None, dry_run: bool, force: bool, force_
                    "xrun experiment-check does (imports your code and the environments).")
 @max_total_runs_option
 @handle_errors
-def check(file: Path, strict: bool, quiet: bool, import_: bool, max_total_runs: int | None) -> None:
+def check(file: Path, overrides: tuple[str, ...], strict: bool, quiet: bool, import_: bool,
+          max_total_runs: int | None) -> None:
     """Validate an experiment document and its design; write nothing.
 
     Builds every design point's run document once, so that errors that depend
     on the chosen levels (a $req index out of range...) are found too. With
     --import, also imports every component and checks its params; errors
     name the experiment document's file:line.
+
+    {overrides}
     """
     # before any import of xdoe.design, which builds the document models (see _prepare)
-    experiment, design, runs = _prepare(file, strict=strict, max_total_runs=max_total_runs)
+    experiment, design, runs = _prepare(file, strict=strict, max_total_runs=max_total_runs, overrides=overrides)
     from xdoe.design import check_runs
 
     _warn(experiment.warnings, quiet)
@@ -370,6 +396,9 @@ def schema(indent: int) -> None:
     click.echo(json.dumps(experiment_schema(), indent=indent, sort_keys=True))
     sys.exit(EXIT_OK)
 
+
+for _command in (generate, check):  # the overrides paragraph, written once
+    _command.help = (_command.help or "").replace("{overrides}", _OVERRIDES_HELP.replace("\n", "\n    "))
 
 main.add_command(augment_command(prepare=_prepare, resume_gc=_resume_gc, warn=_warn, plan_lines=_plan_lines))
 

@@ -283,12 +283,11 @@ def experiment_start(files: tuple[str, ...], quiet: bool, jobs: str, **options: 
     merged = [(todo[k], r) for k, r in enumerate(per_plan) if r is not None] + done_before
     outcomes = [r for _, r in sorted(merged, key=lambda item: item[0])]
     if not quiet:
-        from rich.console import Console
-
+        from xdoe.cli._common import console as make_console
         from xdoe.results import levels_text
 
         levels = {p.uid: levels_text((p.document.get("design_point") or {}).get("levels")) for p in loaded.plans}
-        console = Console(emoji=False)
+        console = make_console()  # piped: wide enough that no column is cut
         console.print(summary_table(outcomes, skipped, levels, width=console.width))
     sys.exit(EXIT_OK if all_done(outcomes) and not skipped else EXIT_FAILED)
 

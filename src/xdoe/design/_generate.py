@@ -16,7 +16,7 @@ import warnings
 from collections.abc import Sequence
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Any, Callable, Iterator
+from typing import Any, Callable, Iterator, Sequence
 
 
 from xdoe.design._expand import Expander, copy_plain, factors_of, round_continuous, run_seed, run_uid
@@ -271,9 +271,15 @@ def build_design(experiment: Experiment, *, max_total_runs: int | None = None) -
 
 
 def prepare(
-    document: str | Path | dict | YamlDocument, *, strict: bool = False, max_total_runs: int | None = None
+    document: str | Path | dict | YamlDocument, *, strict: bool = False, max_total_runs: int | None = None,
+    overrides: Sequence[Any] = (),
 ) -> tuple[Experiment, Any, RunSequence]:
     """Load the document, build the design and the (lazy) run sequence.
+
+    ``overrides``: ``KEY=VALUE`` texts (or ``Override``) applied to the
+    document as loaded (see :func:`xdoe.documents.load_experiment`); the
+    manifest records them (``"overrides"``). To regenerate a study from its
+    manifest: ``overrides=overrides_from_record(manifest["overrides"])``.
 
     ``max_total_runs`` overrides the document's limit on runs (see
     :func:`build_design`).
@@ -281,7 +287,7 @@ def prepare(
     Raises:
         DocumentError: invalid document or design, or a design too large.
     """
-    experiment = load_experiment(document, strict=strict)
+    experiment = load_experiment(document, strict=strict, overrides=overrides)
     design = build_design(experiment, max_total_runs=max_total_runs)
     runs = RunSequence(experiment, design)
     _refuse_long_file_names(runs)
@@ -330,6 +336,8 @@ def _output_args(runs: RunSequence) -> dict:
             max_runs=experiment.model.max_runs,
         )
         head["design"]["runs"] = len(runs)  # an augmented design's blocks may have other repetitions
+        if experiment.overrides:
+            head["overrides"] = experiment.overrides  # in the order given (see _output._emit)
         return head
 
     return {"layout": runs.layout, "header": header, "factor_names": [f.name for f in design.factors]}

@@ -119,6 +119,14 @@ class Design:
         object.__setattr__(self, "active", active)
         return self.__dict__[name]
 
+    def _repr_html_(self) -> str:
+        """In a notebook: what ``xgen generate --dry-run`` shows of the design
+        (:func:`html_sections`): its factors, then its points."""
+        from xdoe._html import design_sections as html_sections, html_block, html_table
+
+        return html_block(f"design: {self.method}, {len(self)} points",
+                          [html_table(*section) for section in html_sections(self)], [self.reason])
+
     def __len__(self) -> int:
         ks = self.__dict__.get("_ks")
         return math.prod(ks) if ks is not None else int(self.points.shape[0])
@@ -432,3 +440,4 @@ def _make_design(
         f"{used} requested: {label} of {budget} points (max_runs) from a full factorial of {size}",
         build(factors, budget, as_seed_sequence(seed, spawn_key)),
     )
+

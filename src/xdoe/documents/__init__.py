@@ -43,6 +43,19 @@ if TYPE_CHECKING:  # the same names for type checkers (`Name as Name`: a re-expo
         parse_load as parse_load,
         parse_replay as parse_replay,
     )
+    from xdoe.documents._overrides import (
+        Move as Move,
+        Override as Override,
+        apply_overrides as apply_overrides,
+        describe_overrides as describe_overrides,
+        dotted as dotted,
+        override_record as override_record,
+        override_specs as override_specs,
+        overrides_from_record as overrides_from_record,
+        parse_override as parse_override,
+        parse_value as parse_value,
+        resolve_key as resolve_key,
+    )
     from xdoe.documents._placeholders import (
         PlaceholderError as PlaceholderError,
         find_placeholders as find_placeholders,
@@ -104,6 +117,11 @@ _EXPORTS = {
     # the file or folder name a run uid gives (a slug and a short hash unless it is file-safe)
     "xdoe.documents._identifiers": ["uid_file_name"],
     "xdoe.documents._lineage_specs": ["LoadSpec", "ReplaySpec", "parse_load", "parse_replay"],
+    # KEY=VALUE overrides (xrun branch --set; xgen generate/check exp.yaml KEY=VALUE) and their manifest record
+    "xdoe.documents._overrides": [
+        "Move", "Override", "apply_overrides", "describe_overrides", "dotted", "override_record", "override_specs",
+        "overrides_from_record", "parse_override", "parse_value", "resolve_key",
+    ],
     "xdoe.documents._placeholders": [
         "PlaceholderError", "find_placeholders", "interpolate", "substitute", "whole_placeholder",
     ],

@@ -53,7 +53,7 @@ from __future__ import annotations
 import hashlib
 import re
 from pathlib import Path
-from typing import Any
+from typing import Any, Sequence
 
 from xdoe.documents._canonical import canonical_json
 from xdoe.documents._experiment_models import (
@@ -262,6 +262,7 @@ def load_experiment(
     strict: bool = False,
     text: str | None = None,
     file: str | None = None,
+    overrides: Sequence[Any] = (),
 ) -> Experiment:
     """Load and validate an experiment document.
 
@@ -270,6 +271,11 @@ def load_experiment(
         strict: refuse unknown keys instead of warning about them.
         text: the document text (then ``document`` is only the file name).
         file: the name used in messages (default: the path, or ``<string>``).
+        overrides: ``KEY=VALUE`` texts or :class:`~xdoe.documents._overrides.Override`
+            applied in order to the document as loaded (dotted keys, values as
+            YAML: the grammar of ``xrun branch --set``); ``input_sha256`` stays
+            the hash of the document as written, line numbers point at the file,
+            and :attr:`Experiment.overrides` records them (:func:`override_record`).
 
     Returns:
         The :class:`Experiment`; ``warnings`` lists what was accepted with a
@@ -298,6 +304,15 @@ def load_experiment(
         digest = hashlib.sha256(raw).hexdigest()
         source = load_yaml(document, text=text, file=name)
 
+    record: dict[str, Any] = {}
+    if overrides:
+        from xdoe.documents._overrides import apply_overrides, override_record
+
+        if not isinstance(source.data, dict):
+            raise source.error("overrides need a mapping at the top level of the document")
+        record = override_record(overrides)
+        changed, _applied = apply_overrides(source.data, list(overrides), what=f"the experiment document {source.file}")
+        source = YamlDocument(data=changed, file=source.file, tree=source.tree)
     data = source.data
     if not isinstance(data, dict):
         got = "an empty document" if data is None else f"a {type(data).__name__}"
@@ -355,6 +370,7 @@ def load_experiment(
         source=source,
         input_sha256=digest,
         warnings=warnings,
+        overrides=record,
         named=list(named.values()),
         schedule_variables=[],
         phases=[],

@@ -104,6 +104,9 @@ class Experiment:
     references: dict[str, Reference] = field(default_factory=dict)
     #: ``{positional name: given name}`` of the schedule factors named in the document
     aliases: dict[str, str] = field(default_factory=dict)
+    #: ``{KEY: value}`` of the command-line overrides applied, in the order given
+    #: (:func:`xdoe.documents._overrides.override_record`); empty without any
+    overrides: dict[str, Any] = field(default_factory=dict)
 
     @property
     def uid(self) -> str:

@@ -1,0 +1,52 @@
+"""HTML for notebooks (``_repr_html_``): titled tables, every text escaped
+(:func:`html.escape`)."""
+
+from __future__ import annotations
+
+import html
+from typing import Any, Sequence
+
+__all__ = ["html_table", "html_block", "design_sections", "MAX_HTML_ROWS"]
+
+#: rows of a design's points shown in a notebook (a line says how many more)
+MAX_HTML_ROWS = 50
+
+
+def html_table(title: str, headers: Sequence[Any], rows: Sequence[Sequence[Any]]) -> str:
+    """One ``<table>`` with ``title`` as its ``<caption>``."""
+    head = "".join(f"<th>{html.escape(str(h))}</th>" for h in headers)
+    body = "".join("<tr>" + "".join(f"<td>{html.escape(str(c))}</td>" for c in r) + "</tr>" for r in rows)
+    return (f"<table><caption style=\"text-align:left\"><b>{html.escape(title)}</b></caption>"
+            f"<thead><tr>{head}</tr></thead><tbody>{body}</tbody></table>")
+
+
+def html_block(heading: str, parts: Sequence[str], notes: Sequence[str] = ()) -> str:
+    """``heading`` (escaped), the (already HTML) ``parts`` and escaped ``notes``."""
+    return ("<div><h4>" + html.escape(heading) + "</h4>" + "".join(parts)
+            + "".join(f"<p>{html.escape(n)}</p>" for n in notes) + "</div>")
+
+
+def design_sections(design: Any) -> list[tuple[str, list[str], list[list[str]]]]:
+    """``[(title, headers, rows)]`` of a design as a notebook shows it: the
+    factors (name, kind, levels or range, as ``xgen generate --dry-run``) and
+    the points (their levels; the first :data:`xdoe._html.MAX_HTML_ROWS`)."""
+    import json
+
+    def text(value: Any) -> str:
+        return value if isinstance(value, str) else json.dumps(value, ensure_ascii=False)
+
+    factors = []
+    for f in design.factors:
+        if f.levels is not None:
+            factors.append([f.name, f"categorical ({len(f.levels)})", ", ".join(text(v) for v in f.levels)])
+        else:
+            extra = f", {f.scale}" + (", integer" if getattr(f, "integer", False) else "")
+            factors.append([f.name, "continuous", f"[{f.low:g}, {f.high:g}]{extra}"])
+    names = [f.name for f in design.factors]
+    shown = min(len(design), MAX_HTML_ROWS)
+    points = []
+    for i in range(shown):
+        values = design.values(i)
+        points.append([str(i), *(text(values[n]) if n in values else "" for n in names)])
+    title = "points" if shown == len(design) else f"points (the first {shown} of {len(design)})"
+    return [("factors", ["name", "kind", "levels or range"], factors), (title, ["point", *names], points)]

@@ -1,0 +1,35 @@
+"""Piped output keeps every column in full (issue 36): CliRunner is not a
+terminal; long factor names and levels are never cut (``initia…``). The
+report shows the experiment file relative to where it was made."""
+
+import os
+from pathlib import Path
+
+from click.testing import CliRunner
+
+from xdoe.analysis._report import shown_path
+from xdoe.cli._xgen import main
+
+ROOT = Path(__file__).resolve().parents[2]
+DUMMY = ROOT / "experiments" / "dummy.yaml"
+LONG = "initial_exploration_rate_of_the_learning_agent_during_training"
+
+
+def test_the_dry_run_factor_table_piped_cuts_no_cell(tmp_path: Path, monkeypatch) -> None:
+    monkeypatch.delenv("COLUMNS", raising=False)
+    levels = ", ".join(str(5 * k) for k in range(1, 15))
+    text = DUMMY.read_text("utf-8").replace("length: {levels: [5, 10]}", f"{LONG}: {{levels: [{levels}]}}")
+    doc = tmp_path / "long.yaml"
+    doc.write_text(text.replace("${length}", "${" + LONG + "}"), "utf-8")
+    result = CliRunner().invoke(main, ["generate", str(doc), "--dry-run", "-o", str(tmp_path / "o")])
+    assert result.exit_code == 0, result.output
+    assert "…" not in result.output
+    assert LONG in result.output and levels in result.output and "categorical (14)" in result.output
+
+
+def test_the_report_names_the_document_relative_to_where_it_was_made(tmp_path: Path, monkeypatch) -> None:
+    (tmp_path / "experiments").mkdir()
+    doc = tmp_path / "experiments" / "exp.yaml"
+    monkeypatch.chdir(tmp_path)
+    assert shown_path(doc) == os.path.join("experiments", "exp.yaml")
+    assert not os.path.isabs(shown_path(ROOT / "experiments" / "dummy.yaml"))
