@@ -16,8 +16,7 @@ import warnings
 from collections.abc import Sequence
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Any, Callable, Iterator, Sequence
-
+from typing import Any, Callable, Iterator
 
 from xdoe.design._expand import Expander, copy_plain, factors_of, round_continuous, run_seed, run_uid
 from xdoe.design._extend import ExtendPlan
@@ -53,9 +52,7 @@ class RunSequence(Sequence):
         #: a block added by ``xgen augment`` (:mod:`xdoe.design._augment`): its runs are numbered from
         #: ``first_run`` and its points from ``first_point``, after the existing ones
         self.first_run, self.first_point = first_run, first_point
-        #: a ``--replicate-to`` block: repetitions ``first_repetition..repetitions-1`` of existing points
-        #: (their own indices and copies, so the seeds a document with these repetitions gives)
-        self.first_repetition = first_repetition
+        self.first_repetition = first_repetition  #: ``--replicate-to``: repetitions from here of existing points
         self.layout = OutputLayout(experiment.safe_uid)
         self._expander = Expander(experiment)
         self._columns = _level_columns(design, self._expander)
