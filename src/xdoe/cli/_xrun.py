@@ -186,7 +186,73 @@ def main() -> None:
     """Execute run documents phase by phase and record them in the store."""
 
 
-@main.command("experiment-start", short_help="Run run documents (files or folders) and record them in the store.")
+#: ``xrun experiment-start``'s exit code after a Ctrl-C (128 + SIGINT, as a shell reports it)
+EXIT_INTERRUPTED = 130
+_ARGS = "xdoe_xrun_args"
+
+
+class _RememberArgs(click.Command):
+    """A command that keeps its arguments as given (``ctx.meta``), for the
+    ``resume with: ...`` line after a Ctrl-C."""
+
+    def parse_args(self, ctx: click.Context, args: list[str]) -> list[str]:
+        ctx.meta[_ARGS] = list(args)
+        return super().parse_args(ctx, args)
+
+
+def _resume_line(ctx: click.Context) -> str:
+    import shlex
+
+    return "resume with: " + shlex.join(["xrun", ctx.info_name or "experiment-start", *ctx.meta.get(_ARGS, [])])
+
+
+class _CtrlC:
+    """SIGINT while a campaign runs (issue 33, item 9). The first: no new run
+    starts (:func:`xdoe.campaign.request_stop`); the runs in flight go on to
+    record their interruption (a terminal's Ctrl-C reaches the worker
+    processes too) and the campaign returns. The second: stop at once
+    (exit 130; the worker processes see ``xrun`` end and record their runs
+    interrupted themselves)."""
+
+    def __init__(self, display: "_Display", resume: str) -> None:
+        self.display, self.resume, self.count = display, resume, 0
+        self._previous: Any = None
+
+    def __call__(self, signum: int, frame: Any) -> None:
+        from xdoe.campaign import request_stop
+
+        self.count += 1
+        request_stop()
+        if self.count == 1:
+            self.display.message("interrupted: no new run starts; the running ones record their interruption "
+                                 "(Ctrl-C again to stop at once)")
+            return
+        import os
+
+        try:
+            sys.stdout.flush()
+            sys.stderr.write(f"stopped at once\n{self.resume}\n")
+            sys.stderr.flush()
+        finally:
+            os._exit(EXIT_INTERRUPTED)
+
+    def __enter__(self) -> "_CtrlC":
+        import signal
+        import threading
+
+        if threading.current_thread() is threading.main_thread():
+            self._previous = signal.signal(signal.SIGINT, self)
+        return self
+
+    def __exit__(self, *exc: Any) -> None:
+        import signal
+
+        if self._previous is not None:
+            signal.signal(signal.SIGINT, self._previous)
+
+
+@main.command("experiment-start", cls=_RememberArgs,
+              short_help="Run run documents (files or folders) and record them in the store.")
 @click.argument("files", nargs=-1, required=True)
 @store_option
 @results_option
@@ -225,11 +291,25 @@ def experiment_start(files: tuple[str, ...], quiet: bool, jobs: str, **options: 
     phase_config.step_timeout) fails and its worker process is killed.
     Runs another xrun holds are waited for, and taken over if it dies.
 
+    Ctrl-C: no new run starts, the running ones record their interruption,
+    the summary and the command that resumes the campaign are printed (exit
+    130); a second Ctrl-C stops at once.
+
     Exit 0 when every run finished (now, earlier or in another xrun), 1 when
     a run failed or was interrupted, 2 when a document cannot be read or the
-    store cannot be opened (then nothing runs and nothing is written).
+    store cannot be opened (then nothing runs and nothing is written), 130
+    after Ctrl-C.
     """
-    from xdoe.campaign import CampaignOptions, parse_jobs
+    resume = _resume_line(click.get_current_context())
+    try:
+        _experiment_start(files, quiet, jobs, resume, **options)
+    except KeyboardInterrupt:  # before or after the campaign: nothing is half done
+        click.echo(f"interrupted\n{resume}", err=True)
+        sys.exit(EXIT_INTERRUPTED)
+
+
+def _experiment_start(files: tuple[str, ...], quiet: bool, jobs: str, resume: str, **options: Any) -> None:
+    from xdoe.campaign import CampaignOptions, clear_stop, parse_jobs, stop_requested
     from xdoe.errors import StoreError
 
     opts = CampaignOptions(jobs=parse_jobs(jobs), **options)
@@ -259,11 +339,14 @@ def experiment_start(files: tuple[str, ...], quiet: bool, jobs: str, **options: 
         display.run_done()
         display.message(f"run {result.uid} {result.note}")
     try:
-        per_plan = Campaign(loaded.plans, opts, store=store).run(
-            progress=display if display.enabled else None,
-            started=None if opts.remote else (lambda plan: display.run_started(plan.uid)),
-            on_result=_Finished(display, opts), waiting=display.waiting)
+        with _CtrlC(display, resume) as ctrl_c:
+            per_plan = Campaign(loaded.plans, opts, store=store).run(
+                progress=display if display.enabled else None,
+                started=None if opts.remote else (lambda plan: display.run_started(plan.uid)),
+                on_result=_Finished(display, opts), waiting=display.waiting)
+            interrupted = ctrl_c.count > 0 or stop_requested()
     finally:
+        clear_stop()
         display.stop()
         store.close()
     skipped = [p.uid for p, r in zip(loaded.plans, per_plan) if r is None]  # kept from starting by --fail-fast
@@ -278,6 +361,10 @@ def experiment_start(files: tuple[str, ...], quiet: bool, jobs: str, **options: 
         levels = {p.uid: levels_text((p.document.get("design_point") or {}).get("levels")) for p in loaded.plans}
         console = Console(emoji=False)
         console.print(summary_table(outcomes, skipped, levels, width=console.width))
+    if interrupted:
+        sys.stdout.flush()
+        click.echo(resume, err=True)
+        sys.exit(EXIT_INTERRUPTED)
     sys.exit(EXIT_OK if all_done(outcomes) and not skipped else EXIT_FAILED)
 
 

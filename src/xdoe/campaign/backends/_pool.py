@@ -17,6 +17,7 @@ from time import monotonic, sleep
 from typing import Any, Callable, Iterator, Sequence
 
 from xdoe._process import process_alive, watch_process
+from xdoe.campaign._stop import stop_requested
 from xdoe.campaign._tasks import WORKER_DIED, RunTask, execute_in_worker
 from xdoe.campaign.backends._base import FutureBackend, ProgressCallback, failed_result, stops
 from xdoe.campaign.backends._warm import default_start_method, forkserver_started, start_forkserver, warm_modules
@@ -229,7 +230,7 @@ class ProcessPoolBackend(FutureBackend):
         while queue or in_flight:
             pool = self._ensure_pool()
             broken = False
-            while queue and not failed and len(in_flight) < self.capacity:
+            while queue and not failed and not stop_requested() and len(in_flight) < self.capacity:
                 key, task = queue.popleft()
                 if started is not None and key not in announced:
                     announced.add(key)
