@@ -333,6 +333,15 @@ def _experiment_start(files: tuple[str, ...], quiet: bool, jobs: str, resume: st
         for line in loaded.errors:
             click.secho(f"error: {line}", fg="red", err=True)
         sys.exit(EXIT_INPUT)
+    # what experiment-check finds, and what the store and results folders need, before either is
+    # created: a document that cannot run is one line, exit 2, nothing written (issue 33)
+    from xdoe.execution._preflight import preflight
+
+    problems = preflight(loaded.plans, store_url=opts.store_url, results=opts.results)
+    if problems:
+        for line in problems:
+            click.secho(f"error: {line}", fg="red", err=True)
+        sys.exit(EXIT_INPUT)
     store = open_store_or_exit(opts.store_url)
     display = _Display(len(loaded.plans) + len(done_before), enabled=not quiet and sys.stderr.isatty())
     for _, result in done_before:
@@ -410,6 +419,7 @@ def experiment_check(files: tuple[str, ...]) -> None:
     component that does not import is reported, not only the first. Exit 0
     when all are usable, else 2."""
     from xdoe.execution import check_document, import_errors, load_plan
+    from xdoe.execution._preflight import located
 
     failed = False
     for path in _with_folders(files):
@@ -423,7 +433,8 @@ def experiment_check(files: tuple[str, ...]) -> None:
         if missing:
             failed = True
             for text in missing:
-                click.secho(f"error: {text if text.startswith(str(path)) else f'{path}: {text}'}", fg="red", err=True)
+                click.secho(f"error: {text if text.startswith(str(path)) else located(str(path), text)}", fg="red",
+                            err=True)
             continue
         click.echo(f"ok {path}: " + "; ".join(lines))
     sys.exit(EXIT_INPUT if failed else EXIT_OK)
