@@ -16,7 +16,7 @@ from concurrent.futures.process import BrokenProcessPool
 from time import monotonic, sleep
 from typing import Any, Callable, Iterator, Sequence
 
-from xdoe._process import process_alive, watch_process
+from xdoe._process import become_subreaper, end_descendants, process_alive, watch_process
 from xdoe.campaign._stop import stop_requested
 from xdoe.campaign._tasks import WORKER_DIED, RunTask, execute_in_worker
 from xdoe.campaign.backends._base import FutureBackend, ProgressCallback, failed_result, stops
@@ -60,6 +60,7 @@ def _pool_init(queue: Any, progress: Any = None, parent: int | None = None, term
                board: Any = None) -> None:
     global _STARTED, _PROGRESS, _TERMED
     _STARTED, _PROGRESS, _TERMED = queue, progress, termed
+    become_subreaper()  # what a run's plugin code forks stays ours, and ends with the run (_pool_task)
     if termed is not None:
         signal.signal(signal.SIGTERM, _on_sigterm)
     # Ctrl-C between runs is the parent's to handle; during a run, xdoe.execution.run
@@ -146,6 +147,7 @@ def _pool_task(key: int, task: RunTask) -> RunResult:
         return execute_in_worker(task, None if _PROGRESS is None else _Throttled(_PROGRESS.put))
     finally:
         _IN_RUN.clear()
+        end_descendants()  # whatever the run started ends with it (SIGTERM-ignoring grandchildren too)
 
 
 class ProcessPoolBackend(FutureBackend):
@@ -189,6 +191,7 @@ class ProcessPoolBackend(FutureBackend):
 
     def _ensure_pool(self) -> ProcessPoolExecutor:
         if self._pool is None:
+            become_subreaper()  # the descendants of a worker that dies come to us (ended in _recover, close)
             method = self.start_method
             if method == "auto":  # fork (no re-import) is safe only without other threads
                 method = "fork" if threading.active_count() == 1 else "spawn"
@@ -289,6 +292,14 @@ class ProcessPoolBackend(FutureBackend):
             if done:
                 return done
             self._kill_overdue()
+            self._end_orphans()
+
+    def _end_orphans(self) -> None:
+        """Once a worker died, end what its run started (re-parented to us,
+        the subreaper): a forked process holding the dead worker's pipes
+        open keeps the pool from noticing the death at all."""
+        if any(not _running(pid) for pid in self._processes):
+            end_descendants(keep=set(self._processes))
 
     def _kill_overdue(self) -> None:
         """SIGKILL each worker whose run passed its time limit more than
@@ -318,6 +329,7 @@ class ProcessPoolBackend(FutureBackend):
         assert pool is not None
         reaped = self._reap()
         pool.shutdown(wait=True, cancel_futures=True)  # joins the workers: exit codes known
+        end_descendants()  # what the dead worker's run started, re-parented to us
         where: dict[int, int] = {}
         while self._queue is not None and not self._queue.empty():
             k, pid = self._queue.get()
@@ -443,3 +455,4 @@ class ProcessPoolBackend(FutureBackend):
         if self._pool is not None:
             self._pool.shutdown(wait=True, cancel_futures=True)
             self._pool = None
+            end_descendants()  # what the runs of workers that died started, re-parented to us
