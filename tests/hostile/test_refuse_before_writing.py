@@ -130,3 +130,30 @@ def _write(folder: Path, i: int, text: str) -> Path:
     path = folder / f"run-{i}.yaml"
     path.write_text(text)
     return path
+
+
+def test_with_jobs_the_check_runs_beside_the_parent_and_still_refuses(tmp_path: Path) -> None:
+    """``--jobs 2`` with several files: the components are constructed in a
+    process forked from the warm forkserver (the parent imports none of
+    them), with the same verdict: one located line, exit 2, nothing written."""
+    import subprocess
+    import sys
+
+    base = base_run_document()
+    good = tmp_path / "good.yaml"
+    good.write_text(base)
+    bad = tmp_path / "bad.yaml"
+    bad.write_text(_sub(_sub(base, "uid: dummy-study-0000", "uid: bad"), "xdoe.agents:DummyBrain", "builtins:int"))
+    before = _snapshot(tmp_path)
+    script = ("import sys\nfrom xdoe.cli._xrun import main\ntry:\n    main(sys.argv[1:])\nexcept SystemExit as exc:\n"
+              "    print('heavy' if 'gymnasium' in sys.modules or 'numpy' in sys.modules else 'light')\n"
+              "    raise\n")
+    done = subprocess.run([sys.executable, "-c", script, "experiment-start", "--jobs", "2", "-q", str(good), str(bad),
+                           "--store", f"sqlite:///{tmp_path / 'x.sqlite'}", "--results", str(tmp_path / "results")],
+                          capture_output=True, text=True, timeout=120, cwd=tmp_path)
+    assert done.returncode == 2, (done.stdout, done.stderr)
+    assert done.stderr.splitlines() == [
+        f"error: {bad}:20: schedule[0].training.agents[0].brain: 'builtins:int' is not a subclass of "
+        "xdoe.agent._agent.Brain"], done.stderr
+    assert done.stdout.strip() == "light"
+    assert _snapshot(tmp_path) == before

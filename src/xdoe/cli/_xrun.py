@@ -335,9 +335,11 @@ def _experiment_start(files: tuple[str, ...], quiet: bool, jobs: str, resume: st
         sys.exit(EXIT_INPUT)
     # what experiment-check finds, and what the store and results folders need, before either is
     # created: a document that cannot run is one line, exit 2, nothing written (issue 33)
+    from xdoe.campaign.backends._warm import forkserver_started
     from xdoe.execution._preflight import preflight
 
-    problems = preflight(loaded.plans, store_url=opts.store_url, results=opts.results)
+    problems = preflight(loaded.plans, store_url=opts.store_url, results=opts.results,
+                         isolate=forkserver_started())
     if problems:
         for line in problems:
             click.secho(f"error: {line}", fg="red", err=True)

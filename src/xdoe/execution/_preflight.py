@@ -19,6 +19,11 @@ Cost: components are imported and constructed once per distinct document
 structure (:func:`structure_key`: the document with its numbers and
 booleans replaced by their types, its uid, seed and design point left out),
 so a design of 10,000 runs over numeric factors constructs them once.
+With ``isolate`` (``xrun --jobs N``, whose warm forkserver runs already)
+that happens in one process forked from it: the parent stays free of the
+workers' modules (numpy, gymnasium, plugins), and plugin code that crashes
+natively while it is imported or constructed cannot end ``xrun`` (its runs
+then fail on their own).
 """
 
 from __future__ import annotations
@@ -233,8 +238,26 @@ def _reference_problems(plan: "RunPlan", uids: set[str], store: _StoreReader) ->
     return problems
 
 
+def _check_structures(plans: Sequence["RunPlan"]) -> list[list[str]]:
+    """:func:`_component_problems` of each plan (one per structure)."""
+    return [_component_problems(plan) for plan in plans]
+
+
+def _check_isolated(plans: Sequence["RunPlan"]) -> list[list[str]]:
+    """:func:`_check_structures` in one process forked from the forkserver;
+    a process that dies (a native crash in plugin code) leaves them to the runs."""
+    import multiprocessing
+    from concurrent.futures import ProcessPoolExecutor
+
+    try:
+        with ProcessPoolExecutor(1, mp_context=multiprocessing.get_context("forkserver")) as pool:
+            return pool.submit(_check_structures, list(plans)).result()
+    except Exception:  # noqa: BLE001 - BrokenProcessPool, an unpicklable plan...: the runs report it
+        return [[] for _ in plans]
+
+
 def preflight(plans: Sequence["RunPlan"], *, store_url: str | None, results: str | Path | None,
-              campaign_uids: Iterable[str] = ()) -> list[str]:
+              campaign_uids: Iterable[str] = (), isolate: bool = False) -> list[str]:
     """One ``error`` line (without the ``error: `` prefix) per problem that
     keeps a run document from running, checked without writing anything.
 
@@ -244,6 +267,8 @@ def preflight(plans: Sequence["RunPlan"], *, store_url: str | None, results: str
         results: the root of the results folders (``None``: none).
         campaign_uids: further run uids of this campaign (a ``load`` of one
             of them is fine: it runs in this campaign).
+        isolate: construct the components in a process forked from the
+            running forkserver (see the module docstring).
     """
     lines: list[str] = []
     for problem in (folder_problem(results, "--results") if results is not None else None,
@@ -251,13 +276,15 @@ def preflight(plans: Sequence["RunPlan"], *, store_url: str | None, results: str
         if problem:
             lines.append(problem)
     uids = {p.uid for p in plans} | set(campaign_uids)
-    checked: dict[str, list[str]] = {}
+    keys = [structure_key(plan.document) for plan in plans]
+    first: dict[str, "RunPlan"] = {}
+    for key, plan in zip(keys, plans):
+        first.setdefault(key, plan)
+    found = (_check_isolated if isolate else _check_structures)(list(first.values()))
+    checked = dict(zip(first, found))
     store = _StoreReader(store_url)
     try:
-        for plan in plans:
-            key = structure_key(plan.document)
-            if key not in checked:
-                checked[key] = _component_problems(plan)
+        for key, plan in zip(keys, plans):
             problems = checked[key] + _reference_problems(plan, uids, store)
             lines += [located(plan.file, m) for m in dict.fromkeys(problems)]
     finally:
