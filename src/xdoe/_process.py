@@ -31,7 +31,7 @@ import threading
 import time
 from typing import Callable
 
-__all__ = ["process_alive", "watch_process", "become_subreaper", "end_descendants", "helper_pids"]
+__all__ = ["process_alive", "watch_process", "become_subreaper", "end_descendants", "helper_pids", "pid_ended"]
 
 #: Seconds between two checks of a watched process where no pidfd is available.
 POLL_INTERVAL = 0.5
@@ -157,9 +157,11 @@ def end_descendants(keep: "set[int] | frozenset[int]" = frozenset(), grace: floa
     Returns:
         the pids that were ended.
     """
-    import psutil  # on use, as in process_alive
-
     keep = set(keep) | helper_pids()
+    children = _proc_children(os.getpid())
+    if children is not None and not children - keep:
+        return []  # nothing to end, known without psutil (~15 ms of every command's start-up)
+    import psutil  # on use, as in process_alive
     try:
         me = psutil.Process()
         kept_trees = set()
@@ -186,3 +188,29 @@ def end_descendants(keep: "set[int] | frozenset[int]" = frozenset(), grace: floa
             pass
     psutil.wait_procs(alive, timeout=grace)
     return [p.pid for p in procs]
+
+
+def _proc_children(pid: int) -> "set[int] | None":
+    """The direct children of ``pid`` from ``/proc`` (Linux), ``None`` where
+    that cannot be read."""
+    try:
+        tasks = os.listdir(f"/proc/{pid}/task")
+        found: set[int] = set()
+        for tid in tasks:
+            with open(f"/proc/{pid}/task/{tid}/children") as fh:
+                found.update(int(p) for p in fh.read().split())
+        return found
+    except (OSError, ValueError):
+        return None
+
+
+def pid_ended(pid: int) -> bool:
+    """Whether process ``pid`` (of this host) has ended: gone, or a zombie;
+    from ``/proc`` where it can be read (no psutil), else :func:`process_alive`."""
+    try:
+        with open(f"/proc/{pid}/stat") as fh:
+            return fh.read().rpartition(")")[2].split()[0] in ("Z", "X")
+    except FileNotFoundError:
+        return True
+    except (OSError, IndexError):
+        return not process_alive(socket.gethostname(), pid)

@@ -27,6 +27,7 @@ from typing import TYPE_CHECKING, Any, Callable, Sequence
 
 import click
 
+from xdoe.cli._ctrl_c import EXIT_INTERRUPTED, CtrlC, RememberArgs, resume_line
 from xdoe.cli._common import (EXIT_FAILED, EXIT_INPUT, EXIT_OK, document_warnings, fail, handle_errors,
                               open_store_or_exit, store_option)
 from xdoe.cli._jobs import scale_options, skip_finished_files
@@ -186,72 +187,7 @@ def main() -> None:
     """Execute run documents phase by phase and record them in the store."""
 
 
-#: ``xrun experiment-start``'s exit code after a Ctrl-C (128 + SIGINT, as a shell reports it)
-EXIT_INTERRUPTED = 130
-_ARGS = "xdoe_xrun_args"
-
-
-class _RememberArgs(click.Command):
-    """A command that keeps its arguments as given (``ctx.meta``), for the
-    ``resume with: ...`` line after a Ctrl-C."""
-
-    def parse_args(self, ctx: click.Context, args: list[str]) -> list[str]:
-        ctx.meta[_ARGS] = list(args)
-        return super().parse_args(ctx, args)
-
-
-def _resume_line(ctx: click.Context) -> str:
-    import shlex
-
-    return "resume with: " + shlex.join(["xrun", ctx.info_name or "experiment-start", *ctx.meta.get(_ARGS, [])])
-
-
-class _CtrlC:
-    """SIGINT while a campaign runs (issue 33, item 9). The first: no new run
-    starts (:func:`xdoe.campaign.request_stop`); the runs in flight go on to
-    record their interruption (a terminal's Ctrl-C reaches the worker
-    processes too) and the campaign returns. The second: stop at once
-    (exit 130; the worker processes see ``xrun`` end and record their runs
-    interrupted themselves)."""
-
-    def __init__(self, display: "_Display", resume: str) -> None:
-        self.display, self.resume, self.count = display, resume, 0
-        self._previous: Any = None
-
-    def __call__(self, signum: int, frame: Any) -> None:
-        from xdoe.campaign import request_stop
-
-        self.count += 1
-        request_stop()
-        if self.count == 1:
-            self.display.message("interrupted: no new run starts; the running ones record their interruption "
-                                 "(Ctrl-C again to stop at once)")
-            return
-        import os
-
-        try:
-            sys.stdout.flush()
-            sys.stderr.write(f"stopped at once\n{self.resume}\n")
-            sys.stderr.flush()
-        finally:
-            os._exit(EXIT_INTERRUPTED)
-
-    def __enter__(self) -> "_CtrlC":
-        import signal
-        import threading
-
-        if threading.current_thread() is threading.main_thread():
-            self._previous = signal.signal(signal.SIGINT, self)
-        return self
-
-    def __exit__(self, *exc: Any) -> None:
-        import signal
-
-        if self._previous is not None:
-            signal.signal(signal.SIGINT, self._previous)
-
-
-@main.command("experiment-start", cls=_RememberArgs,
+@main.command("experiment-start", cls=RememberArgs,
               short_help="Run run documents (files or folders) and record them in the store.")
 @click.argument("files", nargs=-1, required=True)
 @store_option
@@ -300,7 +236,7 @@ def experiment_start(files: tuple[str, ...], quiet: bool, jobs: str, **options: 
     store cannot be opened (then nothing runs and nothing is written), 130
     after Ctrl-C.
     """
-    resume = _resume_line(click.get_current_context())
+    resume = resume_line(click.get_current_context())
     try:
         _experiment_start(files, quiet, jobs, resume, **options)
     except KeyboardInterrupt:  # before or after the campaign: nothing is half done
@@ -336,7 +272,7 @@ def _experiment_start(files: tuple[str, ...], quiet: bool, jobs: str, resume: st
     # what experiment-check finds, and what the store and results folders need, before either is
     # created: a document that cannot run is one line, exit 2, nothing written (issue 33)
     from xdoe.campaign.backends._warm import forkserver_started
-    from xdoe.execution._preflight import preflight
+    from xdoe.execution import preflight
 
     problems = preflight(loaded.plans, store_url=opts.store_url, results=opts.results,
                          isolate=forkserver_started())
@@ -350,7 +286,7 @@ def _experiment_start(files: tuple[str, ...], quiet: bool, jobs: str, resume: st
         display.run_done()
         display.message(f"run {result.uid} {result.note}")
     try:
-        with _CtrlC(display, resume) as ctrl_c:
+        with CtrlC(display, resume) as ctrl_c:
             per_plan = Campaign(loaded.plans, opts, store=store).run(
                 progress=display if display.enabled else None,
                 started=None if opts.remote else (lambda plan: display.run_started(plan.uid)),
@@ -421,7 +357,7 @@ def experiment_check(files: tuple[str, ...]) -> None:
     component that does not import is reported, not only the first. Exit 0
     when all are usable, else 2."""
     from xdoe.execution import check_document, import_errors, load_plan
-    from xdoe.execution._preflight import located
+    from xdoe.execution import located
 
     failed = False
     for path in _with_folders(files):

@@ -129,7 +129,7 @@ def folder_problem(path: str | Path, what: str) -> str | None:
 
 
 def _sqlite_folder(store_url: str | None) -> Path | None:
-    from xdoe.store._engine import resolve_url, url_database
+    from xdoe.store import resolve_url, url_database
 
     try:
         backend, database = url_database(resolve_url(store_url))
@@ -152,12 +152,13 @@ class _StoreReader:
     def get(self) -> "Store | None":
         if not self._opened:
             self._opened = True
-            from xdoe.store import Store
-            from xdoe.store._engine import mask_url, require_sqlite_file, resolve_url
+            from xdoe.store import Store, resolve_url, url_database
 
             url = resolve_url(self.url)
             try:
-                require_sqlite_file(url, mask_url(url))
+                backend, database = url_database(url)
+                if backend == "sqlite" and not (database and Path(database).expanduser().is_file()):
+                    return None  # not created yet (or in memory): it holds no run
                 self._store = Store(url, read_only=True)
             except Exception:  # noqa: BLE001 - no store yet: it holds no run
                 self._store = None

@@ -1,5 +1,4 @@
-"""A local process pool: ``--jobs N`` runs at once (see
-:class:`ProcessPoolBackend`)."""
+"""A local process pool: ``--jobs N`` runs at once (see :class:`ProcessPoolBackend`)."""
 
 from __future__ import annotations
 
@@ -16,7 +15,7 @@ from concurrent.futures.process import BrokenProcessPool
 from time import monotonic, sleep
 from typing import Any, Callable, Iterator, Sequence
 
-from xdoe._process import become_subreaper, end_descendants, process_alive, watch_process
+from xdoe._process import become_subreaper, end_descendants, pid_ended, process_alive, watch_process
 from xdoe.campaign._stop import stop_requested
 from xdoe.campaign._tasks import WORKER_DIED, RunTask, execute_in_worker
 from xdoe.campaign.backends._base import FutureBackend, ProgressCallback, failed_result, stops
@@ -70,7 +69,6 @@ def _pool_init(queue: Any, progress: Any = None, parent: int | None = None, term
         watch_process(parent, _orphaned, name="xdoe-watch-parent")
     kill_stuck_runs(board)  # a run stuck past its time limit kills this worker; the parent reports it
     warnings.simplefilter("ignore", RunWarning)  # the parent prints them from the run's result
-
 
 
 #: seconds between two forwarded episode-progress events of a worker (a display redraws
@@ -292,14 +290,8 @@ class ProcessPoolBackend(FutureBackend):
             if done:
                 return done
             self._kill_overdue()
-            self._end_orphans()
-
-    def _end_orphans(self) -> None:
-        """Once a worker died, end what its run started (re-parented to us,
-        the subreaper): a forked process holding the dead worker's pipes
-        open keeps the pool from noticing the death at all."""
-        if any(not _running(pid) for pid in self._processes):
-            end_descendants(keep=set(self._processes))
+            if any(pid_ended(pid) for pid in self._processes):  # what a dead worker's run forked holds its
+                end_descendants(keep=set(self._processes))  # pipes open: the pool would never notice
 
     def _kill_overdue(self) -> None:
         """SIGKILL each worker whose run passed its time limit more than
