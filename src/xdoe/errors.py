@@ -22,6 +22,8 @@ __all__ = [
     "DocumentError",
     "DesignError",
     "ComponentError",
+    "ComponentImportError",
+    "ComponentRaisedError",
     "RunError",
     "RunStopped",
     "StoreError",
@@ -181,6 +183,16 @@ class ComponentError(InputError):
     The message names the document key, the module and attribute tried and
     the underlying error.
     """
+
+
+class ComponentImportError(ComponentError):
+    """A component's module cannot be imported (here: it may import on the
+    node that runs it, so ``xrun experiment-start`` leaves it to the run)."""
+
+
+class ComponentRaisedError(ComponentError):
+    """A component's constructor raised (plugin code: a run failure when it
+    happens while the run starts)."""
 
 
 class RunError(XdoeError):

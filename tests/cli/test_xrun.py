@@ -76,15 +76,30 @@ def test_bad_store_steps_is_unusable_input(env):
 
 
 def test_failed_run_exit_1(env):
+    """A module that does not import here may on the node that runs it: that run fails, the others run."""
     a = write_run(env / "a.yaml", "run-a")
-    bad = write_run(env / "bad.yaml", "run-bad", muscle="xdoe.agents:NoSuchMuscle")
+    bad = write_run(env / "bad.yaml", "run-bad", muscle="no_such_module_xyz:Muscle")
     result = CliRunner().invoke(main, ["experiment-start", str(bad), str(a)])
     assert result.exit_code == 1
     assert result.stderr.strip().splitlines() == [
-        "run run-bad failed: schedule[0].training.agents[0].muscle: module 'xdoe.agents' has no "
-        "attribute 'NoSuchMuscle' (for 'xdoe.agents:NoSuchMuscle'); did you mean SB3Muscle, DummyMuscle?"
+        "run run-bad failed: schedule[0].training.agents[0].muscle: cannot import module 'no_such_module_xyz' "
+        "(for 'no_such_module_xyz:Muscle'): ModuleNotFoundError: No module named 'no_such_module_xyz'"
     ]
     assert "run-a" in result.stdout
+
+
+def test_a_class_the_module_lacks_is_refused_before_anything_is_written(env):
+    """Issue 33, item 3: the module imports but has no such class: one located line, exit 2, no store."""
+    a = write_run(env / "a.yaml", "run-a")
+    bad = write_run(env / "bad.yaml", "run-bad", muscle="xdoe.agents:NoSuchMuscle")
+    url = f"sqlite:///{env / 'new.sqlite'}"
+    result = CliRunner().invoke(main, ["experiment-start", str(bad), str(a), "--store", url,
+                                       "--results", str(env / "new-results")])
+    assert result.exit_code == 2, result.output
+    (line,) = result.stderr.strip().splitlines()
+    assert line.startswith(f"error: {bad}:") and "schedule[0].training.agents[0].muscle: module 'xdoe.agents' " \
+        "has no attribute 'NoSuchMuscle'" in line and "did you mean" in line, line
+    assert not (env / "new.sqlite").exists() and not (env / "new-results").exists()
 
 
 def test_check(env):

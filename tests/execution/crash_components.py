@@ -12,7 +12,11 @@ its ``how`` parameter names, in the first update of episode ``at_episode``.
 * ``term``: ``os.kill(os.getpid(), signal.SIGTERM)`` (like ``kill PID``);
 * ``fill``: fills the file system holding ``fill_dir`` (writes
   ``fill_dir/filler`` until ``ENOSPC``), once: only while ``marker`` does not
-  exist, which it then creates (``marker`` lives on another file system).
+  exist, which it then creates (``marker`` lives on another file system);
+* ``fork``: leaves a daemon behind (double fork, SIGTERM and SIGINT ignored,
+  sleeping 600 s with the run's stdout and stderr open), its pid written
+  to ``marker``; the run goes on (issue 33, item 7);
+* ``fork_kill``: ``fork``, then SIGKILLs its own process.
 """
 
 from __future__ import annotations
@@ -58,6 +62,10 @@ class CrashingEnvironment(CountdownEnvironment):
         if self.how == "term":
             os.kill(os.getpid(), signal.SIGTERM)
             time.sleep(10)  # the signal's handler runs meanwhile
+        if self.how in ("fork", "fork_kill"):
+            _leave_a_daemon(Path(self.marker))
+            if self.how == "fork_kill":
+                os.kill(os.getpid(), signal.SIGKILL)
         if self.how == "fill" and not Path(self.marker).exists():
             Path(self.marker).touch()
             with open(Path(self.fill_dir) / "filler", "ab", buffering=0) as fh:
@@ -67,3 +75,25 @@ class CrashingEnvironment(CountdownEnvironment):
                 except OSError as exc:
                     if exc.errno != errno.ENOSPC:
                         raise
+
+
+def _leave_a_daemon(pidfile: Path) -> None:
+    """Double-fork a process that ignores SIGTERM and SIGINT and sleeps 600 s;
+    return once it has written its pid to ``pidfile`` (it ignores the
+    signals by then)."""
+    child = os.fork()
+    if child == 0:
+        try:
+            if os.fork() > 0:
+                os._exit(0)  # the daemon is an orphan now
+            signal.signal(signal.SIGTERM, signal.SIG_IGN)
+            signal.signal(signal.SIGINT, signal.SIG_IGN)
+            tmp = pidfile.with_name(pidfile.name + ".tmp")
+            tmp.write_text(str(os.getpid()))
+            os.replace(tmp, pidfile)
+            time.sleep(600)
+        finally:
+            os._exit(0)
+    os.waitpid(child, 0)
+    while not pidfile.exists():
+        time.sleep(0.01)

@@ -1,7 +1,8 @@
 """The fault corpus (tests/execution/faults/*.yaml): each broken run is marked
 failed in the store with its traceback, the screen gets one line naming the
 run and the cause, the other runs complete; exit 1 (2 for documents that
-cannot be read, and then nothing runs)."""
+cannot be read or cannot run -- wrong params, unknown ids, issue 33 -- and
+then nothing runs)."""
 
 from __future__ import annotations
 
@@ -16,11 +17,17 @@ from xdoe.store import Store
 FAULTS = Path(__file__).parent / "faults"
 CAUSES = {
     "fault-unknown_module": "schedule[0].training.agents[0].brain: cannot import module 'nonexistent_pkg.brains'",
-    "fault-wrong_params": "does not accept 'alhpa' (did you mean 'alpha'?)",
-    "fault-unknown_sensor": "no sensor 'env.cuont'; did you mean 'env.count'? offered: env.count, env.noise",
     "fault-out_of_space": "agent 'agent': value 7 for actuator 'env.push' is outside its space Discrete(3)",
     "fault-env_raises": "environment 'env': update raised ValueError: simulator diverged at step 3",
     "fault-brain_raises": "agent 'agent': brain.thinking raised ZeroDivisionError: bad gradient",
+}
+#: documents experiment-check refuses: experiment-start refuses them too, before anything is written
+REFUSED = {
+    "wrong_params": "11: schedule[0].training.agents[0].brain.params: xdoe.components.agents._qlearning:"
+                    "QLearningBrain does not accept 'alhpa' (did you mean 'alpha'?); accepted parameters: "
+                    "alpha, gamma, initial_q",
+    "unknown_sensor": "14: schedule[0].training.agents[0].sensors[0]: the environments offer no sensor "
+                      "'env.cuont'; did you mean 'env.count'? offered: env.count, env.noise",
 }
 
 
@@ -33,7 +40,7 @@ def _start(tmp_path: Path, *files: Path, extra: tuple[str, ...] = ()):
 
 def test_broken_runs_fail_alone(tmp_path):
     files = sorted(FAULTS.glob("*.yaml"))
-    files = [f for f in files if f.stem != "yaml_error"]
+    files = [f for f in files if f.stem != "yaml_error" and f.stem not in REFUSED]
     result, url = _start(tmp_path, *files)
     assert result.exit_code == 1, result.output
     lines = [l for l in result.stderr.splitlines() if l.strip()]
@@ -49,6 +56,13 @@ def test_broken_runs_fail_alone(tmp_path):
             assert statuses[uid].status == "failed"
             assert statuses[uid].traceback and "Traceback" in statuses[uid].traceback
     assert "fault-good" in result.stdout and "finished" in result.stdout
+
+
+def test_documents_that_cannot_run_are_refused_before_anything_is_written(tmp_path):
+    result, url = _start(tmp_path, FAULTS / "good.yaml", *(FAULTS / f"{name}.yaml" for name in REFUSED))
+    assert result.exit_code == 2, result.output
+    assert result.stderr.splitlines() == [f"error: {FAULTS / name}.yaml:{text}" for name, text in REFUSED.items()]
+    assert sorted(p.name for p in tmp_path.iterdir()) == []  # no store, no results folder
 
 
 def test_fail_fast_stops_after_the_first_failure(tmp_path):
@@ -79,7 +93,15 @@ def test_experiment_check_finds_construction_faults(name, tmp_path):
     if name in ("fault-unknown_module", "fault-wrong_params", "fault-unknown_sensor"):
         assert result.exit_code == 2
         assert CAUSES[name] in result.stderr
-        assert result.stderr.startswith(f"error: {path}: ")
+        assert result.stderr.startswith(f"error: {path}:")  # and the line of the key, where known
     else:  # faults that only show when running
         assert result.exit_code == 0, result.output
         assert result.stdout.startswith(f"ok {path}: schedule[0].training: 1 environment(s)")
+
+
+@pytest.mark.parametrize("name", sorted(REFUSED))
+def test_experiment_check_refuses_what_experiment_start_refuses(name):
+    path = FAULTS / f"{name}.yaml"
+    result = CliRunner().invoke(main, ["experiment-check", str(path)])
+    assert result.exit_code == 2
+    assert result.stderr.splitlines() == [f"error: {path}:{REFUSED[name]}"]

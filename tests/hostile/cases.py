@@ -371,10 +371,10 @@ def xrun_cases() -> list[Case]:
         Case("worker_zero", _sub(base, "worker: 1", "worker: 0"), "greater than or equal to 1"),
         Case("mode_bogus", _sub(base, "mode: train", "mode: play"), "expected mode"),
         Case("uid_slash", _re(base, r"^uid: .*$", "uid: ../evil"), "must not contain"),
-        Case("os_system_brain", _sub(base, "xdoe.agents:DummyBrain", "os:system"), "not a class", start_exit=1),
+        Case("os_system_brain", _sub(base, "xdoe.agents:DummyBrain", "os:system"), "not a class"),
         Case("os_system_condition", _sub(base, "xdoe.conditions:MaxEpisodesTerminationCondition", "os:system"),
-             "not a class", start_exit=1),
-        Case("builtins_eval", _sub(base, "xdoe.agents:DummyMuscle", "builtins:eval"), "not a class", start_exit=1),
+             "not a class"),
+        Case("builtins_eval", _sub(base, "xdoe.agents:DummyMuscle", "builtins:eval"), "not a class"),
         Case("unknown_module", _sub(base, "xdoe.environments:DummyEnvironment", "no_such_module_xyz:Env"),
              "cannot import module", start_exit=1),
         Case("empty_component_name", _sub(base, "xdoe.agents:DummyBrain", "''"), "name"),
@@ -387,8 +387,31 @@ def xrun_cases() -> list[Case]:
         Case("input_is_an_empty_directory", None, "holds no run files", setup=lambda tmp: (tmp / "doc.yaml").mkdir()),
         Case("input_missing", None, "not found"),
         *_issue25_xrun(base),
+        *_issue33_names(base),
     ]
     return cases
+
+
+def _issue33_names(base: str) -> list[Case]:
+    """Issue 33, item 3: component names that can never run are refused up
+    front by ``experiment-check`` and ``experiment-start`` alike (exit 2,
+    nothing written); only a module that does not import here stays a run
+    failure (it may import on the node that runs it)."""
+    brain, muscle = "xdoe.agents:DummyBrain", "xdoe.agents:DummyMuscle"
+    sensors = "          sensors:\n            - env.0"
+    actuators = "- actuators:\n            - env.0"
+    return [
+        Case("main_module_brain", _sub(base, brain, "__main__:DummyBrain"), "names __main__", line=20),
+        Case("relative_module_brain", _sub(base, brain, ".agents:DummyBrain"), "relative module name", line=20),
+        Case("double_colon_brain", _sub(base, brain, "xdoe.agents::DummyBrain"), "expected a component name",
+             line=20),
+        Case("builtin_class_brain", _sub(base, brain, "builtins:int"), "is not a subclass", line=20),
+        Case("builtin_class_environment", _sub(base, "xdoe.environments:DummyEnvironment", "builtins:dict"),
+             "is not a subclass"),
+        Case("wrong_base_brain", _sub(base, brain, muscle), "is not a subclass of xdoe.agent", line=20),
+        Case("unknown_sensor", _sub(base, sensors, sensors.replace("env.0", "env.9")), "no sensor 'env.9'"),
+        Case("unknown_actuator", _sub(base, actuators, actuators.replace("env.0", "env.7")), "no actuator 'env.7'"),
+    ]
 
 
 def _issue25_xrun(base: str) -> list[Case]:

@@ -87,3 +87,39 @@ def test_store_on_read_only_media_can_be_read(tmp_path: Path) -> None:
     assert "1 finished, 15 missing" in done.stdout and "status-exit 1" in done.stdout  # 1: runs missing
     assert "finished" in done.stdout and files[0].stem.removeprefix("run-") in done.stdout
     assert store_file.read_bytes() == before
+
+
+def test_read_commands_leave_no_wal_or_shm_beside_a_chmod_444_store(tmp_path: Path) -> None:
+    """Issue 33, item 7: a store nobody may write (``chmod 444``, in a
+    writable folder) is read ``immutable=1``: ``mode=ro`` would create
+    ``-wal``/``-shm`` files beside it (root included, whom ``os.access``
+    lets write anything)."""
+    import os
+    import stat
+
+    from xdoe._extras import installed
+
+    files = generate_campaign(tmp_path / "runs")
+    media = tmp_path / "media"
+    media.mkdir()
+    store_file = media / "xrun.sqlite"
+    with Store(f"sqlite:///{store_file}") as store:
+        execute(files[0], store, tmp_path / "results")
+    assert sorted(p.name for p in media.iterdir()) == ["xrun.sqlite"]
+    store_file.chmod(stat.S_IRUSR | stat.S_IRGRP | stat.S_IROTH)
+    before = store_file.read_bytes()
+    url = f"sqlite:///{store_file}"
+    commands: list[list[str]] = [["status", "--store", url, str(tmp_path / "runs")], ["results", "--store", url],
+                                 ["export", "--store", url, "--output", str(tmp_path / "e.csv")]]
+    if installed("pandas"):
+        commands += [["analyze", "--store", url], ["report", "--store", url, "-o", str(tmp_path / "r.md")]]
+    try:
+        for args in commands:
+            code, output = _xrun(*args)
+            assert code in (0, 1), (args, output)
+            assert "Traceback" not in output
+            assert sorted(p.name for p in media.iterdir()) == ["xrun.sqlite"], args
+        assert store_file.read_bytes() == before
+        assert "1 runs" in _xrun("results", "--store", url)[1]  # the rows, read without the file being written
+    finally:
+        os.chmod(store_file, 0o644)

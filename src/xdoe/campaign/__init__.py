@@ -38,6 +38,11 @@ if TYPE_CHECKING:  # the same names for type checkers (`Name as Name`: a re-expo
         skip_finished_files as skip_finished_files,
     )
     from xdoe.campaign._options import STORE_WAIT as STORE_WAIT, CampaignOptions as CampaignOptions
+    from xdoe.campaign._stop import (
+        clear_stop as clear_stop,
+        request_stop as request_stop,
+        stop_requested as stop_requested,
+    )
     from xdoe.campaign._tasks import (
         DEFAULT_STALE_AFTER as DEFAULT_STALE_AFTER,
         DONE_STATUSES as DONE_STATUSES,
@@ -55,6 +60,7 @@ if TYPE_CHECKING:  # the same names for type checkers (`Name as Name`: a re-expo
 _EXPORTS = {
     "xdoe.campaign._campaign": ["Campaign", "all_done", "skip_finished_files"],
     "xdoe.campaign._options": ["CampaignOptions", "STORE_WAIT"],
+    "xdoe.campaign._stop": ["clear_stop", "request_stop", "stop_requested"],
     "xdoe.campaign._tasks": ["DEFAULT_STALE_AFTER", "DONE_STATUSES", "RunTask", "execute_task", "task_for"],
     "xdoe.campaign._waiting": ["run_all"],
     "xdoe.campaign.backends": ["Backend", "make_backend", "parse_jobs"],

@@ -21,6 +21,7 @@ from __future__ import annotations
 import time
 from typing import Callable, Iterator, Sequence
 
+from xdoe.campaign._stop import stop_requested
 from xdoe.campaign._tasks import RunTask
 from xdoe.campaign.backends._base import Backend, ProgressCallback, stops
 from xdoe.execution import RunResult
@@ -59,7 +60,7 @@ def run_all(backend: Backend, tasks: Sequence[RunTask], *, fail_fast: bool = Fal
                 held.append(result)
             else:
                 yield result
-        if not held or stopped:
+        if not held or stopped or stop_requested():
             yield from held
             return
         if waiting is not None and {r.task_key for r in held} != told:

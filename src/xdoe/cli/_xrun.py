@@ -27,6 +27,7 @@ from typing import TYPE_CHECKING, Any, Callable, Sequence
 
 import click
 
+from xdoe.cli._ctrl_c import EXIT_INTERRUPTED, CtrlC, RememberArgs, resume_line
 from xdoe.cli._common import (EXIT_FAILED, EXIT_INPUT, EXIT_OK, document_warnings, fail, handle_errors,
                               open_store_or_exit, store_option)
 from xdoe.cli._jobs import scale_options, skip_finished_files
@@ -187,7 +188,8 @@ def main() -> None:
     """Execute run documents phase by phase and record them in the store."""
 
 
-@main.command("experiment-start", short_help="Run run documents (files or folders) and record them in the store.")
+@main.command("experiment-start", cls=RememberArgs,
+              short_help="Run run documents (files or folders) and record them in the store.")
 @click.argument("files", nargs=-1, required=True)
 @store_option
 @results_option
@@ -232,11 +234,25 @@ def experiment_start(files: tuple[str, ...], quiet: bool, jobs: str, **options: 
     phase_config.step_timeout) fails and its worker process is killed.
     Runs another xrun holds are waited for, and taken over if it dies.
 
+    Ctrl-C: no new run starts, the running ones record their interruption,
+    the summary and the command that resumes the campaign are printed (exit
+    130); a second Ctrl-C stops at once.
+
     Exit 0 when every run finished (now, earlier or in another xrun), 1 when
     a run failed or was interrupted, 2 when a document cannot be read or the
-    store cannot be opened (then nothing runs and nothing is written).
+    store cannot be opened (then nothing runs and nothing is written), 130
+    after Ctrl-C.
     """
-    from xdoe.campaign import CampaignOptions, parse_jobs
+    resume = resume_line(click.get_current_context())
+    try:
+        _experiment_start(files, quiet, jobs, resume, **options)
+    except KeyboardInterrupt:  # before or after the campaign: nothing is half done
+        click.echo(f"interrupted\n{resume}", err=True)
+        sys.exit(EXIT_INTERRUPTED)
+
+
+def _experiment_start(files: tuple[str, ...], quiet: bool, jobs: str, resume: str, **options: Any) -> None:
+    from xdoe.campaign import CampaignOptions, clear_stop, parse_jobs, stop_requested
     from xdoe.errors import StoreError, StoreLostError
 
     opts = CampaignOptions(jobs=parse_jobs(jobs), **options)
@@ -261,21 +277,35 @@ def experiment_start(files: tuple[str, ...], quiet: bool, jobs: str, **options: 
             click.secho(f"error: {line}", fg="red", err=True)
         sys.exit(EXIT_INPUT)
     _refuse_results_path(opts.results)
+    # what experiment-check finds, and what the store and results folders need, before either is
+    # created: a document that cannot run is one line, exit 2, nothing written (issue 33)
+    from xdoe.campaign.backends._warm import forkserver_started
+    from xdoe.execution import preflight
+
+    problems = preflight(loaded.plans, store_url=opts.store_url, results=opts.results,
+                         isolate=forkserver_started())
+    if problems:
+        for line in problems:
+            click.secho(f"error: {line}", fg="red", err=True)
+        sys.exit(EXIT_INPUT)
     store = open_store_or_exit(opts.store_url)
     display = _Display(len(loaded.plans) + len(done_before), enabled=not quiet and sys.stderr.isatty())
     for _, result in done_before:
         display.run_done()
         display.message(f"run {result.uid} {result.note}")
     try:
-        per_plan = Campaign(loaded.plans, opts, store=store).run(
-            progress=display if display.enabled else None,
-            started=None if opts.remote else (lambda plan: display.run_started(plan.uid)),
-            on_result=_Finished(display, opts), waiting=display.waiting)
+        with CtrlC(display, resume) as ctrl_c:
+            per_plan = Campaign(loaded.plans, opts, store=store).run(
+                progress=display if display.enabled else None,
+                started=None if opts.remote else (lambda plan: display.run_started(plan.uid)),
+                on_result=_Finished(display, opts), waiting=display.waiting)
+            interrupted = ctrl_c.count > 0 or stop_requested()
     except StoreLostError as exc:  # waited --store-wait seconds in vain: one line, like a full disk
         display.stop()
-        fail(f"{exc}; the campaign stopped (finished runs are kept, the runs in flight resume); "
-             f"resume with: {store_lost_resume()}", EXIT_FAILED)
+        fail(f"{exc}; the campaign stopped (finished runs are kept, the runs in flight resume); {resume}",
+             EXIT_FAILED)
     finally:
+        clear_stop()
         display.stop()
         store.close()
     skipped = [p.uid for p, r in zip(loaded.plans, per_plan) if r is None]  # kept from starting by --fail-fast
@@ -289,15 +319,11 @@ def experiment_start(files: tuple[str, ...], quiet: bool, jobs: str, **options: 
         levels = {p.uid: levels_text((p.document.get("design_point") or {}).get("levels")) for p in loaded.plans}
         console = make_console()  # piped: wide enough that no column is cut
         console.print(summary_table(outcomes, skipped, levels, width=console.width))
+    if interrupted:
+        sys.stdout.flush()
+        click.echo(resume, err=True)
+        sys.exit(EXIT_INTERRUPTED)
     sys.exit(EXIT_OK if all_done(outcomes) and not skipped else EXIT_FAILED)
-
-
-def store_lost_resume() -> str:
-    """The command that resumes this campaign: ``xrun`` and this process's
-    own arguments, quoted for a POSIX shell."""
-    import shlex
-
-    return shlex.join(["xrun", *sys.argv[1:]])
 
 
 class _Finished:
@@ -371,6 +397,7 @@ def experiment_check(files: tuple[str, ...]) -> None:
     component that does not import is reported, not only the first. Exit 0
     when all are usable, else 2."""
     from xdoe.execution import check_document, import_errors, load_plan
+    from xdoe.execution import located
 
     failed = False
     for path in _with_folders(files):
@@ -384,7 +411,8 @@ def experiment_check(files: tuple[str, ...]) -> None:
         if missing:
             failed = True
             for text in missing:
-                click.secho(f"error: {text if text.startswith(str(path)) else f'{path}: {text}'}", fg="red", err=True)
+                click.secho(f"error: {text if text.startswith(str(path)) else located(str(path), text)}", fg="red",
+                            err=True)
             continue
         click.echo(f"ok {path}: " + "; ".join(lines))
     sys.exit(EXIT_INPUT if failed else EXIT_OK)

@@ -52,6 +52,7 @@ if TYPE_CHECKING:  # the same names for type checkers (`Name as Name`: a re-expo
         load_class as load_class,
     )
     from xdoe.execution._parallel_workers import parallel_workers as parallel_workers
+    from xdoe.execution._preflight import located as located, preflight as preflight
     from xdoe.execution._plan import (
         AgentSpec as AgentSpec,
         ComponentPlan as ComponentPlan,
@@ -96,6 +97,7 @@ _EXPORTS = {
     ],
     "xdoe.execution._loading": ["accepted_parameters", "construct", "load_class"],
     "xdoe.execution._parallel_workers": ["parallel_workers"],
+    "xdoe.execution._preflight": ["located", "preflight"],
     "xdoe.execution._plan": [
         "AgentSpec", "ComponentPlan", "EnvironmentPlan", "PhasePlan", "RunPlan", "plan_run",
     ],

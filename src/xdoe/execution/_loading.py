@@ -12,7 +12,7 @@ import inspect
 import textwrap
 from typing import Any, Mapping
 
-from xdoe.errors import ComponentError
+from xdoe.errors import ComponentError, ComponentImportError, ComponentRaisedError
 
 __all__ = ["load_class", "construct", "accepted_parameters"]
 
@@ -43,12 +43,19 @@ def load_class(name: str, key: str, *, base: type | None = None) -> type:
     if not isinstance(name, str) or not name.strip():
         raise ComponentError(f"{key}: expected a component name 'pkg.module:Class', got {name!r}")
     module_name, attr = _split(name)
-    if not module_name or not attr:
+    if not module_name or not attr or name.count(":") > 1:
         raise ComponentError(f"{key}: expected a component name 'pkg.module:Class', got {name!r}")
+    if module_name.startswith("."):
+        raise ComponentError(f"{key}: {name!r} is a relative module name; name the module from its "
+                             f"top-level package ('pkg.module:Class')")
+    if module_name == "__main__" or module_name.startswith("__main__."):
+        raise ComponentError(f"{key}: {name!r} names __main__, the program that happens to run, not a "
+                             f"module a run's worker process can import; name the module that defines "
+                             f"the class ('pkg.module:Class')")
     try:
         module = importlib.import_module(module_name)
     except Exception as exc:  # ImportError, SyntaxError, errors raised by the module
-        raise ComponentError(
+        raise ComponentImportError(
             f"{key}: cannot import module {module_name!r} (for {name!r}): "
             f"{type(exc).__name__}: {exc}"
         ) from exc
@@ -232,6 +239,6 @@ def construct(
         extra = ""
         if isinstance(exc, TypeError):
             extra = f"; accepted parameters: {', '.join(user_accepted) or '(none)'}"
-        raise ComponentError(
+        raise ComponentRaisedError(
             f"{key}: {_describe(cls)}(...) raised {type(exc).__name__}: {exc}{extra}"
         ) from exc

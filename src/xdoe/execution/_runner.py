@@ -286,12 +286,18 @@ def _live_tick(recorder: "RunRecorder") -> None:
 
 
 def import_errors(plan: RunPlan) -> list[str]:
+    """As :func:`component_errors`, one line each."""
+    return list(dict.fromkeys(str(exc) for exc in component_errors(plan)))
+
+
+def component_errors(plan: RunPlan) -> "list[ComponentError]":
     """Import every component class of ``plan`` (each ``name: module:Class``
     once, checked against the base class the executor requires) without
     constructing anything, and report every failure, not only the first.
 
     Returns:
-        one line per component that cannot be imported or is not a suitable
+        one error per component that cannot be imported
+        (:class:`~xdoe.errors.ComponentImportError`) or is not a suitable
         class, ``key: message`` (:func:`xdoe.execution.load_class`'s
         messages), in document order; ``[]`` when all import.
     """
@@ -313,7 +319,7 @@ def import_errors(plan: RunPlan) -> list[str]:
         specs += [(c, TerminationCondition) for c in phase.conditions]
     if plan.run_condition is not None:
         specs.append((plan.run_condition, TerminationCondition))
-    errors: dict[str, None] = {}
+    errors: list[ComponentError] = []
     seen: set[tuple[str, type]] = set()
     for spec, base in specs:
         if (spec.name, base) in seen:
@@ -322,8 +328,8 @@ def import_errors(plan: RunPlan) -> list[str]:
         try:
             load_class(spec.name, spec.key, base=base)
         except ComponentError as exc:
-            errors[str(exc)] = None
-    return list(errors)
+            errors.append(exc)
+    return errors
 
 
 def check_plan(plan: RunPlan, seed: int) -> list[str]:

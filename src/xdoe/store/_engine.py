@@ -15,7 +15,9 @@
   change, so its bytes are never written (another application's SQLite file
   stays as it was; a 0-byte file gets no header). On read-only media, where
   SQLite cannot make the WAL index a ``mode=ro`` connection needs, it is
-  opened ``immutable=1`` (nothing can write there anyway). PostgreSQL
+  opened ``immutable=1`` (nothing can write there anyway); so is a file
+  that cannot be written (``chmod 444``, or its folder) and has no ``-wal``
+  beside it, so that no ``-wal``/``-shm`` files appear beside it. PostgreSQL
   sessions are set ``default_transaction_read_only``.
 """
 
@@ -202,6 +204,10 @@ def _connect_read_only(path: str) -> Any:
     from urllib.parse import quote
 
     uri = "file:" + quote(path)
+    if _unwritable(path) and not os.path.exists(path + "-wal"):
+        # a chmod-444 file (or one in a folder nobody may write): nothing writes it, and with no
+        # WAL beside it every row is in the file; mode=ro would still create -wal/-shm beside it
+        return sqlite3.connect(uri + "?immutable=1", uri=True, check_same_thread=False)
     con = sqlite3.connect(uri + "?mode=ro", uri=True, check_same_thread=False)
     try:
         con.execute("PRAGMA schema_version").fetchone()
@@ -211,6 +217,18 @@ def _connect_read_only(path: str) -> Any:
             return con  # the error is the file's own: the first query reports it
         con.close()
     return sqlite3.connect(uri + "?immutable=1", uri=True, check_same_thread=False)
+
+
+def _unwritable(path: str) -> bool:
+    """Whether the SQLite file ``path`` cannot be written: no write bit at
+    all (``chmod 444``: root, to whom ``os.access`` grants everything, counts
+    too), not writable for this user, or in a folder this user cannot write."""
+    try:
+        mode = os.stat(path).st_mode
+    except OSError:
+        return False  # the first query reports it
+    return (not mode & 0o222 or not os.access(path, os.W_OK)
+            or not os.access(os.path.dirname(path) or ".", os.W_OK))
 
 
 def _enable_wal(cursor: Any) -> None:

@@ -42,6 +42,7 @@ from concurrent.futures import FIRST_COMPLETED, wait
 from types import TracebackType
 from typing import TYPE_CHECKING, Any, Callable, Iterable, Iterator, Sequence
 
+from xdoe.campaign._stop import stop_requested
 from xdoe.campaign._tasks import DONE_STATUSES, RunTask, execute_task
 from xdoe.execution import RunResult
 
@@ -105,7 +106,7 @@ class FutureBackend(Backend):
         queue = deque(tasks)
         failed = False
         while queue or futures:
-            while queue and not failed and len(futures) < self.capacity:
+            while queue and not failed and not stop_requested() and len(futures) < self.capacity:
                 task = queue.popleft()
                 if started is not None:
                     started(task)

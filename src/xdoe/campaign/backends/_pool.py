@@ -1,5 +1,4 @@
-"""A local process pool: ``--jobs N`` runs at once (see
-:class:`ProcessPoolBackend`)."""
+"""A local process pool: ``--jobs N`` runs at once (see :class:`ProcessPoolBackend`)."""
 
 from __future__ import annotations
 
@@ -16,7 +15,8 @@ from concurrent.futures.process import BrokenProcessPool
 from time import monotonic, sleep
 from typing import Any, Callable, Iterator, Sequence
 
-from xdoe._process import process_alive, watch_process
+from xdoe._process import become_subreaper, end_descendants, pid_ended, process_alive, watch_process
+from xdoe.campaign._stop import stop_requested
 from xdoe.campaign._tasks import WORKER_DIED, RunTask, execute_in_worker
 from xdoe.campaign.backends._base import FutureBackend, ProgressCallback, failed_result, stops
 from xdoe.campaign.backends._warm import default_start_method, forkserver_started, start_forkserver, warm_modules
@@ -59,6 +59,7 @@ def _pool_init(queue: Any, progress: Any = None, parent: int | None = None, term
                board: Any = None) -> None:
     global _STARTED, _PROGRESS, _TERMED
     _STARTED, _PROGRESS, _TERMED = queue, progress, termed
+    become_subreaper()  # what a run's plugin code forks stays ours, and ends with the run (_pool_task)
     if termed is not None:
         signal.signal(signal.SIGTERM, _on_sigterm)
     # Ctrl-C between runs is the parent's to handle; during a run, xdoe.execution.run
@@ -68,7 +69,6 @@ def _pool_init(queue: Any, progress: Any = None, parent: int | None = None, term
         watch_process(parent, _orphaned, name="xdoe-watch-parent")
     kill_stuck_runs(board)  # a run stuck past its time limit kills this worker; the parent reports it
     warnings.simplefilter("ignore", RunWarning)  # the parent prints them from the run's result
-
 
 
 #: seconds between two forwarded episode-progress events of a worker (a display redraws
@@ -145,6 +145,7 @@ def _pool_task(key: int, task: RunTask) -> RunResult:
         return execute_in_worker(task, None if _PROGRESS is None else _Throttled(_PROGRESS.put))
     finally:
         _IN_RUN.clear()
+        end_descendants()  # whatever the run started ends with it (SIGTERM-ignoring grandchildren too)
 
 
 class ProcessPoolBackend(FutureBackend):
@@ -188,6 +189,7 @@ class ProcessPoolBackend(FutureBackend):
 
     def _ensure_pool(self) -> ProcessPoolExecutor:
         if self._pool is None:
+            become_subreaper()  # the descendants of a worker that dies come to us (ended in _recover, close)
             method = self.start_method
             if method == "auto":  # fork (no re-import) is safe only without other threads
                 method = "fork" if threading.active_count() == 1 else "spawn"
@@ -229,7 +231,7 @@ class ProcessPoolBackend(FutureBackend):
         while queue or in_flight:
             pool = self._ensure_pool()
             broken = False
-            while queue and not failed and len(in_flight) < self.capacity:
+            while queue and not failed and not stop_requested() and len(in_flight) < self.capacity:
                 key, task = queue.popleft()
                 if started is not None and key not in announced:
                     announced.add(key)
@@ -290,6 +292,8 @@ class ProcessPoolBackend(FutureBackend):
             if done:
                 return done
             self._kill_overdue()
+            if any(pid_ended(pid) for pid in self._processes):  # what a dead worker's run forked holds its
+                end_descendants(keep=set(self._processes))  # pipes open: the pool would never notice
 
     def _kill_overdue(self) -> None:
         """SIGKILL each worker whose run passed its time limit more than
@@ -319,6 +323,7 @@ class ProcessPoolBackend(FutureBackend):
         assert pool is not None
         reaped = self._reap()
         pool.shutdown(wait=True, cancel_futures=True)  # joins the workers: exit codes known
+        end_descendants()  # what the dead worker's run started, re-parented to us
         where: dict[int, int] = {}
         while self._queue is not None and not self._queue.empty():
             k, pid = self._queue.get()
@@ -447,3 +452,4 @@ class ProcessPoolBackend(FutureBackend):
         if self._pool is not None:
             self._pool.shutdown(wait=True, cancel_futures=True)
             self._pool = None
+            end_descendants()  # what the runs of workers that died started, re-parented to us

@@ -5,8 +5,9 @@ from __future__ import annotations
 from concurrent.futures import Future
 from typing import Any, Callable, Iterator, Sequence
 
+from xdoe.campaign._stop import request_stop, stop_requested
 from xdoe.campaign._tasks import RunTask, execute_task
-from xdoe.campaign.backends._base import FutureBackend, ProgressCallback, stops
+from xdoe.campaign.backends._base import FutureBackend, ProgressCallback, failed_result, stops
 from xdoe.execution import RunResult
 from xdoe.store import Store
 
@@ -36,13 +37,20 @@ class SequentialBackend(FutureBackend):
                  progress: "ProgressCallback | None" = None,
                  started: Callable[[RunTask], None] | None = None) -> Iterator[RunResult]:
         for task in tasks:
+            if stop_requested():
+                return
             if started is not None:
                 started(task)
             url = task.options.store_url
             store = self._stores.get(url)
             if store is None:
                 store = self._stores[url] = Store(url, wait=task.options.store_wait)
-            result = execute_task(task, store=store, progress=progress)
+            try:
+                result = execute_task(task, store=store, progress=progress)
+            except KeyboardInterrupt:  # a real Ctrl-C: the run recorded itself interrupted (resumable)
+                request_stop()
+                result = failed_result(task, "interrupted")
+                result.status, result.stop_campaign = "interrupted", True
             yield result
             if stops(result, fail_fast):
                 return
