@@ -27,7 +27,7 @@ every pair, which is not their design past 5 factors).
 from __future__ import annotations
 
 import math
-from typing import Any, Sequence
+from typing import Sequence
 
 import numpy as np
 

@@ -57,6 +57,7 @@ from xdoe.execution._plan import AgentSpec, PhasePlan, RunPlan
 from xdoe.execution._worker import STOP_RUN, Worker
 
 if TYPE_CHECKING:
+    from xdoe.errors import ComponentError
     from xdoe.execution._resume import ResumePoint
     from xdoe.store import RunRecorder
 
