@@ -234,7 +234,8 @@ def screening(table: "pd.DataFrame", coded: "pd.DataFrame", factors: list[str],
     if df >= 1:
         t = np.asarray(fit.tvalues)[1:1 + len(labels)]
         p = np.asarray(fit.pvalues)[1:1 + len(labels)]
-        F, eta = t ** 2, t ** 2 / (t ** 2 + df)
+        with np.errstate(invalid="ignore", divide="ignore"):  # an exact fit: t is infinite, eta² 1
+            F, eta = t ** 2, np.where(np.isinf(t), 1.0, t ** 2 / (t ** 2 + df))
         out.update(method="pure error", df=df)
     else:
         stats = lenth(effects)

@@ -276,7 +276,6 @@ def _experiment_start(files: tuple[str, ...], quiet: bool, jobs: str, resume: st
         for line in loaded.errors:
             click.secho(f"error: {line}", fg="red", err=True)
         sys.exit(EXIT_INPUT)
-    _refuse_results_path(opts.results)
     # what experiment-check finds, and what the store and results folders need, before either is
     # created: a document that cannot run is one line, exit 2, nothing written (issue 33)
     from xdoe.campaign.backends._warm import forkserver_started
@@ -357,35 +356,6 @@ class _Finished:
 
 
 main.add_command(submit_command)
-
-
-def _refuse_results_path(results: str | Path | None) -> None:
-    """One line and exit 2, before a store or a results folder is made,
-    when the results folder cannot be reached: a loop of symbolic links, a
-    file where a folder should be, a name too long (found by looking the
-    path up, from the folder to its first existing parent)."""
-    import os
-
-    if results is None:
-        return
-    path = Path(results)
-    at = path
-    while True:
-        try:
-            st = os.stat(at)
-        except FileNotFoundError:
-            if at == at.parent:
-                return
-            at = at.parent
-            continue
-        except OSError as exc:
-            fail(f"--results {path}: cannot be used: {exc.strerror or exc}"
-                 + (f" ({at})" if at != path else ""), EXIT_INPUT)
-        break
-    import stat
-
-    if not stat.S_ISDIR(st.st_mode):
-        fail(f"--results {path}: cannot be used: {at} is not a folder", EXIT_INPUT)
 
 
 @main.command("experiment-check", short_help="Check run documents: validate and construct every component.")

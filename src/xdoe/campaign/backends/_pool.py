@@ -62,8 +62,7 @@ def _pool_init(queue: Any, progress: Any = None, parent: int | None = None, term
     become_subreaper()  # what a run's plugin code forks stays ours, and ends with the run (_pool_task)
     if termed is not None:
         signal.signal(signal.SIGTERM, _on_sigterm)
-    # Ctrl-C between runs is the parent's to handle; during a run, xdoe.execution.run
-    # watches SIGINT itself and leaves the run interrupted (resumable)
+    # Ctrl-C between runs is the parent's; during a run xdoe.execution.run leaves it interrupted (resumable)
     signal.signal(signal.SIGINT, signal.SIG_IGN)
     if parent is not None:  # no worker outlives its xrun, however that ends (SIGKILL too)
         watch_process(parent, _orphaned, name="xdoe-watch-parent")
@@ -260,13 +259,10 @@ class ProcessPoolBackend(FutureBackend):
                         continue
                     except StoreLostError:
                         raise  # waited for --store-wait seconds: no run can be recorded any more
-                    except DiskFullError as exc:
-                        if exc.store:
+                    except (DiskFullError, KeyboardInterrupt) as exc:  # a full disk, or SIGINT (Ctrl-C) in the
+                        if isinstance(exc, DiskFullError) and exc.store:  # worker: its run recorded interrupted
                             raise  # the store's disk is full: no run can be recorded any more
-                        result = failed_result(task, str(exc))
-                        result.status, result.stop_campaign = "interrupted", True
-                    except KeyboardInterrupt:  # the worker got SIGINT (Ctrl-C) and recorded its run interrupted
-                        result = failed_result(task, "interrupted")
+                        result = failed_result(task, str(exc) if isinstance(exc, DiskFullError) else "interrupted")
                         result.status, result.stop_campaign = "interrupted", True
                     except BaseException as exc:  # noqa: BLE001 - raised in the worker (sys.exit, unpicklable result...)
                         result = failed_result(task, f"{type(exc).__name__}: {exc}")
@@ -292,8 +288,8 @@ class ProcessPoolBackend(FutureBackend):
             if done:
                 return done
             self._kill_overdue()
-            if any(pid_ended(pid) for pid in self._processes):  # what a dead worker's run forked holds its
-                end_descendants(keep=set(self._processes))  # pipes open: the pool would never notice
+            if any(pid_ended(pid) for pid in self._processes):  # a dead worker's run's children hold its pipes
+                end_descendants(keep=set(self._processes))
 
     def _kill_overdue(self) -> None:
         """SIGKILL each worker whose run passed its time limit more than
@@ -435,11 +431,10 @@ class ProcessPoolBackend(FutureBackend):
                     latest = db.latest_instance(task.uid, content_hash)
                     if latest is not None and latest.status == "failed":  # what it stored counts
                         result.instance_id = latest.id
-                        if latest.pid == pid and latest.error:  # e.g. the time limit that killed it
-                            result.error = latest.error
-                        if latest.pid == pid:  # the time it ran, not 0 s (the summary's wall time)
-                            end = latest.end or datetime.now(timezone.utc)
-                            result.wall_time = max(0.0, (end - latest.start).total_seconds())
+                        if latest.pid == pid:  # its error (e.g. the time limit that killed it), the time it ran
+                            result.error = latest.error or result.error
+                            result.wall_time = max(0.0, ((latest.end or datetime.now(timezone.utc))
+                                                         - latest.start).total_seconds())
                         result.episodes = len({(e["phase_index"], e["worker"], e["episode"])
                                                for e in db.episodes(instance_id=latest.id)})
                 if task.options.claim:
