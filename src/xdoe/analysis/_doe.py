@@ -116,7 +116,7 @@ def doe_analysis(table: "pd.DataFrame", factors: list[str], design: dict[str, An
     return None
 
 
-def _screening_tables(doe: dict[str, Any], table: "pd.DataFrame", factors: list[str], level_rows: Any
+def _screening_tables(doe: dict[str, Any], factors: list[str], level_rows: Any
                       ) -> tuple[list[Any], list[Any], dict[str, str]]:
     from xdoe.analysis._result import FactorEffect, Interaction
 
@@ -160,8 +160,9 @@ def _surface_tables(doe: dict[str, Any], factors: list[str], level_rows: Any
     effects.sort(key=lambda e: (-(e.eta_sq if e.eta_sq == e.eta_sq else -1), e.name))
     inter = []
     for (i, j), (b, t, p, df2) in tests["interactions"].items():
-        inter.append(Interaction((factors[i], factors[j]), t * t, p, t * t / (t * t + df2), name=f"{factors[i]}*{factors[j]}",
-                                 effect=b, t=t, df=[1.0, df2], method="second-order model"))
+        inter.append(Interaction((factors[i], factors[j]), t * t, p, t * t / (t * t + df2),
+                                 name=f"{factors[i]}*{factors[j]}", effect=b, t=t, df=[1.0, df2],
+                                 method="second-order model"))
     method = (f"second-order model in coded units (OLS{', blocks as a fixed effect' if doe['_fit'][1] else ''}; "
               f"residual df {_f(float(fit.df_resid), 3)})")
     return effects, inter, {"factors": method + ": joint F test of each factor's terms",
@@ -181,7 +182,7 @@ def _sensitivity_tables(doe: dict[str, Any]) -> tuple[list[Any], list[Any], dict
     return effects, [], {"factors": method}
 
 
-def design_tables(doe: dict[str, Any], table: "pd.DataFrame", factors: list[str], level_rows: Any
+def design_tables(doe: dict[str, Any], factors: list[str], level_rows: Any
                   ) -> tuple[list[Any], list[Any], dict[str, str]]:
     """The factor and interaction rows of the analysis matched to the design,
     every number from its one model: ``(factors, interactions, methods)``.
@@ -194,7 +195,7 @@ def design_tables(doe: dict[str, Any], table: "pd.DataFrame", factors: list[str]
     sensitivity: mu* or ST, no test."""
     kind = doe["analysis"]
     if kind == "screening":
-        return _screening_tables(doe, table, factors, level_rows)
+        return _screening_tables(doe, factors, level_rows)
     if kind == "surface":
         return _surface_tables(doe, factors, level_rows)
     return _sensitivity_tables(doe)

@@ -27,6 +27,7 @@ from typing import TYPE_CHECKING, Any
 import numpy as np
 
 from xdoe.analysis._aggregates import DEFAULT_STATISTIC, MIN_REPETITIONS, interval_estimates, probabilities_of_improvement
+from xdoe.analysis._format import STAT_NAMES
 from xdoe.analysis._result import Analysis, FactorEffect, Interaction, LevelStat, PointAggregate
 from xdoe.analysis._response import Response, run_table
 
@@ -37,7 +38,6 @@ __all__ = ["analyze", "design_points", "CONTINUOUS_MIN_LEVELS"]
 
 #: a numeric factor with more distinct values than this is treated as continuous
 CONTINUOUS_MIN_LEVELS = 6
-STAT_LABEL = {"iqm": "IQM", "mean": "mean", "median": "median"}
 
 
 def _coded_order(values: "pd.Series", rule: dict[str, Any] | None) -> list[Any] | None:
@@ -219,12 +219,9 @@ def analyze(frame: "pd.DataFrame", response: Response | None = None, *, statisti
             and no ``agent``.
     """
     from xdoe.analysis._branches import branch_points, split_branches
-    from xdoe.results import frame_experiment
+    from xdoe.results import DESIGN_ATTR, frame_experiment
 
     frame_experiment(frame)  # one experiment's runs, never several pooled
-
-    from xdoe.results import DESIGN_ATTR
-
     stored = frame.attrs.get(DESIGN_ATTR)  # the store's record of the design (xdoe.results.load)
     response = response or Response()
     frame, branches = split_branches(frame)  # branches: own rows, never in the factor analysis
@@ -241,7 +238,7 @@ def analyze(frame: "pd.DataFrame", response: Response | None = None, *, statisti
     if doe is not None:
         coding = doe.get("coding") or {}
         effects, interactions, methods = design_tables(
-            doe, table, factors, lambda f: _levels(table, f, seed, _coded_order(table[f], coding.get(f))))
+            doe, factors, lambda f: _levels(table, f, seed, _coded_order(table[f], coding.get(f))))
     else:
         effects, interactions = _effects(table, plain, kinds, seed=seed)
         for f in conditional:
@@ -278,7 +275,7 @@ def analyze(frame: "pd.DataFrame", response: Response | None = None, *, statisti
     notes += branch_notes
     from xdoe.results import experiment_label
 
-    methods["points"] = (f"{STAT_LABEL.get(statistic, statistic)} over the runs of each setting, 95 % "
+    methods["points"] = (f"{STAT_NAMES.get(statistic, statistic)} over the runs of each setting, 95 % "
                          "stratified-bootstrap CI over runs (Agarwal et al. 2021)")
     return Analysis(response=response.label(phase), factors=effects, interactions=interactions, points=points,
                     runs=len(table), warnings=notes, statistic=statistic,
