@@ -11,7 +11,7 @@ import hashlib
 import os
 import stat
 from pathlib import Path
-from typing import Any, Callable
+from typing import Callable
 
 from xdoe.errors import InputError, OutputError, OutputPathError
 
@@ -213,9 +213,29 @@ _MAX_MANIFEST = 256 << 20
 
 def _read_manifest(path: Path) -> tuple[set[str] | None, str | None]:
     """The file names the xgen manifest ``path`` lists, or ``None`` and why
-    it is none: not a regular file (its type is checked with ``os.lstat``
-    before it is opened, so a FIFO never blocks), unreadable, or not JSON
-    with ``xdoe_version`` and a ``files`` list."""
+    it is none (:func:`_load_manifest`)."""
+    data, why = _load_manifest(path)
+    if data is None:
+        return None, why
+    return {str(entry["name"]) for entry in data["files"] if isinstance(entry, dict) and "name" in entry}, None
+
+
+def _load_manifest(path: Path) -> tuple[dict | None, str | None]:
+    """The JSON of the xgen manifest ``path``, or ``None`` and why it is
+    none: not a regular file (its type is checked with ``os.lstat`` before
+    it is opened, so a FIFO never blocks), unreadable, or not JSON with
+    ``xdoe_version`` and a ``files`` list. Read once per version of the file
+    (its size and mtime): a campaign of 10,000 runs asks for its design once
+    per run (:func:`manifest_design`)."""
+    try:
+        st = os.lstat(path)
+    except OSError as exc:
+        return None, f"cannot be read ({exc.strerror or exc})"
+    return _load_manifest_version(str(path), st.st_mtime_ns, st.st_size, st.st_mode)
+
+
+@functools.lru_cache(maxsize=8)
+def _load_manifest_version(path: str, mtime_ns: int, size: int, mode: int) -> tuple[dict | None, str | None]:
     import json
 
     try:
@@ -235,10 +255,7 @@ def _read_manifest(path: Path) -> tuple[set[str] | None, str | None]:
         return None, f"is not UTF-8 JSON ({str(exc).splitlines()[0][:100]})"
     if not (isinstance(data, dict) and "xdoe_version" in data and isinstance(data.get("files"), list)):
         return None, "is not an xgen manifest (JSON with xdoe_version and a files list)"
-    try:
-        return {str(entry["name"]) for entry in data["files"] if isinstance(entry, dict) and "name" in entry}, None
-    except (KeyError, TypeError):  # pragma: no cover - guarded above
-        return None, "is not an xgen manifest"
+    return data, None
 
 
 def _manifest_names(path: Path) -> set[str] | None:
@@ -315,16 +332,6 @@ def folder_run_files(folder: Path | str) -> tuple[list[Path], list[Path]]:
     return [p for p in found if p.name in listed], [p for p in found if p.name not in listed]
 
 
-@functools.lru_cache(maxsize=8)
-def _manifest_json(path: str, mtime_ns: int, size: int) -> Any:
-    """A manifest's JSON, read once per version of the file (a campaign of
-    10,000 runs asks for its design once per run)."""
-    import json
-
-    with open(path, encoding="utf-8") as fh:
-        return json.load(fh)
-
-
 def manifest_design(folder: Path | str | None, experiment: str | None) -> dict | None:
     """The design of ``experiment`` as the manifest xgen wrote into ``folder``
     (``manifest-<uid>.json``, else ``manifest.json`` when it belongs to
@@ -338,21 +345,18 @@ def manifest_design(folder: Path | str | None, experiment: str | None) -> dict |
         return None
     candidates = []
     if experiment:
-        safe = "".join(c if c.isalnum() or c in "_.-" else "_" for c in experiment)
+        from xdoe.documents import safe_uid
+
+        safe = safe_uid(experiment)  # the name xgen gives the experiment's files (OutputLayout)
         candidates.append(Path(folder) / f"manifest-{safe}.json")
     candidates.append(Path(folder) / "manifest.json")
     for path in candidates:
-        try:
-            if not path.is_file():
-                continue
-            st = path.stat()
-            data = _manifest_json(str(path), st.st_mtime_ns, st.st_size)
-        except (OSError, ValueError):
+        if not os.path.lexists(path):
+            continue
+        data, _why = _load_manifest(path)
+        if data is None:
             return None
-        if not isinstance(data, dict):
-            return None
-        files = data.get("files")
-        names = [f.get("name") if isinstance(f, dict) else f for f in files] if isinstance(files, list) else []
+        names = [f.get("name") if isinstance(f, dict) else f for f in data["files"]]
         if experiment and path.name == "manifest.json" and names and not any(
                 str(name).startswith(f"run-{safe}-") for name in names):
             return None  # another experiment's manifest
