@@ -153,3 +153,45 @@ def test_past_store_wait_one_line_exit_1_and_the_resume_finishes(server: Server,
     out, err = again.communicate(timeout=600)
     assert again.returncode == 0, err
     _check_complete(server.url, len(files))
+
+
+def test_each_run_path_write_survives_a_restart_inside_its_transaction(server: Server, tmp_path: Path) -> None:
+    """The server restarts *inside* each write of the run path (a run recorded,
+    a checkpoint, brain sources, the rows a resume redoes): the transaction
+    fails on its dead connection and is run again once the store is back, not
+    failed (CI saw ``cannot record a checkpoint``: the write that had no second
+    attempt). The restart is triggered by the write's own first statement."""
+    from sqlalchemy import event
+
+    from tests.store.campaign import craft, document_of
+    from xdoe.store import SourceRow, Store
+
+    files = generate_campaign(tmp_path / "study")
+    with Store(server.url, wait=60) as store:
+        rec = craft(store, document_of(files[0]), tmp_path / "results", None)
+        instance = rec.instance_id
+        writes = {
+            "checkpoint": lambda: store.record_checkpoint(
+                instance, agent="a", phase_id=None, step=1, episode=1, path=tmp_path / "a.pt",
+                sha256="0" * 64, metric=None, keep=2),
+            "brain_source": lambda: store.record_brain_sources(instance, None, [SourceRow("a", "fresh")]),
+            "phase": lambda: store.drop_redone([10**9]),
+            "run_instance": lambda: craft(store, document_of(files[1]), tmp_path / "results", "finished"),
+        }
+        for table, write in writes.items():
+            armed = [True]
+
+            def restart(conn: object, cursor: object, statement: str, *args: object) -> None:
+                if armed[0] and table in statement and not statement.lstrip().upper().startswith("SELECT"):
+                    armed[0] = False
+                    server.stop()
+                    server.start()
+
+            event.listen(store._writer, "before_cursor_execute", restart)
+            try:
+                write()
+            finally:
+                event.remove(store._writer, "before_cursor_execute", restart)
+            assert not armed[0], f"no statement on {table}"
+        assert len(store.checkpoints(instance)) == 1
+        assert store.run_state(rec.run_uid, rec.content_hash) is not None

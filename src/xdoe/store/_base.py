@@ -88,6 +88,18 @@ class StoreBase:
                 raise
             return action()
 
+    def _write_again(self, action: str, body: "Callable[[Connection], T]") -> T:
+        """``body(conn)`` inside one Core write transaction (:meth:`_core_write`),
+        run once more (:meth:`_again`) when the store was lost while it ran: for
+        the run path's writes, which must survive a server restart when the store
+        waits (:attr:`wait`). ``body`` must be safe to run again after a rolled-back
+        attempt (it is: the transaction that failed left nothing)."""
+        def once() -> T:
+            with self._core_write(action) as conn:
+                return body(conn)
+
+        return self._again(once)
+
     def session(self, *, write: bool = False) -> "Session":
         """A new ORM session; ``write=True`` for transactions that write
         (on SQLite they take the write lock when they begin, avoiding

@@ -14,7 +14,7 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
-from sqlalchemy import Select, delete, insert, select, update
+from sqlalchemy import Connection, Select, delete, insert, select, update
 
 from xdoe.store import _tables as t
 from xdoe.store._base import StoreBase
@@ -177,8 +177,9 @@ class CheckpointRows(StoreBase):
                   "episode": None if episode is None else int(episode),
                   "path": str(path), "sha256": sha256,
                   "metric": None if metric is None else float(metric), "best": False}
-        doomed: list[str] = []
-        with self._core_write("record a checkpoint in") as conn:
+
+        def write(conn: Connection) -> tuple[CheckpointInfo, list[str]]:
+            doomed: list[str] = []
             same = conn.execute(
                 select(_ck.id).where(_ck.instance_id == instance_id, _ck.path == str(path))
             ).scalars().all()
@@ -202,8 +203,10 @@ class CheckpointRows(StoreBase):
                 conn.execute(delete(_checkpoint).where(_ck.id.in_([r.id for r in drop])))
                 doomed = [r.path for r in drop if r.path != str(path)]
             # read back in the same transaction (it holds the write lock: nothing changed it meanwhile)
-            info = _info(conn.execute(_select_infos().where(_ck.id == new_id)).one())
-        return info, doomed
+            return _info(conn.execute(_select_infos().where(_ck.id == new_id)).one()), doomed
+
+        # a store lost meanwhile is waited for (Store.wait); the rows of the same path are replaced
+        return self._write_again("record a checkpoint in", write)
 
     def record_brain_sources(self, instance_id: int, phase_id: int | None,
                              rows: Sequence[SourceRow]) -> None:
@@ -214,5 +217,4 @@ class CheckpointRows(StoreBase):
                    "source_kind": r.kind, "source_run_uid": r.run_uid, "source_phase": r.phase,
                    "source_checkpoint_id": r.checkpoint_id, "source_path": r.path,
                    "source_sha256": r.sha256} for r in rows]
-        with self._core_write("record brain sources in") as conn:
-            conn.execute(insert(t.brain_source), values)
+        self._write_again("record brain sources in", lambda conn: conn.execute(insert(t.brain_source), values))

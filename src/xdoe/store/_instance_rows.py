@@ -13,7 +13,7 @@ from collections.abc import Iterator, Sequence
 from dataclasses import dataclass
 from typing import Any
 
-from sqlalchemy import and_, delete, func, or_, select
+from sqlalchemy import Connection, and_, delete, func, or_, select
 
 from xdoe.store import _tables as t
 from xdoe.store._base import StoreBase
@@ -118,7 +118,7 @@ class InstanceRows(StoreBase):
         sources) and, of phase row ``continued``, the episode and step rows of
         worker ``w`` from episode ``next_episodes[w]`` on (and of any worker
         beyond them)."""
-        with self._core_write("drop what a resumed run redoes in") as conn:
+        def drop(conn: Connection) -> None:
             if phase_ids:
                 conn.execute(delete(t.phase).where(t.phase.c.id.in_(list(phase_ids))))
             if continued is not None:
@@ -128,6 +128,8 @@ class InstanceRows(StoreBase):
                         c.phase_id == continued,
                         or_(*[and_(c.worker == w, c.episode >= nxt) for w, nxt in enumerate(next_episodes)],
                             c.worker >= len(next_episodes))))
+
+        self._write_again("drop what a resumed run redoes in", drop)  # deletes: safe to run again
 
     def phase_sums(self, instance_id: int) -> PhaseSums:
         """Per phase index: the episodes and steps recorded (the most of any

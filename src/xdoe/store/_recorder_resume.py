@@ -9,7 +9,7 @@ import socket
 from pathlib import Path
 from typing import Any, Callable
 
-from sqlalchemy import delete, func, select, update
+from sqlalchemy import Connection, delete, func, select, update
 
 from xdoe.errors import StoreError
 from xdoe.store import _tables as t
@@ -47,16 +47,20 @@ class RecorderResume(RecorderState):
                 raise StoreError(f"run {self.run_uid}: recorder already started")
             now = utcnow()
             i = t.run_instance.c
-            with self.store._core_write("resume a run in") as conn:
-                changed = conn.execute(
+
+            def take(conn: Connection) -> int:
+                taken = conn.execute(
                     update(t.run_instance)
                     .where(i.id == instance.id, i.status == instance.status, i.pid == instance.pid,
                            i.host == instance.host)
                     .values(status="running", host=socket.gethostname(), pid=os.getpid(),
                             heartbeat=now, end=None, error=None, traceback=None)
                 ).rowcount
-                if changed == 1:
+                if taken == 1:
                     conn.execute(delete(t.stop_request).where(t.stop_request.c.instance_id == instance.id))
+                return int(taken)
+
+            changed = self.store._write_again("resume a run in", take)  # a lost store is waited for
             if changed != 1:
                 return False
             self.instance_id = int(instance.id)
@@ -109,8 +113,8 @@ class RecorderResume(RecorderState):
             self._require_running()
             if self._phase_id is not None:
                 raise StoreError(f"run {self.run_uid}: phase {index} ({name}) resumed while a phase is open")
-            with self.store._core_write("record a phase in") as conn:
-                conn.execute(update(t.phase).where(t.phase.c.id == phase_id).values(status="running", end=None))
+            self.store._write_again("record a phase in", lambda conn: conn.execute(
+                update(t.phase).where(t.phase.c.id == phase_id).values(status="running", end=None)))
             self._phase_id = int(phase_id)
             workers = config.get("worker", 1) if isinstance(config, dict) else 1
             assert self._files is not None

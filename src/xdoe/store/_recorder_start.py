@@ -7,7 +7,7 @@ from __future__ import annotations
 import os
 import socket
 
-from sqlalchemy import or_, update
+from sqlalchemy import Connection, or_, update
 
 from xdoe.errors import DiskFullError, StoreError, no_space_cause
 from xdoe.store import _tables as t
@@ -58,7 +58,8 @@ class RecorderStart(RecorderState):
         doc = self.document
         point = doc.get("design_point") if isinstance(doc.get("design_point"), dict) else {}
         experiment_uid = doc.get("experiment_uid")
-        with self.store._core_write("record a run in") as conn:
+
+        def insert(conn: Connection) -> int:
             experiment_id = None
             if isinstance(experiment_uid, str) and experiment_uid:
                 experiment_id = _get_or_create(conn, t.experiment, {"uid": experiment_uid}, {})
@@ -87,3 +88,5 @@ class RecorderStart(RecorderState):
                 "pid": os.getpid(), "start": self._start, "status": "running", "heartbeat": self._start,
                 "results_dir": str(self.paths.directory) if self.paths else None,
             })
+
+        return self.store._write_again("record a run in", insert)  # a lost store is waited for
