@@ -258,7 +258,7 @@ def _experiment_start(files: tuple[str, ...], quiet: bool, jobs: str, resume: st
     opts = CampaignOptions(jobs=parse_jobs(jobs), **options)
     files = _with_folders(files)
     if len(files) > 1 and not opts.dask and opts.jobs > 1:
-        from xdoe.campaign.backends._warm import start_forkserver
+        from xdoe.campaign import start_forkserver
 
         # first thing: the workers' imports (numpy, gymnasium, the executor, the store) overlap
         # with everything this process does before the first run starts, which needs none of them
@@ -278,7 +278,7 @@ def _experiment_start(files: tuple[str, ...], quiet: bool, jobs: str, resume: st
         sys.exit(EXIT_INPUT)
     # what experiment-check finds, and what the store and results folders need, before either is
     # created: a document that cannot run is one line, exit 2, nothing written (issue 33)
-    from xdoe.campaign.backends._warm import forkserver_started
+    from xdoe.campaign import forkserver_started
     from xdoe.execution import preflight
 
     problems = preflight(loaded.plans, store_url=opts.store_url, results=opts.results,
