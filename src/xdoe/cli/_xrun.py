@@ -28,7 +28,7 @@ from typing import TYPE_CHECKING, Any, Callable, Sequence
 import click
 
 from xdoe.cli._ctrl_c import EXIT_INTERRUPTED, CtrlC, RememberArgs, resume_line
-from xdoe.cli._common import (EXIT_FAILED, EXIT_INPUT, EXIT_OK, document_warnings, fail, handle_errors,
+from xdoe.cli._common import (EXIT_FAILED, EXIT_INPUT, EXIT_OK, Program, document_warnings, fail, handle_errors,
                               open_store_or_exit, store_option)
 from xdoe.cli._jobs import scale_options, skip_finished_files
 from xdoe.cli._submit import expand_run_files, submit_command
@@ -182,7 +182,7 @@ class _Display:
 
 # -- the application ----------------------------------------------------------------
 
-@click.group(context_settings={"help_option_names": ["-h", "--help"]})
+@click.group(cls=Program, context_settings={"help_option_names": ["-h", "--help"]})
 @click.version_option(package_name="xdoe", prog_name="xrun")
 def main() -> None:
     """Execute run documents phase by phase and record them in the store."""
