@@ -29,6 +29,11 @@ How, and where it comes from:
   interval of these statistics never leaves the range of the runs' values.
 * Episodes cut short by a budget (``cut_by`` in :data:`xdoe._cuts.BUDGET_CUTS`)
   still count in x (their steps were spent) but give no y unless ``keep_cut``.
+
+The episodes, pooled over agents, and their x in steps are defined once, in
+:mod:`xdoe.store._curves` (:func:`xdoe.store.run_episodes`,
+:func:`xdoe.store.steps_x`); the dashboard's run pages draw the same curve
+(``Store.curve_points``), each phase after the earlier ones' steps.
 """
 
 from __future__ import annotations
@@ -148,10 +153,13 @@ def _band_bounds(columns: np.ndarray, func: Callable[..., np.ndarray],
 
 
 def episode_x(steps: np.ndarray, wall: np.ndarray, x: str) -> np.ndarray:
-    """Each episode's x (recorded order, cut ones included): cumulative
-    steps, its number (1, 2, ...) or cumulative wall time (missing: 0)."""
+    """Each episode's x (recorded order, cut ones included): the environment
+    steps so far (:func:`xdoe.store.steps_x`, the x of the dashboard's run
+    pages too), its number (1, 2, ...) or cumulative wall time (missing: 0)."""
     if x == "steps":
-        return np.cumsum(steps)
+        from xdoe.store import steps_x
+
+        return steps_x(steps)
     if x == "episodes":
         return np.arange(1, len(steps) + 1, dtype=float)
     return np.cumsum(np.nan_to_num(wall))

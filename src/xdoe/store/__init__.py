@@ -63,6 +63,7 @@ if TYPE_CHECKING:  # the same names for type checkers (`Name as Name`: a re-expo
         curve_phases as curve_phases,
         phase_means as phase_means,
         run_episodes as run_episodes,
+        steps_x as steps_x,
     )
     from xdoe.store._json import canonical_json as canonical_json, document_hash as document_hash
     from xdoe.store._engine import (
@@ -104,8 +105,8 @@ _EXPORTS = {
     "xdoe.store._results_paths": ["ResultsPaths", "safe_name"],
     "xdoe.store._export": ["BRANCH_COLUMN", "EXPORT_COLUMNS"],
     "xdoe.store._lineage": ["render_lineage"],
-    # learning curves without the episode table (xdoe.analysis.plots.plot_curves)
-    "xdoe.store._curves": ["CurvePhases", "curve_phases", "phase_means", "run_episodes"],
+    # learning curves without the episode table (xdoe.analysis.plots.plot_curves), defined once
+    "xdoe.store._curves": ["CurvePhases", "curve_phases", "phase_means", "run_episodes", "steps_x"],
     "xdoe.store._json": ["canonical_json", "document_hash"],
     "xdoe.store._engine": ["ENV_VAR", "absolute_url", "mask_url", "resolve_url", "url_database"],
 }

@@ -1,27 +1,43 @@
-"""Learning-curve data without the episode table (issue 26): the episodes of
-one run at a time, pooled over agents, so that drawing the curves of 200
-runs x 5,000 episodes holds one run's rows in memory and the rest grows with
-the runs, not the episodes.
+"""Learning curves, defined once: the episodes of one run at a time
+(:func:`run_episodes`, behind ``xrun plot curves``, ``xrun report`` and the
+campaign curves, :mod:`xdoe.analysis._curve_sets`) and the points of a run
+page, read live (:func:`curve_points`, the dashboard's run, compare and tree
+pages). Both read one SQL statement, :func:`episodes_sql`, and one x,
+:func:`steps_x`:
 
-Per episode (``worker``, ``episode`` of one phase), in recorded order (the
-episode's first row id), :func:`run_episodes` gives what the episode table
-(:func:`xdoe.results.load`) grouped by run, worker and episode gives: the
-mean of the metric over the episode's agent rows (a missing value skipped;
-numpy's sum in row order, pandas sums with compensation: more than two
-agents can differ in the last bit), the largest ``steps`` and
-``wall_time``, and whether any row was cut by a budget
-(:data:`xdoe._cuts.BUDGET_CUTS`; ``tests/analysis/test_curve_sets.py``
-compares them). The database selects and orders the rows (an index scan per
-phase); they are pooled here, one phase at a time.
+* **An episode** is a ``worker``, ``episode`` of one phase; its rows (one per
+  agent) are *pooled*: the mean of the metric over them (a missing value
+  skipped: SQL ``AVG``), the largest ``steps`` and ``wall_time``, cut by a
+  budget when any row is (:data:`xdoe._cuts.BUDGET_CUTS`). Episodes come in
+  recorded order (their first row id; workers interleaved as they finished).
+* **x** is the environment steps so far: the cumulative ``steps`` of the
+  episodes in that order (rl-baselines3-zoo's ``X_TIMESTEPS``).
+* **Episodes cut by a budget** count in x (their steps were spent) but give
+  no y (``xrun plot curves --keep-cut`` keeps them).
+
+A run page draws every phase of the instance one after the other: a phase's x
+starts where the earlier phases' steps end (``xrun plot curves`` draws one
+phase from 0). Long runs are binned in SQL over the episode order: a point is
+a bin of ``k`` episodes at its last episode's x and the mean y of its uncut
+episodes (none uncut: no point). ``tests/dashboard/test_store_queries.py``
+checks that a finished run's page, unbinned, shows :func:`run_episodes`' x
+and y; ``tests/analysis/test_curve_sets.py`` that these are the episode table's
+(:func:`xdoe.results.load`) grouped by run, worker and episode.
+
+Memory: drawing the curves of 200 runs x 5,000 episodes holds one run's
+episodes at a time, and the rest grows with the runs, not the episodes
+(issue 26); a page read holds at most ``max_points`` points per phase.
 """
 
 from __future__ import annotations
 
+import math
 from dataclasses import dataclass
 from itertools import chain
 from typing import TYPE_CHECKING, Any, Iterator
 
 import numpy as np
+from sqlalchemy import func, select
 from sqlalchemy.exc import SQLAlchemyError
 
 from xdoe._cuts import BUDGET_CUTS
@@ -29,11 +45,13 @@ from xdoe.store._engine import store_error
 from xdoe.store._export import (DESIGN_COLUMNS, SelectedPhase, check_experiment, export_columns, phase_factors,
                                 selected_phases)
 from xdoe.store._scores import SCORE_METRICS, _mark, _with_episodes
+from xdoe.store._tables import episode as episode_t, phase as phase_t
 
 if TYPE_CHECKING:
     from xdoe.store._rows import StoreRows as Store
 
-__all__ = ["CurvePhases", "RunEpisodes", "curve_phases", "run_episodes", "phase_means"]
+__all__ = ["CurvePhases", "RunEpisodes", "curve_phases", "run_episodes", "phase_means", "steps_x", "episodes_sql",
+           "curve_points"]
 
 _CUT = "CASE WHEN ep.cut_by IN ({}) THEN 1 ELSE 0 END".format(", ".join(f"'{c}'" for c in BUDGET_CUTS))
 
@@ -84,63 +102,98 @@ def curve_phases(store: "Store", experiment: str | None = None, *, include_branc
     return CurvePhases(tuple(p for p in selected if p.phase_id in present), tuple(factors), tuple(columns))
 
 
+def steps_x(steps: Any, start: float = 0) -> np.ndarray:
+    """The learning curve's x of episodes (or bins of them) in recorded order
+    whose ``steps`` are given (cut ones included): the environment steps so
+    far, ``start`` (the steps before them) plus the cumulative sum."""
+    return start + np.cumsum(np.asarray(steps))
+
+
+def episodes_sql(mark: str, ys: tuple[str, ...], *, pooled: bool, rows: str = "all") -> str:
+    """The statement behind every learning curve: one phase's episodes (see
+    the module docstring), unordered, as columns ``first``, ``top`` (first and
+    last row id), ``steps``, ``wall``, ``cut`` (1: cut by a budget),
+    ``cut_rows`` (its rows cut by a budget) and ``y0``, ``y1``, ... (the
+    metrics ``ys`` pooled over agents). Without ``pooled`` each row is an
+    episode (a phase of one agent, see :func:`_agents`: the same columns
+    without a ``GROUP BY``). ``rows``: ``"all"`` (parameter: the phase id),
+    ``"upto"`` (rows ``id <= after``; phase id, after) or ``"after"`` (rows
+    ``id > after`` of episodes without an earlier row, whose start a reader of
+    ``"upto"`` has seen; phase id, after, and after again when ``pooled``)."""
+    for y in ys:
+        _check(y)
+    where = f"ep.phase_id = {mark}"
+    if rows == "upto":
+        where += f" AND ep.id <= {mark}"
+    elif rows == "after":
+        where += f" AND ep.id > {mark}"
+        if pooled:
+            where += (" AND NOT EXISTS (SELECT 1 FROM episode old WHERE old.phase_id = ep.phase_id "
+                      f"AND old.episode = ep.episode AND old.worker = ep.worker AND old.id <= {mark})")
+    if not pooled:
+        metrics = "".join(f", ep.{y} AS y{i}" for i, y in enumerate(ys))
+        return (f"SELECT ep.id AS first, ep.id AS top, ep.steps AS steps, ep.wall_time AS wall, {_CUT} AS cut, "
+                f"{_CUT} AS cut_rows{metrics} FROM episode ep WHERE {where}")
+    metrics = "".join(f", AVG(ep.{y}) AS y{i}" for i, y in enumerate(ys))
+    return (f"SELECT MIN(ep.id) AS first, MAX(ep.id) AS top, MAX(ep.steps) AS steps, MAX(ep.wall_time) AS wall, "
+            f"MAX({_CUT}) AS cut, SUM({_CUT}) AS cut_rows{metrics} FROM episode ep WHERE {where} "
+            "GROUP BY ep.worker, ep.episode")
+
+
+def _first_episode_sql(mark: str) -> str:
+    return ("SELECT COUNT(*) FROM episode ep JOIN (SELECT f.worker, f.episode FROM episode f "
+            f"WHERE f.phase_id = {mark} ORDER BY f.id LIMIT 1) f ON ep.worker = f.worker AND ep.episode = f.episode "
+            f"WHERE ep.phase_id = {mark}")
+
+
+def _agents(execute: Any, mark: str, phase_id: int) -> int:
+    """The rows (agents) of each episode of a phase (0 without episodes): the
+    recorder writes one row per agent for every episode of a phase, so its
+    first episode tells (two index probes). With more than one the rows are
+    pooled; a phase of one agent is read row by row, no ``GROUP BY`` (8x
+    faster on SQLite). ``execute(sql, params)`` returns the rows."""
+    (count,), = execute(_first_episode_sql(mark), (phase_id, phase_id))
+    return int(count or 0)
+
+
 def run_episodes(store: "Store", phase_ids: list[int], metric: str, *, wall: bool = True) -> Iterator[RunEpisodes]:
     """Per phase of ``phase_ids`` with episodes (in that order), its episodes
-    pooled over agents (see the module docstring), one index scan per phase;
-    without ``wall`` the wall times are not read (``None`` in their place).
+    in recorded order (see the module docstring: :func:`episodes_sql`), one
+    index scan per phase; without ``wall`` the wall times are not read
+    (``None`` in their place).
 
     Raises:
         ValueError: an unknown metric.
         StoreError: the store cannot be read.
     """
     _check(metric)
-    # only the columns needed, no phase id: fetching the rows into Python is the cost (~1.6 us a row)
-    sql = (f"SELECT ep.worker, ep.episode, ep.{metric}, ep.steps, {_CUT}{', ep.wall_time' if wall else ''} "
-           "FROM episode ep WHERE ep.phase_id = {} ORDER BY ep.id")
+    width = 5 if wall else 4
     try:
         with store.engine.connect() as conn:
-            query, width = sql.format(_mark(conn)), 6 if wall else 5
+            mark = _mark(conn)
             cursor = conn.connection.dbapi_connection.cursor()  # plain tuples: a million rows per pass
+
+            def execute(sql: str, params: tuple[Any, ...]) -> list[tuple[Any, ...]]:
+                cursor.execute(sql, params)
+                return cursor.fetchall()
+
             try:
                 for pid in phase_ids:
-                    cursor.execute(query, (pid,))
-                    rows = cursor.fetchall()  # to floats (NULL: NaN, as np.array does) without a list of arrays
+                    # only the columns needed: fetching the rows into Python is the cost (~1.6 us a row)
+                    rows = execute(f"SELECT e.y0, e.steps, e.cut, e.cut_rows{', e.wall' if wall else ''} FROM ("
+                                   f"{episodes_sql(mark, (metric,), pooled=_agents(execute, mark, pid) > 1)}) e "
+                                   "ORDER BY e.first", (pid,))
+                    # to floats (NULL: NaN, as np.array does) without a list of arrays
                     data = np.fromiter(chain.from_iterable(rows), dtype=float,
                                        count=len(rows) * width).reshape(-1, width)
                     del rows
                     if len(data):
-                        y, steps, walls, cut = _pool(data)
-                        yield pid, y, steps, walls if wall else None, cut, int(np.count_nonzero(data[:, 4]))
+                        yield (pid, data[:, 0], data[:, 1], data[:, 4] if wall else None, data[:, 2] > 0,
+                               int(data[:, 3].sum()))
             finally:
                 cursor.close()
     except SQLAlchemyError as exc:
         raise store_error(store._url, "read the episodes of", exc) from None
-
-
-def _pool(rows: np.ndarray) -> tuple[np.ndarray, np.ndarray, np.ndarray, np.ndarray]:
-    """One phase's rows (``worker, episode, metric, steps, cut[, wall]``, in
-    recorded order) to its episodes in order of their first row: the mean
-    metric over agents (NaN skipped; NaN when all are), the largest steps
-    and wall time (NaN skipped; NaN without the wall column), whether any row was cut."""
-    worker, episode = rows[:, 0].astype(np.int64), rows[:, 1].astype(np.int64)
-    walls = rows[:, 5] if rows.shape[1] > 5 else np.full(len(rows), np.nan)
-    key = worker * (int(episode.max()) + 1) + episode
-    unique, first, inverse = np.unique(key, return_index=True, return_inverse=True)
-    if len(unique) == len(key):  # one row per episode (one agent): already pooled, in recorded order
-        return rows[:, 2], rows[:, 3], walls, rows[:, 4] > 0
-    rank = np.empty(len(unique), dtype=np.int64)
-    rank[np.argsort(first, kind="stable")] = np.arange(len(unique))
-    group = rank[inverse.ravel()]
-    y, present = rows[:, 2], ~np.isnan(rows[:, 2])
-    with np.errstate(invalid="ignore", divide="ignore"):
-        mean = (np.bincount(group, weights=np.where(present, y, 0.0), minlength=len(unique))
-                / np.bincount(group, weights=present, minlength=len(unique)))
-    steps = np.full(len(unique), np.nan)
-    wall = np.full(len(unique), np.nan)
-    np.fmax.at(steps, group, rows[:, 3])
-    np.fmax.at(wall, group, walls)
-    cut = np.bincount(group, weights=rows[:, 4], minlength=len(unique)) > 0
-    return mean, steps, wall, cut
 
 
 def phase_means(store: "Store", phase_ids: list[int], metric: str, *, keep_cut: bool) -> dict[int, float]:
@@ -166,3 +219,74 @@ def phase_means(store: "Store", phase_ids: list[int], metric: str, *, keep_cut: 
     except SQLAlchemyError as exc:
         raise store_error(store._url, "average the episodes of", exc) from None
     return out
+
+
+def curve_points(store: "Store", instance_id: int, *, after: int = 0, max_points: int = 1000,
+                 bin_size: int | None = None) -> dict[str, Any]:
+    """The learning curve of one run instance, as its dashboard pages draw
+    it: per phase (index order) the points of its episodes newer than
+    episode row ``after`` (see the module docstring: x the run's environment
+    steps so far, earlier phases' steps first; y pooled over agents; episodes
+    cut by a budget in x, without a point). A phase with more than
+    ``max_points`` new episodes is binned in SQL, ``k = ceil(episodes /
+    max_points)`` episodes a bin, counted from the phase's first episode (so
+    a live page that passes the ``k`` of its first read as ``bin_size`` gets
+    the bins a full read would have; the last bin of a read may be partial).
+    The x of rows up to ``after`` is summed in SQL, one aggregate per phase
+    (an index range each); nothing is read past the phase counts when no row
+    is new.
+
+    Returns:
+        ``{"last": id of the newest row read (pass it as ``after`` next time),
+        "k": the largest bin size used,
+        "series": [{"phase", "phase_index", "mode", "x", "reward",
+        "objective"}]}``, one series per phase with new points; ``x`` in
+        environment steps, ``reward`` and ``objective`` as stored (``None``:
+        missing).
+    """
+    p, ep = phase_t.c, episode_t.c
+    series: list[dict[str, Any]] = []
+    last, used = after, bin_size or 1
+    with store._core_read("read episodes from") as conn:
+        phases = conn.execute(select(p.id, p.index, p.name, p.mode)
+                              .where(p.instance_id == instance_id).order_by(p.index)).all()
+        new = {pid: (int(n), int(top)) for pid, n, top in conn.execute(
+            select(ep.phase_id, func.count(), func.max(ep.id))
+            .where(ep.phase_id.in_([ph.id for ph in phases]), ep.id > after).group_by(ep.phase_id))}
+        if not new:
+            return {"last": last, "k": used, "series": series}
+        mark = _mark(conn)
+
+        def execute(sql: str, params: tuple[Any, ...]) -> list[Any]:
+            return conn.exec_driver_sql(sql, params).all()
+
+        offset = 0  # the steps of the episodes before the phase's new ones
+        for ph in phases[:max(i for i, ph in enumerate(phases) if ph.id in new) + 1]:
+            agents = _agents(execute, mark, ph.id)
+            pooled, seen = agents > 1, 0
+            if after:
+                n, steps = execute(f"SELECT COUNT(*), SUM(e.steps) FROM ("
+                                   f"{episodes_sql(mark, (), pooled=pooled, rows='upto')}) e", (ph.id, after))[0]
+                seen, offset = int(n), offset + int(steps or 0)
+            if ph.id not in new:
+                continue
+            rows, top = new[ph.id]
+            last = max(last, top)
+            k = bin_size or max(1, math.ceil(rows / max(1, agents) / max_points))
+            used = max(used, k)
+            bins = execute(
+                "SELECT MAX(b.top), SUM(b.steps), SUM(1 - b.cut), AVG(CASE WHEN b.cut = 0 THEN b.y0 END), "
+                "AVG(CASE WHEN b.cut = 0 THEN b.y1 END) FROM (SELECT e.top, e.steps, e.cut, e.y0, e.y1, "
+                f"(ROW_NUMBER() OVER (ORDER BY e.first) - 1 + {mark}) / {mark} AS bin FROM ("
+                f"{episodes_sql(mark, ('reward', 'objective'), pooled=pooled, rows='after' if after else 'all')}"
+                ") e) b GROUP BY b.bin ORDER BY b.bin",
+                (seen, k, ph.id) + ((after,) * (1 + pooled) if after else ()))
+            xs = steps_x([int(b[1]) for b in bins], offset).tolist()
+            offset = xs[-1] if xs else offset
+            points = [(x, b[3], b[4]) for x, b in zip(xs, bins) if b[2]]  # a bin of cut episodes: no point
+            if points:
+                series.append({"phase": ph.name, "phase_index": ph.index, "mode": ph.mode,
+                               "x": [x for x, _, _ in points],
+                               "reward": [None if r is None else float(r) for _, r, _ in points],
+                               "objective": [None if o is None else float(o) for _, _, o in points]})
+    return {"last": last, "k": used, "series": series}

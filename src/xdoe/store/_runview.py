@@ -1,13 +1,11 @@
 """The queries behind ``xrun dashboard``'s run pages: one run (instances,
-phases, checkpoints), its learning curves read incrementally and binned in
-SQL, and the bounded lineage of a campaign (see :mod:`xdoe.store._dashboard`
+phases, checkpoints) and the bounded lineage of a campaign (see :mod:`xdoe.store._dashboard`
 for the campaign pages)."""
 
 from __future__ import annotations
 
 import datetime as _dt
 import json
-import math
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any
 
@@ -22,7 +20,7 @@ from xdoe.store._tables import (brain_source as brain_source_t, checkpoint as ch
 if TYPE_CHECKING:
     from xdoe.store._rows import StoreRows as Store
 
-__all__ = ["PhaseView", "CheckpointView", "RunView", "run_view", "curve_points", "lineage_nodes",
+__all__ = ["PhaseView", "CheckpointView", "RunView", "run_view", "lineage_nodes",
            "phase_step_budget"]
 
 
@@ -153,63 +151,6 @@ def run_view(store: "Store", uid: str, instance_id: int | None = None, *,
                 ck.id, names.get(ck.phase_id) if ck.phase_id is not None else None, ck.agent,
                 ck.episode, ck.step, ck.metric, bool(ck.best), ck.path, ck.created))
     return view
-
-
-def curve_points(store: "Store", instance_id: int, *, after: int = 0,
-                 max_points: int = 1000, bin_size: int | None = None) -> dict[str, Any]:
-    """Learning-curve points of one instance newer than episode row ``after``.
-
-    Per phase and agent, episode rows (one per worker) are averaged per
-    episode; when a phase has more than ``max_points`` new episodes they are
-    binned in SQL (``GROUP BY episode / k``, ``k = ceil(episodes / max_points)``)
-    and each point is the bin's mean at its first episode. ``bin_size``
-    forces ``k`` (a live page passes the ``k`` of its first read, so new
-    points match the old ones).
-
-    Returns:
-        ``{"last": id of the newest row read (pass it as ``after`` next time),
-        "k": the largest bin size used,
-        "series": [{"phase", "phase_index", "mode", "agent", "x", "reward",
-        "objective"}]}`` with ``x`` the episode number counted over the whole
-        run (earlier phases' planned episodes first), units as stored.
-    """
-    p, ep = phase_t.c, episode_t.c
-    with store._core_read("read episodes from") as conn:
-        phases = conn.execute(
-            select(p.id, p.index, p.name, p.mode, p.config)
-            .where(p.instance_id == instance_id).order_by(p.index)).all()
-        series: list[dict[str, Any]] = []
-        last = after
-        used = bin_size or 1
-        offset = 0
-        for ph in phases:
-            cfg = ph.config or {}
-            base = offset
-            offset += int(cfg.get("episodes") or 0)
-            n, top = conn.execute(
-                select(func.count(), func.max(ep.id))
-                .where(ep.phase_id == ph.id, ep.id > after)).one()
-            if not n:
-                continue
-            last = max(last, int(top))
-            workers = max(1, int(cfg.get("worker", 1) or 1))
-            k = bin_size or max(1, math.ceil(n / workers / max_points))
-            used = max(used, k)
-            bucket = (ep.episode // k).label("b") if k > 1 else ep.episode.label("b")
-            rows = conn.execute(
-                select(ep.agent, bucket, func.min(ep.episode), func.avg(ep.reward), func.avg(ep.objective))
-                .where(ep.phase_id == ph.id, ep.id > after)
-                .group_by(ep.agent, bucket).order_by(ep.agent, bucket)).all()
-            by_agent: dict[str, dict[str, Any]] = {}
-            for agent, _b, episode, reward, objective in rows:
-                s = by_agent.setdefault(agent, {"phase": ph.name, "phase_index": ph.index,
-                                                "mode": ph.mode, "agent": agent, "x": [],
-                                                "reward": [], "objective": []})
-                s["x"].append(base + int(episode))
-                s["reward"].append(None if reward is None else float(reward))
-                s["objective"].append(None if objective is None else float(objective))
-            series.extend(by_agent.values())
-    return {"last": last, "k": used, "series": series}
 
 
 def lineage_nodes(store: "Store", experiment: str | None, *, limit: int = 400,

@@ -162,8 +162,8 @@ class StoreViews(StoreRows):
     def curve_points(self, instance_id: int, *, after: int = 0, max_points: int = 1000,
                      bin_size: int | None = None) -> dict[str, Any]:
         """The learning-curve points of an instance newer than episode row
-        ``after``; see :func:`xdoe.store._runview.curve_points`."""
-        from xdoe.store._runview import curve_points
+        ``after``; see :func:`xdoe.store._curves.curve_points`."""
+        from xdoe.store._curves import curve_points
 
         return curve_points(self, instance_id, after=after, max_points=max_points, bin_size=bin_size)
 
