@@ -6,6 +6,7 @@ from __future__ import annotations
 
 import threading
 import time
+from collections.abc import Callable
 from pathlib import Path
 
 import pytest
@@ -43,17 +44,124 @@ def _record(store: Store, uid: str, episodes: int, *, workers: int = 1, status: 
 
 
 def test_curve_points_reads_only_new_rows_and_bins_in_sql(store: Store, tmp_path: Path) -> None:
+    """x is the run's environment steps so far: both workers' episodes (3
+    steps each) in recorded order, one point each, 6,000 in bins of 60."""
     inst = _record(store, "r-0", 3000, workers=2, tmp=tmp_path)
     data = store.curve_points(inst, max_points=100)
     (series,) = data["series"]
-    assert len(series["x"]) == 100  # 3000 episodes in bins of 30
-    assert series["x"][:2] == [0, 30]
+    assert data["k"] == 60 and len(series["x"]) == 100  # 6,000 episodes in bins of 60
+    assert series["x"][:2] == [180, 360]  # each point at its bin's last step
     assert series["objective"][0] == pytest.approx(sum(range(30)) / 30)
-    assert series["reward"][0] == pytest.approx(sum(range(30)) / 30 + 0.5)  # mean over both workers
+    assert series["reward"][0] == pytest.approx(sum(range(30)) / 30 + 0.5)  # both workers' episodes
     again = store.curve_points(inst, after=data["last"])
     assert again["series"] == [] and again["last"] == data["last"]
-    full = store.curve_points(inst, max_points=5000)
-    assert full["series"][0]["x"] == list(range(3000))
+    full = store.curve_points(inst, max_points=6000)
+    assert full["k"] == 1 and full["series"][0]["x"] == list(range(3, 18_001, 3))
+    assert full["series"][0]["reward"][:4] == [0.0, 1.0, 1.0, 2.0]  # w0 e0, w1 e0, w0 e1, w1 e1
+
+
+def _record_phases(store: Store, uid: str, phases: list[list[tuple]], *, tmp: Path,
+                   flush_inside: tuple[int, int] | None = None, on_flush: Callable[[int], None] | None = None) -> int:
+    """A finished run whose phase ``i`` records ``phases[i]``: ``(worker,
+    episode, {agent: (steps, reward, objective)}, cut_by)`` each, flushed per
+    episode (also between the agents of episode ``flush_inside = (phase,
+    episode)``), ``on_flush(instance id)`` called after every flush."""
+    rec = store.recorder({"uid": uid, "experiment_uid": "exp", "seed": 1, "schedule": []},
+                         results_root=tmp / "results")
+    rec.start()
+
+    def flush() -> None:
+        rec.flush()
+        if on_flush is not None:
+            on_flush(int(rec.instance_id))
+
+    for i, episodes in enumerate(phases):
+        rec.phase_started(i, f"phase{i}", "train" if i == 0 else "test", {"worker": 2, "episodes": 9})
+        for worker, episode, agents, cut in episodes:
+            for agent, (steps, reward, objective) in agents.items():
+                rec.episode_finished(worker=worker, episode=episode, agent=agent, steps=steps, reward=reward,
+                                     objective=objective, wall_time=0.0, cut_by=cut)
+                if flush_inside == (i, episode):
+                    flush()
+            flush()
+        rec.phase_finished()
+    rec.finish("finished")
+    return int(rec.instance_id)
+
+
+def test_cut_episodes_count_in_x_without_a_point_and_phases_follow_each_other(store: Store, tmp_path: Path) -> None:
+    two = lambda s, r: {"a": (s, r, r), "b": (s, r + 2.0, None)}  # noqa: E731 - pooled: the mean, None skipped
+    inst = _record_phases(store, "cuts-0", [
+        [(0, 0, two(5, 1.0), None), (1, 0, two(7, 3.0), "step_budget"), (0, 1, two(4, 5.0), "environment"),
+         (1, 1, two(2, 0.0), "stop")],
+        [(0, 0, two(10, 8.0), None), (0, 1, two(1, 9.0), "step_budget")],
+    ], tmp=tmp_path)
+    data = store.curve_points(inst)
+    assert [(s["phase"], s["x"], s["reward"], s["objective"]) for s in data["series"]] == [
+        ("phase0", [5, 16], [2.0, 6.0], [1.0, 5.0]),  # a time limit (environment) is no budget: kept
+        ("phase1", [28], [9.0], [8.0]),  # after phase0's 18 steps; the cut episode's step counts, no point
+    ]
+    binned = store.curve_points(inst, bin_size=2)  # bins: the mean of their uncut episodes at their last step
+    assert [(s["x"], s["reward"]) for s in binned["series"]] == [([12, 18], [2.0, 6.0]), ([29], [9.0])]
+
+
+def test_reads_after_a_row_continue_the_curve_of_a_full_read(store: Store, tmp_path: Path) -> None:
+    """A live page's reads (each after the newest row of the one before,
+    while the run records) give, concatenated, the points of one read of
+    the finished run: x from the steps of the rows before (summed in SQL);
+    an episode whose first agent was written before a read is not read again."""
+    import random
+
+    rng = random.Random(4)
+    phases = [[(w, e, {"a": (s, float(e), float(-e)), "b": (s, 1.0, None)}, "step_budget" if rng.random() < 0.2
+                else None) for e in range(12) for w in range(2) if (s := rng.randint(1, 9))] for _ in range(2)]
+    got: dict[str, dict[str, list]] = {}
+    cursor = [0]
+
+    def read(instance: int) -> None:
+        data = store.curve_points(instance, after=cursor[0], bin_size=1)
+        cursor[0] = data["last"]
+        for s in data["series"]:
+            mine = got.setdefault(s["phase"], {"x": [], "reward": [], "objective": []})
+            for key in mine:
+                mine[key] += s[key]
+
+    inst = _record_phases(store, "live-0", phases, tmp=tmp_path, flush_inside=(0, 3), on_flush=read)
+    full = store.curve_points(inst)
+    assert got == {s["phase"]: {k: s[k] for k in ("x", "reward", "objective")} for s in full["series"]}
+    assert len(full["series"][0]["x"]) > 15 and full["series"][1]["x"][0] > full["series"][0]["x"][-1]
+
+
+def test_the_run_page_draws_the_campaign_curve_of_the_run(store_url: str, tmp_path: Path) -> None:
+    """One definition: a finished run's page, unbinned, shows per phase the
+    x (steps so far, earlier phases first) and y of :func:`xdoe.store.run_episodes`
+    with the campaign curve's x (:func:`xdoe.analysis._curves.episode_x`),
+    episodes cut by the step budget left out: a real two-worker Taxi run."""
+    import numpy as np
+
+    from xdoe.analysis._curves import episode_x
+    from xdoe.store import run_episodes
+
+    doc = taxi_run("one-0", "one", 100_000, test_episodes=4)
+    doc["schedule"][0]["training"]["phase_config"]["worker"] = 2
+    doc["schedule"][0]["training"]["simulation"]["conditions"] = [
+        {"name": "xdoe.conditions:EnvironmentTerminationCondition", "params": {}},
+        {"name": "xdoe.conditions:MaxStepsTerminationCondition", "params": {"phase_steps": 1000}}]
+    with Store(store_url) as st:
+        assert run(doc, store=st, results=tmp_path / "results").status == "finished"
+        view = st.run_view("one-0")
+        page = st.curve_points(view.instance.id, max_points=10**6)
+        offset, cut_episodes, expected = 0.0, 0, []
+        for phase in view.phases:
+            per_metric = {m: list(run_episodes(st, [phase.id], m)) for m in ("reward", "objective")}
+            (_, reward, steps, wall, cut, _), = per_metric["reward"]
+            (_, objective, *_), = per_metric["objective"]
+            x = offset + episode_x(steps, wall, "steps")
+            expected.append((phase.name, x[~cut].tolist(), reward[~cut].tolist(), objective[~cut].tolist()))
+            offset, cut_episodes = x[-1], cut_episodes + int(cut.sum())
+    assert cut_episodes >= 1  # the budget cut the last episodes of the training phase
+    assert [(s["phase"], s["x"], s["reward"], s["objective"]) for s in page["series"]] == expected
+    assert page["series"][1]["x"][0] > 1000 and np.all(np.diff(page["series"][0]["x"]) > 0)
 
 
 def test_stop_request_is_recorded_only_for_a_running_instance(store: Store, tmp_path: Path) -> None:
@@ -151,7 +259,8 @@ def test_live_reads_keep_the_bin_size_of_the_first_read(store: Store, tmp_path: 
     first = store.curve_points(inst, max_points=100)
     assert first["k"] == 20
     later = store.curve_points(inst, after=first["last"] - 100, bin_size=first["k"])
-    assert later["series"][0]["x"] == [1900, 1920, 1940, 1960, 1980]
+    # the bins of the full read: episodes 1,900-1,919 (3 steps each), ... at their last step
+    assert later["series"][0]["x"] == [5760, 5820, 5880, 5940, 6000] == first["series"][0]["x"][-5:]
 
 
 def test_the_data_marker_changes_with_every_row_and_status_that_makes_a_result(store: Store, tmp_path: Path) -> None:

@@ -45,7 +45,7 @@ from xdoe.store._engine import store_error
 from xdoe.store._export import (DESIGN_COLUMNS, SelectedPhase, check_experiment, export_columns, phase_factors,
                                 selected_phases)
 from xdoe.store._scores import SCORE_METRICS, _mark, _with_episodes
-from xdoe.store._tables import episode as episode_t, phase as phase_t
+from xdoe.store._tables import episode as episode_t, phase as phase_t, run_instance as run_instance_t
 
 if TYPE_CHECKING:
     from xdoe.store._rows import StoreRows as Store
@@ -109,27 +109,20 @@ def steps_x(steps: Any, start: float = 0) -> np.ndarray:
     return start + np.cumsum(np.asarray(steps))
 
 
-def episodes_sql(mark: str, ys: tuple[str, ...], *, pooled: bool, rows: str = "all") -> str:
+def episodes_sql(mark: str, ys: tuple[str, ...], *, pooled: bool, rows: bool = False) -> str:
     """The statement behind every learning curve: one phase's episodes (see
     the module docstring), unordered, as columns ``first``, ``top`` (first and
     last row id), ``steps``, ``wall``, ``cut`` (1: cut by a budget),
     ``cut_rows`` (its rows cut by a budget) and ``y0``, ``y1``, ... (the
     metrics ``ys`` pooled over agents). Without ``pooled`` each row is an
     episode (a phase of one agent, see :func:`_agents`: the same columns
-    without a ``GROUP BY``). ``rows``: ``"all"`` (parameter: the phase id),
-    ``"upto"`` (rows ``id <= after``; phase id, after) or ``"after"`` (rows
-    ``id > after`` of episodes without an earlier row, whose start a reader of
-    ``"upto"`` has seen; phase id, after, and after again when ``pooled``)."""
+    without a ``GROUP BY``). Parameters: the phase id, and with ``rows`` the
+    row ids read, ``after < id <= until`` (a run's rows come an episode at a
+    time: these are whole episodes when ``after`` and ``until`` are ends of
+    episodes, as :func:`curve_points` chooses them)."""
     for y in ys:
         _check(y)
-    where = f"ep.phase_id = {mark}"
-    if rows == "upto":
-        where += f" AND ep.id <= {mark}"
-    elif rows == "after":
-        where += f" AND ep.id > {mark}"
-        if pooled:
-            where += (" AND NOT EXISTS (SELECT 1 FROM episode old WHERE old.phase_id = ep.phase_id "
-                      f"AND old.episode = ep.episode AND old.worker = ep.worker AND old.id <= {mark})")
+    where = f"ep.phase_id = {mark}" + (f" AND ep.id > {mark} AND ep.id <= {mark}" if rows else "")
     if not pooled:
         metrics = "".join(f", ep.{y} AS y{i}" for i, y in enumerate(ys))
         return (f"SELECT ep.id AS first, ep.id AS top, ep.steps AS steps, ep.wall_time AS wall, {_CUT} AS cut, "
@@ -232,9 +225,10 @@ def curve_points(store: "Store", instance_id: int, *, after: int = 0, max_points
     max_points)`` episodes a bin, counted from the phase's first episode (so
     a live page that passes the ``k`` of its first read as ``bin_size`` gets
     the bins a full read would have; the last bin of a read may be partial).
-    The x of rows up to ``after`` is summed in SQL, one aggregate per phase
-    (an index range each); nothing is read past the phase counts when no row
-    is new.
+    The x of the rows up to ``after`` is summed in SQL, one aggregate per
+    phase; nothing is read past the phase counts when no row is new. While
+    the instance runs, its newest episode waits until every agent's row of
+    it is stored (a flush of a full row buffer can split them).
 
     Returns:
         ``{"last": id of the newest row read (pass it as ``after`` next time),
@@ -265,28 +259,41 @@ def curve_points(store: "Store", instance_id: int, *, after: int = 0, max_points
             agents = _agents(execute, mark, ph.id)
             pooled, seen = agents > 1, 0
             if after:
-                n, steps = execute(f"SELECT COUNT(*), SUM(e.steps) FROM ("
-                                   f"{episodes_sql(mark, (), pooled=pooled, rows='upto')}) e", (ph.id, after))[0]
+                before = episodes_sql(mark, (), pooled=pooled, rows=True)
+                n, steps = execute(f"SELECT COUNT(*), SUM(e.steps) FROM ({before}) e", (ph.id, 0, after))[0]
                 seen, offset = int(n), offset + int(steps or 0)
             if ph.id not in new:
                 continue
-            rows, top = new[ph.id]
-            last = max(last, top)
+            rows, until = new[ph.id]
+            if pooled:
+                until = _whole(conn, execute, mark, instance_id, until, agents)
+            last = max(last, until)
             k = bin_size or max(1, math.ceil(rows / max(1, agents) / max_points))
             used = max(used, k)
             bins = execute(
-                "SELECT MAX(b.top), SUM(b.steps), SUM(1 - b.cut), AVG(CASE WHEN b.cut = 0 THEN b.y0 END), "
-                "AVG(CASE WHEN b.cut = 0 THEN b.y1 END) FROM (SELECT e.top, e.steps, e.cut, e.y0, e.y1, "
+                "SELECT SUM(b.steps), SUM(1 - b.cut), AVG(CASE WHEN b.cut = 0 THEN b.y0 END), "
+                "AVG(CASE WHEN b.cut = 0 THEN b.y1 END) FROM (SELECT e.steps, e.cut, e.y0, e.y1, "
                 f"(ROW_NUMBER() OVER (ORDER BY e.first) - 1 + {mark}) / {mark} AS bin FROM ("
-                f"{episodes_sql(mark, ('reward', 'objective'), pooled=pooled, rows='after' if after else 'all')}"
-                ") e) b GROUP BY b.bin ORDER BY b.bin",
-                (seen, k, ph.id) + ((after,) * (1 + pooled) if after else ()))
-            xs = steps_x([int(b[1]) for b in bins], offset).tolist()
+                f"{episodes_sql(mark, ('reward', 'objective'), pooled=pooled, rows=True)}) e) b "
+                "GROUP BY b.bin ORDER BY b.bin", (seen, k, ph.id, after, until))
+            xs = steps_x([int(b[0]) for b in bins], offset).tolist()
             offset = xs[-1] if xs else offset
-            points = [(x, b[3], b[4]) for x, b in zip(xs, bins) if b[2]]  # a bin of cut episodes: no point
+            points = [(x, b[2], b[3]) for x, b in zip(xs, bins) if b[1]]  # a bin of cut episodes: no point
             if points:
                 series.append({"phase": ph.name, "phase_index": ph.index, "mode": ph.mode,
                                "x": [x for x, _, _ in points],
                                "reward": [None if r is None else float(r) for _, r, _ in points],
                                "objective": [None if o is None else float(o) for _, _, o in points]})
     return {"last": last, "k": used, "series": series}
+
+
+def _whole(conn: Any, execute: Any, mark: str, instance_id: int, top: int, agents: int) -> int:
+    """The newest row id to read of a phase whose newest row is ``top``:
+    ``top``, or the row before its episode's first while the instance runs
+    and that episode has fewer than ``agents`` rows (the rest are coming)."""
+    (rows, first), = execute("SELECT COUNT(*), MIN(o.id) FROM episode o JOIN episode t ON o.phase_id = t.phase_id "
+                             f"AND o.worker = t.worker AND o.episode = t.episode WHERE t.id = {mark}", (top,))
+    if int(rows) >= agents:
+        return top
+    status = conn.execute(select(run_instance_t.c.status).where(run_instance_t.c.id == instance_id)).scalar()
+    return top if status != "running" else int(first) - 1

@@ -47,11 +47,13 @@
       this.after.set(src.id, data.last);
       if (!src.k) src.k = data.k;
       src.running = data.status === "running";
+      // one series per phase: its episodes pooled over agents, x the run's environment steps so far
+      // (each phase after the earlier ones), episodes cut by a budget without a point (xdoe.store._curves)
       for (const s of data.series) {
-        const key = `${src.id}|${s.phase_index}|${s.agent}`;
+        const key = `${src.id}|${s.phase_index}`;
         if (!this.series.has(key)) {
-          const who = this.sources.length > 1 ? `${src.label} · ${s.agent}` : s.agent;
-          this.series.set(key, {label: `${who} · ${s.phase}`, color: this.color(`${src.id}|${s.agent}`),
+          const label = this.sources.length > 1 ? `${src.label} · ${s.phase}` : s.phase;
+          this.series.set(key, {label: label, color: this.color(String(src.id)),
                                 dash: s.mode === "test" ? "dot" : "solid",
                                 x: [], reward: [], objective: []});
         }
@@ -89,7 +91,7 @@
       this.el.dataset.points = String(points);
       const small = this.el.classList.contains("small");
       const layout = {margin: {l: 55, r: 10, t: 10, b: 45}, height: small ? 300 : 400,
-                      xaxis: {title: {text: "episode", standoff: 4}}, yaxis: {title: {text: `${metric} per episode`}},
+                      xaxis: {title: {text: "environment steps", standoff: 4}}, yaxis: {title: {text: `${metric} per episode`}},
                       legend: {orientation: "h", x: 0, y: small ? -0.3 : -0.22, yanchor: "top"},
                       font: {size: 12}, hovermode: "x unified"};
       Plotly.react(this.el, traces, layout, {responsive: true, displaylogo: false});
