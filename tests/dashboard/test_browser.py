@@ -174,6 +174,15 @@ def test_every_page_renders_without_console_errors(campaign: Campaign, browser: 
         page.locator("#effects-table, #effects .hint").first.wait_for()
         page = p.open("/runs/live-0")
         wait_js(page, "Number(document.querySelector('#curves').dataset.points) >= 300")
+        # one curve definition (xdoe.store._curves): x in environment steps, the test phase after the training's
+        assert page.locator("#curves .xtitle").text_content() == "environment steps"
+        lines = page.evaluate("document.querySelector('#curves').data.filter((t) => t.showlegend !== false)"
+                              ".map((t) => [t.name, t.x[0], t.x[t.x.length - 1], t.x.length])")
+        (train, first, end, points), (test, start, _, _) = lines
+        assert (train, test, points) == ("training", "testing", 300)
+        with campaign.store() as s:
+            phase = s.run_view("live-0").phases[0]
+        assert 1 <= first <= 30 and end == phase.steps < start  # Taxi: 1-30 steps an episode
         assert page.locator("#phases tbody tr").count() == 2
         assert page.locator("#checkpoints tbody tr").count() >= 1
         assert "QLearningBrain" in page.locator("pre.document").inner_text()
