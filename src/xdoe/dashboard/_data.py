@@ -21,8 +21,9 @@ def curves(request: Request, instance_id: Annotated[int, Path(ge=1, le=MAX_ID)],
            after: Annotated[int, Query(ge=0, le=MAX_ID)] = 0,
            max_points: Annotated[int, Query(ge=1, le=10**6)] = 1000,
            k: Annotated[int | None, Query(ge=1, le=10**9)] = None) -> dict[str, Any]:
-    """Points newer than episode row ``after`` (see :meth:`xdoe.store.Store.curve_points`),
-    plus ``status`` of the instance (the page stops polling when it is not running)."""
+    """Points newer than episode row ``after`` (see :meth:`xdoe.store.Store.curve_points`:
+    ``xrun plot curves``' definition, x in environment steps), plus ``status`` of the
+    instance (the page stops polling when it is not running)."""
 
     store = store_of(request)
     instance = store.instance(instance_id)

@@ -1,6 +1,6 @@
 """The queries behind ``xrun dashboard``'s campaign pages: every campaign's
 counts per status, and a campaign's runs filtered, sorted and one page at a
-time (run pages, curves and lineage: :mod:`xdoe.store._runview`).
+time (run pages and lineage: :mod:`xdoe.store._runview`; curves: :mod:`xdoe.store._curves`).
 
 Sized for stores of 10,000 runs and 10 million episode rows: statuses come
 from one query (each run's newest and newest finished instance, grouped in
