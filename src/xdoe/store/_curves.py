@@ -134,8 +134,8 @@ def episodes_sql(mark: str, ys: tuple[str, ...], *, pooled: bool, rows: bool = F
 
 
 def _first_episode_sql(mark: str) -> str:
-    return ("SELECT COUNT(*) FROM episode ep JOIN (SELECT f.worker, f.episode FROM episode f "
-            f"WHERE f.phase_id = {mark} ORDER BY f.id LIMIT 1) f ON ep.worker = f.worker AND ep.episode = f.episode "
+    return ("SELECT COUNT(*) FROM episode ep JOIN (SELECT one.worker, one.episode FROM episode one "
+            f"WHERE one.phase_id = {mark} ORDER BY one.id LIMIT 1) f ON ep.worker = f.worker AND ep.episode = f.episode "
             f"WHERE ep.phase_id = {mark}")
 
 
@@ -143,8 +143,8 @@ def _agents(execute: Any, mark: str, phase_id: int) -> int:
     """The rows (agents) of each episode of a phase (0 without episodes): the
     recorder writes one row per agent for every episode of a phase, so its
     first episode tells (two index probes). With more than one the rows are
-    pooled; a phase of one agent is read row by row, no ``GROUP BY`` (8x
-    faster on SQLite). ``execute(sql, params)`` returns the rows."""
+    pooled; a phase of one agent is read row by row, no ``GROUP BY`` (7x
+    faster on SQLite: 0.4 s a million rows). ``execute(sql, params)`` returns the rows."""
     (count,), = execute(_first_episode_sql(mark), (phase_id, phase_id))
     return int(count or 0)
 
