@@ -8,7 +8,7 @@ import time
 import traceback as _traceback
 from dataclasses import dataclass, field, replace
 from pathlib import Path
-from typing import TYPE_CHECKING, Any, Mapping
+from typing import TYPE_CHECKING, Any, Mapping, Sequence
 
 from xdoe.errors import DiskFullError, RunStopped, StoreError, StoreLostError, no_space_cause, one_line
 from xdoe.execution._interrupts import plugin_exit, watch_sigint
@@ -17,7 +17,7 @@ from xdoe.execution._watchdog import RunTimeout
 from xdoe.store import DEFAULT_RESULTS_ROOT, HEARTBEAT_TIMEOUT
 
 if TYPE_CHECKING:
-    from xdoe.documents import RunDocument
+    from xdoe.documents import LogTarget, RunDocument
     from xdoe.execution._resume import Decision
     from xdoe.execution._runner import PhaseResult, ProgressCallback
     from xdoe.store import Store
@@ -174,6 +174,7 @@ def run(
     heartbeat_timeout: float | None = None,
     run_timeout: float | None = None,
     decision: "Decision | None" = None,
+    log: "Sequence[str | LogTarget]" = (),
 ) -> RunResult:
     """Execute one run document phase by phase and record it in the store.
 
@@ -208,6 +209,10 @@ def run(
             decided by a caller that read the run's state already (a
             campaign); default: read it here (one query). A resume another
             process wins first is decided again.
+        log: ``tensorboard:DIR`` / ``mlflow:URI`` targets the episodes are
+            logged to as they are recorded, besides the document's
+            ``run_config.log`` (:mod:`xdoe.tracking`); a failure to log is
+            a warning of the run, never its failure.
 
     Returns:
         a :class:`RunResult`. A run that fails (a component cannot be loaded
@@ -272,6 +277,7 @@ def run(
             with watch_sigint() as sigint, report as found:
                 result.warnings = found.messages  # filled while the run goes on
                 recorder.on_warning = found.note  # one report of every warning (a non-finite reward too)
+                _log_live(plan, log, recorder, resumed=resume_point is not None)
                 with _limits(plan, run_timeout, result, recorder):  # the time limits count the run alone
                     execute_plan(plan, recorder, progress=progress, phases_done=result.phases,
                                  resume=resume_point)
@@ -291,6 +297,27 @@ def run(
     finally:
         if own_store:
             db.close()
+
+
+def _log_live(plan: RunPlan, log: "Sequence[str | LogTarget]", recorder: Any, *, resumed: bool) -> None:
+    """Open the run's trackers (``log`` and ``run_config.log``) and make
+    them an observer of ``recorder``; a failure is the run's warning."""
+    targets = (*log, *plan.log)
+    if not targets:
+        return
+    try:
+        from xdoe.tracking import RunInfo, open_live
+
+        info = RunInfo.of_document(plan.document, recorder.instance_uuid, plan.content_hash)
+        live = open_live(targets, info, recorder.on_warning, resume=resumed)
+    except Exception as exc:  # noqa: BLE001 - logging never fails a run
+        from xdoe.errors import TrackingWarning
+
+        recorder.on_warning("tracking", f"logging to {', '.join(map(str, targets))} failed ({one_line(exc)}); "
+                            "the run goes on without it", TrackingWarning)
+        return
+    if live is not None:
+        recorder.observers.append(live)
 
 
 def _limits(plan: RunPlan, run_timeout: float | None, result: RunResult, recorder: Any) -> Any:

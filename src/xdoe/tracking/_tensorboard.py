@@ -1,0 +1,113 @@
+"""TensorBoard: one log folder per run instance, ``DIR/<experiment>/<run
+uid>``, written by tensorboardX's ``SummaryWriter`` (the ``tensorboard``
+extra): scalars per episode (step: the episode index), the factor levels,
+repetition and seed as hyperparameters of the hparams plugin (a session
+start at the open, a session end with the status at the close; no
+experiment summary, so TensorBoard builds the table from every run's
+session, whatever factors each has)."""
+
+from __future__ import annotations
+
+import shutil
+import time
+from pathlib import Path
+from typing import Any
+
+from xdoe.tracking._tracker import EpisodeLog, RunInfo, Tracker, env_step_tag, metric_tag, run_params
+
+__all__ = ["TensorBoardTracker", "INSTANCE_FILE", "run_folder"]
+
+#: the file in a run's log folder naming the instance logged there
+INSTANCE_FILE = "xdoe-instance.txt"
+#: seconds between the writer's flushes to disk (TensorBoard shows a live run this late)
+FLUSH_SECS = 5
+
+# hparams session end statuses (tensorboard.plugins.hparams.api_pb2.Status)
+_STATUS = {"finished": "STATUS_SUCCESS", "failed": "STATUS_FAILURE", "interrupted": "STATUS_ABORTED"}
+
+
+def run_folder(root: Path, info: RunInfo) -> tuple[Path, bool]:
+    """The log folder of ``info``'s instance and whether it holds it already:
+    ``root/<experiment>/<run uid>``, or ``<run uid>~<instance>`` when that
+    folder holds another instance of the run (a rerun)."""
+    base = root / info.experiment_name
+    for name in (info.run, f"{info.run}~{info.instance[:8]}", f"{info.run}~{info.instance}"):
+        folder = base / name
+        marker = folder / INSTANCE_FILE
+        try:
+            if marker.read_text("utf-8").strip() == info.instance:
+                return folder, True
+        except FileNotFoundError:
+            if not folder.exists() or not any(folder.iterdir()):
+                return folder, False
+    return base / f"{info.run}~{info.instance}", False
+
+
+class TensorBoardTracker(Tracker):
+    """Logs runs as TensorBoard event files below ``where`` (a folder)."""
+
+    kind = "tensorboard"
+
+    def __init__(self, where: str) -> None:
+        super().__init__(where)
+        self.folder: Path | None = None
+        self._writer: Any = None
+
+    def open_run(self, info: RunInfo, *, resume: bool = False, replace: bool = False) -> bool:
+        from tensorboardX import SummaryWriter
+        from tensorboardX.summary import hparams
+
+        folder, there = run_folder(Path(self.where), info)
+        if there and not resume:
+            if not replace:
+                return False
+            shutil.rmtree(folder)
+        folder.mkdir(parents=True, exist_ok=True)
+        (folder / INSTANCE_FILE).write_text(info.instance + "\n", "utf-8")
+        self.folder = folder
+        self._writer = SummaryWriter(logdir=str(folder), flush_secs=FLUSH_SECS)
+        if not (there and resume):  # a resumed instance's session started in its first events file
+            params: dict[str, Any] = dict(run_params(info))
+            for key, value in (("xdoe.repetition", info.repetition), ("xdoe.seed", info.seed)):
+                if value is not None:
+                    params[key] = value
+            _experiment, start, _end = hparams(params, {})
+            self._writer.file_writer.add_summary(start)
+        return True
+
+    def log_episode(self, episode: EpisodeLog) -> None:
+        writer = self._writer
+        now = time.time()
+        for metric, value in (("reward", episode.reward), ("objective", episode.objective),
+                              ("steps", episode.steps)):
+            if value is not None:
+                writer.add_scalar(metric_tag(episode.phase, metric, episode.agent, episode.worker), value,
+                                  global_step=episode.episode, walltime=now)
+        if episode.first_agent:
+            writer.add_scalar(env_step_tag(episode.phase, episode.worker), episode.env_step,
+                              global_step=episode.episode, walltime=now)
+
+    def flush(self) -> None:
+        if self._writer is not None:
+            self._writer.flush()
+
+    def close_run(self, status: str) -> None:
+        writer, self._writer = self._writer, None
+        if writer is None:
+            return
+        try:
+            writer.file_writer.add_summary(_session_end(status))
+        finally:
+            writer.close()
+
+
+def _session_end(status: str) -> Any:
+    """The hparams plugin's session end summary with the run's status."""
+    from tensorboardX.proto.api_pb2 import Status
+    from tensorboardX.proto.plugin_hparams_pb2 import HParamsPluginData, SessionEndInfo
+    from tensorboardX.proto.summary_pb2 import Summary, SummaryMetadata
+
+    end = SessionEndInfo(status=Status.Value(_STATUS.get(status, "STATUS_UNKNOWN")), end_time_secs=time.time())
+    content = HParamsPluginData(session_end_info=end, version=0).SerializeToString()
+    meta = SummaryMetadata(plugin_data=SummaryMetadata.PluginData(plugin_name="hparams", content=content))
+    return Summary(value=[Summary.Value(tag="_hparams_/session_end_info", metadata=meta)])
