@@ -83,15 +83,17 @@ class EpisodeLog:
 
 
 def metric_tag(phase: str, metric: str, agent: str, worker: int) -> str:
-    """``training/reward/learner`` (``.../worker2`` for a worker other than 0):
-    grouped by phase in TensorBoard, one curve per agent."""
+    """``training/reward/learner`` (``...learner.worker2`` for a worker other
+    than 0; no tag is the folder of another: MLflow's file store keeps a
+    metric as a file at its key's path): grouped by phase in TensorBoard,
+    one curve per agent."""
     tag = f"{phase}/{metric}/{agent}"
-    return tag if worker == 0 else f"{tag}/worker{worker}"
+    return tag if worker == 0 else f"{tag}.worker{worker}"
 
 
 def env_step_tag(phase: str, worker: int) -> str:
-    """``training/env_step`` (``.../worker2`` for a worker other than 0)."""
-    return f"{phase}/env_step" if worker == 0 else f"{phase}/env_step/worker{worker}"
+    """``training/env_step`` (``training/env_step.worker2`` for a worker other than 0)."""
+    return f"{phase}/env_step" if worker == 0 else f"{phase}/env_step.worker{worker}"
 
 
 def param_value(level: Any) -> bool | int | float | str:
