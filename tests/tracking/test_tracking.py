@@ -251,7 +251,7 @@ def test_a_bad_log_target_is_refused_before_anything_runs(tmp_path: Path) -> Non
 
 def test_run_config_log_logs_the_run(tmp_path: Path) -> None:
     from xdoe.execution import run
-    from xdoe.tracking import RunInfo  # noqa: F401 - the public names import
+    from xdoe.tracking import TrackedRun  # noqa: F401 - the public names import
 
     tb = tmp_path / "tb"
     document = {

@@ -306,9 +306,9 @@ def _log_live(plan: RunPlan, log: "Sequence[str | LogTarget]", recorder: Any, *,
     if not targets:
         return
     try:
-        from xdoe.tracking import RunInfo, open_live
+        from xdoe.tracking import TrackedRun, open_live
 
-        info = RunInfo.of_document(plan.document, recorder.instance_uuid, plan.content_hash)
+        info = TrackedRun.of_document(plan.document, recorder.instance_uuid, plan.content_hash)
         live = open_live(targets, info, recorder.on_warning, resume=resumed)
     except Exception as exc:  # noqa: BLE001 - logging never fails a run
         from xdoe.errors import TrackingWarning

@@ -16,10 +16,10 @@ from xdoe.tracking._export import TrackerExport, export_runs
 from xdoe.tracking._mlflow import MlflowTracker
 from xdoe.tracking._runlog import TRACKER_MODULES, RunLog, make_tracker, missing_extras, open_live
 from xdoe.tracking._tensorboard import TensorBoardTracker
-from xdoe.tracking._tracker import EpisodeLog, RunInfo, Tracker, env_step_tag, metric_tag
+from xdoe.tracking._tracker import EpisodeLog, TrackedRun, Tracker, env_step_tag, metric_tag
 
 __all__ = [
-    "Tracker", "RunInfo", "EpisodeLog", "TensorBoardTracker", "MlflowTracker", "RunLog", "make_tracker",
+    "Tracker", "TrackedRun", "EpisodeLog", "TensorBoardTracker", "MlflowTracker", "RunLog", "make_tracker",
     "open_live", "missing_extras", "export_runs", "TrackerExport", "LogTarget", "parse_log_target",
     "metric_tag", "env_step_tag", "TRACKER_MODULES",
 ]

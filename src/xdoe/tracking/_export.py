@@ -10,7 +10,7 @@ from typing import TYPE_CHECKING, Any
 
 from xdoe.documents import LogTarget
 from xdoe.tracking._runlog import RunLog, make_tracker
-from xdoe.tracking._tracker import RunInfo
+from xdoe.tracking._tracker import TrackedRun
 
 if TYPE_CHECKING:
     from xdoe.store import Store
@@ -56,7 +56,7 @@ def export_runs(store: "Store", target: LogTarget | str, experiment: str | None 
         if first.run not in instances:
             instances[first.run] = {i.id: i for i in store.instances(run_uid=first.run)}
         instance = instances[first.run][max(p.instance_id for p in group)]  # a resumed one may borrow phases
-        info = RunInfo(experiment=first.experiment, run=first.run, instance=instance.uuid, levels=first.levels,
+        info = TrackedRun(experiment=first.experiment, run=first.run, instance=instance.uuid, levels=first.levels,
                        design_point=first.design_point, repetition=first.repetition, seed=first.seed,
                        content_hash=instance.content_hash, branch=first.branch)
         log = RunLog([make_tracker(target)], info)

@@ -15,7 +15,7 @@ import os
 import time
 from typing import Any
 
-from xdoe.tracking._tracker import EpisodeLog, RunInfo, Tracker, env_step_tag, metric_tag, run_params, run_tags
+from xdoe.tracking._tracker import EpisodeLog, TrackedRun, Tracker, env_step_tag, metric_tag, run_params, run_tags
 
 __all__ = ["MlflowTracker", "is_file_store"]
 
@@ -77,7 +77,7 @@ class MlflowTracker(Tracker):
                                          max_results=1)
         return runs[0] if runs else None
 
-    def open_run(self, info: RunInfo, *, resume: bool = False, replace: bool = False) -> bool:
+    def open_run(self, info: TrackedRun, *, resume: bool = False, replace: bool = False) -> bool:
         from mlflow.entities import Param
 
         client = self.client()

@@ -8,7 +8,7 @@ from typing import Any, Callable, Iterable, Sequence
 
 from xdoe.documents import LogTarget, log_targets
 from xdoe.errors import TrackingWarning
-from xdoe.tracking._tracker import EpisodeLog, RunInfo, Tracker
+from xdoe.tracking._tracker import EpisodeLog, TrackedRun, Tracker
 
 __all__ = ["RunLog", "make_tracker", "missing_extras", "open_live", "TRACKER_MODULES"]
 
@@ -59,7 +59,7 @@ class RunLog:
     and dropped, and the run goes on; without it (an export) the error is raised.
     """
 
-    def __init__(self, trackers: Sequence[Tracker], info: RunInfo, *, warn: Warn | None = None) -> None:
+    def __init__(self, trackers: Sequence[Tracker], info: TrackedRun, *, warn: Warn | None = None) -> None:
         self.trackers = list(trackers)
         self.info = info
         self.warn = warn
@@ -123,7 +123,7 @@ class RunLog:
             return None
 
 
-def open_live(targets: Sequence[LogTarget | str], info: RunInfo, warn: Warn, *, resume: bool = False) -> RunLog | None:
+def open_live(targets: Sequence[LogTarget | str], info: TrackedRun, warn: Warn, *, resume: bool = False) -> RunLog | None:
     """A :class:`RunLog` of ``targets`` opened for a run that starts (or,
     ``resume``, continues) now, failures warned through ``warn``; ``None``
     when no target opened."""

@@ -13,7 +13,7 @@ import time
 from pathlib import Path
 from typing import Any
 
-from xdoe.tracking._tracker import EpisodeLog, RunInfo, Tracker, env_step_tag, metric_tag, run_params
+from xdoe.tracking._tracker import EpisodeLog, TrackedRun, Tracker, env_step_tag, metric_tag, run_params
 
 __all__ = ["TensorBoardTracker", "INSTANCE_FILE", "run_folder"]
 
@@ -26,7 +26,7 @@ FLUSH_SECS = 5
 _STATUS = {"finished": "STATUS_SUCCESS", "failed": "STATUS_FAILURE", "interrupted": "STATUS_ABORTED"}
 
 
-def run_folder(root: Path, info: RunInfo) -> tuple[Path, bool]:
+def run_folder(root: Path, info: TrackedRun) -> tuple[Path, bool]:
     """The log folder of ``info``'s instance and whether it holds it already:
     ``root/<experiment>/<run uid>``, or ``<run uid>~<instance>`` when that
     folder holds another instance of the run (a rerun)."""
@@ -53,7 +53,7 @@ class TensorBoardTracker(Tracker):
         self.folder: Path | None = None
         self._writer: Any = None
 
-    def open_run(self, info: RunInfo, *, resume: bool = False, replace: bool = False) -> bool:
+    def open_run(self, info: TrackedRun, *, resume: bool = False, replace: bool = False) -> bool:
         from tensorboardX import SummaryWriter
         from tensorboardX.summary import hparams
 

@@ -1,4 +1,4 @@
-"""The :class:`Tracker` interface, what it is told (:class:`RunInfo`,
+"""The :class:`Tracker` interface, what it is told (:class:`TrackedRun`,
 :class:`EpisodeLog`) and the names both trackers give it."""
 
 from __future__ import annotations
@@ -8,7 +8,7 @@ from abc import ABC, abstractmethod
 from dataclasses import dataclass, field
 from typing import Any
 
-__all__ = ["RunInfo", "EpisodeLog", "Tracker", "metric_tag", "env_step_tag", "param_value", "run_params",
+__all__ = ["TrackedRun", "EpisodeLog", "Tracker", "metric_tag", "env_step_tag", "param_value", "run_params",
            "run_tags", "NO_EXPERIMENT"]
 
 #: the experiment name of a run whose document names none (a hand-written one)
@@ -16,7 +16,7 @@ NO_EXPERIMENT = "no-experiment"
 
 
 @dataclass(frozen=True)
-class RunInfo:
+class TrackedRun:
     """One xdoe run instance as a tracker opens it.
 
     Attributes:
@@ -45,7 +45,7 @@ class RunInfo:
         return self.experiment or NO_EXPERIMENT
 
     @classmethod
-    def of_document(cls, document: dict[str, Any], instance: str, content_hash: str | None = None) -> "RunInfo":
+    def of_document(cls, document: dict[str, Any], instance: str, content_hash: str | None = None) -> "TrackedRun":
         """The info of a run document (as the store records it) and its instance's uuid."""
         point = document.get("design_point") if isinstance(document.get("design_point"), dict) else {}
         levels = point.get("levels") if isinstance(point.get("levels"), dict) else {}
@@ -107,12 +107,12 @@ def param_value(level: Any) -> bool | int | float | str:
     return json.dumps(level, sort_keys=True, separators=(",", ":"), default=str)
 
 
-def run_params(info: RunInfo) -> dict[str, bool | int | float | str]:
+def run_params(info: TrackedRun) -> dict[str, bool | int | float | str]:
     """The run's factor levels as hyperparameters (an inactive conditional factor is absent)."""
     return {str(name): param_value(level) for name, level in sorted(info.levels.items()) if level is not None}
 
 
-def run_tags(info: RunInfo) -> dict[str, str]:
+def run_tags(info: TrackedRun) -> dict[str, str]:
     """``xdoe.*`` tags naming the run: uid, experiment, instance, design point, repetition, seed."""
     tags = {"xdoe.run": info.run, "xdoe.experiment": info.experiment_name, "xdoe.instance": info.instance}
     for key, value in (("design_point", info.design_point), ("repetition", info.repetition),
@@ -144,7 +144,7 @@ class Tracker(ABC):
         return f"{self.kind}:{self.where}"
 
     @abstractmethod
-    def open_run(self, info: RunInfo, *, resume: bool = False, replace: bool = False) -> bool:
+    def open_run(self, info: TrackedRun, *, resume: bool = False, replace: bool = False) -> bool:
         """Start (or continue) the tracker's run of ``info``."""
 
     @abstractmethod
