@@ -13,6 +13,7 @@ from typing import TYPE_CHECKING, Any, Mapping, Sequence
 from xdoe.errors import DiskFullError, RunStopped, StoreError, StoreLostError, no_space_cause, one_line
 from xdoe.execution._interrupts import plugin_exit, watch_sigint
 from xdoe.execution._plan import RunPlan, document_data, plan_run
+from xdoe.execution._tracking import log_live
 from xdoe.execution._watchdog import RunTimeout
 from xdoe.store import DEFAULT_RESULTS_ROOT, HEARTBEAT_TIMEOUT
 
@@ -277,7 +278,7 @@ def run(
             with watch_sigint() as sigint, report as found:
                 result.warnings = found.messages  # filled while the run goes on
                 recorder.on_warning = found.note  # one report of every warning (a non-finite reward too)
-                _log_live(plan, log, recorder, resumed=resume_point is not None)
+                log_live(plan, log, recorder, resumed=resume_point is not None)
                 with _limits(plan, run_timeout, result, recorder):  # the time limits count the run alone
                     execute_plan(plan, recorder, progress=progress, phases_done=result.phases,
                                  resume=resume_point)
@@ -297,27 +298,6 @@ def run(
     finally:
         if own_store:
             db.close()
-
-
-def _log_live(plan: RunPlan, log: "Sequence[str | LogTarget]", recorder: Any, *, resumed: bool) -> None:
-    """Open the run's trackers (``log`` and ``run_config.log``) and make
-    them an observer of ``recorder``; a failure is the run's warning."""
-    targets = (*log, *plan.log)
-    if not targets:
-        return
-    try:
-        from xdoe.tracking import TrackedRun, open_live
-
-        info = TrackedRun.of_document(plan.document, recorder.instance_uuid, plan.content_hash)
-        live = open_live(targets, info, recorder.on_warning, resume=resumed)
-    except Exception as exc:  # noqa: BLE001 - logging never fails a run
-        from xdoe.errors import TrackingWarning
-
-        recorder.on_warning("tracking", f"logging to {', '.join(map(str, targets))} failed ({one_line(exc)}); "
-                            "the run goes on without it", TrackingWarning)
-        return
-    if live is not None:
-        recorder.observers.append(live)
 
 
 def _limits(plan: RunPlan, run_timeout: float | None, result: RunResult, recorder: Any) -> Any:

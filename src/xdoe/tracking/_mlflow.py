@@ -77,16 +77,12 @@ class MlflowTracker(Tracker):
                                          max_results=1)
         return runs[0] if runs else None
 
-    def open_run(self, info: TrackedRun, *, resume: bool = False, replace: bool = False) -> bool:
+    def open_run(self, info: TrackedRun, *, replace: bool = False) -> bool:
         from mlflow.entities import Param
 
         client = self.client()
         experiment_id = self.experiment_id(info.experiment_name)
         found = self.find_run(experiment_id, info.instance)
-        if found is not None and resume:
-            self.run_id = found.info.run_id
-            client.update_run(self.run_id, status="RUNNING")
-            return True
         if found is not None:
             if not replace:
                 return False

@@ -68,11 +68,10 @@ class RunLog:
         self._env_steps: dict[int, int] = {}
         self._counted: dict[int, tuple[int, int]] = {}  # worker -> (phase index, episode) its steps count
 
-    def open(self, *, resume: bool = False, replace: bool = False) -> bool:
+    def open(self, *, replace: bool = False) -> bool:
         """Open the run in every tracker; ``False`` when none opened it (an
         export: each holds this instance already and ``replace`` is false)."""
-        opened = [t for t in list(self.trackers) if self._call(t, t.open_run, self.info, resume=resume,
-                                                               replace=replace)]
+        opened = [t for t in list(self.trackers) if self._call(t, t.open_run, self.info, replace=replace)]
         self.trackers = opened
         return bool(opened)
 
@@ -123,9 +122,31 @@ class RunLog:
             return None
 
 
-def open_live(targets: Sequence[LogTarget | str], info: TrackedRun, warn: Warn, *, resume: bool = False) -> RunLog | None:
-    """A :class:`RunLog` of ``targets`` opened for a run that starts (or,
-    ``resume``, continues) now, failures warned through ``warn``; ``None``
-    when no target opened."""
+#: a resumed instance's recorded phases: ``(index, name, mode, episode rows)`` in order, each row
+#: ``(worker, episode, agent, steps, reward, objective, ...)`` (:meth:`xdoe.store.Store.phase_episodes`)
+Recorded = Iterable[tuple[int, str, str, Iterable[Sequence[Any]]]]
+
+
+def open_live(targets: Sequence[LogTarget | str], info: TrackedRun, warn: Warn, *,
+              recorded: Callable[[], Recorded] | None = None) -> RunLog | None:
+    """A :class:`RunLog` of ``targets`` opened for a run that starts now,
+    failures warned through ``warn``; ``None`` when no target opened.
+
+    A resumed instance gives ``recorded``, the episodes the store keeps of
+    it: its tracker runs are written anew from them (what a killed process
+    had not flushed to a tracker, and the episodes the resume runs again,
+    would otherwise be missing or twice there), and the log goes on live
+    from there, its ``env_step`` counts included."""
     log = RunLog([make_tracker(t) for t in log_targets(list(targets))], info, warn=warn)
-    return log if log.open(resume=resume) else None
+    if not log.open(replace=recorded is not None):
+        return None
+    if recorded is not None:
+        try:
+            for index, name, mode, rows in recorded():
+                log.phase_started(index, name, mode)
+                for row in rows:
+                    log.episode_finished(*row[:6])
+        except Exception as exc:  # noqa: BLE001 - the store's error: the log goes on live, warned
+            warn("tracking replay", f"the episodes recorded before the resume could not be logged again "
+                 f"({type(exc).__name__}: {exc})", TrackingWarning)
+    return log

@@ -25,7 +25,7 @@ FLUSH_SECS = 5
 QUEUE = 4096
 
 # hparams session end statuses (tensorboard.plugins.hparams.api_pb2.Status)
-_STATUS = {"finished": "STATUS_SUCCESS", "failed": "STATUS_FAILURE", "interrupted": "STATUS_ABORTED"}
+_STATUS = {"finished": "STATUS_SUCCESS", "failed": "STATUS_FAILURE"}  # interrupted: UNKNOWN (no aborted status)
 
 
 def run_folder(root: Path, info: TrackedRun) -> tuple[Path, bool]:
@@ -55,12 +55,12 @@ class TensorBoardTracker(Tracker):
         self.folder: Path | None = None
         self._writer: Any = None
 
-    def open_run(self, info: TrackedRun, *, resume: bool = False, replace: bool = False) -> bool:
+    def open_run(self, info: TrackedRun, *, replace: bool = False) -> bool:
         from tensorboardX import SummaryWriter
         from tensorboardX.summary import hparams
 
         folder, there = run_folder(Path(self.where), info)
-        if there and not resume:
+        if there:
             if not replace:
                 return False
             shutil.rmtree(folder)
@@ -69,13 +69,12 @@ class TensorBoardTracker(Tracker):
         self.folder = folder
         # a deep queue: tensorboardX's default (10 events) makes the run wait for its writer thread
         self._writer = SummaryWriter(logdir=str(folder), flush_secs=FLUSH_SECS, max_queue=QUEUE)
-        if not (there and resume):  # a resumed instance's session started in its first events file
-            params: dict[str, Any] = dict(run_params(info))
-            for key, value in (("xdoe.repetition", info.repetition), ("xdoe.seed", info.seed)):
-                if value is not None:
-                    params[key] = value
-            _experiment, start, _end = hparams(params, {})
-            self._writer.file_writer.add_summary(start)
+        params: dict[str, Any] = dict(run_params(info))
+        for key, value in (("xdoe.repetition", info.repetition), ("xdoe.seed", info.seed)):
+            if value is not None:
+                params[key] = value
+        _experiment, start, _end = hparams(params, {})
+        self._writer.file_writer.add_summary(start)
         return True
 
     def log_episode(self, episode: EpisodeLog) -> None:

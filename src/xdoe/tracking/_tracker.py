@@ -22,8 +22,9 @@ class TrackedRun:
     Attributes:
         experiment: the experiment uid (``None``: a document without one).
         run: the run uid (the tracker's run name).
-        instance: the run instance's uuid: a resumed instance continues the
-            tracker run of that uuid, another instance of the run is another.
+        instance: the run instance's uuid: one tracker run per instance (a
+            resumed instance rewrites its own, another instance of the run
+            is another).
         levels: the run's factor levels (``design_point.levels``).
         design_point, repetition, seed: from the document.
         content_hash: the run version.
@@ -131,7 +132,8 @@ class Tracker(ABC):
 
     ``open_run`` returns ``False`` when the destination holds this instance
     already and ``replace`` is false (``xrun export --to`` keeps it), else
-    ``True``; ``resume`` (a resumed instance logging live) continues it.
+    ``True``; with ``replace`` the instance's tracker run is written anew
+    (``--overwrite``; a resumed instance, :func:`~xdoe.tracking.open_live`).
     """
 
     #: the log target's kind (``tensorboard``, ``mlflow``)
@@ -144,7 +146,7 @@ class Tracker(ABC):
         return f"{self.kind}:{self.where}"
 
     @abstractmethod
-    def open_run(self, info: TrackedRun, *, resume: bool = False, replace: bool = False) -> bool:
+    def open_run(self, info: TrackedRun, *, replace: bool = False) -> bool:
         """Start (or continue) the tracker's run of ``info``."""
 
     @abstractmethod
