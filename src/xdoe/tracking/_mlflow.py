@@ -21,6 +21,8 @@ __all__ = ["MlflowTracker", "is_file_store"]
 
 #: metrics sent per ``log_batch`` at most (MLflow's limit is 1000 per request)
 BATCH = 900
+#: characters of a param value kept (older MLflow servers refuse longer ones)
+PARAM_CHARS = 500
 #: seconds a metric may wait in the buffer (MLflow's UI shows a live run this late)
 FLUSH_SECS = 2.0
 
@@ -89,7 +91,7 @@ class MlflowTracker(Tracker):
             client.delete_run(found.info.run_id)
         run = client.create_run(experiment_id, run_name=info.run, tags=run_tags(info))
         self.run_id = run.info.run_id
-        params = [Param(name, str(value)) for name, value in run_params(info).items()]
+        params = [Param(name, str(value)[:PARAM_CHARS]) for name, value in run_params(info).items()]
         for start in range(0, len(params), 100):  # MLflow takes 100 params per request
             client.log_batch(self.run_id, params=params[start:start + 100])
         self._sent = time.monotonic()

@@ -31,9 +31,13 @@ _STATUS = {"finished": "STATUS_SUCCESS", "failed": "STATUS_FAILURE"}  # interrup
 def run_folder(root: Path, info: TrackedRun) -> tuple[Path, bool]:
     """The log folder of ``info``'s instance and whether it holds it already:
     ``root/<experiment>/<run uid>``, or ``<run uid>~<instance>`` when that
-    folder holds another instance of the run (a rerun)."""
-    base = root / info.experiment_name
-    for name in (info.run, f"{info.run}~{info.instance[:8]}", f"{info.run}~{info.instance}"):
+    folder holds another instance of the run (a rerun); uids as they name
+    their results folders (:func:`xdoe.documents.uid_file_name`)."""
+    from xdoe.documents import uid_file_name
+
+    base = root / uid_file_name(info.experiment_name)
+    run = uid_file_name(info.run)  # a uid outside [A-Za-z0-9._-]: a slug and a short hash, as its results folder
+    for name in (run, f"{run}~{info.instance[:8]}", f"{run}~{info.instance}"):
         folder = base / name
         marker = folder / INSTANCE_FILE
         try:
@@ -42,7 +46,7 @@ def run_folder(root: Path, info: TrackedRun) -> tuple[Path, bool]:
         except FileNotFoundError:
             if not folder.exists() or not any(folder.iterdir()):
                 return folder, False
-    return base / f"{info.run}~{info.instance}", False
+    return base / f"{run}~{info.instance}", False
 
 
 class TensorBoardTracker(Tracker):

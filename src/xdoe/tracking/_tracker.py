@@ -4,12 +4,13 @@
 from __future__ import annotations
 
 import json
+import re
 from abc import ABC, abstractmethod
 from dataclasses import dataclass, field
 from typing import Any
 
 __all__ = ["TrackedRun", "EpisodeLog", "Tracker", "metric_tag", "env_step_tag", "param_value", "run_params",
-           "run_tags", "NO_EXPERIMENT"]
+           "run_tags", "key_part", "NO_EXPERIMENT"]
 
 #: the experiment name of a run whose document names none (a hand-written one)
 NO_EXPERIMENT = "no-experiment"
@@ -83,18 +84,28 @@ class EpisodeLog:
     first_agent: bool = True
 
 
+_NOT_IN_KEYS = re.compile(r"[^A-Za-z0-9_\-. ]|\.\.")
+
+
+def key_part(name: str) -> str:
+    """``name`` (a phase, agent or factor name: printable text without
+    ``/``) with every character an MLflow key may not hold as ``_``."""
+    return _NOT_IN_KEYS.sub("_", str(name)) or "_"
+
+
 def metric_tag(phase: str, metric: str, agent: str, worker: int) -> str:
     """``training/reward/learner`` (``...learner.worker2`` for a worker other
     than 0; no tag is the folder of another: MLflow's file store keeps a
     metric as a file at its key's path): grouped by phase in TensorBoard,
     one curve per agent."""
-    tag = f"{phase}/{metric}/{agent}"
+    tag = f"{key_part(phase)}/{metric}/{key_part(agent)}"
     return tag if worker == 0 else f"{tag}.worker{worker}"
 
 
 def env_step_tag(phase: str, worker: int) -> str:
     """``training/env_step`` (``training/env_step.worker2`` for a worker other than 0)."""
-    return f"{phase}/env_step" if worker == 0 else f"{phase}/env_step.worker{worker}"
+    tag = f"{key_part(phase)}/env_step"
+    return tag if worker == 0 else f"{tag}.worker{worker}"
 
 
 def param_value(level: Any) -> bool | int | float | str:
@@ -110,7 +121,7 @@ def param_value(level: Any) -> bool | int | float | str:
 
 def run_params(info: TrackedRun) -> dict[str, bool | int | float | str]:
     """The run's factor levels as hyperparameters (an inactive conditional factor is absent)."""
-    return {str(name): param_value(level) for name, level in sorted(info.levels.items()) if level is not None}
+    return {key_part(name): param_value(level) for name, level in sorted(info.levels.items()) if level is not None}
 
 
 def run_tags(info: TrackedRun) -> dict[str, str]:
