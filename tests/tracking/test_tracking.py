@@ -137,7 +137,8 @@ def campaign(tmp_path_factory: pytest.TempPathFactory) -> dict[str, Any]:
     generate(root / "taxi.yaml", root / "out")
     url = f"sqlite:///{root / 'xrun.sqlite'}"
     tb, ml = root / "tb", f"file://{root / 'mlruns'}"
-    result = _xrun("experiment-start", str(root / "out"), "--quiet", "--no-laydown", "--store", url,
+    # two run processes at once (--jobs 2), each opening its own trackers (one creates the MLflow experiment)
+    result = _xrun("experiment-start", str(root / "out"), "--quiet", "--no-laydown", "--jobs", "2", "--store", url,
                    "--results", str(root / "results"), "--log", f"tensorboard:{tb}", "--log", f"mlflow:{ml}")
     assert result.exit_code == 0, result.output
     assert "warning" not in result.output

@@ -11,9 +11,11 @@ target is one (a database or server URI needs nothing)."""
 
 from __future__ import annotations
 
+import contextlib
 import os
 import time
-from typing import Any
+from pathlib import Path
+from typing import Any, Iterator
 
 from xdoe.tracking._tracker import EpisodeLog, TrackedRun, Tracker, env_step_tag, metric_tag, run_params, run_tags
 
@@ -27,6 +29,30 @@ PARAM_CHARS = 500
 FLUSH_SECS = 2.0
 
 _STATUS = {"finished": "FINISHED", "failed": "FAILED", "interrupted": "KILLED"}
+
+
+@contextlib.contextmanager
+def _file_store_lock(uri: str) -> Iterator[None]:
+    """An exclusive ``flock`` on ``<file store>/.xdoe.lock`` (nothing for
+    other URIs, or where ``fcntl`` is missing)."""
+    if not is_file_store(uri):
+        yield
+        return
+    try:
+        import fcntl
+    except ImportError:  # pragma: no cover - not POSIX
+        yield
+        return
+    from urllib.parse import unquote, urlparse
+
+    folder = Path(unquote(urlparse(uri).path) if uri.startswith("file:") else uri)
+    folder.mkdir(parents=True, exist_ok=True)
+    with open(folder / ".xdoe.lock", "a") as fh:
+        fcntl.flock(fh, fcntl.LOCK_EX)
+        try:
+            yield
+        finally:
+            fcntl.flock(fh, fcntl.LOCK_UN)
 
 
 def is_file_store(uri: str) -> bool:
@@ -58,7 +84,13 @@ class MlflowTracker(Tracker):
 
     def experiment_id(self, name: str) -> str:
         """The id of the MLflow experiment ``name``, created when missing
-        (another process creating it meanwhile is fine)."""
+        (another process creating it meanwhile is fine: a file store's
+        look-up and creation hold a lock file in its folder, as the store's
+        own check of the name is not atomic across processes)."""
+        with _file_store_lock(self.where):
+            return self._experiment_id(name)
+
+    def _experiment_id(self, name: str) -> str:
         from mlflow.exceptions import MlflowException
 
         client = self.client()
