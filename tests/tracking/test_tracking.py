@@ -274,3 +274,19 @@ def test_run_config_log_logs_the_run(tmp_path: Path) -> None:
     assert [s for s, _ in scalars["testing/reward/random"]] == [0, 1, 2]
     assert scalars["testing/env_step"][-1][1] == 12  # 3 episodes of 4 steps
     assert hparams["length"] == 4 and status == "STATUS_SUCCESS"
+
+
+def test_a_bad_run_config_log_is_an_error_at_its_line(tmp_path: Path) -> None:
+    from xdoe.cli._xgen import main as xgen
+
+    good = TAXI.replace("  phase_config:\n    train:", "  run_config: {log: tensorboard:tb}\n  phase_config:\n    train:")
+    (tmp_path / "good.yaml").write_text(good, "utf-8")
+    ok = CliRunner().invoke(xgen, ["check", "--strict", str(tmp_path / "good.yaml")])
+    assert ok.exit_code == 0, ok.output
+    bad = good.replace("log: tensorboard:tb", "log: [wandb:project]")
+    (tmp_path / "bad.yaml").write_text(bad, "utf-8")
+    result = CliRunner().invoke(xgen, ["check", str(tmp_path / "bad.yaml")])
+    assert result.exit_code == 2, result.output
+    line = bad.splitlines().index("  run_config: {log: [wandb:project]}") + 1
+    assert f"bad.yaml:{line}: definitions.run_config.log: log target 'wandb:project'" in result.output
+    assert "expected tensorboard:DIR or mlflow:URI" in result.output
