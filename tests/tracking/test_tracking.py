@@ -279,7 +279,8 @@ def test_run_config_log_logs_the_run(tmp_path: Path) -> None:
 def test_a_bad_run_config_log_is_an_error_at_its_line(tmp_path: Path) -> None:
     from xdoe.cli._xgen import main as xgen
 
-    good = TAXI.replace("  phase_config:\n    train:", "  run_config: {log: tensorboard:tb}\n  phase_config:\n    train:")
+    good = TAXI.replace("  phase_config:\n    train:",
+                        "  run_config: {log: tensorboard:tb}\n  phase_config:\n    train:")
     (tmp_path / "good.yaml").write_text(good, "utf-8")
     ok = CliRunner().invoke(xgen, ["check", "--strict", str(tmp_path / "good.yaml")])
     assert ok.exit_code == 0, ok.output

@@ -23,8 +23,8 @@ from typing import Any, Callable
 
 import click
 
-from xdoe.cli._common import (EXIT_FAILED, EXIT_INPUT, EXIT_OK, OVERWRITE_HINT, check_output, console, fail, handle_errors,
-                              output_options)
+from xdoe.cli._common import (EXIT_FAILED, EXIT_INPUT, EXIT_OK, OVERWRITE_HINT, check_output, console, fail,
+                              handle_errors, output_options)
 from xdoe.cli._select import all_option, choose_experiment, open_store, select_options, store_of
 from xdoe.store import HEARTBEAT_TIMEOUT
 

@@ -115,7 +115,7 @@ class RunLog:
             self.warn(f"tracking {tracker}", f"logging to {tracker} failed ({detail}); the run goes on without "
                       "it (the store keeps every episode: `xrun export --to` writes them later)", TrackingWarning)
             try:
-                if method is not tracker.close_run:
+                if method != tracker.close_run:  # bound methods: equal, never identical
                     tracker.close_run("failed")
             except Exception:  # noqa: BLE001 - already reported
                 pass
