@@ -11,8 +11,8 @@ from pathlib import Path
 ROOT = Path(__file__).resolve().parents[1]
 #: modules of the extras, made unimportable in the subprocesses below
 BLOCKED = ("pandas", "statsmodels", "matplotlib", "fastapi", "uvicorn", "jinja2", "plotly", "pyarrow", "torch",
-           "stable_baselines3", "pettingzoo", "dask", "distributed", "psycopg", "alembic", "mako", "tensorboardX",
-           "tensorboard", "mlflow")
+           "stable_baselines3", "pettingzoo", "dask", "distributed", "psycopg", "alembic", "mako", "tensorboard",
+           "mlflow")
 DOCUMENT = """\
 uid: lean
 seed: 3

@@ -22,7 +22,7 @@ EXTRAS = {
     "pyarrow": "parquet",
     "dask": "dask", "distributed": "dask",
     "alembic": "migrate", "mako": "migrate",
-    "tensorboardX": "tensorboard", "mlflow": "mlflow",
+    "tensorboard": "tensorboard", "mlflow": "mlflow",
 }
 
 

@@ -8,8 +8,7 @@ from pathlib import Path
 
 import pytest
 
-pytest.importorskip("tensorboardX", reason="the 'tensorboard' extra is not installed")
-pytest.importorskip("tensorboard", reason="tensorboard (the reader) is not installed")
+pytest.importorskip("tensorboard", reason="the 'tensorboard' extra is not installed")
 pytest.importorskip("mlflow", reason="the 'mlflow' extra is not installed")
 
 import tracking_components  # noqa: E402

@@ -13,8 +13,7 @@ from typing import Any
 import pytest
 from click.testing import CliRunner
 
-pytest.importorskip("tensorboardX", reason="the 'tensorboard' extra is not installed")
-pytest.importorskip("tensorboard", reason="tensorboard (the reader) is not installed")
+pytest.importorskip("tensorboard", reason="the 'tensorboard' extra is not installed")
 pytest.importorskip("mlflow", reason="the 'mlflow' extra is not installed")
 
 from xdoe.cli._xrun import main  # noqa: E402

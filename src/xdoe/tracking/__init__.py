@@ -5,7 +5,7 @@
 each run's process opens its trackers (:func:`open_live`) and hands its
 recorder a :class:`RunLog` as an observer. ``xrun export --to`` writes the
 finished runs of a store the same way (:func:`export_runs`). The libraries
-(tensorboardX, mlflow) come with the ``tensorboard`` and ``mlflow`` extras
+(tensorboard, mlflow) come with the ``tensorboard`` and ``mlflow`` extras
 and are imported only when a tracker opens. See docs/tracking.md.
 """
 

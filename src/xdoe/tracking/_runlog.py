@@ -13,7 +13,7 @@ from xdoe.tracking._tracker import EpisodeLog, TrackedRun, Tracker
 __all__ = ["RunLog", "make_tracker", "missing_extras", "open_live", "TRACKER_MODULES"]
 
 #: log kind -> the module its tracker writes with (its extra: :attr:`LogTarget.extra`)
-TRACKER_MODULES = {"tensorboard": "tensorboardX", "mlflow": "mlflow"}
+TRACKER_MODULES = {"tensorboard": "tensorboard", "mlflow": "mlflow"}
 
 #: ``warn(key, message, category)``: how a live log reports a failure (the run's report)
 Warn = Callable[[str, str, type[Warning]], Any]

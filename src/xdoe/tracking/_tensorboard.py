@@ -1,6 +1,7 @@
 """TensorBoard: one log folder per run instance, ``DIR/<experiment>/<run
-uid>``, written by tensorboardX's ``SummaryWriter`` (the ``tensorboard``
-extra): scalars per episode (step: the episode index), the factor levels,
+uid>``, written by TensorBoard's own event file writer (the ``tensorboard``
+extra; the writer ``torch.utils.tensorboard`` wraps, without torch):
+scalars per episode (step: the episode index), the factor levels,
 repetition and seed as hyperparameters of the hparams plugin (a session
 start at the open, a session end with the status at the close; no
 experiment summary, so TensorBoard builds the table from every run's
@@ -24,8 +25,8 @@ FLUSH_SECS = 5
 #: events the writer may hold before the run waits for its thread to write them
 QUEUE = 4096
 
-# hparams session end statuses (tensorboard.plugins.hparams.api_pb2.Status)
-_STATUS = {"finished": "STATUS_SUCCESS", "failed": "STATUS_FAILURE"}  # interrupted: UNKNOWN (no aborted status)
+# hparams session end statuses (tensorboard.plugins.hparams.api_pb2.Status; no "aborted")
+_STATUS = {"finished": "STATUS_SUCCESS", "failed": "STATUS_FAILURE"}
 
 
 def run_folder(root: Path, info: TrackedRun) -> tuple[Path, bool]:
@@ -60,8 +61,7 @@ class TensorBoardTracker(Tracker):
         self._writer: Any = None
 
     def open_run(self, info: TrackedRun, *, replace: bool = False) -> bool:
-        from tensorboardX import SummaryWriter
-        from tensorboardX.summary import hparams
+        from tensorboard.summary.writer.event_file_writer import EventFileWriter
 
         folder, there = run_folder(Path(self.where), info)
         if there:
@@ -71,20 +71,18 @@ class TensorBoardTracker(Tracker):
         folder.mkdir(parents=True, exist_ok=True)
         (folder / INSTANCE_FILE).write_text(info.instance + "\n", "utf-8")
         self.folder = folder
-        # a deep queue: tensorboardX's default (10 events) makes the run wait for its writer thread
-        self._writer = SummaryWriter(logdir=str(folder), flush_secs=FLUSH_SECS, max_queue=QUEUE)
+        # a deep queue: the run waits for the writer's thread only when it falls this far behind
+        self._writer = EventFileWriter(str(folder), max_queue_size=QUEUE, flush_secs=FLUSH_SECS)
         params: dict[str, Any] = dict(run_params(info))
         for key, value in (("xdoe.repetition", info.repetition), ("xdoe.seed", info.seed)):
             if value is not None:
                 params[key] = value
-        _experiment, start, _end = hparams(params, {})
-        self._writer.file_writer.add_summary(start)
+        self._write(_session_start(params), 0)
         return True
 
     def log_episode(self, episode: EpisodeLog) -> None:
-        """One event per episode and agent holding its scalars (as
-        ``add_scalar`` writes each, in one summary: a quarter of the events)."""
-        from tensorboardX.proto.summary_pb2 import Summary
+        """One event per episode and agent holding its scalars."""
+        from tensorboard.compat.proto.summary_pb2 import Summary
 
         values = [Summary.Value(tag=metric_tag(episode.phase, metric, episode.agent, episode.worker),
                                 simple_value=float(value))
@@ -93,29 +91,58 @@ class TensorBoardTracker(Tracker):
         if episode.first_agent:
             values.append(Summary.Value(tag=env_step_tag(episode.phase, episode.worker),
                                         simple_value=float(episode.env_step)))
-        self._writer.file_writer.add_summary(Summary(value=values), episode.episode, time.time())
+        self._write(Summary(value=values), episode.episode)
+
+    def _write(self, summary: Any, step: int) -> None:
+        from tensorboard.compat.proto.event_pb2 import Event
+
+        self._writer.add_event(Event(wall_time=time.time(), step=int(step), summary=summary))
 
     def flush(self) -> None:
         if self._writer is not None:
             self._writer.flush()
 
     def close_run(self, status: str) -> None:
-        writer, self._writer = self._writer, None
+        writer = self._writer
         if writer is None:
             return
         try:
-            writer.file_writer.add_summary(_session_end(status))
+            self._write(_session_end(status), 0)
         finally:
+            self._writer = None
             writer.close()
+
+
+def _hparams_summary(tag: str, data: Any) -> Any:
+    """A summary of the hparams plugin holding ``data`` (``HParamsPluginData``), as the plugin reads it."""
+    from tensorboard.compat.proto.summary_pb2 import Summary
+    from tensorboard.plugins.hparams import metadata
+
+    return Summary(value=[Summary.Value(tag=tag, metadata=metadata.create_summary_metadata(data),
+                                        tensor=metadata.NULL_TENSOR)])
+
+
+def _session_start(params: dict[str, Any]) -> Any:
+    """The hparams plugin's session start summary: ``params`` as hyperparameters."""
+    from tensorboard.plugins.hparams import metadata, plugin_data_pb2
+
+    start = plugin_data_pb2.SessionStartInfo(start_time_secs=time.time())
+    for name, value in params.items():
+        if isinstance(value, bool):
+            start.hparams[name].bool_value = value
+        elif isinstance(value, (int, float)):
+            start.hparams[name].number_value = value
+        else:
+            start.hparams[name].string_value = str(value)
+    data = plugin_data_pb2.HParamsPluginData(session_start_info=start, version=metadata.PLUGIN_DATA_VERSION)
+    return _hparams_summary(metadata.SESSION_START_INFO_TAG, data)
 
 
 def _session_end(status: str) -> Any:
     """The hparams plugin's session end summary with the run's status."""
-    from tensorboardX.proto.api_pb2 import Status
-    from tensorboardX.proto.plugin_hparams_pb2 import HParamsPluginData, SessionEndInfo
-    from tensorboardX.proto.summary_pb2 import Summary, SummaryMetadata
+    from tensorboard.plugins.hparams import api_pb2, metadata, plugin_data_pb2
 
-    end = SessionEndInfo(status=Status.Value(_STATUS.get(status, "STATUS_UNKNOWN")), end_time_secs=time.time())
-    content = HParamsPluginData(session_end_info=end, version=0).SerializeToString()
-    meta = SummaryMetadata(plugin_data=SummaryMetadata.PluginData(plugin_name="hparams", content=content))
-    return Summary(value=[Summary.Value(tag="_hparams_/session_end_info", metadata=meta)])
+    end = plugin_data_pb2.SessionEndInfo(status=api_pb2.Status.Value(_STATUS.get(status, "STATUS_UNKNOWN")),
+                                         end_time_secs=time.time())
+    data = plugin_data_pb2.HParamsPluginData(session_end_info=end, version=metadata.PLUGIN_DATA_VERSION)
+    return _hparams_summary(metadata.SESSION_END_INFO_TAG, data)
