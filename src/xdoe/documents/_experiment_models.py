@@ -122,7 +122,7 @@ class RunConfigDefinition(DocumentModel):
 
     condition: OptionalComponentDefinition | None = None
     timeout: Seconds | None = None
-    log: list[str] | None = None
+    log: list[str] | str | None = None  # one target or a list; checked and made a list by check_log
 
     @model_validator(mode="before")
     @classmethod

@@ -195,7 +195,7 @@ class RunConfig(DocumentModel):
     condition: Annotated[ComponentSpec | None, empty_name_means_none] = None
     timeout: Seconds | None = None
     #: where the run's episodes are logged besides the store (docs/tracking.md)
-    log: list[str] | None = None
+    log: list[str] | str | None = None  # one target or a list; checked and made a list by check_log
 
     @model_validator(mode="before")
     @classmethod
