@@ -204,6 +204,9 @@ def test_export_to_writes_the_same_and_keeps_what_is_there(campaign: dict[str, A
     _check_tensorboard(tb, url)
     assert _xrun("export", "--store", url, "--to", f"mlflow:{ml}", "--overwrite").exit_code == 0
     _check_mlflow(ml, url)  # the replaced runs are deleted: one run per run uid
+    every = _xrun("export", "--store", url, "--all", "--to", f"tensorboard:{root / 'tb-all'}")
+    assert every.exit_code == 0 and "wrote 2 runs" in every.output and "every experiment" in every.output
+    _check_tensorboard(root / "tb-all", url)
 
 
 def test_export_takes_a_table_or_a_tracker(campaign: dict[str, Any], tmp_path: Path) -> None:
