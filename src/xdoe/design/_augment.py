@@ -14,6 +14,14 @@ to a generated (and perhaps already run) design.
   scrambled Sobol' set (``scipy.stats.qmc``, seeded from the document's seed
   and the block number) farthest from every point so far (greedy maximin).
 * ``replicate``: copies of chosen design points, each run ``repetitions`` times.
+* ``steepest_ascent``: the path of steepest ascent (or descent) of the
+  fitted first-order model, ``confirm``: one point, the predicted optimum,
+  run ``repetitions`` times; both placed by the model
+  (:func:`xdoe.analysis._sequential.sequential_step`; Montgomery 2012,
+  11.2), their coded points given in ``how`` (``{"coded": [{factor:
+  value}]}``). A continuous factor moved past its range is widened like an
+  axial point's (:func:`xdoe.design._classic.coded_design`); its coding
+  (natural values at coded -1 and +1) stays the design's.
 * ``replicate_to``: no new point; repetitions ``r..N-1`` of every point that
   has ``r < N`` runs (``xgen augment --replicate-to N``, after ``xrun plan``):
   the new runs keep their points' indices and copies, so their seeds are
@@ -78,7 +86,9 @@ def new_points(how: dict[str, Any], coded: np.ndarray, names: list[str], kinds: 
 
     Args:
         how: ``{"foldover": FACTOR or None}``, ``{"axial": {"alpha", "center"}}``,
-            ``{"add": n}`` or ``{"replicate": [points], "repetitions": k}``.
+            ``{"add": n}``, ``{"replicate": [points], "repetitions": k}``,
+            ``{"steepest_ascent": {"steps", "coded": [{factor: value}], ...}}``
+            or ``{"confirm": {"coded": {factor: value}, ...}, "repetitions": n}``.
         coded: ``(n, d)`` coded values of every design point so far.
         names: the factors; kinds: per factor 0 (continuous) or its number of levels.
         seed: the document's seed; block: the new block's number.
@@ -141,6 +151,14 @@ def new_points(how: dict[str, Any], coded: np.ndarray, names: list[str], kinds: 
         return np.array(chosen)
     if "replicate_to" in how:  # no new point: more repetitions of the existing ones
         return np.zeros((0, coded.shape[1]))
+    for key in ("steepest_ascent", "confirm"):  # placed by the fitted model (xdoe.analysis._sequential)
+        if key in how:
+            given = how[key]["coded"]
+            given = given if isinstance(given, list) else [given]
+            missing = [n for n in names if any(n not in p for p in given)]
+            if missing:
+                raise InputError(f"--{key.replace('_', '-')}: no coded value of factor {missing[0]!r}")
+            return np.array([[float(p[n]) for n in names] for p in given], float).reshape(-1, len(names))
     points = how["replicate"]
     bad = [p for p in points if not 0 <= p < len(coded)]
     if bad:
@@ -155,6 +173,11 @@ def _block_bound(how: dict[str, Any], points: int, d: int) -> tuple[str, int]:
     ``--center``), ``--foldover`` at most one per design point."""
     if "add" in how:
         return f"--add {how['add']}", int(how["add"])
+    if "steepest_ascent" in how:
+        steps = int(how["steepest_ascent"]["steps"])
+        return f"--steepest-ascent {steps}", steps
+    if "confirm" in how:
+        return f"--confirm {how.get('repetitions', 1)}", 1
     if "replicate" in how:
         return f"--replicate ({len(how['replicate'])} points)", len(how["replicate"])
     if "axial" in how:
