@@ -183,7 +183,7 @@ def test_a_wrong_model_is_not_confirmed_with_both_numbers(tmp_path):
 
 
 def test_a_saddle_is_confirmed_at_the_best_predicted_design_point(tmp_path):
-    doc, out = _campaign(tmp_path, saddle_document())
+    doc, _ = _campaign(tmp_path, saddle_document())
     printed = _augment(doc, "--confirm", "2", "--dry-run")
     assert "confirmation runs at the best predicted design point (the stationary point is a saddle" in printed
 

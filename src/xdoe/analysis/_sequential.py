@@ -46,8 +46,7 @@ from xdoe.errors import InputError
 if TYPE_CHECKING:
     import pandas as pd
 
-__all__ = ["SEQUENTIAL", "split_sequential", "steepest_path", "confirm_point", "sequential_results",
-           "sequential_step"]
+__all__ = ["SEQUENTIAL", "split_sequential", "steepest_path", "confirm_point", "sequential_results"]
 
 #: the augment steps whose runs stay out of the design's model
 SEQUENTIAL = ("steepest_ascent", "confirm")
@@ -134,7 +133,7 @@ def _model_row(doe: dict[str, Any], point: dict[str, float], factors: list[str])
     if doe["analysis"] == "surface":
         from xdoe.analysis._surface import _matrix
 
-        fit, _, width = doe["_fit"]
+        _, _, width = doe["_fit"]
         row = _matrix(np.array([[point[f] for f in factors]], float), None)
         return np.column_stack([row, np.zeros((1, width - row.shape[1]))])[0]
     _, rows = doe["_fit"]
@@ -256,43 +255,3 @@ def sequential_results(doe: dict[str, Any], design: dict[str, Any], factors: lis
                                "interval": "95 % prediction interval of one new run, from the model fitted "
                                            "without the confirmation runs"}
     return out
-
-
-def sequential_step(frame: "pd.DataFrame", response: Any, design: dict[str, Any] | None, kind: str, *,
-                    runs: int | None = None, agent: str | None = None, **options: Any) -> dict[str, Any]:
-    """Place a steepest-ascent or confirmation block from a finished
-    campaign: its runs' scores for ``response`` (:func:`xdoe.analysis.load_scores`
-    or :func:`xdoe.results.load`), the design (the manifest's,
-    :func:`~xdoe.analysis.read_design`) and the one model of
-    :func:`~xdoe.analysis._doe.doe_analysis` on the design's own blocks.
-
-    Args:
-        kind: ``steepest_ascent`` (options ``steps``, ``step``, ``goal``;
-            :func:`steepest_path`) or ``confirm`` (option ``goal``; :func:`confirm_point`).
-        runs: the design's own runs (every block but the sequential ones):
-            fewer recorded is refused (the campaign is not finished).
-
-    Returns:
-        the block's record (``how``): :func:`steepest_path` or
-        :func:`confirm_point`'s answer plus ``response`` (its label).
-
-    Raises:
-        InputError: an unfinished campaign, a design without the model the
-            step needs (see :func:`steepest_path`, :func:`confirm_point`).
-    """
-    from xdoe.analysis._doe import doe_analysis
-    from xdoe.analysis._response import run_table
-
-    table, phase = run_table(frame, response, agent)
-    factors = [c for c in table.columns if c not in ("run", "design_point", "repetition", "y")]
-    own, _ = split_sequential(table, design)
-    if runs is not None and len(own) < runs:
-        raise InputError(f"{len(own)} of the design's {runs} runs are recorded: finish the campaign first "
-                         "(xrun experiment-start), then augment")
-    doe = doe_analysis(table, factors, design)
-    if kind == "steepest_ascent":
-        body = steepest_path(doe, factors, int(options["steps"]), float(options.get("step", 1.0)),
-                             options.get("goal", "maximize"))
-    else:
-        body = confirm_point(doe, factors, options.get("goal", "maximize"))
-    return {**body, "response": response.label(phase)}
