@@ -164,6 +164,12 @@ def test_confirmation_at_the_true_optimum_is_confirmed_and_its_interval_is_stats
     assert abs(conf["pi"][1] - float(frame["obs_ci_upper"].iloc[0])) < 1e-10
     block = _block(out)
     assert block["how"]["confirm"]["at"] == "stationary point" and block["repetitions"] == 3 and block["points"] == 1
+    # a second confirmation block: placed by the same model (the first block's runs are not in it), both listed
+    _augment(out.parent / "doc.yaml", "--confirm", "2")
+    _run_new(out, 15)
+    data = json.loads(_analyze(out))
+    assert [c["n"] for c in data["confirmations"]] == [3, 2] and data["confirmation"]["block"] == 2
+    assert data["confirmations"][0]["pi"] == conf["pi"] and data["confirmation"]["coded"] == conf["coded"]
 
 
 def test_a_wrong_model_is_not_confirmed_with_both_numbers(tmp_path):
@@ -180,6 +186,7 @@ def test_a_wrong_model_is_not_confirmed_with_both_numbers(tmp_path):
     text = _analyze(out, "table")
     assert "not confirmed" in text and f"{conf['mean']:.4g}" in text and f"{conf['pi'][0]:.4g}" in text
     assert "| not confirmed | 3 |" in _analyze(out, "markdown")
+    assert "stationary point" in text and "Confirmation runs" in text
 
 
 def test_a_saddle_is_confirmed_at_the_best_predicted_design_point(tmp_path):

@@ -283,7 +283,7 @@ def _sequential_sections(doe: dict[str, Any], response: str) -> list[tuple[str, 
     path = doe.get("steepest_ascent")
     if path is not None:
         names = list(path["path"][0]["coded"]) if path["path"] else []
-        rows = [[str(r["step"]), ", ".join(f"{f} = {_f(v)}" for f, v in r["coded"].items()),
+        rows = [[f"{r['step']} (block {r['block']})", ", ".join(f"{f} = {_f(v)}" for f, v in r["coded"].items()),
                  ", ".join(f"{f} = {_f(v) if isinstance(v, float) else v}" for f, v in r["natural"].items()),
                  str(r["n"]), _f(r["mean"]), "yes" if r["outside"] else "no"] for r in path["path"]]
         how = "descent" if path["goal"] == "minimize" else "ascent"
@@ -291,15 +291,14 @@ def _sequential_sections(doe: dict[str, Any], response: str) -> list[tuple[str, 
                     f"coded units of the factor of largest |b|; {len(names)} factors): its runs are not in the "
                     f"{model} model, which is fitted on the design's own blocks only",
                     ["step", "coded", "natural", "runs", "mean response", "outside the design's cube"], rows))
-    conf = doe.get("confirmation")
-    if conf is not None:
-        pi = conf["pi"]
-        out.append((f"Confirmation runs (block {conf['block']}, response {response}) at the {conf['at']}: their "
-                    f"mean against the 95 % prediction interval of one new run from the {model} model fitted "
-                    "without them", ["verdict", "runs", "mean", "predicted", "95 % PI", "at (coded)"],
-                    [[conf["verdict"], str(conf["n"]), _f(conf["mean"]), _f(conf["predicted"]),
-                      "-" if pi is None else f"[{_f(pi[0])}, {_f(pi[1])}]",
-                      ", ".join(f"{f} = {_f(v)}" for f, v in conf["coded"].items())]]))
+    confs = doe.get("confirmations") or ([doe["confirmation"]] if doe.get("confirmation") else [])
+    if confs:
+        rows = [[c["verdict"], str(c["n"]), _f(c["mean"]), _f(c["predicted"]),
+                 "-" if c["pi"] is None else f"[{_f(c['pi'][0])}, {_f(c['pi'][1])}]", c["at"],
+                 ", ".join(f"{f} = {_f(v)}" for f, v in c["coded"].items()), str(c["block"])] for c in confs]
+        out.append((f"Confirmation runs (response {response}): their mean against the 95 % prediction interval of "
+                    f"one new run from the {model} model fitted without them",
+                    ["verdict", "runs", "mean", "predicted", "95 % PI", "at", "coded", "block"], rows))
     return out
 
 

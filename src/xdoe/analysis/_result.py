@@ -244,7 +244,7 @@ def doe_json(doe: dict[str, Any]) -> dict[str, Any]:
     --steepest-ascent`` / ``--confirm`` also ``steepest_ascent`` (the path,
     step by step) and ``confirmation`` (verdict, n, mean, predicted, pi)."""
     kind = doe["analysis"]
-    apart = ("steepest_ascent", "confirmation")  # xgen augment's sequential blocks, answered apart from the model
+    apart = ("steepest_ascent", "confirmation", "confirmations")  # xgen augment's sequential blocks, answered apart from the model
     body = {k: v for k, v in doe.items() if k not in ("analysis", "coding", *apart)}
     if kind == "sensitivity":
         return {"sensitivity": _plain(body["indices"]), "sensitivity_method": body["method"]}

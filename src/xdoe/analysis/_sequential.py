@@ -212,10 +212,12 @@ def _coded_of(design: dict[str, Any], block: dict, factors: list[str]) -> list[d
 def sequential_results(doe: dict[str, Any], design: dict[str, Any], factors: list[str],
                        parts: list[tuple[dict, "pd.DataFrame"]]) -> dict[str, Any]:
     """``{"steepest_ascent": {...}, "confirmation": {...}}`` of the
-    sequential blocks' runs (:func:`split_sequential`), the last block of
-    each kind: the path per step (coded and natural settings, runs, mean
-    response) and the confirmation runs' ``n`` and ``mean`` against the
-    prediction interval of ``doe``'s model (fitted without them)."""
+    sequential blocks' runs (:func:`split_sequential`): the path per step
+    (its block, coded and natural settings, runs, mean response; every
+    steepest-ascent block's steps, the direction of the last) and the last
+    confirmation block's ``n`` and ``mean`` against the prediction interval
+    of ``doe``'s model (fitted without them); with several confirmation
+    blocks ``confirmations`` lists each."""
     out: dict[str, Any] = {}
     for block, runs in parts:
         how = block["how"]
@@ -229,9 +231,12 @@ def sequential_results(doe: dict[str, Any], design: dict[str, Any], factors: lis
                 rows.append({"step": k, "coded": point, "natural": natural, "n": int(len(mine)),
                              "mean": float(mine["y"].mean()) if len(mine) else None,
                              "outside": bool(max(abs(v) for v in point.values()) > 1 + 1e-9)})
+            for r in rows:
+                r["block"] = int(block["block"])
+            earlier = out.get("steepest_ascent", {}).get("path", [])
             out["steepest_ascent"] = {"block": int(block["block"]), "goal": spec.get("goal", "maximize"),
                                       "step": spec.get("step"), "direction": spec.get("direction"),
-                                      "b": spec.get("b"), "held": spec.get("held"), "path": rows,
+                                      "b": spec.get("b"), "held": spec.get("held"), "path": earlier + rows,
                                       "fitted_on": "the design's own blocks (the path's runs are not in the model)"}
             continue
         spec = how["confirm"]
@@ -249,9 +254,13 @@ def sequential_results(doe: dict[str, Any], design: dict[str, Any], factors: lis
         else:
             verdict = "confirmed" if pi[0] <= mean <= pi[1] else "not confirmed"  # type: ignore[operator]
         natural = {f: (runs[f].iloc[0] if n else None) for f in factors}
+        if "confirmation" in out:  # an earlier confirmation block: every one listed, the last one answers
+            out.setdefault("confirmations", [out["confirmation"]])
         out["confirmation"] = {"block": int(block["block"]), "at": spec.get("at"), "goal": spec.get("goal"),
                                "coded": point, "natural": natural, "n": n, "mean": mean,
                                "predicted": pred["predicted"], "pi": pi, "verdict": verdict,
                                "interval": "95 % prediction interval of one new run, from the model fitted "
                                            "without the confirmation runs"}
+        if "confirmations" in out:
+            out["confirmations"].append(out["confirmation"])
     return out
