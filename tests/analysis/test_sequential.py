@@ -117,6 +117,8 @@ def test_the_path_climbs_and_its_runs_stay_out_of_the_screening_model(slope):
     # the screening model: the design's own 8 cube and 6 centre runs, the same as before the path
     assert data["screening"]["runs"] == 8 and data["screening"]["centre_points"] == 6
     assert data["screening"]["effects"] == slope["before_json"]["screening"]["effects"]
+    x1 = next(f for f in data["factors"] if f["name"] == "x1")  # level means: of the model's runs too
+    assert [lv["n"] for lv in x1["levels"]] == [4, 6, 4]
     text = _analyze(slope["out"], "table")
     assert "Path of steepest ascent" in text and "fitted on the design's own blocks only" in text
     md = _analyze(slope["out"], "markdown")
