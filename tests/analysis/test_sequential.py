@@ -202,10 +202,6 @@ def test_steepest_ascent_refuses_what_it_cannot_do(tmp_path):
     doc, _ = _campaign(tmp_path / "ccd", surface_document())
     result = CliRunner().invoke(xgen, ["augment", str(doc), "--steepest-ascent", "3"])
     assert result.exit_code == 2 and "needs the first-order model of a two-level design" in result.output
-    # every factor has levels: nothing can move
-    doc, _ = _campaign(tmp_path / "levels", screening_document())
-    result = CliRunner().invoke(xgen, ["augment", str(doc), "--steepest-ascent", "3"])
-    assert result.exit_code == 2 and "give the factors to move a range" in result.output
     # a campaign not run at all, and one half run
     doc = tmp_path / "fresh.yaml"
     data = slope_document()
@@ -223,6 +219,41 @@ def test_steepest_ascent_refuses_what_it_cannot_do(tmp_path):
     assert result.exit_code == 2 and "--step S goes with --steepest-ascent" in result.output
     result = CliRunner().invoke(xgen, ["augment", str(doc), "--confirm", "2", "--repetitions", "3"])
     assert result.exit_code == 2 and "give no --repetitions" in result.output
+
+
+def test_two_numeric_levels_move_as_their_range(tmp_path):
+    """A screen of seven factors at levels [0.0, 1.0] (a planted a +3, c -2, f +1.5):
+    the path moves them off their levels, the runs already written stay as they
+    were, and the screening model and its coding do not change. (Levels [0, 1],
+    both integers, would move as an integer factor: rounded, and at most one
+    past the levels here.)"""
+    document = screening_document()
+    document["factors"] = {n: {"levels": [0.0, 1.0]} for n in document["factors"]}
+    doc, out = _campaign(tmp_path, document)
+    before_json = json.loads(_analyze(out))
+    before = {p.name: (p.read_bytes(), p.stat().st_mtime_ns) for p in out.glob("run-*.yaml")}
+    _augment(doc, "--steepest-ascent", "2")
+    after = {p.name: (p.read_bytes(), p.stat().st_mtime_ns) for p in out.glob("run-*.yaml")}
+    assert {k: v for k, v in after.items() if k in before} == before
+    new = [yaml.safe_load((out / n).read_text()) for n in sorted(set(after) - set(before))]
+    levels = {r["design_point"]["index"]: r["design_point"]["levels"] for r in new}
+    assert levels[16]["a"] == pytest.approx(1.0) and levels[17]["a"] == pytest.approx(1.5)  # a: largest |b|, S = 1
+    spec = _block(out)["how"]["steepest_ascent"]
+    assert spec["held"] == {} and set(spec["moving"]) == set("abcdefg")
+    _run_new(out, 16)
+    data = json.loads(_analyze(out))
+    assert data["screening"]["effects"] == before_json["screening"]["effects"]
+    assert [r["mean"] > before_json["best"]["estimate"] for r in data["steepest_ascent"]["path"]] == [False, True]
+
+
+def test_nothing_to_move_is_refused():
+    from xdoe.analysis._sequential import steepest_path
+    from xdoe.errors import InputError
+
+    doe = {"analysis": "screening", "coding": {"a": {"minus": "x", "plus": "y"}, "b": {"minus": 1.0, "plus": 0.5}},
+           "effects": [{"name": "a", "kind": "main", "effect": 2.0}, {"name": "b", "kind": "main", "effect": 1.0}]}
+    with pytest.raises(InputError, match="give the factors to move a range"):
+        steepest_path(doe, ["a", "b"], 2)
 
 
 def test_factors_with_levels_are_held_at_their_better_level():

@@ -15,9 +15,12 @@ confirmation block never enter it (:func:`split_sequential`).
   design centre moves every factor in proportion to its coefficient; the
   factor with the largest ``|b_j|`` moves ``S`` coded units per step:
   ``x_j(k) = k S b_j / max|b|``, ``k = 1..N`` (steepest descent,
-  ``-b``, when the response is minimised). Only factors with a range move; a
-  factor with ``levels:`` is held at its better level (``+1`` when ``b_j``
-  points up the path, else ``-1``) and left out of ``max|b|``. Points may
+  ``-b``, when the response is minimised). Factors with a range move, and
+  so do factors of two numeric levels listed low first (as the range between
+  them: :func:`xdoe.design.movable_levels`); any other factor with
+  ``levels:`` (categorical, or numeric listed high first) is held at its
+  better level (``+1`` when ``b_j`` points up the path, else ``-1``) and left
+  out of ``max|b|``. Points may
   leave the design's cube ``[-1, 1]``: that is the point of the path;
   each step records whether it does (``outside``).
 * **Confirmation** (the confirmation experiment of Montgomery 2012 and of
@@ -105,10 +108,15 @@ def steepest_path(doe: dict[str, Any] | None, factors: list[str], steps: int, st
     mains = {r["name"]: r["effect"] / 2 for r in doe["effects"] if r["kind"] == "main"}
     coding = doe["coding"]
     b = {f: float(mains[f]) for f in factors}
-    moving = [f for f in factors if "scale" in coding[f]]  # a range; levels: held
+    from xdoe.design import movable_levels
+
+    # a range, or two numeric levels listed low first (moved as the range between them); other levels: held
+    moving = [f for f in factors if "scale" in coding[f] or movable_levels([coding[f].get("minus"),
+                                                                            coding[f].get("plus")])]
     if not moving:
-        raise InputError("--steepest-ascent: every factor has levels, so none can move off its levels; give the "
-                         "factors to move a range: [low, high] (fractional_factorial and plackett_burman take ranges)")
+        raise InputError("--steepest-ascent: no factor can move off its levels (categorical levels, or numeric ones "
+                         "listed high first); give the factors to move a range: [low, high] or two numeric levels "
+                         "low first")
     vec = np.array([sign * b[f] for f in moving])
     big = float(np.max(np.abs(vec)))
     if not big > 0:

@@ -21,7 +21,9 @@ to a generated (and perhaps already run) design.
   11.2), their coded points given in ``how`` (``{"coded": [{factor:
   value}]}``). A continuous factor moved past its range is widened like an
   axial point's (:func:`xdoe.design._classic.coded_design`); its coding
-  (natural values at coded -1 and +1) stays the design's.
+  (natural values at coded -1 and +1) stays the design's. A factor of two
+  numeric levels listed low first moves as the range between them
+  (:func:`movable_levels`); other factors with levels stay at a level.
 * ``replicate_to``: no new point; repetitions ``r..N-1`` of every point that
   has ``r < N`` runs (``xgen augment --replicate-to N``, after ``xrun plan``):
   the new runs keep their points' indices and copies, so their seeds are
@@ -213,6 +215,30 @@ def _refuse_too_large(how: dict[str, Any], current: Any, d: int, limit: int, mad
                      "or repetitions, or raise max_total_runs (xgen augment --max-total-runs) if you mean it")
 
 
+def movable_levels(levels: Sequence[Any] | None) -> bool:
+    """Two numeric levels listed low first: a factor a path of steepest
+    ascent may move off its levels (as the range ``[low, high]``)."""
+    if levels is None or len(levels) != 2:
+        return False
+    if not all(isinstance(v, (int, float)) and not isinstance(v, bool) for v in levels):
+        return False
+    return float(levels[0]) < float(levels[1])
+
+
+def _movable(factor: Any, column: np.ndarray) -> Any:
+    """``factor``, or -- a factor of two numeric levels, low first, that a
+    block puts at coded values other than ±1 (a path of steepest ascent) --
+    the continuous factor ``range: [low, high]`` (integer when both levels
+    are), whose coded -1 and +1 are the same two levels."""
+    from xdoe.design._factors import Factor
+
+    if factor.levels is None or not movable_levels(factor.levels) or np.all(np.abs(np.abs(column) - 1) < 1e-9):
+        return factor
+    low, high = factor.levels
+    return Factor(factor.name, low=low, high=high, integer=isinstance(low, int) and isinstance(high, int),
+                  when=factor.when)
+
+
 def point_segments(records: list[dict]) -> list[tuple[int, int, int]]:
     """``(first point, points, repetitions)`` of each block that added points
     (the design first), its repetitions raised by later ``--replicate-to`` blocks."""
@@ -251,7 +277,8 @@ class AugmentedRuns(Sequence):
         coded = [design.coded()] + [np.asarray(c, float).reshape(-1, width) for _, c in blocks]
         all_coded = np.vstack(coded)
         originals = {f.name: f for f in factors_of(self.experiment)}
-        factors, points, scale = coded_design([originals[f.name] for f in design.factors], all_coded)
+        factors, points, scale = coded_design([_movable(originals[f.name], all_coded[:, j])
+                                               for j, f in enumerate(design.factors)], all_coded)
         method = design.method
         records = [{"block": 0, "first_point": 0, "points": len(design), "first_run": 0, "runs": len(base),
                     "repetitions": base.repetitions, "how": "design"}]
