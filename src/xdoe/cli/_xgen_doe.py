@@ -159,9 +159,10 @@ def augment_command(*, prepare: Callable[..., Any], resume_gc: Callable[[], None
     @click.option("--steepest-ascent", "steepest", type=click.IntRange(min=1), default=None, metavar="N",
                   help="Add N points along the path of steepest ascent (descent with --goal minimize) of the "
                        "first-order model fitted to the finished two-level design (read from the store): "
-                       "x_j = k S b_j / max|b|, k = 1..N (Montgomery 2012, 11.2). Factors with a range move (past "
-                       "their range if the path goes there: recorded); factors with levels are held at their "
-                       "better level, never refused.")
+                       "x_j = k S b_j / max|b|, k = 1..N (Montgomery 2012, 11.2). Factors with a range, or two "
+                       "numeric levels listed low first, move (past them if the path goes there: recorded); "
+                       "other factors with levels are held at their better level (a design with no factor that "
+                       "can move is refused).")
     @click.option("--step", type=click.FloatRange(min=0, min_open=True), default=1.0, show_default=True,
                   metavar="S", help="With --steepest-ascent: coded units per step of the factor of largest |b|.")
     @click.option("--confirm", type=click.IntRange(min=1), default=None, metavar="N",
