@@ -140,6 +140,12 @@ def test_minimising_walks_the_other_way(slope):
     printed = _augment(slope["doc"], "--steepest-ascent", "2", "--goal", "minimize", "--step", "0.5", "--dry-run")
     assert "path of steepest descent" in printed
     assert "point 11: x1 = -0.5 (1.5)" in printed and "point 12: x1 = -1 (1.0)" in printed
+    # a two-level design confirms at its best predicted setting, by the model of the design's own blocks
+    printed = _augment(slope["doc"], "--confirm", "2", "--dry-run")
+    assert "confirmation runs at the best predicted design point" in printed
+    assert "point 11: x1 = +1 (3.0), x2 = -1 (0.0)" in printed
+    printed = _augment(slope["doc"], "--confirm", "2", "--dry-run", "--goal", "minimize")
+    assert "point 11: x1 = -1 (1.0), x2 = +1 (4.0)" in printed
 
 
 def test_confirmation_at_the_true_optimum_is_confirmed_and_its_interval_is_statsmodels(tmp_path):
