@@ -92,8 +92,8 @@ def _model_how(kind: str, runs: Any, target: Path, experiment: Any, response: st
                options: dict[str, Any]) -> dict[str, Any]:
     """The block of ``--steepest-ascent`` / ``--confirm``: the finished
     campaign's scores read from its store as ``xrun analyze`` reads them
-    (:func:`xdoe.cli._analysis.load_frame`: ``--store``, else
-    ``OUTPUT/xrun.sqlite``, else the default store), the design from the
+    (:func:`xdoe.cli._analysis.load_frame`: ``--store`` or ``$XRUN_STORE``,
+    else ``OUTPUT/xrun.sqlite``, else the default store), the design from the
     manifest, the model and the points from
     :func:`xdoe.analysis._sequential.sequential_step`."""
     from xdoe.analysis import parse_response, read_design, sequential_step
@@ -175,7 +175,7 @@ def augment_command(*, prepare: Callable[..., Any], resume_gc: Callable[[], None
                   help="With --steepest-ascent / --confirm: the response the model is fitted to (as xrun analyze).")
     @click.option("--store", "store_url", metavar="URL", envvar="XRUN_STORE", default=None,
                   help="With --steepest-ascent / --confirm: the store of the finished campaign [default: "
-                       "OUTPUT/xrun.sqlite if it exists, else $XRUN_STORE or sqlite:///_outputs/xrun.sqlite].")
+                       "$XRUN_STORE, else OUTPUT/xrun.sqlite if it exists, else sqlite:///_outputs/xrun.sqlite].")
     @click.option("--repetitions", type=click.IntRange(min=1), default=None,
                   help="Runs of each new point [default: the document's repetitions].")
     @click.option("--dry-run", is_flag=True, help="Print the new points and what would be added; write nothing.")
