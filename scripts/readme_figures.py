@@ -73,7 +73,7 @@ _STEP = re.compile(r"```bash\n(?P<bash>.*?)```|<!-- readme-figures:(?P<name>[\w-
 def commands(bash: str) -> list[list[str]]:
     """The xgen/xrun commands of a ```bash block's text, in order, as argv lists."""
     out = []
-    for line in bash.splitlines():
+    for line in bash.replace("\\\n", " ").splitlines():
         for part in line.split(" #", 1)[0].split("&&"):
             argv = shlex.split(part, comments=True)
             if argv and argv[0] in ("xgen", "xrun"):
