@@ -100,3 +100,20 @@ def test_tutorial_notebook_runs(tmp_path: Path) -> None:
     assert "'agent': 'learner'" in outputs[-1]["data"]["text/plain"]
     assert sorted(p.name for p in tmp_path.iterdir()) == ["xdoe-tutorial"]  # it wrote only here
     assert (tmp_path / "xdoe-tutorial" / "xrun.sqlite").is_file()
+
+
+@pytest.mark.parametrize("prog", ["xgen", "xrun"])
+def test_shell_completion_as_documented(prog: str) -> None:
+    """The install page's completion lines name the entry points' variables,
+    and click answers them with a completion script."""
+    from click.testing import CliRunner
+
+    from xdoe.cli._xgen import main as xgen
+    from xdoe.cli._xrun import main as xrun
+
+    install = (DOCS / "getting-started" / "install.md").read_text("utf-8")
+    variable = f"_{prog.upper()}_COMPLETE"
+    assert f'eval "$({variable}=bash_source {prog})"' in install
+    assert f"{prog} = " in (ROOT / "pyproject.toml").read_text("utf-8")  # the entry point the variable is named after
+    result = CliRunner().invoke({"xgen": xgen, "xrun": xrun}[prog], [], prog_name=prog, env={variable: "bash_source"})
+    assert result.exit_code == 0 and f"_{prog}_completion()" in result.output, result.output
