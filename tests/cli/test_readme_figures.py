@@ -8,6 +8,7 @@ script to refresh the pages)."""
 from __future__ import annotations
 
 import importlib.util
+import re
 from pathlib import Path
 
 import pytest
@@ -65,11 +66,20 @@ def _check(script, name: str, folder: Path) -> None:
 
 
 @pytest.mark.slow
-def test_quick_start_and_tutorial_run_and_quote_what_the_code_prints(tmp_path) -> None:
+def test_quick_start_and_tutorial_run_and_quote_what_the_code_prints(tmp_path, monkeypatch) -> None:
     script = _script()
     _check(script, "tutorial", tmp_path)
     assert len(list((tmp_path / "_outputs").glob("run-taxi-study-*.yaml"))) == 9  # extended to 3 repetitions
     assert (tmp_path / "report.html").stat().st_size > 10_000 and (tmp_path / "results.csv").is_file()
+    # the tutorial's Python block, on the study its commands ran
+    page = script.PAGES["tutorial"][0].read_text("utf-8")
+    (python,) = re.findall(r"```python\n(.*?)```", page, flags=re.S)
+    monkeypatch.chdir(tmp_path)
+    namespace: dict = {}
+    exec(compile(python, "tutorial.md", "exec"), namespace)
+    expected = re.search(r"analysis\.best\.levels +# (\{.*\})", python)[1]
+    assert repr(namespace["analysis"].best.levels) == expected
+    assert len(namespace["df"]) == 11_250  # 9 runs x (1,200 + 50) episodes
 
 
 @pytest.mark.slow
