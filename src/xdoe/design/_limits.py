@@ -153,6 +153,11 @@ def check_doe_size(factors: Sequence[Factor], spec: Any, *, budget: int | None, 
     total = points * repetitions
     if total <= limit:
         return
+    if spec.method == "optuna":  # every trial it will ask, not the first batch
+        raise DesignTooLarge(f"trials {points}: design optuna has {points} trials x {repetitions} repetition(s) per "
+                             f"trial = {total} runs, which exceeds max_total_runs {limit}; lower trials or "
+                             "repetitions_per_trial, or raise max_total_runs (xgen --max-total-runs) if you mean it",
+                             "trials")
     if points <= limit:  # the design fits; its repetitions do not
         raise DesignTooLarge(
             f"design {spec.method} has {points} points x {repetitions} repetitions = {total} runs, which exceeds "
