@@ -120,6 +120,8 @@ def optimize_command(*, start: Callable[..., None], options: list[Callable[[F], 
     @click.option("--quiet", "-q", is_flag=True, help="No progress display, summary tables or trial lines.")
     @click.option("--run-timeout", type=click.FloatRange(min=0.001), default=None, metavar="SECONDS",
                   help="Seconds each run may take (as xrun experiment-start).")
+    @click.option("--laydown/--no-laydown", default=True, show_default=True,
+                  help="Put the lay-down diagram laydown.svg into each run's results folder (as xrun experiment-start).")
     @click.option("--results", type=click.Path(file_okay=False, path_type=Path), default=None, metavar="DIR",
                   help="Root folder of the per-run results files [default: OUTPUT/results].")
     @command

@@ -231,8 +231,9 @@ def open_study(path: Path, name: str, settings: Settings) -> Any:
     from optuna.storages.journal import JournalFileBackend
 
     storage = JournalStorage(JournalFileBackend(str(path)))
-    return optuna.create_study(study_name=name, storage=storage, directions=list(settings.directions),
-                               load_if_exists=True)
+    if name in {s.study_name for s in storage.get_all_studies()}:  # opened: nothing written to the journal
+        return optuna.load_study(study_name=name, storage=storage)
+    return optuna.create_study(study_name=name, storage=storage, directions=list(settings.directions))
 
 
 def _same(a: dict[str, Any], b: dict[str, Any]) -> bool:
