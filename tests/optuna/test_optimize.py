@@ -37,9 +37,9 @@ def _campaign(tmp: Path, design: dict, *, seed: int = 11, repetitions: int = 1, 
 
 
 def _trials(out: Path) -> list[tuple[int, str, dict, list | None]]:
-    from xdoe.design._optuna import Settings, open_study
+    from xdoe.design._optuna import OptunaSettings, open_study
 
-    study = open_study(out / "optuna-quad.journal", "quad", Settings())
+    study = open_study(out / "optuna-quad.journal", "quad", OptunaSettings())
     return [(t.number, t.state.name, t.params, t.values) for t in study.get_trials()]
 
 

@@ -12,7 +12,7 @@ import pytest
 
 from optuna_truth import document
 from xdoe.design import generate
-from xdoe.design._optuna import Settings, open_study, study_params
+from xdoe.design._optuna import OptunaSettings, open_study, study_params
 from xdoe.documents import parse_design
 from xdoe.errors import DesignError, DocumentError
 
@@ -51,7 +51,7 @@ def test_the_first_batch_is_byte_identical_and_seeded(tmp_path: Path) -> None:
 
 def test_the_study_holds_the_first_batch_as_its_trials(tmp_path: Path) -> None:
     gen = generate(document(DESIGN), tmp_path)
-    study = open_study(tmp_path / "optuna-quad.journal", "quad", Settings.of(gen.design.info))
+    study = open_study(tmp_path / "optuna-quad.journal", "quad", OptunaSettings.of(gen.design.info))
     trials = study.get_trials()
     assert [t.number for t in trials] == [0, 1, 2] and all(t.state.name == "RUNNING" for t in trials)
     for t in trials:  # the trial's parameters are the values its run documents hold

@@ -38,7 +38,7 @@ from xdoe._random import seed_word
 from xdoe.design._factors import Factor
 from xdoe.errors import DesignError, InputError
 
-__all__ = ["Settings", "SAMPLERS", "SEED_KEY", "distributions", "first_batch", "journal_name", "open_study",
+__all__ = ["OptunaSettings", "SAMPLERS", "SEED_KEY", "distributions", "first_batch", "journal_name", "open_study",
            "sync_study", "next_batch", "tell_trials", "trial_runs", "record_study", "study_params"]
 
 SAMPLERS = ("tpe", "cmaes", "gp", "random", "nsga2")
@@ -57,7 +57,7 @@ def import_optuna() -> Any:
 
 
 @dataclass(frozen=True)
-class Settings:
+class OptunaSettings:
     """The resolved options of an optuna design (defaults filled in)."""
 
     sampler: str = "tpe"
@@ -70,7 +70,7 @@ class Settings:
     startup_trials: int | None = None
 
     @classmethod
-    def of(cls, options: dict[str, Any]) -> "Settings":
+    def of(cls, options: dict[str, Any]) -> "OptunaSettings":
         """From a ``design:`` mapping's options or a manifest's ``design.doe.info``."""
         def listed(value: Any, default: str) -> tuple[str, ...]:
             if value is None:
@@ -159,7 +159,7 @@ def study_params(design: Any, i: int) -> dict[str, Any]:
     return out
 
 
-def _sampler(settings: Settings, seed: int, number: int) -> Any:
+def _sampler(settings: OptunaSettings, seed: int, number: int) -> Any:
     """A fresh sampler for trial ``number``, seeded ``SeedSequence(seed, spawn_key=(37, number))``."""
     optuna = import_optuna()
     s = seed_word(int(seed), SEED_KEY, int(number))
@@ -187,7 +187,7 @@ def _sampler(settings: Settings, seed: int, number: int) -> Any:
         return optuna.samplers.GPSampler(seed=s, **start)
 
 
-def _ask(study: Any, factors: Sequence[Factor], settings: Settings, seed: int, dists: dict[str, Any]) -> Any:
+def _ask(study: Any, factors: Sequence[Factor], settings: OptunaSettings, seed: int, dists: dict[str, Any]) -> Any:
     """Ask one trial with the sampler of its number (:func:`_sampler`)."""
     trials = study.get_trials(deepcopy=False)
     waiting = [t.number for t in trials if t.state.name == "WAITING"]  # enqueued: asked next
@@ -215,7 +215,7 @@ def first_batch(factors: Sequence[Factor], options: dict[str, Any], seed: Any) -
         raise DesignError("design optuna needs an int seed (the document's seed)")
     if not factors:
         raise DesignError("design optuna needs factors to search over")
-    settings = Settings.of(options)
+    settings = OptunaSettings.of(options)
     dists = distributions(factors)
     optuna = import_optuna()
     study = optuna.create_study(directions=list(settings.directions))
@@ -224,7 +224,7 @@ def first_batch(factors: Sequence[Factor], options: dict[str, Any], seed: Any) -
     return np.array(rows, float).reshape(-1, len(factors)), settings.info()
 
 
-def open_study(path: Path, name: str, settings: Settings) -> Any:
+def open_study(path: Path, name: str, settings: OptunaSettings) -> Any:
     """The study ``name`` in the journal file ``path`` (created when missing)."""
     optuna = import_optuna()
     from optuna.storages import JournalStorage
@@ -250,7 +250,7 @@ def _same(a: dict[str, Any], b: dict[str, Any]) -> bool:
     return True
 
 
-def sync_study(study: Any, design: Any, settings: Settings, seed: int) -> None:
+def sync_study(study: Any, design: Any, settings: OptunaSettings, seed: int) -> None:
     """Make the study hold every design point as its trial of the same
     number: points it lacks (a journal lost, or xgen killed before it wrote
     one) are enqueued and asked, so their parameters are exactly the
@@ -275,7 +275,7 @@ def sync_study(study: Any, design: Any, settings: Settings, seed: int) -> None:
         _ask(study, design.factors, settings, seed, dists)
 
 
-def next_batch(study: Any, factors: Sequence[Factor], settings: Settings, seed: int, have: int) -> list[dict]:
+def next_batch(study: Any, factors: Sequence[Factor], settings: OptunaSettings, seed: int, have: int) -> list[dict]:
     """The parameters of trials ``have ..`` (at most ``batch``, up to
     ``trials`` in all): those asked already (by a process killed before it
     wrote them), then new ones asked one by one (:func:`_ask`)."""
@@ -339,7 +339,7 @@ def record_study(runs: Any, output: str | Path) -> Path:
     design = runs.design
     experiment = runs.experiment
     path = Path(output) / journal_name(experiment.safe_uid)
-    settings = Settings.of(design.info or {})
+    settings = OptunaSettings.of(design.info or {})
     study = open_study(path, experiment.safe_uid, settings)
     sync_study(study, design, settings, int(experiment.model.seed))
     return path

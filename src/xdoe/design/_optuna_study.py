@@ -10,7 +10,7 @@ from __future__ import annotations
 from pathlib import Path
 from typing import Any
 
-from xdoe.design._optuna import (Settings, batch_points, journal_name, next_batch, open_study, sync_study,
+from xdoe.design._optuna import (OptunaSettings, batch_points, journal_name, next_batch, open_study, sync_study,
                                  tell_trials, trial_runs)
 from xdoe.errors import InputError
 
@@ -50,7 +50,7 @@ class OptunaStudy:
 
         self.runs = with_blocks(self.base, self.output)
         self.design = self.runs.design
-        self.settings = Settings.of(self.design.info or {})
+        self.settings = OptunaSettings.of(self.design.info or {})
         self.study = open_study(self.path, self.base.experiment.safe_uid, self.settings)
         sync_study(self.study, self.design, self.settings, self.seed)
 
