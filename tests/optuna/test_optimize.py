@@ -113,3 +113,29 @@ def test_every_trial_is_an_ordinary_run(tmp_path: Path) -> None:
     assert (tmp_path / "opt.png").read_bytes()[:8] == b"\x89PNG\r\n\x1a\n"
     status = runner.invoke(main, ["status", str(out)])
     assert status.exit_code == 0 and status.output.count("finished") >= 1
+
+
+def test_several_responses_give_the_pareto_front(tmp_path: Path) -> None:
+    design = {"method": "optuna", "sampler": "nsga2", "trials": 6, "batch": 3,
+              "response": ["testing:objective:mean", "testing:objective:max"], "direction": ["maximize", "minimize"]}
+    doc, out = _campaign(tmp_path, design, repetitions=1)
+    _optimize(doc, out)
+    trials = _trials(out)
+    assert len(trials) == 6 and all(len(values) == 2 for _, _, _, values in trials)
+    done = CliRunner().invoke(main, ["analyze", str(out), "--format", "json"])
+    assert done.exit_code == 0, done.output
+    adaptive = json.loads(done.output[done.output.index("{"):done.output.rindex("}") + 1])["optuna"]
+    from xdoe.design._optuna import OptunaSettings, open_study
+
+    study = open_study(out / "optuna-quad.journal", "quad", OptunaSettings())
+    assert {row["trial"] for row in adaptive["pareto"]} == {t.number for t in study.best_trials}
+    for row in adaptive["pareto"]:  # the values told are the values analysed
+        assert row["values"] == study.trials[row["trial"]].values
+
+
+def test_a_bad_response_is_refused_before_anything_runs(tmp_path: Path) -> None:
+    design = {"method": "optuna", "trials": 4, "batch": 2, "response": "testing:score:mean"}
+    doc, out = _campaign(tmp_path, design)
+    done = CliRunner().invoke(main, ["optimize", str(doc), "-o", str(out), "--in-process", "-q"])
+    assert done.exit_code == 2 and "unknown metric 'score'" in done.output
+    assert not (out / "xrun.sqlite").exists()

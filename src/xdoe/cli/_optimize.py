@@ -143,8 +143,12 @@ def optimize_command(*, start: Callable[..., None], options: list[Callable[[F], 
         interrupted (its trial waits; the same command retries it), 2 for
         unusable input, 130 after Ctrl-C.
         """
+        from xdoe.analysis import parse_response
+
         resume = resume_line(click.get_current_context())
         runs, study, target = _prepare(document, output)
+        for text in study.settings.responses:  # a bad response is refused before anything runs
+            parse_response(text or None)
         store_url = store_url or f"sqlite:///{target / 'xrun.sqlite'}"  # --store, $XRUN_STORE, else beside it
         results = results if results is not None else target / "results"
         say = (lambda text: None) if quiet else (lambda text: click.echo(text))
