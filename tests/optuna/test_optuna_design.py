@@ -100,3 +100,12 @@ def test_without_the_extra_xgen_names_it(tmp_path: Path) -> None:
     assert done.returncode == 2, done.stderr
     assert "optuna" in done.stderr and "pip install 'xdoe[optuna]'" in done.stderr
     assert not (tmp_path / "out").exists()
+
+
+def test_xgen_augment_leaves_an_optuna_design_to_xrun_optimize(tmp_path: Path) -> None:
+    from xdoe.design import augment_runs, prepare
+    from xdoe.errors import InputError
+
+    generate(document(DESIGN), tmp_path)
+    with pytest.raises(InputError, match="grows by xrun optimize"):
+        augment_runs(prepare(document(DESIGN))[2], tmp_path, {"add": 2})
