@@ -113,6 +113,10 @@ def test_every_trial_is_an_ordinary_run(tmp_path: Path) -> None:
     assert (tmp_path / "opt.png").read_bytes()[:8] == b"\x89PNG\r\n\x1a\n"
     status = runner.invoke(main, ["status", str(out)])
     assert status.exit_code == 0 and status.output.count("finished") >= 1
+    done = runner.invoke(main, ["report", str(out), "-o", str(tmp_path / "report.html"), "--document", str(doc)])
+    assert done.exit_code == 0, done.output
+    report = (tmp_path / "report.html").read_text()
+    assert "Adaptive design (Optuna)" in report and f"best trial {adaptive['best']['trial']}:" in report
 
 
 def test_several_responses_give_the_pareto_front(tmp_path: Path) -> None:
