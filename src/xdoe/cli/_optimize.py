@@ -116,7 +116,8 @@ def optimize_command(*, start: Callable[..., None], options: list[Callable[[F], 
     @click.option("--output", "-o", type=click.Path(file_okay=False, path_type=Path), default=None,
                   help="The output folder xgen generate wrote [default: the document's 'output' key].")
     @click.option("--max-trials", type=click.IntRange(min=1), default=None, metavar="N",
-                  help="Ask no batch past N trials in all (this invocation; the study goes on next time).")
+                  help="Stop once N or more trials are written and told (whole batches); the same command without it "
+                       "goes on.")
     @click.option("--quiet", "-q", is_flag=True, help="No progress display, summary tables or trial lines.")
     @click.option("--run-timeout", type=click.FloatRange(min=0.001), default=None, metavar="SECONDS",
                   help="Seconds each run may take (as xrun experiment-start).")
