@@ -74,3 +74,19 @@ def test_experiment_start_accepts_a_folder(tmp_path: Path, monkeypatch: pytest.M
     empty.mkdir()
     none = CliRunner().invoke(xrun_main, ["experiment-start", "--store", url, str(empty)])
     assert none.exit_code == 2 and "holds no run files (run-*.yaml)" in none.output
+
+
+@pytest.mark.parametrize(("group", "args", "line"), [
+    ("xrun", ["experiment-start", "--run-timeout", "1e-12", "x.yaml"],
+     "error: --run-timeout: 1e-12 is not in the range x>=0.001 (see 'xrun experiment-start --help')"),
+    ("xrun", ["experiment-start"], "error: Missing argument 'FILES...' (see 'xrun experiment-start --help')"),
+    ("xrun", ["nosuch"], "error: No such command 'nosuch' (see 'xrun --help')"),
+    ("xgen", ["generate", "--bogus", str(DUMMY)], "error: No such option '--bogus' (see 'xgen generate --help')"),
+    ("xgen", ["generat"], "error: No such command 'generat'"),
+], ids=["range", "missing", "command", "option", "close-command"])
+def test_a_usage_error_is_one_line_and_exit_2(group: str, args: list[str], line: str) -> None:
+    """A usage error reads as every other refusal: one ``error:`` line, exit 2."""
+    result = CliRunner().invoke({"xrun": xrun_main, "xgen": xgen_main}[group], args, prog_name=group)
+    assert result.exit_code == 2, result.output
+    lines = result.stderr.strip().splitlines()
+    assert len(lines) == 1 and lines[0].startswith(line), result.stderr
