@@ -426,6 +426,8 @@ for _command in [*analysis_commands(), plan_command]:
     main.add_command(_command)
 from xdoe.cli._dashboard import dashboard_command  # noqa: E402  (issue 15)
 main.add_command(dashboard_command)
+from xdoe.cli._optimize import optimize_command  # noqa: E402  (issue 37: adaptive designs)
+main.add_command(optimize_command(start=_experiment_start, options=[store_option, store_steps_option, scale_options]))
 
 
 if __name__ == "__main__":  # pragma: no cover - python -m xdoe.cli._xrun
