@@ -94,9 +94,8 @@ class CampaignOptions:
         an absolute store URL and results root when :attr:`remote`."""
         if not self.remote:
             return self
+        from xdoe.documents import log_targets  # relative log folders and file stores made absolute too
         from xdoe.store import absolute_url
-
-        from xdoe.documents import log_targets
 
         results = None if self.results is None else str(Path(self.results).resolve())
         log = tuple(str(t.absolute()) for t in log_targets(list(self.log)))

@@ -34,8 +34,8 @@ from typing import Literal, Annotated, Any, ClassVar, Sequence
 
 from pydantic import Field, field_validator, model_validator
 
-from xdoe.documents._log_targets import check_log
 from xdoe.documents._identifiers import experiment_uid_problem, name_problem, run_uid_problem
+from xdoe.documents._log_targets import check_log
 from xdoe.documents._storable import refuse_unstorable
 from xdoe.documents._validation import (
     check_unknown_keys,
