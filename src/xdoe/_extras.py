@@ -22,6 +22,8 @@ EXTRAS = {
     "pyarrow": "parquet",
     "dask": "dask", "distributed": "dask",
     "alembic": "migrate", "mako": "migrate",
+    "optuna": "optuna",
+    "tensorboard": "tensorboard", "mlflow": "mlflow",
 }
 
 

@@ -122,14 +122,23 @@ class RunConfigDefinition(DocumentModel):
 
     condition: OptionalComponentDefinition | None = None
     timeout: Seconds | None = None
+    log: list[str] | str | None = None  # one target or a list; checked and made a list by check_log
 
     @model_validator(mode="before")
     @classmethod
     def _one_mapping(cls, value: Any) -> Any:
         from xdoe.documents._validation import refuse_named_definitions
 
-        return refuse_named_definitions(value, ("condition", "timeout"), "run_config",
-                                        "{condition: {name: ..., params: {...}}, timeout: seconds}")
+        return refuse_named_definitions(value, ("condition", "timeout", "log"), "run_config",
+                                        "{condition: {name: ..., params: {...}}, timeout: seconds, "
+                                        "log: [tensorboard:DIR, mlflow:URI]}")
+
+    @field_validator("log", mode="before")
+    @classmethod
+    def _log(cls, value: Any) -> Any:
+        from xdoe.documents._log_targets import check_log
+
+        return check_log(value)
 
 
 def _id_list(value: Any) -> Any:

@@ -35,6 +35,7 @@ from typing import Literal, Annotated, Any, ClassVar, Sequence
 from pydantic import Field, field_validator, model_validator
 
 from xdoe.documents._identifiers import experiment_uid_problem, name_problem, run_uid_problem
+from xdoe.documents._log_targets import check_log
 from xdoe.documents._storable import refuse_unstorable
 from xdoe.documents._validation import (
     check_unknown_keys,
@@ -180,23 +181,31 @@ class RunPhase(DocumentModel):
 
 
 #: the shape of ``run_config`` (one mapping, in run and experiment documents alike)
-RUN_CONFIG_SHAPE = "{condition: {name: ..., params: {...}}, timeout: seconds}"
+RUN_CONFIG_SHAPE = "{condition: {name: ..., params: {...}}, timeout: seconds, log: [tensorboard:DIR, mlflow:URI]}"
 
 
 class RunConfig(DocumentModel):
     """Run-wide settings: ``condition`` ends the whole run; ``timeout``:
     seconds the whole run may take (off when absent:
-    :mod:`xdoe.execution._watchdog`)."""
+    :mod:`xdoe.execution._watchdog`); ``log``: ``tensorboard:DIR`` /
+    ``mlflow:URI`` targets the run's episodes are logged to as they happen."""
 
     open_keys: ClassVar[bool] = True
 
     condition: Annotated[ComponentSpec | None, empty_name_means_none] = None
     timeout: Seconds | None = None
+    #: where the run's episodes are logged besides the store (docs/tracking.md)
+    log: list[str] | str | None = None  # one target or a list; checked and made a list by check_log
 
     @model_validator(mode="before")
     @classmethod
     def _one_mapping(cls, value: Any) -> Any:
-        return refuse_named_definitions(value, ("condition", "timeout"), "run_config", RUN_CONFIG_SHAPE)
+        return refuse_named_definitions(value, ("condition", "timeout", "log"), "run_config", RUN_CONFIG_SHAPE)
+
+    @field_validator("log", mode="before")
+    @classmethod
+    def _log(cls, value: Any) -> Any:
+        return check_log(value)
 
 
 class DesignPointInfo(DocumentModel):
