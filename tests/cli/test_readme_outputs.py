@@ -49,8 +49,10 @@ def _written(argv: list[str]) -> tuple[str, bool] | None:
         return None
     output = next(p for p in command.params if p.name == "output")
     path = output.default
+    # the destination: --output FILE, or (xrun export) --to KIND:WHERE, a tracker's folder or URI
+    destinations = [p for p in command.params if p.name in ("output", "to")]
     for flag, value in zip(rest, rest[1:]):
-        if flag in output.opts:
+        if any(flag in p.opts for p in destinations):
             path = value
     return str(path), "--overwrite" in rest
 
