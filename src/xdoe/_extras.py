@@ -22,6 +22,7 @@ EXTRAS = {
     "pyarrow": "parquet",
     "dask": "dask", "distributed": "dask",
     "alembic": "migrate", "mako": "migrate",
+    "optuna": "optuna",
 }
 
 

@@ -63,6 +63,7 @@ if TYPE_CHECKING:  # the same names for type checkers (`Name as Name`: a re-expo
         substitute as substitute,
         whole_placeholder as whole_placeholder,
     )
+    from xdoe.documents._prune import PRUNE_METHODS as PRUNE_METHODS, PruneSpec as PruneSpec
     from xdoe.documents._reference import (
         Reference as Reference,
         ReferenceSyntaxError as ReferenceSyntaxError,
@@ -125,6 +126,8 @@ _EXPORTS = {
     "xdoe.documents._placeholders": [
         "PlaceholderError", "find_placeholders", "interpolate", "substitute", "whole_placeholder",
     ],
+    # run_config.prune: stop poor runs early (issue 37)
+    "xdoe.documents._prune": ["PRUNE_METHODS", "PruneSpec"],
     "xdoe.documents._reference": ["Reference", "ReferenceSyntaxError", "is_reference", "parse_reference"],
     "xdoe.documents._run": [
         "AgentEntry", "ComponentSpec", "DesignPointInfo", "EnvironmentEntry",

@@ -10,6 +10,7 @@ from typing import Annotated, Any, ClassVar, Literal
 from pydantic import AliasChoices, Field, field_validator, model_validator
 
 from xdoe.documents._design_spec import ALL_METHODS
+from xdoe.documents._prune import PruneSpec
 from xdoe.documents._reference import is_reference
 from xdoe.documents._validation import (MAX_EPISODES, MAX_WORKERS, DocumentModel, Integer, Seconds, empty_list,
                                            null_means, short_repr)
@@ -122,14 +123,15 @@ class RunConfigDefinition(DocumentModel):
 
     condition: OptionalComponentDefinition | None = None
     timeout: Seconds | None = None
+    prune: PruneSpec | None = None
 
     @model_validator(mode="before")
     @classmethod
     def _one_mapping(cls, value: Any) -> Any:
+        from xdoe.documents._run import RUN_CONFIG_SHAPE
         from xdoe.documents._validation import refuse_named_definitions
 
-        return refuse_named_definitions(value, ("condition", "timeout"), "run_config",
-                                        "{condition: {name: ..., params: {...}}, timeout: seconds}")
+        return refuse_named_definitions(value, ("condition", "timeout", "prune"), "run_config", RUN_CONFIG_SHAPE)
 
 
 def _id_list(value: Any) -> Any:

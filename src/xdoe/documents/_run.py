@@ -34,6 +34,7 @@ from typing import Literal, Annotated, Any, ClassVar, Sequence
 
 from pydantic import Field, field_validator, model_validator
 
+from xdoe.documents._prune import PruneSpec
 from xdoe.documents._identifiers import experiment_uid_problem, name_problem, run_uid_problem
 from xdoe.documents._storable import refuse_unstorable
 from xdoe.documents._validation import (
@@ -180,23 +181,25 @@ class RunPhase(DocumentModel):
 
 
 #: the shape of ``run_config`` (one mapping, in run and experiment documents alike)
-RUN_CONFIG_SHAPE = "{condition: {name: ..., params: {...}}, timeout: seconds}"
+RUN_CONFIG_SHAPE = "{condition: {name: ..., params: {...}}, timeout: seconds, prune: {method: ..., min_steps: N}}"
 
 
 class RunConfig(DocumentModel):
     """Run-wide settings: ``condition`` ends the whole run; ``timeout``:
     seconds the whole run may take (off when absent:
-    :mod:`xdoe.execution._watchdog`)."""
+    :mod:`xdoe.execution._watchdog`); ``prune``: end poor runs early
+    (:mod:`xdoe.documents._prune`)."""
 
     open_keys: ClassVar[bool] = True
 
     condition: Annotated[ComponentSpec | None, empty_name_means_none] = None
     timeout: Seconds | None = None
+    prune: PruneSpec | None = None
 
     @model_validator(mode="before")
     @classmethod
     def _one_mapping(cls, value: Any) -> Any:
-        return refuse_named_definitions(value, ("condition", "timeout"), "run_config", RUN_CONFIG_SHAPE)
+        return refuse_named_definitions(value, ("condition", "timeout", "prune"), "run_config", RUN_CONFIG_SHAPE)
 
 
 class DesignPointInfo(DocumentModel):

@@ -12,7 +12,7 @@ from xdoe.documents import LoadSpec, ReplaySpec, parse_load, parse_replay
 from xdoe.errors import DocumentError, parse_key_path
 
 if TYPE_CHECKING:
-    from xdoe.documents import RunDocument
+    from xdoe.documents import PruneSpec, RunDocument
     from xdoe.environment import SampledParameters
 
 __all__ = [
@@ -95,6 +95,7 @@ class RunPlan:
         phases: the schedule, in order.
         run_condition: ``run_config.condition`` or ``None``.
         timeout: ``run_config.timeout``: seconds the run may take, or ``None``.
+        prune: ``run_config.prune`` (:class:`~xdoe.documents.PruneSpec`), or ``None``.
         document: the resolved run document as plain data (what the store
             records and hashes).
         file: the document's file, when it came from one.
@@ -114,6 +115,7 @@ class RunPlan:
     file: str | None = None
     timeout: float | None = None
     file_sha256: str | None = None
+    prune: "PruneSpec | None" = None
 
     @cached_property
     def content_hash(self) -> str:
@@ -241,6 +243,7 @@ def plan_run(model: "RunDocument", data: Mapping[str, Any] | None = None, *,
         document=dict(data),
         file=file,
         timeout=model.run_config.timeout if model.run_config is not None else None,
+        prune=model.run_config.prune if model.run_config is not None else None,
     )
 
 
@@ -249,6 +252,12 @@ def document_data(model: "RunDocument") -> dict[str, Any]:
     out = model.model_dump(mode="json", exclude={"schedule"})
     if isinstance(out.get("run_config"), dict) and out["run_config"].get("timeout") is None:
         out["run_config"].pop("timeout", None)  # an absent limit is not written (same hash as before it existed)
+    if isinstance(out.get("run_config"), dict):
+        prune = model.run_config.prune if model.run_config is not None else None
+        if prune is None:
+            out["run_config"].pop("prune", None)  # likewise: no pruning rule, the hash of before
+        else:
+            out["run_config"]["prune"] = prune.model_dump(mode="json", exclude_unset=True)  # as written
     out["schedule"] = []
     for phase in model.schedule:
         body = phase.model_dump(mode="json", exclude={"name"})
