@@ -53,6 +53,7 @@ if TYPE_CHECKING:  # the same names for type checkers (`Name as Name`: a re-expo
         Response as Response,
         load_scores as load_scores,
         parse_response as parse_response,
+        pruned_notes as pruned_notes,
         response_agents as response_agents,
         run_table as run_table,
     )
@@ -74,7 +75,8 @@ _EXPORTS = {
                               "shown_rows"],
     "xdoe.analysis._plan": ["Comparison", "Plan", "plan_repetitions", "welch_repetitions", "bootstrap_repetitions"],
     "xdoe.analysis._report": ["write_report"],
-    "xdoe.analysis._response": ["Response", "load_scores", "parse_response", "response_agents", "run_table"],
+    "xdoe.analysis._response": ["Response", "load_scores", "parse_response", "pruned_notes", "response_agents",
+                                "run_table"],
     "xdoe.analysis._result": [
         "Analysis", "FactorEffect", "Interaction", "LevelStat", "PointAggregate",
     ],

@@ -255,7 +255,9 @@ def analyze(frame: "pd.DataFrame", response: Response | None = None, *, statisti
         methods = {"factors": model, "interactions": model}
 
     points = design_points(table, statistic, seed=seed)
-    notes = []
+    from xdoe.analysis._response import pruned_notes
+
+    notes = pruned_notes(frame)
     if doe is not None and doe.get("warning"):
         notes.append(doe["warning"])
     if doe is not None and doe.get("source") == "inferred" and doe["analysis"] != "sensitivity":

@@ -13,7 +13,7 @@ from __future__ import annotations
 import math
 from typing import Any, NamedTuple
 
-from sqlalchemy import insert, select
+from sqlalchemy import func, insert, select
 
 from xdoe.store import _tables as t
 from xdoe.store._base import StoreBase
@@ -109,6 +109,26 @@ class RungRows(StoreBase):
                 if row.rung == rung and row.pruned:
                     peers[row.uid] = peers[row.uid]._replace(pruned=True)
         return [peers[uid] for uid in sorted(peers)]
+
+    def pruned_runs(self, experiment: str | None = None) -> list[str]:
+        """The uids of the runs (of ``experiment``) whose newest done
+        instance — the one the results table reads — was pruned, sorted.
+
+        Raises:
+            StoreError: the store cannot be read.
+        """
+        from xdoe.store._rules import DONE_STATUSES
+
+        i, r, e = t.run_instance.c, t.run.c, t.experiment.c
+        newest = (select(r.uid.label("uid"), func.max(i.id).label("iid")).select_from(t.run_instance)
+                  .join(t.run, i.run_id == r.id).where(i.status.in_(DONE_STATUSES)))
+        if experiment is not None:
+            newest = newest.join(t.experiment, r.experiment_id == e.id).where(e.uid == experiment)
+        sub = newest.group_by(r.uid).subquery()
+        stmt = (select(sub.c.uid).select_from(sub).join(t.run_instance, i.id == sub.c.iid)
+                .where(i.status == "pruned").order_by(sub.c.uid))
+        with self._core_read("read run instances from") as conn:
+            return [str(u) for u in conn.execute(stmt).scalars()]
 
     def phase_episode_values(self, phase_id: int, agent: str, metric: str) -> list[tuple[int, float]]:
         """``(steps, metric)`` of every episode ``agent`` recorded in the

@@ -26,7 +26,7 @@ def upgrade() -> None:
     op.create_table(
         "rung",
         sa.Column("id", _ID, primary_key=True, autoincrement=True),
-        sa.Column("instance_id", sa.ForeignKey("run_instance.id", ondelete="CASCADE"), nullable=False),
+        sa.Column("instance_id", _ID, sa.ForeignKey("run_instance.id", ondelete="CASCADE"), nullable=False),
         sa.Column("phase_index", sa.Integer, nullable=False),
         sa.Column("rung", sa.Integer, nullable=False),
         sa.Column("step", sa.BigInteger, nullable=False),
