@@ -168,8 +168,7 @@ def table_frame(store: "Store | str | None", read: "Callable[[Store], Any]") -> 
     for name in table.factors:
         frame[name] = frame[name].map(readable).astype(object)
     frame.attrs[FACTORS_ATTR] = list(table.factors)
-    present = set(frame["run"]) if "run" in frame else set()
-    frame.attrs[PRUNED_ATTR] = [u for u in pruned if u in present]
+    frame.attrs[PRUNED_ATTR] = pruned  # also those without a row here (pruned before the response's phase)
     if design is not None:
         frame.attrs[DESIGN_ATTR] = design
     return frame
