@@ -32,6 +32,7 @@ successive halving): the rung rows say what each decision saw.
 
 from __future__ import annotations
 
+import copy
 import math
 import re
 from collections import deque
@@ -47,6 +48,7 @@ if TYPE_CHECKING:
 __all__ = ["PruneTracker", "prune_decision", "require_optuna", "pruned_phase", "run_number"]
 
 _NUMBER = re.compile(r"-(\d{1,6})$")
+_STUDY = "xdoe-prune"
 
 
 def require_optuna() -> Any:
@@ -102,6 +104,38 @@ def _pruner(optuna: Any, spec: "PruneSpec") -> Any:
     return p.MedianPruner(n_startup_trials=spec.n_startup_trials, n_warmup_steps=0, interval_steps=1)
 
 
+def _study(optuna: Any, spec: "PruneSpec", pruner: Any, sampler: Any = None) -> Any:
+    return optuna.create_study(storage=optuna.storages.InMemoryStorage(), study_name=_STUDY,
+                               direction=spec.direction, pruner=pruner,
+                               sampler=sampler or optuna.samplers.RandomSampler(seed=0))
+
+
+def _peer_trial(optuna: Any, spec: "PruneSpec", pruner: Any, number: int, values: dict[int, float],
+                pruned: bool, sampler: Any = None) -> Any:
+    """Another run as a finished trial: its values at the rungs' steps and
+    what the pruner keeps of them on the trial itself (the halving pruners
+    record each rung's value in the trial's system attributes: found by
+    replaying the run's reports through the pruner on a study of its own,
+    numbered as in the real one, so the cost grows with the runs, not their square)."""
+    from optuna.trial import TrialState, create_trial
+
+    attrs: dict[str, Any] = {}
+    if spec.method != "median":
+        scratch = _study(optuna, spec, pruner, sampler)
+        trial = scratch.ask()
+        for r in sorted(values):
+            trial.report(values[r], spec.rung_step(r))
+            frozen = copy.copy(scratch.get_trials(deepcopy=False)[-1])
+            frozen.number = number  # Hyperband's bracket is the number's
+            pruner.prune(scratch, frozen)
+        attrs = dict(scratch.get_trials(deepcopy=False)[-1].system_attrs)
+    steps = {spec.rung_step(r): v for r, v in values.items()}
+    last = values[max(values)]
+    if pruned or math.isnan(last):
+        return create_trial(state=TrialState.PRUNED, intermediate_values=steps, system_attrs=attrs)
+    return create_trial(value=last, intermediate_values=steps, system_attrs=attrs)
+
+
 def prune_decision(spec: "PruneSpec", rung: int, own: dict[int, float], number: int | None,
                    peers: Iterable[tuple[int | None, str, dict[int, float], bool]], uid: str = "") -> bool:
     """Whether Optuna's pruner of ``spec`` prunes a run with values ``own``
@@ -112,32 +146,26 @@ def prune_decision(spec: "PruneSpec", rung: int, own: dict[int, float], number: 
     from optuna.trial import TrialState, create_trial
 
     optuna.logging.set_verbosity(optuna.logging.WARNING)
-    study = optuna.create_study(storage=optuna.storages.InMemoryStorage(), study_name="xdoe-prune",
-                                direction=spec.direction, pruner=_pruner(optuna, spec),
-                                sampler=optuna.samplers.RandomSampler(seed=0))
-    replay = spec.method != "median"  # the halving pruners keep each rung's value as the trial's own record
+    pruner = _pruner(optuna, spec)
+    study = _study(optuna, spec, pruner)
     big = 10 ** 7
     entries = sorted([(big if n is None else n, u, values, pruned, False) for n, u, values, pruned in peers]
                      + [(big if number is None else number, uid, own, False, True)], key=lambda e: (e[0], e[1]))
     mine = None
+    made = 0  # trials in the study (never study.trials: it copies them all)
     for n, _uid, values, pruned, is_self in entries:
-        while n < big and len(study.trials) < n:  # placeholders: the trial's number is the run's
-            study.add_trial(create_trial(state=TrialState.FAIL))
-        trial = study.ask()
-        for r in sorted(values):
-            if is_self and r == rung:
-                continue
-            trial.report(values[r], spec.rung_step(r))
-            if replay:
-                trial.should_prune()
+        if n < big and made < n:  # placeholders: the trial's number is the run's
+            study.add_trials([create_trial(state=TrialState.FAIL) for _ in range(n - made)])
+            made = n
         if is_self:
-            mine = trial
-            continue
-        last = values[max(values)]
-        if pruned or math.isnan(last):
-            study.tell(trial, state=TrialState.PRUNED)
+            mine = study.ask()
+            for r in sorted(values):
+                if r < rung:
+                    mine.report(values[r], spec.rung_step(r))
+                    mine.should_prune()  # the halving pruners record the rung's value on the trial
         else:
-            study.tell(trial, last)
+            study.add_trial(_peer_trial(optuna, spec, pruner, made, values, pruned, study.sampler))
+        made += 1
     assert mine is not None
     mine.report(own[rung], spec.rung_step(rung))
     return bool(mine.should_prune())
