@@ -181,7 +181,7 @@ class RunPhase(DocumentModel):
 
 
 #: the shape of ``run_config`` (one mapping, in run and experiment documents alike)
-RUN_CONFIG_SHAPE = "{condition: {name: ..., params: {...}}, timeout: seconds, prune: {method: ..., min_steps: N}}"
+RUN_CONFIG_SHAPE = "{condition: {name: ..., params: {...}}, prune: {method: ..., min_steps: N}, timeout: seconds}"
 
 
 class RunConfig(DocumentModel):

@@ -247,8 +247,9 @@ def campaign_status(
     counts = {s: 0 for s in STATUSES}
     for s in statuses:
         counts[s.status] += 1
-    if not counts["invalid"]:
-        del counts["invalid"]
+    for rare in ("invalid", "pruned"):  # shown when there are any (a campaign without a prune rule: as before)
+        if not counts[rare]:
+            del counts[rare]
     return CampaignStatus(statuses, counts)
 
 
