@@ -259,3 +259,43 @@ def test_the_rule_is_checked_and_absent_leaves_the_document_as_it_was(tmp_path: 
     doc = dict(plan.document)
     doc.pop("run_config")
     assert "run_config" not in load_plan(doc).document or not load_plan(doc).document["run_config"]
+
+
+def test_a_campaign_killed_and_restarted_makes_the_same_decisions(tmp_path: Path, halving) -> None:
+    """SIGKILL ``xrun`` in the middle of the pruned campaign, start it again:
+    the finished and pruned runs are skipped, the killed run resumes with the
+    decisions it recorded, and every rung row (value, decision, peers seen)
+    is the uninterrupted campaign's."""
+    import os
+    import signal
+    import subprocess
+    import time
+
+    out = tmp_path / "_outputs"
+    generate(out, SHA)
+    url = f"sqlite:///{tmp_path / 'xrun.sqlite'}"
+    env = {**os.environ, "PYTHONPATH": os.pathsep.join([str(HERE), str(HERE.parents[1] / "src")])}
+    command = [sys.executable, "-c", "from xdoe.cli._xrun import main; main()", "experiment-start", str(out),
+               "--in-process", "--store", url, "--results", str(tmp_path / "results"), "--no-laydown", "-q"]
+    proc = subprocess.Popen(command, env=env, stdout=subprocess.PIPE, stderr=subprocess.PIPE)
+    deadline = time.monotonic() + 120
+    state: dict[str, Any] = {"rungs": [], "statuses": {}}
+    # kill it once a dozen rungs are decided and a run is in the middle of its training (it resumes)
+    while proc.poll() is None and time.monotonic() < deadline and not (
+            len(state["rungs"]) >= 12 and "running" in state["statuses"].values()):
+        time.sleep(0.005)
+        if (tmp_path / "xrun.sqlite").exists():
+            try:
+                state = _read(url)
+            except Exception:  # noqa: BLE001 - the store is being created
+                pass
+    assert proc.poll() is None, "the campaign ended before it could be killed"
+    proc.send_signal(signal.SIGKILL)
+    proc.wait()
+    killed = _read(url)
+    assert len(killed["rungs"]) < len(halving["rungs"])  # (the kill usually lands in a run: it resumes)
+    done = subprocess.run(command, env=env, capture_output=True, text=True, timeout=300)
+    assert done.returncode == 0, done.stderr
+    after = _read(url)
+    assert after["rungs"] == halving["rungs"]
+    assert after["statuses"] == halving["statuses"] and after["steps"] == halving["steps"]
