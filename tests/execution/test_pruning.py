@@ -299,3 +299,26 @@ def test_a_campaign_killed_and_restarted_makes_the_same_decisions(tmp_path: Path
     after = _read(url)
     assert after["rungs"] == halving["rungs"]
     assert after["statuses"] == halving["statuses"] and after["steps"] == halving["steps"]
+
+
+def test_the_dashboard_counts_the_pruned_runs(halving) -> None:
+    import re
+
+    pytest.importorskip("fastapi")
+    from fastapi.testclient import TestClient
+
+    from xdoe.dashboard import Settings, create_app
+
+    root = halving["dir"].parent
+    settings = Settings(store_url=halving["store"], workdir=root, runs_dir=Path("_outputs"))
+    base = f"http://127.0.0.1:{settings.port}"
+    pruned = sum(1 for s in halving["statuses"].values() if s == "pruned")
+    with TestClient(create_app(settings), base_url=base) as c:
+        c.headers.update({"X-Xdoe-Token": settings.token, "Origin": base})
+        table = c.get("/fragments/campaigns").text
+        row = table.split('data-experiment="curves"', 1)[1].split("</tr>", 1)[0]
+        count = {s: int(re.search(rf'class="count {s}[^"]*">(\d+)<', row).group(1)) for s in ("finished", "pruned")}
+        assert count == {"finished": 24 - pruned, "pruned": pruned}
+        assert 'title="100 % done (finished or pruned)"' in row
+        runs = c.get("/fragments/campaigns/curves/runs?status=pruned").text
+        assert runs.count('data-status="pruned"') == pruned
