@@ -322,3 +322,21 @@ def test_the_dashboard_counts_the_pruned_runs(halving) -> None:
         assert 'title="100 % done (finished or pruned)"' in row
         runs = c.get("/fragments/campaigns/curves/runs?status=pruned").text
         assert runs.count('data-status="pruned"') == pruned
+
+
+def test_with_two_jobs_each_decision_saw_at_most_the_rungs_recorded_before_it(tmp_path: Path, grid,
+                                                                            monkeypatch) -> None:
+    """``--jobs 2``: asynchronous successive halving. Which peers a decision
+    sees depends on timing, but each saw only rows recorded before its own,
+    and the campaign still prunes and keeps within half the steps."""
+    monkeypatch.setenv("PYTHONPATH", str(HERE) + ":" + str(HERE.parents[1] / "src"))
+    c = _campaign(tmp_path, SHA, "--jobs", "2")
+    from xdoe.store import Store
+
+    with Store(c["store"], read_only=True) as store, store.engine.connect() as conn:
+        rows = conn.execute(sa.text("SELECT g.id, r.uid, g.rung, g.peers FROM rung g JOIN run_instance i "
+                                    "ON i.id = g.instance_id JOIN run r ON r.id = i.run_id")).all()
+    for rid, uid, rung, peers in rows:
+        assert peers <= sum(1 for o in rows if o[2] == rung and o[1] != uid and o[0] < rid)
+    assert set(c["statuses"].values()) == {"finished", "pruned"}
+    assert c["steps"] <= 0.5 * grid["steps"]
