@@ -128,7 +128,7 @@ class RunConfigDefinition(DocumentModel):
     @model_validator(mode="before")
     @classmethod
     def _one_mapping(cls, value: Any) -> Any:
-        from xdoe.documents._run import RUN_CONFIG_SHAPE
+        from xdoe.documents._prune import RUN_CONFIG_SHAPE
         from xdoe.documents._validation import refuse_named_definitions
 
         return refuse_named_definitions(value, ("condition", "timeout", "prune"), "run_config", RUN_CONFIG_SHAPE)

@@ -34,7 +34,7 @@ from typing import Literal, Annotated, Any, ClassVar, Sequence
 
 from pydantic import Field, field_validator, model_validator
 
-from xdoe.documents._prune import PruneSpec
+from xdoe.documents._prune import RUN_CONFIG_SHAPE, PruneSpec
 from xdoe.documents._identifiers import experiment_uid_problem, name_problem, run_uid_problem
 from xdoe.documents._storable import refuse_unstorable
 from xdoe.documents._validation import (
@@ -180,8 +180,6 @@ class RunPhase(DocumentModel):
         return self
 
 
-#: the shape of ``run_config`` (one mapping, in run and experiment documents alike)
-RUN_CONFIG_SHAPE = "{condition: {name: ..., params: {...}}, prune: {method: ..., min_steps: N}, timeout: seconds}"
 
 
 class RunConfig(DocumentModel):
