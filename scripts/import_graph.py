@@ -220,7 +220,8 @@ def package_mermaid(src: Path) -> str:
 def private_imports(src: Path) -> list[tuple[str, str]]:
     """``(importing module, imported module)`` for every import (also under
     ``TYPE_CHECKING`` and inside functions) of another package's private
-    module: ``xdoe.P._m`` (or a name from it) imported outside package ``P``."""
+    module: ``xdoe.P._m``, ``xdoe.P.sub._m`` (or a private name ``_n`` from
+    any of them) imported outside package ``P``: every dotted component counts."""
     found: list[tuple[str, str]] = []
     for name, path in modules(src).items():
         own = package_of(name)
@@ -232,9 +233,13 @@ def private_imports(src: Path) -> list[tuple[str, str]]:
                 targets = [base] + [f"{base}.{a.name}" for a in node.names]
             for target in targets:
                 parts = target.split(".")
-                if (len(parts) > 2 and parts[0] == "xdoe" and package_of(target) != own
-                        and parts[2].startswith("_") and not parts[2].startswith("__")):
-                    found.append((name, ".".join(parts[:3])))
+                if len(parts) < 3 or parts[0] != "xdoe" or package_of(target) == own:
+                    continue
+                # every dotted component below the package: xdoe.P._m, xdoe.P.sub._m, a name _n
+                private = next((i for i, part in enumerate(parts[2:], 2)
+                                if part.startswith("_") and not part.startswith("__")), None)
+                if private is not None:
+                    found.append((name, ".".join(parts[:private + 1])))
                     break
     return sorted(found)
 

@@ -1,31 +1,39 @@
-"""Regenerate the README's Taxi-study outputs and pictures from the code.
+"""Regenerate the quoted outputs and pictures of the README's quick start,
+the tutorial and the DoE walk-through from the code, by running their commands.
 
-Two studies: the quick start (``experiments/taxi.yaml``) and the DoE
-walk-through (``experiments/taxi-screen.yaml`` screened, folded over on
-``alpha``; ``experiments/taxi-surface.yaml`` with centre points, then
-axial points), each run with the README's commands in a temporary folder.
-
-Runs the README's quick start (``xgen generate experiments/taxi.yaml``, then
-every run document) in a temporary folder, then the README's read commands,
-and writes what they print between the README's markers
+Each page's commands (every ``xgen``/``xrun`` line of its ```bash blocks, in
+order; ``&&`` chains split, ``*`` globbed) run in a fresh temporary folder
+(``experiments/`` linked into it), as a reader would type them from the root
+of a clone: the tutorial (``docs/getting-started/tutorial.md``) after the
+README's quick start, the DoE walk-through (``docs/how-to/doe-sequence.md``:
+``experiments/taxi-screen.yaml`` screened and folded over on ``alpha``;
+``experiments/taxi-surface.yaml`` with centre points, then axial points) on
+its own. A marked block
 
     <!-- readme-figures:NAME -->
-    ```
+    ```text
     ...
     ```
     <!-- /readme-figures:NAME -->
 
-and the pictures to ``docs/images/``. ``tests/cli/test_readme_figures.py``
-reruns the study and fails when a block no longer matches what the code prints.
+after a ```bash block quotes what that block's last command printed (the
+DoE blocks: only the sections of ``xrun analyze`` named in ``SECTIONS``); the
+pictures its commands write are copied to ``docs/images/``.
+``tests/cli/test_readme_figures.py`` runs the pages again and fails when a
+block no longer matches what the code prints.
 
-    python scripts/readme_figures.py            # rewrite README.md and docs/images/taxi-*.png
-    python scripts/readme_figures.py --check    # exit 1 when README.md is out of date (nothing written)
+    python scripts/readme_figures.py            # rewrite the pages' blocks and docs/images/{taxi,doe}-*.png
+    python scripts/readme_figures.py --check    # exit 1 when a page is out of date (nothing written)
 """
 
 from __future__ import annotations
 
 import argparse
+import glob
+import os
 import re
+import shlex
+import shutil
 import sys
 import tempfile
 from pathlib import Path
@@ -33,116 +41,103 @@ from pathlib import Path
 ROOT = Path(__file__).resolve().parents[1]
 README = ROOT / "README.md"
 IMAGES = ROOT / "docs" / "images"
+#: the pages whose commands run, by name: (the page, the pages whose commands run first in the same folder)
+PAGES = {
+    "tutorial": (ROOT / "docs" / "getting-started" / "tutorial.md", (README,)),
+    "doe": (ROOT / "docs" / "how-to" / "doe-sequence.md", ()),
+}
 #: the terminal width the blocks are printed at
 COLUMNS = 120
-#: block name -> the xrun arguments after the output folder
-BLOCKS = {
-    "taxi-results": ["results"],
-    "taxi-analyze": ["analyze"],
+#: block name -> (its page, the sections of ``xrun analyze`` it quotes by title prefix; None: all it prints)
+SECTIONS: dict[str, tuple[str, tuple[str, ...] | None]] = {
+    "taxi-results": ("tutorial", None),
+    "taxi-analyze": ("tutorial", None),
+    "doe-screen": ("doe", ("Factor effects", "Interactions")),
+    "doe-foldover": ("doe", ("Factor effects", "Interactions", "Two-level screening model")),
+    "doe-curvature": ("doe", ("Curvature",)),
+    "doe-surface": ("doe", ("Factor effects", "Canonical analysis")),
 }
+#: picture in docs/images -> (its page, the file the page's commands write, in the folder they run in)
 PICTURES = {
-    "taxi-curves.png": ["plot", "curves"],
-    "taxi-effects.png": ["plot", "effects"],
-}
-#: block name -> (study step, the sections of ``xrun analyze`` it quotes, by title prefix)
-DOE_BLOCKS = {
-    "doe-screen": ("screen", ("Factor effects", "Interactions")),
-    "doe-foldover": ("foldover", ("Factor effects", "Interactions", "Two-level screening model")),
-    "doe-curvature": ("centred", ("Curvature",)),
-    "doe-surface": ("surface", ("Factor effects", "Canonical analysis")),
-}
-#: picture -> (study step, ``xrun plot`` arguments)
-DOE_PICTURES = {
-    "doe-halfnormal.png": ("foldover", ["plot", "design"]),
-    "doe-contour.png": ("surface", ["plot", "design"]),
+    "taxi-curves.png": ("tutorial", "curves.png"),
+    "taxi-effects.png": ("tutorial", "effects.png"),
+    "doe-halfnormal.png": ("doe", "halfnormal.png"),
+    "doe-contour.png": ("doe", "contour.png"),
 }
 _BLOCK = re.compile(r"(<!-- readme-figures:(?P<name>[\w-]+) -->\n```text\n)(?P<body>.*?)(```\n<!-- /readme-figures:(?P=name) -->)",
                     re.S)
+#: a ```bash block, or a marked block
+_STEP = re.compile(r"```bash\n(?P<bash>.*?)```|<!-- readme-figures:(?P<name>[\w-]+) -->", re.S)
 
 
-def run_study(folder: Path) -> Path:
-    """Generate and run the Taxi study in ``folder``; returns its output folder."""
-    from xdoe.design import generate
-    from xdoe.execution import run
-    from xdoe.store import Store
-
-    out = folder / "_outputs"
-    generate(ROOT / "experiments" / "taxi.yaml", out)
-    with Store(f"sqlite:///{out / 'xrun.sqlite'}") as store:
-        for path in sorted(out.glob("run-*.yaml")):
-            result = run(path, store=store, results=out / "results")
-            if not result.ok:
-                raise RuntimeError(f"{path.name}: {result.error}")
+def commands(bash: str) -> list[list[str]]:
+    """The xgen/xrun commands of a ```bash block's text, in order, as argv lists."""
+    out = []
+    for line in bash.replace("\\\n", " ").splitlines():
+        for part in line.split(" #", 1)[0].split("&&"):
+            argv = shlex.split(part, comments=True)
+            if argv and argv[0] in ("xgen", "xrun"):
+                out.append(argv)
     return out
 
 
-def _xrun(args: list[str]) -> str:
+def steps(markdown: str) -> list[tuple[list[list[str]], str | None]]:
+    """``(the commands of each ```bash block, the name of the marked block right after it or None)``."""
+    out: list[tuple[list[list[str]], str | None]] = []
+    for m in _STEP.finditer(markdown):
+        if m["bash"] is not None:
+            out.append((commands(m["bash"]), None))
+        elif out and out[-1][1] is None:
+            out[-1] = (out[-1][0], m["name"])
+    return out
+
+
+def invoke(argv: list[str]) -> str:
+    """Run one ``xgen``/``xrun`` command line in this process (``*`` globbed in
+    the working directory); returns what it printed."""
     from click.testing import CliRunner
 
-    from xdoe.cli._xrun import main
+    from xdoe.cli._xgen import main as xgen
+    from xdoe.cli._xrun import main as xrun
 
-    result = CliRunner(env={"COLUMNS": str(COLUMNS), "NO_COLOR": "1", "XRUN_STORE": None}).invoke(main, args)
+    args = [a for arg in argv[1:] for a in (sorted(glob.glob(arg)) or [arg] if "*" in arg else [arg])]
+    env = {"COLUMNS": str(COLUMNS), "NO_COLOR": "1", "XRUN_STORE": None}
+    result = CliRunner(env=env).invoke({"xgen": xgen, "xrun": xrun}[argv[0]], args)
     if result.exit_code != 0:
-        raise RuntimeError(f"xrun {' '.join(args)} exited {result.exit_code}: {result.output}")
+        raise RuntimeError(f"{shlex.join(argv)} exited {result.exit_code}: {result.output}")
     return result.stdout
 
 
-def blocks(out: Path) -> dict[str, str]:
-    """What the README's read commands print on the study in ``out``, by block name
-    (``_outputs`` as the folder name, as the README writes it)."""
-    return {name: "\n".join(line.rstrip() for line in _xrun([args[0], str(out), *args[1:]]).splitlines()) + "\n"
-            for name, args in BLOCKS.items()}
-
-
-def _xgen(args: list[str], cwd: Path) -> str:
-    import os
-
-    from click.testing import CliRunner
-
-    from xdoe.cli._xgen import main
-
+def run_page(name: str, folder: Path) -> dict[str, str]:
+    """Run the commands of page ``name`` (and of the pages before it) in
+    ``folder``, as from the root of a clone; returns what the command before
+    each marked block printed, by block name."""
+    page, before = PAGES[name]
+    (folder / "experiments").symlink_to(ROOT / "experiments", target_is_directory=True)
+    printed: dict[str, str] = {}
     here = os.getcwd()
-    os.chdir(cwd)  # the README's relative output folders (_outputs/screen...)
+    os.chdir(folder)
     try:
-        result = CliRunner(env={"COLUMNS": str(COLUMNS), "NO_COLOR": "1"}).invoke(main, args)
+        for path in (*before, page):
+            for argvs, block in steps(path.read_text("utf-8")):
+                text = ""
+                for argv in argvs:
+                    text = invoke(argv)
+                if block is not None:
+                    printed[block] = text
     finally:
         os.chdir(here)
-    if result.exit_code != 0:
-        raise RuntimeError(f"xgen {' '.join(args)} exited {result.exit_code}: {result.output}")
-    return result.stdout
+    return printed
 
 
-def _run_new(out: Path) -> None:
-    """``xrun experiment-start`` on ``out``: the runs not finished yet (in this process)."""
-    _xrun(["experiment-start", str(out), "--store", f"sqlite:///{out / 'xrun.sqlite'}", "--results",
-           str(out / "results"), "--in-process", "--quiet"])
-
-
-def run_walkthrough(folder: Path) -> dict[str, Path]:
-    """The README's DoE walk-through in ``folder``: the screen and its
-    fold-over on ``alpha``, the surface study with centre points and then
-    axial points; returns the output folder of each step (a step's analysis
-    is read before the next step changes its folder: the folders of
-    ``centred`` and ``screen`` are copies)."""
-    import shutil
-
-    experiments = ROOT / "experiments"
-    steps: dict[str, Path] = {}
-    _xgen(["generate", str(experiments / "taxi-screen.yaml"), "-q"], folder)
-    screen = folder / "_outputs" / "screen"
-    _run_new(screen)
-    steps["screen"] = shutil.copytree(screen, folder / "steps" / "screen")
-    _xgen(["augment", str(experiments / "taxi-screen.yaml"), "--foldover", "alpha"], folder)
-    _run_new(screen)
-    steps["foldover"] = screen
-    _xgen(["generate", str(experiments / "taxi-surface.yaml"), "-q"], folder)
-    surface = folder / "_outputs" / "surface"
-    _run_new(surface)
-    steps["centred"] = shutil.copytree(surface, folder / "steps" / "centred")
-    _xgen(["augment", str(experiments / "taxi-surface.yaml"), "--axial"], folder)
-    _run_new(surface)
-    steps["surface"] = surface
-    return steps
+def quoted(printed: dict[str, str]) -> dict[str, str]:
+    """What each marked block quotes of what was printed before it."""
+    out = {}
+    for name, text in printed.items():
+        sections = SECTIONS[name][1]
+        out[name] = (analysis_sections(text, sections) if sections is not None
+                     else "\n".join(line.rstrip() for line in text.splitlines()) + "\n")
+    return out
 
 
 def analysis_sections(text: str, prefixes: tuple[str, ...]) -> str:
@@ -157,14 +152,8 @@ def analysis_sections(text: str, prefixes: tuple[str, ...]) -> str:
     return "\n\n".join(out) + "\n"
 
 
-def doe_blocks(steps: dict[str, Path]) -> dict[str, str]:
-    """What the walk-through's ``xrun analyze`` prints, the quoted sections, by block name."""
-    return {name: analysis_sections(_xrun(["analyze", str(steps[step])]), prefixes)
-            for name, (step, prefixes) in DOE_BLOCKS.items()}
-
-
 def readme_blocks(text: str) -> dict[str, str]:
-    """The blocks the README quotes, by name."""
+    """The blocks a page quotes, by name."""
     return {m["name"]: m["body"] for m in _BLOCK.finditer(text)}
 
 
@@ -176,33 +165,31 @@ def replace_blocks(text: str, new: dict[str, str]) -> str:
     """
     missing = set(new) - set(readme_blocks(text))
     if missing:
-        raise KeyError(f"README.md has no markers for {', '.join(sorted(missing))}")
+        raise KeyError(f"no markers for {', '.join(sorted(missing))}")
     return _BLOCK.sub(lambda m: m.group(1) + new.get(m["name"], m["body"]) + m.group(4), text)
 
 
 def main(argv: list[str] | None = None) -> int:
     parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
-    parser.add_argument("--check", action="store_true", help="only compare; exit 1 when README.md is out of date")
+    parser.add_argument("--check", action="store_true", help="only compare; exit 1 when a page is out of date")
     args = parser.parse_args(argv)
-    with tempfile.TemporaryDirectory() as tmp:
-        out = run_study(Path(tmp))
-        new = blocks(out)
-        (Path(tmp) / "doe").mkdir()
-        steps = run_walkthrough(Path(tmp) / "doe")
-        new.update(doe_blocks(steps))
-        text = README.read_text("utf-8")
-        updated = replace_blocks(text, new)
-        if args.check:
-            stale = [name for name, body in readme_blocks(text).items() if new.get(name, body) != body]
-            print("README.md is up to date" if not stale else f"README.md is out of date: {', '.join(stale)}")
-            return 1 if stale else 0
-        README.write_text(updated, "utf-8")
-        for name, command in PICTURES.items():
-            _xrun([*command, str(out), "-o", str(IMAGES / name), "--overwrite"])
-        for name, (step, command) in DOE_PICTURES.items():
-            _xrun([*command, str(steps[step]), "-o", str(IMAGES / name), "--overwrite"])
-        print(f"wrote {README.relative_to(ROOT)} ({', '.join(new)}) and "
-              f"{', '.join(str((IMAGES / n).relative_to(ROOT)) for n in [*PICTURES, *DOE_PICTURES])}")
+    stale, written = [], []
+    for name, (page, _) in PAGES.items():
+        with tempfile.TemporaryDirectory() as tmp:
+            new = quoted(run_page(name, Path(tmp)))
+            text = page.read_text("utf-8")
+            stale += [block for block, body in readme_blocks(text).items() if new.get(block, body) != body]
+            if args.check:
+                continue
+            page.write_text(replace_blocks(text, new), "utf-8")
+            for picture, (of, made) in PICTURES.items():
+                if of == name:
+                    shutil.copyfile(Path(tmp) / made, IMAGES / picture)
+            written += [str(page.relative_to(ROOT)), *(f"docs/images/{p}" for p, (of, _) in PICTURES.items() if of == name)]
+    if args.check:
+        print("the pages are up to date" if not stale else f"out of date: {', '.join(stale)}")
+        return 1 if stale else 0
+    print(f"wrote {', '.join(written)}" + (f" (changed: {', '.join(stale)})" if stale else ""))
     return 0
 
 

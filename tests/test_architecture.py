@@ -115,8 +115,15 @@ def test_the_private_import_finder_finds_them(tmp_path: Path) -> None:
     (pkg / "a" / "_y.py").write_text("def f():\n    from xdoe.b import _z\n")
     (pkg / "b" / "_z.py").write_text("from typing import TYPE_CHECKING\nif TYPE_CHECKING:\n    from xdoe.a._x import f\n")
     (pkg / "top.py").write_text("import xdoe.b._z\nfrom xdoe.b import name\n")
+    # a private module of a sub-package, and a private name of a public one: every component counts
+    (pkg / "b" / "sub").mkdir()
+    (pkg / "b" / "sub" / "__init__.py").write_text("")
+    (pkg / "b" / "sub" / "_w.py").write_text("from xdoe.b._z import g\n")  # inside package b: fine
+    (pkg / "a" / "deep.py").write_text("def f():\n    from xdoe.b.sub._w import g\n")
+    (pkg / "a" / "named.py").write_text("from xdoe.b.sub import _hidden\n")
     assert _graph_module().private_imports(tmp_path) == [
-        ("xdoe.a._y", "xdoe.b._z"), ("xdoe.b._z", "xdoe.a._x"), ("xdoe.top", "xdoe.b._z")]
+        ("xdoe.a._y", "xdoe.b._z"), ("xdoe.a.deep", "xdoe.b.sub._w"), ("xdoe.a.named", "xdoe.b.sub._hidden"),
+        ("xdoe.b._z", "xdoe.a._x"), ("xdoe.top", "xdoe.b._z")]
 
 
 def test_the_architecture_diagram_is_the_code_s() -> None:

@@ -85,6 +85,22 @@ def test_experiment_start_loads_no_analysis_stack(tmp_path: Path) -> None:
     assert not list((tmp_path / "r2").glob("*/*/laydown.svg"))
 
 
+def test_a_generated_run_reads_its_manifest_without_the_experiment_models(tmp_path: Path) -> None:
+    """The run records its design from the manifest beside its file: that reads
+    JSON and names files; it builds none of the experiment document's pydantic
+    models (xgen's, ~0.05 s of a one-step run's start-up)."""
+    assert _loaded("_xgen", (), "generate", str(DUMMY), "-q", "-o", str(tmp_path / "o"), cwd=tmp_path) == "clean"
+    first = sorted((tmp_path / "o").glob("run-*.yaml"))[0]
+    heavy = ("xdoe.documents._experiment_models", "xdoe.documents._experiment", "xdoe.design")
+    assert _loaded("_xrun", heavy, "experiment-start", str(first), "--quiet", "--in-process", "--no-laydown",
+                   "--store", f"sqlite:///{tmp_path / 's.sqlite'}", "--results", str(tmp_path / "r"),
+                   cwd=tmp_path) == "clean"
+    from xdoe.store import Store
+
+    with Store(f"sqlite:///{tmp_path / 's.sqlite'}", read_only=True) as store:  # the design was recorded
+        assert store.experiment_design("dummy-study") is not None
+
+
 def _check_with(tmp_path: Path, variable: str, given: str | None, printed: str) -> str:
     """The last line ``xgen check`` of the dummy document leaves after it
     prints ``printed`` (an expression), with environment ``variable`` set to

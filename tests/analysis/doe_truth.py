@@ -1,4 +1,4 @@
-"""Known-truth campaigns for the DoE toolbox (issue 24).
+"""Known-truth campaigns for the DoE toolbox (issues 24 and 37).
 
 :class:`ScreeningEnvironment` pays, at the one step of each episode,
 
@@ -81,6 +81,46 @@ class SaddleEnvironment(OneStepEnvironment):
         self.noise = float(noise)
 
 
+#: the planted slope of :class:`SlopeEnvironment` per natural unit; x1 in [1, 3] (coded x1 - 2) and x2 in
+#: [0, 4] (coded (x2 - 2) / 2), so the coded first-order coefficients are b1 = 1.5, b2 = -1.0
+SLOPE = {"x1": 1.5, "x2": -0.5}
+
+
+def slope_truth(x1: float, x2: float) -> float:
+    return 10.0 + SLOPE["x1"] * x1 + SLOPE["x2"] * x2
+
+
+class SlopeEnvironment(OneStepEnvironment):
+    """One-step episodes paying :func:`slope_truth` plus N(0, 0.1^2): a plane that keeps climbing
+    along (b1, b2) = (1.5, -1.0) in coded units, far past the design's cube."""
+
+    def __init__(self, uid: str, seed: int, x1: float = 2.0, x2: float = 2.0, noise: float = 0.1) -> None:
+        super().__init__(uid=uid, seed=seed)
+        self.mean = slope_truth(float(x1), float(x2))
+        self.noise = float(noise)
+
+
+#: the true maximum of :class:`QuarticEnvironment` (coded units) and its value
+QUARTIC_AT = (0.3, 0.2)
+
+
+def quartic_truth(x1: float, x2: float) -> float:
+    c1, c2 = (x1 - 3.0) / 2 - QUARTIC_AT[0], (x2 - 7.0) / 2 - QUARTIC_AT[1]
+    return MAXIMUM - 6.0 * (c1 * c1 + c2 * c2) ** 2
+
+
+class QuarticEnvironment(OneStepEnvironment):
+    """One-step episodes paying ``50 - 6 r^4`` (``r`` the coded distance from
+    (0.3, 0.2)) plus N(0, 0.1^2): a flat-topped peak that a second-order model
+    fits at the design points of a central composite design (they lie nearly on
+    one circle) but misplaces and overshoots in between."""
+
+    def __init__(self, uid: str, seed: int, x1: float = 3.0, x2: float = 7.0, noise: float = 0.1) -> None:
+        super().__init__(uid=uid, seed=seed)
+        self.mean = quartic_truth(float(x1), float(x2))
+        self.noise = float(noise)
+
+
 def _document(uid: str, environment: str, factors: dict, params: dict, design: Any, episodes: int,
               repetitions: int = 1) -> dict[str, Any]:
     return {
@@ -137,6 +177,19 @@ def reversed_screening_document() -> dict[str, Any]:
     doc["uid"] = "reversed"
     doc["factors"]["a"] = {"levels": [1, 0]}
     return doc
+
+
+def slope_document(repetitions: int = 2) -> dict[str, Any]:
+    """Two factors with ranges on the planted slope: a 2^2 factorial with 3 centre points."""
+    return _document("slope", "SlopeEnvironment", {"x1": {"range": [1, 3]}, "x2": {"range": [0, 4]}},
+                     {"x1": "${x1}", "x2": "${x2}"}, {"method": "fractional_factorial", "center": 3}, episodes=4,
+                     repetitions=repetitions)
+
+
+def quartic_document() -> dict[str, Any]:
+    """Two continuous factors on the flat-topped quartic peak, a rotatable central composite design."""
+    return _document("quartic", "QuarticEnvironment", {"x1": {"range": [1, 5]}, "x2": {"range": [5, 9]}},
+                     {"x1": "${x1}", "x2": "${x2}"}, {"method": "central_composite", "center": 4}, episodes=4)
 
 
 def run_folder(out: Path, files: list[Path] | None = None) -> str:

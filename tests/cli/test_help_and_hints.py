@@ -35,11 +35,18 @@ def test_help_has_no_cut_summary_and_no_rest_markup(group: click.Group) -> None:
         assert " ".join(summary.split()) in " ".join(listing.split()), name
 
 
-def test_readme_lists_every_doc_and_the_check_command() -> None:
+def test_docs_name_every_page_and_the_check_command() -> None:
+    """The README leads to the site (tests/test_docs_site.py: every page is in
+    mkdocs.yml's nav); the site's home page links every page of docs/, and the
+    quick start names the check command."""
+    index = (ROOT / "docs" / "index.md").read_text()
+    for doc in sorted((ROOT / "docs").rglob("*.md")):
+        name = str(doc.relative_to(ROOT / "docs"))
+        if name != "index.md":
+            assert f"]({name})" in index, name
     readme = (ROOT / "README.md").read_text()
-    for doc in sorted((ROOT / "docs").glob("*.md")):
-        assert f"`docs/{doc.name}`" in readme, doc.name
-    quick = readme.split("## What it does", 1)[0]
+    assert "(docs/index.md)" in readme
+    quick = readme.split("## Quick start", 1)[1].split("\n## ", 1)[0]
     assert "xrun experiment-check" in quick
 
 
@@ -74,3 +81,19 @@ def test_experiment_start_accepts_a_folder(tmp_path: Path, monkeypatch: pytest.M
     empty.mkdir()
     none = CliRunner().invoke(xrun_main, ["experiment-start", "--store", url, str(empty)])
     assert none.exit_code == 2 and "holds no run files (run-*.yaml)" in none.output
+
+
+@pytest.mark.parametrize(("group", "args", "line"), [
+    ("xrun", ["experiment-start", "--run-timeout", "1e-12", "x.yaml"],
+     "error: --run-timeout: 1e-12 is not in the range x>=0.001 (see 'xrun experiment-start --help')"),
+    ("xrun", ["experiment-start"], "error: Missing argument 'FILES...' (see 'xrun experiment-start --help')"),
+    ("xrun", ["nosuch"], "error: No such command 'nosuch' (see 'xrun --help')"),
+    ("xgen", ["generate", "--bogus", str(DUMMY)], "error: No such option '--bogus' (see 'xgen generate --help')"),
+    ("xgen", ["generat"], "error: No such command 'generat'"),
+], ids=["range", "missing", "command", "option", "close-command"])
+def test_a_usage_error_is_one_line_and_exit_2(group: str, args: list[str], line: str) -> None:
+    """A usage error reads as every other refusal: one ``error:`` line, exit 2."""
+    result = CliRunner().invoke({"xrun": xrun_main, "xgen": xgen_main}[group], args, prog_name=group)
+    assert result.exit_code == 2, result.output
+    lines = result.stderr.strip().splitlines()
+    assert len(lines) == 1 and lines[0].startswith(line), result.stderr

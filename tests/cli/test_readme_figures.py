@@ -1,10 +1,14 @@
-"""The README's quoted Taxi-study outputs are what the code prints today:
-``scripts/readme_figures.py`` reruns the committed study; this test fails
-when a quoted block differs (rerun the script to refresh the README)."""
+"""The outputs the docs quote are what the code prints today, and the commands
+around them run as written: ``scripts/readme_figures.py`` runs the README's
+quick start and the tutorial (``docs/getting-started/tutorial.md``), and the
+DoE walk-through (``docs/how-to/doe-sequence.md``), each in a fresh folder;
+these tests fail when a command fails or a quoted block differs (rerun the
+script to refresh the pages)."""
 
 from __future__ import annotations
 
 import importlib.util
+import re
 from pathlib import Path
 
 import pytest
@@ -27,29 +31,63 @@ def test_replace_blocks_only_touches_marked_blocks() -> None:
         script.replace_blocks(text, {"y": "new\n"})
 
 
-@pytest.mark.slow
-def test_readme_quotes_what_the_code_prints(tmp_path) -> None:
+def test_every_block_follows_the_commands_it_quotes() -> None:
+    """Each page's marked blocks are the script's, each right after a ```bash
+    block whose last command prints it, and each picture is written by a
+    command of its page."""
     script = _script()
-    quoted = script.readme_blocks((ROOT / "README.md").read_text("utf-8"))
-    assert set(quoted) == set(script.BLOCKS) | set(script.DOE_BLOCKS)
-    printed = script.blocks(script.run_study(tmp_path))
-    for name in script.BLOCKS:
-        assert quoted[name] == printed[name], (
-            f"README block {name} is out of date: run `python scripts/readme_figures.py`\n{printed[name]}")
-    for name in script.PICTURES:
-        assert (ROOT / "docs" / "images" / name).stat().st_size > 10_000
+    for name, (page, _) in script.PAGES.items():
+        text = page.read_text("utf-8")
+        blocks = {block for block, (of, _) in script.SECTIONS.items() if of == name}
+        assert set(script.readme_blocks(text)) == blocks, page
+        quoted = [(argvs[-1], block) for argvs, block in script.steps(text) if block is not None]
+        assert {block for _, block in quoted} == blocks
+        assert all(argv[:2] in (["xrun", "results"], ["xrun", "analyze"]) for argv, _ in quoted), quoted
+        written = {argv[argv.index("-o") + 1] for argvs, _ in script.steps(text) for argv in argvs if "-o" in argv}
+        for picture, (of, made) in script.PICTURES.items():
+            if of == name:
+                assert made in written, (picture, made)
+                assert (ROOT / "docs" / "images" / picture).stat().st_size > 10_000
+    readme = script.steps((ROOT / "README.md").read_text("utf-8"))
+    assert [argv[:2] for argvs, _ in readme for argv in argvs] == [
+        ["xgen", "generate"], ["xrun", "experiment-start"], ["xrun", "analyze"], ["xrun", "report"]]
+
+
+def _check(script, name: str, folder: Path) -> None:
+    page = script.PAGES[name][0]
+    quoted = script.readme_blocks(page.read_text("utf-8"))
+    printed = script.quoted(script.run_page(name, folder))
+    for block in quoted:
+        assert quoted[block] == printed[block], (
+            f"{page.name}: block {block} is out of date: run `python scripts/readme_figures.py`\n{printed[block]}")
+    for picture, (of, made) in script.PICTURES.items():
+        if of == name:
+            assert (folder / made).stat().st_size > 10_000
 
 
 @pytest.mark.slow
-def test_readme_walk_through_quotes_what_the_code_prints(tmp_path) -> None:
+def test_quick_start_and_tutorial_run_and_quote_what_the_code_prints(tmp_path, monkeypatch) -> None:
+    script = _script()
+    _check(script, "tutorial", tmp_path)
+    assert len(list((tmp_path / "_outputs").glob("run-taxi-study-*.yaml"))) == 9  # extended to 3 repetitions
+    assert (tmp_path / "report.html").stat().st_size > 10_000 and (tmp_path / "results.csv").is_file()
+    # the tutorial's Python block, on the study its commands ran
+    page = script.PAGES["tutorial"][0].read_text("utf-8")
+    (python,) = re.findall(r"```python\n(.*?)```", page, flags=re.S)
+    monkeypatch.chdir(tmp_path)
+    namespace: dict = {}
+    exec(compile(python, "tutorial.md", "exec"), namespace)
+    expected = re.search(r"analysis\.best\.levels +# (\{.*\})", python)[1]
+    assert repr(namespace["analysis"].best.levels) == expected
+    assert len(namespace["df"]) == 11_250  # 9 runs x (1,200 + 50) episodes
+
+
+@pytest.mark.slow
+def test_doe_walk_through_runs_and_quotes_what_the_code_prints(tmp_path) -> None:
     """The screen, its fold-over, the centre points and the central composite
-    design (issue 32): the README's tables are what ``xrun analyze`` prints."""
+    design (issue 32), each folder with a store of its own (issue 36)."""
     script = _script()
-    quoted = script.readme_blocks((ROOT / "README.md").read_text("utf-8"))
-    printed = script.doe_blocks(script.run_walkthrough(tmp_path))
-    for name in script.DOE_BLOCKS:
-        assert quoted[name] == printed[name], (
-            f"README block {name} is out of date: run `python scripts/readme_figures.py`\n{printed[name]}")
-    for name in script.DOE_PICTURES:
-        assert (ROOT / "docs" / "images" / name).stat().st_size > 10_000
-
+    _check(script, "doe", tmp_path)
+    assert (tmp_path / "_outputs" / "screen" / "xrun.sqlite").is_file()
+    assert (tmp_path / "_outputs" / "surface" / "xrun.sqlite").is_file()
+    assert not (tmp_path / "_outputs" / "xrun.sqlite").exists()  # nothing went to the default store

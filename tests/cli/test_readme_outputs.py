@@ -1,7 +1,9 @@
-"""The README's commands work as written, in order: since every command that
+"""The docs' commands work as written, in order: since every command that
 writes a file named with -o refuses an existing one unless --overwrite, a
-file the README writes twice (the quick start is run again to extend the
-campaign) must be written with --overwrite from its second time on."""
+file the docs write twice (the README's quick start is run again to extend
+the campaign, the tutorial follows it in the same folder, and a reader comes
+to the other pages after the tutorial) must be written with --overwrite from
+its second time on."""
 
 from __future__ import annotations
 
@@ -15,6 +17,8 @@ from xdoe.cli._xgen import main as xgen_main
 from xdoe.cli._xrun import main as xrun_main
 
 ROOT = Path(__file__).resolve().parents[2]
+DOCS = ROOT / "docs"
+TUTORIAL = DOCS / "getting-started" / "tutorial.md"
 APPS = {"xrun": xrun_main, "xgen": xgen_main}
 
 
@@ -22,10 +26,13 @@ def _commands(markdown: str) -> list[list[str]]:
     """The xrun/xgen commands of the ```bash blocks, in order, as argv lists."""
     out = []
     for block in re.findall(r"```bash\n(.*?)```", markdown, flags=re.S):
-        for line in block.splitlines():
+        for line in block.replace("\\\n", " ").splitlines():
             line = line.split(" #", 1)[0].strip()
             for part in line.split("&&"):
-                argv = shlex.split(part, comments=True)
+                try:
+                    argv = shlex.split(part, comments=True)
+                except ValueError:  # not a command line (a shell script's text)
+                    continue
                 if argv and argv[0] in APPS:
                     out.append(argv)
     return out
@@ -48,12 +55,9 @@ def _written(argv: list[str]) -> tuple[str, bool] | None:
     return str(path), "--overwrite" in rest
 
 
-def test_readme_never_writes_a_file_twice_without_overwrite() -> None:
-    readme = (ROOT / "README.md").read_text()
-    quick, rest = readme.split("## What it does", 1)
-    assert "run the same two commands again" in quick
-    commands = _commands(quick) * 2 + _commands(rest)  # the quick start is run again to extend the campaign
-    written: set[str] = set()
+def _refused(commands: list[list[str]], written: set[str]) -> list[str]:
+    """The commands that would write a file of ``written`` (or one written
+    before them) without --overwrite; adds what they write to ``written``."""
     refused = []
     for argv in commands:
         target = _written(argv)
@@ -63,5 +67,21 @@ def test_readme_never_writes_a_file_twice_without_overwrite() -> None:
         if path in written and not overwrite:
             refused.append(" ".join(argv))
         written.add(path)
-    assert len(written) >= 6  # report, export, curves, effects, design, laydown: the parser found them
+    return refused
+
+
+def test_docs_never_write_a_file_twice_without_overwrite() -> None:
+    readme = (ROOT / "README.md").read_text()
+    quick = readme.split("## Quick start", 1)[1].split("\n## ", 1)[0]
+    assert "run the same two commands again" in quick
+    # the quick start is run again to extend the campaign; the tutorial follows it in the same folder
+    written: set[str] = set()
+    refused = _refused(_commands(quick) * 2 + _commands(TUTORIAL.read_text()), written)
+    assert {"report.html", "curves.png", "effects.png", "results.csv"} <= written  # the parser found them
+    after_tutorial = set(written)
+    for page in sorted(DOCS.rglob("*.md")):  # each other page, read after the tutorial
+        if page != TUTORIAL:
+            refused += [f"{page.name}: {c}" for c in _refused(_commands(page.read_text()), set(after_tutorial))]
+            written |= {w for argv in _commands(page.read_text()) if (w := (_written(argv) or ("",))[0])}
+    assert len(written) >= 8  # report, export, curves, effects, design, laydown, halfnormal, contour
     assert refused == []

@@ -49,6 +49,7 @@ if TYPE_CHECKING:  # the same names for type checkers (`Name as Name`: a re-expo
         welch_repetitions as welch_repetitions,
     )
     from xdoe.analysis._report import write_report as write_report
+    from xdoe.analysis._placing import sequential_step as sequential_step
     from xdoe.analysis._response import (
         Response as Response,
         load_scores as load_scores,
@@ -75,6 +76,8 @@ _EXPORTS = {
                               "shown_rows"],
     "xdoe.analysis._plan": ["Comparison", "Plan", "plan_repetitions", "welch_repetitions", "bootstrap_repetitions"],
     "xdoe.analysis._report": ["write_report"],
+    # xgen augment --steepest-ascent / --confirm: the block placed by the design's model
+    "xdoe.analysis._placing": ["sequential_step"],
     "xdoe.analysis._response": ["Response", "load_scores", "parse_response", "pruned_notes", "response_agents",
                                 "run_table"],
     "xdoe.analysis._result": [

@@ -60,7 +60,11 @@ def doe_analysis(table: "pd.DataFrame", factors: list[str], design: dict[str, An
     ``screening``: :func:`~xdoe.analysis._screening.screening`; ``surface``:
     :func:`~xdoe.analysis._surface.surface`; ``sensitivity``: ``{"method",
     "indices"}`` (:func:`~xdoe.analysis._sensitivity.sensitivity`). Each also
-    carries ``coding`` and ``source`` (``manifest`` or ``inferred``).
+    carries ``coding`` and ``source`` (``manifest`` or ``inferred``). The
+    model is fitted on the design's own blocks: the runs of steepest-ascent
+    and confirmation blocks (``xgen augment --steepest-ascent / --confirm``)
+    are answered apart, ``steepest_ascent`` (the path) and ``confirmation``
+    (:func:`~xdoe.analysis._sequential.sequential_results`).
     """
     if not factors or table[factors].isna().any().any():
         return None
@@ -68,6 +72,16 @@ def doe_analysis(table: "pd.DataFrame", factors: list[str], design: dict[str, An
         design = infer_design(table, factors)
         if design is None:
             return None
+    from xdoe.analysis._sequential import sequential_results, split_sequential
+
+    table, parts = split_sequential(table, design)  # steepest-ascent and confirmation runs: not in the model
+    out = _matched(table, factors, design, seed)
+    if out is not None and parts and out["analysis"] in ("screening", "surface"):
+        out.update(sequential_results(out, design, factors, parts))
+    return out
+
+
+def _matched(table: "pd.DataFrame", factors: list[str], design: dict[str, Any], seed: int) -> dict[str, Any] | None:
     method = design.get("method")
     if method not in (*TWO_LEVEL, *SURFACE, *SENSITIVITY, "augmented", "two_level", "surface"):
         # a design of today's names: a two-level one (every factor at two levels, perhaps a
@@ -236,7 +250,7 @@ def doe_sections(doe: dict[str, Any] | None, response: str, runs: int) -> list[t
             out.append((f"Curvature: cube mean - centre mean (response {response}, {curv['centre_runs']} centre "
                         f"runs; the same model, {how})", ["effect", "t", "df", "p"],
                         [[_f(curv["effect"]), _f(curv["t"], 3), _f(curv["df"], 3), _pv(curv["p"])]]))
-        return out
+        return out + _sequential_sections(doe, response)
     if kind == "surface":
         out = [(f"Second-order model (response {response}, {doe['runs']} runs, coded units, "
                 f"R² {_f(doe['r_squared'], 4)})", ["term", "estimate", "p"],
@@ -257,8 +271,39 @@ def doe_sections(doe: dict[str, Any] | None, response: str, runs: int) -> list[t
         else:
             rows.append(["stationary point", "none (the quadratic part is singular)"])
         out.append((f"Canonical analysis (response {response})", ["", "value"], rows))
-        return out
+        return out + _sequential_sections(doe, response)
     rows = doe["indices"]
+    return _sensitivity_sections(doe, rows, response, runs)
+
+
+def _sequential_sections(doe: dict[str, Any], response: str) -> list[tuple[str, list[str], list[list[str]]]]:
+    """The path of steepest ascent and the confirmation runs, apart from the model."""
+    out = []
+    model = "screening" if doe["analysis"] == "screening" else "second-order"
+    path = doe.get("steepest_ascent")
+    if path is not None:
+        names = list(path["path"][0]["coded"]) if path["path"] else []
+        rows = [[f"{r['step']} (block {r['block']})", ", ".join(f"{f} = {_f(v)}" for f, v in r["coded"].items()),
+                 ", ".join(f"{f} = {_f(v) if isinstance(v, float) else v}" for f, v in r["natural"].items()),
+                 str(r["n"]), _f(r["mean"]), "yes" if r["outside"] else "no"] for r in path["path"]]
+        how = "descent" if path["goal"] == "minimize" else "ascent"
+        out.append((f"Path of steepest {how} (block {path['block']}, response {response}, step {_f(path['step'])} "
+                    f"coded units of the factor of largest |b|; {len(names)} factors): its runs are not in the "
+                    f"{model} model, which is fitted on the design's own blocks only",
+                    ["step", "coded", "natural", "runs", "mean response", "outside the design's cube"], rows))
+    confs = doe.get("confirmations") or ([doe["confirmation"]] if doe.get("confirmation") else [])
+    if confs:
+        rows = [[c["verdict"], str(c["n"]), _f(c["mean"]), _f(c["predicted"]),
+                 "-" if c["pi"] is None else f"[{_f(c['pi'][0])}, {_f(c['pi'][1])}]", c["at"],
+                 ", ".join(f"{f} = {_f(v)}" for f, v in c["coded"].items()), str(c["block"])] for c in confs]
+        out.append((f"Confirmation runs (response {response}): their mean against the 95 % prediction interval of "
+                    f"one new run from the {model} model fitted without them",
+                    ["verdict", "runs", "mean", "predicted", "95 % PI", "at", "coded", "block"], rows))
+    return out
+
+
+def _sensitivity_sections(doe: dict[str, Any], rows: list[dict], response: str, runs: int
+                          ) -> list[tuple[str, list[str], list[list[str]]]]:
     if doe["method"] == "morris":
         return [(f"Morris elementary effects (response {response}, {runs} runs; SALib)",
                  ["factor", "mu*", "mu* 95 % conf", "sigma", "mu"],

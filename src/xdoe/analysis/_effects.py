@@ -236,9 +236,12 @@ def analyze(frame: "pd.DataFrame", response: Response | None = None, *, statisti
 
     doe = doe_analysis(table, factors, design, seed) if factors and not conditional else None
     if doe is not None:
+        from xdoe.analysis._sequential import split_sequential
+
         coding = doe.get("coding") or {}
+        own = split_sequential(table, design)[0]  # the model's runs: not a steepest-ascent or confirmation block's
         effects, interactions, methods = design_tables(
-            doe, factors, lambda f: _levels(table, f, seed, _coded_order(table[f], coding.get(f))))
+            doe, factors, lambda f: _levels(own, f, seed, _coded_order(own[f], coding.get(f))))
     else:
         effects, interactions = _effects(table, plain, kinds, seed=seed)
         for f in conditional:

@@ -240,9 +240,12 @@ def doe_json(doe: dict[str, Any]) -> dict[str, Any]:
     """The JSON keys of the analysis matched to the design: ``screening``
     (method, PSE, ME, SME, every contrast), ``surface`` (coefficients, lack of
     fit, ``stationary_point``, ``kind``, ``inside``, ``predicted``...) or
-    ``sensitivity`` (a list, one entry per factor)."""
+    ``sensitivity`` (a list, one entry per factor); after ``xgen augment
+    --steepest-ascent`` / ``--confirm`` also ``steepest_ascent`` (the path,
+    step by step) and ``confirmation`` (verdict, n, mean, predicted, pi)."""
     kind = doe["analysis"]
-    body = {k: v for k, v in doe.items() if k not in ("analysis", "coding")}
+    apart = ("steepest_ascent", "confirmation", "confirmations")  # xgen augment's sequential blocks, answered apart from the model
+    body = {k: v for k, v in doe.items() if k not in ("analysis", "coding", *apart)}
     if kind == "sensitivity":
         return {"sensitivity": _plain(body["indices"]), "sensitivity_method": body["method"]}
-    return {kind: _plain(body)}
+    return {kind: _plain(body), **{k: _plain(doe[k]) for k in apart if k in doe}}

@@ -193,7 +193,8 @@ def screening(table: "pd.DataFrame", coded: "pd.DataFrame", factors: list[str],
         "effect", "t", "F", "p", "eta_sq", "active", "aliases"}] (every
         contrast, main effects first), "pse", "me", "sme" (Lenth), "df",
         "runs", "points", "centre_points", "blocks", "curvature": {"effect",
-        "t", "df", "p", "centre_runs"} | None}``.
+        "t", "df", "p", "centre_runs"} | None, "_fit": (the statsmodels fit, {coded
+        setting: its model row in the first block})}``.
     """
     import statsmodels.api as sm
 
@@ -223,7 +224,8 @@ def screening(table: "pd.DataFrame", coded: "pd.DataFrame", factors: list[str],
         b = blocks.to_numpy()  # type: ignore[union-attr]
         parts += [(b == level).astype(float) for level in sorted(set(b))[1:]]
     used = cube | centre
-    xm = np.column_stack(parts)[used]
+    full = np.column_stack(parts)
+    xm = full[used]
     y = table["y"].to_numpy(float)[used]
     fit = sm.OLS(y, xm).fit()
     coef = np.asarray(fit.params)
@@ -249,6 +251,13 @@ def screening(table: "pd.DataFrame", coded: "pd.DataFrame", factors: list[str],
     if np.linalg.matrix_rank(xm) < xm.shape[1]:
         out["warning"] = ("some contrasts are confounded with the blocks: their estimates are not identifiable "
                           "(the blocks absorb them)")
+    # the model's row of each setting (its first block's), for predictions at a design point (confirmation runs)
+    first_block = None if blocks is None else sorted(set(blocks.to_numpy()))[0]
+    rows: dict[tuple[float, ...], np.ndarray] = {}
+    for i in np.flatnonzero(used):
+        if first_block is None or blocks.to_numpy()[i] == first_block:  # type: ignore[union-attr]
+            rows.setdefault(tuple(float(v) for v in values[i, :len(factors)]), full[i])
+    out["_fit"] = (fit, rows)
     out["curvature"] = None
     if centre.any() and df >= 1:
         g = 1 + len(labels)

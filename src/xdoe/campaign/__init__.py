@@ -56,6 +56,10 @@ if TYPE_CHECKING:  # the same names for type checkers (`Name as Name`: a re-expo
         make_backend as make_backend,
         parse_jobs as parse_jobs,
     )
+    from xdoe.campaign.backends._warm import (
+        forkserver_started as forkserver_started,
+        start_forkserver as start_forkserver,
+    )
 
 _EXPORTS = {
     "xdoe.campaign._campaign": ["Campaign", "all_done", "skip_finished_files"],
@@ -64,6 +68,7 @@ _EXPORTS = {
     "xdoe.campaign._tasks": ["DEFAULT_STALE_AFTER", "DONE_STATUSES", "RunTask", "execute_task", "task_for"],
     "xdoe.campaign._waiting": ["run_all"],
     "xdoe.campaign.backends": ["Backend", "make_backend", "parse_jobs"],
+    "xdoe.campaign.backends._warm": ["forkserver_started", "start_forkserver"],
 }
 
 __all__ = public_names(_EXPORTS)

@@ -79,7 +79,9 @@ class Campaign:
         try:
             states = store.run_states(versions)
         finally:
-            store.close()  # its pooled connection: the runs' worker processes fork after this
+            in_this_process = options.in_process and not options.dask and options.jobs <= 1
+            if self._store is None or not in_this_process:
+                store.close()  # its pooled connection: the runs' worker processes fork after this
         return [decision_for(states[v], heartbeat_timeout=options.heartbeat_timeout) for v in versions]
 
     def run(self, *, progress: "Callable[[ProgressEvent], None] | None" = None,
@@ -143,7 +145,7 @@ class Campaign:
         # a SIGINT inherited ignored (nohup ... &) still stops the campaign like Ctrl-C; a run's
         # warnings travel in its result (RunResult.warnings), not as Python warnings here
         with sigint_as_ctrl_c(), warnings.catch_warnings(), \
-                make_backend(options, forward_progress=progress is not None) as backend:
+                make_backend(options, forward_progress=progress is not None, store=self._store) as backend:
             warnings.simplefilter("ignore", RunWarning)
             for result in run_all(backend, tasks, fail_fast=options.fail_fast, started=handed,
                                   waiting=waiting, progress=progress):

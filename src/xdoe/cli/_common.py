@@ -16,7 +16,7 @@ from xdoe.errors import InputError, StoreLostError, XdoeError
 if TYPE_CHECKING:
     from xdoe.store import Store
 
-__all__ = ["EXIT_OK", "EXIT_FAILED", "EXIT_INPUT", "OVERWRITE_HINT", "PIPE_WIDTH", "check_output", "console",
+__all__ = ["EXIT_OK", "EXIT_FAILED", "EXIT_INPUT", "OVERWRITE_HINT", "PIPE_WIDTH", "Program", "check_output", "console",
            "document_warnings", "fail", "handle_errors", "open_store_or_exit", "output_options", "store_option"]
 
 EXIT_OK = 0
@@ -57,6 +57,40 @@ def fail(message: str, code: int = EXIT_INPUT) -> None:
 
     click.secho(f"error: {printable(message)}", fg="red", err=True)
     sys.exit(code)
+
+
+@contextlib.contextmanager
+def _one_line_usage() -> Iterator[None]:
+    """A usage error (unknown option, bad option value, missing argument)
+    as one ``error: --option: what (see 'prog cmd --help')`` line and exit 2,
+    as every other refusal, instead of click's three-line usage text."""
+    try:
+        yield
+    except click.exceptions.NoArgsIsHelpError:  # no arguments at all: the help, as click shows it
+        raise
+    except click.UsageError as exc:
+        message = exc.format_message()
+        if (isinstance(exc, click.BadParameter) and not isinstance(exc, click.MissingParameter)
+                and exc.param is not None and exc.message):
+            hint = exc.param_hint or exc.param.get_error_hint(exc.ctx)  # type: ignore[arg-type]
+            hint = hint if isinstance(hint, str) else " / ".join(hint)
+            message = f"{hint.replace(chr(39), '').replace(chr(34), '')}: {exc.message}"
+        path = exc.ctx.command_path if exc.ctx is not None else None
+        fail(message.rstrip(".") + (f" (see '{path} --help')" if path else ""), EXIT_INPUT)
+
+
+class Program(click.Group):
+    """The ``xgen``/``xrun`` command group: usage errors in the project's one-line
+    form (:func:`_one_line_usage`), at the group's level and at its commands'."""
+
+    def make_context(self, info_name: str | None, args: list[str], parent: click.Context | None = None,
+                     **extra: Any) -> click.Context:
+        with _one_line_usage():
+            return super().make_context(info_name, args, parent, **extra)
+
+    def invoke(self, ctx: click.Context) -> Any:
+        with _one_line_usage():
+            return super().invoke(ctx)
 
 
 @contextlib.contextmanager

@@ -16,7 +16,7 @@ from typing import Any
 
 import click
 
-from xdoe.cli._common import EXIT_INPUT, EXIT_OK, check_output, console, handle_errors, output_options
+from xdoe.cli._common import EXIT_INPUT, EXIT_OK, Program, check_output, console, handle_errors, output_options
 from xdoe.cli._xgen_doe import _diagnostic_lines, _doe_lines, _figure, augment_command
 
 __all__ = ["main"]
@@ -25,7 +25,7 @@ PROGRESS_THRESHOLD = 200  # runs; smaller outputs are written without a progress
 _NO_PLUGINS = "PYDANTIC_DISABLE_PLUGINS"
 
 
-class _Program(click.Group):
+class _Program(Program):
     """xgen's command group. Run as the program (the console script: no
     ``args``, they come from ``sys.argv``), it turns the cyclic garbage
     collector off while the document is loaded: loading (pydantic, the

@@ -88,6 +88,50 @@ def _doe_lines(console: Any, design: Any) -> None:
     console.print(table)
 
 
+def _model_how(kind: str, runs: Any, target: Path, experiment: Any, response: str | None, store_url: str | None,
+               options: dict[str, Any]) -> dict[str, Any]:
+    """The block of ``--steepest-ascent`` / ``--confirm``: the finished
+    campaign's scores read from its store as ``xrun analyze`` reads them
+    (:func:`xdoe.cli._analysis.load_frame`: ``--store`` or ``$XRUN_STORE``,
+    else ``OUTPUT/xrun.sqlite``, else the default store), the design from the
+    manifest, the model and the points from
+    :func:`xdoe.analysis._sequential.sequential_step`."""
+    from xdoe.analysis import parse_response, read_design, sequential_step
+    from xdoe.cli._analysis import load_frame
+    from xdoe.design import with_blocks
+
+    uid = experiment.model.uid
+    resp = parse_response(response)
+    frame = load_frame(target, uid, store_url, response=resp)
+    design = read_design(target, uid)
+    current = with_blocks(runs, target)
+    blocks = getattr(current, "blocks", None) or []
+    own = len(current) - sum(int(b["runs"]) for b in blocks
+                             if isinstance(b["how"], dict) and ("steepest_ascent" in b["how"] or "confirm" in b["how"]))
+    return {kind: sequential_step(frame, resp, design, kind, runs=own, **options)}
+
+
+def _model_lines(how: dict[str, Any]) -> list[str]:
+    if "steepest_ascent" in how:
+        spec = how["steepest_ascent"]
+        word = "descent" if spec["goal"] == "minimize" else "ascent"
+        lines = [f"path of steepest {word} (response {spec['response']}, first-order model of the design's own "
+                 f"blocks): b = " + ", ".join(f"{f} {v:+.4g}" for f, v in spec["b"].items()),
+                 "  direction (unit, coded): " + ", ".join(f"{f} {v:+.4g}" for f, v in spec["direction"].items())
+                 + f"; step {spec['step']:g} coded units of the factor of largest |b|"]
+        if spec["held"]:
+            lines.append("  held at their better level (factors with levels do not move): "
+                         + ", ".join(f"{f} {v:+g}" for f, v in spec["held"].items()))
+        if spec["outside"]:
+            lines.append(f"  steps {', '.join(map(str, spec['outside']))} leave the design's cube [-1, 1] "
+                         "(recorded in the manifest)")
+        return lines
+    spec = how["confirm"]
+    pi = spec.get("pi")
+    return [f"confirmation runs at the {spec['at']} ({spec['why']}; response {spec['response']}): predicted "
+            f"{spec['predicted']:.4g}" + (f", 95 % PI of a new run [{pi[0]:.4g}, {pi[1]:.4g}]" if pi else "")]
+
+
 def augment_command(*, prepare: Callable[..., Any], resume_gc: Callable[[], None], warn: Callable[..., None],
                     plan_lines: Callable[..., list[str]]) -> click.Command:
     """``xgen augment`` with xgen's document loading (``prepare``), garbage
@@ -112,6 +156,26 @@ def augment_command(*, prepare: Callable[..., Any], resume_gc: Callable[[], None
     @click.option("--replicate-to", "replicate_to", type=click.IntRange(min=1), default=None, metavar="N",
                   help="Add the missing repetitions so that every design point has N runs (see xrun plan); the "
                        "new runs get the seeds of the same document with repetitions: N.")
+    @click.option("--steepest-ascent", "steepest", type=click.IntRange(min=1), default=None, metavar="N",
+                  help="Add N points along the path of steepest ascent (descent with --goal minimize) of the "
+                       "first-order model fitted to the finished two-level design (read from the store): "
+                       "x_j = k S b_j / max|b|, k = 1..N (Montgomery 2012, 11.2). Factors with a range, or two "
+                       "numeric levels listed low first, move (past them if the path goes there: recorded); "
+                       "other factors with levels are held at their better level (a design with no factor that "
+                       "can move is refused).")
+    @click.option("--step", type=click.FloatRange(min=0, min_open=True), default=1.0, show_default=True,
+                  metavar="S", help="With --steepest-ascent: coded units per step of the factor of largest |b|.")
+    @click.option("--confirm", type=click.IntRange(min=1), default=None, metavar="N",
+                  help="Add N confirmation runs at the predicted optimum of the finished design's model: the "
+                       "stationary point if it is a maximum (minimum) inside the region, else the best predicted "
+                       "design point (the manifest says which); xrun analyze then says confirmed / not confirmed.")
+    @click.option("--goal", type=click.Choice(["maximize", "minimize"]), default="maximize", show_default=True,
+                  help="With --steepest-ascent / --confirm: whether a larger or a smaller response is better.")
+    @click.option("--response", "-r", metavar="PHASE:METRIC:STAT", default=None,
+                  help="With --steepest-ascent / --confirm: the response the model is fitted to (as xrun analyze).")
+    @click.option("--store", "store_url", metavar="URL", envvar="XRUN_STORE", default=None,
+                  help="With --steepest-ascent / --confirm: the store of the finished campaign [default: "
+                       "$XRUN_STORE, else OUTPUT/xrun.sqlite if it exists, else sqlite:///_outputs/xrun.sqlite].")
     @click.option("--repetitions", type=click.IntRange(min=1), default=None,
                   help="Runs of each new point [default: the document's repetitions].")
     @click.option("--dry-run", is_flag=True, help="Print the new points and what would be added; write nothing.")
@@ -121,11 +185,14 @@ def augment_command(*, prepare: Callable[..., Any], resume_gc: Callable[[], None
     @click.option("--quiet", "-q", is_flag=True, help="No summary or warnings.")
     @handle_errors
     def augment(file: Path, output: Path | None, foldover: str | None, axial: bool, alpha: str, center: int | None,
-                add: int | None, replicate: str | None, replicate_to: int | None, repetitions: int | None, dry_run: bool,
-                max_total_runs: int | None, quiet: bool) -> None:
+                add: int | None, replicate: str | None, replicate_to: int | None, steepest: int | None, step: float,
+                confirm: int | None, goal: str, response: str | None, store_url: str | None,
+                repetitions: int | None, dry_run: bool, max_total_runs: int | None, quiet: bool) -> None:
         """Add a block of design points to a generated design (sequential
         experimentation): --foldover [FACTOR], --axial, --add N, --replicate
-        POINTS or --replicate-to N (more repetitions of every point). Existing run files stay byte-identical (same mtime) and every
+        POINTS, --replicate-to N (more repetitions of every point), --steepest-ascent N
+        or --confirm N (placed by the model fitted to the finished campaign's
+        store; their runs stay out of that model in xrun analyze). Existing run files stay byte-identical (same mtime) and every
         result is kept; the new runs are numbered after the existing ones and get
         their own seeds. The manifest records the block, so xgen generate keeps
         it and xrun analyze adds a block factor.
@@ -137,14 +204,25 @@ def augment_command(*, prepare: Callable[..., Any], resume_gc: Callable[[], None
         xgen augment study.yaml --add 8              8 more space-filling points
         xgen augment study.yaml --replicate 0,4 --repetitions 3
         xgen augment study.yaml --replicate-to 10    10 runs of every point
+        xgen augment screen.yaml --steepest-ascent 5 --step 0.5
+        xgen augment surface.yaml --confirm 4 --goal minimize
         """
         chosen = [name for name, given in (("--foldover", foldover is not None), ("--axial", axial),
                                            ("--add", add is not None), ("--replicate", replicate is not None),
-                                           ("--replicate-to", replicate_to is not None)) if given]
+                                           ("--replicate-to", replicate_to is not None),
+                                           ("--steepest-ascent", steepest is not None),
+                                           ("--confirm", confirm is not None)) if given]
         if len(chosen) != 1:
             raise click.UsageError("give exactly one of --foldover [FACTOR], --axial, --add N, --replicate POINTS, "
-                                   "--replicate-to N"
+                                   "--replicate-to N, --steepest-ascent N, --confirm N"
                                    + (f" (got {', '.join(chosen)})" if chosen else ""))
+        if steepest is None and step != 1.0:
+            raise click.UsageError("--step S goes with --steepest-ascent N")
+        if steepest is None and confirm is None:
+            stray = [n for n, given in (("--goal", goal != "maximize"), ("--response", response is not None),
+                                        ) if given]
+            if stray:
+                raise click.UsageError(f"{', '.join(stray)} go(es) with --steepest-ascent N or --confirm N")
         experiment, design, runs = _prepare(file, strict=False)
         _resume_gc()
         from xdoe.design import augment_runs, write_runs
@@ -157,6 +235,15 @@ def augment_command(*, prepare: Callable[..., Any], resume_gc: Callable[[], None
             how = {"axial": {"alpha": alpha, "center": center}}
         elif add is not None:
             how = {"add": add}
+        elif steepest is not None or confirm is not None:
+            if confirm is not None and repetitions is not None:
+                raise click.UsageError("--confirm N is the number of runs; give no --repetitions")
+            target = output if output is not None else Path(experiment.model.output)
+            kind, options = (("steepest_ascent", {"steps": steepest, "step": step, "goal": goal})
+                             if steepest is not None else ("confirm", {"goal": goal}))
+            how = _model_how(kind, runs, target, experiment, response, store_url, options)
+            if confirm is not None:
+                how["repetitions"] = confirm
         elif replicate_to is not None:
             if repetitions is not None:
                 raise click.UsageError("--replicate-to N sets the runs of every point; give no --repetitions")
@@ -178,6 +265,8 @@ def augment_command(*, prepare: Callable[..., Any], resume_gc: Callable[[], None
 
             doe = summary(augmented.design)
             names = [f.name for f in augmented.design.factors]
+            for line in _model_lines(how) if ("steepest_ascent" in how or "confirm" in how) else []:
+                click.echo(line)
             if "replicate_to" in how:
                 click.echo(f"block {block['block']}: the missing repetitions so that every design point has "
                            f"{block['repetitions']} runs = {block['runs']} runs (runs {block['first_run']}.."

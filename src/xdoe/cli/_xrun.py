@@ -28,7 +28,7 @@ from typing import TYPE_CHECKING, Any, Callable, Sequence
 import click
 
 from xdoe.cli._ctrl_c import EXIT_INTERRUPTED, CtrlC, RememberArgs, resume_line
-from xdoe.cli._common import (EXIT_FAILED, EXIT_INPUT, EXIT_OK, document_warnings, fail, handle_errors,
+from xdoe.cli._common import (EXIT_FAILED, EXIT_INPUT, EXIT_OK, Program, document_warnings, fail, handle_errors,
                               open_store_or_exit, store_option)
 from xdoe.cli._jobs import scale_options, skip_finished_files
 from xdoe.cli._submit import expand_run_files, submit_command
@@ -182,7 +182,7 @@ class _Display:
 
 # -- the application ----------------------------------------------------------------
 
-@click.group(context_settings={"help_option_names": ["-h", "--help"]})
+@click.group(cls=Program, context_settings={"help_option_names": ["-h", "--help"]})
 @click.version_option(package_name="xdoe", prog_name="xrun")
 def main() -> None:
     """Execute run documents phase by phase and record them in the store."""
@@ -258,7 +258,7 @@ def _experiment_start(files: tuple[str, ...], quiet: bool, jobs: str, resume: st
     opts = CampaignOptions(jobs=parse_jobs(jobs), **options)
     files = _with_folders(files)
     if len(files) > 1 and not opts.dask and opts.jobs > 1:
-        from xdoe.campaign.backends._warm import start_forkserver
+        from xdoe.campaign import start_forkserver
 
         # first thing: the workers' imports (numpy, gymnasium, the executor, the store) overlap
         # with everything this process does before the first run starts, which needs none of them
@@ -278,7 +278,7 @@ def _experiment_start(files: tuple[str, ...], quiet: bool, jobs: str, resume: st
         sys.exit(EXIT_INPUT)
     # what experiment-check finds, and what the store and results folders need, before either is
     # created: a document that cannot run is one line, exit 2, nothing written (issue 33)
-    from xdoe.campaign.backends._warm import forkserver_started
+    from xdoe.campaign import forkserver_started
     from xdoe.execution import preflight
 
     problems = preflight(loaded.plans, store_url=opts.store_url, results=opts.results,
@@ -287,7 +287,8 @@ def _experiment_start(files: tuple[str, ...], quiet: bool, jobs: str, resume: st
         for line in problems:
             click.secho(f"error: {line}", fg="red", err=True)
         sys.exit(EXIT_INPUT)
-    store = open_store_or_exit(opts.store_url)
+    store = open_store_or_exit(opts.store_url)  # unreachable now: exit 2 at once
+    store.wait = opts.store_wait  # lost later (--in-process records through this store): waited for
     display = _Display(len(loaded.plans) + len(done_before), enabled=not quiet and sys.stderr.isatty())
     for _, result in done_before:
         display.run_done()

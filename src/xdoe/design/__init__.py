@@ -19,7 +19,7 @@ from typing import TYPE_CHECKING
 from xdoe._lazy import lazy_exports
 
 if TYPE_CHECKING:
-    from xdoe.design._augment import augment_runs
+    from xdoe.design._augment import augment_runs, movable_levels, with_blocks
     from xdoe.design._doe import summary
     from xdoe.design._expand import Expander, factors_of, run_seed
     from xdoe.design._extend import ExtendPlan
@@ -78,6 +78,8 @@ __all__ = [
     # designs made from a ``design:`` mapping (xgen generate --dry-run, xgen augment)
     "summary",
     "augment_runs",
+    "with_blocks",
+    "movable_levels",
     # the experiments of an output folder (the read commands of xrun)
     "FolderExperiment",
     "folder_experiments",
@@ -97,7 +99,7 @@ __getattr__, __dir__ = lazy_exports(__name__, globals(), {
     ],
     "xdoe.design._output": ["OutputLayout", "WriteResult", "write_outputs", "plan_outputs", "MAX_FIGURE_POINTS"],
     "xdoe.design._doe": ["summary"],
-    "xdoe.design._augment": ["augment_runs"],
+    "xdoe.design._augment": ["augment_runs", "with_blocks", "movable_levels"],
     "xdoe.design._extend": ["ExtendPlan"],
     "xdoe.design._folder": ["FolderExperiment", "folder_experiments"],
     # the grammar of the `design:` key lives with the document that holds it

@@ -14,6 +14,16 @@ to a generated (and perhaps already run) design.
   scrambled Sobol' set (``scipy.stats.qmc``, seeded from the document's seed
   and the block number) farthest from every point so far (greedy maximin).
 * ``replicate``: copies of chosen design points, each run ``repetitions`` times.
+* ``steepest_ascent``: the path of steepest ascent (or descent) of the
+  fitted first-order model, ``confirm``: one point, the predicted optimum,
+  run ``repetitions`` times; both placed by the model
+  (:func:`xdoe.analysis._sequential.sequential_step`; Montgomery 2012,
+  11.2), their coded points given in ``how`` (``{"coded": [{factor:
+  value}]}``). A continuous factor moved past its range is widened like an
+  axial point's (:func:`xdoe.design._classic.coded_design`); its coding
+  (natural values at coded -1 and +1) stays the design's. A factor of two
+  numeric levels listed low first moves as the range between them
+  (:func:`movable_levels`); other factors with levels stay at a level.
 * ``replicate_to``: no new point; repetitions ``r..N-1`` of every point that
   has ``r < N`` runs (``xgen augment --replicate-to N``, after ``xrun plan``):
   the new runs keep their points' indices and copies, so their seeds are
@@ -78,7 +88,9 @@ def new_points(how: dict[str, Any], coded: np.ndarray, names: list[str], kinds: 
 
     Args:
         how: ``{"foldover": FACTOR or None}``, ``{"axial": {"alpha", "center"}}``,
-            ``{"add": n}`` or ``{"replicate": [points], "repetitions": k}``.
+            ``{"add": n}``, ``{"replicate": [points], "repetitions": k}``,
+            ``{"steepest_ascent": {"steps", "coded": [{factor: value}], ...}}``
+            or ``{"confirm": {"coded": {factor: value}, ...}, "repetitions": n}``.
         coded: ``(n, d)`` coded values of every design point so far.
         names: the factors; kinds: per factor 0 (continuous) or its number of levels.
         seed: the document's seed; block: the new block's number.
@@ -141,6 +153,14 @@ def new_points(how: dict[str, Any], coded: np.ndarray, names: list[str], kinds: 
         return np.array(chosen)
     if "replicate_to" in how:  # no new point: more repetitions of the existing ones
         return np.zeros((0, coded.shape[1]))
+    for key in ("steepest_ascent", "confirm"):  # placed by the fitted model (xdoe.analysis._sequential)
+        if key in how:
+            given = how[key]["coded"]
+            given = given if isinstance(given, list) else [given]
+            missing = [n for n in names if any(n not in p for p in given)]
+            if missing:
+                raise InputError(f"--{key.replace('_', '-')}: no coded value of factor {missing[0]!r}")
+            return np.array([[float(p[n]) for n in names] for p in given], float).reshape(-1, len(names))
     points = how["replicate"]
     bad = [p for p in points if not 0 <= p < len(coded)]
     if bad:
@@ -155,6 +175,11 @@ def _block_bound(how: dict[str, Any], points: int, d: int) -> tuple[str, int]:
     ``--center``), ``--foldover`` at most one per design point."""
     if "add" in how:
         return f"--add {how['add']}", int(how["add"])
+    if "steepest_ascent" in how:
+        steps = int(how["steepest_ascent"]["steps"])
+        return f"--steepest-ascent {steps}", steps
+    if "confirm" in how:
+        return f"--confirm {how.get('repetitions', 1)}", 1
     if "replicate" in how:
         return f"--replicate ({len(how['replicate'])} points)", len(how["replicate"])
     if "axial" in how:
@@ -188,6 +213,30 @@ def _refuse_too_large(how: dict[str, Any], current: Any, d: int, limit: int, mad
     raise InputError(f"{option}: {points} new design points x {reps} repetition(s) = {added} runs; with the "
                      f"{len(current)} existing runs, {total} in all, which exceeds max_total_runs {limit}; add fewer points "
                      "or repetitions, or raise max_total_runs (xgen augment --max-total-runs) if you mean it")
+
+
+def movable_levels(levels: Sequence[Any] | None) -> bool:
+    """Two numeric levels listed low first: a factor a path of steepest
+    ascent may move off its levels (as the range ``[low, high]``)."""
+    if levels is None or len(levels) != 2:
+        return False
+    if not all(isinstance(v, (int, float)) and not isinstance(v, bool) for v in levels):
+        return False
+    return float(levels[0]) < float(levels[1])
+
+
+def _movable(factor: Any, column: np.ndarray) -> Any:
+    """``factor``, or -- a factor of two numeric levels, low first, that a
+    block puts at coded values other than ±1 (a path of steepest ascent) --
+    the continuous factor ``range: [low, high]`` (integer when both levels
+    are), whose coded -1 and +1 are the same two levels."""
+    from xdoe.design._factors import Factor
+
+    if factor.levels is None or not movable_levels(factor.levels) or np.all(np.abs(np.abs(column) - 1) < 1e-9):
+        return factor
+    low, high = factor.levels
+    return Factor(factor.name, low=low, high=high, integer=isinstance(low, int) and isinstance(high, int),
+                  when=factor.when)
 
 
 def point_segments(records: list[dict]) -> list[tuple[int, int, int]]:
@@ -228,7 +277,8 @@ class AugmentedRuns(Sequence):
         coded = [design.coded()] + [np.asarray(c, float).reshape(-1, width) for _, c in blocks]
         all_coded = np.vstack(coded)
         originals = {f.name: f for f in factors_of(self.experiment)}
-        factors, points, scale = coded_design([originals[f.name] for f in design.factors], all_coded)
+        factors, points, scale = coded_design([_movable(originals[f.name], all_coded[:, j])
+                                               for j, f in enumerate(design.factors)], all_coded)
         method = design.method
         records = [{"block": 0, "first_point": 0, "points": len(design), "first_run": 0, "runs": len(base),
                     "repetitions": base.repetitions, "how": "design"}]

@@ -138,6 +138,8 @@ class Factor:
         else:
             x = low + u * (high - low)
         x = min(max(x, low), high)
+        if abs(x) <= 1e-12 * max(abs(low), abs(high)):  # rounding noise of a widened range (axial or path
+            x = 0.0  # points: xdoe.design._classic.coded_design) at a bound of 0, which significant digits keep
         if self.integer:
             return int(min(max(round(x), math.ceil(low)), math.floor(high)))
         return float(x)

@@ -32,11 +32,10 @@ if TYPE_CHECKING:  # the same names for type checkers (`Name as Name`: a re-expo
         PhaseLevels as PhaseLevels,
         experiment_schema as experiment_schema,
         load_experiment as load_experiment,
-        safe_uid as safe_uid,
     )
     from xdoe.documents._experiment_models import LIST_KEYS as LIST_KEYS, NAME_KEYS as NAME_KEYS, SET_KEYS as SET_KEYS
     from xdoe.documents._experiment_types import Experiment as Experiment, Variable as Variable
-    from xdoe.documents._identifiers import uid_file_name as uid_file_name
+    from xdoe.documents._identifiers import safe_uid as safe_uid, uid_file_name as uid_file_name
     from xdoe.documents._lineage_specs import (
         LoadSpec as LoadSpec,
         ReplaySpec as ReplaySpec,
@@ -109,14 +108,14 @@ _EXPORTS = {
     # the `design:` key: a method name or a mapping (docs/designs.md)
     "xdoe.documents._design_spec": ["DesignSpec", "PLAIN_METHODS", "parse_design"],
     "xdoe.documents._experiment": [
-        "DESIGN_METHODS", "ExperimentDocument", "PhaseLevels", "experiment_schema", "load_experiment", "safe_uid",
+        "DESIGN_METHODS", "ExperimentDocument", "PhaseLevels", "experiment_schema", "load_experiment",
     ],
     # what the loaded experiment is (no pydantic model is built to import these)
     "xdoe.documents._experiment_types": ["Experiment", "Variable"],
     # the experiment document's keys that hold lists, sets of names and names (design expansion)
     "xdoe.documents._experiment_models": ["LIST_KEYS", "NAME_KEYS", "SET_KEYS"],
     # the file or folder name a run uid gives (a slug and a short hash unless it is file-safe)
-    "xdoe.documents._identifiers": ["uid_file_name"],
+    "xdoe.documents._identifiers": ["safe_uid", "uid_file_name"],
     "xdoe.documents._lineage_specs": ["LoadSpec", "ReplaySpec", "parse_load", "parse_replay"],
     # KEY=VALUE overrides (xrun branch --set; xgen generate/check exp.yaml KEY=VALUE) and their manifest record
     "xdoe.documents._overrides": [

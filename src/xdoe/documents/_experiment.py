@@ -70,7 +70,8 @@ from xdoe.documents._experiment_models import (
     SchedulePhase,
     experiment_schema,
 )
-from xdoe.documents._experiment_types import Experiment, PhaseLevels, Variable, safe_uid
+from xdoe.documents._experiment_types import Experiment, PhaseLevels, Variable
+from xdoe.documents._identifiers import safe_uid
 from xdoe.documents._identifiers import experiment_uid_problem, name_problem
 from xdoe.documents._named import unwrap_schedule_names
 from xdoe.documents._placeholders import PlaceholderError, find_placeholders, substitute
@@ -95,7 +96,6 @@ __all__ = [
     "PhaseLevels",
     "load_experiment",
     "experiment_schema",
-    "safe_uid",
 ]
 
 

@@ -7,11 +7,12 @@ from dataclasses import dataclass, field
 from typing import Any, Sequence
 
 from xdoe.documents._experiment_models import ExperimentDocument
+from xdoe.documents._identifiers import safe_uid
 from xdoe.documents._reference import Reference
 from xdoe.documents._yaml import YamlDocument
 from xdoe.errors import DocumentError
 
-__all__ = ["Variable", "PhaseLevels", "Experiment", "safe_uid"]
+__all__ = ["Variable", "PhaseLevels", "Experiment"]
 
 
 
@@ -141,12 +142,3 @@ class Experiment:
 
     def phase_names(self) -> list[str]:
         return [p.name for p in self.phases]
-
-
-def safe_uid(uid: str) -> str:
-    """The name an experiment uid gives its run files and run uids
-    (:func:`~xdoe.documents._identifiers.experiment_file_name`): a uid of the
-    file-safe alphabet with spaces written ``_``, any other a slug and a short hash."""
-    from xdoe.documents._identifiers import experiment_file_name
-
-    return experiment_file_name(uid)

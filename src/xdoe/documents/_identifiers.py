@@ -34,7 +34,7 @@ from typing import Any
 
 __all__ = [
     "EXPERIMENT_UID_ALPHABET", "MAX_EXPERIMENT_UID", "MAX_NAME", "MAX_RUN_UID", "UID_ALPHABET",
-    "experiment_file_name", "experiment_uid_problem", "name_problem", "run_uid_problem", "uid_file_name",
+    "experiment_file_name", "experiment_uid_problem", "name_problem", "run_uid_problem", "safe_uid", "uid_file_name",
 ]
 
 #: longest run uid (characters)
@@ -135,3 +135,11 @@ def name_problem(value: Any, what: str) -> str | None:
     if value.strip() in (".", ".."):
         return f"the {what} must not be {value!r}"
     return None
+
+
+def safe_uid(uid: str) -> str:
+    """The name an experiment uid gives its run files and run uids
+    (:func:`experiment_file_name`): a uid of the file-safe alphabet with
+    spaces written ``_``, any other a slug and a short hash. Light to import
+    (no document model): the manifest reader of every run uses it."""
+    return experiment_file_name(uid)

@@ -68,7 +68,8 @@ class TrainingSession(SessionCheckpoints, SessionFigures):
         run: the run uid.
         experiment: the experiment uid (``None``: none).
         agent: the agent name (default: ``.name`` of an agent object, else ``"agent"``).
-        phase, mode: the first phase's name and mode (``train``/``test``).
+        phase: the first phase's name.
+        mode: the first phase's mode (``train``/``test``).
         seed: recorded in the run document (the session does not seed anything).
         levels: factor name -> level of this run (JSON-able), for export.
         checkpoint_every: save a checkpoint every that many steps (``None``: never).
@@ -76,7 +77,8 @@ class TrainingSession(SessionCheckpoints, SessionFigures):
         best_window: episodes the rolling mean reward (the "best" metric) spans.
         checkpoint_dir: where checkpoint files go (default: the results
             folder's ``agents/<phase index>-<phase>/<agent>/``).
-        max_steps, max_episodes: budgets :meth:`is_done` checks (``None``: none).
+        max_steps: a budget of steps :meth:`is_done` checks (``None``: none).
+        max_episodes: a budget of episodes :meth:`is_done` checks (``None``: none).
         results: root of the results folders (default ``_outputs/results``).
         store_steps: ``none``, ``all`` or ``every:N``.
         save_final: save a checkpoint at the end of every phase (when the

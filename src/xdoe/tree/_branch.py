@@ -355,7 +355,8 @@ def branch(
         node: a run instance id, a run uid (its newest finished instance) or
             ``"run-uid:phase"`` (load from that phase's final checkpoint).
         set: overrides ``KEY=VALUE`` (see :mod:`xdoe.tree._overrides`).
-        episodes, steps: the segment length of the trained phase (one of them).
+        episodes: the segment length of the trained phase in episodes (or ``steps``).
+        steps: the segment length of the trained phase in steps (or ``episodes``).
         phase: the phase the segment length applies to (default: the first
             train-mode phase).
         run: run the child with :func:`xdoe.execution.run`.

@@ -209,7 +209,8 @@ def grow(
         store: a store or URL (default ``$XRUN_STORE`` / ``sqlite:///_outputs/xrun.sqlite``);
             with ``jobs > 1`` or ``dask`` the store must be reachable by URL.
         results: root of the results folders (default ``_outputs/results``).
-        jobs, dask: how sessions of one round run (at most ``max_parallel`` at once).
+        jobs: how many sessions of one round run at once in processes (at most ``max_parallel``).
+        dask: a Dask scheduler address (or ``local``) to run the sessions of a round on.
         report: called with one line per planned or judged session.
 
     Returns:

@@ -10,6 +10,7 @@ from xdoe.errors import InputError
 if TYPE_CHECKING:
     from xdoe.campaign._options import CampaignOptions
     from xdoe.campaign.backends._base import Backend
+    from xdoe.store import Store
 
 __all__ = ["parse_jobs", "make_backend"]
 
@@ -36,7 +37,8 @@ def parse_jobs(value: str | int | None) -> int:
     return jobs
 
 
-def make_backend(options: "CampaignOptions", *, forward_progress: bool = False) -> "Backend":
+def make_backend(options: "CampaignOptions", *, forward_progress: bool = False,
+                 store: "Store | None" = None) -> "Backend":
     """The backend ``options`` ask for: Dask when ``options.dask`` is given
     (``jobs`` > 1 sizes a local cluster), a process pool for ``jobs > 1``,
     else one worker process that runs the runs one after another and
@@ -45,6 +47,9 @@ def make_backend(options: "CampaignOptions", *, forward_progress: bool = False) 
     with ``in_process``, this process.
     ``forward_progress``: whether that worker forwards progress (``False``
     when nothing displays it: no event is pickled, sent or read).
+    ``store``: the store at ``options.store_url`` the caller holds open; the
+    in-process backend records through it (not a second engine on the same
+    database), and leaves closing it to the caller.
 
     Raises:
         InputError: the Dask scheduler cannot be reached.
@@ -60,4 +65,4 @@ def make_backend(options: "CampaignOptions", *, forward_progress: bool = False) 
         return ProcessPoolBackend(options.jobs)
     if not options.in_process:
         return ProcessPoolBackend(1, start_method="auto", forward_progress=forward_progress)
-    return SequentialBackend()
+    return SequentialBackend({options.store_url: store} if store is not None else None)

@@ -20,8 +20,10 @@ class SequentialBackend(FutureBackend):
 
     remote = False
 
-    def __init__(self) -> None:
-        self._stores: dict[str | None, Store] = {}
+    def __init__(self, stores: "dict[str | None, Store] | None" = None) -> None:
+        # the stores given are the caller's (used, never closed); the others are opened here
+        self._given = dict(stores or {})
+        self._stores: dict[str | None, Store] = dict(self._given)
 
     def submit(self, fn: Callable[..., Any], *args: Any) -> "Future[Any]":
         fut: Future[Any] = Future()
@@ -56,6 +58,7 @@ class SequentialBackend(FutureBackend):
                 return
 
     def close(self) -> None:
-        for store in self._stores.values():
-            store.close()
+        for url, store in self._stores.items():
+            if self._given.get(url) is not store:
+                store.close()
         self._stores.clear()

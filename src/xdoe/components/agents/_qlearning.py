@@ -89,28 +89,43 @@ class QLearningBrain(Brain):
         self._single = _single_ids(self.states, self.actions)
 
     def thinking(self, experience: Experience) -> QTable | None:
-        states, table = self.states, self.table
-        if table is None or states is None or self.actions is None:
+        states, actions = self.states, self.actions
+        if self.table is None or states is None or actions is None:
             raise RuntimeError("QLearningBrain.setup() must be called before thinking()")
-        done = experience.done
-        sensors, acted, after = experience.sensors, experience.actuators, experience.next_sensors
-        s = a = s2 = -1
-        single = self._single
-        if single is not None and len(sensors) == 1 and len(acted) == 1 and len(after) == 1:
-            # one Discrete sensor and actuator with Python-int values (Taxi):
-            # DiscreteEncoder.encode's arithmetic, inlined (this runs every step)
-            item, action, item2 = sensors[0], acted[0], after[0]
-            if type(item.value) is int and type(action.value) is int and type(item2.value) is int \
-                    and item.uid == single[0] and item2.uid == single[0] and action.uid == single[2]:
-                s, a, s2 = item.value - single[1], action.value - single[3], item2.value - single[1]
-                if not (0 <= s < table.n_states and 0 <= s2 < table.n_states and 0 <= a < table.n_actions):
-                    s = -1  # out of range: encode below raises its error
-        if s < 0:
-            s = states.encode(sensors)
-            a = self.actions.encode(acted)
-            s2 = states.encode(after) if not done or experience.truncated else -1
-        target = float(experience.objective)
-        if not done or experience.truncated:
+        done, truncated = experience.done, experience.truncated
+        s2 = states.encode(experience.next_sensors) if not done or truncated else -1
+        return self._learn(states.encode(experience.sensors), actions.encode(experience.actuators), s2,
+                           experience.objective, done, truncated)
+
+    def thinking_values(self, worker: int, episode: int, step: int, observation: Any, action: Any,
+                        rewards: dict[str, float], objective: float, next_observation: Any, done: bool,
+                        extras: dict[str, Any], truncated: bool) -> QTable | None:
+        """:meth:`thinking` of the step as values (the form the executor
+        calls; the same update, :meth:`_learn`). One ``Discrete`` sensor and
+        actuator (Taxi) is encoded here directly (an index is the value minus
+        the space's start); anything else goes through :meth:`thinking`'s objects."""
+        table, single = self.table, self._single
+        if single is not None and table is not None and type(observation) is int and type(action) is int \
+                and type(next_observation) is int:
+            s, a, s2 = observation - single[1], action - single[3], next_observation - single[1]
+            if 0 <= s < table.n_states and 0 <= s2 < table.n_states and 0 <= a < table.n_actions:
+                return self._learn(s, a, s2, objective, done, truncated)
+        sensors, actuators = self._xdoe_io
+        return QLearningBrain.thinking(self, Experience(
+            worker, episode, step, items_of(SensorInformation, sensors, observation),
+            items_of(ActuatorInformation, actuators, action),
+            [RewardInformation(uid, value) for uid, value in rewards.items()], objective,
+            items_of(SensorInformation, sensors, next_observation), done, extras, truncated))
+
+    def _learn(self, s: int, a: int, s2: int, objective: float, done: bool, truncated: bool) -> QTable | None:
+        """The one Q-learning update (Sutton & Barto 2018, eq. 6.8) of state
+        ``s``, action ``a`` (indices) towards ``objective`` plus the
+        discounted best value of ``s2`` unless the episode terminated
+        (a truncated episode bootstraps). Returns the table at the episode's end."""
+        table = self.table
+        assert table is not None
+        target = float(objective)
+        if not done or truncated:
             # max over a Python list: the same value as ndarray.max() (for
             # tables without NaN), several times faster on a short row
             target += self.gamma * max(table.values(s2).tolist())
@@ -122,32 +137,6 @@ class QLearningBrain(Brain):
             row = table.row(s)
             row[a] += self.alpha * (target - row[a])
         return table if done else None
-
-    def thinking_values(self, worker: int, episode: int, step: int, observation: Any, action: Any,
-                        rewards: dict[str, float], objective: float, next_observation: Any, done: bool,
-                        extras: dict[str, Any], truncated: bool) -> QTable | None:
-        """:meth:`thinking` of the step as values (the form the executor
-        calls; the same update). One ``Discrete`` sensor and actuator with a
-        dense table (Taxi) is updated here directly; anything else goes
-        through :meth:`thinking`'s objects."""
-        table, single = self.table, self._single
-        if single is not None and table is not None and type(observation) is int and type(action) is int \
-                and type(next_observation) is int:
-            q = table.q
-            s, a, s2 = observation - single[1], action - single[3], next_observation - single[1]
-            if q is not None and 0 <= s < table.n_states and 0 <= s2 < table.n_states and 0 <= a < table.n_actions:
-                target = float(objective)
-                if not done or truncated:
-                    target += self.gamma * max(q[s2].tolist())
-                old = q.item(s, a)
-                q[s, a] = old + self.alpha * (target - old)
-                return table if done else None
-        sensors, actuators = self._xdoe_io
-        return QLearningBrain.thinking(self, Experience(
-            worker, episode, step, items_of(SensorInformation, sensors, observation),
-            items_of(ActuatorInformation, actuators, action),
-            [RewardInformation(uid, value) for uid, value in rewards.items()], objective,
-            items_of(SensorInformation, sensors, next_observation), done, extras, truncated))
 
     def muscle_state(self) -> QTable | None:
         return self.table
@@ -273,33 +262,10 @@ class QLearningMuscle(Muscle):
     ) -> list[ActuatorInformation]:
         if self.states is None or self.actions is None or self.table is None:
             self.setup(sensors, actuators)
-        states, actions, rng = self.states, self.actions, self.rng
-        assert states is not None and actions is not None and self.table is not None
-        table, single = self.table, self._single
-        if single is not None and len(sensors) == 1 and len(actuators) == 1:
-            # one Discrete sensor and actuator with a Python-int value (Taxi):
-            # encode and decode inlined (this runs every step), the same
-            # epsilon-greedy choice and draws as below
-            sensor, actuator = sensors[0], actuators[0]
-            value = sensor.value
-            if type(value) is int and sensor.uid == single[0] and actuator.uid == single[2] \
-                    and 0 <= value - single[1] < table.n_states:
-                if self.mode == _TRAIN and rng.random() < self.current_epsilon:
-                    action = int(rng.integers(table.n_actions))
-                else:
-                    action = _greedy_action(table.values(value - single[1]), rng)
-                return [ActuatorInformation(actuator.uid, actuator.space, action + single[3])]
+        states, actions = self.states, self.actions
+        assert states is not None and actions is not None
         mask = action_mask(actuators[0], sensors) if self._masked and len(actuators) == 1 else None
-        if mask is not None:  # legal moves only (PettingZoo's action_mask)
-            if self.mode == _TRAIN and rng.random() < self.current_epsilon:
-                action = int(np.flatnonzero(mask)[int(rng.integers(int(mask.sum())))])
-            else:
-                values = table.values(states.encode(sensors))
-                action = _greedy_action(np.where(mask, values, -np.inf), rng)
-        elif self.mode == _TRAIN and rng.random() < self.current_epsilon:
-            action = int(rng.integers(actions.size))
-        else:
-            action = _greedy_action(table.values(states.encode(sensors)), rng)
+        action = self._choose(states.encode(sensors), mask)
         if actions._single and len(actuators) == 1 and actuators[0].uid == actions._single_id:
             (actuator,) = actuators  # one Discrete actuator: decode is action + start
             return [ActuatorInformation(actuator.uid, actuator.space, action + actions._single_start)]
@@ -309,29 +275,42 @@ class QLearningMuscle(Muscle):
             for a in actuators
         ]
 
-
     def propose_values(self, observation: Any) -> Any:
         """:meth:`propose_actions` as values (the form the executor calls; the
-        same value and draws). One ``Discrete`` sensor and actuator with a
-        dense table (Taxi) is answered here directly; anything else goes
-        through :meth:`propose_actions`' objects."""
+        same choice and draws, :meth:`_choose`). One ``Discrete`` sensor and
+        actuator (Taxi) is encoded and decoded here directly; anything else
+        goes through :meth:`propose_actions`' objects."""
         single, table = self._single, self.table
-        if single is not None and table is not None and type(observation) is int:
-            q, index = table.q, observation - single[1]
-            if q is not None and 0 <= index < table.n_states:
-                rng = self.rng
-                if self.mode == _TRAIN and rng.random() < self.current_epsilon:
-                    return int(rng.integers(table.n_actions)) + single[3]
-                return _greedy_index(q[index].tolist(), rng) + single[3]
+        if single is not None and table is not None and type(observation) is int \
+                and 0 <= observation - single[1] < table.n_states:
+            return self._choose(observation - single[1], None) + single[3]
         sensors, actuators = self._xdoe_io
         return values_of(QLearningMuscle.propose_actions(self, items_of(SensorInformation, sensors, observation),
                                                          [ActuatorInformation(u, space) for u, space in actuators]))
+
+    def _choose(self, state: int, mask: np.ndarray | None) -> int:
+        """The one epsilon-greedy choice (Sutton & Barto 2018, sec. 2.2) of an
+        action index in ``state``: in train mode with probability
+        :attr:`current_epsilon` uniformly at random, else the best by the
+        table, ties broken uniformly; among the allowed actions when a
+        ``mask`` is given. Draws from :attr:`rng`: one ``random()`` in train
+        mode, then one ``integers`` for a random action or a tie."""
+        table, rng = self.table, self.rng
+        assert table is not None
+        explore = self.mode == _TRAIN and rng.random() < self.current_epsilon
+        if mask is None:
+            if explore:
+                return int(rng.integers(table.n_actions))
+            return _greedy_index(table.values(state).tolist(), rng)
+        if explore:  # legal moves only (PettingZoo's action_mask)
+            return int(np.flatnonzero(mask)[int(rng.integers(int(mask.sum())))])
+        return _greedy_action(np.where(mask, table.values(state), -np.inf), rng)
 
 
 def _single_ids(states: DiscreteEncoder, actions: DiscreteEncoder) -> tuple[str, int, str, int] | None:
     """``(sensor id, its start, actuator id, its start)`` when the agent has one
     ``Discrete`` sensor and one ``Discrete`` actuator (the inlined encoding of
-    :meth:`QLearningBrain.thinking` and :meth:`QLearningMuscle.propose_actions`), else ``None``."""
+    :meth:`QLearningBrain.thinking_values` and :meth:`QLearningMuscle.propose_values`), else ``None``."""
     if not (states._single and actions._single):
         return None
     return states._single_id, states._single_start, actions._single_id, actions._single_start
