@@ -11,7 +11,8 @@ from pathlib import Path
 ROOT = Path(__file__).resolve().parents[1]
 #: modules of the extras, made unimportable in the subprocesses below
 BLOCKED = ("pandas", "statsmodels", "matplotlib", "fastapi", "uvicorn", "jinja2", "plotly", "pyarrow", "torch",
-           "stable_baselines3", "pettingzoo", "dask", "distributed", "psycopg", "alembic", "mako")
+           "stable_baselines3", "pettingzoo", "dask", "distributed", "psycopg", "alembic", "mako", "tensorboard",
+           "mlflow")
 DOCUMENT = """\
 uid: lean
 seed: 3
@@ -54,9 +55,9 @@ def test_core_dependencies_are_the_lean_core() -> None:
     project = tomllib.loads((ROOT / "pyproject.toml").read_text("utf-8"))["project"]
     names = {d.split(">")[0].split("=")[0].split("[")[0].strip().lower() for d in project["dependencies"]}
     assert not names & {"pandas", "statsmodels", "matplotlib", "fastapi", "uvicorn", "jinja2", "plotly", "httpx",
-                        "playwright", "torch", "alembic"}
-    assert {"analysis", "dashboard", "sb3", "pettingzoo", "postgres", "dask", "parquet", "migrate", "all", "test"} \
-        <= set(project["optional-dependencies"])
+                        "playwright", "torch", "alembic", "tensorboardx", "tensorboard", "mlflow", "mlflow-skinny"}
+    assert {"analysis", "dashboard", "sb3", "pettingzoo", "postgres", "dask", "parquet", "migrate", "tensorboard",
+            "mlflow", "all", "test"} <= set(project["optional-dependencies"])
 
 
 def test_a_campaign_runs_without_the_extras_and_analysis_names_its_extra(tmp_path) -> None:
@@ -73,3 +74,11 @@ def test_a_campaign_runs_without_the_extras_and_analysis_names_its_extra(tmp_pat
     assert results.returncode == 2
     assert "needs the 'analysis' extra" in results.stderr and "pip install 'xdoe[analysis]'" in results.stderr
     assert "Traceback" not in results.stderr
+    # a log target names the extra that writes it, before anything runs (issue 36)
+    logged = _run(tmp_path, "xrun", "experiment-start", "--quiet", "--log", "tensorboard:tb", *runs)
+    assert logged.returncode == 2, logged.stderr
+    assert "needs the 'tensorboard' extra" in logged.stderr and "pip install 'xdoe[tensorboard]'" in logged.stderr
+    exported = _run(tmp_path, "xrun", "export", "_outputs", "--to", "mlflow:mlruns")
+    assert exported.returncode == 2, exported.stderr
+    assert "needs the 'mlflow' extra" in exported.stderr and "Traceback" not in exported.stderr
+    assert not (tmp_path / "tb").exists() and not (tmp_path / "mlruns").exists()

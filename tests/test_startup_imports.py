@@ -70,7 +70,7 @@ def test_experiment_start_loads_no_analysis_stack(tmp_path: Path) -> None:
         YAML().dump(run, fh)
     # nor SQLAlchemy's ORM: the run path records through Core tables (xdoe.store._tables)
     heavy = ("pandas", "statsmodels", "torch", "scipy", "rich", "dask", "pyarrow", "psycopg", "stable_baselines3",
-             "psutil", "sqlalchemy.orm", "xdoe.store._models")
+             "psutil", "sqlalchemy.orm", "xdoe.store._models", "xdoe.tracking", "tensorboard", "mlflow")
     store = ("--store", f"sqlite:///{tmp_path / 's.sqlite'}", "--results", str(tmp_path / "r"))
     got = _loaded("_xrun", heavy, "experiment-start", str(path), "--quiet", *store, cwd=tmp_path)
     assert got == "clean"
@@ -78,6 +78,20 @@ def test_experiment_start_loads_no_analysis_stack(tmp_path: Path) -> None:
     heavy = (*heavy, "matplotlib")
     assert _loaded("_xrun", heavy, "experiment-start", str(path), "--quiet", "--in-process", "--rerun", *store,
                    cwd=tmp_path) == "clean"
+    # logged (issue 36): the trackers' libraries load in the run's process only, never in xrun's
+    import importlib.util
+
+    if importlib.util.find_spec("tensorboard") and importlib.util.find_spec("mlflow"):
+        log = ("--log", f"tensorboard:{tmp_path / 'tb'}", "--log", f"mlflow:file://{tmp_path / 'mlruns'}")
+        assert _loaded("_xrun", ("mlflow", "torch", "tensorboard"), "experiment-start", str(path),
+                       "--quiet", "--no-laydown", *log, "--store", f"sqlite:///{tmp_path / 'logged.sqlite'}",
+                       "--results", str(tmp_path / "logged"), cwd=tmp_path) == "clean"
+        assert list((tmp_path / "tb").rglob("events.out.tfevents.*")) and (tmp_path / "mlruns").is_dir()
+        # and in the run's process TensorBoard's writer comes without torch (tensorboardX's would import it)
+        assert _loaded("_xrun", ("torch", "tensorflow"), "experiment-start", str(path), "--quiet", "--no-laydown",
+                       "--in-process", "--rerun", "--log", f"tensorboard:{tmp_path / 'tb'}", "--store",
+                       f"sqlite:///{tmp_path / 'logged.sqlite'}", "--results", str(tmp_path / "logged"),
+                       cwd=tmp_path) == "clean"
     assert len(list((tmp_path / "r").glob("one-step/*/laydown.svg"))) == 2
     assert _loaded("_xrun", heavy, "experiment-start", str(path), "--quiet", "--in-process", "--rerun",
                    "--no-laydown", "--store", f"sqlite:///{tmp_path / 's2.sqlite'}", "--results",

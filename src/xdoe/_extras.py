@@ -23,6 +23,7 @@ EXTRAS = {
     "dask": "dask", "distributed": "dask",
     "alembic": "migrate", "mako": "migrate",
     "optuna": "optuna",
+    "tensorboard": "tensorboard", "mlflow": "mlflow",
 }
 
 

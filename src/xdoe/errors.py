@@ -50,6 +50,7 @@ __all__ = [
     "RunTimeout",
     "ObservationSpaceWarning",
     "RunWarning",
+    "TrackingWarning",
 ]
 
 
@@ -365,6 +366,12 @@ class ObservationSpaceWarning(RunWarning):
     """An environment reported a sensor value outside the sensor's space
     (``phase_config.observation_check: warn``, the default); warned once per
     run and sensor, naming the sensor, the value and the space."""
+
+
+class TrackingWarning(RunWarning):
+    """Logging a run to TensorBoard or MLflow (``--log``, ``run_config.log``)
+    failed; warned once per run and target, after which the run goes on
+    without that target (the store keeps every episode)."""
 
 
 class OutputError(XdoeError, OSError):

@@ -99,7 +99,7 @@ def test_a_named_run_config_is_refused_with_its_shape(command: str, tmp_path: Pa
     args = ["-o", str(tmp_path / "out")] if command == "generate" else ["--strict"]
     result = CliRunner().invoke(xgen, [command, str(path), *args])
     _one_error(result, f"{path}:46: definitions.run_config:", "run_config is one mapping {condition:",
-               "timeout: seconds}", "'c' holds condition, timeout")
+               "timeout: seconds, log: [tensorboard:DIR, mlflow:URI]}", "'c' holds condition, timeout")
     assert not (tmp_path / "out").exists()
 
 

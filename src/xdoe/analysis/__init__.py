@@ -41,6 +41,11 @@ if TYPE_CHECKING:  # the same names for type checkers (`Name as Name`: a re-expo
         sections as sections,
         shown_rows as shown_rows,
     )
+    from xdoe.analysis._optuna import (
+        optuna_summary as optuna_summary,
+        optuna_text as optuna_text,
+        plot_optimization as plot_optimization,
+    )
     from xdoe.analysis._plan import (
         Comparison as Comparison,
         Plan as Plan,
@@ -74,6 +79,7 @@ _EXPORTS = {
     "xdoe.analysis._effects": ["analyze", "design_points"],
     "xdoe.analysis._format": ["render", "sections", "STAT_NAMES", "TABLE_ROWS", "fmt_levels", "fmt_num", "points_section",
                               "shown_rows"],
+    "xdoe.analysis._optuna": ["optuna_summary", "optuna_text", "plot_optimization"],
     "xdoe.analysis._plan": ["Comparison", "Plan", "plan_repetitions", "welch_repetitions", "bootstrap_repetitions"],
     "xdoe.analysis._report": ["write_report"],
     # xgen augment --steepest-ascent / --confirm: the block placed by the design's model

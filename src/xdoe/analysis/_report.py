@@ -220,6 +220,15 @@ def write_report(frame: "pd.DataFrame | None", output: str | Path, *, response: 
         parts.append(f"<h3>{html.escape(a.title())}: {html.escape(title_)}</h3>" + _table(headers, rows))
         parts += [f"<p class=warn>warning: {html.escape(w)}</p>" for w in a.warnings]
 
+    if (doe_design or {}).get("method") == "optuna":  # the best trial, the importances (xdoe.analysis._optuna)
+        from xdoe.analysis._optuna import optuna_summary, optuna_text, plot_optimization
+
+        table, phase = run_table(design, response, result.agent)
+        adaptive = optuna_summary(table, doe_design, response=response.label(phase))
+        parts.append('<h2 id="optuna">Adaptive design (Optuna)</h2>'
+                     + "".join(f"<p>{html.escape(line)}</p>" for line in optuna_text(adaptive).splitlines()))
+        parts.append(_image(lambda p: plot_optimization(adaptive, p), "Each trial's response and the best so far"))
+
     # 7 plots
     parts.append('<h2 id="plots">Plots</h2>')
 

@@ -43,6 +43,9 @@ class CampaignOptions:
             away (its server stopped or restarting) before the campaign stops
             (``--store-wait``; 0: stop at once). Meanwhile no run starts and
             the runs in flight keep their episodes buffered.
+        log: ``tensorboard:DIR`` / ``mlflow:URI`` targets every run logs its
+            episodes to as they are recorded (``--log``; :mod:`xdoe.tracking`),
+            besides those of its document's ``run_config.log``.
 
     Raises:
         InputError: ``jobs`` is below 1 or a time is not positive.
@@ -62,6 +65,7 @@ class CampaignOptions:
     laydown: bool = True
     claim: bool = True
     store_wait: float = STORE_WAIT
+    log: tuple[str, ...] = ()
 
     def __post_init__(self) -> None:
         if int(self.jobs) < 1:
@@ -74,6 +78,10 @@ class CampaignOptions:
             raise InputError(f"--store-wait must be 0 or more, got {self.store_wait}")
         if self.results is not None and not isinstance(self.results, str):
             object.__setattr__(self, "results", str(self.results))
+        if self.log:
+            from xdoe.documents import log_targets
+
+            object.__setattr__(self, "log", tuple(str(t) for t in log_targets(list(self.log))))
 
     @property
     def remote(self) -> bool:
@@ -86,7 +94,9 @@ class CampaignOptions:
         an absolute store URL and results root when :attr:`remote`."""
         if not self.remote:
             return self
+        from xdoe.documents import log_targets  # relative log folders and file stores made absolute too
         from xdoe.store import absolute_url
 
         results = None if self.results is None else str(Path(self.results).resolve())
-        return replace(self, store_url=absolute_url(self.store_url), results=results)
+        log = tuple(str(t.absolute()) for t in log_targets(list(self.log)))
+        return replace(self, store_url=absolute_url(self.store_url), results=results, log=log)

@@ -225,7 +225,7 @@ def _run_claimed(task: RunTask, db: Store, plan: "RunPlan",
     with parallel_workers(options.parallel_workers), beat or contextlib.nullcontext():
         return run(plan, store=db, results=options.results, store_steps=options.store_steps,
                    progress=progress, rerun=options.rerun, heartbeat_timeout=options.heartbeat_timeout,
-                   run_timeout=options.run_timeout, decision=decision)
+                   run_timeout=options.run_timeout, decision=decision, log=options.log)
 
 
 def _interrupt_abandoned(db: Store, state: "RunState", stale_after: float) -> "RunState":

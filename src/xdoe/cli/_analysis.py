@@ -218,11 +218,37 @@ def analyze_command(output_dir: Path | None, experiment: str | None, include_bra
     design = read_design(output_dir, _resolve(output_dir, experiment, store_url)[0])
     who = response_agents(split_branches(frame)[0], resp, agent)
     results = [analyze(frame, resp, statistic=statistic, agent=a, seed=seed, design=design) for a in who]
-    click.echo(render(results if who != [None] else results[0], fmt, width=console().width), nl=fmt not in ("table",))
+    text = render(results if who != [None] else results[0], fmt, width=console().width)
+    adaptive = _adaptive(frame, resp, who[0], design, output_dir, experiment, store_url)
+    if adaptive is not None and fmt == "json":
+        import json
+
+        text = json.dumps({**json.loads(text), "optuna": adaptive}, indent=2, ensure_ascii=False)
+    click.echo(text, nl=fmt not in ("table",))
+    if adaptive is not None and fmt in ("table", "markdown"):
+        from xdoe.analysis import optuna_text
+
+        click.echo(("\n" if fmt == "markdown" else "") + optuna_text(adaptive, fmt), nl=False)
     if fmt != "table":
         for result in results:
             for warning in result.warnings:
                 click.secho(f"warning: {warning}", fg="yellow", err=True)
+
+
+def _adaptive(frame: Any, resp: Any, agent: str | None, design: dict | None, output_dir: Path | None,
+              experiment: str | None, store_url: str | None) -> dict | None:
+    """An optuna design's best trial, importances, history and Pareto front
+    (:func:`xdoe.analysis.optuna_summary`), else ``None``."""
+    if not design or design.get("method") != "optuna":
+        return None
+    from xdoe.analysis import optuna_summary, parse_response, run_table, split_branches
+
+    table, phase = run_table(split_branches(frame)[0], resp, agent)
+    others = []
+    for text in ((design.get("info") or {}).get("response") or [])[1:]:  # several: the Pareto front
+        other = parse_response(text or None)
+        others.append(run_table(load_frame(output_dir, experiment, store_url, response=other), other, agent)[0])
+    return optuna_summary(table, design, response=resp.label(phase), others=others)
 
 
 @click.group("plot", short_help="Draw learning curves, main effects or a run's lay-down.")
@@ -325,6 +351,31 @@ def design_plot_command(output_dir: Path | None, experiment: str | None, include
     if path is None:
         fail("no plot for this design: xrun plot design draws two-level (half-normal), response-surface "
              "(contour) and Morris (mu*-sigma) designs", EXIT_FAILED)
+    click.echo(f"wrote {path}")
+
+
+@plot_group.command("optimization", short_help="An adaptive (optuna) design: the best response against trials.")
+@_select
+@_response
+@_output("optimization.png")
+@handle_errors
+def optimization_command(output_dir: Path | None, experiment: str | None, include_branches: bool,
+                         store_url: str | None, response: str | None, output: Path, overwrite: bool) -> None:
+    """Each trial's response (its runs aggregated by the design's stat) and
+    the best so far against the trial number, of a design: {method: optuna}.
+    Exit 1 for any other design."""
+    from xdoe.analysis import parse_response, plot_optimization, read_design, response_agents
+
+    check_output(output, overwrite)
+    resp = parse_response(response)
+    frame = load_frame(output_dir, experiment, store_url, response=resp)
+    uid = _resolve(output_dir, experiment, store_url)[0]
+    agent = response_agents(frame, resp)[0]
+    summary = _adaptive(frame, resp, agent, read_design(output_dir, uid), output_dir, experiment, store_url)
+    if summary is None:
+        fail("no optimization plot for this design: xrun plot optimization draws designs of method optuna "
+             "(xrun optimize)", EXIT_FAILED)
+    path = plot_optimization(summary, output, title=f"{uid} · response {summary['response']} · {summary['trials']} trials")
     click.echo(f"wrote {path}")
 
 

@@ -161,7 +161,8 @@ def store_option(func: F) -> F:
     )(func)
 
 
-def output_options(help: str, *, default: str | None = None, metavar: str = "FILE") -> Callable[[F], F]:
+def output_options(help: str, *, default: str | None = None, metavar: str = "FILE",
+                   required: bool | None = None) -> Callable[[F], F]:
     """``--output/-o FILE`` (required without ``default``) and ``--overwrite``,
     passed to the command as ``output`` (a Path) and ``overwrite``. Every
     command that writes a file the user names takes these two, and calls
@@ -172,7 +173,8 @@ def output_options(help: str, *, default: str | None = None, metavar: str = "FIL
                             help="Replace the output file if it exists (default: refuse, exit 2).")(func)
         # a folder is refused by check_output in one line (click's own refusal is a usage text)
         return click.option("--output", "-o", "output", type=click.Path(path_type=Path),
-                            metavar=metavar, required=default is None, default=default,
+                            metavar=metavar, required=default is None if required is None else required,
+                            default=default,
                             show_default=default is not None,
                             help=f"{help} An existing file is refused unless --overwrite; the file "
                                  "appears only when complete.")(func)

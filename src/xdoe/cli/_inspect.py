@@ -23,8 +23,8 @@ from typing import Any, Callable
 
 import click
 
-from xdoe.cli._common import (EXIT_FAILED, EXIT_OK, OVERWRITE_HINT, check_output, console, fail, handle_errors,
-                              output_options)
+from xdoe.cli._common import (EXIT_FAILED, EXIT_INPUT, EXIT_OK, OVERWRITE_HINT, check_output, console, fail,
+                              handle_errors, output_options)
 from xdoe.cli._select import all_option, choose_experiment, open_store, select_options, store_of
 from xdoe.store import HEARTBEAT_TIMEOUT
 
@@ -225,7 +225,12 @@ def _print_run(console: Any, r: Any, instance: Any) -> None:
 @select_options
 @all_option
 @output_options("The table to write; the suffix picks the format (Parquet needs pyarrow).",
-                metavar="FILE.csv|FILE.parquet")
+                metavar="FILE.csv|FILE.parquet", required=False)
+@click.option("--to", "to", default=None, metavar="tensorboard:DIR|mlflow:URI",
+              help="Instead of a table (-o), write the runs to TensorBoard (event files below "
+                   "DIR/<experiment>/<run>) or MLflow (a tracking URI, e.g. file:///abs/mlruns) as "
+                   "`experiment-start --log` does; a run the destination holds already is kept unless "
+                   "--overwrite.")
 @click.option("--all-instances", is_flag=True,
               help="Every run instance (adds an 'instance' column) instead of, per run, the latest "
                    "finished one (else the latest).")
@@ -234,7 +239,8 @@ def _print_run(console: Any, r: Any, instance: Any) -> None:
                    "labelled in a last column 'branch'.")
 @handle_errors
 def export_command(output_dir: Path | None, experiment: str | None, store_url: str | None, every: bool,
-                   output: Path, overwrite: bool, all_instances: bool, include_branches: bool) -> None:
+                   output: Path | None, overwrite: bool, to: str | None, all_instances: bool,
+                   include_branches: bool) -> None:
     """Write one long table, one row per episode, worker and agent of the
     design's runs: experiment, run, design_point, repetition, seed, one
     column per factor, phase, mode, worker, episode, agent, steps, reward,
@@ -245,8 +251,17 @@ def export_command(output_dir: Path | None, experiment: str | None, store_url: s
     are several, --all exports every experiment in the store.
 
     Streams from the store (memory stays flat); the file appears only when complete.
-    """
 
+    --to tensorboard:DIR or --to mlflow:URI writes the runs to a tracker
+    instead (the 'tensorboard' / 'mlflow' extra): one tracker run per run,
+    its factor levels as hyperparameters, every episode.
+    """
+    if (output is None) == (to is None):
+        fail("give either -o FILE (a table) or --to tensorboard:DIR|mlflow:URI", EXIT_INPUT)
+    if to is not None:
+        _export_to(output_dir, experiment, store_url, every, to, overwrite, all_instances, include_branches)
+        return
+    assert output is not None
     check_output(output, overwrite)
     with open_store(store_of(output_dir, store_url)) as store:
         experiment = choose_experiment(output_dir, experiment, store, every=every, allow_all=True)
@@ -261,3 +276,32 @@ def export_command(output_dir: Path | None, experiment: str | None, store_url: s
     if result.rows == 0:
         fail(f"no episodes matched in {scope} {store.url}: the recorded phases have no episode "
              f"(only the header was written)", EXIT_FAILED)
+
+
+def _export_to(output_dir: Path | None, experiment: str | None, store_url: str | None, every: bool, to: str,
+               overwrite: bool, all_instances: bool, include_branches: bool) -> None:
+    """``xrun export --to``: the runs to a tracker (:func:`xdoe.tracking.export_runs`)."""
+    from xdoe.documents import parse_log_target
+    from xdoe.tracking import export_runs, missing_extras
+
+    target = parse_log_target(to)  # InputError: exit 2
+    for line in missing_extras([target]):
+        fail(line, EXIT_INPUT)
+    with open_store(store_of(output_dir, store_url)) as store:
+        experiment = choose_experiment(output_dir, experiment, store, every=every, allow_all=True)
+        scope = f"experiment {experiment!r} in store" if experiment else "store"
+        if not store.selected_phases(experiment, all_instances=all_instances):
+            fail(f"nothing to export: no run of {scope} {store.url} has recorded a phase "
+                 f"(run `xrun experiment-start` first); nothing written to {target}", EXIT_FAILED)
+        try:
+            done = export_runs(store, target, experiment, all_instances=all_instances,
+                               include_branches=include_branches, replace=overwrite)
+        except Exception as exc:  # noqa: BLE001 - the tracker library's error, on one line
+            from xdoe.errors import XdoeError, one_line
+
+            if isinstance(exc, XdoeError):
+                raise
+            fail(f"{target}: {type(exc).__name__}: {one_line(exc)}", EXIT_FAILED)
+    kept = f"; kept {done.kept:,} it holds already (--overwrite rewrites them)" if done.kept else ""
+    click.echo(f"wrote {done.written:,} runs ({done.episodes:,} episode rows) of "
+               f"{experiment or 'every experiment'} to {target} in {done.seconds:.1f} s{kept}")

@@ -216,6 +216,11 @@ def main() -> None:
               help="Seconds each run may take (the smaller of this and the document's run_config.timeout); "
                    "a run passing it fails with 'no progress for N s in <Class>.<method>', the others go on. "
                    "Default: no limit.")
+@click.option("--log", "log", multiple=True, metavar="tensorboard:DIR|mlflow:URI",
+              help="Also log every run's episodes, as they are recorded, to TensorBoard (event files below "
+                   "DIR/<experiment>/<run>) or MLflow (a tracking URI, e.g. file:///abs/mlruns); repeatable; "
+                   "needs the 'tensorboard' / 'mlflow' extra. A logging failure is a warning of its run, "
+                   "never a failure (docs/tracking.md).")
 @handle_errors
 def experiment_start(files: tuple[str, ...], quiet: bool, jobs: str, **options: Any) -> None:
     """Run each run document FILES (e.g. _outputs/run-*.yaml, or the folder _outputs).
@@ -251,6 +256,21 @@ def experiment_start(files: tuple[str, ...], quiet: bool, jobs: str, **options: 
         sys.exit(EXIT_INTERRUPTED)
 
 
+def _check_log_targets(log: Sequence[str], plans: Sequence[Any]) -> None:
+    """Refuse, before anything runs (exit 2), a log target whose library
+    (its extra) is not installed: ``--log`` or a document's ``run_config.log``."""
+    targets = [*log, *(t for plan in plans for t in plan.log)]
+    if not targets:
+        return
+    from xdoe.tracking import missing_extras
+
+    missing = missing_extras(targets)
+    if missing:
+        for line in missing:
+            click.secho(f"error: {line}", fg="red", err=True)
+        sys.exit(EXIT_INPUT)
+
+
 def _experiment_start(files: tuple[str, ...], quiet: bool, jobs: str, resume: str, **options: Any) -> None:
     from xdoe.campaign import CampaignOptions, clear_stop, parse_jobs, stop_requested
     from xdoe.errors import StoreError, StoreLostError
@@ -276,6 +296,7 @@ def _experiment_start(files: tuple[str, ...], quiet: bool, jobs: str, resume: st
         for line in loaded.errors:
             click.secho(f"error: {line}", fg="red", err=True)
         sys.exit(EXIT_INPUT)
+    _check_log_targets(opts.log, loaded.plans)
     # what experiment-check finds, and what the store and results folders need, before either is
     # created: a document that cannot run is one line, exit 2, nothing written (issue 33)
     from xdoe.campaign import forkserver_started
@@ -405,6 +426,8 @@ for _command in [*analysis_commands(), plan_command]:
     main.add_command(_command)
 from xdoe.cli._dashboard import dashboard_command  # noqa: E402  (issue 15)
 main.add_command(dashboard_command)
+from xdoe.cli._optimize import optimize_command  # noqa: E402  (issue 37: adaptive designs)
+main.add_command(optimize_command(start=_experiment_start, options=[store_option, store_steps_option, scale_options]))
 
 
 if __name__ == "__main__":  # pragma: no cover - python -m xdoe.cli._xrun

@@ -21,7 +21,7 @@ from xdoe._lazy import lazy_exports
 if TYPE_CHECKING:
     from xdoe.design._augment import augment_runs, movable_levels, with_blocks
     from xdoe.design._doe import summary
-    from xdoe.design._expand import Expander, factors_of, run_seed
+    from xdoe.design._expand import Expander, factors_of, round_continuous, run_seed
     from xdoe.design._extend import ExtendPlan
     from xdoe.design._factorial import full_factorial
     from xdoe.design._folder import FolderExperiment, folder_experiments
@@ -40,6 +40,7 @@ if TYPE_CHECKING:
     from xdoe.design._lhs import latin_hypercube
     from xdoe.design._make import METHODS, Design, make_design
     from xdoe.design._maximin import maximin
+    from xdoe.design._optuna_study import OptunaStudy
     from xdoe.design._metrics import centred_l2_discrepancy, min_distance
     from xdoe.design._output import MAX_FIGURE_POINTS, OutputLayout, WriteResult, plan_outputs, write_outputs
     from xdoe.documents import DesignSpec, parse_design
@@ -80,6 +81,9 @@ __all__ = [
     "augment_runs",
     "with_blocks",
     "movable_levels",
+    # adaptive designs (method: optuna; xrun optimize)
+    "OptunaStudy",
+    "round_continuous",
     # the experiments of an output folder (the read commands of xrun)
     "FolderExperiment",
     "folder_experiments",
@@ -92,7 +96,8 @@ __getattr__, __dir__ = lazy_exports(__name__, globals(), {
     "xdoe.design._lhs": ["latin_hypercube"],
     "xdoe.design._maximin": ["maximin"],
     "xdoe.design._metrics": ["min_distance", "centred_l2_discrepancy"],
-    "xdoe.design._expand": ["Expander", "factors_of", "run_seed"],
+    "xdoe.design._expand": ["Expander", "factors_of", "run_seed", "round_continuous"],
+    "xdoe.design._optuna_study": ["OptunaStudy"],
     "xdoe.design._generate": [
         "generate", "prepare", "write_runs", "build_design", "check_runs", "plan_runs",
         "Generation", "RunSequence", "ExperimentWarning",

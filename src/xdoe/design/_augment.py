@@ -401,6 +401,9 @@ def augment_runs(runs: Any, output: str | Path, how: dict[str, Any], *,
             ``max_total_runs`` (counted from ``how`` alone, before any point
             is made).
     """
+    if runs.design.method == "optuna":  # its design points are the study's trials
+        raise InputError("xgen augment: an optuna design grows by xrun optimize (each design point is a trial of "
+                         "its study); raise its trials in the document instead")
     manifest = _read_manifest(runs, Path(output))
     if manifest is None:
         raise InputError(f"{output}: no manifest of this experiment: run xgen generate first")

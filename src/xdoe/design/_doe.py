@@ -44,7 +44,7 @@ def doe_design(factors: Sequence[Factor], spec: DesignSpec, budget: int | None, 
     method = spec.method
     info: dict[str, Any] = {"model": DOE_MODEL.get(method, spec.get("model", "linear")), **spec.to_dict()}
     scale = None
-    if budget is not None and method not in ("sobol", "halton", "d_optimal"):
+    if budget is not None and method not in ("sobol", "halton", "d_optimal", "optuna"):
         from xdoe.design._limits import doe_points_bound
 
         bound, _, exact = doe_points_bound(factors, spec, budget)
@@ -81,9 +81,17 @@ def doe_design(factors: Sequence[Factor], spec: DesignSpec, budget: int | None, 
         info.update(extra)
         reason = f"{method}: {len(points)} points (SALib)"
         active = None
+    elif method == "optuna":  # the first batch; xrun optimize asks the others (xdoe.design._optuna)
+        from xdoe.design._optuna import first_batch
+
+        points, extra = first_batch(factors, spec.options, seed)
+        info.update(extra)
+        reason = (f"optuna: the first {len(points)} of {extra['trials']} trials ({extra['sampler']} sampler, batches "
+                  f"of {extra['batch']}); xrun optimize runs them and asks the others")
+        active = None
     else:  # parse_design accepted it, so it is one of today's names
         raise DesignError(f"design {method}: no options are known for it")
-    if budget is not None and len(points) > budget and method not in ("sobol", "halton", "d_optimal"):
+    if budget is not None and len(points) > budget and method not in ("sobol", "halton", "d_optimal", "optuna"):
         raise DesignError(f"design {method} has {len(points)} points > max_runs {budget}; raise max_runs or "
                           "drop it")
     if budget is not None:

@@ -20,7 +20,7 @@ from typing import Any, Callable, Iterator
 
 from xdoe.design._expand import Expander, copy_plain, factors_of, round_continuous, run_seed, run_uid
 from xdoe.design._extend import ExtendPlan
-from xdoe.design._limits import refuse_too_large
+from xdoe.design._limits import refuse_long_file_names, refuse_too_large
 from xdoe.design._seeds import seed_levels
 from xdoe.design._template import TextTemplates
 from xdoe.design._output import OutputLayout, WriteResult, manifest_header, plan_outputs, write_outputs
@@ -286,24 +286,11 @@ def prepare(
     """
     experiment = load_experiment(document, strict=strict, overrides=overrides)
     design = build_design(experiment, max_total_runs=max_total_runs)
-    runs = RunSequence(experiment, design)
-    _refuse_long_file_names(runs)
+    if design.method == "optuna":  # its study's journal beside the manifest (xdoe.design._optuna)
+        design.info["storage"] = f"optuna-{experiment.safe_uid}.journal"
+    runs = RunSequence(experiment, design, repetitions=(design.info or {}).get("repetitions_per_trial"))
+    refuse_long_file_names(runs)
     return experiment, design, runs
-
-
-#: longest file name most file systems allow (NAME_MAX, bytes)
-MAX_FILE_NAME = 255
-
-
-def _refuse_long_file_names(runs: RunSequence) -> None:
-    """A :class:`DocumentError` at the uid when the run files' names would
-    be longer than :data:`MAX_FILE_NAME` bytes."""
-    size = len(runs.file_name(max(len(runs) - 1, 0)).encode("utf-8"))
-    if size > MAX_FILE_NAME:
-        exp = runs.experiment
-        raise exp.error(f"the uid is too long for file names: run files would be named {size} bytes long (at most "
-                        f"{MAX_FILE_NAME}); shorten it to {len(exp.safe_uid) - (size - MAX_FILE_NAME)} characters "
-                        "or fewer", ("uid" if "uid" in exp.data else "id",))
 
 
 def check_runs(runs: RunSequence, progress: Callable[[int], None] | None = None) -> None:
@@ -333,6 +320,10 @@ def _output_args(runs: RunSequence) -> dict:
             max_runs=experiment.model.max_runs,
         )
         head["design"]["runs"] = len(runs)  # an augmented design's blocks may have other repetitions
+        if design.method == "optuna":  # trial number = design point: the uids of each trial's runs
+            from xdoe.design._optuna import trial_runs
+
+            head["design"]["doe"]["info"]["trial_runs"] = trial_runs(runs)
         if experiment.overrides:
             head["overrides"] = experiment.overrides  # in the order given (see _output._emit)
         return head
@@ -358,8 +349,13 @@ def write_runs(
         DocumentError: a run cannot be built (nothing is written then).
     """
     runs = _with_blocks(runs, output)
-    return write_outputs(runs, output=output, force=force, progress=progress, force_folder=force_folder,
-                         **_output_args(runs))
+    result = write_outputs(runs, output=output, force=force, progress=progress, force_folder=force_folder,
+                           **_output_args(runs))
+    if runs.design.method == "optuna":  # its study, beside the manifest (docs/designs.md)
+        from xdoe.design._optuna import record_study
+
+        record_study(runs, output)
+    return result
 
 
 def plan_runs(runs: RunSequence, output: str | Path, *, force_folder: bool = False) -> ExtendPlan | None:

@@ -17,7 +17,7 @@ from xdoe.design._common import full_size
 from xdoe.design._factors import Factor
 from xdoe.errors import DesignTooLarge
 
-__all__ = ["design_points_bound", "check_design_size", "check_doe_size", "doe_points_bound", "refuse_too_large",
+__all__ = ["refuse_long_file_names", "MAX_FILE_NAME", "design_points_bound", "check_design_size", "check_doe_size", "doe_points_bound", "refuse_too_large",
            "DesignTooLarge"]
 
 
@@ -130,6 +130,8 @@ def doe_points_bound(factors: Sequence[Factor], spec: Any, budget: int | None) -
     if method == "morris":
         trajectories = int(spec.get("trajectories", 10))
         return trajectories * (d + 1), "trajectories" if "trajectories" in spec.options else None, d >= 2
+    if method == "optuna":  # every trial, not only the first batch xgen writes
+        return int(spec.get("trials", 1)), "trials", False
     if method == "saltelli":
         n = int(spec.get("n", 64))
         per = 2 * d + 2 if spec.get("second_order", False) else d + 2
@@ -147,9 +149,15 @@ def check_doe_size(factors: Sequence[Factor], spec: Any, *, budget: int | None, 
             is the option that sets the size (``None``: the method).
     """
     points, option, _ = doe_points_bound(factors, spec, budget)
+    repetitions = int(spec.get("repetitions_per_trial", repetitions)) if spec.method == "optuna" else repetitions
     total = points * repetitions
     if total <= limit:
         return
+    if spec.method == "optuna":  # every trial it will ask, not the first batch
+        raise DesignTooLarge(f"trials {points}: design optuna has {points} trials x {repetitions} repetition(s) per "
+                             f"trial = {total} runs, which exceeds max_total_runs {limit}; lower trials or "
+                             "repetitions_per_trial, or raise max_total_runs (xgen --max-total-runs) if you mean it",
+                             "trials")
     if points <= limit:  # the design fits; its repetitions do not
         raise DesignTooLarge(
             f"design {spec.method} has {points} points x {repetitions} repetitions = {total} runs, which exceeds "
@@ -194,3 +202,18 @@ def refuse_too_large(experiment: Any, factors: list, max_total_runs: int | None)
         else:
             key = ("max_runs",) if "max_runs" in data else (("factors",) if "factors" in data else ("schedule",))
         raise experiment.error(str(exc), key) from None
+
+
+#: longest file name most file systems allow (NAME_MAX, bytes)
+MAX_FILE_NAME = 255
+
+
+def refuse_long_file_names(runs: Any) -> None:
+    """A :class:`DocumentError` at the uid when the run files' names would
+    be longer than :data:`MAX_FILE_NAME` bytes."""
+    size = len(runs.file_name(max(len(runs) - 1, 0)).encode("utf-8"))
+    if size > MAX_FILE_NAME:
+        exp = runs.experiment
+        raise exp.error(f"the uid is too long for file names: run files would be named {size} bytes long (at most "
+                        f"{MAX_FILE_NAME}); shorten it to {len(exp.safe_uid) - (size - MAX_FILE_NAME)} characters "
+                        "or fewer", ("uid" if "uid" in exp.data else "id",))

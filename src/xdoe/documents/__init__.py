@@ -62,6 +62,12 @@ if TYPE_CHECKING:  # the same names for type checkers (`Name as Name`: a re-expo
         substitute as substitute,
         whole_placeholder as whole_placeholder,
     )
+    from xdoe.documents._log_targets import (
+        LOG_KINDS as LOG_KINDS,
+        LogTarget as LogTarget,
+        log_targets as log_targets,
+        parse_log_target as parse_log_target,
+    )
     from xdoe.documents._prune import PRUNE_METHODS as PRUNE_METHODS, PruneSpec as PruneSpec
     from xdoe.documents._reference import (
         Reference as Reference,
@@ -116,6 +122,8 @@ _EXPORTS = {
     "xdoe.documents._experiment_models": ["LIST_KEYS", "NAME_KEYS", "SET_KEYS"],
     # the file or folder name a run uid gives (a slug and a short hash unless it is file-safe)
     "xdoe.documents._identifiers": ["safe_uid", "uid_file_name"],
+    # where runs are logged besides the store: tensorboard:DIR, mlflow:URI (xdoe.tracking writes them)
+    "xdoe.documents._log_targets": ["LOG_KINDS", "LogTarget", "log_targets", "parse_log_target"],
     "xdoe.documents._lineage_specs": ["LoadSpec", "ReplaySpec", "parse_load", "parse_replay"],
     # KEY=VALUE overrides (xrun branch --set; xgen generate/check exp.yaml KEY=VALUE) and their manifest record
     "xdoe.documents._overrides": [

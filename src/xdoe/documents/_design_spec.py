@@ -12,6 +12,7 @@
     design: {method: d_optimal, runs: 12, model: interactions}
     design: {method: morris, trajectories: 10, levels: 4}    # SALib
     design: {method: saltelli, n: 64}                        # SALib
+    design: {method: optuna, sampler: tpe, trials: 40, batch: 4}  # Optuna (adaptive: xrun optimize)
 
 Pure Python (no numpy): the document model validates ``design`` with
 :func:`parse_design` before any design is built.
@@ -31,7 +32,8 @@ __all__ = ["DesignSpec", "parse_design", "PLAIN_METHODS", "OPTIONS", "ALL_METHOD
 #: the names ``design:`` took before mappings (still valid as plain strings)
 PLAIN_METHODS = ("auto", "full_factorial", "lhs", "maximin")
 
-#: method -> {option: kind}; kinds: "int>=0", "int>=1", "int>=2", ("choice", values), "text"
+#: method -> {option: kind}; kinds: "int>=0", "int>=1", "int>=2", ("choice", values), "text" (generators),
+#: "name" (a non-empty string), ("one or list", kind): that kind or a non-empty list of it
 OPTIONS: dict[str, dict[str, Any]] = {
     "auto": {},
     "full_factorial": {},
@@ -47,6 +49,11 @@ OPTIONS: dict[str, dict[str, Any]] = {
     "d_optimal": {"runs": "int>=1", "model": ("choice", ("linear", "interactions", "quadratic"))},
     "morris": {"trajectories": "int>=2", "levels": "int>=2"},
     "saltelli": {"n": "int>=1", "second_order": ("choice", (True, False))},
+    # adaptive (docs/designs.md, "Adaptive designs: Optuna"): the first batch here, the rest by xrun optimize
+    "optuna": {"sampler": ("choice", ("tpe", "cmaes", "gp", "random", "nsga2")), "trials": "int>=1",
+               "batch": "int>=1", "repetitions_per_trial": "int>=1", "response": ("one or list", "name"),
+               "direction": ("one or list", ("choice", ("maximize", "minimize"))),
+               "stat": ("choice", ("iqm", "mean", "median")), "agent": "name", "startup_trials": "int>=0"},
 }
 ALL_METHODS = tuple(OPTIONS)
 _GENERATOR = re.compile(r"[+-]?[a-zA-Z]+\Z")
@@ -68,6 +75,16 @@ class DesignSpec:
 
 
 def _check(method: str, key: str, value: Any, kind: Any) -> Any:
+    if isinstance(kind, tuple) and kind[0] == "one or list":
+        if isinstance(value, list):
+            if not value:
+                raise DesignError(f"design {method}: {key} must not be an empty list")
+            return [_check(method, key, v, kind[1]) for v in value]
+        return _check(method, key, value, kind[1])
+    if kind == "name":
+        if not isinstance(value, str) or not value.strip():
+            raise DesignError(f"design {method}: {key} must be a non-empty text, got {value!r}")
+        return value.strip()
     if isinstance(kind, tuple):
         values = kind[1]
         if isinstance(value, bool) != any(isinstance(v, bool) for v in values) or value not in values:
@@ -129,4 +146,11 @@ def parse_design(value: Any) -> DesignSpec:
         options[key] = _check(method, key, item, known[key])
     if "resolution" in options and "generators" in options:
         raise DesignError("design fractional_factorial: give resolution or generators, not both")
+    if method == "optuna":
+        if "trials" not in options:
+            raise DesignError("design optuna needs trials: the number of trials (design points) to run in all")
+        answers = [len(v) for k in ("response", "direction") if isinstance(v := options.get(k), list)]
+        if len(set(answers)) > 1:
+            raise DesignError("design optuna: response and direction must be lists of the same length "
+                              "(one direction per response)")
     return DesignSpec(method, options)

@@ -123,6 +123,7 @@ class RunConfigDefinition(DocumentModel):
 
     condition: OptionalComponentDefinition | None = None
     timeout: Seconds | None = None
+    log: list[str] | str | None = None  # one target or a list; checked and made a list by check_log
     prune: PruneSpec | None = None
 
     @model_validator(mode="before")
@@ -131,7 +132,15 @@ class RunConfigDefinition(DocumentModel):
         from xdoe.documents._prune import RUN_CONFIG_SHAPE
         from xdoe.documents._validation import refuse_named_definitions
 
-        return refuse_named_definitions(value, ("condition", "timeout", "prune"), "run_config", RUN_CONFIG_SHAPE)
+        return refuse_named_definitions(value, ("condition", "timeout", "log", "prune"), "run_config",
+                                        RUN_CONFIG_SHAPE)
+
+    @field_validator("log", mode="before")
+    @classmethod
+    def _log(cls, value: Any) -> Any:
+        from xdoe.documents._log_targets import check_log
+
+        return check_log(value)
 
 
 def _id_list(value: Any) -> Any:

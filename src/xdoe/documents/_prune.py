@@ -43,7 +43,8 @@ from xdoe.documents._validation import DocumentModel, Integer
 __all__ = ["PruneSpec", "PRUNE_METHODS", "RUN_CONFIG_SHAPE"]
 
 #: the shape of ``run_config`` (one mapping, in run and experiment documents alike)
-RUN_CONFIG_SHAPE = "{condition: {name: ..., params: {...}}, prune: {method: ..., min_steps: N}, timeout: seconds}"
+RUN_CONFIG_SHAPE = ("{condition: {name: ..., params: {...}}, prune: {method: ..., min_steps: N}, "
+                    "timeout: seconds, log: [tensorboard:DIR, mlflow:URI]}")
 
 #: the pruning rules, by the name a document gives them
 PRUNE_METHODS = ("successive_halving", "hyperband", "median")

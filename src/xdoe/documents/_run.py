@@ -36,6 +36,7 @@ from pydantic import Field, field_validator, model_validator
 
 from xdoe.documents._prune import RUN_CONFIG_SHAPE, PruneSpec
 from xdoe.documents._identifiers import experiment_uid_problem, name_problem, run_uid_problem
+from xdoe.documents._log_targets import check_log
 from xdoe.documents._storable import refuse_unstorable
 from xdoe.documents._validation import (
     check_unknown_keys,
@@ -185,19 +186,28 @@ class RunPhase(DocumentModel):
 class RunConfig(DocumentModel):
     """Run-wide settings: ``condition`` ends the whole run; ``timeout``:
     seconds the whole run may take (off when absent:
-    :mod:`xdoe.execution._watchdog`); ``prune``: end poor runs early
-    (:mod:`xdoe.documents._prune`)."""
+    :mod:`xdoe.execution._watchdog`); ``log``: ``tensorboard:DIR`` /
+    ``mlflow:URI`` targets the run's episodes are logged to as they happen;
+    ``prune``: end poor runs early (:mod:`xdoe.documents._prune`)."""
 
     open_keys: ClassVar[bool] = True
 
     condition: Annotated[ComponentSpec | None, empty_name_means_none] = None
     timeout: Seconds | None = None
+    #: where the run's episodes are logged besides the store (docs/tracking.md)
+    log: list[str] | str | None = None  # one target or a list; checked and made a list by check_log
     prune: PruneSpec | None = None
 
     @model_validator(mode="before")
     @classmethod
     def _one_mapping(cls, value: Any) -> Any:
-        return refuse_named_definitions(value, ("condition", "timeout", "prune"), "run_config", RUN_CONFIG_SHAPE)
+        return refuse_named_definitions(value, ("condition", "timeout", "log", "prune"), "run_config",
+                                        RUN_CONFIG_SHAPE)
+
+    @field_validator("log", mode="before")
+    @classmethod
+    def _log(cls, value: Any) -> Any:
+        return check_log(value)
 
 
 class DesignPointInfo(DocumentModel):

@@ -8,16 +8,17 @@ import time
 import traceback as _traceback
 from dataclasses import dataclass, field, replace
 from pathlib import Path
-from typing import TYPE_CHECKING, Any, Mapping
+from typing import TYPE_CHECKING, Any, Mapping, Sequence
 
 from xdoe.errors import DiskFullError, RunPruned, RunStopped, StoreError, StoreLostError, no_space_cause, one_line
 from xdoe.execution._interrupts import plugin_exit, watch_sigint
 from xdoe.execution._plan import RunPlan, document_data, plan_run
+from xdoe.execution._tracking import log_live
 from xdoe.execution._watchdog import RunTimeout
 from xdoe.store import DEFAULT_RESULTS_ROOT, HEARTBEAT_TIMEOUT
 
 if TYPE_CHECKING:
-    from xdoe.documents import RunDocument
+    from xdoe.documents import LogTarget, RunDocument
     from xdoe.execution._resume import Decision
     from xdoe.execution._runner import PhaseResult, ProgressCallback
     from xdoe.store import Store
@@ -176,6 +177,7 @@ def run(
     heartbeat_timeout: float | None = None,
     run_timeout: float | None = None,
     decision: "Decision | None" = None,
+    log: "Sequence[str | LogTarget]" = (),
 ) -> RunResult:
     """Execute one run document phase by phase and record it in the store.
 
@@ -210,6 +212,10 @@ def run(
             decided by a caller that read the run's state already (a
             campaign); default: read it here (one query). A resume another
             process wins first is decided again.
+        log: ``tensorboard:DIR`` / ``mlflow:URI`` targets the episodes are
+            logged to as they are recorded, besides the document's
+            ``run_config.log`` (:mod:`xdoe.tracking`); a failure to log is
+            a warning of the run, never its failure.
 
     Returns:
         a :class:`RunResult`. A run that fails (a component cannot be loaded
@@ -274,6 +280,7 @@ def run(
             with watch_sigint() as sigint, report as found:
                 result.warnings = found.messages  # filled while the run goes on
                 recorder.on_warning = found.note  # one report of every warning (a non-finite reward too)
+                log_live(plan, log, recorder, resumed=resume_point is not None)
                 with _limits(plan, run_timeout, result, recorder):  # the time limits count the run alone
                     execute_plan(plan, recorder, progress=progress, phases_done=result.phases,
                                  resume=resume_point)

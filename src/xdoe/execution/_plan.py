@@ -95,6 +95,8 @@ class RunPlan:
         phases: the schedule, in order.
         run_condition: ``run_config.condition`` or ``None``.
         timeout: ``run_config.timeout``: seconds the run may take, or ``None``.
+        log: ``run_config.log``: where the run's episodes are logged as they
+            happen (:class:`xdoe.documents.LogTarget`, written by :mod:`xdoe.tracking`).
         prune: ``run_config.prune`` (:class:`~xdoe.documents.PruneSpec`), or ``None``.
         document: the resolved run document as plain data (what the store
             records and hashes).
@@ -115,6 +117,7 @@ class RunPlan:
     file: str | None = None
     timeout: float | None = None
     file_sha256: str | None = None
+    log: tuple[Any, ...] = ()
     prune: "PruneSpec | None" = None
 
     @cached_property
@@ -243,15 +246,26 @@ def plan_run(model: "RunDocument", data: Mapping[str, Any] | None = None, *,
         document=dict(data),
         file=file,
         timeout=model.run_config.timeout if model.run_config is not None else None,
+        log=_log_targets(model.run_config.log if model.run_config is not None else None),
         prune=model.run_config.prune if model.run_config is not None else None,
     )
+
+
+def _log_targets(values: list[str] | None) -> tuple[Any, ...]:
+    if not values:
+        return ()
+    from xdoe.documents import log_targets
+
+    return log_targets(values)
 
 
 def document_data(model: "RunDocument") -> dict[str, Any]:
     """The plain run document (file shape: phases as one-key mappings) of ``model``."""
     out = model.model_dump(mode="json", exclude={"schedule"})
-    if isinstance(out.get("run_config"), dict) and out["run_config"].get("timeout") is None:
-        out["run_config"].pop("timeout", None)  # an absent limit is not written (same hash as before it existed)
+    if isinstance(out.get("run_config"), dict):
+        for key in ("timeout", "log"):  # absent is not written (the same hash as before they existed)
+            if out["run_config"].get(key) is None:
+                out["run_config"].pop(key, None)
     if isinstance(out.get("run_config"), dict):
         prune = model.run_config.prune if model.run_config is not None else None
         if prune is None:

@@ -47,6 +47,7 @@ from xdoe._lazy import lazy_exports, public_names
 if TYPE_CHECKING:  # the same names for type checkers (`Name as Name`: a re-export)
     from xdoe.store._store import Store as Store
     from xdoe.store._recorder import RunRecorder as RunRecorder
+    from xdoe.store._recorder_state import RecorderObserver as RecorderObserver
     from xdoe.store._instance_rows import InstanceInfo as InstanceInfo, RunInfo as RunInfo, RunState as RunState
     from xdoe.store._checkpoint_rows import CheckpointInfo as CheckpointInfo, SourceRow as SourceRow
     from xdoe.store._claims import ClaimHeartbeat as ClaimHeartbeat, new_owner as new_owner
@@ -95,6 +96,7 @@ if TYPE_CHECKING:  # the same names for type checkers (`Name as Name`: a re-expo
 _EXPORTS = {
     "xdoe.store._store": ["Store"],
     "xdoe.store._recorder": ["RunRecorder"],
+    "xdoe.store._recorder_state": ["RecorderObserver"],
     "xdoe.store._instance_rows": ["InstanceInfo", "RunInfo", "RunState"],
     "xdoe.store._checkpoint_rows": ["CheckpointInfo", "SourceRow"],
     "xdoe.store._claims": ["ClaimHeartbeat", "new_owner"],

@@ -16,7 +16,7 @@ from xdoe.errors import MAX_ERROR_CHARS, DocumentError, NonFiniteWarning, StoreE
 from xdoe.store._json import document_hash
 from xdoe.store._recorder_resume import RecorderResume
 from xdoe.store._recorder_rows import RowBuffer, _json_cell
-from xdoe.store._recorder_state import _insert_id
+from xdoe.store._recorder_state import RecorderObserver, _insert_id
 from xdoe.store._recorder_start import RecorderStart
 from xdoe.store import _tables as t
 from xdoe.store._tables import utcnow
@@ -124,6 +124,8 @@ class RunRecorder(RecorderStart, RecorderResume, RowBuffer):
         self._lock = threading.RLock()
         self._raw: Any = None  # SQLite: a DBAPI connection kept for the per-episode commits (_commit_raw)
         self._writers: dict[tuple[Any, ...], Callable[..., None]] = {}  # step_writer's, by their arguments
+        #: told of every phase, episode and the end as they are recorded (:class:`RecorderObserver`)
+        self.observers: list[RecorderObserver] = []
 
     # -- properties -------------------------------------------------------
     @property
@@ -173,6 +175,8 @@ class RunRecorder(RecorderStart, RecorderResume, RowBuffer):
             self._phases.append({"index": int(index), "name": str(name), "mode": str(mode),
                                  "status": "running", "start": now.isoformat(), "end": None,
                                  "episodes": 0})
+            for observer in self.observers:
+                observer.phase_started(int(index), str(name), str(mode), config)
 
     def episode_finished(
         self,
@@ -220,6 +224,8 @@ class RunRecorder(RecorderStart, RecorderResume, RowBuffer):
             self.total_steps += steps
             self._phases[-1]["episodes"] += 1
             self._buffered_row()
+            for observer in self.observers:
+                observer.episode_finished(worker, episode, agent, steps, reward, objective)
 
     def _missing(self, name: str, value: float | None, agent: str, episode: int) -> float | None:
         """The policy for a NaN or infinite episode value (``reward``,
@@ -331,6 +337,8 @@ class RunRecorder(RecorderStart, RecorderResume, RowBuffer):
                 assert self._files is not None
                 self._files.close()
                 self._files.write_metadata(self.metadata())
+                for observer in self.observers:
+                    observer.run_finished(status)
 
     def _warnings(self, conn: Any, warnings: Sequence[str]) -> list[str]:
         """The instance's warnings: those of its earlier attempts (resumed)

@@ -127,6 +127,8 @@ class RecorderResume(RecorderState):
                 self._phases.remove(entry)
             entry.update(status="running", end=None)
             self._phases.append(entry)
+            for observer in self.observers:
+                observer.phase_started(int(index), str(name), str(mode), config)
 
     def keep_results(self, keep: Callable[[str, int, int], bool]) -> None:
         """Drop from the instance's ``episodes.jsonl`` and

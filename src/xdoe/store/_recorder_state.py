@@ -8,7 +8,7 @@ from __future__ import annotations
 
 import threading
 from pathlib import Path
-from typing import TYPE_CHECKING, Any, Callable
+from typing import TYPE_CHECKING, Any, Callable, Protocol
 
 from sqlalchemy import Connection, Table, insert, select
 from sqlalchemy.exc import IntegrityError
@@ -19,7 +19,25 @@ from xdoe.store._steps import StepPolicy
 if TYPE_CHECKING:
     from xdoe.store._base import StoreBase
 
-__all__ = ["RecorderState"]
+__all__ = ["RecorderState", "RecorderObserver"]
+
+
+class RecorderObserver(Protocol):
+    """What a :class:`~xdoe.store.RunRecorder` tells the observers in its
+    ``observers`` list, in the run's process and order, as it records them
+    (:mod:`xdoe.tracking` logs them to TensorBoard and MLflow). Values are
+    as stored: a non-finite ``reward``/``objective`` arrives as ``None``.
+    An observer must not raise: the recorder does not catch for it."""
+
+    def phase_started(self, index: int, name: str, mode: str, config: dict[str, Any]) -> None:
+        """A phase started, or a resumed instance continues it."""
+
+    def episode_finished(self, worker: int, episode: int, agent: str, steps: int,
+                         reward: float | None, objective: float | None) -> None:
+        """One worker's episode ended for one agent (recorded in the open phase)."""
+
+    def run_finished(self, status: str) -> None:
+        """The instance ended with ``status`` (``finished``, ``failed``, ``interrupted``)."""
 
 
 def _int_or_none(value: Any) -> int | None:
@@ -77,3 +95,4 @@ class RecorderState:
     _raw: Any
     _writers: dict[tuple[Any, ...], Callable[..., None]]
     stored_steps: int
+    observers: list[RecorderObserver]

@@ -16,6 +16,8 @@ from xdoe.store._rows import StoreRows
 
 if TYPE_CHECKING:
     from xdoe.store._dashboard import CampaignSummary, Design, RunsPage
+    from collections.abc import Iterator
+
     from xdoe.store._export import ExportResult, SelectedPhase
     from xdoe.store._lineage import RunNode
     from xdoe.store._membership import BranchRun
@@ -61,6 +63,16 @@ class StoreViews(StoreRows):
         from xdoe.store._export import selected_phases
 
         return selected_phases(self, experiment, all_instances=all_instances, include_branches=include_branches)
+
+    def phase_episodes(self, phase: "SelectedPhase") -> "Iterator[tuple[Any, ...]]":
+        """The episodes of one of :meth:`selected_phases`, in the order they
+        were recorded: ``(worker, episode, agent, steps, reward, objective,
+        wall_time, terminated, truncated, cut_by)`` (``xrun export --to``)."""
+        from xdoe.store._export import iter_export_rows
+
+        width = len(("experiment", "run", "design_point", "repetition", "seed", "phase", "mode"))
+        for row in iter_export_rows(self, [phase], [], {}):  # type: ignore[arg-type]
+            yield row[width:]
 
     def export_episodes(self, path: str | Path, experiment: str | None = None, *, all_instances: bool = False,
                         include_branches: bool = False, batch_rows: int | None = None, overwrite: bool = False,

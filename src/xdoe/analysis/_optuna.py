@@ -1,0 +1,202 @@
+"""What ``xrun analyze`` adds for an adaptive design (``design: {method:
+optuna}``, :mod:`xdoe.design._optuna`): the best trial (its levels, its
+response aggregated over its runs by the design's ``stat``, its runs), the
+trials in order with the best so far, Optuna's parameter importances, and,
+for several responses, the Pareto front; ``xrun plot optimization`` draws
+the best response against trials.
+
+Everything is computed from the runs in the store (one row per run,
+:func:`xdoe.analysis.run_table`) and the manifest's points: the read commands
+never open the study's journal. The importances come from a study rebuilt in
+memory from the same trials (``optuna.trial.create_trial``): fANOVA
+(Hutter et al. 2014, Optuna's default evaluator, which needs scikit-learn)
+when scikit-learn is installed, else PED-ANOVA (Watanabe et al. 2023,
+Optuna's ``PedAnovaImportanceEvaluator``, no extra dependency); the output
+names the one used.
+"""
+
+from __future__ import annotations
+
+import math
+from pathlib import Path
+from typing import TYPE_CHECKING, Any
+
+import numpy as np
+
+if TYPE_CHECKING:
+    import pandas as pd
+
+__all__ = ["optuna_summary", "optuna_text", "pareto_front", "plot_optimization"]
+
+
+def _settings(design: dict[str, Any]) -> tuple[list[str], str]:
+    info = design.get("info") or {}
+    directions = info.get("direction") or ["maximize"]
+    directions = directions if isinstance(directions, list) else [directions]
+    return directions, info.get("stat", "iqm")
+
+
+def trial_values(table: "pd.DataFrame", stat: str) -> dict[int, tuple[float, int]]:
+    """Trial (= design point) -> (its runs' scores aggregated by ``stat``, runs)."""
+    from xdoe.analysis._aggregates import aggregate
+
+    out = {}
+    for point, group in table.groupby("design_point"):
+        ys = group["y"].to_numpy(float)
+        ys = ys[np.isfinite(ys)]
+        if len(ys):
+            out[int(point)] = (aggregate(ys, stat), len(ys))
+    return out
+
+
+def _importances(design: dict[str, Any], values: dict[int, tuple[float, int]], direction: str
+                 ) -> tuple[str | None, dict[str, float] | None, str | None]:
+    """``(method, importances, why not)`` of a study rebuilt from the trials."""
+    try:
+        import optuna
+    except ImportError:
+        return None, None, "Optuna is not installed (pip install 'xdoe[optuna]')"
+    optuna.logging.set_verbosity(optuna.logging.WARNING)
+    d = optuna.distributions
+    points = design.get("points") or []
+    coding = design.get("coding") or {}
+    names = list(design.get("factors") or coding)
+    dists: dict[str, Any] = {}
+    for name in names:
+        rule = coding.get(name) or {}
+        if "scale" in rule:
+            dists[name] = d.FloatDistribution(float(rule["minus"]), float(rule["plus"]), log=rule["scale"] == "log")
+        else:  # levels: as text (any level, lists included, is one choice)
+            dists[name] = d.CategoricalDistribution(sorted({str(p["natural"].get(name)) for p in points}))
+    trials = []
+    for t, (value, _) in sorted(values.items()):
+        if t >= len(points):
+            continue
+        natural = points[t]["natural"]
+        params = {}
+        for name, dist in dists.items():
+            v = natural.get(name)
+            params[name] = (min(max(float(v), dist.low), dist.high) if isinstance(dist, d.FloatDistribution)
+                            else str(v))
+        trials.append(optuna.trial.create_trial(params=params, distributions=dists, value=value))
+    if len(trials) < 2 or len(dists) < 2:
+        return None, None, "needs two factors and two trials"
+    study = optuna.create_study(direction=direction)
+    study.add_trials(trials)
+    try:
+        import sklearn  # noqa: F401  (fANOVA's random forest)
+
+        method, evaluator = "fANOVA", optuna.importance.FanovaImportanceEvaluator(seed=0)
+    except ImportError:
+        method, evaluator = "PED-ANOVA", optuna.importance.PedAnovaImportanceEvaluator()
+    try:
+        found = optuna.importance.get_param_importances(study, evaluator=evaluator)
+    except (RuntimeError, ValueError) as exc:
+        return method, None, f"{method}: {exc}"
+    return method, {k: float(v) for k, v in found.items()}, None
+
+
+def pareto_front(values: np.ndarray, directions: list[str]) -> list[int]:
+    """Indices of the rows of ``values`` (trials x objectives) no other row
+    dominates (at least as good in every objective, better in one)."""
+    signed = np.asarray(values, float) * np.array([1.0 if d == "maximize" else -1.0 for d in directions])
+    out = []
+    for i, row in enumerate(signed):
+        if not np.all(np.isfinite(row)):
+            continue
+        others = np.delete(signed, i, axis=0)
+        if not np.any(np.all(others >= row, axis=1) & np.any(others > row, axis=1)):
+            out.append(i)
+    return out
+
+
+def optuna_summary(table: "pd.DataFrame", design: dict[str, Any] | None, *, response: str = "",
+                   others: list["pd.DataFrame"] | None = None) -> dict[str, Any] | None:
+    """The adaptive design's answer (see the module docstring), or ``None``
+    when ``design`` (the manifest's, :func:`xdoe.analysis.read_design`) is
+    not an optuna design. ``table``: :func:`xdoe.analysis.run_table` of the
+    response analysed; ``others``: the run tables of the design's other
+    responses (several: the Pareto front over all of them)."""
+    if not design or design.get("method") != "optuna":
+        return None
+    directions, stat = _settings(design)
+    direction = directions[0]
+    values = trial_values(table, stat)
+    points = design.get("points") or []
+    history, best_so_far, best = [], None, None
+    sign = 1.0 if direction == "maximize" else -1.0
+    for t in sorted(values):
+        value, n = values[t]
+        if best_so_far is None or sign * value > sign * best_so_far:
+            best_so_far, best = value, t
+        history.append({"trial": t, "value": value, "best": best_so_far, "runs": n})
+    out: dict[str, Any] = {"response": response, "stat": stat, "direction": direction, "trials": len(values),
+                           "sampler": (design.get("info") or {}).get("sampler"), "history": history}
+    if best is not None:
+        out["best"] = {"trial": best, "levels": points[best]["natural"] if best < len(points) else {},
+                       "value": values[best][0], "runs": values[best][1]}
+    method, importances, why = _importances(design, values, direction)
+    out["importance_method"], out["importances"] = method, importances
+    if why:
+        out["importance_note"] = why
+    if others and len(directions) > 1:
+        per = [values] + [trial_values(t, stat) for t in others]
+        trials = sorted(set.intersection(*(set(v) for v in per)))
+        matrix = np.array([[v[t][0] for v in per] for t in trials], float).reshape(-1, len(per))
+        out["pareto"] = [{"trial": trials[i], "values": matrix[i].tolist(),
+                          "levels": points[trials[i]]["natural"] if trials[i] < len(points) else {}}
+                         for i in pareto_front(matrix, directions[:len(per)])]
+    return out
+
+
+def _num(x: float) -> str:
+    return f"{x:.4g}" if isinstance(x, float) and math.isfinite(x) else str(x)
+
+
+def _levels(levels: dict[str, Any]) -> str:
+    return ", ".join(f"{k}={_num(v)}" for k, v in levels.items())
+
+
+def optuna_text(summary: dict[str, Any], fmt: str = "table") -> str:
+    """The summary as lines (``markdown``: a section with a table)."""
+    head = "## " if fmt == "markdown" else ""
+    lines = [f"{head}adaptive design: optuna {summary.get('sampler')}, {summary['trials']} trials told, "
+             f"{summary['direction']} {summary['stat']} over each trial's runs"]
+    best = summary.get("best")
+    if best:
+        lines.append(f"best trial {best['trial']}: {_levels(best['levels'])} -> {_num(best['value'])} "
+                     f"over {best['runs']} run(s)")
+    if summary.get("importances"):
+        ranked = sorted(summary["importances"].items(), key=lambda kv: -kv[1])
+        lines.append(f"parameter importances ({summary['importance_method']}, Optuna): "
+                     + ", ".join(f"{k} {v:.3f}" for k, v in ranked))
+    elif summary.get("importance_note"):
+        lines.append(f"parameter importances: none ({summary['importance_note']})")
+    for row in summary.get("pareto", []):
+        lines.append(f"Pareto front: trial {row['trial']}: {_levels(row['levels'])} -> "
+                     + ", ".join(_num(v) for v in row["values"]))
+    return "\n".join(lines) + "\n"
+
+
+def plot_optimization(summary: dict[str, Any], output: str | Path, *, title: str = "") -> Path:
+    """Each trial's response (dots) and the best so far (a step line) against the trial number."""
+    from xdoe.analysis._figure import check_suffix, new_figure, PALETTE, response_label, save
+
+    target = check_suffix(output)
+    fig = new_figure(7.0, 4.2, svg=target.suffix.lower() == ".svg")
+    ax = fig.add_subplot(1, 1, 1)
+    history = summary["history"]
+    x = [h["trial"] for h in history]
+    ax.plot(x, [h["value"] for h in history], "o", color=PALETTE[0], alpha=0.6, label="trial (its runs' "
+            f"{summary['stat']})")
+    ax.step(x, [h["best"] for h in history], where="post", color=PALETTE[1], lw=2, label="best so far")
+    best = summary.get("best")
+    if best:
+        ax.annotate(f"best: trial {best['trial']}", (best["trial"], best["value"]), textcoords="offset points",
+                    xytext=(6, -14), fontsize=8)
+    ax.set_xlabel("trial (order asked)")
+    ax.set_ylabel(response_label(summary.get("response") or "") or "response")
+    ax.set_title(title or f"optuna {summary.get('sampler')}: best response against trials", fontsize=10)
+    ax.legend(loc="best", fontsize=8)
+    ax.grid(alpha=0.3)
+    return save(fig, target)

@@ -1,0 +1,193 @@
+"""``xrun optimize DOCUMENT``: run an adaptive design (``design: {method:
+optuna, ...}``, :mod:`xdoe.design._optuna`) to the end.
+
+The loop: run the trials the study has not been told (their run files, on
+the chosen backend, through ``xrun experiment-start``'s own campaign code),
+read each finished trial's response (the design's ``response``, per run as
+``xrun analyze`` computes it, :func:`xdoe.analysis.run_table`, aggregated
+over the trial's runs by its ``stat``), tell the study, ask the next batch
+and write it as an ``xgen augment`` block; until ``trials``. Killed and
+started again it continues the same study: finished runs are skipped,
+finished trials told once, and what is asked next depends only on the
+document's seed and the trials before it.
+
+Built by :func:`optimize_command` with ``xrun experiment-start``'s runner and
+options, so this module does not import :mod:`xdoe.cli._xrun`.
+"""
+
+from __future__ import annotations
+
+import json
+import sys
+from pathlib import Path
+from typing import Any, Callable
+
+import click
+
+from xdoe.cli._common import EXIT_FAILED, EXIT_OK, fail, handle_errors
+
+__all__ = ["optimize_command", "trial_values"]
+
+F = Callable[..., Any]
+
+
+def _prepare(document: Path, output: Path | None) -> tuple[Any, Any, Path]:
+    """``(runs, OptunaStudy, output)``: the document prepared with the
+    overrides its manifest records (``xgen generate ... KEY=VALUE``)."""
+    from xdoe.design import OptunaStudy, prepare
+    from xdoe.documents import overrides_from_record
+
+    experiment, _, runs = prepare(document)
+    target = output if output is not None else Path(experiment.model.output)
+    for name in (f"manifest-{experiment.safe_uid}.json", "manifest.json"):
+        path = target / name
+        if path.is_file():
+            recorded = json.loads(path.read_text(encoding="utf-8")).get("overrides")
+            if recorded:
+                experiment, _, runs = prepare(document, overrides=overrides_from_record(recorded))
+            break
+    return runs, OptunaStudy(runs, target), target
+
+
+def trial_values(study: Any, store_url: str, finished: set[str]) -> dict[int, list[float]]:
+    """The values of the study's pending trials whose runs all finished:
+    per response, each run's score (:func:`xdoe.analysis.run_table`, as
+    ``xrun analyze`` computes it) aggregated over the trial's runs by the
+    design's ``stat`` (:func:`xdoe.analysis.aggregate`)."""
+    import numpy as np
+
+    from xdoe.analysis import aggregate, load_scores, parse_response, run_table
+
+    settings = study.settings
+    uid = study.base.experiment.safe_uid
+    runs = study.trial_runs()
+    ready = [t for t in study.pending() if runs.get(t) and all(u in finished for u in runs[t])]
+    if not ready:
+        return {}
+    scores = []
+    for text in settings.responses:
+        response = parse_response(text or None)
+        table, _ = run_table(load_scores(store_url, response, uid), response, settings.agent)
+        scores.append(dict(zip(table["run"].astype(str), table["y"].astype(float))))
+    out: dict[int, list[float]] = {}
+    for t in ready:
+        values = []
+        for by_run in scores:
+            ys = [by_run[u] for u in runs[t] if u in by_run]
+            values.append(aggregate(np.array(ys, float), settings.stat) if ys else float("nan"))
+        out[t] = values
+    return out
+
+
+def _finished(files: list[Path], store_url: str) -> set[str]:
+    """The run uids (file stems without ``run-``) of the files that finished."""
+    from xdoe.cli._jobs import skip_finished_files
+
+    todo, _ = skip_finished_files([str(f) for f in files], store_url)
+    left = {files[i] for i in todo}
+    return {f.stem[len("run-"):] for f in files if f not in left}
+
+
+def _levels(study: Any, number: int) -> str:
+    from xdoe.design import round_continuous
+
+    values = study.design.values(number) if number < len(study.design) else {}
+    return ", ".join(f"{k}={round_continuous(v) if isinstance(v, float) else v}" for k, v in values.items())
+
+
+def _number(x: float) -> str:
+    return f"{x:.6g}"
+
+
+def optimize_command(*, start: Callable[..., None], options: list[Callable[[F], F]]) -> click.Command:
+    """``xrun optimize`` running each batch with ``start`` (``xrun
+    experiment-start``'s campaign: ``start(files, quiet, jobs, resume,
+    **CampaignOptions fields)``, which exits) and its option decorators."""
+    from xdoe.cli._ctrl_c import RememberArgs, resume_line
+
+    def command(func: F) -> F:
+        for decorate in reversed(options):
+            func = decorate(func)
+        return func
+
+    @click.command("optimize", cls=RememberArgs,
+                   short_help="Run an adaptive design (method: optuna): batch, tell, ask, until its trials.")
+    @click.argument("document", type=click.Path(exists=True, dir_okay=False, path_type=Path))
+    @click.option("--output", "-o", type=click.Path(file_okay=False, path_type=Path), default=None,
+                  help="The output folder xgen generate wrote [default: the document's 'output' key].")
+    @click.option("--max-trials", type=click.IntRange(min=1), default=None, metavar="N",
+                  help="Stop once N or more trials are written and told (whole batches); the same command without it "
+                       "goes on.")
+    @click.option("--quiet", "-q", is_flag=True, help="No progress display, summary tables or trial lines.")
+    @click.option("--run-timeout", type=click.FloatRange(min=0.001), default=None, metavar="SECONDS",
+                  help="Seconds each run may take (as xrun experiment-start).")
+    @click.option("--laydown/--no-laydown", default=True, show_default=True,
+                  help="Put the lay-down diagram laydown.svg into each run's results folder (as xrun experiment-start).")
+    @click.option("--results", type=click.Path(file_okay=False, path_type=Path), default=None, metavar="DIR",
+                  help="Root folder of the per-run results files [default: OUTPUT/results].")
+    @command
+    @handle_errors
+    def optimize(document: Path, output: Path | None, max_trials: int | None, quiet: bool, jobs: str,
+                 store_url: str | None, results: Path | None, **campaign: Any) -> None:
+        """Run an adaptive design (design: {method: optuna, ...}) written by
+        xgen generate: run the trials not told yet (--jobs, --dask as xrun
+        experiment-start), tell the Optuna study each trial's response
+        aggregated over its runs, ask the next batch and write it as a block
+        numbered after the existing runs (as xgen augment), until the
+        design's trials. The study is the journal OUTPUT/optuna-<uid>.journal.
+
+        Killed or stopped, the same command continues the same study:
+        finished runs are skipped, each trial is told once, and the trials
+        asked next are those an uninterrupted campaign asks.
+
+        Exit 0 when every trial ran and was told, 1 when a run failed or was
+        interrupted (its trial waits; the same command retries it), 2 for
+        unusable input, 130 after Ctrl-C.
+        """
+        from xdoe.analysis import parse_response
+
+        resume = resume_line(click.get_current_context())
+        runs, study, target = _prepare(document, output)
+        for text in study.settings.responses:  # a bad response is refused before anything runs
+            parse_response(text or None)
+        store_url = store_url or f"sqlite:///{target / 'xrun.sqlite'}"  # --store, $XRUN_STORE, else beside it
+        results = results if results is not None else target / "results"
+        say = (lambda text: None) if quiet else (lambda text: click.echo(text))
+        settings = study.settings
+        say(f"{study.base.experiment.safe_uid}: optuna {settings.sampler}, {settings.trials} trials in batches of "
+            f"{settings.batch} x {runs.repetitions} run(s); study {study.path}")
+        while True:
+            pending = study.pending()
+            if pending:
+                files = study.files(pending)
+                say(f"trials {pending[0]}..{pending[-1]}: {len(files)} run(s)")
+                try:
+                    start([str(f) for f in files], quiet, jobs, resume, store_url=store_url, results=str(results),
+                          **campaign)
+                except SystemExit as exc:
+                    if exc.code not in (EXIT_OK, EXIT_FAILED, None):
+                        raise
+                told = study.tell(trial_values(study, store_url, _finished(files, store_url)))
+                for t in told:
+                    trial = study.study.trials[t]
+                    value = ", ".join(map(_number, trial.values)) if trial.values else trial.state.name.lower()
+                    say(f"  trial {t}: {_levels(study, t)} -> {value}")
+                left = study.pending()
+                if left:
+                    fail(f"trial(s) {', '.join(map(str, left))} have runs that did not finish (failed or "
+                         f"interrupted; see xrun status {target}); their trials wait: {resume}", EXIT_FAILED)
+            if study.trials >= settings.trials or (max_trials is not None and study.trials >= max_trials):
+                break
+            added = study.extend()
+            say(f"asked trials {study.trials - added}..{study.trials - 1}: wrote {added * runs.repetitions} run(s)")
+        best = study.best()
+        for trial in best:
+            say(f"best trial {trial.number}: {_levels(study, trial.number)} -> "
+                f"{', '.join(map(_number, trial.values))} ({len(study.trial_runs().get(trial.number, []))} run(s))")
+        if study.trials < settings.trials:
+            say(f"stopped at {study.trials} of {settings.trials} trials (--max-trials): the same command without "
+                "it continues the study")
+        sys.exit(EXIT_OK)
+
+    return optimize
+

@@ -1,0 +1,73 @@
+"""``xrun export --to tensorboard|mlflow``: the finished runs of the store
+written to a tracker as live logging would have written them
+(:class:`~xdoe.tracking.RunLog`), one tracker run per run instance."""
+
+from __future__ import annotations
+
+import time
+from dataclasses import dataclass
+from typing import TYPE_CHECKING, Any
+
+from xdoe.documents import LogTarget
+from xdoe.tracking._runlog import RunLog, make_tracker
+from xdoe.tracking._tracker import TrackedRun
+
+if TYPE_CHECKING:
+    from xdoe.store import Store
+
+__all__ = ["TrackerExport", "export_runs"]
+
+
+@dataclass(frozen=True)
+class TrackerExport:
+    """What :func:`export_runs` did: ``written`` runs (``episodes`` rows),
+    ``kept`` runs the destination held already, in ``seconds``."""
+
+    target: str
+    written: int
+    kept: int
+    episodes: int
+    seconds: float
+
+
+def export_runs(store: "Store", target: LogTarget | str, experiment: str | None = None, *,
+                all_instances: bool = False, include_branches: bool = False,
+                replace: bool = False) -> TrackerExport:
+    """Write the runs ``xrun export`` would write (per run, the newest
+    finished instance, else the newest; ``all_instances``: every one) to
+    ``target``. A run instance the destination holds already is kept unless
+    ``replace``.
+
+    Raises:
+        StoreError: the store cannot be read.
+        Exception: whatever the tracker's library raises (an export is not a
+            run: it stops at the first error).
+    """
+    started = time.perf_counter()
+    phases = store.selected_phases(experiment, all_instances=all_instances, include_branches=include_branches)
+    groups: dict[tuple[Any, ...], list[Any]] = {}
+    for phase in phases:
+        key = (phase.run, phase.instance_id) if all_instances else (phase.run,)
+        groups.setdefault(key, []).append(phase)
+    instances: dict[str, dict[int, Any]] = {}
+    written = kept = episodes = 0
+    for group in groups.values():
+        first = group[0]
+        if first.run not in instances:
+            instances[first.run] = {i.id: i for i in store.instances(run_uid=first.run)}
+        instance = instances[first.run][max(p.instance_id for p in group)]  # a resumed one may borrow phases
+        info = TrackedRun(experiment=first.experiment, run=first.run, instance=instance.uuid, levels=first.levels,
+                       design_point=first.design_point, repetition=first.repetition, seed=first.seed,
+                       content_hash=instance.content_hash, branch=first.branch)
+        log = RunLog([make_tracker(target)], info)
+        if not log.open(replace=replace):
+            kept += 1
+            continue
+        for phase in sorted(group, key=lambda p: p.index):
+            log.phase_started(phase.index, phase.name, phase.mode)
+            for row in store.phase_episodes(phase):
+                log.episode_finished(*row[:6])
+        log.run_finished(instance.status)
+        written += 1
+        episodes += log.episodes
+    return TrackerExport(str(target), written, kept, episodes, time.perf_counter() - started)
