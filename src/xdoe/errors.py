@@ -26,6 +26,7 @@ __all__ = [
     "ComponentRaisedError",
     "RunError",
     "RunStopped",
+    "RunPruned",
     "StoreError",
     "StoreLostError",
     "DiskFullError",
@@ -203,6 +204,12 @@ class RunError(XdoeError):
 class RunStopped(XdoeError):
     """A stop was requested for the running instance (:meth:`xdoe.store.Store.request_stop`):
     the run ends ``interrupted``, resumable, and the campaign goes on."""
+
+
+class RunPruned(XdoeError):
+    """The run's ``run_config.prune`` rule ended it at a rung
+    (:mod:`xdoe.execution._pruning`): it is recorded ``pruned``, done (never
+    run again), with every episode it ran."""
 
 
 class SlurmError(XdoeError):

@@ -22,7 +22,7 @@ if TYPE_CHECKING:
 
     from xdoe.store import Store
 
-__all__ = ["DESIGN_ATTR", "load", "table_frame", "readable", "levels_text", "experiment_label", "single_experiment",
+__all__ = ["DESIGN_ATTR", "PRUNED_ATTR", "load", "table_frame", "readable", "levels_text", "experiment_label", "single_experiment",
            "frame_experiment", "FACTORS_ATTR"]
 
 #: ``df.attrs`` key listing the factor columns of a :func:`load` frame
@@ -30,6 +30,9 @@ FACTORS_ATTR = "xdoe_factors"
 #: ``df.attrs`` key of the design the runs come from as the store recorded it
 #: (:meth:`xdoe.store.Store.experiment_design`: method, every factor's coding, blocks)
 DESIGN_ATTR = "xdoe_design"
+#: ``df.attrs`` key listing the runs their ``run_config.prune`` rule ended early (``pruned``): their
+#: episodes are in the frame (as ``xrun export`` writes them), the analysis leaves them out of responses
+PRUNED_ATTR = "xdoe_pruned"
 
 
 def readable(level: Any) -> Any:
@@ -118,8 +121,10 @@ def load(store: "Store | str | None" = None, experiment: str | None = None, *,
         objective, wall_time`` (seconds), ``terminated, truncated`` (booleans,
         ``None`` when not recorded), ``cut_by`` (what cut a truncated episode:
         see :mod:`xdoe._cuts`); ``df.attrs["xdoe_factors"]`` lists the
-        factor columns (and ``branch`` with ``include_branches``). Of each
-        run the latest finished instance (as ``xrun export``).
+        factor columns (and ``branch`` with ``include_branches``), and
+        ``df.attrs["xdoe_pruned"]`` the runs that were pruned (their episodes
+        are here; the analysis leaves them out). Of each run the latest
+        finished (or pruned) instance (as ``xrun export``).
 
     Raises:
         AmbiguousExperimentError: no ``experiment`` and the store holds runs
@@ -156,12 +161,14 @@ def table_frame(store: "Store | str | None", read: "Callable[[Store], Any]") -> 
         uids = frame["experiment"].dropna().unique() if "experiment" in frame else []
         # the design's coding, so that every reader signs effects as xgen coded them (issue 32)
         design = st.experiment_design(str(uids[0])) if len(uids) == 1 else None
+        pruned = st.pruned_runs(str(uids[0])) if len(uids) == 1 else []  # run_config.prune ended them early
     finally:
         if own:
             st.close()
     for name in table.factors:
         frame[name] = frame[name].map(readable).astype(object)
     frame.attrs[FACTORS_ATTR] = list(table.factors)
+    frame.attrs[PRUNED_ATTR] = pruned  # also those without a row here (pruned before the response's phase)
     if design is not None:
         frame.attrs[DESIGN_ATTR] = design
     return frame

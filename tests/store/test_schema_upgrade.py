@@ -150,7 +150,7 @@ def test_the_first_write_upgrades_the_store_and_keeps_every_row(store_url: str, 
     url = _old_store(store_url)
     before = _dump(url)
     with Store(url) as store:  # opened for writing: upgraded
-        assert store.schema_version == SCHEMA_VERSION == 4 and store.has_end_columns
+        assert store.schema_version == SCHEMA_VERSION == 5 and store.has_end_columns
         doc = {"uid": "new-0000", "experiment_uid": "old-study", "seed": 6,
                "design_point": {"index": 0, "repetition": 1, "levels": {"alpha": 0.5}}}
         with store.recorder(doc, results_root=tmp_path / "results") as rec:
@@ -327,7 +327,7 @@ def test_a_version_2_store_is_read_as_it_is_and_upgraded_to_head_on_first_write(
         assert [(r.run, r.status, r.warnings) for r in status.runs] == [("old-0000", "finished", ())]
     assert _dump(url) == before and _versions(url) == ("2", ["0002"])
     with Store(url) as store:  # opened for writing: upgraded
-        assert store.schema_version == SCHEMA_VERSION == 4
+        assert store.schema_version == SCHEMA_VERSION == 5
         with store.recorder({"uid": "new-0000", "experiment_uid": "old-study", "seed": 1},
                             results_root=tmp_path / "results") as rec:
             rec.phase_started(0, "training", "train", {"worker": 1})

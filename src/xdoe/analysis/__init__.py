@@ -59,6 +59,7 @@ if TYPE_CHECKING:  # the same names for type checkers (`Name as Name`: a re-expo
         Response as Response,
         load_scores as load_scores,
         parse_response as parse_response,
+        pruned_notes as pruned_notes,
         response_agents as response_agents,
         run_table as run_table,
     )
@@ -83,7 +84,8 @@ _EXPORTS = {
     "xdoe.analysis._report": ["write_report"],
     # xgen augment --steepest-ascent / --confirm: the block placed by the design's model
     "xdoe.analysis._placing": ["sequential_step"],
-    "xdoe.analysis._response": ["Response", "load_scores", "parse_response", "response_agents", "run_table"],
+    "xdoe.analysis._response": ["Response", "load_scores", "parse_response", "pruned_notes", "response_agents",
+                                "run_table"],
     "xdoe.analysis._result": [
         "Analysis", "FactorEffect", "Interaction", "LevelStat", "PointAggregate",
     ],

@@ -29,7 +29,7 @@ import numpy as np
 from xdoe.analysis._aggregates import DEFAULT_STATISTIC, MIN_REPETITIONS, interval_estimates, probabilities_of_improvement
 from xdoe.analysis._format import STAT_NAMES
 from xdoe.analysis._result import Analysis, FactorEffect, Interaction, LevelStat, PointAggregate
-from xdoe.analysis._response import Response, run_table
+from xdoe.analysis._response import Response, pruned_notes, run_table
 
 if TYPE_CHECKING:
     import pandas as pd
@@ -258,7 +258,7 @@ def analyze(frame: "pd.DataFrame", response: Response | None = None, *, statisti
         methods = {"factors": model, "interactions": model}
 
     points = design_points(table, statistic, seed=seed)
-    notes = []
+    notes = pruned_notes(frame)  # runs pruned early: left out of the responses, and said so
     if doe is not None and doe.get("warning"):
         notes.append(doe["warning"])
     if doe is not None and doe.get("source") == "inferred" and doe["analysis"] != "sensitivity":

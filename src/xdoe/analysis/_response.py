@@ -13,6 +13,12 @@ In a run with several agents (a two-player game) the agents are never
 pooled: :func:`run_table` takes one ``agent`` (:func:`response_agents` lists
 the choices).
 
+Runs their ``run_config.prune`` rule ended early (status ``pruned``, listed in
+the frame's ``attrs["xdoe_pruned"]``) are left out of every response: their
+episodes stop at a rung, so a score of them would measure the rung, not the
+setting. :func:`pruned_notes` says how many, and that a fixed design's
+balance is broken.
+
 Episodes cut short by a budget (``cut_by`` ``step_budget`` or ``stop``, see
 :mod:`xdoe._cuts`: the phase's step budget ran out, or a condition stopped
 the phase, mid-episode) are left out unless ``Response.keep_cut``: their
@@ -32,7 +38,7 @@ if TYPE_CHECKING:
     import pandas as pd
 
 __all__ = ["Response", "parse_response", "run_table", "phase_rows", "response_agents", "factor_columns",
-           "display_name", "load_scores", "SCORES_ATTR"]
+           "display_name", "load_scores", "SCORES_ATTR", "pruned_notes"]
 
 #: ``df.attrs`` key of a :func:`load_scores` frame: what it scored
 SCORES_ATTR = "xdoe_scores"
@@ -121,6 +127,11 @@ def phase_rows(frame: "pd.DataFrame", response: Response) -> tuple["pd.DataFrame
     """
     if frame.empty:
         raise InputError("no episodes recorded: nothing to analyse (run the campaign first)")
+    pruned = _pruned(frame)
+    if pruned:
+        frame = frame[~frame["run"].isin(pruned)]
+        if frame.empty:
+            raise InputError(f"every run was pruned ({len(pruned)}): no run ran to the end to answer the design")
     if SCORES_ATTR in frame.attrs:
         return _score_rows(frame, response)
     phases = list(dict.fromkeys(frame["phase"]))
@@ -143,6 +154,22 @@ def phase_rows(frame: "pd.DataFrame", response: Response) -> tuple["pd.DataFrame
                                  "phase with --response, or keep cut episodes: Response(keep_cut=True))")
             rows = rows[~cut]
     return _own_points(rows), phase
+
+
+def _pruned(frame: "pd.DataFrame") -> list[str]:
+    from xdoe.results import PRUNED_ATTR
+
+    return list(frame.attrs.get(PRUNED_ATTR) or [])
+
+
+def pruned_notes(frame: "pd.DataFrame") -> list[str]:
+    """What the analysis says of the pruned runs it left out (none: ``[]``)."""
+    pruned = _pruned(frame)
+    if not pruned:
+        return []
+    return [f"{len(pruned)} run(s) pruned early (run_config.prune) are left out of the responses; the "
+            "design's balance is broken: its points no longer have the same runs (a pruned point may have "
+            "none), so effects and their tests compare the settings that survived, not the design"]
 
 
 def _own_points(rows: "pd.DataFrame") -> "pd.DataFrame":

@@ -47,7 +47,7 @@ __all__ = ["RunTask", "execute_task", "execute_in_worker", "task_for", "worker_s
 DEFAULT_STALE_AFTER = HEARTBEAT_TIMEOUT
 #: Statuses of a run task that are not failures: it ran to the end, was done
 #: already, or another process is running it.
-DONE_STATUSES = ("finished", "skipped", "claimed")
+DONE_STATUSES = ("finished", "pruned", "skipped", "claimed")
 #: The error of a run whose worker process died.
 WORKER_DIED = "worker process died"
 

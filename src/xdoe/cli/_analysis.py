@@ -132,6 +132,7 @@ def results_command(output_dir: Path | None, experiment: str | None, include_bra
         parse_response,
         points_section,
         response_agents,
+        pruned_notes,
         run_table,
         shown_rows,
         split_branches,
@@ -148,6 +149,7 @@ def results_command(output_dir: Path | None, experiment: str | None, include_bra
         points = design_points(table, statistic, seed=seed)
         extra, notes = branch_points(branches, resp, phase, points[0] if points else None, statistic=statistic,
                                      agent=who, seed=seed)
+        notes = pruned_notes(frame) + notes
         a = Analysis(response=resp.label(phase), factors=[], interactions=[], points=points, runs=len(table),
                      warnings=notes, statistic=statistic, experiment=experiment_label(frame), agent=who)
         title, headers, rows = points_section(a)

@@ -32,7 +32,7 @@ __all__ = ["status_command", "export_command"]
 
 F = Callable[..., Any]
 
-_STYLES = {"finished": "green", "running": "yellow", "failed": "bold red",
+_STYLES = {"finished": "green", "pruned": "cyan", "running": "yellow", "failed": "bold red",
            "interrupted": "magenta", "missing": "dim", "invalid": "red"}
 
 
@@ -48,7 +48,7 @@ def _when(value: Any) -> str:
               type=click.FloatRange(min=0), help="A running instance without a heartbeat for this "
               "long (or whose process is gone, on this host) counts as interrupted.")
 @click.option("--only", "only", multiple=True, metavar="STATUS",
-              type=click.Choice(["finished", "running", "failed", "interrupted", "missing", "invalid"]),
+              type=click.Choice(["finished", "pruned", "running", "failed", "interrupted", "missing", "invalid"]),
               help="List only runs with this status (repeatable); the counts cover all runs.")
 @click.option("--quiet", "-q", is_flag=True, help="Print only the counts.")
 @click.option("--run", "run_uid", metavar="UID", default=None,
@@ -151,7 +151,7 @@ def _plain_table(out: Any, title: str, names: list[str], widths: list[int], rows
     widths = [*widths, reason_width]
     right = {1, 2, 4}
     colour = out.is_terminal and not out.no_color
-    ansi = {"finished": "32", "running": "33", "failed": "1;31", "interrupted": "35", "missing": "2", "invalid": "31"}
+    ansi = {"finished": "32", "pruned": "36", "running": "33", "failed": "1;31", "interrupted": "35", "missing": "2", "invalid": "31"}
 
     def rule(left: str, fill: str, mid: str, end: str) -> str:
         return left + mid.join(fill * (w + 2) for w in widths) + end

@@ -19,7 +19,7 @@ if TYPE_CHECKING:
 
 __all__ = ["summary_table"]
 
-_STYLES = {"skipped": "yellow", "claimed": "yellow"}
+_STYLES = {"skipped": "yellow", "claimed": "yellow", "pruned": "cyan"}
 #: the levels get their own column only when it can be at least this wide
 _LEVELS_MIN = 30
 _HEADERS = ("run", "factor levels", "status", "episodes", "test objective", "wall time")
@@ -98,6 +98,11 @@ def summary_table(results: Sequence["RunResult"], skipped: Sequence[str] = (),
     table.add_column(_HEADERS[3], justify="right", no_wrap=True)
     table.add_column(_HEADERS[4], overflow="fold", width=objective_width)
     table.add_column(_HEADERS[5], justify="right", no_wrap=True, min_width=fixed[4])
+    counts: dict[str, int] = {}
+    for row in rows:
+        counts[row.status] = counts.get(row.status, 0) + 1
+    if "pruned" in counts:  # a pruned campaign: how many ran to the end and how many were pruned
+        table.caption = f"{len(rows)} run(s): " + ", ".join(f"{n} {status}" for status, n in counts.items())
     for row in rows:
         run = Text(row.uid)
         if below and row.levels:

@@ -369,8 +369,8 @@ class _Finished:
             self.display.message(f"run {result.uid} warning: {line}")
         if result.status not in DONE_STATUSES:
             self.display.message(f"run {result.uid} {result.status}: {result.error}")
-        elif result.status == "skipped" and result.note:
-            self.display.message(f"run {result.uid} {result.note}")
+        elif result.status in ("skipped", "pruned") and (result.note or result.error):
+            self.display.message(f"run {result.uid} {result.note if result.status == 'skipped' else result.error}")
         if self.laydown and result.results_dir is not None:
             from xdoe.analysis.plots import write_laydown
 

@@ -68,6 +68,7 @@ if TYPE_CHECKING:  # the same names for type checkers (`Name as Name`: a re-expo
         log_targets as log_targets,
         parse_log_target as parse_log_target,
     )
+    from xdoe.documents._prune import PRUNE_METHODS as PRUNE_METHODS, PruneSpec as PruneSpec
     from xdoe.documents._reference import (
         Reference as Reference,
         ReferenceSyntaxError as ReferenceSyntaxError,
@@ -132,6 +133,8 @@ _EXPORTS = {
     "xdoe.documents._placeholders": [
         "PlaceholderError", "find_placeholders", "interpolate", "substitute", "whole_placeholder",
     ],
+    # run_config.prune: stop poor runs early (issue 37)
+    "xdoe.documents._prune": ["PRUNE_METHODS", "PruneSpec"],
     "xdoe.documents._reference": ["Reference", "ReferenceSyntaxError", "is_reference", "parse_reference"],
     "xdoe.documents._run": [
         "AgentEntry", "ComponentSpec", "DesignPointInfo", "EnvironmentEntry",

@@ -10,6 +10,7 @@ from typing import Annotated, Any, ClassVar, Literal
 from pydantic import AliasChoices, Field, field_validator, model_validator
 
 from xdoe.documents._design_spec import ALL_METHODS
+from xdoe.documents._prune import PruneSpec
 from xdoe.documents._reference import is_reference
 from xdoe.documents._validation import (MAX_EPISODES, MAX_WORKERS, DocumentModel, Integer, Seconds, empty_list,
                                            null_means, short_repr)
@@ -123,15 +124,16 @@ class RunConfigDefinition(DocumentModel):
     condition: OptionalComponentDefinition | None = None
     timeout: Seconds | None = None
     log: list[str] | str | None = None  # one target or a list; checked and made a list by check_log
+    prune: PruneSpec | None = None
 
     @model_validator(mode="before")
     @classmethod
     def _one_mapping(cls, value: Any) -> Any:
+        from xdoe.documents._prune import RUN_CONFIG_SHAPE
         from xdoe.documents._validation import refuse_named_definitions
 
-        return refuse_named_definitions(value, ("condition", "timeout", "log"), "run_config",
-                                        "{condition: {name: ..., params: {...}}, timeout: seconds, "
-                                        "log: [tensorboard:DIR, mlflow:URI]}")
+        return refuse_named_definitions(value, ("condition", "timeout", "log", "prune"), "run_config",
+                                        RUN_CONFIG_SHAPE)
 
     @field_validator("log", mode="before")
     @classmethod

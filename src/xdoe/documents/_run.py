@@ -34,6 +34,7 @@ from typing import Literal, Annotated, Any, ClassVar, Sequence
 
 from pydantic import Field, field_validator, model_validator
 
+from xdoe.documents._prune import RUN_CONFIG_SHAPE, PruneSpec
 from xdoe.documents._identifiers import experiment_uid_problem, name_problem, run_uid_problem
 from xdoe.documents._log_targets import check_log
 from xdoe.documents._storable import refuse_unstorable
@@ -180,15 +181,14 @@ class RunPhase(DocumentModel):
         return self
 
 
-#: the shape of ``run_config`` (one mapping, in run and experiment documents alike)
-RUN_CONFIG_SHAPE = "{condition: {name: ..., params: {...}}, timeout: seconds, log: [tensorboard:DIR, mlflow:URI]}"
 
 
 class RunConfig(DocumentModel):
     """Run-wide settings: ``condition`` ends the whole run; ``timeout``:
     seconds the whole run may take (off when absent:
     :mod:`xdoe.execution._watchdog`); ``log``: ``tensorboard:DIR`` /
-    ``mlflow:URI`` targets the run's episodes are logged to as they happen."""
+    ``mlflow:URI`` targets the run's episodes are logged to as they happen;
+    ``prune``: end poor runs early (:mod:`xdoe.documents._prune`)."""
 
     open_keys: ClassVar[bool] = True
 
@@ -196,11 +196,13 @@ class RunConfig(DocumentModel):
     timeout: Seconds | None = None
     #: where the run's episodes are logged besides the store (docs/tracking.md)
     log: list[str] | str | None = None  # one target or a list; checked and made a list by check_log
+    prune: PruneSpec | None = None
 
     @model_validator(mode="before")
     @classmethod
     def _one_mapping(cls, value: Any) -> Any:
-        return refuse_named_definitions(value, ("condition", "timeout", "log"), "run_config", RUN_CONFIG_SHAPE)
+        return refuse_named_definitions(value, ("condition", "timeout", "log", "prune"), "run_config",
+                                        RUN_CONFIG_SHAPE)
 
     @field_validator("log", mode="before")
     @classmethod

@@ -10,7 +10,7 @@ from dataclasses import dataclass, field, replace
 from pathlib import Path
 from typing import TYPE_CHECKING, Any, Mapping, Sequence
 
-from xdoe.errors import DiskFullError, RunStopped, StoreError, StoreLostError, no_space_cause, one_line
+from xdoe.errors import DiskFullError, RunPruned, RunStopped, StoreError, StoreLostError, no_space_cause, one_line
 from xdoe.execution._interrupts import plugin_exit, watch_sigint
 from xdoe.execution._plan import RunPlan, document_data, plan_run
 from xdoe.execution._tracking import log_live
@@ -42,7 +42,9 @@ class RunResult:
 
     Attributes:
         uid: the run uid.
-        status: ``"finished"``, ``"failed"``, ``"interrupted"`` or ``"skipped"``
+        status: ``"finished"``, ``"pruned"`` (ended early by its
+            ``run_config.prune`` rule: ``error`` says at which rung),
+            ``"failed"``, ``"interrupted"`` or ``"skipped"``
             (finished earlier, or running in another live process: see ``note``).
         episodes: episodes run, all phases and workers together.
         steps: environment updates, all phases and workers together.
@@ -88,8 +90,8 @@ class RunResult:
 
     @property
     def ok(self) -> bool:
-        """True when the run finished (now or earlier: ``skipped``)."""
-        return self.status in ("finished", "skipped")
+        """True when the run is done: finished or pruned (now or earlier: ``skipped``)."""
+        return self.status in ("finished", "pruned", "skipped")
 
     def mean_rewards(self, mode: str | None = "test") -> dict[str, float]:
         """Agent name -> mean episode reward over the phases of ``mode``
@@ -338,6 +340,10 @@ def _ended(result: RunResult, recorder: Any, exc: BaseException, *, genuine_inte
         result.status, result.error = "interrupted", "interrupted"
     elif isinstance(exc, RunStopped):  # a stop request: this run ends, resumable; the others go on
         result.status, result.error = "interrupted", str(exc)
+    elif isinstance(exc, RunPruned):  # its prune rule ended it at a rung: done, with every episode it ran
+        result.status, result.error = "pruned", str(exc)
+        _finish(recorder, "pruned", result.error, None, result.warnings)
+        return
     elif isinstance(exc, StoreLostError):  # the store is gone (waited for): nothing can be recorded
         result.status, result.error, result.stop_campaign = "interrupted", str(exc), True
         recorder.discard_files()  # the store keeps what was flushed; a resume runs the rest again
@@ -373,7 +379,7 @@ def _disk_full(exc: BaseException, recorder: Any) -> DiskFullError | None:
     return DiskFullError(str(where), getattr(full, "strerror", None) or str(full))
 
 
-def _finish(recorder: Any, status: str, error: str, tb: str, warnings: list[str]) -> None:
+def _finish(recorder: Any, status: str, error: str, tb: str | None, warnings: list[str]) -> None:
     """Close an open phase and the instance (with the run's ``warnings``),
     never masking the run's error with a second one from the store."""
     try:

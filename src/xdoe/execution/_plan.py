@@ -12,7 +12,7 @@ from xdoe.documents import LoadSpec, ReplaySpec, parse_load, parse_replay
 from xdoe.errors import DocumentError, parse_key_path
 
 if TYPE_CHECKING:
-    from xdoe.documents import RunDocument
+    from xdoe.documents import PruneSpec, RunDocument
     from xdoe.environment import SampledParameters
 
 __all__ = [
@@ -97,6 +97,7 @@ class RunPlan:
         timeout: ``run_config.timeout``: seconds the run may take, or ``None``.
         log: ``run_config.log``: where the run's episodes are logged as they
             happen (:class:`xdoe.documents.LogTarget`, written by :mod:`xdoe.tracking`).
+        prune: ``run_config.prune`` (:class:`~xdoe.documents.PruneSpec`), or ``None``.
         document: the resolved run document as plain data (what the store
             records and hashes).
         file: the document's file, when it came from one.
@@ -117,6 +118,7 @@ class RunPlan:
     timeout: float | None = None
     file_sha256: str | None = None
     log: tuple[Any, ...] = ()
+    prune: "PruneSpec | None" = None
 
     @cached_property
     def content_hash(self) -> str:
@@ -245,6 +247,7 @@ def plan_run(model: "RunDocument", data: Mapping[str, Any] | None = None, *,
         file=file,
         timeout=model.run_config.timeout if model.run_config is not None else None,
         log=_log_targets(model.run_config.log if model.run_config is not None else None),
+        prune=model.run_config.prune if model.run_config is not None else None,
     )
 
 
@@ -263,6 +266,12 @@ def document_data(model: "RunDocument") -> dict[str, Any]:
         for key in ("timeout", "log"):  # absent is not written (the same hash as before they existed)
             if out["run_config"].get(key) is None:
                 out["run_config"].pop(key, None)
+    if isinstance(out.get("run_config"), dict):
+        prune = model.run_config.prune if model.run_config is not None else None
+        if prune is None:
+            out["run_config"].pop("prune", None)  # likewise: no pruning rule, the hash of before
+        else:
+            out["run_config"]["prune"] = prune.model_dump(mode="json", exclude_unset=True)  # as written
     out["schedule"] = []
     for phase in model.schedule:
         body = phase.model_dump(mode="json", exclude={"name"})

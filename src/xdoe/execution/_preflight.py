@@ -276,6 +276,7 @@ def preflight(plans: Sequence["RunPlan"], *, store_url: str | None, results: str
                     _folder_of_store(store_url)):
         if problem:
             lines.append(problem)
+    lines += _prune_problems(plans)
     uids = {p.uid for p in plans} | set(campaign_uids)
     keys = [structure_key(plan.document) for plan in plans]
     first: dict[str, "RunPlan"] = {}
@@ -290,6 +291,26 @@ def preflight(plans: Sequence["RunPlan"], *, store_url: str | None, results: str
             lines += [located(plan.file, m) for m in dict.fromkeys(problems)]
     finally:
         store.close()
+    return lines
+
+
+def _prune_problems(plans: Sequence["RunPlan"]) -> list[str]:
+    """``run_config.prune`` without Optuna installed (once), or naming a phase the run lacks."""
+    from xdoe.errors import InputError
+    from xdoe.execution._pruning import pruned_phase, require_optuna
+
+    lines: list[str] = []
+    pruned = [plan for plan in plans if plan.prune is not None]
+    if pruned:
+        try:
+            require_optuna()
+        except InputError as exc:
+            lines.append(str(exc))
+    for plan in pruned:
+        try:
+            pruned_phase(plan)
+        except InputError as exc:
+            lines.append(located(plan.file, str(exc)))
     return lines
 
 

@@ -160,6 +160,7 @@ def execute_plan(
     """
     from xdoe.execution._checkpoints import CheckpointManager, load_brain
     from xdoe.execution._lineage import SourceRow, apply_load, apply_replay, record_sources
+    from xdoe.execution._pruning import PruneTracker, pruned_phase
     from xdoe.execution._resume import PhaseCheckpointer
 
     results = phases_done if phases_done is not None else []
@@ -169,6 +170,7 @@ def execute_plan(
         run_condition = build_component(plan.run_condition, TerminationCondition)
     store = recorder.store if recorder is not None else None
     changes = _lineage_changes(plan)
+    prune_phase = pruned_phase(plan) if recorder is not None else None  # run_config.prune
     steps_before = 0
     last_beat = last_live = time.monotonic()
     for phase in plan.phases:
@@ -229,11 +231,16 @@ def execute_plan(
                     episodes_done=resume.state.episodes if continuing and resume and resume.state else 0)
         redraw = rt.has_samplers
         total = phase.workers * phase.episodes
+        tracker = None
+        if prune_phase is not None and prune_phase.index == phase.index and recorder is not None:
+            tracker = PruneTracker(plan, phase, recorder,
+                                   kept_phase_id=resume.phase_id if continuing and resume is not None else None)
 
         def on_episode(worker: Worker, episode: EpisodeProgress, rt: PhaseRunner = rt,
                        result: PhaseResult = result, base: int = steps_before,
                        checkpointer: PhaseCheckpointer | None = checkpointer,
-                       redraw: bool = redraw, phase: PhasePlan = phase) -> None:
+                       redraw: bool = redraw, phase: PhasePlan = phase,
+                       tracker: PruneTracker | None = tracker) -> None:
             nonlocal last_beat, last_live
             if checkpointer is not None:
                 checkpointer.episode_done(episode.objectives)
@@ -250,6 +257,8 @@ def execute_plan(
                 if now - last_live > _LIVE_SECONDS:
                     last_live = now
                     _live_tick(recorder)
+            if tracker is not None:  # a rung reached: Optuna's pruner decides (RunPruned ends the run)
+                tracker.episode(episode)
 
         if progress is not None:
             progress(ProgressEvent(plan.uid, phase.name, phase.index, len(plan.phases), 0, total,

@@ -51,6 +51,7 @@ if TYPE_CHECKING:  # the same names for type checkers (`Name as Name`: a re-expo
     from xdoe.store._instance_rows import InstanceInfo as InstanceInfo, RunInfo as RunInfo, RunState as RunState
     from xdoe.store._checkpoint_rows import CheckpointInfo as CheckpointInfo, SourceRow as SourceRow
     from xdoe.store._claims import ClaimHeartbeat as ClaimHeartbeat, new_owner as new_owner
+    from xdoe.store._rungs import PeerRungs as PeerRungs, RungRow as RungRow
     from xdoe.store._sessions import NodeInfo as NodeInfo, TreeInfo as TreeInfo
     from xdoe.store._steps import StepPolicy as StepPolicy, StoreStepsError as StoreStepsError
     from xdoe.store._liveness import HEARTBEAT_TIMEOUT as HEARTBEAT_TIMEOUT
@@ -85,6 +86,7 @@ if TYPE_CHECKING:  # the same names for type checkers (`Name as Name`: a re-expo
         Phase,
         Run,
         RunInstance,
+        Rung,
         Step,
         StopRequest,
         StoreMeta,
@@ -99,6 +101,8 @@ _EXPORTS = {
     "xdoe.store._instance_rows": ["InstanceInfo", "RunInfo", "RunState"],
     "xdoe.store._checkpoint_rows": ["CheckpointInfo", "SourceRow"],
     "xdoe.store._claims": ["ClaimHeartbeat", "new_owner"],
+    # run_config.prune: the rungs runs report (xdoe.execution._pruning)
+    "xdoe.store._rungs": ["PeerRungs", "RungRow"],
     "xdoe.store._sessions": ["NodeInfo", "TreeInfo"],
     "xdoe.store._steps": ["StepPolicy", "StoreStepsError"],
     "xdoe.store._liveness": ["HEARTBEAT_TIMEOUT"],
@@ -115,7 +119,7 @@ _EXPORTS = {
 _UNLISTED = {
     "xdoe.store._models": [
         "Base", "BrainSource", "Checkpoint", "Claim", "Episode", "Experiment", "Phase", "Run", "RunInstance",
-        "Step", "StopRequest", "StoreMeta",
+        "Rung", "Step", "StopRequest", "StoreMeta",
     ],
     "xdoe.store._tables": ["utcnow"],
     "xdoe.store._sessions": ["session_edge", "session_node", "session_tree"],

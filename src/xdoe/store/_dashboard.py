@@ -45,7 +45,7 @@ _CHUNK = 500
 @dataclass(frozen=True)
 class CampaignSummary:
     """One experiment: runs per status (:data:`xdoe.store._status.STATUSES`),
-    ``progress`` = finished / runs, first start and ``elapsed`` seconds until
+    ``progress`` = done (finished or pruned) / runs, first start and ``elapsed`` seconds until
     the last end (until now while a run is running)."""
 
     experiment: str
@@ -177,7 +177,7 @@ def campaign_summaries(store: "Store", *, heartbeat_timeout: float = HEARTBEAT_T
             ends = [r.end for r in runs if r.end is not None]
             last = moment if counts["running"] or not ends else aware(max(ends))
             elapsed = (last - start).total_seconds()  # type: ignore[operator]
-        out.append(CampaignSummary(exp, len(runs), counts, counts["finished"] / len(runs),
+        out.append(CampaignSummary(exp, len(runs), counts, (counts["finished"] + counts["pruned"]) / len(runs),
                                    start, elapsed))
     out.sort(key=lambda c: c.start or moment, reverse=True)
     return out
@@ -340,7 +340,7 @@ def _with_response(store: "Store", rows: list[RunRow], cache: dict[int, float] |
               if r.status.instance_id is not None and r.status.instance_id not in cache]
     means = _last_phase_means(store, wanted)
     for r in rows:
-        if r.status.status in ("finished", "failed") and r.status.instance_id in means:
+        if r.status.status in ("finished", "pruned", "failed") and r.status.instance_id in means:
             cache[r.status.instance_id] = means[r.status.instance_id]  # type: ignore[index]
     known = {**cache, **means}
     return [RunRow(r.status, r.levels, known.get(r.status.instance_id or -1)) for r in rows]

@@ -36,6 +36,7 @@ from xdoe._files import refuse_existing, write_atomically
 from xdoe.errors import InputError
 from xdoe.store._engine import store_error
 from xdoe.store._json import canonical_json
+from xdoe.store._rules import DONE_STATUSES
 from xdoe.store import _tables as t
 from xdoe.store._tables import END_COLUMNS
 
@@ -163,7 +164,7 @@ def selected_phases(store: "Store", experiment: str | None = None, *,
         for r in rows:
             iid, status, uid = int(r[5]), r[6], r[8]
             best = latest.get(uid)
-            if best is None or (status == "finished", iid) > (best[1] == "finished", best[0]):
+            if best is None or (status in DONE_STATUSES, iid) > (best[1] in DONE_STATUSES, best[0]):
                 latest[uid] = (iid, status)
         by_instance: dict[int, dict[int, Any]] = {}
         of_run: dict[str, set[int]] = {}  # uid -> its instances (the search below stays within a run)

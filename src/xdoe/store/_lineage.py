@@ -35,6 +35,7 @@ MARKS = {
     "running": ("● running", "yellow"),
     "failed": ("✗ failed", "bold red"),
     "interrupted": ("⚠ interrupted", "magenta"),
+    "pruned": ("✂ pruned", "cyan"),
 }
 
 

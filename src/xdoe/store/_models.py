@@ -273,3 +273,20 @@ class StopRequest(Base):
     instance_id: Mapped[int]
     requested: Mapped[_dt.datetime]
     reason: Mapped[str | None]
+
+
+class Rung(Base):
+    """A rung a run with ``run_config.prune`` reached: its intermediate value
+    and the decision (:mod:`xdoe.store._rungs`)."""
+
+    __table__ = _t.rung
+
+    id: Mapped[int]
+    instance_id: Mapped[int]
+    phase_index: Mapped[int]
+    rung: Mapped[int]
+    step: Mapped[int]
+    value: Mapped[float | None]
+    pruned: Mapped[bool]
+    peers: Mapped[int]
+    created: Mapped[_dt.datetime]

@@ -291,8 +291,8 @@ class RunRecorder(RecorderStart, RecorderResume, RowBuffer):
     def finish(self, status: str, error: str | None = None, traceback: str | None = None,
                warnings: Sequence[str] = ()) -> None:
         """End the instance: write what is buffered, close an open phase with
-        the same status, record ``status`` (``finished``, ``failed`` or
-        ``interrupted``), ``error`` (kept on one line), ``traceback``, the
+        the same status, record ``status`` (``finished``, ``failed``,
+        ``interrupted`` or ``pruned``), ``error`` (kept on one line), ``traceback``, the
         run's ``warnings`` (``RunResult.warnings``; a resumed instance keeps
         those of its earlier attempts) and the end time; close the results
         files and complete ``session_metadata.json``.

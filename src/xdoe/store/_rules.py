@@ -1,5 +1,7 @@
-"""The one "finished" rule: a run version is finished when it has an
-instance with status ``finished`` (:data:`FINISHED`, :func:`finished_stmt`);
+"""The one "finished" rule: a run version is finished (done) when it has an
+instance with status ``finished`` or ``pruned`` (:data:`DONE_STATUSES`:
+a run its ``run_config.prune`` rule ended early is done too, never run
+again; :data:`FINISHED`, :func:`finished_stmt`);
 every query that asks "is this run done?" (skipping, claiming,
 ``load:``/``replay:``, ``xrun jobs``) uses this clause. The liveness rule is
 in :mod:`xdoe.store._liveness`. The statuses an instance ends with, and
@@ -16,10 +18,12 @@ from sqlalchemy import Select, func, select
 
 from xdoe.store._tables import run, run_instance
 
-__all__ = ["FINISHED", "FINAL_STATUSES", "exit_status", "finished_stmt"]
+__all__ = ["DONE_STATUSES", "FINISHED", "FINAL_STATUSES", "exit_status", "finished_stmt"]
 
+#: The statuses of an instance that make its run version done.
+DONE_STATUSES = ("finished", "pruned")
 #: The one "finished" rule: the instance's status.
-FINISHED = run_instance.c.status == "finished"
+FINISHED = run_instance.c.status.in_(DONE_STATUSES)
 
 
 def finished_stmt(run_uid: str | None = None, content_hash: str | None = None) -> Select[Any]:
@@ -35,7 +39,7 @@ def finished_stmt(run_uid: str | None = None, content_hash: str | None = None) -
 
 
 #: Statuses :meth:`xdoe.store.RunRecorder.finish` accepts.
-FINAL_STATUSES = ("finished", "failed", "interrupted")
+FINAL_STATUSES = ("finished", "failed", "interrupted", "pruned")
 
 
 def exit_status(exc_type: type[BaseException] | None, exc: BaseException | None,

@@ -15,7 +15,7 @@ from xdoe.store import _tables as t
 from xdoe.store._base import StoreBase
 from xdoe.store._engine import store_error
 from xdoe.store._instance_rows import InstanceInfo, RunInfo, RunState
-from xdoe.store._rules import FINISHED, finished_stmt
+from xdoe.store._rules import DONE_STATUSES, FINISHED, finished_stmt
 from xdoe.store._tables import utcnow
 
 __all__ = ["IN_CHUNK", "RunRows"]
@@ -113,7 +113,7 @@ class RunRows(StoreBase):
                         found.append(InstanceInfo(*row))
         states = {}
         for version, instances in rows.items():
-            done = [x.id for x in instances if x.status == "finished"]
+            done = [x.id for x in instances if x.status in DONE_STATUSES]
             states[version] = RunState(max(done) if done else None, instances[-1] if instances else None,
                                        tuple(x for x in instances if x.status == "running"))
         return states

@@ -15,6 +15,8 @@ rule) from its instances, counted and picked in one grouped query
   heartbeat is older than ``heartbeat_timeout`` seconds (the executor beats
   every 30 s) — and no instance finished;
 * ``finished``: some instance finished (and the newest is not running);
+* ``pruned``: its ``run_config.prune`` rule ended it early (done: never run
+  again; the reason says at which rung);
 * ``failed``: the newest instance failed (its one-line error is the reason);
 * ``missing``: no instance of this version (the reason says when an older
   version of the document ran);
@@ -50,7 +52,7 @@ __all__ = ["STATUSES", "RunStatus", "CampaignStatus", "campaign_status", "design
            "DesignRun", "summarize", "VersionRow", "version_rows", "decide", "aware"]
 
 #: Status of a run in a campaign, in display order.
-STATUSES = ("finished", "running", "failed", "interrupted", "missing", "invalid")
+STATUSES = ("finished", "pruned", "running", "failed", "interrupted", "missing", "invalid")
 
 
 @dataclass(frozen=True)
@@ -84,8 +86,8 @@ class CampaignStatus:
 
     @property
     def all_finished(self) -> bool:
-        """True when there is at least one run and every run finished."""
-        return bool(self.runs) and all(r.status == "finished" for r in self.runs)
+        """True when there is at least one run and every run is done (finished or pruned)."""
+        return bool(self.runs) and all(r.status in ("finished", "pruned") for r in self.runs)
 
     @property
     def summary(self) -> str:
@@ -133,11 +135,13 @@ def decide(run: DesignRun, row: VersionRow | None, *, now: _dt.datetime, timeout
                             now=now, timeout=timeout, hostname=hostname)
         if stale is not None:
             if row.fin_id is not None:
-                status, newest = "finished", False
+                status, newest = _done(row), False
             else:
                 status, reason = "interrupted", f"marked running but {stale}"
     elif row.fin_id is not None:
-        status, newest = "finished", False
+        status, newest = _done(row), False
+        if status == "pruned":
+            reason = row.fin_error
     elif status == "failed":
         reason = row.new_error or "failed (no error recorded)"
     else:
@@ -149,6 +153,11 @@ def decide(run: DesignRun, row: VersionRow | None, *, now: _dt.datetime, timeout
     return RunStatus(run.uid, status, reason, run.design_point, run.repetition, run.seed, run.content_hash,
                      int(chosen), int(row.n), host, times(start), times(end), run.file,  # type: ignore[arg-type]
                      tuple(json.loads(warned)) if warned is not None else ())
+
+
+def _done(row: VersionRow) -> str:
+    """``finished`` or ``pruned``: what the done instance of ``row`` is."""
+    return "pruned" if row.fin_status == "pruned" else "finished"
 
 
 def _other_versions(rows: list[Any]) -> str | None:
@@ -238,8 +247,9 @@ def campaign_status(
     counts = {s: 0 for s in STATUSES}
     for s in statuses:
         counts[s.status] += 1
-    if not counts["invalid"]:
-        del counts["invalid"]
+    for rare in ("invalid", "pruned"):  # shown when there are any (a campaign without a prune rule: as before)
+        if not counts[rare]:
+            del counts[rare]
     return CampaignStatus(statuses, counts)
 
 

@@ -42,7 +42,7 @@ __all__ = [
     "SCHEMA_VERSION", "SCHEMA_REVISION", "revision_of", "END_COLUMNS",
     "INSTANCE_STATUSES", "PHASE_STATUSES", "METADATA", "UtcDateTime", "JsonText",
     "utcnow", "store_meta", "experiment", "run", "run_instance", "phase", "episode", "step", "checkpoint",
-    "brain_source", "claim", "stop_request", "alembic_version",
+    "brain_source", "claim", "stop_request", "rung", "alembic_version",
 ]
 
 #: Version of this schema: the number of the head Alembic revision
@@ -53,8 +53,9 @@ __all__ = [
 #: writing (:mod:`xdoe.store._schema`; reading never changes it).
 #: 1: the schema of the first release; 2: ``terminated``, ``truncated``,
 #: ``cut_by`` of episode and step rows; 3: ``warnings`` of run instances; 4: ``design``
-#: of experiments (the design's method and coding, issue 32).
-SCHEMA_VERSION = 4
+#: of experiments (the design's method and coding, issue 32); 5: the ``rung`` table (a pruned
+#: run's intermediate values and the decisions taken on them, issue 37).
+SCHEMA_VERSION = 5
 
 
 def revision_of(version: int) -> str:
@@ -67,9 +68,10 @@ SCHEMA_REVISION = revision_of(SCHEMA_VERSION)
 
 
 #: Status of a run instance. ``running`` until :meth:`RunRecorder.finish`.
-INSTANCE_STATUSES = ("running", "finished", "failed", "interrupted")
+#: ``pruned``: ended early by its ``run_config.prune`` rule (done, like ``finished``: never run again).
+INSTANCE_STATUSES = ("running", "finished", "failed", "interrupted", "pruned")
 #: Status of a phase.
-PHASE_STATUSES = ("running", "finished", "failed", "interrupted")
+PHASE_STATUSES = ("running", "finished", "failed", "interrupted", "pruned")
 
 # 64-bit ids on servers; SQLite needs exactly INTEGER for an autoincrementing rowid.
 _Id = BigInteger().with_variant(Integer(), "sqlite")
@@ -305,6 +307,26 @@ stop_request = Table(
     _fk("instance_id", "run_instance.id", "CASCADE", nullable=False, primary_key=True),
     _col("requested", UtcDateTime, False, default=utcnow),
     _col("reason", Text),
+)
+
+#: One row per rung a run with ``run_config.prune`` reached (schema version 5): the phase's
+#: environment ``step`` of the rung, the run's intermediate ``value`` there (NULL: not a number),
+#: the decision (``pruned``) and how many other runs of its experiment had a value at that rung
+#: when it was taken (``peers``). Other runs' decisions read these rows, never the clock, and a
+#: resumed instance takes the decisions it recorded (:mod:`xdoe.store._rungs`).
+rung = Table(
+    "rung", METADATA,
+    _pk(),
+    _fk("instance_id", "run_instance.id", "CASCADE", nullable=False),
+    _col("phase_index", Integer, False),
+    _col("rung", Integer, False),
+    _col("step", BigInteger, False),
+    _col("value", Float),
+    _col("pruned", Boolean, False),
+    _col("peers", Integer, False),
+    _col("created", UtcDateTime, False, default=utcnow),
+    UniqueConstraint("instance_id", "phase_index", "rung", name="uq_rung_instance_phase_rung"),
+    Index("ix_rung_phase_rung", "phase_index", "rung"),
 )
 
 #: Alembic's version table, exactly as ``alembic stamp`` creates it

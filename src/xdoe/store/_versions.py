@@ -10,6 +10,7 @@ from typing import TYPE_CHECKING, Any, NamedTuple
 
 from sqlalchemy import String, case, func, null, select, type_coerce
 
+from xdoe.store._rules import DONE_STATUSES
 from xdoe.store._tables import experiment as experiment_t, run as run_t, run_instance as instance_t
 
 if TYPE_CHECKING:
@@ -21,7 +22,7 @@ __all__ = ["VersionRow", "version_rows"]
 class VersionRow(NamedTuple):
     """A run version and what its status is decided from (:func:`version_rows`):
     its number of instances ``n``, its newest instance (``new_*``) and its
-    newest finished one (``fin_*``); times and warnings (a JSON list of
+    newest finished (or pruned: done) one (``fin_*``); times and warnings (a JSON list of
     lines, ``None`` for none) as read (:func:`xdoe.store._status.aware` converts the times);
     ``file_sha256``: the sha256 of the run file's bytes, when recorded."""
 
@@ -49,6 +50,9 @@ class VersionRow(NamedTuple):
     fin_end: Any
     new_warnings: str | None
     fin_warnings: str | None
+    #: ``finished`` or ``pruned`` (:data:`xdoe.store._rules.DONE_STATUSES`), and its error (why it was pruned)
+    fin_status: str | None = None
+    fin_error: str | None = None
 
 
 def version_rows(store: "Store", experiment: str | None = None, *, run: str | None = None,
@@ -75,7 +79,7 @@ def version_rows(store: "Store", experiment: str | None = None, *, run: str | No
     if latest_only:
         chosen = chosen.with_only_columns(func.max(r.id)).group_by(r.uid)
     agg = (select(i.run_id, func.max(i.id).label("newest"),
-                  func.max(case((i.status == "finished", i.id))).label("fin"), func.count().label("n"))
+                  func.max(case((i.status.in_(DONE_STATUSES), i.id))).label("fin"), func.count().label("n"))
            .where(i.run_id.in_(chosen)).group_by(i.run_id).subquery())
     new, fin = instance_t.alias("newest"), instance_t.alias("fin")
 
@@ -86,7 +90,7 @@ def version_rows(store: "Store", experiment: str | None = None, *, run: str | No
     columns = (r.id, r.uid, e.uid, r.design_point, r.repetition, r.seed, r.content_hash, raw(r.levels),
                r.file_sha256, agg.c.n, new.c.id, new.c.status, new.c.error, new.c.host, new.c.pid,
                raw(new.c.heartbeat), raw(new.c.start), raw(new.c.end), fin.c.id, fin.c.host, raw(fin.c.start),
-               raw(fin.c.end), raw(new.c.warnings) if warned else null(), raw(fin.c.warnings) if warned else null())
+               raw(fin.c.end), raw(new.c.warnings) if warned else null(), raw(fin.c.warnings) if warned else null(), fin.c.status, fin.c.error)
     stmt = (select(*columns)
             .select_from(run_t).outerjoin(experiment_t, r.experiment_id == e.id)
             .outerjoin(agg, agg.c.run_id == r.id)

@@ -92,6 +92,21 @@ CREATE TABLE phase (
 	CONSTRAINT uq_phase_instance_index UNIQUE (instance_id, "index"), 
 	FOREIGN KEY(instance_id) REFERENCES run_instance (id) ON DELETE CASCADE
 );
+CREATE TABLE rung (
+	id INTEGER NOT NULL, 
+	instance_id INTEGER NOT NULL, 
+	phase_index INTEGER NOT NULL, 
+	rung INTEGER NOT NULL, 
+	step BIGINT NOT NULL, 
+	value FLOAT, 
+	pruned BOOLEAN NOT NULL, 
+	peers INTEGER NOT NULL, 
+	created DATETIME NOT NULL, 
+	PRIMARY KEY (id), 
+	CONSTRAINT uq_rung_instance_phase_rung UNIQUE (instance_id, phase_index, rung), 
+	FOREIGN KEY(instance_id) REFERENCES run_instance (id) ON DELETE CASCADE
+);
+CREATE INDEX ix_rung_phase_rung ON rung (phase_index, rung);
 CREATE TABLE session_node (
 	id INTEGER NOT NULL, 
 	tree_id INTEGER NOT NULL, 
@@ -304,6 +319,21 @@ CREATE TABLE phase (
 	CONSTRAINT uq_phase_instance_index UNIQUE (instance_id, index), 
 	FOREIGN KEY(instance_id) REFERENCES run_instance (id) ON DELETE CASCADE
 );
+CREATE TABLE rung (
+	id BIGSERIAL NOT NULL, 
+	instance_id BIGINT NOT NULL, 
+	phase_index INTEGER NOT NULL, 
+	rung INTEGER NOT NULL, 
+	step BIGINT NOT NULL, 
+	value FLOAT, 
+	pruned BOOLEAN NOT NULL, 
+	peers INTEGER NOT NULL, 
+	created TIMESTAMP WITHOUT TIME ZONE NOT NULL, 
+	PRIMARY KEY (id), 
+	CONSTRAINT uq_rung_instance_phase_rung UNIQUE (instance_id, phase_index, rung), 
+	FOREIGN KEY(instance_id) REFERENCES run_instance (id) ON DELETE CASCADE
+);
+CREATE INDEX ix_rung_phase_rung ON rung (phase_index, rung);
 CREATE TABLE session_node (
 	id BIGSERIAL NOT NULL, 
 	tree_id BIGINT NOT NULL, 
