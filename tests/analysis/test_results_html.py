@@ -3,10 +3,9 @@ answers what ``xrun results`` prints, and its HTML shows the same rows."""
 
 from __future__ import annotations
 
-from html.parser import HTMLParser
-
 import pytest
 from click.testing import CliRunner
+from html_tables import parse_html
 
 from xdoe.analysis import ResultsTable, analyze, results_table
 from xdoe.cli._xrun import main as xrun
@@ -23,48 +22,6 @@ def table(frame) -> ResultsTable:
     return results_table(frame)
 
 
-class _Strict(HTMLParser):
-    """Every start tag closed in order (``<br>``-like void tags are not used);
-    the text of every caption, header cell and cell, row by row."""
-
-    def __init__(self) -> None:
-        super().__init__(convert_charrefs=True)
-        self.open: list[str] = []
-        self.caption = ""
-        self.headers: list[str] = []
-        self.rows: list[list[str]] = []
-        self.paragraphs: list[str] = []
-        self.text = ""
-
-    def handle_starttag(self, tag, attrs) -> None:
-        self.open.append(tag)
-        self.text = ""
-        if tag == "tr" and "tbody" in self.open:
-            self.rows.append([])
-
-    def handle_endtag(self, tag) -> None:
-        assert self.open and self.open.pop() == tag, f"</{tag}> closes nothing open"
-        if tag == "caption":
-            self.caption = self.text
-        elif tag == "th":
-            self.headers.append(self.text)
-        elif tag == "td":
-            self.rows[-1].append(self.text)
-        elif tag == "p":
-            self.paragraphs.append(self.text)
-
-    def handle_data(self, data) -> None:
-        self.text += data
-
-
-def _parse(text: str) -> _Strict:
-    parser = _Strict()
-    parser.feed(text)
-    parser.close()
-    assert parser.open == [], f"unclosed: {parser.open}"
-    return parser
-
-
 def _cells(line: str, bar: str) -> list[str]:
     return [c.strip() for c in line.strip().strip(bar).split(bar)]
 
@@ -75,7 +32,7 @@ def test_the_html_shows_every_row_the_cli_prints(campaign, table) -> None:
     lines = out.stdout.splitlines()
     header = next(line for line in lines if line.startswith("┃"))
     printed = [_cells(line, "│") for line in lines if line.startswith("│")]
-    page = _parse(table._repr_html_())
+    page = parse_html(table._repr_html_())
     # the terminal's header and cells, row by row, are the HTML's
     assert page.headers == _cells(header, "┃") == ["point", "levels", "runs", "IQM", "95 % CI", "P(best > point)"]
     assert page.rows == printed and len(printed) == 8
@@ -87,7 +44,7 @@ def test_the_html_shows_every_row_the_cli_prints(campaign, table) -> None:
 
 
 def test_the_caption_names_the_experiment_response_runs_and_method(table) -> None:
-    caption = _parse(table._repr_html_()).caption
+    caption = parse_html(table._repr_html_()).caption
     assert caption.startswith("synthetic · response ") and ":objective:mean" in caption
     assert "24 runs" in caption and "IQM" in caption and "95 % stratified-bootstrap CI" in caption
 
@@ -108,7 +65,7 @@ def test_a_level_is_escaped(frame) -> None:
     evil["null"] = evil["null"].map({0: "<script>alert(1)</script>", 1: "a & b"}).astype(object)
     text = results_table(evil, statistic="mean")._repr_html_()
     assert "<script>" not in text and "&lt;script&gt;alert(1)&lt;/script&gt;" in text
-    page = _parse(text)
+    page = parse_html(text)
     assert any("null=<script>alert(1)</script>" in row[1] for row in page.rows)
     assert any("null=a & b" in row[1] for row in page.rows)
     assert "mean over runs" in page.caption

@@ -11,7 +11,7 @@ DataFrame (:meth:`ResultsTable.to_frame`) and, in a notebook, HTML.
 from __future__ import annotations
 
 from dataclasses import dataclass, field
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING
 
 from xdoe.analysis._result import Analysis, PointAggregate
 
