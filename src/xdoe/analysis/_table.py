@@ -47,6 +47,7 @@ class ResultsTable:
 
     @property
     def warnings(self) -> list[str]:
+        """What a reader should know: pruned runs left out, branches without the response's phase."""
         return self.analysis.warnings
 
     def title(self) -> str:
