@@ -99,6 +99,7 @@ def test_tutorial_notebook_runs(tmp_path: Path) -> None:
     assert not [o for o in outputs if o.output_type == "error"]
     html = [o["data"]["text/html"] for o in outputs if "text/html" in o.get("data", {})]
     assert any("tiny-taxi" in h and "testing:objective:mean" in h for h in html)  # the Analysis, as HTML
+    assert any("runs: Design points ranked by IQM" in h and "tiny-taxi" in h for h in html)  # the results table
     assert "'agent': 'learner'" in outputs[-1]["data"]["text/plain"]
     assert sorted(p.name for p in tmp_path.iterdir()) == ["xdoe-tutorial"]  # it wrote only here
     assert (tmp_path / "xdoe-tutorial" / "xrun.sqlite").is_file()

@@ -20,9 +20,10 @@ def html_table(title: str, headers: Sequence[Any], rows: Sequence[Sequence[Any]]
             f"<thead><tr>{head}</tr></thead><tbody>{body}</tbody></table>")
 
 
-def html_block(heading: str, parts: Sequence[str], notes: Sequence[str] = ()) -> str:
-    """``heading`` (escaped), the (already HTML) ``parts`` and escaped ``notes``."""
-    return ("<div><h4>" + html.escape(heading) + "</h4>" + "".join(parts)
+def html_block(heading: str | None, parts: Sequence[str], notes: Sequence[str] = ()) -> str:
+    """``heading`` (escaped; ``None``: none), the (already HTML) ``parts`` and escaped ``notes``."""
+    head = "" if heading is None else "<h4>" + html.escape(heading) + "</h4>"
+    return ("<div>" + head + "".join(parts)
             + "".join(f"<p>{html.escape(n)}</p>" for n in notes) + "</div>")
 
 

@@ -104,3 +104,17 @@ def test_a_branch_leaves_the_designs_answer_unchanged(study: Path) -> None:
     row = compared[compared.index("│ -1 "):]  # the branch's row (its label may wrap in the cell)
     assert "branch=taxi-study-0000_b01" in row.splitlines()[0] and "brain.params.alpha=0.25)" in row
     assert "6 runs" in compared and all(line in compared for line in table.splitlines()[:8])
+    # the notebook display of the same table (xdoe.analysis.results_table): the design rows, then the branch
+    from html_tables import parse_html
+
+    from xdoe.analysis import results_table
+    from xdoe.results import load
+
+    page = parse_html(results_table(load("sqlite:///_outputs/xrun.sqlite", "taxi-study",
+                                         include_branches=True))._repr_html_())
+    assert page.caption.startswith("taxi-study · response ") and "6 runs + 1 branch (not in the design)" in page.caption
+    assert page.rows[:3] == [row[1:-1] for row in cells(shown)[:3]]
+    (html_branch,) = page.rows[3:]
+    shown_branch = branch_rows[0].split("│")[1:-1]
+    assert html_branch[0] == "branch" == shown_branch[0].strip() and html_branch[1].startswith("taxi-study-0000_b01")
+    assert [html_branch[i] for i in (2, 3, 4, 5)] == [shown_branch[i].strip() for i in (2, 3, 4, 5)]

@@ -6,6 +6,8 @@
   design point one statistic over runs (IQM by default) with a
   stratified-bootstrap interval and the probability of improvement
   (Agarwal et al. 2021). The unit of replication is the run.
+- :func:`results_table` (-> :class:`ResultsTable`): the table of ``xrun
+  results``, one row per design point ranked by the estimate over runs.
 - :func:`parse_response`, :class:`Response`: which number answers the design.
 - :mod:`xdoe.analysis.plots` (matplotlib, imported on use) and
   :func:`write_report` (one self-contained HTML file).
@@ -54,6 +56,7 @@ if TYPE_CHECKING:  # the same names for type checkers (`Name as Name`: a re-expo
         welch_repetitions as welch_repetitions,
     )
     from xdoe.analysis._report import write_report as write_report
+    from xdoe.analysis._table import ResultsTable as ResultsTable, results_table as results_table
     from xdoe.analysis._placing import sequential_step as sequential_step
     from xdoe.analysis._response import (
         Response as Response,
@@ -82,6 +85,8 @@ _EXPORTS = {
     "xdoe.analysis._optuna": ["optuna_summary", "optuna_text", "plot_optimization"],
     "xdoe.analysis._plan": ["Comparison", "Plan", "plan_repetitions", "welch_repetitions", "bootstrap_repetitions"],
     "xdoe.analysis._report": ["write_report"],
+    # xrun results: one row per design point, ranked (and shown in a notebook)
+    "xdoe.analysis._table": ["ResultsTable", "results_table"],
     # xgen augment --steepest-ascent / --confirm: the block placed by the design's model
     "xdoe.analysis._placing": ["sequential_step"],
     "xdoe.analysis._response": ["Response", "load_scores", "parse_response", "pruned_notes", "response_agents",

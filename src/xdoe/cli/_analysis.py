@@ -122,60 +122,29 @@ def results_command(output_dir: Path | None, experiment: str | None, include_bra
     of several agents, one table per agent (or --agent NAME). Only the
     design's runs: sessions branched or grown from them are listed after it,
     one row each, with --include-branches."""
-    from xdoe.analysis import (
-        STAT_NAMES,
-        Analysis,
-        branch_points,
-        design_points,
-        fmt_levels,
-        fmt_num,
-        parse_response,
-        points_section,
-        response_agents,
-        pruned_notes,
-        run_table,
-        shown_rows,
-        split_branches,
-    )
-    from rich.text import Text
-
-    from xdoe.results import experiment_label
+    from xdoe.analysis import parse_response, response_agents, results_table, split_branches
 
     resp = parse_response(response)
-    frame, branches = split_branches(load_frame(output_dir, experiment, store_url, include_branches, resp))
+    frame = load_frame(output_dir, experiment, store_url, include_branches, resp)
     out = console()
-    for who in response_agents(frame, resp, agent):
-        table, phase = run_table(frame, resp, who)
-        points = design_points(table, statistic, seed=seed)
-        extra, notes = branch_points(branches, resp, phase, points[0] if points else None, statistic=statistic,
-                                     agent=who, seed=seed)
-        notes = pruned_notes(frame) + notes
-        a = Analysis(response=resp.label(phase), factors=[], interactions=[], points=points, runs=len(table),
-                     warnings=notes, statistic=statistic, experiment=experiment_label(frame), agent=who)
-        title, headers, rows = points_section(a)
-        more = f" + {len(extra)} branch{'es' * (len(extra) != 1)} (not in the design)" if extra else ""
-        out.print(a.title() + more, markup=False, highlight=False, style="bold")
+    for who in response_agents(split_branches(frame)[0], resp, agent):
+        result = results_table(frame, resp, statistic=statistic, agent=who, seed=seed)
+        title, headers, rows, branches, more = result.drawn(
+            "xrun analyze --format csv (markdown, json) with the same options")
+        out.print(result.title(), markup=False, highlight=False, style="bold")
         out.print(title, markup=False, highlight=False)
-        rows, more = shown_rows(rows, "xrun analyze --format csv (markdown, json) with the same options")
-        table_ = _rich_table(headers, rows)
-        if extra:
-            table_.add_section()
-        for p in extra:  # not design points: the sessions of their trees, one run each
-            imp = "-" if p.improvement is None else fmt_num(p.improvement[0], 3)
-            table_.add_row(*map(Text, ("branch", p.levels["branch"], str(p.n), fmt_num(p.estimate), "-", imp)))
-        out.print(table_)
+        out.print(_rich_table(headers, rows, branches))
         if more:
             out.print(more, markup=False, highlight=False)
-        best = a.best
+        best = result.best_line()
         if best is not None:
-            click.echo(f"best{'' if who is None else f' for {who}'}: design point {best.index} "
-                       f"({fmt_levels(best.levels)}), {STAT_NAMES[statistic]} {fmt_num(best.estimate)} over "
-                       f"{best.n} run(s)")
-        for note in notes:
+            click.echo(best)
+        for note in result.warnings:
             click.secho(f"warning: {note}", fg="yellow", err=True)
 
 
-def _rich_table(headers: list[str], rows: list[list[str]]) -> Any:
+def _rich_table(headers: list[str], rows: list[list[str]], extra: list[list[str]] | None = None) -> Any:
+    """The rows, then ``extra`` (branches) in a section of their own."""
     from rich.table import Table
     from rich.text import Text
 
@@ -183,6 +152,10 @@ def _rich_table(headers: list[str], rows: list[list[str]]) -> Any:
     for h in headers:
         out.add_column(Text(h), justify="right" if h in ("runs", "point") else "left", overflow="fold")
     for r in rows:  # Text: a level such as "[red]" or ":smile:" is shown as written, not as markup or emoji
+        out.add_row(*map(Text, r))
+    if extra:
+        out.add_section()
+    for r in extra or []:
         out.add_row(*map(Text, r))
     return out
 
