@@ -124,12 +124,17 @@ def optuna_summary(table: "pd.DataFrame", design: dict[str, Any] | None, *, resp
     when ``design`` (the manifest's, :func:`xdoe.analysis.read_design`) is
     not an optuna design. ``table``: :func:`xdoe.analysis.run_table` of the
     response analysed; ``others``: the run tables of the design's other
-    responses (several: the Pareto front over all of them)."""
+    responses (several: the Pareto front over all of them); ``pruned``: the
+    runs pruned early (the frame's ``attrs["xdoe_pruned"]``). A trial with a
+    pruned run is left out of the best trial, the history, the importances
+    and the Pareto front, as ``xrun optimize`` told it to the study as
+    pruned; ``pruned_trials`` lists them."""
     if not design or design.get("method") != "optuna":
         return None
     directions, stat = _settings(design)
     direction = directions[0]
-    values = trial_values(table, stat)
+    cut = _pruned_trials(design, pruned)
+    values = {t: v for t, v in trial_values(table, stat).items() if t not in cut}
     points = design.get("points") or []
     history, best_so_far, best = [], None, None
     sign = 1.0 if direction == "maximize" else -1.0
