@@ -5,7 +5,9 @@ The loop: run the trials the study has not been told (their run files, on
 the chosen backend, through ``xrun experiment-start``'s own campaign code),
 read each finished trial's response (the design's ``response``, per run as
 ``xrun analyze`` computes it, :func:`xdoe.analysis.run_table`, aggregated
-over the trial's runs by its ``stat``), tell the study, ask the next batch
+over the trial's runs by its ``stat``; a trial with a run that
+``run_config.prune`` ended early is told ``PRUNED`` with its runs' rung
+values as intermediate values), tell the study, ask the next batch
 and write it as an ``xgen augment`` block; until ``trials``. Killed and
 started again it continues the same study: finished runs are skipped,
 finished trials told once, and what is asked next depends only on the

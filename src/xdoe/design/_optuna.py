@@ -38,7 +38,8 @@ from xdoe._random import seed_word
 from xdoe.design._factors import Factor
 from xdoe.errors import DesignError, InputError
 
-__all__ = ["OptunaSettings", "PrunedTrial", "SAMPLERS", "SEED_KEY", "distributions", "first_batch", "journal_name", "open_study",
+__all__ = ["OptunaSettings", "PrunedTrial", "SAMPLERS", "SEED_KEY", "distributions", "first_batch", "journal_name",
+           "open_study",
            "sync_study", "next_batch", "tell_trials", "trial_runs", "record_study", "study_params"]
 
 SAMPLERS = ("tpe", "cmaes", "gp", "random", "nsga2")
