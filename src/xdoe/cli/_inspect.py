@@ -264,11 +264,7 @@ def export_command(output_dir: Path | None, experiment: str | None, store_url: s
     assert output is not None
     check_output(output, overwrite)
     with open_store(store_of(output_dir, store_url)) as store:
-        experiment = choose_experiment(output_dir, experiment, store, every=every, allow_all=True)
-        scope = f"experiment {experiment!r} in store" if experiment else "store"
-        if not store.selected_phases(experiment, all_instances=all_instances):
-            fail(f"nothing to export: no run of {scope} {store.url} has recorded a phase "
-                 f"(run `xrun experiment-start` first); {output} not written", EXIT_FAILED)
+        experiment, scope = _export_scope(store, output_dir, experiment, every, all_instances, f"{output} not written")
         result = store.export_episodes(output, experiment, all_instances=all_instances,
                                        include_branches=include_branches, overwrite=overwrite, hint=OVERWRITE_HINT)
     click.echo(f"wrote {result.rows:,} rows of {result.runs:,} runs of {experiment or 'every experiment'} "
@@ -276,6 +272,19 @@ def export_command(output_dir: Path | None, experiment: str | None, store_url: s
     if result.rows == 0:
         fail(f"no episodes matched in {scope} {store.url}: the recorded phases have no episode "
              f"(only the header was written)", EXIT_FAILED)
+
+
+def _export_scope(store: Any, output_dir: Path | None, experiment: str | None, every: bool, all_instances: bool,
+                  untouched: str) -> tuple[str | None, str]:
+    """The experiment ``xrun export`` writes (:func:`choose_experiment`) and its
+    description; exit 1 naming what stays ``untouched`` when no run of it has
+    recorded a phase."""
+    experiment = choose_experiment(output_dir, experiment, store, every=every, allow_all=True)
+    scope = f"experiment {experiment!r} in store" if experiment else "store"
+    if not store.selected_phases(experiment, all_instances=all_instances):
+        fail(f"nothing to export: no run of {scope} {store.url} has recorded a phase "
+             f"(run `xrun experiment-start` first); {untouched}", EXIT_FAILED)
+    return experiment, scope
 
 
 def _export_to(output_dir: Path | None, experiment: str | None, store_url: str | None, every: bool, to: str,
@@ -288,11 +297,8 @@ def _export_to(output_dir: Path | None, experiment: str | None, store_url: str |
     for line in missing_extras([target]):
         fail(line, EXIT_INPUT)
     with open_store(store_of(output_dir, store_url)) as store:
-        experiment = choose_experiment(output_dir, experiment, store, every=every, allow_all=True)
-        scope = f"experiment {experiment!r} in store" if experiment else "store"
-        if not store.selected_phases(experiment, all_instances=all_instances):
-            fail(f"nothing to export: no run of {scope} {store.url} has recorded a phase "
-                 f"(run `xrun experiment-start` first); nothing written to {target}", EXIT_FAILED)
+        experiment, _ = _export_scope(store, output_dir, experiment, every, all_instances,
+                                      f"nothing written to {target}")
         try:
             done = export_runs(store, target, experiment, all_instances=all_instances,
                                include_branches=include_branches, replace=overwrite)
