@@ -5,7 +5,8 @@ subprocess.
 * a trial with a pruned run is told ``PRUNED`` (its runs' rung values as its
   intermediate values), a trial whose runs all finished ``COMPLETE``;
   ``xrun analyze`` reports the best complete trial and the pruned ones;
-* killed twice (SIGKILL once the store shows progress) and restarted, a
+* killed twice (SIGKILL once the store shows a run in the middle of its
+  training, slowed a little by ``slow_curves``) and restarted, a
   ``--jobs 1`` study ends with the trials, values, statuses and rung
   decisions of an unkilled ``--jobs 1`` study, and no run ran twice;
 * with ``--jobs 2`` the decisions depend on timing (docs/pruning.md): killed
@@ -44,6 +45,8 @@ ENV = {**os.environ, "PYTHONPATH": os.pathsep.join([str(EXECUTION), str(HERE), s
 def _document(seed: int = 5) -> dict[str, Any]:
     doc = prune_components.document(PRUNE, repetitions=REPS, uid=UID)
     doc["seed"] = seed
+    env = doc["definitions"]["environments"]["c"]["environment"]
+    env["name"] = "slow_curves:SlowCurveEnvironment"  # slow enough to be killed inside a run
     doc["design"] = {"method": "optuna", "sampler": "tpe", "trials": TRIALS, "batch": BATCH, "startup_trials": 3}
     doc["factors"] = {"lr": {"range": [0.001, 1.0], "scale": "log"}, "width": {"range": [8, 512], "scale": "log"}}
     return doc
@@ -75,6 +78,9 @@ def _store(url: str) -> dict[str, Any]:
             "JOIN phase p ON p.id = e.phase_id JOIN run_instance i ON i.id = p.instance_id "
             "JOIN run r ON r.id = i.run_id WHERE i.status IN ('finished', 'pruned') "
             "ORDER BY r.uid, p.\"index\", e.worker, e.episode, e.agent")).all()]
+        live = [int(n) for n in conn.execute(sa.text(
+            "SELECT count(e.id) FROM run_instance i JOIN phase p ON p.instance_id = i.id "
+            "JOIN episode e ON e.phase_id = p.id WHERE i.status = 'running' GROUP BY i.id")).scalars()]
         rungs = sorted(tuple(r) for r in conn.execute(sa.text(
             "SELECT r.uid, g.phase_index, g.rung, g.step, g.value, g.pruned, g.peers FROM rung g "
             "JOIN run_instance i ON i.id = g.instance_id JOIN run r ON r.id = i.run_id")).all())
@@ -82,7 +88,7 @@ def _store(url: str) -> dict[str, Any]:
     for uid, status in instances:
         if status in ("finished", "pruned"):
             done.setdefault(uid, []).append(status)
-    return {"instances": instances, "done": done, "episodes": episodes, "rungs": rungs}
+    return {"instances": instances, "done": done, "episodes": episodes, "rungs": rungs, "live": live}
 
 
 def _trials(out: Path) -> list[tuple]:
@@ -182,8 +188,8 @@ def test_killed_twice_and_restarted_gives_the_unkilled_study(tmp_path: Path, ref
     doc, out, url = _generate(tmp_path / "killed")
     runs = TRIALS * REPS
     kills = _run_killed(_command(doc, out, url, 1), url, tmp_path / "killed" / "xrun.sqlite", [
-        lambda s: len(s["done"]) >= 3 and len(s["episodes"]) >= 10,  # in the first batch or the second
-        lambda s: len(s["done"]) >= runs // 2])                        # half way
+        lambda s: len(s["done"]) >= 3 and max(s["live"], default=0) >= 5,  # inside a run of the first batches
+        lambda s: len(s["done"]) >= runs // 2 and max(s["live"], default=0) >= 5])  # inside a run half way
     assert kills == 2
     state = _store(url)
     _ran_once(state, runs)
@@ -200,7 +206,8 @@ def test_with_two_jobs_killed_twice_the_study_completes_and_nothing_runs_twice(t
     doc, out, url = _generate(tmp_path / "jobs2")
     runs = TRIALS * REPS
     kills = _run_killed(_command(doc, out, url, 2), url, tmp_path / "jobs2" / "xrun.sqlite", [
-        lambda s: len(s["done"]) >= 3, lambda s: len(s["done"]) >= runs // 2])
+        lambda s: len(s["done"]) >= 3 and max(s["live"], default=0) >= 5,
+        lambda s: len(s["done"]) >= runs // 2])
     assert kills == 2
     state = _store(url)
     _ran_once(state, runs)
