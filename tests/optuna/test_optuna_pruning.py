@@ -214,3 +214,28 @@ def test_with_two_jobs_killed_twice_the_study_completes_and_nothing_runs_twice(t
     trial_runs = _trial_runs(out)
     assert sorted(u for uids in trial_runs.values() for u in uids) == sorted(state["done"])
     _told_as_run(_trials(out), trial_runs, state["done"])
+
+
+def test_telling_a_pruned_trial_is_idempotent_and_survives_a_kill_between_report_and_tell() -> None:
+    import optuna
+
+    from xdoe.design import PrunedTrial
+    from xdoe.design._optuna import _report, tell_trials
+
+    study = optuna.create_study(direction="maximize")
+    dists = {"x": optuna.distributions.FloatDistribution(0.0, 1.0)}
+    for _ in range(3):
+        study.ask(dists)
+    cut = PrunedTrial({100: 2.0, 300: 5.0})
+    _report(study, study.get_trials(deepcopy=False)[1], {100: 2.0})  # killed after reporting one value
+    assert tell_trials(study, {0: [1.0], 1: cut, 2: None}) == [0, 1, 2]
+    assert tell_trials(study, {0: [1.0], 1: cut, 2: None}) == []  # told once
+    t = study.trials
+    assert [x.state.name for x in t] == ["COMPLETE", "PRUNED", "FAIL"]
+    assert t[1].values == [5.0] and t[1].intermediate_values == {100: 2.0, 300: 5.0}
+    assert study.best_trial.number == 0  # a pruned trial is never the best
+
+    two = optuna.create_study(directions=["maximize", "minimize"])
+    two.ask(dists)
+    assert tell_trials(two, {0: cut}) == [0]
+    assert two.trials[0].state.name == "PRUNED" and two.trials[0].values is None
