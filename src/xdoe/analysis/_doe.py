@@ -83,6 +83,8 @@ def doe_analysis(table: "pd.DataFrame", factors: list[str], design: dict[str, An
 
 def _matched(table: "pd.DataFrame", factors: list[str], design: dict[str, Any], seed: int) -> dict[str, Any] | None:
     method = design.get("method")
+    if method == "optuna":  # the sampler's points, never a two-level design (pruning may leave two)
+        return None
     if method not in (*TWO_LEVEL, *SURFACE, *SENSITIVITY, "augmented", "two_level", "surface"):
         # a design of today's names: a two-level one (every factor at two levels, perhaps a
         # centre) gets the screening model, coded as the document lists the levels; else None

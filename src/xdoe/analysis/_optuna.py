@@ -110,18 +110,31 @@ def pareto_front(values: np.ndarray, directions: list[str]) -> list[int]:
     return out
 
 
+def _pruned_trials(design: dict[str, Any], pruned: list[str] | None) -> list[int]:
+    """The trials with a run ``run_config.prune`` ended early (the manifest's ``trial_runs``)."""
+    cut = set(pruned or ())
+    trial_runs = (design.get("info") or {}).get("trial_runs") or {}
+    return sorted(int(t) for t, uids in trial_runs.items() if cut.intersection(uids))
+
+
 def optuna_summary(table: "pd.DataFrame", design: dict[str, Any] | None, *, response: str = "",
-                   others: list["pd.DataFrame"] | None = None) -> dict[str, Any] | None:
+                   others: list["pd.DataFrame"] | None = None, pruned: list[str] | None = None
+                   ) -> dict[str, Any] | None:
     """The adaptive design's answer (see the module docstring), or ``None``
     when ``design`` (the manifest's, :func:`xdoe.analysis.read_design`) is
     not an optuna design. ``table``: :func:`xdoe.analysis.run_table` of the
     response analysed; ``others``: the run tables of the design's other
-    responses (several: the Pareto front over all of them)."""
+    responses (several: the Pareto front over all of them); ``pruned``: the
+    runs pruned early (the frame's ``attrs["xdoe_pruned"]``). A trial with a
+    pruned run is left out of the best trial, the history, the importances
+    and the Pareto front, as ``xrun optimize`` told it to the study as
+    pruned; ``pruned_trials`` lists them."""
     if not design or design.get("method") != "optuna":
         return None
     directions, stat = _settings(design)
     direction = directions[0]
-    values = trial_values(table, stat)
+    cut = _pruned_trials(design, pruned)
+    values = {t: v for t, v in trial_values(table, stat).items() if t not in cut}
     points = design.get("points") or []
     history, best_so_far, best = [], None, None
     sign = 1.0 if direction == "maximize" else -1.0
@@ -131,7 +144,8 @@ def optuna_summary(table: "pd.DataFrame", design: dict[str, Any] | None, *, resp
             best_so_far, best = value, t
         history.append({"trial": t, "value": value, "best": best_so_far, "runs": n})
     out: dict[str, Any] = {"response": response, "stat": stat, "direction": direction, "trials": len(values),
-                           "sampler": (design.get("info") or {}).get("sampler"), "history": history}
+                           "sampler": (design.get("info") or {}).get("sampler"), "history": history,
+                           "pruned_trials": cut}
     if best is not None:
         out["best"] = {"trial": best, "levels": points[best]["natural"] if best < len(points) else {},
                        "value": values[best][0], "runs": values[best][1]}
@@ -140,7 +154,7 @@ def optuna_summary(table: "pd.DataFrame", design: dict[str, Any] | None, *, resp
     if why:
         out["importance_note"] = why
     if others and len(directions) > 1:
-        per = [values] + [trial_values(t, stat) for t in others]
+        per = [values] + [{k: v for k, v in trial_values(t, stat).items() if k not in cut} for t in others]
         trials = sorted(set.intersection(*(set(v) for v in per)))
         matrix = np.array([[v[t][0] for v in per] for t in trials], float).reshape(-1, len(per))
         out["pareto"] = [{"trial": trials[i], "values": matrix[i].tolist(),
@@ -160,8 +174,10 @@ def _levels(levels: dict[str, Any]) -> str:
 def optuna_text(summary: dict[str, Any], fmt: str = "table") -> str:
     """The summary as lines (``markdown``: a section with a table)."""
     head = "## " if fmt == "markdown" else ""
-    lines = [f"{head}adaptive design: optuna {summary.get('sampler')}, {summary['trials']} trials told, "
-             f"{summary['direction']} {summary['stat']} over each trial's runs"]
+    cut = summary.get("pruned_trials") or []
+    pruned = f" (and {len(cut)} pruned, left out: trial(s) {', '.join(map(str, cut))})" if cut else ""
+    lines = [f"{head}adaptive design: optuna {summary.get('sampler')}, {summary['trials']} complete trials told"
+             f"{pruned}, {summary['direction']} {summary['stat']} over each trial's runs"]
     best = summary.get("best")
     if best:
         lines.append(f"best trial {best['trial']}: {_levels(best['levels'])} -> {_num(best['value'])} "

@@ -221,7 +221,8 @@ def _adaptive(frame: Any, resp: Any, agent: str | None, design: dict | None, out
     for text in ((design.get("info") or {}).get("response") or [])[1:]:  # several: the Pareto front
         other = parse_response(text or None)
         others.append(run_table(load_frame(output_dir, experiment, store_url, response=other), other, agent)[0])
-    return optuna_summary(table, design, response=resp.label(phase), others=others)
+    return optuna_summary(table, design, response=resp.label(phase), others=others,
+                          pruned=list(frame.attrs.get("xdoe_pruned") or []))
 
 
 @click.group("plot", short_help="Draw learning curves, main effects or a run's lay-down.")

@@ -5,7 +5,9 @@ The loop: run the trials the study has not been told (their run files, on
 the chosen backend, through ``xrun experiment-start``'s own campaign code),
 read each finished trial's response (the design's ``response``, per run as
 ``xrun analyze`` computes it, :func:`xdoe.analysis.run_table`, aggregated
-over the trial's runs by its ``stat``), tell the study, ask the next batch
+over the trial's runs by its ``stat``; a trial with a run that
+``run_config.prune`` ended early is told ``PRUNED`` with its runs' rung
+values as intermediate values), tell the study, ask the next batch
 and write it as an ``xgen augment`` block; until ``trials``. Killed and
 started again it continues the same study: finished runs are skipped,
 finished trials told once, and what is asked next depends only on the
@@ -25,6 +27,7 @@ from typing import Any, Callable
 import click
 
 from xdoe.cli._common import EXIT_FAILED, EXIT_OK, fail, handle_errors
+from xdoe.errors import InputError
 
 __all__ = ["optimize_command", "trial_values"]
 
@@ -49,14 +52,44 @@ def _prepare(document: Path, output: Path | None) -> tuple[Any, Any, Path]:
     return runs, OptunaStudy(runs, target), target
 
 
-def trial_values(study: Any, store_url: str, finished: set[str]) -> dict[int, list[float]]:
-    """The values of the study's pending trials whose runs all finished:
-    per response, each run's score (:func:`xdoe.analysis.run_table`, as
-    ``xrun analyze`` computes it) aggregated over the trial's runs by the
-    design's ``stat`` (:func:`xdoe.analysis.aggregate`)."""
+def _pruned_runs(store_url: str, uid: str) -> tuple[set[str], dict[str, dict[int, tuple[int, float]]]]:
+    """``(pruned run uids, run uid -> rung -> (step, value))`` of the experiment."""
+    from xdoe.store import Store
+
+    store = Store(store_url, read_only=True)
+    try:
+        return set(store.pruned_runs(uid)), store.run_rungs(uid)
+    finally:
+        store.close()
+
+
+def _intermediate(runs: list[str], rungs: dict[str, dict[int, tuple[int, float]]], stat: str) -> dict[int, float]:
+    """Step -> the trial's runs' values at that rung aggregated by ``stat``."""
+    import numpy as np
+
+    from xdoe.analysis import aggregate
+
+    by_step: dict[int, list[float]] = {}
+    for u in runs:
+        for step, value in rungs.get(u, {}).values():
+            if np.isfinite(value):
+                by_step.setdefault(step, []).append(value)
+    return {step: float(aggregate(np.array(vs, float), stat)) for step, vs in sorted(by_step.items())}
+
+
+def trial_values(study: Any, store_url: str, finished: set[str]) -> dict[int, Any]:
+    """The values of the study's pending trials whose runs are all done
+    (finished or pruned): per response, each run's score
+    (:func:`xdoe.analysis.run_table`, as ``xrun analyze`` computes it)
+    aggregated over the trial's runs by the design's ``stat``
+    (:func:`xdoe.analysis.aggregate`). A trial with a run that
+    ``run_config.prune`` ended early is a :class:`~xdoe.design.PrunedTrial`
+    (its aggregate would mix runs measured at different rungs), with its
+    runs' rung values aggregated per rung as its intermediate values."""
     import numpy as np
 
     from xdoe.analysis import aggregate, load_scores, parse_response, run_table
+    from xdoe.design import PrunedTrial
 
     settings = study.settings
     uid = study.base.experiment.safe_uid
@@ -64,13 +97,25 @@ def trial_values(study: Any, store_url: str, finished: set[str]) -> dict[int, li
     ready = [t for t in study.pending() if runs.get(t) and all(u in finished for u in runs[t])]
     if not ready:
         return {}
+    pruned, rungs = _pruned_runs(store_url, uid)
+    out: dict[int, Any] = {}
+    for t in ready:
+        cut = [u for u in runs[t] if u in pruned]
+        if cut:
+            out[t] = PrunedTrial(_intermediate(runs[t], rungs, settings.stat), runs=len(cut))
+    if len(out) == len(ready):
+        return out
     scores = []
     for text in settings.responses:
         response = parse_response(text or None)
-        table, _ = run_table(load_scores(store_url, response, uid), response, settings.agent)
-        scores.append(dict(zip(table["run"].astype(str), table["y"].astype(float))))
-    out: dict[int, list[float]] = {}
+        try:
+            table, _ = run_table(load_scores(store_url, response, uid), response, settings.agent)
+        except InputError:  # every run so far was pruned: no response to read
+            table = None
+        scores.append({} if table is None else dict(zip(table["run"].astype(str), table["y"].astype(float))))
     for t in ready:
+        if t in out:
+            continue
         values = []
         for by_run in scores:
             ys = [by_run[u] for u in runs[t] if u in by_run]
@@ -170,7 +215,9 @@ def optimize_command(*, start: Callable[..., None], options: list[Callable[[F], 
                 told = study.tell(trial_values(study, store_url, _finished(files, store_url)))
                 for t in told:
                     trial = study.study.trials[t]
-                    value = ", ".join(map(_number, trial.values)) if trial.values else trial.state.name.lower()
+                    value = ", ".join(map(_number, trial.values)) if trial.values else ""
+                    if trial.state.name != "COMPLETE":
+                        value = trial.state.name.lower() + (f" (last intermediate value {value})" if value else "")
                     say(f"  trial {t}: {_levels(study, t)} -> {value}")
                 left = study.pending()
                 if left:

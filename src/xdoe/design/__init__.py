@@ -40,6 +40,7 @@ if TYPE_CHECKING:
     from xdoe.design._lhs import latin_hypercube
     from xdoe.design._make import METHODS, Design, make_design
     from xdoe.design._maximin import maximin
+    from xdoe.design._optuna import PrunedTrial
     from xdoe.design._optuna_study import OptunaStudy
     from xdoe.design._metrics import centred_l2_discrepancy, min_distance
     from xdoe.design._output import MAX_FIGURE_POINTS, OutputLayout, WriteResult, plan_outputs, write_outputs
@@ -83,6 +84,7 @@ __all__ = [
     "movable_levels",
     # adaptive designs (method: optuna; xrun optimize)
     "OptunaStudy",
+    "PrunedTrial",
     "round_continuous",
     # the experiments of an output folder (the read commands of xrun)
     "FolderExperiment",
@@ -98,6 +100,7 @@ __getattr__, __dir__ = lazy_exports(__name__, globals(), {
     "xdoe.design._metrics": ["min_distance", "centred_l2_discrepancy"],
     "xdoe.design._expand": ["Expander", "factors_of", "run_seed", "round_continuous"],
     "xdoe.design._optuna_study": ["OptunaStudy"],
+    "xdoe.design._optuna": ["PrunedTrial"],
     "xdoe.design._generate": [
         "generate", "prepare", "write_runs", "build_design", "check_runs", "plan_runs",
         "Generation", "RunSequence", "ExperimentWarning",

@@ -38,7 +38,8 @@ from xdoe._random import seed_word
 from xdoe.design._factors import Factor
 from xdoe.errors import DesignError, InputError
 
-__all__ = ["OptunaSettings", "SAMPLERS", "SEED_KEY", "distributions", "first_batch", "journal_name", "open_study",
+__all__ = ["OptunaSettings", "PrunedTrial", "SAMPLERS", "SEED_KEY", "distributions", "first_batch", "journal_name",
+           "open_study",
            "sync_study", "next_batch", "tell_trials", "trial_runs", "record_study", "study_params"]
 
 SAMPLERS = ("tpe", "cmaes", "gp", "random", "nsga2")
@@ -301,8 +302,32 @@ def batch_points(factors: Sequence[Factor], params: list[dict]) -> Any:
     return np.array([[float(f"{x:.12g}") for x in r] for r in 2 * rows - 1], float).reshape(-1, len(factors))
 
 
-def tell_trials(study: Any, values: dict[int, list[float] | None]) -> list[int]:
-    """Tell each trial its values (``None`` or a NaN: failed), in number
+@dataclass(frozen=True)
+class PrunedTrial:
+    """A trial whose runs ``run_config.prune`` ended early (one or more):
+    told ``PRUNED``, with ``intermediate`` (step -> value, the trial's runs'
+    rung values aggregated per rung) reported first, so that Optuna's value
+    of the trial is its last intermediate value (single objective only)."""
+
+    intermediate: dict[int, float]
+    runs: int = 1
+
+
+def _report(study: Any, trial: Any, intermediate: dict[int, float]) -> None:
+    """Report the intermediate values the trial lacks (a process killed
+    between reporting and telling reported some): idempotent."""
+    optuna = import_optuna()
+    if len(study.directions) > 1:  # Optuna's report() is single-objective
+        return
+    live = optuna.trial.Trial(study, trial._trial_id)
+    for step, value in sorted(intermediate.items()):
+        if step not in trial.intermediate_values and math.isfinite(value):
+            live.report(float(value), int(step))
+
+
+def tell_trials(study: Any, values: dict[int, "list[float] | PrunedTrial | None"]) -> list[int]:
+    """Tell each trial its values (``None`` or a NaN: failed; a
+    :class:`PrunedTrial`: pruned, with its last intermediate value), in number
     order, skipping trials already finished: telling is idempotent.
     Returns the numbers told now."""
     optuna = import_optuna()
@@ -312,7 +337,12 @@ def tell_trials(study: Any, values: dict[int, list[float] | None]) -> list[int]:
         if number >= len(trials) or trials[number].state.is_finished():
             continue
         vals = values[number]
-        if vals is None or any(not math.isfinite(v) for v in vals):
+        if isinstance(vals, PrunedTrial):
+            _report(study, trials[number], vals.intermediate)
+            with warnings.catch_warnings():
+                warnings.simplefilter("ignore")
+                study.tell(number, state=optuna.trial.TrialState.PRUNED)
+        elif vals is None or any(not math.isfinite(v) for v in vals):
             study.tell(number, state=optuna.trial.TrialState.FAIL)
         else:
             study.tell(number, vals[0] if len(vals) == 1 else list(vals))

@@ -78,8 +78,10 @@ class OptunaStudy:
         trials = self.study.get_trials(deepcopy=False)
         return [t.number for t in trials[:self.trials] if not t.state.is_finished()]
 
-    def tell(self, values: dict[int, list[float] | None]) -> list[int]:
-        """Tell the study these trials' values (idempotent, see :func:`~xdoe.design._optuna.tell_trials`)."""
+    def tell(self, values: dict[int, Any]) -> list[int]:
+        """Tell the study these trials' values: a list per trial, ``None``
+        (failed) or a :class:`~xdoe.design.PrunedTrial` (idempotent, see
+        :func:`~xdoe.design._optuna.tell_trials`)."""
         return tell_trials(self.study, values)
 
     @property

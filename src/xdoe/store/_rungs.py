@@ -130,6 +130,31 @@ class RungRows(StoreBase):
         with self._core_read("read run instances from") as conn:
             return [str(u) for u in conn.execute(stmt).scalars()]
 
+    def run_rungs(self, experiment: str | None) -> dict[str, dict[int, tuple[int, float]]]:
+        """Of each run of ``experiment`` that recorded rungs, those of its
+        newest instance that did: run uid -> rung -> ``(step, value)``
+        (NaN for a missing value). ``{}`` without an experiment.
+
+        Raises:
+            StoreError: the store cannot be read.
+        """
+        if experiment is None:
+            return {}
+        c, i, r, e = t.rung.c, t.run_instance.c, t.run.c, t.experiment.c
+        stmt = (select(r.uid, c.instance_id, c.rung, c.step, c.value)
+                .select_from(t.rung).join(t.run_instance, c.instance_id == i.id).join(t.run, i.run_id == r.id)
+                .join(t.experiment, r.experiment_id == e.id).where(e.uid == experiment))
+        with self._core_read("read rungs from") as conn:
+            rows = conn.execute(stmt).all()
+        newest: dict[str, int] = {}
+        for row in rows:
+            newest[row.uid] = max(newest.get(row.uid, -1), int(row.instance_id))
+        out: dict[str, dict[int, tuple[int, float]]] = {}
+        for row in rows:
+            if newest[row.uid] == row.instance_id:
+                out.setdefault(str(row.uid), {})[int(row.rung)] = (int(row.step), _value(row.value))
+        return out
+
     def phase_episode_values(self, phase_id: int, agent: str, metric: str) -> list[tuple[int, float]]:
         """``(steps, metric)`` of every episode ``agent`` recorded in the
         phase row ``phase_id``, in the order recorded (what a resumed run's
