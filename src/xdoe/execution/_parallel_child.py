@@ -200,7 +200,7 @@ def _worker_phase(plan: "RunPlan", phase_index: int, w: int, policy: Any, out: A
     def end(truncated: bool, verdict: int, cut_by: str | None) -> None:
         episode = worker.end_episode(truncated, cut_by)
         outbox.append(("ep", episode.episode, episode.steps, episode.rewards, episode.objectives,
-                       truncated, verdict))
+                       truncated, verdict, cut_by))
         flush()
 
     controller = rt.controller
@@ -208,20 +208,17 @@ def _worker_phase(plan: "RunPlan", phase_index: int, w: int, policy: Any, out: A
     for condition in rt.conditions:
         condition.phase_started(rt.progress)
     budget = phase.episodes
-    stop = CONTINUE
     worker.start_episode(controller, started=True)
     while True:
-        if inbox:
-            stop = handle()
-            if stop >= STOP_PHASE:
-                break
+        if inbox and handle() >= STOP_PHASE:  # the phase stopped (a verdict the run process passed on)
+            break
         verdict = step(worker)
         if verdict >= RESET:
             end(False, verdict, cut_cause(worker, verdict))
-            if verdict >= STOP_PHASE:
-                stop = verdict
-                break
-            if worker.episode >= budget:
+            # STOP_PHASE/STOP_RUN: this worker is done; the run process, which judges every
+            # episode end, passes a phase stop on to the other workers (not this worker's own
+            # step budget: each worker counts its own steps)
+            if verdict >= STOP_PHASE or worker.episode >= budget:
                 break
             if rt.has_samplers:
                 rt.redraw(worker)
@@ -232,7 +229,7 @@ def _worker_phase(plan: "RunPlan", phase_index: int, w: int, policy: Any, out: A
         end(True, CONTINUE, CUT_STOP)
     flush()
     rt.close()
-    out.send(("done", w, int(stop)))
+    out.send(("done", w))  # after every row of this worker: the run process reads them in order
     # wait for "close" so that no update is sent into a closed pipe
     while True:
         while not inbox:

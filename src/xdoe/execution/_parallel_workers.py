@@ -13,7 +13,9 @@ the phase's termination conditions) and runs its episodes:
   episode end): the experiences of train phases (``brain.thinking_values`` runs in
   the run process, in arrival order), the episode and step rows for the store,
   and every finished episode (the run process's conditions judge it with
-  ``episode_finished``; a ``STOP_PHASE``/``STOP_RUN`` verdict stops every worker);
+  ``episode_finished``; a ``STOP_PHASE``/``STOP_RUN`` verdict stops every
+  worker, except a worker's own step budget running out, which ends that
+  worker only); at its end, after all its rows, ``done``;
 * run process -> workers: each non-``None`` brain update, as the brain
   returns it, to the agent's muscle in every worker; ``stop``.
 
@@ -28,10 +30,11 @@ What changes compared with the in-process mode (see docs/scale.md):
   shares nothing with the muscles: they see it when it is sent);
 * ``step_finished`` runs in the workers on per-worker copies of the
   conditions, whose ``PhaseProgress.steps``/``episodes_done`` count that
-  worker's own steps and episodes; ``episode_finished`` runs once, in the run
-  process, with counts over all workers; a stop reaches the other workers a
-  few steps later than in-process (their unfinished episodes are recorded as
-  truncated, as in-process);
+  worker's own steps and episodes (a ``phase_steps`` budget limits each
+  worker: the one whose budget runs out ends, the others go on to theirs);
+  ``episode_finished`` runs once, in the run process, with counts over all
+  workers; a stop reaches the other workers a few steps later than in-process
+  (their unfinished episodes are recorded as truncated, as in-process);
 * a phase resumed from a checkpoint runs in-process.
 """
 
@@ -44,6 +47,7 @@ import os
 from multiprocessing.connection import wait as _wait_any
 from typing import TYPE_CHECKING, Any, Callable, Iterator
 
+from xdoe._cuts import CUT_STEP_BUDGET
 from xdoe.agent import Brain, Mode
 from xdoe.conditions import EpisodeProgress, TerminationCondition, Verdict
 from xdoe.environment import report_observation
@@ -53,7 +57,7 @@ from xdoe.execution._parallel_child import worker_main
 from xdoe.execution._phase import build_component, overrides, phase_conditions, phase_progress
 from xdoe.execution._seeding import brain_seed
 from xdoe.execution._watchdog import RunTimeout, WatchBoard
-from xdoe.execution._worker import STOP_PHASE, component_error
+from xdoe.execution._worker import CONTINUE, STOP_PHASE, component_error
 
 if TYPE_CHECKING:
     from xdoe.execution._plan import AgentSpec, PhasePlan, RunPlan
@@ -258,11 +262,8 @@ class ParallelPhase:
             for conn in ready:
                 w = live[conn]
                 msg = self._check(self._recv(w))
-                if msg[0] == "done":
+                if msg[0] == "done":  # every row and episode end of worker w came before
                     del live[conn]
-                    if msg[2] >= Verdict.STOP_PHASE:
-                        stop = max(stop, msg[2])
-                        stop_all(stop)
                     continue
                 updates: list[tuple[str, Any]] = []
                 for item in msg[2]:
@@ -286,7 +287,7 @@ class ParallelPhase:
                     elif kind == "w":  # an observation outside its space (xdoe.environment._spaces)
                         report_observation(item[1], item[2])
                     elif kind == "ep":
-                        _, episode_no, steps, rewards, objectives, truncated, worker_verdict = item
+                        _, episode_no, steps, rewards, objectives, truncated, worker_verdict, cut_by = item
                         if recorder is not None:
                             recorder.flush()  # its rows came first: durable before the next episode
                         self.progress.episodes_done[w] += 1
@@ -298,15 +299,19 @@ class ParallelPhase:
                         for name, value in objectives.items():
                             objective_sums[name] += value
                         episode = EpisodeProgress(self.progress, w, episode_no, steps, rewards, objectives)
-                        verdict = int(worker_verdict)
+                        # worker w's own step budget ran out (each worker counts its own steps):
+                        # that ends w only, the others go on to theirs; any other STOP_PHASE/STOP_RUN,
+                        # w's or the episode conditions' here, stops every worker
+                        verdict = CONTINUE if cut_by == CUT_STEP_BUDGET else int(worker_verdict)
                         if not truncated:
                             for check in episode_conditions:
                                 answer = check(episode)
                                 if answer > verdict:
                                     verdict = int(answer)
                         on_episode(_EpisodeOf(w, episode_no + 1), episode)
-                        if verdict >= Verdict.STOP_PHASE:
-                            stop = max(stop, verdict)
+                        if max(verdict, worker_verdict) >= STOP_PHASE:
+                            stop = max(stop, verdict, int(worker_verdict))
+                        if verdict >= STOP_PHASE:
                             stop_all(stop)
                 if updates:  # as the brain sent them, to every worker's muscle
                     for v in range(n):
