@@ -10,7 +10,7 @@ from pathlib import Path
 from types import TracebackType
 from typing import TYPE_CHECKING, Any, Callable, Sequence
 
-from sqlalchemy import select, update
+from sqlalchemy import Connection, select, update
 
 from xdoe.errors import MAX_ERROR_CHARS, DocumentError, NonFiniteWarning, StoreError, cap_traceback, one_line
 from xdoe.store._json import document_hash
@@ -162,13 +162,10 @@ class RunRecorder(RecorderStart, RecorderResume, RowBuffer):
                 )
             now = utcnow()
 
-            def insert() -> None:
-                with self.store._core_write("record a phase in") as conn:
-                    self._phase_id = _insert_id(conn, t.phase, {
-                        "instance_id": self.instance_id, "index": int(index), "name": str(name),
-                        "mode": str(mode), "config": config, "status": "running", "start": now})
-
-            self.store._again(insert)  # a store lost meanwhile is waited for (Store.wait)
+            # a store lost meanwhile is waited for (Store.wait)
+            self._phase_id = self.store._write_again("record a phase in", lambda conn: _insert_id(conn, t.phase, {
+                "instance_id": self.instance_id, "index": int(index), "name": str(name),
+                "mode": str(mode), "config": config, "status": "running", "start": now}))
             workers = config.get("worker", 1) if isinstance(config, dict) else 1
             assert self._files is not None
             self._files.phase_started(int(index), str(name), str(mode), int(workers or 1))
@@ -314,20 +311,21 @@ class RunRecorder(RecorderStart, RecorderResume, RowBuffer):
                 self.start()
             self._end = utcnow()
             self._error = one_line(error, MAX_ERROR_CHARS)
-            def record() -> None:
-                with self.store._core_write("record the end of a run in") as conn:
-                    if self._phase_id is not None:
-                        self._write_phase_end(conn, status)
-                    else:
-                        self._write_buffers(conn)
-                    values = dict(status=status, end=self._end, error=self._error,
-                                  traceback=cap_traceback(traceback), heartbeat=self._end)
-                    if warnings:
-                        values["warnings"] = self._warnings(conn, warnings)
-                    conn.execute(update(t.run_instance).where(t.run_instance.c.id == self.instance_id).values(**values))
+
+            def record(conn: Connection) -> None:
+                if self._phase_id is not None:
+                    self._write_phase_end(conn, status)
+                else:
+                    self._write_buffers(conn)
+                values = dict(status=status, end=self._end, error=self._error,
+                              traceback=cap_traceback(traceback), heartbeat=self._end)
+                if warnings:
+                    values["warnings"] = self._warnings(conn, warnings)
+                conn.execute(update(t.run_instance).where(t.run_instance.c.id == self.instance_id).values(**values))
 
             try:
-                self.store._again(record)  # a store lost meanwhile is waited for (Store.wait)
+                # a store lost meanwhile is waited for (Store.wait)
+                self.store._write_again("record the end of a run in", record)
                 self._clear_buffers()
             finally:
                 self._release_raw()
@@ -368,12 +366,8 @@ class RunRecorder(RecorderStart, RecorderResume, RowBuffer):
         with self._lock:
             if self.instance_id is None:
                 raise StoreError(f"run {self.run_uid}: heartbeat before start()")
-            def beat() -> None:
-                with self.store._core_write("record a heartbeat in") as conn:
-                    conn.execute(update(t.run_instance).where(t.run_instance.c.id == self.instance_id)
-                                 .values(heartbeat=utcnow()))
-
-            self.store._again(beat)
+            self.store._write_again("record a heartbeat in", lambda conn: conn.execute(
+                update(t.run_instance).where(t.run_instance.c.id == self.instance_id).values(heartbeat=utcnow())))
 
     def flush(self) -> None:
         """Write the buffered episode and step rows now (one transaction).
