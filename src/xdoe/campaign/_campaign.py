@@ -79,8 +79,7 @@ class Campaign:
         try:
             states = store.run_states(versions)
         finally:
-            in_this_process = options.in_process and not options.dask and options.jobs <= 1
-            if self._store is None or not in_this_process:
+            if self._store is None or not options.in_this_process:
                 store.close()  # its pooled connection: the runs' worker processes fork after this
         return [decision_for(states[v], heartbeat_timeout=options.heartbeat_timeout) for v in versions]
 

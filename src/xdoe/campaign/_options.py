@@ -89,6 +89,13 @@ class CampaignOptions:
         (several jobs or Dask): they get absolute paths."""
         return bool(self.dask) or self.jobs > 1
 
+    @property
+    def in_this_process(self) -> bool:
+        """Whether the runs execute in this process (``in_process`` with one
+        job and no Dask: :func:`~xdoe.campaign.backends.make_backend`'s
+        sequential backend)."""
+        return self.in_process and not self.remote
+
     def for_workers(self) -> "CampaignOptions":
         """These options as the processes running the tasks need them: with
         an absolute store URL and results root when :attr:`remote`."""

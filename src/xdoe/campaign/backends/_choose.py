@@ -59,10 +59,10 @@ def make_backend(options: "CampaignOptions", *, forward_progress: bool = False,
     from xdoe.campaign.backends._pool import ProcessPoolBackend
     from xdoe.campaign.backends._sequential import SequentialBackend
 
+    if options.in_this_process:
+        return SequentialBackend({options.store_url: store} if store is not None else None)
     if options.dask:
         return DaskBackend(options.dask, n_workers=options.jobs if options.jobs > 1 else None)
     if options.jobs > 1:
         return ProcessPoolBackend(options.jobs)
-    if not options.in_process:
-        return ProcessPoolBackend(1, start_method="auto", forward_progress=forward_progress)
-    return SequentialBackend({options.store_url: store} if store is not None else None)
+    return ProcessPoolBackend(1, start_method="auto", forward_progress=forward_progress)
