@@ -29,7 +29,7 @@ import click
 from xdoe.cli._common import EXIT_FAILED, EXIT_OK, fail, handle_errors
 from xdoe.errors import InputError
 
-__all__ = ["optimize_command", "trial_values"]
+__all__ = ["check_prune_batches", "optimize_command", "trial_values"]
 
 F = Callable[..., Any]
 
@@ -140,6 +140,33 @@ def _levels(study: Any, number: int) -> str:
     return ", ".join(f"{k}={round_continuous(v) if isinstance(v, float) else v}" for k, v in values.items())
 
 
+def check_prune_batches(runs: Any, batch: int, parallel: bool) -> str | None:
+    """A warning (or ``None``) about the document's ``run_config.prune``
+    under ``xrun optimize``: with ``batch_runs`` equal to the runs of a batch
+    (``batch`` x repetitions) each batch is judged against the batches before
+    it only, so the decisions (hence the trials asked after them) are those
+    of any ``--jobs``; without it, parallel runs of a batch judge each other
+    as they happen to reach a rung (asynchronous).
+
+    Raises:
+        InputError: ``batch_runs`` is set to another number (batches of the
+            rule would cut across the study's).
+    """
+    run_config = runs.experiment.model.definitions.run_config
+    prune = run_config.prune if run_config is not None else None
+    if prune is None:
+        return None
+    size = batch * runs.repetitions
+    if prune.batch_runs is not None and prune.batch_runs != size:
+        raise InputError(f"run_config.prune.batch_runs is {prune.batch_runs}, but a batch of this study has "
+                         f"{size} runs (batch {batch} x {runs.repetitions} repetition(s)): set batch_runs: {size}")
+    if prune.batch_runs is None and parallel:
+        return (f"warning: run_config.prune without batch_runs: the runs of a batch running at once judge each "
+                f"other as they reach a rung, so the decisions and the trials asked after them depend on timing; "
+                f"batch_runs: {size} judges each batch against the batches before it (the same under any --jobs)")
+    return None
+
+
 def _number(x: float) -> str:
     return f"{x:.6g}"
 
@@ -199,6 +226,9 @@ def optimize_command(*, start: Callable[..., None], options: list[Callable[[F], 
         results = results if results is not None else target / "results"
         say = (lambda text: None) if quiet else (lambda text: click.echo(text))
         settings = study.settings
+        warning = check_prune_batches(runs, settings.batch, bool(campaign.get("dask")) or jobs.strip() != "1")
+        if warning and not quiet:
+            click.echo(warning, err=True)
         say(f"{study.base.experiment.safe_uid}: optuna {settings.sampler}, {settings.trials} trials in batches of "
             f"{settings.batch} x {runs.repetitions} run(s); study {study.path}")
         while True:

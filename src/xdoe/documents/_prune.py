@@ -30,6 +30,14 @@ is ended there, recorded ``pruned``, when Optuna's pruner says so
     the intermediate value at a rung is the metric's mean over the episodes
     that ended since the previous rung (the first: since the phase began);
     ``window: N`` takes the last ``N`` episodes instead.
+``batch_runs``
+    judge each run only against the runs of earlier batches of
+    ``batch_runs`` consecutive run numbers (run ``n`` sees the runs numbered
+    below ``batch_runs * (n // batch_runs)``), never against the runs of its
+    own batch: when batches run one after another (``xrun optimize`` does,
+    with ``batch_runs`` = the design's ``batch`` x its repetitions) the
+    decisions depend neither on ``--jobs`` nor on timing. Default: every
+    other run that reached the rung (asynchronous).
 """
 
 from __future__ import annotations
@@ -66,6 +74,7 @@ class PruneSpec(DocumentModel):
     agent: str | None = None
     direction: Literal["maximize", "minimize"] = "maximize"
     window: Integer | None = Field(default=None, ge=1)
+    batch_runs: Integer | None = Field(default=None, ge=1)
 
     @model_validator(mode="after")
     def _hyperband_needs_max(self) -> "PruneSpec":

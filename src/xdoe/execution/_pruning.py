@@ -16,6 +16,10 @@ study rebuilt for this one question (:func:`prune_decision`):
   trial: the decision depends on the recorded values, not on which runs
   happen to have finished);
 * this run is a running trial with its own values at rungs ``0..k``;
+* with ``batch_runs`` (:class:`~xdoe.documents.PruneSpec`), only the
+  peers of the batches of run numbers before this run's count, so that a
+  study run batch by batch (``xrun optimize``) decides alike under any
+  ``--jobs``;
 * trials are numbered by the run's number (the ``-NNNN`` of xgen's run uids,
   so Hyperband's bracket of a run never depends on which runs have started;
   runs without one after those, by uid), placeholders (``FAIL``) filling the
@@ -242,6 +246,10 @@ class PruneTracker:
         self.recorder.flush()  # every episode of this run so far is in the store before others read its rung
         peers: list[PeerRungs] = self.store.peer_rungs(self.plan.experiment_uid, self.phase.index, rung,
                                                         self.plan.uid)
+        number, size = run_number(self.plan.uid), self.spec.batch_runs
+        if size is not None and number is not None:  # only the batches before this run's (PruneSpec.batch_runs)
+            below = number - number % size
+            peers = [p for p in peers if (n := run_number(p.run)) is not None and n < below]
         own = {r: row.value for r, row in self.own.items() if r < rung}
         own[rung] = value
         pruned = prune_decision(self.spec, rung, own, run_number(self.plan.uid),
