@@ -1,5 +1,6 @@
 """Regenerate the quoted outputs and pictures of the README's quick start,
-the tutorial and the DoE walk-through from the code, by running their commands.
+the tutorial, the DoE walk-through and "Adaptive or designed?" from the code,
+by running their commands.
 
 Each page's commands (every ``xgen``/``xrun`` line of its ```bash blocks, in
 order; ``&&`` chains split, ``*`` globbed) run in a fresh temporary folder
@@ -8,7 +9,9 @@ of a clone: the tutorial (``docs/getting-started/tutorial.md``) after the
 README's quick start, the DoE walk-through (``docs/how-to/doe-sequence.md``:
 ``experiments/taxi-screen.yaml`` screened and folded over on ``alpha``;
 ``experiments/taxi-surface.yaml`` with centre points, then axial points) on
-its own. A marked block
+its own, and "Adaptive or designed?" (``docs/how-to/adaptive-vs-designed.md``:
+``experiments/peak-ccd.yaml`` and ``experiments/peak-adaptive.yaml``, with
+the page's ``export PYTHONPATH=experiments`` applied) on its own. A marked block
 
     <!-- readme-figures:NAME -->
     ```text
@@ -22,7 +25,7 @@ pictures its commands write are copied to ``docs/images/``.
 ``tests/cli/test_readme_figures.py`` runs the pages again and fails when a
 block no longer matches what the code prints.
 
-    python scripts/readme_figures.py            # rewrite the pages' blocks and docs/images/{taxi,doe}-*.png
+    python scripts/readme_figures.py            # rewrite the pages' blocks and docs/images/{taxi,doe,adaptive}-*.png
     python scripts/readme_figures.py --check    # exit 1 when a page is out of date (nothing written)
 """
 
@@ -45,6 +48,7 @@ IMAGES = ROOT / "docs" / "images"
 PAGES = {
     "tutorial": (ROOT / "docs" / "getting-started" / "tutorial.md", (README,)),
     "doe": (ROOT / "docs" / "how-to" / "doe-sequence.md", ()),
+    "adaptive": (ROOT / "docs" / "how-to" / "adaptive-vs-designed.md", ()),
 }
 #: the terminal width the blocks are printed at
 COLUMNS = 120
@@ -56,6 +60,8 @@ SECTIONS: dict[str, tuple[str, tuple[str, ...] | None]] = {
     "doe-foldover": ("doe", ("Factor effects", "Interactions", "Two-level screening model")),
     "doe-curvature": ("doe", ("Curvature",)),
     "doe-surface": ("doe", ("Factor effects", "Canonical analysis")),
+    "adaptive-designed": ("adaptive", ("Second-order model", "Canonical analysis")),
+    "adaptive-optuna": ("adaptive", ("Design points", "adaptive design")),
 }
 #: picture in docs/images -> (its page, the file the page's commands write, in the folder they run in)
 PICTURES = {
@@ -63,6 +69,8 @@ PICTURES = {
     "taxi-effects.png": ("tutorial", "effects.png"),
     "doe-halfnormal.png": ("doe", "halfnormal.png"),
     "doe-contour.png": ("doe", "contour.png"),
+    "adaptive-contour.png": ("adaptive", "contour.png"),
+    "adaptive-optimization.png": ("adaptive", "optimization.png"),
 }
 _BLOCK = re.compile(r"(<!-- readme-figures:(?P<name>[\w-]+) -->\n```text\n)(?P<body>.*?)(```\n<!-- /readme-figures:(?P=name) -->)",
                     re.S)
@@ -71,14 +79,25 @@ _STEP = re.compile(r"```bash\n(?P<bash>.*?)```|<!-- readme-figures:(?P<name>[\w-
 
 
 def commands(bash: str) -> list[list[str]]:
-    """The xgen/xrun commands of a ```bash block's text, in order, as argv lists."""
+    """The xgen/xrun commands (and ``export NAME=VALUE`` lines) of a ```bash
+    block's text, in order, as argv lists."""
     out = []
     for line in bash.replace("\\\n", " ").splitlines():
         for part in line.split(" #", 1)[0].split("&&"):
             argv = shlex.split(part, comments=True)
-            if argv and argv[0] in ("xgen", "xrun"):
+            if argv and (argv[0] in ("xgen", "xrun") or (argv[0] == "export" and len(argv) == 2 and "=" in argv[1])):
                 out.append(argv)
     return out
+
+
+def export(argv: list[str], folder: Path) -> None:
+    """``export NAME=VALUE`` in this process; ``PYTHONPATH``'s entries (relative
+    to ``folder``) also go to the front of ``sys.path``, as a new ``xrun`` would
+    see them (the commands run in this process)."""
+    name, _, value = argv[1].partition("=")
+    os.environ[name] = value
+    if name == "PYTHONPATH":
+        sys.path[:0] = [str(folder / entry) for entry in value.split(os.pathsep) if entry]
 
 
 def steps(markdown: str) -> list[tuple[list[list[str]], str | None]]:
@@ -115,18 +134,24 @@ def run_page(name: str, folder: Path) -> dict[str, str]:
     page, before = PAGES[name]
     (folder / "experiments").symlink_to(ROOT / "experiments", target_is_directory=True)
     printed: dict[str, str] = {}
-    here = os.getcwd()
+    here, environ, saved_path = os.getcwd(), dict(os.environ), list(sys.path)
     os.chdir(folder)
     try:
         for path in (*before, page):
             for argvs, block in steps(path.read_text("utf-8")):
                 text = ""
                 for argv in argvs:
-                    text = invoke(argv)
+                    if argv[0] == "export":
+                        export(argv, folder)
+                    else:
+                        text = invoke(argv)
                 if block is not None:
                     printed[block] = text
     finally:
         os.chdir(here)
+        os.environ.clear()
+        os.environ.update(environ)
+        sys.path[:] = saved_path
     return printed
 
 
@@ -141,7 +166,9 @@ def quoted(printed: dict[str, str]) -> dict[str, str]:
 
 
 def analysis_sections(text: str, prefixes: tuple[str, ...]) -> str:
-    """The tables of an ``xrun analyze`` text whose titles start with one of ``prefixes``."""
+    """The tables of an ``xrun analyze`` text whose titles start with one of
+    ``prefixes``, and the lines after the last table from the first that
+    starts with one (an optuna design's best trial and importances)."""
     out, current = [], []
     for line in text.splitlines():
         current.append(line.rstrip())
@@ -149,6 +176,9 @@ def analysis_sections(text: str, prefixes: tuple[str, ...]) -> str:
             if current[0].startswith(prefixes):
                 out.append("\n".join(current))
             current = []
+    first = next((i for i, line in enumerate(current) if line.startswith(prefixes)), None)
+    if first is not None:  # not the warnings before them
+        out.append("\n".join(current[first:]).rstrip("\n"))
     return "\n\n".join(out) + "\n"
 
 

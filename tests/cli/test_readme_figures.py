@@ -91,3 +91,43 @@ def test_doe_walk_through_runs_and_quotes_what_the_code_prints(tmp_path) -> None
     assert (tmp_path / "_outputs" / "screen" / "xrun.sqlite").is_file()
     assert (tmp_path / "_outputs" / "surface" / "xrun.sqlite").is_file()
     assert not (tmp_path / "_outputs" / "xrun.sqlite").exists()  # nothing went to the default store
+
+
+@pytest.mark.slow
+def test_adaptive_vs_designed_runs_quotes_what_the_code_prints_and_finds_the_known_peak(tmp_path) -> None:
+    """The designed (central composite) and the adaptive (TPE + successive
+    halving) study of experiments/peak.py (issue 37): the page's blocks are
+    current, its side-by-side table quotes them, and both answers are near
+    the known peak."""
+    import json
+    import sys
+
+    from click.testing import CliRunner
+
+    from xdoe.cli._xrun import main
+
+    script = _script()
+    _check(script, "adaptive", tmp_path)
+    text = script.PAGES["adaptive"][0].read_text("utf-8")
+    blocks = "\n".join(script.readme_blocks(text).values())
+    side = text.split("## Side by side", 1)[1]
+    spans = [s for s in re.findall(r"`([^`]+)`", side) if re.search(r"\d", s)]
+    assert len(spans) >= 8 and [s for s in spans if s not in blocks] == []
+    sys.path.insert(0, str(ROOT / "experiments"))
+    try:
+        import peak
+    finally:
+        sys.path.remove(str(ROOT / "experiments"))
+
+    def analysis(name: str) -> dict:
+        done = CliRunner().invoke(main, ["analyze", str(tmp_path / "_outputs" / name), "--format", "json"])
+        assert done.exit_code == 0, done.output
+        return json.loads(done.stdout[done.stdout.index("{"):done.stdout.rindex("}") + 1])
+
+    surface = analysis("peak-ccd")["surface"]
+    found = surface["stationary_point"]
+    found = found.get("natural", found) if isinstance(found, dict) else found
+    assert surface["kind"] == "maximum" and peak.truth(found["x1"], found["x2"]) > peak.MAXIMUM - 0.05
+    adaptive = analysis("peak-adaptive")["optuna"]
+    assert peak.truth(**adaptive["best"]["levels"]) > peak.MAXIMUM - 0.05
+    assert adaptive["spent"]["pruned"] > 0 and adaptive["spent"]["steps"] < 22 * 40  # fewer steps than the CCD

@@ -117,9 +117,21 @@ def _pruned_trials(design: dict[str, Any], pruned: list[str] | None) -> list[int
     return sorted(int(t) for t, uids in trial_runs.items() if cut.intersection(uids))
 
 
+def spent(frame: "pd.DataFrame", pruned: list[str] | None = None) -> dict[str, int]:
+    """What a campaign spent: ``runs`` (with episodes in ``frame``),
+    ``pruned`` (of them, ended early) and ``steps``, the environment steps of
+    every episode of every run (pruned runs' included; one row per episode,
+    whatever the agents), from the episodes frame (:func:`xdoe.results.load`)."""
+    keys = [c for c in ("run", "phase", "worker", "episode") if c in frame.columns]
+    episodes = frame.drop_duplicates(keys) if keys else frame
+    runs = set(frame["run"].astype(str)) if "run" in frame.columns else set()
+    return {"runs": len(runs), "pruned": len(runs & set(pruned or ())),
+            "steps": int(episodes["steps"].sum()) if "steps" in episodes.columns else 0}
+
+
 def optuna_summary(table: "pd.DataFrame", design: dict[str, Any] | None, *, response: str = "",
-                   others: list["pd.DataFrame"] | None = None, pruned: list[str] | None = None
-                   ) -> dict[str, Any] | None:
+                   others: list["pd.DataFrame"] | None = None, pruned: list[str] | None = None,
+                   frame: "pd.DataFrame | None" = None) -> dict[str, Any] | None:
     """The adaptive design's answer (see the module docstring), or ``None``
     when ``design`` (the manifest's, :func:`xdoe.analysis.read_design`) is
     not an optuna design. ``table``: :func:`xdoe.analysis.run_table` of the
@@ -128,7 +140,10 @@ def optuna_summary(table: "pd.DataFrame", design: dict[str, Any] | None, *, resp
     runs pruned early (the frame's ``attrs["xdoe_pruned"]``). A trial with a
     pruned run is left out of the best trial, the history, the importances
     and the Pareto front, as ``xrun optimize`` told it to the study as
-    pruned; ``pruned_trials`` lists them."""
+    pruned; ``pruned_trials`` lists them. ``best.spread`` gives the best
+    trial's runs' values (``values``, ``min``, ``max``, ``sd`` with ddof 1,
+    NaN for one run); ``frame`` (the episodes, :func:`xdoe.results.load`), when
+    given, adds ``spent`` (:func:`spent`)."""
     if not design or design.get("method") != "optuna":
         return None
     directions, stat = _settings(design)
@@ -147,8 +162,14 @@ def optuna_summary(table: "pd.DataFrame", design: dict[str, Any] | None, *, resp
                            "sampler": (design.get("info") or {}).get("sampler"), "history": history,
                            "pruned_trials": cut}
     if best is not None:
+        ys = table.loc[table["design_point"] == best, "y"].to_numpy(float)
+        ys = ys[np.isfinite(ys)]
         out["best"] = {"trial": best, "levels": points[best]["natural"] if best < len(points) else {},
-                       "value": values[best][0], "runs": values[best][1]}
+                       "value": values[best][0], "runs": values[best][1],
+                       "spread": {"values": ys.tolist(), "min": float(ys.min()), "max": float(ys.max()),
+                                  "sd": float(np.std(ys, ddof=1)) if len(ys) > 1 else math.nan}}
+    if frame is not None:
+        out["spent"] = spent(frame, pruned)
     method, importances, why = _importances(design, values, direction)
     out["importance_method"], out["importances"] = method, importances
     if why:
@@ -179,9 +200,16 @@ def optuna_text(summary: dict[str, Any], fmt: str = "table") -> str:
     lines = [f"{head}adaptive design: optuna {summary.get('sampler')}, {summary['trials']} complete trials told"
              f"{pruned}, {summary['direction']} {summary['stat']} over each trial's runs"]
     best = summary.get("best")
+    if summary.get("spent"):
+        used = summary["spent"]
+        lines.append(f"spent: {used['runs']} run(s) ({used['pruned']} pruned early), {used['steps']:,} environment "
+                     "steps")
     if best:
+        spread = best.get("spread") or {}
+        runs = (f" (runs {_num(spread['min'])} .. {_num(spread['max'])}, sd {_num(spread['sd'])})"
+                if best["runs"] > 1 and spread else "")
         lines.append(f"best trial {best['trial']}: {_levels(best['levels'])} -> {_num(best['value'])} "
-                     f"over {best['runs']} run(s)")
+                     f"over {best['runs']} run(s){runs}")
     if summary.get("importances"):
         ranked = sorted(summary["importances"].items(), key=lambda kv: -kv[1])
         lines.append(f"parameter importances ({summary['importance_method']}, Optuna): "
@@ -195,7 +223,8 @@ def optuna_text(summary: dict[str, Any], fmt: str = "table") -> str:
 
 
 def plot_optimization(summary: dict[str, Any], output: str | Path, *, title: str = "") -> Path:
-    """Each trial's response (dots) and the best so far (a step line) against the trial number."""
+    """Each trial's response (dots) and the best so far (a step line)
+    against the trial number; pruned trials as crosses along the bottom."""
     from xdoe.analysis._figure import check_suffix, new_figure, PALETTE, response_label, save
 
     target = check_suffix(output)
@@ -206,6 +235,10 @@ def plot_optimization(summary: dict[str, Any], output: str | Path, *, title: str
     ax.plot(x, [h["value"] for h in history], "o", color=PALETTE[0], alpha=0.6, label="trial (its runs' "
             f"{summary['stat']})")
     ax.step(x, [h["best"] for h in history], where="post", color=PALETTE[1], lw=2, label="best so far")
+    cut = summary.get("pruned_trials") or []
+    if cut:  # no value of their own: ticks along the bottom
+        ax.plot(cut, [0.03] * len(cut), "x", color="0.45", transform=ax.get_xaxis_transform(),
+                label="pruned trial (left out)")
     best = summary.get("best")
     if best:
         ax.annotate(f"best: trial {best['trial']}", (best["trial"], best["value"]), textcoords="offset points",

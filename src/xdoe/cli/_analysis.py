@@ -222,7 +222,8 @@ def _adaptive(frame: Any, resp: Any, agent: str | None, design: dict | None, out
         other = parse_response(text or None)
         others.append(run_table(load_frame(output_dir, experiment, store_url, response=other), other, agent)[0])
     return optuna_summary(table, design, response=resp.label(phase), others=others,
-                          pruned=list(frame.attrs.get("xdoe_pruned") or []))
+                          pruned=list(frame.attrs.get("xdoe_pruned") or []),
+                          frame=load_frame(output_dir, experiment, store_url))  # the episodes: steps spent
 
 
 @click.group("plot", short_help="Draw learning curves, main effects or a run's lay-down.")
@@ -349,7 +350,9 @@ def optimization_command(output_dir: Path | None, experiment: str | None, includ
     if summary is None:
         fail("no optimization plot for this design: xrun plot optimization draws designs of method optuna "
              "(xrun optimize)", EXIT_FAILED)
-    path = plot_optimization(summary, output, title=f"{uid} · response {summary['response']} · {summary['trials']} trials")
+    cut = len(summary.get("pruned_trials") or [])
+    trials = f"{summary['trials']} complete trials" + (f", {cut} pruned" if cut else "")
+    path = plot_optimization(summary, output, title=f"{uid} · response {summary['response']} · {trials}")
     click.echo(f"wrote {path}")
 
 

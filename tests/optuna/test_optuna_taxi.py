@@ -1,0 +1,63 @@
+"""issue 37, "Done when": a Taxi study with ``design: {method: optuna}`` and
+a successive-halving prune rule runs under ``--jobs 2``, is killed twice
+(SIGKILL of xrun's process group once the store shows the Nth run done and
+another in the middle of its training) and restarted, and ends with the same
+trials (parameters, states, values, intermediate values) and the same rung
+decisions as an unkilled ``--jobs 2`` study of the same seed -- and as an
+unkilled ``--jobs 1`` one (``batch_runs``: each batch is judged against the
+batches before it, docs/pruning.md); nothing runs twice."""
+
+from __future__ import annotations
+
+import json
+import subprocess
+from pathlib import Path
+from typing import Any
+
+import pytest
+
+import kill_study
+from taxi_study import UID, document
+
+TRIALS, BATCH, REPS = 8, 2, 2
+PRUNE = {"method": "successive_halving", "min_steps": 1200, "reduction_factor": 3, "metric": "reward",
+         "batch_runs": BATCH * REPS}
+DESIGN = {"method": "optuna", "sampler": "tpe", "trials": TRIALS, "batch": BATCH, "startup_trials": 4}
+
+
+def _study(folder: Path, jobs: int, kills: list | None = None) -> dict[str, Any]:
+    from xdoe.design import generate
+
+    folder.mkdir()
+    doc = folder / "doc.yaml"
+    doc.write_text(json.dumps(document(DESIGN, repetitions=REPS, prune=PRUNE)))
+    generate(doc, folder / "out")
+    url = f"sqlite:///{folder / 'xrun.sqlite'}"
+    command = kill_study.command(doc, folder / "out", url, jobs)
+    if kills:
+        assert kill_study.run_killed(command, url, folder / "xrun.sqlite", kills) == len(kills)
+    else:
+        done = subprocess.run(command, env=kill_study.ENV, capture_output=True, text=True, timeout=300)
+        assert done.returncode == 0, done.stderr
+    return {"trials": kill_study.trials(folder / "out", UID), "store": kill_study.store(url),
+            "trial_runs": kill_study.trial_runs(folder / "out")}
+
+
+@pytest.mark.slow
+def test_a_taxi_study_killed_twice_under_two_jobs_ends_as_the_unkilled_one(tmp_path: Path) -> None:
+    runs = TRIALS * REPS
+    unkilled = _study(tmp_path / "unkilled", 2)
+    killed = _study(tmp_path / "killed", 2, [
+        lambda s: len(s["done"]) >= 2 and max(s["live"], default=0) >= 10,  # the 2nd run done, another training
+        lambda s: len(s["done"]) >= runs // 2 and max(s["live"], default=0) >= 10])
+    for study in (unkilled, killed):
+        kill_study.ran_once(study["store"], runs)
+    states = [t[1] for t in unkilled["trials"]]
+    assert len(states) == TRIALS and "PRUNED" in states and "COMPLETE" in states  # both kinds of decision
+    assert killed["trials"] == unkilled["trials"]  # same parameters asked, states, values, intermediate values
+    assert killed["store"]["done"] == unkilled["store"]["done"]  # each run finished or pruned alike
+    assert killed["store"]["rungs"] == unkilled["store"]["rungs"]  # same decisions, values, peers seen
+    assert killed["store"]["episodes"] == unkilled["store"]["episodes"]
+    assert killed["trial_runs"] == unkilled["trial_runs"]
+    one_job = _study(tmp_path / "one-job", 1)
+    assert one_job["trials"] == unkilled["trials"] and one_job["store"]["rungs"] == unkilled["store"]["rungs"]
