@@ -164,3 +164,29 @@ def test_telling_a_pruned_trial_is_idempotent_and_survives_a_kill_between_report
     two.ask(dists)
     assert tell_trials(two, {0: cut}) == [0]
     assert two.trials[0].state.name == "PRUNED" and two.trials[0].values is None
+
+
+def test_optimize_checks_batch_runs_against_its_batches(tmp_path: Path) -> None:
+    from xdoe.cli._optimize import check_prune_batches
+    from xdoe.cli._xrun import main
+    from xdoe.design import prepare
+    from xdoe.errors import InputError
+
+    doc = _document()
+    assert check_prune_batches(prepare(doc)[2], BATCH, parallel=True) is None  # batch_runs = 2 x 2
+    doc["definitions"]["run_config"]["prune"].pop("batch_runs")
+    warning = check_prune_batches(prepare(doc)[2], BATCH, parallel=True)
+    assert warning and "depend on timing" in warning and "batch_runs: 4" in warning
+    assert check_prune_batches(prepare(doc)[2], BATCH, parallel=False) is None  # --jobs 1: in order anyway
+    doc["definitions"]["run_config"]["prune"]["batch_runs"] = 3
+    with pytest.raises(InputError, match="batch_runs is 3, but a batch of this study has 4 runs"):
+        check_prune_batches(prepare(doc)[2], BATCH, parallel=False)
+    folder = tmp_path / "bad"
+    folder.mkdir()
+    (folder / "doc.yaml").write_text(json.dumps(doc))
+    from xdoe.design import generate
+
+    generate(folder / "doc.yaml", folder / "out")
+    done = CliRunner().invoke(main, ["optimize", str(folder / "doc.yaml"), "-o", str(folder / "out"), "--in-process"])
+    assert done.exit_code == 2 and "set batch_runs: 4" in done.output
+    assert not (folder / "out" / "xrun.sqlite").exists()  # refused before anything ran
