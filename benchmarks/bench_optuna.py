@@ -39,24 +39,9 @@ TOLERANCES = (0.25, 0.5, 1.0)
 
 
 def sampler_path(sampler: str, seed: int, trials: int, batch: int) -> list[float]:
-    """The true values of the trials asked, in order (responses simulated)."""
-    from xdoe.design import Factor
-    from xdoe.design._optuna import OptunaSettings, _ask, distributions, import_optuna
-
-    optuna = import_optuna()
-    factors = [Factor(name, low=lo, high=hi) for name, (lo, hi) in optuna_truth.RANGES.items()]
-    settings = OptunaSettings(sampler=sampler, trials=trials, batch=batch)
-    study = optuna.create_study(direction="maximize")
-    dists = distributions(factors)
-    rng = np.random.default_rng([seed, 99])
-    out = []
-    for _ in range(0, trials, batch):
-        asked = [_ask(study, factors, settings, seed, dists) for _ in range(batch)]
-        for trial in asked:
-            value = optuna_truth.truth(**trial.params)
-            out.append(value)
-            study.tell(trial, value + float(rng.normal(0, 0.1, 2).mean()))
-    return out
+    """The true values of the trials asked, in order (responses simulated:
+    :func:`optuna_truth.sampler_path`, two episodes' mean as noise)."""
+    return optuna_truth.sampler_path(sampler, seed, trials, batch, noise=0.1 / np.sqrt(2))
 
 
 def real_path(seed: int, trials: int, batch: int) -> list[float]:

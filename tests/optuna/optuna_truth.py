@@ -1,4 +1,4 @@
-"""A known-truth problem for adaptive designs (issue 37).
+"""Known-truth problems for adaptive designs (issue 37).
 
 :class:`QuadraticEnvironment` pays, at the one step of each episode,
 
@@ -7,12 +7,22 @@
 over ``x1`` in [1, 5], ``x2`` in [5, 9], ``x3`` in [0, 4]: a maximum of 10 at
 (2.6, 7.3, 1.5), off the points of small grids (the 3 x 3 x 3 grid's best is
 9.535; within 0.25 of the maximum takes the 6 x 6 x 6 grid, 216 points).
+
+:func:`branin` is Branin's function (Dixon & Szego 1978), to minimise over
+``x1`` in [-5, 10], ``x2`` in [0, 15]: a minimum of 0.397887 at three points,
+(-pi, 12.275), (pi, 2.275), (9.42478, 2.475). :func:`sampler_path` asks
+xdoe's per-trial seeded samplers (:func:`xdoe.design._optuna._ask`, the ones
+``xrun optimize`` asks) and tells them a formula plus noise, without running
+anything: the runs a sampler needs, fast.
 """
 
 from __future__ import annotations
 
 import itertools
-from typing import Any
+import math
+from typing import Any, Callable
+
+import numpy as np
 
 from synthetic import OneStepEnvironment
 
@@ -25,13 +35,51 @@ def truth(x1: float, x2: float, x3: float) -> float:
     return MAXIMUM - (x1 - 2.6) ** 2 - 2.0 * (x2 - 7.3) ** 2 - 0.5 * (x3 - 1.5) ** 2
 
 
-def grid_runs(tolerance: float) -> int:
-    """Points of the smallest n x n x n grid (each range's ends included) whose best point is within ``tolerance``."""
-    for n in range(2, 50):
-        axes = [[lo + (hi - lo) * i / (n - 1) for i in range(n)] for lo, hi in RANGES.values()]
-        if max(truth(*p) for p in itertools.product(*axes)) >= MAXIMUM - tolerance:
-            return n ** 3
-    raise AssertionError("no grid up to 49^3")
+BRANIN_RANGES = {"x1": (-5.0, 10.0), "x2": (0.0, 15.0)}
+BRANIN_MINIMUM = 0.397887
+
+
+def branin(x1: float, x2: float) -> float:
+    b, c, t = 5.1 / (4 * math.pi ** 2), 5 / math.pi, 1 / (8 * math.pi)
+    return (x2 - b * x1 ** 2 + c * x1 - 6) ** 2 + 10 * (1 - t) * math.cos(x1) + 10
+
+
+def grid_runs(tolerance: float, f: Callable[..., float] = truth, ranges: dict = RANGES,
+              best: float = MAXIMUM, direction: str = "maximize") -> int:
+    """Points of the smallest n x ... x n grid (each range's ends included)
+    holding a point within ``tolerance`` of ``best`` (default: the quadratic)."""
+    sign = 1.0 if direction == "maximize" else -1.0
+    for n in range(2, 100):
+        axes = [[lo + (hi - lo) * i / (n - 1) for i in range(n)] for lo, hi in ranges.values()]
+        if max(sign * f(*p) for p in itertools.product(*axes)) >= sign * best - tolerance:
+            return n ** len(ranges)
+    raise AssertionError("no grid up to 99 points a side")
+
+
+def sampler_path(sampler: str, seed: int, trials: int, batch: int, *, f: Callable[..., float] = truth,
+                 ranges: dict = RANGES, direction: str = "maximize", noise: float = 0.1,
+                 startup_trials: int | None = None) -> list[float]:
+    """The true values of the trials xdoe's seeded ``sampler`` asks, in
+    order, each told ``f`` plus N(0, noise^2) (from ``default_rng([seed, 99])``),
+    batch by batch (asked ``batch`` at a time, told in trial order)."""
+    from xdoe.design import Factor
+    from xdoe.design._optuna import OptunaSettings, _ask, distributions, import_optuna
+
+    optuna = import_optuna()
+    factors = [Factor(name, low=lo, high=hi) for name, (lo, hi) in ranges.items()]
+    settings = OptunaSettings(sampler=sampler, trials=trials, batch=batch, directions=(direction,),
+                              startup_trials=startup_trials)
+    study = optuna.create_study(direction=direction)
+    dists = distributions(factors)
+    rng = np.random.default_rng([seed, 99])
+    out: list[float] = []
+    for _ in range(0, trials, batch):
+        asked = [_ask(study, factors, settings, seed, dists) for _ in range(batch)]
+        for trial in asked:
+            value = f(**trial.params)
+            out.append(value)
+            study.tell(trial, value + float(rng.normal(0, noise)))
+    return out
 
 
 class QuadraticEnvironment(OneStepEnvironment):
