@@ -1,11 +1,16 @@
-"""Designs of experiments: factors, full factorial, Latin hypercube and
-maximin designs, and the choice between them (:func:`make_design`).
+"""Designs of experiments: factors, the twelve design methods and the choice
+between them (:func:`make_design`).
+
+Every method has one signature, ``method(factors, spec=None, seed=0) ->
+Design`` (:mod:`xdoe.design._methods`): ``spec`` holds the method's options
+(a :class:`DesignSpec` or a mapping such as ``{"n": 16}``); every random
+choice derives from ``seed``. :data:`METHODS` names them, :data:`SOURCES`
+says where each comes from, :func:`design_method` returns one by name.
 
 A design's ``points`` array has one row per design point and one column per
 factor: the level index for a categorical factor, the unit position in
 ``[0, 1]`` for a continuous one (:meth:`Factor.value` maps either to the
-value used in a run document). All design functions share the signature
-``(factors, n, seed)``; every random choice derives from ``seed``.
+value used in a run document).
 
 Names are imported on first use (:mod:`xdoe._lazy`): a full-factorial
 document never loads scipy (``xgen check`` starts in a fraction of the time
@@ -23,6 +28,8 @@ if TYPE_CHECKING:
     from xdoe.design._doe import summary
     from xdoe.design._expand import Expander, factors_of, round_continuous, run_seed
     from xdoe.design._extend import ExtendPlan
+    from xdoe.design._classic import box_behnken, central_composite, fractional_factorial, plackett_burman
+    from xdoe.design._design import Design
     from xdoe.design._factorial import full_factorial
     from xdoe.design._folder import FolderExperiment, folder_experiments
     from xdoe.design._factors import Factor
@@ -38,8 +45,12 @@ if TYPE_CHECKING:
         write_runs,
     )
     from xdoe.design._lhs import latin_hypercube
-    from xdoe.design._make import METHODS, Design, make_design
+    from xdoe.design._make import make_design
     from xdoe.design._maximin import maximin
+    from xdoe.design._methods import METHODS, SOURCES, design_method
+    from xdoe.design._optimal import d_optimal
+    from xdoe.design._qmc import halton, sobol
+    from xdoe.design._sensitivity import morris, saltelli
     from xdoe.design._optuna import PrunedTrial
     from xdoe.design._optuna_study import OptunaStudy
     from xdoe.design._metrics import centred_l2_discrepancy, min_distance
@@ -49,13 +60,25 @@ if TYPE_CHECKING:
 __all__ = [
     "Factor",
     "Design",
-    "METHODS",
     "make_design",
     "DesignSpec",
     "parse_design",
+    # the twelve methods, one signature: method(factors, spec=None, seed=0) -> Design
+    "METHODS",
+    "SOURCES",
+    "design_method",
     "full_factorial",
     "latin_hypercube",
     "maximin",
+    "fractional_factorial",
+    "plackett_burman",
+    "central_composite",
+    "box_behnken",
+    "sobol",
+    "halton",
+    "d_optimal",
+    "morris",
+    "saltelli",
     "min_distance",
     "centred_l2_discrepancy",
     # generation of run documents and outputs (xgen)
@@ -93,8 +116,14 @@ __all__ = [
 
 __getattr__, __dir__ = lazy_exports(__name__, globals(), {
     "xdoe.design._factors": ["Factor"],
-    "xdoe.design._make": ["Design", "METHODS", "make_design"],
+    "xdoe.design._design": ["Design"],
+    "xdoe.design._make": ["make_design"],
+    "xdoe.design._methods": ["METHODS", "SOURCES", "design_method"],
     "xdoe.design._factorial": ["full_factorial"],
+    "xdoe.design._classic": ["fractional_factorial", "plackett_burman", "central_composite", "box_behnken"],
+    "xdoe.design._qmc": ["sobol", "halton"],
+    "xdoe.design._optimal": ["d_optimal"],
+    "xdoe.design._sensitivity": ["morris", "saltelli"],
     "xdoe.design._lhs": ["latin_hypercube"],
     "xdoe.design._maximin": ["maximin"],
     "xdoe.design._metrics": ["min_distance", "centred_l2_discrepancy"],

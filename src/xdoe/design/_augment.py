@@ -262,7 +262,7 @@ class AugmentedRuns(Sequence):
     def __init__(self, base: Any, blocks: list[tuple[dict, np.ndarray]]) -> None:
         from xdoe.design._classic import coded_design
         from xdoe.design._expand import factors_of
-        from xdoe.design._make import Design
+        from xdoe.design._design import Design
 
         sequence = type(base)  # xdoe.design.RunSequence (not imported: it imports this module)
         self.base = base
