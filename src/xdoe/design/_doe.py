@@ -16,7 +16,7 @@ from xdoe.design._factors import Factor
 from xdoe.documents import DesignSpec
 from xdoe.errors import DesignError
 
-__all__ = ["doe_design", "DOE_MODEL"]
+__all__ = ["doe_design", "DOE_MODEL", "coding", "summary"]
 
 #: the model whose D-efficiency and correlations a method's dry run reports
 DOE_MODEL = {"fractional_factorial": "linear", "plackett_burman": "linear", "central_composite": "quadratic",
@@ -87,7 +87,7 @@ def coding(design: Any, *, readable: bool = False) -> dict[str, dict[str, Any]]:
     or log); a categorical factor of more levels its ``levels``. With
     ``readable``, levels as results tables show them
     (:func:`xdoe.documents.readable_level`: ``["learner"]`` reads ``learner``)."""
-    from xdoe.design._expand import round_continuous
+    from xdoe.design._factors import round_continuous
     from xdoe.documents import readable_level
 
     show = readable_level if readable else (lambda v: v)
@@ -117,7 +117,7 @@ def summary(design: Any, *, points: bool = True) -> dict[str, Any]:
                            "factors": [f.name for f in design.factors]}
     if points:
         coded = design.coded()
-        from xdoe.design._expand import round_continuous
+        from xdoe.design._factors import round_continuous
 
         out["points"] = [{"coded": [_num(c) if on else None for c, on in zip(coded[i], design.active[i])],
                           "natural": {k: round_continuous(v) for k, v in design.values(i).items()}}
