@@ -36,7 +36,7 @@ from xdoe._files import xgen_folder
 from xdoe.design.runfiles._extend import ExtendPlan, layout_for, plan_extension, write_extension
 from xdoe.design.runfiles._shared import ValueTexts
 from xdoe.design.runfiles._staging import clean_stale_staging, staging_prefix
-from xdoe.documents import canonical_json, dump_canonical
+from xdoe.documents import canonical_json
 from xdoe.errors import InputError, XdoeError
 
 __all__ = [
