@@ -21,7 +21,7 @@ import time
 
 import numpy as np
 
-from xdoe.design import Design, Factor, latin_hypercube, maximin
+from xdoe.design import Factor, latin_hypercube, maximin
 
 BEST_KNOWN = {(20, 2): 0.2121, (50, 5): 0.5776, (100, 10): 1.0116}
 
@@ -47,8 +47,8 @@ def categorical(label: str, ks: list[int], ns: list[int], repeats: int) -> None:
     for n in ns:
         times, dists, imbs = [], [], []
         for seed in range(repeats):
-            points, seconds = timed(maximin, factors, n, seed)
-            design = Design(tuple(factors), "maximin", "bench", points)
+            design, seconds = timed(maximin, factors, {"n": n}, seed)
+            points = design.points
             times.append(seconds)
             dists.append(design.min_distance)
             imbs.append(imbalance(points, factors))
@@ -66,10 +66,10 @@ def ese(repeats: int) -> None:
         factors = [Factor(f"x{i}", low=0.0, high=1.0) for i in range(d)]
         times, dists = [], []
         for seed in range(repeats):
-            points, seconds = timed(maximin, factors, n, seed)
+            design, seconds = timed(maximin, factors, {"n": n}, seed)
             times.append(seconds)
-            dists.append(Design(tuple(factors), "maximin", "bench", points).min_distance)
-        lhs = Design(tuple(factors), "lhs", "bench", latin_hypercube(factors, n, 0)).min_distance
+            dists.append(design.min_distance)
+        lhs = latin_hypercube(factors, {"n": n}, 0).min_distance
         print(
             f"  n={n:3d} d={d:2d}: time median {statistics.median(times):.2f} s max {max(times):.2f} s,"
             f" min distance median {statistics.median(dists):.4f} (worst {min(dists):.4f}) ="

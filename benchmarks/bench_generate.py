@@ -84,7 +84,7 @@ def document(levels_per_factor: int, factors: int, named: bool = True) -> dict:
 
 
 def bench_4096() -> None:
-    from xdoe.design import prepare, write_runs
+    from xdoe.design.runfiles import prepare, write_runs
 
     doc = document(4, 6)
     t0 = time.perf_counter()
@@ -117,7 +117,7 @@ def bench_4096() -> None:
 
 def _memory_child(points: int, trace: bool) -> None:
     """Runs in a child process: write ``points`` runs, print figures as JSON."""
-    from xdoe.design import prepare, write_runs
+    from xdoe.design.runfiles import prepare, write_runs
 
     # 10**k points: k factors with 10 levels each
     factors = len(str(points)) - 1

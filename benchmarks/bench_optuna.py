@@ -48,7 +48,7 @@ def real_path(seed: int, trials: int, batch: int) -> list[float]:
     from click.testing import CliRunner
 
     from xdoe.cli._xrun import main
-    from xdoe.design import generate
+    from xdoe.design.runfiles import generate
 
     with tempfile.TemporaryDirectory() as tmp:
         doc = Path(tmp) / "doc.yaml"

@@ -119,7 +119,7 @@ def status_campaign(folder: Path, runs: int, postgres: str | None = None) -> str
     recording one finished instance of each, with the file's sha256."""
     import datetime as _dt
 
-    from xdoe.design import generate
+    from xdoe.design.runfiles import generate
     from xdoe.documents._run import load_run_document
     from xdoe.store import Store
     from xdoe.store._json import canonical_json, document_hash

@@ -141,8 +141,8 @@ def _dry_run(document, folder: Path) -> str:
 
 
 def _write_one(name: str, document, out: Path) -> None:
-    from xdoe.design import prepare, write_runs
-    from xdoe.design._output import MAX_FIGURE_POINTS
+    from xdoe.design.runfiles import prepare, write_runs
+    from xdoe.design.runfiles import MAX_FIGURE_POINTS
     from xdoe.documents._canonical import canonical_json
     from xdoe.errors import XdoeError
 

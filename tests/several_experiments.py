@@ -45,7 +45,7 @@ def document(uid: str, lengths: list[int]) -> dict[str, Any]:
 def build_store(folder: Path, experiments: dict[str, list[int]] | None = None) -> str:
     """Generate ``experiments`` (default :data:`EXPERIMENTS`) into
     ``folder`` and run every run into ``folder/xrun.sqlite``; the store URL."""
-    from xdoe.design import generate
+    from xdoe.design.runfiles import generate
     from xdoe.execution import run
     from xdoe.store import Store
 

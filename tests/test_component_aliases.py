@@ -11,7 +11,7 @@ from pathlib import Path
 
 import pytest
 
-from xdoe.design import generate
+from xdoe.design.runfiles import generate
 from xdoe.execution import load_class, run
 
 EXPERIMENTS = Path(__file__).resolve().parents[1] / "experiments"

@@ -3,7 +3,8 @@
 ``xgen`` expands one experiment document into reproducible run documents;
 ``xrun`` executes them phase by phase and records everything in one store.
 
-Sub-packages (one concept each): :mod:`xdoe.documents`, :mod:`xdoe.design`,
+Sub-packages (one concept each): :mod:`xdoe.documents`, :mod:`xdoe.design`
+(its run-file writer: :mod:`xdoe.design.runfiles`),
 :mod:`xdoe.agent`, :mod:`xdoe.environment`, :mod:`xdoe.simulation`,
 :mod:`xdoe.conditions`, :mod:`xdoe.execution`, :mod:`xdoe.store`,
 :mod:`xdoe.components` (built-in agents and environments; old names

@@ -1,7 +1,7 @@
 """One uint32 seed from a seed and a spawn key, the way every seed of xdoe
 is made (docs/architecture.md, "Seeds"): component seeds from the run seed
 (:mod:`xdoe.execution._seeding`) and a branch's seed from its parent's
-(:mod:`xdoe.tree._branch`) and xgen's run seeds (:mod:`xdoe.design._seeds`)."""
+(:mod:`xdoe.tree._branch`) and xgen's run seeds (:mod:`xdoe.design.runfiles._seeds`)."""
 
 from __future__ import annotations
 

@@ -93,7 +93,7 @@ def run_campaign(folder: Path) -> dict[str, Any]:
     from click.testing import CliRunner
 
     from xdoe.cli._xrun import main
-    from xdoe.design import generate
+    from xdoe.design.runfiles import generate
 
     out = folder / "_outputs"
     generate(document(), out)

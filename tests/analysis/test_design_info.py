@@ -9,7 +9,7 @@ import pandas as pd
 from dummy_study import dummy_study
 
 from xdoe.analysis._design_info import coded_frame, read_design
-from xdoe.design import generate
+from xdoe.design.runfiles import generate
 
 
 def test_coded_frame_follows_the_design_order_not_the_sorted_keys(tmp_path):

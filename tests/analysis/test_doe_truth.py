@@ -14,7 +14,7 @@ from click.testing import CliRunner
 
 from doe_truth import MAXIMUM, SCREENING, STATIONARY, run_folder, screening_document, surface_document
 from xdoe.cli._xrun import main as xrun
-from xdoe.design import generate
+from xdoe.design.runfiles import generate
 
 
 def _analyze(folder: Path) -> dict:

@@ -21,7 +21,7 @@ ROOT = Path(__file__).resolve().parents[2]
 
 @pytest.fixture(scope="module")
 def game(tmp_path_factory: pytest.TempPathFactory) -> dict:
-    from xdoe.design import generate
+    from xdoe.design.runfiles import generate
     from xdoe.execution import run
     from xdoe.store import Store
 

@@ -34,7 +34,7 @@ from doe_truth import (
 )
 from xdoe.cli._xgen import main as xgen
 from xdoe.cli._xrun import main as xrun
-from xdoe.design import generate
+from xdoe.design.runfiles import generate
 
 
 def _analyze(*args: str, fmt: str = "json") -> str:

@@ -37,7 +37,7 @@ def campaign(tmp_path_factory: pytest.TempPathFactory) -> dict[str, Any]:
     """``{"root", "out", "store", "solo", "fresh"}``: both experiments in
     ``out`` (its ``xrun.sqlite``), every run done but ``beta-study-0003``;
     ``solo`` holds only alpha-study's design, ``fresh`` gamma-study's (not run)."""
-    from xdoe.design import generate
+    from xdoe.design.runfiles import generate
     from xdoe.execution import run
     from xdoe.store import Store
 

@@ -10,7 +10,7 @@ from click.testing import CliRunner
 
 from xdoe.cli._xgen import main
 from xdoe.documents import override_specs, overrides_from_record
-from xdoe.design import prepare
+from xdoe.design.runfiles import prepare
 
 ROOT = Path(__file__).resolve().parents[2]
 DUMMY = ROOT / "experiments" / "dummy.yaml"

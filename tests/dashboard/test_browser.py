@@ -75,7 +75,7 @@ def taxi_design(workdir: Path) -> Path:
     last 2 never started."""
     from ruamel.yaml import YAML
 
-    from xdoe.design import generate
+    from xdoe.design.runfiles import generate
     from xdoe.execution import run
 
     yaml = YAML()

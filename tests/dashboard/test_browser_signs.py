@@ -29,7 +29,7 @@ from doe_truth import reversed_screening_document, run_folder  # noqa: E402
 def test_the_campaign_page_signs_effects_as_the_command_line(tmp_path: Path) -> None:
     from xdoe.analysis import fmt_num
     from xdoe.cli._xrun import main as xrun
-    from xdoe.design import generate
+    from xdoe.design.runfiles import generate
 
     out = tmp_path / "out"
     generate(reversed_screening_document(), out)

@@ -179,7 +179,7 @@ def test_a_folder_started_from_the_browser_runs_only_its_manifests_files(tmp_pat
     from pathlib import Path
 
     from xdoe.dashboard._launch import run_files
-    from xdoe.design import generate
+    from xdoe.design.runfiles import generate
 
     root = Path(__file__).resolve().parents[2]
     out = tmp_path / "runs"

@@ -16,7 +16,7 @@ from fastapi.testclient import TestClient
 
 from dashboard_helpers import client, taxi_run
 from xdoe.dashboard import Settings
-from xdoe.design import generate
+from xdoe.design.runfiles import generate
 from xdoe.execution import run
 
 EXPERIMENTS = Path(__file__).resolve().parents[2] / "experiments"

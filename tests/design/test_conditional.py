@@ -8,7 +8,8 @@ from pathlib import Path
 import numpy as np
 import pytest
 
-from xdoe.design import Factor, make_design, prepare
+from xdoe.design import Factor, make_design
+from xdoe.design.runfiles import prepare
 from xdoe.documents import load_experiment
 from xdoe.errors import DesignError, DocumentError
 

@@ -2,7 +2,7 @@
 
 from pathlib import Path
 
-from xdoe.design import prepare
+from xdoe.design.runfiles import prepare
 from xdoe._html import design_sections as html_sections
 
 ROOT = Path(__file__).resolve().parents[2]

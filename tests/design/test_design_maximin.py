@@ -13,7 +13,7 @@ from scipy.spatial.distance import pdist
 
 from xdoe.design import Design, Factor, maximin
 from xdoe.design._codes import code_pools, code_rank, codewords, lattice_points, search_generator, squared_lee
-from xdoe.design._factorial import factorial_indices
+from xdoe.design._common import factorial_indices
 from xdoe.design._maximin_search import Pool, unit_levels
 
 
@@ -36,7 +36,7 @@ def min_dist(points, ks):
 @pytest.mark.parametrize("seed", [0, 1, 2])
 def test_4_pow_6_n50_reaches_target(seed):
     ks = [4] * 6
-    points = maximin(factors_of(ks), 50, seed)
+    points = maximin(factors_of(ks), {"n": 50}, seed).points
     assert points.shape == (50, 6)
     assert len(np.unique(points, axis=0)) == 50
     assert level_spread(points, ks) <= 1
@@ -47,7 +47,7 @@ def test_4_pow_6_n50_reaches_target(seed):
 @pytest.mark.parametrize("seed", [0, 1, 2])
 def test_4_pow_6_n200_reaches_target(seed):
     ks = [4] * 6
-    points = maximin(factors_of(ks), 200, seed)
+    points = maximin(factors_of(ks), {"n": 200}, seed).points
     assert len(np.unique(points, axis=0)) == 200
     assert level_spread(points, ks) <= 1
     d = min_dist(points, ks)
@@ -58,7 +58,7 @@ def test_4_pow_6_n200_reaches_target(seed):
 
 def test_10_pow_5_n100_from_a_z10_code():
     ks = [10] * 5
-    points = maximin(factors_of(ks), 100, 0)
+    points = maximin(factors_of(ks), {"n": 100}, 0).points
     assert level_spread(points, ks) == 0
     assert len(np.unique(points, axis=0)) == 100
     # a rank-2 Z_10 code of squared-Lee weight >= 18 (the general search reached 0.37-0.38)
@@ -67,10 +67,10 @@ def test_10_pow_5_n100_from_a_z10_code():
 
 def test_same_seed_same_design_and_seeds_differ():
     factors = factors_of([4] * 6)
-    a = maximin(factors, 50, np.random.SeedSequence(5))
-    b = maximin(factors, 50, 5)
+    a = maximin(factors, {"n": 50}, np.random.SeedSequence(5)).points
+    b = maximin(factors, {"n": 50}, 5).points
     assert np.array_equal(a, b)
-    others = [maximin(factors, 50, s) for s in (6, 7)]
+    others = [maximin(factors, {"n": 50}, s).points for s in (6, 7)]
     assert not all(np.array_equal(a, o) for o in others)
 
 
@@ -167,12 +167,12 @@ def test_property_equal_levels_balanced_distinct(k, d, ones, n_frac, seed):
     ks = [k] * d + [1] * ones
     total = k**d
     n = 2 + int(n_frac * (min(total, 90) - 2))
-    points = maximin(factors_of(ks), n, seed)
+    points = maximin(factors_of(ks), {"n": n}, seed).points
     assert points.shape == (n, len(ks))
     assert len(np.unique(points, axis=0)) == n
     assert level_spread(points, ks) <= 1
     assert (points[:, d:] == 0).all()
-    assert np.array_equal(points, maximin(factors_of(ks), n, seed))
+    assert np.array_equal(points, maximin(factors_of(ks), {"n": n}, seed).points)
 
 
 @settings(max_examples=15, deadline=None)
@@ -184,7 +184,7 @@ def test_property_equal_levels_balanced_distinct(k, d, ones, n_frac, seed):
 def test_property_common_divisor_levels_balanced_distinct(ks, n_frac, seed):
     total = math.prod(ks)
     n = 2 + int(n_frac * (min(total, 60) - 2))
-    points = maximin(factors_of(ks), n, seed)
+    points = maximin(factors_of(ks), {"n": n}, seed).points
     assert len(np.unique(points, axis=0)) == n
     assert level_spread(points, ks) <= 1
 
@@ -193,6 +193,6 @@ def test_ternary_code_size_design():
     # 27 of 243 points: a coset of a rank-3 ternary code of Hamming distance 2
     # (no [5, 3, 3] ternary MDS code exists), squared level distance >= 2
     ks = [3] * 5
-    points = maximin(factors_of(ks), 27, 0)
+    points = maximin(factors_of(ks), {"n": 27}, 0).points
     assert level_spread(points, ks) == 0
     assert min_dist(points, ks) >= math.sqrt(2) / 2 - 1e-9

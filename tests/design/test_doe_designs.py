@@ -11,7 +11,8 @@ import numpy as np
 import pytest
 from dummy_study import dummy_study
 
-from xdoe.design import Factor, generate, make_design, parse_design
+from xdoe.design import Factor, make_design, parse_design
+from xdoe.design.runfiles import generate
 from xdoe.errors import DesignError, DocumentError
 
 

@@ -6,7 +6,7 @@ from pathlib import Path
 import numpy as np
 import pytest
 
-from xdoe.design import generate, run_seed
+from xdoe.design.runfiles import generate, run_seed
 from xdoe.documents import parse_run_document
 from xdoe.errors import DocumentError
 

@@ -4,8 +4,8 @@ from __future__ import annotations
 
 import pytest
 
-from xdoe.design import RunSequence, prepare
-from xdoe.design import _shared
+from xdoe.design.runfiles import RunSequence, prepare
+from xdoe.design.runfiles import _shared
 from xdoe.documents import dump_canonical
 
 DOC = {

@@ -1,11 +1,11 @@
-"""xdoe.design.folder_experiments: the experiments of an xgen output folder,
+"""xdoe.design.runfiles.folder_experiments: the experiments of an xgen output folder,
 from its manifests (issue 22: the read commands choose one of them)."""
 
 from __future__ import annotations
 
 from pathlib import Path
 
-from xdoe.design import folder_experiments, generate
+from xdoe.design.runfiles import folder_experiments, generate
 
 DUMMY = Path(__file__).resolve().parents[2] / "experiments" / "dummy.yaml"
 

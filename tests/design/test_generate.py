@@ -10,8 +10,8 @@ from pathlib import Path
 import pytest
 from ruamel.yaml import YAML
 
-from xdoe.design import RunSequence, generate, prepare, write_runs
-from xdoe.design._output import design_figures
+from xdoe.design.runfiles import RunSequence, generate, prepare, write_runs
+from xdoe.design.runfiles._output import design_figures
 from xdoe.documents import load_run_document
 from xdoe.errors import InputError
 

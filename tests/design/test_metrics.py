@@ -9,7 +9,7 @@ import numpy as np
 import pytest
 
 from xdoe.design import Design, Factor, centred_l2_discrepancy, full_factorial, make_design, min_distance
-from xdoe.design._factorial import factorial_indices
+from xdoe.design._common import factorial_indices
 from xdoe.design._metrics import factorial_discrepancy, factorial_figures, factorial_min_distance
 
 
@@ -35,7 +35,7 @@ def test_factorial_discrepancy_is_exact_where_scipy_rounds() -> None:
 
 def test_other_point_sets_take_the_general_path() -> None:
     factors = [Factor("a", levels=[0, 1, 2]), Factor("b", levels=[0, 1])]
-    shuffled = full_factorial(factors)[::-1]  # the same points in another order
+    shuffled = full_factorial(factors).points[::-1]  # the same points in another order
     design = Design(tuple(factors), "maximin", "test", shuffled)
     assert design._grid is None  # noqa: SLF001
     assert design.discrepancy == pytest.approx(factorial_figures([3, 2])[1], rel=1e-10)
@@ -44,7 +44,7 @@ def test_other_point_sets_take_the_general_path() -> None:
     assert subset.min_distance == pytest.approx(min_distance(subset.unit()))
     with pytest.raises(ValueError):
         factorial_figures([])
-    np.testing.assert_array_equal(full_factorial(factors), factorial_indices([3, 2]))
+    np.testing.assert_array_equal(full_factorial(factors).points, factorial_indices([3, 2]))
 
 
 #: factorial_figures as main at aea22cf wrote them (plain-Python sums in numpy's order up to 128 levels)

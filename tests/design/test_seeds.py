@@ -10,7 +10,7 @@ import numpy as np
 import pytest
 
 from xdoe._random import seed_word
-from xdoe.design._seeds import run_seed, seed_levels
+from xdoe.design.runfiles._seeds import run_seed, seed_levels
 from xdoe.errors import DesignError
 
 #: (root seed, levels, repetition, seed) as main at aea22cf wrote them (its seeds were computed

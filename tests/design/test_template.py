@@ -12,7 +12,7 @@ from pathlib import Path
 
 import pytest
 
-from xdoe.design import prepare, write_runs
+from xdoe.design.runfiles import prepare, write_runs
 from xdoe.documents import dump_canonical
 from xdoe.errors import DocumentError
 

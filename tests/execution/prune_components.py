@@ -99,7 +99,7 @@ def document(prune: dict[str, Any] | None, *, repetitions: int = 2, uid: str = "
 
 def generate(folder: Path, prune: dict[str, Any] | None, **kw: Any) -> list[Path]:
     """Write the run documents into ``folder``; their paths in order."""
-    from xdoe.design import generate as xgen
+    from xdoe.design.runfiles import generate as xgen
 
     xgen(document(prune, **kw), folder)
     return sorted(folder.glob("run-*.yaml"))

@@ -12,7 +12,7 @@ pytest.importorskip("stable_baselines3")
 pytest.importorskip("pettingzoo")
 pytest.importorskip("pygame")
 
-from xdoe.design import generate  # noqa: E402
+from xdoe.design.runfiles import generate  # noqa: E402
 from xdoe.execution import check_document, run  # noqa: E402
 
 EXPERIMENTS = Path(__file__).resolve().parents[2] / "experiments"

@@ -10,7 +10,7 @@ from statistics import mean
 
 import pytest
 
-from xdoe.design import generate
+from xdoe.design.runfiles import generate
 from xdoe.execution import run
 from xdoe.store import Store
 

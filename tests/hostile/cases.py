@@ -340,7 +340,7 @@ def _issue33_design_sizes(base: str) -> list[Case]:
 
 def base_run_document() -> str:
     """The first run document xgen writes for ``experiments/dummy.yaml``."""
-    from xdoe.design import generate
+    from xdoe.design.runfiles import generate
 
     runs, _design = generate(DUMMY)
     return runs.dump(0)

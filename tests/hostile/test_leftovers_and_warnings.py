@@ -13,7 +13,7 @@ from click.testing import CliRunner
 
 from xdoe.cli._xgen import main as xgen
 from xdoe.cli._xrun import main as xrun
-from xdoe.design._staging import _HOST, clean_stale_staging
+from xdoe.design.runfiles._staging import _HOST, clean_stale_staging
 
 from hostile.cases import DUMMY, base_run_document
 

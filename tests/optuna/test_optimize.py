@@ -18,7 +18,7 @@ from click.testing import CliRunner
 import optuna_truth
 from optuna_truth import document
 from xdoe.cli._xrun import main
-from xdoe.design import generate
+from xdoe.design.runfiles import generate
 
 
 def _optimize(doc: Path, out: Path, *extra: str) -> None:
@@ -73,7 +73,8 @@ def test_stopped_and_restarted_gives_the_trials_of_an_uninterrupted_study(tmp_pa
     _optimize(doc, parts, "--max-trials", "3")  # whole batches: stops at 4 trials
     assert len(_points(parts)) == 4
     # killed after asking the next batch and before writing it (one of its two trials asked)
-    from xdoe.design import OptunaStudy, prepare
+    from xdoe.design import OptunaStudy
+    from xdoe.design.runfiles import prepare
     from xdoe.design._optuna import _ask, distributions
 
     state = OptunaStudy(prepare(doc)[2], parts)

@@ -11,7 +11,7 @@ from pathlib import Path
 import pytest
 
 from optuna_truth import document
-from xdoe.design import generate
+from xdoe.design.runfiles import generate
 from xdoe.design._optuna import OptunaSettings, open_study, study_params
 from xdoe.documents import parse_design
 from xdoe.errors import DesignError, DocumentError
@@ -103,7 +103,7 @@ def test_without_the_extra_xgen_names_it(tmp_path: Path) -> None:
 
 
 def test_xgen_augment_leaves_an_optuna_design_to_xrun_optimize(tmp_path: Path) -> None:
-    from xdoe.design import augment_runs, prepare
+    from xdoe.design.runfiles import augment_runs, prepare
     from xdoe.errors import InputError
 
     generate(document(DESIGN), tmp_path)

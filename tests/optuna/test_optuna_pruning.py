@@ -53,7 +53,7 @@ def _document(seed: int = 3) -> dict[str, Any]:
 
 
 def _generate(folder: Path) -> tuple[Path, Path, str]:
-    from xdoe.design import generate
+    from xdoe.design.runfiles import generate
 
     folder.mkdir()
     doc = folder / "doc.yaml"

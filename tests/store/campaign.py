@@ -16,7 +16,7 @@ FACTORS = ["0.environments", "0.sensors.random", "length"]
 
 def generate_campaign(folder: Path) -> list[Path]:
     """Generate the dummy study into ``folder``; its run files, in order."""
-    from xdoe.design import generate
+    from xdoe.design.runfiles import generate
 
     generate(DUMMY, folder)
     return sorted(folder.glob("run-*.yaml"))

@@ -129,7 +129,7 @@ def _mlflow(uri: str) -> dict[str, tuple[dict[str, list[tuple[int, float]]], dic
 
 @pytest.fixture(scope="module")
 def campaign(tmp_path_factory: pytest.TempPathFactory) -> dict[str, Any]:
-    from xdoe.design import generate
+    from xdoe.design.runfiles import generate
 
     root = tmp_path_factory.mktemp("tracking")
     (root / "taxi.yaml").write_text(TAXI, "utf-8")
@@ -220,7 +220,7 @@ def test_export_takes_a_table_or_a_tracker(campaign: dict[str, Any], tmp_path: P
 
 
 def test_a_logging_failure_warns_once_and_the_run_finishes(tmp_path: Path) -> None:
-    from xdoe.design import generate
+    from xdoe.design.runfiles import generate
 
     (tmp_path / "taxi.yaml").write_text(TAXI, "utf-8")
     generate(tmp_path / "taxi.yaml", tmp_path / "out")
@@ -243,7 +243,7 @@ def test_a_logging_failure_warns_once_and_the_run_finishes(tmp_path: Path) -> No
 
 def test_a_bad_log_target_is_refused_before_anything_runs(tmp_path: Path) -> None:
     (tmp_path / "taxi.yaml").write_text(TAXI, "utf-8")
-    from xdoe.design import generate
+    from xdoe.design.runfiles import generate
 
     generate(tmp_path / "taxi.yaml", tmp_path / "out")
     url = f"sqlite:///{tmp_path / 'xrun.sqlite'}"

@@ -26,7 +26,7 @@ __all__ = ["doe_analysis", "block_column", "design_tables"]
 
 def block_column(table: "pd.DataFrame", design: dict[str, Any] | None) -> "pd.Series | None":
     """The block of every run: ``design["blocks"]`` maps design points to
-    blocks (an augmented design, :mod:`xdoe.design._augment`); ``None`` for one block."""
+    blocks (an augmented design, :mod:`xdoe.design.runfiles`); ``None`` for one block."""
     import pandas as pd
 
     blocks = (design or {}).get("blocks")

@@ -55,7 +55,7 @@ def _image(draw: Any, alt: str) -> str:
 def _manifest(output_dir: Path | None, experiment: str | None) -> Path | None:
     """The manifest of ``experiment`` in the xgen output folder (its only
     one's without ``experiment``), ``None`` when there is none."""
-    from xdoe.design import folder_experiments
+    from xdoe.design.runfiles import folder_experiments
 
     if output_dir is None:
         return None
@@ -256,7 +256,7 @@ def write_report(frame: "pd.DataFrame | None", output: str | Path, *, response: 
                 parts.append(_image(lambda p, a=a: plot_doe(a, p, experiment=label),
                                     f"{titles[a.doe['analysis']]} ({a.title()})"))
     if doc_path is not None:
-        from xdoe.design import prepare
+        from xdoe.design.runfiles import prepare
 
         _exp, design, _runs = prepare(doc_path)
         if design.factors:

@@ -37,7 +37,8 @@ F = Callable[..., Any]
 def _prepare(document: Path, output: Path | None) -> tuple[Any, Any, Path]:
     """``(runs, OptunaStudy, output)``: the document prepared with the
     overrides its manifest records (``xgen generate ... KEY=VALUE``)."""
-    from xdoe.design import OptunaStudy, prepare
+    from xdoe.design import OptunaStudy
+    from xdoe.design.runfiles import prepare
     from xdoe.documents import overrides_from_record
 
     experiment, _, runs = prepare(document)

@@ -7,7 +7,7 @@ and ``--store URL`` and works on one experiment:
 * the store is ``--store`` (or ``$XRUN_STORE``), else ``DIR/xrun.sqlite``
   when that file exists, else ``sqlite:///_outputs/xrun.sqlite``;
 * the experiments to choose from are those whose manifests are in ``DIR``
-  (:func:`xdoe.design.folder_experiments`), else (no ``DIR``, or a folder
+  (:func:`xdoe.design.runfiles.folder_experiments`), else (no ``DIR``, or a folder
   without manifests) those the store holds runs of;
 * ``-e UID`` picks one of them (an unknown one: exit 2, listing them); without
   it a single experiment is chosen, and several are refused (exit 2, listing
@@ -102,7 +102,7 @@ def choose_experiment(output_dir: Path | None, experiment: str | None, store: "S
         AmbiguousExperimentError: several are there and none is chosen (an
             ``InputError``; the message lists them).
     """
-    from xdoe.design import folder_experiments
+    from xdoe.design.runfiles import folder_experiments
 
     if every:
         if experiment is not None:

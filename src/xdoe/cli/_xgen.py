@@ -60,7 +60,7 @@ def _resume_gc() -> None:
 
 
 def _prepare(file: Path, *, strict: bool, max_total_runs: int | None = None, overrides: Any = ()) -> Any:
-    """:func:`xdoe.design.prepare`. The garbage collector stays off (see
+    """:func:`xdoe.design.runfiles.prepare`. The garbage collector stays off (see
     :class:`_Program`) until work that grows with the runs, or user code,
     starts: the caller calls :func:`_resume_gc` first.
 
@@ -74,7 +74,7 @@ def _prepare(file: Path, *, strict: bool, max_total_runs: int | None = None, ove
     if given is None:
         os.environ[_NO_PLUGINS] = "__all__"
     try:
-        from xdoe.design import prepare
+        from xdoe.design.runfiles import prepare
 
         return prepare(file, strict=strict, max_total_runs=max_total_runs, overrides=overrides)
     finally:
@@ -175,7 +175,7 @@ def _check_imports(experiment: Any, runs: Any, quiet: bool) -> None:
 
 
 def _dry_run(experiment: Any, design: Any, runs: Any, target: Path, force_folder: bool = False) -> None:
-    from xdoe.design import MAX_FIGURE_POINTS, plan_runs
+    from xdoe.design.runfiles import MAX_FIGURE_POINTS, plan_runs
 
     plan = plan_runs(runs, target, force_folder=force_folder)  # a refused folder: the one error line only
     console = _console()
@@ -275,7 +275,7 @@ def generate(file: Path, overrides: tuple[str, ...], output: Path | None, dry_ru
     """
     # before any import of xdoe.design, which builds the document models (see _prepare)
     experiment, design, runs = _prepare(file, strict=strict, max_total_runs=max_total_runs, overrides=overrides)
-    from xdoe.design import write_runs
+    from xdoe.design.runfiles import write_runs
 
     _warn(experiment.warnings, quiet)
     if check_imports:
@@ -348,7 +348,7 @@ def check(file: Path, overrides: tuple[str, ...], strict: bool, quiet: bool, imp
     """
     # before any import of xdoe.design, which builds the document models (see _prepare)
     experiment, design, runs = _prepare(file, strict=strict, max_total_runs=max_total_runs, overrides=overrides)
-    from xdoe.design import check_runs
+    from xdoe.design.runfiles import check_runs
 
     _warn(experiment.warnings, quiet)
     _resume_gc()

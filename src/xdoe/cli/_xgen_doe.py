@@ -98,7 +98,7 @@ def _model_how(kind: str, runs: Any, target: Path, experiment: Any, response: st
     :func:`xdoe.analysis._sequential.sequential_step`."""
     from xdoe.analysis import parse_response, read_design, sequential_step
     from xdoe.cli._analysis import load_frame
-    from xdoe.design import with_blocks
+    from xdoe.design.runfiles import with_blocks
 
     uid = experiment.model.uid
     resp = parse_response(response)
@@ -225,7 +225,7 @@ def augment_command(*, prepare: Callable[..., Any], resume_gc: Callable[[], None
                 raise click.UsageError(f"{', '.join(stray)} go(es) with --steepest-ascent N or --confirm N")
         experiment, design, runs = _prepare(file, strict=False)
         _resume_gc()
-        from xdoe.design import augment_runs, write_runs
+        from xdoe.design.runfiles import augment_runs, write_runs
         from xdoe.errors import InputError
 
         _warn(experiment.warnings, quiet)

@@ -27,15 +27,17 @@ every pair, which is not their design past 5 factors).
 from __future__ import annotations
 
 import math
-from typing import Sequence
+from typing import Any, Mapping, Sequence
 
 import numpy as np
 
+from xdoe.design._common import check_factors, spec_of
+from xdoe.design._design import Design
 from xdoe.design._factors import Factor
 from xdoe.documents import DesignSpec
 from xdoe.errors import DesignError
 
-__all__ = ["classic_design", "coded_design", "CLASSIC"]
+__all__ = ["fractional_factorial", "plackett_burman", "central_composite", "box_behnken", "coded_design", "CLASSIC"]
 
 CLASSIC = ("fractional_factorial", "plackett_burman", "central_composite", "box_behnken")
 #: centre points of a central composite / Box-Behnken design when ``center`` is not given
@@ -205,22 +207,109 @@ def _box_behnken(factors: Sequence[Factor], spec: DesignSpec) -> tuple[np.ndarra
     return coded, {"center": center}
 
 
-def classic_design(factors: Sequence[Factor], spec: DesignSpec) -> tuple[np.ndarray, dict]:
-    """``(coded, info)`` of a screening or response-surface design (see the
-    module docstring); rows in standard order (a fraction by resolution:
-    Yates order of its basic factors; by generators and Plackett-Burman:
-    pydoe's), centre points last (central composite: pydoe's order, cube and
-    its centre points, then axial points and theirs).
+def _made(method: str, factors: tuple[Factor, ...], coded: np.ndarray, info: dict) -> Design:
+    """The :class:`~xdoe.design.Design` of a coded matrix (:func:`coded_design`)."""
+    factors, points, scale = coded_design(factors, coded)
+    note = resolution_note(info)
+    return Design(factors, method, f"{method}: {len(points)} points" + (f", {note}" if note else ""), points,
+                  scale=scale, info=info)
+
+
+def fractional_factorial(factors: Sequence[Factor], spec: DesignSpec | Mapping[str, Any] | None = None,
+                         seed: np.random.SeedSequence | int = 0) -> Design:
+    """A regular two-level fraction 2^(k-p): by ``resolution`` (3, 4 or 5;
+    default 4) the minimum-aberration fraction of the fewest runs from the
+    catalogue (Chen, Sun & Wu 1993; Xu 2009; NIST/SEMATECH e-Handbook
+    5.3.3.4.7), by ``generators`` (``"a b c ab ac"``) pyDOE's ``fracfact``;
+    ``center`` centre points last (continuous factors only).
+
+    Args:
+        factors: two-level (``levels: [low, high]``) or continuous factors.
+        spec: ``{"resolution": R}`` or ``{"generators": G}``, and ``center``.
+        seed: unused (nothing is drawn).
+
+    Returns:
+        A :class:`~xdoe.design.Design` (method ``fractional_factorial``),
+        rows in Yates order of the basic factors (by generators: pyDOE's);
+        ``info``: generators, resolution, requested resolution, word-length
+        pattern and source.
 
     Raises:
-        DesignError: a factor of the wrong kind (levels other than two,
-            levels where a range is needed), too few or too many factors
-            (no catalogue fraction; Box-Behnken past 7), generators that do
-            not match the factors, or centre points with categorical factors.
+        DesignError: a factor of other than two levels, fewer than two
+            factors, no catalogue fraction, generators that do not match the
+            factors, or centre points with categorical factors.
     """
-    build = {"fractional_factorial": _fractional, "plackett_burman": _plackett_burman,
-             "central_composite": _central_composite, "box_behnken": _box_behnken}[spec.method]
-    return build(factors, spec)
+    factors = check_factors(factors)
+    return _made("fractional_factorial", factors, *_fractional(factors, spec_of("fractional_factorial", spec)))
+
+
+def plackett_burman(factors: Sequence[Factor], spec: DesignSpec | Mapping[str, Any] | None = None,
+                    seed: np.random.SeedSequence | int = 0) -> Design:
+    """The Plackett-Burman design (Plackett & Burman 1946; pyDOE ``pbdesign``)
+    of the fewest runs (a multiple of four) for ``factors``; ``center``
+    centre points last.
+
+    Args:
+        factors: two-level or continuous factors.
+        spec: ``{"center": c}`` (default 0).
+        seed: unused (nothing is drawn).
+
+    Returns:
+        A :class:`~xdoe.design.Design` (method ``plackett_burman``) of 4, 8,
+        12, 16, 20, 24, 32, ... runs (pyDOE builds 2^e, 12 x 2^e, 20 x 2^e).
+
+    Raises:
+        DesignError: no factor, a factor of other than two levels, no
+            pyDOE design of that size, or centre points with categorical factors.
+    """
+    factors = check_factors(factors)
+    return _made("plackett_burman", factors, *_plackett_burman(factors, spec_of("plackett_burman", spec)))
+
+
+def central_composite(factors: Sequence[Factor], spec: DesignSpec | Mapping[str, Any] | None = None,
+                      seed: np.random.SeedSequence | int = 0) -> Design:
+    """The central composite design (Box & Wilson 1951; pyDOE ``ccdesign``):
+    the 2^k cube, ``2 k`` axial points at ``±alpha`` and ``center`` centre
+    points (default 4) split between the cube and the axial block.
+
+    Args:
+        factors: two or more continuous factors.
+        spec: ``face`` (``circumscribed``, ``inscribed``, ``faced``),
+            ``alpha`` (``rotatable``: ``(2^k)^(1/4)``; ``orthogonal``), ``center``.
+        seed: unused (nothing is drawn).
+
+    Returns:
+        A :class:`~xdoe.design.Design` (method ``central_composite``) in
+        pyDOE's order; a circumscribed design widens each factor to its axial
+        points (``scale`` is alpha); ``info``: face, alpha, alpha_value, center.
+
+    Raises:
+        DesignError: a factor with levels, or fewer than two factors.
+    """
+    factors = check_factors(factors)
+    return _made("central_composite", factors, *_central_composite(factors, spec_of("central_composite", spec)))
+
+
+def box_behnken(factors: Sequence[Factor], spec: DesignSpec | Mapping[str, Any] | None = None,
+                seed: np.random.SeedSequence | int = 0) -> Design:
+    """The Box-Behnken design of 3 to 7 continuous factors, from Box &
+    Behnken's (1960) table (:data:`BOX_BEHNKEN`), ``center`` centre points
+    last (default 3).
+
+    Args:
+        factors: three to seven continuous factors.
+        spec: ``{"center": c}``.
+        seed: unused (nothing is drawn).
+
+    Returns:
+        A :class:`~xdoe.design.Design` (method ``box_behnken``) of 12, 24,
+        40, 48 or 56 points plus the centre points; ``info`` ``{"center"}``.
+
+    Raises:
+        DesignError: a factor with levels, or fewer than 3 or more than 7 factors.
+    """
+    factors = check_factors(factors)
+    return _made("box_behnken", factors, *_box_behnken(factors, spec_of("box_behnken", spec)))
 
 
 def _widen(f: Factor, a: float) -> Factor:

@@ -38,8 +38,7 @@ import math
 
 import numpy as np
 
-from xdoe.design._common import pdist
-from xdoe.design._factorial import factorial_indices
+from xdoe.design._common import factorial_indices, pdist
 
 __all__ = ["squared_lee", "code_rank", "search_generator", "codewords", "lattice_points", "code_pools"]
 

@@ -9,13 +9,15 @@ from __future__ import annotations
 import math
 import numbers
 import sys
-from typing import TYPE_CHECKING, Sequence
+from typing import TYPE_CHECKING, Any, Mapping, Sequence
 
 from xdoe.design._factors import Factor
 from xdoe.errors import DesignError
 
 if TYPE_CHECKING:
     import numpy as np
+
+    from xdoe.documents import DesignSpec
 
 
 def _is_seed_sequence(seed: object) -> bool:
@@ -49,6 +51,43 @@ def as_seed_sequence(seed: np.random.SeedSequence | int, spawn_key: tuple[int, .
     import numpy as np
 
     return np.random.SeedSequence(int(seed), spawn_key=spawn_key)  # type: ignore[call-overload]
+
+
+def spec_of(method: str, spec: DesignSpec | Mapping[str, Any] | None) -> DesignSpec:
+    """The options of design ``method`` as a :class:`~xdoe.documents.DesignSpec`:
+    ``spec`` itself (its method must be ``method``), or a mapping of the
+    method's options (``{"n": 16}``) checked as a ``design:`` mapping is, or
+    ``None`` (no options).
+
+    Raises:
+        DesignError: a spec of another method, an unknown option or one of
+            the wrong type.
+    """
+    from xdoe.documents import DesignSpec, parse_design
+
+    if isinstance(spec, DesignSpec):
+        if spec.method != method:
+            raise DesignError(f"{method} was given the options of design {spec.method}")
+        return spec
+    if spec is None:
+        return DesignSpec(method)
+    if not isinstance(spec, Mapping):
+        raise DesignError(f"{method}: spec must be a DesignSpec or a mapping of its options, got {spec!r}")
+    if "method" in spec and spec["method"] != method:
+        raise DesignError(f"{method} was given the options of design {spec['method']}")
+    return parse_design({**spec, "method": method})
+
+
+def size_of(spec: DesignSpec, key: str = "n") -> int:
+    """The number of design points option ``key`` of ``spec`` gives.
+
+    Raises:
+        DesignError: ``key`` not given.
+    """
+    n = spec.get(key)
+    if n is None:
+        raise DesignError(f"design {spec.method} needs {key}: the number of design points")
+    return int(n)
 
 
 def rng_from(seed: np.random.SeedSequence | int) -> np.random.Generator:
@@ -103,3 +142,32 @@ def squareform(distances: np.ndarray) -> np.ndarray:
     from scipy.spatial.distance import squareform as _squareform
 
     return _squareform(distances)
+
+
+def factorial_indices(ks: Sequence[int]) -> np.ndarray:
+    """Integer level indices ``(prod(ks), len(ks))`` in product order."""
+    import numpy as np
+
+    total = int(np.prod(ks, dtype=np.int64)) if ks else 1
+    if len(ks) == 0:
+        return np.zeros((1, 0), dtype=np.int64)
+    out = np.empty((total, len(ks)), dtype=np.int64)
+    # mixed-radix decoding, vectorised (same order as itertools.product)
+    idx = np.arange(total, dtype=np.int64)
+    for j in range(len(ks) - 1, -1, -1):
+        idx, out[:, j] = np.divmod(idx, ks[j])
+    return out
+
+
+def map_categorical(u: np.ndarray, factors: Sequence[Factor]) -> np.ndarray:
+    """Replace each categorical column of ``u`` (values in distinct cells) by
+    balanced level indices assigned by rank."""
+    import numpy as np
+
+    out = np.array(u, dtype=np.float64, copy=True)
+    n = out.shape[0]
+    for j, f in enumerate(factors):
+        if f.levels is not None:
+            ranks = np.argsort(np.argsort(out[:, j], kind="stable"), kind="stable")
+            out[:, j] = balanced_levels(n, len(f.levels))[ranks]
+    return out

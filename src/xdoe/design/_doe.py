@@ -3,8 +3,7 @@ screening (fractional factorial, Plackett-Burman), response surface
 (central composite, Box-Behnken), quasi-random (Sobol', Halton), D-optimal
 and sensitivity (Morris, Saltelli) designs, as a :class:`~xdoe.design.Design`
 whose :meth:`~xdoe.design.Design.coded` values and ``info`` say what the
-method made (see :mod:`xdoe.design._classic`, :mod:`xdoe.design._qmc`,
-:mod:`xdoe.design._optimal`, :mod:`xdoe.design._sensitivity`).
+method made (each by its method of :mod:`xdoe.design._methods`).
 """
 
 from __future__ import annotations
@@ -12,11 +11,12 @@ from __future__ import annotations
 from typing import Any, Sequence
 
 from xdoe.design._common import as_seed_sequence
+from xdoe.design._design import Design
 from xdoe.design._factors import Factor
 from xdoe.documents import DesignSpec
 from xdoe.errors import DesignError
 
-__all__ = ["doe_design", "DOE_MODEL"]
+__all__ = ["doe_design", "DOE_MODEL", "coding", "summary"]
 
 #: the model whose D-efficiency and correlations a method's dry run reports
 DOE_MODEL = {"fractional_factorial": "linear", "plackett_burman": "linear", "central_composite": "quadratic",
@@ -24,18 +24,17 @@ DOE_MODEL = {"fractional_factorial": "linear", "plackett_burman": "linear", "cen
              "saltelli": "linear"}
 
 
-def _size(spec: DesignSpec, key: str, budget: int | None) -> int:
-    n = spec.get(key, budget)
-    if n is None:
-        raise DesignError(f"design {spec.method} needs {key} (or max_runs): the number of design points")
-    return int(n)
+#: the option that gives a method its number of points, filled from ``max_runs`` when absent
+SIZE_OPTION = {"sobol": "n", "halton": "n", "d_optimal": "runs"}
 
 
 def doe_design(factors: Sequence[Factor], spec: DesignSpec, budget: int | None, seed: Any,
-               spawn_key: tuple[int, ...]) -> Any:
-    """The arguments of the :class:`~xdoe.design.Design` of ``spec``:
-    ``(factors, method, reason, points, active, scale, info)`` (before
-    conditional factors are collapsed, which :func:`~xdoe.design.make_design` does).
+               spawn_key: tuple[int, ...]) -> Design:
+    """The :class:`~xdoe.design.Design` of ``spec`` (before conditional
+    factors are collapsed, which :func:`~xdoe.design.make_design` does): the
+    method's design (:func:`~xdoe.design.design_method`), with ``info`` the
+    model, the options given and what the method says, and ``reason`` the
+    method's sentence and the budget.
 
     Raises:
         DesignError: the method's own refusals (see its module), or more
@@ -43,60 +42,37 @@ def doe_design(factors: Sequence[Factor], spec: DesignSpec, budget: int | None, 
     """
     method = spec.method
     info: dict[str, Any] = {"model": DOE_MODEL.get(method, spec.get("model", "linear")), **spec.to_dict()}
-    scale = None
     if budget is not None and method not in ("sobol", "halton", "d_optimal", "optuna"):
         from xdoe.design._limits import doe_points_bound
 
         bound, _, exact = doe_points_bound(factors, spec, budget)
         if exact and bound > budget:  # refused from the options alone, before anything is built
             raise DesignError(f"design {method} has {bound} points > max_runs {budget}; raise max_runs or drop it")
-    if method in ("fractional_factorial", "plackett_burman", "central_composite", "box_behnken"):
-        from xdoe.design._classic import classic_design, coded_design, resolution_note
-
-        coded, extra = classic_design(factors, spec)
-        info.update(extra)
-        factors, points, scale = coded_design(factors, coded)
-        note = resolution_note(info)
-        reason = f"{method}: {len(points)} points" + (f", {note}" if note else "")
-        active = None
-    elif method in ("sobol", "halton"):
-        from xdoe.design import _qmc
-
-        n = _size(spec, "n", budget)
-        points = getattr(_qmc, method)(factors, n, as_seed_sequence(seed, spawn_key))
-        reason = f"{method}: {n} scrambled points" + ("" if n & (n - 1) == 0 or method == "halton"
-                                                     else " (not a power of two: Sobol' balance is lost)")
-        active = None
-    elif method == "d_optimal":
-        from xdoe.design._optimal import d_optimal
-
-        runs = _size(spec, "runs", budget)
-        info["model"] = spec.get("model", "linear")
-        points, active = d_optimal(factors, runs, info["model"], as_seed_sequence(seed, spawn_key))
-        reason = f"d_optimal: {runs} runs for the {info['model']} model (Fedorov exchange over every valid combination)"
-    elif method in ("morris", "saltelli"):
-        from xdoe.design._sensitivity import sensitivity_design
-
-        points, extra = sensitivity_design(factors, spec, as_seed_sequence(seed, spawn_key))
-        info.update(extra)
-        reason = f"{method}: {len(points)} points (SALib)"
-        active = None
-    elif method == "optuna":  # the first batch; xrun optimize asks the others (xdoe.design._optuna)
+    if method == "optuna":  # the first batch; xrun optimize asks the others (xdoe.design._optuna)
         from xdoe.design._optuna import first_batch
 
         points, extra = first_batch(factors, spec.options, seed)
         info.update(extra)
         reason = (f"optuna: the first {len(points)} of {extra['trials']} trials ({extra['sampler']} sampler, batches "
                   f"of {extra['batch']}); xrun optimize runs them and asks the others")
-        active = None
-    else:  # parse_design accepted it, so it is one of today's names
-        raise DesignError(f"design {method}: no options are known for it")
-    if budget is not None and len(points) > budget and method not in ("sobol", "halton", "d_optimal", "optuna"):
-        raise DesignError(f"design {method} has {len(points)} points > max_runs {budget}; raise max_runs or "
+        made = Design(tuple(factors), method, reason, points)
+    else:
+        from xdoe.design._methods import design_method
+
+        key = SIZE_OPTION.get(method)
+        if key is not None and key not in spec.options:
+            if budget is None:
+                raise DesignError(f"design {method} needs {key} (or max_runs): the number of design points")
+            spec = DesignSpec(method, {**spec.options, key: budget})
+        made = design_method(method)(factors, spec, as_seed_sequence(seed, spawn_key))
+        info.update(made.info or {})
+    reason = made.reason
+    if budget is not None and len(made) > budget and method not in ("sobol", "halton", "d_optimal", "optuna"):
+        raise DesignError(f"design {method} has {len(made)} points > max_runs {budget}; raise max_runs or "
                           "drop it")
     if budget is not None:
         reason += f", within max_runs {budget}"
-    return tuple(factors), method, reason, points, active, scale, info
+    return Design(made.factors, method, reason, made.points, made.active, made.scale, info)
 
 
 def _num(x: float) -> float:
@@ -111,7 +87,7 @@ def coding(design: Any, *, readable: bool = False) -> dict[str, dict[str, Any]]:
     or log); a categorical factor of more levels its ``levels``. With
     ``readable``, levels as results tables show them
     (:func:`xdoe.documents.readable_level`: ``["learner"]`` reads ``learner``)."""
-    from xdoe.design._expand import round_continuous
+    from xdoe.design._factors import round_continuous
     from xdoe.documents import readable_level
 
     show = readable_level if readable else (lambda v: v)
@@ -141,7 +117,7 @@ def summary(design: Any, *, points: bool = True) -> dict[str, Any]:
                            "factors": [f.name for f in design.factors]}
     if points:
         coded = design.coded()
-        from xdoe.design._expand import round_continuous
+        from xdoe.design._factors import round_continuous
 
         out["points"] = [{"coded": [_num(c) if on else None for c, on in zip(coded[i], design.active[i])],
                           "natural": {k: round_continuous(v) for k, v in design.values(i).items()}}

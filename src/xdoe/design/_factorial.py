@@ -2,54 +2,54 @@
 
 from __future__ import annotations
 
-from typing import Sequence
+from typing import TYPE_CHECKING, Any, Mapping, Sequence
 
-import numpy as np
-
-from xdoe.design._common import check_factors
+from xdoe.design._common import check_factors, full_size, spec_of
+from xdoe.design._design import Design
 from xdoe.design._factors import Factor
 from xdoe.errors import DesignError
+
+if TYPE_CHECKING:
+    import numpy as np
+
+    from xdoe.documents import DesignSpec
 
 __all__ = ["full_factorial"]
 
 
 def full_factorial(
     factors: Sequence[Factor],
-    n: int | None = None,
+    spec: DesignSpec | Mapping[str, Any] | None = None,
     seed: np.random.SeedSequence | int = 0,
-) -> np.ndarray:
-    """Every combination of the levels of categorical ``factors``.
+) -> Design:
+    """Every combination of the levels of categorical ``factors`` (the
+    general full factorial; Montgomery, *Design and Analysis of Experiments*,
+    8th ed. 2012, ch. 5; pyDOE ``fullfact`` gives the same points, its first
+    factor fastest).
 
-    Returns an array of shape ``(prod(k_i), d)`` of level indices (float64,
-    exact integers) in :func:`itertools.product` order: the first factor
-    varies slowest. ``n`` and ``seed`` are accepted for a signature shared
-    with the other designs and ignored. Zero factors give one point with no
-    columns.
+    Args:
+        factors: categorical factors (unique names).
+        spec: no options (``None`` or ``{}``).
+        seed: unused (nothing is drawn); part of the signature every design
+            method shares.
+
+    Returns:
+        A :class:`~xdoe.design.Design` (method ``full_factorial``) of
+        ``prod(k_i)`` points; ``points`` ``(prod(k_i), d)`` float64 level
+        indices in :func:`itertools.product` order (the first factor varies
+        slowest), built on first use. Zero factors give one point with no
+        columns.
 
     Raises:
-        DesignError: a factor is continuous (full factorial needs levels).
+        DesignError: a factor is continuous (full factorial needs levels), or
+            an option is given.
     """
     factors = check_factors(factors)
+    spec_of("full_factorial", spec)
     for f in factors:
         if f.levels is None:
             raise DesignError(
                 f"full_factorial needs levels, but factor {f.name!r} is continuous "
                 f"(range [{f.low}, {f.high}]); use design lhs or maximin"
             )
-    ks = [len(f.levels) for f in factors]  # type: ignore[arg-type]
-    if not ks:
-        return np.zeros((1, 0), dtype=np.float64)
-    return factorial_indices(ks).astype(np.float64)
-
-
-def factorial_indices(ks: Sequence[int]) -> np.ndarray:
-    """Integer level indices ``(prod(ks), len(ks))`` in product order."""
-    total = int(np.prod(ks, dtype=np.int64)) if ks else 1
-    if len(ks) == 0:
-        return np.zeros((1, 0), dtype=np.int64)
-    out = np.empty((total, len(ks)), dtype=np.int64)
-    # mixed-radix decoding, vectorised (same order as itertools.product)
-    idx = np.arange(total, dtype=np.int64)
-    for j in range(len(ks) - 1, -1, -1):
-        idx, out[:, j] = np.divmod(idx, ks[j])
-    return out
+    return Design.grid(factors, "full_factorial", f"full factorial of {full_size(factors)} points")

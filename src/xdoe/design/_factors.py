@@ -10,7 +10,10 @@ from typing import Any, Literal
 
 from xdoe.errors import DesignError
 
-__all__ = ["Factor"]
+__all__ = ["Factor", "round_continuous", "SIGNIFICANT_DIGITS"]
+
+#: significant digits kept of a continuous factor's value (identical text on every platform)
+SIGNIFICANT_DIGITS = 12
 
 
 def _plain(value: Any) -> Any:
@@ -143,3 +146,12 @@ class Factor:
         if self.integer:
             return int(min(max(round(x), math.ceil(low)), math.floor(high)))
         return float(x)
+
+
+def round_continuous(value: Any) -> Any:
+    """A continuous factor's float rounded to :data:`SIGNIFICANT_DIGITS`
+    significant digits, so that the last-bit differences of ``exp``/``log``
+    between platforms never reach the written documents."""
+    if isinstance(value, float):
+        return float(f"{value:.{SIGNIFICANT_DIGITS}g}")
+    return value

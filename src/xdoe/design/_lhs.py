@@ -2,22 +2,27 @@
 
 from __future__ import annotations
 
-from typing import Sequence
+from typing import TYPE_CHECKING, Any, Mapping, Sequence
 
 import numpy as np
 
-from xdoe.design._common import balanced_levels, check_factors, check_n, rng_from
+from xdoe.design._common import check_factors, check_n, map_categorical, rng_from, size_of, spec_of
+from xdoe.design._design import Design
 from xdoe.design._factors import Factor
+
+if TYPE_CHECKING:
+    from xdoe.documents import DesignSpec
 
 __all__ = ["latin_hypercube"]
 
 
 def latin_hypercube(
     factors: Sequence[Factor],
-    n: int,
+    spec: DesignSpec | Mapping[str, Any] | None = None,
     seed: np.random.SeedSequence | int = 0,
-) -> np.ndarray:
-    """A Latin hypercube of ``n`` points over all ``factors``.
+) -> Design:
+    """A Latin hypercube of ``n`` points over all ``factors`` (McKay, Beckman
+    & Conover 1979).
 
     Built with :class:`scipy.stats.qmc.LatinHypercube` (scrambled, i.e. each
     continuous position is drawn uniformly *within* its cell: one point in
@@ -26,16 +31,26 @@ def latin_hypercube(
     ranked by that column's LHS value and assigned levels in ascending
     blocks, so every level appears ``floor(n/k)`` or ``ceil(n/k)`` times.
 
+    Args:
+        factors: the factors (unique names).
+        spec: ``{"n": N}``, the number of points (required).
+        seed: int or ``SeedSequence``; the same seed gives the same design.
+
     Returns:
-        ``(n, d)`` float64: level indices for categorical columns, unit
-        positions in ``[0, 1)`` for continuous ones. The same ``seed`` gives
-        the same array.
+        A :class:`~xdoe.design.Design` (method ``lhs``); ``points`` ``(n, d)``
+        float64: level indices for categorical columns, unit positions in
+        ``[0, 1)`` for continuous ones.
 
     Raises:
-        DesignError: ``n < 1`` or invalid factors.
+        DesignError: no ``n``, ``n < 1`` or invalid factors.
     """
     factors = check_factors(factors)
-    n = check_n(n, "latin_hypercube")
+    n = check_n(size_of(spec_of("lhs", spec)), "latin_hypercube")
+    return Design(factors, "lhs", f"Latin hypercube of {n} points", lhs_points(factors, n, seed))
+
+
+def lhs_points(factors: tuple[Factor, ...], n: int, seed: np.random.SeedSequence | int) -> np.ndarray:
+    """The ``(n, d)`` points of :func:`latin_hypercube`."""
     d = len(factors)
     if d == 0:
         return np.zeros((n, 0), dtype=np.float64)
@@ -43,16 +58,4 @@ def latin_hypercube(
     from scipy.stats import qmc  # scipy.stats takes ~0.5 s to import: only when a design needs it
 
     u = qmc.LatinHypercube(d, scramble=True, rng=rng).random(n)
-    return _map_categorical(u, factors)
-
-
-def _map_categorical(u: np.ndarray, factors: Sequence[Factor]) -> np.ndarray:
-    """Replace each categorical column of ``u`` (values in distinct cells) by
-    balanced level indices assigned by rank."""
-    out = np.array(u, dtype=np.float64, copy=True)
-    n = out.shape[0]
-    for j, f in enumerate(factors):
-        if f.levels is not None:
-            ranks = np.argsort(np.argsort(out[:, j], kind="stable"), kind="stable")
-            out[:, j] = balanced_levels(n, len(f.levels))[ranks]
-    return out
+    return map_categorical(u, factors)

@@ -17,7 +17,7 @@ from xdoe.design._common import full_size
 from xdoe.design._factors import Factor
 from xdoe.errors import DesignTooLarge
 
-__all__ = ["refuse_long_file_names", "MAX_FILE_NAME", "design_points_bound", "check_design_size", "check_doe_size", "doe_points_bound", "refuse_too_large",
+__all__ = ["design_points_bound", "check_design_size", "check_doe_size", "doe_points_bound", "refuse_too_large",
            "DesignTooLarge"]
 
 
@@ -202,18 +202,3 @@ def refuse_too_large(experiment: Any, factors: list, max_total_runs: int | None)
         else:
             key = ("max_runs",) if "max_runs" in data else (("factors",) if "factors" in data else ("schedule",))
         raise experiment.error(str(exc), key) from None
-
-
-#: longest file name most file systems allow (NAME_MAX, bytes)
-MAX_FILE_NAME = 255
-
-
-def refuse_long_file_names(runs: Any) -> None:
-    """A :class:`DocumentError` at the uid when the run files' names would
-    be longer than :data:`MAX_FILE_NAME` bytes."""
-    size = len(runs.file_name(max(len(runs) - 1, 0)).encode("utf-8"))
-    if size > MAX_FILE_NAME:
-        exp = runs.experiment
-        raise exp.error(f"the uid is too long for file names: run files would be named {size} bytes long (at most "
-                        f"{MAX_FILE_NAME}); shorten it to {len(exp.safe_uid) - (size - MAX_FILE_NAME)} characters "
-                        "or fewer", ("uid" if "uid" in exp.data else "id",))

@@ -45,13 +45,13 @@ iteration counts, never wall-clock time, so results are reproducible.
 from __future__ import annotations
 
 import math
-from typing import Sequence
+from typing import TYPE_CHECKING, Any, Mapping, Sequence
 
 import numpy as np
 
 from xdoe.design._codes import code_pools
-from xdoe.design._common import check_factors, check_n, pdist, rng_from
-from xdoe.design._factorial import factorial_indices
+from xdoe.design._common import check_factors, check_n, factorial_indices, pdist, rng_from, size_of, spec_of
+from xdoe.design._design import Design
 from xdoe.design._factors import Factor
 from xdoe.design._maximin_ese import mixed_maximin
 from xdoe.design._maximin_search import (
@@ -64,6 +64,9 @@ from xdoe.design._maximin_search import (
     unit_levels,
 )
 from xdoe.errors import DesignError
+
+if TYPE_CHECKING:
+    from xdoe.documents import DesignSpec
 
 __all__ = ["maximin"]
 
@@ -78,9 +81,9 @@ _REFINE_STEPS = 64  # moves per rung of the grid search started from a code desi
 
 def maximin(
     factors: Sequence[Factor],
-    n: int,
+    spec: DesignSpec | Mapping[str, Any] | None = None,
     seed: np.random.SeedSequence | int = 0,
-) -> np.ndarray:
+) -> Design:
     """A maximin design of ``n`` points over ``factors``.
 
     All categorical: ``n`` distinct points of the full factorial, level
@@ -96,16 +99,27 @@ def maximin(
     (Jin, Chen & Sudjianto 2005) with continuous positions at cell centres
     ``(i + 0.5) / n`` and balanced categorical columns.
 
+    Args:
+        factors: the factors (unique names).
+        spec: ``{"n": N}``, the number of points (required).
+        seed: int or ``SeedSequence``; the same seed gives the same design.
+
     Returns:
+        A :class:`~xdoe.design.Design` (method ``maximin``); ``points``
         ``(n, d)`` float64: level indices for categorical columns, unit
-        positions for continuous ones. The same ``seed`` gives the same array.
+        positions for continuous ones.
 
     Raises:
-        DesignError: ``n < 1``, or all factors categorical and ``n`` larger
-            than the full factorial.
+        DesignError: no ``n``, ``n < 1``, or all factors categorical and
+            ``n`` larger than the full factorial.
     """
     factors = check_factors(factors)
-    n = check_n(n, "maximin")
+    n = check_n(size_of(spec_of("maximin", spec)), "maximin")
+    return Design(factors, "maximin", f"maximin design of {n} points", maximin_points(factors, n, seed))
+
+
+def maximin_points(factors: tuple[Factor, ...], n: int, seed: np.random.SeedSequence | int) -> np.ndarray:
+    """The ``(n, d)`` points of :func:`maximin`."""
     d = len(factors)
     if d == 0:
         return np.zeros((n, 0), dtype=np.float64)

@@ -23,16 +23,19 @@ two-level full factorial / fraction for the linear model).
 
 from __future__ import annotations
 
-from typing import Sequence
+from typing import TYPE_CHECKING, Any, Mapping, Sequence
 
 import numpy as np
 
-from xdoe.design._common import rng_from
 from xdoe.design._conditional import apply_conditions
 from xdoe.design._diagnostics import model_matrix
-from xdoe.design._factorial import factorial_indices
+from xdoe.design._common import check_factors, factorial_indices, rng_from, size_of, spec_of
+from xdoe.design._design import Design
 from xdoe.design._factors import Factor
 from xdoe.errors import DesignError
+
+if TYPE_CHECKING:
+    from xdoe.documents import DesignSpec
 
 __all__ = ["d_optimal", "candidates", "MAX_CANDIDATES"]
 
@@ -97,18 +100,30 @@ def _exchange(x: np.ndarray, start: np.ndarray) -> tuple[np.ndarray, float]:
     return chosen, (logdet if sign > 0 else -np.inf)
 
 
-def d_optimal(factors: Sequence[Factor], runs: int, model: str, seed: np.random.SeedSequence | int = 0
-              ) -> tuple[np.ndarray, np.ndarray]:
-    """A D-optimal design of ``runs`` distinct points for ``model``.
+def d_optimal(factors: Sequence[Factor], spec: DesignSpec | Mapping[str, Any] | None = None,
+              seed: np.random.SeedSequence | int = 0) -> Design:
+    """A D-optimal design (Fedorov 1972; Atkinson, Donev & Tobias 2007, ch.
+    12): ``runs`` distinct points of every valid combination that maximise
+    ``det(X'X)`` of the ``model`` (``linear``, ``interactions`` or
+    ``quadratic``, default linear), best of four seeded exchange starts.
+
+    Args:
+        factors: the factors (conditional factors collapsed in the candidates).
+        spec: ``{"runs": N, "model": M}``; ``runs`` is required.
+        seed: int or ``SeedSequence`` driving the random starts.
 
     Returns:
-        ``(points, active)``: ``(runs, d)`` level indices / unit positions and
-        the active mask, in candidate order.
+        A :class:`~xdoe.design.Design` (method ``d_optimal``): ``(runs, d)``
+        level indices / unit positions and the active mask, in candidate
+        order; ``info`` ``{"model": M}``.
 
     Raises:
-        DesignError: fewer runs than model terms, more runs than candidates,
-            or too many candidates.
+        DesignError: no ``runs``, fewer runs than model terms, more runs than
+            candidates, or too many candidates.
     """
+    factors = check_factors(factors)
+    spec = spec_of("d_optimal", spec)
+    runs, model = size_of(spec, "runs"), spec.get("model", "linear")
     pts, active = candidates(factors, model)
     kinds = kinds_of(factors)
     x, terms = model_matrix(coded_of(factors, pts), [f.name for f in factors], kinds, model, active)
@@ -126,4 +141,5 @@ def d_optimal(factors: Sequence[Factor], runs: int, model: str, seed: np.random.
     if best is None or not np.isfinite(best_det):
         raise DesignError(f"d_optimal: the {model} model is not estimable from the candidates in {runs} runs")
     order = np.sort(best)
-    return pts[order], active[order]
+    return Design(factors, "d_optimal", f"d_optimal: {runs} runs for the {model} model (Fedorov exchange over every "
+                  "valid combination)", pts[order], active[order], info={"model": model})

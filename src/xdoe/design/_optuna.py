@@ -147,7 +147,7 @@ def _point(factors: Sequence[Factor], params: dict[str, Any]) -> list[float]:
 
 def study_params(design: Any, i: int) -> dict[str, Any]:
     """Design point ``i``'s values as Optuna's parameters (what its runs hold)."""
-    from xdoe.design._expand import round_continuous
+    from xdoe.design._factors import round_continuous
 
     row, _ = design.row(i)
     out: dict[str, Any] = {}
@@ -353,7 +353,7 @@ def tell_trials(study: Any, values: dict[int, "list[float] | PrunedTrial | None"
 def trial_runs(runs: Any) -> dict[str, list[str]]:
     """Trial number (= design point) -> the uids of its runs, of a
     :class:`~xdoe.design.RunSequence` or an augmented one."""
-    from xdoe.design._expand import run_uid
+    from xdoe.design.runfiles import run_uid
 
     out: dict[str, list[str]] = {}
     for k in range(len(runs)):

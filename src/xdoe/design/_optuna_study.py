@@ -34,7 +34,7 @@ class OptunaStudy:
         if runs.design.method != "optuna":
             raise InputError(f"xrun optimize needs design: {{method: optuna, ...}}; this document's design is "
                              f"{runs.design.method} (run it with xrun experiment-start)")
-        from xdoe.design._extend import layout_for
+        from xdoe.design.runfiles import layout_for
 
         self.base, self.output = runs, Path(output)
         if not (self.output / layout_for(self.output, runs.layout).manifest).is_file():
@@ -46,7 +46,7 @@ class OptunaStudy:
 
     def refresh(self) -> None:
         """Read the folder's blocks again and bring the study up to the manifest."""
-        from xdoe.design._augment import with_blocks
+        from xdoe.design.runfiles import with_blocks
 
         self.runs = with_blocks(self.base, self.output)
         self.design = self.runs.design
@@ -93,8 +93,7 @@ class OptunaStudy:
         """Ask the next batch and write it as a block numbered after the
         existing runs (the manifest updated atomically); returns the trials
         added (0 when ``trials`` are written)."""
-        from xdoe.design._augment import AugmentedRuns
-        from xdoe.design._generate import write_runs
+        from xdoe.design.runfiles import AugmentedRuns, write_runs
 
         params = next_batch(self.study, self.design.factors, self.settings, self.seed, self.trials)
         if not params:

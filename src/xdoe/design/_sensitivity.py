@@ -9,15 +9,19 @@ are unit positions and their order is the structure SALib's analysis reads
 
 from __future__ import annotations
 
-from typing import Any, Sequence
+from typing import TYPE_CHECKING, Any, Mapping, Sequence
 
 import numpy as np
 
+from xdoe.design._common import check_factors, rng_from, spec_of
+from xdoe.design._design import Design
 from xdoe.design._factors import Factor
-from xdoe.documents import DesignSpec
 from xdoe.errors import DesignError
 
-__all__ = ["sensitivity_design", "salib_problem"]
+if TYPE_CHECKING:
+    from xdoe.documents import DesignSpec
+
+__all__ = ["morris", "saltelli", "salib_problem"]
 
 INSTALL = "pip install 'xdoe[analysis]'"
 
@@ -27,36 +31,82 @@ def salib_problem(names: Sequence[str]) -> dict[str, Any]:
     return {"num_vars": len(names), "names": list(names), "bounds": [[0.0, 1.0]] * len(names)}
 
 
-def sensitivity_design(factors: Sequence[Factor], spec: DesignSpec, seed: np.random.SeedSequence
-                       ) -> tuple[np.ndarray, dict[str, Any]]:
-    """``(points, info)`` of a Morris (``trajectories``, default 10; ``levels``,
-    default 4) or Saltelli (``n``, default 64, a power of two; ``second_order``,
-    default false) design: ``(N (d + 1), d)`` or ``(n (d + 2), d)``
-    (``n (2 d + 2)`` with second order) unit positions.
+def _salib(factors: Sequence[Factor], method: str) -> tuple[tuple[Factor, ...], Any, Any]:
+    """The factors and SALib's ``morris`` and ``sobol`` samplers.
 
     Raises:
         DesignError: a factor with levels or a ``when``, fewer than two
             factors, or SALib missing (names the extra to install).
     """
+    factors = check_factors(factors)
     for f in factors:
         if f.levels is not None or f.when:
-            raise DesignError(f"{spec.method} needs unconditional continuous factors (range), but factor {f.name!r} "
+            raise DesignError(f"{method} needs unconditional continuous factors (range), but factor {f.name!r} "
                               f"{'has levels' if f.levels is not None else 'has a when'}")
     if len(factors) < 2:
-        raise DesignError(f"{spec.method} needs at least two factors")
+        raise DesignError(f"{method} needs at least two factors")
     try:
         from SALib.sample import morris as morris_sample
         from SALib.sample import sobol as sobol_sample
     except ImportError:
-        raise DesignError(f"design {spec.method} needs SALib: {INSTALL}") from None
-    problem = salib_problem([f.name for f in factors])
-    rng = np.random.default_rng(seed)
-    if spec.method == "morris":
-        trajectories, levels = spec.get("trajectories", 10), spec.get("levels", 4)
-        points = morris_sample.sample(problem, trajectories, num_levels=levels, seed=rng)
-        return np.clip(points, 0.0, 1.0), {"trajectories": trajectories, "levels": levels}
+        raise DesignError(f"design {method} needs SALib: {INSTALL}") from None
+    return factors, morris_sample, sobol_sample
+
+
+def morris(factors: Sequence[Factor], spec: DesignSpec | Mapping[str, Any] | None = None,
+           seed: np.random.SeedSequence | int = 0) -> Design:
+    """Morris's elementary-effects trajectories (Morris 1991; SALib
+    ``sample.morris.sample``) over the unit cube of continuous ``factors``.
+
+    Args:
+        factors: two or more unconditional continuous factors.
+        spec: ``{"trajectories": N, "levels": p}`` (defaults 10 and 4).
+        seed: int or ``SeedSequence`` of SALib's generator.
+
+    Returns:
+        A :class:`~xdoe.design.Design` (method ``morris``) of
+        ``N (d + 1)`` unit positions, trajectory after trajectory (the order
+        SALib's analysis reads); ``info`` ``{"trajectories", "levels"}``.
+
+    Raises:
+        DesignError: a factor with levels or a ``when``, fewer than two
+            factors, or SALib missing (names the extra to install).
+    """
+    factors, morris_sample, _ = _salib(factors, "morris")
+    spec = spec_of("morris", spec)
+    trajectories, levels = spec.get("trajectories", 10), spec.get("levels", 4)
+    points = morris_sample.sample(salib_problem([f.name for f in factors]), trajectories, num_levels=levels,
+                                  seed=rng_from(seed))
+    return Design(factors, "morris", f"morris: {len(points)} points (SALib)", np.clip(points, 0.0, 1.0),
+                  info={"trajectories": trajectories, "levels": levels})
+
+
+def saltelli(factors: Sequence[Factor], spec: DesignSpec | Mapping[str, Any] | None = None,
+             seed: np.random.SeedSequence | int = 0) -> Design:
+    """Saltelli's extension of the Sobol' sequence for first- and total-order
+    Sobol' indices (Saltelli 2002, Saltelli et al. 2010; SALib
+    ``sample.sobol.sample``) over the unit cube of continuous ``factors``.
+
+    Args:
+        factors: two or more unconditional continuous factors.
+        spec: ``{"n": N, "second_order": bool}`` (defaults 64, a power of
+            two, and false).
+        seed: int or ``SeedSequence`` of SALib's generator.
+
+    Returns:
+        A :class:`~xdoe.design.Design` (method ``saltelli``) of ``N (d + 2)``
+        unit positions (``N (2 d + 2)`` with second order), in SALib's order;
+        ``info`` ``{"n", "second_order"}``.
+
+    Raises:
+        DesignError: ``n`` not a power of two, or as :func:`morris`.
+    """
+    factors, _, sobol_sample = _salib(factors, "saltelli")
+    spec = spec_of("saltelli", spec)
     n, second = spec.get("n", 64), bool(spec.get("second_order", False))
     if n & (n - 1):
         raise DesignError(f"saltelli: n must be a power of two (Sobol' balance), got {n}")
-    points = sobol_sample.sample(problem, n, calc_second_order=second, seed=rng)
-    return np.clip(points, 0.0, 1.0), {"n": n, "second_order": second}
+    points = sobol_sample.sample(salib_problem([f.name for f in factors]), n, calc_second_order=second,
+                                 seed=rng_from(seed))
+    return Design(factors, "saltelli", f"saltelli: {len(points)} points (SALib)", np.clip(points, 0.0, 1.0),
+                  info={"n": n, "second_order": second})

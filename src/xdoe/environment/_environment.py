@@ -40,7 +40,7 @@ class Environment(ABC):
     (gymnasium's ``Env.step`` as plain values); the class gets the other form
     derived from the one its body defines. The executor calls
     :meth:`update_values`, and :meth:`last_state` only when it needs the
-    objects (a reward block, a condition reading ``StepProgress.states``, the
+    objects (a :class:`Reward` component, a condition reading ``StepProgress.states``, the
     episode's ``info`` at its end). Rewards with an ``owner`` and agents that
     leave an episode (``EnvironmentState.left``) need the object form: write
     :meth:`update` for them.
@@ -131,7 +131,8 @@ def _update_of(own: Any) -> Any:
 class Reward(ABC):
     """Turns an environment's sensor readings into reward signals.
 
-    Declared in a run document as an environment's ``reward`` block; when
+    Declared in a run document as an environment's ``reward`` component
+    (``{name, params}``); when
     present the executor replaces the environment's own rewards with
     ``reward(sensors, rewards)``. Constructed as ``Cls(**params)``.
     """

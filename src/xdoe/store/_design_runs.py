@@ -145,7 +145,7 @@ def design_runs(output_dir: str | Path, experiment: str | None = None, *,
     folder = Path(output_dir)
     if not folder.is_dir():
         raise InputError(f"{folder}: not a folder (expected an xgen output folder)")
-    from xdoe.design import folder_experiments
+    from xdoe.design.runfiles import folder_experiments
 
     mine = folder_experiments(folder).get(experiment) if experiment is not None else None
     if mine is not None:

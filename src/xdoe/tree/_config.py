@@ -90,7 +90,7 @@ def _root_document(value: str | dict[str, Any], base: Path, source: Any) -> tupl
     path = (base / value) if not Path(value).is_absolute() else Path(value)
     loaded = load_yaml(path)
     if isinstance(loaded.data, dict) and "definitions" in loaded.data:
-        from xdoe.design import generate
+        from xdoe.design.runfiles import generate
 
         runs = generate(loaded).runs
         if len(runs) != 1:

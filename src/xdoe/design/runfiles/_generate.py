@@ -2,7 +2,7 @@
 
 Example::
 
-    from xdoe.design import generate
+    from xdoe.design.runfiles import generate
 
     runs, design = generate("experiments/dummy.yaml")          # writes nothing
     print(design.method, design.reason, len(runs))
@@ -18,12 +18,13 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any, Callable, Iterator
 
-from xdoe.design._expand import Expander, copy_plain, factors_of, round_continuous, run_seed, run_uid
-from xdoe.design._extend import ExtendPlan
-from xdoe.design._limits import refuse_long_file_names, refuse_too_large
-from xdoe.design._seeds import seed_levels
-from xdoe.design._template import TextTemplates
-from xdoe.design._output import OutputLayout, WriteResult, manifest_header, plan_outputs, write_outputs
+from xdoe.design import refuse_too_large, round_continuous
+from xdoe.design.runfiles._expand import Expander, copy_plain, factors_of, run_seed, run_uid
+from xdoe.design.runfiles._extend import ExtendPlan
+from xdoe.design.runfiles._limits import refuse_long_file_names
+from xdoe.design.runfiles._seeds import seed_levels
+from xdoe.design.runfiles._template import TextTemplates
+from xdoe.design.runfiles._output import OutputLayout, WriteResult, manifest_header, plan_outputs, write_outputs
 from xdoe.documents import Experiment, YamlDocument, dump_canonical, load_experiment
 from xdoe.errors import DesignError, DocumentError
 
@@ -49,7 +50,7 @@ class RunSequence(Sequence):
         self.design = design
         self.n_points = len(design)
         self.repetitions = experiment.model.repetitions if repetitions is None else repetitions
-        #: a block added by ``xgen augment`` (:mod:`xdoe.design._augment`): its runs are numbered from
+        #: a block added by ``xgen augment`` (:mod:`xdoe.design.runfiles._blocks`): its runs are numbered from
         #: ``first_run`` and its points from ``first_point``, after the existing ones
         self.first_run, self.first_point = first_run, first_point
         self.first_repetition = first_repetition  #: ``--replicate-to``: repetitions from here of existing points
@@ -127,7 +128,7 @@ class RunSequence(Sequence):
         its uid, design point, repetition, seed and levels (``design.csv``).
 
         The one writer of run files: the text is the template of the run's
-        structure filled in (:mod:`xdoe.design._template`), else
+        structure filled in (:mod:`xdoe.design.runfiles._template`), else
         ``dump_canonical`` of the built document; byte for byte
         ``dump_canonical(runs[k])`` either way.
 
@@ -321,7 +322,7 @@ def _output_args(runs: RunSequence) -> dict:
         )
         head["design"]["runs"] = len(runs)  # an augmented design's blocks may have other repetitions
         if design.method == "optuna":  # trial number = design point: the uids of each trial's runs
-            from xdoe.design._optuna import trial_runs
+            from xdoe.design import trial_runs
 
             head["design"]["doe"]["info"]["trial_runs"] = trial_runs(runs)
         if experiment.overrides:
@@ -341,7 +342,7 @@ def write_runs(
 ) -> WriteResult:
     """Write the run files, ``design.csv`` and ``manifest.json`` of ``runs``
     into ``output`` (a new folder atomically, an existing one by extending
-    it; see :func:`~xdoe.design.write_outputs`).
+    it; see :func:`~xdoe.design.runfiles.write_outputs`).
 
     Raises:
         InputError: run documents of the existing output would change
@@ -352,7 +353,7 @@ def write_runs(
     result = write_outputs(runs, output=output, force=force, progress=progress, force_folder=force_folder,
                            **_output_args(runs))
     if runs.design.method == "optuna":  # its study, beside the manifest (docs/designs.md)
-        from xdoe.design._optuna import record_study
+        from xdoe.design import record_study
 
         record_study(runs, output)
     return result
@@ -369,7 +370,7 @@ def plan_runs(runs: RunSequence, output: str | Path, *, force_folder: bool = Fal
 
 def _names_blocks(manifest: Path, *, whole: bool) -> bool:
     """Whether ``manifest`` names blocks (``xgen augment``). Its keys are
-    sorted and indented by one (:func:`~xdoe.design._output.write_outputs`),
+    sorted and indented by one (:func:`~xdoe.design.runfiles._output.write_outputs`),
     so ``design`` (and any ``blocks``) comes before the top-level ``files``
     list: without ``whole``, only that head is read (a plain design's
     manifest of a million files is not read for a name it cannot hold)."""
@@ -387,9 +388,9 @@ def _names_blocks(manifest: Path, *, whole: bool) -> bool:
 
 def _with_blocks(runs: Any, output: str | Path) -> Any:
     """``runs`` with the blocks ``xgen augment`` added to ``output`` (see
-    :mod:`xdoe.design._augment`); only a manifest that names blocks costs more
+    :mod:`xdoe.design.runfiles._blocks`); only a manifest that names blocks costs more
     than reading its file name."""
-    from xdoe.design._extend import layout_for
+    from xdoe.design.runfiles._extend import layout_for
 
     target = Path(output)
     if hasattr(runs, "blocks") or not target.is_dir():
@@ -397,7 +398,7 @@ def _with_blocks(runs: Any, output: str | Path) -> Any:
     manifest = target / layout_for(target, runs.layout).manifest
     if not manifest.is_file() or not _names_blocks(manifest, whole=getattr(runs.design, "info", None) is not None):
         return runs
-    from xdoe.design._augment import with_blocks
+    from xdoe.design.runfiles._blocks import with_blocks
 
     return with_blocks(runs, target)
 

@@ -43,7 +43,7 @@ from dataclasses import dataclass, field, replace
 from pathlib import Path
 from typing import Any, Callable
 
-from xdoe.design._staging import staging_prefix
+from xdoe.design.runfiles._staging import staging_prefix
 from xdoe.errors import InputError
 
 __all__ = ["ExtendPlan", "RETIRED", "layout_for", "manifest_files", "plan_extension", "write_extension"]

@@ -10,7 +10,7 @@ Writing streams: one run document at a time is built, dumped, hashed and
 written, and the CSV and the manifest are written row by row, so memory stays
 flat however many runs there are. Writing is atomic: everything goes to a
 temporary directory next to the target, renamed into place at the end. An
-existing output folder is extended instead (:mod:`xdoe.design._extend`):
+existing output folder is extended instead (:mod:`xdoe.design.runfiles._extend`):
 identical means "up to date"; unchanged run files are kept as they are, new
 ones added, vanished ones retired; the store, results and any other file in
 the folder are never touched.
@@ -33,10 +33,10 @@ from pathlib import Path
 from typing import Any, Callable, Iterable, Protocol
 
 from xdoe._files import xgen_folder
-from xdoe.design._extend import ExtendPlan, layout_for, plan_extension, write_extension
-from xdoe.design._shared import ValueTexts
-from xdoe.design._staging import clean_stale_staging, staging_prefix
-from xdoe.documents import canonical_json, dump_canonical
+from xdoe.design.runfiles._extend import ExtendPlan, layout_for, plan_extension, write_extension
+from xdoe.design.runfiles._shared import ValueTexts
+from xdoe.design.runfiles._staging import clean_stale_staging, staging_prefix
+from xdoe.documents import canonical_json
 from xdoe.errors import InputError, XdoeError
 
 __all__ = [
@@ -63,7 +63,7 @@ class OutputLayout:
 
     safe_uid: str
     #: the design table and the manifest (another name when a second
-    #: experiment shares the folder: :func:`xdoe.design._extend.layout_for`)
+    #: experiment shares the folder: :func:`xdoe.design.runfiles._extend.layout_for`)
     design_csv: str = DESIGN_CSV
     manifest: str = MANIFEST
 
@@ -76,7 +76,7 @@ class WriteResult:
     """What :func:`write_outputs` did: ``status`` is ``"written"``,
     ``"extended"`` or ``"up to date"``; ``runs`` run files in ``path``;
     ``plan`` the files added, kept and retired when an existing output was
-    extended (:class:`~xdoe.design._extend.ExtendPlan`); ``cleaned`` the
+    extended (:class:`~xdoe.design.runfiles._extend.ExtendPlan`); ``cleaned`` the
     stale staging folders of an interrupted earlier xgen that were removed."""
 
     status: str
@@ -87,7 +87,7 @@ class WriteResult:
 
 
 class _Runs(Protocol):
-    """The run documents to write (:class:`~xdoe.design.RunSequence`)."""
+    """The run documents to write (:class:`~xdoe.design.runfiles.RunSequence`)."""
 
     def __len__(self) -> int: ...
     def render(self, k: int) -> tuple[str, str, int, int, int, dict[str, Any]]:
@@ -185,11 +185,11 @@ def manifest_header(*, xdoe_version: str, input_sha256: str, design: Any, repeti
         "xdoe_version": xdoe_version,
     }
     if getattr(design, "info", None) is not None:  # a design: mapping (issue 24): what its dry run prints
-        from xdoe.design._doe import summary
+        from xdoe.design import summary
 
         header["design"]["doe"] = summary(design)
     else:  # low and high of every factor as the analysis signs effects (issue 32), for every reader
-        from xdoe.design._doe import coding
+        from xdoe.design import coding
 
         header["design"]["coding"] = coding(design, readable=True)
     return header
@@ -366,7 +366,7 @@ def write_outputs(
     force_folder: bool = False,
 ) -> WriteResult:
     """Write all outputs into ``output``: a new folder atomically; into an
-    existing folder by extending it (:mod:`xdoe.design._extend`: unchanged
+    existing folder by extending it (:mod:`xdoe.design.runfiles._extend`: unchanged
     run files untouched, new ones added, vanished ones moved to
     ``retired/<timestamp>/``; nothing else in the folder is touched).
 

@@ -25,16 +25,16 @@ k1, k2, repetition))`` where ``k1, k2`` are the first two big-endian 32-bit
 words of sha256 of the canonical JSON of the design point's levels; the seed is
 ``generate_state(1, uint32)[0]``. It depends on what the run is, not on its
 position, so adding a repetition or a level never changes an existing run's seed
-(:func:`xdoe.design._seeds.run_seed`).
+(:func:`xdoe.design.runfiles._seeds.run_seed`).
 """
 
 from __future__ import annotations
 
 from typing import Any
 
-from xdoe.design._factors import Factor
-from xdoe.design._seeds import run_seed, seed_levels
-from xdoe.design._shared import SharedSubtrees
+from xdoe.design import Factor, round_continuous
+from xdoe.design.runfiles._seeds import run_seed, seed_levels
+from xdoe.design.runfiles._shared import SharedSubtrees
 from xdoe.documents import (
     LIST_KEYS,
     NAME_KEYS,
@@ -48,11 +48,7 @@ from xdoe.documents import (
     is_reference,
 )
 
-__all__ = ["Expander", "copy_plain", "factors_of", "run_seed", "run_uid", "round_continuous"]
-
-#: significant digits kept of a continuous factor's value (identical text on every platform)
-SIGNIFICANT_DIGITS = 12
-
+__all__ = ["Expander", "copy_plain", "factors_of", "run_seed", "run_uid"]
 
 def factors_of(experiment: Experiment) -> list[Factor]:
     """The experiment's factors (variables with more than one level, or a
@@ -66,15 +62,6 @@ def _factor(v: Variable) -> Factor:
         return Factor(v.name, levels=tuple(v.levels), when=v.when)
     return Factor(v.name, low=v.low, high=v.high, scale=v.scale, integer=v.integer,  # type: ignore[arg-type]
                   when=v.when)
-
-
-def round_continuous(value: Any) -> Any:
-    """A continuous factor's float rounded to :data:`SIGNIFICANT_DIGITS`
-    significant digits, so that the last-bit differences of ``exp``/``log``
-    between platforms never reach the written documents."""
-    if isinstance(value, float):
-        return float(f"{value:.{SIGNIFICANT_DIGITS}g}")
-    return value
 
 
 def run_uid(safe_experiment_uid: str, number: int) -> str:
@@ -127,7 +114,7 @@ class Expander(SharedSubtrees):
         #: shared and rendered once like constants, forgotten in bulk beyond MAX_INSTANCES
         self._instances: dict[tuple, tuple[Any, list[int]]] = {}
         self._seen: set[tuple] = set()  # keys built once so far
-        #: set while :mod:`xdoe.design._template` builds a probe document
+        #: set while :mod:`xdoe.design.runfiles._template` builds a probe document
         self.probe: Any = None
 
     # -------------------------------------------------------------- public
@@ -142,7 +129,7 @@ class Expander(SharedSubtrees):
         ``repetition`` (file number ``number``), given the point's ``levels``
         (from :meth:`levels`); ``copy``: how many earlier design points have
         the same levels (their replicates get seeds of their own,
-        :func:`~xdoe.design._seeds.seed_levels`).
+        :func:`~xdoe.design.runfiles._seeds.seed_levels`).
 
         Sub-trees without placeholders are shared between documents (and
         registered in :attr:`render_cache`): copy the result (:func:`copy_plain`)
@@ -268,7 +255,7 @@ class Expander(SharedSubtrees):
         compiled, names = template
         if compiled[0] == "const":
             return compiled[1]
-        if self.probe is not None:  # a text template is being made (xdoe.design._template)
+        if self.probe is not None:  # a text template is being made (xdoe.design.runfiles._template)
             return self.probe.instance(compiled, names, named)
         try:  # typed: 1, 1.0 and True are different levels
             key: tuple | None = (slot, tuple((type(named[n]), named[n]) for n in names))

@@ -16,7 +16,7 @@ filled with ``format_scalar`` of the value the document holds there
 (``interpolate(string, named)`` for a string with placeholders). A template
 is used only where that equivalence holds; else the run's text is
 ``dump_canonical`` of its built document (:meth:`RunSequence.render
-<xdoe.design.RunSequence.render>`):
+<xdoe.design.runfiles.RunSequence.render>`):
 
 - every sentinel must stand as a whole scalar (``key: S`` or ``- S``); one
   that reached another string (an environment uid used in sensor ids) or a
@@ -38,7 +38,7 @@ from __future__ import annotations
 import re
 from typing import Any
 
-from xdoe.design._shared import MAX_INSTANCES, ValueTexts
+from xdoe.design.runfiles._shared import MAX_INSTANCES, ValueTexts
 from xdoe.documents import (
     PlaceholderError,
     canonical_json,
@@ -118,7 +118,7 @@ class _Template:
         :data:`RUN_SITES`); ``None`` when a site's value is not a plain scalar
         (a list or mapping: its block form depends on the place) or cannot be
         computed. ``scalar_texts``: ``format_scalar`` remembering the texts of
-        recurring values (:class:`~xdoe.design._shared.ValueTexts`)."""
+        recurring values (:class:`~xdoe.design.runfiles._shared.ValueTexts`)."""
         remembered = format_scalar if scalar_texts is None else scalar_texts
         texts = []
         for (name, source), run_site in zip(self.sites, self._run_site):
@@ -163,9 +163,9 @@ def _cut(text: str, sites: list[tuple[str | None, str]]) -> _Template | None:
 
 class TextTemplates:
     """One template of the run documents per structure (see the module
-    docstring). ``expander`` is the :class:`~xdoe.design._expand.Expander`
+    docstring). ``expander`` is the :class:`~xdoe.design.runfiles._expand.Expander`
     whose documents the text stands for. At most
-    :data:`~xdoe.design._shared.MAX_INSTANCES` templates are kept (then
+    :data:`~xdoe.design.runfiles._shared.MAX_INSTANCES` templates are kept (then
     forgotten in bulk), so memory stays flat.
     """
 

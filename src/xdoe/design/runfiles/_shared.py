@@ -15,7 +15,7 @@ MAX_INSTANCES = 4096
 
 
 class SharedSubtrees:
-    """Mixin of :class:`~xdoe.design._expand.Expander`: needs ``render_cache``
+    """Mixin of :class:`~xdoe.design.runfiles._expand.Expander`: needs ``render_cache``
     (``{id(node): {}}``), ``_instances`` (key -> (value, registered ids)) and
     ``_seen`` (keys built once so far)."""
 

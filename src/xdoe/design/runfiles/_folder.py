@@ -2,7 +2,7 @@
 
 xgen writes ``manifest.json`` and ``design.csv`` for the first experiment
 generated into a folder and ``manifest-<uid>.json`` and ``design-<uid>.csv``
-for every other one (:func:`xdoe.design._extend.layout_for`). Each manifest
+for every other one (:func:`xdoe.design.runfiles._extend.layout_for`). Each manifest
 lists the experiment's run files and its design table; the experiment's uid
 is the ``experiment_uid`` of the first of its run files that can be read.
 The read commands of ``xrun`` use this to work on one experiment at a time.
@@ -14,7 +14,7 @@ import os
 from dataclasses import dataclass
 from pathlib import Path
 
-from xdoe.design._extend import manifest_files
+from xdoe.design.runfiles._extend import manifest_files
 
 __all__ = ["FolderExperiment", "folder_experiments"]
 
