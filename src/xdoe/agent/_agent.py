@@ -11,8 +11,8 @@ from typing import Any, Iterable, Sequence
 
 import numpy as np
 
-from xdoe.environment import (ActuatorInformation, RewardInformation, SensorInformation, derive_forms, items_of,
-                              retire_value_steps, values_of)
+from xdoe._plugins import derive_forms, items_of, retire_value_steps, values_of
+from xdoe.environment import ActuatorInformation, RewardInformation, SensorInformation
 
 __all__ = ["Mode", "Experience", "Brain", "Muscle", "Objective"]
 
@@ -268,7 +268,7 @@ class Objective(ABC):
         """:meth:`internal_reward` of the rewards ``uid -> value``."""
 
 
-# -- the derived forms (xdoe.environment._forms.derive_forms) ----------------
+# -- the derived forms (xdoe._plugins.derive_forms) ----------------
 
 def _propose_values_of(own: Any) -> Any:
     def propose_values(self: Muscle, observation: Any) -> Any:

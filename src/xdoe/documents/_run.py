@@ -138,7 +138,7 @@ class PhaseConfig(DocumentModel):
     (seconds one call into a component may take, i.e. without a step; off
     when absent: :mod:`xdoe.execution._watchdog`), ``observation_check``
     (``warn``, the default, ``error`` or ``off``: what a sensor value outside
-    its space does, :mod:`xdoe.environment._spaces`); other keys
+    its space does, :mod:`xdoe._plugins._observations`); other keys
     (``checkpoint_every``, ``keep_checkpoints``, ``best_window``...) pass through."""
 
     open_keys: ClassVar[bool] = True

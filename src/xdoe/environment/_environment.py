@@ -7,7 +7,7 @@ from typing import Any
 
 import numpy as np
 
-from xdoe.environment._forms import derive_forms, items_of, retire_value_steps, values_of
+from xdoe._plugins import derive_forms, items_of, retire_value_steps, values_of
 from xdoe.environment._information import (
     ActuatorInformation,
     EnvironmentBaseline,
