@@ -123,7 +123,7 @@ class Brain(ABC):
                 when it acted, :attr:`Muscle.extras`).
 
         Returns:
-            Any | None: an update (any object: new action values, network
+            update (Any | None): an update (any object: new action values, network
                 weights, a version number) handed to :meth:`Muscle.update`
                 of every muscle of the agent, in every worker; ``None`` sends
                 nothing. A muscle in another process (``--parallel-workers``)
@@ -195,7 +195,7 @@ class Brain(ABC):
                 from ``next_observation`` (meaningful only when ``done``).
 
         Returns:
-            Any | None: as :meth:`thinking`: an update for every muscle of the
+            update (Any | None): as :meth:`thinking`: an update for every muscle of the
                 agent, or ``None``.
 
         Raises:
@@ -272,7 +272,7 @@ class Brain(ABC):
         (``None``) sends nothing.
 
         Returns:
-            Any | None: an update in the form :meth:`thinking` returns (the
+            update (Any | None): an update in the form :meth:`thinking` returns (the
                 muscles' :meth:`Muscle.update` reads both), e.g. the current
                 action values or policy weights; ``None``: nothing to send.
 

@@ -143,7 +143,7 @@ class Muscle(ABC):
                 ``value`` on them and return them, or return new objects.
 
         Returns:
-            list[ActuatorInformation]: the actuators with values set, each
+            actuators (list[ActuatorInformation]): the actuators with values set, each
                 value an element of its actuator's space (an ``int`` for
                 ``Discrete``, a numpy array of the space's shape for
                 ``Box``); an actuator left at ``None`` is not set this step.
@@ -189,7 +189,7 @@ class Muscle(ABC):
                 else a ``dict`` ``sensor id -> value`` in document order.
 
         Returns:
-            Any: the value form of the agent's actuators: the plain value of
+            actions (Any): the value form of the agent's actuators: the plain value of
                 its only actuator, else a ``dict`` ``actuator id -> value``
                 (an actuator left out is not set this step); each value an
                 element of its actuator's space.
@@ -286,7 +286,7 @@ class Muscle(ABC):
                 order.
 
         Returns:
-            list[Any]: one action value form per muscle (as
+            actions (list[Any]): one action value form per muscle (as
                 :meth:`propose_values` returns it), in the same order.
 
         Raises:

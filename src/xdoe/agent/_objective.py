@@ -57,7 +57,7 @@ class Objective(ABC):
                 true. May be empty.
 
         Returns:
-            float: the objective value of the step (converted with
+            objective (float): the objective value of the step (converted with
                 ``float()``; keep it finite).
 
         Raises:
@@ -94,7 +94,7 @@ class Objective(ABC):
                 may be empty).
 
         Returns:
-            float: the objective value of the step (keep it finite).
+            objective (float): the objective value of the step (keep it finite).
 
         Raises:
             Exception: anything it raises fails the run with a

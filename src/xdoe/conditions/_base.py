@@ -209,7 +209,7 @@ class TerminationCondition:
                 now, do not keep it.
 
         Returns:
-            Verdict: ``CONTINUE``; ``RESET`` (end this worker's episode, the
+            verdict (Verdict): ``CONTINUE``; ``RESET`` (end this worker's episode, the
                 episode recorded truncated unless an environment terminated
                 it); ``STOP_PHASE`` (end the phase for every worker); or
                 ``STOP_RUN`` (end the phase and skip the run's remaining
@@ -251,7 +251,7 @@ class TerminationCondition:
                 agent name -> sum over the episode).
 
         Returns:
-            Verdict: ``CONTINUE`` (the worker starts its next episode while it
+            verdict (Verdict): ``CONTINUE`` (the worker starts its next episode while it
                 has episodes left); ``STOP_PHASE`` or ``STOP_RUN`` as in
                 :meth:`step_finished` (``RESET`` here means the same as
                 ``CONTINUE``: the episode has ended).

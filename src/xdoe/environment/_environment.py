@@ -90,7 +90,7 @@ class Environment(ABC):
         before each episode, then started.
 
         Returns:
-            EnvironmentBaseline: ``sensors``, a ``list[SensorInformation]`` of
+            baseline (EnvironmentBaseline): ``sensors``, a ``list[SensorInformation]`` of
                 every sensor with its full id ``<uid>.<name>``, its gymnasium
                 space and its initial value (an element of the space: an
                 ``int`` for ``Discrete``, a numpy array of the space's shape
@@ -143,7 +143,7 @@ class Environment(ABC):
                 ``value=None``.
 
         Returns:
-            EnvironmentState: ``sensors`` (``list[SensorInformation]``, the
+            state (EnvironmentState): ``sensors`` (``list[SensorInformation]``, the
                 new readings, the same ids and spaces as the baseline's),
                 ``rewards`` (``list[RewardInformation]``, each ``value`` a
                 finite ``float``; ``owner`` set to an actuator id gives a
@@ -259,7 +259,7 @@ class Environment(ABC):
         every episode for its ``info``. It must not advance the environment.
 
         Returns:
-            EnvironmentState: the :class:`EnvironmentState` of the last
+            state (EnvironmentState): the :class:`EnvironmentState` of the last
                 :meth:`update_values` call (sensors, rewards, ``terminated``,
                 ``truncated``, ``info``), agreeing with the values that call
                 returned.
@@ -377,7 +377,7 @@ class Reward(ABC):
                 reported for the update.
 
         Returns:
-            list[RewardInformation]: the rewards to hand on (may be more,
+            rewards (list[RewardInformation]): the rewards to hand on (may be more,
                 fewer or other ids than ``rewards``), each ``value`` a finite
                 ``float``; ``owner`` keeps its meaning (one agent's reward).
 
