@@ -15,7 +15,7 @@ MARKER = "<!-- xgen-schema -->"
 
 
 def _type(spec: dict[str, Any]) -> str:
-    """A short text for a JSON Schema type: ``integer``, ``list of SchedulePhase``, ``string | null``..."""
+    """A short text for a JSON Schema type: ``integer``, ``list of ExperimentPhase``, ``string | null``..."""
     if "$ref" in spec:
         return spec["$ref"].rsplit("/", 1)[-1]
     if "anyOf" in spec:

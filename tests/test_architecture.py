@@ -309,7 +309,7 @@ def _calls(tree: ast.AST, name: str) -> int:
 def test_the_executor_has_one_step_implementation() -> None:
     """Issue 23.1: the executor steps environments and agents in one place,
     through the value forms only (the object forms are the base classes'
-    business, ``xdoe.environment.derive_forms``); no second stepper."""
+    business, ``xdoe._plugins.derive_forms``); no second stepper."""
     package = SRC / "xdoe" / "execution"
     trees = {path.name: ast.parse(path.read_text(encoding="utf-8")) for path in package.glob("*.py")}
     calls = {name: {module: _calls(tree, name) for module, tree in trees.items() if _calls(tree, name)}

@@ -74,7 +74,7 @@ def test_site_builds_strict(tmp_path: Path) -> None:
     api = (site / "reference" / "api" / "index.html").read_text("utf-8")
     assert "xdoe.results.load" in api and "xdoe.analysis.analyze" in api  # generated from the docstrings
     schema = (site / "reference" / "experiment-document" / "index.html").read_text("utf-8")
-    assert "<code>max_total_runs</code>" in schema and "FactorSpec" in schema  # generated from xgen schema
+    assert "<code>max_total_runs</code>" in schema and "ExperimentFactor" in schema  # generated from xgen schema
     assert (site / "tutorial.ipynb").is_file()
     assert (site / "contributing" / "index.html").read_text("utf-8").count("Contributing to xdoe") >= 1
 

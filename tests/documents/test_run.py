@@ -97,3 +97,20 @@ def test_duplicate_agent_names_refused() -> None:
         parse_run_document(doc)
     with pytest.raises(DocumentError, match="must not contain"):
         parse_run_document({**doc, "uid": "../x"})
+
+
+def test_a_section_that_is_no_mapping_is_reported_without_a_model_class(tmp_path: Path) -> None:
+    """pydantic names the model class it expected (``instance of RunAgent``);
+    the message names the document's key and what it should be, at either
+    stage, whatever the model classes are called."""
+    path = tmp_path / "bad.yaml"
+    path.write_text(HAND_WRITTEN.replace("brain: {name: xdoe.agents:DummyBrain, params: {}}", "brain: DummyBrain"))
+    with pytest.raises(DocumentError) as info:
+        load_run_document(path)
+    assert str(info.value) == (f"{path}:11: schedule[0].train.agents[0].brain: Input should be a valid dictionary "
+                               "(got 'DummyBrain')")
+    from xdoe.documents import load_experiment
+
+    experiment = {"uid": "e", "definitions": "all of them", "schedule": [{"train": {}}]}
+    with pytest.raises(DocumentError, match=r"definitions: Input should be a valid dictionary \(got 'all of them'\)$"):
+        load_experiment(experiment)

@@ -3,7 +3,7 @@
 import numpy as np
 import pytest
 
-from xdoe.environment import (
+from xdoe._plugins import (
     GaussianSampler,
     MultiRangeUniformSampler,
     UniformSampler,

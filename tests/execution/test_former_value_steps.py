@@ -17,8 +17,9 @@ from typing import Any
 from gymnasium import spaces
 
 from xdoe.agent import Brain, Experience, Muscle, Objective
+from xdoe._plugins import is_derived
 from xdoe.environment import (ActuatorInformation, Environment, EnvironmentBaseline, EnvironmentState,
-                              RewardInformation, SensorInformation, is_derived)
+                              RewardInformation, SensorInformation)
 from xdoe.execution import run
 from xdoe.store import Store
 

@@ -38,7 +38,7 @@ def test_unknown_attribute_suggests_close_names():
 def test_wrong_base_class_and_not_a_class():
     from xdoe.agent import Muscle
 
-    with pytest.raises(ComponentError, match="not a subclass of xdoe.agent._agent.Muscle"):
+    with pytest.raises(ComponentError, match="not a subclass of xdoe.agent._muscle.Muscle"):
         load_class("xdoe.agents:QLearningBrain", KEY, base=Muscle)
     with pytest.raises(ComponentError, match="is not a class"):
         load_class("xdoe.execution:run", KEY)

@@ -18,8 +18,9 @@ from gymnasium import spaces
 
 from xdoe.agent import Brain, Experience, Mode, Muscle, Objective
 from xdoe.conditions import StepProgress, TerminationCondition, Verdict
+from xdoe._plugins import is_derived
 from xdoe.environment import (ActuatorInformation, Environment, EnvironmentBaseline, EnvironmentState,
-                              RewardInformation, SensorInformation, is_derived)
+                              RewardInformation, SensorInformation)
 from xdoe.execution import run
 from xdoe.execution._seeding import brain_seed, environment_seed, muscle_seed
 from xdoe.store import Store

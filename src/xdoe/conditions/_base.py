@@ -146,14 +146,134 @@ class TerminationCondition:
             raise TypeError(f"unexpected parameters: {', '.join(sorted(params))}")
 
     def phase_started(self, phase: PhaseProgress) -> None:
-        """A phase begins (conditions of ``run_config`` see every phase)."""
+        """Learn what the phase is before its first step: reset per-phase counters.
+
+        Called once at the start of every phase the condition takes part in,
+        before any episode: a condition of a simulation is built for its
+        phase; the run's ``run_config.condition`` is built once and sees
+        every phase. Under ``--parallel-workers`` each worker process has its
+        own copy, which gets this call too. The default does nothing.
+
+        Args:
+            phase (PhaseProgress): the phase: ``index`` (0-based position in
+                the schedule), ``name``, ``mode`` (``"train"`` or
+                ``"test"``), ``workers``, ``episodes`` (per worker),
+                ``agents`` (names in document order); its ``episodes_done``
+                (``list[int]`` per worker) and ``steps`` (``int``) grow as
+                the phase runs: keep the object and read them later.
+
+        Raises:
+            Exception: anything it raises ends the run as failed.
+
+        Examples:
+            >>> from xdoe.conditions import PhaseProgress, StepProgress, TerminationCondition, Verdict
+            >>> class TrainBudget(TerminationCondition):
+            ...     # Stop a training phase after ``steps`` updates of all workers together.
+            ...     def __init__(self, steps: int = 1000):
+            ...         super().__init__()
+            ...         self.budget = steps
+            ...     def phase_started(self, phase):
+            ...         self.phase = phase
+            ...     def step_finished(self, step):
+            ...         over = self.phase.mode == "train" and self.phase.steps >= self.budget
+            ...         return Verdict.STOP_PHASE if over else Verdict.CONTINUE
+            >>> phase = PhaseProgress(index=0, name="training", mode="train", workers=1, episodes=10, agents=["a"])
+            >>> condition = TrainBudget(steps=2)
+            >>> condition.phase_started(phase)
+            >>> phase.steps = 2  # the executor counts
+            >>> condition.step_finished(StepProgress(phase, worker=0))
+            <Verdict.STOP_PHASE: 2>
+        """
 
     def step_finished(self, step: StepProgress) -> Verdict:
-        """Answer after one environment update of one worker."""
+        """Judge one environment update of one worker: go on, end the episode, the phase or the run.
+
+        Called after every :meth:`SimulationController.step
+        <xdoe.simulation.SimulationController.step>` (one update of the
+        worker's environments), for every worker; the highest answer of all
+        the phase's conditions wins. The default answers ``CONTINUE`` and is
+        skipped by the executor; an override runs at every step, so keep it
+        cheap. Under ``--parallel-workers`` it runs in the worker processes
+        on per-worker copies (``phase.steps`` and ``episodes_done`` then
+        count that worker's own).
+
+        Args:
+            step (StepProgress): the update: ``phase`` (the
+                :class:`PhaseProgress`), ``worker``, ``episode`` (0-based,
+                per worker), ``step`` (updates in this episode so far, 1
+                after the first), ``done`` (an environment reported the end
+                of the episode), ``objectives`` (``dict[str, float]``, agent
+                name -> objective of this update) and ``states``
+                (``list[EnvironmentState]`` in the phase's environment
+                order). The object is reused and changed in place: read it
+                now, do not keep it.
+
+        Returns:
+            verdict (Verdict): ``CONTINUE``; ``RESET`` (end this worker's episode, the
+                episode recorded truncated unless an environment terminated
+                it); ``STOP_PHASE`` (end the phase for every worker); or
+                ``STOP_RUN`` (end the phase and skip the run's remaining
+                phases).
+
+        Raises:
+            Exception: anything it raises ends the run as failed.
+
+        Examples:
+            >>> from xdoe.conditions import PhaseProgress, StepProgress, TerminationCondition, Verdict
+            >>> class Fell(TerminationCondition):
+            ...     # End the episode when any agent's objective of an update drops below ``floor``.
+            ...     def __init__(self, floor: float = -1.0):
+            ...         super().__init__()
+            ...         self.floor = floor
+            ...     def step_finished(self, step):
+            ...         low = any(value < self.floor for value in step.objectives.values())
+            ...         return Verdict.RESET if low else Verdict.CONTINUE
+            >>> phase = PhaseProgress(index=0, name="training", mode="train", workers=1, episodes=5, agents=["a"])
+            >>> Fell(floor=-1.0).step_finished(StepProgress(phase, worker=0, step=3, objectives={"a": -5.0}))
+            <Verdict.RESET: 1>
+        """
         return Verdict.CONTINUE
 
     def episode_finished(self, episode: EpisodeProgress) -> Verdict:
-        """Answer after one episode of one worker."""
+        """Judge a finished episode of one worker: go on, or end the phase or the run.
+
+        Called after every episode of every worker, once it is recorded; the
+        highest answer of the phase's conditions wins. The default answers
+        ``CONTINUE`` and is skipped by the executor. Under
+        ``--parallel-workers`` it runs once, in the run process, with counts
+        over all workers.
+
+        Args:
+            episode (EpisodeProgress): the episode: ``phase`` (its
+                ``episodes_done`` already counts this one), ``worker``,
+                ``episode`` (0-based, per worker), ``steps`` (updates in
+                it), ``rewards`` and ``objectives`` (``dict[str, float]``,
+                agent name -> sum over the episode).
+
+        Returns:
+            verdict (Verdict): ``CONTINUE`` (the worker starts its next episode while it
+                has episodes left); ``STOP_PHASE`` or ``STOP_RUN`` as in
+                :meth:`step_finished` (``RESET`` here means the same as
+                ``CONTINUE``: the episode has ended).
+
+        Raises:
+            Exception: anything it raises ends the run as failed.
+
+        Examples:
+            >>> from xdoe.conditions import EpisodeProgress, PhaseProgress, TerminationCondition, Verdict
+            >>> class Solved(TerminationCondition):
+            ...     # Stop the phase once an episode's objective reaches ``target``.
+            ...     def __init__(self, target: float = 195.0):
+            ...         super().__init__()
+            ...         self.target = target
+            ...     def episode_finished(self, episode):
+            ...         solved = max(episode.objectives.values(), default=0.0) >= self.target
+            ...         return Verdict.STOP_PHASE if solved else Verdict.CONTINUE
+            >>> phase = PhaseProgress(index=0, name="training", mode="train", workers=1, episodes=500, agents=["a"])
+            >>> Solved(target=195.0).episode_finished(EpisodeProgress(phase, worker=0, episode=41, steps=200,
+            ...                                                       rewards={"a": 200.0}, objectives={"a": 200.0}))
+            <Verdict.STOP_PHASE: 2>
+        """
         return Verdict.CONTINUE
 
     def __repr__(self) -> str:

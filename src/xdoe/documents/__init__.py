@@ -21,6 +21,7 @@ if TYPE_CHECKING:  # the same names for type checkers (`Name as Name`: a re-expo
         json_default as json_default,
         readable_level as readable_level,
     )
+    from xdoe.documents._components import Component as Component, Simulation as Simulation
     from xdoe.documents._design_spec import (
         PLAIN_METHODS as PLAIN_METHODS,
         DesignSpec as DesignSpec,
@@ -76,18 +77,16 @@ if TYPE_CHECKING:  # the same names for type checkers (`Name as Name`: a re-expo
         parse_reference as parse_reference,
     )
     from xdoe.documents._run import (
-        AgentEntry as AgentEntry,
-        ComponentSpec as ComponentSpec,
-        DesignPointInfo as DesignPointInfo,
-        EnvironmentEntry as EnvironmentEntry,
-        EnvironmentSpec as EnvironmentSpec,
-        PhaseConfig as PhaseConfig,
+        RunAgent as RunAgent,
         RunConfig as RunConfig,
+        RunDesignPoint as RunDesignPoint,
         RunDocument as RunDocument,
         RunDocumentWarning as RunDocumentWarning,
+        RunEnvironment as RunEnvironment,
+        RunEnvironmentComponent as RunEnvironmentComponent,
         RunPhase as RunPhase,
+        RunPhaseConfig as RunPhaseConfig,
         SessionInfo as SessionInfo,
-        SimulationSpec as SimulationSpec,
         load_run_document as load_run_document,
         parse_run_document as parse_run_document,
     )
@@ -111,6 +110,8 @@ _EXPORTS = {
     "xdoe.documents._canonical": [
         "canonical_json", "dump_canonical", "format_float", "format_scalar", "json_default", "readable_level",
     ],
+    # what both documents share: a component (name, params) and the simulation (name, conditions)
+    "xdoe.documents._components": ["Component", "Simulation"],
     # the `design:` key: a method name or a mapping (docs/designs.md)
     "xdoe.documents._design_spec": ["DesignSpec", "PLAIN_METHODS", "parse_design"],
     "xdoe.documents._experiment": [
@@ -136,10 +137,11 @@ _EXPORTS = {
     # run_config.prune: stop poor runs early (issue 37)
     "xdoe.documents._prune": ["PRUNE_METHODS", "PruneSpec"],
     "xdoe.documents._reference": ["Reference", "ReferenceSyntaxError", "is_reference", "parse_reference"],
+    # the run document's models (xrun): one type per key, named by the stage (the experiment's are Experiment*)
     "xdoe.documents._run": [
-        "AgentEntry", "ComponentSpec", "DesignPointInfo", "EnvironmentEntry",
-        "EnvironmentSpec", "PhaseConfig", "RunConfig", "RunDocument", "RunDocumentWarning", "RunPhase",
-        "SessionInfo", "SimulationSpec", "load_run_document", "parse_run_document",
+        "RunAgent", "RunConfig", "RunDesignPoint", "RunDocument", "RunDocumentWarning", "RunEnvironment",
+        "RunEnvironmentComponent", "RunPhase", "RunPhaseConfig", "SessionInfo", "load_run_document",
+        "parse_run_document",
     ],
     # the base model and checks of every document model (also the session config's)
     "xdoe.documents._validation": ["DocumentModel", "empty_list", "ensure_valid"],

@@ -64,10 +64,10 @@ from xdoe.documents._experiment_models import (
     NAME_KEYS,
     SET_KEYS,
     UID_PATTERN,
-    Definitions,
+    ExperimentDefinitions,
     ExperimentDocument,
-    FactorSpec,
-    SchedulePhase,
+    ExperimentFactor,
+    ExperimentPhase,
     experiment_schema,
 )
 from xdoe.documents._experiment_types import Experiment, PhaseLevels, Variable
@@ -88,9 +88,9 @@ __all__ = [
     "NAME_KEYS",
     "SET_KEYS",
     "ExperimentDocument",
-    "FactorSpec",
-    "Definitions",
-    "SchedulePhase",
+    "ExperimentFactor",
+    "ExperimentDefinitions",
+    "ExperimentPhase",
     "Experiment",
     "Variable",
     "PhaseLevels",
@@ -127,7 +127,7 @@ def _check_placeholders(data: dict, source: YamlDocument, named: dict[str, Varia
     return used
 
 
-def _named_variables(model_factors: dict[str, FactorSpec]) -> dict[str, Variable]:
+def _named_variables(model_factors: dict[str, ExperimentFactor]) -> dict[str, Variable]:
     out: dict[str, Variable] = {}
     for name, spec in model_factors.items():
         path = ("factors", name)
@@ -146,7 +146,7 @@ def _named_variables(model_factors: dict[str, FactorSpec]) -> dict[str, Variable
     return out
 
 
-def _factor_specs(data: dict, source: YamlDocument) -> dict[str, FactorSpec]:
+def _factor_specs(data: dict, source: YamlDocument) -> dict[str, ExperimentFactor]:
     raw = data.get("factors")
     if raw is None:
         return {}
@@ -163,7 +163,7 @@ def _factor_specs(data: dict, source: YamlDocument) -> dict[str, FactorSpec]:
             "takes too long); use fewer factors, or set XDOE_MAX_FACTORS to raise the limit",
             ("factors",),
         )
-    specs: dict[str, FactorSpec] = {}
+    specs: dict[str, ExperimentFactor] = {}
     for name, spec in raw.items():
         if not isinstance(name, str) or not FACTOR_NAME_PATTERN.match(name):
             raise source.error(f"factor name {name!r} must match [A-Za-z_][A-Za-z0-9_.-]*", ("factors", name))
@@ -172,7 +172,7 @@ def _factor_specs(data: dict, source: YamlDocument) -> dict[str, FactorSpec]:
                 f"expected {{levels: [...]}} or {{range: [low, high]}}, got {short_repr(spec)}", ("factors", name)
             )
         specs[name] = ensure_valid(
-            FactorSpec, spec, source, translate=lambda loc, name=name: ("factors", name, *loc)
+            ExperimentFactor, spec, source, translate=lambda loc, name=name: ("factors", name, *loc)
         )
     return specs
 
@@ -223,7 +223,7 @@ def _validate_levels(
         for value in values:
             try:
                 ensure_valid(
-                    Definitions, substitute(subset, {**base, name: value}), source,
+                    ExperimentDefinitions, substitute(subset, {**base, name: value}), source,
                     translate=lambda loc: ("definitions", *loc),
                 )
             except DocumentError as exc:

@@ -5,15 +5,14 @@ Schema."""
 from __future__ import annotations
 
 import re
-from typing import Annotated, Any, ClassVar, Literal
+from typing import Any, Literal
 
 from pydantic import AliasChoices, Field, field_validator, model_validator
 
+from xdoe.documents._components import AgentBase, Component, PhaseConfigBase, RunConfigBase, Simulation
 from xdoe.documents._design_spec import ALL_METHODS
-from xdoe.documents._prune import PruneSpec
 from xdoe.documents._reference import is_reference
-from xdoe.documents._validation import (MAX_EPISODES, MAX_WORKERS, DocumentModel, Integer, Seconds, empty_list,
-                                           null_means, short_repr)
+from xdoe.documents._validation import DocumentModel, Integer, short_repr
 
 __all__ = [
     "DEFAULT_MAX_TOTAL_RUNS",
@@ -23,9 +22,15 @@ __all__ = [
     "LIST_KEYS",
     "NAME_KEYS",
     "SET_KEYS",
-    "FactorSpec",
-    "Definitions",
-    "SchedulePhase",
+    "ExperimentFactor",
+    "ExperimentOptionalComponent",
+    "ExperimentEnvironmentComponent",
+    "ExperimentEnvironment",
+    "ExperimentAgent",
+    "ExperimentPhaseConfig",
+    "ExperimentRunConfig",
+    "ExperimentDefinitions",
+    "ExperimentPhase",
     "ExperimentDocument",
     "experiment_schema",
 ]
@@ -44,7 +49,7 @@ UID_PATTERN = re.compile(r"[A-Za-z0-9_.-]+\Z")
 # ------------------------------------------------------------------ pydantic models
 
 
-class FactorSpec(DocumentModel):
+class ExperimentFactor(DocumentModel):
     """A named factor: either categorical ``levels`` or a continuous
     ``range: [low, high]`` with ``scale`` (``linear`` or ``log``) and
     ``integer`` (whole numbers)."""
@@ -58,7 +63,7 @@ class FactorSpec(DocumentModel):
     )
 
     @model_validator(mode="after")
-    def _one_kind(self) -> "FactorSpec":
+    def _one_kind(self) -> "ExperimentFactor":
         if (self.levels is None) == (self.range is None):
             raise ValueError("expected exactly one of 'levels: [...]' or 'range: [low, high]'")
         if self.range is not None:
@@ -72,75 +77,43 @@ class FactorSpec(DocumentModel):
         return self
 
 
-class ComponentDefinition(DocumentModel):
-    name: str = Field(min_length=1, description="import path, 'package.module:Class'")
-    params: Annotated[dict[str, Any], null_means(dict)] = Field(default_factory=dict)
-
-
-class OptionalComponentDefinition(DocumentModel):
-    """A reward or state transformer; an empty ``name`` means none."""
+class ExperimentOptionalComponent(DocumentModel):
+    """A reward, state transformer or run condition in the experiment
+    document; an empty ``name`` means none (its keys are still checked for
+    typos, unlike a run document's, where an empty name drops the entry)."""
 
     name: str | None = ""
     params: dict[str, Any] | None = None
 
 
-class EnvironmentComponent(ComponentDefinition):
+class ExperimentEnvironmentComponent(Component):
+    """The ``environment:`` of an environment definition; ``uid`` defaults to the definition key."""
+
     uid: str | None = Field(default=None, description="environment uid (default: the definition key)")
 
 
-class EnvironmentDefinition(DocumentModel):
-    environment: EnvironmentComponent
-    reward: OptionalComponentDefinition | None = None
-    state_transformer: OptionalComponentDefinition | None = None
+class ExperimentEnvironment(DocumentModel):
+    """One entry of ``definitions.environments``."""
+
+    environment: ExperimentEnvironmentComponent
+    reward: ExperimentOptionalComponent | None = None
+    state_transformer: ExperimentOptionalComponent | None = None
 
 
-class AgentDefinition(DocumentModel):
-    name: str | None = Field(default=None, description="agent name (default: the definition key)")
-    brain: ComponentDefinition
-    muscle: ComponentDefinition
-    objective: ComponentDefinition
-    load: Any = None
-    replay: Any = None
+class ExperimentAgent(AgentBase):
+    """One entry of ``definitions.agents`` (its sensors and actuators are the schedule's sets)."""
 
 
-class SimulationDefinition(DocumentModel):
-    name: str = Field(min_length=1)
-    conditions: Annotated[list[ComponentDefinition], null_means(list)] = Field(default_factory=empty_list)
-
-
-class PhaseConfigDefinition(DocumentModel):
-    open_keys: ClassVar[bool] = True
+class ExperimentPhaseConfig(PhaseConfigBase):
+    """One entry of ``definitions.phase_config``: ``mode`` is ``train`` or ``test`` as written."""
 
     mode: Literal["train", "test"] = "train"
-    worker: Integer = Field(default=1, ge=1, le=MAX_WORKERS)
-    episodes: Integer = Field(default=1, ge=1, le=MAX_EPISODES)
-    step_timeout: Seconds | None = None
-    observation_check: Literal["warn", "error", "off"] | None = None
 
 
-class RunConfigDefinition(DocumentModel):
-    open_keys: ClassVar[bool] = True
+class ExperimentRunConfig(RunConfigBase):
+    """``definitions.run_config``: its ``condition`` may have an empty name (none)."""
 
-    condition: OptionalComponentDefinition | None = None
-    timeout: Seconds | None = None
-    log: list[str] | str | None = None  # one target or a list; checked and made a list by check_log
-    prune: PruneSpec | None = None
-
-    @model_validator(mode="before")
-    @classmethod
-    def _one_mapping(cls, value: Any) -> Any:
-        from xdoe.documents._prune import RUN_CONFIG_SHAPE
-        from xdoe.documents._validation import refuse_named_definitions
-
-        return refuse_named_definitions(value, ("condition", "timeout", "log", "prune"), "run_config",
-                                        RUN_CONFIG_SHAPE)
-
-    @field_validator("log", mode="before")
-    @classmethod
-    def _log(cls, value: Any) -> Any:
-        from xdoe.documents._log_targets import check_log
-
-        return check_log(value)
+    condition: ExperimentOptionalComponent | None = None
 
 
 def _id_list(value: Any) -> Any:
@@ -151,14 +124,16 @@ def _id_list(value: Any) -> Any:
     return [str(v) for v in value]
 
 
-class Definitions(DocumentModel):
-    environments: dict[str, EnvironmentDefinition] = Field(default_factory=dict)
-    agents: dict[str, AgentDefinition] = Field(default_factory=dict)
+class ExperimentDefinitions(DocumentModel):
+    """``definitions``: the named levels the schedule picks from."""
+
+    environments: dict[str, ExperimentEnvironment] = Field(default_factory=dict)
+    agents: dict[str, ExperimentAgent] = Field(default_factory=dict)
     sensors: dict[str, dict[str, list[str]]] = Field(default_factory=dict)
     actuators: dict[str, dict[str, list[str]]] = Field(default_factory=dict)
-    simulation: dict[str, SimulationDefinition] = Field(default_factory=dict)
-    phase_config: dict[str, PhaseConfigDefinition] = Field(default_factory=dict)
-    run_config: RunConfigDefinition | None = None
+    simulation: dict[str, Simulation] = Field(default_factory=dict)
+    phase_config: dict[str, ExperimentPhaseConfig] = Field(default_factory=dict)
+    run_config: ExperimentRunConfig | None = None
 
     @field_validator("sensors", "actuators", mode="before")
     @classmethod
@@ -192,7 +167,7 @@ def _key_levels(value: Any, what: str) -> list[str]:
     return value
 
 
-class SchedulePhase(DocumentModel):
+class ExperimentPhase(DocumentModel):
     """One phase of the schedule; every key is a list of levels, and an
     omitted key takes the previous phase's choice."""
 
@@ -282,9 +257,9 @@ class ExperimentDocument(DocumentModel):
         "plackett_burman | central_composite | box_behnken | sobol | halton | d_optimal | morris | saltelli, "
         "<options>} (docs/designs.md); auto: full factorial if it fits max_runs, else maximin",
     )
-    factors: dict[str, FactorSpec] = Field(default_factory=dict, description="named factors, used as ${name}")
-    definitions: Definitions
-    schedule: list[dict[str, SchedulePhase]] = Field(min_length=1, description="phases in order")
+    factors: dict[str, ExperimentFactor] = Field(default_factory=dict, description="named factors, used as ${name}")
+    definitions: ExperimentDefinitions
+    schedule: list[dict[str, ExperimentPhase]] = Field(min_length=1, description="phases in order")
 
     @field_validator("design")
     @classmethod

@@ -30,26 +30,19 @@ from __future__ import annotations
 import copy
 import warnings
 from pathlib import Path
-from typing import Literal, Annotated, Any, ClassVar, Sequence
+from typing import Annotated, Any, Sequence
 
 from pydantic import Field, field_validator, model_validator
 
-from xdoe.documents._prune import RUN_CONFIG_SHAPE, PruneSpec
+from xdoe.documents._components import AgentBase, Component, PhaseConfigBase, RunConfigBase, Simulation
 from xdoe.documents._identifiers import experiment_uid_problem, name_problem, run_uid_problem
-from xdoe.documents._log_targets import check_log
 from xdoe.documents._storable import refuse_unstorable
 from xdoe.documents._validation import (
-    check_unknown_keys,
-    refuse_named_definitions,
-    MAX_EPISODES,
-    MAX_WORKERS,
     DocumentModel,
     Integer,
-    Seconds,
-    empty_list,
+    check_unknown_keys,
     empty_name_means_none,
     ensure_valid,
-    null_means,
     short_repr,
 )
 from xdoe.documents._versions import RUN_DOCUMENT_VERSION
@@ -59,15 +52,13 @@ from xdoe.errors import DocumentError
 __all__ = [
     "RUN_DOCUMENT_VERSION",
     "RunDocumentWarning",
-    "ComponentSpec",
-    "EnvironmentSpec",
-    "EnvironmentEntry",
-    "AgentEntry",
-    "SimulationSpec",
-    "PhaseConfig",
+    "RunEnvironmentComponent",
+    "RunEnvironment",
+    "RunAgent",
+    "RunPhaseConfig",
     "RunPhase",
     "RunConfig",
-    "DesignPointInfo",
+    "RunDesignPoint",
     "SessionInfo",
     "RunDocument",
     "load_run_document",
@@ -83,71 +74,36 @@ class RunDocumentWarning(UserWarning):
     ``uid``: the file name; no ``episodes``: 1); xrun prints these."""
 
 
-class ComponentSpec(DocumentModel):
-    """A component: ``name`` is ``package.module:Class`` (or a full module
-    path), ``params`` the keyword arguments of its constructor."""
-
-    name: str = Field(min_length=1, description="import path, 'package.module:Class'")
-    params: Annotated[dict[str, Any], null_means(dict)] = Field(default_factory=dict,
-                                                                description="constructor keyword arguments")
-
-
-class EnvironmentSpec(ComponentSpec):
-    """The environment component; ``uid`` prefixes its sensor and actuator ids."""
+class RunEnvironmentComponent(Component):
+    """The environment component of a run; ``uid`` prefixes its sensor and actuator ids."""
 
     uid: str = Field(min_length=1, description="environment uid; sensor/actuator ids are '<uid>.<id>'")
 
 
-class EnvironmentEntry(DocumentModel):
+class RunEnvironment(DocumentModel):
     """One environment of a phase, with optional reward and state transformer
     (``None`` = none; an empty name in the document also means none)."""
 
-    environment: EnvironmentSpec
-    reward: Annotated[ComponentSpec | None, empty_name_means_none] = None
-    state_transformer: Annotated[ComponentSpec | None, empty_name_means_none] = None
+    environment: RunEnvironmentComponent
+    reward: Annotated[Component | None, empty_name_means_none] = None
+    state_transformer: Annotated[Component | None, empty_name_means_none] = None
 
 
-class AgentEntry(DocumentModel):
+class RunAgent(AgentBase):
     """One agent of a phase.
 
     ``sensors``/``actuators`` are full ids ``<environment uid>.<id>``;
     ``None`` means every sensor (actuator) of the phase's environments.
-    ``load`` and ``replay`` are passed through unchanged.
     """
 
     name: str = Field(min_length=1)
-    brain: ComponentSpec
-    muscle: ComponentSpec
-    objective: ComponentSpec
     sensors: list[str] | None = None
     actuators: list[str] | None = None
-    load: Any = None
-    replay: Any = None
 
 
-class SimulationSpec(DocumentModel):
-    """The simulation controller and its termination conditions."""
-
-    name: str = Field(min_length=1)
-    conditions: Annotated[list[ComponentSpec], null_means(list)] = Field(default_factory=empty_list)
-
-
-class PhaseConfig(DocumentModel):
-    """``mode`` (train or test), ``worker`` (copies of the environments, each
-    with its own muscle), ``episodes`` (per worker) and ``step_timeout``
-    (seconds one call into a component may take, i.e. without a step; off
-    when absent: :mod:`xdoe.execution._watchdog`), ``observation_check``
-    (``warn``, the default, ``error`` or ``off``: what a sensor value outside
-    its space does, :mod:`xdoe.environment._spaces`); other keys
-    (``checkpoint_every``, ``keep_checkpoints``, ``best_window``...) pass through."""
-
-    open_keys: ClassVar[bool] = True
-
-    mode: str = "train"
-    worker: Integer = Field(default=1, ge=1, le=MAX_WORKERS)
-    episodes: Integer = Field(default=1, ge=1, le=MAX_EPISODES)
-    step_timeout: Seconds | None = None
-    observation_check: Literal["warn", "error", "off"] | None = None
+class RunPhaseConfig(PhaseConfigBase):
+    """A phase's ``phase_config`` (:class:`~xdoe.documents._components.PhaseConfigBase`);
+    ``mode`` is ``train`` or ``test`` in any case."""
 
     @field_validator("mode", mode="before")
     @classmethod
@@ -161,10 +117,10 @@ class RunPhase(DocumentModel):
     """One phase; ``name`` is the key of its one-key mapping in ``schedule``."""
 
     name: str
-    environments: list[EnvironmentEntry] = Field(min_length=1)
-    agents: list[AgentEntry] = Field(min_length=1)
-    simulation: SimulationSpec
-    phase_config: PhaseConfig
+    environments: list[RunEnvironment] = Field(min_length=1)
+    agents: list[RunAgent] = Field(min_length=1)
+    simulation: Simulation
+    phase_config: RunPhaseConfig
 
     @model_validator(mode="after")
     def _unique(self) -> "RunPhase":
@@ -181,36 +137,13 @@ class RunPhase(DocumentModel):
         return self
 
 
+class RunConfig(RunConfigBase):
+    """The run document's ``run_config``
+    (:class:`~xdoe.documents._components.RunConfigBase`): an empty
+    ``condition`` name means none."""
 
 
-class RunConfig(DocumentModel):
-    """Run-wide settings: ``condition`` ends the whole run; ``timeout``:
-    seconds the whole run may take (off when absent:
-    :mod:`xdoe.execution._watchdog`); ``log``: ``tensorboard:DIR`` /
-    ``mlflow:URI`` targets the run's episodes are logged to as they happen;
-    ``prune``: end poor runs early (:mod:`xdoe.documents._prune`)."""
-
-    open_keys: ClassVar[bool] = True
-
-    condition: Annotated[ComponentSpec | None, empty_name_means_none] = None
-    timeout: Seconds | None = None
-    #: where the run's episodes are logged besides the store (docs/tracking.md)
-    log: list[str] | str | None = None  # one target or a list; checked and made a list by check_log
-    prune: PruneSpec | None = None
-
-    @model_validator(mode="before")
-    @classmethod
-    def _one_mapping(cls, value: Any) -> Any:
-        return refuse_named_definitions(value, ("condition", "timeout", "log", "prune"), "run_config",
-                                        RUN_CONFIG_SHAPE)
-
-    @field_validator("log", mode="before")
-    @classmethod
-    def _log(cls, value: Any) -> Any:
-        return check_log(value)
-
-
-class DesignPointInfo(DocumentModel):
+class RunDesignPoint(DocumentModel):
     """Where a generated run comes from: design point ``index``,
     ``repetition`` (0-based) and the factors' ``levels``."""
 
@@ -237,7 +170,7 @@ class SessionInfo(DocumentModel):
     phase: str | None = None
     overrides: dict[str, Any] = Field(default_factory=dict)
     experiment: str | None = None
-    design_point: DesignPointInfo | None = None
+    design_point: RunDesignPoint | None = None
 
 
 class RunDocument(DocumentModel):
@@ -252,7 +185,7 @@ class RunDocument(DocumentModel):
     experiment_uid: str | None = None
     seed: Integer = Field(default=0, ge=0)
     version: str | None = None
-    design_point: DesignPointInfo | None = None
+    design_point: RunDesignPoint | None = None
     session: SessionInfo | None = None
     run_config: RunConfig | None = None
     schedule: list[RunPhase] = Field(min_length=1)

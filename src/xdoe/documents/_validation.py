@@ -150,6 +150,8 @@ def from_validation_error(
     message = str(err.get("msg", "invalid value"))
     if message.startswith("Value error, "):
         message = message[len("Value error, ") :]
+    if kind == "model_type":  # pydantic names the model class here; a document knows no classes
+        message = "Input should be a valid dictionary"
     if kind == "missing":
         message = "required key missing"
     elif kind == "extra_forbidden":

@@ -1,31 +1,17 @@
-"""The environment side of the plugin API.
+"""The environment side of the plugin API: the contract, nothing else.
 
 Subclass :class:`Environment` (and optionally :class:`Reward`); exchange
 :class:`SensorInformation`, :class:`ActuatorInformation` and
-:class:`RewardInformation` whose spaces are ``gymnasium.spaces``.
+:class:`RewardInformation` whose spaces are ``gymnasium.spaces``;
+:class:`EnvironmentBaseline` and :class:`EnvironmentState` are what an
+episode start and a step return. :func:`check_environment` checks a class
+against the contract; :func:`action_mask` names the sensor that carries an
+action mask.
 """
 
 from xdoe.environment._check import EnvironmentCheckError, check_environment
 from xdoe.environment._environment import Environment, Reward
-from xdoe.environment._forms import (derive_forms, is_derived, is_derived_code, items_of, retire_value_steps,
-                                    values_of)
 from xdoe.environment._masks import action_mask, is_action_mask
-from xdoe.environment._spaces import (
-    ObservationCheck,
-    ObservationReport,
-    observation_check,
-    observation_report,
-    report_observation,
-)
-from xdoe.environment._samplers import (
-    GaussianSampler,
-    MultiRangeUniformSampler,
-    ParameterSampler,
-    SampledParameters,
-    UniformSampler,
-    find_samplers,
-    make_sampler,
-)
 from xdoe.environment._information import (
     ActuatorInformation,
     EnvironmentBaseline,
@@ -42,26 +28,8 @@ __all__ = [
     "RewardInformation",
     "EnvironmentBaseline",
     "EnvironmentState",
-    "ParameterSampler",
-    "UniformSampler",
-    "GaussianSampler",
-    "MultiRangeUniformSampler",
-    "SampledParameters",
-    "find_samplers",
-    "make_sampler",
     "check_environment",
     "action_mask",
     "is_action_mask",
     "EnvironmentCheckError",
-    "ObservationCheck",
-    "ObservationReport",
-    "observation_check",
-    "observation_report",
-    "report_observation",
-    "derive_forms",
-    "is_derived",
-    "is_derived_code",
-    "items_of",
-    "retire_value_steps",
-    "values_of",
 ]

@@ -6,14 +6,15 @@ from __future__ import annotations
 from typing import Any, Callable
 
 from xdoe.agent import Brain, Muscle, Objective
-from xdoe.environment import ActuatorInformation, RewardInformation, SensorInformation, is_derived
+from xdoe._plugins import is_derived
+from xdoe.environment import ActuatorInformation, RewardInformation, SensorInformation
 
 __all__ = ["AgentRuntime", "batches", "own_rewards", "sum_rewards"]
 
 
 class AgentRuntime:
     """One agent in one worker: its muscle and the transition in progress,
-    held as values (``xdoe.environment._forms``: the plain value of a single
+    held as values (``xdoe._plugins._forms``: the plain value of a single
     sensor or actuator, else a dict ``uid -> value``; rewards ``uid -> float``)."""
 
     __slots__ = (
@@ -36,7 +37,7 @@ class AgentRuntime:
         self.sensor_specs = tuple((s.uid, s.space) for s in sensors)
         self.templates = actuators
         io = (self.sensor_specs, tuple((a.uid, a.space) for a in actuators))
-        muscle._xdoe_io = io  # for a derived form (xdoe.environment._forms)
+        muscle._xdoe_io = io  # for a derived form (xdoe._plugins._forms)
         brain._xdoe_io = io
         self.spaces = {a.uid: _bounds(a.space) for a in actuators}
         #: the only actuator's id and ``(space, low, high)``, else ``None`` (the

@@ -68,7 +68,7 @@ class RunResult:
             to tasks by it, never by file name.
         warnings: what the run reported and went on with, one line each
             (e.g. an observation outside its space, the first of each sensor:
-            :mod:`xdoe.environment._spaces`).
+            :mod:`xdoe._plugins._observations`).
     """
 
     uid: str
@@ -273,7 +273,7 @@ def run(
         result = RunResult(uid=plan.uid, status="running", instance_id=recorder.instance_id,
                            results_dir=None if recorder.results_dir is None else str(recorder.results_dir),
                            file=plan.file, note=note, resumed=resume_point is not None)
-        from xdoe.environment import observation_report  # here: a campaign's parent never runs a run
+        from xdoe._plugins import observation_report  # here: a campaign's parent never runs a run
 
         report = observation_report(label=f"run {plan.uid}")  # the run's out-of-space observations (issue 25)
         try:

@@ -80,9 +80,9 @@ def load_class(name: str, key: str, *, base: type | None = None) -> type:
 
 _PLUGIN_BASES = frozenset(
     {
-        ("xdoe.agent._agent", "Brain"),
-        ("xdoe.agent._agent", "Muscle"),
-        ("xdoe.agent._agent", "Objective"),
+        ("xdoe.agent._brain", "Brain"),
+        ("xdoe.agent._muscle", "Muscle"),
+        ("xdoe.agent._objective", "Objective"),
         ("xdoe.environment._environment", "Environment"),
         ("xdoe.environment._environment", "Reward"),
         ("xdoe.simulation._base", "SimulationController"),

@@ -103,7 +103,7 @@ def worker_main(plan: "RunPlan", phase_index: int, w: int, policy: Any, out: Any
     import contextlib
     import warnings
 
-    from xdoe.environment import observation_report
+    from xdoe._plugins import observation_report
     from xdoe.errors import ObservationSpaceWarning
     from xdoe.execution._watchdog import RunTimeout, Watchdog, kill_stuck_runs
 

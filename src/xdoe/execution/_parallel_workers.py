@@ -50,7 +50,7 @@ from typing import TYPE_CHECKING, Any, Callable, Iterator
 from xdoe._cuts import CUT_STEP_BUDGET
 from xdoe.agent import Brain, Mode
 from xdoe.conditions import EpisodeProgress, TerminationCondition, Verdict
-from xdoe.environment import report_observation
+from xdoe._plugins import report_observation
 from xdoe.errors import RunError
 from xdoe.execution._events import PhaseResult
 from xdoe.execution._parallel_child import worker_main
@@ -217,7 +217,7 @@ class ParallelPhase:
                 self.brains[name] = brain
             brain.mode = mode
             brain.workers = self.phase.workers
-            # for a derived thinking_values (xdoe.environment.derive_forms), as AgentRuntime sets it in-process
+            # for a derived thinking_values (xdoe._plugins.derive_forms), as AgentRuntime sets it in-process
             brain._xdoe_io = (tuple((s.uid, s.space) for s in sensors), tuple((a.uid, a.space) for a in actuators))
             if self.prepare_brain is not None:
                 self.prepare_brain(spec, brain, fresh)
@@ -284,7 +284,7 @@ class ParallelPhase:
                     elif kind == "s":  # a step of a worker process's step_writer (key, arguments)
                         if recorder is not None:
                             recorder.step_writer(*item[1])(*item[2])  # type: ignore[misc]
-                    elif kind == "w":  # an observation outside its space (xdoe.environment._spaces)
+                    elif kind == "w":  # an observation outside its space (xdoe._plugins._observations)
                         report_observation(item[1], item[2])
                     elif kind == "ep":
                         _, episode_no, steps, rewards, objectives, truncated, worker_verdict, cut_by = item

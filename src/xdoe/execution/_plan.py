@@ -13,7 +13,7 @@ from xdoe.errors import DocumentError, parse_key_path
 
 if TYPE_CHECKING:
     from xdoe.documents import PruneSpec, RunDocument
-    from xdoe.environment import SampledParameters
+    from xdoe._plugins import SampledParameters
 
 __all__ = [
     "ComponentPlan", "EnvironmentPlan", "AgentSpec", "PhasePlan", "RunPlan", "plan_run", "document_data",
@@ -83,7 +83,7 @@ class PhasePlan:
     keep_checkpoints: int = 3
     best_window: int = 10
     step_timeout: float | None = None
-    observation_check: str | None = None  # None: the default policy (xdoe.environment._spaces)
+    observation_check: str | None = None  # None: the default policy (xdoe._plugins._observations)
 
 
 @dataclass(frozen=True)
@@ -144,7 +144,7 @@ def _component(spec: Any, key: str) -> ComponentPlan:
 def _samplers(params: dict[str, Any], key: str, file: str | None) -> "SampledParameters | None":
     if "sampler" not in repr(params):  # no mapping with a 'sampler' key anywhere (the usual case): the
         return None                    # process planning a run need not import the environment package
-    from xdoe.environment import find_samplers
+    from xdoe._plugins import find_samplers
 
     try:
         found = find_samplers(params)

@@ -98,9 +98,9 @@ def component_frame(frame: FrameType | None, bases: tuple[type, ...]) -> FrameTy
     not returned: the innermost frame of ``frame``'s stack whose ``self`` is
     a component, followed outwards while ``self`` is that same component
     (``update`` rather than the helper ``update`` calls; not into a form the
-    base class derived, ``xdoe.environment.derive_forms``); ``None`` when no
+    base class derived, ``xdoe._plugins.derive_forms``); ``None`` when no
     component method is running."""
-    from xdoe.environment import is_derived_code
+    from xdoe._plugins import is_derived_code
 
     found, owner = None, None
     while frame is not None:

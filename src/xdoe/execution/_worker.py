@@ -6,7 +6,7 @@ The step is value-first (gymnasium's ``Env.step``): the worker calls the
 value forms of the plugin methods (``Muscle.propose_values``,
 ``Environment.update_values``, ``Objective.internal_reward_values``,
 ``Brain.thinking_values``) and holds sensors, actions and rewards as values
-(``xdoe.environment._forms``); a plugin that writes the object form
+(``xdoe._plugins._forms``); a plugin that writes the object form
 (``propose_actions``, ``update``, ...) gets its value form derived by its base
 class, which builds the information objects. The worker reads an
 environment's :class:`~xdoe.environment.EnvironmentState` (``last_state``)
@@ -21,8 +21,8 @@ from typing import TYPE_CHECKING, Any, Callable
 
 from xdoe._cuts import CUT_CONDITION, CUT_ENVIRONMENT, CUT_STEP_BUDGET, CUT_STOP
 from xdoe.conditions import PhaseProgress, StepProgress, Verdict
-from xdoe.environment import (Environment, EnvironmentBaseline, EnvironmentState, Reward, SensorInformation,
-                              is_derived, observation_check, values_of)
+from xdoe._plugins import is_derived, observation_check, values_of
+from xdoe.environment import Environment, EnvironmentBaseline, EnvironmentState, Reward, SensorInformation
 from xdoe.errors import RunError
 from xdoe.execution._agent_runtime import AgentRuntime, own_rewards, sum_rewards
 from xdoe.execution._plan import PhasePlan
@@ -120,7 +120,7 @@ class Worker(WorkerEpisodes):
         self.started_at = 0.0
         #: merged into the extras of the episode rows (e.g. ``env_params``)
         self.episode_extras: dict[str, Any] | None = None
-        #: phase_config.observation_check (xdoe.environment._spaces); None when off
+        #: phase_config.observation_check (xdoe._plugins._observations); None when off
         self.observation_check = observation_check(phase.observation_check, f"phase {phase.name!r} worker {index}")
 
     def set_baseline(self, i: int, baseline: EnvironmentBaseline) -> None:
@@ -130,7 +130,7 @@ class Worker(WorkerEpisodes):
         self.env_specs[i] = tuple((s.uid, s.space) for s in baseline.sensors)
         self.env_obs[i] = values_of(baseline.sensors)
         self.env_actuators[i] = actuators = tuple((a.uid, a.space) for a in baseline.actuators)
-        env._xdoe_actuators = actuators  # for a derived update_values (xdoe.environment._forms)
+        env._xdoe_actuators = actuators  # for a derived update_values (xdoe._plugins._forms)
         self.env_action_id[i] = actuators[0][0] if len(actuators) == 1 else None
         self.env_terminated[i] = False
         self.env_rewards[i] = {}

@@ -64,8 +64,85 @@ class SimulationController(ABC):
             raise TypeError(f"unexpected parameters: {', '.join(sorted(params))}")
 
     def start_episode(self, worker: SimulationWorker) -> None:
-        """A new episode begins in ``worker`` (its environments are reset)."""
+        """Prepare a worker's new episode: reset what the controller keeps for it.
+
+        Called at the start of every episode of every worker, after its
+        environments were started (:meth:`Environment.start_environment
+        <xdoe.environment.Environment.start_environment>`) and its muscles
+        reset, before the episode's first :meth:`step`. Workers interleave,
+        so key per-worker state by ``worker.index``. The default does
+        nothing.
+
+        Args:
+            worker (SimulationWorker): the worker whose episode begins
+                (``worker.index``, ``worker.agent_names``); do not act or
+                update here.
+
+        Raises:
+            Exception: anything it raises ends the run as failed (the run
+                instance records the error with its traceback).
+
+        Examples:
+            >>> from xdoe.simulation import SimulationController
+            >>> class RotatingStart(SimulationController):
+            ...     # Taking turns; the first player rotates from one episode to the next.
+            ...     def __init__(self):
+            ...         super().__init__()
+            ...         self.turn, self.episodes = {}, {}
+            ...     def start_episode(self, worker):
+            ...         n = self.episodes[worker.index] = self.episodes.get(worker.index, -1) + 1
+            ...         self.turn[worker.index] = n % len(worker.agent_names)
+            ...     def step(self, worker):
+            ...         worker.act(self.turn[worker.index])
+            ...         worker.update()
+            ...         self.turn[worker.index] = (self.turn[worker.index] + 1) % len(worker.agent_names)
+            >>> class Worker:  # what the executor hands in, reduced to the names
+            ...     index, agent_names = 0, ["x", "o"]
+            >>> controller = RotatingStart()
+            >>> controller.start_episode(Worker()); first = controller.turn[0]
+            >>> controller.start_episode(Worker()); first, controller.turn[0]
+            (0, 1)
+        """
 
     @abstractmethod
     def step(self, worker: SimulationWorker) -> None:
-        """Run one step: some agents act, then one ``worker.update()``."""
+        """Run one step of a worker's episode: let agents act, then advance the environments once.
+
+        Called repeatedly for every episode of every worker, until the
+        termination conditions (asked after each call) end the episode. A
+        step calls :meth:`SimulationWorker.act` for each agent that acts,
+        in the order they act, and :meth:`SimulationWorker.update` exactly
+        once, at the end: the conditions count one update per step.
+
+        Args:
+            worker (SimulationWorker): the worker to step: ``act(i)`` lets
+                agent ``i`` (an index into ``worker.agent_names``, document
+                order) act, ``update()`` applies the kept actions to the
+                environments and returns whether one reported ``done``.
+
+        Raises:
+            Exception: anything it raises ends the run as failed;
+                :class:`~xdoe.errors.RunError` from ``act``/``update`` (a
+                value outside its space, a component that raised) passes
+                through.
+
+        Examples:
+            >>> from xdoe.simulation import SimulationController
+            >>> class LeaderFirst(SimulationController):
+            ...     # Agent 0 acts, then the others; then one update.
+            ...     def step(self, worker):
+            ...         for i in range(len(worker.agent_names)):
+            ...             worker.act(i)
+            ...         worker.update()
+            >>> class Worker:  # records the calls the executor's worker would carry out
+            ...     index, agent_names, calls = 0, ["leader", "follower"], []
+            ...     def act(self, agent):
+            ...         self.calls.append(f"act {self.agent_names[agent]}")
+            ...     def update(self):
+            ...         self.calls.append("update")
+            ...         return False
+            >>> worker = Worker()
+            >>> LeaderFirst().step(worker)
+            >>> worker.calls
+            ['act leader', 'act follower', 'update']
+        """

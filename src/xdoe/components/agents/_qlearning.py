@@ -15,8 +15,8 @@ import numpy as np
 
 from xdoe.agent import Brain, Experience, Mode, Muscle
 from xdoe.components.agents._qtable import DiscreteEncoder, QTable
-from xdoe.environment import (ActuatorInformation, RewardInformation, SensorInformation, action_mask,
-                              is_action_mask, items_of, values_of)
+from xdoe._plugins import items_of, values_of
+from xdoe.environment import ActuatorInformation, RewardInformation, SensorInformation, action_mask, is_action_mask
 
 __all__ = ["DiscreteEncoder", "QTable", "QLearningBrain", "QLearningMuscle"]
 

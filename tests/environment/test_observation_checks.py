@@ -13,8 +13,8 @@ import numpy as np
 import pytest
 from gymnasium import spaces
 
-from xdoe.environment import SensorInformation, observation_check, observation_report
-from xdoe.environment._spaces import EVERY, FIRST, ObservationCheck, inside
+from xdoe._plugins import EVERY, FIRST, ObservationCheck, inside, observation_check, observation_report
+from xdoe.environment import SensorInformation
 from xdoe.errors import DocumentError, ObservationSpaceWarning, RunError
 from xdoe.execution import load_plan, run
 
