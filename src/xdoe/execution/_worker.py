@@ -113,8 +113,6 @@ class Worker(WorkerEpisodes):
         self.step = 0
         self.done = False
         self.left_any = False
-        #: some environment reported rewards with an ``owner`` this step
-        self.owned = False
         self.active = True
         self.in_episode = False
         self.started_at = 0.0
@@ -217,7 +215,6 @@ class Worker(WorkerEpisodes):
         actions = self.actions
         self.actions = {}
         done = owned = False
-        self.owned = False
         env_obs, env_rewards, env_terminated, fetch = self.env_obs, self.env_rewards, self.env_terminated, self.fetch
         # each environment's step: the one place where its observation, rewards and flags come back
         for i, env in enumerate(self.envs):
@@ -234,8 +231,9 @@ class Worker(WorkerEpisodes):
             except Exception as exc:
                 raise component_error(f"environment {self.env_uids[i]!r}: {self.env_forms[i]}", exc) from exc
             if fetch[i]:
-                rewards = self._read_state(i, rewards)
-                owned = self.owned
+                rewards, found = self._read_state(i, rewards)
+                if found:
+                    owned = True
             env_obs[i] = observation
             env_rewards[i] = rewards
             env_terminated[i] = terminated
@@ -292,11 +290,11 @@ class Worker(WorkerEpisodes):
         self.actions = {}
 
     # -- internals ---------------------------------------------------------
-    def _read_state(self, i: int, rewards: dict[str, float]) -> dict[str, float]:
+    def _read_state(self, i: int, rewards: dict[str, float]) -> tuple[dict[str, float], bool]:
         """After environment ``i``'s update, when its state is read at every
         step (``fetch``): the state for the conditions, its reward block
-        applied, rewards with an owner and agents that left noted; returns
-        the rewards (the block's, if there is one)."""
+        applied, agents that left noted; returns the rewards (the block's,
+        if there is one) and whether one of them has an ``owner``."""
         state = self._last_state(i)
         block = self.reward_blocks[i]
         if block is not None:
@@ -305,14 +303,15 @@ class Worker(WorkerEpisodes):
             except Exception as exc:
                 raise component_error(f"environment {self.env_uids[i]!r}: reward", exc) from exc
             rewards = {r.uid: r.value for r in state.rewards}
+        owned = False
         for r in state.rewards:
             if r.owner is not None:
-                self.owned = True
+                owned = True
                 break
         if state.left:
             self.left_any = True
         self.progress.states[i] = state
-        return rewards
+        return rewards, owned
 
     def _last_state(self, i: int) -> EnvironmentState:
         """Environment ``i``'s state of its last update (kept in ``states``)."""
