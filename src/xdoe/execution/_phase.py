@@ -331,13 +331,12 @@ class PhaseRuntime:
         stop = CONTINUE
         stop_cut = CUT_STOP  # what cuts the episodes still running when the phase stops
         while active and stop < STOP_PHASE:
-            ended = False
+            retired = False
             if act_round is not None:
                 act_round(active)
             for position, worker in enumerate(active):
                 verdict = run_steps(worker)
                 if verdict >= RESET:
-                    ended = True
                     cut = cut_cause(worker, verdict)
                     if cut in BUDGET_CUTS:
                         stop_cut = cut  # type: ignore[assignment]
@@ -348,6 +347,7 @@ class PhaseRuntime:
                         worker.start_episode(controller)
                     else:
                         worker.active = False
+                        retired = True
                 else:
                     for hook_step in on_step:  # empty unless a hook needs steps
                         answer = hook_step(worker)
@@ -359,7 +359,7 @@ class PhaseRuntime:
                         for later in active[position + 1:]:
                             later.retract()
                     break
-            if ended:  # only an ended episode can retire a worker; steps stay cheap
+            if retired:  # the rounds go on without it; steps stay cheap
                 active = [w for w in active if w.active]
                 act_round, run_steps = steps_for(active)
         for worker in self.workers:
