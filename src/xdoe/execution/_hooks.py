@@ -22,6 +22,7 @@ from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any, Callable, Sequence
 
 from xdoe.errors import RunStopped
+from xdoe.execution._events import ProgressEvent
 
 if TYPE_CHECKING:
     from xdoe.conditions import EpisodeProgress
@@ -123,8 +124,6 @@ class ProgressHook(Hook):
         self._send(self.episodes, self.runner.progress.steps)
 
     def _send(self, episodes: int, steps: int) -> None:
-        from xdoe.execution._events import ProgressEvent
-
         plan, phase = self.plan, self.phase
         self.callback(ProgressEvent(plan.uid, phase.name, phase.index, len(plan.phases), episodes, self.total,
                                     self.steps_before + steps))
