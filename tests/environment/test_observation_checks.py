@@ -42,6 +42,10 @@ def test_the_checked_steps_are_the_first_of_each_episode_then_a_sample() -> None
     checked = [s for s in range(1, 200) if ObservationCheck.due(s)]
     assert checked[:FIRST] == list(range(1, FIRST + 1))
     assert checked[FIRST:] == list(range(2 * EVERY, 200, EVERY))
+    walked = [1]  # the worker walks from one due step to the next
+    while walked[-1] < 200:
+        walked.append(ObservationCheck.next_due(walked[-1]))
+    assert walked[:-1] == checked
 
 
 def test_warn_reports_the_first_value_of_each_sensor_once_and_error_raises() -> None:

@@ -170,6 +170,7 @@ def _fake_plan(tmp_path: Path, prune: dict[str, Any]) -> Any:
 def test_a_resumed_run_takes_the_decisions_it_recorded(tmp_path: Path, store) -> None:
     from xdoe.conditions import EpisodeProgress, PhaseProgress
     from xdoe.errors import RunPruned
+    from xdoe.execution._hooks import EpisodeEnd
     from xdoe.execution._pruning import PruneTracker
     from xdoe.store import RungRow
 
@@ -181,10 +182,12 @@ def test_a_resumed_run_takes_the_decisions_it_recorded(tmp_path: Path, store) ->
         progress = PhaseProgress(0, "training", "train", 1, 10, ["random"])
         for e in range(4):  # 40 steps: below the first rung
             progress.steps = 10 * (e + 1)
-            tracker.episode(EpisodeProgress(progress, 0, e, 10, {"random": 9.0}, {"random": 9.0}))
+            tracker.on_episode_end(EpisodeEnd(0, e + 1, EpisodeProgress(progress, 0, e, 10, {"random": 9.0},
+                                                                        {"random": 9.0}), False, 1, None))
         progress.steps = 50
         with pytest.raises(RunPruned, match="against 7 other run"):  # the recorded decision, no peer asked
-            tracker.episode(EpisodeProgress(progress, 0, 4, 10, {"random": 9.0}, {"random": 9.0}))
+            tracker.on_episode_end(EpisodeEnd(0, 5, EpisodeProgress(progress, 0, 4, 10, {"random": 9.0},
+                                                                    {"random": 9.0}), False, 1, None))
         rec.phase_finished("pruned")
 
 

@@ -147,6 +147,11 @@ class ObservationCheck:
         update) are checked: steps 1 to :data:`FIRST`, then every :data:`EVERY`-th."""
         return step <= FIRST or not step % EVERY
 
+    @staticmethod
+    def next_due(step: int) -> int:
+        """The first step after ``step`` that :meth:`due` checks."""
+        return step + 1 if step < FIRST else (step // EVERY + 1) * EVERY
+
     def sensors(self, sensors: Iterable[Iterable[Any]], episode: int, step: int) -> None:
         """Check every ``SensorInformation`` of ``sensors`` (one list per environment).
 

@@ -15,10 +15,10 @@ from typing import TYPE_CHECKING, Any, Callable
 
 from xdoe.conditions import TerminationCondition, Verdict
 from xdoe.errors import one_line
+from xdoe.execution._events import PhaseResult
+from xdoe.execution._hooks import EpisodeEnd, Hook, RedrawHook
 from xdoe.execution._phase import PhaseRuntime, build_component
-from xdoe.execution._stepping import step_function
-from xdoe._cuts import CUT_STOP
-from xdoe.execution._worker import CONTINUE, RESET, STOP_PHASE, component_error, cut_cause
+from xdoe.execution._worker import CONTINUE, component_error
 
 if TYPE_CHECKING:
     from xdoe.execution._plan import RunPlan
@@ -83,6 +83,60 @@ class _Locked:
     def send(self, msg: Any) -> None:
         with self.lock:
             self.conn.send(msg)
+
+
+class _ToRunProcess(Hook):
+    """The worker process's hook in the one episode loop
+    (:meth:`PhaseRuntime.run`): every episode end goes to the run process
+    (``ep``, after its rows: a batch), and before the next step the messages
+    that arrived are handled (muscle updates; ``stop`` and ``close`` stop
+    the phase); after a step, a batch of ``flush_every`` items is sent."""
+
+    def __init__(self, w: int, out: Any, inbox: deque[Any], outbox: list[Any], muscles: dict[str, Any],
+                 flush_every: int) -> None:
+        self.w, self.out, self.inbox, self.outbox, self.muscles = w, out, inbox, outbox, muscles
+        self.flush_every = flush_every
+        self.stop = CONTINUE  # a stop that arrived before the first step
+
+    def flush(self) -> None:
+        if self.outbox:
+            self.out.send(("batch", self.w, self.outbox[:]))
+            self.outbox.clear()
+
+    def handle(self) -> int:
+        """Apply the messages that arrived; the highest stop verdict among them (``CONTINUE``: none)."""
+        stop = CONTINUE
+        inbox, muscles = self.inbox, self.muscles
+        while inbox:
+            item = inbox.popleft()
+            if item[0] == "upd":
+                for name, update in item[1]:
+                    try:
+                        muscles[name].update(update)
+                    except Exception as exc:
+                        raise component_error(f"agent {name!r}: muscle.update", exc) from exc
+            elif item[0] in ("stop", "close"):
+                stop = max(stop, item[1] if item[0] == "stop" else int(Verdict.STOP_RUN))
+        return stop
+
+    def on_phase_start(self, runner: Any) -> None:
+        self.stop = self.handle()
+
+    def on_step(self, worker: Any) -> int:
+        if len(self.outbox) >= self.flush_every:
+            self.flush()
+        stop = self.handle() if self.inbox else CONTINUE
+        return self.stop if self.stop > stop else stop
+
+    def on_episode_end(self, end: EpisodeEnd) -> int:
+        # STOP_PHASE/STOP_RUN of the worker's own step: this worker is done; the run process,
+        # which judges every episode end, passes a phase stop on to the other workers (not
+        # this worker's own step budget: each worker counts its own steps)
+        episode = end.episode
+        self.outbox.append(("ep", episode.episode, episode.steps, episode.rewards, episode.objectives,
+                            end.truncated, end.verdict, end.cut_by))
+        self.flush()
+        return self.handle() if self.inbox else CONTINUE
 
 
 def worker_main(plan: "RunPlan", phase_index: int, w: int, policy: Any, out: Any, inp: Any,
@@ -178,56 +232,11 @@ def _worker_phase(plan: "RunPlan", phase_index: int, w: int, policy: Any, out: A
             except Exception as exc:
                 raise component_error(f"agent {name!r}: muscle setup", exc) from exc
 
-    def flush() -> None:
-        if outbox:
-            out.send(("batch", w, outbox[:]))
-            outbox.clear()
-
-    def handle() -> int:
-        stop = CONTINUE
-        while inbox:
-            item = inbox.popleft()
-            if item[0] == "upd":
-                for name, update in item[1]:
-                    try:
-                        muscles[name].update(update)
-                    except Exception as exc:
-                        raise component_error(f"agent {name!r}: muscle.update", exc) from exc
-            elif item[0] in ("stop", "close"):
-                stop = max(stop, item[1] if item[0] == "stop" else int(Verdict.STOP_RUN))
-        return stop
-
-    def end(truncated: bool, verdict: int, cut_by: str | None) -> None:
-        episode = worker.end_episode(truncated, cut_by)
-        outbox.append(("ep", episode.episode, episode.steps, episode.rewards, episode.objectives,
-                       truncated, verdict, cut_by))
-        flush()
-
-    controller = rt.controller
-    step = step_function(controller, rt.conditions, len(phase.agents))
-    for condition in rt.conditions:
-        condition.phase_started(rt.progress)
-    budget = phase.episodes
-    worker.start_episode(controller, started=True)
-    while True:
-        if inbox and handle() >= STOP_PHASE:  # the phase stopped (a verdict the run process passed on)
-            break
-        verdict = step(worker)
-        if verdict >= RESET:
-            end(False, verdict, cut_cause(worker, verdict))
-            # STOP_PHASE/STOP_RUN: this worker is done; the run process, which judges every
-            # episode end, passes a phase stop on to the other workers (not this worker's own
-            # step budget: each worker counts its own steps)
-            if verdict >= STOP_PHASE or worker.episode >= budget:
-                break
-            if rt.has_samplers:
-                rt.redraw(worker)
-            worker.start_episode(controller)
-        elif len(outbox) >= flush_every:
-            flush()
-    if worker.in_episode and worker.step > 0:  # stopped by the run process (another worker's verdict)
-        end(True, CONTINUE, CUT_STOP)
-    flush()
+    result = PhaseResult(phase.index, phase.name, phase.mode)  # the run process keeps the real one
+    to_run = _ToRunProcess(w, out, inbox, outbox, muscles, flush_every)
+    hooks: list[Hook] = [to_run, RedrawHook(rt, rt.workers)] if rt.has_samplers else [to_run]
+    rt.run(result, hooks, judge=False)  # the run process judges the episodes
+    to_run.flush()
     rt.close()
     out.send(("done", w))  # after every row of this worker: the run process reads them in order
     # wait for "close" so that no update is sent into a closed pipe

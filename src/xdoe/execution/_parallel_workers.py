@@ -45,7 +45,7 @@ import contextvars
 import multiprocessing
 import os
 from multiprocessing.connection import wait as _wait_any
-from typing import TYPE_CHECKING, Any, Callable, Iterator
+from typing import TYPE_CHECKING, Any, Callable, Iterator, Sequence
 
 from xdoe._cuts import CUT_STEP_BUDGET
 from xdoe.agent import Brain, Mode
@@ -53,13 +53,15 @@ from xdoe.conditions import EpisodeProgress, TerminationCondition, Verdict
 from xdoe._plugins import report_observation
 from xdoe.errors import RunError
 from xdoe.execution._events import PhaseResult
+from xdoe.execution._hooks import EpisodeEnd, episode_hooks
 from xdoe.execution._parallel_child import worker_main
 from xdoe.execution._phase import build_component, overrides, phase_conditions, phase_progress
-from xdoe.execution._seeding import brain_seed
+from xdoe.execution._seeding import Seeds
 from xdoe.execution._watchdog import RunTimeout, WatchBoard
 from xdoe.execution._worker import CONTINUE, STOP_PHASE, component_error
 
 if TYPE_CHECKING:
+    from xdoe.execution._hooks import Hook
     from xdoe.execution._plan import AgentSpec, PhasePlan, RunPlan
     from xdoe.store import RunRecorder
 
@@ -90,15 +92,6 @@ def parallel_workers_enabled() -> bool:
 
 
 # -- run process side ---------------------------------------------------------------------
-
-class _EpisodeOf:
-    """What ``on_episode`` callbacks read of a worker: ``index``, ``episode`` (next one)."""
-
-    __slots__ = ("index", "episode")
-
-    def __init__(self, index: int, episode: int) -> None:
-        self.index, self.episode = index, episode
-
 
 class _RemoteTraceback(Exception):
     def __init__(self, tb: str) -> None:
@@ -209,7 +202,7 @@ class ParallelPhase:
             brain = self.brains.get(name)
             fresh = brain is None
             if brain is None:
-                brain = build_component(spec.brain, Brain, seed=brain_seed(self.plan.seed, name))
+                brain = build_component(spec.brain, Brain, seed=Seeds(self.plan.seed).brain(name))
                 try:
                     brain.setup(sensors, actuators)
                 except Exception as exc:
@@ -226,20 +219,24 @@ class ParallelPhase:
             self._send(w, ("start", states))
 
     # -- the phase ----------------------------------------------------------------------
-    def run(self, result: "PhaseResult", on_episode: Callable[[Any, EpisodeProgress], None]) -> Verdict:
+    def run(self, result: "PhaseResult", hooks: "Sequence[Hook]" = ()) -> Verdict:
         """Run the phase's episodes in the workers; fill ``result``; the
-        highest phase-level verdict."""
+        highest phase-level verdict; ``hooks`` hear of the episode ends as
+        they arrive (no step hook: the steps are taken elsewhere)."""
         try:
-            return self._run(result, on_episode)
+            return self._run(result, hooks)
         except BaseException:
             self.close()
             raise
 
-    def _run(self, result: "PhaseResult", on_episode: Callable[[Any, EpisodeProgress], None]) -> Verdict:
+    def _run(self, result: "PhaseResult", hooks: "Sequence[Hook]") -> Verdict:
         episode_conditions = [c.episode_finished for c in self.conditions
                               if overrides(c, "episode_finished")]
+        on_end = episode_hooks(hooks)
         for condition in self.conditions:
             condition.phase_started(self.progress)
+        for hook in hooks:
+            hook.on_phase_start(self)
         reward_sums = {a.name: 0.0 for a in self.phase.agents}
         objective_sums = {a.name: 0.0 for a in self.phase.agents}
         brains, recorder, train = self.brains, self.recorder, self.train
@@ -308,7 +305,11 @@ class ParallelPhase:
                                 answer = check(episode)
                                 if answer > verdict:
                                     verdict = int(answer)
-                        on_episode(_EpisodeOf(w, episode_no + 1), episode)
+                        end = EpisodeEnd(w, episode_no + 1, episode, truncated, int(worker_verdict), cut_by)
+                        for hook in on_end:
+                            answer = hook(end)
+                            if answer is not None and answer > verdict:
+                                verdict = int(answer)
                         if max(verdict, worker_verdict) >= STOP_PHASE:
                             stop = max(stop, verdict, int(worker_verdict))
                         if verdict >= STOP_PHASE:
@@ -320,6 +321,8 @@ class ParallelPhase:
         total = max(result.episodes, 1)
         result.rewards = {k: v / total for k, v in reward_sums.items()}
         result.objectives = {k: v / total for k, v in objective_sums.items()}
+        for hook in hooks:
+            hook.on_phase_end(result)
         return Verdict(stop)
 
     def _kill_overdue(self) -> None:

@@ -7,7 +7,7 @@ builders are shared with the parallel workers."""
 from __future__ import annotations
 
 from dataclasses import dataclass
-from typing import TYPE_CHECKING, Any, Callable
+from typing import TYPE_CHECKING, Any, Callable, Sequence
 
 from numpy.random import Generator as _Generator
 
@@ -17,8 +17,8 @@ from xdoe.environment import ActuatorInformation, Environment, Reward, SensorInf
 from xdoe.errors import ComponentError
 from xdoe.execution._loading import construct, load_class
 from xdoe.execution._plan import AgentSpec, ComponentPlan, EnvironmentPlan, PhasePlan, RunPlan
-from xdoe.execution._phase_runner import EpisodeCallback
-from xdoe.execution._seeding import brain_seed, environment_seed, muscle_seed, sampler_rng
+from xdoe.execution._hooks import EpisodeEnd, episode_hooks, step_hooks
+from xdoe.execution._seeding import Seeds
 from xdoe.execution._stepping import (episode_function, lockstep_functions, overrides, reads_states, step_function,
                                       step_verdict)
 from xdoe._cuts import BUDGET_CUTS, CUT_STOP
@@ -30,6 +30,7 @@ if TYPE_CHECKING:
     import numpy as np
 
     from xdoe.execution._events import PhaseResult
+    from xdoe.execution._hooks import Hook
     from xdoe.execution._resume import WorkerState
     from xdoe.store import RunRecorder
 
@@ -134,17 +135,18 @@ class PhaseRuntime:
 
     def __init__(self, plan: RunPlan, phase: PhasePlan, brains: dict[str, Brain],
                  run_condition: TerminationCondition | None, recorder: "RunRecorder | None",
-                 *, seed_override: int | None = None,
+                 *, seeds: Seeds | None = None,
                  prepare_brain: Callable[[AgentSpec, Brain, bool], None] | None = None,
                  restore: "list[WorkerState] | None" = None,
                  only_workers: "list[int] | None" = None) -> None:
         """Construct the phase. ``prepare_brain(spec, brain, fresh)`` is called
         for every agent once its brain is set up and in the phase's mode, before
         the muscles are made (lineage: ``load``/``replay``/resume);
-        ``restore`` (resuming a phase) holds each worker's saved state."""
+        ``restore`` (resuming a phase) holds each worker's saved state;
+        ``seeds``: where the components' seeds come from (default: the run seed's)."""
         self.phase = phase
-        seed = plan.seed
-        base_seed = seed_override if seed_override is not None else seed
+        if seeds is None:
+            seeds = Seeds(plan.seed)
         #: per worker, per environment: the sampler generator (``None`` without samplers)
         self.samplers: list[list[np.random.Generator | None]] = []
         self.controller: SimulationController = build_component(phase.simulation, SimulationController)
@@ -162,14 +164,12 @@ class PhaseRuntime:
             drawn: dict[str, Any] = {}
             saved = restore[w] if restore is not None and w < len(restore) else None
             for i, spec in enumerate(phase.environments):
-                gen = None if spec.samplers is None else sampler_rng(base_seed, phase.index, w, spec.uid)
+                gen = None if spec.samplers is None else seeds.sampler(phase.index, w, spec.uid)
                 if gen is not None and saved is not None and i < len(saved.samplers) \
                         and saved.samplers[i] is not None:
                     gen.bit_generator.state = saved.samplers[i]
                 generators.append(gen)
-                env_seed = seed_override if seed_override is not None else environment_seed(
-                    seed, phase.index, w, spec.uid)
-                env, params = make_environment(spec, env_seed, gen)
+                env, params = make_environment(spec, seeds.environment(phase.index, w, spec.uid), gen)
                 if params is not None:
                     drawn[spec.uid] = params
                 if saved is not None and i < len(saved.envs) and saved.envs[i] is not None \
@@ -202,8 +202,7 @@ class PhaseRuntime:
             spec = setup.spec
             brain = brains.get(spec.name)
             if brain is None:
-                b_seed = seed_override if seed_override is not None else brain_seed(seed, spec.name)
-                brain = build_component(spec.brain, Brain, seed=b_seed)
+                brain = build_component(spec.brain, Brain, seed=seeds.brain(spec.name))
                 try:
                     brain.setup(setup.sensors, setup.actuators)
                 except Exception as exc:
@@ -220,9 +219,8 @@ class PhaseRuntime:
             for setup in setups:
                 spec = setup.spec
                 brain = brains[spec.name]
-                m_seed = seed_override if seed_override is not None else muscle_seed(
-                    seed, phase.index, worker.index, spec.name)
-                muscle = build_component(spec.muscle, Muscle, uid=spec.name, seed=m_seed)
+                muscle = build_component(spec.muscle, Muscle, uid=spec.name,
+                                         seed=seeds.muscle(phase.index, worker.index, spec.name))
                 objective = build_component(spec.objective, Objective)
                 try:
                     muscle.setup(setup.sensors, setup.actuators)
@@ -254,8 +252,10 @@ class PhaseRuntime:
                 if worker.episode >= phase.episodes:
                     worker.active = False
 
-    def run(self, result: "PhaseResult", on_episode: EpisodeCallback) -> Verdict:
-        """The episode loop of the phase in this process, in rounds: in each
+    def run(self, result: "PhaseResult", hooks: "Sequence[Hook]" = (), *, judge: bool = True) -> Verdict:
+        """The episode loop of the phase's workers in this process (the one
+        loop: the run process's, and each parallel worker process's with its
+        one worker, :mod:`xdoe.execution._parallel_child`), in rounds: in each
         round every active worker takes one step, in worker order; a worker
         whose episode ended records it and starts its next one before the
         next round, a worker whose episodes are done leaves the rounds. When
@@ -267,23 +267,35 @@ class PhaseRuntime:
         worker's step stops drops the actions of the workers after it (they
         never reached their environments). Otherwise each worker takes its
         whole step at its turn; the phase's only active worker runs whole
-        episodes in one call. Adds to ``result`` and returns the highest
+        episodes in one call when no hook needs steps.
+
+        ``hooks`` (:mod:`xdoe.execution._hooks`) are told of the phase's
+        start and end and of every episode end; after a step that did not
+        end an episode, those that need steps. ``judge``: ask the conditions'
+        ``episode_finished`` (a parallel worker process does not: the run
+        process judges). Adds to ``result`` and returns the highest
         phase-level verdict."""
         phase = self.phase
         controller = self.controller
+        on_step = step_hooks(hooks)
+        on_end = episode_hooks(hooks)
         step = step_function(controller, self.conditions, len(phase.agents))
         # the phase's only active worker runs whole episodes in one call (the same steps)
-        episode_steps = episode_function(controller, self.conditions, len(phase.agents)) or step
+        episode_steps = (None if on_step else episode_function(controller, self.conditions, len(phase.agents))) \
+            or step
         muscles = [type(agent.muscle) for agent in self.workers[0].agents] if self.workers else []
         lockstep = lockstep_functions(controller, self.conditions, muscles)
-        episode_conditions = [c.episode_finished for c in self.conditions if overrides(c, "episode_finished")]
+        episode_conditions = [c.episode_finished for c in self.conditions
+                              if judge and overrides(c, "episode_finished")]
         for condition in self.conditions:
             condition.phase_started(self.progress)
+        for hook in hooks:
+            hook.on_phase_start(self)
         budget = phase.episodes
         reward_sums: dict[str, float] = {a.name: 0.0 for a in phase.agents}
         objective_sums: dict[str, float] = {a.name: 0.0 for a in phase.agents}
 
-        def finish(worker: Worker, truncated: bool, cut_by: str | None) -> Verdict:
+        def finish(worker: Worker, truncated: bool, verdict: int, cut_by: str | None) -> int:
             episode = worker.end_episode(truncated, cut_by)
             result.episodes += 1
             result.steps += episode.steps
@@ -291,13 +303,18 @@ class PhaseRuntime:
                 reward_sums[name] += value
             for name, value in episode.objectives.items():
                 objective_sums[name] += value
-            verdict = CONTINUE
+            judged = CONTINUE
             for check in episode_conditions:
                 answer = check(episode)
-                if answer > verdict:
-                    verdict = answer
-            on_episode(worker, episode)
-            return verdict
+                if answer > judged:
+                    judged = answer
+            if on_end:
+                end = EpisodeEnd(worker.index, worker.episode, episode, truncated, verdict, cut_by)
+                for hook in on_end:
+                    answer = hook(end)
+                    if answer is not None and answer > judged:
+                        judged = answer
+            return judged
 
         def steps_for(active: list[Worker]) -> tuple[Callable[[list[Worker]], None] | None, Callable[[Worker], int]]:
             """(the round's acting in lockstep or ``None``, each worker's step in the round)."""
@@ -314,41 +331,48 @@ class PhaseRuntime:
         stop = CONTINUE
         stop_cut = CUT_STOP  # what cuts the episodes still running when the phase stops
         while active and stop < STOP_PHASE:
-            ended = False
+            retired = False
             if act_round is not None:
                 act_round(active)
             for position, worker in enumerate(active):
                 verdict = run_steps(worker)
                 if verdict >= RESET:
-                    ended = True
                     cut = cut_cause(worker, verdict)
                     if cut in BUDGET_CUTS:
                         stop_cut = cut  # type: ignore[assignment]
-                    answer = finish(worker, False, cut)
+                    answer = finish(worker, False, verdict, cut)
                     if answer > verdict:
                         verdict = answer
                     if verdict < STOP_PHASE and worker.episode < budget:
                         worker.start_episode(controller)
                     else:
                         worker.active = False
-                    if verdict >= STOP_PHASE:
-                        stop = verdict
-                        if act_round is not None:  # the later workers acted this round, never updated
-                            for later in active[position + 1:]:
-                                later.retract()
-                        break
-            if ended:  # only an ended episode can retire a worker; steps stay cheap
+                        retired = True
+                else:
+                    for hook_step in on_step:  # empty unless a hook needs steps
+                        answer = hook_step(worker)
+                        if answer > verdict:
+                            verdict = answer
+                if verdict >= STOP_PHASE:
+                    stop = verdict
+                    if act_round is not None:  # the later workers acted this round, never updated
+                        for later in active[position + 1:]:
+                            later.retract()
+                    break
+            if retired:  # the rounds go on without it; steps stay cheap
                 active = [w for w in active if w.active]
                 act_round, run_steps = steps_for(active)
         for worker in self.workers:
             if worker.in_episode and worker.step > 0:
-                finish(worker, True, stop_cut)
+                finish(worker, True, CONTINUE, stop_cut)
         result.stopped_by = {
             CONTINUE: "episodes", RESET: "episodes", STOP_PHASE: "condition", STOP_RUN: "run_condition"
         }[Verdict(stop)]
         total = max(result.episodes, 1)
         result.rewards = {k: v / total for k, v in reward_sums.items()}
         result.objectives = {k: v / total for k, v in objective_sums.items()}
+        for hook in hooks:
+            hook.on_phase_end(result)
         return Verdict(stop)
 
     def redraw(self, worker: "Worker") -> None:

@@ -12,18 +12,15 @@ calls what is declared here, never asking which kind it holds.
 
 from __future__ import annotations
 
-from typing import TYPE_CHECKING, Any, Callable, Protocol, runtime_checkable
+from typing import TYPE_CHECKING, Any, Protocol, Sequence, runtime_checkable
 
 if TYPE_CHECKING:
-    from xdoe.conditions import EpisodeProgress, PhaseProgress, Verdict
+    from xdoe.conditions import PhaseProgress, Verdict
     from xdoe.execution._events import PhaseResult
+    from xdoe.execution._hooks import Hook
     from xdoe.execution._plan import PhasePlan
 
-__all__ = ["EpisodeCallback", "PhaseRunner"]
-
-#: ``on_episode(worker, episode)``: called once per finished episode; ``worker``
-#: has ``index`` and ``episode`` (the number of its next episode).
-EpisodeCallback = Callable[[Any, "EpisodeProgress"], None]
+__all__ = ["PhaseRunner"]
 
 
 @runtime_checkable
@@ -52,10 +49,13 @@ class PhaseRunner(Protocol):
     def redraw(self, worker: Any) -> None:
         """Re-create ``worker``'s environments that have parameter samplers."""
 
-    def run(self, result: PhaseResult, on_episode: EpisodeCallback) -> Verdict:
+    def run(self, result: PhaseResult, hooks: Sequence[Hook] = ()) -> Verdict:
         """Run every worker's episodes until the budget or a phase-level
         verdict; add episodes, steps, mean rewards and objectives and
-        ``stopped_by`` to ``result``; return the highest verdict.
+        ``stopped_by`` to ``result``; return the highest verdict. Every hook
+        (:class:`~xdoe.execution._hooks.Hook`) hears of the phase's start, of
+        every episode end (in the order the episodes end) and of the phase's
+        end; those that need steps, of the steps taken in this process.
 
         Raises:
             ComponentError / RunError: a component or worker failed.

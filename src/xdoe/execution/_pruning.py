@@ -43,6 +43,7 @@ from collections import deque
 from typing import TYPE_CHECKING, Any, Iterable
 
 from xdoe.errors import InputError, RunPruned
+from xdoe.execution._hooks import EpisodeEnd, Hook
 
 if TYPE_CHECKING:
     from xdoe.documents import PruneSpec
@@ -175,9 +176,9 @@ def prune_decision(spec: "PruneSpec", rung: int, own: dict[int, float], number: 
     return bool(mine.should_prune())
 
 
-class PruneTracker:
-    """The prune rule of one run's pruned phase: fed every episode end
-    (:meth:`episode`), it decides at each rung and raises
+class PruneTracker(Hook):
+    """The prune rule of one run's pruned phase, a hook: fed every episode end
+    (:meth:`on_episode_end`), it decides at each rung and raises
     :class:`~xdoe.errors.RunPruned` when the run is pruned.
 
     Args:
@@ -205,13 +206,13 @@ class PruneTracker:
             for steps, value in self.store.phase_episode_values(kept_phase_id, self.agent, self.spec.metric):
                 self._feed(value, self.steps + steps, decide=False)
 
-    def episode(self, episode: Any) -> None:
-        """An episode of the pruned phase ended (an
-        :class:`~xdoe.conditions.EpisodeProgress`).
+    def on_episode_end(self, end: EpisodeEnd) -> None:
+        """An episode of the pruned phase ended.
 
         Raises:
             RunPruned: the rule prunes the run at the rung just reached.
         """
+        episode = end.episode
         values = episode.rewards if self.spec.metric == "reward" else episode.objectives
         if self.agent in values:
             self._feed(float(values[self.agent]), episode.phase.steps, decide=True)

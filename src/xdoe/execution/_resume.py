@@ -63,6 +63,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
+from xdoe.execution._hooks import EpisodeEnd, Hook
 from xdoe.store import HEARTBEAT_TIMEOUT
 
 if TYPE_CHECKING:
@@ -274,8 +275,10 @@ def prepare_resume(store: "Store", recorder: "RunRecorder", plan: "RunPlan") -> 
 
 # -- checkpoints during a phase ------------------------------------------------------------
 
-class PhaseCheckpointer:
-    """Saves the brains of a phase's agents with a resume state.
+class PhaseCheckpointer(Hook):
+    """Saves the brains of a phase's agents with a resume state: a hook that
+    checkpoints every ``checkpoint_every`` steps (checked at episode ends)
+    and at the phase's end.
 
     Args:
         manager: the phase's :class:`CheckpointManager`.
@@ -300,15 +303,19 @@ class PhaseCheckpointer:
         self.next_at = None if not self.every else (steps // self.every + 1) * self.every
         self.saved = 0
 
-    def episode_done(self, objectives: dict[str, float]) -> None:
+    def on_episode_end(self, end: EpisodeEnd) -> None:
         """One episode of one worker finished: feed the metric; checkpoint when due."""
         self.episodes += 1
-        for agent, value in objectives.items():
+        for agent, value in end.episode.objectives.items():
             self.manager.observe_episode(agent, value)
         if self.next_at is not None and self.runtime.progress.steps >= self.next_at:
             self.save()
             steps = self.runtime.progress.steps
             self.next_at = (steps // self.every + 1) * self.every  # type: ignore[operator]
+
+    def on_phase_end(self, result: Any) -> None:
+        """The phase's last checkpoint (``final``)."""
+        self.save(final=True)
 
     def save(self, final: bool = False) -> dict[str, "CheckpointInfo"]:
         """Checkpoint every agent of the phase and write the resume state."""

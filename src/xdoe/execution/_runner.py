@@ -47,14 +47,15 @@ import time
 from typing import TYPE_CHECKING, Any
 
 from xdoe.agent import Brain
-from xdoe.conditions import EpisodeProgress, TerminationCondition
-from xdoe.errors import RunStopped
-from xdoe.execution._events import PhaseResult, ProgressCallback, ProgressEvent
+from xdoe.conditions import TerminationCondition
+from xdoe.execution._events import PhaseResult, ProgressCallback
+from xdoe.execution._hooks import HeartbeatHook, Hook, LiveHook, ProgressHook, RedrawHook
 from xdoe.execution._parallel_workers import ParallelPhase, parallel_workers_enabled
 from xdoe.execution._phase import PhaseRuntime, build_component
 from xdoe.execution._phase_runner import PhaseRunner
 from xdoe.execution._plan import AgentSpec, PhasePlan, RunPlan
-from xdoe.execution._worker import STOP_RUN, Worker
+from xdoe.execution._seeding import Seeds
+from xdoe.execution._worker import STOP_RUN
 
 if TYPE_CHECKING:
     from xdoe.errors import ComponentError
@@ -63,11 +64,6 @@ if TYPE_CHECKING:
 
 __all__ = ["execute_plan", "check_plan"]
 
-#: Seconds between heartbeats (sent at episode ends; see ``xrun --heartbeat-timeout``).
-_HEARTBEAT_SECONDS = 10.0
-#: Seconds between live ticks at episode ends: buffered rows written (live
-#: curves in ``xrun dashboard``) and a pending stop request honoured.
-_LIVE_SECONDS = 2.0
 
 def _phase_runtime(plan: RunPlan, phase: PhasePlan, brains: dict[str, Brain],
                    run_condition: TerminationCondition | None, recorder: "RunRecorder | None",
@@ -172,7 +168,8 @@ def execute_plan(
     changes = _lineage_changes(plan)
     prune_phase = pruned_phase(plan) if recorder is not None else None  # run_config.prune
     steps_before = 0
-    last_beat = last_live = time.monotonic()
+    # the recorder's clock-driven work, one pair of hooks for the whole run
+    run_hooks: list[Hook] = [] if recorder is None else [HeartbeatHook(recorder), LiveHook(recorder)]
     for phase in plan.phases:
         if resume is not None and phase.index < resume.phase_index:
             result = _stored_result(phase, resume)
@@ -229,44 +226,20 @@ def execute_plan(
                 checkpointer = PhaseCheckpointer(
                     manager, recorder, phase, rt, brains, rt.samplers,
                     episodes_done=resume.state.episodes if continuing and resume and resume.state else 0)
-        redraw = rt.has_samplers
-        total = phase.workers * phase.episodes
-        tracker = None
-        if prune_phase is not None and prune_phase.index == phase.index and recorder is not None:
-            tracker = PruneTracker(plan, phase, recorder,
-                                   kept_phase_id=resume.phase_id if continuing and resume is not None else None)
-
-        def on_episode(worker: Worker, episode: EpisodeProgress, rt: PhaseRunner = rt,
-                       result: PhaseResult = result, base: int = steps_before,
-                       checkpointer: PhaseCheckpointer | None = checkpointer,
-                       redraw: bool = redraw, phase: PhasePlan = phase,
-                       tracker: PruneTracker | None = tracker) -> None:
-            nonlocal last_beat, last_live
-            if checkpointer is not None:
-                checkpointer.episode_done(episode.objectives)
-            if redraw and worker.episode < phase.episodes:
-                rt.redraw(worker)
-            if progress is not None:
-                progress(ProgressEvent(plan.uid, phase.name, phase.index, len(plan.phases),
-                                       result.episodes, total, base + rt.progress.steps))
-            if recorder is not None:
-                now = time.monotonic()  # one clock read per episode unless something is due
-                if now - last_beat > _HEARTBEAT_SECONDS:
-                    recorder.heartbeat()
-                    last_beat = now = time.monotonic()
-                if now - last_live > _LIVE_SECONDS:
-                    last_live = now
-                    _live_tick(recorder)
-            if tracker is not None:  # a rung reached: Optuna's pruner decides (RunPruned ends the run)
-                tracker.episode(episode)
-
+        hooks: list[Hook] = []
+        if checkpointer is not None:
+            hooks.append(checkpointer)
+        if rt.has_samplers:
+            hooks.append(RedrawHook(rt, rt.workers))
         if progress is not None:
-            progress(ProgressEvent(plan.uid, phase.name, phase.index, len(plan.phases), 0, total,
-                                   steps_before))
+            hooks.append(ProgressHook(progress, plan, phase, steps_before))
+        hooks.extend(run_hooks)
+        if prune_phase is not None and prune_phase.index == phase.index and recorder is not None:
+            # a rung reached: Optuna's pruner decides (RunPruned ends the run)
+            hooks.append(PruneTracker(plan, phase, recorder,
+                                      kept_phase_id=resume.phase_id if continuing and resume is not None else None))
         try:
-            verdict = rt.run(result, on_episode)
-            if checkpointer is not None:
-                checkpointer.save(final=True)
+            verdict = rt.run(result, hooks)
         except BaseException:
             results.append(result)  # the phase so far: a failed run still counts its episodes
             raise
@@ -282,17 +255,6 @@ def execute_plan(
         if verdict >= STOP_RUN:
             break
     return results
-
-
-def _live_tick(recorder: "RunRecorder") -> None:
-    """Write the buffered rows (so live views see them) and honour a stop
-    request (:meth:`xdoe.store.Store.request_stop`) by raising :class:`RunStopped`."""
-
-    recorder.flush()
-    assert recorder.instance_id is not None
-    reason = recorder.store.stop_requested(recorder.instance_id)
-    if reason is not None:
-        raise RunStopped(f"run {recorder.run_uid}: {reason}")
 
 
 def import_errors(plan: RunPlan) -> list[str]:
@@ -359,7 +321,7 @@ def check_plan(plan: RunPlan, seed: int) -> list[str]:
     if plan.run_condition is not None:
         run_condition = build_component(plan.run_condition, TerminationCondition)
     for phase in plan.phases:
-        rt = PhaseRuntime(plan, phase, brains, run_condition, None, seed_override=seed)
+        rt = PhaseRuntime(plan, phase, brains, run_condition, None, seeds=Seeds(plan.seed, fixed=seed))
         rt.close()
         lines.append(
             f"{phase.key}: {len(phase.environments)} environment(s), {len(phase.agents)} agent(s), "

@@ -36,12 +36,13 @@ number from their own ``default_rng(seed)``; the executor itself draws none
 from __future__ import annotations
 
 import hashlib
+from dataclasses import dataclass
 
 import numpy as np
 
 from xdoe._random import seed_word
 
-__all__ = ["name_key", "derive_seed", "brain_seed", "environment_seed", "muscle_seed",
+__all__ = ["Seeds", "name_key", "derive_seed", "brain_seed", "environment_seed", "muscle_seed",
            "sampler_rng", "CHECK_SEED"]
 
 #: The seed ``xrun experiment-check`` gives components it only constructs.
@@ -82,3 +83,30 @@ def sampler_rng(run_seed: int, phase: int, worker: int, uid: str) -> np.random.G
     ``default_rng(SeedSequence(run_seed, spawn_key=(3, phase, worker, *name_key(uid))))``."""
     ss = np.random.SeedSequence(int(run_seed), spawn_key=(SAMPLER, int(phase), int(worker), *name_key(uid)))
     return np.random.default_rng(ss)
+
+
+@dataclass(frozen=True)
+class Seeds:
+    """Where a phase's components get their seeds: derived from the run seed
+    ``run`` (the functions above), or, with ``fixed`` (``xrun
+    experiment-check``, :data:`CHECK_SEED`), that one seed for every
+    component and ``fixed`` as the samplers' root."""
+
+    run: int
+    fixed: int | None = None
+
+    def brain(self, agent: str) -> int:
+        """:func:`brain_seed`, or the fixed seed."""
+        return self.fixed if self.fixed is not None else brain_seed(self.run, agent)
+
+    def environment(self, phase: int, worker: int, uid: str) -> int:
+        """:func:`environment_seed`, or the fixed seed."""
+        return self.fixed if self.fixed is not None else environment_seed(self.run, phase, worker, uid)
+
+    def muscle(self, phase: int, worker: int, agent: str) -> int:
+        """:func:`muscle_seed`, or the fixed seed."""
+        return self.fixed if self.fixed is not None else muscle_seed(self.run, phase, worker, agent)
+
+    def sampler(self, phase: int, worker: int, uid: str) -> np.random.Generator:
+        """:func:`sampler_rng` of the run seed, or of the fixed seed."""
+        return sampler_rng(self.fixed if self.fixed is not None else self.run, phase, worker, uid)

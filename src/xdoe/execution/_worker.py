@@ -113,8 +113,6 @@ class Worker(WorkerEpisodes):
         self.step = 0
         self.done = False
         self.left_any = False
-        #: some environment reported rewards with an ``owner`` this step
-        self.owned = False
         self.active = True
         self.in_episode = False
         self.started_at = 0.0
@@ -122,6 +120,9 @@ class Worker(WorkerEpisodes):
         self.episode_extras: dict[str, Any] | None = None
         #: phase_config.observation_check (xdoe._plugins._observations); None when off
         self.observation_check = observation_check(phase.observation_check, f"phase {phase.name!r} worker {index}")
+        #: the next step whose observations are checked (reset at every episode start); never when off
+        self.check_at: float = 1 if self.observation_check is not None else float("inf")
+        self.one_env = n == 1
 
     def set_baseline(self, i: int, baseline: EnvironmentBaseline) -> None:
         """Environment ``i`` started an episode with ``baseline``."""
@@ -213,15 +214,14 @@ class Worker(WorkerEpisodes):
     def update(self) -> bool:
         actions = self.actions
         self.actions = {}
-        envs = self.envs
-        done = False
-        self.owned = False
+        done = owned = False
+        env_obs, env_rewards, env_terminated, fetch = self.env_obs, self.env_rewards, self.env_terminated, self.fetch
         # each environment's step: the one place where its observation, rewards and flags come back
-        for i, env in enumerate(envs):
+        for i, env in enumerate(self.envs):
             uid = self.env_action_id[i]
             if uid is not None:
                 value = actions.get(uid)
-            elif len(envs) == 1:
+            elif self.one_env:
                 value = actions
             else:
                 action_env = self.action_env
@@ -230,35 +230,36 @@ class Worker(WorkerEpisodes):
                 observation, rewards, terminated, truncated = env.update_values(value)
             except Exception as exc:
                 raise component_error(f"environment {self.env_uids[i]!r}: {self.env_forms[i]}", exc) from exc
-            if self.fetch[i]:
-                rewards = self._read_state(i, rewards)
-            self.env_obs[i] = observation
-            self.env_rewards[i] = rewards
-            self.env_terminated[i] = terminated
+            if fetch[i]:
+                rewards, found = self._read_state(i, rewards)
+                if found:
+                    owned = True
+            env_obs[i] = observation
+            env_rewards[i] = rewards
+            env_terminated[i] = terminated
             if terminated or truncated:
                 done = True
         if self.need_map:
             self._rebuild_map()
-        self.step += 1
-        check = self.observation_check
-        if check is not None and check.due(self.step):  # issue 25 hook
-            self._check_observations(check)
+        self.step = step = self.step + 1
+        if step >= self.check_at:  # the observation check (issue 25), at the steps it is due
+            self._check_observations()
         self.phase_progress.steps += 1
         objectives = self.objectives
-        env_rewards = self.env_rewards
         for agent in self.agents:
-            if self.owned:
+            if owned:
                 rewards, seen = self._owned_rewards(agent)
+            elif agent.reward_env >= 0:
+                rewards = seen = env_rewards[agent.reward_env]
             else:
-                if agent.reward_env >= 0:
-                    rewards = env_rewards[agent.reward_env]
-                else:
-                    rewards = {}
-                    for i in agent.reward_envs:
-                        rewards.update(env_rewards[i])
+                rewards = {}
+                for i in agent.reward_envs:
+                    rewards.update(env_rewards[i])
                 seen = rewards
             try:
-                objective = float(agent.internal(seen))
+                objective = agent.internal(seen)
+                if type(objective) is not float:
+                    objective = float(objective)
             except Exception as exc:
                 raise component_error(f"agent {agent.name!r}: objective.{agent.internal_form}", exc) from exc
             total = 0.0
@@ -276,9 +277,8 @@ class Worker(WorkerEpisodes):
         if self.left_any:
             self._leave()
         progress = self.progress
-        progress.step = self.step
-        progress.done = done
-        self.done = done
+        progress.step = step
+        progress.done = self.done = done
         return done
 
     def retract(self) -> None:
@@ -290,11 +290,11 @@ class Worker(WorkerEpisodes):
         self.actions = {}
 
     # -- internals ---------------------------------------------------------
-    def _read_state(self, i: int, rewards: dict[str, float]) -> dict[str, float]:
+    def _read_state(self, i: int, rewards: dict[str, float]) -> tuple[dict[str, float], bool]:
         """After environment ``i``'s update, when its state is read at every
         step (``fetch``): the state for the conditions, its reward block
-        applied, rewards with an owner and agents that left noted; returns
-        the rewards (the block's, if there is one)."""
+        applied, agents that left noted; returns the rewards (the block's,
+        if there is one) and whether one of them has an ``owner``."""
         state = self._last_state(i)
         block = self.reward_blocks[i]
         if block is not None:
@@ -303,14 +303,15 @@ class Worker(WorkerEpisodes):
             except Exception as exc:
                 raise component_error(f"environment {self.env_uids[i]!r}: reward", exc) from exc
             rewards = {r.uid: r.value for r in state.rewards}
+        owned = False
         for r in state.rewards:
             if r.owner is not None:
-                self.owned = True
+                owned = True
                 break
         if state.left:
             self.left_any = True
         self.progress.states[i] = state
-        return rewards
+        return rewards, owned
 
     def _last_state(self, i: int) -> EnvironmentState:
         """Environment ``i``'s state of its last update (kept in ``states``)."""
@@ -336,8 +337,11 @@ class Worker(WorkerEpisodes):
         own = {r.uid: r.value for r in own_rewards(agent, items)}
         return own, ({r.uid: r.value for r in items} if agent.all_rewards else own)
 
-    def _check_observations(self, check: Any) -> None:
-        """The observation check (``phase_config.observation_check``) of every sensor's value."""
+    def _check_observations(self) -> None:
+        """The observation check (``phase_config.observation_check``) of every
+        sensor's value; the next step it is due at in ``check_at``."""
+        check = self.observation_check
+        assert check is not None
         for specs, observation in zip(self.env_specs, self.env_obs):
             if len(specs) == 1:
                 uid, space = specs[0]
@@ -345,6 +349,7 @@ class Worker(WorkerEpisodes):
             else:
                 for uid, space in specs:
                     check.value(uid, space, observation.get(uid), self.episode, self.step)
+        self.check_at = check.next_due(self.step)
 
     def _leave(self) -> None:
         """Agents all of whose actuators left the episode complete their

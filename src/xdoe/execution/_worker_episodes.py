@@ -52,6 +52,8 @@ class WorkerEpisodes:
             agent.ep_objective = 0.0
         self.left_any = False
         self.step = 0
+        if self.observation_check is not None:
+            self.check_at = 1
         self.done = False
         self.actions = {}
         self.progress.episode = self.episode
