@@ -70,7 +70,7 @@ def _command(doc: Path, out: Path, url: str, jobs: int) -> list[str]:
 def _store(url: str) -> dict[str, Any]:
     from xdoe.store import Store
 
-    with Store(url, read_only=True) as store, store.engine.connect() as conn:
+    with Store(url, read_only=True) as store, store.database.engine.connect() as conn:
         instances = [tuple(r) for r in conn.execute(sa.text(
             "SELECT r.uid, i.status FROM run r JOIN run_instance i ON i.run_id = r.id ORDER BY i.id")).all()]
         episodes = [tuple(r) for r in conn.execute(sa.text(

@@ -286,11 +286,11 @@ def execute_plan(
 
 def _live_tick(recorder: "RunRecorder") -> None:
     """Write the buffered rows (so live views see them) and honour a stop
-    request (:meth:`xdoe.store.Store.request_stop`) by raising :class:`RunStopped`."""
+    request (:meth:`store.runs.request_stop <xdoe.store.runs._runs.Runs.request_stop>`) by raising :class:`RunStopped`."""
 
     recorder.flush()
     assert recorder.instance_id is not None
-    reason = recorder.store.stop_requested(recorder.instance_id)
+    reason = recorder.store.runs.stop_requested(recorder.instance_id)
     if reason is not None:
         raise RunStopped(f"run {recorder.run_uid}: {reason}")
 
