@@ -12,7 +12,7 @@ from sqlalchemy import select
 
 from xdoe.store import Step, Store
 from xdoe.store._json import compact_json
-from xdoe.store.recorder._recorder_rows import _encode_compact
+from xdoe.store.recorder._cells import _encode_compact
 
 
 def test_prebuilt_encoder_equals_compact_json() -> None:

@@ -16,7 +16,7 @@ import pytest
 import sqlalchemy as sa
 
 from xdoe.store import Store
-from xdoe.store.recorder import _recorder_rows as rows_module
+from xdoe.store.recorder import _cells as rows_module
 from xdoe.store._json import json_default
 
 KEYS = ("taxi.observation", "taxi.action", "taxi.reward")

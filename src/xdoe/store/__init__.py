@@ -23,13 +23,22 @@ session_node, session_edge (Core tables of :mod:`xdoe.store.sessions._sessions`,
 created when first written).
 
 Every SQL statement of xdoe is in this package (a test checks it), and
-:class:`Store` is its only API: its methods answer every query (one
-"finished" rule and one liveness rule with one heartbeat timeout,
-:mod:`xdoe.store._rules`), claim runs across processes, record stop
-requests, read the campaign views (status, export, lineage, the dashboard's
-pages) and session trees; the :class:`RunRecorder` it hands out writes every
-row of a run instance. No code outside this package imports its private
-modules. ``__all__`` holds the facade, the records and types its callers
+:class:`Store` is its only API. ``Store`` owns its parts, each holding its
+own queries on the store's one :class:`~xdoe.store.schema._database.Database`
+(engine, transactions):
+
+* ``store.runs``: runs, instances, episodes and steps, the one "finished"
+  rule (:mod:`xdoe.store._rules`), claims across processes, stop requests
+  (sub-package ``runs/``, with ``store.checkpoints`` and ``store.rungs``);
+* ``store.sessions``: session trees (``sessions/``);
+* ``store.views``: status, export, the results table, scores, curves,
+  lineage, the dashboard's pages (``views/``; one liveness rule with one
+  heartbeat timeout, :mod:`xdoe.store._liveness`);
+* ``store.recorder(...)``: the :class:`RunRecorder` that writes every row of
+  a run instance (``recorder/``, with the results files).
+
+The tables, ORM models, engine, schema version and migrations are in
+``schema/``. No code outside this package imports its private modules. ``__all__`` holds the facade, the records and types its callers
 need, and the URL helpers; the SQLAlchemy models (``Run``, ``RunInstance``...)
 stay importable from here for tests and ad-hoc queries but are not part of
 the public API.
@@ -46,8 +55,7 @@ from xdoe._lazy import lazy_exports, public_names
 
 if TYPE_CHECKING:  # the same names for type checkers (`Name as Name`: a re-export)
     from xdoe.store._store import Store as Store
-    from xdoe.store.recorder._recorder import RunRecorder as RunRecorder
-    from xdoe.store.recorder._recorder_state import RecorderObserver as RecorderObserver
+    from xdoe.store.recorder._recorder import RecorderObserver as RecorderObserver, RunRecorder as RunRecorder
     from xdoe.store.runs._records import InstanceInfo as InstanceInfo, RunInfo as RunInfo, RunState as RunState
     from xdoe.store.runs._checkpoints import CheckpointInfo as CheckpointInfo, SourceRow as SourceRow
     from xdoe.store.runs._runs import ClaimHeartbeat as ClaimHeartbeat, new_owner as new_owner
@@ -96,8 +104,7 @@ if TYPE_CHECKING:  # the same names for type checkers (`Name as Name`: a re-expo
 
 _EXPORTS = {
     "xdoe.store._store": ["Store"],
-    "xdoe.store.recorder._recorder": ["RunRecorder"],
-    "xdoe.store.recorder._recorder_state": ["RecorderObserver"],
+    "xdoe.store.recorder._recorder": ["RunRecorder", "RecorderObserver"],
     "xdoe.store.runs._records": ["InstanceInfo", "RunInfo", "RunState"],
     "xdoe.store.runs._checkpoints": ["CheckpointInfo", "SourceRow"],
     "xdoe.store.runs._runs": ["ClaimHeartbeat", "new_owner"],

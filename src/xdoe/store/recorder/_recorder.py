@@ -1,4 +1,6 @@
-"""Recording one execution of a run: database rows and results files together."""
+"""Recording one execution of a run: database rows and results files
+together, by one class, :class:`RunRecorder`, which holds its row buffer
+(the JSON cells it writes: :mod:`xdoe.store.recorder._cells`)."""
 
 from __future__ import annotations
 
@@ -8,29 +10,47 @@ import threading
 import uuid
 from pathlib import Path
 from types import TracebackType
-from typing import TYPE_CHECKING, Any, Callable, Sequence
+from typing import TYPE_CHECKING, Any, Callable, Protocol, Sequence
 
-from sqlalchemy import Connection, select, update
+from sqlalchemy import Connection, delete, func, or_, select, update
 
-from xdoe.errors import MAX_ERROR_CHARS, DocumentError, NonFiniteWarning, StoreError, cap_traceback, one_line
+from xdoe.errors import (MAX_ERROR_CHARS, DiskFullError, DocumentError, NonFiniteWarning, StoreError, cap_traceback,
+                         no_space_cause, one_line)
 from xdoe.store._json import document_hash
-from xdoe.store.recorder._recorder_resume import RecorderResume
-from xdoe.store.recorder._recorder_rows import RowBuffer, _json_cell
-from xdoe.store.recorder._recorder_state import RecorderObserver, _insert_id
-from xdoe.store.recorder._recorder_start import RecorderStart
+from xdoe.store._json import compact_json
+from xdoe.store.recorder._cells import (_EPISODE_COLUMNS, _STEP_COLUMNS, _dict_cells, _get_or_create, _insert_id,
+                                        _int_or_none, _flag, _json_cell, _key_cells, insert_rows)
 from xdoe.store.schema import _tables as t
 from xdoe.store.schema._tables import utcnow
-from xdoe.store.recorder._results import DEFAULT_RESULTS_ROOT, ResultsPaths, ResultsWriter, _Discarded
+from xdoe.store.recorder._results import DEFAULT_RESULTS_ROOT, ResultsPaths, ResultsWriter, _Discarded, filter_results
 from xdoe.store._rules import FINAL_STATUSES, exit_status
 from xdoe.store.recorder._steps import StepPolicy
 
 if TYPE_CHECKING:
     from xdoe.store.schema._database import Database
 
-__all__ = ["RunRecorder", "FINAL_STATUSES"]
+__all__ = ["FINAL_STATUSES", "RecorderObserver", "RunRecorder"]
 
 
-class RunRecorder(RecorderStart, RecorderResume, RowBuffer):
+class RecorderObserver(Protocol):
+    """What a :class:`~xdoe.store.RunRecorder` tells the observers in its
+    ``observers`` list, in the run's process and order, as it records them
+    (:mod:`xdoe.tracking` logs them to TensorBoard and MLflow). Values are
+    as stored: a non-finite ``reward``/``objective`` arrives as ``None``.
+    An observer must not raise: the recorder does not catch for it."""
+
+    def phase_started(self, index: int, name: str, mode: str, config: dict[str, Any]) -> None:
+        """A phase started, or a resumed instance continues it."""
+
+    def episode_finished(self, worker: int, episode: int, agent: str, steps: int,
+                         reward: float | None, objective: float | None) -> None:
+        """One worker's episode ended for one agent (recorded in the open phase)."""
+
+    def run_finished(self, status: str) -> None:
+        """The instance ended with ``status`` (``finished``, ``failed``, ``interrupted``)."""
+
+
+class RunRecorder:
     """Records one run instance: rows in the store and files in its results folder.
 
     Call :meth:`start`, then for each phase :meth:`phase_started`,
@@ -73,19 +93,10 @@ class RunRecorder(RecorderStart, RecorderResume, RowBuffer):
     #: with ``(exc_type, exc, tb)``: finished, interrupted (Ctrl-C) or failed.
     exit_status = staticmethod(exit_status)
 
-    def __init__(
-        self,
-        store: Any,
-        db: "Database",
-        document: dict[str, Any],
-        *,
-        results_root: Path | str | None = None,
-        store_steps: str = "none",
-        flush_rows: int = 1000,
-        file_sha256: str | None = None,
-        content_hash: str | None = None,
-        design: dict[str, Any] | None = None,
-    ) -> None:
+    def __init__(self, store: Any, db: "Database", document: dict[str, Any], *,
+                 results_root: Path | str | None = None, store_steps: str = "none", flush_rows: int = 1000,
+                 file_sha256: str | None = None, content_hash: str | None = None,
+                 design: dict[str, Any] | None = None) -> None:
         self.policy = StepPolicy.parse(store_steps)
         #: the design of the run's experiment (xgen's manifest), recorded on the experiment
         self.design = design
@@ -217,7 +228,7 @@ class RunRecorder(RecorderStart, RecorderResume, RowBuffer):
                 reward, objective, wall_time = (self._missing(name, value, agent, episode)
                                                 for name, value in (("reward", reward), ("objective", objective),
                                                                     ("wall_time", wall_time)))
-            # a tuple, not a dict: see _insert_rows
+            # a tuple, not a dict: see insert_rows
             self._episodes.append((phase_id, worker, episode, agent, steps, reward, objective,
                                    wall_time, _json_cell(extras), _flag(terminated), _flag(truncated),
                                    None if cut_by is None else str(cut_by)))
@@ -432,7 +443,352 @@ class RunRecorder(RecorderStart, RecorderResume, RowBuffer):
             return
         self.finish(*exit_status(exc_type, exc, tb))
 
+    # -- starting and resuming an instance ------------------------------------
 
-def _flag(value: bool | None) -> int | None:
-    """A boolean cell as buffered (0/1, see ``RowBuffer._insert_rows``); ``None`` stays ``None``."""
-    return None if value is None else (1 if value else 0)
+    def start(self) -> int:
+        """Record the experiment and run (if new) and a new ``running`` run
+        instance (host, pid, start); create the results folder and its files.
+
+        Returns:
+            the instance id.
+
+        Raises:
+            StoreError: already started, the store cannot be written or the
+                results folder cannot be created.
+        """
+        with self._lock:
+            if self.instance_id is not None:
+                raise StoreError(f"run {self.run_uid}: recorder already started")
+            self._start = utcnow()
+            try:
+                self.paths = ResultsPaths.create(self.results_root, self.run_uid, self._start)
+            except OSError as exc:
+                if no_space_cause(exc) is not None:
+                    raise DiskFullError(str(self.results_root), exc.strerror or str(exc)) from None
+                raise StoreError(f"cannot create the results folder under {self.results_root}: {exc}") from None
+            try:
+                self.instance_id = self._insert_instance()
+            except BaseException:
+                self.paths.directory.rmdir()  # still empty: leave no trace of a run never recorded
+                self.paths = None
+                raise
+            self._files = ResultsWriter(self.paths, self.run_uid, self.policy.enabled)
+            self._files.write_metadata(self.metadata())
+            return self.instance_id
+
+    def _insert_instance(self) -> int:
+        doc = self.document
+        point = doc.get("design_point") if isinstance(doc.get("design_point"), dict) else {}
+        experiment_uid = doc.get("experiment_uid")
+
+        def insert(conn: Connection) -> int:
+            experiment_id = None
+            if isinstance(experiment_uid, str) and experiment_uid:
+                experiment_id = _get_or_create(conn, t.experiment, {"uid": experiment_uid}, {})
+                if self.design is not None:  # the latest manifest's design (an augmentation adds blocks)
+                    conn.execute(update(t.experiment).where(t.experiment.c.id == experiment_id,
+                                                            or_(t.experiment.c.design.is_(None),
+                                                                t.experiment.c.design != self.design))
+                                 .values(design=self.design))
+            run_id = _get_or_create(
+                conn, t.run, {"uid": self.run_uid, "content_hash": self.content_hash},
+                {
+                    "experiment_id": experiment_id,
+                    "document": compact_json(doc),
+                    "design_point": _int_or_none(point.get("index")),
+                    "repetition": _int_or_none(point.get("repetition")),
+                    "seed": _int_or_none(doc.get("seed")),
+                    "levels": point.get("levels"),
+                    "file_sha256": self.file_sha256,
+                },
+            )
+            if self.file_sha256 is not None:  # a run recorded before without its file's hash
+                conn.execute(update(t.run).where(t.run.c.id == run_id, t.run.c.file_sha256.is_(None))
+                             .values(file_sha256=self.file_sha256))
+            return _insert_id(conn, t.run_instance, {
+                "uuid": self.instance_uuid, "run_id": run_id, "host": socket.gethostname(),
+                "pid": os.getpid(), "start": self._start, "status": "running", "heartbeat": self._start,
+                "results_dir": str(self.paths.directory) if self.paths else None,
+            })
+
+        return self._db.write_again("record a run in", insert)  # a lost store is waited for
+
+
+    def resume(self, instance: Any) -> bool:
+        """Take over the interrupted (or dead ``running``) run instance
+        ``instance`` (an :class:`xdoe.store.InstanceInfo` of this run) instead
+        of starting a new one: its row goes back to ``running`` with this
+        host, pid and a fresh heartbeat (end and error cleared), atomically, so
+        of two processes resuming the same instance one wins; a stop request
+        left from before (:meth:`store.runs.request_stop <xdoe.store.runs._runs.Runs.request_stop>`) is removed in the
+        same transaction, so a stop asked for once it runs again is never lost.
+        Then call
+        :meth:`reopen` (after the executor dropped what it redoes).
+
+        Returns:
+            ``False`` when another process took the instance over first.
+
+        Raises:
+            StoreError: already started, or the store cannot be written.
+        """
+        with self._lock:
+            if self.instance_id is not None:
+                raise StoreError(f"run {self.run_uid}: recorder already started")
+            now = utcnow()
+            i = t.run_instance.c
+
+            def take(conn: Connection) -> int:
+                taken = conn.execute(
+                    update(t.run_instance)
+                    .where(i.id == instance.id, i.status == instance.status, i.pid == instance.pid,
+                           i.host == instance.host)
+                    .values(status="running", host=socket.gethostname(), pid=os.getpid(),
+                            heartbeat=now, end=None, error=None, traceback=None)
+                ).rowcount
+                if taken == 1:
+                    conn.execute(delete(t.stop_request).where(t.stop_request.c.instance_id == instance.id))
+                return int(taken)
+
+            changed = self._db.write_again("resume a run in", take)  # a lost store is waited for
+            if changed != 1:
+                return False
+            self.instance_id = int(instance.id)
+            self.instance_uuid = instance.uuid
+            self._start = instance.start
+            self.resumed_at = [*getattr(self, "resumed_at", []), now.isoformat()]
+            if instance.results_dir:
+                self.paths = ResultsPaths(Path(instance.results_dir))
+                self.paths.directory.mkdir(parents=True, exist_ok=True)
+            else:
+                self.paths = ResultsPaths.create(self.results_root, self.run_uid, self._start)
+            return True
+
+    def reopen(self) -> None:
+        """Open the results files of a resumed instance for appending, with the
+        phases and totals the store holds now, and rewrite ``session_metadata.json``."""
+        with self._lock:
+            self._require_running()
+            assert self.paths is not None
+            e, p = t.episode.c, t.phase.c
+            with self._db.read("read phases from") as conn:
+                counts = dict(conn.execute(
+                    select(e.phase_id, func.count()).join(t.phase, e.phase_id == p.id)
+                    .where(p.instance_id == self.instance_id).group_by(e.phase_id)).all())
+                steps = conn.execute(
+                    select(func.coalesce(func.sum(e.steps), 0)).join(t.phase, e.phase_id == p.id)
+                    .where(p.instance_id == self.instance_id)).scalar_one()
+                phases = conn.execute(select(p.id, p.index, p.name, p.mode, p.status, p.start, p.end)
+                                      .where(p.instance_id == self.instance_id).order_by(p.index)).all()
+                self._phases = [
+                    {"index": index, "name": name, "mode": mode, "status": status,
+                     "start": start.isoformat(), "end": None if end is None else end.isoformat(),
+                     "episodes": int(counts.get(id_, 0))}
+                    for id_, index, name, mode, status, start, end in phases
+                ]
+            self.total_episodes = sum(p["episodes"] for p in self._phases)
+            self.total_steps = int(steps or 0)
+            self._files = ResultsWriter(self.paths, self.run_uid, self.policy.enabled, resume=True)
+            self._files.write_metadata(self.metadata())
+
+    def phase_resumed(self, phase_id: int, index: int, name: str, mode: str,
+                      config: dict[str, Any]) -> None:
+        """Continue the recorded phase ``phase_id`` of a resumed instance (its
+        row goes back to ``running``), instead of :meth:`phase_started`.
+
+        Raises:
+            StoreError: not started, finished, or another phase is still open.
+        """
+        with self._lock:
+            self._require_running()
+            if self._phase_id is not None:
+                raise StoreError(f"run {self.run_uid}: phase {index} ({name}) resumed while a phase is open")
+            self._db.write_again("record a phase in", lambda conn: conn.execute(
+                update(t.phase).where(t.phase.c.id == phase_id).values(status="running", end=None)))
+            self._phase_id = int(phase_id)
+            workers = config.get("worker", 1) if isinstance(config, dict) else 1
+            assert self._files is not None
+            self._files.phase_resumed(int(index), str(name), str(mode), int(workers or 1))
+            entry = next((p for p in self._phases if p["index"] == int(index)), None)
+            if entry is None:
+                entry = {"index": int(index), "name": str(name), "mode": str(mode), "episodes": 0,
+                         "start": utcnow().isoformat()}
+            else:
+                self._phases.remove(entry)
+            entry.update(status="running", end=None)
+            self._phases.append(entry)
+            for observer in self.observers:
+                observer.phase_started(int(index), str(name), str(mode), config)
+
+    def keep_results(self, keep: Callable[[str, int, int], bool]) -> None:
+        """Drop from the instance's ``episodes.jsonl`` and
+        ``all_transactions.csv`` every row whose ``keep(phase name, worker,
+        episode)`` is false (what a resumed instance runs again; unparsable
+        lines, a killed process's half-written last line, go too)."""
+        assert self.paths is not None
+        filter_results(self.paths, keep)
+
+    # -- the row buffer ---------------------------------------------------------
+
+    def step_writer(self, worker: int, agent: str, sensor_id: str | None = None,
+                    actuator_id: str | None = None) -> Callable[..., None] | None:
+        """The writer of the step rows of ``agent`` in worker ``worker``:
+        ``write(episode, step, sensors, actions, rewards, objective, done,
+        terminated=False, truncated=False, cut_by=None)`` stores the step when
+        ``store_steps`` asks for it (:class:`StepPolicy`) and does nothing
+        otherwise; ``None`` with ``store_steps="none"``.
+
+        ``sensors`` is the value of sensor ``sensor_id`` (its cell
+        ``{sensor_id: value}``) or, without ``sensor_id``, the dict ``uid ->
+        value`` (its cell is the dict); ``actions`` the same with
+        ``actuator_id``; ``rewards`` the dict ``uid -> value``. What is the
+        same for every row is worked out once: the worker and agent cells,
+        the cells' ``{"<id>":`` starts, the policy. One writer is made per
+        ``(worker, agent, sensor_id, actuator_id)`` and kept: the executor
+        takes its agents' writers at the phase start, :meth:`step` writes
+        through the dict-form writer of ``(worker, agent)``, so every stored
+        step is one function's row.
+
+        ``write`` raises :class:`StoreError` when no phase is open, or a
+        flush to the store failed; ``TypeError``/``ValueError`` for a
+        ``worker``, ``episode``, ``step`` or ``objective`` that is no number
+        (``worker`` here, at once).
+        """
+        key = (worker, agent, sensor_id, actuator_id)
+        made = self._writers.get(key)
+        if made is not None or self.policy.every == 0:
+            return made
+        every, wants = self.policy.every, self.policy.wants
+        worker_cell, agent_cell = int(worker), str(agent)
+        sensor_cell = _dict_cells() if sensor_id is None else _key_cells(sensor_id)
+        action_cell = _dict_cells() if actuator_id is None else _key_cells(actuator_id)
+        reward_cell = _dict_cells()
+        acquire, release = self._lock.acquire, self._lock.release
+
+        def write(episode: int, step: int, sensors: Any, actions: Any, rewards: Any, objective: float | None,
+                  done: bool, terminated: bool = False, truncated: bool = False, cut_by: str | None = None) -> None:
+            if type(step) is not int:
+                step = int(step)
+            if every != 1 and not wants(step, done):  # "all" (every 1) wants every step
+                return
+            acquire()
+            try:
+                phase_id = self._phase_id
+                if phase_id is None or self.status is not None:
+                    phase_id = self._require_phase()
+                if type(episode) is not int:
+                    episode = int(episode)
+                if objective is not None and type(objective) is not float:
+                    objective = float(objective)
+                steps = self._steps
+                # a tuple, not a dict: see insert_rows
+                steps.append((phase_id, worker_cell, episode, step, agent_cell, sensor_cell(sensors),
+                              action_cell(actions), reward_cell(rewards), objective, 1 if done else 0,
+                              1 if terminated else 0, 1 if truncated else 0, None if cut_by is None else str(cut_by)))
+                self.stored_steps += 1
+                n = len(self._episodes) + len(steps)  # _buffered_row, inlined: once per stored step
+                if n > self.peak_buffered:
+                    self.peak_buffered = n
+                if n >= self.flush_rows:
+                    self.flush()
+            finally:
+                release()
+
+        self._writers[key] = write
+        return write
+
+    def _require_running(self) -> None:
+        if self.instance_id is None:
+            raise StoreError(f"run {self.run_uid}: recorder used before start()")
+        if self.status is not None:
+            raise StoreError(f"run {self.run_uid}: recorder used after finish()")
+
+    def _require_phase(self) -> int:
+        if self._phase_id is not None and self.status is None:  # the usual case, checked cheaply
+            return self._phase_id
+        self._require_running()
+        if self._phase_id is None:
+            raise StoreError(f"run {self.run_uid}: no phase is open (call phase_started first)")
+        return self._phase_id
+
+    def _buffered_row(self) -> None:
+        n = len(self._episodes) + len(self._steps)  # self.buffered, without a property call per row
+        if n > self.peak_buffered:
+            self.peak_buffered = n
+        if n >= self.flush_rows:
+            self.flush()
+
+    def _write_buffers(self, connection: Connection) -> None:
+        # the results files first: they then hold at least the rows the store
+        # keeps (a resumed instance filters them down to those, see filter_results)
+        assert self._files is not None
+        if self._steps:
+            self._files.steps(self._steps)
+        self._files.flush()
+        if self._episodes:
+            insert_rows(connection, t.episode, _EPISODE_COLUMNS, self._episodes, self._insert_sql)
+        if self._steps:
+            insert_rows(connection, t.step, _STEP_COLUMNS, self._steps, self._insert_sql)
+
+    def _commit_raw(self) -> bool:
+        """:meth:`flush`'s SQLite path; ``False`` where it does not apply
+        (another backend, a statement not compiled yet: the Core path then)."""
+        if self._db.engine.dialect.name != "sqlite":
+            return False
+        episode_sql, step_sql = self._insert_sql.get("episode"), self._insert_sql.get("step")
+        if (self._episodes and not episode_sql) or (self._steps and not step_sql):
+            return False
+        import sqlite3
+
+        from xdoe.store.schema._engine import store_error
+
+        assert self._files is not None
+        if self._steps:  # the results files first, as _write_buffers
+            self._files.steps(self._steps)
+        self._files.flush()
+        try:
+            if self._raw is None:
+                self._raw = self._db.engine.raw_connection()
+            con = self._raw.driver_connection
+            con.execute("BEGIN IMMEDIATE")
+            try:
+                if self._episodes:
+                    con.executemany(episode_sql, self._episodes)
+                if self._steps:
+                    con.executemany(step_sql, self._steps)
+                con.execute("COMMIT")
+            except BaseException:
+                if con.in_transaction:
+                    con.execute("ROLLBACK")
+                raise
+        except sqlite3.Error as exc:
+            raise store_error(self._db.full_url, "write episodes to", exc) from None
+        return True
+
+    def _release_raw(self) -> None:
+        if self._raw is not None:
+            raw, self._raw = self._raw, None
+            try:
+                raw.close()  # back to the pool
+            except Exception:  # noqa: BLE001 - a broken connection is dropped by the pool
+                pass
+
+    def _clear_buffers(self) -> None:
+        self._episodes = []
+        self._steps = []
+
+    def _write_phase_end(self, connection: Connection, status: str) -> None:
+        self._write_buffers(connection)
+        connection.execute(update(t.phase).where(t.phase.c.id == self._phase_id)
+                           .values(status=status, end=utcnow()))
+
+    def _close_phase(self, status: str) -> None:
+        with self._db.write("record the end of a phase in") as connection:
+            self._write_phase_end(connection, status)
+        self._clear_buffers()
+        self._phase_closed(status)
+
+    def _phase_closed(self, status: str) -> None:
+        self._phase_id = None
+        self._phases[-1].update(status=status, end=utcnow().isoformat())
+        assert self._files is not None
+        self._files.phase_finished()
