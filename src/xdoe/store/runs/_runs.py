@@ -402,8 +402,8 @@ class Runs:
         """Claim a run version for ``owner``.
 
         Args:
-            run_uid, content_hash: the run version (``content_hash`` as
-                :func:`xdoe.store.document_hash` computes it).
+            run_uid: the run version's uid.
+            content_hash: its content hash (as :func:`xdoe.store.document_hash` computes it).
             owner: the claimant's id (:func:`new_owner`); claiming again with the
                 owner that holds the claim succeeds (and refreshes it).
             stale_after: seconds; an existing claim whose heartbeat is older is
