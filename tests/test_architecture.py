@@ -127,8 +127,29 @@ def test_the_private_import_finder_finds_them(tmp_path: Path) -> None:
     (pkg / "b" / "other" / "_v.py").write_text("from xdoe.b.sub._w import g\nfrom xdoe.b.sub import _w\n")
     (pkg / "a" / "late.py").write_text("def f():\n    import xdoe.b.other._v\n")
     assert _graph_module().private_imports(tmp_path) == [
-        ("xdoe.a._y", "xdoe.b._z"), ("xdoe.a.deep", "xdoe.b.sub._w"), ("xdoe.a.late", "xdoe.b.other._v"), ("xdoe.a.named", "xdoe.b.sub._hidden"),
-        ("xdoe.b._z", "xdoe.a._x"), ("xdoe.top", "xdoe.b._z")]
+        ("xdoe.a._y", "xdoe.b._z"), ("xdoe.a.deep", "xdoe.b.sub._w"), ("xdoe.a.late", "xdoe.b.other._v"),
+        ("xdoe.a.named", "xdoe.b.sub._hidden"), ("xdoe.b._z", "xdoe.a._x"), ("xdoe.top", "xdoe.b._z")]
+
+
+def test_the_store_s_sub_packages_are_private_to_it(tmp_path: Path) -> None:
+    """Issue 34: after the store's move into sub-packages, its private
+    modules stay its own: ``xdoe.execution`` importing
+    ``xdoe.store.recorder._recorder`` is refused (also as ``from
+    xdoe.store.recorder import _recorder``); ``xdoe.store.runs._runs``
+    importing ``xdoe.store.views._status`` is inside the package."""
+    pkg = tmp_path / "xdoe"
+    for sub in ("store", "store/recorder", "store/runs", "store/views", "execution"):
+        (pkg / sub).mkdir(parents=True)
+        (pkg / sub / "__init__.py").write_text("")
+    (pkg / "__init__.py").write_text("")
+    (pkg / "store" / "recorder" / "_recorder.py").write_text("")
+    (pkg / "store" / "views" / "_status.py").write_text("")
+    (pkg / "store" / "runs" / "_runs.py").write_text("from xdoe.store.views._status import x\n")
+    (pkg / "execution" / "_a.py").write_text("from xdoe.store.recorder._recorder import RunRecorder\n")
+    (pkg / "execution" / "_b.py").write_text("from xdoe.store.recorder import _recorder\n")
+    (pkg / "execution" / "_c.py").write_text("from xdoe.store import RunRecorder\n")
+    assert _graph_module().private_imports(tmp_path) == [
+        ("xdoe.execution._a", "xdoe.store.recorder._recorder"), ("xdoe.execution._b", "xdoe.store.recorder._recorder")]
 
 
 def test_the_architecture_diagram_is_the_code_s() -> None:

@@ -153,7 +153,7 @@ def test_the_run_page_draws_the_campaign_curve_of_the_run(store_url: str, tmp_pa
         page = st.views.curve_points(view.instance.id, max_points=10**6)
         offset, cut_episodes, expected = 0.0, 0, []
         for phase in view.phases:
-            per_metric = {m: list(run_episodes(st, [phase.id], m)) for m in ("reward", "objective")}
+            per_metric = {m: list(run_episodes(st.database, [phase.id], m)) for m in ("reward", "objective")}
             (_, reward, steps, wall, cut, _), = per_metric["reward"]
             (_, objective, *_), = per_metric["objective"]
             x = offset + episode_x(steps, wall, "steps")

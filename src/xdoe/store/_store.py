@@ -9,8 +9,8 @@ own queries on it: ``store.runs`` (runs, instances, claims, stop requests:
 :class:`~xdoe.store.sessions._sessions.Sessions`) and ``store.views``
 (status, export, scores, curves, lineage, the dashboard:
 :class:`~xdoe.store.views._views.Views`); :meth:`Store.recorder` hands out the
-:class:`~xdoe.store.RunRecorder` of one run. The session trees and the views
-are imported on first use: a run loads neither.
+:class:`~xdoe.store.RunRecorder` of one run. The checkpoints, rungs, session trees
+and views are imported on first use: a run that needs none loads none.
 """
 
 from __future__ import annotations
@@ -24,15 +24,15 @@ from sqlalchemy.exc import SQLAlchemyError
 
 from xdoe.errors import StoreError
 from xdoe.store.recorder._recorder import RunRecorder
-from xdoe.store.runs._checkpoints import Checkpoints
 from xdoe.store.runs._records import InstanceInfo, RunInfo, RunState
-from xdoe.store.runs._rungs import Rungs
 from xdoe.store.runs._runs import IN_CHUNK, Runs
 from xdoe.store.schema._database import Database
 from xdoe.store.schema._engine import mask_url, require_sqlite_file, resolve_url
 from xdoe.store.schema._schema import open_for_reading, open_for_writing
 
 if TYPE_CHECKING:
+    from xdoe.store.runs._checkpoints import Checkpoints
+    from xdoe.store.runs._rungs import Rungs
     from xdoe.store.sessions._sessions import Sessions
     from xdoe.store.views._views import Views
 
@@ -91,10 +91,19 @@ class Store:
             raise
         self.runs = Runs(db)
         """Runs, instances, episodes and steps, claims, stop requests (:class:`~xdoe.store.runs._runs.Runs`)."""
-        self.checkpoints = Checkpoints(db)
-        """Checkpoint and brain-source rows (:class:`~xdoe.store.runs._checkpoints.Checkpoints`)."""
-        self.rungs = Rungs(db)
-        """The rungs of pruned runs (:class:`~xdoe.store.runs._rungs.Rungs`)."""
+
+    @cached_property
+    def checkpoints(self) -> "Checkpoints":
+        """Checkpoint and brain-source rows (:class:`~xdoe.store.runs._checkpoints.Checkpoints`;
+        imported on first use: a run without checkpoints loads none)."""
+        
+        return Checkpoints(self.database)
+
+    @cached_property
+    def rungs(self) -> "Rungs":
+        """The rungs of pruned runs (:class:`~xdoe.store.runs._rungs.Rungs`; imported on first use)."""
+        
+        return Rungs(self.database)
 
     @cached_property
     def sessions(self) -> "Sessions":

@@ -76,7 +76,7 @@ def best_path(nodes: list["NodeInfo"]) -> list["NodeInfo"]:
 def _store_url(store: "Store | str | None") -> str | None:
     from xdoe.store import Store
 
-    return getattr(store, "_url", None) if isinstance(store, Store) else store
+    return store.database.full_url if isinstance(store, Store) else store
 
 
 def _extendable(store: "Store", nodes: list["NodeInfo"], config: SessionConfig,

@@ -85,6 +85,7 @@ class CurvePhases:
 
 def curve_phases(db: "Database", experiment: str | None = None, *, include_branches: bool = False) -> CurvePhases:
     """See :class:`CurvePhases` (an index probe per phase, no episode read).
+    ``db``: the store's database, ``store.database``.
 
     Raises:
         InputError: ``experiment`` is not in the store.
@@ -154,6 +155,7 @@ def run_episodes(db: "Database", phase_ids: list[int], metric: str, *, wall: boo
     in recorded order (see the module docstring: :func:`episodes_sql`), one
     index scan per phase; without ``wall`` the wall times are not read
     (``None`` in their place).
+    ``db``: the store's database, ``store.database``.
 
     Raises:
         ValueError: an unknown metric.
@@ -193,6 +195,7 @@ def phase_means(db: "Database", phase_ids: list[int], metric: str, *, keep_cut: 
     """Per phase: the mean of ``metric`` over its episode rows (every agent;
     rows cut by a budget left out unless ``keep_cut``; NaN when every value
     is missing); phases without such rows are absent.
+    ``db``: the store's database, ``store.database``.
 
     Raises:
         ValueError: an unknown metric.
