@@ -25,9 +25,8 @@ MAX_MODULE_LINES = 800
 ALLOWED_PRIVATE_IMPORTS: set[tuple[str, str]] = set()
 
 #: ``TYPE_CHECKING`` imports left out of the cycle check, as ``(importing
-#: module, imported module)``: none (issue 23.3: the store's mixins type their
-#: store as a base class, never as ``Store``, which imports them); nothing may
-#: be added to it.
+#: module, imported module)``: none (issue 34: the store's parts hold its
+#: ``Database``, never ``Store``, which imports them); nothing may be added to it.
 ALLOWED_TYPE_CHECKING_IMPORTS: set[tuple[str, str]] = set()
 
 #: The line of docs/architecture.md above the generated package diagram.
@@ -54,8 +53,7 @@ def test_the_import_graph_has_no_cycle() -> None:
 def test_no_import_cycle_when_type_checking_imports_count() -> None:
     """Annotations only need the names, yet a cycle of ``TYPE_CHECKING``
     imports is still a cycle of the design: none, but the allowed ones (the
-    store's mixins type their store as a base class, never as ``Store``,
-    which imports them)."""
+    store's parts hold its ``Database``, never ``Store``, which imports them)."""
     graph = _graph_module()
     edges = graph.import_graph(SRC, type_checking=True)
     run_time = graph.import_graph(SRC)

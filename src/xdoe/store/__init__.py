@@ -1,5 +1,5 @@
-"""The results store: SQLAlchemy 2 models, the :class:`Store` facade, the
-:class:`RunRecorder` that records one run instance, and its results files.
+"""The results store: SQLAlchemy 2 models, the :class:`Store` and its parts,
+the :class:`RunRecorder` that records one run instance, and its results files.
 
 A URL picks the backend: ``Store()`` opens ``$XRUN_STORE`` or
 ``sqlite:///_outputs/xrun.sqlite``; ``Store("postgresql+psycopg://...")`` a
@@ -38,8 +38,9 @@ own queries on the store's one :class:`~xdoe.store.schema._database.Database`
   a run instance (``recorder/``, with the results files).
 
 The tables, ORM models, engine, schema version and migrations are in
-``schema/``. No code outside this package imports its private modules. ``__all__`` holds the facade, the records and types its callers
-need, and the URL helpers; the SQLAlchemy models (``Run``, ``RunInstance``...)
+``schema/``. No code outside this package imports its private modules.
+``__all__`` holds :class:`Store`, the records and types its callers need,
+and the URL helpers; the SQLAlchemy models (``Run``, ``RunInstance``...)
 stay importable from here for tests and ad-hoc queries but are not part of
 the public API.
 

@@ -96,13 +96,15 @@ class Store:
     def checkpoints(self) -> "Checkpoints":
         """Checkpoint and brain-source rows (:class:`~xdoe.store.runs._checkpoints.Checkpoints`;
         imported on first use: a run without checkpoints loads none)."""
-        
+        from xdoe.store.runs._checkpoints import Checkpoints
+
         return Checkpoints(self.database)
 
     @cached_property
     def rungs(self) -> "Rungs":
         """The rungs of pruned runs (:class:`~xdoe.store.runs._rungs.Rungs`; imported on first use)."""
-        
+        from xdoe.store.runs._rungs import Rungs
+
         return Rungs(self.database)
 
     @cached_property
