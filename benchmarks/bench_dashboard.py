@@ -63,7 +63,7 @@ def main() -> None:
             last = f"bench-{args.runs - 1:05d}"
             running = f"bench-{498:05d}"
             assert client.get("/").status_code == 200  # opens the store (on first use)
-            instance = client.app.state.store.latest_instance(last).id
+            instance = client.app.state.store.runs.latest_instance(last).id
             tail = client.get(f"/api/instances/{instance}/curves").json()["last"]
             pages = [
                 ("campaigns", "/"),

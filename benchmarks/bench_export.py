@@ -30,7 +30,7 @@ from xdoe.store import Store
 url, path = sys.argv[1], sys.argv[2]
 with Store(url) as store:
     t = time.perf_counter()
-    r = store.export_episodes(path, "bench")
+    r = store.views.export_episodes(path, "bench")
     dt = time.perf_counter() - t
 print(json.dumps({"rows": r.rows, "seconds": dt,
                   "maxrss_mb": resource.getrusage(resource.RUSAGE_SELF).ru_maxrss / 1024}))
@@ -60,7 +60,7 @@ def build(url: str, rows: int, runs: int, results: Path) -> float:
                 rec.phase_finished()
             rec.finish("finished")
         done = 0
-        with store.engine.begin() as conn:
+        with store.database.engine.begin() as conn:
             for i, pid in enumerate(phase_ids):
                 n = per_phase if i < len(phase_ids) - 1 else rows - done
                 batch = [{"phase_id": pid, "worker": e % 2, "episode": e // 2, "agent": "learner",

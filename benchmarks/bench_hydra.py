@@ -126,7 +126,7 @@ def store_steps(url: str) -> int:
     from xdoe.store import Store
 
     with Store(url, create=False) as db:
-        return int(sum(e["steps"] for e in db.episodes()))
+        return int(sum(e["steps"] for e in db.runs.episodes()))
 
 
 def main() -> None:

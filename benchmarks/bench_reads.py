@@ -159,7 +159,7 @@ def status_campaign(folder: Path, runs: int, postgres: str | None = None) -> str
                      hashlib.sha256(body.encode("utf-8")).hexdigest()))
         instances.append((k + 1, f"00000000-0000-4000-8000-{k + 1:012d}", k + 1, "bench", 1, now, now,
                           "finished", None, None, now))
-    with Store(url) as store, store._writer.begin() as conn:
+    with Store(url) as store, store.database.writer.begin() as conn:
         m = "?" if conn.dialect.paramstyle == "qmark" else "%s"
 
         def marks(n: int) -> str:

@@ -74,7 +74,7 @@ def populate(store, plans, files) -> None:
 
     now = utcnow()
     with_file_hash = hasattr(Run, "file_sha256")
-    with store._write("populate") as session:
+    with store.database.orm_write("populate") as session:
         exp_id = session.execute(select(Experiment.id).where(Experiment.uid == "bench")).scalar_one_or_none()
         if exp_id is None:
             session.execute(insert(Experiment), [{"uid": "bench", "created": now}])
@@ -136,7 +136,7 @@ def main() -> None:
             if real and hasattr(Run, "file_sha256"):
                 from sqlalchemy import select
 
-                with store._read("check") as session:
+                with store.database.orm_read("check") as session:
                     recorded = dict(session.execute(select(Run.uid, Run.file_sha256)).all())
                 for f in real:
                     plan = load_plan(f)
@@ -159,7 +159,7 @@ def main() -> None:
             figures["Campaign.run, documents loaded"].append(time.perf_counter() - t)
             assert [r.status for r in out] == ["skipped"] * args.runs, {r.status for r in out}
         with Store(url) as store:
-            assert len(store.instances()) == args.runs, "a finished run ran again"
+            assert len(store.runs.instances()) == args.runs, "a finished run ran again"
         t = time.perf_counter()
         subprocess.run([sys.executable, "-c", "import xdoe.cli._xrun"], check=True)
         startup = time.perf_counter() - t

@@ -236,7 +236,7 @@ def bench_slurm(tmp: Path, n: int = 200) -> None:
                 os.environ.pop("SLURM_CONF", None)
         elapsed = time.perf_counter() - start
         with Store(url) as store:
-            instances = store.instances()
+            instances = store.runs.instances()
         counts = Counter(i.run_uid for i in instances)
         finished = sum(1 for i in instances if i.status == "finished")
         once = len(counts) == n and set(counts.values()) == {1}
@@ -289,7 +289,7 @@ def bench_postgres_writers(tmp: Path, writers: int = 4, episodes: int = 20000) -
         for p in procs:
             p.join()
         with Store(url) as store:
-            stored = sum(1 for _ in store.episodes())
+            stored = sum(1 for _ in store.runs.episodes())
     total = writers * episodes
     assert stored == total, (stored, total)
     print(f"4. PostgreSQL, {writers} concurrent writers x {episodes} episodes: {total / wall:,.0f} episode rows/s "

@@ -104,7 +104,7 @@ def store_rows(store_path: Path, tmp: Path) -> tuple[int, float, float, float]:
     their CSV text (made beforehand) to a file, and of ``csv.writer`` making
     and writing it (see ``rows`` in the module docstring)."""
     from xdoe.store import Store
-    from xdoe.store._recorder_rows import _STEP_COLUMNS  # the recorder's column order
+    from xdoe.store.recorder._cells import _STEP_COLUMNS  # the recorder's column order
     from xdoe.store import RunRecorder
 
     with sqlite3.connect(store_path) as con:

@@ -68,9 +68,9 @@ def test_experiment_start_loads_no_analysis_stack(tmp_path: Path) -> None:
     path = tmp_path / "run.yaml"
     with open(path, "w") as fh:
         YAML().dump(run, fh)
-    # nor SQLAlchemy's ORM: the run path records through Core tables (xdoe.store._tables)
+    # nor SQLAlchemy's ORM: the run path records through Core tables (xdoe.store.schema._tables)
     heavy = ("pandas", "statsmodels", "torch", "scipy", "rich", "dask", "pyarrow", "psycopg", "stable_baselines3",
-             "psutil", "sqlalchemy.orm", "xdoe.store._models", "xdoe.tracking", "tensorboard", "mlflow")
+             "psutil", "sqlalchemy.orm", "xdoe.store.schema._models", "xdoe.tracking", "tensorboard", "mlflow")
     store = ("--store", f"sqlite:///{tmp_path / 's.sqlite'}", "--results", str(tmp_path / "r"))
     got = _loaded("_xrun", heavy, "experiment-start", str(path), "--quiet", *store, cwd=tmp_path)
     assert got == "clean"
@@ -112,7 +112,7 @@ def test_a_generated_run_reads_its_manifest_without_the_experiment_models(tmp_pa
     from xdoe.store import Store
 
     with Store(f"sqlite:///{tmp_path / 's.sqlite'}", read_only=True) as store:  # the design was recorded
-        assert store.experiment_design("dummy-study") is not None
+        assert store.runs.experiment_design("dummy-study") is not None
 
 
 def _check_with(tmp_path: Path, variable: str, given: str | None, printed: str) -> str:

@@ -202,7 +202,7 @@ class RunError(XdoeError):
 
 
 class RunStopped(XdoeError):
-    """A stop was requested for the running instance (:meth:`xdoe.store.Store.request_stop`):
+    """A stop was requested for the running instance (:meth:`store.runs.request_stop <xdoe.store.runs._runs.Runs.request_stop>`):
     the run ends ``interrupted``, resumable, and the campaign goes on."""
 
 

@@ -28,7 +28,7 @@ __all__ = ["DESIGN_ATTR", "PRUNED_ATTR", "load", "table_frame", "readable", "lev
 #: ``df.attrs`` key listing the factor columns of a :func:`load` frame
 FACTORS_ATTR = "xdoe_factors"
 #: ``df.attrs`` key of the design the runs come from as the store recorded it
-#: (:meth:`xdoe.store.Store.experiment_design`: method, every factor's coding, blocks)
+#: (:meth:`store.runs.experiment_design <xdoe.store.runs._runs.Runs.experiment_design>`: method, every factor's coding, blocks)
 DESIGN_ATTR = "xdoe_design"
 #: ``df.attrs`` key listing the runs their ``run_config.prune`` rule ended early (``pruned``): their
 #: episodes are in the frame (as ``xrun export`` writes them), the analysis leaves them out of responses
@@ -69,7 +69,7 @@ def single_experiment(store: "Store", experiment: str | None) -> str | None:
     from xdoe.errors import AmbiguousExperimentError
 
     if experiment is None:
-        uids = store.experiments()
+        uids = store.runs.experiments()
         if len(uids) > 1:
             raise AmbiguousExperimentError(uids, f"store {store.url}")
     return experiment
@@ -134,14 +134,14 @@ def load(store: "Store | str | None" = None, experiment: str | None = None, *,
         NoStoreError: there is no store at the URL (none is created).
         StoreError: the store cannot be read.
     """
-    return table_frame(store, lambda st: st.episode_table(single_experiment(st, experiment),
+    return table_frame(store, lambda st: st.views.episode_table(single_experiment(st, experiment),
                                                           include_branches=include_branches))
 
 
 def table_frame(store: "Store | str | None", read: "Callable[[Store], Any]") -> "pd.DataFrame":
     """The table ``read(store)`` answers (``rows``, ``columns``, ``factors``,
-    as :meth:`~xdoe.store.Store.episode_table` and
-    :meth:`~xdoe.store.Store.run_scores` give) as a DataFrame whose factor
+    as :meth:`store.views.episode_table <xdoe.store.views._views.Views.episode_table>` and
+    :meth:`store.views.run_scores <xdoe.store.views._views.Views.run_scores>` give) as a DataFrame whose factor
     columns hold readable levels; ``df.attrs["xdoe_factors"]`` lists them.
     ``store`` as :func:`load` takes it: a URL is opened read-only (reading
     never writes or creates a store) and closed again.
@@ -160,8 +160,8 @@ def table_frame(store: "Store | str | None", read: "Callable[[Store], Any]") -> 
         frame = pd.DataFrame.from_records(table.rows, columns=list(table.columns))
         uids = frame["experiment"].dropna().unique() if "experiment" in frame else []
         # the design's coding, so that every reader signs effects as xgen coded them (issue 32)
-        design = st.experiment_design(str(uids[0])) if len(uids) == 1 else None
-        pruned = st.pruned_runs(str(uids[0])) if len(uids) == 1 else []  # run_config.prune ended them early
+        design = st.runs.experiment_design(str(uids[0])) if len(uids) == 1 else None
+        pruned = st.rungs.pruned_runs(str(uids[0])) if len(uids) == 1 else []  # run_config.prune ended them early
     finally:
         if own:
             st.close()

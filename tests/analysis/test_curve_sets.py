@@ -23,7 +23,7 @@ def store(store_url: str):
 
     with Store(store_url) as st:
         fill_synthetic_campaign(st, runs=12, episodes=60, seed=3)
-        with st._writer.begin() as conn:
+        with st.database.writer.begin() as conn:
             mark = "?" if conn.dialect.paramstyle == "qmark" else "%s"
             rows = conn.exec_driver_sql("SELECT id, phase_id, worker, episode, objective FROM episode").fetchall()
             # a second agent in every third run's training, some values missing

@@ -82,7 +82,7 @@ def store(store_url: str):
     with Store(store_url) as st:
         fill_synthetic_campaign(st, runs=len(PACES), episodes=10, seed=2)
         frame = _frame({f"r-{k}": (pace, "A") for k, pace in enumerate(PACES)}, test=False)
-        with st._writer.begin() as conn:
+        with st.database.writer.begin() as conn:
             mark = "?" if conn.dialect.paramstyle == "qmark" else "%s"
             phases = [p for p, in conn.exec_driver_sql("SELECT id FROM phase WHERE name = 'training' ORDER BY id")]
             conn.exec_driver_sql("DELETE FROM episode WHERE phase_id IN (SELECT id FROM phase WHERE name = 'training')")

@@ -61,7 +61,7 @@ def test_the_report_draws_the_lay_down_of_the_first_run_of_the_design(campaign, 
     from xdoe.store import Store
 
     with Store(campaign["store"], read_only=True) as store:
-        first = min(store.runs(), key=lambda r: (r.design_point, r.repetition, r.uid))
+        first = min(store.runs.versions(), key=lambda r: (r.design_point, r.repetition, r.uid))
     path = write_report(load(campaign["store"]), tmp_path / "r.html", response=Response(),
                         output_dir=campaign["dir"], store_url=campaign["store"])
     html = path.read_text("utf-8")

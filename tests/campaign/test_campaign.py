@@ -37,16 +37,18 @@ def counted(monkeypatch: pytest.MonkeyPatch) -> Counter:
     spy(Store, "__init__", "opens")
     spy(store_json, "canonical_json", "hashes")  # what document_hash hashes, wherever it is called from
 
-    real_states = Store.run_states
+    from xdoe.store.runs._runs import Runs
+
+    real_states = Runs.run_states
 
     def run_states(self, versions):
         versions = list(versions)
         counts["state queries"] += 1
         counts["versions asked"] += len(versions)
         return real_states(self, versions)
-    monkeypatch.setattr(Store, "run_states", run_states)
+    monkeypatch.setattr(Runs, "run_states", run_states)
     for name in ("finished_instances", "latest_instance", "instances"):
-        spy(Store, name, name)
+        spy(Runs, name, name)
     return counts
 
 
@@ -92,7 +94,7 @@ def test_a_run_finished_after_the_campaign_query_is_skipped_under_its_claim(tmp_
     result = execute_task(RunTask(str(plan.file), options, plan=plan))
     assert result.status == "skipped" and result.instance_id == first.instance_id
     with Store(url) as store:
-        assert len(store.instances()) == 1
+        assert len(store.runs.instances()) == 1
 
 
 def test_the_decision_rule_reads_the_state() -> None:

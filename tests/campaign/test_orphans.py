@@ -53,7 +53,7 @@ def _wait_for_a_running_run(url: str, path: Path, proc: subprocess.Popen, timeou
         if path.exists():
             try:
                 with Store(url, read_only=True) as store:
-                    if any(i.status == "running" for i in store.instances()):
+                    if any(i.status == "running" for i in store.runs.instances()):
                         return
             except Exception:  # noqa: BLE001 - the store is being created: try again
                 pass
@@ -68,7 +68,7 @@ def _wait_for_episodes(url: str, path: Path, proc: subprocess.Popen, count: int,
         if path.exists():
             try:
                 with Store(url, read_only=True) as store:
-                    if sum(len(list(store.episodes(instance_id=i.id))) for i in store.instances()) >= count:
+                    if sum(len(list(store.runs.episodes(instance_id=i.id))) for i in store.runs.instances()) >= count:
                         return
             except Exception:  # noqa: BLE001 - the store is being created: try again
                 pass
@@ -101,7 +101,7 @@ def test_sigkilled_xrun_leaves_no_process_and_a_restart_finishes_every_run_once(
                                 stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
         _wait_for_a_running_run(url, tmp_path / "x.sqlite", proc)  # start-up time varies with the load
         with Store(url, read_only=True) as store:  # then a seeded number of episodes more: on progress
-            recorded = sum(len(list(store.episodes(instance_id=i.id))) for i in store.instances())
+            recorded = sum(len(list(store.runs.episodes(instance_id=i.id))) for i in store.runs.instances())
         _wait_for_episodes(url, tmp_path / "x.sqlite", proc, recorded + int(step))
         if proc.poll() is not None:
             break  # everything finished before this kill
@@ -113,16 +113,16 @@ def test_sigkilled_xrun_leaves_no_process_and_a_restart_finishes_every_run_once(
         assert left == [], [" ".join(p.cmdline()) for p in left if p.is_running()]
         if (tmp_path / "x.sqlite").exists():
             with Store(url) as store:
-                statuses = [i.status for i in store.instances()]
+                statuses = [i.status for i in store.runs.instances()]
             killed_in_run += statuses.count("interrupted")  # the runs in flight ended interrupted
     done = subprocess.run(argv, cwd=tmp_path, env=_env(), capture_output=True, text=True, timeout=300)
     assert done.returncode == 0, done.stderr
     with Store(url) as store:
-        instances = store.instances()
+        instances = store.runs.instances()
         assert sorted(i.run_uid for i in instances) == [f"r{i}" for i in range(RUNS)]  # one instance each
         assert all(i.status == "finished" for i in instances)
         for inst in instances:
-            keys = [(e["phase_index"], e["worker"], e["episode"]) for e in store.episodes(instance_id=inst.id)]
+            keys = [(e["phase_index"], e["worker"], e["episode"]) for e in store.runs.episodes(instance_id=inst.id)]
             assert len(keys) == len(set(keys)) == EPISODES + TEST_EPISODES  # every episode exactly once
     assert killed_in_run > 0  # at least one kill hit a run in flight (else the test proved little)
 

@@ -110,7 +110,7 @@ def _check_complete(url: str, runs: int) -> None:
     from xdoe.store import Store
 
     with Store(url, read_only=True) as store:
-        with store.engine.connect() as conn:
+        with store.database.engine.connect() as conn:
             from sqlalchemy import text
 
             finished = conn.execute(text(
@@ -171,11 +171,11 @@ def test_each_run_path_write_survives_a_restart_inside_its_transaction(server: S
         rec = craft(store, document_of(files[0]), tmp_path / "results", None)
         instance = rec.instance_id
         writes = {
-            "checkpoint": lambda: store.record_checkpoint(
+            "checkpoint": lambda: store.checkpoints.record_checkpoint(
                 instance, agent="a", phase_id=None, step=1, episode=1, path=tmp_path / "a.pt",
                 sha256="0" * 64, metric=None, keep=2),
-            "brain_source": lambda: store.record_brain_sources(instance, None, [SourceRow("a", "fresh")]),
-            "phase": lambda: store.drop_redone([10**9]),
+            "brain_source": lambda: store.checkpoints.record_brain_sources(instance, None, [SourceRow("a", "fresh")]),
+            "phase": lambda: store.runs.drop_redone([10**9]),
             "run_instance": lambda: craft(store, document_of(files[1]), tmp_path / "results", "finished"),
         }
         for table, write in writes.items():
@@ -187,11 +187,11 @@ def test_each_run_path_write_survives_a_restart_inside_its_transaction(server: S
                     server.stop()
                     server.start()
 
-            event.listen(store._writer, "before_cursor_execute", restart)
+            event.listen(store.database.writer, "before_cursor_execute", restart)
             try:
                 write()
             finally:
-                event.remove(store._writer, "before_cursor_execute", restart)
+                event.remove(store.database.writer, "before_cursor_execute", restart)
             assert not armed[0], f"no statement on {table}"
-        assert len(store.checkpoints(instance)) == 1
-        assert store.run_state(rec.run_uid, rec.content_hash) is not None
+        assert len(store.checkpoints.of_instance(instance)) == 1
+        assert store.runs.run_state(rec.run_uid, rec.content_hash) is not None

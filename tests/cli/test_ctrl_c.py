@@ -42,14 +42,14 @@ def _env() -> dict[str, str]:
 def _statuses(url: str) -> dict[str, list[str]]:
     with Store(url) as store:
         out: dict[str, list[str]] = {}
-        for inst in sorted(store.instances(), key=lambda i: i.id):
+        for inst in sorted(store.runs.instances(), key=lambda i: i.id):
             out.setdefault(inst.run_uid, []).append(inst.status)
         return out
 
 
 def _episodes(url: str) -> int:
     with Store(url) as store:
-        return sum(1 for _ in store.episodes())
+        return sum(1 for _ in store.runs.episodes())
 
 
 def _wait_for(condition, proc: subprocess.Popen, what: str, timeout: float = 120) -> None:

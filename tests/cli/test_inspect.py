@@ -142,12 +142,12 @@ def test_status_of_one_run_reads_only_that_run(campaign, monkeypatch):
     """Issue 26: `xrun status RUN` answers from the run's own rows (one
     indexed query), never every run of the store; the answer is the one the
     campaign's table gives, with the traceback."""
-    from xdoe.store._rows import StoreRows
+    from xdoe.store.runs._runs import Runs
 
     tmp_path, files = campaign
     whole = invoke("status", "--experiment", EXPERIMENT, "--format", "json")
-    monkeypatch.setattr(StoreRows, "runs", lambda *a, **k: pytest.fail("read every run"))
-    import xdoe.store._status as status_module
+    monkeypatch.setattr(Runs, "versions", lambda *a, **k: pytest.fail("read every run"))
+    import xdoe.store.views._status as status_module
 
     real = status_module.version_rows
     asked = []
@@ -179,7 +179,7 @@ def test_status_json_is_every_field_of_every_run(campaign):
 
     tmp_path, files = campaign
     with Store(f"sqlite:///{tmp_path / 'cli.sqlite'}") as store:
-        status = store.campaign_status(tmp_path / "out")
+        status = store.views.campaign_status(tmp_path / "out")
     warned = dataclasses.replace(status.runs[0], warnings=("one", "two [b]x[/b] :smile:"),
                                  end=_dt.datetime(2026, 1, 2, 3, 4, 5, 6, tzinfo=_dt.timezone.utc))
     status.runs[0] = warned

@@ -54,7 +54,7 @@ def test_the_uid_survives_the_round_trip_into_the_store(name: str, here: Path) -
     assert started.exit_code == 0, started.output
     assert uid in started.output and "finished" in started.output  # the summary names it as written
     with Store(store) as db:
-        assert [i.run_uid for i in db.instances(status="finished")] == [uid]
+        assert [i.run_uid for i in db.runs.instances(status="finished")] == [uid]
     # the results folder: a slug and a short hash of the uid, one path component
     folder = uid_file_name(uid)
     assert [p.name for p in results.iterdir() if p.name != ".laydown"] == [folder]  # (the lay-down cache)

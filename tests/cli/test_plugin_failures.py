@@ -63,7 +63,7 @@ def _crashing(uid: str, how: str, **params: object) -> dict:
 def _statuses(url: str) -> dict[str, list[str]]:
     with Store(url) as store:
         out: dict[str, list[str]] = {}
-        for inst in sorted(store.instances(), key=lambda i: i.id):
+        for inst in sorted(store.runs.instances(), key=lambda i: i.id):
             out.setdefault(inst.run_uid, []).append(inst.status)
         return out
 
@@ -87,11 +87,11 @@ def test_every_failing_plugin_fails_only_its_run(tmp_path, jobs):
     assert _statuses(url) == expected
     with Store(url) as store:
         for how, cause in CAUSES.items():
-            (bad,) = store.instances(run_uid=f"bad-{how}")
+            (bad,) = store.runs.instances(run_uid=f"bad-{how}")
             assert cause in (bad.error or "")
             # the summary counts the episodes the failed run stored: episode 0 of
             # training, committed when it ended, also by a process that died (issue 25)
-            stored = len(list(store.episodes(f"bad-{how}")))
+            stored = len(list(store.runs.episodes(f"bad-{how}")))
             assert stored == 1
             row = next(line for line in proc.stdout.splitlines() if f" bad-{how} " in line)
             assert row.split("│")[3].strip() == str(stored), row
@@ -253,7 +253,7 @@ def test_status_cuts_long_errors_to_one_line_and_shows_them_in_full_on_request(t
 
 def _episodes(url: str) -> int:
     with Store(url) as store:
-        return sum(1 for _ in store.episodes())
+        return sum(1 for _ in store.runs.episodes())
 
 
 def _fill(folder: Path) -> Path:

@@ -51,8 +51,8 @@ def test_start_runs_everything_and_prints_a_summary(env):
     assert out.count("finished") == 2
     assert "rnd" in out  # mean test reward per agent
     with Store() as store:  # $XRUN_STORE
-        assert {i.run_uid for i in store.instances(status="finished")} == {"run-a", "run-b"}
-        assert len(list(store.episodes("run-b"))) == 4
+        assert {i.run_uid for i in store.runs.instances(status="finished")} == {"run-a", "run-b"}
+        assert len(list(store.runs.episodes("run-b"))) == 4
     assert any((env / "_outputs" / "results" / "run-a").iterdir())
 
 
@@ -65,7 +65,7 @@ def test_options_store_results_steps_and_quiet(env):
     assert result.stdout == ""
     assert (env / "res" / "run-a").is_dir()
     with Store(url) as store:
-        assert len(store.instances()) == 1
+        assert len(store.runs.instances()) == 1
 
 
 def test_bad_store_steps_is_unusable_input(env):
@@ -113,7 +113,7 @@ def test_check(env):
     assert result.exit_code == 2
     assert result.stderr.startswith(f"error: {bad}:2")
     with Store() as store:
-        assert store.instances() == []  # checking runs nothing
+        assert store.runs.instances() == []  # checking runs nothing
 
 
 def test_check_reports_every_component_that_does_not_import(env):

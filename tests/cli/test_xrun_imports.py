@@ -15,8 +15,8 @@ try:
     main(["experiment-start", sys.argv[1], "--store", sys.argv[2], "--results", sys.argv[3], "--quiet"])
 except SystemExit as exc:
     assert not exc.code, exc.code
-unneeded = ("rich", "xdoe.documents._experiment", "xdoe.documents._experiment_models", "xdoe.session", "xdoe.store._export",
-            "xdoe.store._status", "xdoe.store._lineage", "xdoe.components.environments._dummy",
+unneeded = ("rich", "xdoe.documents._experiment", "xdoe.documents._experiment_models", "xdoe.session", "xdoe.store.views._export",
+            "xdoe.store.views._status", "xdoe.store.views._lineage", "xdoe.components.environments._dummy",
             "xdoe.components.environments._tictactoe", "xdoe.components.agents._dummy", "dask", "distributed", "pyarrow", "psycopg", "pandas", "statsmodels",
             "xdoe.analysis._effects")
 print(",".join(m for m in unneeded if m in sys.modules) or "clean")

@@ -35,7 +35,7 @@ def _env() -> dict[str, str]:
 def _episodes(url: str) -> dict[str, list]:
     with Store(url) as store:
         rows: dict[str, list] = {}
-        for r in store.episodes():
+        for r in store.runs.episodes():
             rows.setdefault(r["run"], []).append((r["phase"], r["worker"], r["episode"], r["reward"]))
         return rows
 
@@ -55,7 +55,7 @@ def test_jobs_2_runs_everything_with_the_same_results_as_jobs_1(tmp_path, monkey
     r3 = CliRunner().invoke(main, ["experiment-start", "-j", "2", "--store", two, *files])
     assert r3.exit_code == 0 and r3.stdout.count("skipped") == 4, r3.output
     with Store(two) as store:
-        assert Counter(i.run_uid for i in store.instances()) == Counter({f"j{i}": 1 for i in range(4)})
+        assert Counter(i.run_uid for i in store.runs.instances()) == Counter({f"j{i}": 1 for i in range(4)})
 
 
 def _summary_rows(output: str) -> list[tuple[str, str, str]]:
@@ -94,7 +94,7 @@ def test_a_killed_run_fails_alone_and_the_exit_code_says_so(tmp_path, monkeypatc
     assert result.exit_code == 1, result.output
     assert "run dies failed: worker process died" in result.stderr
     with Store(url) as store:
-        assert {i.run_uid: i.status for i in store.instances()} == {
+        assert {i.run_uid: i.status for i in store.runs.instances()} == {
             "fine-1": "finished", "dies": "failed", "fine-2": "finished"}
 
 
@@ -108,7 +108,7 @@ def test_two_xrun_processes_on_the_same_files_run_each_run_once(tmp_path, store_
     outs = [p.communicate(timeout=300) for p in procs]
     assert [p.returncode for p in procs] == [0, 0], outs
     with Store(store_url) as store:
-        instances = store.instances()
+        instances = store.runs.instances()
     assert Counter(i.run_uid for i in instances) == Counter({f"c{i}": 1 for i in range(8)})
     assert {i.status for i in instances} == {"finished"}
     assert len({i.pid for i in instances}) == 2  # both processes did some of the work
@@ -132,6 +132,6 @@ def test_submit_slurm_records_every_run_exactly_once(slurm_cluster: SlurmCluster
         assert job_ids, proc.stdout + proc.stderr
         wait_for(job_ids, timeout=300)
         with Store(url) as store:
-            instances = store.instances()
+            instances = store.runs.instances()
         assert Counter(i.run_uid for i in instances) == Counter({f"s{i:02d}": 1 for i in range(10)})
         assert {i.status for i in instances} == {"finished"}, [(i.run_uid, i.error) for i in instances]

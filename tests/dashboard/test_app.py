@@ -166,4 +166,4 @@ def test_a_bad_branch_is_refused_before_any_process_starts(workdir: Path) -> Non
         assert c.get("/api/tree?tree=nope").json()["nodes"] == []
     assert not list(workdir.rglob("run-tiny-0_b*.yaml"))
     with Store(f"sqlite:///{workdir / 'xrun.sqlite'}", create=False) as s:
-        assert s.session_trees() == []
+        assert s.sessions.session_trees() == []

@@ -60,7 +60,7 @@ class Campaign:
 
     def instance_of(self, uid: str) -> Any:
         with self.store() as s:
-            return s.latest_instance(uid)
+            return s.runs.latest_instance(uid)
 
     def close(self) -> None:
         self.dashboard.stop()
@@ -174,14 +174,14 @@ def test_every_page_renders_without_console_errors(campaign: Campaign, browser: 
         page.locator("#effects-table, #effects .hint").first.wait_for()
         page = p.open("/runs/live-0")
         wait_js(page, "Number(document.querySelector('#curves').dataset.points) >= 300")
-        # one curve definition (xdoe.store._curves): x in environment steps, the test phase after the training's
+        # one curve definition (xdoe.store.views._curves): x in environment steps, the test phase after the training's
         assert page.locator("#curves .xtitle").text_content() == "environment steps"
         lines = page.evaluate("document.querySelector('#curves').data.filter((t) => t.showlegend !== false)"
                               ".map((t) => [t.name, t.x[0], t.x[t.x.length - 1], t.x.length])")
         (train, first, end, points), (test, start, _, _) = lines
         assert (train, test, points) == ("training", "testing", 300)
         with campaign.store() as s:
-            phase = s.run_view("live-0").phases[0]
+            phase = s.views.run_view("live-0").phases[0]
         assert 1 <= first <= 30 and end == phase.steps < start  # Taxi: 1-30 steps an episode
         assert page.locator("#phases tbody tr").count() == 2
         assert page.locator("#checkpoints tbody tr").count() >= 1
@@ -308,7 +308,7 @@ def test_a_branch_from_the_browser_runs_and_appears_in_the_session_tree(
         wait_js(page, "Number(document.querySelector('#node [data-curves]').dataset.points) > 0")
         assert not p.errors, p.errors
     with campaign.store() as s:
-        nodes = s.session_nodes("live-0")
+        nodes = s.sessions.session_nodes("live-0")
         assert [n.run_uid for n in nodes] == ["live-0", "live-0_b01"]
         assert nodes[1].parent_id == nodes[0].id and nodes[1].instance_status == "finished"
         assert [o["key"] for o in nodes[1].overrides] == ["brain.params.alpha", "muscle.params.epsilon"]
@@ -316,7 +316,7 @@ def test_a_branch_from_the_browser_runs_and_appears_in_the_session_tree(
 
 def _nodes(campaign: Campaign) -> list[Any]:
     with campaign.store() as s:
-        return s.session_nodes()
+        return s.sessions.session_nodes()
 
 
 def test_the_campaign_page_counts_missing_runs_and_shows_effects_and_curves(

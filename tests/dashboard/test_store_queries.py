@@ -47,15 +47,15 @@ def test_curve_points_reads_only_new_rows_and_bins_in_sql(store: Store, tmp_path
     """x is the run's environment steps so far: both workers' episodes (3
     steps each) in recorded order, one point each, 6,000 in bins of 60."""
     inst = _record(store, "r-0", 3000, workers=2, tmp=tmp_path)
-    data = store.curve_points(inst, max_points=100)
+    data = store.views.curve_points(inst, max_points=100)
     (series,) = data["series"]
     assert data["k"] == 60 and len(series["x"]) == 100  # 6,000 episodes in bins of 60
     assert series["x"][:2] == [180, 360]  # each point at its bin's last step
     assert series["objective"][0] == pytest.approx(sum(range(30)) / 30)
     assert series["reward"][0] == pytest.approx(sum(range(30)) / 30 + 0.5)  # both workers' episodes
-    again = store.curve_points(inst, after=data["last"])
+    again = store.views.curve_points(inst, after=data["last"])
     assert again["series"] == [] and again["last"] == data["last"]
-    full = store.curve_points(inst, max_points=6000)
+    full = store.views.curve_points(inst, max_points=6000)
     assert full["k"] == 1 and full["series"][0]["x"] == list(range(3, 18_001, 3))
     assert full["series"][0]["reward"][:4] == [0.0, 1.0, 1.0, 2.0]  # w0 e0, w1 e0, w0 e1, w1 e1
 
@@ -96,12 +96,12 @@ def test_cut_episodes_count_in_x_without_a_point_and_phases_follow_each_other(st
          (1, 1, two(2, 0.0), "stop")],
         [(0, 0, two(10, 8.0), None), (0, 1, two(1, 9.0), "step_budget")],
     ], tmp=tmp_path)
-    data = store.curve_points(inst)
+    data = store.views.curve_points(inst)
     assert [(s["phase"], s["x"], s["reward"], s["objective"]) for s in data["series"]] == [
         ("phase0", [5, 16], [2.0, 6.0], [1.0, 5.0]),  # a time limit (environment) is no budget: kept
         ("phase1", [28], [9.0], [8.0]),  # after phase0's 18 steps; the cut episode's step counts, no point
     ]
-    binned = store.curve_points(inst, bin_size=2)  # bins: the mean of their uncut episodes at their last step
+    binned = store.views.curve_points(inst, bin_size=2)  # bins: the mean of their uncut episodes at their last step
     assert [(s["x"], s["reward"]) for s in binned["series"]] == [([12, 18], [2.0, 6.0]), ([29], [9.0])]
 
 
@@ -119,7 +119,7 @@ def test_reads_after_a_row_continue_the_curve_of_a_full_read(store: Store, tmp_p
     cursor = [0]
 
     def read(instance: int) -> None:
-        data = store.curve_points(instance, after=cursor[0], bin_size=1)
+        data = store.views.curve_points(instance, after=cursor[0], bin_size=1)
         cursor[0] = data["last"]
         for s in data["series"]:
             mine = got.setdefault(s["phase"], {"x": [], "reward": [], "objective": []})
@@ -127,7 +127,7 @@ def test_reads_after_a_row_continue_the_curve_of_a_full_read(store: Store, tmp_p
                 mine[key] += s[key]
 
     inst = _record_phases(store, "live-0", phases, tmp=tmp_path, flush_inside=(0, 3), on_flush=read)
-    full = store.curve_points(inst)
+    full = store.views.curve_points(inst)
     assert got == {s["phase"]: {k: s[k] for k in ("x", "reward", "objective")} for s in full["series"]}
     assert len(full["series"][0]["x"]) > 15 and full["series"][1]["x"][0] > full["series"][0]["x"][-1]
 
@@ -149,11 +149,11 @@ def test_the_run_page_draws_the_campaign_curve_of_the_run(store_url: str, tmp_pa
         {"name": "xdoe.conditions:MaxStepsTerminationCondition", "params": {"phase_steps": 1000}}]
     with Store(store_url) as st:
         assert run(doc, store=st, results=tmp_path / "results").status == "finished"
-        view = st.run_view("one-0")
-        page = st.curve_points(view.instance.id, max_points=10**6)
+        view = st.views.run_view("one-0")
+        page = st.views.curve_points(view.instance.id, max_points=10**6)
         offset, cut_episodes, expected = 0.0, 0, []
         for phase in view.phases:
-            per_metric = {m: list(run_episodes(st, [phase.id], m)) for m in ("reward", "objective")}
+            per_metric = {m: list(run_episodes(st.database, [phase.id], m)) for m in ("reward", "objective")}
             (_, reward, steps, wall, cut, _), = per_metric["reward"]
             (_, objective, *_), = per_metric["objective"]
             x = offset + episode_x(steps, wall, "steps")
@@ -167,11 +167,11 @@ def test_the_run_page_draws_the_campaign_curve_of_the_run(store_url: str, tmp_pa
 def test_stop_request_is_recorded_only_for_a_running_instance(store: Store, tmp_path: Path) -> None:
     done = _record(store, "r-0", 2, tmp=tmp_path)
     live = _record(store, "r-1", 2, status="running", tmp=tmp_path)
-    assert store.request_stop(done) is False
-    assert store.stop_requested(done) is None
-    assert store.request_stop(live, "enough") is True
-    assert store.request_stop(live) is True  # twice is fine
-    assert store.stop_requested(live) == "enough"
+    assert store.runs.request_stop(done) is False
+    assert store.runs.stop_requested(done) is None
+    assert store.runs.request_stop(live, "enough") is True
+    assert store.runs.request_stop(live) is True  # twice is fine
+    assert store.runs.stop_requested(live) == "enough"
 
 
 def test_resuming_drops_a_stop_request_left_behind_in_the_same_transaction(store: Store, tmp_path: Path) -> None:
@@ -179,14 +179,14 @@ def test_resuming_drops_a_stop_request_left_behind_in_the_same_transaction(store
     # resumes it drops it when it takes over (before, a separate later call could also erase a stop
     # asked for just after the takeover: the run then ignored it)
     live = _record(store, "r-2", 2, status="running", tmp=tmp_path)
-    assert store.request_stop(live, "left behind")
-    (inst,) = store.instances(run_uid="r-2")
+    assert store.runs.request_stop(live, "left behind")
+    (inst,) = store.runs.instances(run_uid="r-2")
     rec = store.recorder({"uid": "r-2", "experiment_uid": "exp", "seed": 1, "schedule": [],
                           "design_point": {"index": 2, "repetition": 0, "levels": {}}},
                          results_root=tmp_path / "results")
     assert rec.resume(inst)
-    assert store.stop_requested(live) is None
-    assert store.request_stop(live, "now") and store.stop_requested(live) == "now"
+    assert store.runs.stop_requested(live) is None
+    assert store.runs.request_stop(live, "now") and store.runs.stop_requested(live) == "now"
 
 
 def test_a_stop_request_interrupts_the_run_which_then_resumes(store: Store, tmp_path: Path) -> None:
@@ -196,26 +196,26 @@ def test_a_stop_request_interrupts_the_run_which_then_resumes(store: Store, tmp_
         result=run(doc, store=store, results=tmp_path / "results")))
     worker.start()
     deadline = time.monotonic() + 60
-    while not store.instances("running") and time.monotonic() < deadline:
+    while not store.runs.instances("running") and time.monotonic() < deadline:
         time.sleep(0.05)
-    (inst,) = store.instances("running")
-    assert store.request_stop(inst.id, "stopped by the test")
+    (inst,) = store.runs.instances("running")
+    assert store.runs.request_stop(inst.id, "stopped by the test")
     worker.join(60)
     assert not worker.is_alive()
     result = box["result"]
     assert result.status == "interrupted" and "stopped by the test" in result.error
-    assert store.instance(inst.id).status == "interrupted"
-    assert store.stop_requested(inst.id) is None  # honoured, so removed
-    view = store.run_view("stop-0")
+    assert store.runs.instance(inst.id).status == "interrupted"
+    assert store.runs.stop_requested(inst.id) is None  # honoured, so removed
+    view = store.views.run_view("stop-0")
     assert 0 < view.phases[0].episodes < 200_000  # rows written before the stop are kept
-    assert decide(store, "stop-0", store.run_view("stop-0").content_hash).action == "resume"
+    assert decide(store, "stop-0", store.views.run_view("stop-0").content_hash).action == "resume"
     # starting the same document again resumes the same instance (and we stop it again)
     request_again = threading.Thread(target=lambda: box.update(
         again=run(doc, store=store, results=tmp_path / "results")))
     request_again.start()
-    while store.instance(inst.id).status != "running" and time.monotonic() < deadline + 30:
+    while store.runs.instance(inst.id).status != "running" and time.monotonic() < deadline + 30:
         time.sleep(0.05)
-    store.request_stop(inst.id)
+    store.runs.request_stop(inst.id)
     request_again.join(60)
     assert box["again"].resumed and box["again"].instance_id == inst.id
     assert box["again"].status == "interrupted"
@@ -224,62 +224,62 @@ def test_a_stop_request_interrupts_the_run_which_then_resumes(store: Store, tmp_
 def test_a_new_index_is_created_on_an_existing_store(tmp_path: Path) -> None:
     url = f"sqlite:///{tmp_path / 'old.sqlite'}"
     with Store(url) as s:
-        with s.engine.begin() as conn:
+        with s.database.engine.begin() as conn:
             conn.execute(text("DROP INDEX ix_episode_phase_id"))
-        assert "ix_episode_phase_id" not in {i["name"] for i in inspect(s.engine).get_indexes("episode")}
+        assert "ix_episode_phase_id" not in {i["name"] for i in inspect(s.database.engine).get_indexes("episode")}
     for _ in range(2):  # idempotent
         with Store(url) as s:
-            assert "ix_episode_phase_id" in {i["name"] for i in inspect(s.engine).get_indexes("episode")}
+            assert "ix_episode_phase_id" in {i["name"] for i in inspect(s.database.engine).get_indexes("episode")}
 
 
 def test_campaign_pages_filter_sort_and_paginate(store: Store, tmp_path: Path) -> None:
     for k in range(7):
         _record(store, f"exp-{k}", k + 1, levels={"alpha": [0.1, 0.5][k % 2]}, tmp=tmp_path,
                 status="failed" if k == 3 else "finished")
-    (summary,) = store.campaign_summaries()
+    (summary,) = store.views.campaign_summaries()
     assert summary.experiment == "exp" and summary.runs == 7
     assert summary.counts["finished"] == 6 and summary.counts["failed"] == 1
     assert summary.progress == pytest.approx(6 / 7)
-    page = store.campaign_runs("exp", per_page=3)
+    page = store.views.campaign_runs("exp", per_page=3)
     assert page.pages == 3 and [r.status.run for r in page.rows] == ["exp-0", "exp-1", "exp-2"]
     assert page.factors == ["alpha"]
     assert page.rows[2].response == pytest.approx(1.0)  # mean objective of episodes 0..2
-    by_response = store.campaign_runs("exp", sort="response", descending=True, per_page=2)
+    by_response = store.views.campaign_runs("exp", sort="response", descending=True, per_page=2)
     assert [r.status.run for r in by_response.rows] == ["exp-6", "exp-5"]
-    failed = store.campaign_runs("exp", status="failed")
+    failed = store.views.campaign_runs("exp", status="failed")
     assert [r.status.run for r in failed.rows] == ["exp-3"] and failed.filtered == 1
-    found = store.campaign_runs("exp", search="0.5")
+    found = store.views.campaign_runs("exp", search="0.5")
     assert {r.status.run for r in found.rows} == {"exp-1", "exp-3", "exp-5"}
-    last = store.campaign_runs("exp", per_page=3, page=99)
+    last = store.views.campaign_runs("exp", per_page=3, page=99)
     assert last.page == 3 and [r.status.run for r in last.rows] == ["exp-6"]
 
 
 def test_live_reads_keep_the_bin_size_of_the_first_read(store: Store, tmp_path: Path) -> None:
     inst = _record(store, "r-0", 2000, tmp=tmp_path)
-    first = store.curve_points(inst, max_points=100)
+    first = store.views.curve_points(inst, max_points=100)
     assert first["k"] == 20
-    later = store.curve_points(inst, after=first["last"] - 100, bin_size=first["k"])
+    later = store.views.curve_points(inst, after=first["last"] - 100, bin_size=first["k"])
     # the bins of the full read: episodes 1,900-1,919 (3 steps each), ... at their last step
     assert later["series"][0]["x"] == [5760, 5820, 5880, 5940, 6000] == first["series"][0]["x"][-5:]
 
 
 def test_the_data_marker_changes_with_every_row_and_status_that_makes_a_result(store: Store, tmp_path: Path) -> None:
-    """Issue 26: the dashboard keeps its analyses by ``Store.data_marker``;
+    """Issue 26: the dashboard keeps its analyses by ``store.views.data_marker``;
     it must change when a run, an episode row or a status changes (a
     finished instance's status, without any new row), and only then."""
     instance = _record(store, "m-0", 3, status="running", tmp=tmp_path)
-    marks = [store.data_marker()]
-    assert store.data_marker() == marks[0]  # nothing new, nothing changes
-    store.mark_interrupted(instance, "gone")  # a status, no new row
-    marks.append(store.data_marker())
+    marks = [store.views.data_marker()]
+    assert store.views.data_marker() == marks[0]  # nothing new, nothing changes
+    store.runs.mark_interrupted(instance, "gone")  # a status, no new row
+    marks.append(store.views.data_marker())
     _record(store, "m-1", 2, tmp=tmp_path)  # a run, its instance, phase and episodes
-    marks.append(store.data_marker())
+    marks.append(store.views.data_marker())
     rec = store.recorder({"uid": "m-2", "experiment_uid": "exp", "seed": 1, "schedule": []},
                          results_root=tmp_path / "results")
     rec.start()
     rec.phase_started(0, "training", "train", {"worker": 1, "episodes": 2})
-    marks.append(store.data_marker())
+    marks.append(store.views.data_marker())
     rec.episode_finished(worker=0, episode=0, agent="a", steps=3, reward=1.0, objective=1.0, wall_time=0.0)
     rec.flush()
-    marks.append(store.data_marker())
+    marks.append(store.views.data_marker())
     assert len(set(marks)) == len(marks), marks

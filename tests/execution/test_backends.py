@@ -22,7 +22,7 @@ from xdoe.execution import load_plan
 def episode_rewards(url: str) -> dict[str, list[tuple]]:
     out: dict[str, list[tuple]] = defaultdict(list)
     with Store(url) as store:
-        for row in store.episodes():
+        for row in store.runs.episodes():
             out[row["run"]].append((row["phase"], row["worker"], row["episode"], row["agent"],
                                     row["steps"], row["reward"]))
     return dict(out)
@@ -30,7 +30,7 @@ def episode_rewards(url: str) -> dict[str, list[tuple]]:
 
 def instances_per_run(url: str) -> Counter:
     with Store(url) as store:
-        return Counter(i.run_uid for i in store.instances())
+        return Counter(i.run_uid for i in store.runs.instances())
 
 
 @pytest.fixture
@@ -56,7 +56,7 @@ def test_process_pool_runs_everything_like_the_sequential_backend(files, tmp_pat
     assert len(episode_rewards(par_url)["r3"]) == 2 * 6 + 1  # 2 workers x 6 train + 1 test
     assert set(instances_per_run(par_url).values()) == {1}
     with Store(par_url) as store:  # claims were released
-        assert all(store.claim_of(r.uid, document_hash(load_plan(r.file).document)) is None for r in par)
+        assert all(store.runs.claim_of(r.uid, document_hash(load_plan(r.file).document)) is None for r in par)
 
 
 def test_a_killed_worker_process_fails_only_its_run(tmp_path):
@@ -72,13 +72,13 @@ def test_a_killed_worker_process_fails_only_its_run(tmp_path):
     assert {u: r.status for u, r in results.items() if u != "killer"} == {
         "ok-a": "finished", "ok-b": "finished", "ok-c": "finished"}
     with Store(url) as store:
-        killer = store.instances(run_uid="killer")
+        killer = store.runs.instances(run_uid="killer")
         assert [i.status for i in killer] == ["failed"] and "worker process died" in killer[0].error
         for uid in ("ok-a", "ok-b", "ok-c"):  # a run cut short by the broken pool ran again
-            statuses = [i.status for i in store.instances(run_uid=uid)]
+            statuses = [i.status for i in store.runs.instances(run_uid=uid)]
             assert statuses.count("finished") == 1 and set(statuses) <= {"finished", "interrupted"}
         h = document_hash(load_plan(files[1]).document)
-        assert store.claim_of("killer", h) is None
+        assert store.runs.claim_of("killer", h) is None
 
 
 def test_a_run_that_finished_as_the_pool_broke_is_read_back_not_run_again(tmp_path):
@@ -93,7 +93,7 @@ def test_a_run_that_finished_as_the_pool_broke_is_read_back_not_run_again(tmp_pa
     with ProcessPoolBackend(1) as backend:
         [result] = list(backend.map_runs([task]))
         with Store(url) as store:
-            pid = store.latest_instance("done").pid
+            pid = store.runs.latest_instance("done").pid
         assert result.status == "finished" and pid != os.getpid()  # it ran in a worker process
         back = backend._ended_meanwhile(task, pid, since)
         assert back is not None and back.status == "finished" and back.task_key == task.key
@@ -124,13 +124,13 @@ def test_a_run_that_failed_as_the_pool_broke_is_read_back_not_run_again(tmp_path
         [result] = list(backend.map_runs([task]))
         assert result.status == "failed" and "plugin exploded" in result.error
         with Store(url) as store:
-            pid = store.latest_instance("bad").pid
+            pid = store.runs.latest_instance("bad").pid
         back = backend._ended_meanwhile(task, pid, since)
         assert back is not None and back.status == "failed" and back.task_key == task.key
         assert "plugin exploded" in back.error and back.instance_id == result.instance_id
         assert back.episodes == result.episodes == 1
     with Store(url) as store:
-        assert [i.status for i in store.instances(run_uid="bad")] == ["failed"]
+        assert [i.status for i in store.runs.instances(run_uid="bad")] == ["failed"]
 
 
 def test_claims_skip_finished_and_held_runs_and_take_over_stale_ones(files, tmp_path):
@@ -140,19 +140,19 @@ def test_claims_skip_finished_and_held_runs_and_take_over_stale_ones(files, tmp_
     h = document_hash(plan.document)
     old = utcnow() - _dt.timedelta(seconds=90)
     with Store(url) as store:
-        with store._write("test") as s:
+        with store.database.orm_write("test") as s:
             s.execute(insert(Claim).values(run_uid=plan.uid, content_hash=h, owner="ghost", host="elsewhere",
                                            pid=1, heartbeat=old, claimed_at=old))
         assert execute_task(task, store=store).status == "claimed"  # live for the default 120 s
         fresh = RunTask(task.file, replace(task.options, heartbeat_timeout=60))
         result = execute_task(fresh, store=store)
         assert result.status == "finished"  # taken over from the dead owner
-        assert store.claim_of(plan.uid, h) is None  # released at the end
+        assert store.runs.claim_of(plan.uid, h) is None  # released at the end
         again = execute_task(RunTask(task.file, task.options), store=store)
         assert again.status == "skipped"
         rerun = execute_task(RunTask(task.file, replace(task.options, rerun=True)), store=store)
         assert rerun.status == "finished"
-        assert [i.status for i in store.instances(run_uid=plan.uid)] == ["finished", "finished"]
+        assert [i.status for i in store.runs.instances(run_uid=plan.uid)] == ["finished", "finished"]
 
 
 def test_dask_local_cluster_runs_into_the_shared_store(files, tmp_path):

@@ -53,7 +53,7 @@ def stored(folder: Path) -> dict:
     with Store(f"sqlite:///{folder / 'store.sqlite'}") as store:
         result = run(DOCUMENT, store=store, results=folder / "results", store_steps="none")
         assert result.ok, result.traceback
-        checkpoints = sorted([c.agent, c.step, c.episode, c.sha256] for c in store.checkpoints(result.instance_id))
+        checkpoints = sorted([c.agent, c.step, c.episode, c.sha256] for c in store.checkpoints.of_instance(result.instance_id))
     with sqlite3.connect(folder / "store.sqlite") as con:
         rows = con.execute("SELECT p.name, e.worker, e.episode, e.agent, e.steps, e.reward, e.objective, "
                            "e.extras FROM episode e JOIN phase p ON p.id = e.phase_id ORDER BY e.id").fetchall()

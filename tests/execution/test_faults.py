@@ -49,9 +49,9 @@ def test_broken_runs_fail_alone(tmp_path):
         assert cause in line
     assert len(lines) == len(CAUSES)
     with Store(url) as store:
-        statuses = {i.run_uid: i for i in store.instances()}
+        statuses = {i.run_uid: i for i in store.runs.instances()}
         assert statuses["fault-good"].status == "finished"
-        assert len(list(store.episodes("fault-good"))) == 3
+        assert len(list(store.runs.episodes("fault-good"))) == 3
         for uid in CAUSES:
             assert statuses[uid].status == "failed"
             assert statuses[uid].traceback and "Traceback" in statuses[uid].traceback
@@ -71,7 +71,7 @@ def test_fail_fast_stops_after_the_first_failure(tmp_path):
     assert result.exit_code == 1
     assert "skipped" in result.stdout
     with Store(url) as store:
-        assert [i.run_uid for i in store.instances()] == ["fault-brain_raises"]
+        assert [i.run_uid for i in store.runs.instances()] == ["fault-brain_raises"]
 
 
 def test_unreadable_documents_exit_2_and_nothing_runs(tmp_path):
@@ -83,7 +83,7 @@ def test_unreadable_documents_exit_2_and_nothing_runs(tmp_path):
     assert any(l.startswith(f"error: {tmp_path / 'missing.yaml'}: file not found") for l in lines)
     assert "Traceback" not in result.output
     with Store(url) as store:
-        assert store.instances() == []
+        assert store.runs.instances() == []
 
 
 @pytest.mark.parametrize("name", sorted(CAUSES))

@@ -40,7 +40,7 @@ def doc(uid, *phases, seed=3):
 
 
 def sources(store, instance_id):
-    with store.session() as s:
+    with store.database.session() as s:
         return [(r.agent, r.source_kind, r.source_run_uid, r.source_phase, r.source_checkpoint_id)
                 for r in s.execute(select(BrainSource).where(BrainSource.instance_id == instance_id)
                                    .order_by(BrainSource.id)).scalars()]
@@ -76,7 +76,7 @@ def test_load_from_a_checkpoint_path_and_by_phase_index(store, tmp_path, trained
     by_path = run(doc("from-file", ("testing", lake(mode="test", episodes=5, load={"path": str(ck.path)}))),
                   store=store, results=tmp_path / "r")
     assert by_path.ok and by_path.mean_rewards("test") == {"q": 1.0}
-    with store.session() as s:
+    with store.database.session() as s:
         row = s.execute(select(BrainSource).where(BrainSource.instance_id == by_path.instance_id)).scalar_one()
     assert (row.source_kind, row.source_path, row.source_sha256) == ("path", str(ck.path.resolve()), ck.sha256)
     by_index = run(doc("by-index", ("testing", lake(mode="test", episodes=5, load={
@@ -128,7 +128,7 @@ def test_replay_hands_the_stored_steps_to_pretrain(store, tmp_path, trained):
         store=store, results=tmp_path / "r")
     assert result.ok, result.traceback
     (seen,) = lineage_components.PRETRAINED
-    with store.engine.connect() as conn:
+    with store.database.engine.connect() as conn:
         stored = conn.execute(text(
             "select step.worker, step.episode, step.step, step.done from step join phase on step.phase_id = phase.id "
             f"where phase.instance_id = {trained.instance_id} and phase.name = 'training' "

@@ -16,7 +16,7 @@ from xdoe.store import Store
 
 def _episodes(url: str) -> list[tuple]:
     with Store(url) as store:
-        return sorted((r["phase"], r["worker"], r["episode"], r["steps"], r["reward"]) for r in store.episodes())
+        return sorted((r["phase"], r["worker"], r["episode"], r["steps"], r["reward"]) for r in store.runs.episodes())
 
 
 def test_switch_is_off_by_default_and_scoped():
@@ -66,7 +66,7 @@ def test_brain_updates_reach_every_worker_and_steps_are_stored(tmp_path):
 
         from xdoe.store import Phase, Step
 
-        with store.session() as s:
+        with store.database.session() as s:
             rows = s.execute(select(Step.worker, Step.episode, Step.actions).join(Phase, Step.phase_id == Phase.id)
                              .where(Phase.name == "training")).all()
     assert len(rows) == 2 * 3 * 20  # every step of every worker
@@ -77,7 +77,7 @@ def test_brain_updates_reach_every_worker_and_steps_are_stored(tmp_path):
 def _steps(url: str) -> list[tuple]:
     import sqlalchemy as sa
 
-    with Store(url) as store, store.engine.connect() as con:
+    with Store(url) as store, store.database.engine.connect() as con:
         return sorted(tuple(r) for r in con.execute(sa.text(
             "SELECT phase.name, worker, episode, step, agent, sensors, actions, rewards, objective, done, terminated,"
             " truncated, cut_by FROM step JOIN phase ON step.phase_id = phase.id")))

@@ -31,7 +31,7 @@ def test_random_players_never_move_illegally_and_see_their_own_rewards(store, tm
                  store=store, results=tmp_path / "r")
     assert result.ok, result.traceback
     games: dict[int, dict[str, float]] = {}
-    for r in store.episodes("ttt"):
+    for r in store.runs.episodes("ttt"):
         games.setdefault(r["episode"], {})[r["agent"]] = r["reward"]
         assert r["steps"] >= 5  # no illegal move ends a game early
     assert {(g["player_1"], g["player_2"]) for g in games.values()} <= {(1.0, -1.0), (-1.0, 1.0), (0.0, 0.0)}
@@ -53,5 +53,5 @@ def test_agents_leaving_stop_acting_with_their_own_flag(store, tmp_path):
     assert [e[4] for e in short.experiences] == [False, True] * 2 and not any(short.truncated)
     assert [e[2] for e in long.experiences] == [0, 1, 2, 3] * 2
     assert [(e[4], t) for e, t in zip(long.experiences, long.truncated)][3] == (True, True)
-    assert [r["steps"] for r in store.episodes("leave")] == [4, 4, 4, 4]
+    assert [r["steps"] for r in store.runs.episodes("leave")] == [4, 4, 4, 4]
     components.BRAINS.clear()

@@ -50,7 +50,7 @@ def _campaign(tmp_path: Path, prune: dict[str, Any] | None, *extra: str, name: s
 def _read(url: str) -> dict[str, Any]:
     from xdoe.store import Store
 
-    with Store(url, read_only=True) as store, store.engine.connect() as conn:
+    with Store(url, read_only=True) as store, store.database.engine.connect() as conn:
         steps = conn.execute(sa.text("SELECT sum(e.steps) FROM episode e JOIN phase p ON p.id = e.phase_id "
                                      "WHERE p.name = 'training'")).scalar()
         statuses = dict(conn.execute(sa.text("SELECT r.uid, i.status FROM run r JOIN run_instance i "
@@ -177,7 +177,7 @@ def test_a_resumed_run_takes_the_decisions_it_recorded(tmp_path: Path, store) ->
     plan = _fake_plan(tmp_path, SHA)
     with store.recorder(plan.document, results_root=tmp_path / "res") as rec:
         rec.phase_started(0, "training", "train", {})
-        store.record_rung(rec.instance_id, 0, RungRow(0, 50, 1.5, True, 7))  # decided before a kill
+        store.rungs.record_rung(rec.instance_id, 0, RungRow(0, 50, 1.5, True, 7))  # decided before a kill
         tracker = PruneTracker(plan, plan.phases[0], rec)
         progress = PhaseProgress(0, "training", "train", 1, 10, ["random"])
         for e in range(4):  # 40 steps: below the first rung
@@ -336,7 +336,7 @@ def test_with_two_jobs_each_decision_saw_at_most_the_rungs_recorded_before_it(tm
     c = _campaign(tmp_path, SHA, "--jobs", "2")
     from xdoe.store import Store
 
-    with Store(c["store"], read_only=True) as store, store.engine.connect() as conn:
+    with Store(c["store"], read_only=True) as store, store.database.engine.connect() as conn:
         rows = conn.execute(sa.text("SELECT g.id, r.uid, g.rung, g.peers FROM rung g JOIN run_instance i "
                                     "ON i.id = g.instance_id JOIN run r ON r.id = i.run_id")).all()
     for rid, uid, rung, peers in rows:

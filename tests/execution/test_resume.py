@@ -58,7 +58,7 @@ INTERRUPTIBLE = [{"name": "xdoe.conditions:EnvironmentTerminationCondition"},
 
 def rows(store, instance_id):
     return [(e["phase"], e["worker"], e["episode"], e["agent"], e["steps"], e["reward"])
-            for e in store.episodes(instance_id=instance_id)]
+            for e in store.runs.episodes(instance_id=instance_id)]
 
 
 def assert_exactly_once(store, instance_id, budget):
@@ -83,7 +83,7 @@ def test_finished_run_is_skipped_and_rerun_forces_a_new_instance(store, tmp_path
     # a changed document is a new run version: not skipped
     changed = run(document(("training", phase(episodes=4))), store=store, results=tmp_path / "r")
     assert changed.status == "finished"
-    assert len(store.instances("finished")) == 3
+    assert len(store.runs.instances("finished")) == 3
 
 
 def test_ctrl_c_mid_phase_resumes_identically_with_one_worker(store, tmp_path):
@@ -96,13 +96,13 @@ def test_ctrl_c_mid_phase_resumes_identically_with_one_worker(store, tmp_path):
     lineage_components.ARMED["at"] = 13
     with pytest.raises(KeyboardInterrupt):
         run(d, store=store, results=tmp_path / "r")
-    (inst,) = store.instances()
+    (inst,) = store.runs.instances()
     assert inst.status == "interrupted"
     lineage_components.ARMED.clear()
     resumed = run(d, store=store, results=tmp_path / "r")
     assert resumed.ok and resumed.resumed, resumed.traceback
     assert resumed.instance_id == inst.id and resumed.note == f"resumed interrupted instance {inst.id}"
-    assert store.instance(inst.id).status == "finished"
+    assert store.runs.instance(inst.id).status == "finished"
     # same rows as the uninterrupted run, each once
     assert rows(store, inst.id) == expected
     assert resumed.phases[0].episodes == 20 and resumed.phases[1].episodes == 4
@@ -122,14 +122,14 @@ def test_ctrl_c_without_checkpoint_restarts_the_phase(store, tmp_path):
     lineage_components.ARMED["at"] = 3
     with pytest.raises(KeyboardInterrupt):
         run(d, store=store, results=tmp_path / "r")
-    (inst,) = store.instances()
-    with store.session() as s:
+    (inst,) = store.runs.instances()
+    with store.database.session() as s:
         phase0_id = s.execute(select(Phase.id).where(Phase.instance_id == inst.id, Phase.index == 0)).scalar_one()
     lineage_components.ARMED.clear()
     resumed = run(d, store=store, results=tmp_path / "r")
     assert resumed.ok and resumed.resumed
     assert_exactly_once(store, inst.id, [("training", 1, 6), ("testing", 1, 5)])
-    with store.session() as s:  # the finished phase was kept, not run again
+    with store.database.session() as s:  # the finished phase was kept, not run again
         assert s.execute(select(Phase.id).where(Phase.instance_id == inst.id, Phase.index == 0)
                          ).scalar_one() == phase0_id
     assert resumed.phases[0].episodes == 6
@@ -168,7 +168,7 @@ def _kill(proc: subprocess.Popen) -> None:
 def _count(store, sql: str) -> int:
     from sqlalchemy import text
 
-    with store.engine.connect() as conn:
+    with store.database.engine.connect() as conn:
         return int(conn.execute(text(sql)).scalar_one())
 
 
@@ -188,7 +188,7 @@ def test_sigkill_in_the_middle_of_a_phase_loses_and_repeats_nothing(store, tmp_p
     # kill once some checkpoints (and the episodes before them) are in the store
     _poll(store, proc, lambda: _count(store, "select count(*) from checkpoint") >= 3)
     _kill(proc)
-    (inst,) = store.instances()
+    (inst,) = store.runs.instances()
     assert inst.status == "running" and inst.pid == proc.pid  # the dead process could not say so
     before = _count(store, "select count(*) from episode")
     assert before > 0
@@ -199,7 +199,7 @@ def test_sigkill_in_the_middle_of_a_phase_loses_and_repeats_nothing(store, tmp_p
     assert "is gone" in resumed.note
     assert_exactly_once(store, inst.id, [("training", 2, 30), ("testing", 2, 6)])
     # the store's instance view (what export reads) is this one instance
-    assert [i.status for i in store.instances()] == ["finished"]
+    assert [i.status for i in store.runs.instances()] == ["finished"]
 
 
 def test_sigkill_between_phases_keeps_the_finished_phase(store, tmp_path):
@@ -208,8 +208,8 @@ def test_sigkill_between_phases_keeps_the_finished_phase(store, tmp_path):
     proc = _start(tmp_path, d, url)
     _poll(store, proc, lambda: _count(store, "select count(*) from phase where status = 'finished'") >= 1)
     _kill(proc)
-    (inst,) = store.instances()
-    with store.session() as s:
+    (inst,) = store.runs.instances()
+    with store.database.session() as s:
         training_id = s.execute(select(Phase.id).where(Phase.instance_id == inst.id, Phase.index == 0)).scalar_one()
     kept = _count(store, f"select count(*) from episode where phase_id = {training_id}")
     assert kept == 60
@@ -224,7 +224,7 @@ def test_a_live_running_instance_is_not_taken_over(store, tmp_path):
     d = slow_doc()
     proc = _start(tmp_path, d, store.url)
     try:
-        _poll(store, proc, lambda: len(store.instances("running")) == 1)
+        _poll(store, proc, lambda: len(store.runs.instances("running")) == 1)
         other = run(d, store=store, results=tmp_path / "r")
         assert other.status == "skipped" and "running in instance" in other.note
     finally:

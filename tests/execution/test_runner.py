@@ -23,7 +23,7 @@ def _clear_brains():
 def _episodes(store, uid):
     return [
         (e["phase"], e["worker"], e["episode"], e["agent"], e["steps"], e["reward"], e["objective"])
-        for e in store.episodes(uid)
+        for e in store.runs.episodes(uid)
     ]
 
 
@@ -33,14 +33,14 @@ def test_same_document_gives_identical_episodes(store, tmp_path):
     first = run(doc, store=store, results=tmp_path / "r")
     second = run(doc, store=store, results=tmp_path / "r", rerun=True)
     assert first.ok and second.ok, first.traceback
-    rows = list(store.episodes("test-run", instance_id=first.instance_id))
-    rows2 = list(store.episodes("test-run", instance_id=second.instance_id))
+    rows = list(store.runs.episodes("test-run", instance_id=first.instance_id))
+    rows2 = list(store.runs.episodes("test-run", instance_id=second.instance_id))
     assert len(rows) == 6 * 2 + 3 * 2
     strip = lambda rs: [(r["phase"], r["worker"], r["episode"], r["steps"], r["reward"]) for r in rs]
     assert strip(rows) == strip(rows2)
     # a different seed changes the episodes
     third = run({**doc, "seed": 12}, store=store, results=tmp_path / "r")
-    rows3 = list(store.episodes("test-run", instance_id=third.instance_id))
+    rows3 = list(store.runs.episodes("test-run", instance_id=third.instance_id))
     assert strip(rows3) != strip(rows)
 
 
@@ -93,7 +93,7 @@ def test_unknown_sensor_fails_before_the_phase_with_offered_ids(store, tmp_path)
     assert "schedule[0].training.agents[0].sensors[0]" in result.error
     assert "did you mean 'env.count'" in result.error
     assert "offered: env.count, env.noise" in result.error
-    (instance,) = store.instances(run_uid="test-run")
+    (instance,) = store.runs.instances(run_uid="test-run")
     assert instance.status == "failed" and "ComponentError" in instance.traceback
     assert not components.BRAINS  # nothing ran
 
@@ -121,7 +121,7 @@ def test_component_errors_name_the_component_and_keep_finished_episodes(store, t
     result = run(run_document(("training", phase)), store=store, results=tmp_path / "r")
     assert result.status == "failed"
     assert result.error == "environment 'env': update raised ValueError: simulator diverged at step 3"
-    (instance,) = store.instances(run_uid="test-run")
+    (instance,) = store.runs.instances(run_uid="test-run")
     assert "simulator diverged" in instance.traceback and instance.status == "failed"
 
     doc = run_document(("training", counting_phase(
@@ -171,7 +171,7 @@ def test_phase_stop_truncates_other_workers_episodes(store, tmp_path):
                                                    conditions=[stop])))
     result = run(doc, store=store, results=tmp_path / "r")
     assert result.ok
-    rows = list(store.episodes("test-run"))
+    rows = list(store.runs.episodes("test-run"))
     # worker 0 stepped 3 times, worker 1 twice when the 5th update stopped the phase
     assert sorted((r["worker"], r["steps"]) for r in rows) == [(0, 3), (1, 2)]
     assert [r["extras"] for r in rows if r["worker"] == 1][0]["truncated"] is True
@@ -197,7 +197,7 @@ def test_store_steps_all_records_every_transition(store, tmp_path):
     doc = run_document(("training", counting_phase(episodes=2, length=3)))
     result = run(doc, store=store, results=tmp_path / "r", store_steps="all")
     assert result.ok
-    with store.session() as session:
+    with store.database.session() as session:
         assert session.execute(select(func.count()).select_from(Step)).scalar_one() == 6
     assert (result_dir := tmp_path / "r").exists() and any(result_dir.rglob("*.csv"))
 
@@ -221,7 +221,7 @@ def test_taking_turns_on_tictactoe(store, tmp_path):
     }
     result = run(run_document(("training", phase)), store=store, results=tmp_path / "r")
     assert result.ok, result.traceback
-    rows = list(store.episodes("test-run"))
+    rows = list(store.runs.episodes("test-run"))
     by_episode: dict[int, dict[str, float]] = {}
     for r in rows:
         by_episode.setdefault(r["episode"], {})[r["agent"]] = r["objective"]

@@ -30,7 +30,7 @@ SAMPLERS = {"gravity": {"sampler": "uniform", "min": 9.0, "max": 10.0},
 
 def drawn(store, instance_id):
     return {(e["worker"], e["episode"]): e["extras"]["env_params"]["p"]
-            for e in store.episodes(instance_id=instance_id)}
+            for e in store.runs.episodes(instance_id=instance_id)}
 
 
 def test_samplers_are_drawn_per_episode_and_stored(store, tmp_path):
@@ -60,7 +60,7 @@ def test_gaussian_sampler_and_plain_params_together(store, tmp_path):
 def test_environment_without_samplers_stores_no_env_params(store, tmp_path):
     result = run(sampled_doc({"gravity": 9.0}, worker=1, episodes=2), store=store, results=tmp_path / "r")
     assert result.ok
-    assert all(not (e["extras"] or {}).get("env_params") for e in store.episodes(instance_id=result.instance_id))
+    assert all(not (e["extras"] or {}).get("env_params") for e in store.runs.episodes(instance_id=result.instance_id))
 
 
 def test_malformed_sampler_is_a_document_error_with_its_key(store, tmp_path):

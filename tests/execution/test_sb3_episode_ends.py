@@ -36,7 +36,7 @@ def test_a_ppo_run_cut_by_its_step_budget(store, tmp_path):
             for t, u, c in zip(before["terminated"], before["truncated"], before["cut_by"])}
     assert ends <= {(True, False, None), (False, True, "environment")}
     assert ((before["cut_by"] == "environment") == (before["steps"] == 60)).all()  # the 60-step time limit
-    (_, y, steps, wall, cut, cut_rows), = run_episodes(store, [p.phase_id for p in curve_phases(store).phases],
+    (_, y, steps, wall, cut, cut_rows), = run_episodes(store.database, [p.phase_id for p in curve_phases(store.database).phases],
                                                        "objective")
     x = episode_x(steps, wall, "steps")[~cut]  # the curve's x: the cut episode has no point
     assert cut_rows == 1 and len(x) == len(frame) - 1 and x[-1] == BUDGET - last["steps"]

@@ -33,7 +33,7 @@ def doc(uid, *phases, seed=5):
 
 def rows(store, instance_id):
     return [(e["phase"], e["worker"], e["episode"], e["steps"], e["reward"])
-            for e in store.episodes(instance_id=instance_id)]
+            for e in store.runs.episodes(instance_id=instance_id)]
 
 
 def _steps(store, instance_id):
@@ -42,7 +42,7 @@ def _steps(store, instance_id):
     from xdoe.store import Phase
     from xdoe.store import Step
 
-    with store.session() as s:
+    with store.database.session() as s:
         return [(r.worker, r.episode, r.step, r.sensors, r.actions, r.rewards) for r in s.execute(
             select(Step).join(Phase, Phase.id == Step.phase_id).where(Phase.instance_id == instance_id)
             .order_by(Step.id)).scalars()]
@@ -86,7 +86,7 @@ def test_resume_after_sigkill_with_an_sb3_brain(store, tmp_path):
     proc = _start(tmp_path, d, store.url)
     _poll(store, proc, lambda: _count(store, "select count(*) from checkpoint") >= 2, timeout=120)
     _kill(proc)
-    (inst,) = store.instances()
+    (inst,) = store.runs.instances()
     assert inst.status == "running"
     resumed = run(d, store=store, results=tmp_path / "r")
     assert resumed.ok and resumed.resumed, resumed.traceback

@@ -44,7 +44,7 @@ def test_tictactoe_learner_beats_the_random_player_more_often_after_training(sto
     result = run(doc, store=store, results=tmp_path / "r")
     assert result.ok, result.traceback
     wins: dict[str, list[float]] = {}
-    for e in store.episodes(doc["uid"]):
+    for e in store.runs.episodes(doc["uid"]):
         if e["agent"] == "learner" and e["phase"] in ("before", "after"):
             wins.setdefault(e["phase"], []).append(e["reward"] == 1.0)
     before, after = (sum(wins[p]) / len(wins[p]) for p in ("before", "after"))

@@ -58,15 +58,15 @@ def test_end_to_end_then_status_export_tree(store, tmp_path):
     load_brain(fresh, final)
     assert fresh.experiences == 5
     # the store's views see the session
-    status = store.campaign_status(experiment="loops")
+    status = store.views.campaign_status(experiment="loops")
     assert [(r.run, r.status) for r in status.runs] == [("loop-a", "finished")]
-    result = store.export_episodes(tmp_path / "t.csv", "loops")
+    result = store.views.export_episodes(tmp_path / "t.csv", "loops")
     with open(result.path, newline="") as fh:
         table = list(csv.DictReader(fh))
     assert [float(r["reward"]) for r in table] == rewards
     assert {r["lr"] for r in table} == {"0.01"} and {r["agent"] for r in table} == {"learner"}
     assert [int(r["steps"]) for r in table] == [5] * 6
-    tree = store.build_lineage("loops")
+    tree = store.views.build_lineage("loops")
     agent = tree[0].instances[0].phases[0].agents[0]
     assert (agent.agent, agent.kind, agent.checkpoints) == ("learner", "fresh", 2)
     episodes = [json.loads(line) for line in open(s.results_dir / "episodes.jsonl")]
@@ -78,7 +78,7 @@ def test_failure_is_recorded_with_traceback(store, tmp_path):
         with TrainingSession(DummyBrain(), store=store, run="loop-b", results=tmp_path) as s:
             s.on_episode(1.0, steps=3)
             1 / 0
-    inst = store.instance(s.instance_id)
+    inst = store.runs.instance(s.instance_id)
     assert inst.status == "failed" and inst.error.startswith("ZeroDivisionError")
     assert "1 / 0" in inst.traceback
     assert checkpoints_of(store, s.instance_id) == []  # no final checkpoint of a failed run
@@ -104,9 +104,9 @@ def test_steps_given_per_episode_phases_and_agent_objects(store, tmp_path):
     assert s.is_done()
     s.close()
     phases = [(p.index, p.name, p.mode, p.status) for p in
-              store.build_lineage(run="loop-c")[0].instances[0].phases]
+              store.views.build_lineage(run="loop-c")[0].instances[0].phases]
     assert phases == [(0, "training", "train", "finished"), (1, "testing", "test", "finished")]
-    kinds = [p.agents[0].kind for p in store.build_lineage(run="loop-c")[0].instances[0].phases]
+    kinds = [p.agents[0].kind for p in store.views.build_lineage(run="loop-c")[0].instances[0].phases]
     assert kinds == ["fresh", "previous_phase"]
 
 
@@ -128,7 +128,7 @@ def test_observe_experience_learns_and_stores_steps(store, tmp_path):
 
     from xdoe.store import Episode, Step
 
-    with store.session() as db:
+    with store.database.session() as db:
         assert db.execute(select(func.count()).select_from(Step)).scalar_one() == 4
         assert db.execute(select(Episode.steps)).scalar_one() == 4
 

@@ -55,13 +55,13 @@ def sha256(path: str | Path) -> str:
 
 
 def file_hashes(url: str) -> dict[str, str | None]:
-    with Store(url) as store, store.session() as session:
+    with Store(url) as store, store.database.session() as session:
         return dict(session.execute(select(Run.uid, Run.file_sha256)).all())
 
 
 def instances(url: str) -> list[tuple[str, str]]:
     with Store(url) as store:
-        return sorted((i.run_uid, i.status) for i in store.instances())
+        return sorted((i.run_uid, i.status) for i in store.runs.instances())
 
 
 def three_runs(folder: Path) -> list[str]:
@@ -75,7 +75,7 @@ def test_finished_files_are_skipped_without_being_read(store_url, workdir, parse
     assert file_hashes(store_url) == {f"f{i}": sha256(f) for i, f in enumerate(files)}
     assert sorted(parsed) == ["run-f0.yaml", "run-f1.yaml", "run-f2.yaml"]
     with Store(store_url) as store:
-        ids = {i.run_uid: i.id for i in store.instances()}
+        ids = {i.run_uid: i.id for i in store.runs.instances()}
 
     parsed.clear()
     again = start(store_url, *files)
@@ -176,11 +176,11 @@ def test_run_from_a_path_records_the_file_hash_and_fills_an_old_row(store_url, w
         first = run(load_plan(path), store=store, results=workdir / "r")  # no file: no hash
         assert first.status == "finished"
         assert file_hashes(store_url) == {"p": None}
-        assert store.finished_file_hashes([sha256(path)]) == {}
+        assert store.runs.finished_file_hashes([sha256(path)]) == {}
         second = run(path, store=store, results=workdir / "r", rerun=True)
         assert second.status == "finished"
         assert file_hashes(store_url) == {"p": sha256(path)}
-        assert store.finished_file_hashes([sha256(path)]) == {sha256(path): ("p", second.instance_id)}
+        assert store.runs.finished_file_hashes([sha256(path)]) == {sha256(path): ("p", second.instance_id)}
 
 
 def test_finished_file_hashes_only_counts_finished_instances_across_chunks(store_url, workdir):
@@ -194,7 +194,7 @@ def test_finished_file_hashes_only_counts_finished_instances_across_chunks(store
                 recorder.finish("finished" if name == "done" else "failed", error=None)
         noise = [hashlib.sha256(str(i).encode()).hexdigest() for i in range(1100)]
         asked = noise[:700] + [digests["failed"], digests["done"], digests["running"]] + noise[700:]
-        found = store.finished_file_hashes(iter(asked))
-        done_id = max(i.id for i in store.instances("finished"))
+        found = store.runs.finished_file_hashes(iter(asked))
+        done_id = max(i.id for i in store.runs.instances("finished"))
         assert found == {digests["done"]: ("done", done_id)}
-        assert store.finished_file_hashes([]) == {}
+        assert store.runs.finished_file_hashes([]) == {}

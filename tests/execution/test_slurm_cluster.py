@@ -119,6 +119,6 @@ def test_xrun_experiment_start_tasks_record_every_run_once(slurm_cluster: SlurmC
     assert all(s == "COMPLETED" for per_job in states.values() for s in per_job.values()), (
         states, {p.name: p.read_text()[-2000:] for p in logs.iterdir()})
     with Store(store_url) as store:
-        instances = store.instances()
+        instances = store.runs.instances()
     assert sorted(i.run_uid for i in instances) == [f"slurm-e2e-{i:04d}" for i in range(5)]
     assert {i.status for i in instances} == {"finished"}

@@ -31,7 +31,7 @@ def test_actuators_handed_to_muscles_are_fresh_at_every_step(store, tmp_path, mu
     (m,) = components.MUSCLES
     assert len(m.given) == 6
     assert len({id(a) for a in m.given}) == 6  # a fresh object each step, whatever keeps_actuators says
-    assert [e["steps"] for e in store.episodes("test-run")] == [3, 3]
+    assert [e["steps"] for e in store.runs.episodes("test-run")] == [3, 3]
 
 
 def test_subclassed_controller_and_condition_are_called(store, tmp_path):
@@ -41,4 +41,4 @@ def test_subclassed_controller_and_condition_are_called(store, tmp_path):
     result = run(run_document(("training", phase)), store=store, results=tmp_path / "r")
     assert result.ok, result.traceback
     assert components.CountingVanilla.steps == components.CountingEnvCondition.calls == 8
-    assert [e["steps"] for e in store.episodes("test-run")] == [4, 4]
+    assert [e["steps"] for e in store.runs.episodes("test-run")] == [4, 4]

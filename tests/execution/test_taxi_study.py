@@ -30,7 +30,7 @@ def test_taxi_study_learner_beats_random(tmp_path):
             assert [p.mode for p in result.phases] == ["train", "test"]
             for agent, value in result.mean_rewards("test").items():
                 test_rewards[agent].append(value)
-        assert len(store.instances(status="finished")) == 6
+        assert len(store.runs.instances(status="finished")) == 6
         from xdoe.analysis import analyze
         from xdoe.results import load
 

@@ -59,7 +59,7 @@ def test_each_agent_receives_only_its_own_reward(store, tmp_path):
                  results=tmp_path / "r")
     assert result.ok, result.traceback
     games: dict[int, dict[str, tuple[float, float]]] = {}
-    for r in store.episodes("test-run"):
+    for r in store.runs.episodes("test-run"):
         games.setdefault(r["episode"], {})[r["agent"]] = (r["reward"], r["objective"])
     assert len(games) == 40
     outcomes = set()
@@ -78,5 +78,5 @@ def test_reward_ids_may_name_another_agents_reward(store, tmp_path):
     result = run(run_document(("training", _ttt_phase(lambda name: {"reward_ids": [other[name]]}))),
                  store=store, results=tmp_path / "r")
     assert result.ok, result.traceback
-    rows = list(store.episodes("test-run"))
+    rows = list(store.runs.episodes("test-run"))
     assert any(r["reward"] == 1.0 and r["objective"] == -1.0 for r in rows)

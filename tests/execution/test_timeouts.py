@@ -43,9 +43,9 @@ def test_step_timeout_fails_a_run_whose_update_never_returns(tmp_path: Path, how
     assert result.status == "failed"
     assert result.error == "no progress for 0.5 s in HangingEnvironment.update (phase_config.step_timeout)"
     with Store(url) as store:
-        (inst,) = store.instances()
+        (inst,) = store.runs.instances()
         assert inst.status == "failed" and inst.error == result.error
-        assert len(list(store.episodes("hang"))) == 1  # episode 0 finished before the hang
+        assert len(list(store.runs.episodes("hang"))) == 1  # episode 0 finished before the hang
     fine = run(countdown_run("fine"), store=url, results=tmp_path)
     assert fine.status == "finished"  # the limit was removed with its run
 
@@ -85,7 +85,7 @@ def test_xrun_run_timeout_fails_hung_runs_and_finishes_the_campaign(tmp_path: Pa
         f"run hang-{how} failed: no progress for N s in HangingEnvironment.update (run timeout 4 s)"
         for how in ("sleep", "stubborn")], done.stderr
     with Store(url) as store:
-        status = {i.run_uid: (i.status, i.error) for i in store.instances()}
+        status = {i.run_uid: (i.status, i.error) for i in store.runs.instances()}
     assert status["ok-0"][0] == status["ok-1"][0] == "finished", status
     assert status["hang-sleep"] == ("failed", lines[0].split(": ", 1)[1]), status
     assert status["hang-stubborn"] == ("failed", lines[1].split(": ", 1)[1]), status
@@ -119,9 +119,9 @@ def test_valid_limits_reach_the_plan_and_absent_ones_change_nothing() -> None:
 
 def test_the_claim_heartbeat_stops_while_the_run_is_hung(tmp_path: Path) -> None:
     with Store(f"sqlite:///{tmp_path / 'x.sqlite'}") as store:
-        assert store.claim_run("r", "h", owner="me", stale_after=60)
+        assert store.runs.claim_run("r", "h", owner="me", stale_after=60)
         hung = True
-        with ClaimHeartbeat(store, "r", "h", owner="me", interval=0.05, alive=lambda: not hung) as beat:
+        with ClaimHeartbeat(store.runs, "r", "h", owner="me", interval=0.05, alive=lambda: not hung) as beat:
             time.sleep(0.4)
             assert beat.beats == 0
             hung = False
@@ -172,7 +172,7 @@ def test_xrun_kills_a_worker_whose_watchdog_cannot_end_its_run(tmp_path: Path, j
     assert lines == [f"run hang-{how} failed: no progress for 1 s in HangingEnvironment.update "
                      "(phase_config.step_timeout)" for how in ("gil", "masked")], done.stderr
     with Store(url) as store:
-        status = {i.run_uid: (i.status, i.error) for i in store.instances()}
+        status = {i.run_uid: (i.status, i.error) for i in store.runs.instances()}
     assert status["ok-0"][0] == status["ok-1"][0] == "finished", status
     for how in ("gil", "masked"):
         assert status[f"hang-{how}"] == ("failed", "no progress for 1 s in HangingEnvironment.update "

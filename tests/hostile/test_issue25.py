@@ -252,7 +252,7 @@ def test_a_store_with_an_unreadable_schema_version_is_one_line(value: str, tmp_p
 
     monkeypatch.chdir(tmp_path)
     url = f"sqlite:///{tmp_path / 'x.sqlite'}"
-    with Store(url) as store, store.session(write=True) as session, session.begin():
+    with Store(url) as store, store.database.session(write=True) as session, session.begin():
         session.get(StoreMeta, "schema_version").value = value  # type: ignore[union-attr]
     run = tmp_path / "run.yaml"
     run.write_text(base_run_document(), encoding="utf-8")

@@ -85,7 +85,7 @@ def test_a_load_of_a_run_the_store_lacks_names_the_runs_it_has(tmp_path: Path, m
     from xdoe.store import Store
 
     with Store(url) as store:
-        assert [i.run_uid for i in store.instances()] == ["dummy-study-0000"]
+        assert [i.run_uid for i in store.runs.instances()] == ["dummy-study-0000"]
     # a load of a run the same campaign runs is fine (it runs in it; it fails itself if it cannot)
     third = tmp_path / "third.yaml"
     third.write_text(_sub(_sub(base, "uid: dummy-study-0000", "uid: third"), LOAD,

@@ -57,7 +57,7 @@ def test_xrun_reads_the_run_uid_as_written(value: str, tmp_path: Path, monkeypat
                                        "--results", str(tmp_path / "results"), "-q", "--no-laydown"])
     assert result.exit_code == 0, result.output
     with Store(store) as db:
-        assert [i.run_uid for i in db.instances(status="finished")] == [uid]
+        assert [i.run_uid for i in db.runs.instances(status="finished")] == [uid]
     assert [p.name for p in (tmp_path / "results").iterdir()] == [uid_file_name(uid)]
     status = CliRunner().invoke(xrun, ["status", "--store", store, "--run", uid])
     assert status.exit_code == 0 and uid in status.output, status.output

@@ -34,9 +34,9 @@ def test_a_killed_run_keeps_every_episode_it_finished(tmp_path: Path, worker: in
     done = subprocess.run([sys.executable, "-c", script], capture_output=True, text=True, timeout=120)
     assert done.returncode == -9, done.stderr  # SIGKILLed by its own environment in episode 4
     with Store(url, read_only=True) as store:
-        (inst,) = store.instances()
+        (inst,) = store.runs.instances()
         assert inst.status == "running"  # nothing could record its end
-        episodes = sorted((e["worker"], e["episode"]) for e in store.episodes(instance_id=inst.id))
+        episodes = sorted((e["worker"], e["episode"]) for e in store.runs.episodes(instance_id=inst.id))
     # each worker finished episodes 0-3 before its episode 4 killed the process
     # (with two workers, the first one's kill may come before the second one's episode 3 ended)
     expected = [(w, e) for w in range(worker) for e in range(4)]

@@ -34,7 +34,7 @@ def campaign(tmp_path, store):
 
 
 def test_csv_columns_rows_and_design_values(tmp_path, store, campaign):
-    result = store.export_episodes(tmp_path / "table.csv", EXPERIMENT)
+    result = store.views.export_episodes(tmp_path / "table.csv", EXPERIMENT)
     columns, rows = read_csv(tmp_path / "table.csv")
     assert columns == COLUMNS == list(result.columns)
     assert list(EXPORT_COLUMNS) == [c for c in COLUMNS if c not in FACTORS]
@@ -49,7 +49,7 @@ def test_csv_columns_rows_and_design_values(tmp_path, store, campaign):
         for key in ("design_point", "repetition", "seed", *FACTORS):
             assert row[key] == d[key], key
     # episode columns are the store's episode rows, in recording order
-    stored = [e for e in store.episodes(experiment=EXPERIMENT)]
+    stored = [e for e in store.runs.episodes(experiment=EXPERIMENT)]
     assert [(r["run"], r["phase"], r["mode"], int(r["worker"]), int(r["episode"]), r["agent"],
              int(r["steps"]), float(r["reward"]), float(r["objective"]), float(r["wall_time"]))
             for r in rows] == [
@@ -64,8 +64,8 @@ def test_csv_columns_rows_and_design_values(tmp_path, store, campaign):
 
 def test_parquet_round_trip_matches_csv(tmp_path, store, campaign):
     pq = pytest.importorskip("pyarrow.parquet")
-    store.export_episodes(tmp_path / "t.csv", EXPERIMENT)
-    result = store.export_episodes(tmp_path / "t.parquet", EXPERIMENT, batch_rows=4)
+    store.views.export_episodes(tmp_path / "t.csv", EXPERIMENT)
+    result = store.views.export_episodes(tmp_path / "t.parquet", EXPERIMENT, batch_rows=4)
     table = pq.read_table(tmp_path / "t.parquet")
     assert table.column_names == COLUMNS and table.num_rows == result.rows == 15
     types = {f.name: str(f.type) for f in table.schema}
@@ -84,12 +84,12 @@ def test_latest_finished_instance_per_run_and_all_instances(tmp_path, store):
     results = tmp_path / "results"
     first = craft(store, doc, results, "finished", reward=10.0)
     craft(store, doc, results, "failed", reward=20.0, error="boom")  # newer but failed
-    rows = read_csv(store.export_episodes(tmp_path / "a.csv").path)[1]
+    rows = read_csv(store.views.export_episodes(tmp_path / "a.csv").path)[1]
     assert {float(r["reward"]) for r in rows} == {10.0, 11.0}
     third = craft(store, doc, results, "finished", reward=30.0)
-    rows = read_csv(store.export_episodes(tmp_path / "b.csv").path)[1]
+    rows = read_csv(store.views.export_episodes(tmp_path / "b.csv").path)[1]
     assert {float(r["reward"]) for r in rows} == {30.0, 31.0}
-    columns, rows = read_csv(store.export_episodes(tmp_path / "c.csv", all_instances=True).path)
+    columns, rows = read_csv(store.views.export_episodes(tmp_path / "c.csv", all_instances=True).path)
     assert columns[:3] == ["experiment", "run", "instance"]
     assert len(rows) == 6
     assert {r["instance"] for r in rows} >= {str(first.instance_id), str(third.instance_id)}
@@ -113,31 +113,31 @@ def test_resumed_instance_takes_earlier_phases_from_the_interrupted_one(tmp_path
     b.episode_finished(0, 0, "random", 5, 2.0, 2.0, 0.1)
     b.phase_finished()
     b.finish("finished")
-    rows = read_csv(store.export_episodes(tmp_path / "r.csv").path)[1]
+    rows = read_csv(store.views.export_episodes(tmp_path / "r.csv").path)[1]
     assert [(r["phase"], float(r["reward"])) for r in rows] == [("training", 1.0), ("testing", 2.0)]
 
 
 def test_running_instance_is_exported_when_nothing_finished(tmp_path, store):
     files = generate_campaign(tmp_path / "out")
     craft(store, document_of(files[1]), tmp_path / "results", None, episodes=3)
-    result = store.export_episodes(tmp_path / "x.csv", EXPERIMENT)
+    result = store.views.export_episodes(tmp_path / "x.csv", EXPERIMENT)
     assert result.rows == 3
 
 
 def test_errors(tmp_path, store, monkeypatch):
     with pytest.raises(InputError, match="unknown table format"):
-        store.export_episodes(tmp_path / "t.xlsx")
+        store.views.export_episodes(tmp_path / "t.xlsx")
     with pytest.raises(InputError, match="no experiment 'nope'"):
-        store.export_episodes(tmp_path / "t.csv", "nope")
+        store.views.export_episodes(tmp_path / "t.csv", "nope")
     monkeypatch.setitem(sys.modules, "pyarrow", None)  # as if pyarrow were not installed
     monkeypatch.setitem(sys.modules, "pyarrow.parquet", None)
     with pytest.raises(InputError, match="pyarrow"):
-        store.export_episodes(tmp_path / "t.parquet")
+        store.views.export_episodes(tmp_path / "t.parquet")
     assert not list(tmp_path.glob("t.*")) and not list(tmp_path.glob(".t.*"))
 
 
 def test_empty_store_writes_a_header(tmp_path, store):
-    result = store.export_episodes(tmp_path / "e.csv")
+    result = store.views.export_episodes(tmp_path / "e.csv")
     assert result.rows == 0
     assert read_csv(tmp_path / "e.csv")[0] == list(EXPORT_COLUMNS)
 
@@ -148,15 +148,15 @@ def test_factor_name_clash_and_mixed_levels(tmp_path, store):
         doc = {**base, "uid": f"clash-{k}", "seed": k,
                "design_point": {"index": k, "repetition": 0, "levels": {"seed": level, "n": k}}}
         craft(store, doc, tmp_path / "results", "finished", episodes=1)
-    columns, rows = read_csv(store.export_episodes(tmp_path / "c.csv", "clash").path)
+    columns, rows = read_csv(store.views.export_episodes(tmp_path / "c.csv", "clash").path)
     assert columns[5:7] == ["n", "factor:seed"]
     assert [r["factor:seed"] for r in rows] == ["1", "2.5", "x"]
     pq = pytest.importorskip("pyarrow.parquet")
-    store.export_episodes(tmp_path / "c.parquet", "clash")
+    store.views.export_episodes(tmp_path / "c.parquet", "clash")
     table = pq.read_table(tmp_path / "c.parquet")
     assert table.column("factor:seed").to_pylist() == ["1", "2.5", "x"]
     assert str(table.schema.field("n").type) == "int64"
     # a stale status does not matter to export: the instance is what it is
-    with store.session(write=True) as s, s.begin():
+    with store.database.session(write=True) as s, s.begin():
         s.execute(update(RunInstance).values(status="running"))
-    assert store.export_episodes(tmp_path / "d.csv", "clash").rows == 3
+    assert store.views.export_episodes(tmp_path / "d.csv", "clash").rows == 3

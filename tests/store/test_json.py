@@ -10,7 +10,7 @@ def test_step_cells_of_one_key_are_the_compact_json_text():
     """The recorder writes one-key dicts (a step's sensor, action, reward)
     without the JSON encoder: the text must be exactly compact_json's."""
     from xdoe.store._json import compact_json
-    from xdoe.store._recorder_rows import _json_cell
+    from xdoe.store.recorder._cells import _json_cell
 
     cases = [{"taxi.observation": 29}, {"a": -1.0}, {'é"\\\n': 1e16}, {"a": 1e-7}, {"a": 5e-324},
              {"a": -0.0}, {"a": 2**70}, {"a": float("nan")}, {"a": float("inf")}, {"a": True},
@@ -21,7 +21,7 @@ def test_step_cells_of_one_key_are_the_compact_json_text():
 
 
 def test_json_cell_prefix_cache_stays_bounded():
-    from xdoe.store import _recorder_rows as rows
+    from xdoe.store.recorder import _cells as rows
     from xdoe.store._json import compact_json
 
     for k in range(rows._MAX_PREFIXES + 10):

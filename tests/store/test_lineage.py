@@ -27,7 +27,7 @@ def instance(store, tmp_path, uid: str, phases, status, *, sources=(), error=Non
     for index, name in enumerate(phases):
         rec.phase_started(index, name, "train", {})
         rec.phase_finished()
-    with store.session(write=True) as s, s.begin():
+    with store.database.session(write=True) as s, s.begin():
         from xdoe.store import Phase
         from sqlalchemy import select
 
@@ -43,7 +43,7 @@ def test_tree_shows_sources_and_marks(store, tmp_path):
     source, ids = instance(store, tmp_path, "lin-0000", ["training", "testing"], "finished", sources=[
         (0, {"agent": "learner", "source_kind": "fresh"}),
         (1, {"agent": "learner", "source_kind": "previous_phase"})])
-    with store.session(write=True) as s, s.begin():
+    with store.database.session(write=True) as s, s.begin():
         ck = Checkpoint(instance_id=source.instance_id, phase_id=ids[0], agent="learner", step=10,
                         episode=2, path="/nowhere.brain", sha256="0" * 64, metric=1.0, best=True)
         s.add(ck)
@@ -56,12 +56,12 @@ def test_tree_shows_sources_and_marks(store, tmp_path):
         (0, {"agent": "learner", "source_kind": "path", "source_path": "/models/a.npz"})])
     stale, _ = instance(store, tmp_path, "lin-0003", ["training"], None)
     old = _dt.datetime.now(_dt.timezone.utc) - _dt.timedelta(hours=1)
-    with store.session(write=True) as s, s.begin():
+    with store.database.session(write=True) as s, s.begin():
         s.execute(update(RunInstance).where(RunInstance.id == stale.instance_id)
                   .values(host="elsewhere", heartbeat=old))
     instance(store, tmp_path, "other-0000", ["training"], "finished")
 
-    nodes = store.build_lineage("lin")
+    nodes = store.views.build_lineage("lin")
     assert [n.uid for n in nodes] == ["lin-0000", "lin-0001", "lin-0002", "lin-0003"]
     agent = nodes[1].instances[0].phases[0].agents[0]
     assert (agent.kind, agent.source_run, agent.source_checkpoint, agent.source_instance) == (
@@ -89,6 +89,6 @@ def test_tree_shows_sources_and_marks(store, tmp_path):
 
     # one run, latest instance only
     instance(store, tmp_path, "lin-0000", ["training"], "failed", error="again")
-    assert len(store.build_lineage("lin", run="lin-0000")[0].instances) == 2
-    only = store.build_lineage(run="lin-0000", latest_only=True)
+    assert len(store.views.build_lineage("lin", run="lin-0000")[0].instances) == 2
+    only = store.views.build_lineage(run="lin-0000", latest_only=True)
     assert len(only) == 1 and [i.status for i in only[0].instances] == ["failed"]

@@ -1,7 +1,7 @@
-"""The store's Alembic revisions (:mod:`xdoe.store.migrations`): one linear
+"""The store's Alembic revisions (:mod:`xdoe.store.schema.migrations`): one linear
 chain ``0001 -> ... -> head`` whose ids are the schema versions; revision 1 is
 the first release's schema, exactly; the chain run from an empty database
-gives the tables of :mod:`xdoe.store._tables` on SQLite and PostgreSQL (so a
+gives the tables of :mod:`xdoe.store.schema._tables` on SQLite and PostgreSQL (so a
 table change without a revision fails here, with the operations it lacks);
 the ``alembic_version`` table a new store gets is Alembic's own."""
 
@@ -18,9 +18,9 @@ from sqlalchemy import create_engine, inspect
 from sqlalchemy.dialects import sqlite
 from sqlalchemy.schema import CreateTable
 
-import xdoe.store._sessions  # noqa: F401 - the session tables join the metadata
-from xdoe.store import migrations
-from xdoe.store._tables import METADATA, SCHEMA_REVISION, SCHEMA_VERSION, alembic_version, revision_of
+import xdoe.store.sessions._sessions  # noqa: F401 - the session tables join the metadata
+from xdoe.store.schema import migrations
+from xdoe.store.schema._tables import METADATA, SCHEMA_REVISION, SCHEMA_VERSION, alembic_version, revision_of
 
 V1_SQLITE = Path(__file__).with_name("data") / "schema_v1_sqlite.sql"
 

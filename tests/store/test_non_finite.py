@@ -38,7 +38,7 @@ def test_non_finite_rewards_are_missing_and_warned_once(bad: float, store: Store
     lines = (rec.results_dir / "episodes.jsonl").read_text(encoding="utf-8").splitlines()  # type: ignore[operator]
     rows = [_strict_json(line) for line in lines]  # valid JSON: no NaN/Infinity tokens
     assert [row["reward"] for row in rows] == [1.0, None, None, None]
-    with store.session() as session:
+    with store.database.session() as session:
         rewards = session.execute(select(Episode.reward).order_by(Episode.episode, Episode.worker)).scalars().all()
     assert rewards == [1.0, None, None, None]
     path = rec.results_dir / "0-training-average_reward_per_episode.csv"  # type: ignore[operator]

@@ -54,9 +54,9 @@ def test_read_only_store_refuses_writes(store_url: str) -> None:
     Store(url).close()
     with Store(url, read_only=True) as store:
         assert store.read_only
-        assert store.runs() == []
+        assert store.runs.versions() == []
         with pytest.raises(Exception, match="readonly|read-only|read only"):
-            store.mark_interrupted(1, "no")  # any write fails; nothing is changed
+            store.runs.mark_interrupted(1, "no")  # any write fails; nothing is changed
 
 
 def _can_bind_read_only(tmp_path: Path) -> bool:

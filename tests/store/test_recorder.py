@@ -12,11 +12,11 @@ from sqlalchemy import func, select
 
 from xdoe.errors import InputError, StoreError
 from xdoe.store import Episode, Phase, RunInstance, RunRecorder, Step, Store, StoreStepsError, document_hash
-from xdoe.store._results import EPISODE_KEYS
+from xdoe.store.recorder._results import EPISODE_KEYS
 
 
 def _count(store: Store, model: Any, *where: Any) -> int:
-    with store.session() as session:
+    with store.database.session() as session:
         return session.execute(select(func.count()).select_from(model).where(*where)).scalar_one()
 
 
@@ -61,22 +61,22 @@ def test_full_lifecycle_rows_and_files(store: Store, make_document: Any, tmp_pat
     rec.finish("finished")
 
     # rows
-    [run] = store.runs()
+    [run] = store.runs.versions()
     assert (run.uid, run.experiment, run.content_hash) == (doc["uid"], "taxi-study", document_hash(doc))
     assert (run.design_point, run.repetition, run.seed, run.levels) == (3, 0, 1804289383, {"alpha": 0.5})
     assert run.document == doc
-    inst = store.latest_instance(doc["uid"])
+    inst = store.runs.latest_instance(doc["uid"])
     assert inst is not None and inst.id == instance_id and inst.status == "finished"
     assert inst.end is not None and inst.start <= inst.heartbeat <= inst.end
     assert inst.error is None and inst.traceback is None and inst.results_dir == str(rec.results_dir)
-    with store.session() as session:
+    with store.database.session() as session:
         phases = session.execute(select(Phase).order_by(Phase.index)).scalars().all()
         assert [(p.index, p.name, p.mode, p.status) for p in phases] == [
             (0, "training", "train", "finished"), (1, "testing", "test", "finished")]
         assert phases[0].config == {"mode": "train", "worker": 2, "episodes": 3}
         assert phases[0].id == first_phase
         assert all(p.end is not None and p.end >= p.start for p in phases)
-    rows = list(store.episodes(doc["uid"]))
+    rows = list(store.runs.episodes(doc["uid"]))
     assert len(rows) == 3 * 2 + 2 * 1
     assert rows[0] == {
         "experiment": "taxi-study", "run": doc["uid"], "content_hash": document_hash(doc),
@@ -84,7 +84,7 @@ def test_full_lifecycle_rows_and_files(store: Store, make_document: Any, tmp_pat
         "worker": 0, "episode": 0, "agent": "learner", "steps": 4, "reward": 0.0,
         "objective": -4.0, "wall_time": 0.25, "extras": {"worker_param": 0},
     }
-    assert [r["phase"] for r in store.episodes(phase="testing")] == ["testing", "testing"]
+    assert [r["phase"] for r in store.runs.episodes(phase="testing")] == ["testing", "testing"]
 
     # files
     meta = json.loads((rec.results_dir / "session_metadata.json").read_text())
@@ -117,19 +117,19 @@ def test_failed_run_keeps_finished_episodes_and_traceback(store: Store, make_doc
     assert rec.buffered == 5  # nothing written yet: the failure must not lose them
     rec.finish("failed", error="ValueError: boom\n  while stepping", traceback="Traceback (most recent call last):\n  ...\nValueError: boom\n")
 
-    inst = store.instance(rec.instance_id)
+    inst = store.runs.instance(rec.instance_id)
     assert inst is not None and inst.status == "failed"
     assert inst.error == "ValueError: boom while stepping"
     assert inst.traceback is not None and inst.traceback.endswith("ValueError: boom\n")
     assert _count(store, Episode) == 5
-    with store.session() as session:
+    with store.database.session() as session:
         assert session.execute(select(Phase.status)).scalar_one() == "failed"
     meta = json.loads((rec.results_dir / "session_metadata.json").read_text())
     assert meta["status"] == "failed" and meta["error"] == inst.error and meta["total_episodes"] == 5
     assert len((rec.results_dir / "episodes.jsonl").read_text().splitlines()) == 5
-    assert store.finished_run_hashes() == set()
+    assert store.runs.finished_run_hashes() == set()
     rec.finish("finished")  # a second finish changes nothing
-    assert store.instance(rec.instance_id).status == "failed"  # type: ignore[union-attr]
+    assert store.runs.instance(rec.instance_id).status == "failed"  # type: ignore[union-attr]
 
 
 def test_context_manager_records_exception(store: Store, make_document: Any, tmp_path: Path) -> None:
@@ -138,7 +138,7 @@ def test_context_manager_records_exception(store: Store, make_document: Any, tmp
             rec.phase_started(0, "training", "train", {"worker": 1})
             rec.episode_finished(0, 0, "learner", 3, 1.0, 1.0, 0.1)
             raise RuntimeError("environment exploded")
-    inst = store.instance(rec.instance_id)  # type: ignore[arg-type]
+    inst = store.runs.instance(rec.instance_id)  # type: ignore[arg-type]
     assert inst is not None and inst.status == "failed"
     assert inst.error == "RuntimeError: environment exploded"
     assert "raise RuntimeError" in (inst.traceback or "")
@@ -149,7 +149,7 @@ def test_finish_without_start_records_failed_instance(store: Store, make_documen
                                                        tmp_path: Path) -> None:
     rec = store.recorder(make_document(), results_root=tmp_path)
     rec.finish("failed", error="ComponentError: no module 'nope'")
-    assert [i.status for i in store.instances()] == ["failed"]
+    assert [i.status for i in store.runs.instances()] == ["failed"]
 
 
 @pytest.mark.parametrize(
@@ -167,7 +167,7 @@ def test_store_steps(store: Store, make_document: Any, tmp_path: Path, policy: s
                 rec.step(0, episode, step, "learner", {"taxi.observation": [step, 1.5]},
                          {"taxi.action": step % 6}, {"taxi.reward": -1.0}, -1.0, step == _play_steps - 1)
             rec.episode_finished(0, episode, "learner", _play_steps, -7.0, -7.0, 0.1)
-    with store.session() as session:
+    with store.database.session() as session:
         steps = session.execute(select(Step).order_by(Step.id)).scalars().all()
     assert [(s.episode, s.step) for s in steps] == [(e, s) for e in range(2) for s in expected_steps]
     transactions = rec.results_dir / "all_transactions.csv"  # type: ignore[operator]
@@ -204,7 +204,7 @@ def test_buffer_stays_bounded_over_many_episodes(store: Store, make_document: An
         assert rec.peak_buffered == rec.flush_rows  # filled up to the limit, then flushed
         rec.phase_finished()
     assert _count(store, Episode) == n
-    assert sum(1 for _ in store.episodes(batch_size=500)) == n
+    assert sum(1 for _ in store.runs.episodes(batch_size=500)) == n
     average = _read_csv(rec.results_dir / "0-training-average_reward_per_episode.csv")  # type: ignore[operator]
     assert len(average) == n // 4 and {r["workers"] for r in average} == {"4"}
 
@@ -238,7 +238,7 @@ def test_misuse_is_reported(store: Store, make_document: Any, tmp_path: Path) ->
     rec.finish("interrupted")
     with pytest.raises(StoreError, match="after finish"):
         rec.phase_started(1, "testing", "test", {})
-    assert store.instance(rec.instance_id).status == "interrupted"  # type: ignore[arg-type, union-attr]
+    assert store.runs.instance(rec.instance_id).status == "interrupted"  # type: ignore[arg-type, union-attr]
 
 
 def test_document_without_uid_is_rejected(store: Store) -> None:
@@ -254,20 +254,20 @@ def test_same_second_instances_get_distinct_folders(store: Store, make_document:
             folders.add(rec.results_dir)
     assert len(folders) == 3
     assert len({f.name[:19] for f in folders}) <= 2  # type: ignore[union-attr]
-    assert len(store.instances(status="finished")) == 3
-    assert len(store.runs()) == 1  # same document: one run, three instances
+    assert len(store.runs.instances(status="finished")) == 3
+    assert len(store.runs.versions()) == 1  # same document: one run, three instances
 
 
 def test_mark_interrupted(store: Store, make_document: Any, tmp_path: Path) -> None:
     rec = store.recorder(make_document(), results_root=tmp_path)
     rec.start()
     rec.phase_started(0, "training", "train", {})
-    assert [i.id for i in store.instances(status="running")] == [rec.instance_id]
-    assert store.mark_interrupted(rec.instance_id, error="heartbeat stale") is True  # type: ignore[arg-type]
-    assert store.mark_interrupted(rec.instance_id) is False  # type: ignore[arg-type]
-    inst = store.instance(rec.instance_id)  # type: ignore[arg-type]
+    assert [i.id for i in store.runs.instances(status="running")] == [rec.instance_id]
+    assert store.runs.mark_interrupted(rec.instance_id, error="heartbeat stale") is True  # type: ignore[arg-type]
+    assert store.runs.mark_interrupted(rec.instance_id) is False  # type: ignore[arg-type]
+    inst = store.runs.instance(rec.instance_id)  # type: ignore[arg-type]
     assert inst is not None and inst.status == "interrupted" and inst.error == "heartbeat stale"
-    with store.session() as session:
+    with store.database.session() as session:
         assert session.execute(select(Phase.status)).scalar_one() == "interrupted"
         assert session.execute(select(RunInstance.end)).scalar_one() is not None
-    assert store.instances(status="running") == []
+    assert store.runs.instances(status="running") == []

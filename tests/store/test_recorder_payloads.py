@@ -12,7 +12,7 @@ from sqlalchemy import select
 
 from xdoe.store import Step, Store
 from xdoe.store._json import compact_json
-from xdoe.store._recorder_rows import _encode_compact
+from xdoe.store.recorder._cells import _encode_compact
 
 
 def test_prebuilt_encoder_equals_compact_json() -> None:
@@ -33,7 +33,7 @@ def test_step_rows_hold_compact_json(store: Store, make_document: Any, tmp_path:
     rec.step(0, 0, 0, "learner", sensors, {"taxi.action": 3}, {"taxi.reward": -1.0}, -1.0, True)
     rec.phase_finished()
     rec.finish("finished")
-    with store.session() as session:
+    with store.database.session() as session:
         row = session.execute(select(Step)).scalar_one()
     assert row.actions == {"taxi.action": 3} and row.rewards == {"taxi.reward": -1.0}
     assert row.sensors["taxi.observation"] == 12 and math.isnan(row.sensors["taxi.extra"][1])

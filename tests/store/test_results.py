@@ -81,7 +81,7 @@ def test_episode_lines_and_average_rows_are_json_and_csv_of_the_values(tmp_path:
     import csv
     import json
 
-    from xdoe.store._results import EPISODE_KEYS, ResultsWriter
+    from xdoe.store.recorder._results import EPISODE_KEYS, ResultsWriter
 
     paths = ResultsPaths(tmp_path / "inst")
     paths.directory.mkdir(parents=True)

@@ -13,7 +13,7 @@ from xdoe.store import Episode, Step, Store
 
 
 def _rows(store: Store, model: Any) -> int:
-    with store.session() as session:
+    with store.database.session() as session:
         return session.execute(select(func.count()).select_from(model)).scalar_one()
 
 
@@ -59,6 +59,6 @@ def test_failed_run_writes_every_finished_episode(store: Store, make_document: A
     assert lines[0] == {"run": rec.run_uid, "phase": "training", "mode": "train", "worker": 0,
                         "episode": 0, "agent": "learner", "steps": 2, "reward": -2.0,
                         "objective": -1.0, "wall_time": 0.01}
-    with store.session() as session:
+    with store.database.session() as session:
         extras = session.execute(select(Episode.extras).order_by(Episode.id)).scalars().first()
     assert extras == {"info": {"taxi": {"prob": 1.0}}}

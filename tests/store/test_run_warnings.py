@@ -20,7 +20,7 @@ from sqlalchemy import select
 from xdoe.errors import NonFiniteWarning, ObservationSpaceWarning, RunWarning
 from xdoe.execution import run
 from xdoe.store import Store
-from xdoe.store import _tables as t
+from xdoe.store.schema import _tables as t
 
 HERE = Path(__file__).resolve().parent
 sys.path.insert(0, str(HERE))
@@ -52,7 +52,7 @@ def _document(uid: str) -> dict:
 
 
 def _stored(url: str) -> list:
-    with Store(url, create=False) as store, store.engine.connect() as conn:
+    with Store(url, create=False) as store, store.database.engine.connect() as conn:
         return list(conn.execute(select(t.run_instance.c.warnings).order_by(t.run_instance.c.id)).scalars())
 
 
@@ -122,13 +122,13 @@ def test_a_resumed_instance_keeps_the_warnings_of_its_earlier_attempt(store: Sto
     with store.recorder(doc, results_root=tmp_path) as rec:
         rec.phase_started(0, "training", "train", {"worker": 1})
     rec_id = rec.instance_id
-    with store.engine.begin() as conn:  # as an interrupted attempt leaves it
+    with store.database.engine.begin() as conn:  # as an interrupted attempt leaves it
         conn.execute(t.run_instance.update().where(t.run_instance.c.id == rec_id)
                      .values(status="interrupted", warnings=["first attempt"]))
     again = store.recorder(doc, results_root=tmp_path)
-    instance = store.instance(rec_id)
+    instance = store.runs.instance(rec_id)
     assert again.resume(instance)
     again.reopen()
     again.finish("finished", warnings=["first attempt", "second attempt"])
-    with store.engine.connect() as conn:
+    with store.database.engine.connect() as conn:
         assert conn.execute(select(t.run_instance.c.warnings)).scalar() == ["first attempt", "second attempt"]

@@ -1,6 +1,6 @@
 """The schema is the same whether it comes from the Core tables
-(:mod:`xdoe.store._tables`, the run path) or the ORM models mapped onto them
-(:mod:`xdoe.store._models`): the ``CREATE TABLE``/``CREATE INDEX`` text of
+(:mod:`xdoe.store.schema._tables`, the run path) or the ORM models mapped onto them
+(:mod:`xdoe.store.schema._models`): the ``CREATE TABLE``/``CREATE INDEX`` text of
 every table, for SQLite and PostgreSQL, equals the one the declarative models
 produced before the split (``data/schema_ddl.sql``); and the run path opens,
 claims and records without importing ``sqlalchemy.orm``."""
@@ -14,9 +14,9 @@ from pathlib import Path
 from sqlalchemy.dialects import postgresql, sqlite
 from sqlalchemy.schema import CreateIndex, CreateTable
 
-import xdoe.store._sessions  # noqa: F401 - the session tables join the same metadata
-from xdoe.store import _tables
-from xdoe.store._models import Base, Checkpoint, Run, RunInstance
+import xdoe.store.sessions._sessions  # noqa: F401 - the session tables join the same metadata
+from xdoe.store.schema import _tables
+from xdoe.store.schema._models import Base, Checkpoint, Run, RunInstance
 
 GOLDEN = Path(__file__).with_name("data") / "schema_ddl.sql"
 
@@ -54,15 +54,15 @@ url = sys.argv[1]
 doc = {"uid": "r1", "experiment_uid": "e", "seed": 1,
        "design_point": {"index": 0, "repetition": 0, "levels": {"a": 1}}}
 with Store(url) as store:
-    assert store.claim_run("r1", "h", owner="me", stale_after=60)
-    assert not store.run_finished("r1", "h")
+    assert store.runs.claim_run("r1", "h", owner="me", stale_after=60)
+    assert not store.runs.run_finished("r1", "h")
     with store.recorder(doc, results_root=Path(sys.argv[2])) as rec:
         rec.phase_started(0, "train", "train", {"worker": 1})
         rec.episode_finished(0, 0, "a", 3, 1.0, 1.0, 0.1)
-        assert store.stop_requested(rec.instance_id) is None
+        assert store.runs.stop_requested(rec.instance_id) is None
         rec.phase_finished()
-    assert store.finished_instance("r1") == rec.instance_id
-    assert store.release_claim("r1", "h", owner="me")
+    assert store.runs.finished_instance("r1") == rec.instance_id
+    assert store.runs.release_claim("r1", "h", owner="me")
 print("orm" if "sqlalchemy.orm" in sys.modules else "core")
 """
 

@@ -21,7 +21,7 @@ import pytest
 from sqlalchemy import create_engine, inspect, text
 
 from xdoe.store import SCHEMA_VERSION, Store
-from xdoe.store._tables import SCHEMA_REVISION
+from xdoe.store.schema._tables import SCHEMA_REVISION
 
 DATA = Path(__file__).with_name("data")
 NEW = ("terminated", "truncated", "cut_by")
@@ -129,7 +129,7 @@ def test_reading_an_old_store_leaves_it_as_it_is_and_sees_unknown_ends(store_url
     with Store(url, create=False) as store:
         assert store.schema_version == 1 and not store.has_end_columns
         frame = xdoe.results.load(store)
-        result = store.export_episodes(tmp_path / "t.csv")
+        result = store.views.export_episodes(tmp_path / "t.csv")
     assert list(frame["reward"]) == [0.0, 1.0, 2.0]
     assert frame[list(NEW)].isna().all().all()  # unknown, not false
     assert result.rows == 3 and list(result.columns[-3:]) == list(NEW)
@@ -144,8 +144,8 @@ def test_the_first_write_upgrades_the_store_and_keeps_every_row(store_url: str, 
     from alembic.autogenerate import compare_metadata
     from alembic.runtime.migration import MigrationContext
 
-    import xdoe.store._sessions  # noqa: F401 - the session tables join the metadata (version 1 had them)
-    from xdoe.store._tables import METADATA
+    import xdoe.store.sessions._sessions  # noqa: F401 - the session tables join the metadata (version 1 had them)
+    from xdoe.store.schema._tables import METADATA
 
     url = _old_store(store_url)
     before = _dump(url)
@@ -157,7 +157,7 @@ def test_the_first_write_upgrades_the_store_and_keeps_every_row(store_url: str, 
             rec.phase_started(0, "training", "train", {"worker": 1})
             rec.episode_finished(0, 0, "learner", 7, 1.0, 1.0, 0.1, None, False, True, "step_budget")
             rec.phase_finished()
-        with store.engine.connect() as conn:  # the upgraded schema is the head's, exactly
+        with store.database.engine.connect() as conn:  # the upgraded schema is the head's, exactly
             assert compare_metadata(MigrationContext.configure(conn), METADATA) == []
             assert MigrationContext.configure(conn).get_current_revision() == SCHEMA_REVISION
     for table in ("episode", "step"):
@@ -188,7 +188,7 @@ def test_a_store_without_session_tables_is_upgraded_and_gets_them_on_first_use(t
     assert not any(table.startswith("session_") for table in before)
     with Store(url) as store:
         assert store.schema_version == SCHEMA_VERSION
-        assert store.get_or_create_tree("t", "grow").uid == "t"
+        assert store.sessions.get_or_create_tree("t", "grow").uid == "t"
     assert _versions(url) == (str(SCHEMA_VERSION), [SCHEMA_REVISION])
     assert _columns(url, "step")[-3:] == list(NEW) and "session_edge" in _dump(url)
 
@@ -297,7 +297,7 @@ def _version_2_store(url: str) -> str:
     wrote: the chain up to 0002, both version records), with a finished run."""
     from alembic import command
 
-    from xdoe.store import migrations
+    from xdoe.store.schema import migrations
 
     engine = create_engine(url)
     if engine.dialect.name == "sqlite":
@@ -316,14 +316,14 @@ def _version_2_store(url: str) -> str:
 def test_a_version_2_store_is_read_as_it_is_and_upgraded_to_head_on_first_write(store_url: str, tmp_path: Path) -> None:
     from sqlalchemy import select
 
-    from xdoe.store._tables import run_instance
+    from xdoe.store.schema._tables import run_instance
 
     url = _version_2_store(store_url)
     before = _dump(url)
     assert "warnings" not in _columns(url, "run_instance")
     with Store(url, create=False) as store:  # `xrun status` reads it: no warnings column, none shown
         assert store.schema_version == 2
-        status = store.campaign_status()
+        status = store.views.campaign_status()
         assert [(r.run, r.status, r.warnings) for r in status.runs] == [("old-0000", "finished", ())]
     assert _dump(url) == before and _versions(url) == ("2", ["0002"])
     with Store(url) as store:  # opened for writing: upgraded
@@ -333,7 +333,7 @@ def test_a_version_2_store_is_read_as_it_is_and_upgraded_to_head_on_first_write(
             rec.phase_started(0, "training", "train", {"worker": 1})
             rec.phase_finished()
             rec.finish("finished", warnings=["something odd"])
-        status = store.campaign_status()
+        status = store.views.campaign_status()
     assert {r.run: r.warnings for r in status.runs} == {"old-0000": (), "new-0000": ("something odd",)}
     assert _columns(url, "run_instance")[-1] == "warnings"
     assert _versions(url) == (str(SCHEMA_VERSION), [SCHEMA_REVISION])

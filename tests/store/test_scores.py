@@ -1,4 +1,4 @@
-"""The per-run scores the database aggregates (:meth:`xdoe.store.Store.run_scores`,
+"""The per-run scores the database aggregates (:meth:`store.views.run_scores <xdoe.store.views._views.Views.run_scores>`,
 :func:`xdoe.analysis.load_scores`) equal the pandas computation over the
 episode table (:func:`xdoe.results.load` + :func:`xdoe.analysis.run_table`)
 for every metric, statistic, comparison, agent and ``keep_cut``, on SQLite
@@ -183,7 +183,7 @@ def test_memory_of_the_answer_grows_with_runs(store: Store) -> None:
     from xdoe.store.testing import fill_synthetic_campaign
 
     fill_synthetic_campaign(store, runs=10, episodes=2000)
-    table = store.run_scores("bench", phase="training")
+    table = store.views.run_scores("bench", phase="training")
     assert len(table.rows) == 10 and table.phases == ("training", "testing")
     assert [r[table.columns.index("score:episodes")] for r in table.rows] == [1800] * 10
     frame = load(store, "bench")

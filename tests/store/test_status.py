@@ -12,7 +12,7 @@ from sqlalchemy import update
 from campaign import EXPERIMENT, craft, document_of, execute, generate_campaign
 from xdoe.store import RunInstance
 from xdoe.store._liveness import dead_reason as is_stale
-from xdoe.store._status import summarize
+from xdoe.store.views._status import summarize
 
 
 def dead_pid() -> int:
@@ -38,7 +38,7 @@ def test_every_status_from_an_output_folder(tmp_path, store):
     craft(store, document_of(files[7]), results, "failed", error="x")
     craft(store, document_of(files[7]), results, "finished")
     old = _dt.datetime.now(_dt.timezone.utc) - _dt.timedelta(seconds=600)
-    with store.session(write=True) as s, s.begin():
+    with store.database.session(write=True) as s, s.begin():
         s.execute(update(RunInstance).where(RunInstance.id == dead.instance_id).values(pid=dead_pid()))
         s.execute(update(RunInstance).where(RunInstance.id == stale.instance_id)
                   .values(host="elsewhere", heartbeat=old))
@@ -46,7 +46,7 @@ def test_every_status_from_an_output_folder(tmp_path, store):
     files[8].unlink()
     files[9].write_text("uid: [unclosed\n")
 
-    status = store.campaign_status(out)
+    status = store.views.campaign_status(out)
     by_run = {r.run: r for r in status.runs}
     uid = [f"dummy-study-{k:04d}" for k in range(16)]
     assert by_run[uid[0]].status == "finished" and by_run[uid[0]].instance_id is not None
@@ -66,7 +66,7 @@ def test_every_status_from_an_output_folder(tmp_path, store):
     assert [(r.design_point, r.repetition) for r in status.runs[:3]] == [(0, 0), (0, 1), (1, 0)]
     assert summarize(status.counts).startswith("16 runs: 2 finished, 1 running")
     # a longer timeout makes the old heartbeat acceptable
-    assert {r.run: r.status for r in store.campaign_status(out, heartbeat_timeout=3600).runs}[
+    assert {r.run: r.status for r in store.views.campaign_status(out, heartbeat_timeout=3600).runs}[
         uid[4]] == "running"
 
 
@@ -76,10 +76,10 @@ def test_store_runs_of_an_experiment(tmp_path, store):
         execute(path, store, tmp_path / "results")
     craft(store, {"uid": "other-run", "experiment_uid": "other", "schedule": []},
           tmp_path / "results", "failed", error="nope")
-    status = store.campaign_status(experiment=EXPERIMENT)
+    status = store.views.campaign_status(experiment=EXPERIMENT)
     assert [r.run for r in status.runs] == ["dummy-study-0000", "dummy-study-0001"]
     assert status.all_finished and status.counts["finished"] == 2
-    everything = store.campaign_status()
+    everything = store.views.campaign_status()
     assert everything.counts["failed"] == 1 and not everything.all_finished
 
 
@@ -98,7 +98,7 @@ def test_status_reads_known_run_files_from_the_store(tmp_path, store, monkeypatc
     is edited (parsed again: another version) or deleted."""
     import xdoe.documents as documents
     import xdoe.documents._run as run_module
-    from xdoe.store._status import design_runs
+    from xdoe.store.views._status import design_runs
 
     files = generate_campaign(tmp_path / "out")
     for path in files[:3]:
@@ -109,12 +109,12 @@ def test_status_reads_known_run_files_from_the_store(tmp_path, store, monkeypatc
     monkeypatch.setattr(run_module, "load_run_document", counting)
     monkeypatch.setattr(documents, "load_run_document", counting)  # the public name, however it was bound
 
-    assert design_runs(tmp_path / "out", store=store) == design_runs(tmp_path / "out")
-    from xdoe.store._status import version_rows
+    assert design_runs(tmp_path / "out", db=store.database) == design_runs(tmp_path / "out")
+    from xdoe.store.views._status import version_rows
 
-    assert design_runs(tmp_path / "out", store=store, versions=version_rows(store)) == design_runs(tmp_path / "out")
+    assert design_runs(tmp_path / "out", db=store.database, versions=version_rows(store.database)) == design_runs(tmp_path / "out")
     parsed.clear()
-    fast = store.campaign_status(tmp_path / "out")
+    fast = store.views.campaign_status(tmp_path / "out")
     assert sorted(parsed) == files[3:]  # only the files never run
     assert fast.counts == {"finished": 3, "running": 0, "failed": 0, "interrupted": 0, "missing": len(files) - 3}
 
@@ -122,9 +122,9 @@ def test_status_reads_known_run_files_from_the_store(tmp_path, store, monkeypatc
     files[1].write_text(files[1].read_text() + "# a comment: other bytes, the same document\n")
     files[2].unlink()
     parsed.clear()
-    after = {r.run: r for r in store.campaign_status(tmp_path / "out").runs}
+    after = {r.run: r for r in store.views.campaign_status(tmp_path / "out").runs}
     assert files[0] in parsed and files[1] in parsed
-    assert after == {r.run: r for r in store.campaign_status(tmp_path / "out", include_branches=True).runs}
+    assert after == {r.run: r for r in store.views.campaign_status(tmp_path / "out", include_branches=True).runs}
     uid0, uid1, uid2 = (document_of(f)["uid"] if f.exists() else f.stem[4:] for f in files[:3])
     assert after[uid0].status == "missing" and "document changed" in after[uid0].reason
     assert after[uid1].status == "finished"
@@ -159,7 +159,7 @@ def test_the_status_of_a_folder_is_one_query(tmp_path, store):
     for path in files[:2]:
         execute(path, store, tmp_path / "results")
     for experiment in (None, EXPERIMENT):  # every run file, or those the manifest lists
-        status, sent = _selects(lambda: store.campaign_status(out, experiment))
+        status, sent = _selects(lambda: store.views.campaign_status(out, experiment))
         assert status.counts["finished"] == 2 and status.counts["missing"] == len(files) - 2
         runs = [q for q in sent if "FROM run" in q]  # (besides the session tree's nodes, when it has a table)
         assert len(runs) == 1 and "file_sha256" in runs[0] and "warnings" in runs[0], sent
@@ -168,7 +168,7 @@ def test_the_status_of_a_folder_is_one_query(tmp_path, store):
 def test_the_warnings_are_those_of_the_instance_the_status_comes_from(tmp_path, store):
     """The warnings come with the instance the status is decided from (the
     newest, or the newest finished one), in the same query (issue 26.1)."""
-    from xdoe.store import _tables as t
+    from xdoe.store.schema import _tables as t
 
     out = tmp_path / "out"
     files = generate_campaign(out)
@@ -177,17 +177,17 @@ def test_the_warnings_are_those_of_the_instance_the_status_comes_from(tmp_path, 
     later = craft(store, document_of(files[0]), results, "failed", error="x")
     failed = craft(store, document_of(files[1]), results, "failed", error="y")
     quiet = craft(store, document_of(files[2]), results, "finished")
-    with store.engine.begin() as conn:
+    with store.database.engine.begin() as conn:
         for rec, lines in ((done, ["done 1", "done 2"]), (later, ["later"]), (failed, ["failed"])):
             conn.execute(update(t.run_instance).where(t.run_instance.c.id == rec.instance_id).values(warnings=lines))
     uids = [document_of(f)["uid"] for f in files[:3]]
-    for status in (store.campaign_status(out), store.campaign_status(experiment=EXPERIMENT)):
+    for status in (store.views.campaign_status(out), store.views.campaign_status(experiment=EXPERIMENT)):
         by_run = {r.run: r for r in status.runs}
         assert (by_run[uids[0]].status, by_run[uids[0]].instance_id, by_run[uids[0]].warnings) == (
             "finished", done.instance_id, ("done 1", "done 2"))
         assert (by_run[uids[1]].status, by_run[uids[1]].warnings) == ("failed", ("failed",))
         assert (by_run[uids[2]].status, by_run[uids[2]].warnings) == ("finished", ())
-    one = store.campaign_status(run=uids[1], include_branches=True).runs
+    one = store.views.campaign_status(run=uids[1], include_branches=True).runs
     assert [(r.run, r.warnings) for r in one] == [(uids[1], ("failed",))]
 
 
@@ -199,10 +199,10 @@ def test_a_manifests_files_are_those_present_in_the_folder(tmp_path, store):
     files = generate_campaign(out)
     execute(files[0], store, tmp_path / "results")
     files[1].unlink()
-    assert store.campaign_status(out, EXPERIMENT).runs == store.campaign_status(out).runs
+    assert store.views.campaign_status(out, EXPERIMENT).runs == store.views.campaign_status(out).runs
     files[2].unlink()
     files[2].mkdir()
-    by_run = {r.run: r for r in store.campaign_status(out, EXPERIMENT).runs}
+    by_run = {r.run: r for r in store.views.campaign_status(out, EXPERIMENT).runs}
     for path in files[1:3]:
         assert (by_run[path.stem[4:]].status, by_run[path.stem[4:]].reason) == ("missing", "no run file")
     assert by_run[files[0].stem[4:]].status == "finished"

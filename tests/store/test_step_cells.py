@@ -35,7 +35,7 @@ def _recorded(tmp_path: Path, document: dict, name: str, phase: str, agent: str,
         for episode, step, obs, action, reward, objective in rows:
             rec.step(3, episode, step, agent, {keys[0]: obs}, {keys[1]: action}, {keys[2]: reward}, objective, False)
         rec.finish("finished")
-        with store.engine.connect() as con:
+        with store.database.engine.connect() as con:
             cells = [tuple(r) for r in con.execute(sa.text("SELECT sensors, actions, rewards FROM step ORDER BY id"))]
         return cells, (rec.results_dir / "all_transactions.csv").read_bytes().decode("utf-8")  # "\r\n" kept
     finally:

@@ -16,7 +16,7 @@ import pytest
 import sqlalchemy as sa
 
 from xdoe.store import Store
-from xdoe.store import _recorder_rows as rows_module
+from xdoe.store.recorder import _cells as rows_module
 from xdoe.store._json import json_default
 
 KEYS = ("taxi.observation", "taxi.action", "taxi.reward")
@@ -47,7 +47,7 @@ def _record(tmp_path: Path, document: dict, name: str, write: Any, store_steps: 
             episode, step, done = steps[i] if steps else (i // 4, i % 4, i % 4 == 3)
             write(rec, episode, step, done, obs, action, reward, objective)
         rec.finish("finished")
-        with store.engine.connect() as con:
+        with store.database.engine.connect() as con:
             cells = [tuple(r) for r in con.execute(sa.text(
                 "SELECT worker, episode, step, agent, sensors, actions, rewards, objective, done, terminated,"
                 " truncated, cut_by FROM step ORDER BY id"))]

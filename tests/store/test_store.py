@@ -34,27 +34,27 @@ def test_reopen_existing_store_and_run_versions(store_url: str, make_document: A
     with Store(store_url) as first:
         _record(first, doc, tmp_path, status="failed")
     with Store(store_url) as second:  # tables exist: opening again must keep them and their rows
-        assert [r.uid for r in second.runs()] == [doc["uid"]]
-        assert second.finished_run_hashes() == set()
+        assert [r.uid for r in second.runs.versions()] == [doc["uid"]]
+        assert second.runs.finished_run_hashes() == set()
         _record(second, doc, tmp_path)  # same document: a new instance of the same run
-        assert len(second.runs()) == 1
-        assert second.finished_run_hashes() == {(doc["uid"], document_hash(doc))}
+        assert len(second.runs.versions()) == 1
+        assert second.runs.finished_run_hashes() == {(doc["uid"], document_hash(doc))}
         changed = make_document(alpha=0.7)  # same uid, changed document: a new run version
         _record(second, changed, tmp_path, status="interrupted")
-        runs = second.runs()
+        runs = second.runs.versions()
         assert [(r.uid, r.content_hash) for r in runs] == [
             (doc["uid"], document_hash(doc)), (doc["uid"], document_hash(changed))]
-        assert second.finished_run_hashes() == {(doc["uid"], document_hash(doc))}
-        latest = second.latest_instance(doc["uid"])
+        assert second.runs.finished_run_hashes() == {(doc["uid"], document_hash(doc))}
+        latest = second.runs.latest_instance(doc["uid"])
         assert latest is not None and latest.status == "interrupted"
         assert latest.content_hash == document_hash(changed)
-        of_first = second.latest_instance(doc["uid"], document_hash(doc))
+        of_first = second.runs.latest_instance(doc["uid"], document_hash(doc))
         assert of_first is not None and of_first.status == "finished"
-        assert [i.status for i in second.instances(run_uid=doc["uid"])] == [
+        assert [i.status for i in second.runs.instances(run_uid=doc["uid"])] == [
             "failed", "finished", "interrupted"]
-        assert [i.status for i in second.instances(status=["failed", "interrupted"])] == [
+        assert [i.status for i in second.runs.instances(status=["failed", "interrupted"])] == [
             "failed", "interrupted"]
-        assert second.latest_instance("no-such-run") is None
+        assert second.runs.latest_instance("no-such-run") is None
 
 
 def test_runs_by_experiment_and_hand_written_documents(store: Store, make_document: Any,
@@ -63,13 +63,13 @@ def test_runs_by_experiment_and_hand_written_documents(store: Store, make_docume
     _record(store, make_document("b-0000", experiment="b"), tmp_path)
     hand = {"uid": "by-hand", "schedule": []}  # palaestrAI shape: no experiment, no design point
     _record(store, hand, tmp_path)
-    assert [r.uid for r in store.runs("a")] == ["a-0000"]
-    assert [r.uid for r in store.runs()] == ["a-0000", "b-0000", "by-hand"]
-    assert store.experiments() == ["a", "b"]  # the read commands choose among these
-    [by_hand] = [r for r in store.runs() if r.uid == "by-hand"]
+    assert [r.uid for r in store.runs.versions("a")] == ["a-0000"]
+    assert [r.uid for r in store.runs.versions()] == ["a-0000", "b-0000", "by-hand"]
+    assert store.runs.experiments() == ["a", "b"]  # the read commands choose among these
+    [by_hand] = [r for r in store.runs.versions() if r.uid == "by-hand"]
     assert (by_hand.experiment, by_hand.design_point, by_hand.seed, by_hand.levels) == (None, None, None, None)
-    assert {r["run"] for r in store.episodes(experiment="b")} == {"b-0000"}
-    assert len(list(store.episodes(run_uid="by-hand"))) == 2
+    assert {r["run"] for r in store.runs.episodes(experiment="b")} == {"b-0000"}
+    assert len(list(store.runs.episodes(run_uid="by-hand"))) == 2
 
 
 def test_default_url_and_environment_variable(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
@@ -85,7 +85,7 @@ def test_default_url_and_environment_variable(tmp_path: Path, monkeypatch: pytes
 
 
 def test_sqlite_connection_settings(tmp_path: Path) -> None:
-    with Store(f"sqlite:///{tmp_path / 's.sqlite'}") as store, store.engine.connect() as conn:
+    with Store(f"sqlite:///{tmp_path / 's.sqlite'}") as store, store.database.engine.connect() as conn:
         assert conn.exec_driver_sql("PRAGMA journal_mode").scalar() == "wal"
         assert conn.exec_driver_sql("PRAGMA foreign_keys").scalar() == 1
         assert conn.exec_driver_sql("PRAGMA busy_timeout").scalar() >= 10_000
@@ -124,7 +124,7 @@ def test_sqlite_path_under_a_file_is_store_error(tmp_path: Path) -> None:
 def test_newer_schema_is_refused(store_url: str) -> None:
     from xdoe.store import StoreMeta
 
-    with Store(store_url) as store, store.session(write=True) as session, session.begin():
+    with Store(store_url) as store, store.database.session(write=True) as session, session.begin():
         session.get(StoreMeta, "schema_version").value = "999"  # type: ignore[union-attr]
     with pytest.raises(StoreError, match="schema revision 0999, newer than"):
         Store(store_url)
@@ -156,18 +156,18 @@ def test_concurrent_stores_do_not_lose_rows(store_url: str, make_document: Any, 
         t.join()
     assert errors == []
     with Store(store_url) as store:
-        with store.session() as session:
+        with store.database.session() as session:
             total = session.execute(select(func.count()).select_from(Episode)).scalar_one()
         assert total == 2 * runs_per_thread * episodes
-        assert len(store.runs()) == 2 * runs_per_thread - 1
-        assert len(store.instances(status="finished")) == 2 * runs_per_thread
+        assert len(store.runs.versions()) == 2 * runs_per_thread - 1
+        assert len(store.runs.instances(status="finished")) == 2 * runs_per_thread
 
 
 def test_checkpoint_lineage_and_claim_tables(store: Store, make_document: Any, tmp_path: Path) -> None:
     doc = make_document()
     instance_id = _record(store, doc, tmp_path)
     now = utcnow()
-    with store.session(write=True) as session, session.begin():
+    with store.database.session(write=True) as session, session.begin():
         checkpoint = Checkpoint(instance_id=instance_id, agent="learner", step=1000, episode=20,
                                 path="agents/0-training/learner/ep20.pkl", sha256="0" * 64,
                                 metric=-3.5, best=True)
@@ -178,7 +178,7 @@ def test_checkpoint_lineage_and_claim_tables(store: Store, make_document: Any, t
                                 source_checkpoint_id=checkpoint.id, source_path=checkpoint.path))
         session.add(Claim(run_uid=doc["uid"], content_hash=document_hash(doc), owner="a" * 32,
                           host="node1", pid=1, heartbeat=now, claimed_at=now))
-    with store.session() as session:
+    with store.database.session() as session:
         saved = session.execute(select(Checkpoint)).scalar_one()
         assert (saved.best, saved.metric, saved.created.tzinfo is not None) == (True, -3.5, True)
         source = session.execute(select(BrainSource)).scalar_one()
@@ -186,11 +186,11 @@ def test_checkpoint_lineage_and_claim_tables(store: Store, make_document: Any, t
         claim = session.execute(select(Claim)).scalar_one()
         assert claim.heartbeat == now.replace(microsecond=claim.heartbeat.microsecond)
     with pytest.raises(IntegrityError):  # one claim per run version
-        with store.session(write=True) as session, session.begin():
+        with store.database.session(write=True) as session, session.begin():
             session.add(Claim(run_uid=doc["uid"], content_hash=document_hash(doc), owner="b" * 32,
                               host="node2", pid=2, heartbeat=now, claimed_at=now))
     with pytest.raises(IntegrityError):  # foreign keys are enforced (SQLite too)
-        with store.session(write=True) as session, session.begin():
+        with store.database.session(write=True) as session, session.begin():
             session.add(Checkpoint(instance_id=10_000, agent="x", path="p"))
 
 
@@ -212,8 +212,8 @@ def test_concurrent_processes_do_not_lose_rows(store_url: str, make_document: An
         p.join(timeout=120)
     assert [p.exitcode for p in procs] == [0, 0]
     with Store(store_url) as store:
-        assert sum(1 for _ in store.episodes(experiment="procs")) == 2 * 800
-        assert len(store.instances(status="finished")) == 2
+        assert sum(1 for _ in store.runs.episodes(experiment="procs")) == 2 * 800
+        assert len(store.runs.instances(status="finished")) == 2
 
 
 def test_create_false_opens_only_an_existing_store(store_url, tmp_path):

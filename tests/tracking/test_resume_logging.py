@@ -52,7 +52,7 @@ def test_a_resumed_run_is_logged_once_per_episode(tmp_path: Path) -> None:
     resumed = run(document, store=url, results=tmp_path / "r")
     assert resumed.ok and resumed.resumed and not resumed.warnings, resumed
     with Store(url, create=False) as store:
-        episodes = [(e["phase"], e["episode"], e["steps"], e["reward"]) for e in store.episodes()]
+        episodes = [(e["phase"], e["episode"], e["steps"], e["reward"]) for e in store.runs.episodes()]
     assert len(episodes) == 24
     (folder,) = (tb / "taxi-tracking").iterdir()  # the same folder, written anew
     ((scalars, hparams, status),) = _tensorboard(tb).values()

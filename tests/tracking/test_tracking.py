@@ -74,7 +74,7 @@ def _expected(url: str) -> dict[str, dict[str, list[tuple[int, float]]]]:
     from xdoe.tracking import env_step_tag, metric_tag
 
     with _store(url) as store:
-        table = store.episode_table(EXPERIMENT)
+        table = store.views.episode_table(EXPERIMENT)
     col = {name: i for i, name in enumerate(table.columns)}
     out: dict[str, dict[str, list[tuple[int, float]]]] = defaultdict(lambda: defaultdict(list))
     env_steps: dict[tuple[str, int], int] = defaultdict(int)
@@ -89,7 +89,7 @@ def _expected(url: str) -> dict[str, dict[str, list[tuple[int, float]]]]:
 
 def _levels(url: str) -> dict[str, dict[str, Any]]:
     with _store(url) as store:
-        return {p.run: p.levels for p in store.selected_phases(EXPERIMENT)}
+        return {p.run: p.levels for p in store.views.selected_phases(EXPERIMENT)}
 
 
 def _tensorboard(root: Path) -> dict[str, tuple[dict[str, list[tuple[int, float]]], dict[str, Any], str]]:
@@ -166,7 +166,7 @@ def _check_mlflow(uri: str, url: str) -> None:
     got = _mlflow(uri)
     assert sorted(got) == sorted(expected)  # one MLflow run per run, named by its uid
     with _store(url) as store:
-        uuids = {run: store.instances(run_uid=run)[-1].uuid for run in expected}
+        uuids = {run: store.runs.instances(run_uid=run)[-1].uuid for run in expected}
     for run, (metrics, params, tags, status) in got.items():
         assert set(metrics) == set(expected[run])
         for key, points in expected[run].items():
@@ -233,10 +233,10 @@ def test_a_logging_failure_warns_once_and_the_run_finishes(tmp_path: Path) -> No
     assert result.exit_code == 0, result.output
     assert result.output.count(f"logging to tensorboard:{blocker} failed") == 1, result.output
     with _store(url) as store:
-        (instance,) = store.instances()
+        (instance,) = store.runs.instances()
         assert instance.status == "finished"
-        assert len(store.episode_table(EXPERIMENT).rows) == 12 + 2 * 3
-        status = store.campaign_status(None, EXPERIMENT)
+        assert len(store.views.episode_table(EXPERIMENT).rows) == 12 + 2 * 3
+        status = store.views.campaign_status(None, EXPERIMENT)
     warnings = [w for r in status.runs for w in (r.warnings or [])]
     assert len(warnings) == 1 and f"logging to tensorboard:{blocker} failed" in warnings[0]
 

@@ -46,11 +46,11 @@ def test_branch_writes_loads_runs_and_records(parent: str, tmp_path: Path) -> No
     with pytest.warns(DeprecationWarning, match="now BranchResult.assessment"):
         assert out.verdict is out.assessment  # the old name (issue 23.7)
     with Store(parent) as store:
-        nodes = store.session_nodes()
+        nodes = store.sessions.session_nodes()
         assert [(n.run_uid, n.health, n.parent_id) for n in nodes] == [
             ("lv", "healthy", None), ("lv_b01", "healthy", nodes[0].id)]
         assert [o["key"] for o in nodes[1].overrides] == ["environment.params.level", "brain.params.alpha"]
-        agents = [a for r in store.build_lineage(run="lv_b01") for i in r.instances
+        agents = [a for r in store.views.build_lineage(run="lv_b01") for i in r.instances
                   for p in i.phases for a in p.agents if p.index == 0]
         assert agents[0].kind == "checkpoint" and agents[0].source_run == "lv"
     # a second branch from the child's training phase, only written
@@ -62,7 +62,7 @@ def test_branch_writes_loads_runs_and_records(parent: str, tmp_path: Path) -> No
     assert sorted(p.name for p in (tmp_path / "runs" / "branches").iterdir()) == [
         "run-lv_b01.yaml", "run-lv_b01_b01.yaml"]  # sorted under their parents
     with Store(parent) as store:
-        assert store.session_nodes()[-1].health == "pending"
+        assert store.sessions.session_nodes()[-1].health == "pending"
 
 
 def test_branch_errors_write_nothing(parent: str, tmp_path: Path) -> None:
@@ -110,11 +110,11 @@ def test_tree_without_sessions_shows_the_lineage(parent: str, tmp_path: Path) ->
 
     with Store(parent, create=False) as store:  # as a store written before session trees existed
         for table in (session_edge, session_node, session_tree):
-            table.drop(store.engine, checkfirst=True)
+            table.drop(store.database.engine, checkfirst=True)
     result = CliRunner().invoke(main, ["tree", "--store", parent])
     assert result.exit_code == 0 and "run lv" in result.output and "fresh brain" in result.output
     with Store(parent, create=False) as store:  # reading created no session tables
-        assert "session_node" not in inspect(store.engine).get_table_names()
+        assert "session_node" not in inspect(store.database.engine).get_table_names()
     for command in (["tree"], ["branch", "lv"]):  # neither creates a store
         missing = CliRunner().invoke(main, [*command, "--store", f"sqlite:///{tmp_path / 'none.sqlite'}"])
         assert missing.exit_code == 2 and "no store at" in missing.output, command
@@ -140,14 +140,14 @@ def test_training_session_attaches_to_a_node(parent: str, tmp_path: Path) -> Non
         for _ in range(3):
             session.on_episode(5.0, steps=3)  # better than the parent's 3 per episode
     with Store(parent) as store:
-        nodes = store.session_nodes(attachment.tree)
+        nodes = store.sessions.session_nodes(attachment.tree)
     assert [(n.run_uid, n.health) for n in nodes] == [("lv", "healthy"), ("lv-own", "healthy")]
     assert nodes[1].metric == pytest.approx(5.0) and nodes[1].overrides[0]["key"] == "alpha"
 
 
 def test_branch_by_steps_and_instance_id(parent: str, tmp_path: Path) -> None:
     with Store(parent) as store:
-        instance = store.instances(run_uid="lv")[0].id
+        instance = store.runs.instances(run_uid="lv")[0].id
     out = branch(str(instance), steps=5, phase="training", run=False, store=parent, output=tmp_path / "runs")
     train = out.document["schedule"][0]["training"]
     assert train["phase_config"]["episodes"] == 5

@@ -95,7 +95,7 @@ def test_cli_grow_with_an_unusable_store_is_exit_2(tmp_path: Path) -> None:
 
 def _nodes(url: str) -> list:
     with Store(url) as store:
-        return store.session_nodes("lv-tree")
+        return store.sessions.session_nodes("lv-tree")
 
 
 @pytest.mark.slow
@@ -117,8 +117,8 @@ def test_sigkill_and_restart_continue_the_same_tree(tmp_path: Path) -> None:
                 nodes = []
             if len(nodes) >= 4 and nodes[3].health == "running" and nodes[3].instance_status is None:
                 with Store(url) as store:
-                    running = store.instances("running", run_uid=nodes[3].run_uid)
-                    if running and list(store.episodes(instance_id=running[-1].id)):
+                    running = store.runs.instances("running", run_uid=nodes[3].run_uid)
+                    if running and list(store.runs.episodes(instance_id=running[-1].id)):
                         break
             time.sleep(0.05)
         else:
@@ -137,11 +137,11 @@ def test_sigkill_and_restart_continue_the_same_tree(tmp_path: Path) -> None:
     assert [(n.run_uid, n.health) for n in nodes] == EXPECTED
     with Store(url) as store:
         for node in nodes:  # nothing ran twice: one instance per session, each episode once
-            instances = store.instances(run_uid=node.run_uid)
+            instances = store.runs.instances(run_uid=node.run_uid)
             assert [i.status for i in instances] == ["finished"], node.run_uid
-            rows = [(r["phase"], r["worker"], r["episode"]) for r in store.episodes(instance_id=instances[0].id)]
+            rows = [(r["phase"], r["worker"], r["episode"]) for r in store.runs.episodes(instance_id=instances[0].id)]
             assert len(rows) == len(set(rows)) == 3 + 2, node.run_uid
-        assert nodes[3].instance_id == store.instances(run_uid=nodes[3].run_uid)[0].id
+        assert nodes[3].instance_id == store.runs.instances(run_uid=nodes[3].run_uid)[0].id
 
 
 def test_root_from_an_experiment_document(tmp_path: Path) -> None:

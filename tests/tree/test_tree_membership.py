@@ -83,8 +83,8 @@ def test_a_branch_is_not_a_repetition_of_its_parents_design_point(design: tuple[
     assert [(f.name, f.effect) for f in shown.factors] == [(f.name, f.effect) for f in before.factors]
     # the export: the design's runs; with include_branches the child after them, labelled
     with Store(url) as store:
-        plain = store.export_episodes(tmp_path / "design.csv", "lv")
-        labelled = store.export_episodes(tmp_path / "all.csv", "lv", include_branches=True)
+        plain = store.views.export_episodes(tmp_path / "design.csv", "lv")
+        labelled = store.views.export_episodes(tmp_path / "all.csv", "lv", include_branches=True)
     with open(plain.path, newline="") as fh:
         assert sorted({r["run"] for r in csv.DictReader(fh)}) == [f"lv-{i:04d}" for i in range(4)]
     with open(labelled.path, newline="") as fh:
@@ -94,15 +94,15 @@ def test_a_branch_is_not_a_repetition_of_its_parents_design_point(design: tuple[
     assert {r["branch"] for r in table if r["run"] != "lv-0000_b01"} == {""}
     # status: the design's four runs, the unrun child is not "missing"
     with Store(url) as store:
-        for status in (store.campaign_status(folder), store.campaign_status(None, "lv"), store.campaign_status()):
+        for status in (store.views.campaign_status(folder), store.views.campaign_status(None, "lv"), store.views.campaign_status()):
             assert [r.run for r in status.runs] == [f"lv-{i:04d}" for i in (0, 2, 1, 3)]
             assert status.all_finished
-        sessions = store.campaign_status(folder / "branches")  # asked for: the folder of the tree's sessions
+        sessions = store.views.campaign_status(folder / "branches")  # asked for: the folder of the tree's sessions
         assert [(r.run, r.status) for r in sessions.runs] == [("lv-0000_b01", "finished"), ("lv-0000_b02", "missing")]
         # the dashboard's campaign statistics: the design only (the tree page shows the sessions)
-        summaries = store.campaign_summaries()
+        summaries = store.views.campaign_summaries()
         assert [(c.experiment, c.runs, c.counts["finished"]) for c in summaries] == [("lv", 4, 4)]
-        assert [r.status.run for r in store.campaign_runs("lv").rows] == [f"lv-{i:04d}" for i in (0, 2, 1, 3)]
+        assert [r.status.run for r in store.views.campaign_runs("lv").rows] == [f"lv-{i:04d}" for i in (0, 2, 1, 3)]
 
 
 def old_style_child(store: Store, url: str, parent: str, tmp_path: Path, *, level: float, ran: bool) -> Path:
@@ -110,8 +110,8 @@ def old_style_child(store: Store, url: str, parent: str, tmp_path: Path, *, leve
     document with its ``experiment_uid`` and ``design_point`` kept, written
     beside the design's run files, recorded as a session node."""
 
-    source = store.instances("finished", run_uid=parent)[-1]
-    doc = copy.deepcopy(store.run_document(parent, source.content_hash))
+    source = store.runs.instances("finished", run_uid=parent)[-1]
+    doc = copy.deepcopy(store.sessions.run_document(parent, source.content_hash))
     assert doc is not None and doc["design_point"]["index"] == 0
     uid = f"{parent}_b01"
     doc["uid"] = uid
@@ -120,10 +120,10 @@ def old_style_child(store: Store, url: str, parent: str, tmp_path: Path, *, leve
         next(iter(phase.values()))["environments"][0]["environment"]["params"]["level"] = level
     file = tmp_path / "runs" / f"run-{uid}.yaml"
     file.write_text(dump_canonical(doc), encoding="utf-8")
-    tree = store.get_or_create_tree(parent, "branch")
-    root = store.nodes_of_run(parent)
-    root_id = root[0].id if root else store.add_session_node(tree.id, parent, source.content_hash)
-    store.add_session_node(
+    tree = store.sessions.get_or_create_tree(parent, "branch")
+    root = store.sessions.nodes_of_run(parent)
+    root_id = root[0].id if root else store.sessions.add_session_node(tree.id, parent, source.content_hash)
+    store.sessions.add_session_node(
         tree.id, uid, document_hash(doc), file=str(file), depth=1, parent_id=root_id,
         overrides=[{"key": "environment.params.level", "value": level, "paths": [], "result": level}])
     if ran:
@@ -142,9 +142,9 @@ def test_children_recorded_the_old_way_stay_out_of_the_design(design: tuple[str,
     assert runs_of(frame) == [f"lv-{i:04d}" for i in range(4)]
     assert [(p.index, p.n, p.estimate) for p in analyze(frame).points] == [(p.index, p.n, p.estimate) for p in before.points]
     with Store(url) as store:  # the old file sits in the design's folder: still not a design run
-        status = store.campaign_status(folder)
+        status = store.views.campaign_status(folder)
         assert len(status.runs) == 4 and status.all_finished and status.counts.get("missing", 0) == 0
-        assert len(store.campaign_status(None, "lv").runs) == 4
+        assert len(store.views.campaign_status(None, "lv").runs) == 4
     labelled = load(url, "lv", include_branches=True)
     branches = labelled[labelled["branch"].notna()]
     assert runs_of(branches) == (["lv-0000_b01"] if ran else [])
@@ -170,5 +170,5 @@ def test_grown_sessions_from_a_design_run_are_not_the_design(design: tuple[str, 
     both = load(url, "lv", include_branches=True)
     assert runs_of(both[both["branch"].notna()]) == sorted(n.run_uid for n in children if n.instance_id)
     with Store(url) as store:
-        assert len(store.campaign_status(folder).runs) == 4
-        assert len(store.campaign_status().runs) == 4
+        assert len(store.views.campaign_status(folder).runs) == 4
+        assert len(store.views.campaign_status().runs) == 4

@@ -3,7 +3,7 @@ read from the store (:func:`store_curves`; issue 26: ``xrun plot curves``,
 ``xrun report`` and the dashboard's curves all draw from it).
 
 The method is :mod:`xdoe.analysis._curves`: the database gives each run's
-episodes pooled over agents (:mod:`xdoe.store._curves`, a few runs per
+episodes pooled over agents (:mod:`xdoe.store.views._curves`, a few runs per
 query) in ONE pass; each run's kept episodes (x and the metric) wait in a
 temporary file until every run's episode count (the default window) and
 range of x (its group's grid) are known; then each run is smoothed with
@@ -141,7 +141,7 @@ def store_curves(store: Any, experiment: str | None = None, *, include_branches:
     if x not in X_AXES:
         raise InputError(f"unknown x axis {x!r}; expected one of {', '.join(X_AXES)}")
     experiment = single_experiment(store, experiment)  # one experiment's runs, never several pooled
-    found = curve_phases(store, experiment, include_branches=include_branches)
+    found = curve_phases(store.database, experiment, include_branches=include_branches)
     used, factors, columns = list(found.phases), list(found.factors), list(found.columns)
     if not used:
         raise InputError("no episodes recorded: nothing to analyse (run the campaign first)")
@@ -169,7 +169,7 @@ def store_curves(store: Any, experiment: str | None = None, *, include_branches:
     ids = [p.phase_id for p in mine]
     episodes, cut_rows, heads, lasts, where = {}, 0, {}, {}, {}
     with tempfile.TemporaryFile(prefix="xdoe-curves-") as spill:
-        for pid, y, steps, wall, cut, cut_here in run_episodes(store, ids, metric, wall=x == "wall"):
+        for pid, y, steps, wall, cut, cut_here in run_episodes(store.database, ids, metric, wall=x == "wall"):
             keep = slice(None) if keep_cut else ~cut
             xs, ys = episode_x(steps, wall, x)[keep], y[keep]
             run = run_of[pid]
@@ -207,7 +207,7 @@ def store_curves(store: Any, experiment: str | None = None, *, include_branches:
     scores = []
     if tests:
         test = [p for p in used if p.name == tests[-1]]
-        means = phase_means(store, [p.phase_id for p in test], metric, keep_cut=keep_cut)
+        means = phase_means(store.database, [p.phase_id for p in test], metric, keep_cut=keep_cut)
         by_run = {p.run: means[p.phase_id] for p in test if p.phase_id in means}
         scores = [np.array([by_run[r] for r in sorted(runs) if r in by_run], dtype=float) for _, runs in groups]
     label = " + ".join(sorted({str(p.experiment) for p in used if p.experiment is not None})) or "(no experiment)"

@@ -31,9 +31,9 @@ How, and where it comes from:
   still count in x (their steps were spent) but give no y unless ``keep_cut``.
 
 The episodes, pooled over agents, and their x in steps are defined once, in
-:mod:`xdoe.store._curves` (:func:`xdoe.store.run_episodes`,
+:mod:`xdoe.store.views._curves` (:func:`xdoe.store.run_episodes`,
 :func:`xdoe.store.steps_x`); the dashboard's run pages draw the same curve
-(``Store.curve_points``), each phase after the earlier ones' steps.
+(``store.views.curve_points``), each phase after the earlier ones' steps.
 """
 
 from __future__ import annotations

@@ -188,12 +188,12 @@ def write_report(frame: "pd.DataFrame | None", output: str | Path, *, response: 
     # 3 status
     parts.append('<h2 id="status">Campaign status</h2>')
     with Store(store_url, read_only=True) as store:
-        status = store.campaign_status(output_dir, experiment)
+        status = store.views.campaign_status(output_dir, experiment)
         # the lay-down of the first stored run (one document read, not every run's)
         laydown = next(((r.run, doc) for r in sorted(
             (r for r in status.runs if r.content_hash is not None),
             key=lambda r: (r.design_point is None, r.design_point or 0, r.repetition or 0, r.run))
-            if (doc := store.run_document(r.run, r.content_hash)) is not None), None)
+            if (doc := store.sessions.run_document(r.run, r.content_hash)) is not None), None)
     parts.append(f"<p>{html.escape(status.summary)}</p>")
     parts.append(_table(["run", "design point", "repetition", "status", "reason"],
                         [[r.run, r.design_point, r.repetition, r.status, r.reason or ""] for r in status.runs]))

@@ -286,7 +286,7 @@ def run_table(frame: "pd.DataFrame", response: Response, agent: str | None = Non
 def load_scores(store: Any = None, response: Response | None = None, experiment: str | None = None, *,
                 include_branches: bool = False) -> "pd.DataFrame":
     """The runs' scores for ``response``, computed by the database
-    (:meth:`xdoe.store.Store.run_scores`): one row per run and agent of the
+    (:meth:`store.views.run_scores <xdoe.store.views._views.Views.run_scores>`): one row per run and agent of the
     response's phase, columns ``experiment, run, design_point, repetition,
     seed``, the factors (readable levels), ``phase, agent``,
     ``score:episodes``, ``score:kept``, ``score:y`` (and ``branch`` with
@@ -317,7 +317,7 @@ def load_scores(store: Any = None, response: Response | None = None, experiment:
 
     def read(st: Any) -> Any:  # the scores, kept for their phases and branch runs
         nonlocal table
-        table = st.run_scores(single_experiment(st, experiment), phase=response.phase, metric=metric, stat=response.stat, op=op,
+        table = st.views.run_scores(single_experiment(st, experiment), phase=response.phase, metric=metric, stat=response.stat, op=op,
                               threshold=threshold, keep_cut=response.keep_cut, include_branches=include_branches)
         return table
 

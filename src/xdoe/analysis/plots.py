@@ -80,7 +80,7 @@ def plot_curves(store: Any, output: str | Path, *, experiment: str | None = None
     """
     from xdoe.analysis._curve_sets import store_curves
 
-    if not hasattr(store, "engine"):
+    if not hasattr(store, "database"):
         raise TypeError(f"plot_curves reads a Store (xdoe.store.Store), not {type(store).__name__}")
     curves = store_curves(store, experiment, include_branches=include_branches, by=by, phase=phase, metric=metric,
                           x=x, stat=stat, window=window, seed=seed, keep_cut=keep_cut, strongest=strongest)

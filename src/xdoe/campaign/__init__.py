@@ -16,8 +16,8 @@
   waiting for (or taking over) the runs other processes hold.
 
 Looking at a campaign (status, export, tree) reads the store:
-:meth:`xdoe.store.Store.campaign_status`, :meth:`~xdoe.store.Store.export_episodes`,
-:meth:`~xdoe.store.Store.build_lineage`.
+:meth:`store.views.campaign_status <xdoe.store.views._views.Views.campaign_status>`, :meth:`store.views.export_episodes <xdoe.store.views._views.Views.export_episodes>`,
+:meth:`store.views.build_lineage <xdoe.store.views._views.Views.build_lineage>`.
 
 >>> from xdoe.campaign import Campaign, CampaignOptions
 >>> from xdoe.execution import load_plan

@@ -3,7 +3,7 @@
 
 The campaign owns the store, its one frozen :class:`CampaignOptions` and the
 run/skip/resume decision: it reads the state of all its runs with one query
-(:meth:`xdoe.store.Store.run_states`), hashes each document once (the plan's
+(:meth:`store.runs.run_states <xdoe.store.runs._runs.Runs.run_states>`), hashes each document once (the plan's
 :attr:`~xdoe.execution.RunPlan.content_hash`, carried to the process that
 runs it), skips the runs that finished before, and hands the others to a
 backend as :class:`RunTask` objects (each claimed, decided under its claim
@@ -77,7 +77,7 @@ class Campaign:
         versions = [(p.uid, p.content_hash) for p in self.plans]
         store = self._store if self._store is not None else Store(options.store_url)
         try:
-            states = store.run_states(versions)
+            states = store.runs.run_states(versions)
         finally:
             if self._store is None or not options.in_this_process:
                 store.close()  # its pooled connection: the runs' worker processes fork after this
@@ -197,7 +197,7 @@ def skip_finished_files(files: Sequence[str | Path], store: Store
     known = {d for d in digests if d is not None}
     if not known:
         return list(range(len(files))), []
-    finished = store.finished_file_hashes(known)
+    finished = store.runs.finished_file_hashes(known)
     todo: list[int] = []
     skipped: list[tuple[int, RunResult]] = []
     for i, (path, digest) in enumerate(zip(files, digests)):

@@ -5,9 +5,9 @@ processes (on one machine or many) are given the same files and store:
 1. the plan parsed once by the caller travels with the task (``RunTask.plan``,
    with its content hash computed once; a task without one loads its file
    once, in the process that runs it);
-2. claim the run in the store (:meth:`xdoe.store.Store.claim_run`); a run another
+2. claim the run in the store (:meth:`store.runs.claim_run <xdoe.store.runs._runs.Runs.claim_run>`); a run another
    process holds is not run (status ``claimed``);
-3. read the run's state with one query (:meth:`xdoe.store.Store.run_state`;
+3. read the run's state with one query (:meth:`store.runs.run_state <xdoe.store.runs._runs.Runs.run_state>`;
    under the claim, because another process may have finished it since the
    campaign read the state of all its runs) and decide with the one rule
    (:func:`xdoe.execution.decision_for`): skip it when the store has
@@ -126,7 +126,7 @@ def worker_store(url: str | None, wait: float = 0.0) -> Store:
     store = _WORKER_STORES.get(key)
     if store is None:
         store = _WORKER_STORES[key] = Store(url, wait=wait)
-    store.wait = wait
+    store.database.wait = wait
     return store
 
 
@@ -178,9 +178,9 @@ def _execute(task: RunTask, store: "Store | None",
             content_hash = plan.content_hash
         except InputError as exc:
             return RunResult(uid=plan.uid, status="invalid", error=str(exc), file=plan.file)
-        if options.claim and not db._again(lambda: db.claim_run(plan.uid, content_hash, owner=task.owner,
+        if options.claim and not db.database.again(lambda: db.runs.claim_run(plan.uid, content_hash, owner=task.owner,
                                                                  stale_after=options.heartbeat_timeout)):
-            holder = db.claim_of(plan.uid, content_hash)
+            holder = db.runs.claim_of(plan.uid, content_hash)
             where = f" by {holder.host} pid {holder.pid}" if holder is not None else ""
             return RunResult(uid=plan.uid, status="claimed", file=plan.file, error=f"claimed{where}")
         try:
@@ -188,12 +188,12 @@ def _execute(task: RunTask, store: "Store | None",
         except BaseException:
             if options.claim:  # keep the run's own error: never hide it behind a failed release
                 try:
-                    db.release_claim(plan.uid, content_hash, owner=task.owner)
+                    db.runs.release_claim(plan.uid, content_hash, owner=task.owner)
                 except StoreError:
                     pass  # the claim goes stale and is taken over
             raise
         if options.claim:
-            db._again(lambda: db.release_claim(plan.uid, content_hash, owner=task.owner))
+            db.database.again(lambda: db.runs.release_claim(plan.uid, content_hash, owner=task.owner))
         return result
     finally:
         if own:
@@ -210,7 +210,7 @@ def _run_claimed(task: RunTask, db: Store, plan: "RunPlan",
     options = task.options
     decision = None
     if options.claim or not options.rerun:
-        state = db._again(lambda: db.run_state(plan.uid, plan.content_hash))  # the run's one query, under its claim
+        state = db.database.again(lambda: db.runs.run_state(plan.uid, plan.content_hash))  # the run's one query, under its claim
         if options.claim:
             state = _interrupt_abandoned(db, state, options.heartbeat_timeout)
         decision = decision_for(state, rerun=options.rerun, heartbeat_timeout=options.heartbeat_timeout)
@@ -220,7 +220,7 @@ def _run_claimed(task: RunTask, db: Store, plan: "RunPlan",
                              instance_id=state.finished)  # the instance that finished it
     beat = None
     if options.claim:
-        beat = ClaimHeartbeat(db, plan.uid, plan.content_hash, owner=task.owner,
+        beat = ClaimHeartbeat(db.runs, plan.uid, plan.content_hash, owner=task.owner,
                               interval=options.heartbeat_timeout / 4, alive=lambda: not run_hung())
     with parallel_workers(options.parallel_workers), beat or contextlib.nullcontext():
         return run(plan, store=db, results=options.results, store_steps=options.store_steps,
@@ -237,7 +237,7 @@ def _interrupt_abandoned(db: Store, state: "RunState", stale_after: float) -> "R
     marked = set()
     for inst in state.running:
         if (inst.heartbeat or inst.start) < cutoff:
-            db.mark_interrupted(inst.id, "abandoned: its claim went stale and was taken over")
+            db.runs.mark_interrupted(inst.id, "abandoned: its claim went stale and was taken over")
             marked.add(inst.id)
     if not marked:
         return state

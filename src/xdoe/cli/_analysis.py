@@ -100,7 +100,7 @@ def selected_store(output_dir: Path | None, experiment: str | None, store_url: s
     store_url = store_of(output_dir, store_url)
     with open_store(store_url) as store:
         experiment = choose_experiment(output_dir, experiment, store)
-        if experiment is not None and experiment not in store.experiments():  # generated, never run
+        if experiment is not None and experiment not in store.runs.experiments():  # generated, never run
             fail(f"no run of experiment {experiment!r} is recorded in {store.url}: run the campaign first "
                  "(xrun experiment-start)", EXIT_FAILED)
         yield store, experiment

@@ -76,22 +76,22 @@ def status_command(output_dir: Path | None, experiment: str | None, store_url: s
         status = None
         if output_dir is not None and run_uid is None and not output_dir.exists():
             # `xrun status RUN`: one indexed query, whatever the size of the store
-            status = store.campaign_status(None, experiment, heartbeat_timeout=heartbeat_timeout,
+            status = store.views.campaign_status(None, experiment, heartbeat_timeout=heartbeat_timeout,
                                            include_branches=True, run=str(output_dir))
             if status.runs:
                 output_dir, run_uid = None, str(output_dir)
         if run_uid is None:
             experiment = choose_experiment(output_dir, experiment, store, every=every, allow_all=True)
-            status = store.campaign_status(output_dir, experiment, heartbeat_timeout=heartbeat_timeout)
+            status = store.views.campaign_status(output_dir, experiment, heartbeat_timeout=heartbeat_timeout)
         elif status is None:  # --run UID
             if output_dir is None:
-                store.check_experiment(experiment)
-            status = store.campaign_status(output_dir, experiment, heartbeat_timeout=heartbeat_timeout,
+                store.views.check_experiment(experiment)
+            status = store.views.campaign_status(output_dir, experiment, heartbeat_timeout=heartbeat_timeout,
                                            include_branches=True, run=run_uid)
         if run_uid is not None:
             if not status.runs:
                 fail(f"no run {run_uid!r} in {store.url}" + (f" for {output_dir}" if output_dir else ""))
-            latest = store.instance(status.runs[0].instance_id) if status.runs[0].instance_id else None
+            latest = store.runs.instance(status.runs[0].instance_id) if status.runs[0].instance_id else None
     if fmt == "json":
         click.echo(_status_json(status, only, experiment))
         sys.exit(EXIT_OK if status.all_finished else EXIT_FAILED)
@@ -265,7 +265,7 @@ def export_command(output_dir: Path | None, experiment: str | None, store_url: s
     check_output(output, overwrite)
     with open_store(store_of(output_dir, store_url)) as store:
         experiment, scope = _export_scope(store, output_dir, experiment, every, all_instances, f"{output} not written")
-        result = store.export_episodes(output, experiment, all_instances=all_instances,
+        result = store.views.export_episodes(output, experiment, all_instances=all_instances,
                                        include_branches=include_branches, overwrite=overwrite, hint=OVERWRITE_HINT)
     click.echo(f"wrote {result.rows:,} rows of {result.runs:,} runs of {experiment or 'every experiment'} "
                f"({len(result.columns)} columns) to {result.path} in {result.seconds:.1f} s")
@@ -281,7 +281,7 @@ def _export_scope(store: Any, output_dir: Path | None, experiment: str | None, e
     recorded a phase."""
     experiment = choose_experiment(output_dir, experiment, store, every=every, allow_all=True)
     scope = f"experiment {experiment!r} in store" if experiment else "store"
-    if not store.selected_phases(experiment, all_instances=all_instances):
+    if not store.views.selected_phases(experiment, all_instances=all_instances):
         fail(f"nothing to export: no run of {scope} {store.url} has recorded a phase "
              f"(run `xrun experiment-start` first); {untouched}", EXIT_FAILED)
     return experiment, scope

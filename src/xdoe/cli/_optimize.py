@@ -59,7 +59,7 @@ def _pruned_runs(store_url: str, uid: str) -> tuple[set[str], dict[str, dict[int
 
     store = Store(store_url, read_only=True)
     try:
-        return set(store.pruned_runs(uid)), store.run_rungs(uid)
+        return set(store.rungs.pruned_runs(uid)), store.rungs.run_rungs(uid)
     finally:
         store.close()
 

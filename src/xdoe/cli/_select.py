@@ -113,7 +113,7 @@ def choose_experiment(output_dir: Path | None, experiment: str | None, store: "S
     if output_dir is not None and output_dir.is_dir():
         choices, where = list(folder_experiments(output_dir)), str(output_dir)
     if not choices and store is not None:
-        choices, where = store.experiments(), f"store {store.url}"
+        choices, where = store.runs.experiments(), f"store {store.url}"
     way_out = "choose one with -e UID" + (" (or --all for every one)" if allow_all else "")
     if experiment is not None:
         if experiment not in choices:

@@ -185,7 +185,7 @@ def tree_command(node: str | None, fmt: str, tree_uid: str | None, lineage: bool
     from xdoe.cli._select import open_store
 
     with open_store(store_url) as store:
-        trees = store.session_trees()
+        trees = store.sessions.session_trees()
         if lineage or experiment or run_uid or latest or not trees:
             if node is not None:
                 fail("NODE needs a store with session trees (xrun branch / xrun grow make them)")
@@ -200,7 +200,7 @@ def tree_command(node: str | None, fmt: str, tree_uid: str | None, lineage: bool
                      + (f"did you mean: {', '.join(close)}" if close else
                         f"trees: {', '.join(t.uid for t in trees)}"))
             trees = [t for t in trees if t.uid == tree_uid]
-        nodes = store.session_nodes(tree_uid)
+        nodes = store.sessions.session_nodes(tree_uid)
         title = f"session trees · {store.url}"
     if node is not None:
         nodes, trees = _path(node, nodes, trees)
@@ -239,8 +239,8 @@ def _lineage(store: Any, experiment: str | None, run_uid: str | None, latest: bo
              heartbeat_timeout: float, fmt: str) -> None:
     from xdoe.store import render_lineage
 
-    store.check_experiment(experiment)
-    nodes = store.build_lineage(experiment, run=run_uid, latest_only=latest,
+    store.views.check_experiment(experiment)
+    nodes = store.views.build_lineage(experiment, run=run_uid, latest_only=latest,
                                 heartbeat_timeout=heartbeat_timeout)
     if fmt == "dot":
         fail("the lineage view has text and json formats; dot is for session trees")

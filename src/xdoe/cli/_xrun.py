@@ -309,7 +309,7 @@ def _experiment_start(files: tuple[str, ...], quiet: bool, jobs: str, resume: st
             click.secho(f"error: {line}", fg="red", err=True)
         sys.exit(EXIT_INPUT)
     store = open_store_or_exit(opts.store_url)  # unreachable now: exit 2 at once
-    store.wait = opts.store_wait  # lost later (--in-process records through this store): waited for
+    store.database.wait = opts.store_wait  # lost later (--in-process records through this store): waited for
     display = _Display(len(loaded.plans) + len(done_before), enabled=not quiet and sys.stderr.isatty())
     for _, result in done_before:
         display.run_done()

@@ -126,17 +126,17 @@ def stop_instance(store: object, instance_id: int, heartbeat_timeout: float) -> 
         HTTPException: 404 no such instance, 409 it is not running.
     """
 
-    inst = store.instance(instance_id)  # type: ignore[attr-defined]
+    inst = store.runs.instance(instance_id)  # type: ignore[attr-defined]
     if inst is None:
         raise HTTPException(404, f"no run instance {instance_id}")
     if inst.status != "running":
         raise HTTPException(409, f"instance {instance_id} is {inst.status}, not running")
     stale = inst.dead_reason(heartbeat_timeout)
     if stale is not None:
-        store.mark_interrupted(instance_id, f"stopped from the dashboard ({stale})")  # type: ignore[attr-defined]
+        store.runs.mark_interrupted(instance_id, f"stopped from the dashboard ({stale})")  # type: ignore[attr-defined]
         return f"instance {instance_id} was not alive ({stale}): marked interrupted"
-    store.request_stop(instance_id, "stopped from the dashboard")  # type: ignore[arg-type]
-    view = store.run_view(inst.run_uid, instance_id)  # type: ignore[arg-type]
+    store.runs.request_stop(instance_id, "stopped from the dashboard")  # type: ignore[arg-type]
+    view = store.views.run_view(inst.run_uid, instance_id)  # type: ignore[arg-type]
     note = f" {resume_note(view)}" if view is not None else ""
     return (f"stop requested: run {inst.run_uid} stops at its next episode end "
             f"and can be resumed with xrun experiment-start.{note}")

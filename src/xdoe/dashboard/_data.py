@@ -21,15 +21,15 @@ def curves(request: Request, instance_id: Annotated[int, Path(ge=1, le=MAX_ID)],
            after: Annotated[int, Query(ge=0, le=MAX_ID)] = 0,
            max_points: Annotated[int, Query(ge=1, le=10**6)] = 1000,
            k: Annotated[int | None, Query(ge=1, le=10**9)] = None) -> dict[str, Any]:
-    """Points newer than episode row ``after`` (see :meth:`xdoe.store.Store.curve_points`:
+    """Points newer than episode row ``after`` (see :meth:`store.views.curve_points <xdoe.store.views._views.Views.curve_points>`:
     ``xrun plot curves``' definition, x in environment steps), plus ``status`` of the
     instance (the page stops polling when it is not running)."""
 
     store = store_of(request)
-    instance = store.instance(instance_id)
+    instance = store.runs.instance(instance_id)
     if instance is None:
         raise HTTPException(404, f"no run instance {instance_id}")
-    data = store.curve_points(instance_id, after=max(0, after), max_points=min(max(10, max_points), 5000),
+    data = store.views.curve_points(instance_id, after=max(0, after), max_points=min(max(10, max_points), 5000),
                               bin_size=None if k is None else max(1, k))
     data["status"] = instance.status
     return data

@@ -3,7 +3,7 @@
 edge from parent to child labelled with the overrides, laid out top-down
 (children side by side under their parent). Else the lineage of a campaign: one node per run
 (its status), an edge to it from every run whose brain it loaded or
-replayed (``brain_source`` rows, :meth:`xdoe.store.Store.lineage_nodes`),
+replayed (``brain_source`` rows, :meth:`store.views.lineage_nodes <xdoe.store.views._views.Views.lineage_nodes>`),
 laid out in layers by depth (longest path from a root), wrapped into columns
 of at most :data:`COLUMN` nodes."""
 
@@ -25,7 +25,7 @@ def lineage_graph(store: "Store", experiment: str | None, *, limit: int = 400,
     "edges": [[from, to, kind]], "total": runs, "shown": nodes}``; the first
     ``limit`` runs in design order are shown."""
 
-    shown, total = store.lineage_nodes(experiment, limit=limit, heartbeat_timeout=heartbeat_timeout)
+    shown, total = store.views.lineage_nodes(experiment, limit=limit, heartbeat_timeout=heartbeat_timeout)
     uids = {n["uid"] for n in shown}
     edges: list[list[str]] = []
     parents: dict[str, set[str]] = {u: set() for u in uids}
@@ -68,11 +68,11 @@ def lineage_graph(store: "Store", experiment: str | None, *, limit: int = 400,
 def session_graph(store: "Store", tree: str) -> dict[str, Any]:
     """``{"kind": "sessions", "nodes": [{"id" (run uid), "label", "health", "metric",
     "reason", "edge", "x", "y"}], "edges": [[parent uid, child uid, label]], "total", "shown"}``
-    for session tree ``tree`` (:meth:`xdoe.store.Store.session_nodes`); ``x`` is the
+    for session tree ``tree`` (:meth:`store.sessions.session_nodes <xdoe.store.sessions._sessions.Sessions.session_nodes>`); ``x`` is the
     leaf order (a parent centred over its children), ``y`` is minus the depth."""
     from xdoe.tree import edge_label, node_health
 
-    nodes = store.session_nodes(tree)
+    nodes = store.sessions.session_nodes(tree)
     uid = {n.id: n.run_uid for n in nodes}
     children: dict[int | None, list[Any]] = {}
     for n in nodes:

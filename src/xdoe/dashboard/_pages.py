@@ -45,7 +45,7 @@ def _campaigns(request: Request) -> dict[str, Any]:
         store = store_of(request)
     except HTTPException as exc:  # no store yet: the page still offers to start a campaign
         return {"campaigns": [], "no_store": exc.detail, **launches}
-    return {"campaigns": store.campaign_summaries(heartbeat_timeout=s.heartbeat_timeout,
+    return {"campaigns": store.views.campaign_summaries(heartbeat_timeout=s.heartbeat_timeout,
                                                   design=request.app.state.designs.by_experiment()),
             **launches}
 
@@ -75,7 +75,7 @@ def _runs(request: Request, experiment: str) -> dict[str, Any]:
         page = 1
     params = {"status": q.get("status") or "", "q": q.get("q") or "",
               "sort": q.get("sort") or "design_point", "desc": q.get("desc") == "1"}
-    data = store_of(request).campaign_runs(experiment, status=params["status"] or None,
+    data = store_of(request).views.campaign_runs(experiment, status=params["status"] or None,
                                            search=params["q"] or None, sort=params["sort"], descending=params["desc"],
                                            page=page, heartbeat_timeout=s.heartbeat_timeout,
                                            cache=request.app.state.responses,
@@ -100,7 +100,7 @@ def _run(request: Request, uid: str) -> Any:
     q = request.query_params.get("instance")
     s: Settings = request.app.state.settings
     instance = int(q) if q and q.isascii() and q.isdigit() and len(q) < 19 else None
-    view = store_of(request).run_view(uid, instance,
+    view = store_of(request).views.run_view(uid, instance,
                                       heartbeat_timeout=s.heartbeat_timeout)
     if view is None:
         raise HTTPException(404, f"no run {uid!r} in the store")
@@ -127,7 +127,7 @@ def compare_page(request: Request) -> HTMLResponse:
         uids = request.query_params["text"].replace(",", " ").split()
     curves, unknown = [], []
     for uid in dict.fromkeys(uids):
-        view = store_of(request).run_view(uid)
+        view = store_of(request).views.run_view(uid)
         if view is None or view.instance is None:
             unknown.append(uid)
             continue
@@ -156,12 +156,12 @@ def tree_page(request: Request) -> HTMLResponse:
 
     store = store_of(request)
     q = request.query_params
-    trees = [t.uid for t in store.session_trees()]
-    experiments = store.experiment_uids()
+    trees = [t.uid for t in store.sessions.session_trees()]
+    experiments = store.views.experiment_uids()
     tree = q.get("tree") if q.get("tree") in trees else None
     experiment = q.get("experiment") or None
     if tree is None and experiment is None and q.get("node"):  # the node's own tree
-        found = store.nodes_of_run(q["node"])
+        found = store.sessions.nodes_of_run(q["node"])
         tree = found[-1].tree if found else None
         if tree is None:  # not a session yet: its campaign's lineage
             experiment = _run(request, q["node"]).experiment
@@ -181,7 +181,7 @@ def tree_node_fragment(request: Request, uid: str) -> HTMLResponse:
 
     view = _run(request, uid)
     tree = request.query_params.get("tree")
-    found = [n for n in store_of(request).nodes_of_run(uid) if tree in (None, "", n.tree)]
+    found = [n for n in store_of(request).sessions.nodes_of_run(uid) if tree in (None, "", n.tree)]
     session = None
     if found:
         n = found[-1]

@@ -6,7 +6,7 @@ computed by the database (:func:`xdoe.analysis.load_scores`); the curves
 read the store as ``xrun plot curves`` does.
 
 An answer (scores and analyses) is computed once per state of the store
-(:meth:`xdoe.store.Store.data_marker`: a reload without new rows costs a few
+(:meth:`store.views.data_marker <xdoe.store.views._views.Views.data_marker>`: a reload without new rows costs a few
 small queries) in a daemon thread: the page waits for it up to
 :data:`WAIT_SECONDS` (a campaign of at most :data:`SYNC_RUNS` runs: until it
 is ready), else shows the answer of the previous state, marked as being
@@ -153,13 +153,13 @@ def campaign_answer(request: Request, experiment: str, *, wait: float | None = N
     if importlib.util.find_spec("xdoe.analysis") is None or importlib.util.find_spec("statsmodels") is None:
         return Answer(None, note="Factor effects appear here when the analysis package (xrun analyze) is installed.")
     state = _state(request)
-    key = (experiment, store.data_marker())
+    key = (experiment, store.views.data_marker())
     with _lock:
         found = state.answers.get(("answer", key))
         if found is not None:
             state.answers.move_to_end(("answer", key))
             return found  # type: ignore[no-any-return]
-    runs = store.experiment_run_count(experiment)
+    runs = store.views.experiment_run_count(experiment)
     if wait is None and runs > SYNC_RUNS:
         wait = WAIT_SECONDS
     deadline = None if wait is None else time.monotonic() + wait

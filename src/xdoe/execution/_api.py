@@ -287,7 +287,7 @@ def run(
         except BaseException as exc:  # noqa: BLE001 - sorted out below; only a real Ctrl-C propagates
             _ended(result, recorder, exc, genuine_interrupt=sigint.genuine(exc))
             if isinstance(exc, RunStopped):
-                db.clear_stop_request(recorder.instance_id)
+                db.runs.clear_stop_request(recorder.instance_id)
             if sigint.genuine(exc):
                 raise
         else:
@@ -319,7 +319,7 @@ def _limits(plan: RunPlan, run_timeout: float | None, result: RunResult, recorde
         import os
         import socket
 
-        recorder.store.fail_running_instances(plan.uid, recorder.content_hash, host=socket.gethostname(),
+        recorder.store.runs.fail_running_instances(plan.uid, recorder.content_hash, host=socket.gethostname(),
                                               pids={os.getpid()}, error=message)
 
     return Watchdog(timeout, step_timeout, on_stuck=stuck)

@@ -50,7 +50,7 @@ def checkpoints_of(store: "Store", instance_id: int, agent: str | None = None) -
     Raises:
         StoreError: the store cannot be read.
     """
-    return store.checkpoints(instance_id, agent)
+    return store.checkpoints.of_instance(instance_id, agent)
 
 
 def latest_checkpoint(
@@ -80,7 +80,7 @@ def latest_checkpoint(
     Raises:
         StoreError: the store cannot be read.
     """
-    return store.latest_checkpoint(run_uid, agent, phase, finished_only=finished_only,
+    return store.checkpoints.latest_checkpoint(run_uid, agent, phase, finished_only=finished_only,
                                    instance_id=instance_id, best=best)
 
 
@@ -189,7 +189,7 @@ class CheckpointManager:
         if phase_id is not None or phase_index is None:
             return phase_id
         if phase_index not in self._phase_ids:
-            found = self.store.phase_id(self.instance_id, int(phase_index))
+            found = self.store.runs.phase_id(self.instance_id, int(phase_index))
             if found is None:
                 return None  # not recorded (yet): do not cache
             self._phase_ids[phase_index] = int(found)
@@ -246,7 +246,7 @@ class CheckpointManager:
             err = RunError(f"cannot save a checkpoint of agent {agent!r} to {path}: "
                            f"{type(exc).__name__}: {exc}")
             raise err from exc
-        info, doomed = self.store.record_checkpoint(
+        info, doomed = self.store.checkpoints.record_checkpoint(
             self.instance_id, agent=agent, phase_id=phase_id, step=step, episode=episode,
             path=path, sha256=digest, metric=metric, keep=self.keep)
         for old in doomed:

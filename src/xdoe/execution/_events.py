@@ -41,7 +41,7 @@ class PhaseResult:
     def from_sums(cls, index: int, name: str, mode: str,
                   sums: "tuple[int, int, dict[str, float], dict[str, float]] | None") -> "PhaseResult":
         """A phase's result read back from the store: ``sums`` is its entry of
-        :meth:`xdoe.store.Store.phase_sums` (episodes, steps, and per agent
+        :meth:`store.runs.phase_sums <xdoe.store.runs._runs.Runs.phase_sums>` (episodes, steps, and per agent
         the summed reward and objective; ``None``: nothing recorded)."""
         n, steps, rewards, objectives = sums or (0, 0, {}, {})
         total = max(n, 1)

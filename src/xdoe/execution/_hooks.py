@@ -178,6 +178,6 @@ class LiveHook(Hook):
             recorder = self.recorder
             recorder.flush()
             assert recorder.instance_id is not None
-            reason = recorder.store.stop_requested(recorder.instance_id)
+            reason = recorder.store.runs.stop_requested(recorder.instance_id)
             if reason is not None:
                 raise RunStopped(f"run {recorder.run_uid}: {reason}")

@@ -67,7 +67,7 @@ __all__ = [
 # -- what the store holds (for messages) ------------------------------------------
 
 def _missing_run(store: "Store", run_uid: str, where: str) -> str:
-    statuses, uids = store.run_overview(run_uid)
+    statuses, uids = store.runs.run_overview(run_uid)
     if statuses:
         return (f"{where}: run {run_uid!r} has no finished instance in store {store.url} "
                 f"(its instances: {', '.join(sorted(set(statuses)))}); run it to the end first")
@@ -85,11 +85,11 @@ def _phase_matches(phase: str | int | None, index: int, name: str) -> bool:
 def _describe_missing(store: "Store", spec: LoadSpec | ReplaySpec, what: str) -> str:
     where = spec.key
     assert spec.run is not None
-    instance = store.finished_instance(spec.run)
+    instance = store.runs.finished_instance(spec.run)
     if instance is None:
         return _missing_run(store, spec.run, where)
-    phases = [(p.index, p.name) for p in store.phases(instance)]
-    agents = store.checkpointed_agents(instance)
+    phases = [(p.index, p.name) for p in store.runs.phases(instance)]
+    agents = store.checkpoints.checkpointed_agents(instance)
     phase_list = ", ".join(f"{i}: {n}" for i, n in phases) or "none"
     if not any(_phase_matches(spec.phase, i, n) for i, n in phases):
         return (f"{where}: run {spec.run!r} (instance {instance}) has no phase {spec.phase!r}; "
@@ -125,7 +125,7 @@ def apply_load(store: "Store | None", spec: LoadSpec, brain: "Brain", agent: str
     if store is None:
         raise RunError(f"{spec.key}: loading from run {spec.run!r} needs a store")
     assert spec.run is not None
-    info = store.latest_checkpoint(spec.run, spec.agent, spec.phase, finished_only=True,
+    info = store.checkpoints.latest_checkpoint(spec.run, spec.agent, spec.phase, finished_only=True,
                                    best=spec.which == "best")
     if info is None:
         raise RunError(_describe_missing(store, spec, "checkpoint"))
@@ -162,16 +162,16 @@ def replay_experiences(store: "Store", spec: ReplaySpec, brain: "Brain") -> Iter
     from xdoe.agent import Experience
     from xdoe.environment import ActuatorInformation, RewardInformation, SensorInformation
 
-    instance = store.finished_instance(spec.run)
+    instance = store.runs.finished_instance(spec.run)
     if instance is None:
         raise RunError(_missing_run(store, spec.run, spec.key))
-    rows = store.phases(instance)
+    rows = store.runs.phases(instance)
     phase_ids = [r.id for r in rows if _phase_matches(spec.phase, r.index, r.name)]
     if not phase_ids:
         listing = ", ".join(f"{r.index}: {r.name}" for r in rows) or "none"
         raise RunError(f"{spec.key}: run {spec.run!r} (instance {instance}) has no phase "
                        f"{spec.phase!r}; its phases: {listing}")
-    counts = store.step_agents(phase_ids)
+    counts = store.runs.step_agents(phase_ids)
     if not counts.get(spec.agent):
         if counts:
             raise RunError(f"{spec.key}: run {spec.run!r} (instance {instance}) stored no steps "
@@ -199,7 +199,7 @@ def replay_experiences(store: "Store", spec: ReplaySpec, brain: "Brain") -> Iter
                 for uid, space in actuator_spaces.items()]
 
     previous: Any = None
-    for row in store.steps(phase_ids, spec.agent):  # phase ids grow with the schedule index
+    for row in store.runs.steps(phase_ids, spec.agent):  # phase ids grow with the schedule index
         if previous is not None:
             same = (previous.phase_id, previous.worker, previous.episode) == (
                 row.phase_id, row.worker, row.episode)
@@ -258,4 +258,4 @@ def apply_replay(store: "Store | None", specs: tuple[ReplaySpec, ...], brain: "B
 
 def record_sources(store: "Store", instance_id: int, phase_id: int | None, rows: list[SourceRow]) -> None:
     """Insert the ``brain_source`` rows of one phase start (one transaction)."""
-    store.record_brain_sources(instance_id, phase_id, rows)
+    store.checkpoints.record_brain_sources(instance_id, phase_id, rows)

@@ -229,9 +229,9 @@ def _reference_problems(plan: "RunPlan", uids: set[str], store: _StoreReader) ->
                     problems.append(f"{spec.key}: no run {spec.run!r}: the store holds no runs yet")
                     continue
                 try:
-                    if db.finished_instance(spec.run) is None:
+                    if db.runs.finished_instance(spec.run) is None:
                         problems.append(_missing_run(db, spec.run, spec.key))
-                    elif hasattr(spec, "which") and db.latest_checkpoint(
+                    elif hasattr(spec, "which") and db.checkpoints.latest_checkpoint(
                             spec.run, spec.agent, spec.phase, finished_only=True, best=spec.which == "best") is None:
                         problems.append(_describe_missing(db, spec, "checkpoint"))
                 except Exception:  # noqa: BLE001 - a store that cannot be read is reported when it is opened

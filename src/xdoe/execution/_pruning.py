@@ -9,8 +9,7 @@ last ``window`` episodes). The decision is Optuna's pruner's, asked on a
 study rebuilt for this one question (:func:`prune_decision`):
 
 * every *other* run of the same experiment that recorded a value at this
-  rung of the same phase (the store's ``rung`` rows, :meth:`Store.peer_rungs
-  <xdoe.store._rungs.RungRows.peer_rungs>`) is a trial with its recorded
+  rung of the same phase (the store's ``rung`` rows, :meth:`store.rungs.peer_rungs <xdoe.store.runs._rungs.Rungs.peer_rungs>`) is a trial with its recorded
   values at rungs ``0..k``; it is ``PRUNED`` when it was pruned at this very
   rung, else ``COMPLETE`` (a run that reached the rung counts as a complete
   trial: the decision depends on the recorded values, not on which runs
@@ -198,12 +197,12 @@ class PruneTracker(Hook):
         self.store = recorder.store
         self.agent = self.spec.agent or phase.agents[0].name
         self.values: deque[float] = deque(maxlen=self.spec.window)  # the episodes since the last rung
-        self.own = self.store.own_rungs(recorder.instance_id, phase.index)  # a resumed instance's decisions
+        self.own = self.store.rungs.own_rungs(recorder.instance_id, phase.index)  # a resumed instance's decisions
         self.rung = 0
         self.steps = 0
         self.last = math.nan
         if kept_phase_id is not None:
-            for steps, value in self.store.phase_episode_values(kept_phase_id, self.agent, self.spec.metric):
+            for steps, value in self.store.rungs.phase_episode_values(kept_phase_id, self.agent, self.spec.metric):
                 self._feed(value, self.steps + steps, decide=False)
 
     def on_episode_end(self, end: EpisodeEnd) -> None:
@@ -245,7 +244,7 @@ class PruneTracker(Hook):
         if recorded is not None:  # decided before this instance was interrupted: the same decision
             return recorded
         self.recorder.flush()  # every episode of this run so far is in the store before others read its rung
-        peers: list[PeerRungs] = self.store.peer_rungs(self.plan.experiment_uid, self.phase.index, rung,
+        peers: list[PeerRungs] = self.store.rungs.peer_rungs(self.plan.experiment_uid, self.phase.index, rung,
                                                         self.plan.uid)
         number, size = run_number(self.plan.uid), self.spec.batch_runs
         if size is not None and number is not None:  # only the batches before this run's (PruneSpec.batch_runs)
@@ -257,6 +256,6 @@ class PruneTracker(Hook):
                                 [(run_number(p.run), p.run, p.values, p.pruned) for p in peers], self.plan.uid)
         row = RungRow(rung, self.spec.rung_step(rung), value, pruned, len(peers))
         assert self.recorder.instance_id is not None
-        self.store.record_rung(self.recorder.instance_id, self.phase.index, row)
+        self.store.rungs.record_rung(self.recorder.instance_id, self.phase.index, row)
         self.own[rung] = row
         return row

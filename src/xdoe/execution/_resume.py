@@ -97,16 +97,16 @@ class Decision:
 def decide(store: "Store", uid: str, content_hash: str, *, rerun: bool = False,
            heartbeat_timeout: float = HEARTBEAT_TIMEOUT) -> Decision:
     """What to do with the run version ``(uid, content_hash)``: :func:`decision_for`
-    its state read with one query (:meth:`xdoe.store.Store.run_state`)."""
+    its state read with one query (:meth:`store.runs.run_state <xdoe.store.runs._runs.Runs.run_state>`)."""
     if rerun:
         return Decision("new")
-    return decision_for(store.run_state(uid, content_hash), heartbeat_timeout=heartbeat_timeout)
+    return decision_for(store.runs.run_state(uid, content_hash), heartbeat_timeout=heartbeat_timeout)
 
 
 def decision_for(state: "RunState", *, rerun: bool = False,
                  heartbeat_timeout: float = HEARTBEAT_TIMEOUT) -> Decision:
     """The one run/skip/resume rule (see the module docstring) applied to what
-    the store knows of a run version (:meth:`xdoe.store.Store.run_states`:
+    the store knows of a run version (:meth:`store.runs.run_states <xdoe.store.runs._runs.Runs.run_states>`:
     one query for a whole campaign)."""
     if rerun:
         return Decision("new")
@@ -233,11 +233,11 @@ def prepare_resume(store: "Store", recorder: "RunRecorder", plan: "RunPlan") -> 
     """
     assert recorder.instance_id is not None and recorder.paths is not None
     instance_id = recorder.instance_id
-    phases = store.phases(instance_id)
+    phases = store.runs.phases(instance_id)
     by_index = {p.index: p for p in phases}
     done = {i for i, p in by_index.items() if p.status == "finished"}
     k = next((ph.index for ph in plan.phases if ph.index not in done), len(plan.phases))
-    checkpoints = store.checkpoints(instance_id)
+    checkpoints = store.checkpoints.of_instance(instance_id)
     existing = {c.id: c for c in checkpoints}
 
     state: PhaseState | None = None
@@ -251,7 +251,7 @@ def prepare_resume(store: "Store", recorder: "RunRecorder", plan: "RunPlan") -> 
     names = {ph.index: ph.name for ph in plan.phases}
     later = [p.id for p in phases if p.index > k or (p.index == k and state is None)]
     continued = row.id if state is not None and row is not None else None
-    store.drop_redone(later, continued, [ws.next_episode for ws in state.workers] if state else ())
+    store.runs.drop_redone(later, continued, [ws.next_episode for ws in state.workers] if state else ())
     kept = {names[i] for i in done if i in names}
     if row is None or state is None:
         recorder.keep_results(lambda phase, w, e: phase in kept)
@@ -268,7 +268,7 @@ def prepare_resume(store: "Store", recorder: "RunRecorder", plan: "RunPlan") -> 
     if state is not None:
         for agent, cid in state.checkpoints.items():
             brains[agent] = existing[cid]
-    aggregates = store.phase_sums(instance_id)
+    aggregates = store.runs.phase_sums(instance_id)
     return ResumePoint(instance_id, done, k, None if state is None or row is None else int(row.id),
                        state, brains, aggregates)
 

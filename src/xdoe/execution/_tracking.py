@@ -42,9 +42,9 @@ def _recorded(plan: RunPlan, recorder: Any) -> Any:
     store, instance_id = recorder.store, recorder.instance_id
 
     def recorded() -> Any:
-        phases = [p for p in store.selected_phases(plan.experiment_uid, all_instances=True, include_branches=True)
+        phases = [p for p in store.views.selected_phases(plan.experiment_uid, all_instances=True, include_branches=True)
                   if p.instance_id == instance_id]
         for phase in sorted(phases, key=lambda p: p.index):
-            yield phase.index, phase.name, phase.mode, store.phase_episodes(phase)
+            yield phase.index, phase.name, phase.mode, store.views.phase_episodes(phase)
 
     return recorded

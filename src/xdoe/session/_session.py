@@ -218,7 +218,7 @@ class TrainingSession(SessionCheckpoints, SessionFigures):
                                          keep=self.keep_checkpoints, best_window=self.best_window)
         phase_id = self.manager.phase_id_of(index)
         kind = "fresh" if index == 0 else "previous_phase"
-        self.store.record_brain_sources(self.instance_id, phase_id, [SourceRow(self.agent, kind)])
+        self.store.checkpoints.record_brain_sources(self.instance_id, phase_id, [SourceRow(self.agent, kind)])
         if hasattr(self.brain, "mode"):
             try:
                 from xdoe.agent import Mode

@@ -16,7 +16,7 @@ from typing import Any
 
 from sqlalchemy import Select, func, select
 
-from xdoe.store._tables import run, run_instance
+from xdoe.store.schema._tables import run, run_instance
 
 __all__ = ["DONE_STATUSES", "FINISHED", "FINAL_STATUSES", "exit_status", "finished_stmt"]
 

@@ -145,7 +145,7 @@ def fill_synthetic_campaign(store: "Store", *, runs: int = 10_000, episodes: int
     n_train = max(1, int(episodes * 0.9))
     n_test = max(1, episodes - n_train)
     written = 0
-    with store._writer.begin() as conn:
+    with store.database.writer.begin() as conn:
         mark = "?" if conn.dialect.paramstyle == "qmark" else "%s"
 
         def many(table: str, columns: tuple[str, ...], rows: list[tuple]) -> None:

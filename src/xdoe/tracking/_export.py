@@ -44,7 +44,7 @@ def export_runs(store: "Store", target: LogTarget | str, experiment: str | None 
             run: it stops at the first error).
     """
     started = time.perf_counter()
-    phases = store.selected_phases(experiment, all_instances=all_instances, include_branches=include_branches)
+    phases = store.views.selected_phases(experiment, all_instances=all_instances, include_branches=include_branches)
     groups: dict[tuple[Any, ...], list[Any]] = {}
     for phase in phases:
         key = (phase.run, phase.instance_id) if all_instances else (phase.run,)
@@ -54,7 +54,7 @@ def export_runs(store: "Store", target: LogTarget | str, experiment: str | None 
     for group in groups.values():
         first = group[0]
         if first.run not in instances:
-            instances[first.run] = {i.id: i for i in store.instances(run_uid=first.run)}
+            instances[first.run] = {i.id: i for i in store.runs.instances(run_uid=first.run)}
         instance = instances[first.run][max(p.instance_id for p in group)]  # a resumed one may borrow phases
         info = TrackedRun(experiment=first.experiment, run=first.run, instance=instance.uuid, levels=first.levels,
                        design_point=first.design_point, repetition=first.repetition, seed=first.seed,
@@ -65,7 +65,7 @@ def export_runs(store: "Store", target: LogTarget | str, experiment: str | None 
             continue
         for phase in sorted(group, key=lambda p: p.index):
             log.phase_started(phase.index, phase.name, phase.mode)
-            for row in store.phase_episodes(phase):
+            for row in store.views.phase_episodes(phase):
                 log.episode_finished(*row[:6])
         log.run_finished(instance.status)
         written += 1

@@ -123,7 +123,7 @@ class RunLog:
 
 
 #: a resumed instance's recorded phases: ``(index, name, mode, episode rows)`` in order, each row
-#: ``(worker, episode, agent, steps, reward, objective, ...)`` (:meth:`xdoe.store.Store.phase_episodes`)
+#: ``(worker, episode, agent, steps, reward, objective, ...)`` (:meth:`store.views.phase_episodes <xdoe.store.views._views.Views.phase_episodes>`)
 Recorded = Iterable[tuple[int, str, str, Iterable[Sequence[Any]]]]
 
 

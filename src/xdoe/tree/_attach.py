@@ -62,9 +62,9 @@ def attach(session: "TrainingSession", parent: str | int, *, overrides: Mapping[
                            f"(agents with checkpoints: {', '.join(sorted(newest)) or 'none'})")
         load_brain(session.brain, newest[session.agent])
     tree, parent_id = tree_for(store, source)
-    nodes = {n.id: n for n in store.session_nodes(tree.uid)}
+    nodes = {n.id: n for n in store.sessions.session_nodes(tree.uid)}
     applied = [{"key": str(k), "value": v, "paths": [], "result": v} for k, v in (overrides or {}).items()]
-    node_id = store.add_session_node(tree.id, session.run_uid, session.recorder.content_hash,
+    node_id = store.sessions.add_session_node(tree.id, session.run_uid, session.recorder.content_hash,
                                      depth=nodes[parent_id].depth + 1, parent_id=parent_id,
                                      overrides=applied, source_phase=source.phase,
                                      source_instance_id=source.instance_id)
@@ -83,5 +83,5 @@ def record_finish(session: "TrainingSession") -> None:
         return
     result = RunResult(uid=session.run_uid, status=session.status, instance_id=session.instance_id)
     health, assessment = judge(session.store, result, attachment.criterion, attachment.parent_metric)
-    session.store.set_node_health(attachment.node_id, health, metric=assessment.metric,
+    session.store.sessions.set_node_health(attachment.node_id, health, metric=assessment.metric,
                                   reason=assessment.reason, instance_id=session.instance_id)

@@ -110,18 +110,18 @@ def resolve_source(store: "Store", node: str | int) -> Source:
     phase: str | None = None
     if text.isascii() and text.isdigit():
         number = int(text) if len(text) <= 19 else 0  # ids are 64-bit: a longer one names nothing
-        info = store.instance(number) if 1 <= number <= 2**63 - 1 else None
+        info = store.runs.instance(number) if 1 <= number <= 2**63 - 1 else None
         if info is None:
             raise InputError(f"store {store.url} has no run instance {text}")
     else:
         uid, _, phase_text = text.partition(":")
         phase = phase_text or None
-        finished = store.instances("finished", run_uid=uid)
+        finished = store.runs.instances("finished", run_uid=uid)
         if not finished:
-            if store.instances(run_uid=uid):
+            if store.runs.instances(run_uid=uid):
                 raise InputError(f"run {uid!r} has no finished instance in store {store.url}; "
                                  "branch from a finished session")
-            uids = sorted(store.run_uids())
+            uids = sorted(store.sessions.run_uids())
             close = difflib.get_close_matches(uid, uids, n=3)
             hint = f"did you mean: {', '.join(close)}" if close else f"runs there: {', '.join(uids[:10]) or 'none'}"
             raise InputError(f"store {store.url} has no run {uid!r}; {hint}")
@@ -129,13 +129,13 @@ def resolve_source(store: "Store", node: str | int) -> Source:
     if info.status != "finished":
         raise InputError(f"run instance {info.id} of {info.run_uid!r} is {info.status}; "
                          "branch from a finished session")
-    document = store.run_document(info.run_uid, info.content_hash)
+    document = store.sessions.run_document(info.run_uid, info.content_hash)
     if document is None:  # pragma: no cover - an instance always has its run
         raise InputError(f"run {info.run_uid!r} has no stored document")
     names = _phase_names(document)
     if phase is not None and phase not in names:
         raise InputError(f"run {info.run_uid!r} has no phase {phase!r}; its phases: {', '.join(names)}")
-    newest = store.instances("finished", run_uid=info.run_uid)
+    newest = store.runs.instances("finished", run_uid=info.run_uid)
     return Source(info.run_uid, info.content_hash, info.id, phase, document,
                   latest=bool(newest) and newest[-1].id == info.id)
 
@@ -211,7 +211,7 @@ def tree_uid_for(store: "Store", source: Source) -> str:
     without creating anything."""
 
 
-    for node in reversed(store.nodes_of_run(source.run_uid)):
+    for node in reversed(store.sessions.nodes_of_run(source.run_uid)):
         if node.content_hash == source.content_hash:
             return node.tree
     return source.run_uid
@@ -296,7 +296,7 @@ def write_document(path: Path, document: dict[str, Any]) -> None:
 def _free_uid(store: "Store", parent_uid: str, output: Path, start: int) -> tuple[str, int]:
 
 
-    taken = store.run_uids()
+    taken = store.sessions.run_uids()
     n = max(start, 1)
     while f"{parent_uid}_b{n:02d}" in taken or (output / f"run-{uid_file_name(f'{parent_uid}_b{n:02d}')}.yaml").exists():
         n += 1
@@ -323,13 +323,13 @@ def tree_for(store: "Store", source: Source) -> tuple[Any, int]:
     else a new ``branch`` tree named after it) and the parent's node id."""
 
 
-    for node in reversed(store.nodes_of_run(source.run_uid)):
+    for node in reversed(store.sessions.nodes_of_run(source.run_uid)):
         if node.content_hash == source.content_hash:
-            return store.get_or_create_tree(node.tree, "branch"), node.id
-    tree = store.get_or_create_tree(source.run_uid, "branch")
-    node_id = store.add_session_node(tree.id, source.run_uid, source.content_hash)
+            return store.sessions.get_or_create_tree(node.tree, "branch"), node.id
+    tree = store.sessions.get_or_create_tree(source.run_uid, "branch")
+    node_id = store.sessions.add_session_node(tree.id, source.run_uid, source.content_hash)
     episodes = SessionEpisodes.from_store(store, source.instance_id)
-    store.set_node_health(node_id, "healthy", metric=ImprovementCriterion().measure(episodes),
+    store.sessions.set_node_health(node_id, "healthy", metric=ImprovementCriterion().measure(episodes),
                           reason="root", instance_id=source.instance_id)
     return tree, node_id
 
@@ -388,11 +388,11 @@ def branch(
     try:
         source = resolve_source(db, node)
         if output is None:
-            files = [n.file for n in db.nodes_of_run(source.run_uid)
+            files = [n.file for n in db.sessions.nodes_of_run(source.run_uid)
                      if n.file and n.content_hash == source.content_hash]
             output = Path(files[-1]).parent if files else Path("_outputs")
         output = branch_folder(output)
-        uid, number = _free_uid(db, source.run_uid, output, db.count_branch_children(source.run_uid) + 1)
+        uid, number = _free_uid(db, source.run_uid, output, db.sessions.count_branch_children(source.run_uid) + 1)
         document, applied = child_document(db, source, uid, number, set, episodes=episodes,
                                            steps=steps, phase=phase)
         file = output / f"run-{uid_file_name(uid)}.yaml"
@@ -401,17 +401,17 @@ def branch(
         segment = {"episodes": episodes} if episodes else ({"steps": steps} if steps else None)
         parents = {n.id: n for n in _nodes(db, tree.uid)}
         parent = parents.get(parent_id)
-        node_id = db.add_session_node(tree.id, uid, document_hash(document), file=str(file),
+        node_id = db.sessions.add_session_node(tree.id, uid, document_hash(document), file=str(file),
             depth=(parent.depth + 1) if parent else 1, parent_id=parent_id, overrides=applied,
             source_phase=source.phase, source_instance_id=source.instance_id, segment=segment)
         out = BranchResult(uid, file, node_id, tree.uid, document, applied)
         if run:
-            db.set_node_health(node_id, "running")
+            db.sessions.set_node_health(node_id, "running")
             out.result = run_document(file, store=db, results=DEFAULT_RESULTS if results is None else results,
                                       store_steps=store_steps, progress=progress)
             health, out.assessment = judge(db, out.result, criterion or ImprovementCriterion(),
                                            parent.metric if parent else None)
-            db.set_node_health(node_id, health, metric=out.assessment.metric, reason=out.assessment.reason,
+            db.sessions.set_node_health(node_id, health, metric=out.assessment.metric, reason=out.assessment.reason,
                                instance_id=out.result.instance_id)
         return out
     finally:
@@ -422,4 +422,4 @@ def branch(
 def _nodes(store: "Store", tree: str) -> "list[NodeInfo]":
 
 
-    return store.session_nodes(tree)
+    return store.sessions.session_nodes(tree)

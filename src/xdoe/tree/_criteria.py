@@ -56,10 +56,10 @@ class SessionEpisodes:
 
     @classmethod
     def from_store(cls, store: "Store", instance_id: int) -> "SessionEpisodes":
-        """Read them with :meth:`xdoe.store.Store.episodes`."""
+        """Read them with :meth:`store.runs.episodes <xdoe.store.runs._runs.Runs.episodes>`."""
         rows: dict[tuple[str, str], list[tuple[int, int, float]]] = {}
         phases: dict[int, tuple[str, str]] = {}
-        for r in store.episodes(instance_id=instance_id):
+        for r in store.runs.episodes(instance_id=instance_id):
             phases[r["phase_index"]] = (r["phase"], r["mode"])
             value = r["objective"]
             rows.setdefault((r["phase"], r["agent"]), []).append(

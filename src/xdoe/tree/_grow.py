@@ -76,7 +76,7 @@ def best_path(nodes: list["NodeInfo"]) -> list["NodeInfo"]:
 def _store_url(store: "Store | str | None") -> str | None:
     from xdoe.store import Store
 
-    return getattr(store, "_url", None) if isinstance(store, Store) else store
+    return store.database.full_url if isinstance(store, Store) else store
 
 
 def _extendable(store: "Store", nodes: list["NodeInfo"], config: SessionConfig,
@@ -113,8 +113,8 @@ def _noop(store: "Store", node: "NodeInfo", config: SessionConfig, attempt: int,
 def _document(store: "Store", node: "NodeInfo") -> dict:
     """The run document of a node that ran, as its run instance recorded it."""
 
-    info = store.instance(node.instance_id) if node.instance_id is not None else None
-    document = store.run_document(node.run_uid, info.content_hash if info else node.content_hash)
+    info = store.runs.instance(node.instance_id) if node.instance_id is not None else None
+    document = store.sessions.run_document(node.run_uid, info.content_hash if info else node.content_hash)
     if document is None:  # pragma: no cover - a judged node always ran
         raise InputError(f"session {node.run_uid}: its run document is not in the store")
     return document
@@ -138,7 +138,7 @@ def _plan_children(store: "Store", config: SessionConfig, tree_id: int, parent: 
         write_document(file, child)
         segment = {"episodes": config.episodes} if config.episodes else (
             {"steps": config.steps} if config.steps else None)
-        store.add_session_node(tree_id, uid, document_hash(child), file=str(file),
+        store.sessions.add_session_node(tree_id, uid, document_hash(child), file=str(file),
                                depth=parent.depth + 1, batch=batch, direction=attempt, parent_id=parent.id,
                                overrides=applied, source_instance_id=parent.instance_id, segment=segment)
         what = "continue unchanged" if not attempt else f"direction {attempt}: " + ", ".join(o.spec for o in overrides)
@@ -146,7 +146,7 @@ def _plan_children(store: "Store", config: SessionConfig, tree_id: int, parent: 
 
 
 def _is_latest(store: "Store", node: "NodeInfo") -> bool:
-    finished = store.instances("finished", run_uid=node.run_uid)
+    finished = store.runs.instances("finished", run_uid=node.run_uid)
     return bool(finished) and finished[-1].id == node.instance_id
 
 
@@ -168,7 +168,7 @@ def _run_pending(store: "Store", config: SessionConfig, nodes: list["NodeInfo"],
         if n.file is None or not Path(n.file).is_file():
             raise InputError(f"session {n.run_uid}: its run document {n.file} is gone")
         file = str(Path(n.file).resolve())  # absolute: backends may run elsewhere
-        store.set_node_health(n.id, "running")
+        store.sessions.set_node_health(n.id, "running")
         task = RunTask(file=file, options=options)
         by_key[task.key] = n
         tasks.append(task)
@@ -184,7 +184,7 @@ def _run_pending(store: "Store", config: SessionConfig, nodes: list["NodeInfo"],
             parent = by_id.get(node.parent_id) if node.parent_id is not None else None
             health, assessment = judge(store, result, config.criterion,
                                        None if parent is None else parent.metric, config.goal)
-            store.set_node_health(node.id, health, metric=assessment.metric, reason=assessment.reason,
+            store.sessions.set_node_health(node.id, health, metric=assessment.metric, reason=assessment.reason,
                                   instance_id=result.instance_id)
             ran += result.status != "skipped"
             metric = "-" if assessment.metric is None else f"{assessment.metric:.4g}"
@@ -232,25 +232,25 @@ def grow(
     db: Store = Store(store) if own else store  # type: ignore[assignment]
     results = DEFAULT_RESULTS if results is None else results
     try:
-        tree = db.get_or_create_tree(config.uid, "grow", config.shape)
+        tree = db.sessions.get_or_create_tree(config.uid, "grow", config.shape)
         if tree.kind != "grow" or canonical_json(tree.config) != canonical_json(config.shape):
             raise InputError(f"tree {config.uid!r} exists in store {db.url} with another root, segment, "
                              "criteria or directions; give the session config another uid")
         if config.write_root:
             write_document(config.root_file, config.root)
-        db.add_session_node(tree.id, str(config.root["uid"]), document_hash(config.root),
+        db.sessions.add_session_node(tree.id, str(config.root["uid"]), document_hash(config.root),
                             file=str(config.root_file), depth=0, batch=0)
         ran = 0
         noops: dict[tuple[int, int], bool] = {}
         while True:
-            nodes = db.session_nodes(config.uid)
+            nodes = db.sessions.session_nodes(config.uid)
             if any(n.health not in FINAL for n in nodes):
                 done, busy = _run_pending(db, config, nodes, jobs=jobs, dask=dask, results=results,
                                           store_steps=store_steps, report=say)
                 ran += done
                 if busy:
                     status = "busy"
-                    nodes = db.session_nodes(config.uid)
+                    nodes = db.sessions.session_nodes(config.uid)
                     break
                 continue
             if any(n.health == "goal" for n in nodes):
@@ -268,7 +268,7 @@ def grow(
             batch = max(n.batch for n in nodes) + 1
             _plan_children(db, config, tree.id, parent, left[:min(room, config.limits.max_parallel)],
                            batch, say)
-        db.set_tree_status(config.uid, status)
+        db.sessions.set_tree_status(config.uid, status)
         return GrowResult(config.uid, status, nodes, best_path(nodes), ran)
     finally:
         if own:

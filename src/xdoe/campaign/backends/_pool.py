@@ -116,10 +116,10 @@ def _orphaned() -> None:
         threading.Timer(ORPHAN_GRACE / 2, os._exit, (0,)).start()  # a store that does not answer: exit anyway
         try:
             with Store(task.options.store_url) as db:
-                db.fail_running_instances(task.uid, task.content_hash, host=socket.gethostname(),
+                db.runs.fail_running_instances(task.uid, task.content_hash, host=socket.gethostname(),
                                           pids={os.getpid()}, error="interrupted: xrun died", status="interrupted")
                 if task.options.claim:
-                    db.release_claim(task.uid, task.content_hash, owner=task.owner)
+                    db.runs.release_claim(task.uid, task.content_hash, owner=task.owner)
         except Exception:  # noqa: BLE001 - best effort: a dead owner's running instance is resumed anyway
             pass
     os._exit(0)
@@ -390,13 +390,13 @@ class ProcessPoolBackend(FutureBackend):
             return None
         try:
             with Store(task.options.store_url) as db:
-                inst = db.latest_instance(task.uid, content_hash)
+                inst = db.runs.latest_instance(task.uid, content_hash)
                 if (inst is None or inst.status not in ("finished", "failed") or inst.pid != pid
                         or inst.host != socket.gethostname() or inst.start < since):
                     return None
-                sums, rows = db.phase_sums(inst.id), db.phases(inst.id)
+                sums, rows = db.runs.phase_sums(inst.id), db.runs.phases(inst.id)
                 if task.options.claim:
-                    db.release_claim(task.uid, content_hash, owner=task.owner)
+                    db.runs.release_claim(task.uid, content_hash, owner=task.owner)
         except Exception:  # noqa: BLE001 - best effort: then the run is retried (and skipped as finished)
             return None
         modes = {p.index: p.mode for p in plan.phases}
@@ -413,7 +413,7 @@ class ProcessPoolBackend(FutureBackend):
             return  # no plan: the run never started, nothing to mark
         try:
             with Store(task.options.store_url) as db:
-                db.fail_running_instances(task.uid, task.content_hash, host=socket.gethostname(),
+                db.runs.fail_running_instances(task.uid, task.content_hash, host=socket.gethostname(),
                                           pids=pids, error=error, status=status)
         except Exception:  # noqa: BLE001 - best effort: the result reports the failure anyway
             pass
@@ -426,9 +426,9 @@ class ProcessPoolBackend(FutureBackend):
         try:
             with Store(task.options.store_url) as db:
                 if pid is not None:
-                    db.fail_running_instances(task.uid, content_hash, host=socket.gethostname(),
+                    db.runs.fail_running_instances(task.uid, content_hash, host=socket.gethostname(),
                                               pids={pid}, error=error)
-                    latest = db.latest_instance(task.uid, content_hash)
+                    latest = db.runs.latest_instance(task.uid, content_hash)
                     if latest is not None and latest.status == "failed":  # what it stored counts
                         result.instance_id = latest.id
                         if latest.pid == pid:  # its error (e.g. the time limit that killed it), the time it ran
@@ -436,9 +436,9 @@ class ProcessPoolBackend(FutureBackend):
                             result.wall_time = max(0.0, ((latest.end or datetime.now(timezone.utc))
                                                          - latest.start).total_seconds())
                         result.episodes = len({(e["phase_index"], e["worker"], e["episode"])
-                                               for e in db.episodes(instance_id=latest.id)})
+                                               for e in db.runs.episodes(instance_id=latest.id)})
                 if task.options.claim:
-                    db.release_claim(task.uid, content_hash, owner=task.owner)
+                    db.runs.release_claim(task.uid, content_hash, owner=task.owner)
         except Exception:  # noqa: BLE001 - best effort, as above
             pass
         return result

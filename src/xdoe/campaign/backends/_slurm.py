@@ -359,7 +359,7 @@ class SlurmBackend(Backend):
             job.wait(self.timeout)
         with Store(self.options.store_url) as store:
             for task in tasks:
-                inst = store.latest_instance(task.uid, task.content_hash)
+                inst = store.runs.latest_instance(task.uid, task.content_hash)
                 if inst is None:
                     yield failed_result(task, "the SLURM task recorded no instance (see its log)")
                     continue

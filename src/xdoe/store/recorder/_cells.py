@@ -1,0 +1,196 @@
+"""The cells and rows :class:`~xdoe.store.RunRecorder` writes: JSON cells
+of step and episode rows (encoded once, kept where values repeat), the
+column order of its buffered rows, and the insert helpers of its
+transactions."""
+
+from __future__ import annotations
+
+import json
+from typing import Any, Callable
+
+from sqlalchemy import Boolean, Connection, Table, insert, select
+from sqlalchemy.exc import IntegrityError
+
+from xdoe.store._json import json_default
+from xdoe.store.schema._tables import JsonText, _Encoded
+
+__all__ = ["insert_rows"]
+
+#: ``compact_json`` with its encoder built once: ``json.dumps`` with options
+#: builds a new encoder on every call. Same options, so the same text.
+_encode_compact = json.JSONEncoder(sort_keys=True, separators=(",", ":"), ensure_ascii=False,
+                                   default=json_default).encode
+
+
+#: Columns of a buffered step row, in the order of its tuple.
+_STEP_COLUMNS = ("phase_id", "worker", "episode", "step", "agent", "sensors", "actions", "rewards",
+                 "objective", "done", "terminated", "truncated", "cut_by")
+#: Columns of a buffered episode row, in the order of its tuple.
+_EPISODE_COLUMNS = ("phase_id", "worker", "episode", "agent", "steps", "reward", "objective",
+                    "wall_time", "extras", "terminated", "truncated", "cut_by")
+
+
+def _json_cell(value: Any) -> str | None:
+    """``value`` as compact JSON text (:func:`compact_json`'s text), a plain
+    ``str``: SQLite's driver binds an exact ``str`` without its adaptation
+    look-ups (a ``str`` subclass costs ~1-3 µs more per cell); the Core insert
+    marks JSON cells as :class:`_Encoded` itself (:func:`insert_rows`).
+
+    A one-key dict with a ``str`` key (a step's sensor, action or reward,
+    e.g. ``{"taxi.observation": 29}``) is :func:`_keyed_cell`'s text."""
+    if type(value) is dict and len(value) == 1:
+        for key, item in value.items():
+            if type(key) is str:
+                return _keyed_cell(_PREFIXES.get(key) or _cell_prefix(key), key, item)
+    elif value is None:
+        return None
+    return _encode_compact(value)
+
+
+def _keyed_cell(prefix: str, key: str, value: Any) -> str:
+    """The compact JSON text of ``{key: value}`` (``prefix``: ``'{"<key>":'``,
+    :func:`_cell_prefix`): an int or a finite float is written directly, the
+    prefix and the number's text (an exact int's ``str`` and a float's
+    ``repr`` are json's own text), anything else by the encoder."""
+    kind = type(value)
+    if kind is int:
+        return f"{prefix}{value}}}"
+    if kind is float and value - value == 0.0:
+        return f"{prefix}{value!r}}}"
+    return _encode_compact({key: value})
+
+
+#: ``'{"<key>":'`` of the keys :func:`_json_cell` has seen (sensor, actuator
+#: and reward ids: a few per run), at most ``_MAX_PREFIXES`` of them
+_PREFIXES: dict[str, str] = {}
+_MAX_PREFIXES = 4096
+_encode_string = json.encoder.encode_basestring  # ensure_ascii=False
+#: the texts a :func:`_key_cells` function keeps per number type
+_MAX_KEPT = 4096
+
+
+def _cell_prefix(key: str) -> str:
+    """``'{"<key>":'``, the start of a one-key JSON cell (remembered, see :data:`_PREFIXES`)."""
+    prefix = _PREFIXES.get(key)
+    if prefix is None:
+        if len(_PREFIXES) >= _MAX_PREFIXES:  # a long-lived process seeing many ids: start over
+            _PREFIXES.clear()
+        prefix = _PREFIXES[key] = "{" + _encode_string(key) + ":"
+    return prefix
+
+
+def _key_cells(key: str) -> Callable[[Any], str]:
+    """``cell(value)``: :func:`_keyed_cell`'s text of ``{key: value}``, kept
+    for exact ints and non-zero floats (a step's values repeat: Taxi has 500
+    observations, 6 actions, 3 rewards), at most :data:`_MAX_KEPT` of each.
+    Equal ints have one text, and so have equal non-zero floats; ``0.0`` and
+    ``-0.0`` are equal with two texts, so zero is never kept. A kept text is
+    the one :func:`_keyed_cell` wrote for an equal value: the same text."""
+    prefix = _cell_prefix(key)
+    ints: dict[int, str] = {}
+    floats: dict[float, str] = {}
+
+    def cell(value: Any) -> str:
+        kind = type(value)
+        if kind is int:
+            kept = ints
+        elif kind is float and value:
+            kept = floats
+        else:
+            return _keyed_cell(prefix, key, value)
+        text = kept.get(value)
+        if text is None:
+            if len(kept) >= _MAX_KEPT:
+                kept.clear()
+            text = kept[value] = _keyed_cell(prefix, key, value)
+        return text
+
+    return cell
+
+
+def _dict_cells() -> Callable[[Any], str | None]:
+    """``cell(value)``: :func:`_json_cell`'s text of ``value``, a one-key
+    dict's by the :func:`_key_cells` function of its key (made on first use,
+    for at most :data:`_MAX_PREFIXES` keys)."""
+    by_key: dict[str, Callable[[Any], str]] = {}
+
+    def cell(value: Any) -> str | None:
+        if type(value) is dict and len(value) == 1:
+            for key in value:
+                write = by_key.get(key)
+                if write is None:
+                    if type(key) is not str or len(by_key) >= _MAX_PREFIXES:
+                        break
+                    write = by_key[key] = _key_cells(key)
+                return write(value[key])
+        return _json_cell(value)
+
+    return cell
+
+
+def _int_or_none(value: Any) -> int | None:
+    return value if isinstance(value, int) and not isinstance(value, bool) else None
+
+
+def _insert_id(conn: Connection, table: Table, values: dict[str, Any]) -> int:
+    """Insert one row into ``table``; its new id."""
+    key = conn.execute(insert(table).values(**values)).inserted_primary_key
+    assert key is not None
+    return int(key[0])
+
+
+def _get_or_create(conn: Connection, table: Table, lookup: dict[str, Any], values: dict[str, Any]) -> int:
+    """Id of the row of ``table`` matching ``lookup`` (a unique key), inserted
+    with ``values`` when missing. Safe against a concurrent insert of the same key."""
+    stmt = select(table.c.id).filter_by(**lookup)
+    found = conn.execute(stmt).scalar_one_or_none()
+    if found is not None:
+        return int(found)
+    try:
+        with conn.begin_nested():
+            return _insert_id(conn, table, {**lookup, **values})
+    except IntegrityError:  # another process inserted it meanwhile
+        return int(conn.execute(stmt).scalar_one())
+
+
+def insert_rows(connection: Connection, table: Any, columns: tuple[str, ...], rows: list[tuple[Any, ...]],
+            sql_cache: dict[str, str]) -> None:
+    """Insert buffered rows (tuples in ``columns`` order) into ``table``,
+    one ``executemany``; ``sql_cache``: table name -> its compiled positional
+    ``INSERT`` ("" where the Core path is taken), filled on first use.
+
+    With a positional DBAPI parameter style (SQLite's ``?``) the tuples go
+    straight to the driver's ``executemany``: SQLAlchemy's per-row
+    parameter processing costs more than SQLite's own insert, and for these
+    values (ints, floats, strings, ``None``, JSON already encoded as text,
+    booleans buffered as the 0/1 SQLAlchemy binds for SQLite's non-native
+    ``BOOLEAN``) the bind processing of every column type is the identity. Other
+    drivers (PostgreSQL's named parameters) get a Core insert of dicts.
+    """
+    sql = sql_cache.get(table.name)
+    if sql is None:
+        compiled = insert(table).compile(dialect=connection.dialect, column_keys=list(columns))
+        ok = compiled.positional and tuple(compiled.positiontup or ()) == columns
+        sql = sql_cache[table.name] = compiled.string if ok else ""
+    if sql:
+        connection.exec_driver_sql(sql, rows)
+    else:  # JSON cells are buffered as text (marked, so that JsonText does not encode
+        # them again), booleans as 0/1 (SQLite's driver binds an int without adapting it)
+        types = [table.c[name].type for name in columns]
+        json_cells = [i for i, kind in enumerate(types) if isinstance(kind, JsonText)]
+        flags = [i for i, kind in enumerate(types) if isinstance(kind, Boolean)]
+        dicts = []
+        for row in rows:
+            values = dict(zip(columns, row))
+            for i in json_cells:
+                if row[i] is not None:
+                    values[columns[i]] = _Encoded(row[i])
+            for i in flags:
+                values[columns[i]] = None if row[i] is None else bool(row[i])
+            dicts.append(values)
+        connection.execute(insert(table), dicts)
+
+
+def _flag(value: bool | None) -> int | None:
+    """A boolean cell as buffered (0/1, see :func:`insert_rows`); ``None`` stays ``None``."""
+    return None if value is None else (1 if value else 0)

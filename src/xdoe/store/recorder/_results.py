@@ -1,0 +1,346 @@
+"""Results files of one run instance, for people who do not query databases.
+
+:class:`ResultsPaths` owns every file name under a run instance's folder;
+:class:`ResultsWriter` writes them as the run goes:
+
+``<results root>/<run uid>/<YYYY-MM-DD_HH-MM-SS>[-k]/``
+    ``session_metadata.json``
+        instance uuid, run and experiment uid, content hash, ``start``/``end``
+        (ISO 8601, UTC), status, error, ``total_episodes`` (episode rows, i.e.
+        per worker and agent), ``total_steps`` (sum of their steps), the phases
+        and the run document. Written at start (status ``running``) and
+        replaced atomically at the end.
+    ``episodes.jsonl``
+        one JSON object per finished episode and agent, keys ``run``,
+        ``phase``, ``mode``, ``worker``, ``episode``, ``agent``, ``steps``,
+        ``reward``, ``objective``, ``wall_time``; appended as episodes
+        finish and flushed with the recorder's row buffer (every
+        ``flush_rows`` rows, at every phase end and at the end of the run,
+        failed or not), before those rows are written to the store.
+    ``<phase index>-<phase name>-average_reward_per_episode.csv``
+        columns ``episode,agent,workers,mean_reward``: for each episode number
+        and agent, the mean over workers of the episode's reward sum, and how
+        many workers it averages. A row is written as soon as every worker of
+        the phase has reported that episode (the rest at phase end), so memory
+        does not grow with the number of episodes.
+    ``all_transactions.csv``
+        only when steps are stored: one row per stored step and agent,
+        columns :data:`TRANSACTION_COLUMNS`, JSON in the sensor, action and
+        reward cells.
+    ``agents/<phase index>-<phase name>/<agent>/``
+        the place for saved brains (:meth:`ResultsPaths.agent_dir`).
+    ``checkpoints/``
+        the executor's checkpoints (``<phase index>-<agent>-e<episode>-s<step>.brain``)
+        and, next to them, the resume states ``state-<phase index>-s<step>.pkl``
+        (episode counters and generator states of the workers, see
+        :mod:`xdoe.execution._resume`).
+
+A run instance that is resumed (``xrun`` continues an interrupted instance)
+keeps its folder: the files are filtered to the episodes the store keeps
+(:func:`filter_results`) and then appended to.
+
+The timestamp is the instance's start in UTC; when the folder exists already
+(two instances started in the same second) a suffix ``-1``, ``-2``... is added.
+"""
+
+from __future__ import annotations
+
+import csv
+import functools
+import json
+import os
+from pathlib import Path
+from typing import IO, Any, Callable, TypeVar
+
+from xdoe.errors import DiskFullError, no_space_cause
+from xdoe.store.recorder._results_paths import ResultsPaths, safe_name
+from xdoe.store._json import pretty_json
+
+_F = TypeVar("_F", bound=Callable[..., Any])
+
+#: Where results folders go unless told otherwise (``xrun --results``, ``run(results=)``).
+DEFAULT_RESULTS_ROOT = Path("_outputs") / "results"
+
+__all__ = ["DEFAULT_RESULTS_ROOT", "ResultsPaths", "ResultsWriter", "EPISODE_KEYS", "TRANSACTION_COLUMNS", "safe_name",
+           "filter_results"]
+
+#: Keys of every line of ``episodes.jsonl``, in order.
+EPISODE_KEYS = ("run", "phase", "mode", "worker", "episode", "agent", "steps", "reward",
+                "objective", "wall_time")
+#: Columns of ``all_transactions.csv``.
+TRANSACTION_COLUMNS = ("phase", "mode", "worker", "episode", "step", "agent", "sensors",
+                       "actions", "rewards", "objective", "done")
+AVERAGE_REWARD_COLUMNS = ("episode", "agent", "workers", "mean_reward")
+
+#: ``json.dumps(value, ensure_ascii=False)`` with its encoder built once
+#: (``json.dumps`` with options builds a new encoder on every call): the same text.
+_encode_line = json.JSONEncoder(ensure_ascii=False).encode
+
+def _no_space(method: _F) -> _F:
+    """A :class:`ResultsWriter` method whose ``OSError`` "no space left on
+    device" (or over quota) becomes a :class:`~xdoe.errors.DiskFullError`
+    naming the instance's folder."""
+
+    @functools.wraps(method)
+    def guarded(self: "ResultsWriter", *args: Any, **kwargs: Any) -> Any:
+        try:
+            return method(self, *args, **kwargs)
+        except OSError as exc:
+            if no_space_cause(exc) is None:
+                raise
+            raise DiskFullError(str(self.paths.directory), exc.strerror or str(exc)) from exc
+
+    return guarded  # type: ignore[return-value]
+
+
+def _replace_atomically(target: Path, write: Callable[[IO[str]], None]) -> None:
+    """Write ``target`` through a temporary file beside it and rename it into
+    place; the temporary file never outlives a failure (a full disk)."""
+    tmp = target.with_name(f".{target.name}.{os.getpid()}.tmp")
+    try:
+        with tmp.open("w", encoding="utf-8", newline="") as fh:
+            write(fh)
+        os.replace(tmp, target)
+    except BaseException:
+        tmp.unlink(missing_ok=True)
+        raise
+
+
+class _Discarded:
+    """Stands in for a :class:`ResultsWriter` whose disk filled up: every
+    call does nothing (the store still records the run's end)."""
+
+    def __getattr__(self, name: str) -> Callable[..., None]:
+        return lambda *args, **kwargs: None
+
+
+def _number(value: float | None) -> str:
+    """``json.dumps(value)`` of a float or ``None`` (an exact float: its repr
+    when finite, else ``NaN``/``Infinity``/``-Infinity`` as json writes them)."""
+    if type(value) is float and value - value == 0.0:  # finite
+        return float.__repr__(value)
+    return _encode_line(value)
+
+
+class _AverageReward:
+    """Streams the per-episode mean reward over workers of one phase to CSV.
+
+    Holds only episodes that some worker has not reported yet.
+    """
+
+    def __init__(self, path: Path, workers: int) -> None:
+        self.workers = max(1, workers)
+        self.file = path.open("w", newline="", encoding="utf-8")
+        self.csv = csv.writer(self.file)
+        self.csv.writerow(AVERAGE_REWARD_COLUMNS)
+        self.pending: dict[tuple[int, str], list[float]] = {}  # key -> [sum, finite count, reported]
+
+    def add(self, episode: int, agent: str, reward: float | None) -> None:
+        """A worker's episode reward; ``None`` (a NaN recorded as missing)
+        counts as reported but is left out of the mean."""
+        finite = reward is not None
+        if self.workers == 1:  # nothing to wait for: the row of [0.0 + reward, 1] at once
+            self._write(episode, agent, [0.0 + reward if finite else 0.0, int(finite), 1])
+            return
+        entry = self.pending.setdefault((episode, agent), [0.0, 0, 0])
+        if finite:
+            entry[0] += reward
+            entry[1] += 1
+        entry[2] += 1
+        if entry[2] >= self.workers:
+            del self.pending[(episode, agent)]
+            self._write(episode, agent, entry)
+
+    def _write(self, episode: int, agent: str, entry: list[float]) -> None:
+        count = int(entry[1])
+        self.csv.writerow((episode, agent, count, repr(entry[0] / count) if count else ""))
+
+    def close(self) -> None:
+        for (episode, agent), entry in sorted(self.pending.items()):
+            self._write(episode, agent, entry)
+        self.pending.clear()
+        self.file.close()
+
+
+class ResultsWriter:
+    """Writes the results files of one run instance (see the module docstring).
+
+    Not thread-safe on its own; :class:`xdoe.store.RunRecorder` serialises calls.
+    """
+
+    @_no_space
+    def __init__(self, paths: ResultsPaths, run_uid: str, store_steps: bool, *,
+                 resume: bool = False) -> None:
+        self.paths = paths
+        self.run_uid = run_uid
+        self._episodes: IO[str] = paths.episodes.open("a", encoding="utf-8")
+        self._transactions: IO[str] | None = None
+        self._transactions_csv: Any = None
+        if store_steps:
+            header = not (resume and paths.all_transactions.is_file()
+                          and paths.all_transactions.stat().st_size > 0)
+            self._transactions = paths.all_transactions.open("a" if resume else "w", newline="",
+                                                            encoding="utf-8")
+            self._transactions_csv = csv.writer(self._transactions)
+            if header:
+                self._transactions_csv.writerow(TRANSACTION_COLUMNS)
+        self._average: _AverageReward | None = None
+        self._phase: tuple[int, str, str] | None = None
+        #: the phase's ``episodes.jsonl`` text up to the worker; ``agent -> ', "agent": …, "steps": '``
+        self._line_head = ""
+        self._agent_parts: dict[str, str] = {}
+
+    @_no_space
+    def phase_started(self, index: int, name: str, mode: str, workers: int) -> None:
+        self.phase_finished()
+        self._phase = (index, name, mode)
+        self._average = _AverageReward(self.paths.average_reward(index, name), workers)
+        self._line_head = (f'{{"run": {_encode_line(self.run_uid)}, "phase": {_encode_line(name)}, '
+                           f'"mode": {_encode_line(mode)}, "worker": ')
+
+    @_no_space
+    def phase_resumed(self, index: int, name: str, mode: str, workers: int) -> None:
+        """Continue phase ``index`` of a resumed instance: rewrite its
+        average-reward file from the episodes ``episodes.jsonl`` kept."""
+        self.phase_started(index, name, mode, workers)
+        assert self._average is not None
+        self._episodes.flush()
+        with self.paths.episodes.open(encoding="utf-8") as fh:
+            for line in fh:
+                row = json.loads(line)
+                if row.get("phase") == name:
+                    reward = row["reward"]
+                    self._average.add(int(row["episode"]), str(row["agent"]),
+                                      None if reward is None else float(reward))
+
+    @_no_space
+    def episode(self, worker: int, episode: int, agent: str, steps: int, reward: float | None,
+                objective: float | None, wall_time: float | None) -> None:
+        """A line of ``episodes.jsonl`` (``json.dumps`` of the :data:`EPISODE_KEYS`
+        dict, ``ensure_ascii=False``); the reward to the average-reward file."""
+        assert self._phase is not None and self._average is not None
+        part = self._agent_parts.get(agent) if type(agent) is str else None
+        if part is None and type(agent) is str and len(self._agent_parts) < 1024:
+            part = self._agent_parts[agent] = f', "agent": {_encode_line(agent)}, "steps": '
+        if part is not None and type(worker) is int and type(episode) is int and type(steps) is int \
+                and type(reward) is float:  # json's text of the usual values, without a dict
+            line = (f'{self._line_head}{worker}, "episode": {episode}{part}{steps}, "reward": '
+                    f'{_number(reward)}, "objective": {_number(objective)}, "wall_time": {_number(wall_time)}}}\n')
+        else:
+            _, name, mode = self._phase
+            values = (self.run_uid, name, mode, worker, episode, agent, steps, reward, objective, wall_time)
+            line = _encode_line(dict(zip(EPISODE_KEYS, values))) + "\n"
+        self._episodes.write(line)  # buffered: flush (called by the recorder) writes it through
+        self._average.add(episode, agent, reward)
+
+    @_no_space
+    def steps(self, rows: list[tuple[Any, ...]]) -> None:
+        """Append stored steps: ``rows`` are the recorder's buffered step rows
+        (13-tuples ``phase_id, worker, episode, step, agent, sensors, actions,
+        rewards, objective, done, terminated, truncated, cut_by``: the three
+        cells JSON text, ``done`` 0 or 1; the last three are not written) of the
+        current phase, written as ``all_transactions.csv`` lines with the
+        phase's name and mode in place of its id (by :mod:`csv`). The
+        recorder calls it when it writes its buffer, before the rows go to
+        the store."""
+        assert self._phase is not None and self._transactions_csv is not None
+        _, name, mode = self._phase
+        # one writerows of the rows unpacked: cheaper than a writerow, a slice and a star per row
+        self._transactions_csv.writerows([(name, mode, worker, episode, step, agent, sensors, actions, rewards,
+                                           objective, done == 1)
+                                          for _, worker, episode, step, agent, sensors, actions, rewards, objective,
+                                          done, _, _, _ in rows])
+
+    @_no_space
+    def flush(self) -> None:
+        """Write the buffered lines of ``episodes.jsonl``, ``all_transactions.csv``
+        and the average-reward file through to the operating system."""
+        if not self._episodes.closed:
+            self._episodes.flush()
+        if self._transactions is not None and not self._transactions.closed:
+            self._transactions.flush()
+        if self._average is not None:
+            self._average.file.flush()
+
+    @_no_space
+    def phase_finished(self) -> None:
+        """Complete the current phase's average-reward file and flush the others."""
+        if self._average is not None:
+            self._average.close()
+            self._average = None
+        self._phase = None
+        self.flush()
+
+    @_no_space
+    def write_metadata(self, metadata: dict[str, Any]) -> None:
+        """Replace ``session_metadata.json`` atomically (temporary file, then rename)."""
+        text = pretty_json(metadata)
+        _replace_atomically(self.paths.session_metadata, lambda fh: fh.write(text))
+
+    @_no_space
+    def close(self) -> None:
+        """Close every file (idempotent)."""
+        self.phase_finished()
+        if not self._episodes.closed:
+            self._episodes.close()
+        if self._transactions is not None and not self._transactions.closed:
+            self._transactions.close()
+
+    def discard(self) -> Any:
+        """Close every file without caring whether buffered lines reach the
+        disk (it is full); returns a stand-in whose methods do nothing."""
+        files = [self._episodes, self._transactions, self._average.file if self._average else None]
+        for fh in files:
+            try:
+                if fh is not None:
+                    fh.close()
+            except OSError:
+                pass  # the file is closed all the same; its last lines are lost
+        return _Discarded()
+
+
+
+def _rewrite(path: Path, keep_line: Any) -> None:
+    """Keep the lines of ``path`` for which ``keep_line(line)`` is true (atomic replace)."""
+    if not path.is_file():
+        return
+    def write(dst: IO[str]) -> None:
+        with path.open(encoding="utf-8", newline="") as src:
+            for line in src:
+                if keep_line(line):
+                    dst.write(line)
+
+    _replace_atomically(path, write)
+
+
+def filter_results(paths: ResultsPaths, keep: Any) -> None:
+    """Drop from ``episodes.jsonl`` and ``all_transactions.csv`` every row
+    whose ``keep(phase_name, worker, episode)`` is false, so the files of a
+    resumed instance hold each episode once (what the store keeps).
+
+    Lines that cannot be parsed (a half-written last line of a killed
+    process) are dropped too.
+    """
+    def keep_episode(line: str) -> bool:
+        try:
+            row = json.loads(line)
+            return bool(keep(row["phase"], int(row["worker"]), int(row["episode"])))
+        except (ValueError, KeyError, TypeError):
+            return False
+
+    _rewrite(paths.episodes, keep_episode)
+    if not paths.all_transactions.is_file():
+        return
+    first = [True]
+
+    def keep_transaction(line: str) -> bool:
+        if first[0]:
+            first[0] = False
+            return True  # header
+        try:
+            cells = next(csv.reader([line]))
+            return bool(keep(cells[0], int(cells[2]), int(cells[3])))
+        except (ValueError, IndexError, StopIteration):
+            return False
+
+    _rewrite(paths.all_transactions, keep_transaction)
