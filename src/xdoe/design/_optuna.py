@@ -352,7 +352,7 @@ def tell_trials(study: Any, values: dict[int, "list[float] | PrunedTrial | None"
 
 def trial_runs(runs: Any) -> dict[str, list[str]]:
     """Trial number (= design point) -> the uids of its runs, of a
-    :class:`~xdoe.design.RunSequence` or an augmented one."""
+    :class:`~xdoe.design.runfiles.RunSequence` or an augmented one."""
     from xdoe.design.runfiles import run_uid
 
     out: dict[str, list[str]] = {}

@@ -1,7 +1,7 @@
 """The design side of ``xrun optimize`` (:class:`OptunaStudy`): an optuna
 design's output folder, its study (the journal beside the manifest), which
 trials wait for their responses, telling them, and writing the next batch as
-an ``xgen augment`` block through the one writer (:func:`~xdoe.design.write_runs`).
+an ``xgen augment`` block through the one writer (:func:`~xdoe.design.runfiles.write_runs`).
 Running the runs and reading their responses is xrun's (:mod:`xdoe.cli._optimize`).
 """
 
@@ -21,7 +21,7 @@ class OptunaStudy:
     """An optuna design written to ``output`` and its study.
 
     Args:
-        runs: the document's runs (:func:`~xdoe.design.prepare`; the blocks
+        runs: the document's runs (:func:`~xdoe.design.runfiles.prepare`; the blocks
             written so far are read from ``output``'s manifest).
         output: the output folder (``xgen generate`` wrote it).
 

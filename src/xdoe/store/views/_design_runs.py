@@ -124,7 +124,7 @@ def design_runs(output_dir: str | Path, experiment: str | None = None, *,
     tree's ``branches/`` folder).
 
     With ``experiment``, only that experiment's design: the run files and the
-    design table its manifest lists (:func:`xdoe.design.folder_experiments`);
+    design table its manifest lists (:func:`xdoe.design.runfiles.folder_experiments`);
     in a folder without its manifest, the run documents whose
     ``experiment_uid`` it is (and those that cannot be read).
 
