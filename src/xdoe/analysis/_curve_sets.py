@@ -3,7 +3,7 @@ read from the store (:func:`store_curves`; issue 26: ``xrun plot curves``,
 ``xrun report`` and the dashboard's curves all draw from it).
 
 The method is :mod:`xdoe.analysis._curves`: the database gives each run's
-episodes pooled over agents (:mod:`xdoe.store.views._curves`, a few runs per
+episodes pooled over agents, or one agent's (:mod:`xdoe.store.views._curves`, a few runs per
 query) in ONE pass; each run's kept episodes (x and the metric) wait in a
 temporary file until every run's episode count (the default window) and
 range of x (its group's grid) are known; then each run is smoothed with
