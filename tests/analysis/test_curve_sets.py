@@ -116,11 +116,14 @@ def _check(ours, frame, options) -> None:
     {"x": "wall", "keep_cut": True, "by": "point", "window": 3},
     {"metric": "reward", "stat": "median", "by": "gamma", "seed": 5},
     {"phase": "testing", "x": "episodes", "window": 2},
+    {"agent": "learner", "by": "point"},  # one agent's rows (xrun plot curves --agent, a run page's agent line)
 ])
 def test_the_store_draws_the_curves_of_the_episode_table(store, options) -> None:
     import xdoe.results
 
     frame = xdoe.results.load(store, "bench")
+    if "agent" in options:
+        frame = frame[frame["agent"] == options["agent"]]
     ours = store_curves(store, "bench", **options)
     assert ours.curves and all(band is not None for _, band in ours.curves)
     _check(ours, frame, options)
@@ -131,7 +134,8 @@ def test_the_store_draws_the_curves_of_the_episode_table(store, options) -> None
 def test_store_curves_refuse_bad_input_and_draw_no_curve_past_every_run(store) -> None:
     from xdoe.errors import InputError
 
-    for options, match in (({"x": "time"}, "x axis"), ({"by": "nope"}, "no factor"), ({"phase": "eval"}, "no phase")):
+    for options, match in (({"x": "time"}, "x axis"), ({"by": "nope"}, "no factor"), ({"phase": "eval"}, "no phase"),
+                           ({"agent": "nobody"}, "no episodes of agent 'nobody'")):
         with pytest.raises(InputError, match=match):
             store_curves(store, "bench", **options)
     # a window longer than every run: no curve at all

@@ -159,6 +159,18 @@ def test_plots_and_report_name_the_experiment(campaign) -> None:
     assert f"{ALPHA}-0000" not in text
 
 
+def test_plot_curves_draws_one_agents_episodes(campaign) -> None:
+    """``--agent NAME``: that agent's rows (the dashboard's line of the agent),
+    named in the title; an agent without episodes in the phase is refused."""
+    result = xrun(campaign, "plot", "curves", str(campaign["out"]), "-e", ALPHA, "--agent", "random", "-o", "a.svg")
+    assert result.exit_code == 0, result.output
+    assert f"{ALPHA} · objective per episode of agent 'random', phase 'testing' · 4 runs" in \
+        _svg_texts(campaign["root"] / "a.svg")
+    nobody = xrun(campaign, "plot", "curves", str(campaign["out"]), "-e", ALPHA, "--agent", "nobody", "-o", "n.svg")
+    assert nobody.exit_code == 2 and "no episodes of agent 'nobody' in phase 'testing'" in nobody.output
+    assert not (campaign["root"] / "n.svg").exists()
+
+
 BAD_STORES = ("postgresql+psycopg://x@127.0.0.1:1/db", "nosuchdriver://x/y")
 
 

@@ -43,6 +43,33 @@ def taxi_run(uid: str, experiment: str, episodes: int, *, alpha: float = 0.5,
             "schedule": [{"training": phase("train", episodes)}, {"testing": phase("test", test_episodes)}]}
 
 
+def tictactoe_run(uid: str, experiment: str, episodes: int, *, test_episodes: int = 5) -> dict[str, Any]:
+    """A two-agent run (``experiments/tictactoe.yaml``): a Q-learner (``learner``)
+    against a random player (``random``), taking turns; training then a test."""
+
+    def phase(mode: str, n: int) -> dict[str, Any]:
+        def agent(name: str, brain: str, muscle: str, params: dict[str, Any], mark: str) -> dict[str, Any]:
+            return {"name": name, "brain": {"name": brain, "params": {}},
+                    "muscle": {"name": muscle, "params": params},
+                    "objective": {"name": "xdoe.agents:RewardObjective", "params": {"reward_ids": [f"ttt.reward_{mark}"]}},
+                    "sensors": ["ttt.board"], "actuators": [f"ttt.move_{mark}"]}
+
+        return {
+            "environments": [{"environment": {"name": "xdoe.environments:TicTacToeEnvironment", "uid": "ttt",
+                                              "params": {}}}],
+            "agents": [agent("learner", "xdoe.agents:QLearningBrain", "xdoe.agents:QLearningMuscle",
+                             {"epsilon": 0.2}, "x"),
+                       agent("random", "xdoe.agents:DummyBrain", "xdoe.agents:DummyMuscle", {}, "o")],
+            "simulation": {"name": "xdoe.simulation:TakingTurnsSimController",
+                           "conditions": [{"name": "xdoe.conditions:EnvironmentTerminationCondition", "params": {}}]},
+            "phase_config": {"mode": mode, "worker": 1, "episodes": n},
+        }
+
+    return {"uid": uid, "experiment_uid": experiment, "seed": 9,
+            "design_point": {"index": int(uid[-1]), "repetition": 0, "levels": {}},
+            "schedule": [{"training": phase("train", episodes)}, {"testing": phase("test", test_episodes)}]}
+
+
 def write_runs(folder: Path, docs: list[dict[str, Any]]) -> list[Path]:
     """Each document as ``run-<uid>.yaml`` (JSON is YAML)."""
     folder.mkdir(parents=True, exist_ok=True)

@@ -19,7 +19,8 @@ from typing import Any
 
 import pytest
 
-from dashboard_helpers import CHROMIUM, CHROMIUM_ARGS, Dashboard, env, taxi_run, wait_for, write_runs
+from dashboard_helpers import (CHROMIUM, CHROMIUM_ARGS, Dashboard, env, taxi_run, tictactoe_run, wait_for,
+                               write_runs)
 
 pytestmark = [
     pytest.mark.browser,
@@ -195,6 +196,35 @@ def test_every_page_renders_without_console_errors(campaign: Campaign, browser: 
         page.locator("#node h2").wait_for()
         wait_js(page, "Number(document.querySelector('#node [data-curves]').dataset.points) > 0")
         assert not p.errors, p.errors
+
+
+def test_a_two_agent_run_page_draws_one_line_per_agent(tmp_path: Path, browser: Any) -> None:
+    """A finished tic-tac-toe run (agents ``learner`` and ``random``): per
+    phase one trace per agent, named by the agent, and the pooled one ("all
+    agents", what ``xrun plot curves`` draws), each with the points of the
+    store's line (:meth:`store.views.curve_points`)."""
+    from xdoe.execution import run
+    from xdoe.store import Store
+
+    url = f"sqlite:///{tmp_path / 'xrun.sqlite'}"
+    with Store(url) as st:
+        assert run(tictactoe_run("duel-0", "duel", 40, test_episodes=8), store=st,
+                   results=tmp_path / "results").status == "finished"
+        expected = [len(s["x"]) for s in st.views.curve_points(st.views.run_view("duel-0").instance.id)["series"]]
+    dashboard = Dashboard(tmp_path, url)
+    try:
+        with Page(browser, dashboard.base, dashboard.token) as p:
+            page = p.open("/runs/duel-0")
+            wait_js(page, f"Number(document.querySelector('#curves').dataset.points) === {sum(expected)}")
+            lines = page.evaluate("document.querySelector('#curves').data.filter((t) => t.showlegend !== false)"
+                                  ".map((t) => [t.name, t.x.length])")
+            legend = page.locator("#curves .legendtext").all_text_contents()
+            assert not p.errors, p.errors
+    finally:
+        dashboard.stop()
+    names = [f"{phase} · {agent}" for phase in ("training", "testing") for agent in ("learner", "random", "all agents")]
+    assert lines == [[name, n] for name, n in zip(names, expected)]
+    assert legend == names
 
 
 def test_a_curve_gains_points_while_the_run_progresses(campaign: Campaign, browser: Any) -> None:

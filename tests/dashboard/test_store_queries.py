@@ -12,7 +12,7 @@ from pathlib import Path
 import pytest
 from sqlalchemy import inspect, text
 
-from dashboard_helpers import taxi_run
+from dashboard_helpers import taxi_run, tictactoe_run
 from xdoe.execution import run
 from xdoe.execution._resume import decide
 from xdoe.store import Store
@@ -97,12 +97,20 @@ def test_cut_episodes_count_in_x_without_a_point_and_phases_follow_each_other(st
         [(0, 0, two(10, 8.0), None), (0, 1, two(1, 9.0), "step_budget")],
     ], tmp=tmp_path)
     data = store.views.curve_points(inst)
-    assert [(s["phase"], s["x"], s["reward"], s["objective"]) for s in data["series"]] == [
-        ("phase0", [5, 16], [2.0, 6.0], [1.0, 5.0]),  # a time limit (environment) is no budget: kept
-        ("phase1", [28], [9.0], [8.0]),  # after phase0's 18 steps; the cut episode's step counts, no point
+    assert [(s["phase"], s["agent"], s["x"], s["reward"], s["objective"]) for s in data["series"]] == [
+        ("phase0", "a", [5, 16], [1.0, 5.0], [1.0, 5.0]),  # one line per agent, then the pooled one
+        ("phase0", "b", [5, 16], [3.0, 7.0], [None, None]),
+        ("phase0", None, [5, 16], [2.0, 6.0], [1.0, 5.0]),  # a time limit (environment) is no budget: kept
+        ("phase1", "a", [28], [8.0], [8.0]),  # after phase0's 18 steps; the cut episode's step counts, no point
+        ("phase1", "b", [28], [10.0], [None]),
+        ("phase1", None, [28], [9.0], [8.0]),
     ]
+    assert {s["agents"] for s in data["series"]} == {2}
     binned = store.views.curve_points(inst, bin_size=2)  # bins: the mean of their uncut episodes at their last step
-    assert [(s["x"], s["reward"]) for s in binned["series"]] == [([12, 18], [2.0, 6.0]), ([29], [9.0])]
+    assert [(s["x"], s["reward"]) for s in binned["series"] if s["agent"] is None] == [([12, 18], [2.0, 6.0]),
+                                                                                        ([29], [9.0])]
+    assert [(s["x"], s["reward"]) for s in binned["series"] if s["agent"] == "b"] == [([12, 18], [3.0, 7.0]),
+                                                                                       ([29], [10.0])]
 
 
 def test_reads_after_a_row_continue_the_curve_of_a_full_read(store: Store, tmp_path: Path) -> None:
@@ -122,46 +130,61 @@ def test_reads_after_a_row_continue_the_curve_of_a_full_read(store: Store, tmp_p
         data = store.views.curve_points(instance, after=cursor[0], bin_size=1)
         cursor[0] = data["last"]
         for s in data["series"]:
-            mine = got.setdefault(s["phase"], {"x": [], "reward": [], "objective": []})
+            mine = got.setdefault((s["phase"], s["agent"]), {"x": [], "reward": [], "objective": []})
             for key in mine:
                 mine[key] += s[key]
 
     inst = _record_phases(store, "live-0", phases, tmp=tmp_path, flush_inside=(0, 3), on_flush=read)
     full = store.views.curve_points(inst)
-    assert got == {s["phase"]: {k: s[k] for k in ("x", "reward", "objective")} for s in full["series"]}
-    assert len(full["series"][0]["x"]) > 15 and full["series"][1]["x"][0] > full["series"][0]["x"][-1]
+    assert got == {(s["phase"], s["agent"]): {k: s[k] for k in ("x", "reward", "objective")} for s in full["series"]}
+    pooled = [s for s in full["series"] if s["agent"] is None]
+    assert len(pooled[0]["x"]) > 15 and pooled[1]["x"][0] > pooled[0]["x"][-1]
+    assert len(got) == 6  # two phases, each with the lines of agents a and b and the pooled one
 
 
-def test_the_run_page_draws_the_campaign_curve_of_the_run(store_url: str, tmp_path: Path) -> None:
-    """One definition: a finished run's page, unbinned, shows per phase the
-    x (steps so far, earlier phases first) and y of :func:`xdoe.store.run_episodes`
-    with the campaign curve's x (:func:`xdoe.analysis._curves.episode_x`),
-    episodes cut by the step budget left out: a real two-worker Taxi run."""
+@pytest.mark.parametrize("kind", ["two workers", "two agents"])
+def test_the_run_page_draws_the_campaign_curve_of_the_run(store_url: str, tmp_path: Path, kind: str) -> None:
+    """One definition: a finished run's page, unbinned, shows per phase and
+    agent the x (steps so far, earlier phases first) and y of
+    :func:`xdoe.store.run_episodes` for that agent (``xrun plot curves --agent``),
+    then pooled over the agents (``xrun plot curves``), with the campaign
+    curve's x (:func:`xdoe.analysis._curves.episode_x`), episodes cut by the
+    step budget left out: a real two-worker Taxi run and a real two-agent
+    tic-tac-toe run."""
     import numpy as np
 
     from xdoe.analysis._curves import episode_x
     from xdoe.store import run_episodes
 
-    doc = taxi_run("one-0", "one", 100_000, test_episodes=4)
-    doc["schedule"][0]["training"]["phase_config"]["worker"] = 2
+    if kind == "two workers":
+        doc, budget, agents = taxi_run("one-0", "one", 100_000, test_episodes=4), 1000, ["learner"]
+        doc["schedule"][0]["training"]["phase_config"]["worker"] = 2
+    else:
+        doc, budget, agents = tictactoe_run("one-0", "one", 100_000, test_episodes=6), 301, ["learner", "random"]
     doc["schedule"][0]["training"]["simulation"]["conditions"] = [
         {"name": "xdoe.conditions:EnvironmentTerminationCondition", "params": {}},
-        {"name": "xdoe.conditions:MaxStepsTerminationCondition", "params": {"phase_steps": 1000}}]
+        {"name": "xdoe.conditions:MaxStepsTerminationCondition", "params": {"phase_steps": budget}}]
     with Store(store_url) as st:
         assert run(doc, store=st, results=tmp_path / "results").status == "finished"
         view = st.views.run_view("one-0")
         page = st.views.curve_points(view.instance.id, max_points=10**6)
         offset, cut_episodes, expected = 0.0, 0, []
         for phase in view.phases:
-            per_metric = {m: list(run_episodes(st.database, [phase.id], m)) for m in ("reward", "objective")}
-            (_, reward, steps, wall, cut, _), = per_metric["reward"]
-            (_, objective, *_), = per_metric["objective"]
-            x = offset + episode_x(steps, wall, "steps")
-            expected.append((phase.name, x[~cut].tolist(), reward[~cut].tolist(), objective[~cut].tolist()))
-            offset, cut_episodes = x[-1], cut_episodes + int(cut.sum())
-    assert cut_episodes >= 1  # the budget cut the last episodes of the training phase
-    assert [(s["phase"], s["x"], s["reward"], s["objective"]) for s in page["series"]] == expected
-    assert page["series"][1]["x"][0] > 1000 and np.all(np.diff(page["series"][0]["x"]) > 0)
+            lines = [*((a, a) for a in agents), (None, None)] if len(agents) > 1 else [(agents[0], None)]
+            for name, only in lines:
+                per_metric = {m: list(run_episodes(st.database, [phase.id], m, agent=only))
+                              for m in ("reward", "objective")}
+                (_, reward, steps, wall, cut, _), = per_metric["reward"]
+                (_, objective, *_), = per_metric["objective"]
+                x = offset + episode_x(steps, wall, "steps")
+                expected.append((phase.name, name, x[~cut].tolist(), reward[~cut].tolist(), objective[~cut].tolist()))
+            offset, cut_episodes = x[-1], cut_episodes + int(cut.sum())  # the pooled line's (the last)
+    assert cut_episodes >= 1  # the budget cut the last episode(s) of the training phase
+    assert [(s["phase"], s["agent"], s["x"], s["reward"], s["objective"]) for s in page["series"]] == expected
+    assert [s["agent"] for s in page["series"]] == [*agents, *([None] if len(agents) > 1 else [])] * 2
+    assert page["series"][-1]["x"][0] > budget and np.all(np.diff(page["series"][0]["x"]) > 0)
+    if len(agents) > 1:  # the agents' rewards differ (the learner wins what the random player loses)
+        assert page["series"][0]["reward"] != page["series"][1]["reward"]
 
 
 def test_stop_request_is_recorded_only_for_a_running_instance(store: Store, tmp_path: Path) -> None:

@@ -3,7 +3,7 @@ read from the store (:func:`store_curves`; issue 26: ``xrun plot curves``,
 ``xrun report`` and the dashboard's curves all draw from it).
 
 The method is :mod:`xdoe.analysis._curves`: the database gives each run's
-episodes pooled over agents (:mod:`xdoe.store.views._curves`, a few runs per
+episodes pooled over agents, or one agent's (:mod:`xdoe.store.views._curves`, a few runs per
 query) in ONE pass; each run's kept episodes (x and the metric) wait in a
 temporary file until every run's episode count (the default window) and
 range of x (its group's grid) are known; then each run is smoothed with
@@ -40,7 +40,8 @@ class CurveSet:
     groups are, for the title), ``curves`` (per group its label and
     :class:`~xdoe.analysis._curves.Band`, ``None`` without a curve),
     ``test_phase`` (the last test phase after it, or ``None``) and
-    ``test_scores`` (per group, each run's mean metric there, runs sorted)."""
+    ``test_scores`` (per group, each run's mean metric there, runs sorted);
+    ``agent`` whose rows are drawn (``None``: pooled over the agents)."""
 
     experiment: str
     phase: str
@@ -51,6 +52,7 @@ class CurveSet:
     curves: list[tuple[str, Band | None]]
     test_phase: str | None
     test_scores: list[np.ndarray]
+    agent: str | None = None
 
 
 def _label(levels: dict[str, Any]) -> str:
@@ -116,20 +118,21 @@ def _check(x: str, by: str | None, names: dict[str, str]) -> None:
 def store_curves(store: Any, experiment: str | None = None, *, include_branches: bool = False,
                  by: str | None = None, phase: str | None = None, metric: str = "objective", x: str = "steps",
                  stat: str = "mean", window: int | None = None, seed: int = 0, keep_cut: bool = False,
-                 strongest: Callable[[], str | None] | None = None) -> CurveSet:
+                 strongest: Callable[[], str | None] | None = None, agent: str | None = None) -> CurveSet:
     """The :class:`CurveSet` of ``experiment``'s runs in ``store`` (a
     :class:`~xdoe.store.Store`), read as :func:`xdoe.results.load` would read
     them (``include_branches`` too) without loading the episodes (see the
     module docstring). ``strongest``: the factor that groups the curves of
     more than 8 design points when ``by`` is not given (default: the first
     of :func:`xdoe.analysis.analyze`'s ranking for the default response;
-    ``xrun report`` passes its own analysis's).
+    ``xrun report`` passes its own analysis's). ``agent``: read that agent's
+    episode rows alone (default: each episode pooled over its agents).
 
     Raises:
         AmbiguousExperimentError: no ``experiment`` and the store holds runs
             of several (as :func:`xdoe.results.load`).
-        InputError: no episodes, an unknown phase, factor, x axis or
-            statistic, or runs that share no range of x.
+        InputError: no episodes, an unknown phase, factor, x axis,
+            statistic or agent, or runs that share no range of x.
         StoreError: the store cannot be read.
     """
     import pandas as pd
@@ -169,7 +172,8 @@ def store_curves(store: Any, experiment: str | None = None, *, include_branches:
     ids = [p.phase_id for p in mine]
     episodes, cut_rows, heads, lasts, where = {}, 0, {}, {}, {}
     with tempfile.TemporaryFile(prefix="xdoe-curves-") as spill:
-        for pid, y, steps, wall, cut, cut_here in run_episodes(store.database, ids, metric, wall=x == "wall"):
+        for pid, y, steps, wall, cut, cut_here in run_episodes(store.database, ids, metric, wall=x == "wall",
+                                                                      agent=agent):
             keep = slice(None) if keep_cut else ~cut
             xs, ys = episode_x(steps, wall, x)[keep], y[keep]
             run = run_of[pid]
@@ -179,6 +183,8 @@ def store_curves(store: Any, experiment: str | None = None, *, include_branches:
             where[run] = (spill.tell(), len(xs))
             spill.write(np.ascontiguousarray(xs, dtype=float).tobytes())
             spill.write(np.ascontiguousarray(ys, dtype=float).tobytes())
+        if not episodes:
+            raise InputError(f"--agent: no episodes of agent {agent!r} in phase {chosen!r}")
         window = window or max(1, round(0.05 * min(episodes.values())))
         ranges = {run: (float(heads[run][window - 1]), last) for run, (kept, last) in lasts.items() if kept >= window}
         grids = {}
@@ -207,10 +213,10 @@ def store_curves(store: Any, experiment: str | None = None, *, include_branches:
     scores = []
     if tests:
         test = [p for p in used if p.name == tests[-1]]
-        means = phase_means(store.database, [p.phase_id for p in test], metric, keep_cut=keep_cut)
+        means = phase_means(store.database, [p.phase_id for p in test], metric, keep_cut=keep_cut, agent=agent)
         by_run = {p.run: means[p.phase_id] for p in test if p.phase_id in means}
         scores = [np.array([by_run[r] for r in sorted(runs) if r in by_run], dtype=float) for _, runs in groups]
     label = " + ".join(sorted({str(p.experiment) for p in used if p.experiment is not None})) or "(no experiment)"
     return CurveSet(label, chosen, window, len(first), cut_rows,
-                    _by_text(by, groups), curves, tests[-1] if tests else None, scores)
+                    _by_text(by, groups), curves, tests[-1] if tests else None, scores, agent)
 

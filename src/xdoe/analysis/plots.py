@@ -38,9 +38,11 @@ _X_LABELS = {"steps": "environment steps", "episodes": "episodes", "wall": "wall
 def plot_curves(store: Any, output: str | Path, *, experiment: str | None = None, include_branches: bool = False,
                 by: str | None = None, phase: str | None = None, metric: str = "objective", x: str = "steps",
                 stat: str = "mean", window: int | None = None, seed: int = 0, keep_cut: bool = False,
-                strongest: Any = None) -> Path:
+                strongest: Any = None, agent: str | None = None) -> Path:
     """Learning curves of one phase (default: the first) and, beside them,
-    the last test phase after it as points.
+    the last test phase after it as points. An episode's ``metric`` is the
+    mean over its agents, or with ``agent`` that agent's alone (as the
+    dashboard's run page draws a line per agent).
 
     Curves: ``metric`` per episode, smoothed per run by a trailing moving
     average of ``window`` episodes (default ~5 % of the shortest run's
@@ -83,7 +85,8 @@ def plot_curves(store: Any, output: str | Path, *, experiment: str | None = None
     if not hasattr(store, "database"):
         raise TypeError(f"plot_curves reads a Store (xdoe.store.Store), not {type(store).__name__}")
     curves = store_curves(store, experiment, include_branches=include_branches, by=by, phase=phase, metric=metric,
-                          x=x, stat=stat, window=window, seed=seed, keep_cut=keep_cut, strongest=strongest)
+                          x=x, stat=stat, window=window, seed=seed, keep_cut=keep_cut, strongest=strongest,
+                          agent=agent)
     return _draw_curves(curves, output, metric=metric, x=x, stat=stat, seed=seed, keep_cut=keep_cut)
 
 
@@ -111,7 +114,8 @@ def _draw_curves(curves: Any, output: str | Path, *, metric: str, x: str, stat: 
     note = "" if keep_cut or not curves.cut else f"; {curves.cut} episode row(s) cut by a step budget or stop left out"
     ax.set_xlabel(f"{_X_LABELS[x]} (phase {curves.phase!r}){note}")
     ax.set_ylabel(f"{metric_label(metric)} (moving average of {curves.window})")
-    ax.set_title(f"{curves.experiment} · {metric_label(metric)}, phase {curves.phase!r} · {curves.runs} runs\n"
+    who = "" if curves.agent is None else f" of agent {curves.agent!r}"
+    ax.set_title(f"{curves.experiment} · {metric_label(metric)}{who}, phase {curves.phase!r} · {curves.runs} runs\n"
                  f"learning curves by {curves.by}", fontsize=11)
     ax.grid(True, alpha=0.3)
     # below the axes, never over the curves

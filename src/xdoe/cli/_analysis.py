@@ -253,18 +253,22 @@ def _output(default: str) -> Callable[[F], F]:
               help="Seed of the bootstrap resampling of the bands.")
 @click.option("--keep-cut", is_flag=True, default=False,
               help="Keep the episodes cut short by a step budget or a stop (left out by default).")
+@click.option("--agent", metavar="NAME", default=None,
+              help="Draw this agent's episodes (default: each episode's mean over its agents).")
 @_output("curves.png")
 @handle_errors
 def curves_command(output_dir: Path | None, experiment: str | None, include_branches: bool,
                    store_url: str | None, by: str | None,
                    phase: str | None, metric: str, x_axis: str, stat: str, window: int | None, seed: int,
-                   keep_cut: bool, output: Path, overwrite: bool) -> None:
+                   keep_cut: bool, agent: str | None, output: Path, overwrite: bool) -> None:
     """Learning curves of a phase against environment steps (default): each
     run smoothed and interpolated onto a grid all runs cover, the aggregate
     over runs (n in the legend) with a 95 % percentile bootstrap band over
     runs; the last test phase beside them as points per run. Episodes cut
-    by a step budget or a stop are left out (--keep-cut keeps them). With
-    --include-branches each branched or grown session is a curve of its own."""
+    by a step budget or a stop are left out (--keep-cut keeps them). An
+    episode of several agents is their mean, or --agent's alone (the
+    dashboard's run page draws both). With --include-branches each branched
+    or grown session is a curve of its own."""
     from xdoe.analysis.plots import plot_curves
 
     check_output(output, overwrite)
@@ -274,7 +278,7 @@ def curves_command(output_dir: Path | None, experiment: str | None, include_bran
         try:
             path = plot_curves(store, output, experiment=experiment, include_branches=include_branches, by=by,
                                phase=phase, metric=metric, x=x_axis, stat=stat, window=window, seed=seed,
-                               keep_cut=keep_cut)
+                               keep_cut=keep_cut, agent=agent)
         except InputError as exc:
             if str(exc).startswith("no episodes recorded"):  # nothing to show, as load_frame says it
                 fail(NO_EPISODES, EXIT_FAILED)

@@ -47,13 +47,17 @@
       this.after.set(src.id, data.last);
       if (!src.k) src.k = data.k;
       src.running = data.status === "running";
-      // one series per phase: its episodes pooled over agents, x the run's environment steps so far
-      // (each phase after the earlier ones), episodes cut by a budget without a point (xdoe.store._curves)
+      // per phase one series per agent (and, with several agents, the one pooled over them: agent null),
+      // x the run's environment steps so far (each phase after the earlier ones), episodes cut by a
+      // budget without a point (xdoe.store.views._curves)
       for (const s of data.series) {
-        const key = `${src.id}|${s.phase_index}`;
+        const agent = s.agent === null ? "all agents" : s.agent;
+        const key = `${src.id}|${s.phase_index}|${agent}`;
         if (!this.series.has(key)) {
-          const label = this.sources.length > 1 ? `${src.label} · ${s.phase}` : s.phase;
-          this.series.set(key, {label: label, color: this.color(String(src.id)),
+          const parts = [...(this.sources.length > 1 ? [src.label] : []), s.phase, ...(s.agents > 1 ? [agent] : [])];
+          const color = s.agent === null && s.agents > 1 ? "#37474f"
+            : this.color(this.sources.length > 1 ? `${src.id}|${agent}` : agent);
+          this.series.set(key, {label: parts.join(" · "), color: color,
                                 dash: s.mode === "test" ? "dot" : "solid",
                                 x: [], reward: [], objective: []});
         }
