@@ -180,7 +180,7 @@ def xdoe_optimize(trials: int, batch: int, mode: str) -> tuple[float, float, lis
     from click.testing import CliRunner
 
     from xdoe.cli._xrun import main
-    from xdoe.design import generate
+    from xdoe.design.runfiles import generate
 
     with tempfile.TemporaryDirectory() as tmp:
         doc = Path(tmp) / "doc.yaml"
@@ -237,7 +237,7 @@ def xdoe_grid(prune: dict | None) -> dict:
 
     from taxi_study import document
     from xdoe.cli._xrun import main
-    from xdoe.design import generate
+    from xdoe.design.runfiles import generate
     from xdoe.results import load
 
     with tempfile.TemporaryDirectory() as tmp:

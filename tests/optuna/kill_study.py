@@ -41,7 +41,7 @@ def store(url: str) -> dict[str, Any]:
     instance (``live``), and the run uid -> statuses of its done instances."""
     from xdoe.store import Store
 
-    with Store(url, read_only=True) as opened, opened.engine.connect() as conn:
+    with Store(url, read_only=True) as opened, opened.database.engine.connect() as conn:
         instances = [tuple(r) for r in conn.execute(sa.text(
             "SELECT r.uid, i.status FROM run r JOIN run_instance i ON i.run_id = r.id ORDER BY i.id")).all()]
         episodes = [tuple(r) for r in conn.execute(sa.text(

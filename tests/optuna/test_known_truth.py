@@ -69,7 +69,7 @@ def _taxi_grid(folder: Path, prune: dict | None) -> tuple[dict, int, list[str]]:
 
     from taxi_study import document
     from xdoe.cli._xrun import main
-    from xdoe.design import generate
+    from xdoe.design.runfiles import generate
     from xdoe.results import load
 
     folder.mkdir()

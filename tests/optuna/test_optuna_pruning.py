@@ -169,7 +169,7 @@ def test_telling_a_pruned_trial_is_idempotent_and_survives_a_kill_between_report
 def test_optimize_checks_batch_runs_against_its_batches(tmp_path: Path) -> None:
     from xdoe.cli._optimize import check_prune_batches
     from xdoe.cli._xrun import main
-    from xdoe.design import prepare
+    from xdoe.design.runfiles import prepare
     from xdoe.errors import InputError
 
     doc = _document()
@@ -184,7 +184,7 @@ def test_optimize_checks_batch_runs_against_its_batches(tmp_path: Path) -> None:
     folder = tmp_path / "bad"
     folder.mkdir()
     (folder / "doc.yaml").write_text(json.dumps(doc))
-    from xdoe.design import generate
+    from xdoe.design.runfiles import generate
 
     generate(folder / "doc.yaml", folder / "out")
     done = CliRunner().invoke(main, ["optimize", str(folder / "doc.yaml"), "-o", str(folder / "out"), "--in-process"])

@@ -26,7 +26,7 @@ DESIGN = {"method": "optuna", "sampler": "tpe", "trials": TRIALS, "batch": BATCH
 
 
 def _study(folder: Path, jobs: int, kills: list | None = None) -> dict[str, Any]:
-    from xdoe.design import generate
+    from xdoe.design.runfiles import generate
 
     folder.mkdir()
     doc = folder / "doc.yaml"
