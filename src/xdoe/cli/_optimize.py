@@ -191,7 +191,8 @@ def optimize_command(*, start: Callable[..., None], options: list[Callable[[F], 
     @click.option("--max-trials", type=click.IntRange(min=1), default=None, metavar="N",
                   help="Stop once N or more trials are written and told (whole batches); the same command without it "
                        "goes on.")
-    @click.option("--quiet", "-q", is_flag=True, help="No progress display, summary tables or trial lines.")
+    @click.option("--quiet", "-q", is_flag=True, help="Only errors and the final summary (the best trial): no progress display, summary "
+                       "tables, trial lines or pruned-run lines.")
     @click.option("--run-timeout", type=click.FloatRange(min=0.001), default=None, metavar="SECONDS",
                   help="Seconds each run may take (as xrun experiment-start).")
     @click.option("--laydown/--no-laydown", default=True, show_default=True,
@@ -259,11 +260,11 @@ def optimize_command(*, start: Callable[..., None], options: list[Callable[[F], 
             added = study.extend()
             say(f"asked trials {study.trials - added}..{study.trials - 1}: wrote {added * runs.repetitions} run(s)")
         best = study.best()
-        for trial in best:
-            say(f"best trial {trial.number}: {_levels(study, trial.number)} -> "
+        for trial in best:  # the final summary: said under -q too
+            click.echo(f"best trial {trial.number}: {_levels(study, trial.number)} -> "
                 f"{', '.join(map(_number, trial.values))} ({len(study.trial_runs().get(trial.number, []))} run(s))")
         if study.trials < settings.trials:
-            say(f"stopped at {study.trials} of {settings.trials} trials (--max-trials): the same command without "
+            click.echo(f"stopped at {study.trials} of {settings.trials} trials (--max-trials): the same command without "
                 "it continues the study")
         sys.exit(EXIT_OK)
 
