@@ -80,7 +80,9 @@ def _intermediate(runs: list[str], rungs: dict[str, dict[int, tuple[int, float]]
 
 def trial_values(study: Any, store_url: str, finished: set[str]) -> dict[int, Any]:
     """The values of the study's pending trials whose runs are all done
-    (finished or pruned): per response, each run's score
+    (finished or pruned), reading those trials' runs only (not the
+    experiment's every run: the cost of a batch does not grow with the
+    trials before it): per response, each run's score
     (:func:`xdoe.analysis.run_table`, as ``xrun analyze`` computes it)
     aggregated over the trial's runs by the design's ``stat``
     (:func:`xdoe.analysis.aggregate`). A trial with a run that
@@ -107,10 +109,11 @@ def trial_values(study: Any, store_url: str, finished: set[str]) -> dict[int, An
     if len(out) == len(ready):
         return out
     scores = []
+    wanted = [u for t in ready if t not in out for u in runs[t]]  # the complete trials' runs
     for text in settings.responses:
         response = parse_response(text or None)
         try:
-            table, _ = run_table(load_scores(store_url, response, uid), response, settings.agent)
+            table, _ = run_table(load_scores(store_url, response, uid, runs=wanted), response, settings.agent)
         except InputError:  # every run so far was pruned: no response to read
             table = None
         scores.append({} if table is None else dict(zip(table["run"].astype(str), table["y"].astype(float))))
