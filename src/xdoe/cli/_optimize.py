@@ -93,6 +93,7 @@ def trial_values(study: Any, store_url: str, finished: set[str]) -> dict[int, An
 
     from xdoe.analysis import aggregate, load_scores, parse_response, run_table
     from xdoe.design import PrunedTrial
+    from xdoe.results import DESIGN_ATTR
 
     settings = study.settings
     uid = study.base.experiment.safe_uid
@@ -113,7 +114,11 @@ def trial_values(study: Any, store_url: str, finished: set[str]) -> dict[int, An
     for text in settings.responses:
         response = parse_response(text or None)
         try:
-            table, _ = run_table(load_scores(store_url, response, uid, runs=wanted), response, settings.agent)
+            frame = load_scores(store_url, response, uid, runs=wanted)
+            # the store's record of the design (every trial's point) is not needed here, and pandas deep-copies
+            # a frame's attrs at every operation: a cost that grew with the trials
+            frame.attrs.pop(DESIGN_ATTR, None)
+            table, _ = run_table(frame, response, settings.agent)
         except InputError:  # every run so far was pruned: no response to read
             table = None
         scores.append({} if table is None else dict(zip(table["run"].astype(str), table["y"].astype(float))))
