@@ -134,7 +134,10 @@ class AugmentedRuns(Sequence):
         factors, points, scale = from_coded([originals[f.name] for f in design.factors],
                                             np.where(all_active, all_coded, -1.0))
         points = np.where(all_active, points, 0.0)
-        key_of = lambda row: np.round(row, 9).tobytes() + np.isnan(row).tobytes()  # noqa: E731
+
+        def key_of(row: np.ndarray) -> bytes:  # a point's coded values and which factors are active
+            return np.round(row, 9).tobytes() + np.isnan(row).tobytes()
+
         method = design.method
         records = [{"block": 0, "first_point": 0, "points": len(design), "first_run": 0, "runs": len(base),
                     "repetitions": base.repetitions, "how": "design"}]
