@@ -319,11 +319,16 @@ def main() -> None:
     parser.add_argument("--repeats", type=int, default=3)
     parser.add_argument("--venv", type=Path, default=Path(tempfile.gettempdir()) / "venv-ray")
     parser.add_argument("--skip-ray", action="store_true", help="only xdoe's side of part 2")
+    parser.add_argument("--parts", default="overhead,halving",
+                        help="which parts, comma-separated: overhead (1.), halving (2.)")
     args = parser.parse_args()
     print(f"# {time.strftime('%Y-%m-%d %H:%M UTC', time.gmtime())}, {platform.machine()}, {os.cpu_count()} CPUs, "
           f"Python {platform.python_version()}, load {os.getloadavg()[0]:.1f}\n")
-    overhead(args.trials, args.batch, args.repeats)
-    halving(args.venv, args.skip_ray)
+    parts = set(args.parts.split(","))
+    if "overhead" in parts:
+        overhead(args.trials, args.batch, args.repeats)
+    if "halving" in parts:
+        halving(args.venv, args.skip_ray)
     print(f"# load at the end {os.getloadavg()[0]:.1f}")
 
 

@@ -113,3 +113,31 @@ def document(design: Any, *, seed: int = 11, repetitions: int = 1, episodes: int
         "schedule": [{"testing": {"environments": [["f"]], "agents": [["random"]], "simulation": ["v"],
                                   "phase_config": ["test"]}}],
     }
+
+
+#: the branching problem: on ``kind: flat`` the best is 8.72 (at x3 = 1.5, whatever x1: it has none);
+#: on ``kind: peak`` it is 10 at (x1, x3) = (2.6, 1.5), and x1 applies only there (``when``)
+BRANCH_MAXIMUM = 10.0
+FLAT_MAXIMUM = 8.72
+
+
+def branch_truth(kind: str, x3: float, x1: float | None = None) -> float:
+    """The true mean of the branching problem's setting (``x1`` on ``peak`` only)."""
+    if kind == "flat":
+        return truth(2.6, 6.5, x3)  # 8.72 - 0.5 (x3 - 1.5)^2
+    return truth(float(x1), 7.3, x3)  # type: ignore[arg-type]
+
+
+def branch_document(design: Any, *, seed: int = 11, repetitions: int = 1, episodes: int = 2) -> dict[str, Any]:
+    """The branching problem as an experiment document: the environment is
+    the named schedule factor ``kind`` (``flat`` or ``peak``), ``x3`` is every
+    run's, ``x1`` is conditional (``when: {kind: [peak]}``, the peak
+    environment's only)."""
+    doc = document(design, seed=seed, repetitions=repetitions, episodes=episodes,
+                   factors={"x1": {"range": [1, 5], "when": {"kind": ["peak"]}}, "x3": {"range": [0, 4]}})
+    environments = doc["definitions"]["environments"]
+    base = environments.pop("f")["environment"]
+    environments["flat"] = {"environment": {**base, "params": {"x1": 2.6, "x2": 6.5, "x3": "${x3}"}}}
+    environments["peak"] = {"environment": {**base, "params": {"x1": "${x1}", "x3": "${x3}"}}}
+    doc["schedule"][0]["testing"]["environments"] = {"name": "kind", "levels": [["flat"], ["peak"]]}
+    return doc

@@ -155,3 +155,29 @@ def test_optimize_refuses_what_it_cannot_run(tmp_path: Path) -> None:
     generate(doc, tmp_path / "sobol")
     done = CliRunner().invoke(main, ["optimize", str(doc), "-o", str(tmp_path / "sobol")])
     assert done.exit_code == 2 and "needs design: {method: optuna" in done.output
+
+
+def test_a_batchs_scores_are_read_from_its_runs_only_with_the_same_answer(tmp_path: Path) -> None:
+    """``trial_values`` reads the scores of the trials it tells (``load_scores(runs=...)``):
+    the same rows, values and phase as the whole experiment's table restricted to them."""
+    from xdoe.analysis import load_scores, parse_response, run_table
+    from xdoe.design import OptunaStudy
+    from xdoe.design.runfiles import prepare
+
+    design = {"method": "optuna", "sampler": "random", "trials": 6, "batch": 3}
+    doc, out = _campaign(tmp_path, design, repetitions=2)
+    _optimize(doc, out)
+    url = f"sqlite:///{out / 'xrun.sqlite'}"
+    runs = OptunaStudy(prepare(doc)[2], out).trial_runs()
+    batch = sorted(u for t in (3, 4, 5) for u in runs[t])
+    for text in ("", "testing:objective:max", "testing:steps:mean"):
+        response = parse_response(text or None)
+        whole = load_scores(url, response, "quad")
+        some = load_scores(url, response, "quad", runs=batch)
+        assert sorted(some["run"]) == batch and some.attrs == whole.attrs
+        expected = whole[whole["run"].isin(batch)].reset_index(drop=True)
+        assert some.reset_index(drop=True).equals(expected[list(some.columns)])
+        table, phase = run_table(some, response)
+        full, full_phase = run_table(whole, response)
+        assert phase == full_phase
+        assert dict(zip(table["run"], table["y"])) == {r: y for r, y in zip(full["run"], full["y"]) if r in batch}

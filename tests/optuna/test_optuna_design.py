@@ -74,13 +74,6 @@ def test_levels_integers_and_log_scales(tmp_path: Path) -> None:
     assert dists["x3"].choices == (0.0, 1.5, 3.0)
 
 
-def test_conditional_factors_are_refused_where_the_document_says_so() -> None:
-    factors = {"kind": {"levels": ["a", "b"]}, "x1": {"range": [1, 5], "when": {"kind": ["a"]}},
-               "x2": {"range": [5, 9]}, "x3": {"range": [0, 4]}}
-    with pytest.raises(DocumentError, match="conditional"):
-        generate(document(DESIGN, factors=factors))
-
-
 def test_every_trial_counts_against_max_total_runs() -> None:
     doc = document({**DESIGN, "trials": 60, "repetitions_per_trial": 3})
     doc["max_total_runs"] = 100

@@ -79,7 +79,17 @@ def reference(tmp_path_factory: pytest.TempPathFactory) -> dict[str, Any]:
     done = subprocess.run(kill_study.command(doc, out, url, 1), env=kill_study.ENV, capture_output=True, text=True,
                           timeout=120)
     assert done.returncode == 0, done.stderr
-    return {"out": out, "url": url, "trials": kill_study.trials(out, UID), "store": kill_study.store(url)}
+    return {"out": out, "url": url, "trials": kill_study.trials(out, UID), "store": kill_study.store(url),
+            "stdout": done.stdout, "stderr": done.stderr}
+
+
+def test_quiet_says_only_errors_and_the_final_summary(reference: dict[str, Any]) -> None:
+    """``xrun optimize -q`` (kill_study's command): no line per pruned run,
+    trial or batch; the best trial at the end, as other commands' ``-q``."""
+    assert "pruned" in {s for states in reference["store"]["done"].values() for s in states}
+    assert reference["stderr"] == ""  # no "run ... pruned at rung" line, no warning
+    lines = reference["stdout"].splitlines()
+    assert lines and all(line.startswith("best trial ") for line in lines), lines
 
 
 def test_pruned_trials_are_told_pruned_and_analyze_counts_them(reference: dict[str, Any]) -> None:

@@ -124,6 +124,21 @@ def test_scores_equal_pandas_every_metric_and_statistic(filled: Store, keep_cut:
             assert got["y"].notna().any()
 
 
+def test_the_scores_of_some_runs_are_their_rows_of_the_whole_table(filled: Store) -> None:
+    """``runs=`` (``xrun optimize`` reads a batch's runs): the same rows and
+    values as the whole experiment's table restricted to them, the instance
+    chosen as for the whole table (exp-0-0 has an earlier finished and a
+    failed instance), and no row of a run not asked for."""
+    some = ["exp-0-0", "exp-2-1", "exp-loose", "no-such-run"]
+    for response in (Response(None, "objective", "iqm"), Response("training", "steps", "max", True)):
+        whole = load_scores(filled, response, "exp")
+        got = load_scores(filled, response, "exp", runs=some)
+        assert set(got["run"]) == {"exp-0-0", "exp-2-1", "exp-loose"}
+        expected = whole[whole["run"].isin(some)].reset_index(drop=True)
+        pd.testing.assert_frame_equal(expected[list(got.columns)], got.reset_index(drop=True))
+        assert got.attrs["xdoe_scores"]["phase"] == whole.attrs["xdoe_scores"]["phase"]
+
+
 def test_game_agents_and_analysis_equal(filled: Store) -> None:
     frame = load(filled, "game")
     response = Response(None, "objective", "iqm")

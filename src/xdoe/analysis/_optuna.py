@@ -8,7 +8,10 @@ the best response against trials.
 Everything is computed from the runs in the store (one row per run,
 :func:`xdoe.analysis.run_table`) and the manifest's points: the read commands
 never open the study's journal. The importances come from a study rebuilt in
-memory from the same trials (``optuna.trial.create_trial``): fANOVA
+memory from the same trials (``optuna.trial.create_trial``; a conditional
+factor is a parameter of the trials where it applies only, and the
+importances are over the factors every trial has, then per branch,
+:func:`_importances`): fANOVA
 (Hutter et al. 2014, Optuna's default evaluator, which needs scikit-learn)
 when scikit-learn is installed, else PED-ANOVA (Watanabe et al. 2023,
 Optuna's ``PedAnovaImportanceEvaluator``, no extra dependency); the output
@@ -49,13 +52,40 @@ def trial_values(table: "pd.DataFrame", stat: str) -> dict[int, tuple[float, int
     return out
 
 
+def _evaluate(optuna: Any, trials: list[Any], params: list[str], direction: str) -> tuple[str, dict | None, str | None]:
+    """``(method, importances over params, why not)`` of a study of ``trials``."""
+    if len(trials) < 2 or len(params) < 2:
+        return "", None, "needs two factors and two trials"
+    study = optuna.create_study(direction=direction)
+    study.add_trials(trials)
+    try:
+        import sklearn  # noqa: F401  (fANOVA's random forest)
+
+        method, evaluator = "fANOVA", optuna.importance.FanovaImportanceEvaluator(seed=0)
+    except ImportError:
+        method, evaluator = "PED-ANOVA", optuna.importance.PedAnovaImportanceEvaluator()
+    try:
+        found = optuna.importance.get_param_importances(study, evaluator=evaluator, params=params)
+    except (RuntimeError, ValueError) as exc:
+        return method, None, f"{method}: {exc}"
+    return method, {k: float(v) for k, v in found.items()}, None
+
+
 def _importances(design: dict[str, Any], values: dict[int, tuple[float, int]], direction: str
-                 ) -> tuple[str | None, dict[str, float] | None, str | None]:
-    """``(method, importances, why not)`` of a study rebuilt from the trials."""
+                 ) -> dict[str, Any]:
+    """Optuna's importances of a study rebuilt from the trials:
+    ``importance_method``, ``importances`` (``None`` and ``importance_note``
+    when there are none) and, with conditional factors, ``importance_scope``
+    (the factors every trial has: Optuna's evaluators need one parameter
+    set, so ``importances`` are over those, on every trial) and
+    ``importances_by_branch``: per set of active factors that holds a
+    conditional factor, ``{"factors", "trials", "importances", "note"}``
+    over that branch's trials and the factors that vary among them."""
     try:
         import optuna
     except ImportError:
-        return None, None, "Optuna is not installed (pip install 'xdoe[optuna]')"
+        return {"importance_method": None, "importances": None,
+                "importance_note": "Optuna is not installed (pip install 'xdoe[optuna]')"}
     optuna.logging.set_verbosity(optuna.logging.WARNING)
     d = optuna.distributions
     points = design.get("points") or []
@@ -67,33 +97,43 @@ def _importances(design: dict[str, Any], values: dict[int, tuple[float, int]], d
         if "scale" in rule:
             dists[name] = d.FloatDistribution(float(rule["minus"]), float(rule["plus"]), log=rule["scale"] == "log")
         else:  # levels: as text (any level, lists included, is one choice)
-            dists[name] = d.CategoricalDistribution(sorted({str(p["natural"].get(name)) for p in points}))
-    trials = []
+            dists[name] = d.CategoricalDistribution(
+                sorted({str(p["natural"][name]) for p in points if name in p["natural"]}) or ["-"])
+    trials, branches = [], {}
     for t, (value, _) in sorted(values.items()):
         if t >= len(points):
             continue
         natural = points[t]["natural"]
         params = {}
         for name, dist in dists.items():
-            v = natural.get(name)
+            if name not in natural:  # a conditional factor inactive at this trial: not one of its parameters
+                continue
+            v = natural[name]
             params[name] = (min(max(float(v), dist.low), dist.high) if isinstance(dist, d.FloatDistribution)
                             else str(v))
-        trials.append(optuna.trial.create_trial(params=params, distributions=dists, value=value))
-    if len(trials) < 2 or len(dists) < 2:
-        return None, None, "needs two factors and two trials"
-    study = optuna.create_study(direction=direction)
-    study.add_trials(trials)
-    try:
-        import sklearn  # noqa: F401  (fANOVA's random forest)
-
-        method, evaluator = "fANOVA", optuna.importance.FanovaImportanceEvaluator(seed=0)
-    except ImportError:
-        method, evaluator = "PED-ANOVA", optuna.importance.PedAnovaImportanceEvaluator()
-    try:
-        found = optuna.importance.get_param_importances(study, evaluator=evaluator)
-    except (RuntimeError, ValueError) as exc:
-        return method, None, f"{method}: {exc}"
-    return method, {k: float(v) for k, v in found.items()}, None
+        trial = optuna.trial.create_trial(params=params, distributions={k: dists[k] for k in params}, value=value)
+        trials.append(trial)
+        branches.setdefault(tuple(params), []).append(trial)
+    common = [n for n in names if all(n in t.params for t in trials)]
+    method, found, why = _evaluate(optuna, trials, common, direction)
+    out: dict[str, Any] = {"importance_method": method or None, "importances": found}
+    if why:
+        out["importance_note"] = why
+    if len(common) == len(names) or not trials:
+        return out
+    out["importance_scope"] = common
+    out["importances_by_branch"] = []
+    for keys, group in sorted(branches.items(), key=lambda kv: kv[0]):
+        if len(keys) == len(common):
+            continue
+        varying = [k for k in keys if len({repr(t.params[k]) for t in group}) > 1]
+        m, found, why = _evaluate(optuna, group, varying, direction)
+        row = {"factors": list(keys), "trials": len(group), "importances": found}
+        if why:
+            row["note"] = why
+        out["importances_by_branch"].append(row)
+        out["importance_method"] = out["importance_method"] or m or None
+    return out
 
 
 def pareto_front(values: np.ndarray, directions: list[str]) -> list[int]:
@@ -170,10 +210,7 @@ def optuna_summary(table: "pd.DataFrame", design: dict[str, Any] | None, *, resp
                                   "sd": float(np.std(ys, ddof=1)) if len(ys) > 1 else math.nan}}
     if frame is not None:
         out["spent"] = spent(frame, pruned)
-    method, importances, why = _importances(design, values, direction)
-    out["importance_method"], out["importances"] = method, importances
-    if why:
-        out["importance_note"] = why
+    out.update(_importances(design, values, direction))
     if others and len(directions) > 1:
         per = [values] + [{k: v for k, v in trial_values(t, stat).items() if k not in cut} for t in others]
         trials = sorted(set.intersection(*(set(v) for v in per)))
@@ -210,12 +247,21 @@ def optuna_text(summary: dict[str, Any], fmt: str = "table") -> str:
                 if best["runs"] > 1 and spread else "")
         lines.append(f"best trial {best['trial']}: {_levels(best['levels'])} -> {_num(best['value'])} "
                      f"over {best['runs']} run(s){runs}")
+    scope = summary.get("importance_scope")
+    over = f", over the factors every trial has: {', '.join(scope)}" if scope is not None else ""
     if summary.get("importances"):
         ranked = sorted(summary["importances"].items(), key=lambda kv: -kv[1])
-        lines.append(f"parameter importances ({summary['importance_method']}, Optuna): "
+        lines.append(f"parameter importances ({summary['importance_method']}, Optuna{over}): "
                      + ", ".join(f"{k} {v:.3f}" for k, v in ranked))
     elif summary.get("importance_note"):
-        lines.append(f"parameter importances: none ({summary['importance_note']})")
+        lines.append(f"parameter importances{over}: none ({summary['importance_note']})")
+    for row in summary.get("importances_by_branch") or []:
+        where = f"trials with {', '.join(row['factors'])} ({row['trials']} trials)"
+        if row.get("importances"):
+            ranked = sorted(row["importances"].items(), key=lambda kv: -kv[1])
+            lines.append(f"  within the {where}: " + ", ".join(f"{k} {v:.3f}" for k, v in ranked))
+        else:
+            lines.append(f"  within the {where}: none ({row.get('note')})")
     for row in summary.get("pareto", []):
         lines.append(f"Pareto front: trial {row['trial']}: {_levels(row['levels'])} -> "
                      + ", ".join(_num(v) for v in row["values"]))

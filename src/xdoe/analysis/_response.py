@@ -35,6 +35,8 @@ from xdoe._cuts import BUDGET_CUTS
 from xdoe.errors import InputError
 
 if TYPE_CHECKING:
+    from collections.abc import Sequence
+
     import pandas as pd
 
 __all__ = ["Response", "parse_response", "run_table", "phase_rows", "response_agents", "factor_columns",
@@ -284,7 +286,7 @@ def run_table(frame: "pd.DataFrame", response: Response, agent: str | None = Non
 
 
 def load_scores(store: Any = None, response: Response | None = None, experiment: str | None = None, *,
-                include_branches: bool = False) -> "pd.DataFrame":
+                include_branches: bool = False, runs: "Sequence[str] | None" = None) -> "pd.DataFrame":
     """The runs' scores for ``response``, computed by the database
     (:meth:`store.views.run_scores <xdoe.store.views._views.Views.run_scores>`): one row per run and agent of the
     response's phase, columns ``experiment, run, design_point, repetition,
@@ -300,6 +302,8 @@ def load_scores(store: Any = None, response: Response | None = None, experiment:
         store: a :class:`~xdoe.store.Store`, a store URL or ``None`` (the default store).
         experiment: only this experiment's runs (named in the ``experiment``
             column); needed when the store holds runs of several.
+        runs: only the runs of these uids (``xrun optimize`` reads a
+            batch's; the rows are those of the whole table).
 
     Raises:
         AmbiguousExperimentError: no ``experiment`` and the store holds runs
@@ -318,7 +322,7 @@ def load_scores(store: Any = None, response: Response | None = None, experiment:
     def read(st: Any) -> Any:  # the scores, kept for their phases and branch runs
         nonlocal table
         table = st.views.run_scores(single_experiment(st, experiment), phase=response.phase, metric=metric, stat=response.stat, op=op,
-                              threshold=threshold, keep_cut=response.keep_cut, include_branches=include_branches)
+                              threshold=threshold, keep_cut=response.keep_cut, include_branches=include_branches, runs=runs)
         return table
 
     frame = table_frame(store, read)

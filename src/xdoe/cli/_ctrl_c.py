@@ -51,7 +51,7 @@ class CtrlC:
         request_stop()
         if self.count == 1:
             self.display.message("interrupted: no new run starts; the running ones record their interruption "
-                                 "(Ctrl-C again to stop at once)")
+                                 "(Ctrl-C again to stop at once)", error=True)  # said under -q too
             return
         import os
 

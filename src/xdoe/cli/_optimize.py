@@ -80,7 +80,9 @@ def _intermediate(runs: list[str], rungs: dict[str, dict[int, tuple[int, float]]
 
 def trial_values(study: Any, store_url: str, finished: set[str]) -> dict[int, Any]:
     """The values of the study's pending trials whose runs are all done
-    (finished or pruned): per response, each run's score
+    (finished or pruned), reading those trials' runs only (not the
+    experiment's every run: the cost of a batch does not grow with the
+    trials before it): per response, each run's score
     (:func:`xdoe.analysis.run_table`, as ``xrun analyze`` computes it)
     aggregated over the trial's runs by the design's ``stat``
     (:func:`xdoe.analysis.aggregate`). A trial with a run that
@@ -91,6 +93,7 @@ def trial_values(study: Any, store_url: str, finished: set[str]) -> dict[int, An
 
     from xdoe.analysis import aggregate, load_scores, parse_response, run_table
     from xdoe.design import PrunedTrial
+    from xdoe.results import DESIGN_ATTR
 
     settings = study.settings
     uid = study.base.experiment.safe_uid
@@ -107,10 +110,15 @@ def trial_values(study: Any, store_url: str, finished: set[str]) -> dict[int, An
     if len(out) == len(ready):
         return out
     scores = []
+    wanted = [u for t in ready if t not in out for u in runs[t]]  # the complete trials' runs
     for text in settings.responses:
         response = parse_response(text or None)
         try:
-            table, _ = run_table(load_scores(store_url, response, uid), response, settings.agent)
+            frame = load_scores(store_url, response, uid, runs=wanted)
+            # the store's record of the design (every trial's point) is not needed here, and pandas deep-copies
+            # a frame's attrs at every operation: a cost that grew with the trials
+            frame.attrs.pop(DESIGN_ATTR, None)
+            table, _ = run_table(frame, response, settings.agent)
         except InputError:  # every run so far was pruned: no response to read
             table = None
         scores.append({} if table is None else dict(zip(table["run"].astype(str), table["y"].astype(float))))
@@ -191,7 +199,8 @@ def optimize_command(*, start: Callable[..., None], options: list[Callable[[F], 
     @click.option("--max-trials", type=click.IntRange(min=1), default=None, metavar="N",
                   help="Stop once N or more trials are written and told (whole batches); the same command without it "
                        "goes on.")
-    @click.option("--quiet", "-q", is_flag=True, help="No progress display, summary tables or trial lines.")
+    @click.option("--quiet", "-q", is_flag=True, help="Only errors and the final summary (the best trial): no progress display, summary "
+                       "tables, trial lines or pruned-run lines.")
     @click.option("--run-timeout", type=click.FloatRange(min=0.001), default=None, metavar="SECONDS",
                   help="Seconds each run may take (as xrun experiment-start).")
     @click.option("--laydown/--no-laydown", default=True, show_default=True,
@@ -259,11 +268,11 @@ def optimize_command(*, start: Callable[..., None], options: list[Callable[[F], 
             added = study.extend()
             say(f"asked trials {study.trials - added}..{study.trials - 1}: wrote {added * runs.repetitions} run(s)")
         best = study.best()
-        for trial in best:
-            say(f"best trial {trial.number}: {_levels(study, trial.number)} -> "
+        for trial in best:  # the final summary: said under -q too
+            click.echo(f"best trial {trial.number}: {_levels(study, trial.number)} -> "
                 f"{', '.join(map(_number, trial.values))} ({len(study.trial_runs().get(trial.number, []))} run(s))")
         if study.trials < settings.trials:
-            say(f"stopped at {study.trials} of {settings.trials} trials (--max-trials): the same command without "
+            click.echo(f"stopped at {study.trials} of {settings.trials} trials (--max-trials): the same command without "
                 "it continues the study")
         sys.exit(EXIT_OK)
 

@@ -123,10 +123,12 @@ def load_documents(files: Sequence[str | Path]) -> Loaded:
 
 class _Display:
     """The rich progress display (runs done/total, current run and phase,
-    episodes, steps/s); a no-op when disabled."""
+    episodes, steps/s); a no-op when disabled. ``quiet`` (``-q``): only
+    errors among the messages (a failed run), as every command's ``-q``."""
 
-    def __init__(self, total: int, enabled: bool) -> None:
+    def __init__(self, total: int, enabled: bool, quiet: bool = False) -> None:
         self.enabled = enabled
+        self.quiet = quiet
         self.progress: Any = None
         if not enabled:
             return
@@ -164,7 +166,10 @@ class _Display:
         if self.enabled:
             self.progress.advance(self.runs)
 
-    def message(self, text: str) -> None:
+    def message(self, text: str, *, error: bool = False) -> None:
+        """A line to stderr (above the progress bar); under ``-q`` errors only."""
+        if self.quiet and not error:
+            return
         if self.enabled:
             self.progress.console.print(text, markup=False, highlight=False)
         else:
@@ -310,7 +315,8 @@ def _experiment_start(files: tuple[str, ...], quiet: bool, jobs: str, resume: st
         sys.exit(EXIT_INPUT)
     store = open_store_or_exit(opts.store_url)  # unreachable now: exit 2 at once
     store.database.wait = opts.store_wait  # lost later (--in-process records through this store): waited for
-    display = _Display(len(loaded.plans) + len(done_before), enabled=not quiet and sys.stderr.isatty())
+    display = _Display(len(loaded.plans) + len(done_before), enabled=not quiet and sys.stderr.isatty(),
+                       quiet=quiet)
     for _, result in done_before:
         display.run_done()
         display.message(f"run {result.uid} {result.note}")
@@ -368,7 +374,7 @@ class _Finished:
         for line in result.warnings:  # a run's warnings, one line each, whichever process ran it
             self.display.message(f"run {result.uid} warning: {line}")
         if result.status not in DONE_STATUSES:
-            self.display.message(f"run {result.uid} {result.status}: {result.error}")
+            self.display.message(f"run {result.uid} {result.status}: {result.error}", error=True)
         elif result.status in ("skipped", "pruned") and (result.note or result.error):
             self.display.message(f"run {result.uid} {result.note if result.status == 'skipped' else result.error}")
         if self.laydown and result.results_dir is not None:

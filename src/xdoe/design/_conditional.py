@@ -5,7 +5,7 @@ Every design method (full factorial, Latin hypercube, maximin) is built over
 all factors as usual; :func:`apply_conditions` then marks the factor
 *inactive* where a condition fails, sets its coordinate to ``0`` there, and
 drops the points that became duplicates (first occurrence kept, order
-preserved). So the full factorial of ``agent x alpha`` with ``alpha`` only
+preserved; an optuna design keeps them: its design point ``t`` is trial ``t``). So the full factorial of ``agent x alpha`` with ``alpha`` only
 for ``agent=learner`` has ``learner x alpha`` points plus one ``random``
 point, and a sampled design never runs the same valid combination twice.
 """
@@ -19,7 +19,7 @@ import numpy as np
 from xdoe.design._factors import Factor
 from xdoe.errors import DesignError
 
-__all__ = ["apply_conditions", "check_conditions"]
+__all__ = ["allowed_levels", "applies", "apply_conditions", "check_conditions", "parents_first"]
 
 
 def check_conditions(factors: Sequence[Factor]) -> None:
@@ -47,22 +47,10 @@ def check_conditions(factors: Sequence[Factor]) -> None:
         visit(f.name)
 
 
-def apply_conditions(factors: Sequence[Factor], points: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
-    """Collapse inactive coordinates and drop duplicate points.
-
-    Args:
-        factors: the design's factors (``when`` on some of them).
-        points: ``(n, d)`` design coordinates (level indices / unit positions).
-
-    Returns:
-        ``(points, active)``: ``(m, d)`` float64 coordinates (``m <= n``) and
-        the ``(m, d)`` bool mask of active factors.
-    """
-    pts = np.array(points, dtype=np.float64, copy=True)
-    n, d = pts.shape
-    active = np.ones((n, d), dtype=bool)
+def parents_first(factors: Sequence[Factor]) -> list[int]:
+    """The factors' indices, every factor after the factors its ``when``
+    names (otherwise in the given order)."""
     col = {f.name: j for j, f in enumerate(factors)}
-    # parents before children: a child of an inactive parent is inactive
     order: list[int] = []
 
     def add(j: int) -> None:
@@ -72,17 +60,55 @@ def apply_conditions(factors: Sequence[Factor], points: np.ndarray) -> tuple[np.
             add(col[parent])
         order.append(j)
 
-    for j in range(d):
+    for j in range(len(factors)):
         add(j)
-    for j in order:
-        f = factors[j]
-        for parent, levels in f.when:
-            pj = col[parent]
-            parent_levels = factors[pj].levels or ()
-            allowed = [i for i, lv in enumerate(parent_levels) if lv in levels]
+    return order
+
+
+def allowed_levels(factors: Sequence[Factor], factor: Factor) -> list[tuple[int, list[int]]]:
+    """``(parent column, the parent's level indices under which factor applies)``
+    per condition of ``factor.when``."""
+    col = {f.name: j for j, f in enumerate(factors)}
+    out = []
+    for parent, levels in factor.when:
+        pj = col[parent]
+        out.append((pj, [i for i, lv in enumerate(factors[pj].levels or ()) if lv in levels]))
+    return out
+
+
+def applies(factors: Sequence[Factor], factor: Factor, indices: dict[int, int]) -> bool:
+    """Whether ``factor`` applies given the level indices of the active
+    factors decided so far (column -> level index; a parent absent is
+    inactive, so its children are too): one point of :func:`apply_conditions`."""
+    return all(pj in indices and indices[pj] in allowed for pj, allowed in allowed_levels(factors, factor))
+
+
+def apply_conditions(factors: Sequence[Factor], points: np.ndarray, *,
+                     drop_duplicates: bool = True) -> tuple[np.ndarray, np.ndarray]:
+    """Collapse inactive coordinates and drop duplicate points.
+
+    Args:
+        factors: the design's factors (``when`` on some of them).
+        points: ``(n, d)`` design coordinates (level indices / unit positions).
+        drop_duplicates: ``False`` keeps every point (an optuna design: point
+            ``t`` is trial ``t``, and two trials may ask the same setting).
+
+    Returns:
+        ``(points, active)``: ``(m, d)`` float64 coordinates (``m <= n``;
+        ``m == n`` without ``drop_duplicates``) and the ``(m, d)`` bool mask
+        of active factors.
+    """
+    pts = np.array(points, dtype=np.float64, copy=True)
+    n, d = pts.shape
+    active = np.ones((n, d), dtype=bool)
+    # parents before children: a child of an inactive parent is inactive
+    for j in parents_first(factors):
+        for pj, allowed in allowed_levels(factors, factors[j]):
             ok = np.isin(np.rint(pts[:, pj]).astype(np.int64), allowed) & active[:, pj]
             active[:, j] &= ok
         pts[~active[:, j], j] = 0.0
+    if not drop_duplicates:
+        return pts, active
     keep: list[int] = []
     seen: set[bytes] = set()
     for i in range(n):

@@ -52,7 +52,8 @@ def make_design(
     ``method`` may also be a ``design:`` mapping, :func:`~xdoe.design.parse_design`,
     built by :func:`~xdoe.design._doe.doe_design`);
     conditional factors (``Factor.when``) are then collapsed where inactive
-    and duplicate points dropped (:func:`~xdoe.design._conditional.apply_conditions`).
+    and duplicate points dropped (:func:`~xdoe.design._conditional.apply_conditions`;
+    an optuna design keeps them: its point ``t`` is trial ``t``).
     An int ``seed`` stands for ``SeedSequence(seed, spawn_key=spawn_key)``,
     built only by the methods that draw (lhs, maximin).
 
@@ -77,7 +78,8 @@ def make_design(
         from xdoe.design._conditional import apply_conditions, check_conditions
 
         check_conditions(design.factors)
-        points, active = apply_conditions(design.factors, design.points)
+        # an optuna design keeps every point: design point t is trial t (two trials may ask one setting)
+        points, active = apply_conditions(design.factors, design.points, drop_duplicates=method != "optuna")
         reason = design.reason
         if len(points) < len(design):
             reason += f"; {len(design) - len(points)} point(s) dropped as duplicates once conditional factors were collapsed"

@@ -4,7 +4,15 @@ tpe|cmaes|gp|random|nsga2, trials: N, batch: k, repetitions_per_trial: r}``.
 The factors are Optuna's search space (:func:`distributions`): a range is a
 ``FloatDistribution`` (``IntDistribution`` for ``integer: true``; ``log``
 for ``scale: log``), levels a ``CategoricalDistribution`` over the levels
-(over their indices when a level is not a plain scalar).
+(over their indices when a level is not a plain scalar). A conditional
+factor (``when``) is Optuna's conditional parameter: each trial is asked
+define-by-run (:func:`_suggest`), parents first, and a factor is suggested
+only when its parents took the levels its ``when`` names, so the trial's
+``params`` hold exactly the design point's active factors (its run
+documents' ``design_point.levels``). Two trials may ask the same setting
+(a branch without continuous factors): both are kept, as design points of
+their own (``make_design`` drops no duplicate of an optuna design), the
+second a copy with a seed of its own.
 
 **Trial number = design point.** Trial ``t`` of the study is design point
 ``t`` of the xdoe design, run ``r`` times (its runs are listed in the
@@ -110,18 +118,20 @@ def _choices(f: Factor) -> tuple[Any, ...]:
 
 
 def distributions(factors: Sequence[Factor]) -> dict[str, Any]:
-    """Optuna's distribution of each factor (see the module docstring).
+    """Optuna's distribution of each factor (see the module docstring); a
+    conditional factor's is used only where it applies (:func:`_suggest`).
 
     Raises:
-        DesignError: a conditional factor (``when``): not supported yet.
+        DesignError: a ``when`` naming an unknown or continuous factor, or a
+            cycle of conditions (:func:`~xdoe.design._conditional.check_conditions`).
     """
+    from xdoe.design._conditional import check_conditions
+
+    check_conditions(factors)
     optuna = import_optuna()
     d = optuna.distributions
     out: dict[str, Any] = {}
     for f in factors:
-        if f.when:
-            raise DesignError(f"design optuna: factor {f.name!r} is conditional (when:), which the optuna method "
-                              "does not support yet; drop the condition or use another design")
         if f.levels is not None:
             out[f.name] = d.CategoricalDistribution(_choices(f))
         elif f.integer:
@@ -131,10 +141,39 @@ def distributions(factors: Sequence[Factor]) -> dict[str, Any]:
     return out
 
 
+def _suggest(trial: Any, factors: Sequence[Factor], dists: dict[str, Any]) -> None:
+    """Suggest the trial's parameters define-by-run, parents first
+    (:func:`~xdoe.design._conditional.parents_first`): a conditional factor
+    only where its parents' levels are those of its ``when``
+    (:func:`~xdoe.design._conditional.applies`, the rule ``make_design``
+    collapses designs by). Without conditions, the same calls as
+    ``study.ask(dists)`` in factor order."""
+    from xdoe.design._conditional import applies, parents_first
+
+    optuna = import_optuna()
+    d = optuna.distributions
+    indices: dict[int, int] = {}
+    for j in parents_first(factors):
+        f = factors[j]
+        if f.when and not applies(factors, f, indices):
+            continue
+        dist = dists[f.name]
+        if isinstance(dist, d.CategoricalDistribution):
+            indices[j] = list(dist.choices).index(trial.suggest_categorical(f.name, dist.choices))
+        elif isinstance(dist, d.IntDistribution):
+            trial.suggest_int(f.name, dist.low, dist.high, log=dist.log)
+        else:
+            trial.suggest_float(f.name, dist.low, dist.high, log=dist.log)
+
+
 def _point(factors: Sequence[Factor], params: dict[str, Any]) -> list[float]:
-    """A trial's parameters as a design row: level index, or unit position."""
+    """A trial's parameters as a design row: level index, or unit position
+    (``0`` for a conditional factor the trial lacks: inactive)."""
     row = []
     for f in factors:
+        if f.name not in params:
+            row.append(0.0)
+            continue
         v = params[f.name]
         if f.levels is not None:
             row.append(float(_choices(f).index(v)))
@@ -146,12 +185,15 @@ def _point(factors: Sequence[Factor], params: dict[str, Any]) -> list[float]:
 
 
 def study_params(design: Any, i: int) -> dict[str, Any]:
-    """Design point ``i``'s values as Optuna's parameters (what its runs hold)."""
+    """Design point ``i``'s values as Optuna's parameters (what its runs
+    hold; an inactive conditional factor left out)."""
     from xdoe.design._factors import round_continuous
 
-    row, _ = design.row(i)
+    row, on = design.row(i)
     out: dict[str, Any] = {}
     for j, f in enumerate(design.factors):
+        if not on[j]:
+            continue
         if f.levels is not None:
             out[f.name] = _choices(f)[int(round(row[j]))]
         else:
@@ -196,7 +238,8 @@ def _ask(study: Any, factors: Sequence[Factor], settings: OptunaSettings, seed: 
     study.sampler = _sampler(settings, seed, number)
     with warnings.catch_warnings():
         warnings.simplefilter("ignore")
-        trial = study.ask(dists)
+        trial = study.ask()
+        _suggest(trial, factors, dists)
     if trial.number != number:
         raise InputError(f"the Optuna study numbered a new trial {trial.number}, expected {number}: another "
                          "process added trials to it; run one xrun optimize per study")
@@ -290,8 +333,9 @@ def next_batch(study: Any, factors: Sequence[Factor], settings: OptunaSettings, 
 
 
 def batch_points(factors: Sequence[Factor], params: list[dict]) -> Any:
-    """Coded rows (``2 u - 1``; level ``i`` of ``k`` at ``2 i / (k - 1) - 1``)
-    of trials' parameters, for an ``xgen augment`` block."""
+    """Coded rows (``2 u - 1``; level ``i`` of ``k`` at ``2 i / (k - 1) - 1``;
+    NaN for a conditional factor a trial lacks) of trials' parameters, for
+    an ``xgen augment`` block (:class:`~xdoe.design.runfiles.AugmentedRuns`)."""
     import numpy as np
 
     rows = np.array([_point(factors, p) for p in params], float).reshape(-1, len(factors))
@@ -299,7 +343,12 @@ def batch_points(factors: Sequence[Factor], params: list[dict]) -> Any:
         if f.levels is not None:
             k = len(f.levels)
             rows[:, j] = rows[:, j] / (k - 1) if k > 1 else 0.5
-    return np.array([[float(f"{x:.12g}") for x in r] for r in 2 * rows - 1], float).reshape(-1, len(factors))
+    coded = np.array([[float(f"{x:.12g}") for x in r] for r in 2 * rows - 1], float).reshape(-1, len(factors))
+    for i, p in enumerate(params):
+        for j, f in enumerate(factors):
+            if f.name not in p:
+                coded[i, j] = np.nan
+    return coded
 
 
 @dataclass(frozen=True)

@@ -99,10 +99,7 @@ class OptunaStudy:
         if not params:
             return 0
         coded = batch_points(self.design.factors, params)
-        current = self.runs
-        blocks = getattr(current, "blocks", [])
-        pairs = [(b["how"], self.design.coded()[b["first_point"]:b["first_point"] + b["points"]])
-                 for b in blocks if b["block"] > 0]
+        pairs = self.runs.pairs() if isinstance(self.runs, AugmentedRuns) else []
         first = self.trials
         how = {"optuna": {"batch": len(pairs) + 1, "trials": [first, first + len(params) - 1]},
                "repetitions": self.base.repetitions}

@@ -105,7 +105,13 @@ class AugmentedRuns(Sequence):
     """The runs of a design and the blocks added to it: the design's own runs
     first (unchanged), then each block's (:class:`~xdoe.design.runfiles.RunSequence`
     with its run and point offsets). ``design`` is the combined design (all
-    points; the manifest's ``doe`` lists the blocks)."""
+    points; the manifest's ``doe`` lists the blocks).
+
+    A block's coded rows may hold NaN: a conditional factor inactive at that
+    point (an optuna batch; the manifest's ``coded`` holds ``null`` there),
+    written at coordinate 0 with ``Design.active`` false, as ``make_design``
+    collapses a conditional design; the design's own inactive coordinates
+    count as NaN too, so a copy of a point is a copy of its active values."""
 
     def __init__(self, base: Any, blocks: list[tuple[dict, np.ndarray]]) -> None:
         from xdoe.design import Design, from_coded
@@ -117,14 +123,21 @@ class AugmentedRuns(Sequence):
         self.layout = base.layout
         self.repetitions = base.repetitions
         design = base.design
-        # a full factorial (Design.grid) builds its arrays on first use: every point active
-        if not design.is_grid and bool(np.any(~design.active)):
-            raise InputError("xgen augment: a design with conditional factors cannot be augmented")
         width = len(design.factors)
-        coded = [design.coded()] + [np.asarray(c, float).reshape(-1, width) for _, c in blocks]
-        all_coded = np.vstack(coded)
+        own = design.coded()
+        if not design.is_grid:  # a full factorial (Design.grid) builds its arrays on first use: every point active
+            own = np.where(design.active, own, np.nan)
+        all_coded = np.vstack([own] + [np.asarray(c, float).reshape(-1, width) for _, c in blocks])
+        all_active = ~np.isnan(all_coded)
         originals = {f.name: f for f in factors_of(self.experiment)}
-        factors, points, scale = from_coded([originals[f.name] for f in design.factors], all_coded)
+        # an inactive coordinate is 0 (coded -1), as make_design collapses it
+        factors, points, scale = from_coded([originals[f.name] for f in design.factors],
+                                            np.where(all_active, all_coded, -1.0))
+        points = np.where(all_active, points, 0.0)
+
+        def key_of(row: np.ndarray) -> bytes:  # a point's coded values and which factors are active
+            return np.round(row, 9).tobytes() + np.isnan(row).tobytes()
+
         method = design.method
         records = [{"block": 0, "first_point": 0, "points": len(design), "first_run": 0, "runs": len(base),
                     "repetitions": base.repetitions, "how": "design"}]
@@ -133,8 +146,8 @@ class AugmentedRuns(Sequence):
         parts: list[list[Any]] = [[design, 0, base._copies, base.repetitions]]
         first_point, first_run = len(design), len(base)
         seen: dict[bytes, int] = {}
-        for row in np.round(design.coded(), 9):
-            seen[row.tobytes()] = seen.get(row.tobytes(), 0) + 1
+        for row in own:
+            seen[key_of(row)] = seen.get(key_of(row), 0) + 1
         for b, (how, block_coded) in enumerate(blocks, 1):
             if "replicate_to" in how:  # repetitions r..N-1 of every point with r < N: the seeds of `repetitions: N`
                 n, start = int(how["replicate_to"]), first_run
@@ -153,11 +166,11 @@ class AugmentedRuns(Sequence):
             if "axial" in how:
                 method = "central_composite"
             n = len(block_coded)
-            part = Design(factors, method, f"block {b}", points[first_point:first_point + n], None, scale,
-                          design.info)
+            part = Design(factors, method, f"block {b}", points[first_point:first_point + n],
+                          all_active[first_point:first_point + n], scale, design.info)
             copies = {}
-            for i, row in enumerate(np.round(block_coded, 9)):
-                key = row.tobytes()
+            for i, row in enumerate(np.asarray(block_coded, float).reshape(-1, width)):
+                key = key_of(row)
                 if seen.get(key):
                     copies[i] = seen[key]
                 seen[key] = seen.get(key, 0) + 1
@@ -174,13 +187,21 @@ class AugmentedRuns(Sequence):
         if method == "central_composite" and design.method != "central_composite":
             info["model"] = "quadratic"
         self.design = Design(factors, method, f"{design.reason}; augmented by {len(blocks)} block(s) "
-                             f"(xgen augment): {first_point} points", points, None, scale, info)
+                             f"(xgen augment): {first_point} points", points, all_active, scale, info)
         self.n_points = first_point
         self.blocks = records
         self._length = first_run
 
     def __len__(self) -> int:
         return self._length
+
+    def pairs(self) -> list[tuple[dict, np.ndarray]]:
+        """``(how, coded)`` of every block after the design, as this object
+        was made from (NaN where a conditional factor is inactive): the
+        blocks to pass on with one more."""
+        coded = np.where(self.design.active, self.design.coded(), np.nan)
+        return [(b["how"], coded[b["first_point"]:b["first_point"] + b["points"]])
+                for b in self.blocks if b["block"] > 0]
 
     def _segment(self, k: int) -> tuple[Any, int]:
         if k < 0:
@@ -250,6 +271,8 @@ def augment_runs(runs: Any, output: str | Path, how: dict[str, Any], *,
     if runs.design.method == "optuna":  # its design points are the study's trials
         raise InputError("xgen augment: an optuna design grows by xrun optimize (each design point is a trial of "
                          "its study); raise its trials in the document instead")
+    if any(f.when for f in runs.design.factors):  # new_points knows no conditions (xrun optimize's batches do)
+        raise InputError("xgen augment: a design with conditional factors cannot be augmented")
     manifest = _read_manifest(runs, Path(output))
     if manifest is None:
         raise InputError(f"{output}: no manifest of this experiment: run xgen generate first")
@@ -267,6 +290,4 @@ def augment_runs(runs: Any, output: str | Path, how: dict[str, Any], *,
 
     coded = new_points(how, design.coded(), names, kinds, int(runs.experiment.model.seed), block)
     _refuse_too_large(how, current, len(names), limit, len(coded))
-    pairs = [(b["how"], design.coded()[b["first_point"]:b["first_point"] + b["points"]])
-             for b in current.blocks if b["block"] > 0]
-    return AugmentedRuns(runs, pairs + [(how, coded)])
+    return AugmentedRuns(runs, current.pairs() + [(how, coded)])

@@ -24,7 +24,7 @@ import csv
 import json
 import math
 import time
-from collections.abc import Iterator
+from collections.abc import Iterator, Sequence
 from dataclasses import dataclass
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
@@ -129,12 +129,14 @@ def phase_factors(phases: list[SelectedPhase]) -> list[str]:
 
 
 def selected_phases(db: "Database", experiment: str | None = None, *,
-                    all_instances: bool = False, include_branches: bool = False) -> list[SelectedPhase]:
+                    all_instances: bool = False, include_branches: bool = False,
+                    runs: Sequence[str] | None = None) -> list[SelectedPhase]:
     """The phases whose episodes are exported (see the module docstring), in
-    export order: the design's runs (of ``experiment``, or every design run),
-    then, with ``include_branches``, the sessions of the trees rooted in
-    them (``branch`` set, no design point, no levels). A few cheap queries
-    over phases and session nodes (no episode is read).
+    export order: the design's runs (of ``experiment``, or every design run;
+    with ``runs``, only the runs of those uids), then, with
+    ``include_branches``, the sessions of the trees rooted in them
+    (``branch`` set, no design point, no levels). A few cheap queries over
+    phases and session nodes (no episode is read).
 
     Raises:
         StoreError: the store cannot be read.
@@ -142,7 +144,13 @@ def selected_phases(db: "Database", experiment: str | None = None, *,
     from xdoe.store.views._membership import branch_runs
 
     children = branch_runs(db)  # every session of a tree: never in the design
-    rows = [r for r in _phase_rows(db, experiment) if r[8] not in children]
+    if runs is None:
+        rows = _phase_rows(db, experiment)
+    else:  # bound the IN list (SQLite's variable limit); back into one (instance, phase) order
+        uids = sorted(set(runs))
+        chunks = [_phase_rows(db, experiment, uids[start:start + 500]) for start in range(0, len(uids), 500)]
+        rows = sorted((r for chunk in chunks for r in chunk), key=lambda r: (int(r[5]), int(r[1])))
+    rows = [r for r in rows if r[8] not in children]
     branches: dict[str, Any] = {}
     if include_branches and children:
         branches = children if experiment is None else branch_runs(db, experiment)

@@ -38,6 +38,8 @@ from xdoe.store.views._export import (BRANCH_COLUMN, DESIGN_COLUMNS, check_exper
                                 selected_phases)
 
 if TYPE_CHECKING:
+    from collections.abc import Sequence
+
     from xdoe.store.views._export import SelectedPhase
     from xdoe.store.schema._database import Database
 
@@ -168,7 +170,7 @@ def _resolve_phase(phases: list[str], phase: str | None) -> str:
 def run_scores(db: "Database", experiment: str | None = None, *, phase: str | None = None,
                metric: str = "objective", stat: str = "mean", op: str | None = None,
                threshold: float | None = None, keep_cut: bool = False,
-               include_branches: bool = False) -> ScoreTable:
+               include_branches: bool = False, runs: Sequence[str] | None = None) -> ScoreTable:
     """Per run and agent, ``stat`` of ``metric`` over the run's episodes of
     ``phase`` (its name, its index among the phases as text, or ``None``:
     the last phase with episodes), computed by the database (see the module
@@ -177,7 +179,9 @@ def run_scores(db: "Database", experiment: str | None = None, *, phase: str | No
     (:data:`xdoe._cuts.BUDGET_CUTS`) are counted in ``episodes`` but not in
     ``kept`` nor in ``y`` unless ``keep_cut``. The rows, the phases and the
     runs are those of :meth:`store.views.episode_table <xdoe.store.views._views.Views.episode_table>` with the same
-    ``experiment`` and ``include_branches``.
+    ``experiment`` and ``include_branches``; ``runs``: only the runs of these
+    uids (their rows are those of the whole table, when the phase is named
+    or theirs is the last phase with episodes).
 
     Raises:
         InputError: ``experiment`` is not in the store, or no phase ``phase``
@@ -191,7 +195,7 @@ def run_scores(db: "Database", experiment: str | None = None, *, phase: str | No
         raise ValueError(f"unknown comparison {op!r}; expected one of {', '.join(COMPARISONS)}")
     _stat_sql(stat)  # checks the name
     check_experiment(db, experiment)
-    selected = selected_phases(db, experiment, include_branches=include_branches)
+    selected = selected_phases(db, experiment, include_branches=include_branches, runs=runs)
     factors = phase_factors(selected)
     columns = export_columns(factors)
     names = tuple(columns[len(DESIGN_COLUMNS): len(DESIGN_COLUMNS) + len(factors)])

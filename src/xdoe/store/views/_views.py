@@ -19,7 +19,7 @@ from xdoe.store._liveness import HEARTBEAT_TIMEOUT
 if TYPE_CHECKING:
     from xdoe.store.schema._database import Database
     from xdoe.store.views._dashboard import CampaignSummary, Design, RunsPage
-    from collections.abc import Iterator
+    from collections.abc import Iterator, Sequence
 
     from xdoe.store.views._export import ExportResult, SelectedPhase
     from xdoe.store.views._lineage import RunNode
@@ -105,7 +105,8 @@ class Views:
 
     def run_scores(self, experiment: str | None = None, *, phase: str | None = None, metric: str = "objective",
                    stat: str = "mean", op: str | None = None, threshold: float | None = None,
-                   keep_cut: bool = False, include_branches: bool = False) -> "ScoreTable":
+                   keep_cut: bool = False, include_branches: bool = False,
+                   runs: "Sequence[str] | None" = None) -> "ScoreTable":
         """Per run and agent, ``stat`` of ``metric`` over the run's episodes
         of ``phase``, aggregated by the database (the runs and phases of
         :meth:`episode_table`); arguments and errors:
@@ -113,7 +114,7 @@ class Views:
         from xdoe.store.views._scores import run_scores
 
         return run_scores(self._db, experiment, phase=phase, metric=metric, stat=stat, op=op, threshold=threshold,
-                          keep_cut=keep_cut, include_branches=include_branches)
+                          keep_cut=keep_cut, include_branches=include_branches, runs=runs)
 
     def build_lineage(self, experiment: str | None = None, *, run: str | None = None, latest_only: bool = False,
                       heartbeat_timeout: float = HEARTBEAT_TIMEOUT, now: _dt.datetime | None = None,
