@@ -255,7 +255,7 @@ class Environment(ABC):
         ``last_state`` is refused with a ``TypeError`` when it is defined);
         a class that writes :meth:`update` has it in ``update``'s answer
         (the executor keeps that; this method then raises). The executor asks for it
-        only where objects are needed: a ``reward`` block, a termination
+        only where objects are needed: a ``reward`` component, a termination
         condition that reads ``StepProgress.states``, and once at the end of
         every episode for its ``info``. It must not advance the environment.
 
@@ -363,7 +363,7 @@ class Reward(ABC):
     ) -> list[RewardInformation]:
         """The rewards the agents receive this step, in place of the environment's own.
 
-        Called after every update of the environment whose ``reward`` block
+        Called after every update of the environment whose ``reward`` component
         names this class (with the state of that update, see
         :meth:`Environment.last_state`).
 

@@ -14,7 +14,7 @@ actuators' ids and spaces. The worker reads an
 environment's :class:`~xdoe.environment.EnvironmentState` (``last_state``)
 only where objects are needed: an environment that wrote ``update`` (the
 state is at hand: rewards with an ``owner``, agents that ``left``), a reward
-block, a condition that reads ``StepProgress.states``, the episode's
+component, a condition that reads ``StepProgress.states``, the episode's
 ``info`` at its end."""
 
 from __future__ import annotations
@@ -79,7 +79,7 @@ class Worker(WorkerEpisodes):
         self.phase = phase
         self.envs = envs
         self.env_uids = [e.uid for e in phase.environments]
-        self.reward_blocks = rewards
+        self.reward_components = rewards
         self.reads_states = reads_states
         self.agents: list[AgentRuntime] = []
         self.agent_names: list[str] = [a.name for a in phase.agents]
@@ -143,7 +143,7 @@ class Worker(WorkerEpisodes):
         self.states[i] = None
         self.env_forms[i] = runtime.form
         derived = runtime.form == "update"
-        self.fetch[i] = derived or self.reads_states or self.reward_blocks[i] is not None
+        self.fetch[i] = derived or self.reads_states or self.reward_components[i] is not None
 
     # -- SimulationWorker --------------------------------------------------
     def _observation(self, agent: AgentRuntime) -> Any:
@@ -297,14 +297,14 @@ class Worker(WorkerEpisodes):
     # -- internals ---------------------------------------------------------
     def _read_state(self, i: int, rewards: dict[str, float]) -> tuple[dict[str, float], bool]:
         """After environment ``i``'s update, when its state is read at every
-        step (``fetch``): the state for the conditions, its reward block
-        applied, agents that left noted; returns the rewards (the block's,
+        step (``fetch``): the state for the conditions, its reward component
+        applied, agents that left noted; returns the rewards (the component's,
         if there is one) and whether one of them has an ``owner``."""
         state = self._last_state(i)
-        block = self.reward_blocks[i]
-        if block is not None:
+        component = self.reward_components[i]
+        if component is not None:
             try:
-                state.rewards = list(block(state.sensors, state.rewards))
+                state.rewards = list(component(state.sensors, state.rewards))
             except Exception as exc:
                 raise component_error(f"environment {self.env_uids[i]!r}: reward", exc) from exc
             rewards = {r.uid: r.value for r in state.rewards}
