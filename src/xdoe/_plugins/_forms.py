@@ -21,6 +21,7 @@ from __future__ import annotations
 
 import inspect
 import warnings
+import weakref
 from typing import Any, Callable, Sequence
 
 __all__ = ["DERIVED", "derive_forms", "is_derived", "is_derived_code", "items_of", "propose_through_objects",
@@ -79,10 +80,10 @@ def retire_value_steps(cls: type, marks: Sequence[str], clashes: dict[str, int |
             parameters = list(inspect.signature(function).parameters)[1:]
             if len(parameters) == arity and parameters[0] == "observation":
                 former.append(name)
-    inherited = getattr(cls, _FORMER, False) and any(name in own for name in clashes)
+    inherited = any(base in _FORMER for base in cls.__mro__[1:]) and any(name in own for name in clashes)
     if not former and not inherited:
         return
-    setattr(cls, _FORMER, True)
+    _FORMER.add(cls)
     for name in clashes:
         if name in own:
             delattr(cls, name)
@@ -92,8 +93,8 @@ def retire_value_steps(cls: type, marks: Sequence[str], clashes: dict[str, int |
                   f"'A step'; write the value form there to keep the speed)", DeprecationWarning, stacklevel=4)
 
 
-#: set on a class of the former value-step API (:func:`retire_value_steps`)
-_FORMER = "_xdoe_former_value_steps"
+#: the classes of the former value-step API (:func:`retire_value_steps`); kept here, not on the classes
+_FORMER: "weakref.WeakSet[type]" = weakref.WeakSet()
 
 
 def is_derived(cls: type, name: str) -> bool:
