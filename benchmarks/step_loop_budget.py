@@ -74,8 +74,6 @@ def protocol_loop(episodes: int, seed: int = 7) -> tuple[int, float]:
     brain.mode = muscle.mode = Mode.TRAIN
     muscle.update(brain.table)
     # the value forms, as the executor calls them (docs/plugins.md, "A step")
-    io = ((("taxi.observation", baseline.sensors[0].space),), (("taxi.action", baseline.actuators[0].space),))
-    brain._xdoe_io = muscle._xdoe_io = io
     propose, env_update = muscle.propose_values, env.update_values
     internal, thinking, update = objective.internal_reward_values, brain.thinking_values, muscle.update
     steps = 0

@@ -12,8 +12,10 @@ by what:
 * a termination condition's class name, e.g. ``MaxStepsTerminationCondition``:
   the condition answered ``RESET`` (an episode time limit of the document);
 * :data:`CUT_STEP_BUDGET`: the phase's step budget
-  (``MaxStepsTerminationCondition(phase_steps=...)``) ran out mid-episode, in
-  this worker or another;
+  (``MaxStepsTerminationCondition(phase_steps=...)``) ran out mid-episode:
+  the budget the phase's workers share, in this worker or another; under
+  ``--parallel-workers`` this worker's own budget (each worker counts its own
+  steps; the others go on to theirs);
 * :data:`CUT_STOP`: a condition stopped the phase or run (``STOP_PHASE``,
   ``STOP_RUN``) mid-episode.
 

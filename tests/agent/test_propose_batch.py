@@ -41,7 +41,8 @@ def _muscles(cls: type[Muscle], n: int) -> list[Muscle]:
     out = []
     for i in range(n):
         muscle = cls(uid="agent", seed=40 + i)
-        muscle._xdoe_io = (SENSORS, ACTUATORS)  # what the executor sets before the first step
+        muscle.setup([SensorInformation(uid, space) for uid, space in SENSORS],
+                     [ActuatorInformation(uid, space) for uid, space in ACTUATORS])
         out.append(muscle)
     return out
 

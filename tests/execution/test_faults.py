@@ -23,7 +23,7 @@ CAUSES = {
 }
 #: documents experiment-check refuses: experiment-start refuses them too, before anything is written
 REFUSED = {
-    "wrong_params": "11: schedule[0].training.agents[0].brain.params: xdoe.components.agents._qlearning:"
+    "wrong_params": "11: schedule[0].training.agents[0].brain.params: xdoe.components.agents:"
                     "QLearningBrain does not accept 'alhpa' (did you mean 'alpha'?); accepted parameters: "
                     "alpha, gamma, initial_q",
     "unknown_sensor": "14: schedule[0].training.agents[0].sensors[0]: the environments offer no sensor "

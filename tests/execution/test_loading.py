@@ -38,7 +38,7 @@ def test_unknown_attribute_suggests_close_names():
 def test_wrong_base_class_and_not_a_class():
     from xdoe.agent import Muscle
 
-    with pytest.raises(ComponentError, match="not a subclass of xdoe.agent._muscle.Muscle"):
+    with pytest.raises(ComponentError, match="not a subclass of xdoe.agent.Muscle"):
         load_class("xdoe.agents:QLearningBrain", KEY, base=Muscle)
     with pytest.raises(ComponentError, match="is not a class"):
         load_class("xdoe.execution:run", KEY)
@@ -52,7 +52,7 @@ def test_wrong_parameter_lists_the_accepted_ones():
     with pytest.raises(ComponentError) as info:
         construct(QLearningBrain, KEY, {"alhpa": 0.1}, seed=1)
     msg = str(info.value)
-    assert msg.startswith(KEY + ".params: xdoe.components.agents._qlearning:QLearningBrain does not accept")
+    assert msg.startswith(KEY + ".params: xdoe.components.agents:QLearningBrain does not accept")
     assert "'alhpa' (did you mean 'alpha'?)" in msg
     assert "accepted parameters: alpha, gamma, initial_q" in msg
 

@@ -130,7 +130,7 @@ def test_component_errors_name_the_component_and_keep_finished_episodes(store, t
     assert result.error == "agent 'agent': brain.thinking raised ZeroDivisionError: bad gradient"
 
 
-def test_reward_block_replaces_the_environment_rewards(store, tmp_path):
+def test_reward_component_replaces_the_environment_rewards(store, tmp_path):
     phase = counting_phase(mode="test", episodes=1, length=3,
                            objective={"name": "xdoe.agents:RewardObjective",
                                       "params": {"reward_ids": ["env.double"]}})

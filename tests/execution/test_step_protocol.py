@@ -344,9 +344,12 @@ def test_each_class_is_used_through_the_form_its_body_defines():
     through it; ``super()`` between the forms does not recurse; an environment
     with ``update_values`` and no ``last_state`` is refused."""
     muscle = CuriousAgain("walker", seed=3)
-    muscle._xdoe_io = ((("c.cell", spaces.Discrete(6)), ("c.noise", spaces.Box(-10, 10, (1,), "float32"))),
-                       (("c.move", spaces.Discrete(3)),))
     muscle.setup([], [])
+    # Curious.setup (palaestrAI's style) does not call super(): the base's keeps the ids and spaces a
+    # derived propose_values reads (the executor's AgentRuntime holds its own)
+    Muscle.setup(muscle, [SensorInformation("c.cell", spaces.Discrete(6)),
+                          SensorInformation("c.noise", spaces.Box(-10, 10, (1,), "float32"))],
+                 [ActuatorInformation("c.move", spaces.Discrete(3))])
     twin = ValueCurious("walker", seed=3)
     twin.setup([], [])
     CALLS.clear()

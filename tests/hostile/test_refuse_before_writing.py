@@ -154,6 +154,6 @@ def test_with_jobs_the_check_runs_beside_the_parent_and_still_refuses(tmp_path: 
     assert done.returncode == 2, (done.stdout, done.stderr)
     assert done.stderr.splitlines() == [
         f"error: {bad}:20: schedule[0].training.agents[0].brain: 'builtins:int' is not a subclass of "
-        "xdoe.agent._brain.Brain"], done.stderr
+        "xdoe.agent.Brain"], done.stderr
     assert done.stdout.strip() == "light"
     assert _snapshot(tmp_path) == before

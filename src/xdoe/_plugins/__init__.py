@@ -16,7 +16,7 @@ here; a plugin never needs them.
 """
 
 from xdoe._plugins._forms import (DERIVED, derive_forms, is_derived, is_derived_code, items_of,
-                                  retire_value_steps, values_of)
+                                  propose_through_objects, retire_value_steps, think_through_objects, values_of)
 from xdoe._plugins._observations import (EVERY, FIRST, POLICIES, ObservationCheck, ObservationReport, inside,
                                          observation_check, observation_report, report_observation)
 from xdoe._plugins._samplers import (GaussianSampler, MultiRangeUniformSampler, ParameterSampler,
@@ -28,7 +28,9 @@ __all__ = [
     "is_derived",
     "is_derived_code",
     "items_of",
+    "propose_through_objects",
     "retire_value_steps",
+    "think_through_objects",
     "values_of",
     "EVERY",
     "FIRST",

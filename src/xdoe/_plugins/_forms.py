@@ -21,10 +21,11 @@ from __future__ import annotations
 
 import inspect
 import warnings
+import weakref
 from typing import Any, Callable, Sequence
 
-__all__ = ["DERIVED", "derive_forms", "is_derived", "is_derived_code", "items_of", "retire_value_steps",
-           "values_of"]
+__all__ = ["DERIVED", "derive_forms", "is_derived", "is_derived_code", "items_of", "propose_through_objects",
+           "retire_value_steps", "think_through_objects", "values_of"]
 
 #: the attribute that marks a derived method
 DERIVED = "__xdoe_derived__"
@@ -79,10 +80,10 @@ def retire_value_steps(cls: type, marks: Sequence[str], clashes: dict[str, int |
             parameters = list(inspect.signature(function).parameters)[1:]
             if len(parameters) == arity and parameters[0] == "observation":
                 former.append(name)
-    inherited = getattr(cls, _FORMER, False) and any(name in own for name in clashes)
+    inherited = any(base in _FORMER for base in cls.__mro__[1:]) and any(name in own for name in clashes)
     if not former and not inherited:
         return
-    setattr(cls, _FORMER, True)
+    _FORMER.add(cls)
     for name in clashes:
         if name in own:
             delattr(cls, name)
@@ -92,8 +93,8 @@ def retire_value_steps(cls: type, marks: Sequence[str], clashes: dict[str, int |
                   f"'A step'; write the value form there to keep the speed)", DeprecationWarning, stacklevel=4)
 
 
-#: set on a class of the former value-step API (:func:`retire_value_steps`)
-_FORMER = "_xdoe_former_value_steps"
+#: the classes of the former value-step API (:func:`retire_value_steps`); kept here, not on the classes
+_FORMER: "weakref.WeakSet[type]" = weakref.WeakSet()
 
 
 def is_derived(cls: type, name: str) -> bool:
@@ -129,3 +130,54 @@ def items_of(kind: type, specs: Sequence[tuple[str, Any]], value: Any) -> list[A
         if uid not in spaces:
             raise ValueError(f"{uid!r} is not one of {', '.join(spaces) or 'none'}")
     return [kind(uid, space, value[uid]) for uid, space in specs if uid in value]
+
+
+# -- the object forms called with values -------------------------------------------------------
+# One implementation, used by the derived value forms of the base classes (their ids and spaces from
+# the plugin's public ``sensors``/``actuators``) and by the executor's adapters (from what it holds).
+
+def propose_through_objects(propose_actions: Callable[[list[Any], list[Any]], list[Any]], observation: Any,
+                            sensors: Sequence[tuple[str, Any]], actuators: Sequence[tuple[str, Any]],
+                            kinds: tuple[type, type], agent: str) -> Any:
+    """The value form of a muscle's ``propose_actions`` (bound) for the agent
+    ``agent`` whose sensors and actuators are ``sensors``/``actuators``
+    (``(uid, space)`` pairs): ``observation`` becomes sensor objects, empty
+    actuator objects are proposed on, the answer becomes the value form
+    (``kinds``: the classes ``SensorInformation``, ``ActuatorInformation``).
+    Raises :class:`~xdoe.errors.RunError` for an actuator the agent does not own."""
+    sensor_kind, actuator_kind = kinds
+    acted = propose_actions(items_of(sensor_kind, sensors, observation),
+                            [actuator_kind(uid, space) for uid, space in actuators])
+    if len(actuators) == 1:
+        uid = actuators[0][0]
+        if len(acted) == 1 and acted[0].uid == uid:
+            return acted[0].value
+    ids = {uid for uid, _ in actuators}
+    for action in acted:
+        if action.uid not in ids:
+            from xdoe.errors import RunError
+
+            raise RunError(f"agent {agent!r} set actuator {action.uid!r}, which is not assigned to it "
+                           f"(assigned: {', '.join(uid for uid, _ in actuators) or 'none'})")
+    if len(actuators) == 1:
+        return next((a.value for a in acted if a.value is not None), None)
+    return {a.uid: a.value for a in acted}
+
+
+def think_through_objects(thinking: Callable[[Any], Any], step: tuple[Any, ...],
+                          sensors: Sequence[tuple[str, Any]], actuators: Sequence[tuple[str, Any]],
+                          kinds: tuple[type, type, type, type]) -> Any:
+    """The value form of a brain's ``thinking`` (bound): ``step``, the
+    arguments of ``thinking_values`` ``(worker, episode, step, observation,
+    action, rewards, objective, next_observation, done, extras, truncated)``,
+    becomes one ``Experience`` of the objects of the agent's ``sensors`` and
+    ``actuators`` (``(uid, space)`` pairs; ``kinds``: the classes
+    ``Experience``, ``SensorInformation``, ``ActuatorInformation``,
+    ``RewardInformation``); returns what ``thinking`` returns."""
+    experience, sensor_kind, actuator_kind, reward_kind = kinds
+    worker, episode, number, observation, action, rewards, objective, next_observation, done, extras, \
+        truncated = step
+    return thinking(experience(
+        worker, episode, number, items_of(sensor_kind, sensors, observation), items_of(actuator_kind, actuators, action),
+        [reward_kind(uid, value) for uid, value in rewards.items()], objective,
+        items_of(sensor_kind, sensors, next_observation), done, extras, truncated))

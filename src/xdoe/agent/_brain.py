@@ -9,7 +9,7 @@ from typing import Any, Iterable
 
 import numpy as np
 
-from xdoe._plugins import derive_forms, items_of, retire_value_steps, values_of
+from xdoe._plugins import derive_forms, retire_value_steps, think_through_objects, values_of
 from xdoe.agent._experience import Experience, Mode
 from xdoe.environment import ActuatorInformation, RewardInformation, SensorInformation
 
@@ -40,10 +40,6 @@ class Brain(ABC):
         retire_value_steps(cls, ("value_steps",), {"thinking_values": 6})
         derive_forms(cls, "thinking", "thinking_values", _thinking_values_of, _thinking_of)
 
-    #: ``(uid, space)`` of the agent's sensors and actuators, set by the
-    #: executor before the first step (used by a derived form)
-    _xdoe_io: tuple[tuple[tuple[str, Any], ...], tuple[tuple[str, Any], ...]] = ((), ())
-
     def __init__(self, seed: int = 0, **params: Any) -> None:
         if params:
             raise TypeError(f"unexpected parameters: {', '.join(sorted(params))}")
@@ -61,7 +57,9 @@ class Brain(ABC):
         the agent takes part in (the brain is then kept from phase to phase).
         The default keeps both lists as :attr:`sensors` and
         :attr:`actuators`; an override calls ``super().setup(...)`` and
-        builds what depends on the spaces (a table, a network).
+        builds what depends on the spaces (a table, a network); a
+        :meth:`thinking_values` derived from :meth:`thinking` reads the ids
+        and spaces of the steps' values there.
 
         Args:
             sensors (list[SensorInformation]): the agent's own sensors, in the
@@ -376,12 +374,11 @@ def _thinking_values_of(own: Any) -> Any:
     def thinking_values(self: Brain, worker: int, episode: int, step: int, observation: Any, action: Any,
                         rewards: dict[str, float], objective: float, next_observation: Any, done: bool,
                         extras: dict[str, Any], truncated: bool) -> Any | None:
-        sensors, actuators = self._xdoe_io
-        return own(self, Experience(
-            worker, episode, step, items_of(SensorInformation, sensors, observation),
-            items_of(ActuatorInformation, actuators, action),
-            [RewardInformation(uid, value) for uid, value in rewards.items()], objective,
-            items_of(SensorInformation, sensors, next_observation), done, extras, truncated))
+        return think_through_objects(
+            own.__get__(self), (worker, episode, step, observation, action, rewards, objective, next_observation,
+                                done, extras, truncated),
+            [(s.uid, s.space) for s in self.sensors], [(a.uid, a.space) for a in self.actuators],
+            (Experience, SensorInformation, ActuatorInformation, RewardInformation))
     return thinking_values
 
 

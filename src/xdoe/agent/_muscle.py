@@ -7,7 +7,7 @@ from typing import Any, Sequence
 
 import numpy as np
 
-from xdoe._plugins import derive_forms, items_of, retire_value_steps, values_of
+from xdoe._plugins import derive_forms, items_of, propose_through_objects, retire_value_steps, values_of
 from xdoe.agent._experience import Mode
 from xdoe.environment import ActuatorInformation, SensorInformation
 
@@ -42,10 +42,6 @@ class Muscle(ABC):
         retire_value_steps(cls, ("value_steps", "propose_action_value"), {})
         derive_forms(cls, "propose_actions", "propose_values", _propose_values_of, _propose_actions_of)
 
-    #: ``(uid, space)`` of the agent's sensors and actuators, set by the
-    #: executor before the first step (used by a derived form)
-    _xdoe_io: tuple[tuple[tuple[str, Any], ...], tuple[tuple[str, Any], ...]] = ((), ())
-
     def __init__(self, uid: str, seed: int = 0, **params: Any) -> None:
         if params:
             raise TypeError(f"unexpected parameters: {', '.join(sorted(params))}")
@@ -53,6 +49,8 @@ class Muscle(ABC):
         self.seed = seed
         self.rng = np.random.default_rng(seed)
         self.mode: Mode = Mode.TRAIN
+        self.sensors: list[SensorInformation] = []
+        self.actuators: list[ActuatorInformation] = []
 
     def setup(self, sensors: list[SensorInformation], actuators: list[ActuatorInformation]) -> None:
         """Receive the agent's sensors and actuators: size the policy to them.
@@ -60,7 +58,11 @@ class Muscle(ABC):
         Called once per phase and worker, right after construction (muscles
         are built anew for every phase), before :attr:`mode` is set and
         :meth:`Brain.muscle_state` arrives through :meth:`update`. The
-        default does nothing.
+        default keeps both lists as :attr:`sensors` and :attr:`actuators`
+        (a :meth:`propose_values` derived from :meth:`propose_actions` reads
+        their ids and spaces there: a muscle that writes
+        :meth:`propose_actions` and overrides ``setup`` calls
+        ``super().setup(...)``).
 
         Args:
             sensors (list[SensorInformation]): the agent's own sensors, in
@@ -91,6 +93,8 @@ class Muscle(ABC):
             >>> muscle.values
             array([0., 0., 0.])
         """
+        self.sensors = list(sensors)
+        self.actuators = list(actuators)
 
     def reset(self) -> None:
         """Forget what belongs to the last episode: a new one starts.
@@ -319,25 +323,20 @@ class Muscle(ABC):
 
 def _propose_values_of(own: Any) -> Any:
     def propose_values(self: Muscle, observation: Any) -> Any:
-        sensors, actuators = self._xdoe_io
-        acted = own(self, items_of(SensorInformation, sensors, observation),
-                    [ActuatorInformation(uid, space) for uid, space in actuators])
-        if len(actuators) == 1:
-            uid = actuators[0][0]
-            if len(acted) == 1 and acted[0].uid == uid:
-                return acted[0].value
-        ids = {uid for uid, _ in actuators}
-        for action in acted:
-            if action.uid not in ids:
-                from xdoe.errors import RunError
-
-                raise RunError(f"agent {self.uid!r} set actuator {action.uid!r}, which is not assigned to it "
-                               f"(assigned: {', '.join(uid for uid, _ in actuators) or 'none'})")
-        if len(actuators) == 1:
-            return next((a.value for a in acted if a.value is not None), None)
-        return {a.uid: a.value for a in acted}
+        sensors, actuators = _specs(self)
+        return propose_through_objects(own.__get__(self), observation, sensors, actuators,
+                                       (SensorInformation, ActuatorInformation), self.uid)
     return propose_values
 
+
+def _specs(muscle: Muscle) -> tuple[list[tuple[str, Any]], list[tuple[str, Any]]]:
+    """``(uid, space)`` of ``muscle``'s :attr:`~Muscle.sensors` and :attr:`~Muscle.actuators`
+    (what :meth:`Muscle.setup` kept); raises ``RuntimeError`` when it kept none."""
+    if not muscle.sensors and not muscle.actuators:
+        raise RuntimeError(f"{type(muscle).__name__}.propose_values() is derived from its propose_actions() and "
+                           f"needs the sensors and actuators Muscle.setup() keeps: call super().setup(sensors, "
+                           f"actuators) in its setup()")
+    return [(s.uid, s.space) for s in muscle.sensors], [(a.uid, a.space) for a in muscle.actuators]
 
 
 def _propose_actions_of(own: Any) -> Any:

@@ -7,7 +7,7 @@ from typing import Any
 
 import numpy as np
 
-from xdoe._plugins import derive_forms, items_of, retire_value_steps, values_of
+from xdoe._plugins import derive_forms, retire_value_steps
 from xdoe.environment._information import (
     ActuatorInformation,
     EnvironmentBaseline,
@@ -37,8 +37,11 @@ class Environment(ABC):
 
     Two forms of a step (``docs/plugins.md``, "A step"): write :meth:`update`
     (information objects) or :meth:`update_values` with :meth:`last_state`
-    (gymnasium's ``Env.step`` as plain values); the class gets the other form
-    derived from the one its body defines. The executor calls
+    (gymnasium's ``Env.step`` as plain values). A class whose body defines
+    :meth:`update_values` gets :meth:`update` derived from it; the executor
+    steps a class that writes :meth:`update` through ``update`` itself (it
+    holds the actuators' ids and spaces the objects need), and that class's
+    :meth:`update_values` and :meth:`last_state` raise. The executor calls
     :meth:`update_values`, and :meth:`last_state` only when it needs the
     objects (a :class:`Reward` component, a condition reading ``StepProgress.states``, the
     episode's ``info`` at its end). Rewards with an ``owner`` and agents that
@@ -59,12 +62,6 @@ class Environment(ABC):
             raise TypeError(f"{cls.__qualname__} defines update_values but not last_state (the state "
                             f"update() would have returned for the last update_values call)")
         derive_forms(cls, "update", "update_values", _update_values_of, _update_of)
-
-    #: ``(uid, space)`` of the actuators of the last :meth:`start_environment`
-    #: (set by the executor; used by the derived :meth:`update_values`)
-    _xdoe_actuators: tuple[tuple[str, Any], ...] = ()
-    #: the state of the last derived :meth:`update_values`
-    _xdoe_state: EnvironmentState | None = None
 
     def __init__(self, uid: str, seed: int, **params: Any) -> None:
         if params:
@@ -190,9 +187,12 @@ class Environment(ABC):
         """Apply the agents' actions and advance one step, as plain values (the value form).
 
         :meth:`update` as gymnasium's ``Env.step``: what the executor calls
-        at every step. Write this (with :meth:`last_state`) or :meth:`update`;
-        the class gets the other. Agents that leave an episode and rewards
-        with an ``owner`` need :meth:`update`.
+        at every step. Write this (with :meth:`last_state`) or :meth:`update`:
+        a class that writes this gets :meth:`update`; a class that writes
+        :meth:`update` is stepped through it by the executor, and this
+        method then raises ``NotImplementedError`` (the values alone do not
+        carry the actuators' ids and spaces). Agents that leave an episode
+        and rewards with an ``owner`` need :meth:`update`.
 
         Args:
             actions (Any): the value form of the environment's actuators: the
@@ -253,8 +253,9 @@ class Environment(ABC):
         A class that writes :meth:`update_values` writes this too (one whose
         body defines ``update_values`` but neither ``update`` nor
         ``last_state`` is refused with a ``TypeError`` when it is defined);
-        a class that writes :meth:`update` gets it. The executor asks for it
-        only where objects are needed: a ``reward`` block, a termination
+        a class that writes :meth:`update` has it in ``update``'s answer
+        (the executor keeps that; this method then raises). The executor asks for it
+        only where objects are needed: a ``reward`` component, a termination
         condition that reads ``StepProgress.states``, and once at the end of
         every episode for its ``info``. It must not advance the environment.
 
@@ -265,8 +266,8 @@ class Environment(ABC):
                 returned.
 
         Raises:
-            RuntimeError: (the default) no update since the last
-                :meth:`start_environment`.
+            RuntimeError: (the default) the class writes :meth:`update`,
+                which returns the state.
 
         Examples:
             >>> from gymnasium import spaces
@@ -293,10 +294,7 @@ class Environment(ABC):
             >>> state.rewards[0].value == rewards["coin.r"], state.terminated, sorted(state.info)
             (True, True, ['coin'])
         """
-        state = self._xdoe_state
-        if state is None:
-            raise RuntimeError(f"{type(self).__name__}.last_state() called before update_values()")
-        return state
+        raise RuntimeError(f"{type(self).__name__} writes update(), which returns the state: it has no last_state()")
 
     def close(self) -> None:
         """Release what the environment holds: files, processes, a simulator, a window.
@@ -331,18 +329,17 @@ class Environment(ABC):
 
 def _update_values_of(own: Any) -> Any:
     def update_values(self: Environment, actions: Any) -> tuple[Any, dict[str, float], bool, bool]:
-        self._xdoe_state = state = own(self, items_of(ActuatorInformation, self._xdoe_actuators, actions))
-        return values_of(state.sensors), {r.uid: r.value for r in state.rewards}, state.terminated, \
-            state.truncated
+        raise NotImplementedError(f"{type(self).__name__} writes update(): call update() with the actuators "
+                                  f"(the executor steps it so; the values alone do not carry their ids and spaces)")
     return update_values
 
 
 def _update_of(own: Any) -> Any:
     def update(self: Environment, actuators: list[ActuatorInformation]) -> EnvironmentState:
-        if len(self._xdoe_actuators) > 1 or len(actuators) > 1:
-            own(self, {a.uid: a.value for a in actuators})
-        else:  # one actuator (or none set: None)
-            own(self, actuators[0].value if actuators else None)
+        if len(actuators) == 1:  # the value form of one actuator: its plain value
+            own(self, actuators[0].value)
+        else:  # several: a dict ``uid -> value``; none set: None
+            own(self, {a.uid: a.value for a in actuators} if actuators else None)
         return self.last_state()
     return update
 
@@ -366,7 +363,7 @@ class Reward(ABC):
     ) -> list[RewardInformation]:
         """The rewards the agents receive this step, in place of the environment's own.
 
-        Called after every update of the environment whose ``reward`` block
+        Called after every update of the environment whose ``reward`` component
         names this class (with the state of that update, see
         :meth:`Environment.last_state`).
 

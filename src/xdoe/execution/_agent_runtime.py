@@ -1,28 +1,36 @@
-"""The run-time state of one agent in one worker (:class:`AgentRuntime`) and
-small helpers of the step (reward routing and sums, actuator bounds)."""
+"""The run-time state of one agent in one worker (:class:`AgentRuntime`, the
+executor's adapter of its brain, muscle and objective) and small helpers of
+the step (reward routing and sums, actuator bounds)."""
 
 from __future__ import annotations
 
 from typing import Any, Callable
 
-from xdoe.agent import Brain, Muscle, Objective
-from xdoe._plugins import is_derived
+from xdoe.agent import Brain, Experience, Muscle, Objective
+from xdoe._plugins import is_derived, propose_through_objects, think_through_objects
 from xdoe.environment import ActuatorInformation, RewardInformation, SensorInformation
 
-__all__ = ["AgentRuntime", "batches", "own_rewards", "sum_rewards"]
+__all__ = ["AgentRuntime", "brain_step", "batches", "own_rewards", "sum_rewards"]
 
 
 class AgentRuntime:
     """One agent in one worker: its muscle and the transition in progress,
     held as values (``xdoe._plugins._forms``: the plain value of a single
-    sensor or actuator, else a dict ``uid -> value``; rewards ``uid -> float``)."""
+    sensor or actuator, else a dict ``uid -> value``; rewards ``uid -> float``).
+
+    The executor's adapter of the agent's plugins: it holds the ids and
+    spaces of the agent's sensors and actuators and calls the form of each
+    method the plugin's class wrote, a value form directly, an object form
+    (``propose_actions``, ``thinking``) with the information objects it
+    builds from the values (:func:`xdoe._plugins.propose_through_objects`);
+    nothing is written into the plugin objects."""
 
     __slots__ = (
         "name", "brain", "muscle", "muscles", "objective", "sensor_ids", "sensor_specs", "templates",
         "spaces", "sensor_env", "reward_envs", "reward_env", "pending", "t_obs", "t_action",
         "t_rewards", "t_objective", "t_step", "ep_reward", "ep_objective", "t_extras",
         "actuator_ids", "all_rewards", "left", "propose", "think", "internal", "propose_form",
-        "think_form", "internal_form", "actuator_id", "bounds", "write_step",
+        "think_form", "internal_form", "actuator_id", "bounds", "write_step", "actuator_specs",
     )
 
     def __init__(self, name: str, brain: Brain, muscle: Muscle, muscles: list[Muscle],
@@ -36,9 +44,7 @@ class AgentRuntime:
         self.sensor_ids = [s.uid for s in sensors]
         self.sensor_specs = tuple((s.uid, s.space) for s in sensors)
         self.templates = actuators
-        io = (self.sensor_specs, tuple((a.uid, a.space) for a in actuators))
-        muscle._xdoe_io = io  # for a derived form (xdoe._plugins._forms)
-        brain._xdoe_io = io
+        self.actuator_specs = tuple((a.uid, a.space) for a in actuators)
         self.spaces = {a.uid: _bounds(a.space) for a in actuators}
         #: the only actuator's id and ``(space, low, high)``, else ``None`` (the
         #: value form of the agent's actions is then a dict)
@@ -48,8 +54,9 @@ class AgentRuntime:
         self.reward_envs = reward_envs
         self.reward_env = reward_envs[0] if len(reward_envs) == 1 else -1
         # the value forms the executor calls, and the names of the forms the classes wrote (for errors)
-        self.propose = muscle.propose_values
-        self.think = brain.thinking_values
+        self.propose = muscle.propose_values if not is_derived(type(muscle), "propose_values") \
+            else self._propose_through_objects
+        self.think = brain_step(brain, self.sensor_specs, self.actuator_specs)
         self.internal = objective.internal_reward_values
         self.propose_form = _written(muscle, "propose_actions", "propose_values")
         self.think_form = _written(brain, "thinking", "thinking_values")
@@ -70,6 +77,28 @@ class AgentRuntime:
         self.left: bool | None = None
         #: the recorder's writer of the agent's step rows in its worker (``Worker.step_writer``), ``None``: not stored
         self.write_step: Callable[..., None] | None = None
+
+
+    def _propose_through_objects(self, observation: Any) -> Any:
+        """The value form of the muscle's ``propose_actions`` (its class wrote that form)."""
+        return propose_through_objects(self.muscle.propose_actions, observation, self.sensor_specs,
+                                       self.actuator_specs, (SensorInformation, ActuatorInformation), self.name)
+
+
+def brain_step(brain: Brain, sensors: tuple[tuple[str, Any], ...],
+               actuators: tuple[tuple[str, Any], ...]) -> Callable[..., Any]:
+    """What the executor calls for one step of ``brain`` (the arguments of
+    :meth:`~xdoe.agent.Brain.thinking_values`): that method when the brain's
+    class wrote it, else its ``thinking`` with an ``Experience`` of the
+    information objects of the agent's ``sensors`` and ``actuators``
+    (``(uid, space)`` pairs)."""
+    if not is_derived(type(brain), "thinking_values"):
+        return brain.thinking_values
+    thinking, kinds = brain.thinking, (Experience, SensorInformation, ActuatorInformation, RewardInformation)
+
+    def step(*values: Any) -> Any:
+        return think_through_objects(thinking, values, sensors, actuators, kinds)
+    return step
 
 
 def _written(obj: Any, general: str, value: str) -> str:

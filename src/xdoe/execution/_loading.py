@@ -9,6 +9,8 @@ import difflib
 import functools
 import importlib
 import inspect
+import itertools
+import sys
 import textwrap
 from typing import Any, Mapping
 
@@ -73,7 +75,7 @@ def load_class(name: str, key: str, *, base: type | None = None) -> type:
         raise ComponentError(f"{key}: {name!r} is not a class but {type(obj).__name__}")
     if base is not None and not issubclass(obj, base):
         raise ComponentError(
-            f"{key}: {name!r} is not a subclass of {base.__module__}.{base.__qualname__}"
+            f"{key}: {name!r} is not a subclass of {_public_module(base)}.{base.__qualname__}"
         )
     return obj
 
@@ -173,7 +175,21 @@ def accepted_parameters(cls: type) -> tuple[list[str], bool]:
 
 
 def _describe(cls: type) -> str:
-    return f"{cls.__module__}:{cls.__qualname__}"
+    """``module:Class`` of ``cls`` by the public module that exports it (:func:`_public_module`)."""
+    return f"{_public_module(cls)}:{cls.__qualname__}"
+
+
+def _public_module(cls: type) -> str:
+    """The public module a user imports ``cls`` from: its module's path up
+    to the first private part (``xdoe.agent._brain`` -> ``xdoe.agent``) when
+    that module exports ``cls`` under its name, else its own module."""
+    parts = cls.__module__.split(".")
+    public = list(itertools.takewhile(lambda part: not part.startswith("_"), parts))
+    if public and len(public) < len(parts):
+        package = sys.modules.get(".".join(public))
+        if package is not None and getattr(package, cls.__qualname__, None) is cls:
+            return ".".join(public)
+    return cls.__module__
 
 
 def construct(

@@ -52,6 +52,7 @@ from xdoe.agent import Brain, Mode
 from xdoe.conditions import EpisodeProgress, TerminationCondition, Verdict
 from xdoe._plugins import report_observation
 from xdoe.errors import RunError
+from xdoe.execution._agent_runtime import brain_step
 from xdoe.execution._events import PhaseResult
 from xdoe.execution._hooks import EpisodeEnd, episode_hooks
 from xdoe.execution._parallel_child import worker_main
@@ -127,6 +128,8 @@ class ParallelPhase:
         self.plan, self.phase, self.brains, self.recorder = plan, phase, brains, recorder
         self.prepare_brain = prepare_brain
         self.flush_every = flush_every
+        #: per agent: what a step of its brain is called through (xdoe.execution._agent_runtime.brain_step)
+        self.brain_steps: dict[str, Callable[..., Any]] = {}
         # the same conditions (defaults included) as the in-process runtime
         self.conditions = phase_conditions(phase, run_condition)
         self.progress = phase_progress(phase)
@@ -210,8 +213,8 @@ class ParallelPhase:
                 self.brains[name] = brain
             brain.mode = mode
             brain.workers = self.phase.workers
-            # for a derived thinking_values (xdoe._plugins.derive_forms), as AgentRuntime sets it in-process
-            brain._xdoe_io = (tuple((s.uid, s.space) for s in sensors), tuple((a.uid, a.space) for a in actuators))
+            self.brain_steps[name] = brain_step(brain, tuple((s.uid, s.space) for s in sensors),
+                                                tuple((a.uid, a.space) for a in actuators))
             if self.prepare_brain is not None:
                 self.prepare_brain(spec, brain, fresh)
             states[name] = brain.muscle_state()
@@ -239,7 +242,7 @@ class ParallelPhase:
             hook.on_phase_start(self)
         reward_sums = {a.name: 0.0 for a in self.phase.agents}
         objective_sums = {a.name: 0.0 for a in self.phase.agents}
-        brains, recorder, train = self.brains, self.recorder, self.train
+        brain_steps, recorder, train = self.brain_steps, self.recorder, self.train
         stop = int(Verdict.CONTINUE)
         stopping = False
         live = {conn: w for w, conn in enumerate(self._from)}
@@ -270,7 +273,7 @@ class ParallelPhase:
                             continue
                         name = item[1]
                         try:
-                            update = brains[name].thinking_values(*item[2])
+                            update = brain_steps[name](*item[2])
                         except Exception as exc:
                             raise component_error(f"agent {name!r}: brain.thinking", exc) from exc
                         if update is not None:

@@ -159,7 +159,7 @@ class PhaseRuntime:
         baselines_0: list[Any] = []
         for w in range(phase.workers) if only_workers is None else only_workers:  # parallel workers: one
             envs: list[Environment] = []
-            reward_blocks: list[Reward | None] = []
+            reward_components: list[Reward | None] = []
             generators: list[np.random.Generator | None] = []
             drawn: dict[str, Any] = {}
             saved = restore[w] if restore is not None and w < len(restore) else None
@@ -176,9 +176,9 @@ class PhaseRuntime:
                         and isinstance(getattr(env, "rng", None), _Generator):
                     env.rng.bit_generator.state = saved.envs[i]
                 envs.append(env)
-                reward_blocks.append(None if spec.reward is None else build_component(spec.reward, Reward))
+                reward_components.append(None if spec.reward is None else build_component(spec.reward, Reward))
             self.samplers.append(generators)
-            worker = Worker(w, phase, envs, reward_blocks, self.progress, train, recorder, states)
+            worker = Worker(w, phase, envs, reward_components, self.progress, train, recorder, states)
             if drawn:
                 worker.episode_extras = {"env_params": drawn}
             worker.progress.states = [None] * len(envs)  # type: ignore[list-item]

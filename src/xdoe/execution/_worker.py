@@ -7,12 +7,14 @@ value forms of the plugin methods (``Muscle.propose_values``,
 ``Environment.update_values``, ``Objective.internal_reward_values``,
 ``Brain.thinking_values``) and holds sensors, actions and rewards as values
 (``xdoe._plugins._forms``); a plugin that writes the object form
-(``propose_actions``, ``update``, ...) gets its value form derived by its base
-class, which builds the information objects. The worker reads an
+(``propose_actions``, ...) gets its value form derived by its base class,
+which builds the information objects; an environment that writes ``update``
+is stepped through it by its :class:`EnvironmentRuntime`, which holds the
+actuators' ids and spaces. The worker reads an
 environment's :class:`~xdoe.environment.EnvironmentState` (``last_state``)
 only where objects are needed: an environment that wrote ``update`` (the
 state is at hand: rewards with an ``owner``, agents that ``left``), a reward
-block, a condition that reads ``StepProgress.states``, the episode's
+component, a condition that reads ``StepProgress.states``, the episode's
 ``info`` at its end."""
 
 from __future__ import annotations
@@ -21,10 +23,11 @@ from typing import TYPE_CHECKING, Any, Callable
 
 from xdoe._cuts import CUT_CONDITION, CUT_ENVIRONMENT, CUT_STEP_BUDGET, CUT_STOP
 from xdoe.conditions import PhaseProgress, StepProgress, Verdict
-from xdoe._plugins import is_derived, observation_check, values_of
+from xdoe._plugins import observation_check, values_of
 from xdoe.environment import Environment, EnvironmentBaseline, EnvironmentState, Reward, SensorInformation
 from xdoe.errors import RunError
 from xdoe.execution._agent_runtime import AgentRuntime, own_rewards, sum_rewards
+from xdoe.execution._environment_runtime import EnvironmentRuntime
 from xdoe.execution._plan import PhasePlan
 from xdoe.execution._worker_episodes import WorkerEpisodes, component_error
 
@@ -76,7 +79,7 @@ class Worker(WorkerEpisodes):
         self.phase = phase
         self.envs = envs
         self.env_uids = [e.uid for e in phase.environments]
-        self.reward_blocks = rewards
+        self.reward_components = rewards
         self.reads_states = reads_states
         self.agents: list[AgentRuntime] = []
         self.agent_names: list[str] = [a.name for a in phase.agents]
@@ -90,6 +93,8 @@ class Worker(WorkerEpisodes):
         self.env_actuators: list[tuple[tuple[str, Any], ...]] = [() for _ in envs]
         #: per environment: the id of its only actuator, else ``None``
         self.env_action_id: list[str | None] = [None] * n
+        #: per environment: the executor's side of it (its value-form step, its last state), from its baseline
+        self.env_runtimes: list[EnvironmentRuntime] = [EnvironmentRuntime(env, ()) for env in envs]
         #: per environment: the value form of its sensors now, its rewards of the last update, its terminated flag
         self.env_obs: list[Any] = [None] * n
         self.env_rewards: list[dict[str, float]] = [{} for _ in envs]
@@ -131,14 +136,14 @@ class Worker(WorkerEpisodes):
         self.env_specs[i] = tuple((s.uid, s.space) for s in baseline.sensors)
         self.env_obs[i] = values_of(baseline.sensors)
         self.env_actuators[i] = actuators = tuple((a.uid, a.space) for a in baseline.actuators)
-        env._xdoe_actuators = actuators  # for a derived update_values (xdoe._plugins._forms)
+        self.env_runtimes[i] = runtime = EnvironmentRuntime(env, actuators)
         self.env_action_id[i] = actuators[0][0] if len(actuators) == 1 else None
         self.env_terminated[i] = False
         self.env_rewards[i] = {}
         self.states[i] = None
-        derived = is_derived(type(env), "update_values")
-        self.env_forms[i] = "update" if derived else "update_values"
-        self.fetch[i] = derived or self.reads_states or self.reward_blocks[i] is not None
+        self.env_forms[i] = runtime.form
+        derived = runtime.form == "update"
+        self.fetch[i] = derived or self.reads_states or self.reward_components[i] is not None
 
     # -- SimulationWorker --------------------------------------------------
     def _observation(self, agent: AgentRuntime) -> Any:
@@ -217,7 +222,7 @@ class Worker(WorkerEpisodes):
         done = owned = False
         env_obs, env_rewards, env_terminated, fetch = self.env_obs, self.env_rewards, self.env_terminated, self.fetch
         # each environment's step: the one place where its observation, rewards and flags come back
-        for i, env in enumerate(self.envs):
+        for i, env in enumerate(self.env_runtimes):
             uid = self.env_action_id[i]
             if uid is not None:
                 value = actions.get(uid)
@@ -292,14 +297,14 @@ class Worker(WorkerEpisodes):
     # -- internals ---------------------------------------------------------
     def _read_state(self, i: int, rewards: dict[str, float]) -> tuple[dict[str, float], bool]:
         """After environment ``i``'s update, when its state is read at every
-        step (``fetch``): the state for the conditions, its reward block
-        applied, agents that left noted; returns the rewards (the block's,
+        step (``fetch``): the state for the conditions, its reward component
+        applied, agents that left noted; returns the rewards (the component's,
         if there is one) and whether one of them has an ``owner``."""
         state = self._last_state(i)
-        block = self.reward_blocks[i]
-        if block is not None:
+        component = self.reward_components[i]
+        if component is not None:
             try:
-                state.rewards = list(block(state.sensors, state.rewards))
+                state.rewards = list(component(state.sensors, state.rewards))
             except Exception as exc:
                 raise component_error(f"environment {self.env_uids[i]!r}: reward", exc) from exc
             rewards = {r.uid: r.value for r in state.rewards}
@@ -316,7 +321,7 @@ class Worker(WorkerEpisodes):
     def _last_state(self, i: int) -> EnvironmentState:
         """Environment ``i``'s state of its last update (kept in ``states``)."""
         try:
-            state = self.envs[i].last_state()
+            state = self.env_runtimes[i].last_state()
         except Exception as exc:
             raise component_error(f"environment {self.env_uids[i]!r}: last_state", exc) from exc
         self.states[i] = state

@@ -329,12 +329,10 @@ def test_value_forms_equal_the_object_forms():
     offsets) give the same actions, draws and table as propose_actions and
     thinking; a subclass that writes only propose_actions is used through it."""
     s_space, a_space = spaces.Discrete(5, start=3), spaces.Discrete(3, start=1)
-    io = ((("e.s", s_space),), (("e.a", a_space),))
     values, objects = QLearningBrain(seed=0, alpha=0.4, gamma=0.8), QLearningBrain(seed=0, alpha=0.4, gamma=0.8)
     m_values, m_objects = QLearningMuscle("m", seed=5, epsilon=0.3), QLearningMuscle("m", seed=5, epsilon=0.3)
     for component in (values, objects, m_values, m_objects):
         component.setup([S("e.s", s_space)], [A("e.a", a_space)])
-        component._xdoe_io = io
     rng = np.random.default_rng(6)
     for _ in range(400):
         s, s2 = int(rng.integers(3, 8)), int(rng.integers(3, 8))
@@ -358,7 +356,6 @@ def test_value_forms_equal_the_object_forms():
 
     always = Always("m", seed=5)
     always.setup([S("e.s", s_space)], [A("e.a", a_space)])
-    always._xdoe_io = io
     assert [always.propose_values(s) for s in range(3, 8)] == [1] * 5
 
 

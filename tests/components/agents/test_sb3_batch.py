@@ -27,13 +27,10 @@ def _agent(action_space, algorithm="PPO", n=4, mask=False, hyperparameters=None)
         sensors.append(SensorInformation("cp.action_mask", spaces.MultiBinary(2), np.ones(2, np.int8)))
     brain = SB3Brain(seed=3, algorithm=algorithm, hyperparameters=hyperparameters)
     brain.setup(sensors, actuators)
-    io = (tuple((s.uid, s.space) for s in sensors), tuple((a.uid, a.space) for a in actuators))
-
     def muscles():
         out = []
         for i in range(n):
             muscle = SB3Muscle("a", seed=100 + i)
-            muscle._xdoe_io = io  # what the executor sets before the first step
             muscle.setup(sensors, actuators)
             muscle.update(brain.muscle_state())
             out.append(muscle)

@@ -79,6 +79,7 @@ class DummyMuscle(Muscle):
         return known[1]
 
     def setup(self, sensors: list[SensorInformation], actuators: list[ActuatorInformation]) -> None:
+        super().setup(sensors, actuators)
         for actuator in actuators:
             self._sampler(actuator)
 

@@ -15,7 +15,7 @@ import numpy as np
 
 from xdoe.agent import Brain, Experience, Mode, Muscle
 from xdoe.components.agents._qtable import DiscreteEncoder, QTable
-from xdoe._plugins import items_of, values_of
+from xdoe._plugins import propose_through_objects, think_through_objects
 from xdoe.environment import ActuatorInformation, RewardInformation, SensorInformation, action_mask, is_action_mask
 
 __all__ = ["DiscreteEncoder", "QTable", "QLearningBrain", "QLearningMuscle"]
@@ -110,12 +110,11 @@ class QLearningBrain(Brain):
             s, a, s2 = observation - single[1], action - single[3], next_observation - single[1]
             if 0 <= s < table.n_states and 0 <= s2 < table.n_states and 0 <= a < table.n_actions:
                 return self._learn(s, a, s2, objective, done, truncated)
-        sensors, actuators = self._xdoe_io
-        return QLearningBrain.thinking(self, Experience(
-            worker, episode, step, items_of(SensorInformation, sensors, observation),
-            items_of(ActuatorInformation, actuators, action),
-            [RewardInformation(uid, value) for uid, value in rewards.items()], objective,
-            items_of(SensorInformation, sensors, next_observation), done, extras, truncated))
+        return think_through_objects(
+            QLearningBrain.thinking.__get__(self), (worker, episode, step, observation, action, rewards, objective,
+                                                    next_observation, done, extras, truncated),
+            [(s.uid, s.space) for s in self.sensors], [(a.uid, a.space) for a in self.actuators],
+            (Experience, SensorInformation, ActuatorInformation, RewardInformation))
 
     def _learn(self, s: int, a: int, s2: int, objective: float, done: bool, truncated: bool) -> QTable | None:
         """The one Q-learning update (Sutton & Barto 2018, eq. 6.8) of state
@@ -223,6 +222,7 @@ class QLearningMuscle(Muscle):
         self.table: QTable | None = None
 
     def setup(self, sensors: list[SensorInformation], actuators: list[ActuatorInformation]) -> None:
+        super().setup(sensors, actuators)
         self._masked = any(is_action_mask(s.uid) for s in sensors)
         self.states = DiscreteEncoder([s for s in sensors if not is_action_mask(s.uid)], "sensor")
         self.actions = DiscreteEncoder(actuators, "actuator")
@@ -284,9 +284,9 @@ class QLearningMuscle(Muscle):
         if single is not None and table is not None and type(observation) is int \
                 and 0 <= observation - single[1] < table.n_states:
             return self._choose(observation - single[1], None) + single[3]
-        sensors, actuators = self._xdoe_io
-        return values_of(QLearningMuscle.propose_actions(self, items_of(SensorInformation, sensors, observation),
-                                                         [ActuatorInformation(u, space) for u, space in actuators]))
+        return propose_through_objects(
+            QLearningMuscle.propose_actions.__get__(self), observation, [(s.uid, s.space) for s in self.sensors],
+            [(a.uid, a.space) for a in self.actuators], (SensorInformation, ActuatorInformation), self.uid)
 
     def _choose(self, state: int, mask: np.ndarray | None) -> int:
         """The one epsilon-greedy choice (Sutton & Barto 2018, sec. 2.2) of an

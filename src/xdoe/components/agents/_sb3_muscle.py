@@ -54,6 +54,7 @@ class SB3Muscle(Muscle):
         self._shape: tuple[int, ...] | None = None
 
     def setup(self, sensors: list[SensorInformation], actuators: list[ActuatorInformation]) -> None:
+        super().setup(sensors, actuators)
         self.observations = ObservationCodec(sensors)
         #: the id of the agent's only sensor (its value form is the observation), else None
         self._sensor = sensors[0].uid if len(sensors) == 1 else None
