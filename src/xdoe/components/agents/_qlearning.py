@@ -123,12 +123,12 @@ class QLearningBrain(Brain):
         (a truncated episode bootstraps). Returns the table at the episode's end."""
         table = self.table
         assert table is not None
+        q = table.q  # dense: its rows read directly (QTable.values, without a call per step)
         target = float(objective)
         if not done or truncated:
             # max over a Python list: the same value as ndarray.max() (for
             # tables without NaN), several times faster on a short row
-            target += self.gamma * max(table.values(s2).tolist())
-        q = table.q
+            target += self.gamma * max((table.values(s2) if q is None else q[s2]).tolist())
         if q is not None:  # dense: Python floats (the same IEEE arithmetic, faster than numpy scalars)
             old = q.item(s, a)
             q[s, a] = old + self.alpha * (target - old)
@@ -301,7 +301,8 @@ class QLearningMuscle(Muscle):
         if mask is None:
             if explore:
                 return int(rng.integers(table.n_actions))
-            return _greedy_index(table.values(state).tolist(), rng)
+            q = table.q  # dense: its row read directly (QTable.values, without a call per step)
+            return _greedy_index((table.values(state) if q is None else q[state]).tolist(), rng)
         if explore:  # legal moves only (PettingZoo's action_mask)
             return int(np.flatnonzero(mask)[int(rng.integers(int(mask.sum())))])
         return _greedy_action(np.where(mask, table.values(state), -np.inf), rng)

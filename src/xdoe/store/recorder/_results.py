@@ -114,6 +114,25 @@ class _Discarded:
         return lambda *args, **kwargs: None
 
 
+#: the most texts :meth:`ResultsWriter.steps` keeps the fields of
+_MAX_FIELDS = 8192
+
+
+def _csv_field(value: Any) -> str:
+    """The text ``csv.writer`` (excel dialect: ``,`` between fields, ``"``
+    quotes, doubled inside, ``QUOTE_MINIMAL``) writes for one field of a
+    row of several: ``""`` for ``None``, a float's ``repr``, another value's
+    ``str``; quoted when it holds a ``,``, a ``"``, a ``\\r`` or a ``\\n``."""
+    if value is None:
+        return ""
+    text = repr(value) if isinstance(value, float) else value if type(value) is str else str(value)
+    if '"' in text:
+        return '"' + text.replace('"', '""') + '"'
+    if "," in text or "\r" in text or "\n" in text:
+        return '"' + text + '"'
+    return text
+
+
 def _number(value: float | None) -> str:
     """``json.dumps(value)`` of a float or ``None`` (an exact float: its repr
     when finite, else ``NaN``/``Infinity``/``-Infinity`` as json writes them)."""
@@ -175,15 +194,15 @@ class ResultsWriter:
         self.run_uid = run_uid
         self._episodes: IO[str] = paths.episodes.open("a", encoding="utf-8")
         self._transactions: IO[str] | None = None
-        self._transactions_csv: Any = None
+        #: text -> its ``all_transactions.csv`` field (:func:`_csv_field`): the cells repeat
+        self._fields: dict[str, str] = {}
         if store_steps:
             header = not (resume and paths.all_transactions.is_file()
                           and paths.all_transactions.stat().st_size > 0)
             self._transactions = paths.all_transactions.open("a" if resume else "w", newline="",
                                                             encoding="utf-8")
-            self._transactions_csv = csv.writer(self._transactions)
             if header:
-                self._transactions_csv.writerow(TRANSACTION_COLUMNS)
+                self._transactions.write(",".join(map(_csv_field, TRANSACTION_COLUMNS)) + "\r\n")
         self._average: _AverageReward | None = None
         self._phase: tuple[int, str, str] | None = None
         #: the phase's ``episodes.jsonl`` text up to the worker; ``agent -> ', "agent": …, "steps": '``
@@ -242,14 +261,31 @@ class ResultsWriter:
         current phase, written as ``all_transactions.csv`` lines with the
         phase's name and mode in place of its id (by :mod:`csv`). The
         recorder calls it when it writes its buffer, before the rows go to
-        the store."""
-        assert self._phase is not None and self._transactions_csv is not None
+        the store.
+
+        Each line is the text ``csv.writer`` writes (the excel dialect:
+        :func:`_csv_field` of every value, ``\\r\\n`` at the end), built here
+        from the fields of the row's texts, which repeat (the JSON cells of
+        a step's values, the agent), and written in one ``write``: the
+        ``csv`` module scans every character of every line twice."""
+        assert self._phase is not None and self._transactions is not None
         _, name, mode = self._phase
-        # one writerows of the rows unpacked: cheaper than a writerow, a slice and a star per row
-        self._transactions_csv.writerows([(name, mode, worker, episode, step, agent, sensors, actions, rewards,
-                                           objective, done == 1)
-                                          for _, worker, episode, step, agent, sensors, actions, rewards, objective,
-                                          done, _, _, _ in rows])
+        fields = self._fields
+        if len(fields) >= _MAX_FIELDS:  # a long run of many different values: start over
+            fields.clear()
+        get = fields.get
+
+        def keep(text: str | None) -> str:
+            field = fields[text] = _csv_field(text)  # type: ignore[index]
+            return field
+
+        head = f"{_csv_field(name)},{_csv_field(mode)},"
+        self._transactions.write("".join([
+            f"{head}{worker},{episode},{step},{get(agent) or keep(agent)},{get(sensors) or keep(sensors)},"
+            f"{get(actions) or keep(actions)},{get(rewards) or keep(rewards)},"
+            f"{float.__repr__(objective) if type(objective) is float else _csv_field(objective)},"
+            f"{'True' if done == 1 else 'False'}\r\n"
+            for _, worker, episode, step, agent, sensors, actions, rewards, objective, done, _, _, _ in rows]))
 
     @_no_space
     def flush(self) -> None:
