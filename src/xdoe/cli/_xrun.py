@@ -112,7 +112,7 @@ def load_documents(files: Sequence[str | Path]) -> Loaded:
     from xdoe.execution import load_file_plan
 
     loaded = Loaded()
-    with document_warnings(), without_pydantic_plugins():
+    with without_pydantic_plugins(), document_warnings():
         for path in files:
             try:
                 loaded.plans.append(load_file_plan(Path(path))[0])
@@ -397,7 +397,7 @@ def experiment_check(files: tuple[str, ...]) -> None:
     failed = False
     for path in _with_folders(files):
         try:
-            with document_warnings(), without_pydantic_plugins():
+            with without_pydantic_plugins(), document_warnings():
                 plan = load_plan(Path(path))
             missing = import_errors(plan)  # every component that does not import
             lines = [] if missing else check_document(plan)
