@@ -74,8 +74,10 @@ def test_experiment_start_loads_no_analysis_stack(tmp_path: Path) -> None:
     store = ("--store", f"sqlite:///{tmp_path / 's.sqlite'}", "--results", str(tmp_path / "r"))
     got = _loaded("_xrun", heavy, "experiment-start", str(path), "--quiet", *store, cwd=tmp_path)
     assert got == "clean"
-    # in this process (--in-process): matplotlib only to draw a structure not drawn before
-    heavy = (*heavy, "matplotlib")
+    # in this process (--in-process): matplotlib only to draw a structure not drawn before; no process
+    # pool or Dask backend (the one backend chosen is imported), no samplers when no parameter has one
+    heavy = (*heavy, "matplotlib", "xdoe.campaign.backends._pool", "xdoe.campaign.backends._dask",
+             "concurrent.futures.process", "xdoe._plugins._samplers")
     assert _loaded("_xrun", heavy, "experiment-start", str(path), "--quiet", "--in-process", "--rerun", *store,
                    cwd=tmp_path) == "clean"
     # logged (issue 36): the trackers' libraries load in the run's process only, never in xrun's
@@ -183,3 +185,32 @@ def test_xgen_builds_its_models_without_looking_for_pydantic_plugins(tmp_path: P
                "__import__('pydantic.plugin._loader').plugin._loader._plugins is None")  # None: never looked
     for given, expected in ((None, "None True"), ("some_plugin", "some_plugin False")):
         assert _check_with(tmp_path, "PYDANTIC_DISABLE_PLUGINS", given, printed) == expected
+
+
+def test_xrun_loads_its_documents_without_pydantic_plugins_and_the_collector_paused(tmp_path: Path) -> None:
+    """As xgen: xrun, run as the program, builds xdoe's document models
+    without looking for pydantic plugins (the variable restored afterwards)
+    and loads with the cyclic collector off, on again (what loading made
+    frozen) once the campaign constructs the user's components."""
+    assert _loaded("_xgen", (), "generate", str(DUMMY), "-q", "-o", str(tmp_path / "o"), cwd=tmp_path) == "clean"
+    first = sorted((tmp_path / "o").glob("run-*.yaml"))[0]
+    code = ("import atexit, gc, os, sys\n"
+            "seen = []\n"
+            "import xdoe.execution._preflight as preflight\n"  # the checks construct the user's components
+            "checks = preflight.preflight\n"
+            "def spy(*args, **kwargs):\n"
+            "    seen.append(gc.isenabled())\n"
+            "    return checks(*args, **kwargs)\n"
+            "import xdoe.execution\n"
+            "xdoe.execution.preflight = spy\n"
+            "atexit.register(lambda: print('collector', seen, gc.isenabled(), gc.get_freeze_count() > 0,\n"
+            "    os.environ.get('PYDANTIC_DISABLE_PLUGINS'),\n"
+            "    __import__('pydantic.plugin._loader').plugin._loader._plugins is None))\n"
+            "from xdoe.cli._xrun import main\n"
+            "main()")
+    args = ["experiment-start", str(first), "--quiet", "--in-process", "--no-laydown", "--store",
+            f"sqlite:///{tmp_path / 's.sqlite'}", "--results", str(tmp_path / "r")]
+    proc = subprocess.run([sys.executable, "-c", code, *args], capture_output=True, text=True, timeout=300,
+                          cwd=tmp_path)
+    assert proc.returncode == 0, proc.stderr
+    assert proc.stdout.strip().splitlines()[-1] == "collector [True] True True None True"

@@ -7,7 +7,6 @@ with nothing but the document.
 
 from __future__ import annotations
 
-import gc
 import json
 import os
 import sys
@@ -16,70 +15,24 @@ from typing import Any
 
 import click
 
-from xdoe.cli._common import EXIT_INPUT, EXIT_OK, Program, check_output, console, handle_errors, output_options
+from xdoe.cli._common import (EXIT_INPUT, EXIT_OK, Program, check_output, console, handle_errors, output_options,
+                              resume_gc, without_pydantic_plugins)
 from xdoe.cli._xgen_doe import _diagnostic_lines, _doe_lines, _figure, augment_command
 
 __all__ = ["main"]
 
 PROGRESS_THRESHOLD = 200  # runs; smaller outputs are written without a progress bar
-_NO_PLUGINS = "PYDANTIC_DISABLE_PLUGINS"
-
-
-class _Program(Program):
-    """xgen's command group. Run as the program (the console script: no
-    ``args``, they come from ``sys.argv``), it turns the cyclic garbage
-    collector off while the document is loaded: loading (pydantic, the
-    document models, the document) makes ~45,000 lasting objects and no
-    garbage cycles, and the ~50 collections it would trigger, and the full
-    one at interpreter exit, would cost ~0.03 s of a 0.3 s ``xgen check``
-    and free nothing. Before work that grows with the runs or runs user
-    code (:func:`_resume_gc`), else when the command ends, what was made so
-    far is frozen (``gc.freeze``: never scanned again) and the collector is
-    back on. Called as a function (tests, scripts), the caller's collector
-    is left alone."""
-
-    gc_paused = False
-
-    def main(self, args: Any = None, *rest: Any, **kwargs: Any) -> Any:
-        if args is None and gc.isenabled():
-            gc.disable()
-            _Program.gc_paused = True
-            try:
-                return super().main(args, *rest, **kwargs)
-            finally:
-                _resume_gc()
-        return super().main(args, *rest, **kwargs)
-
-
-def _resume_gc() -> None:
-    """The collector back on, what was made while it was off frozen (see :class:`_Program`)."""
-    if _Program.gc_paused:
-        _Program.gc_paused = False
-        gc.freeze()
-        gc.enable()
 
 
 def _prepare(file: Path, *, strict: bool, max_total_runs: int | None = None, overrides: Any = ()) -> Any:
-    """:func:`xdoe.design.runfiles.prepare`. The garbage collector stays off (see
-    :class:`_Program`) until work that grows with the runs, or user code,
-    starts: the caller calls :func:`_resume_gc` first.
-
-    xdoe's document models are built without pydantic plugins (unless the
-    user set ``PYDANTIC_DISABLE_PLUGINS``): looking for them reads the entry
-    points of every installed distribution (~7 ms), and they would only
-    observe xgen validating its own document. The variable is restored
-    afterwards, so models of the user's code (``--import``) get their plugins.
-    """
-    given = os.environ.get(_NO_PLUGINS)
-    if given is None:
-        os.environ[_NO_PLUGINS] = "__all__"
-    try:
+    """:func:`xdoe.design.runfiles.prepare`, without pydantic plugins
+    (:func:`~xdoe.cli._common.without_pydantic_plugins`). The garbage collector
+    stays off (see :class:`~xdoe.cli._common.Program`) until work that grows
+    with the runs, or user code, starts: the caller calls :func:`resume_gc` first."""
+    with without_pydantic_plugins():
         from xdoe.design.runfiles import prepare
 
         return prepare(file, strict=strict, max_total_runs=max_total_runs, overrides=overrides)
-    finally:
-        if given is None:
-            os.environ.pop(_NO_PLUGINS, None)
 
 
 #: the help text's paragraph on KEY=VALUE overrides (xgen generate, xgen check)
@@ -201,7 +154,7 @@ def _dry_run(experiment: Any, design: Any, runs: Any, target: Path, force_folder
     console.print("dry run: nothing written")
 
 
-@click.group(cls=_Program, context_settings={"help_option_names": ["-h", "--help"]})
+@click.group(cls=Program, context_settings={"help_option_names": ["-h", "--help"]})
 @click.version_option(package_name="xdoe", prog_name="xgen")
 def main() -> None:
     """Expand an experiment document (arsenAI format plus xdoe's factors and
@@ -282,13 +235,13 @@ def generate(file: Path, overrides: tuple[str, ...], output: Path | None, dry_ru
         click.secho("warning: --check-imports is deprecated; use --import (the name xgen check uses)",
                     fg="yellow", err=True)
     if import_ or check_imports:
-        _resume_gc()
+        resume_gc()
         _check_imports(experiment, runs, quiet)
     target = output if output is not None else Path(experiment.model.output)
     if dry_run:
         _dry_run(experiment, design, runs, target, force_folder)
         return
-    _resume_gc()
+    resume_gc()
     show_progress = not quiet and sys.stderr.isatty() and len(runs) >= PROGRESS_THRESHOLD
     if show_progress:
         from rich.console import Console
@@ -351,7 +304,7 @@ def check(file: Path, overrides: tuple[str, ...], strict: bool, quiet: bool, imp
     from xdoe.design.runfiles import check_runs
 
     _warn(experiment.warnings, quiet)
-    _resume_gc()
+    resume_gc()
     check_runs(runs)
     if import_:
         _check_imports(experiment, runs, quiet=True)
@@ -400,7 +353,7 @@ def schema(indent: int) -> None:
 for _command in (generate, check):  # the overrides paragraph, written once
     _command.help = (_command.help or "").replace("{overrides}", _OVERRIDES_HELP.replace("\n", "\n    "))
 
-main.add_command(augment_command(prepare=_prepare, resume_gc=_resume_gc, warn=_warn, plan_lines=_plan_lines))
+main.add_command(augment_command(prepare=_prepare, resume_gc=resume_gc, warn=_warn, plan_lines=_plan_lines))
 
 
 if __name__ == "__main__":  # pragma: no cover - python -m xdoe.cli._xgen

@@ -29,7 +29,7 @@ import click
 
 from xdoe.cli._ctrl_c import EXIT_INTERRUPTED, CtrlC, RememberArgs, resume_line
 from xdoe.cli._common import (EXIT_FAILED, EXIT_INPUT, EXIT_OK, Program, document_warnings, fail, handle_errors,
-                              open_store_or_exit, store_option)
+                              open_store_or_exit, resume_gc, store_option, without_pydantic_plugins)
 from xdoe.cli._jobs import scale_options, skip_finished_files
 from xdoe.cli._submit import expand_run_files, submit_command
 from xdoe.cli._summary import summary_table
@@ -106,11 +106,13 @@ class Loaded:
 
 
 def load_documents(files: Sequence[str | Path]) -> Loaded:
-    """Read and validate every file; collect ``file:line: ...`` messages."""
+    """Read and validate every file; collect ``file:line: ...`` messages.
+    xdoe's document models are built without pydantic plugins
+    (:func:`~xdoe.cli._common.without_pydantic_plugins`)."""
     from xdoe.execution import load_file_plan
 
     loaded = Loaded()
-    with document_warnings():
+    with without_pydantic_plugins(), document_warnings():
         for path in files:
             try:
                 loaded.plans.append(load_file_plan(Path(path))[0])
@@ -307,6 +309,7 @@ def _experiment_start(files: tuple[str, ...], quiet: bool, jobs: str, resume: st
     from xdoe.campaign import forkserver_started
     from xdoe.execution import preflight
 
+    resume_gc()  # the checks construct the user's components (see Program)
     problems = preflight(loaded.plans, store_url=opts.store_url, results=opts.results,
                          isolate=forkserver_started())
     if problems:
@@ -400,7 +403,7 @@ def experiment_check(files: tuple[str, ...]) -> None:
     failed = False
     for path in _with_folders(files):
         try:
-            with document_warnings():
+            with without_pydantic_plugins(), document_warnings():
                 plan = load_plan(Path(path))
             missing = import_errors(plan)  # every component that does not import
             lines = [] if missing else check_document(plan)

@@ -54,15 +54,18 @@ def make_backend(options: "CampaignOptions", *, forward_progress: bool = False,
     Raises:
         InputError: the Dask scheduler cannot be reached.
     """
-    # the backends are imported here: parsing --jobs (xrun's first step) loads none of them
-    from xdoe.campaign.backends._dask import DaskBackend
-    from xdoe.campaign.backends._pool import ProcessPoolBackend
-    from xdoe.campaign.backends._sequential import SequentialBackend
-
+    # each backend is imported when chosen: parsing --jobs (xrun's first step) loads none of them, and
+    # a campaign in this process loads no process pool (multiprocessing, the watchdog) nor Dask's
     if options.in_this_process:
+        from xdoe.campaign.backends._sequential import SequentialBackend
+
         return SequentialBackend({options.store_url: store} if store is not None else None)
     if options.dask:
+        from xdoe.campaign.backends._dask import DaskBackend
+
         return DaskBackend(options.dask, n_workers=options.jobs if options.jobs > 1 else None)
+    from xdoe.campaign.backends._pool import ProcessPoolBackend
+
     if options.jobs > 1:
         return ProcessPoolBackend(options.jobs)
     return ProcessPoolBackend(1, start_method="auto", forward_progress=forward_progress)
