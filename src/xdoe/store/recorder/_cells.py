@@ -139,18 +139,21 @@ def _insert_id(conn: Connection, table: Table, values: dict[str, Any]) -> int:
     return int(key[0])
 
 
-def _get_or_create(conn: Connection, table: Table, lookup: dict[str, Any], values: dict[str, Any]) -> int:
+def _get_or_create(conn: Connection, table: Table, lookup: dict[str, Any],
+                   values: dict[str, Any]) -> tuple[int, bool]:
     """Id of the row of ``table`` matching ``lookup`` (a unique key), inserted
-    with ``values`` when missing. Safe against a concurrent insert of the same key."""
+    with ``values`` when missing, and whether this call inserted it (``False``
+    for a row found, or inserted meanwhile by another process: safe against a
+    concurrent insert of the same key)."""
     stmt = select(table.c.id).filter_by(**lookup)
     found = conn.execute(stmt).scalar_one_or_none()
     if found is not None:
-        return int(found)
+        return int(found), False
     try:
         with conn.begin_nested():
-            return _insert_id(conn, table, {**lookup, **values})
+            return _insert_id(conn, table, {**lookup, **values}), True
     except IntegrityError:  # another process inserted it meanwhile
-        return int(conn.execute(stmt).scalar_one())
+        return int(conn.execute(stmt).scalar_one()), False
 
 
 def insert_rows(connection: Connection, table: Any, columns: tuple[str, ...], rows: list[tuple[Any, ...]],

@@ -484,13 +484,13 @@ class RunRecorder:
         def insert(conn: Connection) -> int:
             experiment_id = None
             if isinstance(experiment_uid, str) and experiment_uid:
-                experiment_id = _get_or_create(conn, t.experiment, {"uid": experiment_uid}, {})
+                experiment_id, _ = _get_or_create(conn, t.experiment, {"uid": experiment_uid}, {})
                 if self.design is not None:  # the latest manifest's design (an augmentation adds blocks)
                     conn.execute(update(t.experiment).where(t.experiment.c.id == experiment_id,
                                                             or_(t.experiment.c.design.is_(None),
                                                                 t.experiment.c.design != self.design))
                                  .values(design=self.design))
-            run_id = _get_or_create(
+            run_id, inserted = _get_or_create(
                 conn, t.run, {"uid": self.run_uid, "content_hash": self.content_hash},
                 {
                     "experiment_id": experiment_id,
@@ -502,7 +502,7 @@ class RunRecorder:
                     "file_sha256": self.file_sha256,
                 },
             )
-            if self.file_sha256 is not None:  # a run recorded before without its file's hash
+            if self.file_sha256 is not None and not inserted:  # a run recorded before without its file's hash
                 conn.execute(update(t.run).where(t.run.c.id == run_id, t.run.c.file_sha256.is_(None))
                              .values(file_sha256=self.file_sha256))
             return _insert_id(conn, t.run_instance, {

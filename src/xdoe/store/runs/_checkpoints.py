@@ -204,8 +204,11 @@ class Checkpoints:
             ).order_by(_ck.id.desc())
             rows = conn.execute(group).all()
             best_id = _best(rows)
-            conn.execute(update(_checkpoint).where(_ck.id.in_([r.id for r in rows])).values(best=False))
-            if best_id is not None:
+            # only the flags that change (the new row is inserted with best=False)
+            cleared = [r.id for r in rows if r.best and r.id != best_id]
+            if cleared:
+                conn.execute(update(_checkpoint).where(_ck.id.in_(cleared)).values(best=False))
+            if best_id is not None and not next(r.best for r in rows if r.id == best_id):
                 conn.execute(update(_checkpoint).where(_ck.id == best_id).values(best=True))
             keep_ids = {r.id for r in rows[:keep]} | ({best_id} if best_id is not None else set())
             drop = [r for r in rows if r.id not in keep_ids]

@@ -129,7 +129,7 @@ def open_for_writing(db: "Database") -> int:
                 if table.name in tables:
                     for index in table.indexes:
                         index.create(conn, checkfirst=True)
-            _record_head(conn)
+            _record_head(conn, new=tables)
     except SQLAlchemyError as exc:
         raise store_error(db.full_url, "open", exc) from None
     return SCHEMA_VERSION
@@ -179,14 +179,21 @@ def _migrate(conn: Connection, url: str, version: int) -> None:
                          f"{SCHEMA_REVISION}; upgrading it: {hint}") from None
 
 
-def _record_head(conn: Connection) -> None:
-    """Record :data:`SCHEMA_VERSION` in both places (nothing when already so)."""
+def _record_head(conn: Connection, *, new: set[str]) -> None:
+    """Record :data:`SCHEMA_VERSION` in both places (nothing when already so);
+    ``new``: the tables there before this transaction's ``create_all`` (a
+    version table not among them was just created, empty: not read)."""
     meta = t.store_meta.c
-    value = conn.execute(select(meta.value).where(meta.key == "schema_version")).scalar_one_or_none()
+    value = None
+    if t.store_meta.name in new:
+        value = conn.execute(select(meta.value).where(meta.key == "schema_version")).scalar_one_or_none()
     if value is None:
         conn.execute(insert(t.store_meta), [{"key": "schema_version", "value": str(SCHEMA_VERSION)}])
     elif value != str(SCHEMA_VERSION):
         conn.execute(update(t.store_meta).where(meta.key == "schema_version").values(value=str(SCHEMA_VERSION)))
+    if t.alembic_version.name not in new:
+        conn.execute(insert(t.alembic_version), [{"version_num": SCHEMA_REVISION}])
+        return
     rows: list[Any] = conn.execute(select(t.alembic_version.c.version_num)).scalars().all()
     if rows != [SCHEMA_REVISION]:
         conn.execute(delete(t.alembic_version))
