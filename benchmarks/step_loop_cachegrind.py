@@ -3,7 +3,8 @@ per step, the instructions, cache misses and branch mispredictions of
 ``xdoe.execution.run`` (episodes stored; every step stored) against the plain
 gymnasium loop of ``bench_execute.py``, simulated by ``valgrind
 --tool=cachegrind --cache-sim=yes --branch-sim=yes`` (the machine's own cache
-sizes; independent of load and of a virtual machine's varying speed).
+sizes; independent of load and of a virtual machine's varying speed; str
+hashing fixed, see :func:`counts`).
 
 Each figure is the difference between a process running ``N + 1`` episodes
 and one running 1 episode, divided by the difference in steps: the steady
@@ -70,9 +71,14 @@ def child(mode: str, episodes: int, out: Path) -> None:
 
 
 def counts(argv: list[str], cwd: Path) -> dict[str, int]:
-    """The cachegrind summary counters of the process ``argv``."""
+    """The cachegrind summary counters of the process ``argv``, run with
+    ``PYTHONHASHSEED=0``: with str hashes drawn anew in every process, the
+    dicts' layouts and so the instructions per step vary by ~2 % from run to
+    run (issue 35: 124,565 and 127,037 Ir per step of one commit under two
+    seeds), more than the changes being compared."""
     proc = subprocess.run(["valgrind", "--tool=cachegrind", "--cache-sim=yes", "--branch-sim=yes",
-                           "--cachegrind-out-file=/dev/null", *argv], capture_output=True, text=True, cwd=cwd)
+                           "--cachegrind-out-file=/dev/null", *argv], capture_output=True, text=True, cwd=cwd,
+                          env={**os.environ, "PYTHONHASHSEED": "0"})
     if proc.returncode != 0:
         raise SystemExit(f"{' '.join(argv)} failed:\n{proc.stderr[-2000:]}")
     found = {}
