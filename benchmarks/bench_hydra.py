@@ -17,8 +17,17 @@ interleaved round by round (the order rotates), ``--repeats`` rounds:
   task is the plain loop of one run (``hydra_app.py``, written next to the
   outputs); Hydra writes its usual per-job output folder, config files and log.
 
+``--jobs 2`` measures the parallel pair instead (``--jobs 1 2``: both, in
+the same rounds): ``xrun --jobs 2`` against Hydra's joblib launcher
+(``hydra/launcher=joblib hydra.launcher.n_jobs=2``, the
+``hydra-joblib-launcher`` plugin: joblib's loky processes). Issue 35's
+target: on the 64-run grid of 300 episodes (``--episodes 300``) xrun takes
+at most 0.9x Hydra's time in both pairs; the ratios xrun / Hydra are printed
+round by round.
+
 Hydra is installed into its own virtual environment under ``/tmp``
-(``python -m venv --system-site-packages``, then ``pip install hydra-core``;
+(``python -m venv --system-site-packages``, then ``pip install hydra-core
+hydra-joblib-launcher``;
 reused when present), which sees this interpreter's numpy and gymnasium, so
 the loop runs on the same libraries.
 
@@ -29,7 +38,7 @@ different random streams (xrun derives each component's seed from the run's),
 so the three do not take exactly the same steps; the overhead is also given
 with the plain time scaled to each tool's steps.
 
-Usage: ``python benchmarks/bench_hydra.py [--repeats R] [--episodes N] [--venv DIR]``
+Usage: ``python benchmarks/bench_hydra.py [--repeats R] [--episodes N] [--jobs 1 2] [--no-laydown] [--venv DIR]``
 """
 
 from __future__ import annotations
@@ -49,7 +58,7 @@ XRUN = "from xdoe.cli._xrun import main; main()"
 ALPHAS = (0.1, 0.2, 0.4, 0.8)
 GAMMAS = (0.9, 0.95, 0.98, 0.99)
 EPSILONS = (0.05, 0.1, 0.2, 0.3)
-HYDRA = "hydra-core"
+HYDRA = ("hydra-core", "hydra-joblib-launcher")
 
 APP = '''"""The Hydra app of bench_hydra.py: one run of the plain Q-learning loop."""
 import sys
@@ -117,8 +126,9 @@ def hydra_venv(venv: Path) -> Path:
     python = venv / "bin" / "python"
     if not python.exists():
         subprocess.run([sys.executable, "-m", "venv", "--system-site-packages", str(venv)], check=True)
-    if subprocess.run([str(python), "-c", "import hydra"], capture_output=True).returncode != 0:
-        subprocess.run([str(python), "-m", "pip", "install", "-q", HYDRA], check=True)
+    check = "import hydra, hydra_plugins.hydra_joblib_launcher"
+    if subprocess.run([str(python), "-c", check], capture_output=True).returncode != 0:
+        subprocess.run([str(python), "-m", "pip", "install", "-q", *HYDRA], check=True)
     return python
 
 
@@ -133,6 +143,10 @@ def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--repeats", type=int, default=3, help="rounds; medians are printed (default 3)")
     parser.add_argument("--episodes", type=int, default=5, help="episodes per run (default 5)")
+    parser.add_argument("--jobs", type=int, nargs="+", default=[1], choices=[1, 2],
+                        help="1: xrun --jobs 1 against Hydra's basic launcher; 2: xrun --jobs 2 against "
+                             "Hydra's joblib launcher (n_jobs=2); both: --jobs 1 2 (default 1)")
+    parser.add_argument("--no-laydown", action="store_true", help="also xrun --no-laydown (--jobs 1)")
     parser.add_argument("--venv", type=Path, default=Path(tempfile.gettempdir()) / "xdoe-bench-hydra-venv",
                         help="Hydra's virtual environment (made when missing)")
     args = parser.parse_args()
@@ -160,7 +174,11 @@ def main() -> None:
                  f"epsilon={','.join(map(str, EPSILONS))}"]
         plain = [sys.executable, "-c", f"import sys; sys.path.insert(0, {str(HERE)!r}); "
                  f"from bench_hydra import plain_campaign; plain_campaign({args.episodes})"]
-        names = ["plain", "xrun", "xrun --no-laydown", "hydra"]
+        names = ["plain"]
+        if 1 in args.jobs:
+            names += ["xrun", *(["xrun --no-laydown"] if args.no_laydown else []), "hydra"]
+        if 2 in args.jobs:
+            names += ["xrun --jobs 2", "hydra joblib"]
         for round_ in range(args.repeats):
             got = {}
             for name in names[round_ % len(names):] + names[:round_ % len(names)]:  # the order rotates
@@ -168,15 +186,18 @@ def main() -> None:
                     wall, cpu, (out,) = timed([plain], tmp)
                     n = int(out.split()[-1])
                 elif name.startswith("xrun"):
-                    url = f"sqlite:///{tmp / f'{name[-3:]}-{round_}.sqlite'}"
+                    tag = name.replace(" ", "").replace("-", "")
+                    url = f"sqlite:///{tmp / f'{tag}-{round_}.sqlite'}"
                     extra = ["--no-laydown"] if "no-laydown" in name else []
+                    extra += ["--jobs", "2"] if "jobs 2" in name else []
                     wall, cpu, _ = timed([[sys.executable, "-c", XRUN, "experiment-start", str(tmp / "runs"),
                                            "--quiet", *extra, "--store", url,
-                                           "--results", str(tmp / f"results-{name[-3:]}-{round_}")]], tmp)
+                                           "--results", str(tmp / f"results-{tag}-{round_}")]], tmp)
                     n = store_steps(url)
                 else:
-                    wall, cpu, (out,) = timed([[str(python), str(tmp / "hydra_app.py"), "-m", *sweep,
-                                                f"hydra.sweep.dir={tmp / f'multirun-{round_}'}"]], tmp)
+                    launcher = ["hydra/launcher=joblib", "hydra.launcher.n_jobs=2"] if "joblib" in name else []
+                    wall, cpu, (out,) = timed([[str(python), str(tmp / "hydra_app.py"), "-m", *sweep, *launcher,
+                                                f"hydra.sweep.dir={tmp / f'multirun-{name[-6:]}-{round_}'}"]], tmp)
                     counts = [int(line.split()[1]) for line in out.splitlines() if line.startswith("steps ")]
                     assert len(counts) == runs, f"hydra ran {len(counts)} jobs"
                     n = sum(counts)
@@ -200,6 +221,13 @@ def main() -> None:
                "CPU, plain scaled to its steps": [(c - p * s / ps) / runs * 1000 for c, p, s, ps in
                                                   zip(cpus[name], cpus["plain"], steps[name], steps["plain"])]}
         print(f"  {name:22s} " + "; ".join(f"{k} {med(v):6.1f} [{min(v):.1f}-{max(v):.1f}]" for k, v in per.items()))
+    pairs = [("xrun", "hydra"), ("xrun --jobs 2", "hydra joblib")]
+    print("xrun / Hydra, round by round (target <= 0.9, issue 35); median [min-max]")
+    for a, b in pairs:
+        if a in walls and b in walls:
+            for kind, got in (("wall", walls), ("CPU", cpus)):
+                r = [x / y for x, y in zip(got[a], got[b])]
+                print(f"  {a:15s} / {b:13s} {kind:4s} {med(r):.3f} [{min(r):.3f}-{max(r):.3f}]")
     print(f"load average after: {', '.join(f'{x:.2f}' for x in os.getloadavg())}")
 
 
