@@ -11,12 +11,14 @@ page needs the token, which the first visit leaves in a cookie). Writes
 from __future__ import annotations
 
 import argparse
+import sys
 from pathlib import Path
 
 from playwright.sync_api import sync_playwright
 
-ARGS = ["--no-sandbox", "--disable-gpu", "--disable-background-networking",
-        "--disable-component-update", "--disable-sync", "--no-first-run"]
+# the dashboard tests' launch arguments of Chromium
+sys.path.insert(0, str(Path(__file__).resolve().parents[1] / "tests" / "dashboard"))
+from dashboard_helpers import CHROMIUM_ARGS as ARGS
 
 
 def main() -> None:

@@ -10,7 +10,8 @@ session tree (``experiments/taxi-grow.yaml``: shorter segments, at most four
 sessions), both into one SQLite store; starts ``xrun dashboard`` on a free
 127.0.0.1 port; opens the run page of the first run (one learning curve per
 agent and the pooled one) and the session tree (a click on a child session)
-in headless Chromium (the same launch arguments as ``scripts/dashboard_screenshots.py``),
+in headless Chromium (the server and the launch arguments of the dashboard tests,
+``tests/dashboard/dashboard_helpers.py``),
 writes the two PNGs, stops the server and prints any console error (exit 1
 when there is one). It writes no other file of the repository.
 """
@@ -19,28 +20,22 @@ from __future__ import annotations
 
 import argparse
 import os
-import socket
 import subprocess
 import sys
 import tempfile
 import time
-import urllib.request
 from pathlib import Path
 
 import yaml
 from playwright.sync_api import sync_playwright
 
-from dashboard_screenshots import ARGS
-
 ROOT = Path(__file__).resolve().parents[1]
+# the dashboard tests' server (started, waited for, stopped) and Chromium's launch arguments
+sys.path.insert(0, str(ROOT / "tests" / "dashboard"))
+from dashboard_helpers import CHROMIUM_ARGS, Dashboard
+
 IMAGES = ROOT / "docs" / "images"
 RUN = "tictactoe-0000"  # xgen's uid of the study's first run
-
-
-def _free_port() -> int:
-    with socket.socket() as s:
-        s.bind(("127.0.0.1", 0))
-        return int(s.getsockname()[1])
 
 
 def _xdoe(work: Path, *args: str) -> None:
@@ -77,38 +72,6 @@ def make_store(work: Path) -> str:
     return url
 
 
-class Server:
-    """``xrun dashboard`` on a free 127.0.0.1 port (``url`` carries the token)."""
-
-    def __init__(self, work: Path, store: str) -> None:
-        port = _free_port()
-        self.process = subprocess.Popen(
-            [sys.executable, "-m", "xdoe.cli._xrun", "dashboard", "--store", store, "--port", str(port)],
-            cwd=work, env={**os.environ, "PYTHONPATH": str(ROOT / "src")}, stdout=subprocess.PIPE,
-            stderr=subprocess.DEVNULL, text=True)
-        assert self.process.stdout is not None
-        self.url = next((line.split()[1] for line in self.process.stdout if line.startswith("open ")), "")
-        self.base = f"http://127.0.0.1:{port}"
-        deadline = time.monotonic() + 30
-        while True:
-            try:
-                urllib.request.urlopen(self.base + "/static/favicon.svg", timeout=2).read()
-                return
-            except OSError:
-                if time.monotonic() > deadline or self.process.poll() is not None:
-                    self.stop()
-                    raise RuntimeError("xrun dashboard did not start") from None
-                time.sleep(0.2)
-
-    def stop(self) -> None:
-        self.process.terminate()
-        try:
-            self.process.wait(10)
-        except subprocess.TimeoutExpired:
-            self.process.kill()
-            self.process.wait()
-
-
 def _wait(page, expression: str, timeout: float = 30.0) -> None:
     """Poll a JavaScript expression (the pages' Content-Security-Policy forbids ``wait_for_function``)."""
     deadline = time.monotonic() + timeout
@@ -118,11 +81,11 @@ def _wait(page, expression: str, timeout: float = 30.0) -> None:
         time.sleep(0.1)
 
 
-def shoot(server: Server, chromium: str) -> list[str]:
+def shoot(server: Dashboard, chromium: str) -> list[str]:
     """Writes the two pictures; returns the console errors."""
     errors: list[str] = []
     with sync_playwright() as p:
-        browser = p.chromium.launch(executable_path=chromium, args=ARGS)
+        browser = p.chromium.launch(executable_path=chromium, args=CHROMIUM_ARGS)
         page = browser.new_page(viewport={"width": 1280, "height": 860})
         page.on("console", lambda m: errors.append(m.text) if m.type == "error" else None)
         page.on("pageerror", lambda e: errors.append(str(e)))
@@ -151,7 +114,7 @@ def main() -> int:
     with tempfile.TemporaryDirectory(prefix="xdoe-docs-shots-") as tmp:
         work = args.keep or Path(tmp)
         work.mkdir(parents=True, exist_ok=True)
-        server = Server(work, make_store(work))
+        server = Dashboard(work, make_store(work))
         try:
             errors = shoot(server, args.chromium)
         finally:

@@ -14,6 +14,8 @@ from __future__ import annotations
 from pathlib import Path
 from typing import Any
 
+from dummy_study import one_phase_study
+
 #: experiment uid -> its two levels of ``length`` (the objective grows with it)
 EXPERIMENTS = {"alpha-study": [2, 6], "beta-study": [3, 5], "gamma-study": [4, 7]}
 REPETITIONS = 2
@@ -22,24 +24,10 @@ EPISODES = 2
 
 def document(uid: str, lengths: list[int]) -> dict[str, Any]:
     """A two-point experiment of the built-in dummy components."""
-    return {
-        "uid": uid, "seed": 3, "repetitions": REPETITIONS, "design": "full_factorial",
-        "factors": {"length": {"levels": lengths}},
-        "definitions": {
-            "environments": {"env": {"environment": {
-                "name": "xdoe.environments:DummyEnvironment", "uid": "env",
-                "params": {"length": "${length}", "sensors": 2, "actuators": 1}}}},
-            "agents": {"random": {"name": "random", "brain": {"name": "xdoe.agents:DummyBrain", "params": {}},
-                                  "muscle": {"name": "xdoe.agents:DummyMuscle", "params": {}},
-                                  "objective": {"name": "xdoe.agents:RewardObjective", "params": {}}}},
-            "simulation": {"v": {"name": "xdoe.simulation:VanillaSimController",
-                                 "conditions": [{"name": "xdoe.conditions:EnvironmentTerminationCondition"}]}},
-            "phase_config": {"test": {"mode": "test", "worker": 1, "episodes": EPISODES}},
-            "run_config": {"condition": {"name": "xdoe.conditions:MaxEpisodesTerminationCondition"}},
-        },
-        "schedule": [{"testing": {"environments": [["env"]], "agents": [["random"]], "simulation": ["v"],
-                                  "phase_config": ["test"]}}],
-    }
+    environment = {"name": "xdoe.environments:DummyEnvironment", "uid": "env",
+                   "params": {"length": "${length}", "sensors": 2, "actuators": 1}}
+    return one_phase_study(uid, environment, {"length": {"levels": lengths}}, "full_factorial", seed=3,
+                           repetitions=REPETITIONS, episodes=EPISODES)
 
 
 def build_store(folder: Path, experiments: dict[str, list[int]] | None = None) -> str:

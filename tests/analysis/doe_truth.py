@@ -1,13 +1,15 @@
-"""Known-truth campaigns for the DoE toolbox (issues 24 and 37).
+"""Known-truth campaigns for the DoE toolbox (issues 24 and 37): each runs
+:class:`~xdoe.components.environments.FunctionEnvironment` of one of the
+functions below (``*_truth``), one step per episode.
 
-:class:`ScreeningEnvironment` pays, at the one step of each episode,
+:func:`screening_truth` pays, at the one step of each episode,
 
     reward = 10 + 3 a - 2 c + 1.5 f + N(0, 0.25^2)
 
 over seven two-level factors ``a .. g`` (levels 0 and 1), so the effects
 (high - low) are ``a: +3, c: -2, f: +1.5`` and zero for ``b, d, e, g``.
 
-:class:`SurfaceEnvironment` pays
+:func:`surface_truth` pays
 
     reward = 50 - (x1 - 3)^2 - 2 (x2 - 7)^2 + 0.5 (x1 - 3)(x2 - 7) + N(0, 0.1^2)
 
@@ -21,7 +23,7 @@ from __future__ import annotations
 from pathlib import Path
 from typing import Any
 
-from synthetic import OneStepEnvironment
+from dummy_study import known_truth_study
 
 SCREENING = {"a": 3.0, "c": -2.0, "f": 1.5}
 FACTORS = "abcdefg"
@@ -38,135 +40,74 @@ def surface_truth(x1: float, x2: float) -> float:
     return MAXIMUM - dx * dx - 2.0 * dy * dy + 0.5 * dx * dy
 
 
-class ScreeningEnvironment(OneStepEnvironment):
-    """One-step episodes paying :func:`screening_truth` plus N(0, 0.25^2)."""
-
-    def __init__(self, uid: str, seed: int, noise: float = 0.25, **levels: float) -> None:
-        super().__init__(uid=uid, seed=seed)
-        self.mean = screening_truth(**levels)
-        self.noise = float(noise)
-
-
-class SurfaceEnvironment(OneStepEnvironment):
-    """One-step episodes paying :func:`surface_truth` plus N(0, 0.1^2)."""
-
-    def __init__(self, uid: str, seed: int, x1: float = 3.0, x2: float = 7.0, noise: float = 0.1) -> None:
-        super().__init__(uid=uid, seed=seed)
-        self.mean = surface_truth(float(x1), float(x2))
-        self.noise = float(noise)
-
-
-#: the planted three-factor interaction of :class:`InteractionEnvironment` (its effect, high - low, is 2 x this)
+#: the planted three-factor interaction of :func:`interaction_truth` (its effect, high - low, is 2 x this)
 THREE_WAY = 1.5
 
 
-class InteractionEnvironment(OneStepEnvironment):
-    """One-step episodes paying ``10 + 1.5 x1 x2 x3 + N(0, 0.25^2)`` over five
-    factors ``x1 .. x5`` at -1 and +1: one three-factor interaction, no main
-    effect, no two-factor interaction, no block effect."""
-
-    def __init__(self, uid: str, seed: int, noise: float = 0.25, **levels: float) -> None:
-        super().__init__(uid=uid, seed=seed)
-        self.mean = 10.0 + THREE_WAY * float(levels["x1"]) * float(levels["x2"]) * float(levels["x3"])
-        self.noise = float(noise)
+def interaction_truth(**levels: float) -> float:
+    """``10 + 1.5 x1 x2 x3`` over five factors ``x1 .. x5`` at -1 and +1: one
+    three-factor interaction, no main effect, no two-factor interaction, no block effect."""
+    return 10.0 + THREE_WAY * float(levels["x1"]) * float(levels["x2"]) * float(levels["x3"])
 
 
-class SaddleEnvironment(OneStepEnvironment):
-    """One-step episodes paying ``50 - (x1 - 3)^2 + (x2 - 7)^2 + N(0, 0.1^2)``:
-    a saddle at (3, 7), the centre of ``x1`` in [1, 5], ``x2`` in [5, 9]."""
-
-    def __init__(self, uid: str, seed: int, x1: float = 3.0, x2: float = 7.0, noise: float = 0.1) -> None:
-        super().__init__(uid=uid, seed=seed)
-        self.mean = 50.0 - (float(x1) - 3.0) ** 2 + (float(x2) - 7.0) ** 2
-        self.noise = float(noise)
+def saddle_truth(x1: float, x2: float) -> float:
+    """``50 - (x1 - 3)^2 + (x2 - 7)^2``: a saddle at (3, 7), the centre of ``x1`` in [1, 5], ``x2`` in [5, 9]."""
+    return 50.0 - (float(x1) - 3.0) ** 2 + (float(x2) - 7.0) ** 2
 
 
-#: the planted slope of :class:`SlopeEnvironment` per natural unit; x1 in [1, 3] (coded x1 - 2) and x2 in
+#: the planted slope of :func:`slope_truth` per natural unit; x1 in [1, 3] (coded x1 - 2) and x2 in
 #: [0, 4] (coded (x2 - 2) / 2), so the coded first-order coefficients are b1 = 1.5, b2 = -1.0
 SLOPE = {"x1": 1.5, "x2": -0.5}
 
 
 def slope_truth(x1: float, x2: float) -> float:
+    """A plane that keeps climbing along (b1, b2) = (1.5, -1.0) in coded units, far past the design's cube."""
     return 10.0 + SLOPE["x1"] * x1 + SLOPE["x2"] * x2
 
 
-class SlopeEnvironment(OneStepEnvironment):
-    """One-step episodes paying :func:`slope_truth` plus N(0, 0.1^2): a plane that keeps climbing
-    along (b1, b2) = (1.5, -1.0) in coded units, far past the design's cube."""
-
-    def __init__(self, uid: str, seed: int, x1: float = 2.0, x2: float = 2.0, noise: float = 0.1) -> None:
-        super().__init__(uid=uid, seed=seed)
-        self.mean = slope_truth(float(x1), float(x2))
-        self.noise = float(noise)
-
-
-#: the true maximum of :class:`QuarticEnvironment` (coded units) and its value
+#: the true maximum of :func:`quartic_truth` (coded units)
 QUARTIC_AT = (0.3, 0.2)
 
 
 def quartic_truth(x1: float, x2: float) -> float:
+    """``50 - 6 r^4`` (``r`` the coded distance from (0.3, 0.2)): a flat-topped
+    peak that a second-order model fits at the design points of a central
+    composite design (they lie nearly on one circle) but misplaces and
+    overshoots in between."""
     c1, c2 = (x1 - 3.0) / 2 - QUARTIC_AT[0], (x2 - 7.0) / 2 - QUARTIC_AT[1]
     return MAXIMUM - 6.0 * (c1 * c1 + c2 * c2) ** 2
 
 
-class QuarticEnvironment(OneStepEnvironment):
-    """One-step episodes paying ``50 - 6 r^4`` (``r`` the coded distance from
-    (0.3, 0.2)) plus N(0, 0.1^2): a flat-topped peak that a second-order model
-    fits at the design points of a central composite design (they lie nearly on
-    one circle) but misplaces and overshoots in between."""
-
-    def __init__(self, uid: str, seed: int, x1: float = 3.0, x2: float = 7.0, noise: float = 0.1) -> None:
-        super().__init__(uid=uid, seed=seed)
-        self.mean = quartic_truth(float(x1), float(x2))
-        self.noise = float(noise)
-
-
-def _document(uid: str, environment: str, factors: dict, params: dict, design: Any, episodes: int,
+def _document(uid: str, function: str, factors: dict, noise: float, design: Any, episodes: int,
               repetitions: int = 1) -> dict[str, Any]:
-    return {
-        "uid": uid, "seed": 11, "repetitions": repetitions, "design": design, "factors": factors,
-        "definitions": {
-            "environments": {"f": {"environment": {"name": f"doe_truth:{environment}", "uid": "f",
-                                                   "params": params}}},
-            "agents": {"random": {"name": "random", "brain": {"name": "xdoe.agents:DummyBrain", "params": {}},
-                                  "muscle": {"name": "xdoe.agents:DummyMuscle", "params": {}},
-                                  "objective": {"name": "xdoe.agents:RewardObjective", "params": {}}}},
-            "simulation": {"v": {"name": "xdoe.simulation:VanillaSimController",
-                                 "conditions": [{"name": "xdoe.conditions:EnvironmentTerminationCondition"}]}},
-            "phase_config": {"test": {"mode": "test", "worker": 1, "episodes": episodes}},
-            "run_config": {"condition": {"name": "xdoe.conditions:MaxEpisodesTerminationCondition"}},
-        },
-        "schedule": [{"testing": {"environments": [["f"]], "agents": [["random"]], "simulation": ["v"],
-                                  "phase_config": ["test"]}}],
-    }
+    """:func:`known_truth_study` of ``doe_truth:<function>`` (seed 11), each factor a parameter."""
+    return known_truth_study(uid, f"doe_truth:{function}", factors, design, noise=noise, seed=11,
+                             repetitions=repetitions, episodes=episodes)
 
 
 def screening_document(design: Any = None) -> dict[str, Any]:
     """Seven two-level factors, a 16-run resolution IV fraction by default."""
-    return _document("screen", "ScreeningEnvironment", {n: {"levels": [0, 1]} for n in FACTORS},
-                     {n: "${" + n + "}" for n in FACTORS},
-                     design or {"method": "fractional_factorial", "resolution": 4}, episodes=4)
+    return _document("screen", "screening_truth", {n: {"levels": [0, 1]} for n in FACTORS}, 0.25,
+                                          design or {"method": "fractional_factorial", "resolution": 4}, episodes=4)
 
 
 def surface_document(design: Any = None) -> dict[str, Any]:
     """Two continuous factors, a rotatable central composite design by default."""
-    return _document("surface", "SurfaceEnvironment", {"x1": {"range": [1, 5]}, "x2": {"range": [5, 9]}},
-                     {"x1": "${x1}", "x2": "${x2}"},
-                     design or {"method": "central_composite", "center": 4}, episodes=4)
+    return _document("surface", "surface_truth", {"x1": {"range": [1, 5]}, "x2": {"range": [5, 9]}}, 0.1,
+                                          design or {"method": "central_composite", "center": 4}, episodes=4)
 
 
 def interaction_document(design: Any = None) -> dict[str, Any]:
     """Five factors at -1/+1, an 8-run resolution III fraction (D = AB, E = AC) by default."""
     names = ["x1", "x2", "x3", "x4", "x5"]
-    return _document("three-way", "InteractionEnvironment", {n: {"levels": [-1, 1]} for n in names},
-                     {n: "${" + n + "}" for n in names},
-                     design or {"method": "fractional_factorial", "generators": "a b c ab ac"}, episodes=4)
+    return _document("three-way", "interaction_truth", {n: {"levels": [-1, 1]} for n in names}, 0.25,
+                                          design or {"method": "fractional_factorial", "generators": "a b c ab ac"}, episodes=4)
 
 
 def saddle_document() -> dict[str, Any]:
     """Two continuous factors around a saddle, a rotatable central composite design."""
-    doc = _document("saddle", "SaddleEnvironment", {"x1": {"range": [1, 5]}, "x2": {"range": [5, 9]}},
-                    {"x1": "${x1}", "x2": "${x2}"}, {"method": "central_composite", "center": 4}, episodes=4)
+    doc = _document("saddle", "saddle_truth", {"x1": {"range": [1, 5]}, "x2": {"range": [5, 9]}}, 0.1,
+                    {"method": "central_composite", "center": 4}, episodes=4)
     return doc
 
 
@@ -181,15 +122,15 @@ def reversed_screening_document() -> dict[str, Any]:
 
 def slope_document(repetitions: int = 2) -> dict[str, Any]:
     """Two factors with ranges on the planted slope: a 2^2 factorial with 3 centre points."""
-    return _document("slope", "SlopeEnvironment", {"x1": {"range": [1, 3]}, "x2": {"range": [0, 4]}},
-                     {"x1": "${x1}", "x2": "${x2}"}, {"method": "fractional_factorial", "center": 3}, episodes=4,
+    return _document("slope", "slope_truth", {"x1": {"range": [1, 3]}, "x2": {"range": [0, 4]}}, 0.1,
+                     {"method": "fractional_factorial", "center": 3}, episodes=4,
                      repetitions=repetitions)
 
 
 def quartic_document() -> dict[str, Any]:
     """Two continuous factors on the flat-topped quartic peak, a rotatable central composite design."""
-    return _document("quartic", "QuarticEnvironment", {"x1": {"range": [1, 5]}, "x2": {"range": [5, 9]}},
-                     {"x1": "${x1}", "x2": "${x2}"}, {"method": "central_composite", "center": 4}, episodes=4)
+    return _document("quartic", "quartic_truth", {"x1": {"range": [1, 5]}, "x2": {"range": [5, 9]}}, 0.1,
+                     {"method": "central_composite", "center": 4}, episodes=4)
 
 
 def run_folder(out: Path, files: list[Path] | None = None) -> str:

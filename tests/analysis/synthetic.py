@@ -1,6 +1,7 @@
 """A synthetic campaign with known effects, for testing the analysis.
 
-:class:`FormulaEnvironment` pays, at the one step of each episode,
+Its environment (:class:`~xdoe.components.environments.FunctionEnvironment`
+of :func:`truth`) pays, at the one step of each episode,
 
     reward = 10 * strong + 0 * null + 6 * strong * inter + N(0, 1)
 
@@ -14,16 +15,7 @@ from __future__ import annotations
 from pathlib import Path
 from typing import Any
 
-from gymnasium import spaces
-
-from xdoe.environment import (
-    ActuatorInformation,
-    Environment,
-    EnvironmentBaseline,
-    EnvironmentState,
-    RewardInformation,
-    SensorInformation,
-)
+from dummy_study import known_truth_study
 
 EPISODES = 16
 REPETITIONS = 3
@@ -35,55 +27,11 @@ def truth(strong: int, null: int, inter: int) -> float:
     return 10.0 * strong + 0.0 * null + 6.0 * strong * inter
 
 
-class OneStepEnvironment(Environment):
-    """One-step episodes paying ``mean`` plus N(0, ``noise``^2), the noise
-    from the environment's seeded rng (subclasses set both)."""
-
-    mean = 0.0
-    noise = 0.0
-
-    def _sensors(self) -> list[SensorInformation]:
-        return [SensorInformation(self.full_id("s"), spaces.Discrete(2), 0)]
-
-    def start_environment(self) -> EnvironmentBaseline:
-        return EnvironmentBaseline(sensors=self._sensors(),
-                                   actuators=[ActuatorInformation(self.full_id("a"), spaces.Discrete(2))])
-
-    def update(self, actuators: list[ActuatorInformation]) -> EnvironmentState:
-        reward = self.mean + self.noise * float(self.rng.standard_normal())
-        return EnvironmentState(sensors=self._sensors(),
-                                rewards=[RewardInformation(self.full_id("reward"), reward)], done=True)
-
-
-class FormulaEnvironment(OneStepEnvironment):
-    """One-step episodes paying :func:`truth` plus N(0, ``noise``)."""
-
-    def __init__(self, uid: str, seed: int, strong: int = 0, null: int = 0, inter: int = 0,
-                 noise: float = NOISE) -> None:
-        super().__init__(uid=uid, seed=seed)
-        self.mean = truth(strong, null, inter)
-        self.noise = float(noise)
-
-
 def document(repetitions: int = REPETITIONS) -> dict[str, Any]:
     """The experiment document (plain data)."""
-    return {
-        "uid": "synthetic", "seed": 7, "repetitions": repetitions, "design": "full_factorial",
-        "factors": {"strong": {"levels": [0, 1]}, "null": {"levels": [0, 1]}, "inter": {"levels": [0, 1]}},
-        "definitions": {
-            "environments": {"f": {"environment": {"name": "synthetic:FormulaEnvironment", "uid": "f", "params": {
-                "strong": "${strong}", "null": "${null}", "inter": "${inter}"}}}},
-            "agents": {"random": {"name": "random", "brain": {"name": "xdoe.agents:DummyBrain", "params": {}},
-                                  "muscle": {"name": "xdoe.agents:DummyMuscle", "params": {}},
-                                  "objective": {"name": "xdoe.agents:RewardObjective", "params": {}}}},
-            "simulation": {"v": {"name": "xdoe.simulation:VanillaSimController",
-                                 "conditions": [{"name": "xdoe.conditions:EnvironmentTerminationCondition"}]}},
-            "phase_config": {"test": {"mode": "test", "worker": 1, "episodes": EPISODES}},
-            "run_config": {"condition": {"name": "xdoe.conditions:MaxEpisodesTerminationCondition"}},
-        },
-        "schedule": [{"testing": {"environments": [["f"]], "agents": [["random"]], "simulation": ["v"],
-                                  "phase_config": ["test"]}}],
-    }
+    return known_truth_study("synthetic", "synthetic:truth",
+                             {"strong": {"levels": [0, 1]}, "null": {"levels": [0, 1]}, "inter": {"levels": [0, 1]}},
+                             "full_factorial", noise=NOISE, repetitions=repetitions, episodes=EPISODES)
 
 
 def run_campaign(folder: Path) -> dict[str, Any]:

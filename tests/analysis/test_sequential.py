@@ -1,13 +1,13 @@
 """Steepest ascent and confirmation runs (issue 37, item 3) on known truths,
 through xgen augment, the executor, the store and xrun analyze:
 
-* a planted plane (:class:`doe_truth.SlopeEnvironment`): the path climbs, its
+* a planted plane (:func:`doe_truth.slope_truth`): the path climbs, its
   direction is b / |b| of statsmodels' first-order OLS to 1e-10 and its
   points are k S b / max|b| (Montgomery 2012, 11.2);
-* a planted quadratic maximum (:class:`doe_truth.SurfaceEnvironment`):
+* a planted quadratic maximum (:func:`doe_truth.surface_truth`):
   confirmation runs at the stationary point are confirmed, the prediction
   interval is statsmodels' ``summary_frame`` ``obs_ci`` to 1e-10;
-* a flat-topped quartic peak (:class:`doe_truth.QuarticEnvironment`) that the
+* a flat-topped quartic peak (:func:`doe_truth.quartic_truth`) that the
   second-order model fits at the design points but overshoots in between: not
   confirmed.
 """

@@ -1,6 +1,7 @@
 """Known-truth problems for adaptive designs (issue 37).
 
-:class:`QuadraticEnvironment` pays, at the one step of each episode,
+Its environment (:class:`~xdoe.components.environments.FunctionEnvironment`
+of :func:`truth`) pays, at the one step of each episode,
 
     reward = 10 - (x1 - 2.6)^2 - 2 (x2 - 7.3)^2 - 0.5 (x3 - 1.5)^2 + N(0, 0.1^2)
 
@@ -24,14 +25,15 @@ from typing import Any, Callable
 
 import numpy as np
 
-from synthetic import OneStepEnvironment
+from dummy_study import known_truth_study
 
 OPTIMUM = {"x1": 2.6, "x2": 7.3, "x3": 1.5}
 MAXIMUM = 10.0
 RANGES = {"x1": (1.0, 5.0), "x2": (5.0, 9.0), "x3": (0.0, 4.0)}
 
 
-def truth(x1: float, x2: float, x3: float) -> float:
+def truth(x1: float = 2.6, x2: float = 7.3, x3: float = 1.5) -> float:
+    """The mean reward at ``(x1, x2, x3)`` (a factor left out stays at its best)."""
     return MAXIMUM - (x1 - 2.6) ** 2 - 2.0 * (x2 - 7.3) ** 2 - 0.5 * (x3 - 1.5) ** 2
 
 
@@ -82,37 +84,12 @@ def sampler_path(sampler: str, seed: int, trials: int, batch: int, *, f: Callabl
     return out
 
 
-class QuadraticEnvironment(OneStepEnvironment):
-    """One-step episodes paying :func:`truth` plus N(0, 0.1^2)."""
-
-    def __init__(self, uid: str, seed: int, x1: float = 2.6, x2: float = 7.3, x3: float = 1.5,
-                 noise: float = 0.1) -> None:
-        super().__init__(uid=uid, seed=seed)
-        self.mean = truth(float(x1), float(x2), float(x3))
-        self.noise = float(noise)
-
-
 def document(design: Any, *, seed: int = 11, repetitions: int = 1, episodes: int = 2,
              factors: dict | None = None) -> dict[str, Any]:
-    """The experiment document (plain data) over x1, x2, x3."""
+    """The experiment document (plain data) over x1, x2, x3 (or ``factors``), noise N(0, 0.1^2)."""
     factors = factors or {name: {"range": list(r)} for name, r in RANGES.items()}
-    params = {name: "${" + name + "}" for name in factors}
-    return {
-        "uid": "quad", "seed": seed, "repetitions": repetitions, "design": design, "factors": factors,
-        "definitions": {
-            "environments": {"f": {"environment": {"name": "optuna_truth:QuadraticEnvironment", "uid": "f",
-                                                   "params": params}}},
-            "agents": {"random": {"name": "random", "brain": {"name": "xdoe.agents:DummyBrain", "params": {}},
-                                  "muscle": {"name": "xdoe.agents:DummyMuscle", "params": {}},
-                                  "objective": {"name": "xdoe.agents:RewardObjective", "params": {}}}},
-            "simulation": {"v": {"name": "xdoe.simulation:VanillaSimController",
-                                 "conditions": [{"name": "xdoe.conditions:EnvironmentTerminationCondition"}]}},
-            "phase_config": {"test": {"mode": "test", "worker": 1, "episodes": episodes}},
-            "run_config": {"condition": {"name": "xdoe.conditions:MaxEpisodesTerminationCondition"}},
-        },
-        "schedule": [{"testing": {"environments": [["f"]], "agents": [["random"]], "simulation": ["v"],
-                                  "phase_config": ["test"]}}],
-    }
+    return known_truth_study("quad", "optuna_truth:truth", factors, design, noise=0.1, seed=seed,
+                             repetitions=repetitions, episodes=episodes)
 
 
 #: the branching problem: on ``kind: flat`` the best is 8.72 (at x3 = 1.5, whatever x1: it has none);
@@ -137,7 +114,8 @@ def branch_document(design: Any, *, seed: int = 11, repetitions: int = 1, episod
                    factors={"x1": {"range": [1, 5], "when": {"kind": ["peak"]}}, "x3": {"range": [0, 4]}})
     environments = doc["definitions"]["environments"]
     base = environments.pop("f")["environment"]
-    environments["flat"] = {"environment": {**base, "params": {"x1": 2.6, "x2": 6.5, "x3": "${x3}"}}}
-    environments["peak"] = {"environment": {**base, "params": {"x1": "${x1}", "x3": "${x3}"}}}
+    fixed = {"function": base["params"]["function"], "noise": base["params"]["noise"]}
+    environments["flat"] = {"environment": {**base, "params": {**fixed, "x1": 2.6, "x2": 6.5, "x3": "${x3}"}}}
+    environments["peak"] = {"environment": {**base, "params": {**fixed, "x1": "${x1}", "x3": "${x3}"}}}
     doc["schedule"][0]["testing"]["environments"] = {"name": "kind", "levels": [["flat"], ["peak"]]}
     return doc

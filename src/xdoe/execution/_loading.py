@@ -7,28 +7,20 @@ from __future__ import annotations
 import ast
 import difflib
 import functools
-import importlib
 import inspect
 import itertools
 import sys
 import textwrap
 from typing import Any, Mapping
 
-from xdoe.errors import ComponentError, ComponentImportError, ComponentRaisedError
+from xdoe._names import import_name
+from xdoe.errors import ComponentError, ComponentRaisedError
 
 __all__ = ["load_class", "construct", "accepted_parameters"]
 
 
-def _split(name: str) -> tuple[str, str]:
-    if ":" in name:
-        module, _, attr = name.partition(":")
-    else:
-        module, _, attr = name.rpartition(".")
-    return module.strip(), attr.strip()
-
-
 def load_class(name: str, key: str, *, base: type | None = None) -> type:
-    """Import the class named ``name``.
+    """Import the class named ``name`` (:func:`xdoe._names.import_name`).
 
     Args:
         name: ``"pkg.module:Class"``, ``"pkg:Class"`` or ``"pkg.module.Class"``;
@@ -42,35 +34,7 @@ def load_class(name: str, key: str, *, base: type | None = None) -> type:
             (with the underlying error), the attribute does not exist (with
             close matches), or the object is not a (suitable) class.
     """
-    if not isinstance(name, str) or not name.strip():
-        raise ComponentError(f"{key}: expected a component name 'pkg.module:Class', got {name!r}")
-    module_name, attr = _split(name)
-    if not module_name or not attr or name.count(":") > 1:
-        raise ComponentError(f"{key}: expected a component name 'pkg.module:Class', got {name!r}")
-    if module_name.startswith("."):
-        raise ComponentError(f"{key}: {name!r} is a relative module name; name the module from its "
-                             f"top-level package ('pkg.module:Class')")
-    if module_name == "__main__" or module_name.startswith("__main__."):
-        raise ComponentError(f"{key}: {name!r} names __main__, the program that happens to run, not a "
-                             f"module a run's worker process can import; name the module that defines "
-                             f"the class ('pkg.module:Class')")
-    try:
-        module = importlib.import_module(module_name)
-    except Exception as exc:  # ImportError, SyntaxError, errors raised by the module
-        raise ComponentImportError(
-            f"{key}: cannot import module {module_name!r} (for {name!r}): "
-            f"{type(exc).__name__}: {exc}"
-        ) from exc
-    obj: Any = module
-    for part in attr.split("."):
-        if not hasattr(obj, part):
-            candidates = [n for n in dir(obj) if not n.startswith("_")]
-            close = difflib.get_close_matches(part, candidates, n=3)
-            hint = f"; did you mean {', '.join(close)}?" if close else ""
-            raise ComponentError(
-                f"{key}: module {module_name!r} has no attribute {attr!r} (for {name!r}){hint}"
-            )
-        obj = getattr(obj, part)
+    obj = import_name(name, key, what="Class")
     if not isinstance(obj, type):
         raise ComponentError(f"{key}: {name!r} is not a class but {type(obj).__name__}")
     if base is not None and not issubclass(obj, base):

@@ -2,6 +2,8 @@
 
 - :class:`DummyEnvironment`: random sensor readings, a reward computed from the
   actions, a fixed episode length (for testing pipelines);
+- :class:`FunctionEnvironment`: one-step episodes whose reward is a known
+  function of its parameters plus noise (a study with a known answer);
 - :class:`GymnasiumEnvironment`: any ``gymnasium`` environment by id
   (``Taxi-v4``, ``CartPole-v1``...);
 - :class:`PettingZooEnvironment`: any PettingZoo environment, AEC or
@@ -25,14 +27,16 @@ from xdoe._lazy import lazy_exports
 
 if TYPE_CHECKING:
     from xdoe.components.environments._dummy import DummyEnvironment
+    from xdoe.components.environments._function import FunctionEnvironment
     from xdoe.components.environments._gymnasium import GymnasiumEnvironment
     from xdoe.components.environments._pettingzoo import PettingZooEnvironment
     from xdoe.components.environments._tictactoe import TicTacToeEnvironment
 
-__all__ = ["DummyEnvironment", "GymnasiumEnvironment", "PettingZooEnvironment", "TicTacToeEnvironment"]
+__all__ = ["DummyEnvironment", "FunctionEnvironment", "GymnasiumEnvironment", "PettingZooEnvironment", "TicTacToeEnvironment"]
 
 __getattr__, __dir__ = lazy_exports(__name__, globals(), {
     "xdoe.components.environments._dummy": ["DummyEnvironment"],
+    "xdoe.components.environments._function": ["FunctionEnvironment"],
     "xdoe.components.environments._gymnasium": ["GymnasiumEnvironment"],
     "xdoe.components.environments._pettingzoo": ["PettingZooEnvironment"],
     "xdoe.components.environments._tictactoe": ["TicTacToeEnvironment"],
