@@ -98,6 +98,28 @@ def run_killed(command: list[str], url: str, store_file: Path, signals: list[Cal
     return kills
 
 
+def study(folder: Path, data: dict[str, Any], uid: str, jobs: int,
+          kills: list[Callable[[dict], bool]] | None = None) -> dict[str, Any]:
+    """Generate ``data`` (an experiment document with an optuna design) into
+    ``folder/out`` and run ``xrun optimize`` on it with ``--jobs``, killed at
+    each of ``kills`` (:func:`run_killed`) or not at all; the trials of its
+    journal, the store and the manifest's ``trial_runs``."""
+    from xdoe.design.runfiles import generate
+
+    folder.mkdir()
+    doc = folder / "doc.yaml"
+    doc.write_text(json.dumps(data))
+    generate(doc, folder / "out")
+    url = f"sqlite:///{folder / 'xrun.sqlite'}"
+    cmd = command(doc, folder / "out", url, jobs)
+    if kills:
+        assert run_killed(cmd, url, folder / "xrun.sqlite", kills) == len(kills)
+    else:
+        done = subprocess.run(cmd, env=ENV, capture_output=True, text=True, timeout=300)
+        assert done.returncode == 0, done.stderr
+    return {"trials": trials(folder / "out", uid), "store": store(url), "trial_runs": trial_runs(folder / "out")}
+
+
 def alive(group: int) -> list[int]:
     """The processes of ``group`` that are not zombies (``/proc``: a zombie
     the container's init never reaps still answers ``killpg(group, 0)``)."""

@@ -43,3 +43,19 @@ def document(design: Any, *, seed: int = 7, repetitions: int = 2, episodes: int 
                                    "simulation": ["vanilla"], "phase_config": ["train"]}},
                      {"testing": {"phase_config": ["test"]}}],
     }
+
+
+def conditional_document(design: Any, *, seed: int = 7, repetitions: int = 2, episodes: int = 400,
+                         prune: dict[str, Any] | None = None) -> dict[str, Any]:
+    """:func:`document` with a branch: the agent is the named schedule factor
+    ``explore``, ``learner`` (exploring with ``epsilon``) or ``greedy`` (the
+    same learner at a fixed epsilon 0.02), and ``epsilon`` is conditional
+    (``when: {explore: [learner]}``)."""
+    doc = document(design, seed=seed, repetitions=repetitions, episodes=episodes, prune=prune,
+                   factors={"alpha": {"range": [0.02, 0.9], "scale": "log"},
+                            "epsilon": {"range": [0.01, 0.5], "scale": "log", "when": {"explore": [["learner"]]}}})
+    agents = doc["definitions"]["agents"]
+    agents["greedy"] = {**agents["learner"], "muscle": {"name": "xdoe.agents:QLearningMuscle",
+                                                        "params": {"epsilon": 0.02}}}
+    doc["schedule"][0]["training"]["agents"] = {"name": "explore", "levels": [["learner"], ["greedy"]]}
+    return doc

@@ -16,36 +16,10 @@ from pathlib import Path
 from click.testing import CliRunner
 
 import optuna_truth
+from optimize_study import campaign, interrupted, optimize, points, same_files, trials
 from optuna_truth import document
 from xdoe.cli._xrun import main
 from xdoe.design.runfiles import generate
-
-
-def _optimize(doc: Path, out: Path, *extra: str) -> None:
-    done = CliRunner().invoke(main, ["optimize", str(doc), "-o", str(out), "--in-process", "-q", "--no-laydown",
-                                     "--store", f"sqlite:///{out / 'xrun.sqlite'}", *extra])
-    assert done.exit_code == 0, done.output
-
-
-def _campaign(tmp: Path, design: dict, *, seed: int = 11, repetitions: int = 1, name: str = "run") -> tuple[Path, Path]:
-    folder = tmp / name
-    folder.mkdir()
-    doc = folder / "doc.yaml"
-    doc.write_text(json.dumps(document(design, seed=seed, repetitions=repetitions)))
-    generate(doc, folder / "out")
-    return doc, folder / "out"
-
-
-def _trials(out: Path) -> list[tuple[int, str, dict, list | None]]:
-    from xdoe.design._optuna import OptunaSettings, open_study
-
-    study = open_study(out / "optuna-quad.journal", "quad", OptunaSettings())
-    return [(t.number, t.state.name, t.params, t.values) for t in study.get_trials()]
-
-
-def _points(out: Path) -> list[dict]:
-    manifest = json.loads((out / "manifest.json").read_text())
-    return [p["natural"] for p in manifest["design"]["doe"]["points"]]
 
 
 def test_tpe_reaches_the_optimum_in_fewer_runs_than_the_grid(tmp_path: Path) -> None:
@@ -53,9 +27,9 @@ def test_tpe_reaches_the_optimum_in_fewer_runs_than_the_grid(tmp_path: Path) -> 
     design = {"method": "optuna", "sampler": "tpe", "trials": 25, "batch": 5}
     needed = []
     for seed in (1, 2, 3):
-        doc, out = _campaign(tmp_path, design, seed=seed, name=f"seed{seed}")
-        _optimize(doc, out)
-        values = [optuna_truth.truth(**p) for p in _points(out)]  # the true mean at each trial, in order
+        doc, out = campaign(tmp_path, document(design, seed=seed), name=f"seed{seed}")
+        optimize(doc, out)
+        values = [optuna_truth.truth(**p["natural"]) for p in points(out)]  # the true mean at each trial, in order
         assert len(values) == 25
         hits = [i for i, v in enumerate(values) if v >= optuna_truth.MAXIMUM - tolerance]
         needed.append(hits[0] + 1 if hits else 10**6)  # runs: one per trial
@@ -67,36 +41,22 @@ def test_tpe_reaches_the_optimum_in_fewer_runs_than_the_grid(tmp_path: Path) -> 
 
 def test_stopped_and_restarted_gives_the_trials_of_an_uninterrupted_study(tmp_path: Path) -> None:
     design = {"method": "optuna", "sampler": "tpe", "trials": 8, "batch": 2, "startup_trials": 3}
-    doc, whole = _campaign(tmp_path, design, repetitions=2, name="whole")
-    _optimize(doc, whole)
-    doc, parts = _campaign(tmp_path, design, repetitions=2, name="parts")
-    _optimize(doc, parts, "--max-trials", "3")  # whole batches: stops at 4 trials
-    assert len(_points(parts)) == 4
-    # killed after asking the next batch and before writing it (one of its two trials asked)
-    from xdoe.design import OptunaStudy
-    from xdoe.design.runfiles import prepare
-    from xdoe.design._optuna import _ask, distributions
-
-    state = OptunaStudy(prepare(doc)[2], parts)
-    _ask(state.study, state.design.factors, state.settings, state.seed, distributions(state.design.factors))
-    assert len(_trials(parts)) == 5 and len(_points(parts)) == 4
-    _optimize(doc, parts)
-    assert _trials(parts) == _trials(whole)
-    assert all(state == "COMPLETE" for _, state, _, _ in _trials(whole)) and len(_trials(whole)) == 8
-    names = sorted(p.name for p in whole.glob("run-*.yaml"))
-    assert len(names) == 16 and names == sorted(p.name for p in parts.glob("run-*.yaml"))
-    for name in names + ["design.csv"]:
-        assert (whole / name).read_bytes() == (parts / name).read_bytes(), name
+    doc, whole, parts = interrupted(tmp_path, document(design, repetitions=2))
+    assert len(trials(parts)) == 5 and len(points(parts)) == 4  # one trial asked, not written
+    optimize(doc, parts)
+    assert trials(parts) == trials(whole)
+    assert all(state == "COMPLETE" for _, state, _, _ in trials(whole)) and len(trials(whole)) == 8
+    same_files(whole, parts, 16)
     # once more: nothing runs, nothing is told again
     journal = (parts / "optuna-quad.journal").read_bytes()
-    _optimize(doc, parts)
+    optimize(doc, parts)
     assert (parts / "optuna-quad.journal").read_bytes() == journal
 
 
 def test_every_trial_is_an_ordinary_run(tmp_path: Path) -> None:
     design = {"method": "optuna", "sampler": "random", "trials": 6, "batch": 3}
-    doc, out = _campaign(tmp_path, design, repetitions=2)
-    _optimize(doc, out)
+    doc, out = campaign(tmp_path, document(design, repetitions=2))
+    optimize(doc, out)
     runner = CliRunner()
     done = runner.invoke(main, ["analyze", str(out), "--format", "json"])
     assert done.exit_code == 0, done.output
@@ -123,10 +83,10 @@ def test_every_trial_is_an_ordinary_run(tmp_path: Path) -> None:
 def test_several_responses_give_the_pareto_front(tmp_path: Path) -> None:
     design = {"method": "optuna", "sampler": "nsga2", "trials": 6, "batch": 3,
               "response": ["testing:objective:mean", "testing:objective:max"], "direction": ["maximize", "minimize"]}
-    doc, out = _campaign(tmp_path, design, repetitions=1)
-    _optimize(doc, out)
-    trials = _trials(out)
-    assert len(trials) == 6 and all(len(values) == 2 for _, _, _, values in trials)
+    doc, out = campaign(tmp_path, document(design, repetitions=1))
+    optimize(doc, out)
+    told = trials(out)
+    assert len(told) == 6 and all(len(values) == 2 for _, _, _, values in told)
     done = CliRunner().invoke(main, ["analyze", str(out), "--format", "json"])
     assert done.exit_code == 0, done.output
     adaptive = json.loads(done.output[done.output.index("{"):done.output.rindex("}") + 1])["optuna"]
@@ -140,7 +100,7 @@ def test_several_responses_give_the_pareto_front(tmp_path: Path) -> None:
 
 def test_a_bad_response_is_refused_before_anything_runs(tmp_path: Path) -> None:
     design = {"method": "optuna", "trials": 4, "batch": 2, "response": "testing:score:mean"}
-    doc, out = _campaign(tmp_path, design)
+    doc, out = campaign(tmp_path, document(design))
     done = CliRunner().invoke(main, ["optimize", str(doc), "-o", str(out), "--in-process", "-q"])
     assert done.exit_code == 2 and "unknown metric 'score'" in done.output
     assert not (out / "xrun.sqlite").exists()
@@ -165,8 +125,8 @@ def test_a_batchs_scores_are_read_from_its_runs_only_with_the_same_answer(tmp_pa
     from xdoe.design.runfiles import prepare
 
     design = {"method": "optuna", "sampler": "random", "trials": 6, "batch": 3}
-    doc, out = _campaign(tmp_path, design, repetitions=2)
-    _optimize(doc, out)
+    doc, out = campaign(tmp_path, document(design, repetitions=2))
+    optimize(doc, out)
     url = f"sqlite:///{out / 'xrun.sqlite'}"
     runs = OptunaStudy(prepare(doc)[2], out).trial_runs()
     batch = sorted(u for t in (3, 4, 5) for u in runs[t])
@@ -181,3 +141,29 @@ def test_a_batchs_scores_are_read_from_its_runs_only_with_the_same_answer(tmp_pa
         full, full_phase = run_table(whole, response)
         assert phase == full_phase
         assert dict(zip(table["run"], table["y"])) == {r: y for r, y in zip(full["run"], full["y"]) if r in batch}
+
+
+def test_a_batch_just_written_runs_from_the_writers_documents_and_the_file_stays_the_record(tmp_path: Path) -> None:
+    """``written_plans``: the plans of the pending batch come from the
+    documents the writer dumped (no YAML parse), equal to the plans parsed
+    from the files, under the files' sha256; a file changed since is left to
+    be read from disk."""
+    import hashlib
+
+    from xdoe.cli._optimize import written_plans
+    from xdoe.design import OptunaStudy
+    from xdoe.design.runfiles import prepare
+    from xdoe.execution import load_file_plan
+
+    design = {"method": "optuna", "sampler": "random", "trials": 4, "batch": 2}
+    doc, out = campaign(tmp_path, document(design, repetitions=2))
+    study = OptunaStudy(prepare(doc)[2], out)
+    files = study.files(study.pending())
+    plans = written_plans(study, study.pending())
+    assert sorted(plans) == sorted(map(str, files)) and len(files) == 4
+    for path in files:
+        parsed, sha = load_file_plan(path)
+        assert plans[str(path)] == parsed
+        assert plans[str(path)].file_sha256 == sha == hashlib.sha256(path.read_bytes()).hexdigest()
+    files[0].write_text(files[0].read_text() + "# edited\n")
+    assert sorted(written_plans(study, study.pending())) == sorted(map(str, files[1:]))

@@ -20,37 +20,12 @@ import pytest
 from click.testing import CliRunner
 
 import optuna_truth
+from optimize_study import campaign, interrupted, optimize, points, same_files, trials
 from optuna_truth import branch_document, branch_truth
 from xdoe.cli._xrun import main
 from xdoe.design.runfiles import generate
 
 TOLERANCE = 0.25
-
-
-def _campaign(tmp: Path, design: dict, *, seed: int = 11, repetitions: int = 1, name: str = "run") -> tuple[Path, Path]:
-    folder = tmp / name
-    folder.mkdir()
-    doc = folder / "doc.yaml"
-    doc.write_text(json.dumps(branch_document(design, seed=seed, repetitions=repetitions)))
-    generate(doc, folder / "out")
-    return doc, folder / "out"
-
-
-def _optimize(doc: Path, out: Path, *extra: str) -> None:
-    done = CliRunner().invoke(main, ["optimize", str(doc), "-o", str(out), "--in-process", "-q", "--no-laydown",
-                                     "--store", f"sqlite:///{out / 'xrun.sqlite'}", *extra])
-    assert done.exit_code == 0, done.output
-
-
-def _trials(out: Path) -> list[tuple[int, str, dict, list | None]]:
-    from xdoe.design._optuna import OptunaSettings, open_study
-
-    study = open_study(out / "optuna-quad.journal", "quad", OptunaSettings())
-    return [(t.number, t.state.name, t.params, t.values) for t in study.get_trials()]
-
-
-def _points(out: Path) -> list[dict]:
-    return json.loads((out / "manifest.json").read_text())["design"]["doe"]["points"]
 
 
 def _true(natural: dict) -> float:
@@ -59,16 +34,16 @@ def _true(natural: dict) -> float:
 
 def test_a_conditional_factor_is_a_parameter_of_the_trials_where_it_applies(tmp_path: Path) -> None:
     design = {"method": "optuna", "sampler": "random", "trials": 12, "batch": 12}
-    doc, out = _campaign(tmp_path, design)
+    doc, out = campaign(tmp_path, branch_document(design))
     from xdoe.design._optuna import OptunaSettings, open_study
     from xdoe.design.runfiles import prepare
 
     runs = prepare(doc)[2]
     study = open_study(out / "optuna-quad.journal", "quad", OptunaSettings())
-    points = _points(out)
-    assert len(points) == 12 == len(study.trials)  # trial t is design point t, nothing dropped
+    written = points(out)
+    assert len(written) == 12 == len(study.trials)  # trial t is design point t, nothing dropped
     kinds = set()
-    for t, point in zip(study.trials, points):
+    for t, point in zip(study.trials, written):
         kind = ["flat", "peak"][t.params["kind"]]  # list levels: Optuna's choice is the level's index
         kinds.add(kind)
         assert ("x1" in t.params) == (kind == "peak") == ("x1" in point["natural"])
@@ -110,13 +85,13 @@ def test_tpe_finds_the_best_setting_on_the_conditional_branch_in_fewer_runs_than
 
 def test_xrun_optimize_ends_on_the_conditional_branch_and_analyze_says_so(tmp_path: Path) -> None:
     design = {"method": "optuna", "sampler": "tpe", "trials": 20, "batch": 5}
-    doc, out = _campaign(tmp_path, design, seed=4)  # within 0.25 at trial 15 (seeds 1 and 3: not within 25)
-    _optimize(doc, out)
-    points = _points(out)
-    assert len(points) == 20
-    best = max(range(20), key=lambda i: _true(points[i]["natural"]))
-    assert points[best]["natural"]["kind"] == ["peak"]
-    assert _true(points[best]["natural"]) >= optuna_truth.BRANCH_MAXIMUM - TOLERANCE
+    doc, out = campaign(tmp_path, branch_document(design, seed=4))  # within 0.25 at trial 15 (seeds 1 and 3: not within 25)
+    optimize(doc, out)
+    written = points(out)
+    assert len(written) == 20
+    best = max(range(20), key=lambda i: _true(written[i]["natural"]))
+    assert written[best]["natural"]["kind"] == ["peak"]
+    assert _true(written[best]["natural"]) >= optuna_truth.BRANCH_MAXIMUM - TOLERANCE
     done = CliRunner().invoke(main, ["analyze", str(out), "--format", "json"])
     assert done.exit_code == 0, done.output
     adaptive = json.loads(done.output[done.output.index("{"):done.output.rindex("}") + 1])["optuna"]
@@ -124,7 +99,7 @@ def test_xrun_optimize_ends_on_the_conditional_branch_and_analyze_says_so(tmp_pa
     # Optuna's evaluators need one parameter set: over the factors every trial has, then per branch
     assert adaptive["importance_scope"] == ["kind", "x3"] and set(adaptive["importances"]) == {"kind", "x3"}
     [branch] = adaptive["importances_by_branch"]
-    peak = sum(p["natural"]["kind"] == ["peak"] for p in points)
+    peak = sum(p["natural"]["kind"] == ["peak"] for p in written)
     assert branch["factors"] == ["kind", "x1", "x3"] and branch["trials"] == peak
     assert set(branch["importances"]) == {"x1", "x3"}  # kind is constant within the branch
     table = CliRunner().invoke(main, ["analyze", str(out)])
@@ -134,39 +109,32 @@ def test_xrun_optimize_ends_on_the_conditional_branch_and_analyze_says_so(tmp_pa
 
 def test_killed_and_restarted_gives_the_same_trials(tmp_path: Path) -> None:
     design = {"method": "optuna", "sampler": "tpe", "trials": 8, "batch": 2, "startup_trials": 3}
-    doc, whole = _campaign(tmp_path, design, repetitions=2, name="whole")
-    _optimize(doc, whole)
-    doc, parts = _campaign(tmp_path, design, repetitions=2, name="parts")
-    _optimize(doc, parts, "--max-trials", "3")  # whole batches: stops at 4 trials
-    assert len(_points(parts)) == 4
-    from xdoe.design import OptunaStudy
-    from xdoe.design._optuna import _ask, distributions
-    from xdoe.design.runfiles import prepare
-
-    state = OptunaStudy(prepare(doc)[2], parts)  # killed after asking one trial of the next batch
-    _ask(state.study, state.design.factors, state.settings, state.seed, distributions(state.design.factors))
-    _optimize(doc, parts, "--max-trials", "5")  # stops at 6 trials
+    doc, whole, parts = interrupted(tmp_path, branch_document(design, repetitions=2))
+    optimize(doc, parts, "--max-trials", "5")  # stops at 6 trials
     (parts / "optuna-quad.journal").rename(parts / "lost.journal")  # then the journal is lost: rebuilt
-    _optimize(doc, parts)
-    restarted, uninterrupted = _trials(parts), _trials(whole)
+    optimize(doc, parts)
+    restarted, uninterrupted = trials(parts), trials(whole)
     assert len(restarted) == len(uninterrupted) == 8
     for (n, state, params, values), (n2, state2, params2, values2) in zip(restarted, uninterrupted):
         # a rebuilt journal holds the manifest's values (12 significant digits)
         assert (n, state, set(params)) == (n2, state2, set(params2)) and params == pytest.approx(params2, rel=1e-10)
         assert values == pytest.approx(values2, rel=1e-12)
-    kinds = {p["natural"]["kind"][0] for p in _points(whole)}
+    kinds = {p["natural"]["kind"][0] for p in points(whole)}
     assert kinds == {"flat", "peak"}, "the study should visit both branches"
-    names = sorted(p.name for p in whole.glob("run-*.yaml"))
-    assert len(names) == 16 and names == sorted(p.name for p in parts.glob("run-*.yaml"))
-    for name in names + ["design.csv"]:
-        assert (whole / name).read_bytes() == (parts / name).read_bytes(), name
+    same_files(whole, parts, 16)
 
 
-def test_xgen_augment_still_refuses_a_fixed_design_with_conditional_factors(tmp_path: Path) -> None:
+def test_xgen_augment_of_a_fixed_design_with_conditional_factors_keeps_the_conditions(tmp_path: Path) -> None:
+    """(tests/design/test_augment_conditional.py has the command's cases.)"""
     from xdoe.design.runfiles import augment_runs, prepare
-    from xdoe.errors import InputError
+    from xdoe.errors import DocumentError
 
     doc = branch_document({"method": "sobol", "n": 4})
     generate(doc, tmp_path)
-    with pytest.raises(InputError, match="conditional factors cannot be augmented"):
-        augment_runs(prepare(doc)[2], tmp_path, {"add": 2})
+    runs = prepare(doc)[2]
+    added = augment_runs(runs, tmp_path, {"add": 4})
+    for k in range(len(runs), len(added)):
+        levels = added[k]["design_point"]["levels"]
+        assert ("x1" in levels) == (levels["kind"] == ["peak"])
+    with pytest.raises(DocumentError, match="--foldover is not defined on a design with conditional factors"):
+        augment_runs(runs, tmp_path, {"foldover": None})

@@ -9,8 +9,6 @@ batches before it, docs/pruning.md); nothing runs twice."""
 
 from __future__ import annotations
 
-import json
-import subprocess
 from pathlib import Path
 from typing import Any
 
@@ -26,21 +24,7 @@ DESIGN = {"method": "optuna", "sampler": "tpe", "trials": TRIALS, "batch": BATCH
 
 
 def _study(folder: Path, jobs: int, kills: list | None = None) -> dict[str, Any]:
-    from xdoe.design.runfiles import generate
-
-    folder.mkdir()
-    doc = folder / "doc.yaml"
-    doc.write_text(json.dumps(document(DESIGN, repetitions=REPS, prune=PRUNE)))
-    generate(doc, folder / "out")
-    url = f"sqlite:///{folder / 'xrun.sqlite'}"
-    command = kill_study.command(doc, folder / "out", url, jobs)
-    if kills:
-        assert kill_study.run_killed(command, url, folder / "xrun.sqlite", kills) == len(kills)
-    else:
-        done = subprocess.run(command, env=kill_study.ENV, capture_output=True, text=True, timeout=300)
-        assert done.returncode == 0, done.stderr
-    return {"trials": kill_study.trials(folder / "out", UID), "store": kill_study.store(url),
-            "trial_runs": kill_study.trial_runs(folder / "out")}
+    return kill_study.study(folder, document(DESIGN, repetitions=REPS, prune=PRUNE), UID, jobs, kills)
 
 
 @pytest.mark.slow

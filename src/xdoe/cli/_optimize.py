@@ -29,7 +29,7 @@ import click
 from xdoe.cli._common import EXIT_FAILED, EXIT_OK, fail, handle_errors
 from xdoe.errors import InputError
 
-__all__ = ["check_prune_batches", "optimize_command", "trial_values"]
+__all__ = ["check_prune_batches", "optimize_command", "trial_values", "written_plans"]
 
 F = Callable[..., Any]
 
@@ -53,15 +53,9 @@ def _prepare(document: Path, output: Path | None) -> tuple[Any, Any, Path]:
     return runs, OptunaStudy(runs, target), target
 
 
-def _pruned_runs(store_url: str, uid: str) -> tuple[set[str], dict[str, dict[int, tuple[int, float]]]]:
+def _pruned_runs(store: Any, uid: str) -> tuple[set[str], dict[str, dict[int, tuple[int, float]]]]:
     """``(pruned run uids, run uid -> rung -> (step, value))`` of the experiment."""
-    from xdoe.store import Store
-
-    store = Store(store_url, read_only=True)
-    try:
-        return set(store.rungs.pruned_runs(uid)), store.rungs.run_rungs(uid)
-    finally:
-        store.close()
+    return set(store.rungs.pruned_runs(uid)), store.rungs.run_rungs(uid)
 
 
 def _intermediate(runs: list[str], rungs: dict[str, dict[int, tuple[int, float]]], stat: str) -> dict[int, float]:
@@ -78,17 +72,43 @@ def _intermediate(runs: list[str], rungs: dict[str, dict[int, tuple[int, float]]
     return {step: float(aggregate(np.array(vs, float), stat)) for step, vs in sorted(by_step.items())}
 
 
-def trial_values(study: Any, store_url: str, finished: set[str]) -> dict[int, Any]:
+def trial_values(study: Any, store_url: str, files: list[Path]) -> dict[int, Any]:
     """The values of the study's pending trials whose runs are all done
-    (finished or pruned), reading those trials' runs only (not the
-    experiment's every run: the cost of a batch does not grow with the
-    trials before it): per response, each run's score
-    (:func:`xdoe.analysis.run_table`, as ``xrun analyze`` computes it)
-    aggregated over the trial's runs by the design's ``stat``
-    (:func:`xdoe.analysis.aggregate`). A trial with a run that
-    ``run_config.prune`` ended early is a :class:`~xdoe.design.PrunedTrial`
+    (finished or pruned; ``files``: the batch's run files, done when the
+    store holds their bytes as finished), reading those trials' runs only
+    (not the experiment's every run: the cost of a batch does not grow with
+    the trials before it), through one read-only connection to the store:
+    per response, each run's score (:func:`xdoe.analysis.run_table`, as
+    ``xrun analyze`` computes it) aggregated over the trial's runs by the
+    design's ``stat`` (:func:`xdoe.analysis.aggregate`). A trial with a run
+    that ``run_config.prune`` ended early is a :class:`~xdoe.design.PrunedTrial`
     (its aggregate would mix runs measured at different rungs), with its
-    runs' rung values aggregated per rung as its intermediate values."""
+    runs' rung values aggregated per rung as its intermediate values.
+
+    Returns:
+        trial number -> a list of values (one per response; NaN where no
+        run of the trial has one) or a :class:`~xdoe.design.PrunedTrial`;
+        empty when no store exists yet (no run has started).
+    """
+    from xdoe.campaign import skip_finished_files
+    from xdoe.errors import NoStoreError
+    from xdoe.store import Store
+
+    try:
+        store = Store(store_url, read_only=True)
+    except NoStoreError:
+        return {}
+    with store:  # one connection for the batch's reads
+        todo, _ = skip_finished_files([str(f) for f in files], store)
+        left = {files[i] for i in todo}
+        finished = {f.stem[len("run-"):] for f in files if f not in left}
+        runs = study.trial_runs()
+        ready = [t for t in study.pending() if runs.get(t) and all(u in finished for u in runs[t])]
+        return _ready_values(study, store, ready, runs) if ready else {}
+
+
+def _ready_values(study: Any, store: Any, ready: list[int], runs: dict[int, list[str]]) -> dict[int, Any]:
+    """:func:`trial_values` of the ``ready`` trials, read from the open ``store``."""
     import numpy as np
 
     from xdoe.analysis import aggregate, load_scores, parse_response, run_table
@@ -96,12 +116,7 @@ def trial_values(study: Any, store_url: str, finished: set[str]) -> dict[int, An
     from xdoe.results import DESIGN_ATTR
 
     settings = study.settings
-    uid = study.base.experiment.safe_uid
-    runs = study.trial_runs()
-    ready = [t for t in study.pending() if runs.get(t) and all(u in finished for u in runs[t])]
-    if not ready:
-        return {}
-    pruned, rungs = _pruned_runs(store_url, uid)
+    pruned, rungs = _pruned_runs(store, study.base.experiment.safe_uid)
     out: dict[int, Any] = {}
     for t in ready:
         cut = [u for u in runs[t] if u in pruned]
@@ -114,7 +129,7 @@ def trial_values(study: Any, store_url: str, finished: set[str]) -> dict[int, An
     for text in settings.responses:
         response = parse_response(text or None)
         try:
-            frame = load_scores(store_url, response, uid, runs=wanted)
+            frame = load_scores(store, response, study.base.experiment.safe_uid, runs=wanted)
             # the store's record of the design (every trial's point) is not needed here, and pandas deep-copies
             # a frame's attrs at every operation: a cost that grew with the trials
             frame.attrs.pop(DESIGN_ATTR, None)
@@ -133,13 +148,36 @@ def trial_values(study: Any, store_url: str, finished: set[str]) -> dict[int, An
     return out
 
 
-def _finished(files: list[Path], store_url: str) -> set[str]:
-    """The run uids (file stems without ``run-``) of the files that finished."""
-    from xdoe.cli._jobs import skip_finished_files
+def written_plans(study: Any, trials: list[int]) -> dict[str, Any]:
+    """File -> :class:`~xdoe.execution.RunPlan` of the runs of ``trials``
+    whose files hold exactly what the writer put there
+    (:meth:`~xdoe.design.OptunaStudy.documents`): validated from the
+    writer's document, not parsed from the file's YAML again, with the
+    sha256 of the file's bytes (the file stays the record: the store skips
+    and records the run by those bytes, as ``xrun experiment-start`` does).
+    A file that differs is left out (``xrun experiment-start`` reads it)."""
+    import hashlib
+    from dataclasses import replace
 
-    todo, _ = skip_finished_files([str(f) for f in files], store_url)
-    left = {files[i] for i in todo}
-    return {f.stem[len("run-"):] for f in files if f not in left}
+    from xdoe.cli._common import document_warnings, without_pydantic_plugins
+    from xdoe.documents import parse_run_document
+    from xdoe.execution import plan_run
+
+    out: dict[str, Any] = {}
+    with without_pydantic_plugins(), document_warnings():
+        for path, text, data in study.documents(trials):
+            try:
+                raw = path.read_bytes()
+            except OSError:
+                continue
+            if raw != text.encode("utf-8"):
+                continue
+            model, full = parse_run_document(data, file=str(path))
+            plan = plan_run(model, full, file=str(path))
+            if plan.uid != path.stem:  # as load_file_plan: the bytes alone determine the run
+                plan = replace(plan, file_sha256=hashlib.sha256(raw).hexdigest())
+            out[str(path)] = plan
+    return out
 
 
 def _levels(study: Any, number: int) -> str:
@@ -183,7 +221,9 @@ def _number(x: float) -> str:
 def optimize_command(*, start: Callable[..., None], options: list[Callable[[F], F]]) -> click.Command:
     """``xrun optimize`` running each batch with ``start`` (``xrun
     experiment-start``'s campaign: ``start(files, quiet, jobs, resume,
-    **CampaignOptions fields)``, which exits) and its option decorators."""
+    plans=..., **CampaignOptions fields)``, which exits; ``plans``: file ->
+    plan of the files it need not parse, :func:`written_plans`) and its
+    option decorators."""
     from xdoe.cli._ctrl_c import RememberArgs, resume_line
 
     def command(func: F) -> F:
@@ -248,13 +288,14 @@ def optimize_command(*, start: Callable[..., None], options: list[Callable[[F], 
                 say(f"trials {pending[0]}..{pending[-1]}: {len(files)} run(s)")
                 try:
                     start([str(f) for f in files], quiet, jobs, resume, store_url=store_url, results=str(results),
-                          **campaign)
+                          plans=written_plans(study, pending), **campaign)
                 except SystemExit as exc:
                     if exc.code not in (EXIT_OK, EXIT_FAILED, None):
                         raise
-                told = study.tell(trial_values(study, store_url, _finished(files, store_url)))
+                told = study.tell(trial_values(study, store_url, files))
+                frozen = study.study.get_trials(deepcopy=False) if told else []  # Study.trials copies them all
                 for t in told:
-                    trial = study.study.trials[t]
+                    trial = frozen[t]
                     value = ", ".join(map(_number, trial.values)) if trial.values else ""
                     if trial.state.name != "COMPLETE":
                         value = trial.state.name.lower() + (f" (last intermediate value {value})" if value else "")

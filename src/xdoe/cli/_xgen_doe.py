@@ -225,7 +225,7 @@ def augment_command(*, prepare: Callable[..., Any], resume_gc: Callable[[], None
                 raise click.UsageError(f"{', '.join(stray)} go(es) with --steepest-ascent N or --confirm N")
         experiment, design, runs = _prepare(file, strict=False)
         _resume_gc()
-        from xdoe.design.runfiles import augment_runs, write_runs
+        from xdoe.design.runfiles import augment_runs, check_augment, write_runs
         from xdoe.errors import InputError
 
         _warn(experiment.warnings, quiet)
@@ -241,6 +241,7 @@ def augment_command(*, prepare: Callable[..., Any], resume_gc: Callable[[], None
             target = output if output is not None else Path(experiment.model.output)
             kind, options = (("steepest_ascent", {"steps": steepest, "step": step, "goal": goal})
                              if steepest is not None else ("confirm", {"goal": goal}))
+            check_augment(runs, {kind: None})  # before the store is read
             how = _model_how(kind, runs, target, experiment, response, store_url, options)
             if confirm is not None:
                 how["repetitions"] = confirm
@@ -277,7 +278,8 @@ def augment_command(*, prepare: Callable[..., Any], resume_gc: Callable[[], None
                        f"design points {block['first_point']}..{block['first_point'] + block['points'] - 1})")
             for i in range(block["first_point"], block["first_point"] + block["points"]):
                 point = doe["points"][i]
-                click.echo(f"  point {i}: " + ", ".join(f"{n} = {c:+.4g} ({point['natural'][n]})"
+                click.echo(f"  point {i}: " + ", ".join(f"{n} inactive" if c is None else
+                                                        f"{n} = {c:+.4g} ({point['natural'][n]})"
                                                         for n, c in zip(names, point["coded"])))
             diag = doe["diagnostics"]
             click.echo(f"combined design: {augmented.design.method}, {augmented.n_points} points; {diag['model']} model: "

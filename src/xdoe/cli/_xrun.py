@@ -23,7 +23,7 @@ import sys
 import time
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import TYPE_CHECKING, Any, Callable, Sequence
+from typing import TYPE_CHECKING, Any, Callable, Mapping, Sequence
 
 import click
 
@@ -105,15 +105,21 @@ class Loaded:
     errors: list[str] = field(default_factory=list)
 
 
-def load_documents(files: Sequence[str | Path]) -> Loaded:
+def load_documents(files: Sequence[str | Path], plans: Mapping[str, "RunPlan"] | None = None) -> Loaded:
     """Read and validate every file; collect ``file:line: ...`` messages.
     xdoe's document models are built without pydantic plugins
-    (:func:`~xdoe.cli._common.without_pydantic_plugins`)."""
+    (:func:`~xdoe.cli._common.without_pydantic_plugins`). ``plans``: file
+    -> its plan, already built from the document the writer put in it
+    (``xrun optimize``, :func:`~xdoe.cli._optimize.written_plans`): not parsed again."""
     from xdoe.execution import load_file_plan
 
     loaded = Loaded()
+    plans = plans or {}
     with without_pydantic_plugins(), document_warnings():
         for path in files:
+            if str(path) in plans:
+                loaded.plans.append(plans[str(path)])
+                continue
             try:
                 loaded.plans.append(load_file_plan(Path(path))[0])
             except InputError as exc:
@@ -278,7 +284,8 @@ def _check_log_targets(log: Sequence[str], plans: Sequence[Any]) -> None:
         sys.exit(EXIT_INPUT)
 
 
-def _experiment_start(files: tuple[str, ...], quiet: bool, jobs: str, resume: str, **options: Any) -> None:
+def _experiment_start(files: tuple[str, ...], quiet: bool, jobs: str, resume: str,
+                      plans: Mapping[str, Any] | None = None, **options: Any) -> None:
     from xdoe.campaign import CampaignOptions, clear_stop, parse_jobs, stop_requested
     from xdoe.errors import StoreError, StoreLostError
 
@@ -298,7 +305,7 @@ def _experiment_start(files: tuple[str, ...], quiet: bool, jobs: str, resume: st
         todo, done_before = (list(range(len(files))), []) if opts.rerun else skip_finished_files(files, opts.store_url)
     except StoreError as exc:
         fail(str(exc), EXIT_INPUT)
-    loaded = load_documents([files[i] for i in todo])
+    loaded = load_documents([files[i] for i in todo], plans)
     if loaded.errors:
         for line in loaded.errors:
             click.secho(f"error: {line}", fg="red", err=True)

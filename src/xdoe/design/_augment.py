@@ -44,6 +44,7 @@ from typing import Any
 import numpy as np
 
 from xdoe.design._classic import coded_design
+from xdoe.design._conditional import inactive_as_nan
 from xdoe.design._factors import Factor
 from xdoe.errors import InputError
 
@@ -65,8 +66,20 @@ def _unique_rows(rows: np.ndarray) -> np.ndarray:
 
 
 def new_points(how: dict[str, Any], coded: np.ndarray, names: list[str], kinds: list[int], seed: int,
-               block: int) -> np.ndarray:
+               block: int, *, factors: Sequence[Factor] = ()) -> np.ndarray:
     """The coded points of a new block.
+
+    With conditional factors (``factors``, some with ``when``), the points
+    respect the conditions as a generated design does
+    (:func:`xdoe.design._conditional.inactive_as_nan`): an inactive factor
+    is NaN in ``coded`` and in the block. ``add`` collapses its candidates
+    before choosing (a copy of an existing point is never the farthest);
+    ``replicate`` copies points as they are; ``confirm`` and
+    ``steepest_ascent`` drop the values of factors their point leaves
+    inactive (and need no value there); ``foldover`` and ``axial`` are
+    refused (reversing or moving a parent changes which factors apply;
+    :func:`xdoe.design.runfiles.augment_runs` names the factor and its
+    condition first).
 
     Args:
         how: ``{"foldover": FACTOR or None}``, ``{"axial": {"alpha", "center"}}``,
@@ -76,11 +89,23 @@ def new_points(how: dict[str, Any], coded: np.ndarray, names: list[str], kinds: 
         coded: ``(n, d)`` coded values of every design point so far.
         names: the factors; kinds: per factor 0 (continuous) or its number of levels.
         seed: the document's seed; block: the new block's number.
+        factors: the design's factors when some are conditional (``when``);
+            empty: no conditions.
+
+    Returns:
+        ``(m, d)`` coded points (NaN where a conditional factor is inactive).
 
     Raises:
         InputError: the design does not allow it (no two-level points to
             fold, a factor with levels for axial points, an unknown factor or point).
     """
+    conditional = any(f.when for f in factors)
+    if conditional and ("foldover" in how or "axial" in how):
+        raise InputError(f"--{next(iter(how))} is not defined on a design with conditional factors")
+
+    def inactive(rows: np.ndarray) -> np.ndarray:
+        return inactive_as_nan(factors, rows) if conditional else rows
+
     if "foldover" in how:
         cube = _unique_rows(coded[_cube(coded)])
         if not len(cube):
@@ -120,6 +145,9 @@ def new_points(how: dict[str, Any], coded: np.ndarray, names: list[str], kinds: 
         for j, k in enumerate(kinds):
             if k:  # a categorical factor: its nearest level
                 cand[:, j] = np.rint((cand[:, j] + 1) / 2 * (k - 1)) * 2 / (k - 1) - 1 if k > 1 else 0.0
+        # an inactive factor (NaN) sits at coded -1, where a generated design's collapsed coordinate is
+        cand = inactive(cand)
+        rows, cand, coded = cand, np.nan_to_num(cand, nan=-1.0), np.nan_to_num(coded, nan=-1.0)
         span = np.maximum(np.ptp(coded, axis=0), 2.0) if len(coded) else np.full(coded.shape[1], 2.0)
         scaled = cand / span
         # each candidate's squared distance to its nearest point so far, updated point by point
@@ -130,7 +158,7 @@ def new_points(how: dict[str, Any], coded: np.ndarray, names: list[str], kinds: 
         chosen = []
         for _ in range(n):
             best = int(np.argmax(d2))
-            chosen.append(cand[best])
+            chosen.append(rows[best])
             np.minimum(d2, ((scaled - scaled[best]) ** 2).sum(axis=1), out=d2)
         return np.array(chosen)
     if "replicate_to" in how:  # no new point: more repetitions of the existing ones
@@ -139,10 +167,13 @@ def new_points(how: dict[str, Any], coded: np.ndarray, names: list[str], kinds: 
         if key in how:
             given = how[key]["coded"]
             given = given if isinstance(given, list) else [given]
-            missing = [n for n in names if any(n not in p for p in given)]
+            rows = np.array([[np.nan if p.get(n) is None else float(p[n]) for n in names] for p in given],
+                            float).reshape(-1, len(names))
+            needed = ~np.isnan(inactive(np.where(np.isnan(rows), 0.0, rows)))  # the factors active there
+            missing = [names[j] for j in np.nonzero((needed & np.isnan(rows)).any(axis=0))[0]]
             if missing:
                 raise InputError(f"--{key.replace('_', '-')}: no coded value of factor {missing[0]!r}")
-            return np.array([[float(p[n]) for n in names] for p in given], float).reshape(-1, len(names))
+            return inactive(rows)
     points = how["replicate"]
     bad = [p for p in points if not 0 <= p < len(coded)]
     if bad:

@@ -19,7 +19,7 @@ import numpy as np
 from xdoe.design._factors import Factor
 from xdoe.errors import DesignError
 
-__all__ = ["allowed_levels", "applies", "apply_conditions", "check_conditions", "parents_first"]
+__all__ = ["allowed_levels", "applies", "apply_conditions", "check_conditions", "inactive_as_nan", "parents_first"]
 
 
 def check_conditions(factors: Sequence[Factor]) -> None:
@@ -117,3 +117,27 @@ def apply_conditions(factors: Sequence[Factor], points: np.ndarray, *,
             seen.add(key)
             keep.append(i)
     return pts[keep], active[keep]
+
+
+def inactive_as_nan(factors: Sequence[Factor], coded: np.ndarray) -> np.ndarray:
+    """Coded points with NaN where a factor is inactive (:func:`apply_conditions`
+    on the level indices the coded values of the categorical factors name).
+
+    Args:
+        factors: the design's factors (``when`` on some of them).
+        coded: ``(n, d)`` coded values (-1..+1 for factors with levels;
+            NaN: inactive already, a parent at NaN makes its children inactive).
+
+    Returns:
+        ``(n, d)`` float64: ``coded`` with NaN at every inactive coordinate.
+    """
+    coded = np.array(coded, dtype=np.float64, copy=True).reshape(-1, len(factors))
+    index = np.zeros_like(coded)
+    for j, f in enumerate(factors):
+        if f.levels is not None and len(f.levels) > 1:
+            index[:, j] = np.rint((np.nan_to_num(coded[:, j], nan=-1.0) + 1) / 2 * (len(f.levels) - 1))
+    _, active = apply_conditions(factors, index, drop_duplicates=False)
+    for j in parents_first(factors):  # a parent inactive already (NaN) silences its children too
+        for pj, _ in allowed_levels(factors, factors[j]):
+            active[:, j] &= ~np.isnan(coded[:, pj]) & active[:, pj]
+    return np.where(active, coded, np.nan)

@@ -63,15 +63,28 @@ class OptunaStudy:
         """Trial number -> its run uids."""
         return {int(t): uids for t, uids in trial_runs(self.runs).items()}
 
-    def files(self, trials: list[int] | None = None) -> list[Path]:
-        """The run files (of ``trials``; default all), in run order."""
+    def _numbers(self, trials: list[int] | None) -> list[int]:
+        """The run numbers of ``trials`` (default all), in run order."""
         wanted = None if trials is None else set(trials)
         out = []
         for k in range(len(self.runs)):
             seq, local = self.runs._segment(k) if hasattr(self.runs, "_segment") else (self.runs, k)
             if wanted is None or seq.first_point + local % seq.n_points in wanted:
-                out.append(self.output / self.runs.file_name(k))
+                out.append(k)
         return out
+
+    def files(self, trials: list[int] | None = None) -> list[Path]:
+        """The run files (of ``trials``; default all), in run order."""
+        return [self.output / self.runs.file_name(k) for k in self._numbers(trials)]
+
+    def documents(self, trials: list[int]) -> list[tuple[Path, str, dict]]:
+        """``(file, text, document)`` of the runs of ``trials``, in run order:
+        what the one writer puts in each run file (``text``, byte for byte
+        :func:`~xdoe.documents.dump_canonical` of ``document``), so ``xrun
+        optimize`` can run a batch it just wrote without parsing its YAML
+        again (when the file still holds ``text``)."""
+        return [(self.output / self.runs.file_name(k), self.runs.render(k)[0], self.runs[k])
+                for k in self._numbers(trials)]
 
     def pending(self) -> list[int]:
         """Trials of the design the study has not been told yet."""

@@ -30,7 +30,13 @@ from typing import TYPE_CHECKING
 from xdoe._lazy import lazy_exports
 
 if TYPE_CHECKING:
-    from xdoe.design.runfiles._blocks import AugmentedRuns, augment_runs, with_blocks
+    from xdoe.design.runfiles._blocks import (
+        CONDITIONAL_AUGMENTS,
+        AugmentedRuns,
+        augment_runs,
+        check_augment,
+        with_blocks,
+    )
     from xdoe.design.runfiles._expand import Expander, factors_of, run_seed, run_uid
     from xdoe.design.runfiles._extend import ExtendPlan, layout_for
     from xdoe.design.runfiles._folder import FolderExperiment, folder_experiments
@@ -72,6 +78,8 @@ __all__ = [
     "MAX_FIGURE_POINTS",
     # blocks added by xgen augment
     "augment_runs",
+    "check_augment",
+    "CONDITIONAL_AUGMENTS",
     "with_blocks",
     "AugmentedRuns",
     # the experiments of an output folder (the read commands of xrun)
@@ -88,6 +96,7 @@ __getattr__, __dir__ = lazy_exports(__name__, globals(), {
     "xdoe.design.runfiles._output": ["OutputLayout", "WriteResult", "write_outputs", "plan_outputs",
                                      "MAX_FIGURE_POINTS"],
     "xdoe.design.runfiles._extend": ["ExtendPlan", "layout_for"],
-    "xdoe.design.runfiles._blocks": ["augment_runs", "with_blocks", "AugmentedRuns"],
+    "xdoe.design.runfiles._blocks": ["augment_runs", "check_augment", "CONDITIONAL_AUGMENTS", "with_blocks",
+                                     "AugmentedRuns"],
     "xdoe.design.runfiles._folder": ["FolderExperiment", "folder_experiments"],
 })

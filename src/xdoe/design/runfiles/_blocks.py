@@ -22,7 +22,7 @@ import numpy as np
 
 from xdoe.errors import InputError
 
-__all__ = ["AugmentedRuns", "augment_runs", "with_blocks"]
+__all__ = ["AugmentedRuns", "CONDITIONAL_AUGMENTS", "augment_runs", "check_augment", "with_blocks"]
 
 
 def _read_manifest(runs: Any, output: Path) -> dict | None:
@@ -253,6 +253,48 @@ def with_blocks(runs: Any, output: str | Path) -> Any:
     return _replay(runs, blocks, manifest)  # type: ignore[arg-type]
 
 
+#: the augmentations a design with conditional factors takes: no new geometry (copies of its points,
+#: more repetitions, runs at one point) or points chosen among the collapsed candidates (--add)
+CONDITIONAL_AUGMENTS = ("--replicate", "--replicate-to", "--add", "--confirm")
+
+
+def check_augment(runs: Any, how: dict[str, Any]) -> None:
+    """Refuse an augmentation the design does not take, from the kind of
+    ``how`` alone (before a model is fitted or a point made).
+
+    Args:
+        runs: the document's :class:`~xdoe.design.runfiles.RunSequence`.
+        how: the block (see :func:`~xdoe.design.new_points`); only its key counts.
+
+    Raises:
+        InputError: an optuna design (it grows by ``xrun optimize``).
+        DocumentError: a fold-over, axial points or a path of steepest
+            ascent of a design with conditional factors, located at the
+            ``when`` of its first conditional factor: reversing or moving a
+            parent factor changes which factors apply, so the mirror image,
+            the star and the gradient are not defined; the message names
+            the factor, its condition and :data:`CONDITIONAL_AUGMENTS`.
+    """
+    if runs.design.method == "optuna":  # its design points are the study's trials
+        raise InputError("xgen augment: an optuna design grows by xrun optimize (each design point is a trial of "
+                         "its study); raise its trials in the document instead")
+    kind = next((k for k in ("foldover", "axial", "steepest_ascent") if k in how), None)
+    factor = next((f for f in runs.design.factors if f.when), None)
+    if kind is None or factor is None:
+        return
+    option = "--" + kind.replace("_", "-")
+    condition = " and ".join(f"{parent} is {' or '.join(map(str, levels))}" for parent, levels in factor.when)
+    what = {"foldover": "reversing its parent's sign changes which factors apply",
+            "axial": "an axial point moves one factor alone, but a parent's moves change which factors apply",
+            "steepest_ascent": "the first-order model has no coefficient of a factor that applies to some "
+                               "points only"}[kind]
+    variable = next((v for v in runs.experiment.variables if v.name == factor.name), None)
+    path = (*variable.path, "when") if variable is not None else ()
+    raise runs.experiment.error(f"{option} is not defined on a design with conditional factors ({what}): factor "
+                                f"{factor.name!r} applies only when {condition}; such a design takes "
+                                f"{', '.join(CONDITIONAL_AUGMENTS)}", path)
+
+
 def augment_runs(runs: Any, output: str | Path, how: dict[str, Any], *,
                  max_total_runs: int | None = None) -> AugmentedRuns:
     """The runs of ``output`` (its recorded blocks replayed) plus a new block
@@ -267,12 +309,12 @@ def augment_runs(runs: Any, output: str | Path, how: dict[str, Any], *,
             does not allow ``how``, or the block would make more runs than
             ``max_total_runs`` (counted from ``how`` alone, before any point
             is made).
+        DocumentError: ``how`` of a kind the design does not take
+            (:func:`check_augment`). A design with conditional factors takes
+            :data:`CONDITIONAL_AUGMENTS`, whose points respect the
+            conditions: an inactive factor stays absent, as in ``xgen generate``.
     """
-    if runs.design.method == "optuna":  # its design points are the study's trials
-        raise InputError("xgen augment: an optuna design grows by xrun optimize (each design point is a trial of "
-                         "its study); raise its trials in the document instead")
-    if any(f.when for f in runs.design.factors):  # new_points knows no conditions (xrun optimize's batches do)
-        raise InputError("xgen augment: a design with conditional factors cannot be augmented")
+    check_augment(runs, how)
     manifest = _read_manifest(runs, Path(output))
     if manifest is None:
         raise InputError(f"{output}: no manifest of this experiment: run xgen generate first")
@@ -288,6 +330,11 @@ def augment_runs(runs: Any, output: str | Path, how: dict[str, Any], *,
         _refuse_too_large(how, current, len(names), limit)
     from xdoe.design import new_points
 
-    coded = new_points(how, design.coded(), names, kinds, int(runs.experiment.model.seed), block)
+    coded = new_points(how, np.where(design.active, design.coded(), np.nan), names, kinds,
+                       int(runs.experiment.model.seed), block, factors=design.factors)
     _refuse_too_large(how, current, len(names), limit, len(coded))
+    # as the manifest records them (xdoe.design.summary: 12 significant digits), so the runs written now are
+    # the runs a later xgen generate or augment replays from it
+    coded = np.array([[v if np.isnan(v) else float(f"{v:.12g}") for v in row] for row in coded],
+                     float).reshape(coded.shape)
     return AugmentedRuns(runs, current.pairs() + [(how, coded)])
