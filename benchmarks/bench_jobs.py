@@ -33,9 +33,11 @@ times stay comparable).
 start-up, which on two free cores give the time before the first run can
 start whatever other processes do: the parent's CPU until it starts the
 forkserver, the forkserver's (a Python start-up and the preload of the modules
-it is given), and the parent's CPU until it hands out its first run. The first
-run starts after max(parent until forkserver + forkserver, parent until first
-run) plus a fork.
+it is given), and the parent's CPU until it hands out its first run (its
+documents read and checked, the store created; the forkserver and the
+component check run meanwhile, their CPU not counted). The first run starts
+after max(parent until forkserver + forkserver, parent until first run) plus
+a fork.
 
 Usage: ``python benchmarks/bench_jobs.py [--repeats R] [--episodes N] [--runs R] [--baseline SRC] [--startup]``
 """
@@ -116,19 +118,25 @@ def timed(commands: list[list[str]], cwd: Path, env: dict[str, str] | None = Non
 
 
 # xrun --jobs 2, stopped at a point of its start-up: prints the CPU seconds of the process so
-# far and, at the forkserver's start, the modules the forkserver would preload
+# far and, at the forkserver's start, the modules the forkserver would preload; "submit" stops
+# when the first run is handed to the pool (the forkserver and the preflight check meanwhile run
+# for real: whatever this process waits for costs it no CPU)
 STOPPED = """
 import os, sys, time
 from concurrent.futures import ProcessPoolExecutor
 from multiprocessing import forkserver
+ensure_running, submit = forkserver.ensure_running, ProcessPoolExecutor.submit
 def at_forkserver(*args, **kwargs):
     print("cpu", time.process_time(), flush=True)
     print("preload", ",".join(forkserver._forkserver._preload_modules), flush=True)
     if sys.argv[1] == "forkserver":
         os._exit(0)
-def at_submit(*args, **kwargs):
-    print("cpu", time.process_time(), flush=True)
-    os._exit(0)
+    return ensure_running(*args, **kwargs)
+def at_submit(self, fn, *args, **kwargs):
+    if getattr(fn, "__name__", "") == "_pool_task":
+        print("cpu", time.process_time(), flush=True)
+        os._exit(0)
+    return submit(self, fn, *args, **kwargs)
 forkserver.ensure_running = at_forkserver
 ProcessPoolExecutor.submit = at_submit
 from xdoe.cli._xrun import main
