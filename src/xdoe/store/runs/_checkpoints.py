@@ -202,18 +202,20 @@ class Checkpoints:
                   "metric": None if metric is None else float(metric)}
 
         def write(conn: Connection) -> tuple[CheckpointInfo, list[str]]:
-            same = conn.execute(
-                select(_ck.id).where(_ck.instance_id == instance_id, _ck.path == str(path))
-            ).scalars().all()
+            # one read: the rows of the same path (replaced, whatever their group) and the group
+            group = (_ck.agent == str(agent)) & (_ck.phase_id.is_(None) if phase_id is None
+                                                 else _ck.phase_id == phase_id)
+            found = conn.execute(
+                select(_ck.id, _ck.metric, _ck.best, _ck.path)
+                .where(_ck.instance_id == instance_id, (_ck.path == str(path)) | group)
+                .order_by(_ck.id.desc())
+            ).all()
+            same = [r.id for r in found if r.path == str(path)]
             if same:
                 conn.execute(delete(_checkpoint).where(_ck.id.in_(same)))
-            group = select(_ck.id, _ck.metric, _ck.best, _ck.path).where(
-                _ck.instance_id == instance_id, _ck.agent == str(agent),
-                _ck.phase_id.is_(None) if phase_id is None else _ck.phase_id == phase_id,
-            ).order_by(_ck.id.desc())
             # the group read before the insert, the new row first (newest): it is inserted with
             # its best flag already decided, so no flag of it is updated after
-            rows = [_NewRow(_NEW, values["metric"], False, str(path)), *conn.execute(group).all()]
+            rows = [_NewRow(_NEW, values["metric"], False, str(path)), *(r for r in found if r.path != str(path))]
             best_id = _best(rows)
             key = conn.execute(insert(_checkpoint).values(**values, best=best_id == _NEW)).inserted_primary_key
             assert key is not None
