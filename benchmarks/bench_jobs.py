@@ -33,11 +33,24 @@ times stay comparable).
 start-up, which on two free cores give the time before the first run can
 start whatever other processes do: the parent's CPU until it starts the
 forkserver, the forkserver's (a Python start-up and the preload of the modules
-it is given), and the parent's CPU until it hands out its first run. The first
-run starts after max(parent until forkserver + forkserver, parent until first
-run) plus a fork.
+it is given), and the parent's CPU until it hands out its first run (its
+documents read and checked, the store created; the forkserver and the
+component check run meanwhile, their CPU not counted). The first run starts
+after max(parent until forkserver + forkserver, parent until first run) plus
+a fork.
 
-Usage: ``python benchmarks/bench_jobs.py [--repeats R] [--episodes N] [--runs R] [--baseline SRC] [--startup]``
+``--idle`` measures instead how long the workers of ``--jobs 2`` sit idle
+between two of their runs (fresh processes, ``--repeats`` rounds; with
+``--baseline`` for both trees in the same rounds): from the store's
+``run_instance`` rows, per worker process (its pid), the time from the end
+of one of its runs to the start of its next. What the parent does between
+handing out runs (reading a result, drawing ``laydown.svg``) shows here,
+whatever the load: on a quiet machine it is what the campaign waits for.
+Each run of it has a new results root, so its first result draws
+``laydown.svg`` (as a user's first campaign; the rounds of the wall-time
+comparison share one results root, so only their first command draws).
+
+Usage: ``python benchmarks/bench_jobs.py [--repeats R] [--episodes N] [--runs R] [--baseline SRC] [--startup | --idle]``
 """
 
 from __future__ import annotations
@@ -116,19 +129,25 @@ def timed(commands: list[list[str]], cwd: Path, env: dict[str, str] | None = Non
 
 
 # xrun --jobs 2, stopped at a point of its start-up: prints the CPU seconds of the process so
-# far and, at the forkserver's start, the modules the forkserver would preload
+# far and, at the forkserver's start, the modules the forkserver would preload; "submit" stops
+# when the first run is handed to the pool (the forkserver and the preflight check meanwhile run
+# for real: whatever this process waits for costs it no CPU)
 STOPPED = """
 import os, sys, time
 from concurrent.futures import ProcessPoolExecutor
 from multiprocessing import forkserver
+ensure_running, submit = forkserver.ensure_running, ProcessPoolExecutor.submit
 def at_forkserver(*args, **kwargs):
     print("cpu", time.process_time(), flush=True)
     print("preload", ",".join(forkserver._forkserver._preload_modules), flush=True)
     if sys.argv[1] == "forkserver":
         os._exit(0)
-def at_submit(*args, **kwargs):
-    print("cpu", time.process_time(), flush=True)
-    os._exit(0)
+    return ensure_running(*args, **kwargs)
+def at_submit(self, fn, *args, **kwargs):
+    if getattr(fn, "__name__", "") == "_pool_task":
+        print("cpu", time.process_time(), flush=True)
+        os._exit(0)
+    return submit(self, fn, *args, **kwargs)
 forkserver.ensure_running = at_forkserver
 ProcessPoolExecutor.submit = at_submit
 from xdoe.cli._xrun import main
@@ -170,6 +189,33 @@ def startup(files: list[str], tmp: Path, repeats: int, variants: dict[str, dict[
         print(f"  {label or 'now: '}first run can start after ~{first:.2f} s on two free cores")
 
 
+def idle(files: list[str], tmp: Path, repeats: int, variants: dict[str, dict[str, str] | None]) -> None:
+    """``--idle``: the workers' idle time between their runs (see the module docstring)."""
+    import sqlite3
+    from datetime import datetime
+
+    got: dict[str, list[float]] = {}
+    for round_ in range(repeats):
+        for label, env in variants.items():
+            name = f"idle-{label.strip(': ') or 'now'}-{round_}"  # a new results root: laydown.svg drawn once
+            store = tmp / f"{name}.sqlite"
+            timed([xrun(files, store, tmp / f"{name}-results", 2)], tmp, env)
+            with sqlite3.connect(store) as con:
+                rows = con.execute("SELECT pid, start, \"end\" FROM run_instance ORDER BY start").fetchall()
+            runs: dict[int, list[tuple[float, float]]] = {}
+            for pid, start, end in rows:
+                runs.setdefault(pid, []).append((datetime.fromisoformat(start).timestamp(),
+                                                 datetime.fromisoformat(end).timestamp()))
+            gaps = [b[0] - a[1] for mine in runs.values() for a, b in zip(mine, mine[1:])]
+            got.setdefault(label, []).append(sum(gaps))
+            print(f"  round {round_ + 1} {label or 'now: '}idle between runs "
+                  f"{', '.join(f'{g:.2f}' for g in gaps)} s (sum {sum(gaps):.2f} s; "
+                  f"load {os.getloadavg()[0]:.1f})", flush=True)
+    print(f"--jobs 2, the workers' idle time between their runs (sum over workers), medians of {repeats} [min-max]")
+    for label, values in got.items():
+        print(f"  {label or 'now: ':12s}{statistics.median(values):6.2f} s [{min(values):.2f}-{max(values):.2f}]")
+
+
 def xrun(files: list[str], store: Path, results: Path, jobs: int) -> list[str]:
     return [sys.executable, "-c", XRUN, "experiment-start", *files, "--quiet", "--jobs", str(jobs),
             "--store", f"sqlite:///{store}", "--results", str(results)]
@@ -182,6 +228,7 @@ def main() -> None:
     parser.add_argument("--runs", type=int, default=4, help="runs in the campaign (even; default 4)")
     parser.add_argument("--baseline", type=Path, default=None, help="a source tree to measure side by side")
     parser.add_argument("--startup", action="store_true", help="measure the CPU pieces of --jobs 2's start-up")
+    parser.add_argument("--idle", action="store_true", help="measure the idle time of --jobs 2's workers between runs")
     args = parser.parse_args()
     base_env = None if args.baseline is None else {**os.environ, "PYTHONPATH": str(args.baseline.resolve())}
     import xdoe
@@ -196,6 +243,9 @@ def main() -> None:
         tmp = Path(d)
         files = campaign(tmp, args.episodes, args.runs)
         half = len(files) // 2
+        if args.idle:
+            idle(files, tmp, args.repeats, {"": None, **({"baseline: ": base_env} if base_env else {})})
+            return
         if args.startup:
             startup(files, tmp, args.repeats, {"": None, **({"baseline: ": base_env} if base_env else {})})
             return

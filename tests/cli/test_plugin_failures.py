@@ -103,6 +103,24 @@ def test_every_failing_plugin_fails_only_its_run(tmp_path, jobs):
         assert all(statuses[f"ok-{how}"] == ["finished"] for how in CAUSES), statuses
 
 
+def test_a_native_crash_in_the_preflight_check_fails_only_its_run(tmp_path):
+    """``--jobs 2``: the first worker of the campaign's pool constructs the
+    components for the preflight check; a constructor that crashes natively
+    there (SIGSEGV) kills that worker, not xrun: the pool is replaced, the
+    run fails with the crash, the other runs finish."""
+    docs = [countdown_run("ok-0", seed=0), _crashing("bad-segv", "segv", at_episode=-1),
+            countdown_run("ok-1", seed=1)]
+    files = write_runs(tmp_path / "runs", docs)
+    url = f"sqlite:///{tmp_path / 'x.sqlite'}"
+    proc = _xrun(tmp_path, "experiment-start", "--jobs", "2", "-q", "--store", url,
+                 "--results", str(tmp_path / "results"), *files)
+    assert proc.returncode == 1, (proc.returncode, proc.stdout, proc.stderr)
+    assert "Traceback" not in proc.stdout + proc.stderr
+    assert [line for line in proc.stderr.splitlines() if line.strip()] == [
+        "run bad-segv failed: worker process died (killed by SIGSEGV)"], proc.stderr
+    assert _statuses(url) == {"ok-0": ["finished"], "ok-1": ["finished"], "bad-segv": ["failed"]}
+
+
 @pytest.fixture
 def tiny_disk(tmp_path: Path):
     """A 1 MiB tmpfs under ``tmp_path`` (root only; skipped where mounting is

@@ -1,6 +1,7 @@
 """A tiny hostile plugin for the plugin-failure tests (issue 10):
 ``crash_components:CrashingEnvironment`` in a run document fails in the way
-its ``how`` parameter names, in the first update of episode ``at_episode``.
+its ``how`` parameter names, in the first update of episode ``at_episode``
+(``at_episode: -1``: when it is constructed, as ``xrun``'s preflight check does too).
 
 ``how``:
 
@@ -42,6 +43,8 @@ class CrashingEnvironment(CountdownEnvironment):
         super().__init__(uid, seed, **params)
         self.how, self.at, self.fill_dir, self.marker = how, at_episode, fill_dir, marker
         self.message = message
+        if at_episode == -1:
+            self._fail()
 
     def update(self, actuators):
         if self.episode == self.at and self.left == self.length:

@@ -133,9 +133,10 @@ def _write(folder: Path, i: int, text: str) -> Path:
 
 
 def test_with_jobs_the_check_runs_beside_the_parent_and_still_refuses(tmp_path: Path) -> None:
-    """``--jobs 2`` with several files: the components are constructed in a
-    process forked from the warm forkserver (the parent imports none of
-    them), with the same verdict: one located line, exit 2, nothing written."""
+    """``--jobs 2`` with several files: the components are constructed in the
+    first worker of the campaign's pool, forked from the warm forkserver while
+    xrun read the documents (the parent imports none of them), with the same
+    verdict: one located line, exit 2, nothing written."""
     import subprocess
     import sys
 

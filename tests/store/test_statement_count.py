@@ -49,8 +49,9 @@ def test_run_start_and_one_checkpoint_send_the_known_statements(tmp_path: Path) 
     assert not [s for s in start if s.startswith("UPDATE run ")], start
     # BEGIN, experiment (read, savepoint, insert, release), run (the same), run_instance
     assert len(start) == 10, start
-    # BEGIN, read same path, insert, read its group, set best, read back
-    assert len(checkpoint) == 6, checkpoint
+    # BEGIN, read its group and the rows of its path, insert (its best flag decided), read back
+    assert len(checkpoint) == 4, checkpoint
+    assert not [s for s in checkpoint if s.startswith("UPDATE")], checkpoint
     assert info.best and doomed == []
 
 

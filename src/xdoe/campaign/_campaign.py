@@ -22,6 +22,7 @@ Example::
 
 from __future__ import annotations
 
+import contextlib
 import warnings
 from pathlib import Path
 from typing import TYPE_CHECKING, Callable, Sequence
@@ -36,6 +37,7 @@ from xdoe.execution import Decision, RunResult, decision_for, sigint_as_ctrl_c
 from xdoe.store import Store
 
 if TYPE_CHECKING:
+    from xdoe.campaign.backends import Backend
     from xdoe.execution import ProgressEvent, RunPlan
 
 __all__ = ["Campaign", "all_done", "skip_finished_files"]
@@ -51,16 +53,22 @@ class Campaign:
             keeps owning it); default: the campaign opens it (once) when it
             reads the runs' states, and releases its connections before any
             run starts (worker processes share nothing with this one).
+        backend: the backend to run on, already made (and perhaps started:
+            :meth:`Backend.start <xdoe.campaign.backends.Backend.start>`)
+            from these options by :func:`~xdoe.campaign.make_backend`; the
+            caller keeps owning it (closes it). Default: the campaign makes
+            one for :meth:`run` and closes it after.
 
     Attributes:
         plans, options: as given.
     """
 
     def __init__(self, plans: Sequence["RunPlan"], options: CampaignOptions | None = None, *,
-                 store: Store | None = None) -> None:
+                 store: Store | None = None, backend: "Backend | None" = None) -> None:
         self.plans = list(plans)
         self.options = options or CampaignOptions()
         self._store = store
+        self._backend = backend
 
     def decisions(self) -> list["Decision"]:
         """What to do with each plan (in order): ``skip`` (finished, or
@@ -143,8 +151,10 @@ class Campaign:
         progress = None if options.remote else progress  # results only from remote backends
         # a SIGINT inherited ignored (nohup ... &) still stops the campaign like Ctrl-C; a run's
         # warnings travel in its result (RunResult.warnings), not as Python warnings here
+        given = self._backend
         with sigint_as_ctrl_c(), warnings.catch_warnings(), \
-                make_backend(options, forward_progress=progress is not None, store=self._store) as backend:
+                (contextlib.nullcontext(given) if given is not None
+                 else make_backend(options, forward_progress=progress is not None, store=self._store)) as backend:
             warnings.simplefilter("ignore", RunWarning)
             for result in run_all(backend, tasks, fail_fast=options.fail_fast, started=handed,
                                   waiting=waiting, progress=progress):

@@ -286,18 +286,31 @@ def _check_log_targets(log: Sequence[str], plans: Sequence[Any]) -> None:
 
 def _experiment_start(files: tuple[str, ...], quiet: bool, jobs: str, resume: str,
                       plans: Mapping[str, Any] | None = None, **options: Any) -> None:
-    from xdoe.campaign import CampaignOptions, clear_stop, parse_jobs, stop_requested
-    from xdoe.errors import StoreError, StoreLostError
+    from xdoe.campaign import CampaignOptions, parse_jobs
 
     opts = CampaignOptions(jobs=parse_jobs(jobs), **options)
     files = _with_folders(files)
+    backend = None
     if len(files) > 1 and not opts.dask and opts.jobs > 1:
-        from xdoe.campaign import start_forkserver
+        from xdoe.campaign import make_backend, start_forkserver
 
-        # first thing: the workers' imports (numpy, gymnasium, the executor, the store) overlap
-        # with everything this process does before the first run starts, which needs none of them
-        start_forkserver()
-    from xdoe.campaign import Campaign, all_done
+        # first thing: the workers' imports (numpy, gymnasium, the executor, the store) and their
+        # start overlap with everything this process does before the first run starts, which needs
+        # none of them; the first worker checks the components and then runs the first run warm
+        if start_forkserver():
+            backend = make_backend(opts)
+            backend.start()
+    try:
+        _start_campaign(files, quiet, resume, opts, backend, plans)
+    finally:
+        if backend is not None:
+            backend.close()
+
+
+def _start_campaign(files: tuple[str, ...], quiet: bool, resume: str, opts: "CampaignOptions",
+                    backend: Any, plans: Mapping[str, Any] | None = None) -> None:
+    from xdoe.campaign import Campaign, all_done, clear_stop, stop_requested
+    from xdoe.errors import StoreError, StoreLostError
 
     # files whose exact bytes finished before are skipped unread (one query;
     # a store that does not exist yet is not created for it)
@@ -313,12 +326,10 @@ def _experiment_start(files: tuple[str, ...], quiet: bool, jobs: str, resume: st
     _check_log_targets(opts.log, loaded.plans)
     # what experiment-check finds, and what the store and results folders need, before either is
     # created: a document that cannot run is one line, exit 2, nothing written (issue 33)
-    from xdoe.campaign import forkserver_started
     from xdoe.execution import preflight
 
     resume_gc()  # the checks construct the user's components (see Program)
-    problems = preflight(loaded.plans, store_url=opts.store_url, results=opts.results,
-                         isolate=forkserver_started())
+    problems = preflight(loaded.plans, store_url=opts.store_url, results=opts.results, workers=backend)
     if problems:
         for line in problems:
             click.secho(f"error: {line}", fg="red", err=True)
@@ -330,12 +341,16 @@ def _experiment_start(files: tuple[str, ...], quiet: bool, jobs: str, resume: st
     for _, result in done_before:
         display.run_done()
         display.message(f"run {result.uid} {result.note}")
+    finished = _Finished(display, opts)
     try:
         with CtrlC(display, resume) as ctrl_c:
-            per_plan = Campaign(loaded.plans, opts, store=store).run(
-                progress=display if display.enabled else None,
-                started=None if opts.remote else (lambda plan: display.run_started(plan.uid)),
-                on_result=_Finished(display, opts), waiting=display.waiting)
+            try:
+                per_plan = Campaign(loaded.plans, opts, store=store, backend=backend).run(
+                    progress=display if display.enabled else None,
+                    started=None if opts.remote else (lambda plan: display.run_started(plan.uid)),
+                    on_result=finished, waiting=display.waiting)
+            finally:
+                finished.close()
             interrupted = ctrl_c.count > 0 or stop_requested()
     except StoreLostError as exc:  # waited --store-wait seconds in vain: one line, like a full disk
         display.stop()
@@ -368,14 +383,35 @@ class _Finished:
     count it, say what went wrong or was skipped, and put the lay-down
     diagram ``laydown.svg`` into the run's results folder (drawn here, not
     by the executor: with the ``analysis`` extra, once per run structure,
-    :func:`xdoe.analysis.plots.write_laydown`)."""
+    :func:`xdoe.analysis.plots.write_laydown`).
+
+    The diagrams are drawn by a thread of their own, one at a time, so that
+    the loop handing out runs never waits for matplotlib (importing it and
+    drawing takes ~0.5 s of CPU: with ``--jobs 2`` another worker that
+    finished meanwhile sat idle that long). :meth:`close` waits for them."""
 
     def __init__(self, display: "_Display", options: "CampaignOptions") -> None:
+        import threading
+
         from xdoe._extras import installed
 
         self.display = display
         self.results = options.results
         self.laydown = options.laydown and options.results is not None and installed("matplotlib")
+        self._drawing = threading.Lock()  # one drawing at a time: a structure drawn once (its cache)
+        self._threads: list[threading.Thread] = []
+
+    def _draw(self, document: Any, folder: str) -> None:
+        from xdoe.analysis.plots import write_laydown
+
+        with self._drawing:
+            write_laydown(document, folder, self.results)
+
+    def close(self) -> None:
+        """Wait for the diagrams still being drawn."""
+        for thread in self._threads:
+            thread.join()
+        self._threads.clear()
 
     def __call__(self, plan: "RunPlan", result: "RunResult") -> None:
         from xdoe.campaign import DONE_STATUSES
@@ -388,9 +424,12 @@ class _Finished:
         elif result.status in ("skipped", "pruned") and (result.note or result.error):
             self.display.message(f"run {result.uid} {result.note if result.status == 'skipped' else result.error}")
         if self.laydown and result.results_dir is not None:
-            from xdoe.analysis.plots import write_laydown
+            import threading
 
-            write_laydown(plan.document, result.results_dir, self.results)
+            thread = threading.Thread(target=self._draw, args=(plan.document, result.results_dir),
+                                      name=f"laydown-{result.uid}", daemon=True)
+            thread.start()
+            self._threads.append(thread)
 
 
 main.add_command(submit_command)

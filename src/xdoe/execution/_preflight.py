@@ -19,11 +19,13 @@ Cost: components are imported and constructed once per distinct document
 structure (:func:`structure_key`: the document with its numbers and
 booleans replaced by their types, its uid, seed and design point left out),
 so a design of 10,000 runs over numeric factors constructs them once.
-With ``isolate`` (``xrun --jobs N``, whose warm forkserver runs already)
-that happens in one process forked from it: the parent stays free of the
-workers' modules (numpy, gymnasium, plugins), and plugin code that crashes
-natively while it is imported or constructed cannot end ``xrun`` (its runs
-then fail on their own).
+With ``workers`` (``xrun --jobs N``: the campaign's own process pool,
+its workers forked from the warm forkserver while ``xrun`` read the
+documents) that happens in one of its worker processes, which then runs
+the first run warm: the parent stays free of the workers' modules (numpy,
+gymnasium, plugins), and plugin code that crashes natively while it is
+imported or constructed cannot end ``xrun`` (its runs then fail on their
+own; the pool replaces the dead worker).
 """
 
 from __future__ import annotations
@@ -244,21 +246,18 @@ def _check_structures(plans: Sequence["RunPlan"]) -> list[list[str]]:
     return [_component_problems(plan) for plan in plans]
 
 
-def _check_isolated(plans: Sequence["RunPlan"]) -> list[list[str]]:
-    """:func:`_check_structures` in one process forked from the forkserver;
-    a process that dies (a native crash in plugin code) leaves them to the runs."""
-    import multiprocessing
-    from concurrent.futures import ProcessPoolExecutor
-
+def _check_in(workers: Any, plans: Sequence["RunPlan"]) -> list[list[str]]:
+    """:func:`_check_structures` in a worker process of ``workers`` (an
+    executor: ``submit(fn, *args)`` returns a future); a process that dies
+    (a native crash in plugin code) leaves them to the runs."""
     try:
-        with ProcessPoolExecutor(1, mp_context=multiprocessing.get_context("forkserver")) as pool:
-            return pool.submit(_check_structures, list(plans)).result()
+        return workers.submit(_check_structures, list(plans)).result()  # type: ignore[no-any-return]
     except Exception:  # noqa: BLE001 - BrokenProcessPool, an unpicklable plan...: the runs report it
         return [[] for _ in plans]
 
 
 def preflight(plans: Sequence["RunPlan"], *, store_url: str | None, results: str | Path | None,
-              campaign_uids: Iterable[str] = (), isolate: bool = False) -> list[str]:
+              campaign_uids: Iterable[str] = (), workers: Any = None) -> list[str]:
     """One ``error`` line (without the ``error: `` prefix) per problem that
     keeps a run document from running, checked without writing anything.
 
@@ -268,8 +267,10 @@ def preflight(plans: Sequence["RunPlan"], *, store_url: str | None, results: str
         results: the root of the results folders (``None``: none).
         campaign_uids: further run uids of this campaign (a ``load`` of one
             of them is fine: it runs in this campaign).
-        isolate: construct the components in a process forked from the
-            running forkserver (see the module docstring).
+        workers: an executor (``submit(fn, *args)`` returns a future, e.g.
+            a :class:`~xdoe.campaign.backends.ProcessPoolBackend`) to
+            construct the components in one of its worker processes
+            (see the module docstring); ``None``: in this process.
     """
     lines: list[str] = []
     for problem in (folder_problem(results, "--results") if results is not None else None,
@@ -282,7 +283,7 @@ def preflight(plans: Sequence["RunPlan"], *, store_url: str | None, results: str
     first: dict[str, "RunPlan"] = {}
     for key, plan in zip(keys, plans):
         first.setdefault(key, plan)
-    found = (_check_isolated if isolate else _check_structures)(list(first.values()))
+    found = _check_structures(list(first.values())) if workers is None else _check_in(workers, list(first.values()))
     checked = dict(zip(first, found))
     store = _StoreReader(store_url)
     try:

@@ -81,6 +81,11 @@ class Backend(ABC):
             started: called with each task when it is handed to the backend.
         """
 
+    def start(self) -> None:
+        """Start now what the first task would start (worker processes), so
+        that their start-up overlaps with the caller's work before it hands
+        out tasks; nothing runs and nothing is written. Default: nothing."""
+
     def close(self) -> None:
         """Release processes and connections."""
 

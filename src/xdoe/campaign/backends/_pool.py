@@ -186,6 +186,21 @@ class ProcessPoolBackend(FutureBackend):
         if self.start_method == "forkserver" and not forkserver_started():
             start_forkserver(warm_modules(tasks))
 
+    def start(self) -> None:
+        """Fork the ``jobs`` workers now, from the running forkserver
+        (:func:`~xdoe.campaign.backends._warm.start_forkserver`; nothing
+        otherwise: a worker forked from a process not yet warm would import
+        the run path itself). They start as soon as the forkserver has
+        loaded its modules, meanwhile this process reads the campaign; the
+        first of them checks its components (:meth:`submit`, ``xrun``'s
+        preflight) and runs the first run warm. They open no store before
+        their first run."""
+        if self.start_method != "forkserver" or not forkserver_started() or self._pool is not None:
+            return
+        pool = self._ensure_pool()
+        for _ in range(self.jobs):  # the pool forks a worker per task while none is idle
+            pool.submit(os.getpid)
+
     def _ensure_pool(self) -> ProcessPoolExecutor:
         if self._pool is None:
             become_subreaper()  # the descendants of a worker that dies come to us (ended in _recover, close)

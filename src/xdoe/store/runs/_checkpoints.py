@@ -12,7 +12,7 @@ import datetime as _dt
 from collections.abc import Sequence
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Any
+from typing import Any, NamedTuple
 
 from sqlalchemy import Connection, Select, delete, insert, select, update
 
@@ -95,6 +95,19 @@ def _info(row: Any) -> CheckpointInfo:
         step=step, episode=episode, path=Path(path), sha256=sha256,
         metric=metric, best=bool(best), created=created,
     )
+
+
+#: the id of a checkpoint row about to be inserted (real ids are positive)
+_NEW = -1
+
+
+class _NewRow(NamedTuple):
+    """A checkpoint row as :func:`_best` reads it."""
+
+    id: int
+    metric: float | None
+    best: bool
+    path: str
 
 
 def _best(rows: Sequence[Any]) -> int | None:
@@ -186,25 +199,30 @@ class Checkpoints:
                   "step": None if step is None else int(step),
                   "episode": None if episode is None else int(episode),
                   "path": str(path), "sha256": sha256,
-                  "metric": None if metric is None else float(metric), "best": False}
+                  "metric": None if metric is None else float(metric)}
 
         def write(conn: Connection) -> tuple[CheckpointInfo, list[str]]:
-            doomed: list[str] = []
-            same = conn.execute(
-                select(_ck.id).where(_ck.instance_id == instance_id, _ck.path == str(path))
-            ).scalars().all()
+            # one read: the rows of the same path (replaced, whatever their group) and the group
+            group = (_ck.agent == str(agent)) & (_ck.phase_id.is_(None) if phase_id is None
+                                                 else _ck.phase_id == phase_id)
+            found = conn.execute(
+                select(_ck.id, _ck.metric, _ck.best, _ck.path)
+                .where(_ck.instance_id == instance_id, (_ck.path == str(path)) | group)
+                .order_by(_ck.id.desc())
+            ).all()
+            same = [r.id for r in found if r.path == str(path)]
             if same:
                 conn.execute(delete(_checkpoint).where(_ck.id.in_(same)))
-            key = conn.execute(insert(_checkpoint).values(**values)).inserted_primary_key
+            # the group read before the insert, the new row first (newest): it is inserted with
+            # its best flag already decided, so no flag of it is updated after
+            rows = [_NewRow(_NEW, values["metric"], False, str(path)), *(r for r in found if r.path != str(path))]
+            best_id = _best(rows)
+            key = conn.execute(insert(_checkpoint).values(**values, best=best_id == _NEW)).inserted_primary_key
             assert key is not None
             new_id = int(key[0])
-            group = select(_ck.id, _ck.metric, _ck.best, _ck.path).where(
-                _ck.instance_id == instance_id, _ck.agent == str(agent),
-                _ck.phase_id.is_(None) if phase_id is None else _ck.phase_id == phase_id,
-            ).order_by(_ck.id.desc())
-            rows = conn.execute(group).all()
-            best_id = _best(rows)
-            # only the flags that change (the new row is inserted with best=False)
+            rows[0] = _NewRow(new_id, values["metric"], best_id == _NEW, str(path))
+            best_id = new_id if best_id == _NEW else best_id
+            # only the flags that change
             cleared = [r.id for r in rows if r.best and r.id != best_id]
             if cleared:
                 conn.execute(update(_checkpoint).where(_ck.id.in_(cleared)).values(best=False))
@@ -212,6 +230,7 @@ class Checkpoints:
                 conn.execute(update(_checkpoint).where(_ck.id == best_id).values(best=True))
             keep_ids = {r.id for r in rows[:keep]} | ({best_id} if best_id is not None else set())
             drop = [r for r in rows if r.id not in keep_ids]
+            doomed: list[str] = []
             if drop:
                 conn.execute(delete(_checkpoint).where(_ck.id.in_([r.id for r in drop])))
                 doomed = [r.path for r in drop if r.path != str(path)]
