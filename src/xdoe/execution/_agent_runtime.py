@@ -10,7 +10,13 @@ from xdoe.agent import Brain, Experience, Muscle, Objective
 from xdoe._plugins import is_derived, propose_through_objects, think_through_objects
 from xdoe.environment import ActuatorInformation, RewardInformation, SensorInformation
 
-__all__ = ["AgentRuntime", "brain_step", "batches", "own_rewards", "sum_rewards"]
+__all__ = ["AgentRuntime", "COMPLETE", "GOING_ON", "PROPOSE", "brain_step", "batches", "own_rewards", "sum_rewards"]
+
+#: ``Worker.act``'s ``proposed``: the muscle proposes (the default), or only complete the transition
+PROPOSE: Any = object()
+COMPLETE: Any = object()
+#: ``Worker.act``'s ``end`` while the episode goes on: ``(done, truncated, cut_by)``
+GOING_ON: tuple[bool, bool, str | None] = (False, False, None)
 
 
 class AgentRuntime:
@@ -27,8 +33,8 @@ class AgentRuntime:
 
     __slots__ = (
         "name", "brain", "muscle", "muscles", "objective", "sensor_ids", "sensor_specs", "templates",
-        "spaces", "sensor_env", "reward_envs", "reward_env", "pending", "t_obs", "t_action",
-        "t_rewards", "t_objective", "t_step", "ep_reward", "ep_objective", "t_extras",
+        "spaces", "sensor_env", "reward_envs", "reward_env", "transition",
+        "t_rewards", "t_objective", "ep_reward", "ep_objective",
         "actuator_ids", "all_rewards", "left", "propose", "think", "internal", "propose_form",
         "think_form", "internal_form", "actuator_id", "bounds", "write_step", "actuator_specs",
     )
@@ -61,15 +67,15 @@ class AgentRuntime:
         self.propose_form = _written(muscle, "propose_actions", "propose_values")
         self.think_form = _written(brain, "thinking", "thinking_values")
         self.internal_form = _written(objective, "internal_reward", "internal_reward_values")
-        self.pending = False
-        self.t_obs: Any = None
-        self.t_action: Any = None
+        #: the transition in progress, from the agent's action until it completes:
+        #: ``(step, observation, action, extras)`` (the step it acted at, the values it acted on and
+        #: proposed, its muscle's extras or ``None``); ``None`` when no transition is pending
+        self.transition: tuple[int, Any, Any, dict[str, Any] | None] | None = None
+        #: the rewards and the objective of the updates since the agent acted (``None``: none yet)
         self.t_rewards: dict[str, float] | None = None
         self.t_objective = 0.0
-        self.t_step = 0
         self.ep_reward = 0.0
         self.ep_objective = 0.0
-        self.t_extras: dict[str, Any] | None = None
         self.actuator_ids = frozenset(a.uid for a in actuators)
         #: the objective sees every reward of the agent's environments, not only its own
         self.all_rewards = bool(getattr(objective, "all_rewards", False))

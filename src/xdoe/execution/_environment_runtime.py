@@ -50,6 +50,11 @@ class EnvironmentRuntime:
             self.update_values = env.update_values
             self.last_state = env.last_state
 
+    def restart(self) -> None:
+        """The environment started a new episode with the same actuators:
+        no state until its first update."""
+        self.state = None
+
     def _through_update(self, actions: Any) -> tuple[Any, dict[str, float], bool, bool]:
         """The step of an environment that writes ``update``, as values:
         ``(observation, rewards, terminated, truncated)``."""

@@ -28,7 +28,7 @@ from xdoe.simulation import SimulationController, VanillaSimController
 
 from xdoe.execution._agent_runtime import batches
 from xdoe.errors import RunError
-from xdoe.execution._worker import CONTINUE, RESET, Worker, component_error
+from xdoe.execution._worker import COMPLETE, CONTINUE, RESET, Worker, component_error
 
 __all__ = ["act_together", "episode_function", "lockstep_functions", "overrides", "reads_states", "step_function", "step_verdict"]
 
@@ -179,8 +179,8 @@ def act_together(workers: list[Worker], index: int) -> None:
         if agent.left is not None:  # left the episode (PettingZoo agents): nothing to do
             continue
         observation = worker.env_obs[agent.sensor_env] if agent.sensor_env >= 0 else worker._observation(agent)
-        if agent.pending:
-            worker._complete(agent, observation, False)
+        if agent.transition is not None:
+            worker.act(index, COMPLETE)
         acting.append(worker)
         observations.append(observation)
     if not acting:
@@ -198,5 +198,5 @@ def act_together(workers: list[Worker], index: int) -> None:
     if len(actions) != len(acting):
         raise RunError(f"agent {first.name!r}: {cls.__name__}.propose_batch returned {len(actions)} "
                        f"actions for {len(acting)} muscles")
-    for worker, observation, action in zip(acting, observations, actions):
-        worker._keep(worker.agents[index], observation, action)
+    for worker, action in zip(acting, actions):  # transitions completed above: act keeps the action
+        worker.act(index, action)

@@ -26,7 +26,7 @@ from xdoe.conditions import PhaseProgress, StepProgress, Verdict
 from xdoe._plugins import observation_check, values_of
 from xdoe.environment import Environment, EnvironmentBaseline, EnvironmentState, Reward, SensorInformation
 from xdoe.errors import RunError
-from xdoe.execution._agent_runtime import AgentRuntime, own_rewards, sum_rewards
+from xdoe.execution._agent_runtime import COMPLETE, GOING_ON, PROPOSE, AgentRuntime, own_rewards, sum_rewards
 from xdoe.execution._environment_runtime import EnvironmentRuntime
 from xdoe.execution._plan import PhasePlan
 from xdoe.execution._worker_episodes import WorkerEpisodes, component_error
@@ -38,7 +38,7 @@ if TYPE_CHECKING:
 CONTINUE, RESET, STOP_PHASE, STOP_RUN = (
     Verdict.CONTINUE, Verdict.RESET, Verdict.STOP_PHASE, Verdict.STOP_RUN)
 
-__all__ = ["AgentRuntime", "Worker", "component_error", "cut_cause", "CONTINUE", "RESET", "STOP_PHASE",
+__all__ = ["AgentRuntime", "Worker", "component_error", "cut_cause", "COMPLETE", "CONTINUE", "GOING_ON", "PROPOSE", "RESET", "STOP_PHASE",
            "STOP_RUN"]
 
 
@@ -93,8 +93,13 @@ class Worker(WorkerEpisodes):
         self.env_actuators: list[tuple[tuple[str, Any], ...]] = [() for _ in envs]
         #: per environment: the id of its only actuator, else ``None``
         self.env_action_id: list[str | None] = [None] * n
-        #: per environment: the executor's side of it (its value-form step, its last state), from its baseline
+        #: per environment: the executor's side of it (its value-form step, its last state), from its
+        #: baseline; kept from one episode to the next while the environment and its actuators stay
         self.env_runtimes: list[EnvironmentRuntime] = [EnvironmentRuntime(env, ()) for env in envs]
+        #: per environment, what :meth:`update` reads of it, bound when its runtime is made:
+        #: ``(index, runtime, the id of its only actuator or None, fetch)``
+        self.env_steps: list[tuple[int, EnvironmentRuntime, str | None, bool]] = [
+            (i, runtime, None, True) for i, runtime in enumerate(self.env_runtimes)]
         #: per environment: the value form of its sensors now, its rewards of the last update, its terminated flag
         self.env_obs: list[Any] = [None] * n
         self.env_rewards: list[dict[str, float]] = [{} for _ in envs]
@@ -130,20 +135,31 @@ class Worker(WorkerEpisodes):
         self.one_env = n == 1
 
     def set_baseline(self, i: int, baseline: EnvironmentBaseline) -> None:
-        """Environment ``i`` started an episode with ``baseline``."""
+        """Environment ``i`` started an episode with ``baseline``. Its
+        :class:`EnvironmentRuntime` is kept when the environment object and
+        its actuators (ids and spaces) are those of its last baseline (the
+        usual case: every episode of a worker), else made anew with what
+        :meth:`update` binds of it."""
         env = self.envs[i]
-        self.env_sensors[i] = baseline.sensors
-        self.env_specs[i] = tuple((s.uid, s.space) for s in baseline.sensors)
-        self.env_obs[i] = values_of(baseline.sensors)
-        self.env_actuators[i] = actuators = tuple((a.uid, a.space) for a in baseline.actuators)
-        self.env_runtimes[i] = runtime = EnvironmentRuntime(env, actuators)
-        self.env_action_id[i] = actuators[0][0] if len(actuators) == 1 else None
+        sensors = baseline.sensors
+        self.env_sensors[i] = sensors
+        self.env_specs[i] = tuple([(s.uid, s.space) for s in sensors])
+        self.env_obs[i] = values_of(sensors)
+        actuators = tuple([(a.uid, a.space) for a in baseline.actuators])
+        runtime = self.env_runtimes[i]
+        if runtime.env is env and runtime.actuators == actuators:
+            runtime.restart()
+        else:
+            self.env_actuators[i] = actuators
+            self.env_runtimes[i] = runtime = EnvironmentRuntime(env, actuators)
+            self.env_action_id[i] = action_id = actuators[0][0] if len(actuators) == 1 else None
+            self.env_forms[i] = runtime.form
+            derived = runtime.form == "update"
+            self.fetch[i] = fetch = derived or self.reads_states or self.reward_components[i] is not None
+            self.env_steps[i] = (i, runtime, action_id, fetch)
         self.env_terminated[i] = False
         self.env_rewards[i] = {}
         self.states[i] = None
-        self.env_forms[i] = runtime.form
-        derived = runtime.form == "update"
-        self.fetch[i] = derived or self.reads_states or self.reward_components[i] is not None
 
     # -- SimulationWorker --------------------------------------------------
     def _observation(self, agent: AgentRuntime) -> Any:
@@ -156,27 +172,66 @@ class Worker(WorkerEpisodes):
             return m[ids[0]]
         return {uid: m[uid] for uid in ids}
 
-    def act(self, index: int) -> None:
+    def act(self, index: int, proposed: Any = PROPOSE, end: tuple[bool, bool, str | None] = GOING_ON) -> None:
+        """Agent number ``index`` acts: its previous transition completes
+        (in train mode its brain learns from it; its step row is written
+        when steps are stored), its muscle proposes on what it senses now,
+        the action is checked against the actuators' spaces and kept for the
+        next :meth:`update`, and the next transition starts (its extras are
+        the muscle's :attr:`~xdoe.agent.Muscle.extras`). The one place where
+        a transition completes and starts.
+
+        ``proposed``: :data:`PROPOSE` (the default: the muscle proposes),
+        an action already proposed (a lockstep round,
+        :func:`xdoe.execution._stepping.act_together`), or :data:`COMPLETE`
+        (only complete the transition: the first half of a lockstep round,
+        the agent leaving or the episode ending). ``end``: how the transition
+        ends, ``(done, truncated, cut_by)`` (:data:`GOING_ON`: the episode
+        goes on); an agent that left the episode acts only to complete.
+
+        Raises:
+            RunError: a component failed, the action is outside its actuator's
+                space, or sets an actuator not assigned to the agent.
+        """
         agent = self.agents[index]
-        if agent.left is not None:  # left the episode (PettingZoo agents): nothing to do
+        if agent.left is not None and end is GOING_ON:  # left the episode (PettingZoo agents): nothing to do
             return
         observation = self.env_obs[agent.sensor_env] if agent.sensor_env >= 0 else self._observation(agent)
-        if agent.pending:
-            self._complete(agent, observation, False)
-        try:
-            action = agent.propose(observation)
-        except RunError:
-            raise
-        except Exception as exc:
-            raise component_error(f"agent {agent.name!r}: muscle.{agent.propose_form}", exc) from exc
-        self._keep(agent, observation, action)
-
-    def _keep(self, agent: AgentRuntime, observation: Any, action: Any) -> None:
-        """The muscle of ``agent`` proposed ``action`` (value form) on
-        ``observation``: checked against the actuators' spaces and kept for
-        the next :meth:`update`; the transition starts (its extras are the
-        muscle's :attr:`~xdoe.agent.Muscle.extras`)."""
-        agent.t_extras = agent.muscle.extras
+        transition = agent.transition
+        if transition is not None:  # the transition since its last action completes
+            step, last, action, extras = transition
+            agent.transition = None
+            done, truncated, cut_by = end
+            rewards = agent.t_rewards
+            if rewards is None:
+                rewards = {}
+            if self.train:
+                try:
+                    update = agent.think(self.index, self.episode, step, last, action, rewards, agent.t_objective,
+                                         observation, done, {} if extras is None else extras, truncated)
+                except Exception as exc:
+                    raise component_error(f"agent {agent.name!r}: brain.{agent.think_form}", exc) from exc
+                if update is not None:
+                    for muscle in agent.muscles:
+                        try:
+                            muscle.update(update)
+                        except Exception as exc:
+                            raise component_error(f"agent {agent.name!r}: muscle.update", exc) from exc
+            write = agent.write_step
+            if write is not None:
+                write(self.episode, step, last, action, rewards, agent.t_objective, done,
+                      done and not truncated, done and truncated, cut_by)
+        if proposed is PROPOSE:
+            try:
+                action = agent.propose(observation)
+            except RunError:
+                raise
+            except Exception as exc:
+                raise component_error(f"agent {agent.name!r}: muscle.{agent.propose_form}", exc) from exc
+        elif proposed is COMPLETE:
+            return
+        else:
+            action = proposed
         uid = agent.actuator_id
         if uid is not None:  # one actuator: the plain value
             if action is not None:
@@ -209,21 +264,17 @@ class Worker(WorkerEpisodes):
                     continue
                 _outside(agent, uid, value, space)
             self.actions.update(action)
-        agent.pending = True
-        agent.t_obs = observation
-        agent.t_action = action
+        agent.transition = (self.step, observation, action, agent.muscle.extras)
         agent.t_rewards = None
         agent.t_objective = 0.0
-        agent.t_step = self.step
 
     def update(self) -> bool:
         actions = self.actions
         self.actions = {}
         done = owned = False
-        env_obs, env_rewards, env_terminated, fetch = self.env_obs, self.env_rewards, self.env_terminated, self.fetch
+        env_obs, env_rewards, env_terminated = self.env_obs, self.env_rewards, self.env_terminated
         # each environment's step: the one place where its observation, rewards and flags come back
-        for i, env in enumerate(self.env_runtimes):
-            uid = self.env_action_id[i]
+        for i, runtime, uid, fetched in self.env_steps:
             if uid is not None:
                 value = actions.get(uid)
             elif self.one_env:
@@ -232,10 +283,10 @@ class Worker(WorkerEpisodes):
                 action_env = self.action_env
                 value = {u: v for u, v in actions.items() if action_env[u] == i}
             try:
-                observation, rewards, terminated, truncated = env.update_values(value)
+                observation, rewards, terminated, truncated = runtime.update_values(value)
             except Exception as exc:
                 raise component_error(f"environment {self.env_uids[i]!r}: {self.env_forms[i]}", exc) from exc
-            if fetch[i]:
+            if fetched:
                 rewards, found = self._read_state(i, rewards)
                 if found:
                     owned = True
@@ -273,11 +324,9 @@ class Worker(WorkerEpisodes):
             agent.ep_reward += total
             agent.ep_objective += objective
             objectives[agent.name] = objective
-            if agent.pending:
-                if agent.t_rewards is None:
-                    agent.t_rewards = rewards
-                else:
-                    agent.t_rewards = sum_rewards(agent.t_rewards, rewards)
+            if agent.transition is not None:
+                t_rewards = agent.t_rewards
+                agent.t_rewards = rewards if t_rewards is None else sum_rewards(t_rewards, rewards)
                 agent.t_objective += objective
         if self.left_any:
             self._leave()
@@ -291,7 +340,7 @@ class Worker(WorkerEpisodes):
         lockstep round that stopped before this worker's update: the actions
         never reached the environments, so no transition)."""
         for agent in self.agents:
-            agent.pending = False
+            agent.transition = None
         self.actions = {}
 
     # -- internals ---------------------------------------------------------
@@ -364,12 +413,11 @@ class Worker(WorkerEpisodes):
         for fetched, state in zip(self.fetch, self.states):
             if fetched and state is not None and state.left:
                 left.update(state.left)
-        for agent in self.agents:
+        for index, agent in enumerate(self.agents):
             if agent.left is None and agent.actuator_ids and agent.actuator_ids <= left.keys():
                 agent.left = all(left[uid] for uid in agent.actuator_ids)
-                if agent.pending:
-                    self._complete(agent, self._observation(agent), True, agent.left,
-                                   CUT_ENVIRONMENT if agent.left else None)
+                if agent.transition is not None:
+                    self.act(index, COMPLETE, (True, agent.left, CUT_ENVIRONMENT if agent.left else None))
 
     def _rebuild_map(self) -> None:
         m = self.sensor_values
@@ -378,29 +426,6 @@ class Worker(WorkerEpisodes):
                 m[specs[0][0]] = observation
             else:
                 m.update(observation)
-
-    def _complete(self, agent: AgentRuntime, next_observation: Any, done: bool,
-                  truncated: bool = False, cut_by: str | None = None) -> None:
-        agent.pending = False
-        rewards = agent.t_rewards if agent.t_rewards is not None else {}
-        if self.train:
-            extras = agent.t_extras
-            try:
-                update = agent.think(self.index, self.episode, agent.t_step, agent.t_obs, agent.t_action, rewards,
-                                     agent.t_objective, next_observation, done, {} if extras is None else extras,
-                                     truncated)
-            except Exception as exc:
-                raise component_error(f"agent {agent.name!r}: brain.{agent.think_form}", exc) from exc
-            if update is not None:
-                for muscle in agent.muscles:
-                    try:
-                        muscle.update(update)
-                    except Exception as exc:
-                        raise component_error(f"agent {agent.name!r}: muscle.update", exc) from exc
-        write = agent.write_step
-        if write is not None:
-            write(self.episode, agent.t_step, agent.t_obs, agent.t_action, rewards, agent.t_objective, done,
-                  done and not truncated, done and truncated, cut_by)
 
     def step_writer(self, agent: AgentRuntime) -> Callable[..., None] | None:
         """The recorder's writer of ``agent``'s step rows in this worker, for

@@ -10,7 +10,7 @@ from typing import TYPE_CHECKING, Any
 from xdoe._cuts import CUT_CONDITION, CUT_ENVIRONMENT, CUT_STOP
 from xdoe.conditions import EpisodeProgress
 from xdoe.errors import RunError
-from xdoe.execution._agent_runtime import AgentRuntime
+from xdoe.execution._agent_runtime import COMPLETE, AgentRuntime
 from xdoe.simulation import SimulationController
 
 __all__ = ["WorkerEpisodes", "component_error"]
@@ -46,7 +46,7 @@ class WorkerEpisodes:
                 agent.muscle.reset()
             except Exception as exc:
                 raise component_error(f"agent {agent.name!r}: muscle.reset", exc) from exc
-            agent.pending = False
+            agent.transition = None
             agent.left = None
             agent.ep_reward = 0.0
             agent.ep_objective = 0.0
@@ -80,16 +80,16 @@ class WorkerEpisodes:
             cut_by = CUT_STOP
         agents = self.agents
         ends: list[tuple[bool, bool, str | None]] = []
-        for agent in agents:
+        for index, agent in enumerate(agents):
             if agent.left is not None:  # left before the end: as it left
                 ends.append((not agent.left, agent.left, CUT_ENVIRONMENT if agent.left else None))
             elif cut_by is None and self._terminated(agent):
                 ends.append((True, False, None))
             else:
                 ends.append((False, True, cut_by or (CUT_ENVIRONMENT if self.done else CUT_CONDITION)))
-            if agent.pending:
-                end = ends[-1]
-                self._complete(agent, self._observation(agent), True, end[1], end[2])
+            if agent.transition is not None:
+                terminated, cut, cause = ends[-1]
+                self.act(index, COMPLETE, (True, cut, cause))
         wall = time.perf_counter() - self.started_at
         rewards: dict[str, float] = {}
         objectives: dict[str, float] = {}
