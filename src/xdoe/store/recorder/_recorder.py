@@ -19,7 +19,8 @@ from xdoe.errors import (MAX_ERROR_CHARS, DiskFullError, DocumentError, NonFinit
 from xdoe.store._json import document_hash
 from xdoe.store._json import compact_json
 from xdoe.store.recorder._cells import (_EPISODE_COLUMNS, _STEP_COLUMNS, _dict_cells, _get_or_create, _insert_id,
-                                        _int_or_none, _flag, _json_cell, _key_cells, insert_rows)
+                                        _int_or_none, _flag, _json_cell, _key_cells, insert_rows,
+                                        positional_inserts)
 from xdoe.store.schema import _tables as t
 from xdoe.store.schema._tables import utcnow
 from xdoe.store.recorder._results import DEFAULT_RESULTS_ROOT, ResultsPaths, ResultsWriter, _Discarded, filter_results
@@ -751,10 +752,9 @@ class RunRecorder:
             con = self._raw.driver_connection
             con.execute("BEGIN IMMEDIATE")
             try:
-                if self._episodes:
-                    con.executemany(episode_sql, self._episodes)
-                if self._steps:
-                    con.executemany(step_sql, self._steps)
+                for sql, rows in ((episode_sql, self._episodes), (step_sql, self._steps)):
+                    for statement, values in positional_inserts(sql, rows):  # type: ignore[arg-type]
+                        con.execute(statement, values)
                 con.execute("COMMIT")
             except BaseException:
                 if con.in_transaction:
