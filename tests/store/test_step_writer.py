@@ -108,3 +108,40 @@ def test_kept_texts_stay_bounded_and_right(monkeypatch: pytest.MonkeyPatch) -> N
     for value in values + values[::-1]:
         assert cell(value) == _text("k", value)
     assert all(len(c.cell_contents) <= 8 for c in cell.__closure__ if isinstance(c.cell_contents, dict))
+
+
+@pytest.mark.parametrize("n", [0, 1, 2, 63, 64, 65, 100, 127, 200])
+def test_positional_inserts_cover_the_rows_in_order_in_few_statements(n: int) -> None:
+    rows = [(i, f"r{i}", None) for i in range(n)]
+    statements = list(rows_module.positional_inserts("INSERT INTO t (a, b, c) VALUES (?, ?, ?)", rows))
+    values = [v for _, params in statements for v in params]
+    assert values == [v for row in rows for v in row]
+    for sql, params in statements:
+        assert sql.startswith("INSERT INTO t (a, b, c) VALUES (?, ?, ?)")
+        assert sql.count("?") == len(params) and len(params) // 3 <= rows_module._MAX_ROWS_PER_INSERT
+    sizes = [len(params) // 3 for _, params in statements]
+    assert len(sizes) == n // 64 + bin(n % 64).count("1")  # 64-row statements, then one per binary digit
+
+
+def test_an_episode_of_many_steps_is_stored_in_order(tmp_path: Path, make_document: Any) -> None:
+    """150 steps in one flush (three multi-row INSERTs: 64, 64, 16 + 4 + 2): ids follow the steps,
+    and the objectives' kept texts keep 0.0 and -0.0 apart."""
+    objectives = [(-1.0, 0.0, -0.0, 2.5, NAN)[s % 5] for s in range(150)]
+    with Store(f"sqlite:///{tmp_path / 'x.sqlite'}") as store:
+        rec = store.recorder(make_document(), results_root=tmp_path / "r", store_steps="all", flush_rows=1000)
+        rec.start()
+        rec.phase_started(0, "training", "train", {"worker": 1})
+        write = rec.step_writer(0, "learner", KEYS[0], KEYS[1])
+        for s in range(150):
+            write(4, s, s % 7, s % 3, {KEYS[2]: -1.0}, objectives[s], s == 149, s == 149, False, None)
+        rec.episode_finished(0, 4, "learner", 150, -150.0, -150.0, 0.5)
+        rec.flush()
+        assert rec.stored_steps == 150 and rec.buffered == 0 and rec.peak_buffered == 151
+        with store.database.engine.connect() as con:
+            stored = con.execute(sa.text("SELECT step, sensors, objective FROM step ORDER BY id")).all()
+        lines = (rec.results_dir / "all_transactions.csv").read_bytes().decode().split("\r\n")[1:-1]
+        rec.finish("finished")
+    assert [r[0] for r in stored] == list(range(150))
+    assert [r[1] for r in stored] == [_text(KEYS[0], s % 7) for s in range(150)]
+    assert [line.split(",")[4] for line in lines] == [str(s) for s in range(150)]
+    assert [line.rsplit(",", 2)[1] for line in lines] == [repr(o) for o in objectives]

@@ -6,7 +6,6 @@ from __future__ import annotations
 
 import os
 import socket
-import threading
 import uuid
 from pathlib import Path
 from types import TracebackType
@@ -19,8 +18,10 @@ from xdoe.errors import (MAX_ERROR_CHARS, DiskFullError, DocumentError, NonFinit
 from xdoe.store._json import document_hash
 from xdoe.store._json import compact_json
 from xdoe.store.recorder._cells import (_EPISODE_COLUMNS, _STEP_COLUMNS, _dict_cells, _get_or_create, _insert_id,
-                                        _int_or_none, _flag, _json_cell, _key_cells, insert_rows)
+                                        _int_or_none, _flag, _json_cell, _key_cells, insert_rows,
+                                        positional_inserts)
 from xdoe.store.schema import _tables as t
+from xdoe.store.schema._engine import store_error
 from xdoe.store.schema._tables import utcnow
 from xdoe.store.recorder._results import DEFAULT_RESULTS_ROOT, ResultsPaths, ResultsWriter, _Discarded, filter_results
 from xdoe.store._rules import FINAL_STATUSES, exit_status
@@ -69,7 +70,8 @@ class RunRecorder:
     rows (and its steps) are committed before the next one starts: a process
     that dies (a native crash, ``os._exit``, the OOM killer) loses at most
     the episode in progress.
-    Calls are serialised by a lock, so worker threads may share a recorder.
+    One thread records a run (the executor's; its worker processes send
+    their rows there): a recorder takes no lock.
 
     Made by ``store.recorder(...)`` (:meth:`xdoe.store.Store.recorder`), with
     the store (``store``: handed to the executor's checkpoints, rungs and stop
@@ -127,8 +129,8 @@ class RunRecorder:
         self.status: str | None = None
         self.total_episodes = 0
         self.total_steps = 0
-        self.stored_steps = 0
-        self.peak_buffered = 0
+        self._stored = 0  # step rows buffered before the buffer's last clearing (stored_steps)
+        self._peak = 0  # rows buffered at the buffer's last clearing, at most (peak_buffered)
         self._episodes: list[tuple[Any, ...]] = []  # values in _EPISODE_COLUMNS order
         self._steps: list[tuple[Any, ...]] = []  # values in _STEP_COLUMNS order (done as 0/1)
         self._insert_sql: dict[str, str] = {}  # table -> positional INSERT ("" if none), once compiled
@@ -138,8 +140,8 @@ class RunRecorder:
         self._start: Any = None
         self._end: Any = None
         self._error: str | None = None
-        self._lock = threading.RLock()
         self._raw: Any = None  # SQLite: a DBAPI connection kept for the per-episode commits (_commit_raw)
+        self._raw_error: Any = None  # sqlite3.Error, once _commit_raw has imported it
         self._writers: dict[tuple[Any, ...], Callable[..., None]] = {}  # step_writer's, by their arguments
         #: told of every phase, episode and the end as they are recorded (:class:`RecorderObserver`)
         self.observers: list[RecorderObserver] = []
@@ -157,6 +159,16 @@ class RunRecorder:
         return self._phase_id
 
     @property
+    def stored_steps(self) -> int:
+        """Step rows recorded (buffered or written) by this recorder."""
+        return self._stored + len(self._steps)
+
+    @property
+    def peak_buffered(self) -> int:
+        """The most rows the buffer held at once (never more than ``flush_rows``)."""
+        return max(self._peak, len(self._episodes) + len(self._steps))
+
+    @property
     def buffered(self) -> int:
         """Episode and step rows waiting to be written."""
         return len(self._episodes) + len(self._steps)
@@ -170,27 +182,26 @@ class RunRecorder:
         Raises:
             StoreError: not started, finished, or another phase is still open.
         """
-        with self._lock:
-            self._require_running()
-            if self._phase_id is not None:
-                raise StoreError(
-                    f"run {self.run_uid}: phase {index} ({name}) started while phase "
-                    f"{self._phases[-1]['index']} ({self._phases[-1]['name']}) is still open"
-                )
-            now = utcnow()
+        self._require_running()
+        if self._phase_id is not None:
+            raise StoreError(
+                f"run {self.run_uid}: phase {index} ({name}) started while phase "
+                f"{self._phases[-1]['index']} ({self._phases[-1]['name']}) is still open"
+            )
+        now = utcnow()
 
-            # a store lost meanwhile is waited for (Store.wait)
-            self._phase_id = self._db.write_again("record a phase in", lambda conn: _insert_id(conn, t.phase, {
-                "instance_id": self.instance_id, "index": int(index), "name": str(name),
-                "mode": str(mode), "config": config, "status": "running", "start": now}))
-            workers = config.get("worker", 1) if isinstance(config, dict) else 1
-            assert self._files is not None
-            self._files.phase_started(int(index), str(name), str(mode), int(workers or 1))
-            self._phases.append({"index": int(index), "name": str(name), "mode": str(mode),
-                                 "status": "running", "start": now.isoformat(), "end": None,
-                                 "episodes": 0})
-            for observer in self.observers:
-                observer.phase_started(int(index), str(name), str(mode), config)
+        # a store lost meanwhile is waited for (Store.wait)
+        self._phase_id = self._db.write_again("record a phase in", lambda conn: _insert_id(conn, t.phase, {
+            "instance_id": self.instance_id, "index": int(index), "name": str(name),
+            "mode": str(mode), "config": config, "status": "running", "start": now}))
+        workers = config.get("worker", 1) if isinstance(config, dict) else 1
+        assert self._files is not None
+        self._files.phase_started(int(index), str(name), str(mode), int(workers or 1))
+        self._phases.append({"index": int(index), "name": str(name), "mode": str(mode),
+                             "status": "running", "start": now.isoformat(), "end": None,
+                             "episodes": 0})
+        for observer in self.observers:
+            observer.phase_started(int(index), str(name), str(mode), config)
 
     def episode_finished(
         self,
@@ -217,29 +228,28 @@ class RunRecorder:
         Raises:
             StoreError: no phase is open, or a flush to the store failed.
         """
-        with self._lock:
-            phase_id = self._require_phase()
-            worker, episode, agent, steps = int(worker), int(episode), str(agent), int(steps)
-            reward = float(reward)
-            objective = None if objective is None else float(objective)
-            wall_time = None if wall_time is None else float(wall_time)
-            if not (reward - reward == 0.0 and (objective is None or objective - objective == 0.0)
-                    and (wall_time is None or wall_time - wall_time == 0.0)):  # NaN or infinite
-                reward, objective, wall_time = (self._missing(name, value, agent, episode)
-                                                for name, value in (("reward", reward), ("objective", objective),
-                                                                    ("wall_time", wall_time)))
-            # a tuple, not a dict: see insert_rows
-            self._episodes.append((phase_id, worker, episode, agent, steps, reward, objective,
-                                   wall_time, _json_cell(extras), _flag(terminated), _flag(truncated),
-                                   None if cut_by is None else str(cut_by)))
-            assert self._files is not None
-            self._files.episode(worker, episode, agent, steps, reward, objective, wall_time)
-            self.total_episodes += 1
-            self.total_steps += steps
-            self._phases[-1]["episodes"] += 1
-            self._buffered_row()
-            for observer in self.observers:
-                observer.episode_finished(worker, episode, agent, steps, reward, objective)
+        phase_id = self._require_phase()
+        worker, episode, agent, steps = int(worker), int(episode), str(agent), int(steps)
+        reward = float(reward)
+        objective = None if objective is None else float(objective)
+        wall_time = None if wall_time is None else float(wall_time)
+        if not (reward - reward == 0.0 and (objective is None or objective - objective == 0.0)
+                and (wall_time is None or wall_time - wall_time == 0.0)):  # NaN or infinite
+            reward, objective, wall_time = (self._missing(name, value, agent, episode)
+                                            for name, value in (("reward", reward), ("objective", objective),
+                                                                ("wall_time", wall_time)))
+        # a tuple, not a dict: see insert_rows
+        self._episodes.append((phase_id, worker, episode, agent, steps, reward, objective,
+                               wall_time, _json_cell(extras), _flag(terminated), _flag(truncated),
+                               None if cut_by is None else str(cut_by)))
+        assert self._files is not None
+        self._files.episode(worker, episode, agent, steps, reward, objective, wall_time)
+        self.total_episodes += 1
+        self.total_steps += steps
+        self._phases[-1]["episodes"] += 1
+        self._buffered_row()
+        for observer in self.observers:
+            observer.episode_finished(worker, episode, agent, steps, reward, objective)
 
     def _missing(self, name: str, value: float | None, agent: str, episode: int) -> float | None:
         """The policy for a NaN or infinite episode value (``reward``,
@@ -298,9 +308,8 @@ class RunRecorder:
         Raises:
             StoreError: no phase is open, or the store cannot be written.
         """
-        with self._lock:
-            self._require_phase()
-            self._db.again(lambda: self._close_phase(status))
+        self._require_phase()
+        self._db.again(lambda: self._close_phase(status))
 
     def finish(self, status: str, error: str | None = None, traceback: str | None = None,
                warnings: Sequence[str] = ()) -> None:
@@ -321,39 +330,38 @@ class RunRecorder:
         """
         if status not in FINAL_STATUSES:
             raise ValueError(f"status must be one of {', '.join(FINAL_STATUSES)}, not {status!r}")
-        with self._lock:
-            if self.status is not None:
-                return
-            if self.instance_id is None:
-                self.start()
-            self._end = utcnow()
-            self._error = one_line(error, MAX_ERROR_CHARS)
+        if self.status is not None:
+            return
+        if self.instance_id is None:
+            self.start()
+        self._end = utcnow()
+        self._error = one_line(error, MAX_ERROR_CHARS)
 
-            def record(conn: Connection) -> None:
-                if self._phase_id is not None:
-                    self._write_phase_end(conn, status)
-                else:
-                    self._write_buffers(conn)
-                values = dict(status=status, end=self._end, error=self._error,
-                              traceback=cap_traceback(traceback), heartbeat=self._end)
-                if warnings:
-                    values["warnings"] = self._warnings(conn, warnings)
-                conn.execute(update(t.run_instance).where(t.run_instance.c.id == self.instance_id).values(**values))
+        def record(conn: Connection) -> None:
+            if self._phase_id is not None:
+                self._write_phase_end(conn, status)
+            else:
+                self._write_buffers(conn)
+            values = dict(status=status, end=self._end, error=self._error,
+                          traceback=cap_traceback(traceback), heartbeat=self._end)
+            if warnings:
+                values["warnings"] = self._warnings(conn, warnings)
+            conn.execute(update(t.run_instance).where(t.run_instance.c.id == self.instance_id).values(**values))
 
-            try:
-                # a store lost meanwhile is waited for (Store.wait)
-                self._db.write_again("record the end of a run in", record)
-                self._clear_buffers()
-            finally:
-                self._release_raw()
-                self.status = status
-                if self._phase_id is not None:
-                    self._phase_closed(status)
-                assert self._files is not None
-                self._files.close()
-                self._files.write_metadata(self.metadata())
-                for observer in self.observers:
-                    observer.run_finished(status)
+        try:
+            # a store lost meanwhile is waited for (Store.wait)
+            self._db.write_again("record the end of a run in", record)
+            self._clear_buffers()
+        finally:
+            self._release_raw()
+            self.status = status
+            if self._phase_id is not None:
+                self._phase_closed(status)
+            assert self._files is not None
+            self._files.close()
+            self._files.write_metadata(self.metadata())
+            for observer in self.observers:
+                observer.run_finished(status)
 
     def _warnings(self, conn: Any, warnings: Sequence[str]) -> list[str]:
         """The instance's warnings: those of its earlier attempts (resumed)
@@ -370,9 +378,8 @@ class RunRecorder:
         closed (their last buffered lines are lost), and so are the buffered
         rows, so the store never keeps an episode the files lack; a resumed
         instance runs those episodes again. The store still records the end."""
-        with self._lock:
-            self._files = self._files.discard() if isinstance(self._files, ResultsWriter) else _Discarded()
-            self._clear_buffers()
+        self._files = self._files.discard() if isinstance(self._files, ResultsWriter) else _Discarded()
+        self._clear_buffers()
 
     def heartbeat(self) -> None:
         """Refresh the instance's heartbeat (others judge staleness by it).
@@ -380,11 +387,10 @@ class RunRecorder:
         Raises:
             StoreError: not started, or the store cannot be written.
         """
-        with self._lock:
-            if self.instance_id is None:
-                raise StoreError(f"run {self.run_uid}: heartbeat before start()")
-            self._db.write_again("record a heartbeat in", lambda conn: conn.execute(
-                update(t.run_instance).where(t.run_instance.c.id == self.instance_id).values(heartbeat=utcnow())))
+        if self.instance_id is None:
+            raise StoreError(f"run {self.run_uid}: heartbeat before start()")
+        self._db.write_again("record a heartbeat in", lambda conn: conn.execute(
+            update(t.run_instance).where(t.run_instance.c.id == self.instance_id).values(heartbeat=utcnow())))
 
     def flush(self) -> None:
         """Write the buffered episode and step rows now (one transaction).
@@ -397,10 +403,9 @@ class RunRecorder:
         Raises:
             StoreError: the store cannot be written.
         """
-        with self._lock:
-            if self.buffered:
-                self._db.again(self._write_buffered)  # kept buffered until written
-                self._clear_buffers()
+        if self.buffered:
+            self._db.again(self._write_buffered)  # kept buffered until written
+            self._clear_buffers()
 
     def _write_buffered(self) -> None:
         if not self._commit_raw():
@@ -456,25 +461,24 @@ class RunRecorder:
             StoreError: already started, the store cannot be written or the
                 results folder cannot be created.
         """
-        with self._lock:
-            if self.instance_id is not None:
-                raise StoreError(f"run {self.run_uid}: recorder already started")
-            self._start = utcnow()
-            try:
-                self.paths = ResultsPaths.create(self.results_root, self.run_uid, self._start)
-            except OSError as exc:
-                if no_space_cause(exc) is not None:
-                    raise DiskFullError(str(self.results_root), exc.strerror or str(exc)) from None
-                raise StoreError(f"cannot create the results folder under {self.results_root}: {exc}") from None
-            try:
-                self.instance_id = self._insert_instance()
-            except BaseException:
-                self.paths.directory.rmdir()  # still empty: leave no trace of a run never recorded
-                self.paths = None
-                raise
-            self._files = ResultsWriter(self.paths, self.run_uid, self.policy.enabled)
-            self._files.write_metadata(self.metadata())
-            return self.instance_id
+        if self.instance_id is not None:
+            raise StoreError(f"run {self.run_uid}: recorder already started")
+        self._start = utcnow()
+        try:
+            self.paths = ResultsPaths.create(self.results_root, self.run_uid, self._start)
+        except OSError as exc:
+            if no_space_cause(exc) is not None:
+                raise DiskFullError(str(self.results_root), exc.strerror or str(exc)) from None
+            raise StoreError(f"cannot create the results folder under {self.results_root}: {exc}") from None
+        try:
+            self.instance_id = self._insert_instance()
+        except BaseException:
+            self.paths.directory.rmdir()  # still empty: leave no trace of a run never recorded
+            self.paths = None
+            raise
+        self._files = ResultsWriter(self.paths, self.run_uid, self.policy.enabled)
+        self._files.write_metadata(self.metadata())
+        return self.instance_id
 
     def _insert_instance(self) -> int:
         doc = self.document
@@ -531,64 +535,62 @@ class RunRecorder:
         Raises:
             StoreError: already started, or the store cannot be written.
         """
-        with self._lock:
-            if self.instance_id is not None:
-                raise StoreError(f"run {self.run_uid}: recorder already started")
-            now = utcnow()
-            i = t.run_instance.c
+        if self.instance_id is not None:
+            raise StoreError(f"run {self.run_uid}: recorder already started")
+        now = utcnow()
+        i = t.run_instance.c
 
-            def take(conn: Connection) -> int:
-                taken = conn.execute(
-                    update(t.run_instance)
-                    .where(i.id == instance.id, i.status == instance.status, i.pid == instance.pid,
-                           i.host == instance.host)
-                    .values(status="running", host=socket.gethostname(), pid=os.getpid(),
-                            heartbeat=now, end=None, error=None, traceback=None)
-                ).rowcount
-                if taken == 1:
-                    conn.execute(delete(t.stop_request).where(t.stop_request.c.instance_id == instance.id))
-                return int(taken)
+        def take(conn: Connection) -> int:
+            taken = conn.execute(
+                update(t.run_instance)
+                .where(i.id == instance.id, i.status == instance.status, i.pid == instance.pid,
+                       i.host == instance.host)
+                .values(status="running", host=socket.gethostname(), pid=os.getpid(),
+                        heartbeat=now, end=None, error=None, traceback=None)
+            ).rowcount
+            if taken == 1:
+                conn.execute(delete(t.stop_request).where(t.stop_request.c.instance_id == instance.id))
+            return int(taken)
 
-            changed = self._db.write_again("resume a run in", take)  # a lost store is waited for
-            if changed != 1:
-                return False
-            self.instance_id = int(instance.id)
-            self.instance_uuid = instance.uuid
-            self._start = instance.start
-            self.resumed_at = [*getattr(self, "resumed_at", []), now.isoformat()]
-            if instance.results_dir:
-                self.paths = ResultsPaths(Path(instance.results_dir))
-                self.paths.directory.mkdir(parents=True, exist_ok=True)
-            else:
-                self.paths = ResultsPaths.create(self.results_root, self.run_uid, self._start)
-            return True
+        changed = self._db.write_again("resume a run in", take)  # a lost store is waited for
+        if changed != 1:
+            return False
+        self.instance_id = int(instance.id)
+        self.instance_uuid = instance.uuid
+        self._start = instance.start
+        self.resumed_at = [*getattr(self, "resumed_at", []), now.isoformat()]
+        if instance.results_dir:
+            self.paths = ResultsPaths(Path(instance.results_dir))
+            self.paths.directory.mkdir(parents=True, exist_ok=True)
+        else:
+            self.paths = ResultsPaths.create(self.results_root, self.run_uid, self._start)
+        return True
 
     def reopen(self) -> None:
         """Open the results files of a resumed instance for appending, with the
         phases and totals the store holds now, and rewrite ``session_metadata.json``."""
-        with self._lock:
-            self._require_running()
-            assert self.paths is not None
-            e, p = t.episode.c, t.phase.c
-            with self._db.read("read phases from") as conn:
-                counts = dict(conn.execute(
-                    select(e.phase_id, func.count()).join(t.phase, e.phase_id == p.id)
-                    .where(p.instance_id == self.instance_id).group_by(e.phase_id)).all())
-                steps = conn.execute(
-                    select(func.coalesce(func.sum(e.steps), 0)).join(t.phase, e.phase_id == p.id)
-                    .where(p.instance_id == self.instance_id)).scalar_one()
-                phases = conn.execute(select(p.id, p.index, p.name, p.mode, p.status, p.start, p.end)
-                                      .where(p.instance_id == self.instance_id).order_by(p.index)).all()
-                self._phases = [
-                    {"index": index, "name": name, "mode": mode, "status": status,
-                     "start": start.isoformat(), "end": None if end is None else end.isoformat(),
-                     "episodes": int(counts.get(id_, 0))}
-                    for id_, index, name, mode, status, start, end in phases
-                ]
-            self.total_episodes = sum(p["episodes"] for p in self._phases)
-            self.total_steps = int(steps or 0)
-            self._files = ResultsWriter(self.paths, self.run_uid, self.policy.enabled, resume=True)
-            self._files.write_metadata(self.metadata())
+        self._require_running()
+        assert self.paths is not None
+        e, p = t.episode.c, t.phase.c
+        with self._db.read("read phases from") as conn:
+            counts = dict(conn.execute(
+                select(e.phase_id, func.count()).join(t.phase, e.phase_id == p.id)
+                .where(p.instance_id == self.instance_id).group_by(e.phase_id)).all())
+            steps = conn.execute(
+                select(func.coalesce(func.sum(e.steps), 0)).join(t.phase, e.phase_id == p.id)
+                .where(p.instance_id == self.instance_id)).scalar_one()
+            phases = conn.execute(select(p.id, p.index, p.name, p.mode, p.status, p.start, p.end)
+                                  .where(p.instance_id == self.instance_id).order_by(p.index)).all()
+            self._phases = [
+                {"index": index, "name": name, "mode": mode, "status": status,
+                 "start": start.isoformat(), "end": None if end is None else end.isoformat(),
+                 "episodes": int(counts.get(id_, 0))}
+                for id_, index, name, mode, status, start, end in phases
+            ]
+        self.total_episodes = sum(p["episodes"] for p in self._phases)
+        self.total_steps = int(steps or 0)
+        self._files = ResultsWriter(self.paths, self.run_uid, self.policy.enabled, resume=True)
+        self._files.write_metadata(self.metadata())
 
     def phase_resumed(self, phase_id: int, index: int, name: str, mode: str,
                       config: dict[str, Any]) -> None:
@@ -598,26 +600,25 @@ class RunRecorder:
         Raises:
             StoreError: not started, finished, or another phase is still open.
         """
-        with self._lock:
-            self._require_running()
-            if self._phase_id is not None:
-                raise StoreError(f"run {self.run_uid}: phase {index} ({name}) resumed while a phase is open")
-            self._db.write_again("record a phase in", lambda conn: conn.execute(
-                update(t.phase).where(t.phase.c.id == phase_id).values(status="running", end=None)))
-            self._phase_id = int(phase_id)
-            workers = config.get("worker", 1) if isinstance(config, dict) else 1
-            assert self._files is not None
-            self._files.phase_resumed(int(index), str(name), str(mode), int(workers or 1))
-            entry = next((p for p in self._phases if p["index"] == int(index)), None)
-            if entry is None:
-                entry = {"index": int(index), "name": str(name), "mode": str(mode), "episodes": 0,
-                         "start": utcnow().isoformat()}
-            else:
-                self._phases.remove(entry)
-            entry.update(status="running", end=None)
-            self._phases.append(entry)
-            for observer in self.observers:
-                observer.phase_started(int(index), str(name), str(mode), config)
+        self._require_running()
+        if self._phase_id is not None:
+            raise StoreError(f"run {self.run_uid}: phase {index} ({name}) resumed while a phase is open")
+        self._db.write_again("record a phase in", lambda conn: conn.execute(
+            update(t.phase).where(t.phase.c.id == phase_id).values(status="running", end=None)))
+        self._phase_id = int(phase_id)
+        workers = config.get("worker", 1) if isinstance(config, dict) else 1
+        assert self._files is not None
+        self._files.phase_resumed(int(index), str(name), str(mode), int(workers or 1))
+        entry = next((p for p in self._phases if p["index"] == int(index)), None)
+        if entry is None:
+            entry = {"index": int(index), "name": str(name), "mode": str(mode), "episodes": 0,
+                     "start": utcnow().isoformat()}
+        else:
+            self._phases.remove(entry)
+        entry.update(status="running", end=None)
+        self._phases.append(entry)
+        for observer in self.observers:
+            observer.phase_started(int(index), str(name), str(mode), config)
 
     def keep_results(self, keep: Callable[[str, int, int], bool]) -> None:
         """Drop from the instance's ``episodes.jsonl`` and
@@ -662,7 +663,7 @@ class RunRecorder:
         sensor_cell = _dict_cells() if sensor_id is None else _key_cells(sensor_id)
         action_cell = _dict_cells() if actuator_id is None else _key_cells(actuator_id)
         reward_cell = _dict_cells()
-        acquire, release = self._lock.acquire, self._lock.release
+        append = self._steps.append  # the buffer is cleared in place (_clear_buffers), never replaced
 
         def write(episode: int, step: int, sensors: Any, actions: Any, rewards: Any, objective: float | None,
                   done: bool, terminated: bool = False, truncated: bool = False, cut_by: str | None = None) -> None:
@@ -670,28 +671,19 @@ class RunRecorder:
                 step = int(step)
             if every != 1 and not wants(step, done):  # "all" (every 1) wants every step
                 return
-            acquire()
-            try:
-                phase_id = self._phase_id
-                if phase_id is None or self.status is not None:
-                    phase_id = self._require_phase()
-                if type(episode) is not int:
-                    episode = int(episode)
-                if objective is not None and type(objective) is not float:
-                    objective = float(objective)
-                steps = self._steps
-                # a tuple, not a dict: see insert_rows
-                steps.append((phase_id, worker_cell, episode, step, agent_cell, sensor_cell(sensors),
-                              action_cell(actions), reward_cell(rewards), objective, 1 if done else 0,
-                              1 if terminated else 0, 1 if truncated else 0, None if cut_by is None else str(cut_by)))
-                self.stored_steps += 1
-                n = len(self._episodes) + len(steps)  # _buffered_row, inlined: once per stored step
-                if n > self.peak_buffered:
-                    self.peak_buffered = n
-                if n >= self.flush_rows:
-                    self.flush()
-            finally:
-                release()
+            phase_id = self._phase_id  # None between phases and after finish()
+            if phase_id is None:
+                phase_id = self._require_phase()
+            if type(episode) is not int:
+                episode = int(episode)
+            if objective is not None and type(objective) is not float:
+                objective = float(objective)
+            # a tuple, not a dict: see insert_rows
+            append((phase_id, worker_cell, episode, step, agent_cell, sensor_cell(sensors), action_cell(actions),
+                    reward_cell(rewards), objective, 1 if done else 0, 1 if terminated else 0,
+                    1 if truncated else 0, None if cut_by is None else str(cut_by)))
+            if len(self._steps) + len(self._episodes) >= self.flush_rows:
+                self.flush()
 
         self._writers[key] = write
         return write
@@ -711,10 +703,7 @@ class RunRecorder:
         return self._phase_id
 
     def _buffered_row(self) -> None:
-        n = len(self._episodes) + len(self._steps)  # self.buffered, without a property call per row
-        if n > self.peak_buffered:
-            self.peak_buffered = n
-        if n >= self.flush_rows:
+        if len(self._episodes) + len(self._steps) >= self.flush_rows:
             self.flush()
 
     def _write_buffers(self, connection: Connection) -> None:
@@ -737,30 +726,29 @@ class RunRecorder:
         episode_sql, step_sql = self._insert_sql.get("episode"), self._insert_sql.get("step")
         if (self._episodes and not episode_sql) or (self._steps and not step_sql):
             return False
-        import sqlite3
-
-        from xdoe.store.schema._engine import store_error
-
         assert self._files is not None
         if self._steps:  # the results files first, as _write_buffers
             self._files.steps(self._steps)
         self._files.flush()
+        if self._raw is None:
+            import sqlite3
+
+            self._raw_error = sqlite3.Error
         try:
             if self._raw is None:
                 self._raw = self._db.engine.raw_connection()
             con = self._raw.driver_connection
             con.execute("BEGIN IMMEDIATE")
             try:
-                if self._episodes:
-                    con.executemany(episode_sql, self._episodes)
-                if self._steps:
-                    con.executemany(step_sql, self._steps)
+                for sql, rows in ((episode_sql, self._episodes), (step_sql, self._steps)):
+                    for statement, values in positional_inserts(sql, rows):  # type: ignore[arg-type]
+                        con.execute(statement, values)
                 con.execute("COMMIT")
             except BaseException:
                 if con.in_transaction:
                     con.execute("ROLLBACK")
                 raise
-        except sqlite3.Error as exc:
+        except self._raw_error as exc:
             raise store_error(self._db.full_url, "write episodes to", exc) from None
         return True
 
@@ -773,8 +761,12 @@ class RunRecorder:
                 pass
 
     def _clear_buffers(self) -> None:
-        self._episodes = []
-        self._steps = []
+        """Empty the row buffers, in place (the step writers hold the step
+        buffer's ``append``), counting what they held."""
+        self._stored += len(self._steps)
+        self._peak = max(self._peak, len(self._episodes) + len(self._steps))
+        self._episodes.clear()
+        self._steps.clear()
 
     def _write_phase_end(self, connection: Connection, status: str) -> None:
         self._write_buffers(connection)

@@ -184,7 +184,7 @@ class _AverageReward:
 class ResultsWriter:
     """Writes the results files of one run instance (see the module docstring).
 
-    Not thread-safe on its own; :class:`xdoe.store.RunRecorder` serialises calls.
+    Not thread-safe: the one thread of its :class:`xdoe.store.RunRecorder` calls it.
     """
 
     @_no_space
@@ -194,8 +194,11 @@ class ResultsWriter:
         self.run_uid = run_uid
         self._episodes: IO[str] = paths.episodes.open("a", encoding="utf-8")
         self._transactions: IO[str] | None = None
-        #: text -> its ``all_transactions.csv`` field (:func:`_csv_field`): the cells repeat
-        self._fields: dict[str, str] = {}
+        #: text or int -> its ``all_transactions.csv`` field (:func:`_csv_field`): the cells,
+        #: the agents and the worker, episode and step numbers repeat
+        self._fields: dict[str | int, str] = {}
+        #: non-zero float -> its field (a float's repr): a step's objective repeats
+        self._floats: dict[float, str] = {}
         if store_steps:
             header = not (resume and paths.all_transactions.is_file()
                           and paths.all_transactions.stat().st_size > 0)
@@ -265,25 +268,38 @@ class ResultsWriter:
 
         Each line is the text ``csv.writer`` writes (the excel dialect:
         :func:`_csv_field` of every value, ``\\r\\n`` at the end), built here
-        from the fields of the row's texts, which repeat (the JSON cells of
-        a step's values, the agent), and written in one ``write``: the
-        ``csv`` module scans every character of every line twice."""
+        from the fields of the row's values, which repeat (the JSON cells of
+        a step's values, the agent, the worker, episode and step numbers, the
+        objective: each field is made once, a number's text costs ~1k
+        instructions, as much as a whole line's other work), and written in
+        one ``write``: the ``csv`` module scans every character of every line
+        twice."""
         assert self._phase is not None and self._transactions is not None
         _, name, mode = self._phase
-        fields = self._fields
-        if len(fields) >= _MAX_FIELDS:  # a long run of many different values: start over
+        fields, floats = self._fields, self._floats
+        if len(fields) >= _MAX_FIELDS or len(floats) >= _MAX_FIELDS:  # a long run of many values: start over
             fields.clear()
-        get = fields.get
+            floats.clear()
+        get, number = fields.get, floats.get
 
-        def keep(text: str | None) -> str:
-            field = fields[text] = _csv_field(text)  # type: ignore[index]
+        def keep(value: str | int | None) -> str:
+            field = fields[value] = _csv_field(value)  # type: ignore[index]
+            return field
+
+        def objective_field(value: Any) -> str:
+            if type(value) is not float:
+                return _csv_field(value)
+            field = float.__repr__(value)
+            if value and value == value:  # 0.0 and -0.0 are equal with two texts; NaN is equal to nothing
+                floats[value] = field
             return field
 
         head = f"{_csv_field(name)},{_csv_field(mode)},"
         self._transactions.write("".join([
-            f"{head}{worker},{episode},{step},{get(agent) or keep(agent)},{get(sensors) or keep(sensors)},"
-            f"{get(actions) or keep(actions)},{get(rewards) or keep(rewards)},"
-            f"{float.__repr__(objective) if type(objective) is float else _csv_field(objective)},"
+            f"{head}{get(worker) or keep(worker)},{get(episode) or keep(episode)},{get(step) or keep(step)},"
+            f"{get(agent) or keep(agent)},{get(sensors) or keep(sensors)},{get(actions) or keep(actions)},"
+            f"{get(rewards) or keep(rewards)},"
+            f"{type(objective) is float and number(objective) or objective_field(objective)},"
             f"{'True' if done == 1 else 'False'}\r\n"
             for _, worker, episode, step, agent, sensors, actions, rewards, objective, done, _, _, _ in rows]))
 
