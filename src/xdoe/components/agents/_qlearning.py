@@ -78,8 +78,9 @@ class QLearningBrain(Brain):
         self.actions: DiscreteEncoder | None = None
         self.table: QTable | None = None
 
-    #: set by setup (a class default: brains pickled before it existed unpickle without it)
+    #: set by setup (class defaults: brains pickled before they existed unpickle without them)
     _single: tuple[str, int, str, int] | None = None
+    _n_states = _n_actions = 0
 
     def setup(self, sensors: list[SensorInformation], actuators: list[ActuatorInformation]) -> None:
         super().setup(sensors, actuators)
@@ -87,6 +88,7 @@ class QLearningBrain(Brain):
         self.actions = DiscreteEncoder(actuators, "actuator")
         self.table = QTable(self.states.size, self.actions.size, self.initial_q)
         self._single = _single_ids(self.states, self.actions)
+        self._n_states, self._n_actions = self.states.size, self.actions.size
 
     def thinking(self, experience: Experience) -> QTable | None:
         states, actions = self.states, self.actions
@@ -104,11 +106,12 @@ class QLearningBrain(Brain):
         calls; the same update, :meth:`_learn`). One ``Discrete`` sensor and
         actuator (Taxi) is encoded here directly (an index is the value minus
         the space's start); anything else goes through :meth:`thinking`'s objects."""
-        table, single = self.table, self._single
-        if single is not None and table is not None and type(observation) is int and type(action) is int \
+        single = self._single  # set with the table by setup: its shape is the spaces' (load checks it)
+        if single is not None and type(observation) is int and type(action) is int \
                 and type(next_observation) is int:
-            s, a, s2 = observation - single[1], action - single[3], next_observation - single[1]
-            if 0 <= s < table.n_states and 0 <= s2 < table.n_states and 0 <= a < table.n_actions:
+            start, n_states, n_actions = single[1], self._n_states, self._n_actions
+            s, a, s2 = observation - start, action - single[3], next_observation - start
+            if 0 <= s < n_states and 0 <= s2 < n_states and 0 <= a < n_actions:
                 return self._learn(s, a, s2, objective, done, truncated)
         return think_through_objects(
             QLearningBrain.thinking.__get__(self), (worker, episode, step, observation, action, rewards, objective,
@@ -197,8 +200,9 @@ class QLearningMuscle(Muscle):
             shape does not fit the agent's spaces.
     """
 
-    #: set by setup (a class default: muscles pickled before it existed unpickle without it)
+    #: set by setup (class defaults: muscles pickled before they existed unpickle without them)
     _single: tuple[str, int, str, int] | None = None
+    _n_states = 0
 
     def __init__(
         self,
@@ -227,6 +231,7 @@ class QLearningMuscle(Muscle):
         self.states = DiscreteEncoder([s for s in sensors if not is_action_mask(s.uid)], "sensor")
         self.actions = DiscreteEncoder(actuators, "actuator")
         self._single = None if self._masked else _single_ids(self.states, self.actions)
+        self._n_states = self.states.size
         if self.table is None:
             self.table = QTable(self.states.size, self.actions.size)
         else:
@@ -280,9 +285,8 @@ class QLearningMuscle(Muscle):
         same choice and draws, :meth:`_choose`). One ``Discrete`` sensor and
         actuator (Taxi) is encoded and decoded here directly; anything else
         goes through :meth:`propose_actions`' objects."""
-        single, table = self._single, self.table
-        if single is not None and table is not None and type(observation) is int \
-                and 0 <= observation - single[1] < table.n_states:
+        single = self._single  # set with the table by setup (update keeps its shape)
+        if single is not None and type(observation) is int and 0 <= observation - single[1] < self._n_states:
             return self._choose(observation - single[1], None) + single[3]
         return propose_through_objects(
             QLearningMuscle.propose_actions.__get__(self), observation, [(s.uid, s.space) for s in self.sensors],
@@ -294,18 +298,30 @@ class QLearningMuscle(Muscle):
         :attr:`current_epsilon` uniformly at random, else the best by the
         table, ties broken uniformly; among the allowed actions when a
         ``mask`` is given. Draws from :attr:`rng`: one ``random()`` in train
-        mode, then one ``integers`` for a random action or a tie."""
+        mode, then one ``integers`` for a random action or a tie.
+
+        The greedy action is that of ``best = np.flatnonzero(values ==
+        values.max())``: ``best[0]`` if it is unique, else ``rng.choice(best)``
+        (which draws ``rng.integers(len(best))`` and indexes ``best`` with it,
+        done here directly), computed on the row as a Python list, several
+        times faster for the short rows of a Q table
+        (``tests/components/agents/test_qlearning.py`` checks the equivalence)."""
         table, rng = self.table, self.rng
         assert table is not None
-        explore = self.mode == _TRAIN and rng.random() < self.current_epsilon
-        if mask is None:
-            if explore:
+        if self.mode == _TRAIN and rng.random() < self.current_epsilon:
+            if mask is None:
                 return int(rng.integers(table.n_actions))
-            q = table.q  # dense: its row read directly (QTable.values, without a call per step)
-            return _greedy_index((table.values(state) if q is None else q[state]).tolist(), rng)
-        if explore:  # legal moves only (PettingZoo's action_mask)
-            return int(np.flatnonzero(mask)[int(rng.integers(int(mask.sum())))])
-        return _greedy_action(np.where(mask, table.values(state), -np.inf), rng)
+            return int(np.flatnonzero(mask)[int(rng.integers(int(mask.sum())))])  # legal moves only
+        q = table.q  # dense: its row read directly (QTable.values, without a call per step)
+        if mask is None:
+            row = (table.values(state) if q is None else q[state]).tolist()
+        else:  # PettingZoo's action_mask: illegal moves are never the best
+            row = np.where(mask, table.values(state), -np.inf).tolist()
+        best_value = max(row)
+        if row.count(best_value) == 1:
+            return row.index(best_value)
+        best = [i for i, v in enumerate(row) if v == best_value]
+        return best[int(rng.integers(len(best)))]
 
 
 def _single_ids(states: DiscreteEncoder, actions: DiscreteEncoder) -> tuple[str, int, str, int] | None:
@@ -315,26 +331,3 @@ def _single_ids(states: DiscreteEncoder, actions: DiscreteEncoder) -> tuple[str,
     if not (states._single and actions._single):
         return None
     return states._single_id, states._single_start, actions._single_id, actions._single_start
-
-
-def _greedy_action(values: np.ndarray, rng: np.random.Generator) -> int:
-    """The index of the largest of ``values`` (one row of action values), ties
-    broken uniformly with ``rng``.
-
-    Equivalent to ``best = np.flatnonzero(values == values.max())`` and
-    ``best[0]`` if it is unique, else ``rng.choice(best)`` — the same action
-    and the same draws from ``rng`` — but on a Python list, which is several
-    times faster for the short rows of a Q table. ``rng.choice(best)`` draws
-    ``rng.integers(len(best))`` and indexes ``best`` with it, which is done here
-    directly (``tests/components/agents/test_qlearning.py`` checks the equivalence).
-    """
-    return _greedy_index(values.tolist(), rng)
-
-
-def _greedy_index(row: list[float], rng: np.random.Generator) -> int:
-    """:func:`_greedy_action` of the values as a Python list."""
-    best_value = max(row)
-    if row.count(best_value) == 1:
-        return row.index(best_value)
-    best = [i for i, v in enumerate(row) if v == best_value]
-    return best[int(rng.integers(len(best)))]
