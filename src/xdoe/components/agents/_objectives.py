@@ -2,9 +2,6 @@
 
 from __future__ import annotations
 
-from functools import reduce
-from operator import add
-
 from xdoe.agent import Objective
 
 __all__ = ["RewardObjective"]
@@ -43,8 +40,11 @@ class RewardObjective(Objective):
     def internal_reward_values(self, rewards: dict[str, float]) -> float:
         """The objective of the rewards ``uid -> value`` (``internal_reward``,
         on information objects, is derived from this)."""
-        if self.reward_ids is None:  # left to right in C (sum() of floats compensates from Python 3.12 on)
-            return reduce(add, map(float, rewards.values()), 0.0)
+        if self.reward_ids is None:  # a loop, not sum(generator): this runs on every step
+            total = 0.0
+            for value in rewards.values():
+                total += float(value)
+            return total
         missing = [uid for uid in self.reward_ids if uid not in rewards]
         if missing:
             raise ValueError(
