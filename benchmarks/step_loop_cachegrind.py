@@ -1,7 +1,10 @@
 """Issue 16's step-loop targets measured without the machine's timing noise:
 per step, the instructions, cache misses and branch mispredictions of
 ``xdoe.execution.run`` (episodes stored; every step stored) against the plain
-gymnasium loop of ``bench_execute.py``, simulated by ``valgrind
+gymnasium loop of ``bench_execute.py`` and against the components alone
+(``components``: :func:`components_loop`, the run's environment, muscle,
+objective and brain driven by a bare loop: their own share of a step),
+simulated by ``valgrind
 --tool=cachegrind --cache-sim=yes --branch-sim=yes`` (the machine's own cache
 sizes; independent of load and of a virtual machine's varying speed; str
 hashing fixed, see :func:`counts`).
@@ -25,7 +28,7 @@ hooks are left out of the per-step figures (see :func:`child`); ``--ticks``
 prints their cost per episode end apart. Needs ``valgrind``; takes ~10 minutes
 (~20 with ``--whole``) on a 2-core machine.
 
-Usage: ``python benchmarks/step_loop_cachegrind.py [--episodes N] [--ticks] [--whole] [--process-episodes N]``
+Usage: ``python benchmarks/step_loop_cachegrind.py [--episodes N] [--modes M ...] [--ticks] [--whole] [--process-episodes N]``
 """
 
 from __future__ import annotations
@@ -44,6 +47,7 @@ from concurrent.futures import ThreadPoolExecutor
 from pathlib import Path
 
 HERE = Path(__file__).resolve().parent
+MODES = ("plain", "components", "none", "all")
 TARGETS = {"none": 0.85, "all": 0.6, "whole": 0.6}
 COUNTERS = ("Ir", "I1", "D1", "LL", "Bm")
 _SUMMARY = {"Ir": r"I\s+refs:\s+([\d,]+)", "I1": r"I1\s+misses:\s+([\d,]+)",
@@ -65,9 +69,77 @@ def child(mode: str, episodes: int, out: Path) -> None:
     _hooks.LIVE_SECONDS = _hooks.HEARTBEAT_SECONDS = -1.0 if mode == "ticks" else math.inf
     if mode == "plain":
         steps = bench_execute.plain_loop(episodes)[0]
+    elif mode == "components":
+        steps = components_loop(episodes)
     else:  # no laydown.svg: drawn once per run structure, not part of the step loop
         steps = bench_execute.xrun(episodes, "none" if mode == "ticks" else mode, out.parent)[0]
     out.write_text(str(steps))
+
+
+def components_loop(episodes: int) -> int:
+    """Steps of ``episodes`` of the components of ``bench_execute.document``
+    alone: constructed, seeded and set up as the run's phase does it
+    (``xdoe.execution._phase``; environment, brain and muscle seeds from the
+    document's seed, phase 0, worker 0), then driven by a bare loop that calls
+    per step what the executor calls (``xdoe.execution._worker``): the
+    muscle's ``propose_values``, the environment's ``update_values``, the
+    objective's ``internal_reward_values`` and the brain's ``thinking_values``
+    with the executor's arguments (a non-``None`` answer to the muscle's
+    ``update``); per episode ``start_environment`` and the muscle's ``reset``.
+    The same episodes as ``xrun`` (the same steps): what is left of a step
+    when the executor does nothing."""
+    sys.path.insert(0, str(HERE))
+    import bench_execute
+    from xdoe.agent import Brain, Mode, Muscle, Objective
+    from xdoe.environment import Environment
+    from xdoe.execution import brain_seed, construct, environment_seed, load_class, muscle_seed
+
+    document = bench_execute.document(episodes)
+    seed, phase = document["seed"], document["schedule"][0]["training"]
+    (spec,), (agent,) = [e["environment"] for e in phase["environments"]], phase["agents"]
+    name = agent["name"]
+
+    def build(part: dict, base: type, **fixed: object) -> object:
+        return construct(load_class(part["name"], name, base=base), name, part.get("params"), **fixed)
+
+    env = build(spec, Environment, uid=spec["uid"], seed=environment_seed(seed, 0, 0, spec["uid"]))
+    baseline = env.start_environment()
+    sensors = [s for s in baseline.sensors if s.uid in agent["sensors"]]
+    actuators = [a for a in baseline.actuators if a.uid in agent["actuators"]]
+    brain = build(agent["brain"], Brain, seed=brain_seed(seed, name))
+    brain.setup(sensors, actuators)
+    brain.mode = muscle_mode = Mode(phase["phase_config"]["mode"])
+    brain.workers = 1
+    muscle = build(agent["muscle"], Muscle, uid=name, seed=muscle_seed(seed, 0, 0, name))
+    objective = build(agent["objective"], Objective)
+    muscle.setup(sensors, actuators)
+    muscle.mode = muscle_mode
+    state = brain.muscle_state()
+    if state is not None:
+        muscle.update(state)
+    propose, update_values = muscle.propose_values, env.update_values
+    internal, think = objective.internal_reward_values, brain.thinking_values
+    steps = 0
+    for episode in range(episodes):
+        if episode:
+            baseline = env.start_environment()
+        muscle.reset()
+        (sensor,) = baseline.sensors
+        observation, step, done = sensor.value, 0, False
+        while not done:
+            action = propose(observation)
+            extras = muscle.extras
+            next_observation, rewards, terminated, truncated = update_values(action)
+            objective_value = internal(rewards)
+            done = terminated or truncated
+            update = think(0, episode, step, observation, action, rewards, objective_value, next_observation,
+                           done, {} if extras is None else extras, done and not terminated)
+            if update is not None:
+                muscle.update(update)
+            observation = next_observation
+            step += 1
+        steps += step
+    return steps
 
 
 def counts(argv: list[str], cwd: Path) -> dict[str, int]:
@@ -129,6 +201,8 @@ def whole(episodes: int, tmp: Path) -> dict[str, tuple[dict[str, int], int]]:
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--episodes", type=int, default=1000, help="episodes measured (beyond the first)")
+    parser.add_argument("--modes", nargs="+", choices=MODES, default=list(MODES),
+                        help="the per-step modes measured (default: all; plain is always measured)")
     parser.add_argument("--whole", action="store_true", help="also the whole-process figure")
     parser.add_argument("--process-episodes", type=int, default=3000)
     parser.add_argument("--ticks", action="store_true",
@@ -148,7 +222,8 @@ def main() -> None:
     with tempfile.TemporaryDirectory() as name:
         tmp = Path(name)
         with ThreadPoolExecutor(max(1, min(3, os.cpu_count() or 1))) as pool:
-            modes = ("plain", "none", "all", "ticks") if args.ticks else ("plain", "none", "all")
+            modes = ("plain", *[m for m in MODES if m in args.modes and m != "plain"],
+                     *(("ticks",) if args.ticks else ()))
             futures = {mode: pool.submit(per_step, mode, args.episodes, tmp) for mode in modes}
             whole_future = pool.submit(whole, args.process_episodes, tmp) if args.whole else None
             results = {mode: f.result() for mode, f in futures.items()}
@@ -163,7 +238,7 @@ def main() -> None:
         ratio = "" if mode == "plain" else f"{cycles(plain) / cycles(c):.3f} ({plain['Ir'] / c['Ir']:.3f} Ir)"
         target = f">= {TARGETS[mode]}" if mode in TARGETS else ""
         print(f"{mode:8}" + "".join(f"{v:>10,.0f}" for v in row) + f"{ratio:>18}{target:>8}")
-    if ticks is not None:
+    if ticks is not None and "none" in results:
         none_steps, tick_steps = results["none"][1], ticks[1]
         print(f"clock-driven hooks (live tick and heartbeat) at every episode end: "
               f"{(ticks[0]['Ir'] * tick_steps - results['none'][0]['Ir'] * none_steps) / args.episodes:,.0f} Ir "

@@ -13,10 +13,9 @@ from typing import Any
 
 import numpy as np
 
-from xdoe.agent import Brain, Experience, Mode, Muscle
+from xdoe.agent import Brain, Mode, Muscle
 from xdoe.components.agents._qtable import DiscreteEncoder, QTable
-from xdoe._plugins import propose_through_objects, think_through_objects
-from xdoe.environment import ActuatorInformation, RewardInformation, SensorInformation, action_mask, is_action_mask
+from xdoe.environment import ActuatorInformation, SensorInformation, action_mask, is_action_mask
 
 __all__ = ["DiscreteEncoder", "QTable", "QLearningBrain", "QLearningMuscle"]
 
@@ -78,8 +77,9 @@ class QLearningBrain(Brain):
         self.actions: DiscreteEncoder | None = None
         self.table: QTable | None = None
 
-    #: set by setup (a class default: brains pickled before it existed unpickle without it)
+    #: set by setup (class defaults: brains pickled before they existed unpickle without them)
     _single: tuple[str, int, str, int] | None = None
+    _n_states = _n_actions = 0
 
     def setup(self, sensors: list[SensorInformation], actuators: list[ActuatorInformation]) -> None:
         super().setup(sensors, actuators)
@@ -87,42 +87,34 @@ class QLearningBrain(Brain):
         self.actions = DiscreteEncoder(actuators, "actuator")
         self.table = QTable(self.states.size, self.actions.size, self.initial_q)
         self._single = _single_ids(self.states, self.actions)
-
-    def thinking(self, experience: Experience) -> QTable | None:
-        states, actions = self.states, self.actions
-        if self.table is None or states is None or actions is None:
-            raise RuntimeError("QLearningBrain.setup() must be called before thinking()")
-        done, truncated = experience.done, experience.truncated
-        s2 = states.encode(experience.next_sensors) if not done or truncated else -1
-        return self._learn(states.encode(experience.sensors), actions.encode(experience.actuators), s2,
-                           experience.objective, done, truncated)
+        self._n_states, self._n_actions = self.states.size, self.actions.size
 
     def thinking_values(self, worker: int, episode: int, step: int, observation: Any, action: Any,
                         rewards: dict[str, float], objective: float, next_observation: Any, done: bool,
                         extras: dict[str, Any], truncated: bool) -> QTable | None:
-        """:meth:`thinking` of the step as values (the form the executor
-        calls; the same update, :meth:`_learn`). One ``Discrete`` sensor and
-        actuator (Taxi) is encoded here directly (an index is the value minus
-        the space's start); anything else goes through :meth:`thinking`'s objects."""
-        table, single = self.table, self._single
-        if single is not None and table is not None and type(observation) is int and type(action) is int \
-                and type(next_observation) is int:
-            s, a, s2 = observation - single[1], action - single[3], next_observation - single[1]
-            if 0 <= s < table.n_states and 0 <= s2 < table.n_states and 0 <= a < table.n_actions:
-                return self._learn(s, a, s2, objective, done, truncated)
-        return think_through_objects(
-            QLearningBrain.thinking.__get__(self), (worker, episode, step, observation, action, rewards, objective,
-                                                    next_observation, done, extras, truncated),
-            [(s.uid, s.space) for s in self.sensors], [(a.uid, a.space) for a in self.actuators],
-            (Experience, SensorInformation, ActuatorInformation, RewardInformation))
+        """The one Q-learning update (Sutton & Barto 2018, eq. 6.8) of the
+        step's state and action (the value form the executor calls;
+        :meth:`thinking` is derived from it) towards ``objective`` plus the
+        discounted best value of the next state unless the episode
+        terminated (a truncated episode bootstraps). Returns the table at
+        the episode's end (``done``), else ``None``.
 
-    def _learn(self, s: int, a: int, s2: int, objective: float, done: bool, truncated: bool) -> QTable | None:
-        """The one Q-learning update (Sutton & Barto 2018, eq. 6.8) of state
-        ``s``, action ``a`` (indices) towards ``objective`` plus the
-        discounted best value of ``s2`` unless the episode terminated
-        (a truncated episode bootstraps). Returns the table at the episode's end."""
-        table = self.table
-        assert table is not None
+        One ``Discrete`` sensor and actuator (Taxi) is encoded here directly
+        (an index is the value minus the space's start); anything else by
+        :meth:`DiscreteEncoder.encode_values`, whose ``ValueError`` names a
+        value outside its space."""
+        single = self._single  # set with the table by setup: its shape is the spaces' (load checks it)
+        if single is not None and type(observation) is int and type(action) is int \
+                and type(next_observation) is int and 0 <= observation - single[1] < self._n_states \
+                and 0 <= next_observation - single[1] < self._n_states and 0 <= action - single[3] < self._n_actions:
+            s, a, s2 = observation - single[1], action - single[3], next_observation - single[1]
+        else:
+            states, actions = self.states, self.actions
+            if self.table is None or states is None or actions is None:
+                raise RuntimeError("QLearningBrain.setup() must be called before thinking()")
+            s, a = states.encode_values(observation), actions.encode_values(action)
+            s2 = states.encode_values(next_observation) if not done or truncated else -1
+        table: QTable = self.table  # type: ignore[assignment]  # set by setup (checked above)
         q = table.q  # dense: its rows read directly (QTable.values, without a call per step)
         target = float(objective)
         if not done or truncated:
@@ -197,8 +189,9 @@ class QLearningMuscle(Muscle):
             shape does not fit the agent's spaces.
     """
 
-    #: set by setup (a class default: muscles pickled before it existed unpickle without it)
+    #: set by setup (class defaults: muscles pickled before they existed unpickle without them)
     _single: tuple[str, int, str, int] | None = None
+    _n_states = 0
 
     def __init__(
         self,
@@ -227,6 +220,7 @@ class QLearningMuscle(Muscle):
         self.states = DiscreteEncoder([s for s in sensors if not is_action_mask(s.uid)], "sensor")
         self.actions = DiscreteEncoder(actuators, "actuator")
         self._single = None if self._masked else _single_ids(self.states, self.actions)
+        self._n_states = self.states.size
         if self.table is None:
             self.table = QTable(self.states.size, self.actions.size)
         else:
@@ -257,55 +251,62 @@ class QLearningMuscle(Muscle):
         self._check(update)
         self.table = update
 
-    def propose_actions(
-        self, sensors: list[SensorInformation], actuators: list[ActuatorInformation]
-    ) -> list[ActuatorInformation]:
-        if self.states is None or self.actions is None or self.table is None:
-            self.setup(sensors, actuators)
-        states, actions = self.states, self.actions
-        assert states is not None and actions is not None
-        mask = action_mask(actuators[0], sensors) if self._masked and len(actuators) == 1 else None
-        action = self._choose(states.encode(sensors), mask)
-        if actions._single and len(actuators) == 1 and actuators[0].uid == actions._single_id:
-            (actuator,) = actuators  # one Discrete actuator: decode is action + start
-            return [ActuatorInformation(actuator.uid, actuator.space, action + actions._single_start)]
-        chosen = dict(zip(actions.ids, actions.decode(action)))
-        return [
-            ActuatorInformation(a.uid, a.space, chosen[a.uid] if a.uid in chosen else a.value)
-            for a in actuators
-        ]
-
     def propose_values(self, observation: Any) -> Any:
-        """:meth:`propose_actions` as values (the form the executor calls; the
-        same choice and draws, :meth:`_choose`). One ``Discrete`` sensor and
-        actuator (Taxi) is encoded and decoded here directly; anything else
-        goes through :meth:`propose_actions`' objects."""
-        single, table = self._single, self.table
-        if single is not None and table is not None and type(observation) is int \
-                and 0 <= observation - single[1] < table.n_states:
-            return self._choose(observation - single[1], None) + single[3]
-        return propose_through_objects(
-            QLearningMuscle.propose_actions.__get__(self), observation, [(s.uid, s.space) for s in self.sensors],
-            [(a.uid, a.space) for a in self.actuators], (SensorInformation, ActuatorInformation), self.uid)
+        """The one epsilon-greedy choice (Sutton & Barto 2018, sec. 2.2) of the
+        action for ``observation`` (the value form the executor calls;
+        :meth:`propose_actions` is derived from it): in train mode with
+        probability :attr:`current_epsilon` uniformly at random, else the best
+        by the table, ties broken uniformly; among the allowed actions when
+        the agent has an action mask. Draws from :attr:`rng`: one ``random()``
+        in train mode, then one ``integers`` for a random action or a tie.
 
-    def _choose(self, state: int, mask: np.ndarray | None) -> int:
-        """The one epsilon-greedy choice (Sutton & Barto 2018, sec. 2.2) of an
-        action index in ``state``: in train mode with probability
-        :attr:`current_epsilon` uniformly at random, else the best by the
-        table, ties broken uniformly; among the allowed actions when a
-        ``mask`` is given. Draws from :attr:`rng`: one ``random()`` in train
-        mode, then one ``integers`` for a random action or a tie."""
-        table, rng = self.table, self.rng
-        assert table is not None
-        explore = self.mode == _TRAIN and rng.random() < self.current_epsilon
-        if mask is None:
-            if explore:
-                return int(rng.integers(table.n_actions))
+        The greedy action is that of ``best = np.flatnonzero(values ==
+        values.max())``: ``best[0]`` if it is unique, else ``rng.choice(best)``
+        (which draws ``rng.integers(len(best))`` and indexes ``best`` with it,
+        done here directly), computed on the row as a Python list, several
+        times faster for the short rows of a Q table
+        (``tests/components/agents/test_qlearning.py`` checks the equivalence).
+        One ``Discrete`` sensor and actuator (Taxi) is encoded and decoded here
+        directly; anything else by :class:`DiscreteEncoder`, whose
+        ``ValueError`` names a value outside its space.
+
+        Raises:
+            RuntimeError: before :meth:`setup`.
+        """
+        single, table, rng = self._single, self.table, self.rng
+        mask = None
+        if single is not None and type(observation) is int and 0 <= observation - single[1] < self._n_states:
+            state = observation - single[1]
+        else:
+            if self.states is None or table is None:
+                raise RuntimeError("QLearningMuscle.setup() must be called before propose_values()")
+            state = self.states.encode_values(observation)
+            if self._masked and len(self.actuators) == 1 and type(observation) is dict:
+                mask = action_mask(self.actuators[0], [SensorInformation(uid, None, value)
+                                                       for uid, value in observation.items()])
+        if self.mode == _TRAIN and rng.random() < self.current_epsilon:
+            if mask is None:
+                index = int(rng.integers(table.n_actions))
+            else:  # legal moves only (PettingZoo's action_mask)
+                index = int(np.flatnonzero(mask)[int(rng.integers(int(mask.sum())))])
+        else:
             q = table.q  # dense: its row read directly (QTable.values, without a call per step)
-            return _greedy_index((table.values(state) if q is None else q[state]).tolist(), rng)
-        if explore:  # legal moves only (PettingZoo's action_mask)
-            return int(np.flatnonzero(mask)[int(rng.integers(int(mask.sum())))])
-        return _greedy_action(np.where(mask, table.values(state), -np.inf), rng)
+            if mask is None:
+                row = (table.values(state) if q is None else q[state]).tolist()
+            else:  # illegal moves are never the best
+                row = np.where(mask, table.values(state), -np.inf).tolist()
+            best_value = max(row)
+            if row.count(best_value) == 1:
+                index = row.index(best_value)
+            else:
+                best = [i for i, v in enumerate(row) if v == best_value]
+                index = best[int(rng.integers(len(best)))]
+        if single is not None:
+            return index + single[3]
+        actions = self.actions
+        assert actions is not None
+        decoded = actions.decode(index)
+        return decoded[0] if len(self.actuators) == 1 else dict(zip(actions.ids, decoded))
 
 
 def _single_ids(states: DiscreteEncoder, actions: DiscreteEncoder) -> tuple[str, int, str, int] | None:
@@ -315,26 +316,3 @@ def _single_ids(states: DiscreteEncoder, actions: DiscreteEncoder) -> tuple[str,
     if not (states._single and actions._single):
         return None
     return states._single_id, states._single_start, actions._single_id, actions._single_start
-
-
-def _greedy_action(values: np.ndarray, rng: np.random.Generator) -> int:
-    """The index of the largest of ``values`` (one row of action values), ties
-    broken uniformly with ``rng``.
-
-    Equivalent to ``best = np.flatnonzero(values == values.max())`` and
-    ``best[0]`` if it is unique, else ``rng.choice(best)`` — the same action
-    and the same draws from ``rng`` — but on a Python list, which is several
-    times faster for the short rows of a Q table. ``rng.choice(best)`` draws
-    ``rng.integers(len(best))`` and indexes ``best`` with it, which is done here
-    directly (``tests/components/agents/test_qlearning.py`` checks the equivalence).
-    """
-    return _greedy_index(values.tolist(), rng)
-
-
-def _greedy_index(row: list[float], rng: np.random.Generator) -> int:
-    """:func:`_greedy_action` of the values as a Python list."""
-    best_value = max(row)
-    if row.count(best_value) == 1:
-        return row.index(best_value)
-    best = [i for i, v in enumerate(row) if v == best_value]
-    return best[int(rng.integers(len(best)))]

@@ -79,17 +79,26 @@ class DiscreteEncoder:
 
     def encode(self, items: Sequence[SensorInformation | ActuatorInformation]) -> int:
         """The index of the items' joint value (items matched by id; extra
-        items are ignored). Raises ``ValueError`` for a missing id or a value
-        outside its space."""
-        if self._single and len(items) == 1:
-            item = items[0]
-            value = item.value
-            if item.uid == self._single_id and (type(value) is int or isinstance(value, np.integer)):
+        items are ignored): :meth:`encode_values` of ``{uid: value}``."""
+        return self.encode_values({item.uid: item.value for item in items})
+
+    def encode_values(self, values: Any) -> int:
+        """The index of a joint value in its value form (the form of the
+        executor's observations and actions): a dict ``id -> value`` (extra
+        ids are ignored), or with one item the value itself. Raises
+        ``ValueError`` for a missing id or a value outside its space."""
+        by_id = values if type(values) is dict else None
+        if self._single:  # one Discrete item: Python ints only (numpy calls cost microseconds a step)
+            value = values if by_id is None else by_id.get(self._single_id)
+            if type(value) is int or isinstance(value, np.integer):
                 digit = (value if type(value) is int else int(value)) - self._single_start
                 if 0 <= digit < self.size:
                     return digit
                 raise ValueError(f"{self.kind} {self.ids[0]}: {value!r} not in {self.spaces[0]}")
-        by_id = {item.uid: item.value for item in items}
+        if by_id is None:
+            if len(self.ids) != 1:
+                raise ValueError(f"the {self.kind}s {self.ids} take a dict id -> value, got {values!r}")
+            by_id = {self.ids[0]: values}
         digits = []
         for uid, space, radix, start in zip(self.ids, self.spaces, self._radices, self._starts):
             if uid not in by_id or by_id[uid] is None:

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import math
+from functools import partial
 from typing import Any
 
 import gymnasium
@@ -102,6 +103,27 @@ def _plain(space: spaces.Space, value: Any) -> Any:
     return value
 
 
+def _not_started(actions: Any) -> Any:
+    raise RuntimeError("update_values() called before start_environment()")
+
+
+def _observation_conversion(uid: str, space: spaces.Space) -> Any:
+    """The function that turns gymnasium's observation in ``space``, when it is
+    not a Python int, into the value form of :meth:`GymnasiumEnvironment.update_values`
+    (``None``: it is already): ``int`` for a ``Discrete`` space (gymnasium
+    sometimes returns numpy ints), a dict ``<uid>.<key> -> value`` for a ``Dict`` space."""
+    if isinstance(space, spaces.Discrete):
+        return int
+    if isinstance(space, spaces.Dict):
+        return partial(_dict_values, [(f"{uid}.{key}", key, sub) for key, sub in space.spaces.items()])
+    return None
+
+
+def _dict_values(ids: list[tuple[str, str, spaces.Space]], observation: Any) -> dict[str, Any]:
+    """A ``Dict`` observation as values ``<uid>.<key> -> value`` (``ids``: full id, key, subspace)."""
+    return {full: _plain(sub, observation[key]) for full, key, sub in ids}
+
+
 def split_observation(
     uid: str, space: spaces.Space, observation: Any
 ) -> list[SensorInformation]:
@@ -155,6 +177,8 @@ class GymnasiumEnvironment(Environment):
         self._observation_id = self.full_id("observation")
         self.env: gymnasium.Env | None = self._make()
         self._seeded = False
+        #: ``env.step`` while the environment is started (bound by start_environment)
+        self._step: Any = _not_started
         #: gymnasium's five values of the last step (for last_state)
         self._last: tuple[Any, Any, Any, Any, dict[str, Any]] | None = None
 
@@ -174,6 +198,8 @@ class GymnasiumEnvironment(Environment):
         self._discrete_observation = isinstance(self._observation_space, spaces.Discrete)
         self._action_space = env.action_space
         self._discrete_action = isinstance(self._action_space, spaces.Discrete)
+        #: the conversion of an observation that is not a Python int to its value form, chosen once per space
+        self._convert = _observation_conversion(self.uid, self._observation_space)
         return env
 
     def _sensors(self, observation: Any) -> list[SensorInformation]:
@@ -199,6 +225,7 @@ class GymnasiumEnvironment(Environment):
             observation, info = env.reset(seed=int(self.rng.integers(2**31 - 1)))
             self._seeded = True
         self._last = None
+        self._step = env.step
         return EnvironmentBaseline(self._sensors(observation),
                                    [ActuatorInformation(self._action_id, self._action_space)],
                                    jsonable_info(info))
@@ -210,23 +237,20 @@ class GymnasiumEnvironment(Environment):
         ``Discrete`` space), or for a ``Dict`` space a dict ``<uid>.<key> ->
         value``; the rewards ``{<uid>.reward: float}``. gymnasium's info is
         kept for :meth:`last_state` (made JSON-able only there)."""
-        env = self.env
-        if env is None:
-            raise RuntimeError("update_values() called before start_environment()")
         if actions is None:
             raise ValueError(f"no value set for actuator {self._action_id}")
         if type(actions) is not int and self._discrete_action:
             actions = int(np.asarray(actions).item())
-        self._last = last = env.step(actions)
+        self._last = last = self._step(actions)
         observation, reward, terminated, truncated, _ = last
-        if self._discrete_observation:
-            if type(observation) is not int:
-                observation = int(observation)
-        elif isinstance(self._observation_space, spaces.Dict):
-            observation = {f"{self.uid}.{key}": _plain(sub, observation[key])
-                           for key, sub in self._observation_space.spaces.items()}
-        return observation, {self._reward_id: float(reward)}, terminated is True or bool(terminated), \
-            truncated is True or bool(truncated)
+        if type(observation) is not int:
+            convert = self._convert
+            if convert is not None:
+                observation = convert(observation)
+        # gymnasium's flags are bools as a rule: bool() only for other types (numpy bools)
+        return observation, {self._reward_id: float(reward)}, \
+            terminated is True or (terminated is not False and bool(terminated)), \
+            truncated is True or (truncated is not False and bool(truncated))
 
     def last_state(self) -> EnvironmentState:
         """The state of the last :meth:`update_values` (``update``'s answer):
@@ -248,3 +272,4 @@ class GymnasiumEnvironment(Environment):
             self.env.close()
             self.env = None
             self._seeded = False
+            self._step = _not_started
