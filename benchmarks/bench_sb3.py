@@ -106,6 +106,8 @@ def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     parser.add_argument("--steps", type=int, default=10_000)
     parser.add_argument("--repeats", type=int, default=3)
+    parser.add_argument("--first-seed", type=int, default=0,
+                        help="repeat r runs seed first_seed + r on both sides (to add repeats from another process)")
     parser.add_argument("--algorithms", nargs="+", default=["PPO", "A2C", "DQN", "SAC"],
                         choices=sorted(CLASSES))
     args = parser.parse_args()
@@ -120,11 +122,11 @@ def main() -> None:
                   f"(what learn({requested}) collects)", flush=True)
         for r in range(args.repeats):
             if r % 2:  # alternate which side goes first
-                theirs.append(plain_side(algorithm, args.steps, seed=r))
-            seconds, cpu, steps, reward = xdoe_side(algorithm, args.steps, seed=r)
+                theirs.append(plain_side(algorithm, args.steps, seed=args.first_seed + r))
+            seconds, cpu, steps, reward = xdoe_side(algorithm, args.steps, seed=args.first_seed + r)
             ours.append((seconds, cpu))
             if not r % 2:
-                theirs.append(plain_side(algorithm, args.steps, seed=r))
+                theirs.append(plain_side(algorithm, args.steps, seed=args.first_seed + r))
             print(f"{algorithm} repeat {r}: xdoe {seconds:.1f} s wall, {cpu:.1f} s CPU ({steps} steps, "
                   f"mean episode reward {reward:.1f}); plain SB3 {theirs[-1][0]:.1f} s wall, "
                   f"{theirs[-1][1]:.1f} s CPU", flush=True)
