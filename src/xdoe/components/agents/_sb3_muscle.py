@@ -66,19 +66,22 @@ class SB3Muscle(Muscle):
         self._space = copy.deepcopy(self.actions.space)
         self._space.seed(int(self.rng.integers(2**31 - 1)))
         self.random = OwnRandomState(int(self.rng.integers(2**63 - 1)))
+        self._one_pass = _one_pass(self)
 
     def update(self, update: Any) -> None:
         if not isinstance(update, dict):
             return
-        policy = update.get("policy", self.policy)
+        policy, kind = update.get("policy", self.policy), update.get("kind", self.kind)
+        changed = policy is not self.policy or kind != self.kind
         if policy is not self.policy:
             self.policy = policy
             self._tensor_layout(policy)
-        self.kind = update.get("kind", self.kind)
+        self.kind = kind
         self.epsilon = float(update.get("epsilon", self.epsilon))
         self.warmup = bool(update.get("warmup", self.warmup))
         self.noise = update.get("noise", self.noise)
-        self._one_pass = _one_pass(self)
+        if changed:
+            self._one_pass = _one_pass(self)
 
     def _tensor_layout(self, policy: Any) -> None:
         """What :meth:`_obs` needs of a new policy, looked up once rather than per step."""
