@@ -124,9 +124,18 @@ class OwnRandomState:
         import torch
 
         self.numpy = np.random.RandomState(seed % 2**32).get_state()
-        gen = torch.Generator()
-        gen.manual_seed(seed)
-        self.torch = gen.get_state()
+        #: the private torch generator (draws may also pass it as ``generator=``)
+        self.generator = torch.Generator()
+        self.generator.manual_seed(seed)
+
+    @property
+    def torch(self) -> Any:
+        """The state of :attr:`generator` (a ``uint8`` tensor, a copy)."""
+        return self.generator.get_state()
+
+    @torch.setter
+    def torch(self, state: Any) -> None:
+        self.generator.set_state(state)
 
     def active(self, numpy: bool = True) -> "_Active":
         """Within the block (``with state.active():``), torch's CPU generator
@@ -143,7 +152,8 @@ class OwnRandomState:
         import torch
 
         self.numpy = state["numpy"]
-        self.torch = torch.from_numpy(np.asarray(state["torch"], dtype=np.uint8))
+        self.generator = torch.Generator()
+        self.generator.set_state(torch.from_numpy(np.asarray(state["torch"], dtype=np.uint8)))
 
 
 class _Active:
