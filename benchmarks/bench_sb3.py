@@ -102,7 +102,12 @@ def xdoe_side(algorithm: str, steps: int, seed: int) -> tuple[float, float, int,
 
 def plain_side(algorithm: str, steps: int, seed: int) -> tuple[float, float]:
     start, cpu = time.perf_counter(), time.process_time()
+    from stable_baselines3.common.logger import Logger
+
     model = CLASSES[algorithm]("MlpPolicy", environment(algorithm), seed=seed, **HYPERPARAMETERS[algorithm])
+    # the null logger the xdoe brain gives its model: equal work, and no empty SB3-<time> folder
+    # left in the temporary directory by each learn() (SB3's default logger makes one)
+    model.set_logger(Logger(None, []))
     model.learn(steps)
     return time.perf_counter() - start, time.process_time() - cpu
 
