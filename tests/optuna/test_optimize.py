@@ -13,6 +13,7 @@ import json
 import statistics
 from pathlib import Path
 
+import pytest
 from click.testing import CliRunner
 
 import optuna_truth
@@ -143,14 +144,16 @@ def test_a_batchs_scores_are_read_from_its_runs_only_with_the_same_answer(tmp_pa
         assert dict(zip(table["run"], table["y"])) == {r: y for r, y in zip(full["run"], full["y"]) if r in batch}
 
 
-def test_a_batch_just_written_runs_from_the_writers_documents_and_the_file_stays_the_record(tmp_path: Path) -> None:
-    """``written_plans``: the plans of the pending batch come from the
-    documents the writer dumped (no YAML parse), equal to the plans parsed
-    from the files, under the files' sha256; a file changed since is left to
-    be read from disk."""
+def test_a_batch_just_written_runs_from_the_writers_documents_and_the_file_stays_the_record(
+        tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    """``load_file_plan(path, written)`` with the writer's ``(text, document)``
+    (:meth:`OptunaStudy.documents`): the plans of the pending batch come from
+    the documents the writer dumped (no YAML parse), equal to the plans parsed
+    from the files, under the files' sha256; a file changed since is parsed
+    from disk."""
     import hashlib
 
-    from xdoe.cli._optimize import written_plans
+    import xdoe.documents
     from xdoe.design import OptunaStudy
     from xdoe.design.runfiles import prepare
     from xdoe.execution import load_file_plan
@@ -159,11 +162,19 @@ def test_a_batch_just_written_runs_from_the_writers_documents_and_the_file_stays
     doc, out = campaign(tmp_path, document(design, repetitions=2))
     study = OptunaStudy(prepare(doc)[2], out)
     files = study.files(study.pending())
-    plans = written_plans(study, study.pending())
-    assert sorted(plans) == sorted(map(str, files)) and len(files) == 4
+    written = {path: (text, data) for path, text, data in study.documents(study.pending())}
+    assert sorted(written) == sorted(files) and len(files) == 4
+    parsed = {path: load_file_plan(path) for path in files}
+    parses: list[Path] = []
+    load_yaml = xdoe.documents.load_yaml
+    monkeypatch.setattr(xdoe.documents, "load_yaml",
+                        lambda path, **kw: parses.append(Path(path)) or load_yaml(path, **kw))
     for path in files:
-        parsed, sha = load_file_plan(path)
-        assert plans[str(path)] == parsed
-        assert plans[str(path)].file_sha256 == sha == hashlib.sha256(path.read_bytes()).hexdigest()
+        plan, sha = load_file_plan(path, written[path])
+        assert (plan, sha) == parsed[path]
+        assert plan.file_sha256 == sha == hashlib.sha256(path.read_bytes()).hexdigest()
+    assert parses == []  # the writer's documents, not the files' YAML
     files[0].write_text(files[0].read_text() + "# edited\n")
-    assert sorted(written_plans(study, study.pending())) == sorted(map(str, files[1:]))
+    plan, sha = load_file_plan(files[0], written[files[0]])
+    assert parses == [files[0]] and sha == hashlib.sha256(files[0].read_bytes()).hexdigest() != parsed[files[0]][1]
+    assert plan == load_file_plan(files[0])[0]

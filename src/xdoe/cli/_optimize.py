@@ -29,7 +29,7 @@ import click
 from xdoe.cli._common import EXIT_FAILED, EXIT_OK, fail, handle_errors
 from xdoe.errors import InputError
 
-__all__ = ["check_prune_batches", "optimize_command", "trial_values", "written_plans"]
+__all__ = ["check_prune_batches", "optimize_command", "trial_values"]
 
 F = Callable[..., Any]
 
@@ -148,38 +148,6 @@ def _ready_values(study: Any, store: Any, ready: list[int], runs: dict[int, list
     return out
 
 
-def written_plans(study: Any, trials: list[int]) -> dict[str, Any]:
-    """File -> :class:`~xdoe.execution.RunPlan` of the runs of ``trials``
-    whose files hold exactly what the writer put there
-    (:meth:`~xdoe.design.OptunaStudy.documents`): validated from the
-    writer's document, not parsed from the file's YAML again, with the
-    sha256 of the file's bytes (the file stays the record: the store skips
-    and records the run by those bytes, as ``xrun experiment-start`` does).
-    A file that differs is left out (``xrun experiment-start`` reads it)."""
-    import hashlib
-    from dataclasses import replace
-
-    from xdoe.cli._common import document_warnings, without_pydantic_plugins
-    from xdoe.documents import parse_run_document
-    from xdoe.execution import plan_run
-
-    out: dict[str, Any] = {}
-    with without_pydantic_plugins(), document_warnings():
-        for path, text, data in study.documents(trials):
-            try:
-                raw = path.read_bytes()
-            except OSError:
-                continue
-            if raw != text.encode("utf-8"):
-                continue
-            model, full = parse_run_document(data, file=str(path))
-            plan = plan_run(model, full, file=str(path))
-            if plan.uid != path.stem:  # as load_file_plan: the bytes alone determine the run
-                plan = replace(plan, file_sha256=hashlib.sha256(raw).hexdigest())
-            out[str(path)] = plan
-    return out
-
-
 def _levels(study: Any, number: int) -> str:
     from xdoe.design import round_continuous
 
@@ -221,9 +189,10 @@ def _number(x: float) -> str:
 def optimize_command(*, start: Callable[..., None], options: list[Callable[[F], F]]) -> click.Command:
     """``xrun optimize`` running each batch with ``start`` (``xrun
     experiment-start``'s campaign: ``start(files, quiet, jobs, resume,
-    plans=..., **CampaignOptions fields)``, which exits; ``plans``: file ->
-    plan of the files it need not parse, :func:`written_plans`) and its
-    option decorators."""
+    written=..., **CampaignOptions fields)``, which exits; ``written``: file
+    -> ``(text, document)`` the writer just put in it, which need not be
+    parsed again, :meth:`~xdoe.design.OptunaStudy.documents`) and its option
+    decorators."""
     from xdoe.cli._ctrl_c import RememberArgs, resume_line
 
     def command(func: F) -> F:
@@ -288,7 +257,8 @@ def optimize_command(*, start: Callable[..., None], options: list[Callable[[F], 
                 say(f"trials {pending[0]}..{pending[-1]}: {len(files)} run(s)")
                 try:
                     start([str(f) for f in files], quiet, jobs, resume, store_url=store_url, results=str(results),
-                          plans=written_plans(study, pending), **campaign)
+                          written={str(path): (text, data) for path, text, data in study.documents(pending)},
+                          **campaign)
                 except SystemExit as exc:
                     if exc.code not in (EXIT_OK, EXIT_FAILED, None):
                         raise

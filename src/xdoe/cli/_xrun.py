@@ -105,23 +105,22 @@ class Loaded:
     errors: list[str] = field(default_factory=list)
 
 
-def load_documents(files: Sequence[str | Path], plans: Mapping[str, "RunPlan"] | None = None) -> Loaded:
+def load_documents(files: Sequence[str | Path],
+                   written: Mapping[str, tuple[str, Any]] | None = None) -> Loaded:
     """Read and validate every file; collect ``file:line: ...`` messages.
     xdoe's document models are built without pydantic plugins
-    (:func:`~xdoe.cli._common.without_pydantic_plugins`). ``plans``: file
-    -> its plan, already built from the document the writer put in it
-    (``xrun optimize``, :func:`~xdoe.cli._optimize.written_plans`): not parsed again."""
+    (:func:`~xdoe.cli._common.without_pydantic_plugins`). ``written``: file
+    -> ``(text, document)`` the writer put in it (``xrun optimize``'s
+    batch): :func:`~xdoe.execution.load_file_plan` validates the document
+    instead of parsing the file's YAML again while the file holds ``text``."""
     from xdoe.execution import load_file_plan
 
     loaded = Loaded()
-    plans = plans or {}
+    written = written or {}
     with without_pydantic_plugins(), document_warnings():
         for path in files:
-            if str(path) in plans:
-                loaded.plans.append(plans[str(path)])
-                continue
             try:
-                loaded.plans.append(load_file_plan(Path(path))[0])
+                loaded.plans.append(load_file_plan(Path(path), written.get(str(path)))[0])
             except InputError as exc:
                 loaded.errors.append(str(exc))
     return loaded
@@ -285,7 +284,7 @@ def _check_log_targets(log: Sequence[str], plans: Sequence[Any]) -> None:
 
 
 def _experiment_start(files: tuple[str, ...], quiet: bool, jobs: str, resume: str,
-                      plans: Mapping[str, Any] | None = None, **options: Any) -> None:
+                      written: Mapping[str, tuple[str, Any]] | None = None, **options: Any) -> None:
     from xdoe.campaign import CampaignOptions, parse_jobs
 
     opts = CampaignOptions(jobs=parse_jobs(jobs), **options)
@@ -301,14 +300,14 @@ def _experiment_start(files: tuple[str, ...], quiet: bool, jobs: str, resume: st
             backend = make_backend(opts)
             backend.start()
     try:
-        _start_campaign(files, quiet, resume, opts, backend, plans)
+        _start_campaign(files, quiet, resume, opts, backend, written)
     finally:
         if backend is not None:
             backend.close()
 
 
 def _start_campaign(files: tuple[str, ...], quiet: bool, resume: str, opts: "CampaignOptions",
-                    backend: Any, plans: Mapping[str, Any] | None = None) -> None:
+                    backend: Any, written: Mapping[str, tuple[str, Any]] | None = None) -> None:
     from xdoe.campaign import Campaign, all_done, clear_stop, stop_requested
     from xdoe.errors import StoreError, StoreLostError
 
@@ -318,7 +317,7 @@ def _start_campaign(files: tuple[str, ...], quiet: bool, resume: str, opts: "Cam
         todo, done_before = (list(range(len(files))), []) if opts.rerun else skip_finished_files(files, opts.store_url)
     except StoreError as exc:
         fail(str(exc), EXIT_INPUT)
-    loaded = load_documents([files[i] for i in todo], plans)
+    loaded = load_documents([files[i] for i in todo], written)
     if loaded.errors:
         for line in loaded.errors:
             click.secho(f"error: {line}", fg="red", err=True)

@@ -137,7 +137,8 @@ def load_plan(source: "str | Path | Mapping[str, Any] | RunDocument | RunPlan") 
     raise TypeError(f"expected a path, a mapping or a RunDocument, got {type(source).__name__}")
 
 
-def load_file_plan(path: str | Path) -> tuple[RunPlan, str | None]:
+def load_file_plan(path: str | Path,
+                   written: tuple[str, Mapping[str, Any]] | None = None) -> tuple[RunPlan, str | None]:
     """Like :func:`load_plan` for a file, and the sha256 of the bytes it
     parsed (also the plan's :attr:`~RunPlan.file_sha256`), under which the
     store records the run (``Store.recorder``'s ``file_sha256``) so that
@@ -147,18 +148,27 @@ def load_file_plan(path: str | Path) -> tuple[RunPlan, str | None]:
     (a document without ``uid`` takes it from the file name, so its bytes
     alone do not determine it).
 
+    ``written``: ``(text, document)``, what the run-file writer put in the
+    file (``xrun optimize``'s batch, :meth:`~xdoe.design.OptunaStudy.documents`):
+    when the file's bytes are exactly ``text``, ``document`` is validated
+    instead of parsing the YAML again; the file stays the record (its bytes
+    are read and hashed as always), and a file changed since is parsed.
+
     Raises:
         DocumentError: as :func:`load_plan`.
     """
     from xdoe.documents import load_yaml, parse_run_document, read_bytes
 
     raw = read_bytes(path)  # the size limit, regular files only
-    try:
-        text = raw.decode("utf-8")
-    except UnicodeDecodeError:
-        return load_plan(Path(path)), None  # raises the usual "cannot read" error
-    text = text.replace("\r\n", "\n").replace("\r", "\n")  # as read_text's universal newlines
-    model, data = parse_run_document(load_yaml(path, text=text))
+    if written is not None and raw == written[0].encode("utf-8"):
+        model, data = parse_run_document(dict(written[1]), file=str(path))
+    else:
+        try:
+            text = raw.decode("utf-8")
+        except UnicodeDecodeError:
+            return load_plan(Path(path)), None  # raises the usual "cannot read" error
+        text = text.replace("\r\n", "\n").replace("\r", "\n")  # as read_text's universal newlines
+        model, data = parse_run_document(load_yaml(path, text=text))
     plan = plan_run(model, data, file=str(path))
     if plan.uid == Path(path).stem:
         return plan, None
