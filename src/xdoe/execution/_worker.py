@@ -88,13 +88,11 @@ class Worker(WorkerEpisodes):
         n = len(envs)
         #: per environment: the sensors of its last baseline (ids, spaces, the episode's first values)
         self.env_sensors: list[list[SensorInformation]] = [[] for _ in envs]
-        #: per environment: ``(uid, space)`` of its sensors and of its actuators (the baseline's)
+        #: per environment: ``(uid, space)`` of its sensors (the baseline's)
         self.env_specs: list[tuple[tuple[str, Any], ...]] = [() for _ in envs]
-        self.env_actuators: list[tuple[tuple[str, Any], ...]] = [() for _ in envs]
-        #: per environment: the id of its only actuator, else ``None``
-        self.env_action_id: list[str | None] = [None] * n
-        #: per environment: the executor's side of it (its value-form step, its last state), from its
-        #: baseline; kept from one episode to the next while the environment and its actuators stay
+        #: per environment: the executor's side of it (its value-form step, its last state, its
+        #: actuators' ``(uid, space)``, the form of ``update`` its class wrote), from its baseline;
+        #: kept from one episode to the next while the environment and its actuators stay
         self.env_runtimes: list[EnvironmentRuntime] = [EnvironmentRuntime(env, ()) for env in envs]
         #: per environment, what :meth:`update` reads of it, bound when its runtime is made:
         #: ``(index, runtime, the id of its only actuator or None, fetch)``
@@ -104,10 +102,8 @@ class Worker(WorkerEpisodes):
         self.env_obs: list[Any] = [None] * n
         self.env_rewards: list[dict[str, float]] = [{} for _ in envs]
         self.env_terminated = [False] * n
-        #: per environment: its state is read at every step (see the module docstring), and the
-        #: name of the form of ``update`` its class wrote (for errors)
+        #: per environment: its state is read at every step (see the module docstring)
         self.fetch = [True] * n
-        self.env_forms = ["update"] * n
         #: per environment: its last state, when read (``fetch``, or at the episode's end)
         self.states: list[EnvironmentState | None] = [None] * n
         #: sensor id -> value of every environment (agents that see sensors of several)
@@ -150,10 +146,8 @@ class Worker(WorkerEpisodes):
         if runtime.env is env and runtime.actuators == actuators:
             runtime.restart()
         else:
-            self.env_actuators[i] = actuators
             self.env_runtimes[i] = runtime = EnvironmentRuntime(env, actuators)
-            self.env_action_id[i] = action_id = actuators[0][0] if len(actuators) == 1 else None
-            self.env_forms[i] = runtime.form
+            action_id = actuators[0][0] if len(actuators) == 1 else None
             derived = runtime.form == "update"
             self.fetch[i] = fetch = derived or self.reads_states or self.reward_components[i] is not None
             self.env_steps[i] = (i, runtime, action_id, fetch)
@@ -285,7 +279,7 @@ class Worker(WorkerEpisodes):
             try:
                 observation, rewards, terminated, truncated = runtime.update_values(value)
             except Exception as exc:
-                raise component_error(f"environment {self.env_uids[i]!r}: {self.env_forms[i]}", exc) from exc
+                raise component_error(f"environment {self.env_uids[i]!r}: {runtime.form}", exc) from exc
             if fetched:
                 rewards, found = self._read_state(i, rewards)
                 if found:
