@@ -38,8 +38,8 @@ if TYPE_CHECKING:
 CONTINUE, RESET, STOP_PHASE, STOP_RUN = (
     Verdict.CONTINUE, Verdict.RESET, Verdict.STOP_PHASE, Verdict.STOP_RUN)
 
-__all__ = ["AgentRuntime", "Worker", "component_error", "cut_cause", "COMPLETE", "CONTINUE", "GOING_ON", "PROPOSE", "RESET", "STOP_PHASE",
-           "STOP_RUN"]
+__all__ = ["AgentRuntime", "Worker", "component_error", "cut_cause", "COMPLETE", "CONTINUE", "GOING_ON", "PROPOSE",
+           "RESET", "STOP_PHASE", "STOP_RUN"]
 
 
 def cut_cause(worker: "Worker", verdict: int) -> str | None:

@@ -3,7 +3,7 @@
 from __future__ import annotations
 
 import math
-import sys
+from pathlib import Path
 
 import numpy as np
 import pytest
@@ -13,7 +13,7 @@ from gymnasium import spaces
 from xdoe.components.environments import FunctionEnvironment
 from xdoe.errors import ComponentError
 
-HERE = str(__import__("pathlib").Path(__file__).resolve().parent)
+HERE = str(Path(__file__).resolve().parent)
 
 
 def plane(a: float, b: float = 2.0) -> float:
@@ -71,11 +71,10 @@ def test_bad_parameters_are_refused_with_what_was_tried(params: dict, error: typ
         FunctionEnvironment("f", seed=0, **{"a": 1.0, **params})
 
 
-def test_a_study_of_it_recovers_the_function(tmp_path, monkeypatch: pytest.MonkeyPatch) -> None:
+def test_a_study_of_it_recovers_the_function(tmp_path: Path) -> None:
     """Known truth end to end: xgen + xrun of a 2 x 2 study; each design point's
     mean reward is the function's value within the noise's standard error."""
-    sys.path.insert(0, str(__import__("pathlib").Path(__file__).resolve().parents[2]))
-    from dummy_study import known_truth_study
+    from dummy_study import known_truth_study  # tests/ is on the path (pyproject's pythonpath)
 
     from xdoe.cli._xrun import main
     from xdoe.design.runfiles import generate
@@ -103,11 +102,10 @@ def test_a_study_of_it_recovers_the_function(tmp_path, monkeypatch: pytest.Monke
         assert abs(mean - plane(params["a"], params["b"])) < 4 * 0.2 / 5, (params, mean)
 
 
-def test_a_bad_function_fails_its_run_with_what_was_tried(tmp_path) -> None:
+def test_a_bad_function_fails_its_run_with_what_was_tried(tmp_path: Path) -> None:
     """A constructor's error is the run's (as for every component): the run
     fails with the located message, exit 1, its neighbour finishes."""
-    sys.path.insert(0, str(__import__("pathlib").Path(__file__).resolve().parents[2]))
-    from dummy_study import known_truth_study
+    from dummy_study import known_truth_study  # tests/ is on the path (pyproject's pythonpath)
 
     from xdoe.cli._xrun import main
     from xdoe.design.runfiles import generate

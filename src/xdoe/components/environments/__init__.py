@@ -32,7 +32,8 @@ if TYPE_CHECKING:
     from xdoe.components.environments._pettingzoo import PettingZooEnvironment
     from xdoe.components.environments._tictactoe import TicTacToeEnvironment
 
-__all__ = ["DummyEnvironment", "FunctionEnvironment", "GymnasiumEnvironment", "PettingZooEnvironment", "TicTacToeEnvironment"]
+__all__ = ["DummyEnvironment", "FunctionEnvironment", "GymnasiumEnvironment", "PettingZooEnvironment",
+           "TicTacToeEnvironment"]
 
 __getattr__, __dir__ = lazy_exports(__name__, globals(), {
     "xdoe.components.environments._dummy": ["DummyEnvironment"],
