@@ -1,6 +1,7 @@
 """Running ``xrun optimize`` in a subprocess, reading its store, and killing
-it (SIGKILL of its process group) when the store shows a given state: the
-kill tests of adaptive studies with a prune rule (issue 37)."""
+it (SIGKILL of its process group) where :mod:`hold` holds it (an episode
+count, in the middle of a run): the kill tests of adaptive studies with a
+prune rule (issue 37)."""
 
 from __future__ import annotations
 
@@ -11,13 +12,15 @@ import subprocess
 import sys
 import time
 from pathlib import Path
-from typing import Any, Callable
+from typing import Any
 
 import sqlalchemy as sa
 
+import hold
+
 HERE = Path(__file__).resolve().parent
 EXECUTION = HERE.parent / "execution"
-ENV = {**os.environ, "PYTHONPATH": os.pathsep.join([str(EXECUTION), str(HERE), str(HERE.parents[1] / "src")])}
+ENV = {**os.environ, "PYTHONPATH": os.pathsep.join([str(EXECUTION), str(HERE), str(HERE.parent), str(HERE.parents[1] / "src")])}
 
 
 def trials(out: Path, uid: str) -> list[tuple]:
@@ -68,38 +71,36 @@ def trial_runs(out: Path) -> dict[int, list[str]]:
     return {int(t): uids for t, uids in manifest["design"]["doe"]["info"]["trial_runs"].items()}
 
 
-def run_killed(command: list[str], url: str, store_file: Path, signals: list[Callable[[dict], bool]]) -> int:
-    """Run ``command`` in a process group of its own; SIGKILL the group
-    (xrun and its ``--jobs`` workers) once the store satisfies each of
-    ``signals`` in turn (started again after each kill); then run it to the
-    end. Returns the kills made."""
+def run_killed(command: list[str], url: str, folder: Path, holds: list[int]) -> int:
+    """Run ``command`` in a process group of its own, holding (:mod:`hold`,
+    its counter in ``folder``) at the episode that starts ``holds[k]``
+    episodes after the k-th start, and SIGKILL the group (xrun and its
+    ``--jobs`` workers) there, with a run of the store ``url`` in the middle
+    of its training; then run it to the end. Returns the kills made.
+    Each hold must come before the study's end: the test asserts that it did."""
     kills = 0
-    for seen in signals:
-        proc = subprocess.Popen(command, env=ENV, stdout=subprocess.DEVNULL, stderr=subprocess.PIPE,
-                                start_new_session=True)
-        deadline = time.monotonic() + 120
-        while proc.poll() is None and time.monotonic() < deadline:
+    folder.mkdir(exist_ok=True)
+    for episodes in holds:
+        (folder / "at").write_text(str(hold.episodes_started(folder) + episodes))
+        proc = subprocess.Popen(command, env={**ENV, hold.HOLD: str(folder)}, stdout=subprocess.DEVNULL,
+                                stderr=subprocess.PIPE, start_new_session=True)
+        held, deadline = folder / "held", time.monotonic() + 600  # a hang guard only
+        while proc.poll() is None and not held.exists() and time.monotonic() < deadline:
             time.sleep(0.005)
-            if not store_file.exists():
-                continue
-            try:
-                state = store(url)
-            except Exception:  # noqa: BLE001 - the store is being created or written
-                continue
-            if seen(state):
-                os.killpg(proc.pid, signal.SIGKILL)
-                kills += 1
-                break
+        if held.exists():
+            assert max(store(url)["live"], default=0) >= hold.LEAST  # a run held with its episodes so far stored
+            os.killpg(proc.pid, signal.SIGKILL)
+            kills += 1
         proc.wait()
-        assert proc.returncode == -signal.SIGKILL, f"the study ended before it could be killed: {proc.stderr.read()}"
+        assert proc.returncode == -signal.SIGKILL, f"the study ended before its hold: {proc.stderr.read()}"
         wait_gone(proc.pid)
+        held.unlink()
     done = subprocess.run(command, env=ENV, capture_output=True, text=True, timeout=300)
     assert done.returncode == 0, done.stderr
     return kills
 
 
-def study(folder: Path, data: dict[str, Any], uid: str, jobs: int,
-          kills: list[Callable[[dict], bool]] | None = None) -> dict[str, Any]:
+def study(folder: Path, data: dict[str, Any], uid: str, jobs: int, kills: list[int] | None = None) -> dict[str, Any]:
     """Generate ``data`` (an experiment document with an optuna design) into
     ``folder/out`` and run ``xrun optimize`` on it with ``--jobs``, killed at
     each of ``kills`` (:func:`run_killed`) or not at all; the trials of its
@@ -113,7 +114,7 @@ def study(folder: Path, data: dict[str, Any], uid: str, jobs: int,
     url = f"sqlite:///{folder / 'xrun.sqlite'}"
     cmd = command(doc, folder / "out", url, jobs)
     if kills:
-        assert run_killed(cmd, url, folder / "xrun.sqlite", kills) == len(kills)
+        assert run_killed(cmd, url, folder / "hold", kills) == len(kills)
     else:
         done = subprocess.run(cmd, env=ENV, capture_output=True, text=True, timeout=300)
         assert done.returncode == 0, done.stderr

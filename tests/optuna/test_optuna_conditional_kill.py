@@ -2,8 +2,8 @@
 study whose ``epsilon`` applies on one branch of ``explore`` only
 (:func:`taxi_study.conditional_document`), ``design: {method: optuna}`` and
 successive halving with ``batch_runs``, run under ``--jobs 2``, killed twice
-(SIGKILL of xrun's process group when the store shows a run done and another
-in the middle of its training) and restarted, ends with the unkilled
+(SIGKILL of xrun's process group in the middle of a run's training, where
+``held_environments.HeldTaxi`` holds it) and restarted, ends with the unkilled
 study's trials (the conditional parameters asked where they apply), rung
 decisions and episodes; nothing runs twice."""
 
@@ -26,10 +26,10 @@ DESIGN = {"method": "optuna", "sampler": "tpe", "trials": TRIALS, "batch": BATCH
 def test_a_conditional_study_with_a_pruner_killed_twice_ends_as_the_unkilled_one(tmp_path: Path) -> None:
     runs = TRIALS * REPS
     data = conditional_document(DESIGN, repetitions=REPS, prune=PRUNE)
+    data["definitions"]["environments"]["taxi"]["environment"]["name"] = "held_environments:HeldTaxi"  # killable where asked
     unkilled = kill_study.study(tmp_path / "unkilled", data, UID, 2)
-    killed = kill_study.study(tmp_path / "killed", data, UID, 2, [
-        lambda s: len(s["done"]) >= 2 and max(s["live"], default=0) >= 10,  # the 2nd run done, another training
-        lambda s: len(s["done"]) >= runs // 2 and max(s["live"], default=0) >= 10])
+    quarter = len(unkilled["store"]["episodes"]) // 4  # killed in a run a quarter in, then a quarter after that
+    killed = kill_study.study(tmp_path / "killed", data, UID, 2, [quarter, quarter])
     for study in (unkilled, killed):
         kill_study.ran_once(study["store"], runs)
     trials = unkilled["trials"]

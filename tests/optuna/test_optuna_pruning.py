@@ -5,8 +5,8 @@ subprocess.
 * a trial with a pruned run is told ``PRUNED`` (its runs' rung values as its
   intermediate values), a trial whose runs all finished ``COMPLETE``;
   ``xrun analyze`` reports the best complete trial and the pruned ones;
-* killed twice (SIGKILL once the store shows a run in the middle of its
-  training, slowed a little by ``slow_curves``) and restarted, a
+* killed twice (SIGKILL in the middle of a run's training, where
+  ``held_environments.HeldCurveEnvironment`` holds it) and restarted, a
   ``--jobs 1`` study ends with the trials, values, statuses and rung
   decisions of an unkilled ``--jobs 1`` study, and no run ran twice;
 * with ``batch_runs`` (each batch judged against the batches before it,
@@ -19,7 +19,6 @@ from __future__ import annotations
 
 import json
 import subprocess
-import sys
 from pathlib import Path
 from typing import Any
 
@@ -28,12 +27,7 @@ from click.testing import CliRunner
 
 import kill_study
 
-HERE = Path(__file__).resolve().parent
-EXECUTION = HERE.parent / "execution"
-if str(EXECUTION) not in sys.path:
-    sys.path.insert(0, str(EXECUTION))
-
-import prune_components  # noqa: E402
+import prune_components
 
 TRIALS, BATCH, REPS = 10, 2, 2
 PRUNE = {"method": "median", "min_steps": 100, "interval_steps": 100, "n_startup_trials": 3, "metric": "reward",
@@ -45,7 +39,7 @@ def _document(seed: int = 3) -> dict[str, Any]:
     doc = prune_components.document(PRUNE, repetitions=REPS, uid=UID)
     doc["seed"] = seed
     env = doc["definitions"]["environments"]["c"]["environment"]
-    env["name"] = "slow_curves:SlowCurveEnvironment"  # slow enough to be killed inside a run
+    env["name"] = "held_environments:HeldCurveEnvironment"  # killable inside a run, where a test asks
     env["params"]["noise"] = 1.5  # the two runs of a trial can be decided apart (trials 2 and 6 are)
     doc["design"] = {"method": "optuna", "sampler": "tpe", "trials": TRIALS, "batch": BATCH, "startup_trials": 3}
     doc["factors"] = {"lr": {"range": [0.001, 1.0], "scale": "log"}, "width": {"range": [8, 512], "scale": "log"}}
@@ -121,9 +115,8 @@ def test_pruned_trials_are_told_pruned_and_analyze_counts_them(reference: dict[s
 def test_killed_twice_and_restarted_gives_the_unkilled_study(tmp_path: Path, reference: dict[str, Any]) -> None:
     doc, out, url = _generate(tmp_path / "killed")
     runs = TRIALS * REPS
-    kills = kill_study.run_killed(kill_study.command(doc, out, url, 1), url, tmp_path / "killed" / "xrun.sqlite", [
-        lambda s: len(s["done"]) >= 3 and max(s["live"], default=0) >= 5,  # inside a run of the first batches
-        lambda s: len(s["done"]) >= runs // 2 and max(s["live"], default=0) >= 5])  # inside a run half way
+    quarter = len(reference["store"]["episodes"]) // 4
+    kills = kill_study.run_killed(kill_study.command(doc, out, url, 1), url, tmp_path / "hold", [quarter, quarter])
     assert kills == 2
     state = kill_study.store(url)
     kill_study.ran_once(state, runs)
@@ -140,9 +133,8 @@ def test_with_two_jobs_killed_twice_gives_the_unkilled_study_of_one_job(tmp_path
                                                                         reference: dict[str, Any]) -> None:
     doc, out, url = _generate(tmp_path / "jobs2")
     runs = TRIALS * REPS
-    kills = kill_study.run_killed(kill_study.command(doc, out, url, 2), url, tmp_path / "jobs2" / "xrun.sqlite", [
-        lambda s: len(s["done"]) >= 3 and max(s["live"], default=0) >= 5,
-        lambda s: len(s["done"]) >= runs // 2 and max(s["live"], default=0) >= 5])
+    quarter = len(reference["store"]["episodes"]) // 4
+    kills = kill_study.run_killed(kill_study.command(doc, out, url, 2), url, tmp_path / "hold", [quarter, quarter])
     assert kills == 2
     state = kill_study.store(url)
     kill_study.ran_once(state, runs)

@@ -1,7 +1,8 @@
 """issue 37, "Done when": a Taxi study with ``design: {method: optuna}`` and
 a successive-halving prune rule runs under ``--jobs 2``, is killed twice
-(SIGKILL of xrun's process group once the store shows the Nth run done and
-another in the middle of its training) and restarted, and ends with the same
+(SIGKILL of xrun's process group in the middle of a run's training, a
+quarter of the study's episodes in and again a quarter after the restart,
+held there by ``held_environments.HeldTaxi``) and restarted, and ends with the same
 trials (parameters, states, values, intermediate values) and the same rung
 decisions as an unkilled ``--jobs 2`` study of the same seed -- and as an
 unkilled ``--jobs 1`` one (``batch_runs``: each batch is judged against the
@@ -23,17 +24,18 @@ PRUNE = {"method": "successive_halving", "min_steps": 1200, "reduction_factor": 
 DESIGN = {"method": "optuna", "sampler": "tpe", "trials": TRIALS, "batch": BATCH, "startup_trials": 4}
 
 
-def _study(folder: Path, jobs: int, kills: list | None = None) -> dict[str, Any]:
-    return kill_study.study(folder, document(DESIGN, repetitions=REPS, prune=PRUNE), UID, jobs, kills)
+def _study(folder: Path, jobs: int, kills: list[int] | None = None) -> dict[str, Any]:
+    data = document(DESIGN, repetitions=REPS, prune=PRUNE)
+    data["definitions"]["environments"]["taxi"]["environment"]["name"] = "held_environments:HeldTaxi"  # killable where asked
+    return kill_study.study(folder, data, UID, jobs, kills)
 
 
 @pytest.mark.slow
 def test_a_taxi_study_killed_twice_under_two_jobs_ends_as_the_unkilled_one(tmp_path: Path) -> None:
     runs = TRIALS * REPS
     unkilled = _study(tmp_path / "unkilled", 2)
-    killed = _study(tmp_path / "killed", 2, [
-        lambda s: len(s["done"]) >= 2 and max(s["live"], default=0) >= 10,  # the 2nd run done, another training
-        lambda s: len(s["done"]) >= runs // 2 and max(s["live"], default=0) >= 10])
+    quarter = len(unkilled["store"]["episodes"]) // 4  # killed in a run a quarter in, then a quarter after that
+    killed = _study(tmp_path / "killed", 2, [quarter, quarter])
     for study in (unkilled, killed):
         kill_study.ran_once(study["store"], runs)
     states = [t[1] for t in unkilled["trials"]]
