@@ -14,6 +14,7 @@ decisions; without Optuna the campaign refuses to start, naming the extra.
 from __future__ import annotations
 
 import json
+import os
 import random
 import sys
 from pathlib import Path
@@ -29,6 +30,8 @@ optuna = pytest.importorskip("optuna")
 
 SHA = {"method": "successive_halving", "min_steps": 50, "reduction_factor": 3, "metric": "reward"}
 HERE = Path(__file__).resolve().parent
+#: tests/execution (prune_components) and tests (hold, which CurveEnvironment calls) for child processes
+PATH = os.pathsep.join([str(HERE), str(HERE.parent), str(HERE.parents[1] / "src")])
 
 
 def _start(folder: Path, url: str, *extra: str) -> Any:
@@ -100,7 +103,7 @@ def test_successive_halving_keeps_the_best_prunes_the_worst_and_halves_the_steps
 
 
 def test_same_store_state_gives_the_same_decisions_with_jobs_1(tmp_path: Path, halving, monkeypatch) -> None:
-    monkeypatch.setenv("PYTHONPATH", str(HERE) + ":" + str(HERE.parents[1] / "src"))
+    monkeypatch.setenv("PYTHONPATH", PATH)
     first = _campaign(tmp_path, SHA, "--jobs", "1", name="a")
     second = _campaign(tmp_path, SHA, "--jobs", "1", name="b")
     assert first["rungs"] == second["rungs"] and first["statuses"] == second["statuses"]
@@ -268,35 +271,29 @@ def test_a_campaign_killed_and_restarted_makes_the_same_decisions(tmp_path: Path
     """SIGKILL ``xrun`` in the middle of the pruned campaign, start it again:
     the finished and pruned runs are skipped, the killed run resumes with the
     decisions it recorded, and every rung row (value, decision, peers seen)
-    is the uninterrupted campaign's."""
-    import os
+    is the uninterrupted campaign's. The kill comes where :mod:`hold` holds
+    the campaign (an episode start of ``CurveEnvironment``), half its
+    training episodes in, in a run with episodes stored: no race with it."""
     import signal
     import subprocess
-    import time
+
+    import hold
 
     out = tmp_path / "_outputs"
     generate(out, SHA)
     url = f"sqlite:///{tmp_path / 'xrun.sqlite'}"
-    env = {**os.environ, "PYTHONPATH": os.pathsep.join([str(HERE), str(HERE.parents[1] / "src")])}
+    env = {**os.environ, "PYTHONPATH": PATH}
     command = [sys.executable, "-c", "from xdoe.cli._xrun import main; main()", "experiment-start", str(out),
                "--in-process", "--store", url, "--results", str(tmp_path / "results"), "--no-laydown", "-q"]
-    proc = subprocess.Popen(command, env=env, stdout=subprocess.PIPE, stderr=subprocess.PIPE)
-    deadline = time.monotonic() + 120
-    state: dict[str, Any] = {"rungs": [], "statuses": {}}
-    # kill it once a dozen rungs are decided and a run is in the middle of its training (it resumes)
-    while proc.poll() is None and time.monotonic() < deadline and not (
-            len(state["rungs"]) >= 12 and "running" in state["statuses"].values()):
-        time.sleep(0.005)
-        if (tmp_path / "xrun.sqlite").exists():
-            try:
-                state = _read(url)
-            except Exception:  # noqa: BLE001 - the store is being created
-                pass
-    assert proc.poll() is None, "the campaign ended before it could be killed"
+    hold.request(tmp_path / "hold", halving["steps"] // LENGTH // 2, least=5)
+    proc = subprocess.Popen(command, env={**env, hold.HOLD: str(tmp_path / "hold")}, stdout=subprocess.DEVNULL,
+                            stderr=subprocess.PIPE)
+    assert hold.wait_held(proc, tmp_path / "hold"), f"the campaign ended before its hold: {proc.communicate()}"
     proc.send_signal(signal.SIGKILL)
     proc.wait()
     killed = _read(url)
-    assert len(killed["rungs"]) < len(halving["rungs"])  # (the kill usually lands in a run: it resumes)
+    assert 12 <= len(killed["rungs"]) < len(halving["rungs"])  # a dozen rungs decided, not all
+    assert list(killed["statuses"].values()).count("running") == 1  # killed in the middle of a run: it resumes
     done = subprocess.run(command, env=env, capture_output=True, text=True, timeout=300)
     assert done.returncode == 0, done.stderr
     after = _read(url)
@@ -332,7 +329,7 @@ def test_with_two_jobs_each_decision_saw_at_most_the_rungs_recorded_before_it(tm
     """``--jobs 2``: asynchronous successive halving. Which peers a decision
     sees depends on timing, but each saw only rows recorded before its own,
     and the campaign still prunes and keeps within half the steps."""
-    monkeypatch.setenv("PYTHONPATH", str(HERE) + ":" + str(HERE.parents[1] / "src"))
+    monkeypatch.setenv("PYTHONPATH", PATH)
     c = _campaign(tmp_path, SHA, "--jobs", "2")
     from xdoe.store import Store
 

@@ -1,6 +1,7 @@
 """Skipping finished runs and resuming interrupted ones: in-process Ctrl-C,
 and real SIGKILLs of a run in a subprocess, in the middle of a phase and
-between phases."""
+between phases, where :mod:`hold` holds it (an episode start: no race with
+the run, whatever the machine's speed)."""
 
 from __future__ import annotations
 
@@ -9,11 +10,11 @@ import os
 import signal
 import subprocess
 import sys
-import time
 from collections import Counter
 from pathlib import Path
 
 import lineage_components
+import hold
 import pytest
 from ruamel.yaml import YAML
 from sqlalchemy import select
@@ -137,27 +138,22 @@ def test_ctrl_c_without_checkpoint_restarts_the_phase(store, tmp_path):
 
 # -- real kills -------------------------------------------------------------------------------
 
-def _start(tmp_path: Path, d: dict, url: str) -> subprocess.Popen:
+def _start(tmp_path: Path, d: dict, url: str, points: int) -> subprocess.Popen:
+    """Run ``d`` in a subprocess and return once it holds (:mod:`hold`) at
+    the ``points``-th episode start of its environments."""
     path = tmp_path / "run.yaml"
     with path.open("w") as fh:
         YAML().dump(d, fh)
-    code = (f"import sys; sys.path.insert(0, {str(HERE)!r}); from xdoe.execution import run; "
+    code = (f"import sys; sys.path[:0] = [{str(HERE)!r}, {str(HERE.parent)!r}]; from xdoe.execution import run; "
             f"r = run({str(path)!r}, store={url!r}, results={str(tmp_path / 'r')!r}); "
             "sys.exit(0 if r.ok else 1)")
-    return subprocess.Popen([sys.executable, "-c", code], cwd=tmp_path,
-                            stdout=subprocess.DEVNULL, stderr=subprocess.PIPE)
-
-
-def _poll(store: Store, proc: subprocess.Popen, ready, timeout: float = 60.0) -> None:
-    deadline = time.monotonic() + timeout
-    while time.monotonic() < deadline:
-        if proc.poll() is not None:
-            pytest.fail(f"the run ended before it could be killed: {proc.stderr.read().decode()[-2000:]}")
-        if ready():
-            return
-        time.sleep(0.02)
-    proc.kill()
-    pytest.fail("the run never reached the point to kill it")
+    hold.request(tmp_path / "hold", points)
+    proc = subprocess.Popen([sys.executable, "-c", code], cwd=tmp_path, stdout=subprocess.DEVNULL,
+                            stderr=subprocess.PIPE, env={**os.environ, hold.HOLD: str(tmp_path / "hold")})
+    if not hold.wait_held(proc, tmp_path / "hold"):
+        _kill(proc)
+        pytest.fail(f"the run ended before its hold: {proc.stderr.read().decode()[-2000:]}")
+    return proc
 
 
 def _kill(proc: subprocess.Popen) -> None:
@@ -172,21 +168,21 @@ def _count(store, sql: str) -> int:
         return int(conn.execute(text(sql)).scalar_one())
 
 
-def slow_doc(**train_config):
+def held_doc(**train_config):
+    """Training (2 workers x 30 episodes) and testing (2 x 6) on an environment :mod:`hold` can hold."""
     return document(
-        ("training", phase(episodes=30, worker=2, length=4, env="lineage_components:SlowDummy",
-                           env_params={"delay": 0.004}, **train_config)),
+        ("training", phase(episodes=30, worker=2, length=4, env="held_environments:HeldDummyEnvironment",
+                           **train_config)),
         ("testing", phase(mode="test", episodes=6, worker=2, length=4,
-                          env="lineage_components:SlowDummy", env_params={"delay": 0.004})),
+                          env="held_environments:HeldDummyEnvironment")),
         uid="killed-run")
 
 
 def test_sigkill_in_the_middle_of_a_phase_loses_and_repeats_nothing(store, tmp_path):
     url = store.url
-    d = slow_doc(checkpoint_every=16)
-    proc = _start(tmp_path, d, url)
-    # kill once some checkpoints (and the episodes before them) are in the store
-    _poll(store, proc, lambda: _count(store, "select count(*) from checkpoint") >= 3)
+    d = held_doc(checkpoint_every=16)
+    proc = _start(tmp_path, d, url, 25)  # held at the 25th of the 60 episode starts of training
+    assert _count(store, "select count(*) from checkpoint") >= 3  # checkpoints (and the episodes before them) stored
     _kill(proc)
     (inst,) = store.runs.instances()
     assert inst.status == "running" and inst.pid == proc.pid  # the dead process could not say so
@@ -204,9 +200,9 @@ def test_sigkill_in_the_middle_of_a_phase_loses_and_repeats_nothing(store, tmp_p
 
 def test_sigkill_between_phases_keeps_the_finished_phase(store, tmp_path):
     url = store.url
-    d = slow_doc()
-    proc = _start(tmp_path, d, url)
-    _poll(store, proc, lambda: _count(store, "select count(*) from phase where status = 'finished'") >= 1)
+    d = held_doc()
+    proc = _start(tmp_path, d, url, 2 * 30 + 1)  # held at the first episode start of testing
+    assert _count(store, "select count(*) from phase where status = 'finished'") == 1
     _kill(proc)
     (inst,) = store.runs.instances()
     with store.database.session() as s:
@@ -221,10 +217,10 @@ def test_sigkill_between_phases_keeps_the_finished_phase(store, tmp_path):
 
 
 def test_a_live_running_instance_is_not_taken_over(store, tmp_path):
-    d = slow_doc()
-    proc = _start(tmp_path, d, store.url)
+    d = held_doc()
+    proc = _start(tmp_path, d, store.url, 2)  # held at its second episode start
     try:
-        _poll(store, proc, lambda: len(store.runs.instances("running")) == 1)
+        assert len(store.runs.instances("running")) == 1
         other = run(d, store=store, results=tmp_path / "r")
         assert other.status == "skipped" and "running in instance" in other.note
     finally:

@@ -7,7 +7,7 @@ import pytest
 
 pytest.importorskip("stable_baselines3")
 
-from test_resume import _count, _kill, _poll, _start, assert_exactly_once  # noqa: E402
+from test_resume import _count, _kill, _start, assert_exactly_once  # noqa: E402
 
 from xdoe.execution import run  # noqa: E402
 
@@ -83,8 +83,10 @@ def test_resume_after_sigkill_with_an_sb3_brain(store, tmp_path):
             ("testing", cartpole("DQN", DQN, mode="test", episodes=3)))
     d["schedule"][0]["training"]["phase_config"]["checkpoint_every"] = 100
     del d["schedule"][0]["training"]["agents"][0]["checkpoint_every"]
-    proc = _start(tmp_path, d, store.url)
-    _poll(store, proc, lambda: _count(store, "select count(*) from checkpoint") >= 2, timeout=120)
+    d["schedule"][0]["training"]["environments"][0]["environment"]["name"] = \
+        "held_environments:HeldGymnasiumEnvironment"  # held where _start asks, to be killed there
+    proc = _start(tmp_path, d, store.url, 30)  # at the 30th of 40 episode starts: checkpoints stored
+    assert _count(store, "select count(*) from checkpoint") >= 2
     _kill(proc)
     (inst,) = store.runs.instances()
     assert inst.status == "running"

@@ -81,20 +81,16 @@ def run_killed(command: list[str], url: str, folder: Path, holds: list[int]) -> 
     kills = 0
     folder.mkdir(exist_ok=True)
     for episodes in holds:
-        (folder / "at").write_text(str(hold.episodes_started(folder) + episodes))
+        hold.request(folder, episodes, least=hold.LEAST)
         proc = subprocess.Popen(command, env={**ENV, hold.HOLD: str(folder)}, stdout=subprocess.DEVNULL,
                                 stderr=subprocess.PIPE, start_new_session=True)
-        held, deadline = folder / "held", time.monotonic() + 600  # a hang guard only
-        while proc.poll() is None and not held.exists() and time.monotonic() < deadline:
-            time.sleep(0.005)
-        if held.exists():
+        if hold.wait_held(proc, folder):
             assert max(store(url)["live"], default=0) >= hold.LEAST  # a run held with its episodes so far stored
             os.killpg(proc.pid, signal.SIGKILL)
             kills += 1
         proc.wait()
         assert proc.returncode == -signal.SIGKILL, f"the study ended before its hold: {proc.stderr.read()}"
         wait_gone(proc.pid)
-        held.unlink()
     done = subprocess.run(command, env=ENV, capture_output=True, text=True, timeout=300)
     assert done.returncode == 0, done.stderr
     return kills

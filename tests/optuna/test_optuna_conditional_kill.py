@@ -3,8 +3,8 @@ study whose ``epsilon`` applies on one branch of ``explore`` only
 (:func:`taxi_study.conditional_document`), ``design: {method: optuna}`` and
 successive halving with ``batch_runs``, run under ``--jobs 2``, killed twice
 (SIGKILL of xrun's process group in the middle of a run's training, where
-``held_environments.HeldTaxi`` holds it) and restarted, ends with the unkilled
-study's trials (the conditional parameters asked where they apply), rung
+``held_environments.HeldGymnasiumEnvironment`` holds it) and restarted, ends
+with the unkilled study's trials (the conditional parameters asked where they apply), rung
 decisions and episodes; nothing runs twice."""
 
 from __future__ import annotations
@@ -26,7 +26,8 @@ DESIGN = {"method": "optuna", "sampler": "tpe", "trials": TRIALS, "batch": BATCH
 def test_a_conditional_study_with_a_pruner_killed_twice_ends_as_the_unkilled_one(tmp_path: Path) -> None:
     runs = TRIALS * REPS
     data = conditional_document(DESIGN, repetitions=REPS, prune=PRUNE)
-    data["definitions"]["environments"]["taxi"]["environment"]["name"] = "held_environments:HeldTaxi"  # killable where asked
+    env = data["definitions"]["environments"]["taxi"]["environment"]
+    env["name"] = "held_environments:HeldGymnasiumEnvironment"  # killable where asked
     unkilled = kill_study.study(tmp_path / "unkilled", data, UID, 2)
     quarter = len(unkilled["store"]["episodes"]) // 4  # killed in a run a quarter in, then a quarter after that
     killed = kill_study.study(tmp_path / "killed", data, UID, 2, [quarter, quarter])

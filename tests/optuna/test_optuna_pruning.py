@@ -6,7 +6,7 @@ subprocess.
   intermediate values), a trial whose runs all finished ``COMPLETE``;
   ``xrun analyze`` reports the best complete trial and the pruned ones;
 * killed twice (SIGKILL in the middle of a run's training, where
-  ``held_environments.HeldCurveEnvironment`` holds it) and restarted, a
+  ``prune_components.CurveEnvironment`` holds it) and restarted, a
   ``--jobs 1`` study ends with the trials, values, statuses and rung
   decisions of an unkilled ``--jobs 1`` study, and no run ran twice;
 * with ``batch_runs`` (each batch judged against the batches before it,
@@ -39,7 +39,6 @@ def _document(seed: int = 3) -> dict[str, Any]:
     doc = prune_components.document(PRUNE, repetitions=REPS, uid=UID)
     doc["seed"] = seed
     env = doc["definitions"]["environments"]["c"]["environment"]
-    env["name"] = "held_environments:HeldCurveEnvironment"  # killable inside a run, where a test asks
     env["params"]["noise"] = 1.5  # the two runs of a trial can be decided apart (trials 2 and 6 are)
     doc["design"] = {"method": "optuna", "sampler": "tpe", "trials": TRIALS, "batch": BATCH, "startup_trials": 3}
     doc["factors"] = {"lr": {"range": [0.001, 1.0], "scale": "log"}, "width": {"range": [8, 512], "scale": "log"}}

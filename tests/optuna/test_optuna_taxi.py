@@ -2,9 +2,9 @@
 a successive-halving prune rule runs under ``--jobs 2``, is killed twice
 (SIGKILL of xrun's process group in the middle of a run's training, a
 quarter of the study's episodes in and again a quarter after the restart,
-held there by ``held_environments.HeldTaxi``) and restarted, and ends with the same
-trials (parameters, states, values, intermediate values) and the same rung
-decisions as an unkilled ``--jobs 2`` study of the same seed -- and as an
+held there by ``held_environments.HeldGymnasiumEnvironment``) and restarted,
+and ends with the same trials (parameters, states, values, intermediate
+values) and the same rung decisions as an unkilled ``--jobs 2`` study of the same seed -- and as an
 unkilled ``--jobs 1`` one (``batch_runs``: each batch is judged against the
 batches before it, docs/pruning.md); nothing runs twice."""
 
@@ -26,7 +26,8 @@ DESIGN = {"method": "optuna", "sampler": "tpe", "trials": TRIALS, "batch": BATCH
 
 def _study(folder: Path, jobs: int, kills: list[int] | None = None) -> dict[str, Any]:
     data = document(DESIGN, repetitions=REPS, prune=PRUNE)
-    data["definitions"]["environments"]["taxi"]["environment"]["name"] = "held_environments:HeldTaxi"  # killable where asked
+    env = data["definitions"]["environments"]["taxi"]["environment"]
+    env["name"] = "held_environments:HeldGymnasiumEnvironment"  # killable where asked
     return kill_study.study(folder, data, UID, jobs, kills)
 
 

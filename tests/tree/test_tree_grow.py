@@ -6,9 +6,9 @@ import os
 import signal
 import subprocess
 import sys
-import time
 from pathlib import Path
 
+import hold
 import pytest
 from click.testing import CliRunner
 
@@ -24,7 +24,7 @@ EXPECTED = [("lv", "healthy"), ("lv_b01", "dead"), ("lv_b02", "dead"), ("lv_b03"
             ("lv_b03_b01", "dead"), ("lv_b03_b02", "dead"), ("lv_b03_b03", "goal")]
 
 
-def write_config(tmp_path: Path, *, delay: float = 0.0, max_sessions: int = 20, parallel: int = 1) -> Path:
+def write_config(tmp_path: Path, *, max_sessions: int = 20, parallel: int = 1) -> Path:
     config = {
         "uid": "lv-tree",
         "output": str(tmp_path / "runs"),
@@ -33,7 +33,7 @@ def write_config(tmp_path: Path, *, delay: float = 0.0, max_sessions: int = 20, 
         "criterion": {"name": "ImprovementCriterion", "params": {"last": 2}},
         "directions": [{"environment.params.level": 0.5}, {"environment.params.level": "x2"}],
         "limits": {"max_sessions": max_sessions, "max_depth": 5, "max_parallel": parallel},
-        "root": level_document("lv", delay=delay),
+        "root": level_document("lv"),
     }
     path = tmp_path / "session.yaml"
     path.write_text(dump_canonical(config), encoding="utf-8")
@@ -100,29 +100,18 @@ def _nodes(url: str) -> list:
 
 @pytest.mark.slow
 def test_sigkill_and_restart_continue_the_same_tree(tmp_path: Path) -> None:
+    """Killed where :mod:`hold` holds it: in the 4th session (3 training and
+    2 testing episodes each), at its second episode start."""
     url = f"sqlite:///{tmp_path / 'x.sqlite'}"
-    config = write_config(tmp_path, delay=0.15)  # a testing phase of ~0.9 s: the poller below sees it under load
-    env = {**os.environ, "PYTHONPATH": os.pathsep.join([str(HERE), os.environ.get("PYTHONPATH", "")])}
+    config = write_config(tmp_path)
+    env = {**os.environ, "PYTHONPATH": os.pathsep.join([str(HERE), str(HERE.parent), os.environ.get("PYTHONPATH", "")])}
     command = [sys.executable, "-m", "xdoe.cli._xrun", "grow", str(config), "--store", url,
                "--results", str(tmp_path / "results"), "--quiet"]
-    proc = subprocess.Popen(command, env=env, cwd=tmp_path, stdout=subprocess.PIPE, stderr=subprocess.PIPE)
+    hold.request(tmp_path / "hold", 3 * 5 + 2)
+    proc = subprocess.Popen(command, env={**env, hold.HOLD: str(tmp_path / "hold")}, cwd=tmp_path,
+                            stdout=subprocess.DEVNULL, stderr=subprocess.PIPE)
     try:
-        deadline = time.monotonic() + 120
-        while time.monotonic() < deadline:  # kill it in the middle of the 4th session
-            if proc.poll() is not None:
-                pytest.fail(f"grow ended before it was killed: {proc.communicate()}")
-            try:
-                nodes = _nodes(url)
-            except Exception:  # noqa: BLE001 - the store may not exist yet
-                nodes = []
-            if len(nodes) >= 4 and nodes[3].health == "running" and nodes[3].instance_status is None:
-                with Store(url) as store:
-                    running = store.runs.instances("running", run_uid=nodes[3].run_uid)
-                    if running and list(store.runs.episodes(instance_id=running[-1].id)):
-                        break
-            time.sleep(0.05)
-        else:
-            pytest.fail("the 4th session never started")
+        assert hold.wait_held(proc, tmp_path / "hold"), f"grow ended before its hold: {proc.communicate()}"
         os.kill(proc.pid, signal.SIGKILL)
         proc.wait(timeout=30)
     finally:
@@ -130,7 +119,10 @@ def test_sigkill_and_restart_continue_the_same_tree(tmp_path: Path) -> None:
             proc.kill()
             proc.wait()
     killed = _nodes(url)
-    assert killed[3].health == "running"
+    assert len(killed) == 4 and killed[3].health == "running" and killed[3].instance_status is None
+    with Store(url) as store:  # in the middle of the 4th session: its first episode stored
+        (running,) = store.runs.instances("running", run_uid=killed[3].run_uid)
+        assert len(list(store.runs.episodes(instance_id=running.id))) == 1
     done = subprocess.run(command, env=env, cwd=tmp_path, capture_output=True, text=True, timeout=300)
     assert done.returncode == 0, done.stderr
     nodes = _nodes(url)

@@ -2,9 +2,9 @@
 
 from __future__ import annotations
 
-import time
 from typing import Any
 
+from hold import hold_here
 from xdoe.environment import EnvironmentState, RewardInformation
 from xdoe.components.environments import DummyEnvironment
 
@@ -13,16 +13,20 @@ class LevelEnvironment(DummyEnvironment):
     """A DummyEnvironment whose reward is ``level`` at every step, so a
     session's metric is ``length * level`` whatever the agent learned:
     directions that change ``level`` make healthy and dead sessions on
-    purpose. ``delay`` seconds per update (to be killed mid-run)."""
+    purpose. Each episode start is a point of :func:`hold.hold_here` (to be
+    killed there, mid-run; nothing without ``XDOE_TEST_HOLD``)."""
 
-    def __init__(self, uid: str, seed: int, level: float = 1.0, delay: float = 0.0, **params: Any) -> None:
+    def __init__(self, uid: str, seed: int, level: float = 1.0, **params: Any) -> None:
         super().__init__(uid=uid, seed=seed, **params)
         self.level = float(level)
-        self.delay = float(delay)
+        self.started = 0
+
+    def start_environment(self) -> Any:
+        hold_here(self.started)
+        self.started += 1
+        return super().start_environment()
 
     def update(self, actuators: Any) -> EnvironmentState:
-        if self.delay:
-            time.sleep(self.delay)
         state = super().update(actuators)
         return EnvironmentState(sensors=state.sensors,
                                 rewards=[RewardInformation(self.full_id("reward"), self.level)],

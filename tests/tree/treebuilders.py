@@ -9,11 +9,11 @@ from typing import Any
 HERE = Path(__file__).resolve().parent
 
 
-def level_document(uid: str = "lv", *, level: float = 1.0, delay: float = 0.0, train: int = 3,
+def level_document(uid: str = "lv", *, level: float = 1.0, train: int = 3,
                    test: int = 2, length: int = 3, alpha: float = 0.1) -> dict[str, Any]:
     """A two-phase run document (train, then test) on a LevelEnvironment with a Q-learner."""
     env = {"environment": {"name": "tree_components:LevelEnvironment", "uid": "env",
-                           "params": {"level": level, "delay": delay, "length": length, "sensors": 1,
+                           "params": {"level": level, "length": length, "sensors": 1,
                                       "actuators": 1, "discrete": True}}}
     agent = {"name": "learner", "brain": {"name": "xdoe.agents:QLearningBrain", "params": {"alpha": alpha}},
              "muscle": {"name": "xdoe.agents:QLearningMuscle", "params": {"epsilon": 0.2}},
