@@ -46,29 +46,40 @@ def test_stale_staging_folders_of_dead_xgen_are_removed_and_said(tmp_path: Path)
     assert (tmp_path / "out" / "manifest.json").is_file()
 
 
-@pytest.mark.slow
-def test_staging_folder_of_a_killed_xgen_is_cleaned_on_the_next_run(tmp_path: Path) -> None:
-    """A real xgen killed while writing (SIGKILL) leaves its staging folder;
-    the next run removes it."""
-    doc = tmp_path / "big.yaml"
-    doc.write_text(DUMMY.read_text().replace("repetitions: 2", "repetitions: 20000"), encoding="utf-8")
-    env = {**os.environ, "PYTHONPATH": os.pathsep.join(sys.path)}
-    proc = subprocess.Popen([sys.executable, "-c", "from xdoe.cli._xgen import main; main()", "generate",
-                             str(doc), "-o", str(tmp_path / "out"), "-q"], env=env)
-    try:
-        for _ in range(600):
-            if any(p.name.startswith(".out.tmp-") and any(p.iterdir()) for p in tmp_path.iterdir()):
-                break
-            if proc.poll() is not None:
-                pytest.fail("xgen finished before it could be killed: the document is too small to test this")
-            import time
+#: ``xgen generate`` whose every file written into its staging folder is a
+#: point of :func:`hold.hold_here`: held there, it waits to be killed.
+_HELD_XGEN = """
+import hold
+from xdoe.design.runfiles import _output
+real = _output._DirSink.file
+def file(self, name, data):
+    real(self, name, data)
+    hold.hold_here()
+_output._DirSink.file = file
+from xdoe.cli._xgen import main
+main()
+"""
 
-            time.sleep(0.05)
+
+def test_staging_folder_of_a_killed_xgen_is_cleaned_on_the_next_run(tmp_path: Path) -> None:
+    """A real xgen killed while writing (SIGKILL, where :mod:`hold` holds it:
+    3 of its 16 run files written) leaves its staging folder; the next run
+    removes it."""
+    import hold
+
+    doc = tmp_path / "big.yaml"
+    doc.write_text(DUMMY.read_text(), encoding="utf-8")
+    hold.request(tmp_path / "hold", 3)
+    env = {**os.environ, "PYTHONPATH": os.pathsep.join(sys.path), hold.HOLD: str(tmp_path / "hold")}
+    proc = subprocess.Popen([sys.executable, "-c", _HELD_XGEN, "generate", str(doc), "-o", str(tmp_path / "out"),
+                             "-q"], env=env)
+    try:
+        assert hold.wait_held(proc, tmp_path / "hold"), "xgen finished before its hold"
         proc.kill()
     finally:
         proc.wait()
     left = [p for p in tmp_path.iterdir() if p.name.startswith(".out.tmp-")]
-    assert left, "the killed xgen left no staging folder"
+    assert len(left) == 1 and len(list(left[0].glob("run-*.yaml"))) == 3, left  # the killed xgen's staging folder
     small = tmp_path / "small.yaml"
     small.write_text(DUMMY.read_text(), encoding="utf-8")
     result = CliRunner().invoke(xgen, ["generate", str(small), "-o", str(tmp_path / "out")])
