@@ -4,7 +4,9 @@ of xrun at seeded random moments (``--jobs 1``: its isolated worker;
 nothing of its process group runs any more, the run it was in is recorded
 ``interrupted`` (resumable), and a restart finishes every run exactly once.
 With ``--parallel-workers`` the phase's worker processes watch the run process
-that started them and end with it too."""
+that started them and end with it too. Each moment is an episode start where
+:mod:`hold` holds the campaign (a seeded number of episode starts in), not a
+state polled for while the campaign runs on."""
 
 from __future__ import annotations
 
@@ -15,6 +17,7 @@ import sys
 import time
 from pathlib import Path
 
+import hold
 import numpy as np
 import psutil
 import pytest
@@ -22,15 +25,19 @@ import pytest
 from scale_components import countdown_run, write_runs
 from xdoe.store import Store
 
-COMPONENTS = Path(__file__).resolve().parents[1] / "execution"  # on sys.path: conftest.py
+TESTS = Path(__file__).resolve().parents[1]  # hold.py
+COMPONENTS = TESTS / "execution"  # on sys.path: conftest.py
 RUNS, EPISODES, TEST_EPISODES = 4, 6, 1
-PW_EPISODES, WORKERS = 600, 3  # --parallel-workers: ~50 s of episodes, mid-phase at the kill
+PW_EPISODES, WORKERS = 20, 3  # --parallel-workers: each worker held at its 3rd episode start
 
 
-def _env() -> dict[str, str]:
+def _env(held: Path | None = None) -> dict[str, str]:
+    """The environment of xrun: the test components importable; ``held``: holding there (:mod:`hold`)."""
     env = dict(os.environ)
-    env["PYTHONPATH"] = os.pathsep.join([str(COMPONENTS), env.get("PYTHONPATH", "")]).rstrip(os.pathsep)
+    env["PYTHONPATH"] = os.pathsep.join([str(COMPONENTS), str(TESTS), env.get("PYTHONPATH", "")]).rstrip(os.pathsep)
     env.pop("XRUN_STORE", None)
+    if held is not None:
+        env[hold.HOLD] = str(held)
     return env
 
 
@@ -46,35 +53,6 @@ def _group(pgid: int) -> list[psutil.Process]:
     return left
 
 
-def _wait_for_a_running_run(url: str, path: Path, proc: subprocess.Popen, timeout: float = 60.0) -> None:
-    """Until some run of the store is ``running`` (or ``proc`` ended)."""
-    deadline = time.monotonic() + timeout
-    while time.monotonic() < deadline and proc.poll() is None:
-        if path.exists():
-            try:
-                with Store(url, read_only=True) as store:
-                    if any(i.status == "running" for i in store.runs.instances()):
-                        return
-            except Exception:  # noqa: BLE001 - the store is being created: try again
-                pass
-        time.sleep(0.1)
-
-
-def _wait_for_episodes(url: str, path: Path, proc: subprocess.Popen, count: int, timeout: float = 90.0) -> None:
-    """Until the store holds ``count`` recorded episodes (or ``proc`` ended): a
-    kill on progress, not after a sleep a fast or a loaded machine outruns."""
-    deadline = time.monotonic() + timeout
-    while time.monotonic() < deadline and proc.poll() is None:
-        if path.exists():
-            try:
-                with Store(url, read_only=True) as store:
-                    if sum(len(list(store.runs.episodes(instance_id=i.id))) for i in store.runs.instances()) >= count:
-                        return
-            except Exception:  # noqa: BLE001 - the store is being created: try again
-                pass
-        time.sleep(0.05)  # a poll interval, not a moment of the test
-
-
 def _group_after(pgid: int, timeout: float = 30.0) -> list[psutil.Process]:
     """The group's live processes once it is empty, or at ``timeout`` (a slow
     machine gets time to end them, a fast one does not wait)."""
@@ -87,7 +65,7 @@ def _group_after(pgid: int, timeout: float = 30.0) -> list[psutil.Process]:
 @pytest.mark.slow
 @pytest.mark.parametrize("jobs", ["1", "2"])
 def test_sigkilled_xrun_leaves_no_process_and_a_restart_finishes_every_run_once(tmp_path: Path, jobs: str) -> None:
-    docs = [countdown_run(f"r{i}", seed=i, episodes=EPISODES, length=5, sleep=0.05, test_episodes=TEST_EPISODES)
+    docs = [countdown_run(f"r{i}", seed=i, episodes=EPISODES, length=5, test_episodes=TEST_EPISODES, held=True)
             for i in range(RUNS)]
     files = write_runs(tmp_path / "runs", docs)
     url = f"sqlite:///{tmp_path / 'x.sqlite'}"
@@ -96,15 +74,12 @@ def test_sigkilled_xrun_leaves_no_process_and_a_restart_finishes_every_run_once(
     rng = np.random.default_rng(np.random.SeedSequence(25 + int(jobs)))
     killed_in_run = 0
     for step in rng.integers(1, EPISODES, size=3):
+        # held at the step-th episode start of this xrun, in a run (least: not in the preflight check's start)
+        hold.request(tmp_path / "hold", int(step), least=1)
         # no pipes: an orphan holding one would keep communicate() waiting
-        proc = subprocess.Popen(argv, cwd=tmp_path, env=_env(), start_new_session=True,
+        proc = subprocess.Popen(argv, cwd=tmp_path, env=_env(tmp_path / "hold"), start_new_session=True,
                                 stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
-        _wait_for_a_running_run(url, tmp_path / "x.sqlite", proc)  # start-up time varies with the load
-        with Store(url, read_only=True) as store:  # then a seeded number of episodes more: on progress
-            recorded = sum(len(list(store.runs.episodes(instance_id=i.id))) for i in store.runs.instances())
-        _wait_for_episodes(url, tmp_path / "x.sqlite", proc, recorded + int(step))
-        if proc.poll() is not None:
-            break  # everything finished before this kill
+        assert hold.wait_held(proc, tmp_path / "hold"), "the campaign ended before its hold"
         os.kill(proc.pid, signal.SIGKILL)
         proc.wait()
         left = _group_after(proc.pid)
@@ -127,31 +102,21 @@ def test_sigkilled_xrun_leaves_no_process_and_a_restart_finishes_every_run_once(
     assert killed_in_run > 0  # at least one kill hit a run in flight (else the test proved little)
 
 
-def _workers_started(pgid: int, timeout: float = 90.0) -> bool:
-    """Until the group has the phase's worker processes (spawned children)."""
-    deadline = time.monotonic() + timeout
-    while time.monotonic() < deadline:
-        spawned = [p for p in _group(pgid) if "spawn_main" in " ".join(p.cmdline())]
-        if len(spawned) >= WORKERS:
-            return True
-        time.sleep(0.1)
-    return False
-
-
 @pytest.mark.slow
 @pytest.mark.parametrize("jobs", ["1", "2"])
 def test_sigkilled_xrun_leaves_no_parallel_worker_process(tmp_path: Path, jobs: str) -> None:
     files = write_runs(tmp_path / "runs", [countdown_run("r0", episodes=PW_EPISODES, length=5, worker=WORKERS,
-                                                         sleep=0.05)])
+                                                         held=True)])
     url = f"sqlite:///{tmp_path / 'x.sqlite'}"
     argv = [sys.executable, "-m", "xdoe.cli._xrun", "experiment-start", "--quiet", "--jobs", jobs,
             "--parallel-workers", "--store", url, "--results", str(tmp_path / "results"), *files]
-    proc = subprocess.Popen(argv, cwd=tmp_path, env=_env(), start_new_session=True,
+    hold.request(tmp_path / "hold", 1, least=2, every=True)  # each worker at its 3rd episode start: mid-phase
+    proc = subprocess.Popen(argv, cwd=tmp_path, env=_env(tmp_path / "hold"), start_new_session=True,
                             stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
     try:
-        assert _workers_started(proc.pid), "the phase's worker processes never started"
-        _wait_for_episodes(url, tmp_path / "x.sqlite", proc, 2 * WORKERS)  # past their start-up: mid-phase
-        assert proc.poll() is None, "the run ended before the kill (make it longer)"
+        held = hold.wait_held(proc, tmp_path / "hold", WORKERS)
+        assert len(held) == WORKERS, f"{len(held)} of the phase's {WORKERS} worker processes held"
+        assert {p.pid for p in _group(proc.pid) if "spawn_main" in " ".join(p.cmdline())} >= set(held)
         os.kill(proc.pid, signal.SIGKILL)
         proc.wait()
         left = _group_after(proc.pid)

@@ -3,9 +3,11 @@ stops starting runs, lets the running ones record their interruption, prints
 the summary and ``resume with: xrun experiment-start ...`` (the same
 arguments) and exits 130; a second Ctrl-C stops at once (exit 130 too).
 
-xrun runs in a real subprocess in its own session; SIGINT is sent once the
-store shows a run with recorded episodes (never after a sleep): to the
-process group, as a terminal's Ctrl-C does, or to xrun alone.
+xrun runs in a real subprocess in its own session; SIGINT is sent to the
+process group, as a terminal's Ctrl-C does, once :mod:`hold` holds each run
+in flight at its second episode start (never after a sleep, nor at a state
+polled for while the runs go on); or to xrun alone, once the store shows
+runs with recorded episodes (runs too long to end first).
 """
 
 from __future__ import annotations
@@ -22,9 +24,12 @@ import pytest
 
 HERE = Path(__file__).resolve().parent
 COMPONENTS = HERE.parent / "execution"
+if str(HERE.parent) not in sys.path:
+    sys.path.insert(0, str(HERE.parent))
 if str(COMPONENTS) not in sys.path:
     sys.path.insert(0, str(COMPONENTS))
 
+import hold  # noqa: E402
 from scale_components import countdown_run, write_runs  # noqa: E402
 
 from xdoe.store import Store  # noqa: E402
@@ -32,10 +37,13 @@ from xdoe.store import Store  # noqa: E402
 XRUN = [sys.executable, "-m", "xdoe.cli._xrun"]
 
 
-def _env() -> dict[str, str]:
+def _env(held: Path | None = None) -> dict[str, str]:
+    """The environment of xrun: the test components importable; ``held``: holding there (:mod:`hold`)."""
     env = dict(os.environ)
-    env["PYTHONPATH"] = os.pathsep.join([str(COMPONENTS), env.get("PYTHONPATH", "")]).rstrip(os.pathsep)
+    env["PYTHONPATH"] = os.pathsep.join([str(COMPONENTS), str(HERE.parent), env.get("PYTHONPATH", "")]).rstrip(os.pathsep)
     env.pop("XRUN_STORE", None)
+    if held is not None:
+        env[hold.HOLD] = str(held)
     return env
 
 
@@ -72,11 +80,12 @@ def _running_with_episodes(store_file: Path, url: str, count: int = 1):
     return check
 
 
-def _start(tmp_path: Path, jobs: str, docs: list[dict]) -> tuple[subprocess.Popen, list[str], str]:
+def _start(tmp_path: Path, jobs: str, docs: list[dict], held: Path | None = None
+           ) -> tuple[subprocess.Popen, list[str], str]:
     files = write_runs(tmp_path / "runs", docs)
     url = f"sqlite:///{tmp_path / 'x.sqlite'}"
     args = ["experiment-start", "--jobs", jobs, "--store", url, "--results", str(tmp_path / "results"), *files]
-    proc = subprocess.Popen([*XRUN, *args], cwd=tmp_path, env=_env(), start_new_session=True, text=True,
+    proc = subprocess.Popen([*XRUN, *args], cwd=tmp_path, env=_env(held), start_new_session=True, text=True,
                             stdout=subprocess.PIPE, stderr=subprocess.PIPE)
     return proc, args, url
 
@@ -89,10 +98,11 @@ def _end(proc: subprocess.Popen) -> None:
 
 @pytest.mark.parametrize("jobs", ["1", "2"])
 def test_ctrl_c_stops_starting_runs_prints_the_summary_and_how_to_resume(tmp_path: Path, jobs: str) -> None:
-    docs = [countdown_run(f"slow-{i}", seed=i, episodes=100, length=5, sleep=0.01) for i in range(4)]
-    proc, args, url = _start(tmp_path, jobs, docs)
+    docs = [countdown_run(f"run-{i}", seed=i, episodes=10, length=5, held=True) for i in range(4)]
+    hold.request(tmp_path / "hold", 1, least=1, every=True)  # each run in flight at its 2nd episode start
+    proc, args, url = _start(tmp_path, jobs, docs, tmp_path / "hold")
     try:
-        _wait_for(_running_with_episodes(tmp_path / "x.sqlite", url, int(jobs)), proc, "a run with episodes")
+        assert len(hold.wait_held(proc, tmp_path / "hold", int(jobs))) == int(jobs), proc.communicate()
         os.killpg(proc.pid, signal.SIGINT)  # a terminal's Ctrl-C: xrun and its workers
         out, err = proc.communicate(timeout=120)
     finally:

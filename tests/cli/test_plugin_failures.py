@@ -26,6 +26,10 @@ HERE = Path(__file__).resolve().parent
 COMPONENTS = HERE.parent / "execution"
 if str(COMPONENTS) not in sys.path:
     sys.path.insert(0, str(COMPONENTS))
+if str(HERE.parent) not in sys.path:
+    sys.path.insert(0, str(HERE.parent))
+
+import hold  # noqa: E402
 
 from scale_components import countdown_run, write_runs  # noqa: E402
 
@@ -40,10 +44,13 @@ CAUSES = {
 }
 
 
-def _env() -> dict[str, str]:
+def _env(held: Path | None = None) -> dict[str, str]:
+    """The environment of xrun: the test components importable; ``held``: holding there (:mod:`hold`)."""
     env = dict(os.environ)
-    env["PYTHONPATH"] = os.pathsep.join([str(COMPONENTS), env.get("PYTHONPATH", "")]).rstrip(os.pathsep)
+    env["PYTHONPATH"] = os.pathsep.join([str(COMPONENTS), str(HERE.parent), env.get("PYTHONPATH", "")]).rstrip(os.pathsep)
     env.pop("XRUN_STORE", None)
+    if held is not None:
+        env[hold.HOLD] = str(held)
     return env
 
 
@@ -198,7 +205,9 @@ def test_a_full_store_disk_names_the_store_not_the_claim(tmp_path, tiny_disk):
 
 @pytest.mark.slow
 def test_a_claim_of_a_sigkilled_process_is_taken_over(tmp_path):
-    slow = countdown_run("slow", episodes=100, length=5, sleep=0.02)
+    """The claim holder runs "slow" until :mod:`hold` holds it (its second
+    episode start): it cannot end before the second process waits for it."""
+    slow = countdown_run("slow", episodes=10, length=5, held=True)
     files = write_runs(tmp_path / "runs", [slow, countdown_run("quick", seed=3)])
     url = f"sqlite:///{tmp_path / 'x.sqlite'}"
     argv = [sys.executable, "-m", "xdoe.cli._xrun", "experiment-start", "--quiet", "--store", url,
@@ -210,10 +219,12 @@ def test_a_claim_of_a_sigkilled_process_is_taken_over(tmp_path):
             assert time.monotonic() < deadline and proc.poll() is None, proc.communicate()
             time.sleep(0.2)
 
-    first = subprocess.Popen([*argv, files[0]], cwd=tmp_path, env=_env(), start_new_session=True,
+    hold.request(tmp_path / "hold", 1, least=1)  # least: not in xrun's preflight check, which starts its environments
+    first = subprocess.Popen([*argv, files[0]], cwd=tmp_path, env=_env(tmp_path / "hold"), start_new_session=True,
                              stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
     try:
-        wait_until("slow", "running", first)
+        assert hold.wait_held(first, tmp_path / "hold"), first.communicate()
+        assert _statuses(url)["slow"] == ["running"]
         # the second process finds "slow" claimed, runs "quick", then waits for "slow"
         second = subprocess.Popen([*argv, *files], cwd=tmp_path, env=_env(), stdout=subprocess.PIPE,
                                   stderr=subprocess.PIPE, text=True)
@@ -330,21 +341,20 @@ def test_a_sigterm_killed_worker_is_named(tmp_path, jobs):
 @pytest.mark.parametrize("jobs", ["1", "2"])
 def test_an_inherited_ignored_sigint_still_stops_the_campaign_like_ctrl_c(tmp_path, jobs):
     """Issue 25, item 6: ``nohup xrun ... &`` (SIGINT ignored at start), then a
-    group SIGINT: the run in flight is interrupted and the campaign stops."""
-    docs = [countdown_run(f"slow-{i}", seed=i, episodes=60, length=5, sleep=0.02) for i in range(4)]
+    group SIGINT: the run in flight is interrupted and the campaign stops.
+    The SIGINT comes where :mod:`hold` holds each run in flight (its second
+    episode start), not at a state polled for while the runs go on."""
+    docs = [countdown_run(f"run-{i}", seed=i, episodes=10, length=5, held=True) for i in range(4)]
     files = write_runs(tmp_path / "runs", docs)
     url = f"sqlite:///{tmp_path / 'x.sqlite'}"
     argv = [sys.executable, "-m", "xdoe.cli._xrun", "experiment-start", "--jobs", jobs, "--store", url,
             "--results", str(tmp_path / "results"), *files]
-    proc = subprocess.Popen(argv, cwd=tmp_path, env=_env(), start_new_session=True, text=True,
+    hold.request(tmp_path / "hold", 1, least=1, every=True)
+    proc = subprocess.Popen(argv, cwd=tmp_path, env=_env(tmp_path / "hold"), start_new_session=True, text=True,
                             stdout=subprocess.PIPE, stderr=subprocess.PIPE,
                             preexec_fn=lambda: signal.signal(signal.SIGINT, signal.SIG_IGN))
     try:
-        deadline = time.monotonic() + 120
-        while not ((tmp_path / "x.sqlite").exists() and "running" in sum(_statuses(url).values(), [])
-                   and _episodes(url) > 0):
-            assert time.monotonic() < deadline and proc.poll() is None, proc.communicate()
-            time.sleep(0.2)
+        assert len(hold.wait_held(proc, tmp_path / "hold", int(jobs))) == int(jobs), proc.communicate()
         os.killpg(proc.pid, signal.SIGINT)
         out, err = proc.communicate(timeout=60)
     finally:

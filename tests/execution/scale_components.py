@@ -103,8 +103,10 @@ class EchoMuscle(TallyMuscle):
 
 def countdown_run(uid: str, *, seed: int = 5, episodes: int = 3, length: int = 5, worker: int = 1,
                   kill_at_episode: int = -1, work: int = 0, sleep: float = 0.0,
-                  test_episodes: int = 1, conditions: list | None = None) -> dict:
-    """A run document: training (TallyBrain) then testing on CountdownEnvironment."""
+                  test_episodes: int = 1, conditions: list | None = None, held: bool = False) -> dict:
+    """A run document: training (TallyBrain) then testing on CountdownEnvironment
+    (``held``: ``held_environments.HeldCountdownEnvironment``, which a kill test holds where it asks)."""
+    name = "held_environments:HeldCountdownEnvironment" if held else "scale_components:CountdownEnvironment"
     return {
         "uid": uid,
         "experiment_uid": "scale-tests",
@@ -112,7 +114,7 @@ def countdown_run(uid: str, *, seed: int = 5, episodes: int = 3, length: int = 5
         "schedule": [
             {"training": {
                 "environments": [{"environment": {
-                    "name": "scale_components:CountdownEnvironment", "uid": "cd",
+                    "name": name, "uid": "cd",
                     "params": {"length": length, "kill_at_episode": kill_at_episode, "work": work,
                                "sleep": sleep}}}],
                 "agents": [{"name": "agent", "brain": {"name": "scale_components:TallyBrain"},
