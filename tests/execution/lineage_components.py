@@ -36,18 +36,6 @@ class InterruptAfter(TerminationCondition):
         return Verdict.CONTINUE
 
 
-class SlowDummy(DummyEnvironment):
-    """A DummyEnvironment whose updates take ``delay`` seconds (to be killed mid-phase)."""
-
-    def __init__(self, uid: str, seed: int, delay: float = 0.0, **params: Any) -> None:
-        super().__init__(uid=uid, seed=seed, **params)
-        self.delay = delay
-
-    def update(self, actuators):
-        time.sleep(self.delay)
-        return super().update(actuators)
-
-
 class ParamEnvironment(DummyEnvironment):
     """A DummyEnvironment that also takes a ``gravity`` and a ``wind`` (to be sampled)."""
 
