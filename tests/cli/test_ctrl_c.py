@@ -24,8 +24,6 @@ import pytest
 
 HERE = Path(__file__).resolve().parent
 COMPONENTS = HERE.parent / "execution"
-if str(HERE.parent) not in sys.path:
-    sys.path.insert(0, str(HERE.parent))
 if str(COMPONENTS) not in sys.path:
     sys.path.insert(0, str(COMPONENTS))
 

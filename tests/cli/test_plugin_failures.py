@@ -26,11 +26,8 @@ HERE = Path(__file__).resolve().parent
 COMPONENTS = HERE.parent / "execution"
 if str(COMPONENTS) not in sys.path:
     sys.path.insert(0, str(COMPONENTS))
-if str(HERE.parent) not in sys.path:
-    sys.path.insert(0, str(HERE.parent))
 
 import hold  # noqa: E402
-
 from scale_components import countdown_run, write_runs  # noqa: E402
 
 from xdoe.store import Store  # noqa: E402
@@ -278,11 +275,6 @@ def test_status_cuts_long_errors_to_one_line_and_shows_them_in_full_on_request(t
         assert "Traceback (most recent call last)" in one.output and "fine" not in one.output
     missing = runner.invoke(main, ["status", "--run", "nope", "--store", url])
     assert missing.exit_code == 2 and "no run 'nope'" in missing.output
-
-
-def _episodes(url: str) -> int:
-    with Store(url) as store:
-        return sum(1 for _ in store.runs.episodes())
 
 
 def _fill(folder: Path) -> Path:
