@@ -50,7 +50,22 @@ Each run of it has a new results root, so its first result draws
 ``laydown.svg`` (as a user's first campaign; the rounds of the wall-time
 comparison share one results root, so only their first command draws).
 
-Usage: ``python benchmarks/bench_jobs.py [--repeats R] [--episodes N] [--runs R] [--baseline SRC] [--startup | --idle]``
+``--timeline`` measures instead where the wall time of ``--jobs 1`` and
+``--jobs 2`` goes (fresh processes, ``--repeats`` rounds, both in each round;
+with ``--baseline`` for both trees), from the store's ``run_instance`` rows
+and the command's wall time (every process it starts waited for): the
+start-up (command started to the first run's instance started: Python,
+reading and checking the documents, the store created, the run claimed), the
+second worker busy (to the first run of the second worker process), the
+runs (first start to last end), the idle time between runs (sum over the
+workers) and the tail (last run ended to the last process exited: the
+result back to ``xrun``, the summary, the pool's shutdown, the exit of
+``xrun`` and of the forkserver). The start-up and the tail are the serial
+part that caps ``jobs2/jobs1``: with ``F`` seconds of them in both and ``W``
+seconds of runs, ``jobs2/jobs1 / capacity`` is at most
+``(F + W) / (F + W / c) / c`` at capacity ``c``.
+
+Usage: ``python benchmarks/bench_jobs.py [--repeats R] [--episodes N] [--runs R] [--baseline SRC] [--startup | --idle | --timeline]``
 """
 
 from __future__ import annotations
@@ -189,23 +204,30 @@ def startup(files: list[str], tmp: Path, repeats: int, variants: dict[str, dict[
         print(f"  {label or 'now: '}first run can start after ~{first:.2f} s on two free cores")
 
 
-def idle(files: list[str], tmp: Path, repeats: int, variants: dict[str, dict[str, str] | None]) -> None:
-    """``--idle``: the workers' idle time between their runs (see the module docstring)."""
+def instances(store: Path) -> dict[int, list[tuple[float, float]]]:
+    """Per worker process (pid): the (start, end) epoch seconds of its runs,
+    in order, from the store's ``run_instance`` rows."""
     import sqlite3
     from datetime import datetime
 
+    with sqlite3.connect(store) as con:
+        rows = con.execute("SELECT pid, start, \"end\" FROM run_instance ORDER BY start").fetchall()
+    runs: dict[int, list[tuple[float, float]]] = {}
+    for pid, start, end in rows:
+        runs.setdefault(pid, []).append((datetime.fromisoformat(start).timestamp(),
+                                         datetime.fromisoformat(end).timestamp()))
+    return runs
+
+
+def idle(files: list[str], tmp: Path, repeats: int, variants: dict[str, dict[str, str] | None]) -> None:
+    """``--idle``: the workers' idle time between their runs (see the module docstring)."""
     got: dict[str, list[float]] = {}
     for round_ in range(repeats):
         for label, env in variants.items():
             name = f"idle-{label.strip(': ') or 'now'}-{round_}"  # a new results root: laydown.svg drawn once
             store = tmp / f"{name}.sqlite"
             timed([xrun(files, store, tmp / f"{name}-results", 2)], tmp, env)
-            with sqlite3.connect(store) as con:
-                rows = con.execute("SELECT pid, start, \"end\" FROM run_instance ORDER BY start").fetchall()
-            runs: dict[int, list[tuple[float, float]]] = {}
-            for pid, start, end in rows:
-                runs.setdefault(pid, []).append((datetime.fromisoformat(start).timestamp(),
-                                                 datetime.fromisoformat(end).timestamp()))
+            runs = instances(store)
             gaps = [b[0] - a[1] for mine in runs.values() for a, b in zip(mine, mine[1:])]
             got.setdefault(label, []).append(sum(gaps))
             print(f"  round {round_ + 1} {label or 'now: '}idle between runs "
@@ -214,6 +236,33 @@ def idle(files: list[str], tmp: Path, repeats: int, variants: dict[str, dict[str
     print(f"--jobs 2, the workers' idle time between their runs (sum over workers), medians of {repeats} [min-max]")
     for label, values in got.items():
         print(f"  {label or 'now: ':12s}{statistics.median(values):6.2f} s [{min(values):.2f}-{max(values):.2f}]")
+
+
+def timeline(files: list[str], tmp: Path, repeats: int, variants: dict[str, dict[str, str] | None]) -> None:
+    """``--timeline``: where the wall time of ``--jobs 1`` and ``--jobs 2`` goes (see the module docstring)."""
+    pieces = ("start-up", "second worker busy", "runs", "idle between runs", "tail", "wall")
+    got: dict[str, list[float]] = {}
+    for round_ in range(repeats):
+        for label, env in variants.items():
+            for jobs in (1, 2):
+                name = f"tl-{label.strip(': ') or 'now'}-j{jobs}-{round_}"
+                store = tmp / f"{name}.sqlite"
+                begin = time.time()
+                wall, _, _ = timed([xrun(files, store, tmp / "results", jobs)], tmp, env)
+                runs = instances(store)
+                firsts = sorted(mine[0][0] for mine in runs.values())
+                start, end = firsts[0], max(e for mine in runs.values() for _, e in mine)
+                values = (start - begin, (firsts[1] if len(firsts) > 1 else start) - begin, end - start,
+                          sum(b[0] - a[1] for mine in runs.values() for a, b in zip(mine, mine[1:])),
+                          begin + wall - end, wall)
+                for piece, value in zip(pieces, values):
+                    got.setdefault(f"{label}--jobs {jobs}: {piece}", []).append(value)
+                print(f"  round {round_ + 1} {label}--jobs {jobs}: " + ", ".join(
+                    f"{p} {v:.3f}" for p, v in zip(pieces, values)) + f" s (load {os.getloadavg()[0]:.1f})", flush=True)
+    med = statistics.median
+    print(f"where the wall time goes, seconds, medians of {repeats} [min-max]")
+    for name, values in got.items():
+        print(f"  {name:48s} {med(values):6.3f} [{min(values):.3f}-{max(values):.3f}]")
 
 
 def xrun(files: list[str], store: Path, results: Path, jobs: int) -> list[str]:
@@ -229,6 +278,8 @@ def main() -> None:
     parser.add_argument("--baseline", type=Path, default=None, help="a source tree to measure side by side")
     parser.add_argument("--startup", action="store_true", help="measure the CPU pieces of --jobs 2's start-up")
     parser.add_argument("--idle", action="store_true", help="measure the idle time of --jobs 2's workers between runs")
+    parser.add_argument("--timeline", action="store_true",
+                        help="measure where the wall time of --jobs 1 and --jobs 2 goes (start-up, runs, tail)")
     args = parser.parse_args()
     base_env = None if args.baseline is None else {**os.environ, "PYTHONPATH": str(args.baseline.resolve())}
     import xdoe
@@ -245,6 +296,9 @@ def main() -> None:
         half = len(files) // 2
         if args.idle:
             idle(files, tmp, args.repeats, {"": None, **({"baseline: ": base_env} if base_env else {})})
+            return
+        if args.timeline:
+            timeline(files, tmp, args.repeats, {"": None, **({"baseline: ": base_env} if base_env else {})})
             return
         if args.startup:
             startup(files, tmp, args.repeats, {"": None, **({"baseline: ": base_env} if base_env else {})})

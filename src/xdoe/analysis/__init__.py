@@ -9,8 +9,9 @@
 - :func:`results_table` (-> :class:`ResultsTable`): the table of ``xrun
   results``, one row per design point ranked by the estimate over runs.
 - :func:`parse_response`, :class:`Response`: which number answers the design.
-- :mod:`xdoe.analysis.plots` (matplotlib, imported on use) and
-  :func:`write_report` (one self-contained HTML file).
+- :mod:`xdoe.analysis.plots` (matplotlib, imported on use),
+  :func:`write_laydown` (a run's ``laydown.svg``, drawn once per run
+  structure) and :func:`write_report` (one self-contained HTML file).
 
 pandas, statsmodels and matplotlib are imported when a function runs, never
 at import time of :mod:`xdoe` or the command-line applications.
@@ -33,6 +34,7 @@ if TYPE_CHECKING:  # the same names for type checkers (`Name as Name`: a re-expo
     from xdoe.analysis._branches import branch_points as branch_points, split_branches as split_branches
     from xdoe.analysis._design_info import read_design as read_design
     from xdoe.analysis._effects import analyze as analyze, design_points as design_points
+    from xdoe.analysis._laydown import write_laydown as write_laydown
     from xdoe.analysis._format import (
         STAT_NAMES as STAT_NAMES,
         TABLE_ROWS as TABLE_ROWS,
@@ -80,6 +82,9 @@ _EXPORTS = {
     "xdoe.analysis._branches": ["branch_points", "split_branches"],
     "xdoe.analysis._design_info": ["read_design"],
     "xdoe.analysis._effects": ["analyze", "design_points"],
+    # laydown.svg into a results folder (also in xdoe.analysis.plots): a structure drawn before is
+    # only hard-linked, without numpy or matplotlib (xrun experiment-start's parent never loads them)
+    "xdoe.analysis._laydown": ["write_laydown"],
     "xdoe.analysis._format": ["render", "sections", "STAT_NAMES", "TABLE_ROWS", "fmt_levels", "fmt_num", "points_section",
                               "shown_rows"],
     "xdoe.analysis._optuna": ["optuna_summary", "optuna_text", "plot_optimization"],

@@ -401,7 +401,7 @@ class _Finished:
         self._threads: list[threading.Thread] = []
 
     def _draw(self, document: Any, folder: str) -> None:
-        from xdoe.analysis.plots import write_laydown
+        from xdoe.analysis import write_laydown  # not .plots: a drawing made before is linked without numpy
 
         with self._drawing:
             write_laydown(document, folder, self.results)
