@@ -95,14 +95,9 @@ class Program(click.Group):
     one-step ``xrun experiment-start``) and free nothing. Before work that
     grows with the runs or runs user code (:func:`resume_gc`), else when the
     command ends, what was made so far is frozen (``gc.freeze``: never scanned
-    again) and the collector is back on. When the command ends (returns,
-    exits or raises), everything the process made is frozen too: the
-    interpreter's shutdown then does not scan it for cycles before it exits
-    (its collections over every object, which ``gc.disable`` does not
-    stop, took ~0.05-0.2 s at the end of an ``xrun experiment-start`` that
-    had imported SQLAlchemy, numpy or matplotlib; a cycle's finalizers are
-    not run at exit, as for what was frozen before: xdoe closes its files
-    and stores explicitly, and ``atexit`` handlers still run). Called as a
+    again) and the collector is back on. What the command made after that
+    is collected at exit as usual, so that a plugin's object in a cycle
+    (``--in-process``) is still finalized (its files flushed). Called as a
     function (tests, scripts), the caller's collector is left alone."""
 
     gc_paused = False
@@ -115,7 +110,6 @@ class Program(click.Group):
                 return super().main(args, *rest, **kwargs)
             finally:
                 resume_gc()
-                gc.freeze()  # the process exits: nothing it made is scanned again
         return super().main(args, *rest, **kwargs)
 
     def make_context(self, info_name: str | None, args: list[str], parent: click.Context | None = None,
