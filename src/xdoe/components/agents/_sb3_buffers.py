@@ -95,7 +95,7 @@ def own(buffer: Any, random: np.random.RandomState, algorithm: str) -> Any:
         buffer: an instance of SB3's ``RolloutBuffer``, ``DictRolloutBuffer``,
             ``ReplayBuffer``, ``DictReplayBuffer`` or ``NStepReplayBuffer``
             (or of the subclass this function gave it before).
-        random: the generator its draws come from from now on.
+        random: the generator it draws from hereafter.
         algorithm: named in the error.
 
     Returns:
