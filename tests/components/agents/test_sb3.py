@@ -182,7 +182,7 @@ def test_muscle_acts_as_sb3_itself(algorithm, action_space, mode):
     for _ in range(12):
         obs = rng.uniform(-2, 2, 4).astype(np.float32)
         (act,) = muscle.propose_actions([S("e.o", sensors[0].space, obs)], [A("e.act", action_space)])
-        with torch.no_grad(), reference.active(numpy=False):
+        with torch.no_grad(), reference.active():
             if brain.on_policy and not test:
                 actions, values, log_prob = policy(policy.obs_to_tensor(obs)[0])
                 expected = actions.numpy()[0]

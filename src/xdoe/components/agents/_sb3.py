@@ -97,7 +97,10 @@ class SB3Brain(Brain):
     Parameters:
         seed: the run's brain seed; seeds the network initialisation and every
             draw SB3 makes while learning (minibatches, replay samples), kept
-            apart from the process's global generators.
+            apart from the process's global generators: SB3's buffers draw
+            from the brain's own numpy generator (:func:`~xdoe.components.agents._sb3_buffers.own`),
+            torch code from the brain's torch generator swapped in around
+            ``train()``.
         algorithm: ``PPO``, ``A2C``, ``DQN``, ``SAC``, ``TD3``, ``DDPG`` or a
             ``module:Class`` of any SB3-compatible algorithm (``sb3_contrib:QRDQN``).
         policy: SB3 policy name (default ``MlpPolicy``; with several sensors
@@ -144,7 +147,12 @@ class SB3Brain(Brain):
     Raises:
         ValueError: unknown algorithm, hyperparameter (the accepted ones are
             listed) or device; sensors/actuators SB3 cannot take; a stored
-            model whose spaces differ from the agent's.
+            model whose spaces differ from the agent's; at :meth:`setup`, a
+            buffer other than SB3's own ``RolloutBuffer``, ``DictRolloutBuffer``,
+            ``ReplayBuffer``, ``DictReplayBuffer`` or ``NStepReplayBuffer`` (a
+            ``rollout_buffer_class``/``replay_buffer_class`` hyperparameter,
+            ``HerReplayBuffer``, an ``sb3_contrib`` algorithm's own buffer): its
+            code may draw from numpy's global generator.
         ImportError: Stable-Baselines3 is not installed (``xdoe[sb3]``).
     """
 
@@ -209,10 +217,15 @@ class SB3Brain(Brain):
         from stable_baselines3.common.logger import Logger
         from stable_baselines3.common.on_policy_algorithm import OnPolicyAlgorithm
 
+        from xdoe.components.agents._sb3_buffers import own
+
         model = self.model
         model.set_logger(Logger(None, []))
         model._total_timesteps = self.total_timesteps
         self.on_policy = isinstance(model, OnPolicyAlgorithm)
+        # the buffer SB3 built draws from the brain's generator (on-policy: refused here if
+        # another class, replaced by _layout)
+        own(model.rollout_buffer if self.on_policy else model.replay_buffer, self.random.numpy, self.algorithm)
         self.kind = "on" if self.on_policy else (
             "discrete" if isinstance(self.actions.space, gymnasium.spaces.Discrete) else "continuous")
         self._envs = 0  # workers the buffers are laid out for
@@ -231,9 +244,12 @@ class SB3Brain(Brain):
         self._starts = [True] * n
         model.n_envs = n
         if self.on_policy:
-            model.rollout_buffer = model.rollout_buffer_class(
+            from xdoe.components.agents._sb3_buffers import own
+
+            model.rollout_buffer = own(model.rollout_buffer_class(
                 model.n_steps, model.observation_space, model.action_space, device=model.device,
-                gamma=model.gamma, gae_lambda=model.gae_lambda, n_envs=n, **model.rollout_buffer_kwargs)
+                gamma=model.gamma, gae_lambda=model.gae_lambda, n_envs=n, **model.rollout_buffer_kwargs),
+                self.random.numpy, self.algorithm)
 
     # -- learning ------------------------------------------------------------------
     def thinking(self, experience: Experience) -> dict[str, Any] | None:

@@ -110,11 +110,13 @@ def hyperparameters(cls: type, given: dict[str, Any] | None) -> tuple[dict[str, 
 
 
 class OwnRandomState:
-    """numpy's and torch's global generators, swapped for private ones while
-    Stable-Baselines3 code runs (its buffers draw from ``np.random``, its
-    distributions and initialisers from torch's global generator), so a
-    brain or muscle draws only from its own seeded stream and leaves the
-    process's global state as it found it.
+    """A brain's or muscle's own random state, apart from the process's
+    global generators: :attr:`numpy`, which the brain's SB3 buffers draw
+    from (:mod:`~xdoe.components.agents._sb3_buffers`), and :attr:`generator`,
+    torch's, swapped in for torch's global generator while SB3 code runs
+    (:meth:`active`: its initialisers and distributions draw from the global
+    one), so a brain or muscle draws only from its own seeded streams and
+    leaves the process's global state as it found it.
 
     Args:
         seed: seeds both private generators.
@@ -123,7 +125,8 @@ class OwnRandomState:
     def __init__(self, seed: int) -> None:
         import torch
 
-        self.numpy = np.random.RandomState(seed % 2**32).get_state()
+        #: the private numpy generator (SB3's buffers' minibatch and replay draws)
+        self.numpy = np.random.RandomState(seed % 2**32)
         #: the private torch generator (draws may also pass it as ``generator=``)
         self.generator = torch.Generator()
         self.generator.manual_seed(seed)
@@ -137,47 +140,42 @@ class OwnRandomState:
     def torch(self, state: Any) -> None:
         self.generator.set_state(state)
 
-    def active(self, numpy: bool = True) -> "_Active":
+    def active(self) -> "_Active":
         """Within the block (``with state.active():``), torch's CPU generator
-        (and ``np.random`` unless ``numpy=False``) are the private ones.
+        is the private one (two state copies each way, ~1 µs each).
 
         A plain context manager rather than a ``contextlib`` generator: the
         muscles enter it once per step."""
-        return _Active(self, numpy)
+        return _Active(self)
 
     def __getstate__(self) -> dict[str, Any]:
-        return {"numpy": self.numpy, "torch": self.torch.numpy()}
+        return {"numpy": self.numpy.get_state(), "torch": self.torch.numpy()}
 
     def __setstate__(self, state: dict[str, Any]) -> None:
         import torch
 
-        self.numpy = state["numpy"]
+        self.numpy = np.random.RandomState(0)
+        self.numpy.set_state(state["numpy"])
         self.generator = torch.Generator()
         self.generator.set_state(torch.from_numpy(np.asarray(state["torch"], dtype=np.uint8)))
 
 
 class _Active:
-    """The swap of :meth:`OwnRandomState.active` (two state copies each way)."""
+    """The swap of :meth:`OwnRandomState.active`."""
 
-    __slots__ = ("owner", "numpy", "saved_torch", "saved_numpy")
+    __slots__ = ("owner", "saved")
 
-    def __init__(self, owner: OwnRandomState, numpy: bool) -> None:
-        self.owner, self.numpy = owner, numpy
+    def __init__(self, owner: OwnRandomState) -> None:
+        self.owner = owner
 
     def __enter__(self) -> None:
         import torch
 
-        self.saved_torch = torch.get_rng_state()
+        self.saved = torch.get_rng_state()
         torch.set_rng_state(self.owner.torch)
-        if self.numpy:
-            self.saved_numpy = np.random.get_state()
-            np.random.set_state(self.owner.numpy)
 
     def __exit__(self, *exc: object) -> None:
         import torch
 
         self.owner.torch = torch.get_rng_state()
-        torch.set_rng_state(self.saved_torch)
-        if self.numpy:
-            self.owner.numpy = np.random.get_state()
-            np.random.set_state(self.saved_numpy)
+        torch.set_rng_state(self.saved)

@@ -157,12 +157,12 @@ class SB3Muscle(Muscle):
         unscaling), with the observation tensor of :meth:`_obs`."""
         assert self.random is not None
         if self._shape is None:
-            with torch.no_grad(), self.random.active(numpy=False):
+            with torch.no_grad(), self.random.active():
                 return policy.predict(self.observations.encode_values(observation), deterministic=test)[0]
         if policy.training:
             policy.set_training_mode(False)
         obs = self._obs(observation)
-        with torch.no_grad(), self.random.active(numpy=False):
+        with torch.no_grad(), self.random.active():
             actions = policy._predict(obs, deterministic=test)
         space = policy.action_space
         action = actions.cpu().numpy().reshape(space.shape)
@@ -182,7 +182,7 @@ class SB3Muscle(Muscle):
                     actions = policy._predict(obs, deterministic=True)
                     values = log_prob = None
                 else:
-                    with self.random.active(numpy=False):
+                    with self.random.active():
                         actions, values, log_prob = policy(obs)
                 raw = actions.cpu().numpy()[0]
             else:
