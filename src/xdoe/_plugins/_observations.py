@@ -23,7 +23,8 @@ fails the run whatever the policy: the environment would receive it).
 
 The step calls :meth:`ObservationCheck.due` (the sampling rule) and then
 :meth:`ObservationCheck.sensors` (or :meth:`ObservationCheck.value` for a
-single value); the run's :class:`ObservationReport` (:func:`observation_report`)
+single value; the executor first compares a Python ``int`` with its
+``Discrete`` sensor's :func:`int_range` and hands only other values on); the run's :class:`ObservationReport` (:func:`observation_report`)
 keeps the messages, one per sensor.
 """
 
@@ -41,7 +42,7 @@ from gymnasium import spaces
 from xdoe.errors import ObservationSpaceWarning, RunError, printable
 
 __all__ = ["POLICIES", "FIRST", "EVERY", "ObservationCheck", "ObservationReport", "observation_check",
-           "observation_report", "inside", "report_observation"]
+           "observation_report", "inside", "int_range", "report_observation"]
 
 #: the values of ``phase_config.observation_check``; the first is the default
 POLICIES = ("warn", "error", "off")
@@ -54,13 +55,25 @@ _repr = reprlib.Repr()
 _repr.maxstring, _repr.maxother, _repr.maxlist = 60, 60, 8
 
 
+def int_range(space: spaces.Space) -> tuple[int, int]:
+    """``(low, high)``: a Python ``int`` ``v`` lies in ``space`` exactly when
+    ``low <= v < high`` — a ``Discrete`` space's range, worked out once
+    (``Worker`` checks a step's integer observations against it and hands
+    any other value to :meth:`ObservationCheck.value`); ``(1, 0)``, an empty
+    range, for other spaces."""
+    if type(space) is spaces.Discrete:
+        start = int(space.start)
+        return start, start + int(space.n)
+    return 1, 0
+
+
 def inside(space: spaces.Space, value: Any) -> bool:
     """Whether ``value`` lies in ``space``: an integer compared with a
     ``Discrete`` space's range, else ``space.contains(value)`` (which
     refuses NaN in a ``Box``)."""
     if type(space) is spaces.Discrete and (type(value) is int or isinstance(value, np.integer)):
-        start = int(space.start)
-        return start <= int(value) < start + int(space.n)
+        low, high = int_range(space)
+        return low <= int(value) < high
     try:
         return bool(space.contains(value))
     except Exception:  # noqa: BLE001 - a value contains cannot even look at is outside

@@ -55,7 +55,7 @@ class WorkerEpisodes:
         if self.observation_check is not None:
             self.check_at = 1
         self.done = False
-        self.actions = {}
+        self.env_actions[:] = [None] * len(self.env_actions)
         self.progress.episode = self.episode
         self.progress.step = 0
         self.progress.done = False
