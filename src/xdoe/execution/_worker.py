@@ -70,7 +70,20 @@ class Worker(WorkerEpisodes):
 
     ``reads_states``: a termination condition of the phase reads
     ``StepProgress.states`` (:func:`xdoe.execution._stepping.reads_states`):
-    every environment's state is then read at every step."""
+    every environment's state is then read at every step.
+
+    Its state is held in slots: a worker has more attributes than CPython
+    3.11 keeps in an instance's shared-key dict (30), and the step reads and
+    writes about twenty of them (a slot is read directly; a dict attribute
+    through a look-up in the instance's own dict)."""
+
+    __slots__ = (
+        "index", "phase", "envs", "env_uids", "reward_components", "reads_states", "agents", "agent_names",
+        "train", "recorder", "env_sensors", "env_specs", "env_checks", "env_runtimes", "env_steps", "env_obs",
+        "env_rewards", "env_terminated", "fetch", "states", "sensor_values", "need_map", "action_env",
+        "env_actions", "phase_progress", "progress", "objectives", "episode", "step", "done", "left_any",
+        "active", "in_episode", "started_at", "episode_extras", "observation_check", "check_at", "one_env",
+    )
 
     def __init__(self, index: int, phase: PhasePlan, envs: list[Environment],
                  rewards: list[Reward | None], progress: PhaseProgress, train: bool,
@@ -210,9 +223,10 @@ class Worker(WorkerEpisodes):
             if rewards is None:
                 rewards = {}
             if self.train:
+                think = agent.think  # a slot holding a bound method: called from a local (see update)
                 try:
-                    update = agent.think(self.index, self.episode, step, last, action, rewards, agent.t_objective,
-                                         observation, done, {} if extras is None else extras, truncated)
+                    update = think(self.index, self.episode, step, last, action, rewards, agent.t_objective,
+                                   observation, done, {} if extras is None else extras, truncated)
                 except Exception as exc:
                     raise component_error(f"agent {agent.name!r}: brain.{agent.think_form}", exc) from exc
                 if update is not None:
@@ -226,8 +240,9 @@ class Worker(WorkerEpisodes):
                 write(self.episode, step, last, action, rewards, agent.t_objective, done,
                       done and not truncated, done and truncated, cut_by)
         if proposed is PROPOSE:
+            propose = agent.propose
             try:
-                action = agent.propose(observation)
+                action = propose(observation)
             except RunError:
                 raise
             except Exception as exc:
@@ -283,8 +298,11 @@ class Worker(WorkerEpisodes):
             env_actions[i] = None
             if value is None and uid is None:  # several actuators, none set
                 value = {}
+            # the plugins' methods held in slots are called from locals: ``obj.slot(...)`` is a method
+            # call CPython 3.11 does not specialise (a generic attribute look-up at every step)
+            update_values = runtime.update_values
             try:
-                observation, rewards, terminated, truncated = runtime.update_values(value)
+                observation, rewards, terminated, truncated = update_values(value)
             except Exception as exc:
                 raise component_error(f"environment {self.env_uids[i]!r}: {runtime.form}", exc) from exc
             if fetched:
@@ -313,8 +331,9 @@ class Worker(WorkerEpisodes):
                 for i in agent.reward_envs:
                     rewards.update(env_rewards[i])
                 seen = rewards
+            internal = agent.internal
             try:
-                objective = agent.internal(seen)
+                objective = internal(seen)
                 if type(objective) is not float:
                     objective = float(objective)
             except Exception as exc:
