@@ -24,8 +24,9 @@ fails the run whatever the policy: the environment would receive it).
 The step calls :meth:`ObservationCheck.due` (the sampling rule) and then
 :meth:`ObservationCheck.sensors` (or :meth:`ObservationCheck.value` for a
 single value; the executor first compares a Python ``int`` with its
-``Discrete`` sensor's :func:`int_range` and hands only other values on); the run's :class:`ObservationReport` (:func:`observation_report`)
-keeps the messages, one per sensor.
+``Discrete`` sensor's :func:`int_range` and hands only other values on);
+the run's :class:`ObservationReport` (:func:`observation_report`) keeps
+the messages, one per sensor.
 """
 
 from __future__ import annotations
