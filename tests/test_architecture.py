@@ -337,9 +337,20 @@ def test_public_names_refuses_a_name_listed_twice() -> None:
 
 
 def _calls(tree: ast.AST, name: str) -> int:
-    """Calls of a method ``name`` (``x.name(...)``) in ``tree``."""
-    return sum(1 for node in ast.walk(tree) if isinstance(node, ast.Call)
-               and isinstance(node.func, ast.Attribute) and node.func.attr == name)
+    """Calls of a method ``name`` in ``tree``: ``x.name(...)``, and calls of a
+    local bound from it in the same function (``f = x.name``, then ``f(...)``:
+    how the step calls plugin methods held in slots)."""
+    count = 0
+    for node in ast.walk(tree):
+        if isinstance(node, ast.Call) and isinstance(node.func, ast.Attribute) and node.func.attr == name:
+            count += 1
+        elif isinstance(node, (ast.FunctionDef, ast.AsyncFunctionDef)):
+            bound = {target.id for stmt in ast.walk(node) if isinstance(stmt, ast.Assign)
+                     and isinstance(stmt.value, ast.Attribute) and stmt.value.attr == name
+                     for target in stmt.targets if isinstance(target, ast.Name)}
+            count += sum(1 for call in ast.walk(node) if isinstance(call, ast.Call)
+                         and isinstance(call.func, ast.Name) and call.func.id in bound)
+    return count
 
 
 def test_the_executor_has_one_step_implementation() -> None:

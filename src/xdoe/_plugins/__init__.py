@@ -33,7 +33,7 @@ if TYPE_CHECKING:  # the same names for type checkers (`Name as Name`: a re-expo
     from xdoe._plugins._observations import (EVERY as EVERY, FIRST as FIRST, POLICIES as POLICIES,
                                              ObservationCheck as ObservationCheck,
                                              ObservationReport as ObservationReport, inside as inside,
-                                             observation_check as observation_check,
+                                             int_range as int_range, observation_check as observation_check,
                                              observation_report as observation_report,
                                              report_observation as report_observation)
     from xdoe._plugins._samplers import (GaussianSampler as GaussianSampler,
@@ -46,7 +46,7 @@ _EXPORTS = {
     "xdoe._plugins._forms": ["DERIVED", "derive_forms", "is_derived", "is_derived_code", "items_of",
                              "propose_through_objects", "retire_value_steps", "think_through_objects", "values_of"],
     "xdoe._plugins._observations": ["EVERY", "FIRST", "POLICIES", "ObservationCheck", "ObservationReport", "inside",
-                                    "observation_check", "observation_report", "report_observation"],
+                                    "int_range", "observation_check", "observation_report", "report_observation"],
     "xdoe._plugins._samplers": ["ParameterSampler", "UniformSampler", "GaussianSampler", "MultiRangeUniformSampler",
                                 "SampledParameters", "find_samplers", "make_sampler"],
 }

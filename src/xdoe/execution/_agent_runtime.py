@@ -37,6 +37,7 @@ class AgentRuntime:
         "t_rewards", "t_objective", "ep_reward", "ep_objective",
         "actuator_ids", "all_rewards", "left", "propose", "think", "internal", "propose_form",
         "think_form", "internal_form", "actuator_id", "bounds", "write_step", "actuator_specs",
+        "low", "high", "action_slot",
     )
 
     def __init__(self, name: str, brain: Brain, muscle: Muscle, muscles: list[Muscle],
@@ -56,6 +57,13 @@ class AgentRuntime:
         #: value form of the agent's actions is then a dict)
         self.actuator_id = actuators[0].uid if len(actuators) == 1 else None
         self.bounds = self.spaces[self.actuator_id] if self.actuator_id is not None else None
+        #: the only actuator's Python-int range ``low <= action < high`` (a ``Discrete`` space),
+        #: else the empty range ``(1, 0)``: every action then goes through the space's ``contains``
+        self.low, self.high = (self.bounds[1], self.bounds[2]) \
+            if self.bounds is not None and self.bounds[1] is not None else (1, 0)
+        #: the index of the environment whose only actuator is the agent's only actuator (the
+        #: action is that environment's whole input, ``Worker.env_actions``), else -1; bound by the worker
+        self.action_slot = -1
         self.sensor_env = sensor_env  # >= 0: the agent sees exactly that env's sensors, in order
         self.reward_envs = reward_envs
         self.reward_env = reward_envs[0] if len(reward_envs) == 1 else -1

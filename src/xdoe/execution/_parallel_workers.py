@@ -41,9 +41,9 @@ What changes compared with the in-process mode (see docs/scale.md):
 from __future__ import annotations
 
 import contextlib
-import contextvars
 import multiprocessing
 import os
+import threading
 from multiprocessing.connection import wait as _wait_any
 from typing import TYPE_CHECKING, Any, Callable, Iterator, Sequence
 
@@ -72,7 +72,10 @@ __all__ = ["parallel_workers", "parallel_workers_enabled", "ParallelPhase", "FLU
 FLUSH_EVERY = 32
 _START_METHOD = "spawn"
 
-_ENABLED: contextvars.ContextVar[bool] = contextvars.ContextVar("xdoe_parallel_workers", default=False)
+#: ``enabled``: :func:`parallel_workers` is in effect in this thread (a thread's attribute, not a
+#: ``contextvars.ContextVar``: see ``xdoe._plugins._observations._LOCAL``, numpy's per-array look-ups
+#: of its own context variables cost more with every variable set)
+_LOCAL = threading.local()
 
 
 @contextlib.contextmanager
@@ -80,16 +83,17 @@ def parallel_workers(enabled: bool = True) -> Iterator[None]:
     """Within the block, runs executed in this thread run every phase with
     ``worker > 1`` in worker processes (``xrun experiment-start
     --parallel-workers``); ``enabled=False`` keeps the in-process default."""
-    token = _ENABLED.set(bool(enabled))
+    outer = getattr(_LOCAL, "enabled", False)
+    _LOCAL.enabled = bool(enabled)
     try:
         yield
     finally:
-        _ENABLED.reset(token)
+        _LOCAL.enabled = outer
 
 
 def parallel_workers_enabled() -> bool:
     """Whether :func:`parallel_workers` is in effect."""
-    return _ENABLED.get()
+    return getattr(_LOCAL, "enabled", False)
 
 
 # -- run process side ---------------------------------------------------------------------

@@ -240,6 +240,7 @@ class PhaseRuntime:
                 agent.write_step = worker.step_writer(agent)
                 if setup.sensor_env < 0:
                     worker.need_map = True
+            worker.bind_actions()
             if worker.need_map:
                 worker._rebuild_map()
         if restore is not None:

@@ -23,7 +23,7 @@ from typing import TYPE_CHECKING, Any, Callable
 
 from xdoe._cuts import CUT_CONDITION, CUT_ENVIRONMENT, CUT_STEP_BUDGET, CUT_STOP
 from xdoe.conditions import PhaseProgress, StepProgress, Verdict
-from xdoe._plugins import observation_check, values_of
+from xdoe._plugins import int_range, observation_check, values_of
 from xdoe.environment import Environment, EnvironmentBaseline, EnvironmentState, Reward, SensorInformation
 from xdoe.errors import RunError
 from xdoe.execution._agent_runtime import COMPLETE, GOING_ON, PROPOSE, AgentRuntime, own_rewards, sum_rewards
@@ -70,7 +70,20 @@ class Worker(WorkerEpisodes):
 
     ``reads_states``: a termination condition of the phase reads
     ``StepProgress.states`` (:func:`xdoe.execution._stepping.reads_states`):
-    every environment's state is then read at every step."""
+    every environment's state is then read at every step.
+
+    Its state is held in slots: a worker has more attributes than CPython
+    3.11 keeps in an instance's shared-key dict (30), and the step reads and
+    writes about twenty of them (a slot is read directly; a dict attribute
+    through a look-up in the instance's own dict)."""
+
+    __slots__ = (
+        "index", "phase", "envs", "env_uids", "reward_components", "reads_states", "agents", "agent_names",
+        "train", "recorder", "env_sensors", "env_specs", "env_checks", "env_runtimes", "env_steps", "env_obs",
+        "env_rewards", "env_terminated", "fetch", "states", "sensor_values", "need_map", "action_env",
+        "env_actions", "phase_progress", "progress", "objectives", "episode", "step", "done", "left_any",
+        "active", "in_episode", "started_at", "episode_extras", "observation_check", "check_at", "one_env",
+    )
 
     def __init__(self, index: int, phase: PhasePlan, envs: list[Environment],
                  rewards: list[Reward | None], progress: PhaseProgress, train: bool,
@@ -90,6 +103,9 @@ class Worker(WorkerEpisodes):
         self.env_sensors: list[list[SensorInformation]] = [[] for _ in envs]
         #: per environment: ``(uid, space)`` of its sensors (the baseline's)
         self.env_specs: list[tuple[tuple[str, Any], ...]] = [() for _ in envs]
+        #: per environment, when observations are checked: ``(uid, space, low, high)`` of its
+        #: sensors, ``low``/``high`` their :func:`~xdoe._plugins.int_range`
+        self.env_checks: list[tuple[tuple[str, Any, int, int], ...]] = [() for _ in envs]
         #: per environment: the executor's side of it (its value-form step, its last state, its
         #: actuators' ``(uid, space)``, the form of ``update`` its class wrote), from its baseline;
         #: kept from one episode to the next while the environment and its actuators stay
@@ -109,9 +125,12 @@ class Worker(WorkerEpisodes):
         #: sensor id -> value of every environment (agents that see sensors of several)
         self.sensor_values: dict[str, Any] = {}
         self.need_map = False
+        #: actuator id -> the index of its environment (from the phase's first baselines)
         self.action_env: dict[str, int] = {}
-        #: actuator id -> value set since the last update
-        self.actions: dict[str, Any] = {}
+        #: per environment, the actions set since its last update: the plain value for an
+        #: environment with one actuator (``None``: not set), else a dict ``uid -> value``
+        #: (``None``: none set); what its next ``update_values`` receives
+        self.env_actions: list[Any] = [None] * n
         self.phase_progress = progress
         self.progress = StepProgress(phase=progress, worker=index)
         self.objectives = self.progress.objectives
@@ -139,7 +158,10 @@ class Worker(WorkerEpisodes):
         env = self.envs[i]
         sensors = baseline.sensors
         self.env_sensors[i] = sensors
-        self.env_specs[i] = tuple([(s.uid, s.space) for s in sensors])
+        specs = tuple([(s.uid, s.space) for s in sensors])
+        if self.observation_check is not None and specs != self.env_specs[i]:  # the same as a rule
+            self.env_checks[i] = tuple([(uid, space, *int_range(space)) for uid, space in specs])
+        self.env_specs[i] = specs
         self.env_obs[i] = values_of(sensors)
         actuators = tuple([(a.uid, a.space) for a in baseline.actuators])
         runtime = self.env_runtimes[i]
@@ -151,6 +173,7 @@ class Worker(WorkerEpisodes):
             derived = runtime.form == "update"
             self.fetch[i] = fetch = derived or self.reads_states or self.reward_components[i] is not None
             self.env_steps[i] = (i, runtime, action_id, fetch)
+            self.bind_actions()
         self.env_terminated[i] = False
         self.env_rewards[i] = {}
         self.states[i] = None
@@ -200,9 +223,10 @@ class Worker(WorkerEpisodes):
             if rewards is None:
                 rewards = {}
             if self.train:
+                think = agent.think  # a slot holding a bound method: called from a local (see update)
                 try:
-                    update = agent.think(self.index, self.episode, step, last, action, rewards, agent.t_objective,
-                                         observation, done, {} if extras is None else extras, truncated)
+                    update = think(self.index, self.episode, step, last, action, rewards, agent.t_objective,
+                                   observation, done, {} if extras is None else extras, truncated)
                 except Exception as exc:
                     raise component_error(f"agent {agent.name!r}: brain.{agent.think_form}", exc) from exc
                 if update is not None:
@@ -216,8 +240,9 @@ class Worker(WorkerEpisodes):
                 write(self.episode, step, last, action, rewards, agent.t_objective, done,
                       done and not truncated, done and truncated, cut_by)
         if proposed is PROPOSE:
+            propose = agent.propose
             try:
-                action = agent.propose(observation)
+                action = propose(observation)
             except RunError:
                 raise
             except Exception as exc:
@@ -228,14 +253,14 @@ class Worker(WorkerEpisodes):
             action = proposed
         uid = agent.actuator_id
         if uid is not None:  # one actuator: the plain value
-            if action is not None:
-                space, low, high = agent.bounds  # type: ignore[misc]
-                if type(action) is int and low is not None:  # fast path: Discrete and a Python int
-                    if not low <= action < high:  # type: ignore[operator]
-                        _outside(agent, uid, action, space)
-                elif not space.contains(action):
-                    _outside(agent, uid, action, space)
-            self.actions[uid] = action
+            # a Python int inside a Discrete space's range is in it; anything else is checked by the space
+            if (type(action) is not int or not agent.low <= action < agent.high) and action is not None:
+                _check_action(agent, uid, action)
+            slot = agent.action_slot
+            if slot >= 0:  # its environment's only actuator: the environment's whole input
+                self.env_actions[slot] = action
+            else:
+                self._set_action(uid, action)
         else:
             if type(action) is not dict:
                 raise RunError(f"agent {agent.name!r}: its muscle proposed {action!r}; an agent with "
@@ -257,27 +282,27 @@ class Worker(WorkerEpisodes):
                 elif space.contains(value):
                     continue
                 _outside(agent, uid, value, space)
-            self.actions.update(action)
+            for uid, value in action.items():
+                self._set_action(uid, value)
         agent.transition = (self.step, observation, action, agent.muscle.extras)
         agent.t_rewards = None
         agent.t_objective = 0.0
 
     def update(self) -> bool:
-        actions = self.actions
-        self.actions = {}
         done = owned = False
         env_obs, env_rewards, env_terminated = self.env_obs, self.env_rewards, self.env_terminated
+        env_actions = self.env_actions
         # each environment's step: the one place where its observation, rewards and flags come back
         for i, runtime, uid, fetched in self.env_steps:
-            if uid is not None:
-                value = actions.get(uid)
-            elif self.one_env:
-                value = actions
-            else:
-                action_env = self.action_env
-                value = {u: v for u, v in actions.items() if action_env[u] == i}
+            value = env_actions[i]  # the actions set since its last update
+            env_actions[i] = None
+            if value is None and uid is None:  # several actuators, none set
+                value = {}
+            # the plugins' methods held in slots are called from locals: ``obj.slot(...)`` is a method
+            # call CPython 3.11 does not specialise (a generic attribute look-up at every step)
+            update_values = runtime.update_values
             try:
-                observation, rewards, terminated, truncated = runtime.update_values(value)
+                observation, rewards, terminated, truncated = update_values(value)
             except Exception as exc:
                 raise component_error(f"environment {self.env_uids[i]!r}: {runtime.form}", exc) from exc
             if fetched:
@@ -306,8 +331,9 @@ class Worker(WorkerEpisodes):
                 for i in agent.reward_envs:
                     rewards.update(env_rewards[i])
                 seen = rewards
+            internal = agent.internal
             try:
-                objective = agent.internal(seen)
+                objective = internal(seen)
                 if type(objective) is not float:
                     objective = float(objective)
             except Exception as exc:
@@ -335,7 +361,7 @@ class Worker(WorkerEpisodes):
         never reached the environments, so no transition)."""
         for agent in self.agents:
             agent.transition = None
-        self.actions = {}
+        self.env_actions[:] = [None] * len(self.env_actions)
 
     # -- internals ---------------------------------------------------------
     def _read_state(self, i: int, rewards: dict[str, float]) -> tuple[dict[str, float], bool]:
@@ -387,17 +413,50 @@ class Worker(WorkerEpisodes):
 
     def _check_observations(self) -> None:
         """The observation check (``phase_config.observation_check``) of every
-        sensor's value; the next step it is due at in ``check_at``."""
+        sensor's value; the next step it is due at in ``check_at``. A Python
+        ``int`` inside its ``Discrete`` sensor's range (``env_checks``) is in
+        its space; every other value goes to :meth:`ObservationCheck.value`."""
         check = self.observation_check
         assert check is not None
-        for specs, observation in zip(self.env_specs, self.env_obs):
-            if len(specs) == 1:
-                uid, space = specs[0]
-                check.value(uid, space, observation, self.episode, self.step)
+        step = self.step
+        for checks, observation in zip(self.env_checks, self.env_obs):
+            if len(checks) == 1:
+                uid, space, low, high = checks[0]
+                if type(observation) is not int or not low <= observation < high:
+                    check.value(uid, space, observation, self.episode, step)
             else:
-                for uid, space in specs:
-                    check.value(uid, space, observation.get(uid), self.episode, self.step)
-        self.check_at = check.next_due(self.step)
+                for uid, space, low, high in checks:
+                    value = observation.get(uid)
+                    if type(value) is not int or not low <= value < high:
+                        check.value(uid, space, value, self.episode, step)
+        self.check_at = check.next_due(step)
+
+    def bind_actions(self) -> None:
+        """Bind every agent's :attr:`~AgentRuntime.action_slot` to the
+        environments' actuators now: when an agent joins the worker and when
+        an environment's actuators change."""
+        for agent in self.agents:
+            uid = agent.actuator_id
+            slot = -1
+            if uid is not None:
+                slot = self.action_env.get(uid, 0 if self.one_env else -1)
+                if slot >= 0 and self.env_steps[slot][2] != uid:
+                    slot = -1
+            agent.action_slot = slot
+
+    def _set_action(self, uid: str, value: Any) -> None:
+        """Keep ``value`` for actuator ``uid`` until its environment's next
+        update (:attr:`env_actions`): the plain value for an environment
+        whose only actuator it is, else in the environment's dict."""
+        i = self.action_env.get(uid, 0) if self.one_env else self.action_env[uid]
+        if self.env_steps[i][2] == uid:
+            self.env_actions[i] = value
+        else:
+            actions = self.env_actions[i]
+            if actions is None:
+                self.env_actions[i] = {uid: value}
+            else:
+                actions[uid] = value
 
     def _leave(self) -> None:
         """Agents all of whose actuators left the episode complete their
@@ -429,6 +488,22 @@ class Worker(WorkerEpisodes):
             return None
         ids = agent.sensor_ids
         return self.recorder.step_writer(self.index, agent.name, ids[0] if len(ids) == 1 else None, agent.actuator_id)
+
+
+def _check_action(agent: AgentRuntime, uid: str, action: Any) -> None:
+    """Check the action of an agent with one actuator against its space (a
+    Python int against a ``Discrete`` space's range, anything else by the
+    space's ``contains``).
+
+    Raises:
+        RunError: the action is outside the space.
+    """
+    space, low, high = agent.bounds  # type: ignore[misc]
+    if type(action) is int and low is not None:
+        if not low <= action < high:
+            _outside(agent, uid, action, space)
+    elif not space.contains(action):
+        _outside(agent, uid, action, space)
 
 
 def _outside(agent: AgentRuntime, uid: str, value: Any, space: Any) -> None:

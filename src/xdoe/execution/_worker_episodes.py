@@ -24,7 +24,9 @@ def component_error(where: str, exc: BaseException) -> RunError:
 
 class WorkerEpisodes:
     """Start and end of a worker's episodes (see the module docstring); the
-    state is :class:`~xdoe.execution._worker.Worker`'s."""
+    state is :class:`~xdoe.execution._worker.Worker`'s (its slots)."""
+
+    __slots__ = ()
 
     if TYPE_CHECKING:
         def __getattr__(self, name: str) -> Any: ...
@@ -55,7 +57,7 @@ class WorkerEpisodes:
         if self.observation_check is not None:
             self.check_at = 1
         self.done = False
-        self.actions = {}
+        self.env_actions[:] = [None] * len(self.env_actions)
         self.progress.episode = self.episode
         self.progress.step = 0
         self.progress.done = False

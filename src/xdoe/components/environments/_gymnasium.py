@@ -241,7 +241,8 @@ class GymnasiumEnvironment(Environment):
             raise ValueError(f"no value set for actuator {self._action_id}")
         if type(actions) is not int and self._discrete_action:
             actions = int(np.asarray(actions).item())
-        self._last = last = self._step(actions)
+        step = self._step  # an attribute holding a bound method: called from a local (CPython 3.11
+        self._last = last = step(actions)  # does not specialise a method call on it)
         observation, reward, terminated, truncated, _ = last
         if type(observation) is not int:
             convert = self._convert

@@ -178,9 +178,7 @@ def positional_inserts(sql: str, rows: list[tuple[Any, ...]]) -> Iterator[tuple[
     most seven statements per table, whatever the episodes' lengths."""
     i, n = 0, len(rows)
     while i < n:
-        k = _MAX_ROWS_PER_INSERT
-        while k > n - i:
-            k >>= 1
+        k = 1 << (min(n - i, _MAX_ROWS_PER_INSERT).bit_length() - 1)  # the largest power of two that fits
         many = _MANY_ROWS_SQL.get((sql, k))
         if many is None:
             head, values = sql.split(" VALUES ", 1)
