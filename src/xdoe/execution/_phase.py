@@ -191,8 +191,6 @@ class PhaseRuntime:
                         f"{phase.environments[i].key}: environment {env.uid!r}: start_environment", exc
                     ) from exc
                 worker.set_baseline(i, baselines[-1])
-                for a in baselines[-1].actuators:
-                    worker.action_env[a.uid] = i
             if not self.workers:
                 baselines_0 = baselines
             self.workers.append(worker)

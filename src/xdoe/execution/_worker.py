@@ -125,7 +125,7 @@ class Worker(WorkerEpisodes):
         #: sensor id -> value of every environment (agents that see sensors of several)
         self.sensor_values: dict[str, Any] = {}
         self.need_map = False
-        #: actuator id -> the index of its environment (from the phase's first baselines)
+        #: actuator id -> the index of its environment (its last baseline's actuators: set_baseline)
         self.action_env: dict[str, int] = {}
         #: per environment, the actions set since its last update: the plain value for an
         #: environment with one actuator (``None``: not set), else a dict ``uid -> value``
@@ -154,7 +154,8 @@ class Worker(WorkerEpisodes):
         :class:`EnvironmentRuntime` is kept when the environment object and
         its actuators (ids and spaces) are those of its last baseline (the
         usual case: every episode of a worker), else made anew with what
-        :meth:`update` binds of it."""
+        :meth:`update` binds of it, and :attr:`action_env` maps its actuators
+        (those it has now) to it."""
         env = self.envs[i]
         sensors = baseline.sensors
         self.env_sensors[i] = sensors
@@ -169,6 +170,9 @@ class Worker(WorkerEpisodes):
             runtime.restart()
         else:
             self.env_runtimes[i] = runtime = EnvironmentRuntime(env, actuators)
+            action_env = {uid: j for uid, j in self.action_env.items() if j != i}  # the actuators it has now
+            action_env.update((uid, i) for uid, _ in actuators)
+            self.action_env = action_env
             action_id = actuators[0][0] if len(actuators) == 1 else None
             derived = runtime.form == "update"
             self.fetch[i] = fetch = derived or self.reads_states or self.reward_components[i] is not None
