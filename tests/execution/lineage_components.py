@@ -3,37 +3,14 @@
 
 from __future__ import annotations
 
-import os
-import signal
-import time
 from typing import Any
 
 from xdoe.agent import Experience
 from xdoe.components.agents import QLearningBrain
-from xdoe.conditions import EpisodeProgress, TerminationCondition, Verdict
 from xdoe.components.environments import DummyEnvironment
 
-#: ``{"at": n}`` makes every InterruptAfter press Ctrl-C at the n-th episode.
-ARMED: dict[str, int] = {}
 #: Every PretrainBrain's received experiences, in order.
 PRETRAINED: list[list[Experience]] = []
-
-
-class InterruptAfter(TerminationCondition):
-    """Presses Ctrl-C (sends its own process SIGINT, which raises
-    KeyboardInterrupt) after ``ARMED["at"]`` episodes of the run. A plain
-    ``raise KeyboardInterrupt`` would count as plugin code failing its run."""
-
-    def __init__(self) -> None:
-        super().__init__()
-        self.seen = 0
-
-    def episode_finished(self, episode: EpisodeProgress) -> Verdict:
-        self.seen += 1
-        if ARMED and self.seen == ARMED["at"]:
-            os.kill(os.getpid(), signal.SIGINT)
-            time.sleep(5)  # the handler raises KeyboardInterrupt long before this ends
-        return Verdict.CONTINUE
 
 
 class ParamEnvironment(DummyEnvironment):

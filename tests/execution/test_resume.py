@@ -13,7 +13,7 @@ import sys
 from collections import Counter
 from pathlib import Path
 
-import lineage_components
+import interrupts
 import hold
 import pytest
 from ruamel.yaml import YAML
@@ -27,9 +27,9 @@ HERE = Path(__file__).resolve().parent
 
 @pytest.fixture(autouse=True)
 def _disarm():
-    lineage_components.ARMED.clear()
+    interrupts.ARMED.clear()
     yield
-    lineage_components.ARMED.clear()
+    interrupts.ARMED.clear()
 
 
 def phase(mode="train", episodes=20, length=5, worker=1, env="xdoe.environments:DummyEnvironment",
@@ -54,7 +54,7 @@ def document(*phases, uid="resume-run", seed=9):
 
 
 INTERRUPTIBLE = [{"name": "xdoe.conditions:EnvironmentTerminationCondition"},
-                 {"name": "lineage_components:InterruptAfter"}]
+                 {"name": "interrupts:InterruptAfter"}]
 
 
 def rows(store, instance_id):
@@ -94,12 +94,12 @@ def test_ctrl_c_mid_phase_resumes_identically_with_one_worker(store, tmp_path):
         reference = run(d, store=ref_store, results=tmp_path / "ref")
         assert reference.ok, reference.traceback
         expected = rows(ref_store, reference.instance_id)
-    lineage_components.ARMED["at"] = 13
+    interrupts.ARMED["at"] = 13
     with pytest.raises(KeyboardInterrupt):
         run(d, store=store, results=tmp_path / "r")
     (inst,) = store.runs.instances()
     assert inst.status == "interrupted"
-    lineage_components.ARMED.clear()
+    interrupts.ARMED.clear()
     resumed = run(d, store=store, results=tmp_path / "r")
     assert resumed.ok and resumed.resumed, resumed.traceback
     assert resumed.instance_id == inst.id and resumed.note == f"resumed interrupted instance {inst.id}"
@@ -120,13 +120,13 @@ def test_ctrl_c_mid_phase_resumes_identically_with_one_worker(store, tmp_path):
 def test_ctrl_c_without_checkpoint_restarts_the_phase(store, tmp_path):
     d = document(("training", phase(episodes=6)),
                  ("testing", phase(mode="test", episodes=5, conditions=INTERRUPTIBLE)))
-    lineage_components.ARMED["at"] = 3
+    interrupts.ARMED["at"] = 3
     with pytest.raises(KeyboardInterrupt):
         run(d, store=store, results=tmp_path / "r")
     (inst,) = store.runs.instances()
     with store.database.session() as s:
         phase0_id = s.execute(select(Phase.id).where(Phase.instance_id == inst.id, Phase.index == 0)).scalar_one()
-    lineage_components.ARMED.clear()
+    interrupts.ARMED.clear()
     resumed = run(d, store=store, results=tmp_path / "r")
     assert resumed.ok and resumed.resumed
     assert_exactly_once(store, inst.id, [("training", 1, 6), ("testing", 1, 5)])

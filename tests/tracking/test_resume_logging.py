@@ -11,14 +11,14 @@ import pytest
 pytest.importorskip("tensorboard", reason="the 'tensorboard' extra is not installed")
 pytest.importorskip("mlflow", reason="the 'mlflow' extra is not installed")
 
-import tracking_components  # noqa: E402
+import interrupts  # noqa: E402
 from test_tracking import _mlflow, _tensorboard  # noqa: E402
 
 from xdoe.execution import run  # noqa: E402
 from xdoe.store import Store  # noqa: E402
 
 CONDITIONS = [{"name": "xdoe.conditions:EnvironmentTerminationCondition"},
-              {"name": "tracking_components:InterruptAfter"}]
+              {"name": "interrupts:InterruptAfter"}]
 
 
 def _phase(mode: str, episodes: int, **config: object) -> dict:
@@ -41,12 +41,12 @@ def test_a_resumed_run_is_logged_once_per_episode(tmp_path: Path) -> None:
                 "schedule": [{"training": _phase("train", 20, checkpoint_every=12)},
                              {"testing": _phase("test", 4)}]}
     url = f"sqlite:///{tmp_path / 's.sqlite'}"
-    tracking_components.ARMED["at"] = 15
+    interrupts.ARMED["at"] = 15
     try:
         with pytest.raises(KeyboardInterrupt):
             run(document, store=url, results=tmp_path / "r")
     finally:
-        tracking_components.ARMED.clear()
+        interrupts.ARMED.clear()
     ((_, _, status),) = _tensorboard(tb).values()
     assert status == "STATUS_UNKNOWN"  # the interrupted session (the hparams plugin has no "aborted")
     resumed = run(document, store=url, results=tmp_path / "r")

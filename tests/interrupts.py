@@ -1,5 +1,7 @@
-"""A termination condition that presses Ctrl-C once, to interrupt a run
-in the middle of a phase (tests/tracking/test_resume_logging.py)."""
+"""A termination condition that presses Ctrl-C once, to interrupt a run in
+the middle of a phase, resumable (the resume tests of tests/execution and
+tests/tracking; referenced as ``interrupts:InterruptAfter``, tests/ is on
+``sys.path``)."""
 
 from __future__ import annotations
 
@@ -9,13 +11,14 @@ import time
 
 from xdoe.conditions import EpisodeProgress, TerminationCondition, Verdict
 
-#: ``{"at": N}``: press Ctrl-C after the run's N-th episode; empty: never
+#: ``{"at": n}`` makes every InterruptAfter press Ctrl-C at the n-th episode; empty: never.
 ARMED: dict[str, int] = {}
 
 
 class InterruptAfter(TerminationCondition):
-    """Sends its own process SIGINT (a real Ctrl-C: the run is interrupted,
-    resumable) after ``ARMED["at"]`` episodes."""
+    """Presses Ctrl-C (sends its own process SIGINT, which raises
+    KeyboardInterrupt) after ``ARMED["at"]`` episodes of the run. A plain
+    ``raise KeyboardInterrupt`` would count as plugin code failing its run."""
 
     def __init__(self) -> None:
         super().__init__()
