@@ -17,30 +17,26 @@ from scale_components import CountdownEnvironment
 from xdoe.environments import DummyEnvironment, GymnasiumEnvironment
 
 
-class HeldGymnasiumEnvironment(GymnasiumEnvironment):
-    """:class:`xdoe.environments.GymnasiumEnvironment` that holds where asked."""
+def _held(base: type) -> type:
+    """``base`` (an environment taking ``uid``, ``seed`` and parameters) that holds where asked."""
 
-    def __init__(self, uid: str, seed: int, **params: Any) -> None:
-        super().__init__(uid=uid, seed=seed, **params)
-        self.started = 0
+    class Held(base):  # type: ignore[valid-type, misc]
+        def __init__(self, uid: str, seed: int, **params: Any) -> None:
+            super().__init__(uid=uid, seed=seed, **params)
+            self.started = 0
 
-    def start_environment(self) -> Any:
-        hold_here(self.started)
-        self.started += 1
-        return super().start_environment()
+        def start_environment(self) -> Any:
+            hold_here(self.started)
+            self.started += 1
+            return super().start_environment()
+
+    Held.__name__ = Held.__qualname__ = f"Held{base.__name__}"  # pickled by its name in this module
+    Held.__doc__ = f":class:`{base.__module__}.{base.__name__}` that holds where asked."
+    return Held
 
 
-class HeldDummyEnvironment(DummyEnvironment):
-    """:class:`xdoe.environments.DummyEnvironment` that holds where asked."""
-
-    def __init__(self, uid: str, seed: int, **params: Any) -> None:
-        super().__init__(uid=uid, seed=seed, **params)
-        self.started = 0
-
-    def start_environment(self) -> Any:
-        hold_here(self.started)
-        self.started += 1
-        return super().start_environment()
+HeldGymnasiumEnvironment = _held(GymnasiumEnvironment)
+HeldDummyEnvironment = _held(DummyEnvironment)
 
 
 class HeldCountdownEnvironment(CountdownEnvironment):
