@@ -29,6 +29,8 @@ import time
 from pathlib import Path
 
 HOLD = "XDOE_TEST_HOLD"
+#: tests/ (this module) and tests/execution (the test components)
+_TESTS = Path(__file__).resolve().parent
 #: The least episode index of a hold in the optuna kill tests (their runs have episodes stored).
 LEAST = 5
 
@@ -94,3 +96,16 @@ def hold_here(index: int = 0) -> None:
             out.write(f"{os.getpid()}\n")
     while True:  # until killed
         time.sleep(0.05)
+
+
+def child_env(held: Path | None = None) -> dict[str, str]:
+    """The environment of an ``xrun`` child process of a test: the test
+    components (tests/execution) and this module importable, no
+    ``XRUN_STORE`` of the caller's; ``held``: holding at that folder."""
+    env = dict(os.environ)
+    path = [str(_TESTS / "execution"), str(_TESTS), env.get("PYTHONPATH", "")]
+    env["PYTHONPATH"] = os.pathsep.join(path).rstrip(os.pathsep)
+    env.pop("XRUN_STORE", None)
+    if held is not None:
+        env[HOLD] = str(held)
+    return env

@@ -31,15 +31,6 @@ RUNS, EPISODES, TEST_EPISODES = 4, 6, 1
 PW_EPISODES, WORKERS = 20, 3  # --parallel-workers: each worker held at its 3rd episode start
 
 
-def _env(held: Path | None = None) -> dict[str, str]:
-    """The environment of xrun: the test components importable; ``held``: holding there (:mod:`hold`)."""
-    env = dict(os.environ)
-    env["PYTHONPATH"] = os.pathsep.join([str(COMPONENTS), str(TESTS), env.get("PYTHONPATH", "")]).rstrip(os.pathsep)
-    env.pop("XRUN_STORE", None)
-    if held is not None:
-        env[hold.HOLD] = str(held)
-    return env
-
 
 def _group(pgid: int) -> list[psutil.Process]:
     """The live processes (not zombies) of process group ``pgid``."""
@@ -77,7 +68,7 @@ def test_sigkilled_xrun_leaves_no_process_and_a_restart_finishes_every_run_once(
         # held at the step-th episode start of this xrun, in a run (least: not in the preflight check's start)
         hold.request(tmp_path / "hold", int(step), least=1)
         # no pipes: an orphan holding one would keep communicate() waiting
-        proc = subprocess.Popen(argv, cwd=tmp_path, env=_env(tmp_path / "hold"), start_new_session=True,
+        proc = subprocess.Popen(argv, cwd=tmp_path, env=hold.child_env(tmp_path / "hold"), start_new_session=True,
                                 stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
         assert hold.wait_held(proc, tmp_path / "hold"), "the campaign ended before its hold"
         os.kill(proc.pid, signal.SIGKILL)
@@ -90,7 +81,7 @@ def test_sigkilled_xrun_leaves_no_process_and_a_restart_finishes_every_run_once(
             with Store(url) as store:
                 statuses = [i.status for i in store.runs.instances()]
             killed_in_run += statuses.count("interrupted")  # the runs in flight ended interrupted
-    done = subprocess.run(argv, cwd=tmp_path, env=_env(), capture_output=True, text=True, timeout=300)
+    done = subprocess.run(argv, cwd=tmp_path, env=hold.child_env(), capture_output=True, text=True, timeout=300)
     assert done.returncode == 0, done.stderr
     with Store(url) as store:
         instances = store.runs.instances()
@@ -111,7 +102,7 @@ def test_sigkilled_xrun_leaves_no_parallel_worker_process(tmp_path: Path, jobs: 
     argv = [sys.executable, "-m", "xdoe.cli._xrun", "experiment-start", "--quiet", "--jobs", jobs,
             "--parallel-workers", "--store", url, "--results", str(tmp_path / "results"), *files]
     hold.request(tmp_path / "hold", 1, least=2, every=True)  # each worker at its 3rd episode start: mid-phase
-    proc = subprocess.Popen(argv, cwd=tmp_path, env=_env(tmp_path / "hold"), start_new_session=True,
+    proc = subprocess.Popen(argv, cwd=tmp_path, env=hold.child_env(tmp_path / "hold"), start_new_session=True,
                             stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
     try:
         held = hold.wait_held(proc, tmp_path / "hold", WORKERS)

@@ -35,15 +35,6 @@ from xdoe.store import Store  # noqa: E402
 XRUN = [sys.executable, "-m", "xdoe.cli._xrun"]
 
 
-def _env(held: Path | None = None) -> dict[str, str]:
-    """The environment of xrun: the test components importable; ``held``: holding there (:mod:`hold`)."""
-    env = dict(os.environ)
-    env["PYTHONPATH"] = os.pathsep.join([str(COMPONENTS), str(HERE.parent), env.get("PYTHONPATH", "")]).rstrip(os.pathsep)
-    env.pop("XRUN_STORE", None)
-    if held is not None:
-        env[hold.HOLD] = str(held)
-    return env
-
 
 def _statuses(url: str) -> dict[str, list[str]]:
     with Store(url) as store:
@@ -83,7 +74,7 @@ def _start(tmp_path: Path, jobs: str, docs: list[dict], held: Path | None = None
     files = write_runs(tmp_path / "runs", docs)
     url = f"sqlite:///{tmp_path / 'x.sqlite'}"
     args = ["experiment-start", "--jobs", jobs, "--store", url, "--results", str(tmp_path / "results"), *files]
-    proc = subprocess.Popen([*XRUN, *args], cwd=tmp_path, env=_env(held), start_new_session=True, text=True,
+    proc = subprocess.Popen([*XRUN, *args], cwd=tmp_path, env=hold.child_env(held), start_new_session=True, text=True,
                             stdout=subprocess.PIPE, stderr=subprocess.PIPE)
     return proc, args, url
 
@@ -118,7 +109,7 @@ def test_ctrl_c_stops_starting_runs_prints_the_summary_and_how_to_resume(tmp_pat
         assert uid in out
     # the printed command resumes the campaign (the interrupted runs continue where they were)
     again = subprocess.run([*XRUN, *shlex.split(resume[0].removeprefix("resume with: "))[1:]], cwd=tmp_path,
-                           env=_env(), capture_output=True, text=True, timeout=600)
+                           env=hold.child_env(), capture_output=True, text=True, timeout=600)
     assert again.returncode == 0, (again.stdout, again.stderr)
     assert all(s[-1] == "finished" for s in _statuses(url).values()) and len(_statuses(url)) == len(docs)
 

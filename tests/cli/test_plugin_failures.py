@@ -41,18 +41,9 @@ CAUSES = {
 }
 
 
-def _env(held: Path | None = None) -> dict[str, str]:
-    """The environment of xrun: the test components importable; ``held``: holding there (:mod:`hold`)."""
-    env = dict(os.environ)
-    env["PYTHONPATH"] = os.pathsep.join([str(COMPONENTS), str(HERE.parent), env.get("PYTHONPATH", "")]).rstrip(os.pathsep)
-    env.pop("XRUN_STORE", None)
-    if held is not None:
-        env[hold.HOLD] = str(held)
-    return env
-
 
 def _xrun(cwd: Path, *args: str, timeout: float = 240) -> subprocess.CompletedProcess:
-    return subprocess.run([sys.executable, "-m", "xdoe.cli._xrun", *args], cwd=cwd, env=_env(),
+    return subprocess.run([sys.executable, "-m", "xdoe.cli._xrun", *args], cwd=cwd, env=hold.child_env(),
                           capture_output=True, text=True, timeout=timeout)
 
 
@@ -217,13 +208,13 @@ def test_a_claim_of_a_sigkilled_process_is_taken_over(tmp_path):
             time.sleep(0.2)
 
     hold.request(tmp_path / "hold", 1, least=1)  # least: not in xrun's preflight check, which starts its environments
-    first = subprocess.Popen([*argv, files[0]], cwd=tmp_path, env=_env(tmp_path / "hold"), start_new_session=True,
+    first = subprocess.Popen([*argv, files[0]], cwd=tmp_path, env=hold.child_env(tmp_path / "hold"), start_new_session=True,
                              stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
     try:
         assert hold.wait_held(first, tmp_path / "hold"), first.communicate()
         assert _statuses(url)["slow"] == ["running"]
         # the second process finds "slow" claimed, runs "quick", then waits for "slow"
-        second = subprocess.Popen([*argv, *files], cwd=tmp_path, env=_env(), stdout=subprocess.PIPE,
+        second = subprocess.Popen([*argv, *files], cwd=tmp_path, env=hold.child_env(), stdout=subprocess.PIPE,
                                   stderr=subprocess.PIPE, text=True)
         wait_until("quick", "finished", second)
         assert _statuses(url)["slow"] == ["running"]
@@ -342,7 +333,7 @@ def test_an_inherited_ignored_sigint_still_stops_the_campaign_like_ctrl_c(tmp_pa
     argv = [sys.executable, "-m", "xdoe.cli._xrun", "experiment-start", "--jobs", jobs, "--store", url,
             "--results", str(tmp_path / "results"), *files]
     hold.request(tmp_path / "hold", 1, least=1, every=True)
-    proc = subprocess.Popen(argv, cwd=tmp_path, env=_env(tmp_path / "hold"), start_new_session=True, text=True,
+    proc = subprocess.Popen(argv, cwd=tmp_path, env=hold.child_env(tmp_path / "hold"), start_new_session=True, text=True,
                             stdout=subprocess.PIPE, stderr=subprocess.PIPE,
                             preexec_fn=lambda: signal.signal(signal.SIGINT, signal.SIG_IGN))
     try:
