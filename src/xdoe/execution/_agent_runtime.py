@@ -7,7 +7,7 @@ from __future__ import annotations
 from typing import Any, Callable
 
 from xdoe.agent import Brain, Experience, Muscle, Objective
-from xdoe._plugins import is_derived, propose_through_objects, think_through_objects
+from xdoe._plugins import int_range, is_derived, propose_through_objects, think_through_objects
 from xdoe.environment import ActuatorInformation, RewardInformation, SensorInformation
 
 __all__ = ["AgentRuntime", "COMPLETE", "GOING_ON", "PROPOSE", "brain_step", "batches", "own_rewards", "sum_rewards"]
@@ -59,8 +59,7 @@ class AgentRuntime:
         self.bounds = self.spaces[self.actuator_id] if self.actuator_id is not None else None
         #: the only actuator's Python-int range ``low <= action < high`` (a ``Discrete`` space),
         #: else the empty range ``(1, 0)``: every action then goes through the space's ``contains``
-        self.low, self.high = (self.bounds[1], self.bounds[2]) \
-            if self.bounds is not None and self.bounds[1] is not None else (1, 0)
+        _, self.low, self.high = self.bounds if self.bounds is not None else (None, 1, 0)
         #: the index of the environment whose only actuator is the agent's only actuator (the
         #: action is that environment's whole input, ``Worker.env_actions``), else -1; bound by the worker
         self.action_slot = -1
@@ -133,14 +132,10 @@ def own_rewards(agent: AgentRuntime, rewards: list[RewardInformation]) -> list[R
     return [r for r in rewards if r.owner is None or r.owner in ids]
 
 
-def _bounds(space: Any) -> tuple[Any, int | None, int | None]:
-    """``(space, low, high)``; for a ``Discrete`` space ``low <= value < high``
-    is the whole membership test of a Python int."""
-    from gymnasium.spaces import Discrete
-
-    if type(space) is Discrete:
-        return space, int(space.start), int(space.start + space.n)
-    return space, None, None
+def _bounds(space: Any) -> tuple[Any, int, int]:
+    """``(space, low, high)``: a Python int with ``low <= value < high`` is in
+    ``space`` (:func:`~xdoe._plugins.int_range`, empty unless ``Discrete``)."""
+    return (space, *int_range(space))
 
 
 def sum_rewards(a: dict[str, float], b: dict[str, float]) -> dict[str, float]:

@@ -259,7 +259,7 @@ class Worker(WorkerEpisodes):
         if uid is not None:  # one actuator: the plain value
             # a Python int inside a Discrete space's range is in it; anything else is checked by the space
             if (type(action) is not int or not agent.low <= action < agent.high) and action is not None:
-                _check_action(agent, uid, action)
+                _check_action(agent, uid, action, agent.bounds)
             slot = agent.action_slot
             if slot >= 0:  # its environment's only actuator: the environment's whole input
                 self.env_actions[slot] = action
@@ -277,15 +277,8 @@ class Worker(WorkerEpisodes):
                         f"agent {agent.name!r} set actuator {uid!r}, which is not assigned to it "
                         f"(assigned: {', '.join(spaces) or 'none'})"
                     )
-                if value is None:
-                    continue
-                space, low, high = bounds
-                if type(value) is int and low is not None:
-                    if low <= value < high:
-                        continue
-                elif space.contains(value):
-                    continue
-                _outside(agent, uid, value, space)
+                if value is not None:
+                    _check_action(agent, uid, value, bounds)
             for uid, value in action.items():
                 self._set_action(uid, value)
         agent.transition = (self.step, observation, action, agent.muscle.extras)
@@ -494,19 +487,17 @@ class Worker(WorkerEpisodes):
         return self.recorder.step_writer(self.index, agent.name, ids[0] if len(ids) == 1 else None, agent.actuator_id)
 
 
-def _check_action(agent: AgentRuntime, uid: str, action: Any) -> None:
-    """Check the action of an agent with one actuator against its space (a
-    Python int against a ``Discrete`` space's range, anything else by the
-    space's ``contains``).
+def _check_action(agent: AgentRuntime, uid: str, action: Any, bounds: tuple[Any, int, int]) -> None:
+    """Check ``agent``'s action for actuator ``uid`` against its ``(space,
+    low, high)`` (:func:`~xdoe.execution._agent_runtime._bounds`): a Python
+    int inside ``low <= action < high`` is in the space, anything else is
+    asked of the space's ``contains``.
 
     Raises:
         RunError: the action is outside the space.
     """
-    space, low, high = agent.bounds  # type: ignore[misc]
-    if type(action) is int and low is not None:
-        if not low <= action < high:
-            _outside(agent, uid, action, space)
-    elif not space.contains(action):
+    space, low, high = bounds
+    if not (type(action) is int and low <= action < high) and not space.contains(action):
         _outside(agent, uid, action, space)
 
 
