@@ -54,6 +54,22 @@ def test_stopped_and_restarted_gives_the_trials_of_an_uninterrupted_study(tmp_pa
     assert (parts / "optuna-quad.journal").read_bytes() == journal
 
 
+@pytest.mark.parametrize("sampler", ["cmaes", "gp", "random", "nsga2"])
+def test_every_sampler_continues_a_stopped_study_as_if_uninterrupted(tmp_path: Path, sampler: str) -> None:
+    """The other samplers (TPE: the test above) rebuilt from the journal after
+    a stop give the trials of an uninterrupted study: their asks depend only
+    on the seed and the trials told (``gp`` needs torch, ``cmaes`` the
+    optuna extra's cmaes)."""
+    if sampler == "gp":
+        pytest.importorskip("torch")
+    design = {"method": "optuna", "sampler": sampler, "trials": 8, "batch": 2, "startup_trials": 2}
+    doc, whole, parts = interrupted(tmp_path, document(design))
+    optimize(doc, parts)
+    assert trials(parts) == trials(whole)
+    assert [state for _, state, _, _ in trials(whole)] == ["COMPLETE"] * 8
+    same_files(whole, parts, 8)
+
+
 def test_every_trial_is_an_ordinary_run(tmp_path: Path) -> None:
     design = {"method": "optuna", "sampler": "random", "trials": 6, "batch": 3}
     doc, out = campaign(tmp_path, document(design, repetitions=2))
