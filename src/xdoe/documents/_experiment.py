@@ -98,6 +98,14 @@ __all__ = [
     "experiment_schema",
 ]
 
+#: The keys of an experiment document that change the study and are read at one place only: the top
+#: level's and ``definitions``' sections. Written anywhere else they would be dropped with a warning and
+#: the study run without them, so :func:`check_unknown_keys` refuses them there, naming their place.
+_SECTIONS = {**{key: "the top level" for key in ("seed", "repetitions", "max_runs", "max_total_runs", "design", "factors",
+                                     "definitions", "schedule")},
+             **{key: f"definitions.{key}" for key in ("environments", "agents", "sensors", "actuators",
+                                                       "simulation", "phase_config", "run_config")}}
+
 
 def _check_placeholders(data: dict, source: YamlDocument, named: dict[str, Variable]) -> set[str]:
     used: set[str] = set()
@@ -350,7 +358,8 @@ def load_experiment(
     _validate_levels(named, used, base, data, source)
 
     check_unknown_keys(model, source, strict=strict, report=warnings.append,
-                       skip=lambda path, key: path == () and key == "id" and "uid" not in data)
+                       skip=lambda path, key: path == () and key == "id" and "uid" not in data,
+                       sections=_SECTIONS)
 
     uid_key = "uid" if "uid" in data else "id"
     problem = experiment_uid_problem(model.uid)

@@ -226,17 +226,24 @@ def check_unknown_keys(
     model: BaseModel, source: YamlDocument, *, strict: bool, report: Callable[[str], None],
     skip: Callable[[tuple[str | int, ...], str], bool] = lambda path, key: False,
     translate: Callable[[tuple[str | int, ...]], tuple[str | int, ...]] = lambda path: path,
+    sections: dict[str, str] | None = None,
 ) -> None:
     """The one check of unknown keys, for every document (``xgen check``,
     ``generate``, ``augment``, ``xrun experiment-check``): a key within a few
     edits of a key valid at its place is an error with "did you mean" in
-    every mode (``repetitons`` -> ``repetitions``); any other unknown key is
-    passed to ``report`` (a warning), or refused when ``strict`` (with the
-    closest valid key as a hint, when there is one). Free-form places
-    (``open_keys`` models: ``phase_config``, ``run_config``) only refuse typos.
+    every mode (``repetitons`` -> ``repetitions``); so is a section of the
+    document at another place than its own (``sections``: section key ->
+    its dotted place, e.g. ``run_config`` -> ``definitions.run_config``; a
+    ``run_config`` written at the top level would be dropped and the study
+    run without its termination condition), or a typo of one; any other
+    unknown key is passed to ``report`` (a warning), or refused when
+    ``strict`` (with the closest valid key as a hint, when there is one).
+    Free-form places (``open_keys`` models: ``phase_config``,
+    ``run_config``) only refuse typos and misplaced sections.
 
     Raises:
-        DocumentError: a typo, or (strict) any unknown key, at its line.
+        DocumentError: a typo, a misplaced section, or (strict) any unknown
+            key, at its line.
     """
     for path, key, known, open_keys in unknown_keys(model):
         if skip(path, key):
@@ -245,6 +252,12 @@ def check_unknown_keys(
         typo = typo_of(key, known)
         if typo is not None:
             raise source.error(f"unknown key {key!r}; did you mean {typo!r}?", where)
+        if sections:
+            section = key if key in sections else typo_of(key, sections)
+            if section is not None:
+                here = ".".join(str(p) for p in path) or "the top level"
+                raise source.error(f"unknown key {key!r} at {here}: {section!r} belongs at {sections[section]}, "
+                                   "the only place xdoe reads it (move it there)", where)
         if open_keys:
             continue
         if strict:
