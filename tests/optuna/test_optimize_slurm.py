@@ -132,10 +132,16 @@ def test_a_killed_driver_started_again_reattaches_and_runs_nothing_twice(
     driver.communicate()
     kill_study.wait_gone(driver.pid)
 
-    again = subprocess.Popen(command, env=kill_study.ENV, cwd=tmp_path, stdout=subprocess.PIPE,
-                             stderr=subprocess.PIPE, text=True, start_new_session=True)
-    lines = _lines_until(again, f"re-attached to job array {array}")
-    assert not [line for line in lines if "submitted job array" in line]  # the queued batch not submitted again
+    for signum in (signal.SIGINT, None):  # Ctrl-C stops waiting only; then a driver waits to the end
+        again = subprocess.Popen(command, env=kill_study.ENV, cwd=tmp_path, stdout=subprocess.PIPE,
+                                 stderr=subprocess.PIPE, text=True, start_new_session=True)
+        lines = _lines_until(again, f"re-attached to job array {array}")
+        assert not [line for line in lines if "submitted job array" in line]  # the queued batch not submitted again
+        if signum is not None:
+            again.send_signal(signum)
+            _, err = again.communicate(timeout=HANG)
+            assert again.returncode == 130, err
+            assert f"job array(s) {array} keep running" in err and "re-attaches" in err and "resume with:" in err
     hold.release(folder, pids)  # the held array task goes on; the driver waits for it
     _finish(again)
 
@@ -145,6 +151,33 @@ def test_a_killed_driver_started_again_reattaches_and_runs_nothing_twice(
     state = kill_study.store(pg_url)
     kill_study.ran_once(state, TRIALS)
     assert state["episodes"] == reference["store"]["episodes"]  # every episode once, as unkilled
+
+
+@pytest.mark.slow
+@pytest.mark.slurm
+@pytest.mark.postgres
+def test_a_run_failed_in_its_array_task_leaves_its_trial_waiting(
+        slurm_cluster: SlurmCluster, pg_url: str, tmp_path: Path, reference: dict[str, Any]) -> None:
+    doc, out = campaign(tmp_path, _data())
+    folder = tmp_path / "hold"
+    hold.request(folder, 1, least=hold.LEAST)
+    command = _slurm_command(doc, out, pg_url)
+    driver = subprocess.Popen(command, env={**kill_study.ENV, hold.HOLD: str(folder)}, cwd=tmp_path,
+                              stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
+    (pid,) = hold.wait_held(driver, folder, timeout=HANG)
+    os.kill(pid, signal.SIGKILL)  # the run's worker process in its array task: the run fails there
+    out_text, err = driver.communicate(timeout=HANG)
+    assert driver.returncode == 1, out_text + err
+    assert "have runs that did not finish (failed or interrupted" in err and "their trials wait" in err
+    assert kill_study.trials(out, UID)[0][1] in ("RUNNING", "COMPLETE")  # told only when all its runs finished
+    assert any(t[1] == "RUNNING" for t in kill_study.trials(out, UID))  # the failed run's trial waits
+    _finish(subprocess.Popen(command, env=kill_study.ENV, cwd=tmp_path, stdout=subprocess.PIPE,
+                             stderr=subprocess.PIPE, text=True))  # the failed run runs again, the finished not
+    _same_trials(kill_study.trials(out, UID), reference["trials"])
+    state = kill_study.store(pg_url)
+    kill_study.ran_once(state, TRIALS)
+    assert sorted(status for _, status in state["instances"]).count("failed") == 1
+    assert state["episodes"] == reference["store"]["episodes"]
 
 
 @pytest.mark.slow

@@ -106,24 +106,25 @@ def run_batch(backend: Any, files: Sequence[Path], store_url: str, say: Callable
     left = [Path(files[i]) for i in todo]
     if not left:
         return
-    earlier = backend.queued_jobs(left)
-    held = {job.job_id: {p for task in job.chunk.tasks for p in task} for job in earlier}
-    for job in earlier:
-        mine = sum(1 for f in left if f.resolve() in held[job.job_id])
-        say(f"re-attached to job array {job.job_id} (still queued from {job.array.script_path.parent}): "
-            f"{mine} run(s) of this batch")
-    covered = set().union(*held.values())
-    rest = [f for f in left if f.resolve() not in covered]
-    submitted = backend.submit_files(rest) if rest else []
-    for job in submitted:
-        first, last = job.chunk.offset, job.chunk.offset + job.chunk.size - 1
-        say(f"submitted job array {job.job_id}: tasks {first}-{last} ({job.chunk.n_runs} run(s)), "
-            f"logs in {job.array.script_path.parent / 'logs'}")
-    jobs = [*earlier, *submitted]
-    ids = [str(job.job_id) for job in jobs]
-    try:
+    jobs: list[Any] = []
+    try:  # from the first array on, Ctrl-C leaves them running and says so
+        for job in backend.queued_jobs(left):
+            jobs.append(job)
+            held = {p for task in job.chunk.tasks for p in task}
+            say(f"re-attached to job array {job.job_id} (still queued from {job.array.script_path.parent}): "
+                f"{sum(1 for f in left if f.resolve() in held)} run(s) of this batch")
+        covered = {p for job in jobs for task in job.chunk.tasks for p in task}
+        rest = [f for f in left if f.resolve() not in covered]
+        for job in backend.submit_files(rest) if rest else []:
+            jobs.append(job)
+            first, last = job.chunk.offset, job.chunk.offset + job.chunk.size - 1
+            say(f"submitted job array {job.job_id}: tasks {first}-{last} ({job.chunk.n_runs} run(s)), "
+                f"logs in {job.array.script_path.parent / 'logs'}")
+        ids = [str(job.job_id) for job in jobs]
         backend.wait(jobs, poll=POLL, progress=_Progress(say, ids, sum(job.chunk.size for job in jobs)))
     except KeyboardInterrupt:
-        click.echo(f"interrupted: stopped waiting; job array(s) {', '.join(ids)} keep running (scancel "
-                   f"{' '.join(ids)} stops them), and the same command re-attaches to them\n{resume}", err=True)
+        ids = [str(job.job_id) for job in jobs]
+        running = (f"job array(s) {', '.join(ids)} keep running (scancel {' '.join(ids)} stops them), and the "
+                   f"same command re-attaches to them") if ids else "no job array was submitted"
+        click.echo(f"interrupted: stopped waiting; {running}\n{resume}", err=True)
         sys.exit(EXIT_INTERRUPTED)

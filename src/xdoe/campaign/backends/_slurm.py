@@ -195,23 +195,28 @@ def submit(
         tmp_json.write_text(json.dumps(jobs, indent=2) + "\n", encoding="utf-8")
         tmp_json.replace(submission_dir / "jobs.json")
 
-    for path, chunk, text in scripts:
-        try:
-            proc = _run([sbatch, "--parsable", str(path)], cwd=workdir, what="submitting to SLURM")
-            job_id = proc.stdout.strip().split(";")[0]
-            if not job_id.isdigit():
-                raise SlurmError(f"sbatch {path} printed no job id: {proc.stdout.strip()!r}")
-        except SlurmError as exc:
-            if not submitted:  # nothing to keep track of
-                shutil.rmtree(submission_dir, ignore_errors=True)
-                raise
+    try:
+        for path, chunk, text in scripts:
+            try:
+                proc = _run([sbatch, "--parsable", str(path)], cwd=workdir, what="submitting to SLURM")
+                job_id = proc.stdout.strip().split(";")[0]
+                if not job_id.isdigit():
+                    raise SlurmError(f"sbatch {path} printed no job id: {proc.stdout.strip()!r}")
+            except SlurmError as exc:
+                if not submitted:  # nothing to keep track of
+                    shutil.rmtree(submission_dir, ignore_errors=True)
+                    raise
+                record()
+                ids = " ".join(s.job_id or "" for s in submitted)
+                raise SlurmError(
+                    f"{exc} (already submitted: job arrays {ids}, recorded in {submission_dir / 'jobs.json'}; "
+                    f"cancel them with scancel {ids})"
+                ) from None
+            submitted.append(SubmittedArray(chunk, path, text, job_id))
+    except KeyboardInterrupt:  # Ctrl-C between two arrays: the ones submitted are recorded
+        if submitted:
             record()
-            ids = " ".join(s.job_id or "" for s in submitted)
-            raise SlurmError(
-                f"{exc} (already submitted: job arrays {ids}, recorded in {submission_dir / 'jobs.json'}; "
-                f"cancel them with scancel {ids})"
-            ) from None
-        submitted.append(SubmittedArray(chunk, path, text, job_id))
+        raise
     record()
     return submitted
 
