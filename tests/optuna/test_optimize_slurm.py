@@ -59,6 +59,16 @@ def pg_url(postgres_admin: str) -> Iterator[str]:
         yield url
 
 
+@pytest.fixture
+def held(tmp_path: Path) -> Iterator[Path]:
+    """The test's hold folder; whatever holds there when the test ends (it failed) is released, so that
+    no array task is left holding a CPU of the cluster until its time limit."""
+    folder = tmp_path / "hold"
+    yield folder
+    if hold.held(folder):
+        hold.release(folder, hold.held(folder))
+
+
 @pytest.fixture(scope="module")
 def reference(tmp_path_factory: pytest.TempPathFactory) -> dict[str, Any]:
     """The study under ``--jobs 1`` (a SQLite store): its trials, store and folder."""
@@ -115,9 +125,9 @@ def test_a_study_under_slurm_ends_as_under_jobs_1(slurm_cluster: SlurmCluster, p
 @pytest.mark.slurm
 @pytest.mark.postgres
 def test_a_killed_driver_started_again_reattaches_and_runs_nothing_twice(
-        slurm_cluster: SlurmCluster, pg_url: str, tmp_path: Path, reference: dict[str, Any]) -> None:
+        slurm_cluster: SlurmCluster, pg_url: str, tmp_path: Path, held: Path, reference: dict[str, Any]) -> None:
     doc, out = campaign(tmp_path, _data())
-    folder = tmp_path / "hold"
+    folder = held
     # held in the first batch, at the episode start of a run with hold.LEAST episodes recorded
     hold.request(folder, 1, least=hold.LEAST)
     command = _slurm_command(doc, out, pg_url)
@@ -157,9 +167,9 @@ def test_a_killed_driver_started_again_reattaches_and_runs_nothing_twice(
 @pytest.mark.slurm
 @pytest.mark.postgres
 def test_a_run_failed_in_its_array_task_leaves_its_trial_waiting(
-        slurm_cluster: SlurmCluster, pg_url: str, tmp_path: Path, reference: dict[str, Any]) -> None:
+        slurm_cluster: SlurmCluster, pg_url: str, tmp_path: Path, held: Path, reference: dict[str, Any]) -> None:
     doc, out = campaign(tmp_path, _data())
-    folder = tmp_path / "hold"
+    folder = held
     hold.request(folder, 1, least=hold.LEAST)
     command = _slurm_command(doc, out, pg_url)
     driver = subprocess.Popen(command, env={**kill_study.ENV, hold.HOLD: str(folder)}, cwd=tmp_path,
@@ -183,14 +193,14 @@ def test_a_run_failed_in_its_array_task_leaves_its_trial_waiting(
 @pytest.mark.slow
 @pytest.mark.slurm
 @pytest.mark.postgres
-def test_a_run_submitted_twice_runs_once(slurm_cluster: SlurmCluster, pg_url: str, tmp_path: Path,
+def test_a_run_submitted_twice_runs_once(slurm_cluster: SlurmCluster, pg_url: str, tmp_path: Path, held: Path,
                                          monkeypatch: pytest.MonkeyPatch) -> None:
     """The store's claims, not the driver's bookkeeping, keep a run from running twice."""
     from xdoe.campaign.backends import SlurmBackend, SlurmOptions
 
     _, out = campaign(tmp_path, _data())
     first_file = sorted(out.glob("run-*.yaml"))[:1]
-    folder = tmp_path / "hold"
+    folder = held
     hold.request(folder, 1, least=hold.LEAST)
     monkeypatch.setenv("PYTHONPATH", kill_study.ENV["PYTHONPATH"])  # what sbatch exports to the array tasks
     monkeypatch.setenv(hold.HOLD, str(folder))
