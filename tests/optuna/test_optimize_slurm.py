@@ -242,3 +242,17 @@ def test_slurm_refusals_exit_2_and_write_nothing(tmp_path: Path, args: list[str]
     assert done.exit_code == 2, done.output
     assert message in done.output and "Traceback" not in done.output
     assert {p: p.read_bytes() for p in out.rglob("*") if p.is_file()} == before
+
+
+def test_submit_and_optimize_share_one_definition_of_the_slurm_options() -> None:
+    from xdoe.cli._submit import submit_command
+
+    optimize = main.commands["optimize"]
+    names = ["partition", "time_limit", "cpus_per_task", "mem", "array_parallelism", "runs_per_task",
+             "allow_sqlite", "job_name", "sbatch_args"]
+    mine = {p.name: p for p in optimize.params}
+    theirs = {p.name: p for p in submit_command.params}
+    for name in names:
+        a, b = mine[name], theirs[name]
+        assert (a.opts, a.help, a.default, a.metavar, type(a.type)) == (
+            b.opts, b.help, b.default, b.metavar, type(b.type))

@@ -253,7 +253,6 @@ def optimize_command(*, start: Callable[..., None], options: list[Callable[[F], 
         unusable input, 130 after Ctrl-C.
         """
         from xdoe.analysis import parse_response
-
         from xdoe.cli._submit import slurm_settings
         from xdoe.design import OptunaStudy
 
@@ -279,7 +278,8 @@ def optimize_command(*, start: Callable[..., None], options: list[Callable[[F], 
             parse_response(text or None)
         say = (lambda text: None) if quiet else (lambda text: click.echo(text))
         settings = study.settings
-        warning = check_prune_batches(runs, settings.batch, slurm or bool(campaign.get("dask")) or jobs.strip() != "1")
+        parallel = slurm or bool(campaign.get("dask")) or jobs.strip() != "1"
+        warning = check_prune_batches(runs, settings.batch, parallel)
         if warning and not quiet:
             click.echo(warning, err=True)
         say(f"{study.base.experiment.safe_uid}: optuna {settings.sampler}, {settings.trials} trials in batches of "

@@ -125,6 +125,7 @@ def run_batch(backend: Any, files: Sequence[Path], store_url: str, say: Callable
     except KeyboardInterrupt:
         ids = [str(job.job_id) for job in jobs]
         running = (f"job array(s) {', '.join(ids)} keep running (scancel {' '.join(ids)} stops them), and the "
-                   f"same command re-attaches to them") if ids else "no job array was submitted"
+                   f"same command re-attaches to them") if ids else \
+            "the same command re-attaches to any job array submitted meanwhile (recorded in its jobs.json)"
         click.echo(f"interrupted: stopped waiting; {running}\n{resume}", err=True)
         sys.exit(EXIT_INTERRUPTED)
