@@ -12,7 +12,7 @@ environment variable :data:`HOLD`. The test asks for a hold with
 request's ``least`` (so that earlier episodes of that run are in the store),
 the point does not run on: its process's pid is added to ``<folder>/held``
 and it waits to be killed (a SIGINT raises ``KeyboardInterrupt`` there, as
-anywhere). One hold per request, or, with ``every``, every process holds at
+anywhere) or released (:func:`release`). One hold per request, or, with ``every``, every process holds at
 its next point from then on (all the runs in flight of ``--jobs 2``).
 :func:`wait_held` waits for the holds. Without :data:`HOLD` (the unkilled
 runs, the restarts that run to the end) nothing changes: the same points,
@@ -94,8 +94,16 @@ def hold_here(index: int = 0) -> None:
             at_path.unlink()  # one hold per request
         with open(folder_path / "held", "a") as out:  # under the lock: one line per process
             out.write(f"{os.getpid()}\n")
-    while True:  # until killed
+    released = folder_path / "released"
+    while not (released.exists() and str(os.getpid()) in released.read_text().split()):  # until killed or released
         time.sleep(0.05)
+
+
+def release(folder: Path, pids: list[int]) -> None:
+    """Let the processes ``pids`` holding at ``folder`` go on (a test that
+    needs them alive: a SLURM array task the driver's restart waits for)."""
+    with open(folder / "released", "a") as out:
+        out.write("".join(f"{pid}\n" for pid in pids))
 
 
 def child_env(held: Path | None = None) -> dict[str, str]:

@@ -14,6 +14,7 @@ from typing import Any
 from hold import hold_here
 from scale_components import CountdownEnvironment
 
+from xdoe.components.environments import FunctionEnvironment
 from xdoe.environments import DummyEnvironment, GymnasiumEnvironment
 
 
@@ -37,6 +38,7 @@ def _held(base: type) -> type:
 
 HeldGymnasiumEnvironment = _held(GymnasiumEnvironment)
 HeldDummyEnvironment = _held(DummyEnvironment)
+HeldFunctionEnvironment = _held(FunctionEnvironment)
 
 
 class HeldCountdownEnvironment(CountdownEnvironment):

@@ -2,7 +2,8 @@
 optuna, ...}``, :mod:`xdoe.design._optuna`) to the end.
 
 The loop: run the trials the study has not been told (their run files, on
-the chosen backend, through ``xrun experiment-start``'s own campaign code),
+the chosen backend, through ``xrun experiment-start``'s own campaign code,
+or with ``--slurm`` as SLURM job arrays, :mod:`xdoe.cli._slurm_batch`),
 read each finished trial's response (the design's ``response``, per run as
 ``xrun analyze`` computes it, :func:`xdoe.analysis.run_table`, aggregated
 over the trial's runs by its ``stat``; a trial with a run that
@@ -27,6 +28,7 @@ from typing import Any, Callable
 import click
 
 from xdoe.cli._common import EXIT_FAILED, EXIT_OK, fail, handle_errors
+from xdoe.cli._slurm_batch import check_slurm_scale, run_batch, task_arguments
 from xdoe.errors import InputError
 
 __all__ = ["check_prune_batches", "optimize_command", "trial_values"]
@@ -34,10 +36,9 @@ __all__ = ["check_prune_batches", "optimize_command", "trial_values"]
 F = Callable[..., Any]
 
 
-def _prepare(document: Path, output: Path | None) -> tuple[Any, Any, Path]:
-    """``(runs, OptunaStudy, output)``: the document prepared with the
-    overrides its manifest records (``xgen generate ... KEY=VALUE``)."""
-    from xdoe.design import OptunaStudy
+def _prepare(document: Path, output: Path | None) -> tuple[Any, Path]:
+    """``(runs, output)``: the document prepared with the overrides its
+    manifest records (``xgen generate ... KEY=VALUE``); nothing written."""
     from xdoe.design.runfiles import prepare
     from xdoe.documents import overrides_from_record
 
@@ -50,7 +51,7 @@ def _prepare(document: Path, output: Path | None) -> tuple[Any, Any, Path]:
             if recorded:
                 experiment, _, runs = prepare(document, overrides=overrides_from_record(recorded))
             break
-    return runs, OptunaStudy(runs, target), target
+    return runs, target
 
 
 def _pruned_runs(store: Any, uid: str) -> tuple[set[str], dict[str, dict[int, tuple[int, float]]]]:
@@ -194,6 +195,7 @@ def optimize_command(*, start: Callable[..., None], options: list[Callable[[F], 
     parsed again, :meth:`~xdoe.design.OptunaStudy.documents`) and its option
     decorators."""
     from xdoe.cli._ctrl_c import RememberArgs, resume_line
+    from xdoe.cli._submit import slurm_options
 
     def command(func: F) -> F:
         for decorate in reversed(options):
@@ -217,9 +219,13 @@ def optimize_command(*, start: Callable[..., None], options: list[Callable[[F], 
     @click.option("--results", type=click.Path(file_okay=False, path_type=Path), default=None, metavar="DIR",
                   help="Root folder of the per-run results files [default: OUTPUT/results].")
     @command
+    @click.option("--slurm", is_flag=True,
+                  help="Run each batch as SLURM job arrays (as xrun submit --slurm, with the options below) and "
+                       "wait for them; a store every node reaches (--store postgresql+psycopg://...).")
+    @slurm_options()
     @handle_errors
     def optimize(document: Path, output: Path | None, max_trials: int | None, quiet: bool, jobs: str,
-                 store_url: str | None, results: Path | None, **campaign: Any) -> None:
+                 store_url: str | None, results: Path | None, slurm: bool, **campaign: Any) -> None:
         """Run an adaptive design (design: {method: optuna, ...}) written by
         xgen generate: run the trials not told yet (--jobs, --dask as xrun
         experiment-start), tell the Optuna study each trial's response
@@ -231,21 +237,49 @@ def optimize_command(*, start: Callable[..., None], options: list[Callable[[F], 
         finished runs are skipped, each trial is told once, and the trials
         asked next are those an uninterrupted campaign asks.
 
+        --slurm: each batch's runs are SLURM job arrays of xrun
+        experiment-start tasks recording into the shared --store; the
+        command prints their job ids and waits until they left the queue.
+        Started again, it re-attaches to the arrays still queued instead of
+        submitting their runs again.
+
+        \b
+        Example:
+          xrun optimize study.yaml --slurm -p short -t 1:00:00 \\
+            --store postgresql+psycopg://me@dbhost/xdoe
+
         Exit 0 when every trial ran and was told, 1 when a run failed or was
         interrupted (its trial waits; the same command retries it), 2 for
         unusable input, 130 after Ctrl-C.
         """
         from xdoe.analysis import parse_response
+        from xdoe.cli._submit import slurm_settings
+        from xdoe.design import OptunaStudy
 
         resume = resume_line(click.get_current_context())
-        runs, study, target = _prepare(document, output)
-        for text in study.settings.responses:  # a bad response is refused before anything runs
-            parse_response(text or None)
+        slurm_values = {k: campaign.pop(k) for k in ("partition", "time_limit", "cpus_per_task", "mem",
+                                                      "array_parallelism", "runs_per_task", "allow_sqlite",
+                                                      "job_name", "sbatch_args")}
+        if slurm:
+            check_slurm_scale(jobs, campaign.get("dask"), campaign.get("in_process", False))
+        runs, target = _prepare(document, output)
         store_url = store_url or f"sqlite:///{target / 'xrun.sqlite'}"  # --store, $XRUN_STORE, else beside it
         results = results if results is not None else target / "results"
+        backend = None
+        if slurm:  # refused before anything is written: a store the nodes cannot share, a bad option
+            from xdoe.campaign.backends import SlurmBackend
+
+            backend = SlurmBackend(slurm_settings(
+                **slurm_values, store_url=store_url, results=results,
+                run_args=task_arguments(store_steps=campaign["store_steps"], run_timeout=campaign["run_timeout"],
+                                        laydown=campaign["laydown"], parallel_workers=campaign["parallel_workers"])))
+        study = OptunaStudy(runs, target)
+        for text in study.settings.responses:  # a bad response is refused before anything runs
+            parse_response(text or None)
         say = (lambda text: None) if quiet else (lambda text: click.echo(text))
         settings = study.settings
-        warning = check_prune_batches(runs, settings.batch, bool(campaign.get("dask")) or jobs.strip() != "1")
+        parallel = slurm or bool(campaign.get("dask")) or jobs.strip() != "1"
+        warning = check_prune_batches(runs, settings.batch, parallel)
         if warning and not quiet:
             click.echo(warning, err=True)
         say(f"{study.base.experiment.safe_uid}: optuna {settings.sampler}, {settings.trials} trials in batches of "
@@ -255,13 +289,17 @@ def optimize_command(*, start: Callable[..., None], options: list[Callable[[F], 
             if pending:
                 files = study.files(pending)
                 say(f"trials {pending[0]}..{pending[-1]}: {len(files)} run(s)")
-                try:
-                    start([str(f) for f in files], quiet, jobs, resume, store_url=store_url, results=str(results),
-                          written={str(path): (text, data) for path, text, data in study.documents(pending)},
-                          **campaign)
-                except SystemExit as exc:
-                    if exc.code not in (EXIT_OK, EXIT_FAILED, None):
-                        raise
+                if backend is not None:
+                    run_batch(backend, files, store_url, say, resume)
+                else:
+                    try:
+                        start([str(f) for f in files], quiet, jobs, resume, store_url=store_url,
+                              results=str(results),
+                              written={str(path): (text, data) for path, text, data in study.documents(pending)},
+                              **campaign)
+                    except SystemExit as exc:
+                        if exc.code not in (EXIT_OK, EXIT_FAILED, None):
+                            raise
                 told = study.tell(trial_values(study, store_url, files))
                 frozen = study.study.get_trials(deepcopy=False) if told else []  # Study.trials copies them all
                 for t in told:

@@ -8,13 +8,79 @@ from __future__ import annotations
 
 import os
 from pathlib import Path
+from typing import TYPE_CHECKING, Any, Callable
 
 import click
 
 from xdoe.cli._common import handle_errors
 from xdoe.errors import InputError
 
-__all__ = ["submit_command", "expand_run_files"]
+if TYPE_CHECKING:
+    from xdoe.campaign.backends import SlurmOptions
+
+__all__ = ["submit_command", "expand_run_files", "slurm_options", "slurm_settings"]
+
+F = Callable[..., Any]
+Decorator = Callable[[F], F]
+
+#: The SLURM options of ``xrun submit`` and ``xrun optimize --slurm``, in
+#: ``xrun submit``'s order; the names ``"store"`` and ``"results"`` mark where a command's own
+#: ``--store`` and ``--results`` go (:func:`slurm_options`).
+_SLURM_OPTIONS: list[Decorator | str] = [
+    click.option("--partition", "-p", metavar="P", help="Partition (default: the cluster's default partition)."),
+    click.option("--time", "-t", "time_limit", metavar="T",
+                 help="Time limit per array task, e.g. 30, 2:00:00, 1-00:00:00."),
+    click.option("--cpus-per-task", "-c", type=click.IntRange(min=1), metavar="C", help="CPUs per array task."),
+    click.option("--mem", metavar="M", help="Memory per array task, e.g. 4G."),
+    click.option("--array-parallelism", type=click.IntRange(min=1), metavar="K",
+                 help="At most K tasks of each job array run at once (--array=0-N%K)."),
+    click.option("--runs-per-task", type=click.IntRange(min=1), default=1, show_default=True, metavar="R",
+                 help="Run files per array task, run one after another (several at once with -c C)."),
+    "store",
+    click.option("--allow-sqlite", is_flag=True,
+                 help="Accept a sqlite:/// store. Only safe when every task runs on one node with a local disk."),
+    "results",
+    click.option("--job-name", default="xrun", show_default=True, help="SLURM job name of the arrays."),
+    click.option("--sbatch-arg", "sbatch_args", multiple=True, metavar="OPT",
+                 help="Further sbatch option written into every script, e.g. --sbatch-arg=--account=proj1 "
+                      "(repeatable)."),
+]
+
+
+def slurm_options(*, store: Decorator | None = None, results: Decorator | None = None) -> Decorator:
+    """The SLURM options (``-p``, ``-t``, ``-c``, ``--mem``,
+    ``--array-parallelism``, ``--runs-per-task``, ``--allow-sqlite``,
+    ``--job-name``, ``--sbatch-arg``; the parameters of :func:`slurm_settings`)
+    of ``xrun submit`` and ``xrun optimize``, with the command's own ``store``
+    and ``results`` options, when given, at their place in ``xrun submit``'s order."""
+    own = {"store": store, "results": results}
+
+    def decorate(func: F) -> F:
+        for option in reversed(_SLURM_OPTIONS):
+            option = own[option] if isinstance(option, str) else option
+            if option is not None:
+                func = option(func)
+        return func
+
+    return decorate
+
+
+def slurm_settings(*, partition: str | None, time_limit: str | None, cpus_per_task: int | None, mem: str | None,
+                   array_parallelism: int | None, runs_per_task: int, allow_sqlite: bool, job_name: str,
+                   sbatch_args: tuple[str, ...], store_url: str | None, results: Path | None,
+                   run_args: tuple[str, ...] = ()) -> "SlurmOptions":
+    """The :class:`~xdoe.campaign.backends.SlurmOptions` of :func:`slurm_options`' values.
+
+    Raises:
+        InputError: a value the script cannot hold (:class:`SlurmOptions`).
+    """
+    from xdoe.campaign.backends import SlurmOptions
+
+    return SlurmOptions(partition=partition, time=time_limit, cpus_per_task=cpus_per_task, mem=mem,
+                        array_parallelism=array_parallelism, runs_per_task=runs_per_task, store_url=store_url,
+                        allow_sqlite=allow_sqlite, results=results.resolve() if results is not None else None,
+                        job_name=job_name, sbatch_args=sbatch_args, run_args=run_args)
+
 
 
 def expand_run_files(paths: tuple[str, ...]) -> list[Path]:
@@ -55,44 +121,15 @@ def expand_run_files(paths: tuple[str, ...]) -> list[Path]:
 )
 @click.argument("files", nargs=-1, required=True, type=click.Path(path_type=str))
 @click.option("--slurm", "use_slurm", is_flag=True, help="Submit SLURM job arrays (the only backend so far; required).")
-@click.option("--partition", "-p", metavar="P", help="Partition (default: the cluster's default partition).")
-@click.option("--time", "-t", "time_limit", metavar="T", help="Time limit per array task, e.g. 30, 2:00:00, 1-00:00:00.")
-@click.option("--cpus-per-task", "-c", type=click.IntRange(min=1), metavar="C", help="CPUs per array task.")
-@click.option("--mem", metavar="M", help="Memory per array task, e.g. 4G.")
-@click.option(
-    "--array-parallelism",
-    type=click.IntRange(min=1),
-    metavar="K",
-    help="At most K tasks of each job array run at once (--array=0-N%K).",
-)
-@click.option(
-    "--runs-per-task",
-    type=click.IntRange(min=1),
-    default=1,
-    show_default=True,
-    metavar="R",
-    help="Run files per array task, run one after another (several at once with -c C).",
-)
-@click.option(
-    "--store",
-    "store_url",
-    metavar="URL",
-    help="Store shared by all tasks (SQLAlchemy URL), e.g. postgresql+psycopg://user@dbhost/xdoe. "
-    "Default: $XRUN_STORE.",
-)
-@click.option(
-    "--allow-sqlite",
-    is_flag=True,
-    help="Accept a sqlite:/// store. Only safe when every task runs on one node with a local disk.",
-)
-@click.option("--results", type=click.Path(path_type=Path), help="Directory for the runs' results files.")
-@click.option("--job-name", default="xrun", show_default=True, help="SLURM job name of the arrays.")
-@click.option(
-    "--sbatch-arg",
-    "sbatch_args",
-    multiple=True,
-    metavar="OPT",
-    help="Further sbatch option written into every script, e.g. --sbatch-arg=--account=proj1 (repeatable).",
+@slurm_options(
+    store=click.option(
+        "--store",
+        "store_url",
+        metavar="URL",
+        help="Store shared by all tasks (SQLAlchemy URL), e.g. postgresql+psycopg://user@dbhost/xdoe. "
+        "Default: $XRUN_STORE.",
+    ),
+    results=click.option("--results", type=click.Path(path_type=Path), help="Directory for the runs' results files."),
 )
 @click.option("--dry-run", is_flag=True, help="Print the scripts; write and submit nothing.")
 @handle_errors
@@ -127,25 +164,16 @@ def submit_command(
     """
     from rich.console import Console
 
-    from xdoe.campaign.backends import SlurmBackend, SlurmOptions
+    from xdoe.campaign.backends import SlurmBackend
     from xdoe.store import mask_url
 
     if not use_slurm:
         raise InputError("choose where to run: --slurm (the only backend of xrun submit so far)")
     store_url = store_url or os.environ.get("XRUN_STORE") or None
-    options = SlurmOptions(
-        partition=partition,
-        time=time_limit,
-        cpus_per_task=cpus_per_task,
-        mem=mem,
-        array_parallelism=array_parallelism,
-        runs_per_task=runs_per_task,
-        store_url=store_url,
-        allow_sqlite=allow_sqlite,
-        results=results.resolve() if results is not None else None,
-        job_name=job_name,
-        sbatch_args=sbatch_args,
-    )
+    options = slurm_settings(partition=partition, time_limit=time_limit, cpus_per_task=cpus_per_task, mem=mem,
+                             array_parallelism=array_parallelism, runs_per_task=runs_per_task,
+                             allow_sqlite=allow_sqlite, job_name=job_name, sbatch_args=sbatch_args,
+                             store_url=store_url, results=results)
     backend = SlurmBackend(options, dry_run=dry_run)  # checks the store first
     run_files = expand_run_files(files)
     arrays = [job.array for job in backend.submit_files(run_files)]

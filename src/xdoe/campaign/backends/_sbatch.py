@@ -63,6 +63,8 @@ class SlurmOptions:
         task_command: shell command the run files are appended to, replacing
             ``<python> -m xdoe.cli._xrun experiment-start --store "$XRUN_STORE" --quiet``;
             ``{python}`` in it is replaced by the shell-quoted interpreter.
+        run_args: further ``xrun experiment-start`` options of that default
+            command, one word each (shell-quoted), e.g. ``("--store-steps", "all")``.
 
     Raises:
         InputError: a count below 1, or a value that is not one plain word
@@ -82,6 +84,7 @@ class SlurmOptions:
     sbatch_args: tuple[str, ...] = ()
     python: str = field(default_factory=lambda: sys.executable)
     task_command: str | None = None
+    run_args: tuple[str, ...] = ()
 
     def __post_init__(self) -> None:
         for name in ("cpus_per_task", "array_parallelism", "runs_per_task"):
@@ -99,6 +102,7 @@ class SlurmOptions:
             if not arg.startswith("-") or "\n" in arg or "\r" in arg:
                 raise InputError(f"extra sbatch option {arg!r}: expected one option such as --account=proj1")
         object.__setattr__(self, "sbatch_args", tuple(self.sbatch_args))
+        object.__setattr__(self, "run_args", tuple(str(a) for a in self.run_args))
 
 
 @dataclass(frozen=True)
@@ -202,6 +206,7 @@ def _default_task_command(options: SlurmOptions) -> str:
         parts += ["--results", shlex.quote(str(options.results))]
     if options.cpus_per_task and options.cpus_per_task > 1 and options.runs_per_task > 1:
         parts += ["--jobs", str(min(options.cpus_per_task, options.runs_per_task))]
+    parts += [shlex.quote(a) for a in options.run_args]
     return " ".join(parts)
 
 

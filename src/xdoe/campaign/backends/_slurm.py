@@ -59,7 +59,7 @@ from xdoe.execution import RunResult
 from xdoe.store import Store
 
 
-__all__ = ["submit", "wait_for", "job_states", "SlurmJob", "SlurmBackend"]
+__all__ = ["submit", "queued", "wait_for", "job_states", "earlier_arrays", "SlurmJob", "SlurmBackend"]
 
 
 # --- submitting --------------------------------------------------------------------------
@@ -195,56 +195,98 @@ def submit(
         tmp_json.write_text(json.dumps(jobs, indent=2) + "\n", encoding="utf-8")
         tmp_json.replace(submission_dir / "jobs.json")
 
-    for path, chunk, text in scripts:
-        try:
-            proc = _run([sbatch, "--parsable", str(path)], cwd=workdir, what="submitting to SLURM")
-            job_id = proc.stdout.strip().split(";")[0]
-            if not job_id.isdigit():
-                raise SlurmError(f"sbatch {path} printed no job id: {proc.stdout.strip()!r}")
-        except SlurmError as exc:
-            if not submitted:  # nothing to keep track of
-                shutil.rmtree(submission_dir, ignore_errors=True)
-                raise
+    try:
+        for path, chunk, text in scripts:
+            try:
+                proc = _run([sbatch, "--parsable", str(path)], cwd=workdir, what="submitting to SLURM")
+                job_id = proc.stdout.strip().split(";")[0]
+                if not job_id.isdigit():
+                    raise SlurmError(f"sbatch {path} printed no job id: {proc.stdout.strip()!r}")
+            except SlurmError as exc:
+                if not submitted:  # nothing to keep track of
+                    shutil.rmtree(submission_dir, ignore_errors=True)
+                    raise
+                record()
+                ids = " ".join(s.job_id or "" for s in submitted)
+                raise SlurmError(
+                    f"{exc} (already submitted: job arrays {ids}, recorded in {submission_dir / 'jobs.json'}; "
+                    f"cancel them with scancel {ids})"
+                ) from None
+            submitted.append(SubmittedArray(chunk, path, text, job_id))
+    except KeyboardInterrupt:  # Ctrl-C between two arrays: the ones submitted are recorded
+        if submitted:
             record()
-            ids = " ".join(s.job_id or "" for s in submitted)
-            raise SlurmError(
-                f"{exc} (already submitted: job arrays {ids}, recorded in {submission_dir / 'jobs.json'}; "
-                f"cancel them with scancel {ids})"
-            ) from None
-        submitted.append(SubmittedArray(chunk, path, text, job_id))
+        raise
     record()
     return submitted
 
 
-# --- waiting (tests, benchmarks, scripts) --------------------------------------------------
+# --- waiting ------------------------------------------------------------------------------
 
 
-def wait_for(job_ids: Sequence[str], timeout: float = 600.0, *, poll: float = 0.5, squeue: str = "squeue") -> None:
-    """Block until none of the jobs (arrays included) is pending, running or completing.
+def queued(job_ids: Sequence[str], *, squeue: str = "squeue") -> dict[str, dict[str, int]]:
+    """The tasks of the jobs (arrays included) still in SLURM's queue, by state.
 
-    Polls ``squeue -h -j ID,...``; a job id the controller has already
-    forgotten counts as finished.
+    One ``squeue -h -r -j ID,...`` call (``-r``: one line per array task,
+    pending ones included); a job id the controller has already forgotten
+    counts as gone.
+
+    Returns:
+        job id -> ``{state: tasks}`` (e.g. ``{"PENDING": 3, "RUNNING": 2}``)
+        of each job with a task pending, running, completing...; a job that
+        left the queue is absent.
+
+    Raises:
+        SlurmError: squeue is missing or fails.
+    """
+    ids = [str(j) for j in job_ids]
+    if not ids:
+        return {}
+    argv = [squeue, "-h", "-r", "-o", "%F %T", "-j", ",".join(ids)]
+    try:
+        proc = subprocess.run(argv, capture_output=True, text=True, timeout=_COMMAND_TIMEOUT)
+    except FileNotFoundError:
+        raise SlurmError(f"{squeue} not found on PATH") from None
+    except subprocess.TimeoutExpired:
+        raise SlurmError(f"{shlex.join(argv)} did not answer within {_COMMAND_TIMEOUT:.0f} s") from None
+    if proc.returncode != 0:
+        if "Invalid job id" in proc.stderr:  # every id forgotten (older SLURM: an error)
+            return {}
+        raise SlurmError(f"{shlex.join(argv)} failed (exit {proc.returncode}): {proc.stderr.strip()}")
+    out: dict[str, dict[str, int]] = {}
+    for line in proc.stdout.splitlines():
+        job, _, state = line.strip().partition(" ")
+        if job in ids:
+            states = out.setdefault(job, {})
+            states[state] = states.get(state, 0) + 1
+    return out
+
+
+def wait_for(job_ids: Sequence[str], timeout: float | None = 600.0, *, poll: float = 0.5,
+             squeue: str = "squeue", progress: Callable[[dict[str, dict[str, int]]], None] | None = None) -> None:
+    """Block until none of the jobs (arrays included) is pending, running or
+    completing (:func:`queued`, every ``poll`` seconds).
+
+    Args:
+        timeout: seconds to wait at most; ``None``: no limit.
+        progress: called with :func:`queued`'s answer whenever it changed
+            (first with the jobs as found, last with ``{}``).
 
     Raises:
         SlurmError: the jobs are still queued after ``timeout`` seconds, or squeue fails.
     """
     ids = [str(j) for j in job_ids]
-    if not ids:
-        return
-    deadline = time.monotonic() + timeout
-    argv = [squeue, "-h", "-o", "%i %T", "-j", ",".join(ids)]
+    deadline = None if timeout is None else time.monotonic() + timeout
+    last: dict[str, dict[str, int]] | None = None
     while True:
-        try:
-            proc = subprocess.run(argv, capture_output=True, text=True, timeout=_COMMAND_TIMEOUT)
-        except FileNotFoundError:
-            raise SlurmError(f"{squeue} not found on PATH") from None
-        if proc.returncode != 0 and "Invalid job id" not in proc.stderr:
-            raise SlurmError(f"{shlex.join(argv)} failed (exit {proc.returncode}): {proc.stderr.strip()}")
-        if proc.returncode != 0 or not proc.stdout.strip():
+        now = queued(ids, squeue=squeue) if ids else {}
+        if progress is not None and now != last:
+            progress(now)
+        last = now
+        if not now:
             return
-        if time.monotonic() > deadline:
-            queued = " ".join(proc.stdout.split()[::2][:10])
-            raise SlurmError(f"jobs still queued after {timeout:.0f} s: {queued}")
+        if deadline is not None and time.monotonic() > deadline:
+            raise SlurmError(f"jobs still queued after {timeout:.0f} s: {' '.join(sorted(now)[:10])}")
         time.sleep(poll)
 
 
@@ -267,6 +309,45 @@ def job_states(job_id: str, *, scontrol: str = "scontrol") -> dict[str, str]:
         if "JobState" in fields:
             states[fields.get("ArrayTaskId", fields.get("JobId", ""))] = fields["JobState"]
     return states
+
+
+def earlier_arrays(files: Sequence[Path], *, squeue: str = "squeue") -> list[SubmittedArray]:
+    """The job arrays of earlier submissions of ``files``' folder (``<output>/slurm/*/``:
+    ``jobs.json`` and ``tasks.tsv``, as :func:`submit` writes them) that are
+    still queued (:func:`queued`) and hold at least one of ``files``, oldest
+    first: a driver started again waits for them instead of submitting their
+    runs a second time. A submission without ``jobs.json`` (its submitter
+    killed between ``sbatch`` and the record) is not found: its runs are
+    submitted again, and the store's claims let each run once.
+
+    Returns:
+        one :class:`SubmittedArray` per array (its chunk's tasks read back
+        from ``tasks.tsv``, its script's text from its file).
+
+    Raises:
+        SlurmError: squeue is missing or fails.
+    """
+    if not files:
+        return []
+    wanted = {Path(f).resolve() for f in files}
+    found: list[SubmittedArray] = []
+    for jobs_file in sorted((_output_dir([Path(f).resolve() for f in files]) / "slurm").glob("*/jobs.json")):
+        folder = jobs_file.parent
+        try:
+            jobs = json.loads(jobs_file.read_text(encoding="utf-8"))
+            lines = (folder / "tasks.tsv").read_text(encoding="utf-8").splitlines()
+        except (OSError, ValueError):  # unreadable: as if absent
+            continue
+        tasks = [tuple(Path(p) for p in line.split("\t")) for line in lines]
+        for number, entry in enumerate(jobs.get("arrays", [])):
+            offset, size = int(entry["offset"]), int(entry["size"])
+            chunk = ArrayChunk(number=number, offset=offset, tasks=tuple(tasks[offset:offset + size]))
+            if entry.get("job_id") and wanted.intersection(p for task in chunk.tasks for p in task):
+                script = folder / entry["script"]
+                text = script.read_text(encoding="utf-8") if script.is_file() else ""
+                found.append(SubmittedArray(chunk, script, text, str(entry["job_id"])))
+    alive = queued([a.job_id for a in found if a.job_id], squeue=squeue)
+    return [a for a in found if a.job_id in alive]
 
 
 @dataclass
@@ -342,6 +423,27 @@ class SlurmBackend(Backend):
         """
         arrays = submit(files, self.options, dry_run=self.dry_run, max_array_size=max_array_size)
         return [SlurmJob(a) for a in arrays]
+
+    def queued_jobs(self, files: Sequence[Path]) -> list[SlurmJob]:
+        """Handles of the arrays earlier submissions of ``files``' folder left
+        in the queue holding some of ``files`` (:func:`earlier_arrays`); none in a dry run.
+
+        Raises:
+            SlurmError: squeue is missing or fails.
+        """
+        return [] if self.dry_run else [SlurmJob(a) for a in earlier_arrays(files)]
+
+    def wait(self, jobs: Sequence[SlurmJob], timeout: float | None = None, *, poll: float = 1.0,
+             progress: Callable[[dict[str, dict[str, int]]], None] | None = None) -> None:
+        """Block until the arrays left the queue (:func:`wait_for`: ``progress``
+        hears job id -> ``{state: tasks}`` whenever it changed); ``timeout``
+        in seconds, ``None``: no limit. Ctrl-C (``KeyboardInterrupt``) stops
+        waiting; the arrays keep running.
+
+        Raises:
+            SlurmError: still queued after ``timeout``, or squeue fails.
+        """
+        wait_for([j.job_id for j in jobs if j.job_id is not None], timeout, poll=poll, progress=progress)
 
     def map_runs(self, tasks: Sequence[RunTask], *, fail_fast: bool = False,
                  progress: "ProgressCallback | None" = None,
