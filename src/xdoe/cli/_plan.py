@@ -49,7 +49,7 @@ def _header_lines(plan: Any) -> list[str]:
             f"n (Welch): {plan.methods['welch']}",
             f"n (bootstrap): {plan.methods['bootstrap']}",
             "missing: the larger of the two answers minus the smaller pilot; a is the better point by its mean"
-            + (f" ({plan.goal.note()})" if plan.goal.minimize else "")]
+            + (f"; {plan.goal.note()}" if plan.goal.minimize else "")]
 
 
 def render_plan(plan: Any, fmt: str) -> str:
