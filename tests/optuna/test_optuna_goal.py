@@ -3,7 +3,7 @@ everywhere, without ``--goal`` (:func:`xdoe.analysis.resolve_goal` reads the
 design record the results carry): the design points table's best is the
 optuna section's best trial, and ``xrun results``, ``xrun plan``, the
 notebook table and the dashboard's campaign page agree. The fixed-design
-side (``--goal minimize``, the negated response): ``tests/analysis/test_goal.py``.
+side (``--goal minimize``, the negated response): ``tests/analysis/test_response_goal.py``.
 """
 
 from __future__ import annotations

@@ -7,7 +7,7 @@ levels, 5 runs a point, each run's score the mean of 4 noisy episodes.
 ``--goal minimize`` must rank that point first, and its P(best < point)
 must be the P(best > point) of the negated response and the Mann-Whitney U
 of scipy. The optuna side (a design that declares ``direction:
-minimize``): ``tests/optuna/test_goal.py``.
+minimize``): ``tests/optuna/test_optuna_goal.py``.
 """
 
 from __future__ import annotations
