@@ -320,9 +320,9 @@ def design_points(table: "pd.DataFrame", statistic: str = DEFAULT_STATISTIC, *, 
         ValueError: an unknown ``statistic``.
         InputError: a ``goal`` other than ``maximize`` or ``minimize``.
     """
-    sign = resolve_goal(goal).sign
     import pandas as pd
 
+    sign = resolve_goal(goal).sign
     factors = [c for c in table.columns if c not in ("run", "design_point", "repetition", "y")]
     if factors:  # one key per setting: a readable text of the levels (NaN: inactive), in run order
         key = table[factors].astype(object).where(table[factors].notna(), None).apply(

@@ -21,7 +21,7 @@ probability of improvement, ``xrun plan``'s better point -- reads one
 from __future__ import annotations
 
 from dataclasses import dataclass
-from typing import TYPE_CHECKING, Any, Sequence
+from typing import TYPE_CHECKING, Any
 
 from xdoe.errors import InputError
 
@@ -52,6 +52,7 @@ class Goal:
 
     @property
     def minimize(self) -> bool:
+        """Whether lower is better."""
         return self.direction == "minimize"
 
     @property
@@ -79,10 +80,11 @@ def _phases(frame: "pd.DataFrame | None") -> list[str]:
     scored = frame.attrs.get(SCORES_ATTR)
     if scored is not None:
         return list(scored["phases"])
-    return list(dict.fromkeys(frame["phase"])) if "phase" in frame.columns else []
+    return list(frame["phase"].unique()) if "phase" in frame.columns else []  # in order of appearance
 
 
-def _declared(design: dict[str, Any] | None, response: "Response | None", phases: Sequence[str]) -> str | None:
+def _declared(design: dict[str, Any] | None, response: "Response | None",
+              frame: "pd.DataFrame | None") -> str | None:
     """The direction ``design`` declared for ``response`` (see the module docstring), or ``None``."""
     from xdoe.analysis._response import Response, parse_response, resolve_phase
 
@@ -94,6 +96,8 @@ def _declared(design: dict[str, Any] | None, response: "Response | None", phases
         return directions[0]
     responses = info.get("response") or [""]
     responses = responses if isinstance(responses, list) else [responses]
+
+    phases = _phases(frame)
 
     def key(r: Response) -> tuple[Any, ...]:
         return resolve_phase(r.phase, phases), r.metric, r.stat
@@ -131,7 +135,7 @@ def resolve_goal(goal: "Goal | str | None" = None, *, design: dict[str, Any] | N
         from xdoe.results import DESIGN_ATTR
 
         design = frame.attrs.get(DESIGN_ATTR)
-    declared = _declared(design, response, _phases(frame))
+    declared = _declared(design, response, frame)
     if declared in GOALS:
         return Goal(declared, "design")
     return Goal()

@@ -259,6 +259,7 @@ def plan_repetitions(points: Sequence[Any], *, alpha: float = 0.05, power: float
         InputError: a ``goal`` other than ``maximize`` or ``minimize``.
     """
     sign = resolve_goal(goal).sign
+
     def find(i: int) -> Any:
         for p in points:
             if i == p.index or i in (p.design_points or []):
