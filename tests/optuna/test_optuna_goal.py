@@ -94,3 +94,17 @@ def test_the_dashboard_says_lower_is_better(branin: Path) -> None:
     line = line[:line.index("</p>")]
     assert "lower is better (goal: minimize, from the design&#39;s direction)" in line
     assert all(f"<code>{k} = {v}</code>" in line for k, v in best["levels"].items()), line
+
+
+def test_each_response_of_a_study_takes_its_own_direction(tmp_path: Path) -> None:
+    """Two responses, maximised and minimised: the analysed one's direction ranks the design points."""
+    design = {"method": "optuna", "sampler": "nsga2", "trials": 6, "batch": 3,
+              "response": ["testing:objective:mean", "testing:objective:max"], "direction": ["maximize", "minimize"]}
+    doc, out = campaign(tmp_path, optuna_truth.document(design, repetitions=1))
+    optimize(doc, out)
+    first = _json("analyze", str(out), "--format", "json")  # the default response is the first
+    assert (first["goal"], first["optuna"]["direction"]) == ("maximize", "maximize")
+    second = _json("analyze", str(out), "-r", "testing:objective:max", "--format", "json")
+    assert (second["goal"], second["goal_from"], second["optuna"]["direction"]) == ("minimize", "design", "minimize")
+    estimates = [p["estimate"] for p in second["points"]]
+    assert estimates == sorted(estimates) and second["best"]["design_point"] == second["optuna"]["best"]["trial"]
