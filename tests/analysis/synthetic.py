@@ -51,3 +51,33 @@ def run_campaign(folder: Path) -> dict[str, Any]:
                                      "--results", str(out / "results")])
     assert done.exit_code == 0, done.output
     return {"dir": out, "store": url, "runs": files}
+
+
+#: the planted minimum of :func:`valley` (its mean reward there is 0) and the levels around it
+VALLEY_MINIMUM = {"u": 2, "v": 1}
+VALLEY_LEVELS = {"u": [0, 1, 2, 3], "v": [0, 1, 2]}
+VALLEY_NOISE = 2.0
+
+
+def valley(u: float, v: float) -> float:
+    """A mean reward with its minimum, 0, at ``VALLEY_MINIMUM`` (its neighbours 2), and its maximum, 10, at
+    (0, 0) and (0, 2)."""
+    return 2.0 * ((float(u) - 2.0) ** 2 + (float(v) - 1.0) ** 2)
+
+
+def valley_campaign(folder: Path, repetitions: int = 5) -> Path:
+    """The full factorial over :data:`VALLEY_LEVELS` of :func:`valley` plus
+    N(0, VALLEY_NOISE^2) (4 episodes a run), run with ``xrun experiment-start`` into
+    ``folder/_outputs`` (its store ``xrun.sqlite`` there); returns that folder."""
+    from click.testing import CliRunner
+
+    from xdoe.cli._xrun import main
+    from xdoe.design.runfiles import generate
+
+    out = folder / "_outputs"
+    generate(known_truth_study("valley", "synthetic:valley", {k: {"levels": v} for k, v in VALLEY_LEVELS.items()},
+                               "full_factorial", noise=VALLEY_NOISE, repetitions=repetitions, episodes=4), out)
+    done = CliRunner().invoke(main, ["experiment-start", str(out), "--quiet", "--in-process", "--no-laydown",
+                                     "--store", f"sqlite:///{out / 'xrun.sqlite'}", "--results", str(out / "results")])
+    assert done.exit_code == 0, done.output
+    return out

@@ -85,9 +85,10 @@ def test_same_seed_same_intervals(frame, result) -> None:
 
 def test_json_shape(result) -> None:
     data = json.loads(render(result, "json"))
-    assert set(data) == {"experiment", "response", "agent", "statistic", "runs", "factors", "interactions",
-                         "points", "best", "warnings", "methods", "screening"}
+    assert set(data) == {"experiment", "response", "agent", "statistic", "goal", "goal_from", "runs", "factors",
+                         "interactions", "points", "best", "warnings", "methods", "screening"}
     assert data["experiment"] == "synthetic" and data["runs"] == 8 * REPETITIONS
+    assert (data["goal"], data["goal_from"]) == ("maximize", "default")  # a fixed design declares no direction
     f = data["factors"][0]
     # a replicated two-level full factorial: the screening model (pure error), one row per contrast
     keys = {"name", "kind", "within", "levels", "method", "effect", "t", "F", "df", "p", "eta_sq", "active", "aliases"}

@@ -8,6 +8,9 @@
   (Agarwal et al. 2021). The unit of replication is the run.
 - :func:`results_table` (-> :class:`ResultsTable`): the table of ``xrun
   results``, one row per design point ranked by the estimate over runs.
+- :func:`resolve_goal` (-> :class:`Goal`): whether a higher or a lower score
+  is best (``--goal``, else the design's declared direction, else maximize),
+  which every ranking, "best" and probability of improvement reads.
 - :func:`parse_response`, :class:`Response`: which number answers the design.
 - :mod:`xdoe.analysis.plots` (matplotlib, imported on use),
   :func:`write_laydown` (a run's ``laydown.svg``, drawn once per run
@@ -34,6 +37,7 @@ if TYPE_CHECKING:  # the same names for type checkers (`Name as Name`: a re-expo
     from xdoe.analysis._branches import branch_points as branch_points, split_branches as split_branches
     from xdoe.analysis._design_info import read_design as read_design
     from xdoe.analysis._effects import analyze as analyze, design_points as design_points
+    from xdoe.analysis._goal import GOALS as GOALS, Goal as Goal, resolve_goal as resolve_goal
     from xdoe.analysis._laydown import write_laydown as write_laydown
     from xdoe.analysis._format import (
         STAT_NAMES as STAT_NAMES,
@@ -54,6 +58,7 @@ if TYPE_CHECKING:  # the same names for type checkers (`Name as Name`: a re-expo
         Comparison as Comparison,
         Plan as Plan,
         bootstrap_repetitions as bootstrap_repetitions,
+        pilot_plan as pilot_plan,
         plan_repetitions as plan_repetitions,
         welch_repetitions as welch_repetitions,
     )
@@ -82,13 +87,16 @@ _EXPORTS = {
     "xdoe.analysis._branches": ["branch_points", "split_branches"],
     "xdoe.analysis._design_info": ["read_design"],
     "xdoe.analysis._effects": ["analyze", "design_points"],
+    # maximize or minimize: which estimate is best (--goal, else the design's direction, else maximize)
+    "xdoe.analysis._goal": ["GOALS", "Goal", "resolve_goal"],
     # laydown.svg into a results folder (also in xdoe.analysis.plots): a structure drawn before is
     # only hard-linked, without numpy or matplotlib (xrun experiment-start's parent never loads them)
     "xdoe.analysis._laydown": ["write_laydown"],
     "xdoe.analysis._format": ["render", "sections", "STAT_NAMES", "TABLE_ROWS", "fmt_levels", "fmt_num", "points_section",
                               "shown_rows"],
     "xdoe.analysis._optuna": ["optuna_summary", "optuna_text", "plot_optimization"],
-    "xdoe.analysis._plan": ["Comparison", "Plan", "plan_repetitions", "welch_repetitions", "bootstrap_repetitions"],
+    "xdoe.analysis._plan": ["Comparison", "Plan", "pilot_plan", "plan_repetitions", "welch_repetitions",
+                            "bootstrap_repetitions"],
     "xdoe.analysis._report": ["write_report"],
     # xrun results: one row per design point, ranked (and shown in a notebook)
     "xdoe.analysis._table": ["ResultsTable", "results_table"],

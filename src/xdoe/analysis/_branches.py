@@ -19,6 +19,7 @@ from xdoe.store import BRANCH_COLUMN
 if TYPE_CHECKING:
     import pandas as pd
 
+    from xdoe.analysis._goal import Goal
     from xdoe.analysis._result import PointAggregate
 
 __all__ = ["BRANCH_COLUMN", "split_branches", "branch_points", "branch_label"]
@@ -46,16 +47,20 @@ def branch_label(run: str, label: Any) -> str:
 
 def branch_points(branches: "pd.DataFrame | None", response: Response, phase: str,
                   best: "PointAggregate | None", *, statistic: str = "iqm", agent: str | None = None,
-                  seed: int = 0) -> tuple[list["PointAggregate"], list[str]]:
+                  seed: int = 0, goal: "Goal | str | None" = None) -> tuple[list["PointAggregate"], list[str]]:
     """One row per branch run: its score (the response; one run, so no
-    interval) and P(best design point > branch) over runs (Agarwal et al.
-    2021, as for the design points); ``index`` -1, -2, ... and ``levels``
-    ``{"branch": branch_label(...)}``. Returns the rows (best first) and
-    notes (a branch without the response's phase is left out, said why).
+    interval) and P(best design point better than the branch) over runs
+    (Agarwal et al. 2021, as for the design points: by ``goal``,
+    :func:`~xdoe.analysis.resolve_goal`, ``None`` maximize); ``index`` -1,
+    -2, ... and ``levels`` ``{"branch": branch_label(...)}``. Returns the
+    rows (best first by ``goal``) and notes (a branch without the
+    response's phase is left out, said why).
     """
     from xdoe.analysis._aggregates import probability_of_improvement
+    from xdoe.analysis._goal import resolve_goal
     from xdoe.analysis._result import PointAggregate
 
+    sign = resolve_goal(goal).sign
     if branches is None or (branches.empty and not branches.attrs.get(SCORES_ATTR, {}).get("branch_runs")):
         return [], []
     nan = float("nan")
@@ -80,8 +85,8 @@ def branch_points(branches: "pd.DataFrame | None", response: Response, phase: st
         agg = PointAggregate(point, {"branch": branch_label(row.run, labels[row.run])}, 1, statistic, y, nan, nan,
                              np.array([y]))
         if best is not None:
-            agg.improvement = probability_of_improvement(best.values, agg.values, seed=seed,
+            agg.improvement = probability_of_improvement(sign * best.values, sign * agg.values, seed=seed,
                                                          key=(3, -point))
         out.append(agg)
-    out.sort(key=lambda p: -p.estimate)
+    out.sort(key=lambda p: -sign * p.estimate)
     return out, notes

@@ -28,13 +28,14 @@ import numpy as np
 
 from xdoe.analysis._aggregates import DEFAULT_STATISTIC, MIN_REPETITIONS, interval_estimates, probabilities_of_improvement
 from xdoe.analysis._format import STAT_NAMES
+from xdoe.analysis._goal import Goal, resolve_goal
 from xdoe.analysis._result import Analysis, FactorEffect, Interaction, LevelStat, PointAggregate
 from xdoe.analysis._response import Response, pruned_notes, run_table
 
 if TYPE_CHECKING:
     import pandas as pd
 
-__all__ = ["analyze", "design_points", "CONTINUOUS_MIN_LEVELS"]
+__all__ = ["analyze", "design_points", "points_method", "CONTINUOUS_MIN_LEVELS"]
 
 #: a numeric factor with more distinct values than this is treated as continuous
 CONTINUOUS_MIN_LEVELS = 6
@@ -184,7 +185,8 @@ def _effects(table: "pd.DataFrame", factors: list[str], kinds: dict[str, str], w
 
 
 def analyze(frame: "pd.DataFrame", response: Response | None = None, *, statistic: str = DEFAULT_STATISTIC,
-            agent: str | None = None, seed: int = 0, design: dict[str, Any] | None = None) -> Analysis:
+            agent: str | None = None, seed: int = 0, design: dict[str, Any] | None = None,
+            goal: "Goal | str | None" = None) -> Analysis:
     """Answer the design: which factors matter, how much, which setting is best.
 
     Args:
@@ -198,14 +200,20 @@ def analyze(frame: "pd.DataFrame", response: Response | None = None, *, statisti
         design: the manifest's design (:func:`~xdoe.analysis._design_info.read_design`);
             ``None``: inferred from the runs. A two-level, response-surface or
             sensitivity design adds its own analysis (:mod:`xdoe.analysis._doe`).
+        goal: ``maximize`` or ``minimize``: which estimate is best and what the
+            probability of improvement compares; ``None``: the direction
+            the design declared for the response (an optuna design's, from
+            ``design`` or the frame's design record), else ``maximize``
+            (:func:`~xdoe.analysis.resolve_goal`).
 
     Returns:
         an :class:`~xdoe.analysis.Analysis`: factors ranked by partial eta²
         (strongest first, level means with bootstrap intervals over runs),
         two-way interactions, per design point the estimate by ``statistic``
         with its stratified-bootstrap interval over runs and the
-        probability that the best point beats it (Agarwal et al. 2021), and
-        warnings (fewer than 5 repetitions...).
+        probability that the best point beats it (Agarwal et al. 2021), best
+        first by the goal (``Analysis.goal``), and warnings (fewer than 5
+        repetitions...).
         Branch rows of a frame loaded with ``include_branches`` stay out of
         the factor analysis and of "best"; each is an extra point (index -1,
         -2, ..., ``levels`` ``{"branch": ...}``, one run) after the design points.
@@ -216,7 +224,7 @@ def analyze(frame: "pd.DataFrame", response: Response | None = None, *, statisti
             experiment="UID")``); the answer names its one experiment in
             ``Analysis.experiment``.
         InputError: no episodes, an unknown phase or agent, several agents
-            and no ``agent``.
+            and no ``agent``, a ``goal`` other than ``maximize`` or ``minimize``.
     """
     from xdoe.analysis._branches import branch_points, split_branches
     from xdoe.results import DESIGN_ATTR, frame_experiment
@@ -232,6 +240,7 @@ def analyze(frame: "pd.DataFrame", response: Response | None = None, *, statisti
     plain = [f for f in factors if f not in conditional]
     if design is None and stored:
         design = {**stored, "source": "store"}
+    goal = resolve_goal(goal, design=design, response=response, frame=frame)
     from xdoe.analysis._doe import design_tables, doe_analysis
 
     doe = doe_analysis(table, factors, design, seed) if factors and not conditional else None
@@ -257,7 +266,7 @@ def analyze(frame: "pd.DataFrame", response: Response | None = None, *, statisti
                  "smallest level mean (continuous: standardised coefficient)")
         methods = {"factors": model, "interactions": model}
 
-    points = design_points(table, statistic, seed=seed)
+    points = design_points(table, statistic, seed=seed, goal=goal)
     notes = pruned_notes(frame)  # runs pruned early: left out of the responses, and said so
     if doe is not None and doe.get("warning"):
         notes.append(doe["warning"])
@@ -273,33 +282,47 @@ def analyze(frame: "pd.DataFrame", response: Response | None = None, *, statisti
     elif not any(e.p == e.p for e in effects) and (doe is None or doe["analysis"] != "sensitivity"):
         notes.append("no residual degrees of freedom: F and p need repetitions")
     extra, branch_notes = branch_points(branches, response, phase, points[0] if points else None,
-                                        statistic=statistic, agent=agent, seed=seed)
+                                        statistic=statistic, agent=agent, seed=seed, goal=goal)
     points += extra
     notes += branch_notes
     from xdoe.results import experiment_label
 
-    methods["points"] = (f"{STAT_NAMES.get(statistic, statistic)} over the runs of each setting, 95 % "
-                         "stratified-bootstrap CI over runs (Agarwal et al. 2021)")
+    methods["points"] = points_method(statistic, goal)
     return Analysis(response=response.label(phase), factors=effects, interactions=interactions, points=points,
                     runs=len(table), warnings=notes, statistic=statistic,
-                    experiment=experiment_label(frame), agent=agent, doe=doe, methods=methods)
+                    experiment=experiment_label(frame), agent=agent, doe=doe, methods=methods, goal=goal)
 
 
-def design_points(table: "pd.DataFrame", statistic: str = DEFAULT_STATISTIC, *, seed: int = 0) -> list[PointAggregate]:
+def points_method(statistic: str, goal: Goal) -> str:
+    """The design points table's method as ``Analysis.methods["points"]`` names it (with the goal when lower is
+    better)."""
+    note = goal.note()
+    return (f"{STAT_NAMES.get(statistic, statistic)} over the runs of each setting, 95 % stratified-bootstrap CI "
+            f"over runs (Agarwal et al. 2021)" + (f"; {note}" if note else ""))
+
+
+def design_points(table: "pd.DataFrame", statistic: str = DEFAULT_STATISTIC, *, seed: int = 0,
+                  goal: "Goal | str | None" = None) -> list[PointAggregate]:
     """Per setting of the factors in a :func:`run_table` (runs with the same
     levels -- centre points, replicates, a point copied into a later block --
     are one design point with ``n`` runs; ``index`` is the first of their
     design points, ``design_points`` all of them; without factors, per design
     point): levels (inactive factors left out), runs, the estimate by
     ``statistic`` over its runs' scores with a 95 % stratified-bootstrap
-    percentile interval, and P(best > point) with its interval; sorted by the
-    estimate, best first (ties: lower point index).
+    percentile interval, and the probability that the best point's run
+    beats this point's, with its interval; best first (ties: lower point
+    index). ``goal`` (:func:`~xdoe.analysis.resolve_goal`; ``None``:
+    maximize) says which is best: ``maximize`` ranks the highest estimate
+    first and gives P(best > point); ``minimize`` the lowest first and P(best
+    < point), computed as P(-best > -point) on the same resampling.
 
     Raises:
         ValueError: an unknown ``statistic``.
+        InputError: a ``goal`` other than ``maximize`` or ``minimize``.
     """
     import pandas as pd
 
+    sign = resolve_goal(goal).sign
     factors = [c for c in table.columns if c not in ("run", "design_point", "repetition", "y")]
     if factors:  # one key per setting: a readable text of the levels (NaN: inactive), in run order
         key = table[factors].astype(object).where(table[factors].notna(), None).apply(
@@ -326,10 +349,11 @@ def design_points(table: "pd.DataFrame", statistic: str = DEFAULT_STATISTIC, *, 
                                    keys=[(0, index & 0xFFFFFFFF) for index, _, _ in points])
     out = [PointAggregate(index, levels, int(y.size), statistic, *estimate, y, design_points=known)
            for (index, known, levels), y, estimate in zip(points, scores, estimates)]
-    out.sort(key=lambda p: (math.isnan(p.estimate), -p.estimate if not math.isnan(p.estimate) else 0.0, p.index))
-    if len(out) > 1:
-        improvements = probabilities_of_improvement(out[0].values, [p.values for p in out[1:]], seed=seed,
-                                                    keys=[(1, p.index & 0xFFFFFFFF) for p in out[1:]])
+    out.sort(key=lambda p: (math.isnan(p.estimate), -sign * p.estimate if not math.isnan(p.estimate) else 0.0,
+                            p.index))
+    if len(out) > 1:  # P(best better than point): on the sign-adjusted scores, higher is better
+        improvements = probabilities_of_improvement(sign * out[0].values, [sign * p.values for p in out[1:]],
+                                                    seed=seed, keys=[(1, p.index & 0xFFFFFFFF) for p in out[1:]])
         for p, improvement in zip(out[1:], improvements):
             p.improvement = improvement
     return out

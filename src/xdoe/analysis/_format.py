@@ -67,13 +67,15 @@ def _point_label(p: Any) -> str:
 
 
 def points_section(a: Analysis) -> tuple[str, list[str], list[list[str]]]:
-    """The design points table (best first): levels, runs, the estimate by
-    ``a.statistic`` with its bootstrap interval, P(best > point)."""
+    """The design points table (best first by ``a.goal``): levels, runs, the
+    estimate by ``a.statistic`` with its bootstrap interval, P(best > point)
+    (minimize: P(best < point), and the caption says lower is better and why)."""
     stat = STAT_NAMES.get(a.statistic, a.statistic)
     best = a.best
+    note = a.goal.note()
     return (f"Design points ranked by {stat} over runs (one row per setting; 95 % stratified-bootstrap CI over "
-            "runs), P(best > point)",
-            ["point", "levels", "runs", stat, "95 % CI", "P(best > point)"],
+            f"runs), {a.goal.improvement}" + (f"; {note}" if note else ""),
+            ["point", "levels", "runs", stat, "95 % CI", a.goal.improvement],
             [[_point_label(p) + (" *" if p is best else ""), fmt_levels(p.levels), str(p.n), fmt_num(p.estimate),
               _ci(p.ci_low, p.ci_high),
               "best" if p.improvement is None else

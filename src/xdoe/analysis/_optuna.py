@@ -171,7 +171,7 @@ def spent(frame: "pd.DataFrame", pruned: list[str] | None = None) -> dict[str, i
 
 def optuna_summary(table: "pd.DataFrame", design: dict[str, Any] | None, *, response: str = "",
                    others: list["pd.DataFrame"] | None = None, pruned: list[str] | None = None,
-                   frame: "pd.DataFrame | None" = None) -> dict[str, Any] | None:
+                   frame: "pd.DataFrame | None" = None, direction: str | None = None) -> dict[str, Any] | None:
     """The adaptive design's answer (see the module docstring), or ``None``
     when ``design`` (the manifest's, :func:`xdoe.analysis.read_design`) is
     not an optuna design. ``table``: :func:`xdoe.analysis.run_table` of the
@@ -183,11 +183,19 @@ def optuna_summary(table: "pd.DataFrame", design: dict[str, Any] | None, *, resp
     pruned; ``pruned_trials`` lists them. ``best.spread`` gives the best
     trial's runs' values (``values``, ``min``, ``max``, ``sd`` with ddof 1,
     NaN for one run); ``frame`` (the episodes, :func:`xdoe.results.load`), when
-    given, adds ``spent`` (:func:`spent`)."""
+    given, adds ``spent`` (:func:`spent`). ``direction``: the design's
+    direction for the analysed response, as :func:`xdoe.analysis.resolve_goal`
+    reads it from ``design`` and the analysed frame (the design points
+    table's goal when no ``--goal`` overrides it); ``None``: resolved from
+    ``design`` and ``response`` alone."""
     if not design or design.get("method") != "optuna":
         return None
     directions, stat = _settings(design)
-    direction = directions[0]
+    if direction is None:
+        from xdoe.analysis._goal import resolve_goal
+        from xdoe.analysis._response import parse_response
+
+        direction = resolve_goal(design=design, response=parse_response(response or None)).direction
     cut = _pruned_trials(design, pruned)
     values = {t: v for t, v in trial_values(table, stat).items() if t not in cut}
     points = design.get("points") or []

@@ -25,11 +25,18 @@ from __future__ import annotations
 
 import math
 from dataclasses import dataclass, field
-from typing import Any, Sequence
+from typing import TYPE_CHECKING, Any, Sequence
 
 import numpy as np
 
-__all__ = ["Comparison", "Plan", "bootstrap_power", "bootstrap_repetitions", "plan_repetitions",
+from xdoe.analysis._goal import Goal, resolve_goal
+
+if TYPE_CHECKING:
+    import pandas as pd
+
+    from xdoe.analysis._response import Response
+
+__all__ = ["Comparison", "Plan", "bootstrap_power", "bootstrap_repetitions", "pilot_plan", "plan_repetitions",
            "welch_power_test", "welch_repetitions"]
 
 #: the largest number of runs per point the bootstrap search tries
@@ -150,9 +157,11 @@ def bootstrap_repetitions(a: np.ndarray, b: np.ndarray, delta: float | None = No
 
 @dataclass
 class Comparison:
-    """Two design points (``a`` the better by the ranking statistic), their
-    pilots and the runs per point each method needs; ``missing`` = the larger
-    of the two answers minus the smaller pilot (``None``: no answer)."""
+    """Two design points (``a`` the better of the two by its mean: the higher,
+    the lower when the goal is ``minimize``), their pilots and the runs per
+    point each method needs; ``observed`` the better's advantage (``|mean_a -
+    mean_b|``); ``missing`` = the larger of the two answers minus the smaller
+    pilot (``None``: no answer)."""
 
     a: int
     b: int
@@ -187,7 +196,7 @@ class Comparison:
 
 @dataclass
 class Plan:
-    """What ``xrun plan`` answers."""
+    """What ``xrun plan`` answers (``goal``: which point of a comparison is the better one)."""
 
     experiment: str | None
     response: str
@@ -200,6 +209,7 @@ class Plan:
     cap: int
     comparisons: list[Comparison]
     warnings: list[str] = field(default_factory=list)
+    goal: Goal = field(default_factory=Goal)
 
     @property
     def methods(self) -> dict[str, str]:
@@ -219,7 +229,8 @@ class Plan:
     def to_dict(self) -> dict[str, Any]:
         return {"experiment": self.experiment, "response": self.response, "agent": self.agent,
                 "alpha": self.alpha, "power": self.power,
-                "delta": self.delta if self.delta is not None else "observed", "seed": self.seed,
+                "delta": self.delta if self.delta is not None else "observed", "goal": self.goal.direction,
+                "goal_from": self.goal.source, "seed": self.seed,
                 "trials": self.trials, "cap": self.cap, "methods": self.methods,
                 "comparisons": [c.to_dict() for c in self.comparisons], "recommended": self.recommended,
                 "warnings": list(self.warnings)}
@@ -231,17 +242,24 @@ def _sd(x: np.ndarray) -> float:
 
 def plan_repetitions(points: Sequence[Any], *, alpha: float = 0.05, power: float = 0.8, delta: float | None = None,
                      compare: tuple[int, int] | None = None, seed: int = 0, trials: int = TRIALS,
-                     cap: int = CAP) -> list[Comparison]:
+                     cap: int = CAP, goal: "Goal | str | None" = None) -> list[Comparison]:
     """The comparisons of interest among ``points``
-    (:class:`~xdoe.analysis.PointAggregate`, best first): the best against
-    each other point, or with ``compare = (i, j)`` the points holding design
-    points ``i`` and ``j``; each with the runs per point needed to detect
-    ``delta`` (default: the observed difference of means) by
-    :func:`welch_repetitions` and :func:`bootstrap_repetitions`.
+    (:class:`~xdoe.analysis.PointAggregate`, best first by ``goal``, as
+    :func:`~xdoe.analysis.design_points` ranks them with it): the best
+    against each other point, or with ``compare = (i, j)`` the points
+    holding design points ``i`` and ``j``; each with the runs per point
+    needed to detect ``delta`` (default: the observed difference of means)
+    by :func:`welch_repetitions` and :func:`bootstrap_repetitions`. In each
+    comparison ``a`` is the better point by its mean: the higher for
+    ``maximize`` (``None``), the lower for ``minimize``; the bootstrap
+    resamples the sign-adjusted scores (Welch's test does not care).
 
     Raises:
         ValueError: ``compare`` names no design point of ``points``, or one twice.
+        InputError: a ``goal`` other than ``maximize`` or ``minimize``.
     """
+    sign = resolve_goal(goal).sign
+
     def find(i: int) -> Any:
         for p in points:
             if i == p.index or i in (p.design_points or []):
@@ -258,7 +276,7 @@ def plan_repetitions(points: Sequence[Any], *, alpha: float = 0.05, power: float
         pairs = [(points[0], p) for p in points[1:]] if points else []
     out = []
     for key, (pa, pb) in enumerate(pairs):
-        a, b = np.asarray(pa.values, float), np.asarray(pb.values, float)
+        a, b = sign * np.asarray(pa.values, float), sign * np.asarray(pb.values, float)  # higher is better
         if a.mean() < b.mean():  # a is the better of the two by its mean
             pa, pb, a, b = pb, pa, b, a
         observed = float(a.mean() - b.mean())
@@ -281,6 +299,51 @@ def plan_repetitions(points: Sequence[Any], *, alpha: float = 0.05, power: float
             notes.append(f"bootstrap: power not reached at {cap} runs per point")
         answers = [x for x in (welch, boot) if x is not None]
         missing = max(0, max(answers) - min(len(a), len(b))) if answers else None
-        out.append(Comparison(pa.index, pb.index, dict(pa.levels), dict(pb.levels), len(a), len(b), float(a.mean()),
-                              float(b.mean()), sd_a, sd_b, observed, d, exact, welch, boot, capped, missing, notes))
+        out.append(Comparison(pa.index, pb.index, dict(pa.levels), dict(pb.levels), len(a), len(b),
+                              float(sign * a.mean()), float(sign * b.mean()), sd_a, sd_b, observed, d, exact, welch,
+                              boot, capped, missing, notes))
     return out
+
+
+def pilot_plan(frame: "pd.DataFrame", response: "Response | None" = None, *, agent: str | None = None,
+               statistic: str = "iqm", goal: "Goal | str | None" = None, alpha: float = 0.05, power: float = 0.8,
+               delta: float | None = None, compare: tuple[int, int] | None = None, seed: int = 0,
+               trials: int = TRIALS, cap: int = CAP) -> Plan:
+    """``xrun plan`` of one agent: the pilot campaign's design points
+    (:func:`~xdoe.analysis.design_points` of the design's runs in ``frame``,
+    :func:`xdoe.results.load` or :func:`~xdoe.analysis.load_scores`;
+    branches left out) ranked by ``statistic`` and the goal, and their
+    comparisons (:func:`plan_repetitions`).
+
+    Args:
+        goal: ``maximize`` or ``minimize``; ``None``: the direction the design
+            declared for ``response`` (the frame's design record), else
+            maximize (:func:`~xdoe.analysis.resolve_goal`).
+        alpha, power, delta, compare, seed, trials, cap: as :func:`plan_repetitions`.
+
+    Raises:
+        InputError: no episodes, an unknown phase or agent, several agents
+            and no ``agent``, a bad ``goal``, or ``compare`` naming no design
+            point of the pilot (or one twice).
+    """
+    from xdoe.analysis._branches import split_branches
+    from xdoe.analysis._effects import design_points
+    from xdoe.analysis._response import Response, run_table
+    from xdoe.errors import InputError
+    from xdoe.results import experiment_label
+
+    response = response or Response()
+    goal = resolve_goal(goal, response=response, frame=frame)
+    frame = split_branches(frame)[0]
+    table, phase = run_table(frame, response, agent)
+    points = design_points(table, statistic, seed=seed, goal=goal)
+    try:
+        comparisons = plan_repetitions(points, alpha=alpha, power=power, delta=delta, compare=compare, seed=seed,
+                                       trials=trials, cap=cap, goal=goal)
+    except ValueError as exc:
+        raise InputError(str(exc)) from None
+    plan = Plan(experiment_label(frame), response.label(phase), agent, alpha, power, delta, seed, trials, cap,
+                comparisons, goal=goal)
+    if len(points) < 2:
+        plan.warnings.append("fewer than 2 design points: nothing to compare")
+    return plan

@@ -97,7 +97,8 @@ def write_report(frame: "pd.DataFrame | None", output: str | Path, *, response: 
                  output_dir: Path | None = None, store_url: str | None = None, experiment: str | None = None,
                  document: Path | None = None, seed: int = 0, statistic: str = "iqm", agent: str | None = None,
                  overwrite: bool = False, hint: str = "choose another output",
-                 scores: "pd.DataFrame | None" = None, include_branches: bool = False) -> Path:
+                 scores: "pd.DataFrame | None" = None, include_branches: bool = False,
+                 goal: str | None = None) -> Path:
     """Write the report of the campaign in ``frame`` (:func:`xdoe.results.load`)
     to ``output``; with ``frame`` ``None`` the campaign of ``experiment`` in
     the store at ``store_url`` (``scores`` are then required).
@@ -107,8 +108,9 @@ def write_report(frame: "pd.DataFrame | None", output: str | Path, *, response: 
             started, and the experiment document found by its sha256).
         store_url, experiment: where the status and run documents come from.
         document: the experiment document (default: found via the manifest).
-        statistic, agent, seed: as :func:`xdoe.analysis.analyze` (without
-            ``agent``, a game of several agents gets one analysis per agent).
+        statistic, agent, seed, goal: as :func:`xdoe.analysis.analyze` (without
+            ``agent``, a game of several agents gets one analysis per agent;
+            ``goal`` ``None``: the design's declared direction, else maximize).
         overwrite: replace an existing ``output`` (else it is refused;
             ``hint``: what to do instead, appended to the refusal).
         scores: the runs' scores for ``response`` (:func:`xdoe.analysis.load_scores`,
@@ -147,7 +149,8 @@ def write_report(frame: "pd.DataFrame | None", output: str | Path, *, response: 
     design, _branches = split_branches(answer)  # branches (include_branches): own rows of the aggregates
     agents = response_agents(design, response, agent)
     doe_design = read_design(output_dir, experiment)
-    results = [analyze(answer, response, statistic=statistic, agent=a, seed=seed, design=doe_design) for a in agents]
+    results = [analyze(answer, response, statistic=statistic, agent=a, seed=seed, design=doe_design, goal=goal)
+               for a in agents]
     result = results[0]
     experiments = sorted({str(e) for e in design["experiment"].dropna().unique()})
     experiment = experiment or (experiments[0] if len(experiments) == 1 else None)
@@ -155,7 +158,8 @@ def write_report(frame: "pd.DataFrame | None", output: str | Path, *, response: 
     title = f"xdoe report: {label}"
     parts = [f"<h1>{html.escape(title)}</h1>",
              f"<p class=note>{html.escape(label)} · response {html.escape(result.response)} · "
-             f"{result.runs} runs · design points ranked by {html.escape(statistic)} over runs · "
+             f"{result.runs} runs · design points ranked by {html.escape(statistic)} over runs"
+             f"{html.escape(', ' + result.goal.note() if result.goal.minimize else '')} · "
              f"written {_dt.datetime.now(_dt.timezone.utc):%Y-%m-%d %H:%M} UTC</p>"]
     manifest_path = _manifest(output_dir, experiment)
 
@@ -221,11 +225,13 @@ def write_report(frame: "pd.DataFrame | None", output: str | Path, *, response: 
         parts += [f"<p class=warn>warning: {html.escape(w)}</p>" for w in a.warnings]
 
     if (doe_design or {}).get("method") == "optuna":  # the best trial, the importances (xdoe.analysis._optuna)
+        from xdoe.analysis._goal import resolve_goal
         from xdoe.analysis._optuna import optuna_summary, optuna_text, plot_optimization
 
         table, phase = run_table(design, response, result.agent)
+        declared = resolve_goal(design=doe_design, response=response, frame=design)  # the study's, not --goal
         adaptive = optuna_summary(table, doe_design, response=response.label(phase),
-                                  pruned=list(design.attrs.get("xdoe_pruned") or []))
+                                  pruned=list(design.attrs.get("xdoe_pruned") or []), direction=declared.direction)
         parts.append('<h2 id="optuna">Adaptive design (Optuna)</h2>'
                      + "".join(f"<p>{html.escape(line)}</p>" for line in optuna_text(adaptive).splitlines()))
         parts.append(_image(lambda p: plot_optimization(adaptive, p), "Each trial's response and the best so far"))

@@ -40,7 +40,7 @@ if TYPE_CHECKING:
     import pandas as pd
 
 __all__ = ["Response", "parse_response", "run_table", "phase_rows", "response_agents", "factor_columns",
-           "display_name", "load_scores", "SCORES_ATTR", "pruned_notes"]
+           "display_name", "load_scores", "SCORES_ATTR", "pruned_notes", "resolve_phase"]
 
 #: ``df.attrs`` key of a :func:`load_scores` frame: what it scored
 SCORES_ATTR = "xdoe_scores"
@@ -117,6 +117,18 @@ def factor_columns(frame: "pd.DataFrame") -> list[str]:
     return list(frame.attrs.get(FACTORS_ATTR, []))
 
 
+def resolve_phase(phase: str | None, phases: "Sequence[str]") -> str | None:
+    """The phase a response names among ``phases`` (the results' phases in
+    schedule order): ``None`` is the last one, an index text (``"0"``) that
+    is no phase's name the phase at that index, a name itself (whether or
+    not it is in ``phases``); ``None`` when ``phase`` is ``None`` and there are no phases."""
+    if phase is None:
+        return phases[-1] if phases else None
+    if phase not in phases and phase.isdigit() and int(phase) < len(phases):
+        return phases[int(phase)]
+    return phase
+
+
 def phase_rows(frame: "pd.DataFrame", response: Response) -> tuple["pd.DataFrame", str]:
     """The episode rows of the response's phase and its name, without the
     episodes cut short by a budget unless ``response.keep_cut`` (see the
@@ -137,11 +149,7 @@ def phase_rows(frame: "pd.DataFrame", response: Response) -> tuple["pd.DataFrame
     if SCORES_ATTR in frame.attrs:
         return _score_rows(frame, response)
     phases = list(dict.fromkeys(frame["phase"]))
-    phase = response.phase
-    if phase is None:
-        phase = phases[-1]
-    elif phase not in phases and phase.isdigit() and int(phase) < len(phases):
-        phase = phases[int(phase)]
+    phase = resolve_phase(response.phase, phases)
     if phase not in phases:
         raise InputError(f"--response: no phase {phase!r} in the results (phases: {', '.join(map(str, phases))})")
     rows = frame[frame["phase"] == phase]
@@ -189,11 +197,7 @@ def _score_rows(frame: "pd.DataFrame", response: Response) -> tuple["pd.DataFram
     agent, the budget-cut check on the rows the database counted."""
     scored = frame.attrs[SCORES_ATTR]
     phases = list(scored["phases"])
-    phase = response.phase
-    if phase is None:
-        phase = phases[-1] if phases else scored["phase"]
-    elif phase not in phases and phase.isdigit() and int(phase) < len(phases):
-        phase = phases[int(phase)]
+    phase = resolve_phase(response.phase, phases) or scored["phase"]
     if phase != scored["phase"] and phase not in phases:
         raise InputError(f"--response: no phase {phase!r} in the results (phases: {', '.join(map(str, phases))})")
     asked = (phase, response.metric, response.stat, response.keep_cut)

@@ -8,6 +8,8 @@ from typing import Any
 
 import numpy as np
 
+from xdoe.analysis._goal import Goal
+
 __all__ = ["LevelStat", "FactorEffect", "Interaction", "PointAggregate", "Analysis"]
 
 
@@ -120,7 +122,8 @@ class PointAggregate:
     (one per run, repetition order), the point ``estimate`` by
     ``statistic`` (``iqm``, ``mean`` or ``median`` over runs) with its 95 %
     stratified-bootstrap percentile interval, and ``improvement`` =
-    (P(best > this), low, high) (``None`` for the best point)."""
+    (P(best better than this), low, high) by the analysis's goal: P(best >
+    this), or P(best < this) when lower is better (``None`` for the best point)."""
 
     index: int
     levels: dict[str, Any]
@@ -151,7 +154,9 @@ class Analysis:
     ``experiment`` and ``agent`` (``None``: the runs' only agent) name what
     was analysed; ``response`` the number per run; ``statistic`` the point
     estimate over runs that ranks the design points (``points`` best
-    first; ``best`` is ``points[0]``); ``factors`` ranked strongest first
+    first by ``goal``: the highest estimate first, the lowest when
+    ``goal.direction`` is ``minimize``; ``best`` is ``points[0]``,
+    :func:`xdoe.analysis.resolve_goal`); ``factors`` ranked strongest first
     (partial eta², or ``|effect|`` for a two-level design); ``runs`` analysed;
     ``warnings`` for people; ``methods`` the one model of each table."""
 
@@ -169,10 +174,13 @@ class Analysis:
     #: the one model each table's numbers come from, as its header names it:
     #: ``{"factors": ..., "interactions": ..., "points": ...}``
     methods: dict[str, str] = field(default_factory=dict)
+    #: whether a higher or a lower score is better, and why (:func:`xdoe.analysis.resolve_goal`)
+    goal: Goal = field(default_factory=Goal)
 
     @property
     def best(self) -> PointAggregate | None:
-        """The design point with the highest estimate (by :attr:`statistic`)."""
+        """The design point with the best estimate (by :attr:`statistic`):
+        the highest, or the lowest when :attr:`goal` is ``minimize``."""
         return self.points[0] if self.points else None
 
     def title(self) -> str:
@@ -196,7 +204,9 @@ class Analysis:
 
     def to_dict(self) -> dict[str, Any]:
         """The JSON shape of ``xrun analyze --format json``: ``{"experiment",
-        "response", "agent", "statistic", "runs", "factors": [{"name", "kind",
+        "response", "agent", "statistic", "goal" (``maximize`` or
+        ``minimize``), "goal_from" (``option``, ``design`` or ``default``),
+        "runs", "factors": [{"name", "kind",
         "within", "levels": [{"level", "mean", "ci_low", "ci_high", "n"}],
         "effect", "F", "p", "eta_sq"}] (ranked), "interactions": [{"factors",
         "F", "p", "eta_sq"}], "points": [...] (:meth:`aggregates`, best
@@ -208,7 +218,8 @@ class Analysis:
         design ``sensitivity`` (one entry per factor)."""
         points = self.aggregates()
         out = {"experiment": self.experiment, "response": self.response, "agent": self.agent,
-               "statistic": self.statistic, "runs": self.runs,
+               "statistic": self.statistic, "goal": self.goal.direction, "goal_from": self.goal.source,
+               "runs": self.runs,
                "factors": [f.to_dict() for f in self.factors],
                "interactions": [i.to_dict() for i in self.interactions],
                "points": points, "best": points[0] if points else None, "warnings": list(self.warnings),
@@ -220,7 +231,8 @@ class Analysis:
     def aggregates(self) -> list[dict[str, Any]]:
         """Per design point (best first): levels, runs, the estimate by
         :attr:`statistic` with its bootstrap interval, the run scores, and
-        ``prob_improvement_of_best`` ``{p, ci_low, ci_high}`` (``None`` for the best)."""
+        ``prob_improvement_of_best`` ``{p, ci_low, ci_high}`` (P(best better
+        than the point) by :attr:`goal`; ``None`` for the best)."""
         return [p.to_dict() for p in self.points]
 
 

@@ -1,7 +1,8 @@
 """The results table of ``xrun results`` as a Python object: one row per
 design point (best first) with its runs and the estimate over runs (IQM by
-default) with a 95 % stratified-bootstrap interval and P(best > point); the
-sessions branched from the design's runs after it, one row each.
+default) with a 95 % stratified-bootstrap interval and P(best > point)
+(P(best < point) when lower is better: :func:`xdoe.analysis.resolve_goal`);
+the sessions branched from the design's runs after it, one row each.
 
 :func:`results_table` computes it (the command prints what it answers);
 :class:`ResultsTable` shows it as text rows (:meth:`ResultsTable.rows`), a
@@ -18,6 +19,7 @@ from xdoe.analysis._result import Analysis, PointAggregate
 if TYPE_CHECKING:
     import pandas as pd
 
+    from xdoe.analysis._goal import Goal
     from xdoe.analysis._response import Response
 
 __all__ = ["ResultsTable", "results_table"]
@@ -42,7 +44,7 @@ class ResultsTable:
 
     @property
     def best(self) -> PointAggregate | None:
-        """The design point with the highest estimate."""
+        """The design point with the best estimate: the highest, the lowest when the goal is ``minimize``."""
         return self.analysis.best
 
     @property
@@ -94,7 +96,8 @@ class ResultsTable:
         """One row per design point (best first) and branch: ``design_point``
         (a branch's: -1, -2, ...), ``branch`` (its label, else ``None``), one
         column per factor, ``runs``, ``estimate``, ``ci_low``, ``ci_high``,
-        ``p_improvement`` (P(best > point); NaN for the best) with its
+        ``p_improvement`` (P(best > point), or P(best < point) when
+        ``attrs["goal"]`` is ``minimize``; NaN for the best) with its
         interval; every number unrounded."""
         import pandas as pd
 
@@ -112,7 +115,8 @@ class ResultsTable:
                                                             "ci_low", "ci_high", "p_improvement",
                                                             "p_improvement_low", "p_improvement_high"])
         frame.attrs.update(experiment=self.analysis.experiment, response=self.analysis.response,
-                           statistic=self.analysis.statistic, agent=self.analysis.agent)
+                           statistic=self.analysis.statistic, agent=self.analysis.agent,
+                           goal=self.analysis.goal.direction)
         return frame
 
     def _repr_html_(self) -> str:
@@ -129,7 +133,7 @@ class ResultsTable:
 
 
 def results_table(frame: "pd.DataFrame", response: "Response | None" = None, *, statistic: str = "iqm",
-                  agent: str | None = None, seed: int = 0) -> ResultsTable:
+                  agent: str | None = None, seed: int = 0, goal: "Goal | str | None" = None) -> ResultsTable:
     """The table of ``xrun results`` for one agent (``None``: the runs' only one).
 
     Args:
@@ -141,23 +145,30 @@ def results_table(frame: "pd.DataFrame", response: "Response | None" = None, *, 
         agent: whose objective, for runs of several agents
             (:func:`~xdoe.analysis.response_agents`: one table each).
         seed: root of the bootstrap resampling.
+        goal: ``maximize`` or ``minimize``; ``None``: the direction the design
+            declared for the response (the frame's design record), else
+            ``maximize`` (:func:`~xdoe.analysis.resolve_goal`).
 
     Raises:
         AmbiguousExperimentError: the frame holds rows of several experiments.
-        InputError: no episodes, an unknown phase or agent, several agents and no ``agent``.
+        InputError: no episodes, an unknown phase or agent, several agents and no ``agent``,
+            a ``goal`` other than ``maximize`` or ``minimize``.
     """
     from xdoe.analysis._branches import branch_points, split_branches
-    from xdoe.analysis._effects import design_points
+    from xdoe.analysis._effects import design_points, points_method
+    from xdoe.analysis._goal import resolve_goal
     from xdoe.analysis._response import Response, pruned_notes, run_table
     from xdoe.results import experiment_label
 
     response = response or Response()
+    goal = resolve_goal(goal, response=response, frame=frame)
     design, branches = split_branches(frame)
     table, phase = run_table(design, response, agent)
-    points = design_points(table, statistic, seed=seed)
+    points = design_points(table, statistic, seed=seed, goal=goal)
     extra, notes = branch_points(branches, response, phase, points[0] if points else None, statistic=statistic,
-                                 agent=agent, seed=seed)
+                                 agent=agent, seed=seed, goal=goal)
     analysis = Analysis(response=response.label(phase), factors=[], interactions=[], points=points, runs=len(table),
                         warnings=pruned_notes(design) + notes, statistic=statistic,
-                        experiment=experiment_label(design), agent=agent)
+                        experiment=experiment_label(design), agent=agent, goal=goal,
+                        methods={"points": points_method(statistic, goal)})
     return ResultsTable(analysis, extra)

@@ -45,6 +45,15 @@ def _response(func: F) -> F:
     return click.option("--response", "-r", metavar="PHASE:METRIC:STAT", default=None, help=RESPONSE_HELP)(func)
 
 
+def _goal(func: F) -> F:
+    """``--goal maximize|minimize``: which estimate is best (:func:`xdoe.analysis.resolve_goal`)."""
+    return click.option("--goal", type=click.Choice(["maximize", "minimize"]), default=None,
+                        help="Whether a higher or a lower response is better: ranks the design points, picks "
+                             "'best' and sets what the probability of improvement compares [default: the "
+                             "direction the design declared for the response (design: {method: optuna, "
+                             "direction: ...}), else maximize].")(func)
+
+
 def _statistic(func: F) -> F:
     """``--stat`` (the estimate over runs that ranks design points), ``--agent`` and ``--seed``."""
     func = click.option("--seed", type=click.IntRange(min=0), default=0, show_default=True,
@@ -110,14 +119,17 @@ def selected_store(output_dir: Path | None, experiment: str | None, store_url: s
 @_select
 @_response
 @_statistic
+@_goal
 @handle_errors
 def results_command(output_dir: Path | None, experiment: str | None, include_branches: bool,
                     store_url: str | None, response: str | None, statistic: str, agent: str | None,
-                    seed: int) -> None:
+                    seed: int, goal: str | None) -> None:
     """The campaign's table: one row per design point with its factor levels,
     the runs done and the response's estimate over runs (--stat: IQM by
     default) with a 95 % stratified-bootstrap interval and the probability
-    that the best point beats it, best first (marked *). A run's score is
+    that the best point beats it, best first (marked *); best is the highest
+    estimate, or the lowest with --goal minimize or when the design declared
+    direction: minimize for the response. A run's score is
     its response (one number per run: the unit of replication). In a game
     of several agents, one table per agent (or --agent NAME). Only the
     design's runs: sessions branched or grown from them are listed after it,
@@ -128,7 +140,7 @@ def results_command(output_dir: Path | None, experiment: str | None, include_bra
     frame = load_frame(output_dir, experiment, store_url, include_branches, resp)
     out = console()
     for who in response_agents(split_branches(frame)[0], resp, agent):
-        result = results_table(frame, resp, statistic=statistic, agent=who, seed=seed)
+        result = results_table(frame, resp, statistic=statistic, agent=who, seed=seed, goal=goal)
         title, headers, rows, branches, more = result.drawn(
             "xrun analyze --format csv (markdown, json) with the same options")
         out.print(result.title(), markup=False, highlight=False, style="bold")
@@ -168,10 +180,11 @@ def _rich_table(headers: list[str], rows: list[list[str]], extra: list[list[str]
               show_default=True,
               help="Output format: csv, markdown and json hold every row; the table draws the best 500 rows of a "
                    "longer table and says how many more there are.")
+@_goal
 @handle_errors
 def analyze_command(output_dir: Path | None, experiment: str | None, include_branches: bool,
                     store_url: str | None, response: str | None, statistic: str, agent: str | None, seed: int,
-                    fmt: str) -> None:
+                    fmt: str, goal: str | None) -> None:
     """Which factors matter, how much, and which setting is best: per factor
     the level means with 95 % bootstrap intervals over runs, the main effect
     and a type II ANOVA (F, p, partial eta²; two-way interactions where the
@@ -179,7 +192,9 @@ def analyze_command(output_dir: Path | None, experiment: str | None, include_bra
     a standardised regression coefficient, conditional factors are nested
     within their condition. Per design point: the estimate over runs (--stat,
     IQM by default) with a stratified-bootstrap 95 % interval and the
-    probability that the best point beats it (Agarwal et al. 2021). Warns
+    probability that the best point beats it (Agarwal et al. 2021); best is
+    the highest estimate, or the lowest with --goal minimize or when the
+    design declared direction: minimize for the response (json: "goal"). Warns
     below 5 repetitions. In a game of several agents, one analysis per agent
     (or --agent NAME). With --include-branches each branched or grown session
     is one more row of the design points table (P(best > branch)); the
@@ -190,7 +205,7 @@ def analyze_command(output_dir: Path | None, experiment: str | None, include_bra
     frame = load_frame(output_dir, experiment, store_url, include_branches, resp)
     design = read_design(output_dir, _resolve(output_dir, experiment, store_url)[0])
     who = response_agents(split_branches(frame)[0], resp, agent)
-    results = [analyze(frame, resp, statistic=statistic, agent=a, seed=seed, design=design) for a in who]
+    results = [analyze(frame, resp, statistic=statistic, agent=a, seed=seed, design=design, goal=goal) for a in who]
     text = render(results if who != [None] else results[0], fmt, width=console().width)
     adaptive = _adaptive(frame, resp, who[0], design, output_dir, experiment, store_url)
     if adaptive is not None and fmt == "json":
@@ -214,16 +229,18 @@ def _adaptive(frame: Any, resp: Any, agent: str | None, design: dict | None, out
     (:func:`xdoe.analysis.optuna_summary`), else ``None``."""
     if not design or design.get("method") != "optuna":
         return None
-    from xdoe.analysis import optuna_summary, parse_response, run_table, split_branches
+    from xdoe.analysis import optuna_summary, parse_response, resolve_goal, run_table, split_branches
 
     table, phase = run_table(split_branches(frame)[0], resp, agent)
+    direction = resolve_goal(design=design, response=resp, frame=frame).direction  # the design's, as analyze reads it
     others = []
     for text in ((design.get("info") or {}).get("response") or [])[1:]:  # several: the Pareto front
         other = parse_response(text or None)
         others.append(run_table(load_frame(output_dir, experiment, store_url, response=other), other, agent)[0])
     return optuna_summary(table, design, response=resp.label(phase), others=others,
                           pruned=list(frame.attrs.get("xdoe_pruned") or []),
-                          frame=load_frame(output_dir, experiment, store_url))  # the episodes: steps spent
+                          frame=load_frame(output_dir, experiment, store_url),  # the episodes: steps spent
+                          direction=direction)
 
 
 @click.group("plot", short_help="Draw learning curves, main effects or a run's lay-down.")
@@ -384,10 +401,11 @@ def laydown_command(run_file: Path, output: Path, overwrite: bool) -> None:
                    "the experiment's manifest in DIR names).")
 @click.option("--seed", type=click.IntRange(min=0), default=0, show_default=True,
               help="Seed of the bootstrap resampling.")
+@_goal
 @handle_errors
 def report_command(output_dir: Path | None, experiment: str | None, include_branches: bool,
                    store_url: str | None, response: str | None, output: Path, overwrite: bool,
-                   document: Path | None, seed: int) -> None:
+                   document: Path | None, seed: int, goal: str | None) -> None:
     """One self-contained HTML report (images embedded, no network needed):
     experiment document, design table, campaign status, results, effects,
     aggregates and every plot."""
@@ -400,7 +418,8 @@ def report_command(output_dir: Path | None, experiment: str | None, include_bran
     # the learning curves come from the store (xdoe.analysis.plots.plot_curves), not from the episodes
     path = write_report(None, output, response=resp, output_dir=output_dir,
                         store_url=store_url, experiment=experiment, document=document, seed=seed,
-                        overwrite=overwrite, hint=OVERWRITE_HINT, scores=scores, include_branches=include_branches)
+                        overwrite=overwrite, hint=OVERWRITE_HINT, scores=scores, include_branches=include_branches,
+                        goal=goal)
     click.echo(f"wrote {path} ({path.stat().st_size / 1024:.0f} KiB)")
 
 

@@ -16,7 +16,7 @@ from typing import Any
 
 import click
 
-from xdoe.cli._analysis import _response, _rich_table, _select, load_frame
+from xdoe.cli._analysis import _goal, _response, _rich_table, _select, load_frame
 from xdoe.cli._common import console, handle_errors
 
 __all__ = ["plan_command"]
@@ -48,7 +48,8 @@ def _header_lines(plan: Any) -> list[str]:
             f"(two-sided); pilot n {', '.join(map(str, pilot)) or '-'} run(s) per point",
             f"n (Welch): {plan.methods['welch']}",
             f"n (bootstrap): {plan.methods['bootstrap']}",
-            "missing: the larger of the two answers minus the smaller pilot; a is the better point by its mean"]
+            "missing: the larger of the two answers minus the smaller pilot; a is the better point by its mean"
+            + (f"; {plan.goal.note()}" if plan.goal.minimize else "")]
 
 
 def render_plan(plan: Any, fmt: str) -> str:
@@ -58,11 +59,12 @@ def render_plan(plan: Any, fmt: str) -> str:
     if fmt == "csv":
         buf = io.StringIO()
         w = csv.writer(buf, lineterminator="\n")
-        w.writerow(["experiment", "response", "agent", "alpha", "power", "delta", "point_a", "point_b", "pilot_n_a",
-                    "pilot_n_b", "mean_a", "mean_b", "sd_a", "sd_b", "observed_delta", "n_welch_exact", "n_welch",
-                    "n_bootstrap", "bootstrap_capped", "missing"])
+        w.writerow(["experiment", "response", "agent", "goal", "alpha", "power", "delta", "point_a", "point_b",
+                    "pilot_n_a", "pilot_n_b", "mean_a", "mean_b", "sd_a", "sd_b", "observed_delta", "n_welch_exact",
+                    "n_welch", "n_bootstrap", "bootstrap_capped", "missing"])
         for c in plan.comparisons:
-            w.writerow([plan.experiment, plan.response, plan.agent or "", plan.alpha, plan.power, c.delta, c.a, c.b,
+            w.writerow([plan.experiment, plan.response, plan.agent or "", plan.goal.direction, plan.alpha,
+                        plan.power, c.delta, c.a, c.b,
                         c.n_a, c.n_b, c.mean_a, c.mean_b, c.sd_a, c.sd_b, c.observed,
                         "" if c.welch_exact is None else c.welch_exact, "" if c.welch is None else c.welch,
                         "" if c.bootstrap is None else c.bootstrap, c.bootstrap_capped,
@@ -108,42 +110,35 @@ def render_plan(plan: Any, fmt: str) -> str:
               help="Largest number of runs per point the bootstrap search tries.")
 @click.option("--format", "fmt", type=click.Choice(["table", "json", "csv", "markdown"]), default="table",
               show_default=True)
+@_goal
 @handle_errors
 def plan_command(output_dir: Path | None, experiment: str | None, include_branches: bool, store_url: str | None,
                  response: str | None, agent: str | None, statistic: str, delta: float | None, power: float,
-                 alpha: float, compare: tuple[int, int] | None, seed: int, trials: int, cap: int, fmt: str) -> None:
+                 alpha: float, compare: tuple[int, int] | None, seed: int, trials: int, cap: int, fmt: str,
+                 goal: str | None) -> None:
     """How many repetitions (seeds) per design point a comparison needs
     (Colas, Sigaud & Oudeyer 2018): from the pilot's per-run scores (as
     xrun analyze computes them), per comparison -- the best point against
-    each other point, or --compare I J -- the runs per point needed to detect
+    each other point (best by --goal: the highest estimate, or the lowest
+    for minimize or a design that declared direction: minimize), or
+    --compare I J -- the runs per point needed to detect
     a difference delta (default: the observed difference of means) at power
     --power and level --alpha, by Welch's t test (statsmodels' power solver,
     effect size delta / pooled SD) and by a bootstrap of the pilot scores;
     and how many runs are missing. Add them with
     xgen augment DOC --replicate-to N. Only the design's runs count."""
-    from xdoe.analysis import Plan, design_points, parse_response, plan_repetitions, response_agents, run_table, split_branches
-    from xdoe.errors import InputError
-    from xdoe.results import experiment_label
+    from xdoe.analysis import parse_response, pilot_plan, response_agents, split_branches
 
     resp = parse_response(response)
-    frame = split_branches(load_frame(output_dir, experiment, store_url, False, resp))[0]
+    frame = load_frame(output_dir, experiment, store_url, False, resp)
     texts = []
-    for who in response_agents(frame, resp, agent):
-        table, phase = run_table(frame, resp, who)
-        points = design_points(table, statistic, seed=seed)
-        try:
-            comparisons = plan_repetitions(points, alpha=alpha, power=power, delta=delta, compare=compare,
-                                           seed=seed, trials=trials, cap=cap)
-        except ValueError as exc:
-            raise InputError(str(exc)) from None
-        plan = Plan(experiment_label(frame), resp.label(phase), who, alpha, power, delta, seed, trials, cap,
-                    comparisons)
-        if len(points) < 2:
-            plan.warnings.append("fewer than 2 design points: nothing to compare")
+    for who in response_agents(split_branches(frame)[0], resp, agent):
+        plan = pilot_plan(frame, resp, agent=who, statistic=statistic, goal=goal, alpha=alpha, power=power,
+                          delta=delta, compare=compare, seed=seed, trials=trials, cap=cap)
         texts.append(render_plan(plan, fmt))
         if fmt == "table" and plan.recommended is not None:
             texts.append(f"to reach it everywhere: xgen augment DOC --replicate-to {plan.recommended}\n")
-        for c in comparisons:
+        for c in plan.comparisons:
             for note in c.notes:
                 click.secho(f"note: {c.a} vs {c.b}: {note}", fg="yellow", err=True)
         for w in plan.warnings:
