@@ -148,6 +148,26 @@ def test_minimising_walks_the_other_way(slope):
     assert "point 11: x1 = -1 (1.0), x2 = +1 (4.0)" in printed
 
 
+def test_a_descent_study_is_ranked_by_its_goal_and_a_later_confirmation_keeps_it(tmp_path):
+    """After ``--steepest-ascent N --goal minimize`` the study minimises: xrun
+    analyze ranks the lowest point best (one answer with the path's), and a
+    later ``--confirm`` without ``--goal`` places at the predicted minimum."""
+    doc, out = _campaign(tmp_path, slope_document())
+    before = len(list(out.glob("run-*.yaml")))
+    _augment(doc, "--steepest-ascent", "3", "--goal", "minimize")
+    _run_new(out, before)
+    analysis = json.loads(_analyze(out))
+    assert (analysis["goal"], analysis["goal_from"]) == ("minimize", "augment")
+    estimates = [p["estimate"] for p in analysis["points"]]
+    assert estimates == sorted(estimates) and analysis["best"]["design_point"] == 9  # the path's last step: lowest
+    table = _analyze(out, "table")
+    assert "lower is better (goal: minimize, from xgen augment --goal)" in table
+    added = len(list(out.glob("run-*.yaml"))) - before  # the title counts every run, the model its own
+    assert f"fitted on {before} of the {before + added} runs" in " ".join(table.split())
+    printed = _augment(doc, "--confirm", "2", "--dry-run")
+    assert "point 10: x1 = -1 (1.0), x2 = +1 (4.0)" in printed  # the minimum, as with --goal minimize
+
+
 def test_confirmation_at_the_true_optimum_is_confirmed_and_its_interval_is_statsmodels(tmp_path):
     import statsmodels.api as sm
 

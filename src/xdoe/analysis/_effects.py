@@ -251,6 +251,10 @@ def analyze(frame: "pd.DataFrame", response: Response | None = None, *, statisti
         own = split_sequential(table, design)[0]  # the model's runs: not a steepest-ascent or confirmation block's
         effects, interactions, methods = design_tables(
             doe, factors, lambda f: _levels(own, f, seed, _coded_order(own[f], coding.get(f))))
+        if len(own) < len(table):  # the title's n counts every run: say which the model has
+            apart = (f"fitted on {len(own)} of the {len(table)} runs (the design's own blocks; the "
+                     f"{len(table) - len(own)} steepest-ascent or confirmation runs are answered apart)")
+            methods = {k: f"{v}; {apart}" if k in ("factors", "interactions") else v for k, v in methods.items()}
     else:
         effects, interactions = _effects(table, plain, kinds, seed=seed)
         for f in conditional:

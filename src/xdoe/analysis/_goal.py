@@ -14,7 +14,10 @@ probability of improvement, ``xrun plan``'s better point -- reads one
    of the design's response that is the analysed one (same phase, metric and
    statistic); an analysed response that is none of them takes the first
    direction, as the optuna section (:func:`xdoe.analysis.optuna_summary`)
-   reads the analysed response as the study's first objective;
+   reads the analysed response as the study's first objective; else the
+   goal of the design's last steepest-ascent or confirmation block
+   (``xgen augment --steepest-ascent N --goal minimize``: the path descends,
+   so the best point is the lowest);
 3. else ``maximize``.
 """
 
@@ -40,7 +43,8 @@ GOALS = ("maximize", "minimize")
 class Goal:
     """``direction``: ``maximize`` (higher is better) or ``minimize``;
     ``source``: where it came from, ``option`` (``--goal`` / ``goal=``),
-    ``design`` (the design's declared direction) or ``default``."""
+    ``design`` (the design's declared direction), ``augment`` (the goal of
+    its last steepest-ascent or confirmation block) or ``default``."""
 
     direction: str = "maximize"
     source: str = "default"
@@ -66,8 +70,8 @@ class Goal:
         ``lower is better (--goal minimize)``."""
         if not self.minimize:
             return ""
-        why = "--goal minimize" if self.source == "option" else (
-            "goal: minimize, from the design's direction" if self.source == "design" else "goal: minimize")
+        why = {"option": "--goal minimize", "design": "goal: minimize, from the design's direction",
+               "augment": "goal: minimize, from xgen augment --goal"}.get(self.source, "goal: minimize")
         return f"lower is better ({why})"
 
 
@@ -138,4 +142,20 @@ def resolve_goal(goal: "Goal | str | None" = None, *, design: dict[str, Any] | N
     declared = _declared(design, response, frame)
     if declared in GOALS:
         return Goal(declared, "design")
+    augmented = _augmented(design)
+    if augmented in GOALS:
+        return Goal(augmented, "augment")
     return Goal()
+
+
+def _augmented(design: dict[str, Any] | None) -> str | None:
+    """The ``goal`` of the design's last steepest-ascent or confirmation block, or ``None``."""
+    from xdoe.analysis._sequential import SEQUENTIAL
+
+    goal = None
+    for block in (design or {}).get("blocks") or []:
+        how = block.get("how") if isinstance(block, dict) else None
+        for key in SEQUENTIAL:
+            if isinstance(how, dict) and isinstance(how.get(key), dict) and how[key].get("goal"):
+                goal = how[key]["goal"]
+    return goal

@@ -28,7 +28,8 @@ def sequential_step(frame: "pd.DataFrame", response: Any, design: dict[str, Any]
     :func:`~xdoe.analysis._doe.doe_analysis` on the design's own blocks.
 
     Args:
-        kind: ``steepest_ascent`` (options ``steps``, ``step``, ``goal``;
+        kind: ``steepest_ascent`` (options ``steps``, ``step``, ``goal``, which
+            defaults to :func:`~xdoe.analysis.resolve_goal`'s of the design;
             :func:`~xdoe.analysis._sequential.steepest_path`) or ``confirm`` (option ``goal``; :func:`~xdoe.analysis._sequential.confirm_point`).
         runs: the design's own runs (every block but the sequential ones):
             fewer recorded is refused (the campaign is not finished).
@@ -42,6 +43,7 @@ def sequential_step(frame: "pd.DataFrame", response: Any, design: dict[str, Any]
             step needs (see :func:`~xdoe.analysis._sequential.steepest_path`, :func:`~xdoe.analysis._sequential.confirm_point`).
     """
     from xdoe.analysis._doe import doe_analysis
+    from xdoe.analysis._goal import resolve_goal
     from xdoe.analysis._response import run_table
     from xdoe.analysis._sequential import confirm_point, split_sequential, steepest_path
 
@@ -52,9 +54,10 @@ def sequential_step(frame: "pd.DataFrame", response: Any, design: dict[str, Any]
         raise InputError(f"{len(own)} of the design's {runs} runs are recorded: finish the campaign first "
                          "(xrun experiment-start), then augment")
     doe = doe_analysis(table, factors, design)
+    # the goal not given: the one xrun analyze ranks the points by (the design's, else maximize)
+    goal = options.get("goal") or resolve_goal(design=design, response=response, frame=frame).direction
     if kind == "steepest_ascent":
-        body = steepest_path(doe, factors, int(options["steps"]), float(options.get("step", 1.0)),
-                             options.get("goal", "maximize"))
+        body = steepest_path(doe, factors, int(options["steps"]), float(options.get("step", 1.0)), goal)
     else:
-        body = confirm_point(doe, factors, options.get("goal", "maximize"))
+        body = confirm_point(doe, factors, goal)
     return {**body, "response": response.label(phase)}

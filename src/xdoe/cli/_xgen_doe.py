@@ -169,8 +169,10 @@ def augment_command(*, prepare: Callable[..., Any], resume_gc: Callable[[], None
                   help="Add N confirmation runs at the predicted optimum of the finished design's model: the "
                        "stationary point if it is a maximum (minimum) inside the region, else the best predicted "
                        "design point (the manifest says which); xrun analyze then says confirmed / not confirmed.")
-    @click.option("--goal", type=click.Choice(["maximize", "minimize"]), default="maximize", show_default=True,
-                  help="With --steepest-ascent / --confirm: whether a larger or a smaller response is better.")
+    @click.option("--goal", type=click.Choice(["maximize", "minimize"]), default=None,
+                  help="With --steepest-ascent / --confirm: whether a larger or a smaller response is better "
+                       "[default: the goal the design declared (an earlier steepest-ascent or confirmation "
+                       "block's --goal), else maximize; as xrun analyze ranks the points].")
     @click.option("--response", "-r", metavar="PHASE:METRIC:STAT", default=None,
                   help="With --steepest-ascent / --confirm: the response the model is fitted to (as xrun analyze).")
     @click.option("--store", "store_url", metavar="URL", envvar="XRUN_STORE", default=None,
@@ -186,7 +188,7 @@ def augment_command(*, prepare: Callable[..., Any], resume_gc: Callable[[], None
     @handle_errors
     def augment(file: Path, output: Path | None, foldover: str | None, axial: bool, alpha: str, center: int | None,
                 add: int | None, replicate: str | None, replicate_to: int | None, steepest: int | None, step: float,
-                confirm: int | None, goal: str, response: str | None, store_url: str | None,
+                confirm: int | None, goal: str | None, response: str | None, store_url: str | None,
                 repetitions: int | None, dry_run: bool, max_total_runs: int | None, quiet: bool) -> None:
         """Add a block of design points to a generated design (sequential
         experimentation): --foldover [FACTOR], --axial, --add N, --replicate
@@ -219,7 +221,7 @@ def augment_command(*, prepare: Callable[..., Any], resume_gc: Callable[[], None
         if steepest is None and step != 1.0:
             raise click.UsageError("--step S goes with --steepest-ascent N")
         if steepest is None and confirm is None:
-            stray = [n for n, given in (("--goal", goal != "maximize"), ("--response", response is not None),
+            stray = [n for n, given in (("--goal", goal is not None), ("--response", response is not None),
                                         ) if given]
             if stray:
                 raise click.UsageError(f"{', '.join(stray)} go(es) with --steepest-ascent N or --confirm N")
