@@ -93,6 +93,9 @@ def test_a_run_finished_after_the_campaign_query_is_skipped_under_its_claim(tmp_
     assert first.status == "finished"
     result = execute_task(RunTask(str(plan.file), options, plan=plan))
     assert result.status == "skipped" and result.instance_id == first.instance_id
+    # what xrun prints for it ("run UID <note>"): it was "run UID None"
+    assert result.note == f"skipped: finished by another process meanwhile (instance {first.instance_id}; " \
+                          "--rerun runs it again)"
     with Store(url) as store:
         assert len(store.runs.instances()) == 1
 

@@ -215,9 +215,9 @@ def _run_claimed(task: RunTask, db: Store, plan: "RunPlan",
             state = _interrupt_abandoned(db, state, options.heartbeat_timeout)
         decision = decision_for(state, rerun=options.rerun, heartbeat_timeout=options.heartbeat_timeout)
         if decision.action == "skip" and state.finished is not None:
-            return RunResult(uid=plan.uid, status="skipped", file=plan.file,
-                             error="finished before (use --rerun to run it again)",
-                             instance_id=state.finished)  # the instance that finished it
+            return RunResult(uid=plan.uid, status="skipped", file=plan.file, instance_id=state.finished,
+                             note=f"skipped: finished by another process meanwhile (instance {state.finished}; "
+                                  "--rerun runs it again)")  # the instance that finished it
     beat = None
     if options.claim:
         beat = ClaimHeartbeat(db.runs, plan.uid, plan.content_hash, owner=task.owner,
