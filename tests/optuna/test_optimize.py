@@ -113,6 +113,12 @@ def test_several_responses_give_the_pareto_front(tmp_path: Path) -> None:
     assert {row["trial"] for row in adaptive["pareto"]} == {t.number for t in study.best_trials}
     for row in adaptive["pareto"]:  # the values told are the values analysed
         assert row["values"] == study.trials[row["trial"]].values
+    # analysing the second response: the same front (it was built from the analysed response and the
+    # design's others, the analysed one twice, with the directions shifted)
+    done = CliRunner().invoke(main, ["analyze", str(out), "--format", "json", "-r", "testing:objective:max"])
+    assert done.exit_code == 0, done.output
+    second = json.loads(done.output[done.output.index("{"):done.output.rindex("}") + 1])["optuna"]
+    assert second["pareto"] == adaptive["pareto"] and second["direction"] == "minimize"
 
 
 def test_a_bad_response_is_refused_before_anything_runs(tmp_path: Path) -> None:

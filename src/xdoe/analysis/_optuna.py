@@ -170,13 +170,15 @@ def spent(frame: "pd.DataFrame", pruned: list[str] | None = None) -> dict[str, i
 
 
 def optuna_summary(table: "pd.DataFrame", design: dict[str, Any] | None, *, response: str = "",
-                   others: list["pd.DataFrame"] | None = None, pruned: list[str] | None = None,
+                   objectives: list["pd.DataFrame"] | None = None, pruned: list[str] | None = None,
                    frame: "pd.DataFrame | None" = None, direction: str | None = None) -> dict[str, Any] | None:
     """The adaptive design's answer (see the module docstring), or ``None``
     when ``design`` (the manifest's, :func:`xdoe.analysis.read_design`) is
     not an optuna design. ``table``: :func:`xdoe.analysis.run_table` of the
-    response analysed; ``others``: the run tables of the design's other
-    responses (several: the Pareto front over all of them); ``pruned``: the
+    response analysed; ``objectives``: the run tables of every response
+    of the design, in the design's order (its ``direction`` list's), from
+    which the Pareto front is computed when there are several, whichever
+    of them is analysed; ``pruned``: the
     runs pruned early (the frame's ``attrs["xdoe_pruned"]``). A trial with a
     pruned run is left out of the best trial, the history, the importances
     and the Pareto front, as ``xrun optimize`` told it to the study as
@@ -219,13 +221,13 @@ def optuna_summary(table: "pd.DataFrame", design: dict[str, Any] | None, *, resp
     if frame is not None:
         out["spent"] = spent(frame, pruned)
     out.update(_importances(design, values, direction))
-    if others and len(directions) > 1:
-        per = [values] + [{k: v for k, v in trial_values(t, stat).items() if k not in cut} for t in others]
+    if objectives and len(directions) > 1 and len(objectives) == len(directions):
+        per = [{k: v for k, v in trial_values(t, stat).items() if k not in cut} for t in objectives]
         trials = sorted(set.intersection(*(set(v) for v in per)))
         matrix = np.array([[v[t][0] for v in per] for t in trials], float).reshape(-1, len(per))
         out["pareto"] = [{"trial": trials[i], "values": matrix[i].tolist(),
                           "levels": points[trials[i]]["natural"] if trials[i] < len(points) else {}}
-                         for i in pareto_front(matrix, directions[:len(per)])]
+                         for i in pareto_front(matrix, directions)]
     return out
 
 

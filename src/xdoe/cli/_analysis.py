@@ -233,11 +233,12 @@ def _adaptive(frame: Any, resp: Any, agent: str | None, design: dict | None, out
 
     table, phase = run_table(split_branches(frame)[0], resp, agent)
     direction = resolve_goal(design=design, response=resp, frame=frame).direction  # the design's, as analyze reads it
-    others = []
-    for text in ((design.get("info") or {}).get("response") or [])[1:]:  # several: the Pareto front
+    objectives = []  # several responses: each one's runs, in the design's order, for the Pareto front
+    responses = (design.get("info") or {}).get("response") or []
+    for text in responses if isinstance(responses, list) and len(responses) > 1 else []:
         other = parse_response(text or None)
-        others.append(run_table(load_frame(output_dir, experiment, store_url, response=other), other, agent)[0])
-    return optuna_summary(table, design, response=resp.label(phase), others=others,
+        objectives.append(run_table(load_frame(output_dir, experiment, store_url, response=other), other, agent)[0])
+    return optuna_summary(table, design, response=resp.label(phase), objectives=objectives,
                           pruned=list(frame.attrs.get("xdoe_pruned") or []),
                           frame=load_frame(output_dir, experiment, store_url),  # the episodes: steps spent
                           direction=direction)
