@@ -32,6 +32,19 @@ def test_welch_large_effect_by_noncentral_t():
     assert 2 < n < 4 and _power(3.0, n, 0.05) == pytest.approx(0.8, abs=1e-7)
 
 
+def test_a_large_effect_prints_no_solver_warning():
+    """statsmodels' first import of its warnings module inside our filter
+    context put its "always" filter first: `xrun plan` printed the solver's
+    ConvergenceWarning on stderr. In a fresh process, as the CLI runs it."""
+    import subprocess
+    import sys
+
+    done = subprocess.run([sys.executable, "-W", "default", "-c",
+                           "from xdoe.analysis._plan import welch_repetitions; print(welch_repetitions(100.0, 1.0, 1.0))"],
+                          capture_output=True, text=True, check=True)
+    assert (done.stdout.strip(), done.stderr) == ("2.0", "")
+
+
 def test_welch_no_answer():
     assert welch_repetitions(0.0, 1.0, 1.0) is None
     assert welch_repetitions(1.0, 0.0, 0.0) is None

@@ -60,6 +60,10 @@ def welch_repetitions(delta: float, sd_a: float, sd_b: float, alpha: float = 0.0
         return None
     import warnings
 
+    # imported first: on its first import this module puts an "always" filter for its ConvergenceWarning
+    # in front of the filters, which inside the block below would print the solver's give-up on stderr
+    import statsmodels.tools.sm_exceptions  # noqa: F401
+
     with warnings.catch_warnings():
         warnings.simplefilter("ignore")
         try:
