@@ -93,6 +93,24 @@ def test_the_methods_are_the_documents_methods_and_all_exported():
         design_method("auto")
 
 
+def test_another_name_of_a_method_is_refused_with_the_documents_name():
+    """Each method has one name in a document; the Python function's, pyDOE's
+    and the textbooks' names are refused with it as the hint."""
+    from xdoe.documents import parse_design
+    from xdoe.documents._design_spec import SYNONYMS
+
+    assert set(SYNONYMS.values()) <= set(METHODS) and not set(SYNONYMS) & set(DESIGN_METHODS)
+    for name in METHODS:  # every Python function named otherwise than its method is a synonym
+        fn = design_method(name).__name__
+        assert fn == name or SYNONYMS[fn] == name
+    for word, method in [("latin_hypercube", "lhs"), ("ccd", "central_composite"), ("fracfact", "fractional_factorial"),
+                         ("pbdesign", "plackett_burman"), ("BBD", "box_behnken")]:
+        with pytest.raises(DesignError, match=f"did you mean '{method}'"):
+            parse_design({"method": word})
+        with pytest.raises(DesignError, match=f"did you mean '{method}'"):
+            parse_design(word)
+
+
 @pytest.mark.parametrize("name", list(CASES))
 def test_every_method_keeps_the_contract(name):
     if name in ("morris", "saltelli"):

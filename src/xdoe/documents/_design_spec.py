@@ -103,10 +103,23 @@ def _check(method: str, key: str, value: Any, kind: Any) -> Any:
     return int(value)
 
 
+#: other names of the methods a user may bring, with the method ``design:`` calls it: the Python
+#: functions of :mod:`xdoe.design`, pyDOE's functions and the textbooks' abbreviations (a hint only:
+#: each method has one name in a document)
+SYNONYMS = {"latin_hypercube": "lhs", "lhc": "lhs", "fullfact": "full_factorial", "ff2n": "full_factorial",
+            "factorial": "full_factorial", "full": "full_factorial", "fracfact": "fractional_factorial",
+            "fractional": "fractional_factorial", "pbdesign": "plackett_burman", "pb": "plackett_burman",
+            "ccdesign": "central_composite", "ccd": "central_composite", "bbdesign": "box_behnken",
+            "bbd": "box_behnken", "d-optimal": "d_optimal", "doptimal": "d_optimal"}
+
+
 def _mean(word: object, known: object) -> str:
-    """``"did you mean 'x'? "`` for the closest of ``known``, or ``""``."""
+    """``"did you mean 'x'? "`` for the method ``word`` is another name of
+    (:data:`SYNONYMS`) or the closest of ``known``, or ``""``."""
     from xdoe.documents._validation import closest
 
+    if isinstance(word, str) and word.strip().lower() in SYNONYMS:
+        return f"did you mean {SYNONYMS[word.strip().lower()]!r}? "
     close = closest(word, list(known)) if isinstance(word, str) else None  # type: ignore[call-overload]
     return f"did you mean {close!r}? " if close else ""
 
