@@ -143,8 +143,10 @@ def test_a_killed_driver_started_again_reattaches_and_runs_nothing_twice(
     kill_study.wait_gone(driver.pid)
 
     for signum in (signal.SIGINT, None):  # Ctrl-C stops waiting only; then a driver waits to the end
+        # started with SIGINT ignored, as `nohup xrun optimize ... &` from a script is: SIGINT still stops it
         again = subprocess.Popen(command, env=kill_study.ENV, cwd=tmp_path, stdout=subprocess.PIPE,
-                                 stderr=subprocess.PIPE, text=True, start_new_session=True)
+                                 stderr=subprocess.PIPE, text=True, start_new_session=True,
+                                 preexec_fn=lambda: signal.signal(signal.SIGINT, signal.SIG_IGN))
         lines = _lines_until(again, f"re-attached to job array {array}")
         assert not [line for line in lines if "submitted job array" in line]  # the queued batch not submitted again
         if signum is not None:

@@ -106,6 +106,15 @@ def run_batch(backend: Any, files: Sequence[Path], store_url: str, say: Callable
     left = [Path(files[i]) for i in todo]
     if not left:
         return
+    from xdoe.execution import sigint_as_ctrl_c
+
+    # a SIGINT inherited ignored (nohup xrun ... &) still stops the waiting, as it stops a campaign
+    with sigint_as_ctrl_c():
+        _submit_and_wait(backend, left, say, resume)
+
+
+def _submit_and_wait(backend: Any, left: list[Path], say: Callable[[str], None], resume: str) -> None:
+    """:func:`run_batch` of the files still to run."""
     jobs: list[Any] = []
     try:  # from the first array on, Ctrl-C leaves them running and says so
         for job in backend.queued_jobs(left):
