@@ -111,9 +111,10 @@ class Worker(WorkerEpisodes):
         #: kept from one episode to the next while the environment and its actuators stay
         self.env_runtimes: list[EnvironmentRuntime] = [EnvironmentRuntime(env, ()) for env in envs]
         #: per environment, what :meth:`update` reads of it, bound when its runtime is made:
-        #: ``(index, runtime, the id of its only actuator or None, fetch)``
-        self.env_steps: list[tuple[int, EnvironmentRuntime, str | None, bool]] = [
-            (i, runtime, None, True) for i, runtime in enumerate(self.env_runtimes)]
+        #: ``(index, the runtime's update_values, the id of its only actuator or None, fetch)``
+        self.env_steps: list[tuple[int, Callable[[Any], tuple[Any, dict[str, float], bool, bool]], str | None,
+                                   bool]] = [(i, runtime.update_values, None, True)
+                                             for i, runtime in enumerate(self.env_runtimes)]
         #: per environment: the value form of its sensors now, its rewards of the last update, its terminated flag
         self.env_obs: list[Any] = [None] * n
         self.env_rewards: list[dict[str, float]] = [{} for _ in envs]
@@ -176,7 +177,7 @@ class Worker(WorkerEpisodes):
             action_id = actuators[0][0] if len(actuators) == 1 else None
             derived = runtime.form == "update"
             self.fetch[i] = fetch = derived or self.reads_states or self.reward_components[i] is not None
-            self.env_steps[i] = (i, runtime, action_id, fetch)
+            self.env_steps[i] = (i, runtime.update_values, action_id, fetch)
             self.bind_actions()
         self.env_terminated[i] = False
         self.env_rewards[i] = {}
@@ -219,9 +220,8 @@ class Worker(WorkerEpisodes):
             return
         observation = self.env_obs[agent.sensor_env] if agent.sensor_env >= 0 else self._observation(agent)
         transition = agent.transition
-        if transition is not None:  # the transition since its last action completes
+        if transition is not None:  # the transition since its last action completes (replaced below)
             step, last, action, extras = transition
-            agent.transition = None
             done, truncated, cut_by = end
             rewards = agent.t_rewards
             if rewards is None:
@@ -252,13 +252,15 @@ class Worker(WorkerEpisodes):
             except Exception as exc:
                 raise component_error(f"agent {agent.name!r}: muscle.{agent.propose_form}", exc) from exc
         elif proposed is COMPLETE:
+            agent.transition = None
             return
         else:
             action = proposed
         uid = agent.actuator_id
         if uid is not None:  # one actuator: the plain value
             # a Python int inside a Discrete space's range is in it; anything else is checked by the space
-            if (type(action) is not int or not agent.low <= action < agent.high) and action is not None:
+            # (``not (low <= action and action < high)``: ``low <= action < high`` costs three bytecodes more)
+            if (type(action) is not int or not (agent.low <= action and action < agent.high)) and action is not None:
                 _check_action(agent, uid, action, agent.bounds)
             slot = agent.action_slot
             if slot >= 0:  # its environment's only actuator: the environment's whole input
@@ -287,28 +289,28 @@ class Worker(WorkerEpisodes):
 
     def update(self) -> bool:
         done = owned = False
-        env_obs, env_rewards, env_terminated = self.env_obs, self.env_rewards, self.env_terminated
-        env_actions = self.env_actions
-        # each environment's step: the one place where its observation, rewards and flags come back
-        for i, runtime, uid, fetched in self.env_steps:
-            value = env_actions[i]  # the actions set since its last update
-            env_actions[i] = None
+        # each environment's step: the one place where its observation, rewards and flags come back;
+        # the worker's lists are read in place (one environment as a rule: locals would cost more)
+        for i, update_values, uid, fetched in self.env_steps:
+            actions = self.env_actions
+            value = actions[i]  # the actions set since its last update
+            actions[i] = None
             if value is None and uid is None:  # several actuators, none set
                 value = {}
-            # the plugins' methods held in slots are called from locals: ``obj.slot(...)`` is a method
+            # the runtime's update_values, bound in env_steps: ``obj.slot(...)`` would be a method
             # call CPython 3.11 does not specialise (a generic attribute look-up at every step)
-            update_values = runtime.update_values
             try:
                 observation, rewards, terminated, truncated = update_values(value)
             except Exception as exc:
-                raise component_error(f"environment {self.env_uids[i]!r}: {runtime.form}", exc) from exc
+                raise component_error(f"environment {self.env_uids[i]!r}: {self.env_runtimes[i].form}", exc) \
+                    from exc
             if fetched:
                 rewards, found = self._read_state(i, rewards)
                 if found:
                     owned = True
-            env_obs[i] = observation
-            env_rewards[i] = rewards
-            env_terminated[i] = terminated
+            self.env_obs[i] = observation
+            self.env_rewards[i] = rewards
+            self.env_terminated[i] = terminated
             if terminated or truncated:
                 done = True
         if self.need_map:
@@ -322,11 +324,11 @@ class Worker(WorkerEpisodes):
             if owned:
                 rewards, seen = self._owned_rewards(agent)
             elif agent.reward_env >= 0:
-                rewards = seen = env_rewards[agent.reward_env]
+                rewards = seen = self.env_rewards[agent.reward_env]
             else:
                 rewards = {}
                 for i in agent.reward_envs:
-                    rewards.update(env_rewards[i])
+                    rewards.update(self.env_rewards[i])
                 seen = rewards
             internal = agent.internal
             try:

@@ -101,11 +101,12 @@ class QLearningBrain(Brain):
         (an index is the value minus the space's start); anything else by
         :meth:`DiscreteEncoder.encode_values`, whose ``ValueError`` names a
         value outside its space."""
-        # set with the table by setup: its shape is the spaces' (load checks it); empty: the general path
+        # set with the table by setup: its shape is the spaces' (load checks it); empty: the general path.
+        # ``a <= x and x < b`` rather than ``a <= x < b``: the same test, three bytecodes fewer in CPython 3.11
         start, stop, action_start, action_stop = self._direct
         if type(observation) is int and type(next_observation) is int and type(action) is int \
-                and start <= observation < stop and start <= next_observation < stop \
-                and action_start <= action < action_stop:
+                and start <= observation and observation < stop and start <= next_observation \
+                and next_observation < stop and action_start <= action and action < action_stop:
             s, a, s2 = observation - start, action - action_start, next_observation - start
         else:
             states, actions = self.states, self.actions
@@ -273,7 +274,7 @@ class QLearningMuscle(Muscle):
         start, stop, action_start, action_stop = self._direct  # empty: the general path
         table, rng = self.table, self.rng
         mask = None
-        if type(observation) is int and start <= observation < stop:
+        if type(observation) is int and start <= observation and observation < stop:  # (see thinking_values)
             state = observation - start
         else:
             if self.states is None or table is None:
