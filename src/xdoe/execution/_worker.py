@@ -70,7 +70,12 @@ class Worker(WorkerEpisodes):
 
     ``reads_states``: a termination condition of the phase reads
     ``StepProgress.states`` (:func:`xdoe.execution._stepping.reads_states`):
-    every environment's state is then read at every step.
+    every environment's state is then read at every step. ``reads_progress``:
+    the phase's steps ask a condition's ``step_finished``
+    (:func:`xdoe.execution._stepping.reads_progress`): each update's
+    ``step``, ``done`` and ``objectives`` are then written into
+    :attr:`progress` (else they are left as the episode's start set them:
+    nothing reads them).
 
     Its state is held in slots: a worker has more attributes than CPython
     3.11 keeps in an instance's shared-key dict (30), and the step reads and
@@ -87,7 +92,7 @@ class Worker(WorkerEpisodes):
 
     def __init__(self, index: int, phase: PhasePlan, envs: list[Environment],
                  rewards: list[Reward | None], progress: PhaseProgress, train: bool,
-                 recorder: "RunRecorder | None", reads_states: bool = True) -> None:
+                 recorder: "RunRecorder | None", reads_states: bool = True, reads_progress: bool = True) -> None:
         self.index = index
         self.phase = phase
         self.envs = envs
@@ -134,7 +139,8 @@ class Worker(WorkerEpisodes):
         self.env_actions: list[Any] = [None] * n
         self.phase_progress = progress
         self.progress = StepProgress(phase=progress, worker=index)
-        self.objectives = self.progress.objectives
+        #: the progress's objectives, written at every update when a step condition reads them, else None
+        self.objectives: dict[str, float] | None = self.progress.objectives if reads_progress else None
         self.episode = 0
         self.step = 0
         self.done = False
@@ -342,16 +348,19 @@ class Worker(WorkerEpisodes):
                 total += value
             agent.ep_reward += total
             agent.ep_objective += objective
-            objectives[agent.name] = objective
+            if objectives is not None:
+                objectives[agent.name] = objective
             if agent.transition is not None:
                 t_rewards = agent.t_rewards
                 agent.t_rewards = rewards if t_rewards is None else sum_rewards(t_rewards, rewards)
                 agent.t_objective += objective
         if self.left_any:
             self._leave()
-        progress = self.progress
-        progress.step = step
-        progress.done = self.done = done
+        self.done = done
+        if objectives is not None:  # a step condition reads the progress (see the class docstring)
+            progress = self.progress
+            progress.step = step
+            progress.done = done
         return done
 
     def retract(self) -> None:
