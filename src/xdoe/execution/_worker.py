@@ -230,12 +230,14 @@ class Worker(WorkerEpisodes):
             step, last, action, extras = transition
             done, truncated, cut_by = end
             rewards = agent.t_rewards
-            if rewards is None:
-                rewards = {}
+            if rewards is None:  # no update since it acted: nothing received
+                rewards, objective = {}, 0.0
+            else:
+                objective = agent.t_objective
             if self.train:
                 think = agent.think  # a slot holding a bound method: called from a local (see update)
                 try:
-                    update = think(self.index, self.episode, step, last, action, rewards, agent.t_objective,
+                    update = think(self.index, self.episode, step, last, action, rewards, objective,
                                    observation, done, {} if extras is None else extras, truncated)
                 except Exception as exc:
                     raise component_error(f"agent {agent.name!r}: brain.{agent.think_form}", exc) from exc
@@ -247,7 +249,7 @@ class Worker(WorkerEpisodes):
                             raise component_error(f"agent {agent.name!r}: muscle.update", exc) from exc
             write = agent.write_step
             if write is not None:
-                write(self.episode, step, last, action, rewards, agent.t_objective, done,
+                write(self.episode, step, last, action, rewards, objective, done,
                       done and not truncated, done and truncated, cut_by)
         if proposed is PROPOSE:
             propose = agent.propose
@@ -290,8 +292,7 @@ class Worker(WorkerEpisodes):
             for uid, value in action.items():
                 self._set_action(uid, value)
         agent.transition = (self.step, observation, action, agent.muscle.extras)
-        agent.t_rewards = None
-        agent.t_objective = 0.0
+        agent.t_rewards = None  # t_objective is set with it, at the transition's first update
 
     def update(self) -> bool:
         done = owned = False
@@ -352,8 +353,12 @@ class Worker(WorkerEpisodes):
                 objectives[agent.name] = objective
             if agent.transition is not None:
                 t_rewards = agent.t_rewards
-                agent.t_rewards = rewards if t_rewards is None else sum_rewards(t_rewards, rewards)
-                agent.t_objective += objective
+                if t_rewards is None:  # the transition's first update
+                    agent.t_rewards = rewards
+                    agent.t_objective = objective
+                else:  # a later one (a controller that updates more than once between the agent's actions)
+                    agent.t_rewards = sum_rewards(t_rewards, rewards)
+                    agent.t_objective += objective
         if self.left_any:
             self._leave()
         self.done = done
