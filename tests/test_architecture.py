@@ -339,7 +339,9 @@ def test_public_names_refuses_a_name_listed_twice() -> None:
 def _calls(tree: ast.AST, name: str) -> int:
     """Calls of a method ``name`` in ``tree``: ``x.name(...)``, and calls of a
     local bound from it in the same function (``f = x.name``, then ``f(...)``:
-    how the step calls plugin methods held in slots)."""
+    how the step calls plugin methods held in slots; or a ``for`` target of the
+    method's own name, ``for i, name, ... in bound_methods``: the bound
+    methods the worker keeps per environment)."""
     count = 0
     for node in ast.walk(tree):
         if isinstance(node, ast.Call) and isinstance(node.func, ast.Attribute) and node.func.attr == name:
@@ -348,6 +350,8 @@ def _calls(tree: ast.AST, name: str) -> int:
             bound = {target.id for stmt in ast.walk(node) if isinstance(stmt, ast.Assign)
                      and isinstance(stmt.value, ast.Attribute) and stmt.value.attr == name
                      for target in stmt.targets if isinstance(target, ast.Name)}
+            bound |= {target.id for loop in ast.walk(node) if isinstance(loop, ast.For)
+                      for target in ast.walk(loop.target) if isinstance(target, ast.Name) and target.id == name}
             count += sum(1 for call in ast.walk(node) if isinstance(call, ast.Call)
                          and isinstance(call.func, ast.Name) and call.func.id in bound)
     return count

@@ -44,7 +44,7 @@ def test_a_new_environment_or_other_actuators_get_a_new_runtime() -> None:
     worker.set_baseline(0, EnvironmentBaseline(baseline.sensors, other))
     second = worker.env_runtimes[0]
     assert second is not first and second.actuators == tuple((a.uid, a.space) for a in other)
-    assert worker.env_steps[0][1:3] == (second, other[0].uid)  # what update() reads of it, bound anew
+    assert worker.env_steps[0][1:3] == (second.update_values, other[0].uid)  # what update() reads of it, bound anew
     assert worker.action_env == {a.uid: 0 for a in other}  # actions are routed to its actuators now
     replacement = type(env)(uid=env.uid, seed=1, length=4)
     worker.envs[0] = replacement

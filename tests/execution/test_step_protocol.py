@@ -364,3 +364,18 @@ def test_each_class_is_used_through_the_form_its_body_defines():
 
             def update_values(self, actions: Any) -> tuple[Any, dict[str, float], bool, bool]:
                 return 0, {}, False, False
+
+
+def test_the_step_progress_is_written_when_a_step_condition_reads_it():
+    """A worker writes each update's ``step``, ``done`` and ``objectives``
+    into its StepProgress only when some ``step_finished`` is asked: not for
+    no step condition, nor for the built-in EnvironmentTerminationCondition
+    alone (the step answers it from ``done``)."""
+    from xdoe.conditions import (EnvironmentTerminationCondition, MaxEpisodesTerminationCondition,
+                                 MaxStepsTerminationCondition)
+    from xdoe.execution._stepping import reads_progress
+
+    assert not reads_progress([])
+    assert not reads_progress([EnvironmentTerminationCondition(), MaxEpisodesTerminationCondition()])
+    assert reads_progress([MaxStepsTerminationCondition(episode_steps=5)])
+    assert reads_progress([EnvironmentTerminationCondition(), StopAtCell()])

@@ -78,7 +78,8 @@ class AgentRuntime:
         #: ``(step, observation, action, extras)`` (the step it acted at, the values it acted on and
         #: proposed, its muscle's extras or ``None``); ``None`` when no transition is pending
         self.transition: tuple[int, Any, Any, dict[str, Any] | None] | None = None
-        #: the rewards and the objective of the updates since the agent acted (``None``: none yet)
+        #: the rewards and the objective of the updates since the agent acted (``t_rewards`` ``None``:
+        #: none yet; ``t_objective`` is then left from an earlier transition)
         self.t_rewards: dict[str, float] | None = None
         self.t_objective = 0.0
         self.ep_reward = 0.0

@@ -19,7 +19,8 @@ from xdoe.execution._loading import construct, load_class
 from xdoe.execution._plan import AgentSpec, ComponentPlan, EnvironmentPlan, PhasePlan, RunPlan
 from xdoe.execution._hooks import EpisodeEnd, episode_hooks, step_hooks
 from xdoe.execution._seeding import Seeds
-from xdoe.execution._stepping import (episode_function, lockstep_functions, overrides, reads_states, step_function,
+from xdoe.execution._stepping import (episode_function, lockstep_functions, overrides, reads_progress, reads_states,
+                                      step_function,
                                       step_verdict)
 from xdoe._cuts import BUDGET_CUTS, CUT_STOP
 from xdoe.execution._worker import (CONTINUE, RESET, STOP_PHASE, STOP_RUN, AgentRuntime, Worker, component_error,
@@ -151,7 +152,7 @@ class PhaseRuntime:
         self.samplers: list[list[np.random.Generator | None]] = []
         self.controller: SimulationController = build_component(phase.simulation, SimulationController)
         self.conditions = phase_conditions(phase, run_condition)
-        states = reads_states(self.conditions)
+        states, reports = reads_states(self.conditions), reads_progress(self.conditions)
         self.progress = phase_progress(phase)
         mode = Mode(phase.mode)
         train = mode is Mode.TRAIN
@@ -178,7 +179,7 @@ class PhaseRuntime:
                 envs.append(env)
                 reward_components.append(None if spec.reward is None else build_component(spec.reward, Reward))
             self.samplers.append(generators)
-            worker = Worker(w, phase, envs, reward_components, self.progress, train, recorder, states)
+            worker = Worker(w, phase, envs, reward_components, self.progress, train, recorder, states, reports)
             if drawn:
                 worker.episode_extras = {"env_params": drawn}
             worker.progress.states = [None] * len(envs)  # type: ignore[list-item]

@@ -30,7 +30,8 @@ from xdoe.execution._agent_runtime import batches
 from xdoe.errors import RunError
 from xdoe.execution._worker import COMPLETE, CONTINUE, RESET, Worker, component_error
 
-__all__ = ["act_together", "episode_function", "lockstep_functions", "overrides", "reads_states", "step_function", "step_verdict"]
+__all__ = ["act_together", "episode_function", "lockstep_functions", "overrides", "reads_progress", "reads_states",
+           "step_function", "step_verdict"]
 
 #: the built-in conditions, whose ``step_finished`` reads no ``StepProgress.states``
 _STATELESS = tuple(cls.step_finished for cls in (
@@ -48,6 +49,18 @@ def reads_states(conditions: list[TerminationCondition]) -> bool:
         if not any(type(condition).step_finished is known for known in _STATELESS):
             return True
     return False
+
+
+def reads_progress(conditions: list[TerminationCondition]) -> bool:
+    """Whether the phase's steps ask a condition's ``step_finished`` (then the
+    worker writes each update's ``step``, ``done`` and ``objectives`` into its
+    :class:`~xdoe.conditions.StepProgress`, which only ``step_finished``
+    reads): some condition overrides it and not every one that does is the
+    built-in :class:`~xdoe.conditions.EnvironmentTerminationCondition`, whose
+    answer :func:`step_function` takes from the update's ``done`` without
+    calling it."""
+    checks = [c for c in conditions if overrides(c, "step_finished")]
+    return bool(checks) and not all(type(c) is EnvironmentTerminationCondition for c in checks)
 
 
 def overrides(obj: TerminationCondition, method: str) -> bool:

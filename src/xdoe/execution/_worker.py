@@ -70,7 +70,12 @@ class Worker(WorkerEpisodes):
 
     ``reads_states``: a termination condition of the phase reads
     ``StepProgress.states`` (:func:`xdoe.execution._stepping.reads_states`):
-    every environment's state is then read at every step.
+    every environment's state is then read at every step. ``reads_progress``:
+    the phase's steps ask a condition's ``step_finished``
+    (:func:`xdoe.execution._stepping.reads_progress`): each update's
+    ``step``, ``done`` and ``objectives`` are then written into
+    :attr:`progress` (else they are left as the episode's start set them:
+    nothing reads them).
 
     Its state is held in slots: a worker has more attributes than CPython
     3.11 keeps in an instance's shared-key dict (30), and the step reads and
@@ -87,7 +92,7 @@ class Worker(WorkerEpisodes):
 
     def __init__(self, index: int, phase: PhasePlan, envs: list[Environment],
                  rewards: list[Reward | None], progress: PhaseProgress, train: bool,
-                 recorder: "RunRecorder | None", reads_states: bool = True) -> None:
+                 recorder: "RunRecorder | None", reads_states: bool = True, reads_progress: bool = True) -> None:
         self.index = index
         self.phase = phase
         self.envs = envs
@@ -111,9 +116,10 @@ class Worker(WorkerEpisodes):
         #: kept from one episode to the next while the environment and its actuators stay
         self.env_runtimes: list[EnvironmentRuntime] = [EnvironmentRuntime(env, ()) for env in envs]
         #: per environment, what :meth:`update` reads of it, bound when its runtime is made:
-        #: ``(index, runtime, the id of its only actuator or None, fetch)``
-        self.env_steps: list[tuple[int, EnvironmentRuntime, str | None, bool]] = [
-            (i, runtime, None, True) for i, runtime in enumerate(self.env_runtimes)]
+        #: ``(index, the runtime's update_values, the id of its only actuator or None, fetch)``
+        self.env_steps: list[tuple[int, Callable[[Any], tuple[Any, dict[str, float], bool, bool]], str | None,
+                                   bool]] = [(i, runtime.update_values, None, True)
+                                             for i, runtime in enumerate(self.env_runtimes)]
         #: per environment: the value form of its sensors now, its rewards of the last update, its terminated flag
         self.env_obs: list[Any] = [None] * n
         self.env_rewards: list[dict[str, float]] = [{} for _ in envs]
@@ -133,7 +139,8 @@ class Worker(WorkerEpisodes):
         self.env_actions: list[Any] = [None] * n
         self.phase_progress = progress
         self.progress = StepProgress(phase=progress, worker=index)
-        self.objectives = self.progress.objectives
+        #: the progress's objectives, written at every update when a step condition reads them, else None
+        self.objectives: dict[str, float] | None = self.progress.objectives if reads_progress else None
         self.episode = 0
         self.step = 0
         self.done = False
@@ -176,7 +183,7 @@ class Worker(WorkerEpisodes):
             action_id = actuators[0][0] if len(actuators) == 1 else None
             derived = runtime.form == "update"
             self.fetch[i] = fetch = derived or self.reads_states or self.reward_components[i] is not None
-            self.env_steps[i] = (i, runtime, action_id, fetch)
+            self.env_steps[i] = (i, runtime.update_values, action_id, fetch)
             self.bind_actions()
         self.env_terminated[i] = False
         self.env_rewards[i] = {}
@@ -219,17 +226,18 @@ class Worker(WorkerEpisodes):
             return
         observation = self.env_obs[agent.sensor_env] if agent.sensor_env >= 0 else self._observation(agent)
         transition = agent.transition
-        if transition is not None:  # the transition since its last action completes
+        if transition is not None:  # the transition since its last action completes (replaced below)
             step, last, action, extras = transition
-            agent.transition = None
             done, truncated, cut_by = end
             rewards = agent.t_rewards
-            if rewards is None:
-                rewards = {}
+            if rewards is None:  # no update since it acted: nothing received
+                rewards, objective = {}, 0.0
+            else:
+                objective = agent.t_objective
             if self.train:
                 think = agent.think  # a slot holding a bound method: called from a local (see update)
                 try:
-                    update = think(self.index, self.episode, step, last, action, rewards, agent.t_objective,
+                    update = think(self.index, self.episode, step, last, action, rewards, objective,
                                    observation, done, {} if extras is None else extras, truncated)
                 except Exception as exc:
                     raise component_error(f"agent {agent.name!r}: brain.{agent.think_form}", exc) from exc
@@ -241,7 +249,7 @@ class Worker(WorkerEpisodes):
                             raise component_error(f"agent {agent.name!r}: muscle.update", exc) from exc
             write = agent.write_step
             if write is not None:
-                write(self.episode, step, last, action, rewards, agent.t_objective, done,
+                write(self.episode, step, last, action, rewards, objective, done,
                       done and not truncated, done and truncated, cut_by)
         if proposed is PROPOSE:
             propose = agent.propose
@@ -252,13 +260,15 @@ class Worker(WorkerEpisodes):
             except Exception as exc:
                 raise component_error(f"agent {agent.name!r}: muscle.{agent.propose_form}", exc) from exc
         elif proposed is COMPLETE:
+            agent.transition = None
             return
         else:
             action = proposed
         uid = agent.actuator_id
         if uid is not None:  # one actuator: the plain value
             # a Python int inside a Discrete space's range is in it; anything else is checked by the space
-            if (type(action) is not int or not agent.low <= action < agent.high) and action is not None:
+            # (``not (low <= action and action < high)``: ``low <= action < high`` costs three bytecodes more)
+            if (type(action) is not int or not (agent.low <= action and action < agent.high)) and action is not None:
                 _check_action(agent, uid, action, agent.bounds)
             slot = agent.action_slot
             if slot >= 0:  # its environment's only actuator: the environment's whole input
@@ -282,33 +292,32 @@ class Worker(WorkerEpisodes):
             for uid, value in action.items():
                 self._set_action(uid, value)
         agent.transition = (self.step, observation, action, agent.muscle.extras)
-        agent.t_rewards = None
-        agent.t_objective = 0.0
+        agent.t_rewards = None  # t_objective is set with it, at the transition's first update
 
     def update(self) -> bool:
         done = owned = False
-        env_obs, env_rewards, env_terminated = self.env_obs, self.env_rewards, self.env_terminated
-        env_actions = self.env_actions
-        # each environment's step: the one place where its observation, rewards and flags come back
-        for i, runtime, uid, fetched in self.env_steps:
-            value = env_actions[i]  # the actions set since its last update
-            env_actions[i] = None
+        # each environment's step: the one place where its observation, rewards and flags come back;
+        # the worker's lists are read in place (one environment as a rule: locals would cost more)
+        for i, update_values, uid, fetched in self.env_steps:
+            actions = self.env_actions
+            value = actions[i]  # the actions set since its last update
+            actions[i] = None
             if value is None and uid is None:  # several actuators, none set
                 value = {}
-            # the plugins' methods held in slots are called from locals: ``obj.slot(...)`` is a method
+            # the runtime's update_values, bound in env_steps: ``obj.slot(...)`` would be a method
             # call CPython 3.11 does not specialise (a generic attribute look-up at every step)
-            update_values = runtime.update_values
             try:
                 observation, rewards, terminated, truncated = update_values(value)
             except Exception as exc:
-                raise component_error(f"environment {self.env_uids[i]!r}: {runtime.form}", exc) from exc
+                raise component_error(f"environment {self.env_uids[i]!r}: {self.env_runtimes[i].form}", exc) \
+                    from exc
             if fetched:
                 rewards, found = self._read_state(i, rewards)
                 if found:
                     owned = True
-            env_obs[i] = observation
-            env_rewards[i] = rewards
-            env_terminated[i] = terminated
+            self.env_obs[i] = observation
+            self.env_rewards[i] = rewards
+            self.env_terminated[i] = terminated
             if terminated or truncated:
                 done = True
         if self.need_map:
@@ -322,11 +331,11 @@ class Worker(WorkerEpisodes):
             if owned:
                 rewards, seen = self._owned_rewards(agent)
             elif agent.reward_env >= 0:
-                rewards = seen = env_rewards[agent.reward_env]
+                rewards = seen = self.env_rewards[agent.reward_env]
             else:
                 rewards = {}
                 for i in agent.reward_envs:
-                    rewards.update(env_rewards[i])
+                    rewards.update(self.env_rewards[i])
                 seen = rewards
             internal = agent.internal
             try:
@@ -340,16 +349,23 @@ class Worker(WorkerEpisodes):
                 total += value
             agent.ep_reward += total
             agent.ep_objective += objective
-            objectives[agent.name] = objective
+            if objectives is not None:
+                objectives[agent.name] = objective
             if agent.transition is not None:
                 t_rewards = agent.t_rewards
-                agent.t_rewards = rewards if t_rewards is None else sum_rewards(t_rewards, rewards)
-                agent.t_objective += objective
+                if t_rewards is None:  # the transition's first update
+                    agent.t_rewards = rewards
+                    agent.t_objective = objective
+                else:  # a later one (a controller that updates more than once between the agent's actions)
+                    agent.t_rewards = sum_rewards(t_rewards, rewards)
+                    agent.t_objective += objective
         if self.left_any:
             self._leave()
-        progress = self.progress
-        progress.step = step
-        progress.done = self.done = done
+        self.done = done
+        if objectives is not None:  # a step condition reads the progress (see the class docstring)
+            progress = self.progress
+            progress.step = step
+            progress.done = done
         return done
 
     def retract(self) -> None:

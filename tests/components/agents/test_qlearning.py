@@ -307,8 +307,8 @@ def test_muscle_single_discrete_fast_path_equals_the_general_path():
     for m in (fast, general):
         m.setup(sensors, actuators)
         m.update(QTable.from_arrays({"shape": np.array([6, 4]), "initial": np.array(0.0), "q": q}))
-    assert fast._single == ("e.s", 2, "e.a", -1)
-    general._single = None  # forces the general path
+    assert fast._direct == (2, 8, -1, 3)  # Discrete(6, start=2), Discrete(4, start=-1)
+    general._direct = (0, 0, 0, 0)  # empty: forces the general path
     values = [int(v) for v in np.random.default_rng(8).integers(2, 8, size=300)]
     got = [fast.propose_actions([S("e.s", s_space, v)], [A("e.a", a_space)])[0].value for v in values]
     want = [general.propose_actions([S("e.s", s_space, v)], [A("e.a", a_space)])[0].value for v in values]
@@ -366,8 +366,8 @@ def test_brain_single_discrete_fast_path_equals_the_general_path():
     fast, general = QLearningBrain(seed=0, alpha=0.4, gamma=0.8), QLearningBrain(seed=0, alpha=0.4, gamma=0.8)
     for b in (fast, general):
         b.setup([S("e.s", s_space)], [A("e.a", a_space)])
-    assert fast._single == ("e.s", 3, "e.a", 1)
-    general._single = None
+    assert fast._direct == (3, 8, 1, 4)
+    general._direct = (0, 0, 0, 0)
     rng = np.random.default_rng(6)
     for _ in range(400):
         s, a, s2 = int(rng.integers(3, 8)), int(rng.integers(1, 4)), int(rng.integers(3, 8))
@@ -381,3 +381,8 @@ def test_brain_single_discrete_fast_path_equals_the_general_path():
         with pytest.raises(ValueError, match=r"actuator e.a: 4 not in Discrete\(3, start=1\)"):
             b.thinking(Experience(0, 0, 0, [S("e.s", s_space, 3)], [A("e.a", a_space, 4)], [], 0.0,
                                   [S("e.s", s_space, 3)], False))
+        # below the start (an index that would wrap to the end of the table): the general path's error
+        with pytest.raises(ValueError, match=r"sensor e.s: 2 not in Discrete\(5, start=3\)"):
+            b.thinking_values(0, 0, 0, 3, 1, {}, 0.0, 2, False, {}, False)
+        with pytest.raises(ValueError, match=r"actuator e.a: 0 not in Discrete\(3, start=1\)"):
+            b.thinking_values(0, 0, 0, 3, 0, {}, 0.0, 3, False, {}, False)

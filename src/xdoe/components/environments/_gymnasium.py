@@ -237,10 +237,11 @@ class GymnasiumEnvironment(Environment):
         ``Discrete`` space), or for a ``Dict`` space a dict ``<uid>.<key> ->
         value``; the rewards ``{<uid>.reward: float}``. gymnasium's info is
         kept for :meth:`last_state` (made JSON-able only there)."""
-        if actions is None:
-            raise ValueError(f"no value set for actuator {self._action_id}")
-        if type(actions) is not int and self._discrete_action:
-            actions = int(np.asarray(actions).item())
+        if type(actions) is not int:  # a Python int is the common Discrete action: one test for it
+            if actions is None:
+                raise ValueError(f"no value set for actuator {self._action_id}")
+            if self._discrete_action:
+                actions = int(np.asarray(actions).item())
         step = self._step  # an attribute holding a bound method: called from a local (CPython 3.11
         self._last = last = step(actions)  # does not specialise a method call on it)
         observation, reward, terminated, truncated, _ = last
