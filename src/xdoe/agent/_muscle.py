@@ -49,9 +49,6 @@ class Muscle(ABC):
         self.seed = seed
         self.rng = np.random.default_rng(seed)
         self.mode: Mode = Mode.TRAIN
-        # an instance attribute from the start (the class default stays for muscles that skip this):
-        # the executor reads it at every step, and CPython 3.11 specialises only an instance's own attributes
-        self.extras = None
         self.sensors: list[SensorInformation] = []
         self.actuators: list[ActuatorInformation] = []
 
