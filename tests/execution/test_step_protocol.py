@@ -379,3 +379,47 @@ def test_the_step_progress_is_written_when_a_step_condition_reads_it():
     assert not reads_progress([EnvironmentTerminationCondition(), MaxEpisodesTerminationCondition()])
     assert reads_progress([MaxStepsTerminationCondition(episode_steps=5)])
     assert reads_progress([EnvironmentTerminationCondition(), StopAtCell()])
+
+
+class PropertyExtras(ValueCurious):
+    """A muscle whose extras are a read-only property (computed from its last
+    proposal): the executor reads it and never writes to it."""
+
+    @property
+    def extras(self) -> dict[str, Any]:
+        return {"proposals": self.proposals}
+
+    def propose_values(self, observation: Any) -> Any:
+        self.proposals = getattr(self, "proposals", 0) + 1
+        return super().propose_values(observation)
+
+
+class ExtrasSeen(ValueCounting):
+    SEEN: list[dict[str, Any]] = []
+
+    def thinking_values(self, worker: int, episode: int, step: int, observation: Any, action: Any,
+                        rewards: dict[str, float], objective: float, next_observation: Any, done: bool,
+                        extras: dict[str, Any], truncated: bool) -> Any:
+        ExtrasSeen.SEEN.append(dict(extras))
+        return super().thinking_values(worker, episode, step, observation, action, rewards, objective,
+                                       next_observation, done, extras, truncated)
+
+
+def test_a_muscles_extras_may_be_a_read_only_property(tmp_path, monkeypatch):
+    """The plugin API lets ``extras`` be a property: the base class sets no
+    instance attribute of that name, and each transition carries the value
+    the property had when the muscle proposed its action."""
+    monkeypatch.syspath_prepend(str(Path(__file__).parent))
+    names = {"Corridor": "ValueCorridor", "Counting": "ExtrasSeen", "Curious": "PropertyExtras",
+             "HalfSum": "ValueHalfSum"}
+    document = json.loads(json.dumps(DOCUMENT))
+    for phase in document["schedule"]:
+        (body,) = phase.values()
+        for item in (body["environments"][0]["environment"], body["agents"][0]["brain"],
+                     body["agents"][0]["muscle"], body["agents"][0]["objective"]):
+            module, name = item["name"].split(":")
+            item["name"] = f"{module}:{names[name]}"
+    ExtrasSeen.SEEN.clear()
+    _, steps = run_and_read(tmp_path, document)
+    train = sum(1 for row in steps if row[0] == "training")
+    assert [e["proposals"] for e in ExtrasSeen.SEEN] == list(range(1, train + 1))
