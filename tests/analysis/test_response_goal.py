@@ -12,7 +12,6 @@ minimize``): ``tests/optuna/test_optuna_goal.py``.
 
 from __future__ import annotations
 
-import json
 from pathlib import Path
 
 import pytest
@@ -21,6 +20,7 @@ from click.testing import CliRunner
 from synthetic import VALLEY_MINIMUM, valley_campaign
 from xdoe.analysis import Goal, analyze, parse_response, resolve_goal, results_table
 from xdoe.cli._xrun import main
+from xrun_output import invoke, json_of
 from xdoe.errors import InputError
 from xdoe.results import load
 
@@ -31,19 +31,8 @@ def valley(tmp_path_factory: pytest.TempPathFactory) -> Path:
     return valley_campaign(tmp_path_factory.mktemp("valley"))
 
 
-def _invoke(*args: str) -> str:
-    done = CliRunner().invoke(main, list(args))
-    assert done.exit_code == 0, done.output
-    return done.output
-
-
-def _json(*args: str) -> dict:
-    text = _invoke(*args)
-    return json.loads(text[text.index("{"):text.rindex("}") + 1])
-
-
 def test_minimize_ranks_the_planted_minimum_first(valley: Path) -> None:
-    data = _json("analyze", str(valley), "--goal", "minimize", "--format", "json")
+    data = json_of("analyze", str(valley), "--goal", "minimize", "--format", "json")
     assert (data["goal"], data["goal_from"]) == ("minimize", "option")
     assert data["best"]["levels"] == VALLEY_MINIMUM and data["best"] == data["points"][0]
     estimates = [p["estimate"] for p in data["points"]]
@@ -51,15 +40,15 @@ def test_minimize_ranks_the_planted_minimum_first(valley: Path) -> None:
     assert data["points"][0]["prob_improvement_of_best"] is None
     assert "lower is better (--goal minimize)" in data["methods"]["points"]
     # the default (a fixed design declares no direction): the highest first, captions as before
-    default = _json("analyze", str(valley), "--format", "json")
+    default = json_of("analyze", str(valley), "--format", "json")
     assert (default["goal"], default["goal_from"]) == ("maximize", "default")
     assert default["best"]["levels"]["u"] == 0 and default["best"]["estimate"] == max(estimates)
-    table = _invoke("analyze", str(valley), "--goal", "minimize")
+    table = invoke("analyze", str(valley), "--goal", "minimize")
     assert "P(best < point); lower is better (--goal minimize)" in table and "P(best > point)" not in table
-    assert "P(best > point)" in _invoke("analyze", str(valley)) and "lower is better" not in _invoke(
+    assert "P(best > point)" in invoke("analyze", str(valley)) and "lower is better" not in invoke(
         "analyze", str(valley))
     minimum = data["best"]["design_point"]
-    results = _invoke("results", str(valley), "--goal", "minimize")
+    results = invoke("results", str(valley), "--goal", "minimize")
     assert f"best: design point {minimum} (u=2, v=1)" in results and "P(best < point)" in results
 
 
@@ -89,25 +78,25 @@ def test_p_best_below_point_is_the_maximize_answer_of_the_negated_response(valle
 
 def test_plan_with_goal_minimize_compares_against_the_lowest_point(valley: Path) -> None:
     fast = ("--format", "json", "--trials", "100", "--cap", "20")
-    lowest = _json("plan", str(valley), "--goal", "minimize", *fast)
-    minimum = _json("analyze", str(valley), "--goal", "minimize", "--format", "json")["best"]["design_point"]
+    lowest = json_of("plan", str(valley), "--goal", "minimize", *fast)
+    minimum = json_of("analyze", str(valley), "--goal", "minimize", "--format", "json")["best"]["design_point"]
     assert lowest["goal"] == "minimize" and len(lowest["comparisons"]) == 11
     for c in lowest["comparisons"]:  # a, the better point, is the lower by its mean
         assert c["point_a"] == minimum and c["mean_a"] < c["mean_b"]
         assert c["observed_delta"] == pytest.approx(c["mean_b"] - c["mean_a"])
-    highest = _json("plan", str(valley), *fast)
+    highest = json_of("plan", str(valley), *fast)
     assert highest["goal"] == "maximize" and all(c["point_a"] != minimum for c in highest["comparisons"])
     assert all(c["mean_a"] > c["mean_b"] for c in highest["comparisons"])
     corner = highest["comparisons"][0]["point_a"]  # the highest point against the lowest: a is the goal's better
-    pair = _json("plan", str(valley), "--goal", "minimize", "--compare", str(corner), str(minimum), *fast)
+    pair = json_of("plan", str(valley), "--goal", "minimize", "--compare", str(corner), str(minimum), *fast)
     assert [(c["point_a"], c["point_b"]) for c in pair["comparisons"]] == [(minimum, corner)]
-    text = _invoke("plan", str(valley), "--goal", "minimize", "--trials", "100", "--cap", "20")
+    text = invoke("plan", str(valley), "--goal", "minimize", "--trials", "100", "--cap", "20")
     assert "a is the better point by its mean; lower is better (--goal minimize)" in text
 
 
 def test_report_with_goal_minimize_ranks_the_lowest_first(valley: Path, tmp_path: Path) -> None:
     out = tmp_path / "report.html"
-    _invoke("report", str(valley), "-o", str(out), "--goal", "minimize")
+    invoke("report", str(valley), "-o", str(out), "--goal", "minimize")
     html = out.read_text("utf-8")
     ranked = html[html.index('id="aggregates"'):]
     assert "P(best &lt; point); lower is better (--goal minimize)" in ranked

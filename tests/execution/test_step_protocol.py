@@ -320,10 +320,9 @@ class CuriousAgain(ValueCurious):
         return super().propose_actions(sensors, actuators)
 
 
-def test_a_value_first_plugin_stores_what_the_object_form_loop_gives(tmp_path, monkeypatch):
-    monkeypatch.syspath_prepend(str(Path(__file__).parent))
-    names = {"Corridor": "ValueCorridor", "Counting": "ValueCounting", "Curious": "ValueCurious",
-             "HalfSum": "ValueHalfSum"}
+def _with_classes(names: dict[str, str]) -> dict:
+    """:data:`DOCUMENT` with its environment, brain, muscle and objective
+    classes renamed by ``names`` (class name -> class name in this module)."""
     document = json.loads(json.dumps(DOCUMENT))
     for phase in document["schedule"]:
         (body,) = phase.values()
@@ -331,7 +330,13 @@ def test_a_value_first_plugin_stores_what_the_object_form_loop_gives(tmp_path, m
                      body["agents"][0]["muscle"], body["agents"][0]["objective"]):
             module, name = item["name"].split(":")
             item["name"] = f"{module}:{names[name]}"
-    calls, steps = run_and_read(tmp_path, document)
+    return document
+
+
+def test_a_value_first_plugin_stores_what_the_object_form_loop_gives(tmp_path, monkeypatch):
+    monkeypatch.syspath_prepend(str(Path(__file__).parent))
+    calls, steps = run_and_read(tmp_path, _with_classes({"Corridor": "ValueCorridor", "Counting": "ValueCounting",
+                                                          "Curious": "ValueCurious", "HalfSum": "ValueHalfSum"}))
     assert steps == hand_written_loop()
     n = len(steps)
     assert calls["update_values"] == calls["propose_values"] == calls["internal_reward_values"] == n
@@ -410,16 +415,8 @@ def test_a_muscles_extras_may_be_a_read_only_property(tmp_path, monkeypatch):
     instance attribute of that name, and each transition carries the value
     the property had when the muscle proposed its action."""
     monkeypatch.syspath_prepend(str(Path(__file__).parent))
-    names = {"Corridor": "ValueCorridor", "Counting": "ExtrasSeen", "Curious": "PropertyExtras",
-             "HalfSum": "ValueHalfSum"}
-    document = json.loads(json.dumps(DOCUMENT))
-    for phase in document["schedule"]:
-        (body,) = phase.values()
-        for item in (body["environments"][0]["environment"], body["agents"][0]["brain"],
-                     body["agents"][0]["muscle"], body["agents"][0]["objective"]):
-            module, name = item["name"].split(":")
-            item["name"] = f"{module}:{names[name]}"
     ExtrasSeen.SEEN.clear()
-    _, steps = run_and_read(tmp_path, document)
+    _, steps = run_and_read(tmp_path, _with_classes({"Corridor": "ValueCorridor", "Counting": "ExtrasSeen",
+                                                      "Curious": "PropertyExtras", "HalfSum": "ValueHalfSum"}))
     train = sum(1 for row in steps if row[0] == "training")
     assert [e["proposals"] for e in ExtrasSeen.SEEN] == list(range(1, train + 1))

@@ -121,18 +121,25 @@ def test_a_study_under_slurm_ends_as_under_jobs_1(slurm_cluster: SlurmCluster, p
     assert state["episodes"] == reference["store"]["episodes"]
 
 
+def _held_driver(tmp_path: Path, pg_url: str, folder: Path) -> tuple[Path, Path, list[str], subprocess.Popen]:
+    """``(document, output, command, driver)``: the study's ``--slurm`` driver
+    started in a session of its own, with one array task of its first batch
+    to hold at the episode start of a run with hold.LEAST episodes recorded."""
+    doc, out = campaign(tmp_path, _data())
+    hold.request(folder, 1, least=hold.LEAST)
+    command = _slurm_command(doc, out, pg_url)
+    driver = subprocess.Popen(command, env={**kill_study.ENV, hold.HOLD: str(folder)}, cwd=tmp_path,
+                              stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True, start_new_session=True)
+    return doc, out, command, driver
+
+
 @pytest.mark.slow
 @pytest.mark.slurm
 @pytest.mark.postgres
 def test_a_killed_driver_started_again_reattaches_and_runs_nothing_twice(
         slurm_cluster: SlurmCluster, pg_url: str, tmp_path: Path, held: Path, reference: dict[str, Any]) -> None:
-    doc, out = campaign(tmp_path, _data())
     folder = held
-    # held in the first batch, at the episode start of a run with hold.LEAST episodes recorded
-    hold.request(folder, 1, least=hold.LEAST)
-    command = _slurm_command(doc, out, pg_url)
-    driver = subprocess.Popen(command, env={**kill_study.ENV, hold.HOLD: str(folder)}, cwd=tmp_path,
-                              stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True, start_new_session=True)
+    doc, out, command, driver = _held_driver(tmp_path, pg_url, folder)
     lines = _lines_until(driver, "submitted job array")  # printed after jobs.json is written
     array = lines[-1].split("submitted job array ")[1].split(":")[0]
     pids = hold.wait_held(driver, folder, timeout=HANG)
@@ -170,12 +177,8 @@ def test_a_killed_driver_started_again_reattaches_and_runs_nothing_twice(
 @pytest.mark.postgres
 def test_a_run_failed_in_its_array_task_leaves_its_trial_waiting(
         slurm_cluster: SlurmCluster, pg_url: str, tmp_path: Path, held: Path, reference: dict[str, Any]) -> None:
-    doc, out = campaign(tmp_path, _data())
     folder = held
-    hold.request(folder, 1, least=hold.LEAST)
-    command = _slurm_command(doc, out, pg_url)
-    driver = subprocess.Popen(command, env={**kill_study.ENV, hold.HOLD: str(folder)}, cwd=tmp_path,
-                              stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
+    doc, out, command, driver = _held_driver(tmp_path, pg_url, folder)
     (pid,) = hold.wait_held(driver, folder, timeout=HANG)
     os.kill(pid, signal.SIGKILL)  # the run's worker process in its array task: the run fails there
     out_text, err = driver.communicate(timeout=HANG)

@@ -8,27 +8,14 @@ side (``--goal minimize``, the negated response): ``tests/analysis/test_response
 
 from __future__ import annotations
 
-import json
 from pathlib import Path
 
 import pytest
-from click.testing import CliRunner
 
 import optuna_truth
 from dummy_study import known_truth_study
 from optimize_study import campaign, optimize
-from xdoe.cli._xrun import main
-
-
-def _invoke(*args: str) -> str:
-    done = CliRunner().invoke(main, list(args))
-    assert done.exit_code == 0, done.output
-    return done.output
-
-
-def _json(*args: str) -> dict:
-    text = _invoke(*args)
-    return json.loads(text[text.index("{"):text.rindex("}") + 1])
+from xrun_output import invoke, json_of
 
 
 @pytest.fixture(scope="module")
@@ -44,7 +31,7 @@ def branin(tmp_path_factory: pytest.TempPathFactory) -> Path:
 
 
 def test_the_design_points_best_is_the_optuna_sections_best_trial(branin: Path) -> None:
-    data = _json("analyze", str(branin), "--format", "json")
+    data = json_of("analyze", str(branin), "--format", "json")
     assert (data["goal"], data["goal_from"]) == ("minimize", "design")
     adaptive = data["optuna"]
     assert adaptive["direction"] == "minimize" and adaptive["trials"] == 8
@@ -53,12 +40,12 @@ def test_the_design_points_best_is_the_optuna_sections_best_trial(branin: Path) 
     assert best["estimate"] == pytest.approx(adaptive["best"]["value"])
     assert best["estimate"] == min(p["estimate"] for p in data["points"])
     assert adaptive["best"]["value"] == min(h["value"] for h in adaptive["history"])
-    table = _invoke("analyze", str(branin))
+    table = invoke("analyze", str(branin))
     assert "P(best < point); lower is better (goal: minimize, from the design's direction)" in table
     assert f"best trial {best['design_point']}:" in table
-    assert f"best: design point {best['design_point']} (" in _invoke("results", str(branin))
+    assert f"best: design point {best['design_point']} (" in invoke("results", str(branin))
     # --goal overrides the design's direction (the optuna section still reports the study's)
-    overridden = _json("analyze", str(branin), "--goal", "maximize", "--format", "json")
+    overridden = json_of("analyze", str(branin), "--goal", "maximize", "--format", "json")
     assert overridden["goal"] == "maximize" and overridden["best"]["estimate"] == max(
         p["estimate"] for p in data["points"])
     assert overridden["optuna"]["best"]["trial"] == best["design_point"]
@@ -69,13 +56,13 @@ def test_every_reader_takes_the_goal_from_the_design_record(branin: Path) -> Non
     from xdoe.results import load
 
     store = f"sqlite:///{branin / 'xrun.sqlite'}"
-    best = _json("analyze", str(branin), "--format", "json")["best"]["design_point"]
+    best = json_of("analyze", str(branin), "--format", "json")["best"]["design_point"]
     frame = load(store)  # no manifest, no goal given: the store's record of the design
     assert results_table(frame).best.index == best
     assert analyze(load_scores(store, Response())).best.index == best  # as the dashboard computes it
     plan = pilot_plan(frame, trials=100, cap=10)
     assert plan.goal.direction == "minimize" and {c.a for c in plan.comparisons} == {best}
-    assert _json("plan", str(branin), "--format", "json", "--trials", "100", "--cap", "10")["goal"] == "minimize"
+    assert json_of("plan", str(branin), "--format", "json", "--trials", "100", "--cap", "10")["goal"] == "minimize"
 
 
 def test_the_dashboard_says_lower_is_better(branin: Path) -> None:
@@ -89,7 +76,7 @@ def test_the_dashboard_says_lower_is_better(branin: Path) -> None:
     with TestClient(create_app(settings), base_url=base, headers={"X-Xdoe-Token": "t", "Origin": base}) as client:
         page = client.get("/fragments/campaigns/branin/effects")
     assert page.status_code == 200
-    best = _json("analyze", str(branin), "--format", "json")["best"]
+    best = json_of("analyze", str(branin), "--format", "json")["best"]
     line = page.text[page.text.index("<p>Best design point"):]
     line = line[:line.index("</p>")]
     assert "lower is better (goal: minimize, from the design&#39;s direction)" in line
@@ -102,9 +89,9 @@ def test_each_response_of_a_study_takes_its_own_direction(tmp_path: Path) -> Non
               "response": ["testing:objective:mean", "testing:objective:max"], "direction": ["maximize", "minimize"]}
     doc, out = campaign(tmp_path, optuna_truth.document(design, repetitions=1))
     optimize(doc, out)
-    first = _json("analyze", str(out), "--format", "json")  # the default response is the first
+    first = json_of("analyze", str(out), "--format", "json")  # the default response is the first
     assert (first["goal"], first["optuna"]["direction"]) == ("maximize", "maximize")
-    second = _json("analyze", str(out), "-r", "testing:objective:max", "--format", "json")
+    second = json_of("analyze", str(out), "-r", "testing:objective:max", "--format", "json")
     assert (second["goal"], second["goal_from"], second["optuna"]["direction"]) == ("minimize", "design", "minimize")
     estimates = [p["estimate"] for p in second["points"]]
     assert estimates == sorted(estimates) and second["best"]["design_point"] == second["optuna"]["best"]["trial"]
