@@ -146,7 +146,7 @@ def parse_design(value: Any) -> DesignSpec:
         raise DesignError(f"design must be a method name or a mapping {{method: ..., <options>}}, got {value!r}")
     method = value.get("method")
     if not isinstance(method, str) or method not in OPTIONS:
-        raise DesignError(f"design: unknown or missing method {method!r}; {_mean(method, ALL_METHODS)}expected one "
+        raise DesignError(f"unknown or missing method {method!r}; {_mean(method, ALL_METHODS)}expected one "
                           f"of {', '.join(ALL_METHODS)}")
     known = OPTIONS[method]
     options = {}
