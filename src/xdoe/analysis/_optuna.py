@@ -290,7 +290,9 @@ def plot_optimization(summary: dict[str, Any], output: str | Path, *, title: str
     x = [h["trial"] for h in history]
     ax.plot(x, [h["value"] for h in history], "o", color=PALETTE[0], alpha=0.6, label="trial (its runs' "
             f"{summary['stat']})")
-    ax.step(x, [h["best"] for h in history], where="post", color=PALETTE[1], lw=2, label="best so far")
+    lower = summary.get("direction") == "minimize"
+    ax.step(x, [h["best"] for h in history], where="post", color=PALETTE[1], lw=2,
+            label="best so far (lowest: minimize)" if lower else "best so far (highest: maximize)")
     cut = summary.get("pruned_trials") or []
     if cut:  # no value of their own: ticks along the bottom
         ax.plot(cut, [0.03] * len(cut), "x", color="0.45", transform=ax.get_xaxis_transform(),
