@@ -242,17 +242,12 @@ def queued(job_ids: Sequence[str], *, squeue: str = "squeue") -> dict[str, dict[
     ids = [str(j) for j in job_ids]
     if not ids:
         return {}
-    argv = [squeue, "-h", "-r", "-o", "%F %T", "-j", ",".join(ids)]
     try:
-        proc = subprocess.run(argv, capture_output=True, text=True, timeout=_COMMAND_TIMEOUT)
-    except FileNotFoundError:
-        raise SlurmError(f"{squeue} not found on PATH") from None
-    except subprocess.TimeoutExpired:
-        raise SlurmError(f"{shlex.join(argv)} did not answer within {_COMMAND_TIMEOUT:.0f} s") from None
-    if proc.returncode != 0:
-        if "Invalid job id" in proc.stderr:  # every id forgotten (older SLURM: an error)
+        proc = _run([squeue, "-h", "-r", "-o", "%F %T", "-j", ",".join(ids)], what="reading the queue")
+    except SlurmError as exc:
+        if "Invalid job id" in str(exc):  # every id forgotten (older SLURM: an error)
             return {}
-        raise SlurmError(f"{shlex.join(argv)} failed (exit {proc.returncode}): {proc.stderr.strip()}")
+        raise
     out: dict[str, dict[str, int]] = {}
     for line in proc.stdout.splitlines():
         job, _, state = line.strip().partition(" ")
