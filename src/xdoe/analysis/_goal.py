@@ -26,6 +26,7 @@ from __future__ import annotations
 from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any
 
+from xdoe.analysis._sequential import GOALS, _kind
 from xdoe.errors import InputError
 
 if TYPE_CHECKING:
@@ -35,8 +36,6 @@ if TYPE_CHECKING:
 
 __all__ = ["GOALS", "Goal", "resolve_goal"]
 
-#: the goals a response can have
-GOALS = ("maximize", "minimize")
 
 
 @dataclass(frozen=True)
@@ -150,12 +149,10 @@ def resolve_goal(goal: "Goal | str | None" = None, *, design: dict[str, Any] | N
 
 def _augmented(design: dict[str, Any] | None) -> str | None:
     """The ``goal`` of the design's last steepest-ascent or confirmation block, or ``None``."""
-    from xdoe.analysis._sequential import SEQUENTIAL
-
     goal = None
     for block in (design or {}).get("blocks") or []:
-        how = block.get("how") if isinstance(block, dict) else None
-        for key in SEQUENTIAL:
-            if isinstance(how, dict) and isinstance(how.get(key), dict) and how[key].get("goal"):
-                goal = how[key]["goal"]
+        kind = _kind(block) if isinstance(block, dict) else None
+        spec = block["how"][kind] if kind else None
+        if isinstance(spec, dict) and spec.get("goal"):
+            goal = spec["goal"]
     return goal

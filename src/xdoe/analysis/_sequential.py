@@ -53,6 +53,7 @@ __all__ = ["SEQUENTIAL", "split_sequential", "steepest_path", "confirm_point", "
 
 #: the augment steps whose runs stay out of the design's model
 SEQUENTIAL = ("steepest_ascent", "confirm")
+#: the goals a response can have (:class:`xdoe.analysis.Goal`)
 GOALS = ("maximize", "minimize")
 
 
