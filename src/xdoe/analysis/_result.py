@@ -205,7 +205,7 @@ class Analysis:
     def to_dict(self) -> dict[str, Any]:
         """The JSON shape of ``xrun analyze --format json``: ``{"experiment",
         "response", "agent", "statistic", "goal" (``maximize`` or
-        ``minimize``), "goal_from" (``option``, ``design`` or ``default``),
+        ``minimize``), "goal_from" (``option``, ``design``, ``augment`` or ``default``),
         "runs", "factors": [{"name", "kind",
         "within", "levels": [{"level", "mean", "ci_low", "ci_high", "n"}],
         "effect", "F", "p", "eta_sq"}] (ranked), "interactions": [{"factors",
