@@ -24,6 +24,7 @@ import time
 from pathlib import Path
 from typing import Any, Iterator
 
+import click
 import pytest
 from click.testing import CliRunner
 from slurm_fixtures import SlurmCluster, slurm_cluster  # noqa: F401  (pytest fixture)
@@ -261,3 +262,8 @@ def test_submit_and_optimize_share_one_definition_of_the_slurm_options() -> None
         a, b = mine[name], theirs[name]
         assert (a.opts, a.help, a.default, a.metavar, type(a.type)) == (
             b.opts, b.help, b.default, b.metavar, type(b.type))
+    # the names xrun optimize takes out of its parameters are exactly those the options give
+    from xdoe.cli._submit import SLURM_PARAMETERS, slurm_options
+
+    given = [p.name for p in click.command()(slurm_options()(lambda **kw: None)).params]
+    assert given == names == list(SLURM_PARAMETERS)

@@ -253,13 +253,11 @@ def optimize_command(*, start: Callable[..., None], options: list[Callable[[F], 
         unusable input, 130 after Ctrl-C.
         """
         from xdoe.analysis import parse_response
-        from xdoe.cli._submit import slurm_settings
+        from xdoe.cli._submit import SLURM_PARAMETERS, slurm_settings
         from xdoe.design import OptunaStudy
 
         resume = resume_line(click.get_current_context())
-        slurm_values = {k: campaign.pop(k) for k in ("partition", "time_limit", "cpus_per_task", "mem",
-                                                      "array_parallelism", "runs_per_task", "allow_sqlite",
-                                                      "job_name", "sbatch_args")}
+        slurm_values = {k: campaign.pop(k) for k in SLURM_PARAMETERS}
         if slurm:
             check_slurm_scale(jobs, campaign.get("dask"), campaign.get("in_process", False))
         runs, target = _prepare(document, output)

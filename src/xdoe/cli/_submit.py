@@ -18,7 +18,7 @@ from xdoe.errors import InputError
 if TYPE_CHECKING:
     from xdoe.campaign.backends import SlurmOptions
 
-__all__ = ["submit_command", "expand_run_files", "slurm_options", "slurm_settings"]
+__all__ = ["submit_command", "expand_run_files", "SLURM_PARAMETERS", "slurm_options", "slurm_settings"]
 
 F = Callable[..., Any]
 Decorator = Callable[[F], F]
@@ -45,6 +45,12 @@ _SLURM_OPTIONS: list[Decorator | str] = [
                  help="Further sbatch option written into every script, e.g. --sbatch-arg=--account=proj1 "
                       "(repeatable)."),
 ]
+
+
+#: the parameter names :func:`slurm_options` gives a command, its own ``store_url`` and ``results``
+#: aside: what :func:`slurm_settings` takes besides them
+SLURM_PARAMETERS = ("partition", "time_limit", "cpus_per_task", "mem", "array_parallelism", "runs_per_task",
+                    "allow_sqlite", "job_name", "sbatch_args")
 
 
 def slurm_options(*, store: Decorator | None = None, results: Decorator | None = None) -> Decorator:
