@@ -51,7 +51,8 @@ def _goal(func: F) -> F:
                         help="Whether a higher or a lower response is better: ranks the design points, picks "
                              "'best' and sets what the probability of improvement compares [default: the "
                              "direction the design declared for the response (design: {method: optuna, "
-                             "direction: ...}), else maximize].")(func)
+                             "direction: ...}), else the --goal of its last xgen augment --steepest-ascent/"
+                             "--confirm block, else maximize].")(func)
 
 
 def _statistic(func: F) -> F:
