@@ -40,3 +40,44 @@ def test_after_a_failed_run_fail_fast_hands_out_no_other(tmp_path: Path) -> None
         results = list(backend.map_runs(tasks, fail_fast=True, started=lambda task: handed.append(task.key)))
     assert [r.status for r in results] == ["failed"]
     assert handed == [tasks[0].key]
+
+
+GATED_PRELOAD = '''
+import os, pathlib, time
+gate = pathlib.Path(os.environ["XDOE_TEST_GATE"])
+deadline = time.monotonic() + 60  # a parent that never opens it (the test failing) leaves no process behind
+while not gate.exists() and time.monotonic() < deadline:  # the preload ends once the parent opened the gate
+    time.sleep(0.01)
+'''
+
+START = '''
+import os, pathlib, sys
+from xdoe.campaign import start_forkserver
+from xdoe.campaign.backends import ProcessPoolBackend
+assert start_forkserver(["gated_preload"])
+backend = ProcessPoolBackend(2)
+backend.start()  # returns while the forkserver still loads its modules: else nothing opens the gate
+pathlib.Path(os.environ["XDOE_TEST_GATE"]).write_text("open")
+pids = {backend.submit(os.getpid).result() for _ in range(4)}
+backend.close()
+print("ok", len(pids) >= 1 and os.getpid() not in pids)
+'''
+
+
+def test_starting_the_workers_does_not_wait_for_the_forkserver(tmp_path: Path) -> None:
+    """``xrun --jobs N`` starts the workers and reads the campaign meanwhile
+    (issue 35.3): ``start`` returns before the forkserver has loaded its
+    modules (a fork waits for that). Here the forkserver's preload waits for
+    a file that the parent writes only after ``start`` returned: a ``start``
+    that waited would never return (the subprocess's timeout)."""
+    import os
+    import subprocess
+    import sys
+
+    (tmp_path / "gated_preload.py").write_text(GATED_PRELOAD)
+    env = {**os.environ, "XDOE_TEST_GATE": str(tmp_path / "gate"),
+           "PYTHONPATH": os.pathsep.join(filter(None, [str(tmp_path), os.environ.get("PYTHONPATH")]))}
+    proc = subprocess.run([sys.executable, "-c", START], capture_output=True, text=True, timeout=120, env=env,
+                          cwd=tmp_path)
+    assert proc.returncode == 0, proc.stderr
+    assert proc.stdout.split() == ["ok", "True"]

@@ -177,6 +177,7 @@ class ProcessPoolBackend(FutureBackend):
         self._processes: dict[int, Any] = {}
         self._board: Any = None  # where the workers' watchdogs publish (xdoe.execution.WatchBoard)
         self._killed: dict[int, str] = {}  # workers killed for a time limit: why
+        self._starting: threading.Thread | None = None  # start()'s thread forking the workers
         self.pools_created = 0
 
     def warm(self, tasks: Sequence[RunTask]) -> None:
@@ -190,18 +191,40 @@ class ProcessPoolBackend(FutureBackend):
         """Fork the ``jobs`` workers now, from the running forkserver
         (:func:`~xdoe.campaign.backends._warm.start_forkserver`; nothing
         otherwise: a worker forked from a process not yet warm would import
-        the run path itself). They start as soon as the forkserver has
-        loaded its modules, meanwhile this process reads the campaign; the
-        first of them checks its components (:meth:`submit`, ``xrun``'s
-        preflight) and runs the first run warm. They open no store before
-        their first run."""
+        the run path itself), and return at once. A fork is asked of the
+        forkserver, which answers only once it has loaded its modules: a
+        thread of this process waits for that (:meth:`_fork_workers`),
+        meanwhile this process reads the campaign. The first worker checks
+        its components (:meth:`submit`, ``xrun``'s preflight) and runs the
+        first run warm. They open no store before their first run. Every
+        later use of the pool (:meth:`submit`, :meth:`map_runs`,
+        :meth:`close`) first waits for that thread."""
         if self.start_method != "forkserver" or not forkserver_started() or self._pool is not None:
             return
         pool = self._ensure_pool()
-        for _ in range(self.jobs):  # the pool forks a worker per task while none is idle
-            pool.submit(os.getpid)
+        self._starting = threading.Thread(target=self._fork_workers, args=(pool,), name="xdoe-pool-start",
+                                          daemon=True)
+        self._starting.start()
+
+    def _fork_workers(self, pool: ProcessPoolExecutor) -> None:
+        """:meth:`start`'s thread: a worker per job (the pool forks one per
+        task while none is idle), each fork waiting for the forkserver's
+        preload. A pool that cannot start them is broken: its first task
+        says so (``BrokenProcessPool``, handled as in any run)."""
+        try:
+            for _ in range(self.jobs):
+                pool.submit(os.getpid)
+        except Exception:  # noqa: BLE001 - reported by the next submit to the broken pool
+            pass
+
+    def _started(self) -> None:
+        """Wait for :meth:`start`'s thread (if any): the pool is then used by this thread alone."""
+        thread, self._starting = self._starting, None
+        if thread is not None:
+            thread.join()
 
     def _ensure_pool(self) -> ProcessPoolExecutor:
+        self._started()
         if self._pool is None:
             become_subreaper()  # the descendants of a worker that dies come to us (ended in _recover, close)
             method = self.start_method
@@ -459,6 +482,7 @@ class ProcessPoolBackend(FutureBackend):
         return result
 
     def close(self) -> None:
+        self._started()
         if self._pool is not None:
             self._pool.shutdown(wait=True, cancel_futures=True)
             self._pool = None
