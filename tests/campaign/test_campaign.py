@@ -39,14 +39,14 @@ def counted(monkeypatch: pytest.MonkeyPatch) -> Counter:
 
     from xdoe.store.runs._runs import Runs
 
-    real_states = Runs.run_states
+    real_states = Runs._states  # what run_states and claim_run_state read with
 
-    def run_states(self, versions):
+    def states(self, conn, versions):
         versions = list(versions)
         counts["state queries"] += 1
         counts["versions asked"] += len(versions)
-        return real_states(self, versions)
-    monkeypatch.setattr(Runs, "run_states", run_states)
+        return real_states(self, conn, versions)
+    monkeypatch.setattr(Runs, "_states", states)
     for name in ("finished_instances", "latest_instance", "instances"):
         spy(Runs, name, name)
     return counts
@@ -69,7 +69,7 @@ def test_n_runs_one_campaign_query_one_hash_each_and_no_store_per_run(tmp_path: 
     assert counted["hashes"] == n
     # the store: once for the campaign's query, once for the backend; not per run
     assert counted["opens"] == 2
-    # one query for the state of all runs, plus each run's own read under its claim
+    # one query for the state of all runs, plus each run's own read under its claim (in the claim's transaction)
     assert counted["state queries"] == 1 + n and counted["versions asked"] == 2 * n
     assert counted["finished_instances"] == counted["latest_instance"] == counted["instances"] == 0
 

@@ -113,3 +113,31 @@ def test_claim_of_a_live_process_is_kept(db):
     holder, other = new_owner(), new_owner()
     assert db.runs.claim_run("r8", H, owner=holder, stale_after=3600)  # this process: alive
     assert not db.runs.claim_run("r8", H, owner=other, stale_after=3600)
+
+
+def test_claim_run_state_claims_and_reads_the_state_in_one_transaction(db, tmp_path):
+    """The campaign's claim and the state it decides by (issue 35.2): one
+    transaction; ``None``, and nothing read, when another owner holds it."""
+    doc = {"uid": "rs", "seed": 1, "schedule": []}
+    rec = db.recorder(doc, results_root=tmp_path)
+    rec.start()
+    rec.finish("finished")
+    a, b = new_owner(), new_owner()
+    commits: list[object] = []
+    from sqlalchemy import event
+
+    def committed(conn: object) -> None:
+        commits.append(conn)
+
+    event.listen(db.database.engine, "commit", committed)
+    try:
+        state = db.runs.claim_run_state("rs", rec.content_hash, owner=a, stale_after=60)
+    finally:
+        event.remove(db.database.engine, "commit", committed)
+    assert len(commits) == 1
+    assert state is not None and state.finished == rec.instance_id
+    assert state == db.runs.run_state("rs", rec.content_hash)
+    assert db.runs.claim_of("rs", rec.content_hash).owner == a  # committed: visible to everybody
+    assert db.runs.claim_run_state("rs", rec.content_hash, owner=b, stale_after=60) is None
+    assert db.runs.claim_run_state("rs", rec.content_hash, owner=a, stale_after=60) == state  # the holder again
+    assert db.runs.claim_run_state("new", H, owner=b, stale_after=60).latest is None  # nothing recorded yet

@@ -5,11 +5,11 @@ processes (on one machine or many) are given the same files and store:
 1. the plan parsed once by the caller travels with the task (``RunTask.plan``,
    with its content hash computed once; a task without one loads its file
    once, in the process that runs it);
-2. claim the run in the store (:meth:`store.runs.claim_run <xdoe.store.runs._runs.Runs.claim_run>`); a run another
+2. claim the run in the store and read its state in the same transaction
+   (:meth:`store.runs.claim_run_state <xdoe.store.runs._runs.Runs.claim_run_state>`); a run another
    process holds is not run (status ``claimed``);
-3. read the run's state with one query (:meth:`store.runs.run_state <xdoe.store.runs._runs.Runs.run_state>`;
-   under the claim, because another process may have finished it since the
-   campaign read the state of all its runs) and decide with the one rule
+3. with the run's state (read under the claim, because another process may
+   have finished it since the campaign read the state of all its runs) decide with the one rule
    (:func:`xdoe.execution.decision_for`): skip it when the store has
    a finished instance of this exact document (status ``skipped``;
    ``rerun`` runs it again); ``running`` instances left behind by a dead
@@ -178,13 +178,18 @@ def _execute(task: RunTask, store: "Store | None",
             content_hash = plan.content_hash
         except InputError as exc:
             return RunResult(uid=plan.uid, status="invalid", error=str(exc), file=plan.file)
-        if options.claim and not db.database.again(lambda: db.runs.claim_run(plan.uid, content_hash, owner=task.owner,
-                                                                 stale_after=options.heartbeat_timeout)):
-            holder = db.runs.claim_of(plan.uid, content_hash)
-            where = f" by {holder.host} pid {holder.pid}" if holder is not None else ""
-            return RunResult(uid=plan.uid, status="claimed", file=plan.file, error=f"claimed{where}")
+        state = None
+        if options.claim:  # the claim and the run's state under it: one transaction
+            state = db.database.again(lambda: db.runs.claim_run_state(plan.uid, content_hash, owner=task.owner,
+                                                                      stale_after=options.heartbeat_timeout))
+            if state is None:
+                holder = db.runs.claim_of(plan.uid, content_hash)
+                where = f" by {holder.host} pid {holder.pid}" if holder is not None else ""
+                return RunResult(uid=plan.uid, status="claimed", file=plan.file, error=f"claimed{where}")
+        elif not options.rerun:
+            state = db.database.again(lambda: db.runs.run_state(plan.uid, content_hash))
         try:
-            result = _run_claimed(task, db, plan, progress)
+            result = _run_claimed(task, db, plan, state, progress)
         except BaseException:
             if options.claim:  # keep the run's own error: never hide it behind a failed release
                 try:
@@ -200,17 +205,17 @@ def _execute(task: RunTask, store: "Store | None",
             db.close()
 
 
-def _run_claimed(task: RunTask, db: Store, plan: "RunPlan",
+def _run_claimed(task: RunTask, db: Store, plan: "RunPlan", state: "RunState | None",
                  progress: "Callable[[ProgressEvent], None] | None") -> RunResult:
-    """Steps 3 and 4 of the module docstring, the claim held."""
+    """Steps 3 and 4 of the module docstring, the claim held; ``state``: the
+    run's state read under it (``None``: not read, ``rerun`` without claims)."""
     # the executor is imported here, by the process that runs the run: a campaign's
     # parent process (which only hands out tasks) never loads numpy, gymnasium or the step loop
     from xdoe.execution import parallel_workers, run, run_hung
 
     options = task.options
     decision = None
-    if options.claim or not options.rerun:
-        state = db.database.again(lambda: db.runs.run_state(plan.uid, plan.content_hash))  # the run's one query, under its claim
+    if state is not None:
         if options.claim:
             state = _interrupt_abandoned(db, state, options.heartbeat_timeout)
         decision = decision_for(state, rerun=options.rerun, heartbeat_timeout=options.heartbeat_timeout)

@@ -164,17 +164,21 @@ class Runs:
         Raises:
             StoreError: the store cannot be read.
         """
+        with self._db.read("read run instances from") as conn:
+            return self._states(conn, versions)
+
+    def _states(self, conn: Connection, versions: Iterable[tuple[str, str]]) -> dict[tuple[str, str], RunState]:
+        """:meth:`run_states` read through ``conn`` (in its transaction)."""
         wanted = list(dict.fromkeys(versions))
         rows: dict[tuple[str, str], list[InstanceInfo]] = {v: [] for v in wanted}
         r, i = t.run.c, t.run_instance.c
-        with self._db.read("read run instances from") as conn:
-            for start in range(0, len(wanted), IN_CHUNK):
-                hashes = sorted({h for _, h in wanted[start:start + IN_CHUNK]})
-                stmt = self._instances_stmt().where(r.content_hash.in_(hashes)).order_by(i.start, i.id)
-                for row in conn.execute(stmt):
-                    found = rows.get((row.uid, row.content_hash))
-                    if found is not None:
-                        found.append(InstanceInfo(*row))
+        for start in range(0, len(wanted), IN_CHUNK):
+            hashes = sorted({h for _, h in wanted[start:start + IN_CHUNK]})
+            stmt = self._instances_stmt().where(r.content_hash.in_(hashes)).order_by(i.start, i.id)
+            for row in conn.execute(stmt):
+                found = rows.get((row.uid, row.content_hash))
+                if found is not None:
+                    found.append(InstanceInfo(*row))
         states = {}
         for version, instances in rows.items():
             done = [x.id for x in instances if x.status in DONE_STATUSES]
@@ -418,33 +422,57 @@ class Runs:
         Raises:
             StoreError: the store cannot be written.
         """
+        with self._db.write("claim a run in") as conn:
+            return self._claim(conn, run_uid, content_hash, owner, stale_after)
+
+    def claim_run_state(self, run_uid: str, content_hash: str, *, owner: str,
+                        stale_after: float) -> RunState | None:
+        """:meth:`claim_run` and, when ``owner`` now holds the claim, the
+        run version's :meth:`run_state`, read in the same transaction (one
+        transaction where a run's start took two: the state is read under
+        the claim, as deciding run, skip or resume needs; the claim is
+        committed, visible to every other process, when this returns).
+
+        Returns:
+            the :class:`~xdoe.store.RunState`, or ``None`` when another owner
+            holds a live claim.
+
+        Raises:
+            StoreError: the store cannot be written.
+        """
+        with self._db.write("claim a run in") as conn:
+            if not self._claim(conn, run_uid, content_hash, owner, stale_after):
+                return None
+            return self._states(conn, [(run_uid, content_hash)])[(run_uid, content_hash)]
+
+    def _claim(self, conn: Connection, run_uid: str, content_hash: str, owner: str, stale_after: float) -> bool:
+        """:meth:`claim_run` in the write transaction of ``conn``."""
         now = utcnow()
         values = {"run_uid": run_uid, "content_hash": content_hash, "owner": owner,
                   "host": socket.gethostname(), "pid": os.getpid(), "heartbeat": now, "claimed_at": now}
         c = claim.c
-        with self._db.write("claim a run in") as conn:
-            try:
-                with conn.begin_nested():
-                    conn.execute(insert(claim).values(**values))
-                return True
-            except IntegrityError:
-                pass  # somebody holds it: take over only a stale claim (or our own)
-            cutoff = now - _dt.timedelta(seconds=float(stale_after))
-            takeover = (c.heartbeat < cutoff) | (c.owner == owner)
-            holder = conn.execute(
-                select(c.owner, c.host, c.pid, c.claimed_at)
-                .where(c.run_uid == run_uid, c.content_hash == content_hash)
-            ).first()
-            if holder is not None and process_alive(holder.host, holder.pid, holder.claimed_at) is False:
-                # its process is gone from this host: no need to wait for the heartbeat to age
-                takeover = takeover | (c.owner == holder.owner)
-            taken = conn.execute(
-                update(claim)
-                .where(c.run_uid == run_uid, c.content_hash == content_hash)
-                .where(takeover)
-                .values(owner=owner, host=values["host"], pid=values["pid"], heartbeat=now, claimed_at=now)
-            ).rowcount
-            return taken == 1
+        try:
+            with conn.begin_nested():
+                conn.execute(insert(claim).values(**values))
+            return True
+        except IntegrityError:
+            pass  # somebody holds it: take over only a stale claim (or our own)
+        cutoff = now - _dt.timedelta(seconds=float(stale_after))
+        takeover = (c.heartbeat < cutoff) | (c.owner == owner)
+        holder = conn.execute(
+            select(c.owner, c.host, c.pid, c.claimed_at)
+            .where(c.run_uid == run_uid, c.content_hash == content_hash)
+        ).first()
+        if holder is not None and process_alive(holder.host, holder.pid, holder.claimed_at) is False:
+            # its process is gone from this host: no need to wait for the heartbeat to age
+            takeover = takeover | (c.owner == holder.owner)
+        taken = conn.execute(
+            update(claim)
+            .where(c.run_uid == run_uid, c.content_hash == content_hash)
+            .where(takeover)
+            .values(owner=owner, host=values["host"], pid=values["pid"], heartbeat=now, claimed_at=now)
+        ).rowcount
+        return taken == 1
 
     def heartbeat_claim(self, run_uid: str, content_hash: str, *, owner: str) -> bool:
         """Refresh the heartbeat of ``owner``'s claim; ``False`` when ``owner`` no
