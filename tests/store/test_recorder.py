@@ -271,3 +271,41 @@ def test_mark_interrupted(store: Store, make_document: Any, tmp_path: Path) -> N
         assert session.execute(select(Phase.status)).scalar_one() == "interrupted"
         assert session.execute(select(RunInstance.end)).scalar_one() is not None
     assert store.runs.instances(status="running") == []
+
+
+def test_a_deferred_phase_end_is_written_with_the_next_write(store: Store, make_document: Any,
+                                                             tmp_path: Path) -> None:
+    """The executor's phase end (issue 35.2): the phase's rows at once, its
+    row's status and end in the transaction of the next phase's start or of
+    the run's end (one transaction fewer per phase)."""
+    from sqlalchemy import event
+
+    commits: list[object] = []
+
+    def committed(conn: object) -> None:
+        commits.append(conn)
+
+    def phases() -> list[tuple[int, str]]:
+        return [(p.index, p.status) for p in store.runs.phases(rec.instance_id)]  # type: ignore[arg-type]
+
+    rec = store.recorder(make_document(), results_root=tmp_path, flush_rows=1000)
+    rec.start()
+    rec.phase_started(0, "training", "train", {})
+    rec.episode_finished(0, 0, "learner", 3, 1.0, 1.0, 0.1)  # buffered
+    rec.phase_finished(deferred=True)
+    assert rec.phase_id is None and rec.buffered == 0
+    assert _count(store, Episode) == 1 and phases() == [(0, "running")]  # its rows now, its end not yet
+    event.listen(store.database.engine, "commit", committed)
+    try:
+        rec.phase_started(1, "testing", "test", {})
+    finally:
+        event.remove(store.database.engine, "commit", committed)
+    assert len(commits) == 1 and phases() == [(0, "finished"), (1, "running")]
+    rec.phase_finished(deferred=True)
+    rec.finish("finished")
+    assert phases() == [(0, "finished"), (1, "finished")]
+    with store.database.session() as session:
+        ends = session.execute(select(Phase.end).order_by(Phase.index)).scalars().all()
+    meta = json.loads((rec.results_dir / "session_metadata.json").read_text())  # type: ignore[operator]
+    assert [p["status"] for p in meta["phases"]] == ["finished", "finished"]
+    assert all(end is not None for end in ends) and all(p["end"] for p in meta["phases"])

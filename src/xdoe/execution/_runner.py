@@ -250,8 +250,8 @@ def execute_plan(
             _merge_kept(result, resume.aggregates.get(phase.index, (0, 0, {}, {})))
         steps_before += result.steps
         results.append(result)
-        if recorder is not None:
-            recorder.phase_finished("finished")
+        if recorder is not None:  # recorded with the next phase's start or the run's end (one transaction)
+            recorder.phase_finished("finished", deferred=True)
         if verdict >= STOP_RUN:
             break
     return results

@@ -56,7 +56,8 @@ from xdoe._lazy import lazy_exports, public_names
 
 if TYPE_CHECKING:  # the same names for type checkers (`Name as Name`: a re-export)
     from xdoe.store._store import Store as Store
-    from xdoe.store.recorder._recorder import RecorderObserver as RecorderObserver, RunRecorder as RunRecorder
+    from xdoe.store.recorder._observer import RecorderObserver as RecorderObserver
+    from xdoe.store.recorder._recorder import RunRecorder as RunRecorder
     from xdoe.store.runs._records import InstanceInfo as InstanceInfo, RunInfo as RunInfo, RunState as RunState
     from xdoe.store.runs._checkpoints import CheckpointInfo as CheckpointInfo, SourceRow as SourceRow
     from xdoe.store.runs._runs import ClaimHeartbeat as ClaimHeartbeat, new_owner as new_owner
@@ -105,7 +106,8 @@ if TYPE_CHECKING:  # the same names for type checkers (`Name as Name`: a re-expo
 
 _EXPORTS = {
     "xdoe.store._store": ["Store"],
-    "xdoe.store.recorder._recorder": ["RunRecorder", "RecorderObserver"],
+    "xdoe.store.recorder._recorder": ["RunRecorder"],
+    "xdoe.store.recorder._observer": ["RecorderObserver"],
     "xdoe.store.runs._records": ["InstanceInfo", "RunInfo", "RunState"],
     "xdoe.store.runs._checkpoints": ["CheckpointInfo", "SourceRow"],
     "xdoe.store.runs._runs": ["ClaimHeartbeat", "new_owner"],

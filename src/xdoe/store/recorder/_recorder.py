@@ -9,7 +9,7 @@ import socket
 import uuid
 from pathlib import Path
 from types import TracebackType
-from typing import TYPE_CHECKING, Any, Callable, Protocol, Sequence
+from typing import TYPE_CHECKING, Any, Callable, Sequence
 
 from sqlalchemy import Connection, delete, func, or_, select, update
 
@@ -25,30 +25,13 @@ from xdoe.store.schema._engine import store_error
 from xdoe.store.schema._tables import utcnow
 from xdoe.store.recorder._results import DEFAULT_RESULTS_ROOT, ResultsPaths, ResultsWriter, _Discarded, filter_results
 from xdoe.store._rules import FINAL_STATUSES, exit_status
+from xdoe.store.recorder._observer import RecorderObserver
 from xdoe.store.recorder._steps import StepPolicy
 
 if TYPE_CHECKING:
     from xdoe.store.schema._database import Database
 
-__all__ = ["FINAL_STATUSES", "RecorderObserver", "RunRecorder"]
-
-
-class RecorderObserver(Protocol):
-    """What a :class:`~xdoe.store.RunRecorder` tells the observers in its
-    ``observers`` list, in the run's process and order, as it records them
-    (:mod:`xdoe.tracking` logs them to TensorBoard and MLflow). Values are
-    as stored: a non-finite ``reward``/``objective`` arrives as ``None``.
-    An observer must not raise: the recorder does not catch for it."""
-
-    def phase_started(self, index: int, name: str, mode: str, config: dict[str, Any]) -> None:
-        """A phase started, or a resumed instance continues it."""
-
-    def episode_finished(self, worker: int, episode: int, agent: str, steps: int,
-                         reward: float | None, objective: float | None) -> None:
-        """One worker's episode ended for one agent (recorded in the open phase)."""
-
-    def run_finished(self, status: str) -> None:
-        """The instance ended with ``status`` (``finished``, ``failed``, ``interrupted``)."""
+__all__ = ["FINAL_STATUSES", "RunRecorder"]
 
 
 class RunRecorder:
@@ -135,6 +118,7 @@ class RunRecorder:
         self._steps: list[tuple[Any, ...]] = []  # values in _STEP_COLUMNS order (done as 0/1)
         self._insert_sql: dict[str, str] = {}  # table -> positional INSERT ("" if none), once compiled
         self._phase_id: int | None = None
+        self._ended: tuple[int, dict[str, Any]] | None = None  # a deferred phase end: (phase id, values)
         self._phases: list[dict[str, Any]] = []
         self._files: ResultsWriter | None = None
         self._start: Any = None
@@ -190,10 +174,13 @@ class RunRecorder:
             )
         now = utcnow()
 
-        # a store lost meanwhile is waited for (Store.wait)
-        self._phase_id = self._db.write_again("record a phase in", lambda conn: _insert_id(conn, t.phase, {
-            "instance_id": self.instance_id, "index": int(index), "name": str(name),
-            "mode": str(mode), "config": config, "status": "running", "start": now}))
+        def insert(conn: Connection) -> int:
+            self._write_ended(conn)  # the end of the phase before, when deferred: one transaction
+            return _insert_id(conn, t.phase, {"instance_id": self.instance_id, "index": int(index), "name": str(name),
+                                              "mode": str(mode), "config": config, "status": "running", "start": now})
+
+        self._phase_id = self._db.write_again("record a phase in", insert)  # a lost store is waited for
+        self._ended = None
         workers = config.get("worker", 1) if isinstance(config, dict) else 1
         assert self._files is not None
         self._files.phase_started(int(index), str(name), str(mode), int(workers or 1))
@@ -301,15 +288,31 @@ class RunRecorder:
             write(episode, step, sensors, actions, rewards, objective, done,  # type: ignore[misc]
                   terminated, truncated, cut_by)
 
-    def phase_finished(self, status: str = "finished") -> None:
+    def phase_finished(self, status: str = "finished", *, deferred: bool = False) -> None:
         """Write what is buffered and close the current phase with ``status``
         (one transaction); complete its average-reward file.
+
+        ``deferred``: the row's status and end go into the recorder's next
+        write (:meth:`phase_started` or :meth:`finish`), one transaction fewer; buffered rows are still written now. The
+        executor defers: nothing runs in between, and a process killed there
+        leaves the phase ``running`` with its episodes and final checkpoint
+        stored, which a resume continues with no episode left to run.
 
         Raises:
             StoreError: no phase is open, or the store cannot be written.
         """
         self._require_phase()
-        self._db.again(lambda: self._close_phase(status))
+        if not deferred:
+            self._db.again(lambda: self._close_phase(status))
+            return
+        self.flush()  # the phase's rows now: a phase's episodes are in the store when it ends
+        self._ended = (self._require_phase(), {"status": status, "end": utcnow()})
+        self._phase_closed(status, self._ended[1]["end"])
+
+    def _write_ended(self, conn: Connection) -> None:
+        """The deferred end of the phase before (:meth:`phase_finished`), in ``conn``'s transaction."""
+        if self._ended is not None:
+            conn.execute(update(t.phase).where(t.phase.c.id == self._ended[0]).values(**self._ended[1]))
 
     def finish(self, status: str, error: str | None = None, traceback: str | None = None,
                warnings: Sequence[str] = ()) -> None:
@@ -338,6 +341,7 @@ class RunRecorder:
         self._error = one_line(error, MAX_ERROR_CHARS)
 
         def record(conn: Connection) -> None:
+            self._write_ended(conn)  # a phase ended just before (deferred): recorded with the run's end
             if self._phase_id is not None:
                 self._write_phase_end(conn, status)
             else:
@@ -351,6 +355,7 @@ class RunRecorder:
         try:
             # a store lost meanwhile is waited for (Store.wait)
             self._db.write_again("record the end of a run in", record)
+            self._ended = None
             self._clear_buffers()
         finally:
             self._release_raw()
@@ -520,7 +525,6 @@ class RunRecorder:
             })
 
         return self._db.write_again("record a run in", insert)  # a lost store is waited for
-
 
     def resume(self, instance: Any) -> bool:
         """Take over the interrupted (or dead ``running``) run instance
@@ -787,8 +791,8 @@ class RunRecorder:
         self._clear_buffers()
         self._phase_closed(status)
 
-    def _phase_closed(self, status: str) -> None:
+    def _phase_closed(self, status: str, end: Any = None) -> None:
         self._phase_id = None
-        self._phases[-1].update(status=status, end=utcnow().isoformat())
+        self._phases[-1].update(status=status, end=(end or utcnow()).isoformat())
         assert self._files is not None
         self._files.phase_finished()
