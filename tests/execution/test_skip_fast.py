@@ -198,3 +198,15 @@ def test_finished_file_hashes_only_counts_finished_instances_across_chunks(store
         done_id = max(i.id for i in store.runs.instances("finished"))
         assert found == {digests["done"]: ("done", done_id)}
         assert store.runs.finished_file_hashes([]) == {}
+
+
+def test_each_document_is_parsed_once_per_campaign(workdir, parsed):
+    """Issue 35 item 1: the run executes the plan the campaign read and
+    checked (it travels with the task), never its file parsed again; the
+    file's sha256 is the one of the bytes the campaign read."""
+    url = f"sqlite:///{workdir / 'xrun.sqlite'}"
+    files = three_runs(workdir / "runs")
+    result = start(url, "--in-process", *files)  # the runs in this process: a second parse would show
+    assert result.exit_code == 0, result.output
+    assert sorted(parsed) == ["run-f0.yaml", "run-f1.yaml", "run-f2.yaml"]
+    assert file_hashes(url) == {f"f{i}": sha256(f) for i, f in enumerate(files)}
