@@ -47,3 +47,20 @@ class HeldCountdownEnvironment(CountdownEnvironment):
     def start_environment(self) -> Any:
         hold_here(self.episode + 1)
         return super().start_environment()
+
+
+class DyingAtCloseDummyEnvironment(DummyEnvironment):
+    """``DummyEnvironment`` whose process dies (``os._exit``, as a SIGKILL: no
+    ``finally`` runs) when it is closed at the end of a phase, once: the file
+    ``$XDOE_TEST_DIE_AT_CLOSE`` marks that it died. A kill after the phase's
+    last episode and final checkpoint, before its end is recorded."""
+
+    def close(self) -> None:
+        import os
+        from pathlib import Path
+
+        mark = os.environ.get("XDOE_TEST_DIE_AT_CLOSE")
+        if mark and not Path(mark).exists():
+            Path(mark).write_text("died")
+            os._exit(9)
+        super().close()

@@ -225,3 +225,32 @@ def test_a_live_running_instance_is_not_taken_over(store, tmp_path):
         assert other.status == "skipped" and "running in instance" in other.note
     finally:
         _kill(proc)
+
+
+def test_a_process_dying_at_a_phase_end_resumes_that_phase_with_nothing_left(store, tmp_path):
+    """Killed after a phase's last episode and final checkpoint but before
+    its end is recorded (the executor writes it with the next phase's start,
+    issue 35.2): the phase is ``running`` with all its episodes; the resume
+    continues it from its final checkpoint, runs none of them again, and the
+    run goes on with the next phase."""
+    d = document(
+        ("training", phase(episodes=5, worker=2, length=3, env="held_environments:DyingAtCloseDummyEnvironment")),
+        ("testing", phase(mode="test", episodes=2, worker=1, length=3)),
+        uid="dies-at-close")
+    path = tmp_path / "run.yaml"
+    with path.open("w") as fh:
+        YAML().dump(d, fh)
+    code = (f"import sys; sys.path[:0] = [{str(HERE)!r}, {str(HERE.parent)!r}]; from xdoe.execution import run; "
+            f"run({str(path)!r}, store={store.url!r}, results={str(tmp_path / 'r')!r})")
+    died = subprocess.run([sys.executable, "-c", code], cwd=tmp_path, capture_output=True, timeout=300,
+                          env={**os.environ, "XDOE_TEST_DIE_AT_CLOSE": str(tmp_path / "died")})
+    assert died.returncode == 9 and (tmp_path / "died").exists(), died.stderr.decode()[-2000:]
+    (inst,) = store.runs.instances()
+    assert inst.status == "running"
+    assert [(p.index, p.status) for p in store.runs.phases(inst.id)] == [(0, "running")]
+    assert _count(store, "select count(*) from episode") == 10  # every episode of the phase stored
+    resumed = run(d, store=store, results=tmp_path / "r")
+    assert resumed.ok and resumed.resumed and resumed.instance_id == inst.id, resumed.traceback
+    assert_exactly_once(store, inst.id, [("training", 2, 5), ("testing", 1, 2)])
+    assert resumed.phases[0].episodes == 10 and resumed.phases[1].episodes == 2
+    assert [(p.index, p.status) for p in store.runs.phases(inst.id)] == [(0, "finished"), (1, "finished")]
