@@ -129,6 +129,8 @@ def xgen_cases() -> list[Case]:
         Case("python_object_new", _sub(base, "definitions:\n", "x: !!python/object/new:subprocess.Popen [[ls]]\ndefinitions:\n"),
              "refused"),
         Case("python_module", _sub(base, "seed: 42", "seed: !!python/module:os"), "refused", line=8),
+        Case("unknown_tag", _sub(base, "seed: 42", "seed: !custom 42"),
+             "could not determine a constructor for the tag '!custom'", line=8),
         Case("multiple_documents", base + "\n---\nuid: second\n", "expected one YAML document"),
         Case("duplicate_key", _sub(base, "seed: 42", "seed: 42\nseed: 43"), "duplicate"),
         Case("not_utf8", b"uid: \xff\xfe bad\n", "not UTF-8"),

@@ -1,8 +1,10 @@
-"""YAML loading with line numbers (ruamel.yaml round-trip loader).
+"""YAML loading with line numbers (ruamel.yaml's pure-Python safe loader, YAML 1.2).
 
 :func:`load_yaml` returns plain Python data (dict, list, str, int, float, bool,
 None) together with a way to find the 1-based line of any key path, so that
-every validation error can name ``file:line``.
+every validation error can name ``file:line``: the composed node tree, whose
+marks hold the lines (the round-trip loader's comment-keeping tree cost ~40 %
+more per run document, issue 35; comments are not needed).
 
 Hostile documents are refused before they cost time or memory (one line,
 :class:`~xdoe.errors.DocumentError`): a text larger than
@@ -10,8 +12,8 @@ Hostile documents are refused before they cost time or memory (one line,
 that would expand to more than :data:`MAX_ALIAS_NODES` nodes ("billion
 laughs"; the limit safe YAML loaders such as go-yaml and SnakeYAML apply),
 more than :data:`MAX_NODES` nodes (the pure-Python parser takes seconds for
-tens of thousands), integers of more than 100 digits, and recursive aliases. Tags like ``!!python/object`` are never constructed: the
-round-trip loader is a safe loader. The limits can be raised with the
+tens of thousands), integers of more than 100 digits, and recursive aliases. Tags like ``!!python/object`` are refused, and a tag
+the safe loader does not know (``!custom``) is an error at its line. The limits can be raised with the
 environment variables ``XDOE_MAX_DOCUMENT_BYTES``, ``XDOE_MAX_YAML_DEPTH``,
 ``XDOE_MAX_YAML_NODES`` and ``XDOE_MAX_ALIAS_NODES``. Files are read by
 :func:`read_bytes`: regular files only (a FIFO or device is refused without
@@ -29,11 +31,10 @@ from pathlib import Path
 from typing import Any, Sequence
 
 from ruamel.yaml import YAML
-from ruamel.yaml.comments import CommentedMap, CommentedSeq
 from ruamel.yaml.composer import Composer
 from ruamel.yaml.error import MarkedYAMLError, YAMLError
 from ruamel.yaml.events import AliasEvent, ScalarEvent
-from ruamel.yaml.nodes import MappingNode, SequenceNode
+from ruamel.yaml.nodes import MappingNode, ScalarNode, SequenceNode
 from ruamel.yaml.reader import ReaderError
 
 from xdoe.errors import DocumentError
@@ -100,6 +101,11 @@ class _LimitedComposer(Composer):
             size = 1
         self._sizes[id(node)] = size
         return size
+
+    def compose_document(self) -> Any:
+        node = super().compose_document()
+        self.roots.append(node)  # the node tree: its marks give every key's line (YamlDocument.line)
+        return node
 
     def compose_node(self, parent: Any, index: Any) -> Any:
         if self.parser.check_event(AliasEvent):
@@ -229,7 +235,7 @@ def _plain(node: Any) -> Any:
         return {(_plain(k) if not isinstance(k, str) else k): _plain(v) for k, v in node.items()}
     if isinstance(node, list):
         return [_plain(v) for v in node]
-    # ruamel scalar subclasses (ScalarFloat, ScalarInt, ScalarBoolean, strings)
+    # a copy of plain data (an alias is one object in the loaded data: its uses stay independent)
     if isinstance(node, bool):
         return bool(node)
     if isinstance(node, int):
@@ -248,7 +254,8 @@ class YamlDocument:
     Attributes:
         data: the document as plain Python data.
         file: the file name used in error messages.
-        tree: the ruamel round-trip tree, which carries line numbers.
+        tree: the composed ruamel node tree (``None`` for an empty
+            document), whose marks carry the line numbers.
     """
 
     data: Any
@@ -262,22 +269,20 @@ class YamlDocument:
         line of the item. ``None`` when not even the first key exists.
         """
         node = self.tree
-        best: int | None = 1 if node is not None else None
-        if isinstance(node, (CommentedMap, CommentedSeq)) and getattr(node.lc, "line", None) is not None:
-            best = node.lc.line + 1  # the root's first line (after comments and directives)
+        if node is None:
+            return None
+        best = node.start_mark.line + 1  # the root's first line (after comments and directives)
         for key in key_path:
-            if isinstance(node, CommentedMap) and key in node:
-                try:
-                    best = node.lc.key(key)[0] + 1
-                except (KeyError, TypeError, AttributeError):
-                    pass
-                node = node[key]
-            elif isinstance(node, CommentedSeq) and isinstance(key, int) and 0 <= key < len(node):
-                try:
-                    best = node.lc.item(key)[0] + 1
-                except (KeyError, TypeError, AttributeError):
-                    pass
-                node = node[key]
+            if isinstance(node, MappingNode):
+                # the last of equal keys wins, as in the data (merged keys come first)
+                pair = next((pair for pair in reversed(node.value) if isinstance(pair[0], ScalarNode)
+                             and pair[0].value == str(key) and pair[0].tag != "tag:yaml.org,2002:merge"), None)
+                if pair is None:
+                    break
+                best, node = pair[0].start_mark.line + 1, pair[1]
+            elif isinstance(node, SequenceNode) and isinstance(key, int) and 0 <= key < len(node.value):
+                node = node.value[key]
+                best = node.start_mark.line + 1
             else:
                 break
         return best
@@ -308,8 +313,9 @@ def load_yaml(source: str | Path, *, text: str | None = None, file: str | None =
     limit = _limit("XDOE_MAX_DOCUMENT_BYTES", MAX_DOCUMENT_BYTES)
     if len(text) > limit // 4 and len(text.encode("utf-8")) > limit:
         raise DocumentError(_too_large(len(text.encode("utf-8")), limit), file=name)
-    yaml = YAML(typ="rt")
+    yaml = YAML(typ="safe", pure=True)
     yaml.allow_duplicate_keys = False
+    roots: list[Any] = []
     yaml.Composer = type(
         "_Composer",
         (_LimitedComposer,),
@@ -317,6 +323,7 @@ def load_yaml(source: str | Path, *, text: str | None = None, file: str | None =
             "max_depth": _limit("XDOE_MAX_YAML_DEPTH", MAX_DEPTH),
             "max_alias_nodes": _limit("XDOE_MAX_ALIAS_NODES", MAX_ALIAS_NODES),
             "max_nodes": _limit("XDOE_MAX_YAML_NODES", MAX_NODES),
+            "roots": roots,
         },
     )
     try:
@@ -335,8 +342,8 @@ def load_yaml(source: str | Path, *, text: str | None = None, file: str | None =
         raise DocumentError(f"YAML error: {exc.reason} #x{char:04x}", file=name, line=line) from None
     except YAMLError as exc:
         raise DocumentError("YAML error: " + " ".join(str(exc).split()), file=name) from None
-    docs = [d for d in docs if d is not None] or [None]
-    if len(docs) > 1:
-        raise DocumentError(f"expected one YAML document, found {len(docs)}", file=name)
-    tree = docs[0]
-    return YamlDocument(data=_plain(tree), file=name, tree=tree)
+    found = [(d, node) for d, node in zip(docs, roots) if d is not None] or [(None, None)]
+    if len(found) > 1:
+        raise DocumentError(f"expected one YAML document, found {len(found)}", file=name)
+    data, tree = found[0]
+    return YamlDocument(data=_plain(data), file=name, tree=tree)
