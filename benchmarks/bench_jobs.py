@@ -37,7 +37,10 @@ it is given), and the parent's CPU until it hands out its first run (its
 documents read and checked, the store created; the forkserver and the
 component check run meanwhile, their CPU not counted). The first run starts
 after max(parent until forkserver + forkserver, parent until first run) plus
-a fork.
+a fork, when the parent reads its documents while the forkserver loads (since
+issue 35.3; before, it waited for the forkserver first). It also prints the
+wall time from the parent's start to its first run handed out, measured
+(on a loaded machine it includes waiting for a core).
 
 ``--idle`` measures instead how long the workers of ``--jobs 2`` sit idle
 between two of their runs (fresh processes, ``--repeats`` rounds; with
@@ -149,6 +152,7 @@ def timed(commands: list[list[str]], cwd: Path, env: dict[str, str] | None = Non
 # for real: whatever this process waits for costs it no CPU)
 STOPPED = """
 import os, sys, time
+T0 = time.perf_counter()
 from concurrent.futures import ProcessPoolExecutor
 from multiprocessing import forkserver
 ensure_running, submit = forkserver.ensure_running, ProcessPoolExecutor.submit
@@ -161,6 +165,7 @@ def at_forkserver(*args, **kwargs):
 def at_submit(self, fn, *args, **kwargs):
     if getattr(fn, "__name__", "") == "_pool_task":
         print("cpu", time.process_time(), flush=True)
+        print("wall", time.perf_counter() - T0, flush=True)
         os._exit(0)
     return submit(self, fn, *args, **kwargs)
 forkserver.ensure_running = at_forkserver
@@ -194,10 +199,13 @@ def startup(files: list[str], tmp: Path, repeats: int, variants: dict[str, dict[
                 if stop == "forkserver":
                     cpu, _ = cpu_of([sys.executable, "-c", PRELOAD, lines["preload"]], env)
                     got.setdefault(f"{label}forkserver (start-up and preload)", []).append(cpu)
+                else:  # wall time, whatever else the machine runs: what the first run waited for
+                    got.setdefault(f"{label}wall until the first run is handed out", []).append(float(lines["wall"]))
     med = statistics.median
-    print(f"--jobs 2 start-up pieces, CPU seconds, medians of {repeats} [min-max]")
+    print(f"--jobs 2 start-up pieces, CPU seconds (the wall line: seconds), medians of {repeats} [min-max]")
     for name, values in got.items():
         print(f"  {name:48s} {med(values):6.3f} [{min(values):.3f}-{max(values):.3f}]")
+    print(f"  (load average now {os.getloadavg()[0]:.1f})")
     for label in variants:
         first = max(med(got[f"{label}parent until the forkserver starts"]) + med(got[f"{label}forkserver (start-up and preload)"]),
                     med(got[f"{label}parent until its first run"]))
