@@ -368,6 +368,109 @@ class Worker(WorkerEpisodes):
             progress.done = done
         return done
 
+    def run_episode(self) -> bool:
+        """Run the rest of the episode of a worker with one agent, under
+        the vanilla controller with the environment's ``done`` the only step
+        check (:func:`xdoe.execution._stepping.episode_function`), as one
+        loop; ``False`` (nothing done) when the episode is not of the shape
+        the loop keeps in locals: one environment whose only actuator the
+        agent sets and whose sensors and rewards are the agent's, its state
+        not read at every step (``fetch``), no step rows written, nothing
+        reading the step's progress.
+
+        Each step makes the calls :meth:`act` then :meth:`update` make, in
+        their order, with the same arguments, the same checks and the same
+        errors: the muscle proposes, the action is checked against its
+        actuator's space, the environment updates, the observation check
+        when it is due, the objective, the episode's sums; then, in train
+        mode, the brain learns from the transition (``done`` false: an
+        episode goes on after it) before the next proposal. At the step
+        whose update reports ``done`` the loop returns with that transition
+        pending, as after :meth:`update`: the episode's end completes it
+        (:meth:`end_episode`). What the loop holds in locals (the step
+        count, the episode's sums, the observation) is written back to the
+        worker when it returns or raises.
+
+        Raises:
+            RunError: as :meth:`act` and :meth:`update`.
+        """
+        agent = self.agents[0]
+        if (len(self.env_steps) != 1 or agent.action_slot != 0 or agent.sensor_env != 0 or agent.reward_env != 0
+                or agent.write_step is not None or agent.transition is not None or self.objectives is not None
+                or self.left_any):
+            return False
+        ((_, update_values, _, fetched),) = self.env_steps
+        if fetched:
+            return False
+        propose, internal, muscle, muscles = agent.propose, agent.internal, agent.muscle, agent.muscles
+        think = agent.think if self.train else None
+        low, high = agent.low, agent.high
+        index, episode = self.index, self.episode
+        check_at = self.check_at
+        step = start = self.step
+        observation = self.env_obs[0]
+        ep_reward, ep_objective = agent.ep_reward, agent.ep_objective
+        try:
+            while True:
+                try:
+                    action = propose(observation)
+                except RunError:
+                    raise
+                except Exception as exc:
+                    raise component_error(f"agent {agent.name!r}: muscle.{agent.propose_form}", exc) from exc
+                if (type(action) is not int or not (low <= action and action < high)) and action is not None:
+                    _check_action(agent, agent.actuator_id, action, agent.bounds)  # type: ignore[arg-type]
+                extras = muscle.extras
+                try:
+                    next_observation, rewards, terminated, truncated = update_values(action)
+                except Exception as exc:
+                    raise component_error(f"environment {self.env_uids[0]!r}: {self.env_runtimes[0].form}", exc) \
+                        from exc
+                step += 1
+                if step >= check_at:  # the observation check, at the steps it is due (as update)
+                    self.env_obs[0] = next_observation
+                    self.step = step
+                    self._check_observations()
+                    check_at = self.check_at
+                try:
+                    objective = internal(rewards)
+                    if type(objective) is not float:
+                        objective = float(objective)
+                except Exception as exc:
+                    raise component_error(f"agent {agent.name!r}: objective.{agent.internal_form}", exc) from exc
+                total = 0.0
+                for value in rewards.values():
+                    total += value
+                ep_reward += total
+                ep_objective += objective
+                if terminated or truncated:  # the transition stays pending for the episode's end
+                    agent.transition = (step - 1, observation, action, extras)
+                    agent.t_rewards = rewards
+                    agent.t_objective = objective
+                    self.env_obs[0] = next_observation
+                    self.env_rewards[0] = rewards
+                    self.env_terminated[0] = terminated
+                    self.done = True
+                    return True
+                if think is not None:  # the transition completes before the next proposal (as act)
+                    try:
+                        update = think(index, episode, step - 1, observation, action, rewards, objective,
+                                       next_observation, False, {} if extras is None else extras, False)
+                    except Exception as exc:
+                        raise component_error(f"agent {agent.name!r}: brain.{agent.think_form}", exc) from exc
+                    if update is not None:
+                        for each in muscles:
+                            try:
+                                each.update(update)
+                            except Exception as exc:
+                                raise component_error(f"agent {agent.name!r}: muscle.update", exc) from exc
+                observation = next_observation
+        finally:
+            self.step = step
+            self.phase_progress.steps += step - start
+            agent.ep_reward = ep_reward
+            agent.ep_objective = ep_objective
+
     def retract(self) -> None:
         """Drop the actions the agents proposed since the last update (a
         lockstep round that stopped before this worker's update: the actions
