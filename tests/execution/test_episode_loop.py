@@ -7,6 +7,8 @@ run under ``TakingTurnsSimController``, whose step for one agent is
 
 from __future__ import annotations
 
+import sqlite3
+
 import components
 import pytest
 from runbuilders import counting_phase, run_document, taxi_phase
@@ -36,7 +38,10 @@ def loops(monkeypatch):
     components.Q_CALLS.clear()
 
 
-def _taxi(controller: str, tmp_path, name: str, **options) -> tuple[list[tuple], list[tuple]]:
+def _taxi(controller: str, tmp_path, name: str, rows: bool = False, **options) -> tuple[list, ...]:
+    """The ``thinking_values`` calls and the episode rows of a Taxi Q-learning run (60 training
+    episodes, 3 test episodes) under ``controller``; with ``rows``, also its step rows and the bytes
+    of its ``all_transactions.csv``."""
     train = taxi_phase(episodes=60, brain={"name": "components:RecordingQLearningBrain", "params": {"alpha": 0.5}})
     test = taxi_phase(mode="test", episodes=3)
     for phase in (train, test):
@@ -50,7 +55,12 @@ def _taxi(controller: str, tmp_path, name: str, **options) -> tuple[list[tuple],
         assert result.ok, result.traceback
         episodes = [(e["phase"], e["episode"], e["steps"], e["reward"], e["objective"], e["extras"])
                     for e in store.runs.episodes("test-run")]
-    return list(components.Q_CALLS), episodes
+        if not rows:
+            return list(components.Q_CALLS), episodes
+    with sqlite3.connect(tmp_path / f"{name}.sqlite") as con:  # every column of every step row
+        steps = con.execute("SELECT * FROM step ORDER BY id").fetchall()
+    (transactions,) = (tmp_path / name).rglob("all_transactions.csv")
+    return list(components.Q_CALLS), episodes, steps, transactions.read_bytes()
 
 
 def test_loop_makes_the_calls_of_act_and_update(tmp_path, loops):
@@ -65,13 +75,17 @@ def test_loop_makes_the_calls_of_act_and_update(tmp_path, loops):
     assert {e[2] for e in episodes} >= {100} and min(e[2] for e in episodes) < 100  # time-limited and terminated ends
 
 
-def test_steps_stored_take_act_and_update_with_the_same_episodes(tmp_path, loops):
-    calls, episodes = _taxi("xdoe.simulation:VanillaSimController", tmp_path, "loop")
+def test_steps_stored_in_the_loop_are_those_act_and_update_store(tmp_path, loops):
+    calls, episodes = _taxi("xdoe.simulation:VanillaSimController", tmp_path, "plain")
     loops.clear()
-    stored_calls, stored_episodes = _taxi("xdoe.simulation:VanillaSimController", tmp_path, "stored",
-                                          store_steps="all")
-    assert loops == []  # a step row per step: act and update write them
-    assert (calls, episodes) == (stored_calls, stored_episodes)
+    stored = _taxi("xdoe.simulation:VanillaSimController", tmp_path, "loop", store_steps="all", rows=True)
+    assert len(loops) == 63
+    loops.clear()
+    turns = _taxi("xdoe.simulation:TakingTurnsSimController", tmp_path, "turns", store_steps="all", rows=True)
+    assert loops == []
+    assert stored == turns
+    assert (stored[0], stored[1]) == (calls, episodes)  # storing steps changes nothing else
+    assert len(stored[2]) == sum(e[2] for e in episodes) and stored[3] == turns[3]
 
 
 @pytest.mark.parametrize("controller", ["xdoe.simulation:VanillaSimController",

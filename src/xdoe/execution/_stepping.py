@@ -129,8 +129,8 @@ def episode_function(controller: SimulationController, conditions: list[Terminat
     ``done`` the only check); else ``None``. The phase loop would call the step
     function until it answers ``RESET``, with nothing in between: the same
     calls, the same state. The episode runs as ``Worker.run_episode``'s one
-    loop when it has that loop's shape (one environment, no step rows, see
-    there), else as ``act(0)``, ``update()`` until ``done``."""
+    loop when it has that loop's shape (one environment, see there), else as
+    ``act(0)``, ``update()`` until ``done``."""
     checks = [c for c in conditions if overrides(c, "step_finished")]
     if type(controller) is not VanillaSimController or agents != 1 or not checks \
             or not all(type(c) is EnvironmentTerminationCondition for c in checks):

@@ -375,8 +375,8 @@ class Worker(WorkerEpisodes):
         loop; ``False`` (nothing done) when the episode is not of the shape
         the loop keeps in locals: one environment whose only actuator the
         agent sets and whose sensors and rewards are the agent's, its state
-        not read at every step (``fetch``), no step rows written, nothing
-        reading the step's progress.
+        not read at every step (``fetch``), nothing reading the step's
+        progress.
 
         Each step makes the calls :meth:`act` then :meth:`update` make, in
         their order, with the same arguments, the same checks and the same
@@ -384,7 +384,8 @@ class Worker(WorkerEpisodes):
         actuator's space, the environment updates, the observation check
         when it is due, the objective, the episode's sums; then, in train
         mode, the brain learns from the transition (``done`` false: an
-        episode goes on after it) before the next proposal. At the step
+        episode goes on after it) and its step row is written (when steps
+        are stored) before the next proposal. At the step
         whose update reports ``done`` the loop returns with that transition
         pending, as after :meth:`update`: the episode's end completes it
         (:meth:`end_episode`). What the loop holds in locals (the step
@@ -396,14 +397,14 @@ class Worker(WorkerEpisodes):
         """
         agent = self.agents[0]
         if (len(self.env_steps) != 1 or agent.action_slot != 0 or agent.sensor_env != 0 or agent.reward_env != 0
-                or agent.write_step is not None or agent.transition is not None or self.objectives is not None
-                or self.left_any):
+                or agent.transition is not None or self.objectives is not None or self.left_any):
             return False
         ((_, update_values, _, fetched),) = self.env_steps
         if fetched:
             return False
         propose, internal, muscle, muscles = agent.propose, agent.internal, agent.muscle, agent.muscles
         think = agent.think if self.train else None
+        write = agent.write_step
         low, high = agent.low, agent.high
         index, episode = self.index, self.episode
         check_at = self.check_at
@@ -464,6 +465,8 @@ class Worker(WorkerEpisodes):
                                 each.update(update)
                             except Exception as exc:
                                 raise component_error(f"agent {agent.name!r}: muscle.update", exc) from exc
+                if write is not None:  # its step row, as act writes it
+                    write(episode, step - 1, observation, action, rewards, objective, False, False, False, None)
                 observation = next_observation
         finally:
             self.step = step
