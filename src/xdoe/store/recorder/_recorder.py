@@ -715,8 +715,7 @@ class RunRecorder:
         # keeps (a resumed instance filters them down to those, see filter_results)
         assert self._files is not None
         if self._steps:
-            self._files.steps(self._steps)
-        self._files.flush()
+            self._files.steps(self._steps)  # written through (episodes.jsonl's lines were, as recorded)
         if self._episodes:
             insert_rows(connection, t.episode, _EPISODE_COLUMNS, self._episodes, self._insert_sql)
         if self._steps:
@@ -733,7 +732,6 @@ class RunRecorder:
         assert self._files is not None
         if self._steps:  # the results files first, as _write_buffers
             self._files.steps(self._steps)
-        self._files.flush()
         if self._raw is None:
             import sqlite3
 
