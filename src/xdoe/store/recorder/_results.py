@@ -164,6 +164,21 @@ def _number(value: float | None) -> str:
     return _encode_line(value)
 
 
+def _kept_number(texts: dict[float, str], value: float | None) -> str:
+    """:func:`_number`'s text of ``value``, kept in ``texts`` (float -> its
+    text) for a finite non-zero float: a run's rewards and objectives repeat,
+    and a float's text costs ~1-4k instructions. Equal floats have one text,
+    but for ``0.0`` and ``-0.0`` (never kept); NaN is equal to nothing. A
+    caller looks ``texts`` up first (with a float: ``1 == 1.0``) and calls
+    this when the value is not there."""
+    text = _number(value)
+    if type(value) is float and value and value - value == 0.0:
+        if len(texts) >= _MAX_FIELDS:  # a long run of many values: start over
+            texts.clear()
+        texts[value] = text
+    return text
+
+
 class _AverageReward:
     """Streams the per-episode mean reward over workers of one phase to CSV
     (the lines ``csv.writer`` writes: :func:`_csv_field`; each written
@@ -172,8 +187,9 @@ class _AverageReward:
     Holds only episodes that some worker has not reported yet.
     """
 
-    def __init__(self, path: Path, workers: int) -> None:
+    def __init__(self, path: Path, workers: int, texts: dict[float, str]) -> None:
         self.workers = max(1, workers)
+        self.texts = texts  # the writer's float texts (_kept_number)
         self.file = _open_through(path, "w")
         _write_through(self.file, ",".join(map(_csv_field, AVERAGE_REWARD_COLUMNS)) + "\r\n")
         self.pending: dict[tuple[int, str], list[float]] = {}  # key -> [sum, finite count, reported]
@@ -200,8 +216,12 @@ class _AverageReward:
         field = self.agents.get(agent)
         if field is None:
             field = self.agents[agent] = _csv_field(agent)
+        mean = ""
+        if count:
+            value = entry[0] / count  # one worker: the episode's reward, whose text episodes.jsonl kept
+            mean = self.texts.get(value) or (_kept_number(self.texts, value) if value - value == 0.0 else repr(value))
         _write_through(self.file, f"{_csv_field(episode) if type(episode) is not int else episode},{field},{count},"
-                                  f"{repr(entry[0] / count) if count else ''}\r\n")
+                                  f"{mean}\r\n")
 
     def close(self) -> None:
         for (episode, agent), entry in sorted(self.pending.items()):
@@ -226,7 +246,8 @@ class ResultsWriter:
         #: text or int -> its ``all_transactions.csv`` field (:func:`_csv_field`): the cells,
         #: the agents and the worker, episode and step numbers repeat
         self._fields: dict[str | int, str] = {}
-        #: non-zero float -> its field (a float's repr): a step's objective repeats
+        #: non-zero finite float -> its text (a float's repr; _kept_number): a step's objective, an
+        #: episode's reward and objective and the average reward repeat
         self._floats: dict[float, str] = {}
         if store_steps:
             header = not (resume and paths.all_transactions.is_file()
@@ -244,7 +265,7 @@ class ResultsWriter:
     def phase_started(self, index: int, name: str, mode: str, workers: int) -> None:
         self.phase_finished()
         self._phase = (index, name, mode)
-        self._average = _AverageReward(self.paths.average_reward(index, name), workers)
+        self._average = _AverageReward(self.paths.average_reward(index, name), workers, self._floats)
         self._line_head = (f'{{"run": {_encode_line(self.run_uid)}, "phase": {_encode_line(name)}, '
                            f'"mode": {_encode_line(mode)}, "worker": ')
 
@@ -272,9 +293,11 @@ class ResultsWriter:
         if part is None and type(agent) is str and len(self._agent_parts) < 1024:
             part = self._agent_parts[agent] = f', "agent": {_encode_line(agent)}, "steps": '
         if part is not None and type(worker) is int and type(episode) is int and type(steps) is int \
-                and type(reward) is float:  # json's text of the usual values, without a dict
+                and type(reward) is float and type(objective) is float:  # json's text of the usual values
+            texts = self._floats  # the reward's and objective's texts repeat (a wall time's does not)
             line = (f'{self._line_head}{worker}, "episode": {episode}{part}{steps}, "reward": '
-                    f'{_number(reward)}, "objective": {_number(objective)}, "wall_time": {_number(wall_time)}}}\n')
+                    f'{texts.get(reward) or _kept_number(texts, reward)}, "objective": '
+                    f'{texts.get(objective) or _kept_number(texts, objective)}, "wall_time": {_number(wall_time)}}}\n')
         else:
             _, name, mode = self._phase
             values = (self.run_uid, name, mode, worker, episode, agent, steps, reward, objective, wall_time)
@@ -317,7 +340,7 @@ class ResultsWriter:
             if type(value) is not float:
                 return _csv_field(value)
             field = float.__repr__(value)
-            if value and value == value:  # 0.0 and -0.0 are equal with two texts; NaN is equal to nothing
+            if value and value - value == 0.0:  # finite, non-zero: its json text too (_kept_number)
                 floats[value] = field
             return field
 
