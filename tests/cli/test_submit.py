@@ -17,11 +17,18 @@ PG = "postgresql+psycopg://xdoe:secret@db.example.org/campaign"
 
 
 def _outputs(root: Path, n: int) -> Path:
+    """``n`` run documents of a dummy study, as xgen writes them (its manifest beside them)."""
+    from dummy_study import dummy_study
+    from ruamel.yaml import YAML
+
+    from xdoe.design.runfiles import generate
+
+    experiment = root / "study.yaml"
+    with open(experiment, "w") as fh:
+        YAML().dump(dummy_study("study", 3, "full_factorial", {"length": {"levels": list(range(2, n + 2))}}), fh)
     out = root / "_outputs"
-    out.mkdir()
-    for i in range(n):
-        (out / f"run-study-{i:04d}.yaml").write_text(f"uid: study-{i:04d}\n")
-    (out / "design.csv").write_text("run_uid\n")
+    generate(experiment, out)
+    assert len(list(out.glob("run-*.yaml"))) == n
     return out
 
 
@@ -76,11 +83,24 @@ def test_missing_file_and_empty_directory_exit_2(tmp_path: Path) -> None:
     assert result.exit_code == 2 and "no run files" in result.output
 
 
+def test_a_document_that_cannot_run_is_refused_before_anything_is_submitted(tmp_path: Path) -> None:
+    out = _outputs(tmp_path, 3)
+    broken = sorted(out.glob("run-*.yaml"))[1]
+    broken.write_text(broken.read_text().replace("xdoe.agents:DummyMuscle", "xdoe.agents:DumyMuscle"))
+    result = _invoke([str(out), "--slurm", "--dry-run"], env={"XRUN_STORE": PG})
+    assert result.exit_code == 2, result.output
+    (line,) = [x for x in result.output.splitlines() if x.startswith("error: ")]
+    assert line.startswith(f"error: {broken}:") and "DumyMuscle" in line and "did you mean DummyMuscle" in line
+    assert "#!/bin/bash" not in result.output and not (out / "slurm").exists()
+    assert "Traceback" not in result.output
+
+
 def test_sqlite_is_accepted_with_allow_sqlite(tmp_path: Path) -> None:
     out = _outputs(tmp_path, 1)
-    result = _invoke([str(out), "--slurm", "--dry-run", "--store", "sqlite:////shared/x.sqlite", "--allow-sqlite"])
+    url = f"sqlite:///{tmp_path / 'x.sqlite'}"
+    result = _invoke([str(out), "--slurm", "--dry-run", "--store", url, "--allow-sqlite"])
     assert result.exit_code == 0, result.output
-    assert "export XRUN_STORE=sqlite:////shared/x.sqlite" in result.stdout
+    assert f"export XRUN_STORE={url}" in result.stdout
 
 
 @pytest.mark.slurm

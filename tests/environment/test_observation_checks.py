@@ -121,6 +121,24 @@ def test_a_value_between_the_sampled_steps_is_not_seen(tmp_path: Path) -> None:
     assert result.status == "finished" and result.warnings == []
 
 
+@pytest.mark.parametrize("at, seen", [(1, True), (FIRST, True), (FIRST + 1, False), (2 * EVERY, True),
+                                      (2 * EVERY + 1, False)])
+def test_the_only_discrete_sensor_is_checked_at_the_due_steps(tmp_path: Path, at: int, seen: bool) -> None:
+    """The usual worker (one environment, one Discrete sensor: its range
+    compared in the step itself): an int outside the range is reported at
+    the due steps, with the message of every other sensor, and not between."""
+    doc = _leaky(f"leak-discrete-{at}")
+    doc["schedule"][0]["training"]["environments"][0]["environment"]["params"].update(
+        env_id="leaky_env:LeakyDiscrete-v0", at=at)
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore", ObservationSpaceWarning)
+        result = run(doc, store=f"sqlite:///{tmp_path / 'x.sqlite'}", results=tmp_path)
+    assert result.status == "finished", result.error
+    assert result.warnings == ([
+        f"sensor 'leak.observation': observation 7 is outside its space Discrete(4) (phase 'training' worker 0, "
+        f"episode 0, step {at}; later values of this sensor are not reported)"] if seen else [])
+
+
 def test_the_policy_is_validated_and_absent_changes_nothing() -> None:
     with pytest.raises(DocumentError, match="observation_check"):
         load_plan(_leaky("leak-bad", observation_check="loud"))

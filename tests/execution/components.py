@@ -9,6 +9,7 @@ from typing import Any
 from gymnasium import spaces
 
 from xdoe.agent import Brain, Experience, Mode, Muscle
+from xdoe.agents import QLearningBrain
 from xdoe.conditions import EnvironmentTerminationCondition, EpisodeProgress, TerminationCondition, Verdict
 from xdoe.environment import (
     ActuatorInformation,
@@ -234,3 +235,20 @@ class CountingVanilla(VanillaSimController):
     def step(self, worker):
         CountingVanilla.steps += 1
         super().step(worker)
+
+
+#: every ``thinking_values`` call of a :class:`RecordingQLearningBrain`, its arguments as given
+Q_CALLS: list[tuple[Any, ...]] = []
+
+
+class RecordingQLearningBrain(QLearningBrain):
+    """Q-learning that records the arguments of every ``thinking_values`` call
+    (the rewards and extras copied) in :data:`Q_CALLS`."""
+
+    def thinking_values(self, worker: int, episode: int, step: int, observation: Any, action: Any,
+                        rewards: dict[str, float], objective: float, next_observation: Any, done: bool,
+                        extras: dict[str, Any], truncated: bool) -> Any:
+        Q_CALLS.append((worker, episode, step, observation, action, dict(rewards), objective, next_observation,
+                        done, dict(extras), truncated))
+        return super().thinking_values(worker, episode, step, observation, action, rewards, objective,
+                                       next_observation, done, extras, truncated)

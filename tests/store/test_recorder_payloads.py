@@ -8,21 +8,30 @@ from pathlib import Path
 from typing import Any
 
 import numpy as np
+import pytest
 from sqlalchemy import select
 
 from xdoe.store import Step, Store
-from xdoe.store._json import compact_json
-from xdoe.store.recorder._cells import _encode_compact
+from xdoe.store._json import compact_json, json_default
 
 
-def test_prebuilt_encoder_equals_compact_json() -> None:
+def test_compact_json_is_json_dumps_of_its_options() -> None:
+    """compact_json (json's encoder made once) writes the text of
+    ``json.dumps`` with sorted keys, no spaces, ``ensure_ascii=False`` and
+    :func:`json_default`; a value that contains itself fails."""
     values: list[Any] = [
         {"taxi.observation": 328}, {"b": 1.5, "a": [1, 2, {"z": None, "y": True}]},
         {"nan": float("nan"), "inf": -math.inf}, {"ü": "ß"}, {"np": np.int64(3), "arr": np.arange(3)},
-        {"f32": np.float32(0.25), "bool": np.bool_(True)}, [], 7, "text",
+        {"f32": np.float32(0.25), "bool": np.bool_(True)}, [], 7, "text", None, -0.0, (1, "é\n"),
+        {"info": {"taxi": {"prob": 1.0, "terminated": True, "truncated": False}}}, {2: "int key", 1.5: "float"},
     ]
     for value in values:
-        assert _encode_compact(value) == compact_json(value)
+        assert compact_json(value) == json.dumps(value, sort_keys=True, separators=(",", ":"), ensure_ascii=False,
+                                                 default=json_default)
+    cyclic: dict[str, Any] = {}
+    cyclic["self"] = cyclic
+    with pytest.raises(RecursionError):
+        compact_json(cyclic)
 
 
 def test_step_rows_hold_compact_json(store: Store, make_document: Any, tmp_path: Path) -> None:

@@ -1,4 +1,5 @@
-"""When the results files are written through: with the recorder's row buffer."""
+"""When the results files are written through: an episode's line as it is
+recorded, the stored steps with the recorder's row buffer."""
 
 from __future__ import annotations
 
@@ -29,20 +30,25 @@ def _episode(rec: Any, episode: int, steps: int = 2) -> None:
                          wall_time=0.01, extras={"info": {"taxi": {"prob": 1.0}}})
 
 
-def test_files_are_flushed_with_the_row_buffer(store: Store, make_document: Any, tmp_path: Path) -> None:
+def test_files_are_written_through_before_the_store(store: Store, make_document: Any, tmp_path: Path) -> None:
     rec = store.recorder(make_document(), results_root=tmp_path, store_steps="all", flush_rows=7)
     rec.start()
     rec.phase_started(0, "training", "train", {"worker": 1})
     for episode in range(3):  # 3 x (2 steps + 1 episode) rows: one flush after the 7th row
         _episode(rec, episode)
     assert rec.buffered == 2 and _rows(store, Episode) == 2 and _rows(store, Step) == 5
-    # the files hold at least what the store holds (a resumed instance filters them to it)
+    # the files hold at least what the store holds (a resumed instance filters them to it): every
+    # recorded episode's line (written as recorded, no flush), the steps the store holds
     written = _lines(rec.paths.episodes)
-    assert [row["episode"] for row in written] == [0, 1]
+    assert [row["episode"] for row in written] == [0, 1, 2]
+    with rec.paths.average_reward(0, "training").open(newline="", encoding="utf-8") as fh:
+        assert [row["episode"] for row in csv.DictReader(fh)] == ["0", "1", "2"]
     with rec.paths.all_transactions.open(newline="", encoding="utf-8") as fh:
         assert len(list(csv.DictReader(fh))) == 5
     rec.flush()
     assert _rows(store, Episode) == 3 and len(_lines(rec.paths.episodes)) == 3
+    with rec.paths.all_transactions.open(newline="", encoding="utf-8") as fh:
+        assert len(list(csv.DictReader(fh))) == 6
     rec.phase_finished()
     rec.finish("finished")
 

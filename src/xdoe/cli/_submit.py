@@ -13,6 +13,7 @@ from typing import TYPE_CHECKING, Any, Callable
 import click
 
 from xdoe.cli._common import handle_errors
+from xdoe.cli._documents import checked_plans
 from xdoe.errors import InputError
 
 if TYPE_CHECKING:
@@ -161,7 +162,9 @@ def submit_command(
     Python interpreter, in the current directory, recording into one shared
     store (PostgreSQL recommended). Arrays are cut below the cluster's
     MaxArraySize. Scripts, task list and logs go to <output>/slurm/<time>/.
-    Prints the job ids; watch progress with `xrun status`.
+    Prints the job ids; watch progress with `xrun status`. Every document is
+    read and checked first, as `xrun experiment-start` checks it (exit 2,
+    nothing submitted, when one cannot run).
 
     \b
     Example:
@@ -182,6 +185,9 @@ def submit_command(
                              store_url=store_url, results=results)
     backend = SlurmBackend(options, dry_run=dry_run)  # checks the store first
     run_files = expand_run_files(files)
+    # every document read and checked as experiment-start checks it, here rather than in each array
+    # task after its wait in the queue: a document that cannot run is one line, exit 2, nothing submitted
+    checked_plans(run_files, store_url=store_url, results=results)
     arrays = [job.array for job in backend.submit_files(run_files)]
     console = Console(stderr=dry_run, highlight=False, emoji=False)
     n_tasks = sum(a.chunk.size for a in arrays)

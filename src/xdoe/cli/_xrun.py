@@ -11,8 +11,8 @@ Exit codes (:mod:`xdoe.cli._common`): 0 all runs finished; 1 some run failed
 that cannot be read: one line ``file:line: ...`` each, nothing runs).
 
 Extending: shared options are decorators (:func:`store_option`,
-:func:`results_option`, :func:`store_steps_option`); loading is
-:func:`load_documents`; running many documents (skip, claim, backends) is
+:func:`results_option`, :func:`store_steps_option`); loading and checking
+is :func:`~xdoe.cli._documents.checked_plans`; running many documents (skip, claim, backends) is
 :mod:`xdoe.campaign`. Heavy modules (the executor, the store,
 gymnasium, rich) are imported when a command runs.
 """
@@ -21,7 +21,6 @@ from __future__ import annotations
 
 import sys
 import time
-from dataclasses import dataclass, field
 from pathlib import Path
 from typing import TYPE_CHECKING, Any, Callable, Mapping, Sequence
 
@@ -29,7 +28,8 @@ import click
 
 from xdoe.cli._ctrl_c import EXIT_INTERRUPTED, CtrlC, RememberArgs, resume_line
 from xdoe.cli._common import (EXIT_FAILED, EXIT_INPUT, EXIT_OK, Program, document_warnings, fail, handle_errors,
-                              open_store_or_exit, resume_gc, store_option, without_pydantic_plugins)
+                              open_store_or_exit, store_option, without_pydantic_plugins)
+from xdoe.cli._documents import checked_plans
 from xdoe.cli._jobs import scale_options, skip_finished_files
 from xdoe.cli._submit import expand_run_files, submit_command
 from xdoe.cli._summary import summary_table
@@ -47,7 +47,6 @@ __all__ = [
     "store_option",
     "results_option",
     "store_steps_option",
-    "load_documents",
     "open_store_or_exit",
     "summary_table",
 ]
@@ -93,37 +92,6 @@ def _with_folders(files: Sequence[str]) -> tuple[str, ...]:
         InputError: a folder holds no ``run-*.yaml``.
     """
     return tuple(str(f) for raw in files for f in (expand_run_files((raw,)) if Path(raw).is_dir() else [raw]))
-
-
-@dataclass
-class Loaded:
-    """Documents that loaded (``plans``, each with its file's sha256,
-    :attr:`~xdoe.execution.RunPlan.file_sha256`) and one message per
-    document that did not."""
-
-    plans: list["RunPlan"] = field(default_factory=list)
-    errors: list[str] = field(default_factory=list)
-
-
-def load_documents(files: Sequence[str | Path],
-                   written: Mapping[str, tuple[str, Any]] | None = None) -> Loaded:
-    """Read and validate every file; collect ``file:line: ...`` messages.
-    xdoe's document models are built without pydantic plugins
-    (:func:`~xdoe.cli._common.without_pydantic_plugins`). ``written``: file
-    -> ``(text, document)`` the writer put in it (``xrun optimize``'s
-    batch): :func:`~xdoe.execution.load_file_plan` validates the document
-    instead of parsing the file's YAML again while the file holds ``text``."""
-    from xdoe.execution import load_file_plan
-
-    loaded = Loaded()
-    written = written or {}
-    with without_pydantic_plugins(), document_warnings():
-        for path in files:
-            try:
-                loaded.plans.append(load_file_plan(Path(path), written.get(str(path)))[0])
-            except InputError as exc:
-                loaded.errors.append(str(exc))
-    return loaded
 
 
 # -- running -------------------------------------------------------------------------
@@ -317,25 +285,12 @@ def _start_campaign(files: tuple[str, ...], quiet: bool, resume: str, opts: "Cam
         todo, done_before = (list(range(len(files))), []) if opts.rerun else skip_finished_files(files, opts.store_url)
     except StoreError as exc:
         fail(str(exc), EXIT_INPUT)
-    loaded = load_documents([files[i] for i in todo], written)
-    if loaded.errors:
-        for line in loaded.errors:
-            click.secho(f"error: {line}", fg="red", err=True)
-        sys.exit(EXIT_INPUT)
-    _check_log_targets(opts.log, loaded.plans)
-    # what experiment-check finds, and what the store and results folders need, before either is
-    # created: a document that cannot run is one line, exit 2, nothing written (issue 33)
-    from xdoe.execution import preflight
-
-    resume_gc()  # the checks construct the user's components (see Program)
-    problems = preflight(loaded.plans, store_url=opts.store_url, results=opts.results, workers=backend)
-    if problems:
-        for line in problems:
-            click.secho(f"error: {line}", fg="red", err=True)
-        sys.exit(EXIT_INPUT)
+    plans = checked_plans([files[i] for i in todo], store_url=opts.store_url, results=opts.results,
+                          written=written, workers=backend)
+    _check_log_targets(opts.log, plans)
     store = open_store_or_exit(opts.store_url)  # unreachable now: exit 2 at once
     store.database.wait = opts.store_wait  # lost later (--in-process records through this store): waited for
-    display = _Display(len(loaded.plans) + len(done_before), enabled=not quiet and sys.stderr.isatty(),
+    display = _Display(len(plans) + len(done_before), enabled=not quiet and sys.stderr.isatty(),
                        quiet=quiet)
     for _, result in done_before:
         display.run_done()
@@ -344,7 +299,7 @@ def _start_campaign(files: tuple[str, ...], quiet: bool, resume: str, opts: "Cam
     try:
         with CtrlC(display, resume) as ctrl_c:
             try:
-                per_plan = Campaign(loaded.plans, opts, store=store, backend=backend).run(
+                per_plan = Campaign(plans, opts, store=store, backend=backend).run(
                     progress=display if display.enabled else None,
                     started=None if opts.remote else (lambda plan: display.run_started(plan.uid)),
                     on_result=finished, waiting=display.waiting)
@@ -359,15 +314,15 @@ def _start_campaign(files: tuple[str, ...], quiet: bool, resume: str, opts: "Cam
         clear_stop()
         display.stop()
         store.close()
-    skipped = [p.uid for p, r in zip(loaded.plans, per_plan) if r is None]  # kept from starting by --fail-fast
-    # back into the order of FILES: loaded.plans[k] is the document of files[todo[k]]
+    skipped = [p.uid for p, r in zip(plans, per_plan) if r is None]  # kept from starting by --fail-fast
+    # back into the order of FILES: plans[k] is the document of files[todo[k]]
     merged = [(todo[k], r) for k, r in enumerate(per_plan) if r is not None] + done_before
     outcomes = [r for _, r in sorted(merged, key=lambda item: item[0])]
     if not quiet:
         from xdoe.cli._common import console as make_console
         from xdoe.results import levels_text
 
-        levels = {p.uid: levels_text((p.document.get("design_point") or {}).get("levels")) for p in loaded.plans}
+        levels = {p.uid: levels_text((p.document.get("design_point") or {}).get("levels")) for p in plans}
         console = make_console()  # piped: wide enough that no column is cut
         console.print(summary_table(outcomes, skipped, levels, width=console.width))
     if interrupted:

@@ -12,8 +12,9 @@ Hostile documents are refused before they cost time or memory (one line,
 that would expand to more than :data:`MAX_ALIAS_NODES` nodes ("billion
 laughs"; the limit safe YAML loaders such as go-yaml and SnakeYAML apply),
 more than :data:`MAX_NODES` nodes (the pure-Python parser takes seconds for
-tens of thousands), integers of more than 100 digits, and recursive aliases. Tags like ``!!python/object`` are refused, and a tag
-the safe loader does not know (``!custom``) is an error at its line. The limits can be raised with the
+tens of thousands), integers of more than 100 digits, and recursive aliases.
+Tags like ``!!python/object`` are refused, and a tag the safe loader does
+not know (``!custom``) is an error at its line. The limits can be raised with the
 environment variables ``XDOE_MAX_DOCUMENT_BYTES``, ``XDOE_MAX_YAML_DEPTH``,
 ``XDOE_MAX_YAML_NODES`` and ``XDOE_MAX_ALIAS_NODES``. Files are read by
 :func:`read_bytes`: regular files only (a FIFO or device is refused without

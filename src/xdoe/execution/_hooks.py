@@ -8,8 +8,8 @@ a step costs nothing here).
 
 The run's hooks (:func:`xdoe.execution._runner.execute_plan`):
 :class:`ProgressHook` (progress events), :class:`RedrawHook` (parameter
-samplers), :class:`HeartbeatHook` and :class:`LiveHook` (the recorder's
-clock-driven work), the checkpoints
+samplers), :class:`ClockHook` (the recorder's clock-driven work: heartbeat
+and live tick), the checkpoints
 (:class:`~xdoe.execution._resume.PhaseCheckpointer`) and the prune rungs
 (:class:`~xdoe.execution._pruning.PruneTracker`). A parallel worker process
 runs the same loop with its own hook (:mod:`xdoe.execution._parallel_child`).
@@ -30,8 +30,7 @@ if TYPE_CHECKING:
     from xdoe.execution._plan import PhasePlan, RunPlan
     from xdoe.store import RunRecorder
 
-__all__ = ["EpisodeEnd", "Hook", "HeartbeatHook", "LiveHook", "ProgressHook", "RedrawHook", "episode_hooks",
-           "step_hooks"]
+__all__ = ["ClockHook", "EpisodeEnd", "Hook", "ProgressHook", "RedrawHook", "episode_hooks", "step_hooks"]
 
 #: Seconds between heartbeats (sent at episode ends; see ``xrun --heartbeat-timeout``).
 HEARTBEAT_SECONDS = 10.0
@@ -142,26 +141,14 @@ class RedrawHook(Hook):
             self.runner.redraw(self.workers[end.worker])
 
 
-class HeartbeatHook(Hook):
-    """Refreshes the run's heartbeat at an episode end once
-    :data:`HEARTBEAT_SECONDS` passed since the last (one clock read per
-    episode); kept for the whole run."""
+class ClockHook(Hook):
+    """The recorder's clock-driven work at episode ends, with one clock read
+    per episode end; kept for the whole run:
 
-    def __init__(self, recorder: "RunRecorder") -> None:
-        self.recorder = recorder
-        self.last = time.monotonic()
-
-    def on_episode_end(self, end: EpisodeEnd) -> None:
-        now = time.monotonic()
-        if now - self.last > HEARTBEAT_SECONDS:
-            self.recorder.heartbeat()
-            self.last = time.monotonic()
-
-
-class LiveHook(Hook):
-    """At an episode end once :data:`LIVE_SECONDS` passed since the last:
-    writes the buffered rows (live views see them) and honours a stop request
-    (:meth:`xdoe.store.Store.request_stop`); kept for the whole run.
+    * the heartbeat, refreshed once :data:`HEARTBEAT_SECONDS` passed since the last;
+    * the live tick, once :data:`LIVE_SECONDS` passed since the last: the
+      buffered rows written (live views see them) and a stop request
+      (:meth:`xdoe.store.Store.request_stop`) honoured.
 
     Raises:
         RunStopped: a stop was requested.
@@ -169,12 +156,15 @@ class LiveHook(Hook):
 
     def __init__(self, recorder: "RunRecorder") -> None:
         self.recorder = recorder
-        self.last = time.monotonic()
+        self.beat = self.live = time.monotonic()
 
     def on_episode_end(self, end: EpisodeEnd) -> None:
         now = time.monotonic()
-        if now - self.last > LIVE_SECONDS:
-            self.last = now
+        if now - self.beat > HEARTBEAT_SECONDS:
+            self.recorder.heartbeat()
+            self.beat = now = time.monotonic()
+        if now - self.live > LIVE_SECONDS:
+            self.live = now
             recorder = self.recorder
             recorder.flush()
             assert recorder.instance_id is not None

@@ -49,7 +49,7 @@ from typing import TYPE_CHECKING, Any
 from xdoe.agent import Brain
 from xdoe.conditions import TerminationCondition
 from xdoe.execution._events import PhaseResult, ProgressCallback
-from xdoe.execution._hooks import HeartbeatHook, Hook, LiveHook, ProgressHook, RedrawHook
+from xdoe.execution._hooks import ClockHook, Hook, ProgressHook, RedrawHook
 from xdoe.execution._parallel_workers import ParallelPhase, parallel_workers_enabled
 from xdoe.execution._phase import PhaseRuntime, build_component
 from xdoe.execution._phase_runner import PhaseRunner
@@ -168,8 +168,8 @@ def execute_plan(
     changes = _lineage_changes(plan)
     prune_phase = pruned_phase(plan) if recorder is not None else None  # run_config.prune
     steps_before = 0
-    # the recorder's clock-driven work, one pair of hooks for the whole run
-    run_hooks: list[Hook] = [] if recorder is None else [HeartbeatHook(recorder), LiveHook(recorder)]
+    # the recorder's clock-driven work, one hook for the whole run
+    run_hooks: list[Hook] = [] if recorder is None else [ClockHook(recorder)]
     for phase in plan.phases:
         if resume is not None and phase.index < resume.phase_index:
             result = _stored_result(phase, resume)

@@ -16,6 +16,14 @@ below make the same calls with the same answers: a
 (``act(0)``, then ``update()``), and when the only step checks are the
 built-in :class:`~xdoe.conditions.EnvironmentTerminationCondition` the answer
 is ``RESET`` exactly when the update reported ``done``, without calling them.
+
+Where both hold and one worker is active, :func:`episode_function` runs the
+whole episode as one loop (``Worker.run_episode``): the episode of that
+shape, with the step's state in locals. It is the implementation of that
+episode, beside ``act``/``update``, which implement the
+:class:`~xdoe.simulation.SimulationWorker` interface every other controller
+calls; tests hold the two to the same calls, episodes and errors
+(``tests/execution/test_episode_loop.py``).
 """
 
 from __future__ import annotations
@@ -120,13 +128,17 @@ def episode_function(controller: SimulationController, conditions: list[Terminat
     :func:`step_function`'s first shortcut (one agent, the vanilla controller,
     ``done`` the only check); else ``None``. The phase loop would call the step
     function until it answers ``RESET``, with nothing in between: the same
-    calls, the same state, one loop instead of a call per step."""
+    calls, the same state. The episode runs as ``Worker.run_episode``'s one
+    loop when it has that loop's shape (one environment, see there), else as
+    ``act(0)``, ``update()`` until ``done``."""
     checks = [c for c in conditions if overrides(c, "step_finished")]
     if type(controller) is not VanillaSimController or agents != 1 or not checks \
             or not all(type(c) is EnvironmentTerminationCondition for c in checks):
         return None
 
     def episode(worker: Worker) -> int:
+        if worker.run_episode():
+            return RESET
         act, update = worker.act, worker.update
         while True:
             act(0)

@@ -87,7 +87,8 @@ class Worker(WorkerEpisodes):
         "train", "recorder", "env_sensors", "env_specs", "env_checks", "env_runtimes", "env_steps", "env_obs",
         "env_rewards", "env_terminated", "fetch", "states", "sensor_values", "need_map", "action_env",
         "env_actions", "phase_progress", "progress", "objectives", "episode", "step", "done", "left_any",
-        "active", "in_episode", "started_at", "episode_extras", "observation_check", "check_at", "one_env",
+        "active", "in_episode", "started_at", "episode_extras", "observation_check", "check_at", "check_range",
+        "next_due", "one_env",
     )
 
     def __init__(self, index: int, phase: PhasePlan, envs: list[Environment],
@@ -150,10 +151,19 @@ class Worker(WorkerEpisodes):
         self.started_at = 0.0
         #: merged into the extras of the episode rows (e.g. ``env_params``)
         self.episode_extras: dict[str, Any] | None = None
-        #: phase_config.observation_check (xdoe._plugins._observations); None when off
-        self.observation_check = observation_check(phase.observation_check, f"phase {phase.name!r} worker {index}")
+        #: phase_config.observation_check (xdoe._plugins._observations); None when off (and without
+        #: environments: no sensor to check)
+        self.observation_check = observation_check(phase.observation_check,
+                                                   f"phase {phase.name!r} worker {index}") if n else None
         #: the next step whose observations are checked (reset at every episode start); never when off
         self.check_at: float = 1 if self.observation_check is not None else float("inf")
+        #: ``(low, high)``: the :func:`~xdoe._plugins.int_range` of the only sensor of the only
+        #: environment (set_baseline), which :meth:`update` compares a due step's observation with
+        #: itself; ``(1, 0)`` (empty: every value goes to :meth:`_check_observations`) otherwise
+        self.check_range: tuple[int, int] = (1, 0)
+        #: the rule's :meth:`~xdoe._plugins.ObservationCheck.next_due` (a plain function, held in a slot)
+        self.next_due: Callable[[int], int] | None = (None if self.observation_check is None
+                                                      else self.observation_check.next_due)
         self.one_env = n == 1
 
     def set_baseline(self, i: int, baseline: EnvironmentBaseline) -> None:
@@ -168,7 +178,8 @@ class Worker(WorkerEpisodes):
         self.env_sensors[i] = sensors
         specs = tuple([(s.uid, s.space) for s in sensors])
         if self.observation_check is not None and specs != self.env_specs[i]:  # the same as a rule
-            self.env_checks[i] = tuple([(uid, space, *int_range(space)) for uid, space in specs])
+            self.env_checks[i] = checks = tuple([(uid, space, *int_range(space)) for uid, space in specs])
+            self.check_range = checks[0][2:] if self.one_env and len(checks) == 1 else (1, 0)
         self.env_specs[i] = specs
         self.env_obs[i] = values_of(sensors)
         actuators = tuple([(a.uid, a.space) for a in baseline.actuators])
@@ -324,7 +335,13 @@ class Worker(WorkerEpisodes):
             self._rebuild_map()
         self.step = step = self.step + 1
         if step >= self.check_at:  # the observation check (issue 25), at the steps it is due
-            self._check_observations()
+            # the usual case, one environment with one Discrete sensor (check_range): its value, the
+            # loop's last observation, compared here; any other value, or several sensors, checked by
+            # _check_observations (a call per due step costs as much as the comparison twice over)
+            low, high = self.check_range
+            if type(observation) is not int or not (low <= observation and observation < high):
+                self._check_observations()
+            self.check_at = self.next_due(step)  # type: ignore[misc]
         self.phase_progress.steps += 1
         objectives = self.objectives
         for agent in self.agents:
@@ -367,6 +384,115 @@ class Worker(WorkerEpisodes):
             progress.step = step
             progress.done = done
         return done
+
+    def run_episode(self) -> bool:
+        """Run the rest of the episode of a worker with one agent, under
+        the vanilla controller with the environment's ``done`` the only step
+        check (:func:`xdoe.execution._stepping.episode_function`), as one
+        loop; ``False`` (nothing done) when the episode is not of the shape
+        the loop keeps in locals: one environment whose only actuator the
+        agent sets and whose sensors and rewards are the agent's, its state
+        not read at every step (``fetch``), nothing reading the step's
+        progress.
+
+        Each step makes the calls :meth:`act` then :meth:`update` make, in
+        their order, with the same arguments, the same checks and the same
+        errors: the muscle proposes, the action is checked against its
+        actuator's space, the environment updates, the observation check
+        when it is due, the objective, the episode's sums; then, in train
+        mode, the brain learns from the transition (``done`` false: an
+        episode goes on after it) and its step row is written (when steps
+        are stored) before the next proposal. At the step
+        whose update reports ``done`` the loop returns with that transition
+        pending, as after :meth:`update`: the episode's end completes it
+        (:meth:`end_episode`). What the loop holds in locals (the step
+        count, the episode's sums, the observation) is written back to the
+        worker when it returns or raises.
+
+        Raises:
+            RunError: as :meth:`act` and :meth:`update`.
+        """
+        agent = self.agents[0]
+        if (len(self.env_steps) != 1 or agent.action_slot != 0 or agent.sensor_env != 0 or agent.reward_env != 0
+                or agent.transition is not None or self.objectives is not None or self.left_any):
+            return False
+        ((_, update_values, _, fetched),) = self.env_steps
+        if fetched:
+            return False
+        propose, internal, muscle, muscles = agent.propose, agent.internal, agent.muscle, agent.muscles
+        think = agent.think if self.train else None
+        write = agent.write_step
+        low, high = agent.low, agent.high
+        index, episode = self.index, self.episode
+        check_at, (check_low, check_high), next_due = self.check_at, self.check_range, self.next_due
+        step = start = self.step
+        observation = self.env_obs[0]
+        ep_reward, ep_objective = agent.ep_reward, agent.ep_objective
+        try:
+            while True:
+                try:
+                    action = propose(observation)
+                except RunError:
+                    raise
+                except Exception as exc:
+                    raise component_error(f"agent {agent.name!r}: muscle.{agent.propose_form}", exc) from exc
+                if (type(action) is not int or not (low <= action and action < high)) and action is not None:
+                    _check_action(agent, agent.actuator_id, action, agent.bounds)  # type: ignore[arg-type]
+                extras = muscle.extras
+                try:
+                    next_observation, rewards, terminated, truncated = update_values(action)
+                except Exception as exc:
+                    raise component_error(f"environment {self.env_uids[0]!r}: {self.env_runtimes[0].form}", exc) \
+                        from exc
+                step += 1
+                if step >= check_at:  # the observation check, at the steps it is due (as update)
+                    if type(next_observation) is not int \
+                            or not (check_low <= next_observation and next_observation < check_high):
+                        self.env_obs[0] = next_observation
+                        self.step = step
+                        self._check_observations()
+                    check_at = next_due(step)  # type: ignore[misc]
+                try:
+                    objective = internal(rewards)
+                    if type(objective) is not float:
+                        objective = float(objective)
+                except Exception as exc:
+                    raise component_error(f"agent {agent.name!r}: objective.{agent.internal_form}", exc) from exc
+                total = 0.0
+                for value in rewards.values():
+                    total += value
+                ep_reward += total
+                ep_objective += objective
+                if terminated or truncated:  # the transition stays pending for the episode's end
+                    agent.transition = (step - 1, observation, action, extras)
+                    agent.t_rewards = rewards
+                    agent.t_objective = objective
+                    self.env_obs[0] = next_observation
+                    self.env_rewards[0] = rewards
+                    self.env_terminated[0] = terminated
+                    self.done = True
+                    return True
+                if think is not None:  # the transition completes before the next proposal (as act)
+                    try:
+                        update = think(index, episode, step - 1, observation, action, rewards, objective,
+                                       next_observation, False, {} if extras is None else extras, False)
+                    except Exception as exc:
+                        raise component_error(f"agent {agent.name!r}: brain.{agent.think_form}", exc) from exc
+                    if update is not None:
+                        for each in muscles:
+                            try:
+                                each.update(update)
+                            except Exception as exc:
+                                raise component_error(f"agent {agent.name!r}: muscle.update", exc) from exc
+                if write is not None:  # its step row, as act writes it
+                    write(episode, step - 1, observation, action, rewards, objective, False, False, False, None)
+                observation = next_observation
+        finally:
+            self.step = step
+            self.check_at = check_at
+            self.phase_progress.steps += step - start
+            agent.ep_reward = ep_reward
+            agent.ep_objective = ep_objective
 
     def retract(self) -> None:
         """Drop the actions the agents proposed since the last update (a
@@ -426,7 +552,9 @@ class Worker(WorkerEpisodes):
 
     def _check_observations(self) -> None:
         """The observation check (``phase_config.observation_check``) of every
-        sensor's value; the next step it is due at in ``check_at``. A Python
+        sensor's value at a step it is due (:meth:`update` keeps ``check_at``,
+        and compares the only sensor of a worker's only environment with
+        ``check_range`` first: a value inside it needs no call). A Python
         ``int`` inside its ``Discrete`` sensor's range (``env_checks``) is in
         its space; every other value goes to :meth:`ObservationCheck.value`."""
         check = self.observation_check
@@ -442,7 +570,6 @@ class Worker(WorkerEpisodes):
                     value = observation.get(uid)
                     if type(value) is not int or not low <= value < high:
                         check.value(uid, space, value, self.episode, step)
-        self.check_at = check.next_due(step)
 
     def bind_actions(self) -> None:
         """Bind every agent's :attr:`~AgentRuntime.action_slot` to the

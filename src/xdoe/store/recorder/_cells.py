@@ -12,15 +12,10 @@ from typing import Any, Callable, Iterator
 from sqlalchemy import Boolean, Connection, Table, insert, select
 from sqlalchemy.exc import IntegrityError
 
-from xdoe.store._json import json_default
+from xdoe.store._json import compact_json
 from xdoe.store.schema._tables import JsonText, _Encoded
 
 __all__ = ["insert_rows", "positional_inserts"]
-
-#: ``compact_json`` with its encoder built once: ``json.dumps`` with options
-#: builds a new encoder on every call. Same options, so the same text.
-_encode_compact = json.JSONEncoder(sort_keys=True, separators=(",", ":"), ensure_ascii=False,
-                                   default=json_default).encode
 
 
 #: Columns of a buffered step row, in the order of its tuple.
@@ -45,7 +40,7 @@ def _json_cell(value: Any) -> str | None:
                 return _keyed_cell(_PREFIXES.get(key) or _cell_prefix(key), key, item)
     elif value is None:
         return None
-    return _encode_compact(value)
+    return compact_json(value)
 
 
 def _keyed_cell(prefix: str, key: str, value: Any) -> str:
@@ -58,7 +53,7 @@ def _keyed_cell(prefix: str, key: str, value: Any) -> str:
         return f"{prefix}{value}}}"
     if kind is float and value - value == 0.0:
         return f"{prefix}{value!r}}}"
-    return _encode_compact({key: value})
+    return f"{prefix}{compact_json(value)}}}"  # the one key's value after its prefix: the dict's text
 
 
 #: ``'{"<key>":'`` of the keys :func:`_json_cell` has seen (sensor, actuator

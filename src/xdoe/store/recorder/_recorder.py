@@ -7,6 +7,7 @@ from __future__ import annotations
 import os
 import socket
 import uuid
+from itertools import chain
 from pathlib import Path
 from types import TracebackType
 from typing import TYPE_CHECKING, Any, Callable, Sequence
@@ -125,7 +126,10 @@ class RunRecorder:
         self._end: Any = None
         self._error: str | None = None
         self._raw: Any = None  # SQLite: a DBAPI connection kept for the per-episode commits (_commit_raw)
+        self._cursor: Any = None  # its driver's cursor, which executes them
         self._raw_error: Any = None  # sqlite3.Error, once _commit_raw has imported it
+        #: the store is SQLite: :meth:`flush` commits through the driver (_commit_raw)
+        self._sqlite = db.engine.dialect.name == "sqlite"
         self._writers: dict[tuple[Any, ...], Callable[..., None]] = {}  # step_writer's, by their arguments
         #: told of every phase, episode and the end as they are recorded (:class:`RecorderObserver`)
         self.observers: list[RecorderObserver] = []
@@ -292,19 +296,17 @@ class RunRecorder:
         """Write what is buffered and close the current phase with ``status``
         (one transaction); complete its average-reward file.
 
-        ``deferred``: the row's status and end go into the recorder's next
-        write (:meth:`phase_started` or :meth:`finish`), one transaction fewer; buffered rows are still written now. The
-        executor defers: nothing runs in between, and a process killed there
-        leaves the phase ``running`` with its episodes and final checkpoint
-        stored, which a resume continues with no episode left to run.
+        ``deferred``: its status and end go into the next write (:meth:`phase_started`,
+        :meth:`finish`), one transaction fewer; buffered rows are written now. A process
+        killed in between (the executor runs nothing there) leaves the phase ``running``
+        with its episodes and final checkpoint, resumed with no episode left to run.
 
         Raises:
             StoreError: no phase is open, or the store cannot be written.
         """
         self._require_phase()
         if not deferred:
-            self._db.again(lambda: self._close_phase(status))
-            return
+            return self._db.again(lambda: self._close_phase(status))
         self.flush()  # the phase's rows now: a phase's episodes are in the store when it ends
         self._ended = (self._require_phase(), {"status": status, "end": utcnow()})
         self._phase_closed(status, self._ended[1]["end"])
@@ -412,7 +414,7 @@ class RunRecorder:
         Raises:
             StoreError: the store cannot be written.
         """
-        if self.buffered:
+        if self._episodes or self._steps:
             self._db.again(self._write_buffered)  # kept buffered until written
             self._clear_buffers()
 
@@ -719,8 +721,7 @@ class RunRecorder:
         # keeps (a resumed instance filters them down to those, see filter_results)
         assert self._files is not None
         if self._steps:
-            self._files.steps(self._steps)
-        self._files.flush()
+            self._files.steps(self._steps)  # written through (episodes.jsonl's lines were, as recorded)
         if self._episodes:
             insert_rows(connection, t.episode, _EPISODE_COLUMNS, self._episodes, self._insert_sql)
         if self._steps:
@@ -729,36 +730,37 @@ class RunRecorder:
     def _commit_raw(self) -> bool:
         """:meth:`flush`'s SQLite path; ``False`` where it does not apply
         (another backend, a statement not compiled yet: the Core path then)."""
-        if self._db.engine.dialect.name != "sqlite":
+        if not self._sqlite:
             return False
+        episodes, steps = self._episodes, self._steps
         episode_sql, step_sql = self._insert_sql.get("episode"), self._insert_sql.get("step")
-        if (self._episodes and not episode_sql) or (self._steps and not step_sql):
+        if (episodes and not episode_sql) or (steps and not step_sql):
             return False
-        assert self._files is not None
-        if self._steps:  # the results files first, as _write_buffers
-            self._files.steps(self._steps)
-        self._files.flush()
-        if self._raw is None:
-            import sqlite3
-
-            self._raw_error = sqlite3.Error
+        if steps:  # the results files first, as _write_buffers
+            assert self._files is not None
+            self._files.steps(steps)
+        cursor = self._cursor
         try:
-            if self._raw is None:
+            if cursor is None:
+                import sqlite3
+
+                self._raw_error = sqlite3.Error
                 self._raw = self._db.engine.raw_connection()
-            con = self._raw.driver_connection
-            statements = [*positional_inserts(episode_sql, self._episodes),  # type: ignore[arg-type]
-                          *positional_inserts(step_sql, self._steps)]  # type: ignore[arg-type]
-            if len(statements) == 1:  # one INSERT (an episode's row): a transaction of its own (autocommit)
-                con.execute(*statements[0])
+                cursor = self._cursor = self._raw.driver_connection.cursor()
+            if not steps and len(episodes) == 1:
+                # an episode's row, its steps not stored: one INSERT, a transaction of its own
+                # (the connection autocommits), positional_inserts' statement of one row
+                cursor.execute(episode_sql, episodes[0])
                 return True
-            con.execute("BEGIN IMMEDIATE")
+            cursor.execute("BEGIN IMMEDIATE")
             try:
-                for statement, values in statements:
-                    con.execute(statement, values)
-                con.execute("COMMIT")
+                for statement, values in chain(positional_inserts(episode_sql, episodes),  # type: ignore[arg-type]
+                                               positional_inserts(step_sql, steps)):  # type: ignore[arg-type]
+                    cursor.execute(statement, values)
+                cursor.execute("COMMIT")
             except BaseException:
-                if con.in_transaction:
-                    con.execute("ROLLBACK")
+                if cursor.connection.in_transaction:
+                    cursor.execute("ROLLBACK")
                 raise
         except self._raw_error as exc:
             raise store_error(self._db.full_url, "write episodes to", exc) from None
@@ -766,7 +768,7 @@ class RunRecorder:
 
     def _release_raw(self) -> None:
         if self._raw is not None:
-            raw, self._raw = self._raw, None
+            raw, self._raw, self._cursor = self._raw, None, None  # the cursor goes with its last reference
             try:
                 raw.close()  # back to the pool
             except Exception:  # noqa: BLE001 - a broken connection is dropped by the pool

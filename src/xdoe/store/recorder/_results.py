@@ -13,20 +13,22 @@
     ``episodes.jsonl``
         one JSON object per finished episode and agent, keys ``run``,
         ``phase``, ``mode``, ``worker``, ``episode``, ``agent``, ``steps``,
-        ``reward``, ``objective``, ``wall_time``; appended as episodes
-        finish and flushed with the recorder's row buffer (every
-        ``flush_rows`` rows, at every phase end and at the end of the run,
-        failed or not), before those rows are written to the store.
+        ``reward``, ``objective``, ``wall_time``; each line written through
+        to the operating system as its episode is recorded, before its row
+        is written to the store (:func:`_write_through`).
     ``<phase index>-<phase name>-average_reward_per_episode.csv``
         columns ``episode,agent,workers,mean_reward``: for each episode number
         and agent, the mean over workers of the episode's reward sum, and how
         many workers it averages. A row is written as soon as every worker of
         the phase has reported that episode (the rest at phase end), so memory
-        does not grow with the number of episodes.
+        does not grow with the number of episodes; written through, as
+        ``episodes.jsonl``.
     ``all_transactions.csv``
         only when steps are stored: one row per stored step and agent,
         columns :data:`TRANSACTION_COLUMNS`, JSON in the sensor, action and
-        reward cells.
+        reward cells; written through with the recorder's row buffer (every
+        ``flush_rows`` rows, at every episode end and phase end and at the end
+        of the run, failed or not), before those rows go to the store.
     ``agents/<phase index>-<phase name>/<agent>/``
         the place for saved brains (:meth:`ResultsPaths.agent_dir`).
     ``checkpoints/``
@@ -93,6 +95,27 @@ def _no_space(method: _F) -> _F:
     return guarded  # type: ignore[return-value]
 
 
+def _open_through(path: Path, mode: str) -> IO[bytes]:
+    """``path`` opened for writing bytes without a buffer (``mode``: ``"w"``
+    or ``"a"``): each :func:`_write_through` is one ``write`` to the
+    operating system, so a line is out of the process (a crash of the
+    process keeps it) once written, with no ``flush`` (a text file's flush
+    costs ~3k instructions more than the write: encoder, buffer and raw file
+    layers)."""
+    return path.open(mode + "b", buffering=0)
+
+
+def _write_through(file: IO[bytes], text: str) -> None:
+    """Write ``text`` (UTF-8) to ``file`` (:func:`_open_through`) whole:
+    the rest of a short write (interrupted by a signal) is written again
+    (a full disk raises its ``OSError``)."""
+    data = text.encode()
+    written = file.write(data)
+    while written is not None and written < len(data):
+        data = data[written:]
+        written = file.write(data)
+
+
 def _replace_atomically(target: Path, write: Callable[[IO[str]], None]) -> None:
     """Write ``target`` through a temporary file beside it and rename it into
     place; the temporary file never outlives a failure (a full disk)."""
@@ -141,18 +164,36 @@ def _number(value: float | None) -> str:
     return _encode_line(value)
 
 
+def _kept_number(texts: dict[float, str], value: float | None) -> str:
+    """:func:`_number`'s text of ``value``, kept in ``texts`` (float -> its
+    text) for a finite non-zero float: a run's rewards and objectives repeat,
+    and a float's text costs ~1-4k instructions. Equal floats have one text,
+    but for ``0.0`` and ``-0.0`` (never kept); NaN is equal to nothing. A
+    caller looks ``texts`` up first (with a float: ``1 == 1.0``) and calls
+    this when the value is not there."""
+    text = _number(value)
+    if type(value) is float and value and value - value == 0.0:
+        if len(texts) >= _MAX_FIELDS:  # a long run of many values: start over
+            texts.clear()
+        texts[value] = text
+    return text
+
+
 class _AverageReward:
-    """Streams the per-episode mean reward over workers of one phase to CSV.
+    """Streams the per-episode mean reward over workers of one phase to CSV
+    (the lines ``csv.writer`` writes: :func:`_csv_field`; each written
+    through as it is complete).
 
     Holds only episodes that some worker has not reported yet.
     """
 
-    def __init__(self, path: Path, workers: int) -> None:
+    def __init__(self, path: Path, workers: int, texts: dict[float, str]) -> None:
         self.workers = max(1, workers)
-        self.file = path.open("w", newline="", encoding="utf-8")
-        self.csv = csv.writer(self.file)
-        self.csv.writerow(AVERAGE_REWARD_COLUMNS)
+        self.texts = texts  # the writer's float texts (_kept_number)
+        self.file = _open_through(path, "w")
+        _write_through(self.file, ",".join(map(_csv_field, AVERAGE_REWARD_COLUMNS)) + "\r\n")
         self.pending: dict[tuple[int, str], list[float]] = {}  # key -> [sum, finite count, reported]
+        self.agents: dict[str, str] = {}  # agent -> its field (a few per phase)
 
     def add(self, episode: int, agent: str, reward: float | None) -> None:
         """A worker's episode reward; ``None`` (a NaN recorded as missing)
@@ -172,7 +213,15 @@ class _AverageReward:
 
     def _write(self, episode: int, agent: str, entry: list[float]) -> None:
         count = int(entry[1])
-        self.csv.writerow((episode, agent, count, repr(entry[0] / count) if count else ""))
+        field = self.agents.get(agent)
+        if field is None:
+            field = self.agents[agent] = _csv_field(agent)
+        mean = ""
+        if count:
+            value = entry[0] / count  # one worker: the episode's reward, whose text episodes.jsonl kept
+            mean = self.texts.get(value) or (_kept_number(self.texts, value) if value - value == 0.0 else repr(value))
+        _write_through(self.file, f"{_csv_field(episode) if type(episode) is not int else episode},{field},{count},"
+                                  f"{mean}\r\n")
 
     def close(self) -> None:
         for (episode, agent), entry in sorted(self.pending.items()):
@@ -192,20 +241,20 @@ class ResultsWriter:
                  resume: bool = False) -> None:
         self.paths = paths
         self.run_uid = run_uid
-        self._episodes: IO[str] = paths.episodes.open("a", encoding="utf-8")
-        self._transactions: IO[str] | None = None
+        self._episodes = _open_through(paths.episodes, "a")
+        self._transactions: IO[bytes] | None = None
         #: text or int -> its ``all_transactions.csv`` field (:func:`_csv_field`): the cells,
         #: the agents and the worker, episode and step numbers repeat
         self._fields: dict[str | int, str] = {}
-        #: non-zero float -> its field (a float's repr): a step's objective repeats
+        #: non-zero finite float -> its text (a float's repr; _kept_number): a step's objective, an
+        #: episode's reward and objective and the average reward repeat
         self._floats: dict[float, str] = {}
         if store_steps:
             header = not (resume and paths.all_transactions.is_file()
                           and paths.all_transactions.stat().st_size > 0)
-            self._transactions = paths.all_transactions.open("a" if resume else "w", newline="",
-                                                            encoding="utf-8")
+            self._transactions = _open_through(paths.all_transactions, "a" if resume else "w")
             if header:
-                self._transactions.write(",".join(map(_csv_field, TRANSACTION_COLUMNS)) + "\r\n")
+                _write_through(self._transactions, ",".join(map(_csv_field, TRANSACTION_COLUMNS)) + "\r\n")
         self._average: _AverageReward | None = None
         self._phase: tuple[int, str, str] | None = None
         #: the phase's ``episodes.jsonl`` text up to the worker; ``agent -> ', "agent": …, "steps": '``
@@ -216,7 +265,7 @@ class ResultsWriter:
     def phase_started(self, index: int, name: str, mode: str, workers: int) -> None:
         self.phase_finished()
         self._phase = (index, name, mode)
-        self._average = _AverageReward(self.paths.average_reward(index, name), workers)
+        self._average = _AverageReward(self.paths.average_reward(index, name), workers, self._floats)
         self._line_head = (f'{{"run": {_encode_line(self.run_uid)}, "phase": {_encode_line(name)}, '
                            f'"mode": {_encode_line(mode)}, "worker": ')
 
@@ -226,7 +275,6 @@ class ResultsWriter:
         average-reward file from the episodes ``episodes.jsonl`` kept."""
         self.phase_started(index, name, mode, workers)
         assert self._average is not None
-        self._episodes.flush()
         with self.paths.episodes.open(encoding="utf-8") as fh:
             for line in fh:
                 row = json.loads(line)
@@ -245,14 +293,16 @@ class ResultsWriter:
         if part is None and type(agent) is str and len(self._agent_parts) < 1024:
             part = self._agent_parts[agent] = f', "agent": {_encode_line(agent)}, "steps": '
         if part is not None and type(worker) is int and type(episode) is int and type(steps) is int \
-                and type(reward) is float:  # json's text of the usual values, without a dict
+                and type(reward) is float and type(objective) is float:  # json's text of the usual values
+            texts = self._floats  # the reward's and objective's texts repeat (a wall time's does not)
             line = (f'{self._line_head}{worker}, "episode": {episode}{part}{steps}, "reward": '
-                    f'{_number(reward)}, "objective": {_number(objective)}, "wall_time": {_number(wall_time)}}}\n')
+                    f'{texts.get(reward) or _kept_number(texts, reward)}, "objective": '
+                    f'{texts.get(objective) or _kept_number(texts, objective)}, "wall_time": {_number(wall_time)}}}\n')
         else:
             _, name, mode = self._phase
             values = (self.run_uid, name, mode, worker, episode, agent, steps, reward, objective, wall_time)
             line = _encode_line(dict(zip(EPISODE_KEYS, values))) + "\n"
-        self._episodes.write(line)  # buffered: flush (called by the recorder) writes it through
+        _write_through(self._episodes, line)
         self._average.add(episode, agent, reward)
 
     @_no_space
@@ -290,12 +340,12 @@ class ResultsWriter:
             if type(value) is not float:
                 return _csv_field(value)
             field = float.__repr__(value)
-            if value and value == value:  # 0.0 and -0.0 are equal with two texts; NaN is equal to nothing
+            if value and value - value == 0.0:  # finite, non-zero: its json text too (_kept_number)
                 floats[value] = field
             return field
 
         head = f"{_csv_field(name)},{_csv_field(mode)},"
-        self._transactions.write("".join([
+        _write_through(self._transactions, "".join([
             f"{head}{get(worker) or keep(worker)},{get(episode) or keep(episode)},{get(step) or keep(step)},"
             f"{get(agent) or keep(agent)},{get(sensors) or keep(sensors)},{get(actions) or keep(actions)},"
             f"{get(rewards) or keep(rewards)},"
@@ -304,24 +354,12 @@ class ResultsWriter:
             for _, worker, episode, step, agent, sensors, actions, rewards, objective, done, _, _, _ in rows]))
 
     @_no_space
-    def flush(self) -> None:
-        """Write the buffered lines of ``episodes.jsonl``, ``all_transactions.csv``
-        and the average-reward file through to the operating system."""
-        if not self._episodes.closed:
-            self._episodes.flush()
-        if self._transactions is not None and not self._transactions.closed:
-            self._transactions.flush()
-        if self._average is not None:
-            self._average.file.flush()
-
-    @_no_space
     def phase_finished(self) -> None:
-        """Complete the current phase's average-reward file and flush the others."""
+        """Complete the current phase's average-reward file."""
         if self._average is not None:
             self._average.close()
             self._average = None
         self._phase = None
-        self.flush()
 
     @_no_space
     def write_metadata(self, metadata: dict[str, Any]) -> None:
@@ -339,8 +377,8 @@ class ResultsWriter:
             self._transactions.close()
 
     def discard(self) -> Any:
-        """Close every file without caring whether buffered lines reach the
-        disk (it is full); returns a stand-in whose methods do nothing."""
+        """Close every file (its disk is full); returns a stand-in whose
+        methods do nothing."""
         files = [self._episodes, self._transactions, self._average.file if self._average else None]
         for fh in files:
             try:
