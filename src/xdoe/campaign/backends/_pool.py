@@ -178,6 +178,7 @@ class ProcessPoolBackend(FutureBackend):
         self._board: Any = None  # where the workers' watchdogs publish (xdoe.execution.WatchBoard)
         self._killed: dict[int, str] = {}  # workers killed for a time limit: why
         self._starting: threading.Thread | None = None  # start()'s thread forking the workers
+        self._start_error: BaseException | None = None  # what that thread met (raised by _started)
         self.pools_created = 0
 
     def warm(self, tasks: Sequence[RunTask]) -> None:
@@ -210,18 +211,27 @@ class ProcessPoolBackend(FutureBackend):
         """:meth:`start`'s thread: a worker per job (the pool forks one per
         task while none is idle), each fork waiting for the forkserver's
         preload. A pool that cannot start them is broken: its first task
-        says so (``BrokenProcessPool``, handled as in any run)."""
+        says so (``BrokenProcessPool``, handled as in any run). Any other
+        error is kept for the next use of the pool (:meth:`_started`), which
+        raises it where ``start`` itself would have."""
         try:
             for _ in range(self.jobs):
                 pool.submit(os.getpid)
-        except Exception:  # noqa: BLE001 - reported by the next submit to the broken pool
-            pass
+        except BrokenProcessPool:  # the next submit to the broken pool reports it
+            return
+        except Exception as exc:  # noqa: BLE001 - raised by the next use of the pool (_started)
+            self._start_error = exc
 
-    def _started(self) -> None:
-        """Wait for :meth:`start`'s thread (if any): the pool is then used by this thread alone."""
+    def _started(self, *, report: bool = True) -> None:
+        """Wait for :meth:`start`'s thread (if any): the pool is then used by
+        this thread alone. ``report``: raise the error that thread met
+        (:meth:`close` only waits)."""
         thread, self._starting = self._starting, None
         if thread is not None:
             thread.join()
+        error, self._start_error = self._start_error, None
+        if error is not None and report:
+            raise error
 
     def _ensure_pool(self) -> ProcessPoolExecutor:
         self._started()
@@ -482,7 +492,7 @@ class ProcessPoolBackend(FutureBackend):
         return result
 
     def close(self) -> None:
-        self._started()
+        self._started(report=False)
         if self._pool is not None:
             self._pool.shutdown(wait=True, cancel_futures=True)
             self._pool = None
