@@ -253,7 +253,10 @@ def _render_one(a: Analysis, fmt: str, width: int) -> str:
     # Text cells: a level such as "[red]" or ":smile:" is shown as written, not as markup or emoji
     console = Console(file=io.StringIO(), width=width, force_terminal=False, color_system=None, emoji=False)
     for title, headers, rows in secs:
-        table = Table(title=Text(title), title_justify="left", min_width=min(len(title), width))
+        # the title on a line of its own: the table is as wide as its cells (a title as wide as
+        # the table would stretch every column to the title's length, or fold the title)
+        console.print(Text(title))
+        table = Table()
         for h in headers:
             table.add_column(Text(h), overflow="fold")
         rows, more = shown_rows(rows, "--format csv, markdown or json")
