@@ -283,6 +283,8 @@ def analyze(frame: "pd.DataFrame", response: Response | None = None, *, statisti
                      f"of improvement mean little below {MIN_REPETITIONS} (Agarwal et al. 2021)")
     if not effects:
         notes.append("no factor varies across these runs: nothing to rank")
+        # no model was fitted: no table names one (the design points keep theirs)
+        methods = {k: v for k, v in methods.items() if k not in ("factors", "interactions")}
     elif not any(e.p == e.p for e in effects) and (doe is None or doe["analysis"] != "sensitivity"):
         notes.append("no residual degrees of freedom: F and p need repetitions")
     extra, branch_notes = branch_points(branches, response, phase, points[0] if points else None,
