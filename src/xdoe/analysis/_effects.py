@@ -30,7 +30,7 @@ from xdoe.analysis._aggregates import DEFAULT_STATISTIC, MIN_REPETITIONS, interv
 from xdoe.analysis._format import STAT_NAMES
 from xdoe.analysis._goal import Goal, resolve_goal
 from xdoe.analysis._result import Analysis, FactorEffect, Interaction, LevelStat, PointAggregate
-from xdoe.analysis._response import Response, pruned_notes, run_table
+from xdoe.analysis._response import Response, left_out_notes, run_table
 
 if TYPE_CHECKING:
     import pandas as pd
@@ -271,7 +271,7 @@ def analyze(frame: "pd.DataFrame", response: Response | None = None, *, statisti
         methods = {"factors": model, "interactions": model}
 
     points = design_points(table, statistic, seed=seed, goal=goal)
-    notes = pruned_notes(frame)  # runs pruned early: left out of the responses, and said so
+    notes = left_out_notes(frame)  # runs pruned early or not finished: left out of the responses, and said so
     if doe is not None and doe.get("warning"):
         notes.append(doe["warning"])
     if doe is not None and doe.get("source") == "inferred" and doe["analysis"] != "sensitivity":
