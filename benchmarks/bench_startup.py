@@ -16,7 +16,14 @@ interleaved round by round so that a change of load hits all of them alike:
   ways: *cold* (a new results root: ``laydown.svg`` is drawn with
   matplotlib), *warm* (a results root whose ``.laydown`` cache holds this run
   structure, drawn in round 0: the diagram is hard-linked) and
-  ``--no-laydown``.
+  ``--no-laydown``;
+- the *import floor* of a run: a fresh process importing the libraries the
+  run path imports (click, ruamel.yaml, pydantic, numpy, gymnasium,
+  SQLAlchemy Core with the SQLite dialect: :data:`LIBRARIES`), and
+  the one-step run beside it as ``startup_budget.py`` counts it
+  (``--no-laydown --in-process``: one process). Issue 35's target: the run's
+  CPU at most 1.3x the floor's (printed as the median of the per-round
+  ratios; ``startup_budget.py`` gives the same ratio in instructions).
 
 Printed per figure: the median wall time and the median CPU time (user +
 system of the child, from ``resource.getrusage(RUSAGE_CHILDREN)``), with
@@ -57,12 +64,20 @@ sys.path.insert(0, str(HERE))
 
 from bench_generate import document as generate_document  # noqa: E402
 
+#: the libraries a run imports (the import floor of a run; ``startup_budget.py`` counts them one by one)
+LIBRARIES = [("click", "import click"), ("ruamel.yaml", "import ruamel.yaml"),
+             ("pydantic", "from pydantic import BaseModel"), ("numpy", "import numpy"),
+             ("gymnasium", "import gymnasium"),
+             ("sqlalchemy (Core + sqlite)", "import sqlalchemy, sqlalchemy.dialects.sqlite")]
 XGEN = "from xdoe.cli._xgen import main; main()"
 XRUN = "from xdoe.cli._xrun import main; main()"
 
 XRUN_COLD = "xrun experiment-start, one step, cold"
 XRUN_WARM = "xrun experiment-start, one step, warm"
 XRUN_BARE = "xrun experiment-start, one step, --no-laydown"
+XRUN_ONE = "xrun experiment-start, one step, --no-laydown --in-process"
+FLOOR = "import floor (the run's libraries)"
+FLOOR_TARGET = 1.3  # issue 35: a one-step run's CPU / its import floor's
 TARGETS = {"xgen check": 0.3, "xgen generate --dry-run": 0.3, "xgen generate, 4096 files": 0.5,
            "xgen generate, 4096 files, tmpfs": 0.5, XRUN_COLD: 0.35, XRUN_WARM: 0.35, XRUN_BARE: 0.35}
 SHM = Path("/dev/shm")
@@ -125,6 +140,8 @@ def commands(tmp: Path) -> dict[str, tuple[list[str] | None, Path]]:
         XRUN_COLD: (None, tmp),
         XRUN_WARM: (None, tmp),
         XRUN_BARE: (None, tmp),
+        XRUN_ONE: (None, tmp),
+        FLOOR: ([py, "-c", "\n".join(statement for _, statement in LIBRARIES)], tmp),
     }
 
 
@@ -138,7 +155,7 @@ def argv_for(name: str, tmp: Path, round_: str) -> list[str]:
         return [py, "-c", XGEN, "generate", str(tmp / "big.yaml"), "-q", "-o", str(out / "o")]
     # a new store each round: creating it is part of a user's first run
     results = tmp / (f"results-{round_}" if name == XRUN_COLD else "results")  # cold: nothing drawn yet
-    extra = ["--no-laydown"] if name == XRUN_BARE else []
+    extra = ["--no-laydown"] if name == XRUN_BARE else ["--no-laydown", "--in-process"] if name == XRUN_ONE else []
     return [py, "-c", XRUN, "experiment-start", str(tmp / "one.yaml"), "--quiet", *extra,
             "--store", f"sqlite:///{tmp / f'store-{round_}.sqlite'}", "--results", str(results)]
 
@@ -167,7 +184,7 @@ def main() -> None:
         table = commands(tmp)
         names = [n for n in table if n == "python -c pass" or args.only is None or any(o in n for o in args.only)]
         rows = [(label + name, name, env) for name in names for label, env in variants.items()
-                if not (label and name in ("python -c pass", XRUN_BARE))]  # the baseline may lack --no-laydown
+                if not (label and name in ("python -c pass", XRUN_BARE, XRUN_ONE, FLOOR))]  # the baseline may lack them
         walls: dict[str, list[float]] = {row[0]: [] for row in rows}
         users: dict[str, list[float]] = {row[0]: [] for row in rows}
         systems: dict[str, list[float]] = {row[0]: [] for row in rows}
@@ -194,6 +211,11 @@ def main() -> None:
         target = f"  target <= {TARGETS[name]} s" if name in TARGETS and key == name else ""
         print(f"  {key:44s} {med(w):5.2f} [{min(w):.2f}-{max(w):.2f}] | {med(c):5.2f} [{min(c):.2f}-{max(c):.2f}]"
               f" = {med(users[key]):.2f} + {med(systems[key]):.2f} | {med(loads[key]):4.1f}{target}")
+    if XRUN_ONE in walls and FLOOR in walls:
+        ratios = [(u + y) / (fu + fy) for u, y, fu, fy in zip(users[XRUN_ONE], systems[XRUN_ONE], users[FLOOR],
+                                                               systems[FLOOR])]
+        print(f"one-step run / import floor, CPU: {med(ratios):.3f} [{min(ratios):.3f}-{max(ratios):.3f}]"
+              f"  target <= {FLOOR_TARGET} (issue 35)")
     print(f"load average after: {', '.join(f'{x:.2f}' for x in os.getloadavg())}")
 
 
