@@ -40,8 +40,11 @@ from xdoe.errors import DesignError
 __all__ = ["fractional_factorial", "plackett_burman", "central_composite", "box_behnken", "coded_design", "CLASSIC"]
 
 CLASSIC = ("fractional_factorial", "plackett_burman", "central_composite", "box_behnken")
-#: centre points of a central composite / Box-Behnken design when ``center`` is not given
-DEFAULT_CENTER = {"central_composite": 4, "box_behnken": 3}
+#: centre points of a central composite design when ``center`` is not given
+DEFAULT_CENTER = {"central_composite": 4}
+#: centre points of the published Box-Behnken designs (Box & Behnken 1960; NIST/SEMATECH
+#: e-Handbook 5.3.3.6.3: 15, 27, 46, 54 and 62 runs for 3 to 7 factors), used when ``center`` is not given
+BOX_BEHNKEN_CENTER = {3: 3, 4: 3, 5: 6, 6: 6, 7: 6}
 
 
 def _two_level(factors: Sequence[Factor], method: str) -> None:
@@ -125,12 +128,33 @@ def _fractional(factors: Sequence[Factor], spec: DesignSpec) -> tuple[np.ndarray
             coded = pydoe.fracfact(generators)
         except ValueError as exc:
             raise DesignError(f"fractional_factorial: generators {generators!r}: {exc}") from None
+        _distinct_columns(np.asarray(coded, float), words, generators)
         info = {"generators": generators}
     else:
         if d < 2:
             raise DesignError("fractional_factorial needs at least two factors")
         coded, info = _by_resolution(d, spec.get("resolution", 4))
     return _centre(np.asarray(coded, float), factors, spec.get("center", 0), "fractional_factorial"), info
+
+
+def _distinct_columns(coded: np.ndarray, words: list[str], generators: str) -> None:
+    """Refuse generators whose columns (``coded``, runs x factors) include a
+    constant one (a word whose letters cancel, ``aa``) or two equal up to
+    sign (``abb`` is ``a``, ``-ba`` is ``ab``): such a factor never varies or
+    cannot be told from another, which pydoe's string checks let through.
+
+    Raises:
+        DesignError: naming the word and the column it repeats.
+    """
+    for j, word in enumerate(words):
+        if np.all(coded[:, j] == coded[0, j]):
+            raise DesignError(f"fractional_factorial: generators {generators!r}: {word!r} is the constant "
+                              "column (its letters cancel in pairs), so that factor would never vary")
+        for i in range(j):
+            if abs(float(coded[:, i] @ coded[:, j])) == len(coded):
+                raise DesignError(f"fractional_factorial: generators {generators!r}: {word!r} is the same column "
+                                  f"as {words[i]!r} (up to sign: a letter twice cancels), so the two factors "
+                                  "cannot be told apart")
 
 
 def _plackett_burman(factors: Sequence[Factor], spec: DesignSpec) -> tuple[np.ndarray, dict]:
@@ -202,7 +226,7 @@ def _box_behnken(factors: Sequence[Factor], spec: DesignSpec) -> tuple[np.ndarra
     if k not in BOX_BEHNKEN:
         raise DesignError(f"box_behnken is defined for 3 to 7 continuous factors (Box & Behnken 1960), not {k}; "
                           "use central_composite or d_optimal with model: quadratic")
-    center = spec.get("center", DEFAULT_CENTER["box_behnken"])
+    center = spec.get("center", BOX_BEHNKEN_CENTER[k])
     coded = np.vstack([box_behnken_points(k), np.zeros((center, k))])
     return coded, {"center": center}
 
