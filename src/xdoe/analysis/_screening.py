@@ -21,7 +21,7 @@ the half-normal (Daniel) plot.
   (statsmodels) of the runs on the contrasts; ``effect = 2 * coefficient``,
   ``p`` its t test on the residual (pure error) degrees of freedom.
 * A noise-free response (a deterministic simulation): effects, Lenth's PSE
-  and the pure-error standard deviation within ``ROUNDING`` times the
+  and the pure-error standard deviation within ``_exact.ROUNDING`` times the
   largest |response| of zero are floating-point residue and taken as 0; a
   non-zero effect over a zero error then has ``t = ±inf``, ``p = 0``, a zero
   one ``t = 0``, ``p = 1`` (never a test of rounding noise).
@@ -37,40 +37,20 @@ from typing import TYPE_CHECKING, Any
 
 import numpy as np
 
+from xdoe.analysis._exact import snap, t_test
+
 if TYPE_CHECKING:
     import pandas as pd
 
 __all__ = ["lenth", "contrasts", "screening"]
 
 ALPHA = 0.05
-#: relative size (of the largest |response|) below which an effect or an error is floating-point residue
-ROUNDING = 1e-10
-
-
-def t_test(estimates: np.ndarray, errors: np.ndarray, df: float) -> tuple[np.ndarray, np.ndarray]:
-    """Two-sided t tests of ``estimates`` (shape ``(m,)``) with standard errors
-    ``errors`` (same shape, >= 0) on ``df`` degrees of freedom: ``(t, p)``.
-    A zero error (a noise-free response) gives ``t = ±inf``, ``p = 0`` for a
-    non-zero estimate and ``t = 0``, ``p = 1`` for a zero one."""
-    from scipy import stats
-
-    with np.errstate(invalid="ignore", divide="ignore"):
-        t = np.asarray(estimates, float) / np.asarray(errors, float)
-    t = np.where(np.asarray(estimates) == 0, 0.0, t)
-    return t, 2 * stats.t.sf(np.abs(t), df)
-
-
-def snap(values: np.ndarray, scale: float) -> np.ndarray:
-    """``values`` with every entry within ``ROUNDING * scale`` of zero set to
-    exactly 0 (``scale``: the largest |response|)."""
-    values = np.asarray(values, float)
-    return np.where(np.abs(values) <= ROUNDING * scale, 0.0, values)
 
 
 def lenth(effects: np.ndarray, scale: float = 0.0) -> dict[str, Any]:
     """Lenth's PSE of ``effects`` (``m`` contrasts) with its t values, p values,
     margin of error and simultaneous margin of error (see the module docstring).
-    A PSE within ``ROUNDING * scale`` of zero (``scale``: the largest |response|)
+    A PSE within ``_exact.ROUNDING * scale`` of zero (``scale``: the largest |response|)
     is 0: a noise-free response (:func:`t_test`)."""
     from scipy import stats
 
