@@ -157,19 +157,53 @@ def _distinct_columns(coded: np.ndarray, words: list[str], generators: str) -> N
                                   "cannot be told apart")
 
 
-def _plackett_burman(factors: Sequence[Factor], spec: DesignSpec) -> tuple[np.ndarray, dict]:
+#: Plackett & Burman (1946), "The design of optimum multifactorial experiments", Biometrika 33,
+#: 305-325 (Montgomery 2012, Table 8.23; NIST/SEMATECH 5.3.3.5): runs -> the published generator,
+#: the first run of the cyclic design (each next run shifts it one place to the right, the last has
+#: every factor low). Each is checked orthogonal in tests/design/test_plackett_burman.py.
+PLACKETT_BURMAN = {
+    12: "++-+++---+-",
+    20: "++--++++-+-+----++-",
+    24: "+++++-+-++--++--+-+----",
+    36: "-+-+++---+++++-+++--+----+-+-++--+-",
+    44: "++--+-+--+++-+++++---+-+++-----+---++-+-++-",
+}
+
+
+def plackett_burman_points(k: int) -> np.ndarray:
+    """The Plackett-Burman design of ``k`` factors, coded ±1, shape ``(N, k)``,
+    ``N`` the next multiple of 4 above ``k``: for 12, 20, 24, 36 and 44 runs the
+    first ``k`` columns of the published cyclic design (:data:`PLACKETT_BURMAN`),
+    else pydoe's ``pbdesign`` (4, 8, 16, 32 ... runs: Sylvester's Hadamard
+    matrix, a regular fraction; 40, 48, 80 ... runs: a doubled 20- or 12-run
+    design). pydoe builds 24 runs by doubling the 12-run design too, which
+    aliases main effects fully with two-factor interactions where the
+    published design aliases each partially (|r| 1/3); that is why the
+    cyclic designs are built here (an upstream fix belongs in pydoe).
+
+    Raises:
+        DesignError: no design of ``N`` runs is carried (28, 52, 56 ... runs).
+    """
     import pydoe
 
+    runs = 4 * (k // 4 + 1)
+    if runs in PLACKETT_BURMAN:
+        generator = np.array([1.0 if c == "+" else -1.0 for c in PLACKETT_BURMAN[runs]])
+        rows = [np.roll(generator, i) for i in range(runs - 1)] + [-np.ones(runs - 1)]
+        return np.array(rows)[:, :k]
+    try:
+        return np.asarray(pydoe.pbdesign(k), float)
+    except ValueError:  # pydoe builds 2^e, 12 x 2^e and 20 x 2^e runs only
+        raise DesignError(f"plackett_burman: no design of {runs} runs for {k} factors (carried: 4, 8, 12, 16, 20, "
+                          "24, 32, 36, 40, 44, 48, 64 ... runs: the published cyclic designs, 2^e, 12 x 2^e, "
+                          "20 x 2^e); use fewer factors or fractional_factorial with resolution: 3") from None
+
+
+def _plackett_burman(factors: Sequence[Factor], spec: DesignSpec) -> tuple[np.ndarray, dict]:
     _two_level(factors, "plackett_burman")
     if not factors:
         raise DesignError("plackett_burman needs at least one factor")
-    try:
-        coded = np.asarray(pydoe.pbdesign(len(factors)), float)
-    except ValueError:  # pydoe builds 2^e, 12 x 2^e and 20 x 2^e runs only
-        runs = 4 * (len(factors) // 4 + 1)
-        raise DesignError(f"plackett_burman: no design of {runs} runs for {len(factors)} factors (pydoe builds "
-                          "4, 8, 12, 16, 20, 24, 32, 40, 48... runs: 2^e, 12 x 2^e, 20 x 2^e); use fewer "
-                          "factors or fractional_factorial with resolution: 3") from None
+    coded = plackett_burman_points(len(factors))
     return _centre(coded, factors, spec.get("center", 0), "plackett_burman"), {}
 
 
