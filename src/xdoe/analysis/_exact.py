@@ -19,7 +19,7 @@ import numpy as np
 __all__ = ["ROUNDING", "snap", "snap_ss", "t_test", "f_test"]
 
 #: relative size (of the largest |response|) below which an estimate or an error is rounding residue
-ROUNDING = 1e-10
+ROUNDING = 1e-12
 
 
 def snap(values: np.ndarray, scale: float) -> np.ndarray:
