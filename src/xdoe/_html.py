@@ -13,7 +13,10 @@ MAX_HTML_ROWS = 50
 
 
 def html_table(title: str, headers: Sequence[Any], rows: Sequence[Sequence[Any]]) -> str:
-    """One ``<table>`` with ``title`` as its ``<caption>``."""
+    """One ``<table>`` with ``title`` as its ``<caption>``; only the title
+    (a paragraph) when there are no ``rows``."""
+    if not rows:
+        return f"<p><b>{html.escape(title)}</b></p>"
     head = "".join(f"<th>{html.escape(str(h))}</th>" for h in headers)
     body = "".join("<tr>" + "".join(f"<td>{html.escape(str(c))}</td>" for c in r) + "</tr>" for r in rows)
     return (f"<table><caption style=\"text-align:left\"><b>{html.escape(title)}</b></caption>"

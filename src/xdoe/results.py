@@ -22,7 +22,7 @@ if TYPE_CHECKING:
 
     from xdoe.store import Store
 
-__all__ = ["DESIGN_ATTR", "PRUNED_ATTR", "load", "table_frame", "readable", "levels_text", "experiment_label", "single_experiment",
+__all__ = ["DESIGN_ATTR", "PRUNED_ATTR", "UNFINISHED_ATTR", "load", "table_frame", "readable", "levels_text", "experiment_label", "single_experiment",
            "frame_experiment", "FACTORS_ATTR"]
 
 #: ``df.attrs`` key listing the factor columns of a :func:`load` frame
@@ -33,6 +33,9 @@ DESIGN_ATTR = "xdoe_design"
 #: ``df.attrs`` key listing the runs their ``run_config.prune`` rule ended early (``pruned``): their
 #: episodes are in the frame (as ``xrun export`` writes them), the analysis leaves them out of responses
 PRUNED_ATTR = "xdoe_pruned"
+#: ``df.attrs`` key: the design's runs of which no instance is done, run uid -> status (their rows are in the
+#: frame; the analysis leaves them out and says so)
+UNFINISHED_ATTR = "xdoe_unfinished"
 
 
 def readable(level: Any) -> Any:
@@ -124,7 +127,10 @@ def load(store: "Store | str | None" = None, experiment: str | None = None, *,
         factor columns (and ``branch`` with ``include_branches``), and
         ``df.attrs["xdoe_pruned"]`` the runs that were pruned (their episodes
         are here; the analysis leaves them out). Of each run the latest
-        finished (or pruned) instance (as ``xrun export``).
+        finished (or pruned) instance (as ``xrun export``), else its latest
+        instance, whatever its status: ``df.attrs["xdoe_unfinished"]`` maps
+        those runs (failed, interrupted, still running) to their status; their
+        episodes are here and the analysis leaves them out.
 
     Raises:
         AmbiguousExperimentError: no ``experiment`` and the store holds runs
@@ -169,6 +175,7 @@ def table_frame(store: "Store | str | None", read: "Callable[[Store], Any]") -> 
         frame[name] = frame[name].map(readable).astype(object)
     frame.attrs[FACTORS_ATTR] = list(table.factors)
     frame.attrs[PRUNED_ATTR] = pruned  # also those without a row here (pruned before the response's phase)
+    frame.attrs[UNFINISHED_ATTR] = dict(getattr(table, "unfinished", {}))  # their episodes stop where they stopped
     if design is not None:
         frame.attrs[DESIGN_ATTR] = design
     return frame

@@ -250,3 +250,22 @@ def test_the_notebook_display_shows_the_sections_the_cli_prints(result) -> None:
     headings, tables = _html_tables(result._repr_html_())
     assert headings == [result.title()]
     assert tables == [(title, headers, rows) for title, headers, rows in sections(result)]
+
+
+def test_runs_of_one_setting_name_no_model_and_print_no_empty_table(frame) -> None:
+    """Runs where no factor varies: nothing is fitted, so no table claims a
+    model (the factor section is only its title, saying so); the design
+    points keep their method."""
+    one = frame[(frame["strong"] == 1) & (frame["null"] == 0) & (frame["inter"] == 0)].copy()
+    one.attrs = dict(frame.attrs)
+    a = analyze(one)
+    assert a.factors == [] and a.interactions == []
+    assert set(a.methods) == {"points"}
+    assert "no factor varies across these runs: nothing to rank" in a.warnings
+    text = render(a, "table")
+    first = text.splitlines()[0]
+    assert first.startswith("Factor effects (synthetic · response") and "none fitted: no factor varies" in first
+    assert "ANOVA" not in text and "┃ rank" not in text
+    assert "Design points ranked" in text
+    html = a._repr_html_()
+    assert "none fitted: no factor varies" in html and "<th>rank</th>" not in html

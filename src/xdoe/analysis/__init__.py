@@ -69,7 +69,7 @@ if TYPE_CHECKING:  # the same names for type checkers (`Name as Name`: a re-expo
         Response as Response,
         load_scores as load_scores,
         parse_response as parse_response,
-        pruned_notes as pruned_notes,
+        left_out_notes as left_out_notes,
         response_agents as response_agents,
         run_table as run_table,
     )
@@ -102,7 +102,7 @@ _EXPORTS = {
     "xdoe.analysis._table": ["ResultsTable", "results_table"],
     # xgen augment --steepest-ascent / --confirm: the block placed by the design's model
     "xdoe.analysis._placing": ["sequential_step"],
-    "xdoe.analysis._response": ["Response", "load_scores", "parse_response", "pruned_notes", "response_agents",
+    "xdoe.analysis._response": ["Response", "load_scores", "parse_response", "left_out_notes", "response_agents",
                                 "run_table"],
     "xdoe.analysis._result": [
         "Analysis", "FactorEffect", "Interaction", "LevelStat", "PointAggregate",

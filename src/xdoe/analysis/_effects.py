@@ -31,7 +31,7 @@ from xdoe.analysis._exact import f_test, snap_ss
 from xdoe.analysis._format import STAT_NAMES
 from xdoe.analysis._goal import Goal, resolve_goal
 from xdoe.analysis._result import Analysis, FactorEffect, Interaction, LevelStat, PointAggregate
-from xdoe.analysis._response import Response, pruned_notes, run_table
+from xdoe.analysis._response import Response, left_out_notes, run_table
 
 if TYPE_CHECKING:
     import pandas as pd
@@ -284,7 +284,7 @@ def analyze(frame: "pd.DataFrame", response: Response | None = None, *, statisti
         methods = {"factors": model, "interactions": model}
 
     points = design_points(table, statistic, seed=seed, goal=goal)
-    notes = pruned_notes(frame)  # runs pruned early: left out of the responses, and said so
+    notes = left_out_notes(frame)  # runs pruned early or not finished: left out of the responses, and said so
     if doe is not None and doe.get("warning"):
         notes.append(doe["warning"])
     if doe is not None and doe.get("source") == "inferred" and doe["analysis"] != "sensitivity":
@@ -296,6 +296,8 @@ def analyze(frame: "pd.DataFrame", response: Response | None = None, *, statisti
                      f"of improvement mean little below {MIN_REPETITIONS} (Agarwal et al. 2021)")
     if not effects:
         notes.append("no factor varies across these runs: nothing to rank")
+        # no model was fitted: no table names one (the design points keep theirs)
+        methods = {k: v for k, v in methods.items() if k not in ("factors", "interactions")}
     elif not any(e.p == e.p for e in effects) and (doe is None or doe["analysis"] != "sensitivity"):
         notes.append("no residual degrees of freedom: F and p need repetitions")
     extra, branch_notes = branch_points(branches, response, phase, points[0] if points else None,

@@ -114,7 +114,7 @@ def factor_section(a: Analysis) -> tuple[str, list[str], list[list[str]]]:
              "" if f.active is None else ("yes" if f.active else "no"), _aliases(f.aliases)]
             for i, f in enumerate(a.factors)]
     headers, rows = _drop_empty(headers, rows, 4)
-    method = a.methods.get("factors", "")
+    method = a.methods.get("factors") or "none fitted: no factor varies across these runs"
     return f"Factor effects ({a.title()}; {method})", headers, rows
 
 
@@ -133,7 +133,8 @@ def interaction_section(a: Analysis) -> tuple[str, list[str], list[list[str]]] |
 
 
 def sections(a: Analysis) -> list[tuple[str, list[str], list[list[str]]]]:
-    """``[(title, headers, rows)]``: the factor table, level means,
+    """``[(title, headers, rows)]``: the factor table (only its title,
+    without rows, when no factor varies: no model was fitted), level means,
     interactions, what else the design's model gives
     (:func:`xdoe.analysis._doe.doe_sections`: other contrasts and curvature,
     lack of fit and canonical analysis, sensitivity indices), design points
@@ -253,7 +254,12 @@ def _render_one(a: Analysis, fmt: str, width: int) -> str:
     # Text cells: a level such as "[red]" or ":smile:" is shown as written, not as markup or emoji
     console = Console(file=io.StringIO(), width=width, force_terminal=False, color_system=None, emoji=False)
     for title, headers, rows in secs:
-        table = Table(title=Text(title), title_justify="left", min_width=min(len(title), width))
+        # the title on a line of its own: the table is as wide as its cells (a title as wide as
+        # the table would stretch every column to the title's length, or fold the title)
+        console.print(Text(title))
+        if not rows:  # nothing to show under it (no factor varies): the title says so
+            continue
+        table = Table()
         for h in headers:
             table.add_column(Text(h), overflow="fold")
         rows, more = shown_rows(rows, "--format csv, markdown or json")

@@ -217,7 +217,7 @@ def write_report(frame: "pd.DataFrame | None", output: str | Path, *, response: 
     parts.append('<h2 id="effects">Factor effects</h2>')
     for a in results:
         for title_, headers, rows in sections(a)[:-1]:
-            parts.append(f"<h3>{html.escape(title_)}</h3>" + _table(headers, rows))
+            parts.append(f"<h3>{html.escape(title_)}</h3>" + (_table(headers, rows) if rows else ""))
     parts.append('<h2 id="aggregates">Design points ranked</h2>')
     for a in results:
         title_, headers, rows = sections(a)[-1]

@@ -16,8 +16,10 @@ the choices).
 Runs their ``run_config.prune`` rule ended early (status ``pruned``, listed in
 the frame's ``attrs["xdoe_pruned"]``) are left out of every response: their
 episodes stop at a rung, so a score of them would measure the rung, not the
-setting. :func:`pruned_notes` says how many, and that a fixed design's
-balance is broken.
+setting. Runs of which no instance is done (failed, interrupted, still
+running: the frame's ``attrs["xdoe_unfinished"]``) are left out the same
+way: their episodes stop where the run stopped. :func:`left_out_notes` says
+how many of each, and that a fixed design's balance is broken.
 
 Episodes cut short by a budget (``cut_by`` ``step_budget`` or ``stop``, see
 :mod:`xdoe._cuts`: the phase's step budget ran out, or a condition stopped
@@ -40,7 +42,7 @@ if TYPE_CHECKING:
     import pandas as pd
 
 __all__ = ["Response", "parse_response", "run_table", "phase_rows", "response_agents", "factor_columns",
-           "display_name", "load_scores", "SCORES_ATTR", "pruned_notes", "resolve_phase"]
+           "display_name", "load_scores", "SCORES_ATTR", "left_out_notes", "resolve_phase"]
 
 #: ``df.attrs`` key of a :func:`load_scores` frame: what it scored
 SCORES_ATTR = "xdoe_scores"
@@ -146,6 +148,12 @@ def phase_rows(frame: "pd.DataFrame", response: Response) -> tuple["pd.DataFrame
         frame = frame[~frame["run"].isin(pruned)]
         if frame.empty:
             raise InputError(f"every run was pruned ({len(pruned)}): no run ran to the end to answer the design")
+    unfinished = _unfinished(frame)
+    if unfinished:
+        frame = frame[~frame["run"].isin(list(unfinished))]
+        if frame.empty:
+            raise InputError(f"no run has finished ({_statuses(unfinished)}): nothing to analyse yet (`xrun status` "
+                             "lists the runs; `xrun experiment-start` resumes them)")
     if SCORES_ATTR in frame.attrs:
         return _score_rows(frame, response)
     phases = list(dict.fromkeys(frame["phase"]))
@@ -172,14 +180,36 @@ def _pruned(frame: "pd.DataFrame") -> list[str]:
     return list(frame.attrs.get(PRUNED_ATTR) or [])
 
 
-def pruned_notes(frame: "pd.DataFrame") -> list[str]:
-    """What the analysis says of the pruned runs it left out (none: ``[]``)."""
+def _unfinished(frame: "pd.DataFrame") -> dict[str, str]:
+    from xdoe.results import UNFINISHED_ATTR
+
+    return dict(frame.attrs.get(UNFINISHED_ATTR) or {})
+
+
+def _statuses(unfinished: dict[str, str]) -> str:
+    """``2 failed: a, b; 1 running: c`` (at most five uids per status)."""
+    by: dict[str, list[str]] = {}
+    for run, status in sorted(unfinished.items()):
+        by.setdefault(status, []).append(run)
+    return "; ".join(f"{len(runs)} {status}: {', '.join(runs[:5])}{', ...' if len(runs) > 5 else ''}"
+                     for status, runs in sorted(by.items()))
+
+
+def left_out_notes(frame: "pd.DataFrame") -> list[str]:
+    """What the analysis says of the runs it left out of the responses
+    (pruned early; not finished: failed, interrupted, still running); none: ``[]``."""
+    notes = []
     pruned = _pruned(frame)
-    if not pruned:
-        return []
-    return [f"{len(pruned)} run(s) pruned early (run_config.prune) are left out of the responses; the "
-            "design's balance is broken: its points no longer have the same runs (a pruned point may have "
-            "none), so effects and their tests compare the settings that survived, not the design"]
+    if pruned:
+        notes.append(f"{len(pruned)} run(s) pruned early (run_config.prune) are left out of the responses; the "
+                     "design's balance is broken: its points no longer have the same runs (a pruned point may "
+                     "have none), so effects and their tests compare the settings that survived, not the design")
+    unfinished = _unfinished(frame)
+    if unfinished:
+        notes.append(f"{len(unfinished)} run(s) have not finished and are left out of the responses "
+                     f"({_statuses(unfinished)}): their episodes stop where the run stopped; the design's balance "
+                     "is broken until they finish (`xrun experiment-start` resumes them, `xrun status` lists them)")
+    return notes
 
 
 def _own_points(rows: "pd.DataFrame") -> "pd.DataFrame":

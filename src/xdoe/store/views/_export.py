@@ -44,7 +44,7 @@ if TYPE_CHECKING:
     from xdoe.store.schema._database import Database
 
 __all__ = ["EXPORT_COLUMNS", "BRANCH_COLUMN", "ExportResult", "SelectedPhase", "export_episodes",
-           "export_columns", "iter_export_rows", "selected_phases"]
+           "export_columns", "iter_export_rows", "selected_phases", "unfinished_runs"]
 
 #: The fixed columns of the table; factor columns go between ``seed`` and ``phase``.
 DESIGN_COLUMNS = ("experiment", "run", "design_point", "repetition", "seed")
@@ -75,6 +75,9 @@ class SelectedPhase:
     name: str
     mode: str
     branch: str | None = None  # a session of a tree (include_branches): its label
+    #: the status of the run's instance the phase was chosen for (``finished``, ``pruned``; or ``failed``,
+    #: ``interrupted``, ``running``, ... when no instance of the run is done: its episodes stop where it stopped)
+    status: str | None = None
 
 
 @dataclass(frozen=True)
@@ -158,13 +161,14 @@ def selected_phases(db: "Database", experiment: str | None = None, *,
         for start in range(0, len(uids), 500):  # bound the IN list (SQLite's variable limit)
             rows += _phase_rows(db, None, uids[start:start + 500])
 
-    def make(r: Any) -> SelectedPhase:
-        (pid, index, name, mode, _ps, iid, _is, run_id, uid, _h, point, rep, seed, levels, exp) = r
+    def make(r: Any, status: str | None = None) -> SelectedPhase:
+        (pid, index, name, mode, _ps, iid, instance_status, run_id, uid, _h, point, rep, seed, levels, exp) = r
+        status = instance_status if status is None else status
         if uid in branches:  # a session of a tree: never a design point
             return SelectedPhase(int(pid), int(iid), int(run_id), exp, uid, None, None, seed, {},
-                                 int(index), name, mode, branches[uid].label)
+                                 int(index), name, mode, branches[uid].label, status)
         return SelectedPhase(int(pid), int(iid), int(run_id), exp, uid, point, rep, seed,
-                             levels if isinstance(levels, dict) else {}, int(index), name, mode)
+                             levels if isinstance(levels, dict) else {}, int(index), name, mode, None, status)
 
     if all_instances:
         chosen = [make(r) for r in rows]
@@ -182,7 +186,7 @@ def selected_phases(db: "Database", experiment: str | None = None, *,
             by_instance.setdefault(int(r[5]), {})[int(r[1])] = r
             of_run.setdefault(r[8], set()).add(int(r[5]))
         chosen = []
-        for uid, (iid, _status) in latest.items():
+        for uid, (iid, status) in latest.items():
             phases = dict(by_instance[iid])
             run_hash = next(iter(phases.values()))[9]
             # phases this instance did not record: from the latest earlier
@@ -193,13 +197,24 @@ def selected_phases(db: "Database", experiment: str | None = None, *,
                 for index, r in by_instance[other].items():
                     if index not in phases and r[8] == uid and r[9] == run_hash and r[4] == "finished":
                         phases[index] = r
-            chosen.extend(make(phases[i]) for i in sorted(phases))
+            chosen.extend(make(phases[i], status) for i in sorted(phases))
 
     def order(p: SelectedPhase) -> tuple[Any, ...]:
         return (p.branch is not None, p.design_point is None, p.design_point or 0, p.repetition is None,
                 p.repetition or 0, p.run, p.instance_id, p.index)
 
     return sorted(chosen, key=order)
+
+
+def unfinished_runs(phases: Sequence[SelectedPhase]) -> dict[str, str]:
+    """Of the design's runs among ``phases`` (sessions of a tree apart), those
+    of which no instance is done (``finished`` or ``pruned``): run uid -> the
+    status of the instance whose episodes were chosen (``failed``,
+    ``interrupted``, ``running``, ...), sorted by uid. Their episodes stop
+    where the run stopped: a response of them would measure the stop, not the
+    setting (the analysis leaves them out and says so)."""
+    return {p.run: str(p.status) for p in sorted(phases, key=lambda p: p.run)
+            if p.branch is None and p.status is not None and p.status not in DONE_STATUSES}
 
 
 def _factor_kind(values: list[Any]) -> str:

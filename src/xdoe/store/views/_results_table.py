@@ -7,7 +7,7 @@ values (lists stay lists) so the analysis can show them readably.
 
 from __future__ import annotations
 
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any
 
 from xdoe.store.views._export import (
@@ -18,6 +18,7 @@ from xdoe.store.views._export import (
     iter_export_rows,
     phase_factors,
     selected_phases,
+    unfinished_runs,
 )
 
 if TYPE_CHECKING:
@@ -31,11 +32,14 @@ class EpisodeTable:
     """Rows of the export table: ``columns`` (names, as ``xrun export``),
     ``rows`` (tuples in that order), ``factors`` (the factor column names, in
     the order runs name them; levels are the runs' values, ``None`` where a
-    conditional factor is inactive)."""
+    conditional factor is inactive), ``unfinished`` (the design's runs of
+    which no instance is done, run uid -> status:
+    :func:`~xdoe.store.views._export.unfinished_runs`; their rows are here)."""
 
     columns: tuple[str, ...]
     rows: list[tuple[Any, ...]]
     factors: tuple[str, ...]
+    unfinished: dict[str, str] = field(default_factory=dict)
 
 
 def episode_table(db: "Database", experiment: str | None = None, *,
@@ -62,4 +66,4 @@ def episode_table(db: "Database", experiment: str | None = None, *,
     if include_branches:
         columns.append(BRANCH_COLUMN)
     rows = list(iter_export_rows(db, phases, factors, kinds, branches=include_branches))
-    return EpisodeTable(tuple(columns), rows, names)
+    return EpisodeTable(tuple(columns), rows, names, unfinished_runs(phases))

@@ -35,7 +35,7 @@ from xdoe._cuts import BUDGET_CUTS
 from xdoe.errors import InputError
 from xdoe.store.schema._engine import store_error
 from xdoe.store.views._export import (BRANCH_COLUMN, DESIGN_COLUMNS, check_experiment, export_columns, phase_factors,
-                                selected_phases)
+                                selected_phases, unfinished_runs)
 
 if TYPE_CHECKING:
     from collections.abc import Sequence
@@ -69,7 +69,9 @@ class ScoreTable:
     ``factors``: the factor column names; ``phase``: the phase scored
     (``None`` when no episode is recorded); ``phases``: the design's phase
     names with episodes, in the episode table's order; ``branch_runs``:
-    the branch sessions with episodes in any phase."""
+    the branch sessions with episodes in any phase; ``unfinished``: the
+    design's runs of which no instance is done, run uid -> status
+    (:func:`~xdoe.store.views._export.unfinished_runs`; scored here)."""
 
     columns: tuple[str, ...]
     rows: list[tuple[Any, ...]]
@@ -77,6 +79,7 @@ class ScoreTable:
     phase: str | None
     phases: tuple[str, ...]
     branch_runs: tuple[str, ...] = field(default=())
+    unfinished: dict[str, str] = field(default_factory=dict)
 
 
 def _value_sql(metric: str, op: str | None, mark: str) -> str:
@@ -207,7 +210,7 @@ def run_scores(db: "Database", experiment: str | None = None, *, phase: str | No
             phases = list(dict.fromkeys(p.name for p in used if p.branch is None))
             branch_runs = tuple(dict.fromkeys(p.run for p in used if p.branch is not None))
             if not phases and not branch_runs:
-                return ScoreTable(tuple(columns), [], names, None, (), ())
+                return ScoreTable(tuple(columns), [], names, None, (), (), unfinished_runs(selected))
             chosen = _resolve_phase(phases, phase) if phases else (phase or "")
             # one group per run (and phase name): its phases in episode-table order
             group_of: dict[str, int] = {}
@@ -231,4 +234,5 @@ def run_scores(db: "Database", experiment: str | None = None, *, phase: str | No
         row = (p.experiment, p.run, p.design_point, p.repetition, p.seed,
                *(p.levels.get(f) for f in factors), chosen, agent, n, kept, scores.get((g, agent)))
         rows.append(row + ((p.branch,) if include_branches else ()))
-    return ScoreTable(tuple(columns), rows, names, chosen if phases else None, tuple(phases), branch_runs)
+    return ScoreTable(tuple(columns), rows, names, chosen if phases else None, tuple(phases), branch_runs,
+                      unfinished_runs(selected))
