@@ -78,6 +78,23 @@ def quartic_truth(x1: float, x2: float) -> float:
     return MAXIMUM - 6.0 * (c1 * c1 + c2 * c2) ** 2
 
 
+#: the planted means of :func:`categorical_truth`: ``a`` by level, ``b`` (levels ``[2, 1]``, low 2) -1 at 2, +1 at 1
+CATEGORICAL = {"lo": 0.0, "mid": 2.0, "hi": 5.0}
+
+
+def categorical_truth(a: str, b: float, c: str) -> float:
+    """``3 + CATEGORICAL[a] + (1 if b == 1 else -1)``; ``c`` has no effect. Noise-free (a deterministic simulation)."""
+    return 3.0 + CATEGORICAL[a] + (1.0 if float(b) == 1.0 else -1.0)
+
+
+def categorical_document() -> dict[str, Any]:
+    """A full factorial of a three-level factor in a non-sorted order, a two-level one listed high value first
+    and one with no effect, two repetitions, no noise."""
+    return _document("categorical", "categorical_truth",
+                     {"a": {"levels": ["lo", "mid", "hi"]}, "b": {"levels": [2, 1]}, "c": {"levels": ["x", "y"]}},
+                     0.0, "full_factorial", episodes=1, repetitions=2)
+
+
 def _document(uid: str, function: str, factors: dict, noise: float, design: Any, episodes: int,
               repetitions: int = 1) -> dict[str, Any]:
     """:func:`known_truth_study` of ``doe_truth:<function>`` (seed 11), each factor a parameter."""

@@ -87,3 +87,17 @@ def test_no_centre_points_with_center_zero_and_the_same_design_whatever_the_seed
 def test_other_numbers_of_factors_are_refused_naming_the_supported_ones(k):
     with pytest.raises(DesignError, match="3 to 7 continuous factors"):
         make_design(cont(k), method={"method": "box_behnken"})
+
+
+# Box & Behnken 1960 (NIST/SEMATECH 5.3.3.6.3, runs of a Box-Behnken design): centre points of the
+# published designs and their total runs: 15, 27, 46, 54, 62
+PUBLISHED_CENTRES = {3: 3, 4: 3, 5: 6, 6: 6, 7: 6}
+
+
+@pytest.mark.parametrize("k", sorted(PUBLISHED_CENTRES))
+def test_without_center_the_published_centre_points_are_added(k):
+    design = make_design(cont(k), method={"method": "box_behnken"})
+    centres = int(np.sum(np.all(design.coded() == 0, axis=1)))
+    assert centres == PUBLISHED_CENTRES[k]
+    assert len(design) == {3: 15, 4: 27, 5: 46, 6: 54, 7: 62}[k]
+    assert design.info["center"] == PUBLISHED_CENTRES[k]

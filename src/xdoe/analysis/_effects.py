@@ -27,6 +27,7 @@ from typing import TYPE_CHECKING, Any
 import numpy as np
 
 from xdoe.analysis._aggregates import DEFAULT_STATISTIC, MIN_REPETITIONS, interval_estimates, probabilities_of_improvement
+from xdoe.analysis._exact import f_test, snap_ss
 from xdoe.analysis._format import STAT_NAMES
 from xdoe.analysis._goal import Goal, resolve_goal
 from xdoe.analysis._result import Analysis, FactorEffect, Interaction, LevelStat, PointAggregate
@@ -119,15 +120,22 @@ def _fit(table: "pd.DataFrame", factors: list[str], kinds: dict[str, str], inter
         warnings.simplefilter("ignore")
         fit = smf.ols(formula, data=data).fit()
         table_ = anova_lm(fit, typ=2)
+    # a noise-free response: sums of squares of rounding residue are 0 (xdoe.analysis._exact), and F, p and
+    # partial eta² come from the snapped sums of squares
+    table_["sum_sq"] = snap_ss(table_["sum_sq"].to_numpy(float), float(data["y"].abs().max()), n)
+    resid, df_resid = float(table_.loc["Residual", "sum_sq"]), float(table_.loc["Residual", "df"])
+    tests = {term: f_test(float(table_.loc[term, "sum_sq"]), float(table_.loc[term, "df"]), resid, df_resid)
+             for term in table_.index if term != "Residual"}
+    for column, at in (("F", 0), ("PR(>F)", 1), ("eta_sq", 2)):
+        table_[column] = [tests[term][at] if term in tests else float("nan") for term in table_.index]
     return fit, table_, terms, safe
 
 
 def _eta(anova: Any, term: str) -> tuple[float, float, float]:
+    """``(F, p, partial eta²)`` of ``term`` in the ANOVA table (NaN without it)."""
     if anova is None or term not in anova.index:
         return float("nan"), float("nan"), float("nan")
-    ss, resid = float(anova.loc[term, "sum_sq"]), float(anova.loc["Residual", "sum_sq"])
-    eta = ss / (ss + resid) if ss + resid > 0 else float("nan")
-    return float(anova.loc[term, "F"]), float(anova.loc[term, "PR(>F)"]), eta
+    return float(anova.loc[term, "F"]), float(anova.loc[term, "PR(>F)"]), float(anova.loc[term, "eta_sq"])
 
 
 def _df(anova: Any, term: str) -> list[float | None] | None:
@@ -162,7 +170,11 @@ def _standardised(fit: Any, table: "pd.DataFrame", name: str, column: str) -> fl
 
 
 def _effects(table: "pd.DataFrame", factors: list[str], kinds: dict[str, str], within: str = "",
-             interactions: bool = True, seed: int = 0) -> tuple[list[FactorEffect], list[Interaction]]:
+             interactions: bool = True, seed: int = 0,
+             coding: dict[str, Any] | None = None) -> tuple[list[FactorEffect], list[Interaction]]:
+    """Type II ANOVA rows of ``factors`` and their two-way interactions; level
+    means listed low to high by the design's ``coding`` (the manifest's or the
+    store's; without it sorted)."""
     varying = [f for f in factors if table[f].nunique() > 1]
     fit, anova, terms, safe = _fit(table, varying, kinds, interactions)
     effects = []
@@ -175,7 +187,7 @@ def _effects(table: "pd.DataFrame", factors: list[str], kinds: dict[str, str], w
             effect = _standardised(fit, table, f, safe[f])
             effects.append(FactorEffect(f, "continuous", [], effect, F, p, eta, within, df=_df(anova, term)))
         else:
-            levels = _levels(table, f, seed)
+            levels = _levels(table, f, seed, _coded_order(table[f], (coding or {}).get(f)))
             means = [lv.mean for lv in levels]
             effects.append(FactorEffect(f, "nested" if within else "categorical", levels,
                                         max(means) - min(means), F, p, eta, within, df=_df(anova, term)))
@@ -256,13 +268,14 @@ def analyze(frame: "pd.DataFrame", response: Response | None = None, *, statisti
                      f"{len(table) - len(own)} steepest-ascent or confirmation runs are answered apart)")
             methods = {k: f"{v}; {apart}" if k in ("factors", "interactions") else v for k, v in methods.items()}
     else:
-        effects, interactions = _effects(table, plain, kinds, seed=seed)
+        coding = (design or {}).get("coding") or {}
+        effects, interactions = _effects(table, plain, kinds, seed=seed, coding=coding)
         for f in conditional:
             sub = table[table[f].notna()]
             others = ([g for g in plain if sub[g].nunique() > 1]
                       + [g for g in conditional if g != f and sub[g].notna().all()])
             nested, _ = _effects(sub, [f, *others], kinds, within=_parent(table, f, plain), interactions=False,
-                                 seed=seed)
+                                 seed=seed, coding=coding)
             effects += [e for e in nested if e.name == f]
         effects.sort(key=lambda e: (-(e.eta_sq if not math.isnan(e.eta_sq) else -1), e.name))
         model = ("type II ANOVA (statsmodels OLS + anova_lm): categorical factors as C(...), continuous ones "

@@ -20,6 +20,11 @@ the half-normal (Daniel) plot.
 * With replication (two or more runs at some point): an OLS fit
   (statsmodels) of the runs on the contrasts; ``effect = 2 * coefficient``,
   ``p`` its t test on the residual (pure error) degrees of freedom.
+* A noise-free response (a deterministic simulation): effects, Lenth's PSE
+  and the pure-error standard deviation within ``_exact.ROUNDING`` times the
+  largest |response| of zero are floating-point residue and taken as 0; a
+  non-zero effect over a zero error then has ``t = ±inf``, ``p = 0``, a zero
+  one ``t = 0``, ``p = 1`` (never a test of rounding noise).
 
 Checked against Montgomery (2012), Example 6.2 (filtration rate, a 2^4
 design): effects, PSE 2.625, ME 6.75 (tests/analysis/test_screening.py).
@@ -32,6 +37,8 @@ from typing import TYPE_CHECKING, Any
 
 import numpy as np
 
+from xdoe.analysis._exact import snap, t_test
+
 if TYPE_CHECKING:
     import pandas as pd
 
@@ -40,19 +47,21 @@ __all__ = ["lenth", "contrasts", "screening"]
 ALPHA = 0.05
 
 
-def lenth(effects: np.ndarray) -> dict[str, Any]:
+def lenth(effects: np.ndarray, scale: float = 0.0) -> dict[str, Any]:
     """Lenth's PSE of ``effects`` (``m`` contrasts) with its t values, p values,
-    margin of error and simultaneous margin of error (see the module docstring)."""
+    margin of error and simultaneous margin of error (see the module docstring).
+    A PSE within ``_exact.ROUNDING * scale`` of zero (``scale``: the largest |response|)
+    is 0: a noise-free response (:func:`t_test`)."""
     from scipy import stats
 
     c = np.abs(np.asarray(effects, float))
     m = len(c)
     s0 = 1.5 * float(np.median(c))
     trimmed = c[c < 2.5 * s0]
-    pse = 1.5 * float(np.median(trimmed)) if len(trimmed) else float("nan")
+    pse = 1.5 * float(np.median(trimmed)) if len(trimmed) else 0.0
+    pse = float(snap(np.array([pse]), scale)[0])
     df = m / 3.0
-    t = np.asarray(effects, float) / pse if pse > 0 else np.full(m, np.nan)
-    p = 2 * stats.t.sf(np.abs(t), df)
+    t, p = t_test(np.asarray(effects, float), np.full(m, pse), df)
     gamma = (1 + 0.95 ** (1.0 / m)) / 2
     return {"s0": s0, "pse": pse, "df": df, "t": t, "p": p, "me": float(stats.t.ppf(1 - ALPHA / 2, df) * pse),
             "sme": float(stats.t.ppf(gamma, df) * pse)}
@@ -228,19 +237,22 @@ def screening(table: "pd.DataFrame", coded: "pd.DataFrame", factors: list[str],
     xm = full[used]
     y = table["y"].to_numpy(float)[used]
     fit = sm.OLS(y, xm).fit()
-    coef = np.asarray(fit.params)
+    scale = float(np.abs(y).max()) if len(y) else 0.0
+    coef = snap(fit.params, scale)  # noise-free: residues of rounding are 0 (module docstring)
     effects = 2 * coef[1:1 + len(labels)]
     out: dict[str, Any] = {"centre_points": int(centre.sum()), "points": len(order), "runs": int(cube.sum()),
                            "blocks": n_blocks}
     df = float(fit.df_resid)
     if df >= 1:
-        t = np.asarray(fit.tvalues)[1:1 + len(labels)]
-        p = np.asarray(fit.pvalues)[1:1 + len(labels)]
+        sigma = float(snap(np.array([np.sqrt(fit.scale)]), scale)[0])
+        errors = np.asarray(fit.bse) / np.sqrt(fit.scale) * sigma if sigma > 0 else np.zeros(len(coef))
+        t_all, p_all = t_test(coef, errors, df)
+        t, p = t_all[1:1 + len(labels)], p_all[1:1 + len(labels)]
         with np.errstate(invalid="ignore", divide="ignore"):  # an exact fit: t is infinite, eta² 1
             F, eta = t ** 2, np.where(np.isinf(t), 1.0, t ** 2 / (t ** 2 + df))
         out.update(method="pure error", df=df)
     else:
-        stats = lenth(effects)
+        stats = lenth(effects, scale)
         t, p = stats["t"], stats["p"]
         F = eta = np.full(len(labels), np.nan)
         out.update(method="lenth", pse=stats["pse"], me=stats["me"], sme=stats["sme"], df=stats["df"])
@@ -261,8 +273,7 @@ def screening(table: "pd.DataFrame", coded: "pd.DataFrame", factors: list[str],
     out["curvature"] = None
     if centre.any() and df >= 1:
         g = 1 + len(labels)
-        curv_t = -float(np.asarray(fit.tvalues)[g])
-        out["curvature"] = {"effect": -float(coef[g]), "t": curv_t, "df": df, "p": float(np.asarray(fit.pvalues)[g]),
+        out["curvature"] = {"effect": -float(coef[g]), "t": -float(t_all[g]), "df": df, "p": float(p_all[g]),
                             "centre_runs": int(centre.sum())}
     return out
 

@@ -5,8 +5,12 @@ analysis and the contour plot.
   fitted by OLS (statsmodels), plus a block term ``C(block)`` when the design
   was augmented in blocks.
 * Lack of fit: the second-order model against the cell-means model of the
-  distinct points (statsmodels ``anova_lm``); needs replicated points (centre
-  points, or repetitions).
+  distinct points (the extra-sum-of-squares F test, as statsmodels ``anova_lm``
+  of the two fits); needs replicated points (centre points, or repetitions).
+* A noise-free response (a deterministic simulation): coefficients, sums of
+  squares and errors of rounding residue are 0 (:mod:`xdoe.analysis._exact`),
+  so a term with no effect has p 1, a planted one p 0, an exact quadratic no
+  lack of fit (F 0, p 1).
 * Canonical analysis (Box & Wilson 1951; Montgomery 2012, 11.3; Myers,
   Montgomery & Anderson-Cook 2016, 6.3): with ``b`` the linear coefficients and
   ``B`` the symmetric matrix of ``b_ii`` (diagonal) and ``b_ij / 2``, the
@@ -26,6 +30,7 @@ from typing import TYPE_CHECKING, Any
 import numpy as np
 
 from xdoe.analysis._design_info import natural
+from xdoe.analysis._exact import f_test, snap, snap_ss, t_test
 
 if TYPE_CHECKING:
     import pandas as pd
@@ -76,10 +81,15 @@ def factor_tests(fit: Any, k: int) -> dict[str, Any]:
     coefficients are all zero, ``(F, p, df_num, df_den)``; per pair ``(i, j)``
     the interaction coefficient's ``(b_ij, t, p, df_resid)``."""
     terms = _terms(k)
-    params = np.asarray(fit.params)
+    params, errors = exact_estimates(fit)
     out: dict[str, Any] = {"factors": [], "interactions": {}}
+    t_all, p_all = t_test(params, errors, float(fit.df_resid))
     for i in range(k):
         cols = [1 + n for n, t in enumerate(terms) if i in t]
+        if not errors.any():  # a noise-free response (xdoe.analysis._exact): the terms are zero or certain
+            F, p = (float("inf"), 0.0) if params[cols].any() else (0.0, 1.0)
+            out["factors"].append((F, p, float(len(cols)), float(fit.df_resid)))
+            continue
         r = np.zeros((len(cols), len(params)))
         for row, c in enumerate(cols):
             r[row, c] = 1.0
@@ -90,9 +100,22 @@ def factor_tests(fit: Any, k: int) -> dict[str, Any]:
                                float(test.df_denom)))
     for n, t in enumerate(terms):
         if len(t) == 2 and t[0] != t[1]:
-            out["interactions"][t] = (float(params[1 + n]), float(np.asarray(fit.tvalues)[1 + n]),
-                                      float(np.asarray(fit.pvalues)[1 + n]), float(fit.df_resid))
+            out["interactions"][t] = (float(params[1 + n]), float(t_all[1 + n]), float(p_all[1 + n]),
+                                      float(fit.df_resid))
     return out
+
+
+def exact_estimates(fit: Any) -> tuple[np.ndarray, np.ndarray]:
+    """The OLS ``fit``'s coefficients and standard errors (each shape ``(p,)``)
+    with rounding residue of a noise-free response set to 0
+    (:mod:`xdoe.analysis._exact`): coefficients within ``ROUNDING`` of the
+    largest |response|, and every error when the residual sum of squares is."""
+    y = np.asarray(fit.model.endog, float)
+    scale = float(np.abs(y).max()) if len(y) else 0.0
+    params = snap(fit.params, scale)
+    noise = float(snap_ss(np.array([fit.ssr]), scale, len(y))[0]) > 0
+    errors = np.asarray(fit.bse, float) if noise else np.zeros(len(params))
+    return params, errors
 
 
 def surface(table: "pd.DataFrame", coded: "pd.DataFrame", factors: list[str], coding: dict[str, dict],
@@ -109,7 +132,6 @@ def surface(table: "pd.DataFrame", coded: "pd.DataFrame", factors: list[str], co
         InputError: fewer runs than model terms.
     """
     import statsmodels.api as sm
-    from statsmodels.stats.anova import anova_lm
 
     from xdoe.errors import InputError
 
@@ -127,11 +149,12 @@ def surface(table: "pd.DataFrame", coded: "pd.DataFrame", factors: list[str], co
         warnings.simplefilter("ignore")
         fit = sm.OLS(y, xm).fit()
     k = len(factors)
-    params = np.asarray(fit.params)
+    params, errors = exact_estimates(fit)
     b, bq = params[1:k + 1], params[k + 1:2 * k + 1]
     bij = {t: params[1 + i] for i, t in enumerate(_terms(k)) if len(t) == 2 and t[0] != t[1]}
     out: dict[str, Any] = {
-        "coefficients": {n: {"estimate": float(v), "p": float(p)} for n, v, p in zip(names, params, fit.pvalues)},
+        "coefficients": {n: {"estimate": float(v), "p": float(p)}
+                         for n, v, p in zip(names, params, t_test(params, errors, float(fit.df_resid))[1])},
         "r_squared": float(fit.rsquared), "runs": int(len(y)),
     }
     out["_fit"] = (fit, block is not None, xm.shape[1])
@@ -145,9 +168,11 @@ def surface(table: "pd.DataFrame", coded: "pd.DataFrame", factors: list[str], co
         with warnings.catch_warnings():
             warnings.simplefilter("ignore")
             full = sm.OLS(y, cells).fit()
-            table_ = anova_lm(fit, full)
-        out["lack_of_fit"] = {"F": float(table_["F"].iloc[1]), "p": float(table_["Pr(>F)"].iloc[1]),
-                              "df": [float(table_["df_diff"].iloc[1]), float(table_["df_resid"].iloc[1])]}
+        df_lof, df_pe = float(fit.df_resid - full.df_resid), float(full.df_resid)
+        scale = float(np.abs(y).max())
+        ss_lof, ss_pe = snap_ss(np.array([fit.ssr - full.ssr, full.ssr]), scale, len(y))
+        F, p, _ = f_test(float(ss_lof), df_lof, float(ss_pe), df_pe)  # the extra-sum-of-squares F test
+        out["lack_of_fit"] = {"F": F, "p": p, "df": [df_lof, df_pe]}
     try:
         can = canonical(b, bq, bij)
     except np.linalg.LinAlgError:

@@ -40,8 +40,11 @@ from xdoe.errors import DesignError
 __all__ = ["fractional_factorial", "plackett_burman", "central_composite", "box_behnken", "coded_design", "CLASSIC"]
 
 CLASSIC = ("fractional_factorial", "plackett_burman", "central_composite", "box_behnken")
-#: centre points of a central composite / Box-Behnken design when ``center`` is not given
-DEFAULT_CENTER = {"central_composite": 4, "box_behnken": 3}
+#: centre points of a central composite design when ``center`` is not given
+DEFAULT_CENTER = {"central_composite": 4}
+#: centre points of the published Box-Behnken designs (Box & Behnken 1960; NIST/SEMATECH
+#: e-Handbook 5.3.3.6.3: 15, 27, 46, 54 and 62 runs for 3 to 7 factors), used when ``center`` is not given
+BOX_BEHNKEN_CENTER = {3: 3, 4: 3, 5: 6, 6: 6, 7: 6}
 
 
 def _two_level(factors: Sequence[Factor], method: str) -> None:
@@ -125,6 +128,7 @@ def _fractional(factors: Sequence[Factor], spec: DesignSpec) -> tuple[np.ndarray
             coded = pydoe.fracfact(generators)
         except ValueError as exc:
             raise DesignError(f"fractional_factorial: generators {generators!r}: {exc}") from None
+        _distinct_columns(np.asarray(coded, float), words, generators)
         info = {"generators": generators}
     else:
         if d < 2:
@@ -133,19 +137,73 @@ def _fractional(factors: Sequence[Factor], spec: DesignSpec) -> tuple[np.ndarray
     return _centre(np.asarray(coded, float), factors, spec.get("center", 0), "fractional_factorial"), info
 
 
-def _plackett_burman(factors: Sequence[Factor], spec: DesignSpec) -> tuple[np.ndarray, dict]:
+def _distinct_columns(coded: np.ndarray, words: list[str], generators: str) -> None:
+    """Refuse generators whose columns (``coded``, runs x factors) include a
+    constant one (a word whose letters cancel, ``aa``) or two equal up to
+    sign (``abb`` is ``a``, ``-ba`` is ``ab``): such a factor never varies or
+    cannot be told from another, which pydoe's string checks let through.
+
+    Raises:
+        DesignError: naming the word and the column it repeats.
+    """
+    for j, word in enumerate(words):
+        if np.all(coded[:, j] == coded[0, j]):
+            raise DesignError(f"fractional_factorial: generators {generators!r}: {word!r} is the constant "
+                              "column (its letters cancel in pairs), so that factor would never vary")
+        for i in range(j):
+            if abs(float(coded[:, i] @ coded[:, j])) == len(coded):
+                raise DesignError(f"fractional_factorial: generators {generators!r}: {word!r} is the same column "
+                                  f"as {words[i]!r} (up to sign: a letter twice cancels), so the two factors "
+                                  "cannot be told apart")
+
+
+#: Plackett & Burman (1946), "The design of optimum multifactorial experiments", Biometrika 33,
+#: 305-325 (Montgomery 2012, Table 8.23; NIST/SEMATECH 5.3.3.5): runs -> the published generator,
+#: the first run of the cyclic design (each next run shifts it one place to the right, the last has
+#: every factor low). Each is checked orthogonal in tests/design/test_plackett_burman.py.
+PLACKETT_BURMAN = {
+    12: "++-+++---+-",
+    20: "++--++++-+-+----++-",
+    24: "+++++-+-++--++--+-+----",
+    36: "-+-+++---+++++-+++--+----+-+-++--+-",
+    44: "++--+-+--+++-+++++---+-+++-----+---++-+-++-",
+}
+
+
+def plackett_burman_points(k: int) -> np.ndarray:
+    """The Plackett-Burman design of ``k`` factors, coded ±1, shape ``(N, k)``,
+    ``N`` the next multiple of 4 above ``k``: for 12, 20, 24, 36 and 44 runs the
+    first ``k`` columns of the published cyclic design (:data:`PLACKETT_BURMAN`),
+    else pydoe's ``pbdesign`` (4, 8, 16, 32 ... runs: Sylvester's Hadamard
+    matrix, a regular fraction; 40, 48, 80 ... runs: a doubled 20- or 12-run
+    design). pydoe builds 24 runs by doubling the 12-run design too, which
+    aliases main effects fully with two-factor interactions where the
+    published design aliases each partially (|r| 1/3); that is why the
+    cyclic designs are built here (an upstream fix belongs in pydoe).
+
+    Raises:
+        DesignError: no design of ``N`` runs is carried (28, 52, 56 ... runs).
+    """
     import pydoe
 
+    runs = 4 * (k // 4 + 1)
+    if runs in PLACKETT_BURMAN:
+        generator = np.array([1.0 if c == "+" else -1.0 for c in PLACKETT_BURMAN[runs]])
+        rows = [np.roll(generator, i) for i in range(runs - 1)] + [-np.ones(runs - 1)]
+        return np.array(rows)[:, :k]
+    try:
+        return np.asarray(pydoe.pbdesign(k), float)
+    except ValueError:  # pydoe builds 2^e, 12 x 2^e and 20 x 2^e runs only
+        raise DesignError(f"plackett_burman: no design of {runs} runs for {k} factors (carried: 4, 8, 12, 16, 20, "
+                          "24, 32, 36, 40, 44, 48, 64 ... runs: the published cyclic designs, 2^e, 12 x 2^e, "
+                          "20 x 2^e); use fewer factors or fractional_factorial with resolution: 3") from None
+
+
+def _plackett_burman(factors: Sequence[Factor], spec: DesignSpec) -> tuple[np.ndarray, dict]:
     _two_level(factors, "plackett_burman")
     if not factors:
         raise DesignError("plackett_burman needs at least one factor")
-    try:
-        coded = np.asarray(pydoe.pbdesign(len(factors)), float)
-    except ValueError:  # pydoe builds 2^e, 12 x 2^e and 20 x 2^e runs only
-        runs = 4 * (len(factors) // 4 + 1)
-        raise DesignError(f"plackett_burman: no design of {runs} runs for {len(factors)} factors (pydoe builds "
-                          "4, 8, 12, 16, 20, 24, 32, 40, 48... runs: 2^e, 12 x 2^e, 20 x 2^e); use fewer "
-                          "factors or fractional_factorial with resolution: 3") from None
+    coded = plackett_burman_points(len(factors))
     return _centre(coded, factors, spec.get("center", 0), "plackett_burman"), {}
 
 
@@ -202,7 +260,7 @@ def _box_behnken(factors: Sequence[Factor], spec: DesignSpec) -> tuple[np.ndarra
     if k not in BOX_BEHNKEN:
         raise DesignError(f"box_behnken is defined for 3 to 7 continuous factors (Box & Behnken 1960), not {k}; "
                           "use central_composite or d_optimal with model: quadratic")
-    center = spec.get("center", DEFAULT_CENTER["box_behnken"])
+    center = spec.get("center", BOX_BEHNKEN_CENTER[k])
     coded = np.vstack([box_behnken_points(k), np.zeros((center, k))])
     return coded, {"center": center}
 

@@ -8,6 +8,7 @@ import sys
 from dataclasses import dataclass
 from typing import Any, Literal
 
+from xdoe._levels import repeated_level
 from xdoe.errors import DesignError
 
 __all__ = ["Factor", "round_continuous", "SIGNIFICANT_DIGITS"]
@@ -42,7 +43,7 @@ class Factor:
     value written into a run document.
 
     Raises:
-        DesignError: empty name or levels, both levels and a range, neither,
+        DesignError: empty name or levels, a level listed twice, both levels and a range, neither,
             ``low >= high``, a non-finite bound, ``log`` scale with
             ``low <= 0``, a scale other than linear/log, ``integer`` or
             ``log`` on a categorical factor, or an integer range holding no
@@ -72,6 +73,9 @@ class Factor:
             levels = tuple(self.levels)
             if not levels:
                 raise DesignError(f"factor {name!r}: levels must not be empty")
+            if (twice := repeated_level(levels)) is not None:
+                raise DesignError(f"factor {name!r}: level {twice!r} is listed twice; the levels of a factor "
+                                  "must differ")
             object.__setattr__(self, "levels", levels)
             if self.scale != "linear":
                 raise DesignError(f"factor {name!r}: scale {self.scale!r} applies to ranges, not to levels")

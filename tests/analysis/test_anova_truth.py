@@ -1,0 +1,45 @@
+"""The type II ANOVA of a full factorial (no two-level screening model) on a
+known, noise-free truth through xgen, the executor, the store and ``xrun
+analyze``: the factor with no effect and every interaction are exactly null
+(F 0, p 1, never a test of rounding residue), the planted ones have p 0, and
+every factor's level means are listed low to high in the document's order."""
+
+from __future__ import annotations
+
+import json
+
+import pytest
+from click.testing import CliRunner
+
+from doe_truth import CATEGORICAL, categorical_document, run_folder
+from xdoe.cli._xrun import main as xrun
+from xdoe.design.runfiles import generate
+
+
+@pytest.fixture(scope="module")
+def analysis(tmp_path_factory) -> dict:
+    out = tmp_path_factory.mktemp("anova") / "out"
+    generate(categorical_document(), out)
+    run_folder(out)
+    result = CliRunner().invoke(xrun, ["analyze", str(out), "--format", "json"])
+    assert result.exit_code == 0, result.output
+    return json.loads(result.stdout)
+
+
+def test_the_null_factor_and_interactions_are_exactly_null_and_the_planted_ones_certain(analysis):
+    factors = {f["name"]: f for f in analysis["factors"]}
+    assert factors["a"]["effect"] == pytest.approx(5.0) and factors["a"]["p"] == 0.0
+    assert factors["b"]["effect"] == pytest.approx(2.0) and factors["b"]["p"] == 0.0
+    assert factors["c"]["effect"] == pytest.approx(0.0, abs=1e-12)
+    assert (factors["c"]["F"], factors["c"]["p"], factors["c"]["eta_sq"]) == (0.0, 1.0, 0.0)
+    assert analysis["interactions"]
+    for row in analysis["interactions"]:
+        assert (row["F"], row["p"]) == (0.0, 1.0)
+
+
+def test_level_means_are_listed_in_the_documents_order(analysis):
+    levels = {f["name"]: [(lv["level"], lv["mean"]) for lv in f["levels"]] for f in analysis["factors"]}
+    assert [lv for lv, _ in levels["a"]] == ["lo", "mid", "hi"]
+    assert [m for _, m in levels["a"]] == pytest.approx([3 + v for v in CATEGORICAL.values()])  # b averages 0
+    assert [lv for lv, _ in levels["b"]] == [2, 1]  # low (the first level) to high
+    assert [lv for lv, _ in levels["c"]] == ["x", "y"]
