@@ -53,3 +53,11 @@ def test_a_noise_free_response_flags_exactly_the_planted_effects(mean, centre, r
     if centre:
         assert result["curvature"]["effect"] == pytest.approx(4 * 0.7)
         assert result["curvature"]["p"] == 0.0
+
+
+def test_an_infinite_t_or_f_reads_inf_in_the_tables() -> None:
+    """A t or F over a zero error is infinite: the tables say ``inf``, not ``-`` (which means "not given")."""
+    from xdoe.analysis._format import fmt_num
+
+    assert (fmt_num(float("inf")), fmt_num(-float("inf")), fmt_num(float("nan")), fmt_num(None)) == \
+        ("inf", "-inf", "-", "-")

@@ -34,7 +34,11 @@ def shown_rows(rows: list[list[str]], every: str, limit: int = TABLE_ROWS) -> tu
 
 
 def fmt_num(x: Any, digits: int = 4) -> str:
-    """A number with ``digits`` significant digits; ``-`` for NaN/None."""
+    """A number with ``digits`` significant digits; ``inf``/``-inf`` for an
+    infinite one (a t or F over a zero error: a noise-free response); ``-``
+    for NaN/None."""
+    if isinstance(x, float) and math.isinf(x):
+        return "inf" if x > 0 else "-inf"
     if x is None or (isinstance(x, float) and not math.isfinite(x)):
         return "-"
     if isinstance(x, float):
