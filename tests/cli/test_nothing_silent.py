@@ -380,3 +380,23 @@ def test_an_agent_left_without_a_set_or_with_an_empty_one_warns(case: str, text:
     path.write_text(text, encoding="utf-8")
     result = CliRunner().invoke(xgen, ["check", str(path)])
     assert result.exit_code == 0 and f"warning: {path}" in result.output and where in result.output, result.output
+
+
+def test_a_placeholder_in_a_key_is_refused_and_one_without_braces_warns(tmp_path: Path) -> None:
+    """``"${length}": 1`` as a key and ``"$length"`` as a value stayed as written in every run document."""
+    path = tmp_path / "doc.yaml"
+    path.write_text(_edit(DUMMY, 'sensors: 3, actuators: 2}', 'sensors: 3, actuators: 2, "${length}": 1}'),
+                    encoding="utf-8")
+    _one_error(CliRunner().invoke(xgen, ["check", str(path)]),
+               "definitions.environments.small.environment.params.${length}: placeholders are replaced in values, "
+               "not in keys")
+    path.write_text(_edit(DUMMY, 'params: {length: "${length}", sensors: 3', 'params: {length: "$length", sensors: 3'),
+                    encoding="utf-8")
+    result = CliRunner().invoke(xgen, ["check", str(path)])
+    assert result.exit_code == 0, result.output
+    assert ("definitions.environments.small.environment.params.length: '$length' stays as written: a placeholder "
+            "of factor 'length' is '${length}'") in result.output
+    path.write_text(_edit(DUMMY, 'sensors: 3, actuators: 2}', 'sensors: 3, actuators: 2, note: "$${length} $$5"}'),
+                    encoding="utf-8")  # an escaped placeholder and a lone dollar are no mistake
+    quiet = CliRunner().invoke(xgen, ["check", str(path)])
+    assert quiet.exit_code == 0 and "stays as written" not in quiet.output, quiet.output

@@ -74,7 +74,7 @@ from xdoe.documents._experiment_types import Experiment, PhaseLevels, Variable
 from xdoe.documents._identifiers import safe_uid
 from xdoe.documents._identifiers import experiment_uid_problem, name_problem
 from xdoe.documents._named import unwrap_schedule_names
-from xdoe.documents._placeholders import PlaceholderError, find_placeholders, substitute
+from xdoe.documents._placeholders import PlaceholderError, bare_names, find_placeholders, substitute
 from xdoe.documents._schedule_checks import duplicate_level, mixed_levels, check_conditions, check_design, check_schedule
 from xdoe.documents._storable import refuse_unstorable
 from xdoe.documents._validation import check_unknown_keys, did_you_mean, ensure_valid, max_factors, short_repr
@@ -348,6 +348,10 @@ def load_experiment(
                 )
 
     used = _check_placeholders(data, source, named)
+    for path, name in bare_names(data.get("definitions"), ("definitions",)):
+        if name in named:
+            warnings.append(str(source.error(f"'${name}' stays as written: a placeholder of factor {name!r} is "
+                                             f"'${{{name}}}'", path)))
     for name, var in named.items():
         if name not in used:
             warnings.append(str(source.error(f"factor {name!r} is not used in definitions", var.path)))
