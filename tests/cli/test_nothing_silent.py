@@ -229,9 +229,8 @@ def test_a_run_document_that_cannot_be_built_leaves_no_output_folders(tmp_path: 
 @pytest.mark.parametrize(("case", "text", "where"), [
     ("phase_config", _edit(DUMMY, "{mode: test, worker: 1, episodes: 2}", "{mode: test, worker: 1, episodes: 2, eval: 5}"),
      "definitions.phase_config.test.eval: unknown key 'eval'"),
-    # a pruning option moved one level up, out of its prune mapping: the rule ran with its default
-    ("run_config", _edit(DUMMY, RUN_CONFIG, RUN_CONFIG + "    reduction_factor: 3\n"),
-     "definitions.run_config.reduction_factor: unknown key 'reduction_factor'"),
+    ("run_config", _edit(DUMMY, RUN_CONFIG, RUN_CONFIG + "    notes: 3\n"),
+     "definitions.run_config.notes: unknown key 'notes'"),
 ])
 def test_an_unknown_key_of_phase_config_or_run_config_is_not_passed_through_in_silence(
         case: str, text: str, where: str, tmp_path: Path) -> None:
@@ -400,3 +399,45 @@ def test_a_placeholder_in_a_key_is_refused_and_one_without_braces_warns(tmp_path
                     encoding="utf-8")  # an escaped placeholder and a lone dollar are no mistake
     quiet = CliRunner().invoke(xgen, ["check", str(path)])
     assert quiet.exit_code == 0 and "stays as written" not in quiet.output, quiet.output
+
+
+@pytest.mark.parametrize(("case", "text", "fragment"), [
+    # a pruning option moved one level up, out of its prune mapping: the rule ran with its default
+    ("prune_option_up", _edit(DUMMY, RUN_CONFIG, RUN_CONFIG + "    reduction_factor: 3\n"),
+     "definitions.run_config.reduction_factor: unknown key 'reduction_factor' here: it is a key of 'prune', one "
+     "level down, the only place xdoe reads it (move it into 'prune')"),
+    # a brain's params written beside it: the brain ran with its defaults
+    ("params_up", _edit(DUMMY, "      brain: {name: xdoe.agents:DummyBrain, params: {}}",
+                        "      brain: {name: xdoe.agents:DummyBrain}\n      params: {a: 1}"),
+     "definitions.agents.random.params: unknown key 'params' here: it is a key of 'brain' or 'muscle' or "
+     "'objective', one level down"),
+    # a reward pushed into the environment component: the environment ran without it
+    ("reward_down", _edit(DUMMY, "        params: {length: \"${length}\", sensors: 6, actuators: 4}",
+                          "        params: {length: \"${length}\", sensors: 6, actuators: 4}\n"
+                          "        reward: {name: xdoe.agents:RewardObjective}"),
+     "definitions.environments.large.environment.reward: unknown key 'reward' here: it is a key of the mapping "
+     "one level up"),
+])
+def test_a_key_one_level_off_its_place_is_refused(case: str, text: str, fragment: str, tmp_path: Path) -> None:
+    """A key written one level above or below the model that reads it was an unknown key (a warning) and the
+    setting was dropped."""
+    path = tmp_path / "doc.yaml"
+    path.write_text(text, encoding="utf-8")
+    _one_error(CliRunner().invoke(xgen, ["check", str(path)]), fragment)
+
+
+@pytest.mark.parametrize(("case", "old", "new", "fragment"), [
+    ("episodes_up", "episodes: 2}", "}\n      episodes: 2",
+     "schedule[0].Training Phase.episodes: unknown key 'episodes' here: it is a key of 'phase_config', one level "
+     "down"),
+    ("sensors_into_brain", "DummyBrain, params: {}}", "DummyBrain, params: {}, sensors: [x]}",
+     "schedule[0].Training Phase.agents[0].brain.sensors: unknown key 'sensors' here: it is a key of the mapping "
+     "one level up"),
+])
+def test_a_key_one_level_off_its_place_in_a_run_document_is_refused(case: str, old: str, new: str,
+                                                                    fragment: str, tmp_path: Path) -> None:
+    path = tmp_path / "run.yml"
+    path.write_text(_edit(POWERGRID, old, new), encoding="utf-8")
+    """``phase_config.episodes`` written beside ``phase_config`` ran 1 episode; an agent's ``sensors`` written in
+    its brain gave it every sensor: each was a warning."""
+    _one_error(CliRunner().invoke(xrun, ["experiment-check", str(path)]), fragment)

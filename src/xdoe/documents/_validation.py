@@ -294,6 +294,16 @@ def check_unknown_keys(
                 here = ".".join(str(p) for p in path) or "the top level"
                 raise source.error(f"unknown key {key!r} at {here}: {section!r} belongs at {sections[section]}, "
                                    "the only place xdoe reads it (move it there)", where)
+        below = [name for name, keys in _children(model, path) if key in keys]
+        if below:  # brain.params moved up to the agent, phase_config.episodes up to the phase: dropped
+            inside = " or ".join(repr(name) for name in below)
+            raise source.error(f"unknown key {key!r} here: it is a key of {inside}, one level down, the only "
+                               f"place xdoe reads it (move it into {inside})", where)
+        above = path[:-2] if path and isinstance(path[-1], int) else path[:-1]
+        parent = _node(model, above) if path else None
+        if isinstance(parent, BaseModel) and key in model_keys(type(parent)):  # an agent's sensors in its brain
+            raise source.error(f"unknown key {key!r} here: it is a key of the mapping one level up, the only "
+                               "place xdoe reads it (move it there)", where)
         if strict:
             close = closest(key, known)
             hint = f"; did you mean {close!r}?" if close else f" (valid here: {', '.join(known)})"
@@ -316,6 +326,55 @@ def unknown_keys(
         key = field.alias or name
         found.extend(_unknown_in(value, path + (key,)))
     return found
+
+
+def _children(model: BaseModel, path: tuple[str | int, ...]) -> list[tuple[str, list[str]]]:
+    """``(field key, keys valid in it)`` of each field of the model at
+    ``path`` inside ``model`` whose value is a model (or an optional one):
+    where a key unknown at ``path`` belongs when it was written one level too
+    high."""
+    node = _node(model, path)
+    if not isinstance(node, BaseModel):
+        return []
+    out = []
+    for name, field in type(node).model_fields.items():
+        classes = _model_classes(field.annotation)
+        if classes:
+            out.append((field.alias or name, sorted({k for c in classes for k in model_keys(c)})))
+    return out
+
+
+def _node(model: BaseModel, path: tuple[str | int, ...]) -> Any:
+    """The value at key path ``path`` inside ``model`` (model fields by their
+    document keys, then mapping keys and list indexes), or ``None``."""
+    node: Any = model
+    for part in path:
+        if isinstance(node, BaseModel):
+            fields = {f.alias or n: n for n, f in type(node).model_fields.items()}
+            node = getattr(node, fields[part]) if part in fields else None
+        elif isinstance(node, (dict, list)):
+            try:
+                node = node[part]  # type: ignore[index]
+            except (KeyError, IndexError, TypeError):
+                node = None
+        else:
+            node = None
+        if node is None:
+            return None
+    return node
+
+
+def _model_classes(annotation: Any) -> list[type[BaseModel]]:
+    """The document models an annotation names directly (``X``, ``X | None``,
+    ``Annotated[X | None, ...]``), not inside a list or mapping."""
+    import typing
+
+    if isinstance(annotation, type) and issubclass(annotation, BaseModel):
+        return [annotation]
+    origin = typing.get_origin(annotation)
+    if origin in (list, dict, tuple, set):
+        return []
+    return [c for arg in typing.get_args(annotation) for c in _model_classes(arg)]
 
 
 def _unknown_in(value: Any, path: tuple[str | int, ...]) -> list:
