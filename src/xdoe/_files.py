@@ -15,7 +15,7 @@ from typing import Callable
 
 from xdoe.errors import InputError, OutputError, OutputPathError
 
-__all__ = ["OutputError", "OutputPathError", "file_sha256", "folder_run_files", "manifest_design", "output_error",
+__all__ = ["OutputError", "OutputPathError", "changed_since_written", "file_sha256", "folder_run_files", "manifest_design", "output_error",
            "refuse_existing", "write_atomically", "xgen_folder"]
 
 _CHUNK = 1 << 20
@@ -330,6 +330,30 @@ def folder_run_files(folder: Path | str) -> tuple[list[Path], list[Path]]:
         return found, []
     listed = set().union(*manifests)
     return [p for p in found if p.name in listed], [p for p in found if p.name not in listed]
+
+
+def changed_since_written(path: Path | str) -> str | None:
+    """Why the run document ``path`` may not run as it is: the xgen manifest
+    of its folder lists it with another sha256 than its bytes have (the
+    file was edited by hand since ``xgen generate`` wrote it). Its
+    ``design_point`` still names the levels xgen gave it, and every analysis
+    would label its results with them although the run may no longer use
+    them (a wrong answer, issue 33's "nothing silent"). ``None`` when the file
+    is as written, or no readable manifest of the folder lists it."""
+    file = Path(path)
+    for manifest in _manifest_paths(file.parent):
+        data, _why = _load_manifest(manifest)
+        if data is None:
+            continue
+        for entry in data["files"]:
+            if isinstance(entry, dict) and entry.get("name") == file.name and isinstance(entry.get("sha256"), str):
+                if file_sha256(file) == entry["sha256"]:
+                    return None
+                return (f"changed since xgen wrote it (its sha256 is not the one {manifest.name} records): its "
+                        "design_point still names the levels xgen gave it, so every analysis would label its "
+                        "results with them; write the change into the experiment document and run xgen generate "
+                        "--force, or run a copy outside this folder without design_point")
+    return None
 
 
 def manifest_design(folder: Path | str | None, experiment: str | None) -> dict | None:

@@ -18,9 +18,28 @@ from xdoe.errors import InputError, StoreLostError, XdoeError
 if TYPE_CHECKING:
     from xdoe.store import Store
 
-__all__ = ["EXIT_OK", "EXIT_FAILED", "EXIT_INPUT", "OVERWRITE_HINT", "PIPE_WIDTH", "Program", "check_output", "console",
+__all__ = ["EXIT_OK", "EXIT_FAILED", "EXIT_INPUT", "OVERWRITE_HINT", "PIPE_WIDTH", "Number", "Program", "check_output",
+           "console",
            "document_warnings", "fail", "handle_errors", "open_store_or_exit", "output_options", "resume_gc", "store_option",
            "without_pydantic_plugins"]
+
+class Number(click.FloatRange):
+    """``click.FloatRange`` that refuses ``nan`` (it passes every range
+    check: no comparison with NaN is true, so ``--power nan`` ran a power
+    analysis of NaN) and, unless ``infinite``, ``inf``."""
+
+    def __init__(self, *args: Any, infinite: bool = False, **kwargs: Any) -> None:
+        super().__init__(*args, **kwargs)
+        self.infinite = infinite
+
+    def convert(self, value: Any, param: click.Parameter | None, ctx: click.Context | None) -> Any:
+        import math
+
+        number = super().convert(value, param, ctx)
+        if math.isnan(number) or (math.isinf(number) and not self.infinite):
+            self.fail(f"{value!r} is not a finite number", param, ctx)
+        return number
+
 
 EXIT_OK = 0
 EXIT_FAILED = 1  # some run failed / some work did not complete
@@ -172,10 +191,15 @@ def handle_errors(func: F) -> F:
     (:class:`~xdoe.errors.StoreLostError`) into exit code 2 and other :class:`XdoeError`
     into exit code 1, each with a one-line message and no traceback; a
     module of a missing extra (pandas without ``xdoe[analysis]``...) into
-    exit code 2 naming the extra to install."""
+    exit code 2 naming the extra to install; a path the system cannot take
+    at all (a name too long, a loop of links), wherever it is first looked
+    at (``-o``, ``--store sqlite:///...``, ``--results``), into exit code 2
+    naming it."""
 
     @functools.wraps(func)
     def wrapper(*args: Any, **kwargs: Any) -> Any:
+        import errno
+
         from xdoe._extras import missing_extra
 
         try:
@@ -191,6 +215,11 @@ def handle_errors(func: F) -> F:
             fail(str(exc), EXIT_INPUT)  # when it cannot be opened (every read command: status, results...)
         except XdoeError as exc:
             fail(str(exc), EXIT_FAILED)
+        except OSError as exc:  # after XdoeError: xdoe's path errors are OSErrors too
+            if exc.errno not in (errno.ENAMETOOLONG, errno.ELOOP):
+                raise
+            fail(f"{exc.filename or 'a path'}: {exc.strerror} (choose a shorter path, or one without a loop of "
+                 "symbolic links)", EXIT_INPUT)
 
     return wrapper  # type: ignore[return-value]
 

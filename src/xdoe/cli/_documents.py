@@ -21,7 +21,7 @@ from xdoe.errors import InputError
 if TYPE_CHECKING:
     from xdoe.execution import RunPlan
 
-__all__ = ["Loaded", "load_documents", "checked_plans"]
+__all__ = ["Loaded", "changed_files", "load_documents", "checked_plans"]
 
 
 @dataclass
@@ -75,7 +75,28 @@ def checked_plans(files: Sequence[str | Path], *, store_url: str | None, results
 
     resume_gc()  # the checks construct the user's components (see Program)
     _exit_on(preflight(loaded.plans, store_url=store_url, results=results, workers=workers))
+    _exit_on(changed_files(files, written))
     return loaded.plans
+
+
+def changed_files(files: Sequence[str | Path], written: Mapping[str, Any] | None = None) -> list[str]:
+    """One ``file:1: changed since xgen wrote it ...`` line per run file an
+    xgen manifest of its folder lists with another sha256
+    (:func:`xdoe._files.changed_since_written`): its ``design_point`` would
+    label its results with levels it may no longer run. Checked after the
+    documents' own problems, which say more. ``written``: files the caller
+    wrote itself (``xrun optimize``'s batch), not checked."""
+    from xdoe._files import changed_since_written
+    from xdoe.execution import located
+
+    lines = []
+    for path in files:
+        if written and str(path) in written:
+            continue
+        changed = changed_since_written(path)
+        if changed is not None:
+            lines.append(located(str(path), changed))
+    return lines
 
 
 def _exit_on(lines: Sequence[str]) -> None:

@@ -23,7 +23,7 @@ from typing import Any, Callable
 
 import click
 
-from xdoe.cli._common import (EXIT_FAILED, EXIT_INPUT, EXIT_OK, OVERWRITE_HINT, check_output, console, fail,
+from xdoe.cli._common import (EXIT_FAILED, EXIT_INPUT, EXIT_OK, OVERWRITE_HINT, Number, check_output, console, fail,
                               handle_errors, output_options)
 from xdoe.cli._select import all_option, choose_experiment, open_store, select_options, store_of
 from xdoe.store import HEARTBEAT_TIMEOUT
@@ -45,7 +45,7 @@ def _when(value: Any) -> str:
 @select_options
 @all_option
 @click.option("--heartbeat-timeout", default=HEARTBEAT_TIMEOUT, show_default=True, metavar="SECONDS",
-              type=click.FloatRange(min=0), help="A running instance without a heartbeat for this "
+              type=Number(min=0, infinite=True), help="A running instance without a heartbeat for this "
               "long (or whose process is gone, on this host) counts as interrupted.")
 @click.option("--only", "only", multiple=True, metavar="STATUS",
               type=click.Choice(["finished", "pruned", "running", "failed", "interrupted", "missing", "invalid"]),

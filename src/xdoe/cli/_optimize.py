@@ -27,7 +27,7 @@ from typing import Any, Callable
 
 import click
 
-from xdoe.cli._common import EXIT_FAILED, EXIT_OK, fail, handle_errors
+from xdoe.cli._common import EXIT_FAILED, EXIT_OK, Number, fail, handle_errors
 from xdoe.cli._slurm_batch import check_slurm_scale, run_batch, task_arguments
 from xdoe.errors import InputError
 
@@ -212,7 +212,7 @@ def optimize_command(*, start: Callable[..., None], options: list[Callable[[F], 
                        "goes on.")
     @click.option("--quiet", "-q", is_flag=True, help="Only errors and the final summary (the best trial): no progress display, summary "
                        "tables, trial lines or pruned-run lines.")
-    @click.option("--run-timeout", type=click.FloatRange(min=0.001), default=None, metavar="SECONDS",
+    @click.option("--run-timeout", type=Number(min=0.001, infinite=True), default=None, metavar="SECONDS",
                   help="Seconds each run may take (as xrun experiment-start).")
     @click.option("--laydown/--no-laydown", default=True, show_default=True,
                   help="Put the lay-down diagram laydown.svg into each run's results folder (as xrun experiment-start).")

@@ -17,7 +17,7 @@ from typing import Any
 import click
 
 from xdoe.cli._analysis import _goal, _response, _rich_table, _select, load_frame
-from xdoe.cli._common import console, handle_errors
+from xdoe.cli._common import Number, console, handle_errors
 
 __all__ = ["plan_command"]
 
@@ -94,11 +94,11 @@ def render_plan(plan: Any, fmt: str) -> str:
 @click.option("--agent", metavar="NAME", default=None, help="Whose objective: one agent of runs with several.")
 @click.option("--stat", "statistic", type=click.Choice(["iqm", "mean", "median"]), default="iqm", show_default=True,
               help="Estimate over runs that picks the best point (as xrun analyze ranks them).")
-@click.option("--delta", type=float, default=None,
+@click.option("--delta", type=Number(), default=None,
               help="The difference of means to detect [default: the observed one of each comparison].")
-@click.option("--power", type=click.FloatRange(0, 1, min_open=True, max_open=True), default=0.8, show_default=True,
+@click.option("--power", type=Number(0, 1, min_open=True, max_open=True), default=0.8, show_default=True,
               help="Power 1 - beta.")
-@click.option("--alpha", type=click.FloatRange(0, 1, min_open=True, max_open=True), default=0.05, show_default=True,
+@click.option("--alpha", type=Number(0, 1, min_open=True, max_open=True), default=0.05, show_default=True,
               help="Level of the two-sided test.")
 @click.option("--compare", type=(int, int), default=None, metavar="I J",
               help="Compare design points I and J only [default: the best against each other point].")

@@ -18,7 +18,7 @@ from typing import Any, Iterator
 
 import click
 
-from xdoe.cli._common import (EXIT_FAILED, EXIT_INPUT, EXIT_OK, console, fail, handle_errors, open_store_or_exit,
+from xdoe.cli._common import (EXIT_FAILED, EXIT_INPUT, EXIT_OK, Number, console, fail, handle_errors, open_store_or_exit,
                               store_option)
 from xdoe.store import HEARTBEAT_TIMEOUT
 
@@ -169,7 +169,7 @@ def grow_command(session_config: Path, store_url: str | None, results: Path, sto
 @click.option("--run", "run_uid", metavar="UID", default=None, help="Lineage: only this run.")
 @click.option("--latest", is_flag=True, help="Lineage: only the newest instance of each run version.")
 @click.option("--heartbeat-timeout", default=HEARTBEAT_TIMEOUT, show_default=True, metavar="SECONDS",
-              type=click.FloatRange(min=0), help="Lineage: when a running instance counts as interrupted.")
+              type=Number(min=0, infinite=True), help="Lineage: when a running instance counts as interrupted.")
 @store_option
 @handle_errors
 def tree_command(node: str | None, fmt: str, tree_uid: str | None, lineage: bool, experiment: str | None, run_uid: str | None,
@@ -189,6 +189,10 @@ def tree_command(node: str | None, fmt: str, tree_uid: str | None, lineage: bool
         if lineage or experiment or run_uid or latest or not trees:
             if node is not None:
                 fail("NODE needs a store with session trees (xrun branch / xrun grow make them)")
+            if tree_uid is not None:  # else the lineage of every run was shown as if it were that tree's
+                fail(f"no session tree {tree_uid!r}: "
+                     + ("--tree shows a session tree, not the lineage (--lineage)" if trees else
+                        "the store has no session trees (xrun branch / xrun grow make them)"))
             _lineage(store, experiment, run_uid, latest, heartbeat_timeout, fmt)
             return
         if tree_uid is not None:
@@ -242,6 +246,8 @@ def _lineage(store: Any, experiment: str | None, run_uid: str | None, latest: bo
     store.views.check_experiment(experiment)
     nodes = store.views.build_lineage(experiment, run=run_uid, latest_only=latest,
                                 heartbeat_timeout=heartbeat_timeout)
+    if run_uid is not None and not nodes:  # as xrun status --run: a run the store lacks is an error, not "no runs"
+        fail(f"no run {run_uid!r} in {store.url}" + (f" (experiment {experiment})" if experiment else ""))
     if fmt == "dot":
         fail("the lineage view has text and json formats; dot is for session trees")
     if fmt == "json":

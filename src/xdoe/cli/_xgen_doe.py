@@ -10,7 +10,7 @@ from typing import Any, Callable
 
 import click
 
-from xdoe.cli._common import handle_errors
+from xdoe.cli._common import Number, handle_errors
 
 __all__ = ["augment_command"]
 
@@ -163,7 +163,7 @@ def augment_command(*, prepare: Callable[..., Any], resume_gc: Callable[[], None
                        "numeric levels listed low first, move (past them if the path goes there: recorded); "
                        "other factors with levels are held at their better level (a design with no factor that "
                        "can move is refused).")
-    @click.option("--step", type=click.FloatRange(min=0, min_open=True), default=1.0, show_default=True,
+    @click.option("--step", type=Number(min=0, min_open=True), default=1.0, show_default=True,
                   metavar="S", help="With --steepest-ascent: coded units per step of the factor of largest |b|.")
     @click.option("--confirm", type=click.IntRange(min=1), default=None, metavar="N",
                   help="Add N confirmation runs at the predicted optimum of the finished design's model: the "

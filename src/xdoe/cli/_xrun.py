@@ -27,7 +27,7 @@ from typing import TYPE_CHECKING, Any, Callable, Mapping, Sequence
 import click
 
 from xdoe.cli._ctrl_c import EXIT_INTERRUPTED, CtrlC, RememberArgs, resume_line
-from xdoe.cli._common import (EXIT_FAILED, EXIT_INPUT, EXIT_OK, Program, document_warnings, fail, handle_errors,
+from xdoe.cli._common import (EXIT_FAILED, EXIT_INPUT, EXIT_OK, Number, Program, document_warnings, fail, handle_errors,
                               open_store_or_exit, store_option, without_pydantic_plugins)
 from xdoe.cli._documents import checked_plans
 from xdoe.cli._jobs import scale_options, skip_finished_files
@@ -182,17 +182,17 @@ def main() -> None:
 @scale_options
 @click.option("--rerun", is_flag=True,
               help="Run again runs that finished before (a new instance) instead of skipping them.")
-@click.option("--heartbeat-timeout", type=click.FloatRange(min=0, min_open=True), default=HEARTBEAT_TIMEOUT,
+@click.option("--heartbeat-timeout", type=Number(min=0, min_open=True, infinite=True), default=HEARTBEAT_TIMEOUT,
               show_default=True, metavar="SECONDS",
               help="A running instance (or claim) without heartbeat for this long counts as dead: "
                    "its run is resumed.")
-@click.option("--store-wait", type=click.FloatRange(min=0), default=STORE_WAIT, show_default=True,
+@click.option("--store-wait", type=Number(min=0, infinite=True), default=STORE_WAIT, show_default=True,
               metavar="SECONDS",
               help="A store that goes away during the campaign (its server stopped or restarting) is "
                    "waited for this long, with back-off: no run starts meanwhile and the runs in flight "
                    "keep their episodes; then the campaign goes on where it was. Past it, the campaign "
                    "stops with one line saying how to resume (exit 1).")
-@click.option("--run-timeout", type=click.FloatRange(min=0.001), default=None, metavar="SECONDS",  # MIN_SECONDS
+@click.option("--run-timeout", type=Number(min=0.001, infinite=True), default=None, metavar="SECONDS",  # MIN_SECONDS
               help="Seconds each run may take (the smaller of this and the document's run_config.timeout); "
                    "a run passing it fails with 'no progress for N s in <Class>.<method>', the others go on. "
                    "Default: no limit.")
@@ -397,6 +397,7 @@ def experiment_check(files: tuple[str, ...]) -> None:
     construct every component (with a throwaway seed) without running. Every
     component that does not import is reported, not only the first. Exit 0
     when all are usable, else 2."""
+    from xdoe.cli._documents import changed_files
     from xdoe.execution import check_document, import_errors, load_plan
     from xdoe.execution import located
 
@@ -407,6 +408,7 @@ def experiment_check(files: tuple[str, ...]) -> None:
                 plan = load_plan(Path(path))
             missing = import_errors(plan)  # every component that does not import
             lines = [] if missing else check_document(plan)
+            missing = missing or changed_files([path])  # a hand edit after xgen: after what the document says
         except XdoeError as exc:
             missing = [str(exc)]
         if missing:

@@ -41,6 +41,10 @@ class Simulation(DocumentModel):
     """The simulation controller (``name``, ``params`` kept as an extra key)
     and its termination conditions."""
 
+    #: the controller's keyword arguments (read by :func:`xdoe.execution.plan_run`; not a field, so that a
+    #: document without them keeps its content hash)
+    passed_keys: ClassVar[tuple[str, ...]] = ("params",)
+
     name: str = Field(min_length=1)
     conditions: Annotated[list[Component], null_means(list)] = Field(default_factory=empty_list)
 
@@ -65,10 +69,13 @@ class PhaseConfigBase(DocumentModel):
     (seconds one call into a component may take, i.e. without a step; off
     when absent: :mod:`xdoe.execution._watchdog`), ``observation_check``
     (``warn``, the default, ``error`` or ``off``: what a sensor value outside
-    its space does, :mod:`xdoe._plugins._observations`); other keys
-    (``checkpoint_every``, ``keep_checkpoints``, ``best_window``...) pass through."""
+    its space does, :mod:`xdoe._plugins._observations`); the executor's
+    options ``checkpoint_every``, ``keep_checkpoints``, ``best_window`` and a
+    session's ``max_steps`` pass through (:data:`passed_keys`, checked where
+    they are read); any other key is unknown (a warning, an error with
+    ``--strict``, or when a few edits from a known key)."""
 
-    open_keys: ClassVar[bool] = True
+    passed_keys: ClassVar[tuple[str, ...]] = ("best_window", "checkpoint_every", "keep_checkpoints", "max_steps")
 
     mode: str = "train"
     worker: Integer = Field(default=1, ge=1, le=MAX_WORKERS)
@@ -82,9 +89,9 @@ class RunConfigBase(DocumentModel):
     seconds the whole run may take (off when absent:
     :mod:`xdoe.execution._watchdog`); ``log``: ``tensorboard:DIR`` /
     ``mlflow:URI`` targets the run's episodes are logged to as they happen;
-    ``prune``: end poor runs early (:mod:`xdoe.documents._prune`)."""
-
-    open_keys: ClassVar[bool] = True
+    ``prune``: end poor runs early (:mod:`xdoe.documents._prune`). Any
+    other key is unknown (nothing reads it: a warning, an error with
+    ``--strict``, or when a few edits from a known key)."""
 
     condition: Annotated[Component | None, empty_name_means_none] = None
     timeout: Seconds | None = None

@@ -74,8 +74,8 @@ from xdoe.documents._experiment_types import Experiment, PhaseLevels, Variable
 from xdoe.documents._identifiers import safe_uid
 from xdoe.documents._identifiers import experiment_uid_problem, name_problem
 from xdoe.documents._named import unwrap_schedule_names
-from xdoe.documents._placeholders import PlaceholderError, find_placeholders, substitute
-from xdoe.documents._schedule_checks import check_conditions, check_design, check_schedule
+from xdoe.documents._placeholders import PlaceholderError, bare_names, find_placeholders, substitute
+from xdoe.documents._schedule_checks import duplicate_level, mixed_levels, check_conditions, check_design, check_schedule
 from xdoe.documents._storable import refuse_unstorable
 from xdoe.documents._validation import check_unknown_keys, did_you_mean, ensure_valid, max_factors, short_repr
 from xdoe.documents._yaml import YamlDocument, load_yaml, read_bytes
@@ -348,9 +348,21 @@ def load_experiment(
                 )
 
     used = _check_placeholders(data, source, named)
+    for path, name in bare_names(data.get("definitions"), ("definitions",)):
+        if name in named:
+            warnings.append(str(source.error(f"'${name}' stays as written: a placeholder of factor {name!r} is "
+                                             f"'${{{name}}}'", path)))
     for name, var in named.items():
         if name not in used:
             warnings.append(str(source.error(f"factor {name!r} is not used in definitions", var.path)))
+        twice = duplicate_level(var.levels or ())
+        if twice is not None:
+            raise source.error(f"factor {name!r} lists level {short_repr(twice[1])} twice (a design would run it "
+                               "twice as often as the others)", var.path + ("levels", twice[0]))
+        mixed = mixed_levels(var.levels or ())
+        if mixed:
+            warnings.append(str(source.error(f"factor {name!r} mixes kinds of levels: {mixed} (a quoted number is "
+                                             "a string, true/false are no numbers)", var.path + ("levels",))))
 
     # validate with every factor at its first level, then each level of each factor
     base = {name: var.representatives()[0] for name, var in named.items()}
@@ -389,3 +401,4 @@ def load_experiment(
     check_conditions(experiment, model)
     check_design(experiment, model)
     return experiment
+

@@ -5,15 +5,15 @@ Schema."""
 from __future__ import annotations
 
 import re
-from typing import Any, Literal
+from typing import Annotated, Any, Literal
 
-from pydantic import AliasChoices, Field, field_validator, model_validator
+from pydantic import AliasChoices, Field, Strict, field_validator, model_validator
 
 from xdoe._levels import repeated_level
 from xdoe.documents._components import AgentBase, Component, PhaseConfigBase, RunConfigBase, Simulation
 from xdoe.documents._design_spec import ALL_METHODS
 from xdoe.documents._reference import is_reference
-from xdoe.documents._validation import DocumentModel, Integer, short_repr
+from xdoe.documents._validation import DocumentModel, Integer, short_repr, unnamed_component
 
 __all__ = [
     "DEFAULT_MAX_TOTAL_RUNS",
@@ -49,6 +49,9 @@ UID_PATTERN = re.compile(r"[A-Za-z0-9_.-]+\Z")
 
 # ------------------------------------------------------------------ pydantic models
 
+#: a number as written: an integer or a float, not a string ("0.5") or a boolean (``true`` is no 1.0)
+StrictNumber = Annotated[float, Strict(), Field(allow_inf_nan=False)]
+
 
 class ExperimentFactor(DocumentModel):
     """A named factor: either categorical ``levels`` or a continuous
@@ -56,9 +59,10 @@ class ExperimentFactor(DocumentModel):
     ``integer`` (whole numbers)."""
 
     levels: list[Any] | None = Field(default=None, min_length=1, description="the values the factor takes")
-    range: tuple[float, float] | None = Field(default=None, description="[low, high] of a continuous factor")
+    range: tuple[StrictNumber, StrictNumber] | None = Field(default=None,
+                                                            description="[low, high] of a continuous factor")
     scale: Literal["linear", "log"] = "linear"
-    integer: bool = False
+    integer: Annotated[bool, Strict()] = False
     when: dict[str, Any] | None = Field(
         default=None, description="factor -> levels: the factor applies only when these hold (xdoe)"
     )
@@ -87,6 +91,12 @@ class ExperimentOptionalComponent(DocumentModel):
 
     name: str | None = ""
     params: dict[str, Any] | None = None
+
+    @model_validator(mode="before")
+    @classmethod
+    def _named_or_none(cls, value: Any) -> Any:
+        unnamed_component(value)  # raises for settings without a name
+        return value
 
 
 class ExperimentEnvironmentComponent(Component):

@@ -17,7 +17,7 @@ from typing import Any, Iterator
 from xdoe.documents._canonical import format_float
 from xdoe.errors import PlaceholderError
 
-__all__ = ["PlaceholderError", "find_placeholders", "interpolate", "substitute", "whole_placeholder"]
+__all__ = ["PlaceholderError", "bare_names", "find_placeholders", "interpolate", "substitute", "whole_placeholder"]
 
 _TOKEN = re.compile(r"\$\$\{|\$\{([^{}]*)\}")
 
@@ -58,10 +58,35 @@ def find_placeholders(node: Any, path: tuple = ()) -> Iterator[tuple[tuple, str,
                 yield path, name, whole
     elif isinstance(node, dict):
         for key, value in node.items():
+            if isinstance(key, str) and "${" in key.replace("$${", ""):
+                exc = PlaceholderError(f"placeholders are replaced in values, not in keys: {key!r} would stay "
+                                       "as written")
+                exc.path = path + (key,)  # type: ignore[attr-defined]
+                raise exc
             yield from find_placeholders(value, path + (key,))
     elif isinstance(node, list):
         for i, value in enumerate(node):
             yield from find_placeholders(value, path + (i,))
+
+
+#: ``$name`` without braces (not ``$${``, not ``${``)
+_BARE = re.compile(r"(?<!\$)\$([A-Za-z_][A-Za-z0-9_]*)")
+
+
+def bare_names(node: Any, path: tuple = ()) -> Iterator[tuple[tuple, str]]:
+    """``(key path, name)`` of every ``$name`` written without braces in a
+    string of ``node`` (a placeholder is ``${name}``; ``$name`` stays as
+    written)."""
+    if isinstance(node, str):
+        if "$" in node:
+            for match in _BARE.finditer(node):
+                yield path, match.group(1)
+    elif isinstance(node, dict):
+        for key, value in node.items():
+            yield from bare_names(value, path + (key,))
+    elif isinstance(node, list):
+        for i, value in enumerate(node):
+            yield from bare_names(value, path + (i,))
 
 
 def _text(value: Any) -> str:

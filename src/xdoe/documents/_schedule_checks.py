@@ -7,14 +7,15 @@ with ``file:line`` and key path."""
 from __future__ import annotations
 
 from dataclasses import replace
+from typing import Any, Sequence
 
 from xdoe.documents._experiment_models import LIST_KEYS, NAME_KEYS, SET_KEYS, ExperimentDocument
 from xdoe.documents._experiment_types import Experiment, PhaseLevels, Variable
 from xdoe.documents._named import resolve_when
 from xdoe.documents._reference import Reference, ReferenceSyntaxError, is_reference, parse_reference
-from xdoe.documents._validation import did_you_mean, max_factors
+from xdoe.documents._validation import did_you_mean, max_factors, short_repr
 
-__all__ = ["check_schedule", "check_conditions", "check_design"]
+__all__ = ["check_schedule", "check_conditions", "check_design", "duplicate_level", "mixed_levels"]
 
 
 def check_design(experiment: Experiment, model: ExperimentDocument) -> None:
@@ -50,6 +51,10 @@ def check_schedule(experiment: Experiment, model: ExperimentDocument) -> None:
     env_uids = {(d.environment.uid or key) for key, d in defs.environments.items()}
     for kind in SET_KEYS:
         for set_key, mapping in known[kind].items():
+            if not any(mapping.values()):
+                experiment.warnings.append(str(source.error(
+                    f"{kind[:-1]} set {set_key!r} names no ids: an agent given it gets no {kind}",
+                    ("definitions", kind, set_key))))
             for uid in mapping:
                 if uid not in env_uids:
                     experiment.warnings.append(
@@ -63,6 +68,7 @@ def check_schedule(experiment: Experiment, model: ExperimentDocument) -> None:
                     )
 
     names: list[str] = []
+    agents: set[str] | None = set()  # the agent keys of the phase (None: a reference picks them)
     for index, entry in enumerate(model.schedule):
         (name, phase), = entry.items()
         if name in names:
@@ -89,17 +95,27 @@ def check_schedule(experiment: Experiment, model: ExperimentDocument) -> None:
                         raise source.error(
                             f"undefined {_singular(key)} {item!r}: {did_you_mean(item, known[key])}", path + (li,)
                         )
+            _refuse_duplicates(experiment, levels, path, key)
             plan.entries[key] = levels
             experiment.schedule_variables.append(
                 Variable(name=experiment.aliases.get(f"{index}.{key}", f"{index}.{key}"), path=path,
                          levels=tuple(_freeze(levels)))
             )
+        given = plan.entries.get("agents")
+        if given is not None:
+            agents = None if any(is_reference(x) for level in given for x in ([level] if isinstance(level, str)
+                                                                               else level)) \
+                else {key for level in given for key in level}
         for kind in SET_KEYS:
             mapping = getattr(phase, kind)
             path = plan.path + (kind,)
             if mapping is None:
                 plan.sets[kind] = None
                 continue
+            for agent in sorted((agents or set()) - set(mapping)):
+                experiment.warnings.append(str(source.error(
+                    f"agent {agent!r} of phase {name!r} has no {kind} set here: it gets every {kind[:-1]} of the "
+                    f"phase's environments (give it a set to choose)", path)))
             for agent, levels in mapping.items():
                 if agent not in defs.agents:
                     raise source.error(f"undefined agent {agent!r}: {did_you_mean(agent, defs.agents)}", path + (agent,))
@@ -113,6 +129,7 @@ def check_schedule(experiment: Experiment, model: ExperimentDocument) -> None:
                             f"undefined {kind[:-1]} set {level!r}: {did_you_mean(level, known[kind])}",
                             path + (agent, li),
                         )
+                _refuse_duplicates(experiment, levels, path + (agent,), f"{kind} of {agent!r}")
                 experiment.schedule_variables.append(
                     Variable(name=experiment.aliases.get(f"{index}.{kind}.{agent}", f"{index}.{kind}.{agent}"),
                              path=path + (agent,), levels=tuple(levels))
@@ -169,3 +186,54 @@ def _check_reference(
         raise source.error(f"{ref.text}: index= does not apply to {key} (it picks one key, not a list)", path)
     experiment.references[text] = ref
     return ref
+
+
+def _refuse_duplicates(experiment: Experiment, levels: list, path: tuple, what: str) -> None:
+    twice = duplicate_level(levels)
+    if twice is not None:
+        raise experiment.error(f"level {short_repr(twice[1])} of {what} is listed twice (a design would run it "
+                               "twice as often as the others)", path + (twice[0],))
+
+
+def _level_kind(level: Any) -> str:
+    if isinstance(level, bool):
+        return "a boolean"
+    if isinstance(level, (int, float)):
+        return "a number"
+    if isinstance(level, str):
+        return "a string"
+    if level is None:
+        return "null"
+    return "a list" if isinstance(level, list) else "a mapping"
+
+
+def mixed_levels(levels: Sequence[Any]) -> str | None:
+    """``"5 (a number), '10' (a string)"``: the first level of each kind, when
+    the levels of one factor are of more than one kind (``[5, "10"]``, ``[0.1,
+    true]``, ``[0.1, null]``): legitimate, but mostly a typo that gives a
+    component a value of another type in some runs only."""
+    first: dict[str, Any] = {}
+    for level in levels:
+        first.setdefault(_level_kind(level), level)
+    if len(first) < 2:
+        return None
+    return ", ".join(f"{short_repr(level)} ({kind})" for kind, level in first.items())
+
+
+def _level_key(level: Any) -> str:
+    import json
+
+    return json.dumps([type(level).__name__, level], sort_keys=True, default=repr)
+
+
+def duplicate_level(levels: Sequence[Any]) -> tuple[int, Any] | None:
+    """``(index, level)`` of the first level equal to an earlier one and of
+    its type (``5`` and ``5.0``, like ``1`` and ``true``, are two levels: a
+    component may tell them apart), or ``None``."""
+    seen: set[str] = set()
+    for index, level in enumerate(levels):
+        key = _level_key(level)
+        if key in seen:
+            return index, level
+        seen.add(key)
+    return None

@@ -14,7 +14,7 @@ from xdoe.errors import DocumentError
 
 __all__ = ["MAX_EPISODES", "MAX_FACTORS", "MAX_WORKERS", "MIN_SECONDS", "max_factors", "DocumentModel", "Integer", "Seconds",
            "did_you_mean", "empty_list", "empty_name_means_none",
-           "from_validation_error", "null_means", "short_repr"]
+           "from_validation_error", "null_means", "short_repr", "unnamed_component"]
 
 #: most workers (copies of the environments) in one phase; more would exhaust memory before the first step
 MAX_WORKERS = 1024
@@ -69,12 +69,35 @@ def empty_list() -> list:
     return []
 
 
+def unnamed_component(value: Any) -> bool:
+    """Whether ``value`` is an optional component written as none: a
+    mapping whose ``name`` is given empty or null (``reward: {name: ""}``,
+    arsenAI's way), with no params, or an empty mapping.
+
+    Raises:
+        ValueError: a mapping that holds settings but no name (``name``
+            missing, e.g. moved one level up, or empty beside non-empty
+            ``params``): read as none, its settings would be dropped in silence.
+    """
+    if not isinstance(value, dict) or value.get("name"):
+        return False
+    if not value:
+        return True
+    if "name" not in value:
+        raise ValueError(f"required key 'name' missing (holds {', '.join(sorted(map(str, value)))}; "
+                         "write name: '' for none)")
+    if value.get("params"):
+        raise ValueError("params given but the name is empty: an empty name means none, and its params would be "
+                         "dropped; give the name (module:Class) or remove params")
+    return True
+
+
 def _no_name_is_none(value: Any) -> Any:
-    return None if isinstance(value, dict) and not value.get("name") else value
+    return None if unnamed_component(value) else value
 
 
 #: a field validator for an optional component (``Annotated[Spec | None, empty_name_means_none]``):
-#: a mapping without a name (``reward: {name: ""}``) means none
+#: a mapping with an empty name (``reward: {name: ""}``) means none; settings without a name are refused
 empty_name_means_none = BeforeValidator(_no_name_is_none)
 
 
@@ -85,8 +108,9 @@ class DocumentModel(BaseModel):
 
     model_config = ConfigDict(extra="allow", coerce_numbers_to_str=True, populate_by_name=True)
 
-    #: keys that may be added freely (passed through without a warning)
-    open_keys: ClassVar[bool] = False
+    #: keys beside the fields that are passed through unchecked to where they are read (``phase_config``'s
+    #: ``checkpoint_every``...): known keys, neither warned about nor taken for typos
+    passed_keys: ClassVar[tuple[str, ...]] = ()
 
 
 def did_you_mean(word: str, known: Iterable[str]) -> str:
@@ -169,8 +193,6 @@ def ensure_valid(model: type[BaseModel], data: Any, source: YamlDocument, **kwar
         raise from_validation_error(exc, source, **kwargs) from None
 
 
-#: difflib similarity at or above which an unknown key is taken for a typo of a key valid at its place
-TYPO_CUTOFF = 0.8
 #: most edits (insertions, deletions, substitutions, swaps of neighbours) between a typo and the key it means
 TYPO_EDITS = 2
 
@@ -190,20 +212,35 @@ def _edits(a: str, b: str) -> int:
     return prev[-1]
 
 
+def _allowed_edits(key: str) -> int:
+    """Edits a typo of ``key`` may have: one for a key of three to five
+    letters (``sede`` -> ``seed``, ``uidd`` -> ``uid``), :data:`TYPO_EDITS`
+    for a longer one."""
+    return 1 if len(key) <= 5 else TYPO_EDITS
+
+
 def typo_of(word: Any, known: Iterable[str]) -> str | None:
-    """The key ``word`` is a typo of: the closest of ``known`` (difflib
-    similarity at least :data:`TYPO_CUTOFF`) within :data:`TYPO_EDITS`
-    edits, and fewer edits than the word is long (``ab`` is no typo of ``x``);
-    else ``None``."""
-    if not isinstance(word, str):
+    """The key ``word`` is a typo of: the key of ``known`` (of three letters
+    or more) fewest edits away, case ignored, when those edits are within
+    :func:`_allowed_edits` of it and fewer than the word is long (``ab`` is
+    no typo of ``x``); else ``None``. Edits are counted, not similarity
+    ratios: a swap of two letters in a short key (``moed``, ``naem``,
+    ``whne``) is one edit although half its letters moved.
+    """
+    if not isinstance(word, str) or len(word) < 3:
         return None
-    known = [k for k in known if isinstance(k, str) and k != word]
-    for close in difflib.get_close_matches(word, known, n=3, cutoff=TYPO_CUTOFF):
-        distance = _edits(word.lower(), close.lower())
-        if len(close) >= 4 and distance <= min(TYPO_EDITS, max(1, len(close) // 3)):
-            return close
-    lowered = {k.lower(): k for k in known}
-    return lowered.get(word.lower())  # EPISODES, Repetitions
+    lowered = word.lower()
+    best: tuple[int, float, str] | None = None
+    for key in known:
+        if not isinstance(key, str) or key == word or len(key) < 3:
+            continue
+        distance = _edits(lowered, key.lower())
+        if distance > _allowed_edits(key) or distance >= len(word):
+            continue
+        rank = (distance, -difflib.SequenceMatcher(None, lowered, key.lower()).ratio(), key)
+        if best is None or rank < best:
+            best = rank
+    return None if best is None else best[2]
 
 
 def closest(word: Any, known: Iterable[str]) -> str | None:
@@ -213,8 +250,9 @@ def closest(word: Any, known: Iterable[str]) -> str | None:
 
 
 def model_keys(model: type[BaseModel]) -> list[str]:
-    """The keys a document may give for ``model``: its fields' names and aliases."""
-    keys: list[str] = []
+    """The keys a document may give for ``model``: its fields' names and
+    aliases, and its ``passed_keys``."""
+    keys: list[str] = list(getattr(model, "passed_keys", ()))
     for name, field in model.model_fields.items():
         keys.append(field.alias or name)
         choices = getattr(field.validation_alias, "choices", None)
@@ -238,14 +276,12 @@ def check_unknown_keys(
     run without its termination condition), or a typo of one; any other
     unknown key is passed to ``report`` (a warning), or refused when
     ``strict`` (with the closest valid key as a hint, when there is one).
-    Free-form places (``open_keys`` models: ``phase_config``,
-    ``run_config``) only refuse typos and misplaced sections.
 
     Raises:
         DocumentError: a typo, a misplaced section, or (strict) any unknown
             key, at its line.
     """
-    for path, key, known, open_keys in unknown_keys(model):
+    for path, key, known in unknown_keys(model):
         if skip(path, key):
             continue
         where = translate(path + (key,))
@@ -258,8 +294,16 @@ def check_unknown_keys(
                 here = ".".join(str(p) for p in path) or "the top level"
                 raise source.error(f"unknown key {key!r} at {here}: {section!r} belongs at {sections[section]}, "
                                    "the only place xdoe reads it (move it there)", where)
-        if open_keys:
-            continue
+        below = [name for name, keys in _children(model, path) if key in keys]
+        if below:  # brain.params moved up to the agent, phase_config.episodes up to the phase: dropped
+            inside = " or ".join(repr(name) for name in below)
+            raise source.error(f"unknown key {key!r} here: it is a key of {inside}, one level down, the only "
+                               f"place xdoe reads it (move it into {inside})", where)
+        above = path[:-2] if path and isinstance(path[-1], int) else path[:-1]
+        parent = _node(model, above) if path else None
+        if isinstance(parent, BaseModel) and key in model_keys(type(parent)):  # an agent's sensors in its brain
+            raise source.error(f"unknown key {key!r} here: it is a key of the mapping one level up, the only "
+                               "place xdoe reads it (move it there)", where)
         if strict:
             close = closest(key, known)
             hint = f"; did you mean {close!r}?" if close else f" (valid here: {', '.join(known)})"
@@ -269,19 +313,68 @@ def check_unknown_keys(
 
 def unknown_keys(
     model: BaseModel, path: tuple[str | int, ...] = ()
-) -> list[tuple[tuple[str | int, ...], str, list[str], bool]]:
-    """``(key path, key, keys valid there, free-form place)`` of every unknown
-    key kept by ``model`` and the models nested in it."""
-    found: list[tuple[tuple[str | int, ...], str, list[str], bool]] = []
+) -> list[tuple[tuple[str | int, ...], str, list[str]]]:
+    """``(key path, key, keys valid there)`` of every unknown key kept by
+    ``model`` and the models nested in it (a model's ``passed_keys`` are known)."""
+    found: list[tuple[tuple[str | int, ...], str, list[str]]] = []
     known = model_keys(type(model))
-    open_keys = bool(getattr(type(model), "open_keys", False))
     for key in model.model_extra or {}:
-        found.append((path, key, known, open_keys))
+        if key not in known:
+            found.append((path, key, known))
     for name, field in type(model).model_fields.items():
         value = getattr(model, name)
         key = field.alias or name
         found.extend(_unknown_in(value, path + (key,)))
     return found
+
+
+def _children(model: BaseModel, path: tuple[str | int, ...]) -> list[tuple[str, list[str]]]:
+    """``(field key, keys valid in it)`` of each field of the model at
+    ``path`` inside ``model`` whose value is a model (or an optional one):
+    where a key unknown at ``path`` belongs when it was written one level too
+    high."""
+    node = _node(model, path)
+    if not isinstance(node, BaseModel):
+        return []
+    out = []
+    for name, field in type(node).model_fields.items():
+        classes = _model_classes(field.annotation)
+        if classes:
+            out.append((field.alias or name, sorted({k for c in classes for k in model_keys(c)})))
+    return out
+
+
+def _node(model: BaseModel, path: tuple[str | int, ...]) -> Any:
+    """The value at key path ``path`` inside ``model`` (model fields by their
+    document keys, then mapping keys and list indexes), or ``None``."""
+    node: Any = model
+    for part in path:
+        if isinstance(node, BaseModel):
+            fields = {f.alias or n: n for n, f in type(node).model_fields.items()}
+            node = getattr(node, fields[part]) if part in fields else None
+        elif isinstance(node, (dict, list)):
+            try:
+                node = node[part]  # type: ignore[index]
+            except (KeyError, IndexError, TypeError):
+                node = None
+        else:
+            node = None
+        if node is None:
+            return None
+    return node
+
+
+def _model_classes(annotation: Any) -> list[type[BaseModel]]:
+    """The document models an annotation names directly (``X``, ``X | None``,
+    ``Annotated[X | None, ...]``), not inside a list or mapping."""
+    import typing
+
+    if isinstance(annotation, type) and issubclass(annotation, BaseModel):
+        return [annotation]
+    origin = typing.get_origin(annotation)
+    if origin in (list, dict, tuple, set):
+        return []
+    return [c for arg in typing.get_args(annotation) for c in _model_classes(arg)]
 
 
 def _unknown_in(value: Any, path: tuple[str | int, ...]) -> list:
@@ -298,12 +391,6 @@ def _unknown_in(value: Any, path: tuple[str | int, ...]) -> list:
             out.extend(_unknown_in(v, path + (i,)))
         return out
     return []
-
-
-def collect_extras(model: BaseModel, path: tuple[str | int, ...] = ()) -> list[tuple[tuple[str | int, ...], str]]:
-    """``(key path, key)`` of every unknown key kept by ``model`` and the
-    models nested in it, skipping models marked ``open_keys``."""
-    return [(p, k) for p, k, _known, open_keys in unknown_keys(model, path) if not open_keys]
 
 
 def refuse_named_definitions(value: Any, fields: Iterable[str], section: str, shape: str) -> Any:

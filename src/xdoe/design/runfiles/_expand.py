@@ -314,6 +314,7 @@ class Expander(SharedSubtrees):
             for kind in SET_KEYS:
                 set_key = choice[kind].get(key)
                 entry[kind] = None if set_key is None else self._ids(kind, set_key, uids)
+            self._refuse_disconnected(entry["name"], choice, key, uids, plan)
             agents.append(self._shared_by_parts(("agent",), [base, entry["sensors"], entry["actuators"]], entry))
         sim_key = choice["simulation"]
         pc_key = choice["phase_config"]
@@ -325,6 +326,28 @@ class Expander(SharedSubtrees):
             "phase_config": self._material(("phase_config", pc_key), lambda: dict(self.defs["phase_config"][pc_key] or {}),
                                            named, ("definitions", "phase_config", pc_key)),
         }
+
+    def _refuse_disconnected(self, name: str, choice: dict[str, Any], key: str, uids: list[str], plan: Any) -> None:
+        """Refuse an agent whose sets name ids, none of an environment of
+        the phase: with no sensor and no actuator it cannot take part (an
+        environment uid left out defaults to its definition key, and the
+        sets naming the uid meant silently dropped out).
+
+        Raises:
+            DocumentError: at the agent's sensor set.
+        """
+        sets = {kind: choice[kind].get(key) for kind in SET_KEYS}
+        if any(v is None for v in sets.values()):
+            return  # none given: every sensor or actuator of the phase
+        named = {uid for kind, set_key in sets.items() for uid, ids in (self.defs[kind][set_key] or {}).items()
+                 if ids}
+        if not named or named & set(uids):
+            return
+        raise self.experiment.error(
+            f"agent {name!r} gets no sensor and no actuator in phase {plan.name!r}: its sets "
+            f"{sets['sensors']!r} and {sets['actuators']!r} name environment uid(s) "
+            f"{', '.join(map(repr, sorted(named)))}, and the phase's environments have {', '.join(map(repr, uids))} "
+            "(an environment's uid defaults to its definition key)", ("definitions", "sensors", sets["sensors"]))
 
     def _environment(self, key: str) -> dict:
         raw = self.defs["environments"][key]
@@ -360,25 +383,30 @@ class Expander(SharedSubtrees):
         return {"name": raw["name"], "conditions": [_component(c) for c in raw.get("conditions") or []]}
 
     def _ids(self, kind: str, set_key: str, uids: list[str]) -> list[str]:
+        """The full ids of set ``set_key`` for a phase with environments
+        ``uids`` (the ids of other environments drop out).
+
+        Raises:
+            DocumentError: an id listed twice in the set.
+        """
         slot = (kind, set_key, tuple(uids))
         cached = self._id_lists.get(slot)
         if cached is not None:
             return cached
         mapping = self.defs[kind][set_key] or {}
-        out: list[str] = []
+        full_ids: dict[str, list[str]] = {}
         seen: set[str] = set()
-        for uid in uids:
-            ids = mapping.get(uid)
-            if ids is None:
-                continue
-            if not isinstance(ids, list):
-                ids = [ids]
-            for raw in ids:
+        for uid, ids in mapping.items():
+            full_ids[uid] = []
+            for raw in [] if ids is None else ids if isinstance(ids, list) else [ids]:
                 text = str(raw)
                 full = text if text.startswith(uid + ".") else f"{uid}.{text}"
-                if full not in seen:
-                    seen.add(full)
-                    out.append(full)
+                if full in seen:
+                    raise self.experiment.error(f"{kind[:-1]} set {set_key!r} lists {full!r} twice",
+                                                ("definitions", kind, set_key, uid))
+                seen.add(full)
+                full_ids[uid].append(full)
+        out = [full for uid in uids for full in full_ids.get(uid, ())]
         self._id_lists[slot] = self._constant(out)
         return out
 

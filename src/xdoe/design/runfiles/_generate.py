@@ -12,6 +12,8 @@ Example::
 
 from __future__ import annotations
 
+import os
+
 import warnings
 from collections.abc import Sequence
 from dataclasses import dataclass
@@ -393,10 +395,11 @@ def _with_blocks(runs: Any, output: str | Path) -> Any:
     from xdoe.design.runfiles._extend import layout_for
 
     target = Path(output)
-    if hasattr(runs, "blocks") or not target.is_dir():
+    # os.path's checks answer False for a name the system refuses (too long...): the writer then says why
+    if hasattr(runs, "blocks") or not os.path.isdir(target):
         return runs  # the blocks are there already; no folder yet
     manifest = target / layout_for(target, runs.layout).manifest
-    if not manifest.is_file() or not _names_blocks(manifest, whole=getattr(runs.design, "info", None) is not None):
+    if not os.path.isfile(manifest) or not _names_blocks(manifest, whole=getattr(runs.design, "info", None) is not None):
         return runs
     from xdoe.design.runfiles._blocks import with_blocks
 

@@ -425,17 +425,26 @@ def _write_outputs(
         return WriteResult(status, target, len(runs), plan, cleaned)
     emit = _emitter(runs, layout, header, factor_names)
     parent = target.parent
+    made = [p for p in (parent, *parent.parents) if not p.exists()]  # the folders this call creates, deepest first
     parent.mkdir(parents=True, exist_ok=True)
-    tmp = Path(tempfile.mkdtemp(prefix=staging_prefix(target), dir=parent))
     try:
-        os.chmod(tmp, 0o755)
-        sink = _DirSink(tmp)
+        tmp = Path(tempfile.mkdtemp(prefix=staging_prefix(target), dir=parent))
         try:
-            emit(sink, progress)
-        finally:
-            sink.close()
-        os.replace(tmp, target)
+            os.chmod(tmp, 0o755)
+            sink = _DirSink(tmp)
+            try:
+                emit(sink, progress)
+            finally:
+                sink.close()
+            os.replace(tmp, target)
+        except BaseException:
+            shutil.rmtree(tmp, ignore_errors=True)
+            raise
     except BaseException:
-        shutil.rmtree(tmp, ignore_errors=True)
+        for folder in made:  # a run document that cannot be built (found while streaming) leaves nothing behind
+            try:
+                folder.rmdir()
+            except OSError:
+                break
         raise
     return WriteResult("written", target, len(runs), cleaned=cleaned)
