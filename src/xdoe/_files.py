@@ -11,7 +11,7 @@ import hashlib
 import os
 import stat
 from pathlib import Path
-from typing import Callable
+from typing import Callable, Iterable
 
 from xdoe.errors import InputError, OutputError, OutputPathError
 
@@ -332,28 +332,48 @@ def folder_run_files(folder: Path | str) -> tuple[list[Path], list[Path]]:
     return [p for p in found if p.name in listed], [p for p in found if p.name not in listed]
 
 
-def changed_since_written(path: Path | str) -> str | None:
-    """Why the run document ``path`` may not run as it is: the xgen manifest
-    of its folder lists it with another sha256 than its bytes have (the
-    file was edited by hand since ``xgen generate`` wrote it). Its
-    ``design_point`` still names the levels xgen gave it, and every analysis
-    would label its results with them although the run may no longer use
-    them (a wrong answer, issue 33's "nothing silent"). ``None`` when the file
-    is as written, or no readable manifest of the folder lists it."""
-    file = Path(path)
-    for manifest in _manifest_paths(file.parent):
+def changed_since_written(paths: Iterable[Path | str]) -> dict[str, str]:
+    """Of the run documents ``paths``, those that may not run as they are:
+    the xgen manifest of their folder lists them with another sha256 than
+    their bytes have (edited by hand since ``xgen generate`` wrote them).
+    Such a file's ``design_point`` still names the levels xgen gave it, and
+    every analysis would label its results with them although the run may
+    no longer use them (a wrong answer, issue 33's "nothing silent").
+    Returns ``{path as given: why}``; a file as written, or that no readable
+    manifest of its folder lists, is not in it. Each folder's manifests are
+    read once (a campaign of 10,000 files: one pass, not one per file)."""
+    indexes: dict[Path, dict[str, tuple[str, str]]] = {}
+    out = {}
+    for path in paths:
+        file = Path(path)
+        index = indexes.get(file.parent)
+        if index is None:
+            index = indexes[file.parent] = _manifest_hashes(file.parent)
+        listed = index.get(file.name)
+        if listed is None or file_sha256(file) == listed[0]:
+            continue
+        out[str(path)] = (f"changed since xgen wrote it (its sha256 is not the one {listed[1]} records): its "
+                          "design_point still names the levels xgen gave it, so every analysis would label its "
+                          "results with them; write the change into the experiment document and run xgen generate "
+                          "--force, or run a copy outside this folder without design_point")
+    return out
+
+
+def _manifest_hashes(folder: Path) -> dict[str, tuple[str, str]]:
+    """``name -> (sha256, manifest name)`` of every run file the xgen
+    manifests of ``folder`` list (the first manifest, in name order, that
+    lists a name wins)."""
+    out: dict[str, tuple[str, str]] = {}
+    for manifest in _manifest_paths(folder):
         data, _why = _load_manifest(manifest)
         if data is None:
             continue
         for entry in data["files"]:
-            if isinstance(entry, dict) and entry.get("name") == file.name and isinstance(entry.get("sha256"), str):
-                if file_sha256(file) == entry["sha256"]:
-                    return None
-                return (f"changed since xgen wrote it (its sha256 is not the one {manifest.name} records): its "
-                        "design_point still names the levels xgen gave it, so every analysis would label its "
-                        "results with them; write the change into the experiment document and run xgen generate "
-                        "--force, or run a copy outside this folder without design_point")
-    return None
+            if isinstance(entry, dict):
+                name, sha = entry.get("name"), entry.get("sha256")
+                if isinstance(name, str) and isinstance(sha, str):
+                    out.setdefault(name, (sha, manifest.name))
+    return out
 
 
 def manifest_design(folder: Path | str | None, experiment: str | None) -> dict | None:

@@ -36,6 +36,6 @@ def test_a_repeated_level_in_the_document_is_a_located_error(tmp_path, design):
     path.write_text(yaml.safe_dump(doc, sort_keys=False))
     result = CliRunner().invoke(xgen, ["generate", str(path), "-o", str(tmp_path / "out")])
     assert result.exit_code == 2
-    assert "factors.x: level 1 is listed twice" in result.output
+    assert "factors.x.levels[1]: factor 'x' lists level 1 twice" in result.output
     assert "twice.yaml:" in result.output
     assert not (tmp_path / "out").exists()

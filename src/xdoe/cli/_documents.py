@@ -89,14 +89,8 @@ def changed_files(files: Sequence[str | Path], written: Mapping[str, Any] | None
     from xdoe._files import changed_since_written
     from xdoe.execution import located
 
-    lines = []
-    for path in files:
-        if written and str(path) in written:
-            continue
-        changed = changed_since_written(path)
-        if changed is not None:
-            lines.append(located(str(path), changed))
-    return lines
+    changed = changed_since_written(path for path in files if not (written and str(path) in written))
+    return [located(path, why) for path, why in changed.items()]
 
 
 def _exit_on(lines: Sequence[str]) -> None:

@@ -74,7 +74,7 @@ class Factor:
             if not levels:
                 raise DesignError(f"factor {name!r}: levels must not be empty")
             if (twice := repeated_level(levels)) is not None:
-                raise DesignError(f"factor {name!r}: level {twice!r} is listed twice; the levels of a factor "
+                raise DesignError(f"factor {name!r}: level {twice[1]!r} is listed twice; the levels of a factor "
                                   "must differ")
             object.__setattr__(self, "levels", levels)
             if self.scale != "linear":

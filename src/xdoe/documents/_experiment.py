@@ -75,7 +75,8 @@ from xdoe.documents._identifiers import safe_uid
 from xdoe.documents._identifiers import experiment_uid_problem, name_problem
 from xdoe.documents._named import unwrap_schedule_names
 from xdoe.documents._placeholders import PlaceholderError, bare_names, find_placeholders, substitute
-from xdoe.documents._schedule_checks import duplicate_level, mixed_levels, check_conditions, check_design, check_schedule
+from xdoe._levels import repeated_level
+from xdoe.documents._schedule_checks import mixed_levels, check_conditions, check_design, check_schedule
 from xdoe.documents._storable import refuse_unstorable
 from xdoe.documents._validation import check_unknown_keys, did_you_mean, ensure_valid, max_factors, short_repr
 from xdoe.documents._yaml import YamlDocument, load_yaml, read_bytes
@@ -355,7 +356,7 @@ def load_experiment(
     for name, var in named.items():
         if name not in used:
             warnings.append(str(source.error(f"factor {name!r} is not used in definitions", var.path)))
-        twice = duplicate_level(var.levels or ())
+        twice = repeated_level(var.levels or ())
         if twice is not None:
             raise source.error(f"factor {name!r} lists level {short_repr(twice[1])} twice (a design would run it "
                                "twice as often as the others)", var.path + ("levels", twice[0]))

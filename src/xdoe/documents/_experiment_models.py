@@ -9,7 +9,6 @@ from typing import Annotated, Any, Literal
 
 from pydantic import AliasChoices, Field, Strict, field_validator, model_validator
 
-from xdoe._levels import repeated_level
 from xdoe.documents._components import AgentBase, Component, PhaseConfigBase, RunConfigBase, Simulation
 from xdoe.documents._design_spec import ALL_METHODS
 from xdoe.documents._reference import is_reference
@@ -79,8 +78,6 @@ class ExperimentFactor(DocumentModel):
                 raise ValueError(f"a log-scale range needs low > 0, got {low}")
         elif self.scale != "linear" or self.integer:
             raise ValueError("'scale' and 'integer' apply to 'range' factors, not to 'levels'")
-        elif (twice := repeated_level(self.levels)) is not None:
-            raise ValueError(f"level {twice!r} is listed twice; the levels of a factor must differ")
         return self
 
 

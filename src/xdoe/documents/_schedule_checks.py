@@ -9,13 +9,14 @@ from __future__ import annotations
 from dataclasses import replace
 from typing import Any, Sequence
 
+from xdoe._levels import repeated_level
 from xdoe.documents._experiment_models import LIST_KEYS, NAME_KEYS, SET_KEYS, ExperimentDocument
 from xdoe.documents._experiment_types import Experiment, PhaseLevels, Variable
 from xdoe.documents._named import resolve_when
 from xdoe.documents._reference import Reference, ReferenceSyntaxError, is_reference, parse_reference
 from xdoe.documents._validation import did_you_mean, max_factors, short_repr
 
-__all__ = ["check_schedule", "check_conditions", "check_design", "duplicate_level", "mixed_levels"]
+__all__ = ["check_schedule", "check_conditions", "check_design", "mixed_levels"]
 
 
 def check_design(experiment: Experiment, model: ExperimentDocument) -> None:
@@ -189,7 +190,7 @@ def _check_reference(
 
 
 def _refuse_duplicates(experiment: Experiment, levels: list, path: tuple, what: str) -> None:
-    twice = duplicate_level(levels)
+    twice = repeated_level(levels)
     if twice is not None:
         raise experiment.error(f"level {short_repr(twice[1])} of {what} is listed twice (a design would run it "
                                "twice as often as the others)", path + (twice[0],))
@@ -220,20 +221,3 @@ def mixed_levels(levels: Sequence[Any]) -> str | None:
     return ", ".join(f"{short_repr(level)} ({kind})" for kind, level in first.items())
 
 
-def _level_key(level: Any) -> str:
-    import json
-
-    return json.dumps([type(level).__name__, level], sort_keys=True, default=repr)
-
-
-def duplicate_level(levels: Sequence[Any]) -> tuple[int, Any] | None:
-    """``(index, level)`` of the first level equal to an earlier one and of
-    its type (``5`` and ``5.0``, like ``1`` and ``true``, are two levels: a
-    component may tell them apart), or ``None``."""
-    seen: set[str] = set()
-    for index, level in enumerate(levels):
-        key = _level_key(level)
-        if key in seen:
-            return index, level
-        seen.add(key)
-    return None
