@@ -101,6 +101,10 @@ def test_cli_branch_and_tree(parent: str, tmp_path: Path) -> None:
     assert missing.exit_code == 2 and "did you mean" in missing.output
     lineage = cli.invoke(main, ["tree", "--store", parent, "--lineage"])
     assert lineage.exit_code == 0 and "instance" in lineage.output
+    # an output folder in NODE's place, as `xrun status DIR` takes it: its store (it was "no session 'DIR'")
+    folder = cli.invoke(main, ["tree", str(tmp_path), "--format", "json"])
+    assert folder.exit_code == 0, folder.output
+    assert json.loads(folder.output) == data
 
 
 def test_tree_without_sessions_shows_the_lineage(parent: str, tmp_path: Path) -> None:

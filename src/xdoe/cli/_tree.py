@@ -176,14 +176,17 @@ def tree_command(node: str | None, fmt: str, tree_uid: str | None, lineage: bool
                  latest: bool, heartbeat_timeout: float, store_url: str | None) -> None:
     """Show the session trees: each session's health (healthy, dead, goal,
     running), its metric, and the overrides on each edge; with NODE (a run
-    uid) only the path from its root to it.
+    uid) only the path from its root to it. NODE may instead be an output
+    folder, as the other commands take it: its store (DIR/xrun.sqlite).
 
     A store without session trees (or --lineage, --experiment, --run) shows
     the lineage instead: runs, instances, phases and where each agent's
     brain came from.
     """
-    from xdoe.cli._select import open_store
+    from xdoe.cli._select import open_store, store_of
 
+    if node is not None and _is_folder(node):  # `xrun tree _outputs`, as `xrun status _outputs`
+        store_url, node = store_of(Path(node), store_url), None
     with open_store(store_url) as store:
         trees = store.sessions.session_trees()
         if lineage or experiment or run_uid or latest or not trees:
@@ -210,6 +213,14 @@ def tree_command(node: str | None, fmt: str, tree_uid: str | None, lineage: bool
         nodes, trees = _path(node, nodes, trees)
         title = f"path to {node}"
     _show(trees, nodes, fmt, title)
+
+
+def _is_folder(node: str) -> bool:
+    """Whether ``node`` names an existing folder (a name too long for the system is none)."""
+    try:
+        return Path(node).is_dir()
+    except OSError:
+        return False
 
 
 def _path(node: str, nodes: list[Any], trees: list[Any]) -> tuple[list[Any], list[Any]]:
