@@ -41,6 +41,21 @@ def test_curves_and_effects(campaign, tmp_path: Path) -> None:
     assert out.exit_code == 2 and "use .png or .svg" in out.output
 
 
+def test_the_effects_picture_names_the_model_of_its_p_values(campaign, tmp_path: Path, monkeypatch) -> None:
+    """The panels print p and partial eta²: the figure's title names the model they come from."""
+    import xdoe.analysis.plots as plots
+    from xdoe.analysis import analyze
+    from xdoe.results import load
+
+    titles = []
+    monkeypatch.setattr(plots, "save", lambda fig, output: titles.append(fig._suptitle.get_text()) or Path(output))
+    frame = load(campaign["store"], "synthetic")
+    plots.plot_effects(analyze(frame), frame, tmp_path / "e.png")
+    (title,) = titles
+    assert title.splitlines()[0].startswith("synthetic · response ")
+    assert title.splitlines()[-1] == "p from two-level screening"  # a 2^3 design: the screening model's p
+
+
 def test_laydown_written_per_instance_and_on_request(campaign, tmp_path: Path) -> None:
     svgs = sorted((campaign["dir"] / "results").glob("*/*/laydown.svg"))
     assert len(svgs) == len(campaign["runs"])

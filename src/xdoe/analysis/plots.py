@@ -13,6 +13,7 @@ returns the path; sizes are fixed so pictures are readable at 100 % zoom
 from __future__ import annotations
 
 import math
+import re
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
@@ -232,7 +233,11 @@ def plot_effects(analysis: "Analysis", frame: "pd.DataFrame", output: str | Path
         used += 1
     for ax in axes[used:]:
         ax.set_visible(False)
-    fig.suptitle(f"{analysis.title()}\nmain effects: level means with 95 % bootstrap CI over runs", fontsize=10)
+    # the model the panels' p and partial eta² come from (its name: the method's text up to its details)
+    model = re.split(r"[:;]", analysis.methods.get("factors") or "", maxsplit=1)[0].strip()
+    fig.suptitle(f"{analysis.title()}\nmain effects: level means with 95 % bootstrap CI over runs"
+                 + (f"\n{'p' if all(f.kind == 'two-level' for f in factors) else 'p and partial η²'} from {model}"
+                    if model else ""), fontsize=10)
     return save(fig, output)
 
 
