@@ -86,3 +86,37 @@ def test_a_run_exported_while_running_is_written_whole_once_it_ended(tmp_path: P
     for target in (f"tensorboard:{tb}", ml):  # complete now: kept
         assert "wrote 0 runs" in _export(url, target) and "kept 1" in _export(url, target)
     assert sorted(p.name for p in (tb / "live").iterdir()) == ["live-0"]
+
+
+def test_branches_are_exported_with_their_experiment(tmp_path: Path) -> None:
+    """``xrun export -e EXP --include-branches --to``: a branch's document has no experiment of
+    its own; its tracker run went to ``no-experiment``, apart from the runs it grew from."""
+    from xdoe.execution import run
+
+    url = f"sqlite:///{tmp_path / 'xrun.sqlite'}"
+    assert run(taxi_run("grown-0", "grown", 20, test_episodes=2), store=url,
+               results=tmp_path / "results").status == "finished"
+    done = CliRunner().invoke(xrun, ["branch", "grown-0", "--set", "brain.params.alpha=x0.5", "--episodes", "5",
+                                     "-o", str(tmp_path / "runs"), "--store", url,
+                                     "--results", str(tmp_path / "results")])
+    assert done.exit_code == 0, done.output
+    tb = tmp_path / "tb"
+    out = CliRunner().invoke(xrun, ["export", "--store", url, "-e", "grown", "--include-branches",
+                                    "--to", f"tensorboard:{tb}"])
+    assert out.exit_code == 0 and "wrote 2 runs" in out.output, out.output
+    assert sorted(p.relative_to(tb).as_posix() for p in tb.glob("*/*")) == ["grown/grown-0", "grown/grown-0_b01"]
+    ml = f"mlflow:file://{tmp_path / 'mlruns'}"
+    assert "wrote 2 runs" in _export_branches(url, ml)
+    os.environ.setdefault("MLFLOW_ALLOW_FILE_STORE", "true")
+    from mlflow import MlflowClient
+
+    client = MlflowClient(tracking_uri=ml[len("mlflow:"):])
+    assert client.get_experiment_by_name("no-experiment") is None
+    runs = client.search_runs([client.get_experiment_by_name("grown").experiment_id])
+    assert sorted(r.info.run_name for r in runs) == ["grown-0", "grown-0_b01"]
+
+
+def _export_branches(url: str, target: str) -> str:
+    out = CliRunner().invoke(xrun, ["export", "--store", url, "-e", "grown", "--include-branches", "--to", target])
+    assert out.exit_code == 0, out.output
+    return out.output

@@ -35,7 +35,9 @@ def export_runs(store: "Store", target: LogTarget | str, experiment: str | None 
                 replace: bool = False) -> TrackerExport:
     """Write the runs ``xrun export`` would write (per run, the newest
     finished instance, else the newest; ``all_instances``: every one) to
-    ``target``. A run instance the destination holds already is kept unless
+    ``target``; with ``include_branches`` the sessions of the trees grown
+    from them, grouped with ``experiment`` (with every experiment, ``None``:
+    under ``no-experiment``). A run instance the destination holds already is kept unless
     ``replace``, or unless its copy was written before the instance ended
     (exported while it ran, a live log cut off) and it has ended since: that
     copy is written anew from the store. An instance still running is
@@ -59,7 +61,9 @@ def export_runs(store: "Store", target: LogTarget | str, experiment: str | None 
         if first.run not in instances:
             instances[first.run] = {i.id: i for i in store.runs.instances(run_uid=first.run)}
         instance = instances[first.run][max(p.instance_id for p in group)]  # a resumed one may borrow phases
-        info = TrackedRun(experiment=first.experiment, run=first.run, instance=instance.uuid, levels=first.levels,
+        # a branch (no experiment of its own) is grouped with the experiment whose tree it grew from
+        owner = first.experiment if first.experiment is not None or first.branch is None else experiment
+        info = TrackedRun(experiment=owner, run=first.run, instance=instance.uuid, levels=first.levels,
                        design_point=first.design_point, repetition=first.repetition, seed=first.seed,
                        content_hash=instance.content_hash, branch=first.branch)
         tracker = make_tracker(target)
