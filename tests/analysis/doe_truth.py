@@ -161,3 +161,16 @@ def run_folder(out: Path, files: list[Path] | None = None) -> str:
             result = run(path, store=store, results=out / "results")
             assert result.ok, result.error
     return url
+
+
+def corner_truth(a: float, b: float) -> float:
+    """``10 + 4 a - 3 b`` over ``a``, ``b`` in {0, 1}; the corner ``a = b = 1`` raises (its runs fail)."""
+    if float(a) == 1.0 and float(b) == 1.0:
+        raise RuntimeError("the corner a = b = 1 fails")
+    return 10.0 + 4.0 * float(a) - 3.0 * float(b)
+
+
+def corner_document() -> dict[str, Any]:
+    """A 2^2 full factorial, three repetitions, whose corner ``a = b = 1`` fails in every run."""
+    return _document("corner", "corner_truth", {"a": {"levels": [0, 1]}, "b": {"levels": [0, 1]}}, 0.25,
+                     "full_factorial", episodes=2, repetitions=3)

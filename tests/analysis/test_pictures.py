@@ -110,3 +110,24 @@ def test_report_has_every_section_and_is_self_contained(campaign, tmp_path: Path
 def test_help_is_clean(command: list[str]) -> None:
     out = CliRunner().invoke(xrun, [*command, "--help"])
     assert out.exit_code == 0 and "``" not in out.output
+
+
+def test_effects_ticks_read_as_short_numbers(tmp_path: Path) -> None:
+    """A central composite design's axial levels (3 - 2 sqrt 2 = 0.1716...) were
+    written with twelve digits under the main effects, overlapping their neighbours."""
+    import sys
+
+    sys.path.insert(0, str(Path(__file__).resolve().parent))
+    from doe_truth import run_folder, surface_document
+
+    from xdoe.design.runfiles import generate
+
+    out = tmp_path / "out"
+    generate(surface_document(), out)
+    run_folder(out)
+    done = CliRunner().invoke(xrun, ["plot", "effects", str(out), "-o", str(tmp_path / "e.svg")])
+    assert done.exit_code == 0, done.output
+    svg = (tmp_path / "e.svg").read_text()
+    ticks = re.findall(r"<text[^>]*>([^<]*)</text>", svg)
+    assert {"4.172", "0.1716", "5.828", "9.828", "3"} <= set(ticks), ticks
+    assert not any(len(t) > 8 and t.replace(".", "").isdigit() for t in ticks), ticks

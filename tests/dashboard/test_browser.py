@@ -238,6 +238,29 @@ def test_a_curve_gains_points_while_the_run_progresses(campaign: Campaign, brows
         assert not p.errors, p.errors
 
 
+def test_a_running_run_is_left_out_of_the_effects_and_the_page_says_so(campaign: Campaign, browser: Any) -> None:
+    """While ``live-1`` runs, the campaign page answers as ``xrun analyze --format json`` on the same
+    store: the runs it counts, and every warning, the unfinished run named among them."""
+    from click.testing import CliRunner
+
+    from xdoe.cli._xrun import main as xrun
+
+    _running(campaign, "live-1")
+    out = CliRunner().invoke(xrun, ["analyze", "--store", campaign.store_url, "-e", "live", "--format", "json"])
+    assert out.exit_code == 0, out.output
+    answer = json.loads(out.stdout)
+    assert answer["runs"] == 1 and any("(1 running: live-1)" in w for w in answer["warnings"])
+    with Page(browser, campaign.dashboard.base, campaign.dashboard.token) as p:
+        page = p.open("/campaigns/live")
+        wait_js(page, "document.querySelector('#effects').innerText.includes('as xrun analyze')", timeout=60_000)
+        shown = page.locator("#effects").inner_text()
+        assert f"{answer['runs']} runs" in shown
+        for warning in answer["warnings"]:
+            assert warning in shown, warning
+        assert not p.errors, p.errors
+    assert campaign.instance_of("live-1").status == "running"  # the answer above is of the same store
+
+
 def test_without_the_token_no_page_shows_anything(campaign: Campaign, browser: Any) -> None:
     """Reads need the token too (issue 25): the run page, the tree with its
     branch form and the JSON say only that the token is missing."""

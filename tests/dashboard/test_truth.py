@@ -164,3 +164,32 @@ def test_design_tables_are_found_under_the_root_only(dummy: Path, tmp_path: Path
     first = runs["dummy-study"][0]
     assert (first.uid, first.design_point, first.repetition) == ("dummy-study-0000", 0, 0)
     assert first.levels == {"0.environments": "small", "0.sensors.random": "first_two", "length": 5}
+
+
+def test_a_study_without_factors_names_its_one_setting_and_interval(tmp_path: Path) -> None:
+    """No factor varies: the best line read ``Best design point: (IQM 5.4 over 4 runs)``, naming
+    nothing and without the interval ``xrun analyze`` gives."""
+    import sys
+
+    from click.testing import CliRunner
+
+    from xdoe.analysis import fmt_num
+    from xdoe.cli._xrun import main as xrun
+
+    sys.path.insert(0, str(Path(__file__).resolve().parents[1] / "analysis"))
+    from doe_truth import run_folder
+    from dummy_study import known_truth_study
+
+    out = tmp_path / "out"
+    generate(known_truth_study("flat", "doe_truth:surface_truth", {}, "auto", params={"x1": 3, "x2": 7},
+                               noise=1.0, repetitions=4, episodes=3), out)
+    url = run_folder(out)
+    answer = json.loads(CliRunner().invoke(xrun, ["analyze", "--store", url, "-e", "flat", "--format", "json"]).stdout)
+    best = answer["best"]
+    assert answer["factors"] == [] and best["n"] == 4 and best["ci_low"] < best["ci_high"]
+    with client(Settings(store_url=url, workdir=tmp_path)) as c:
+        fragment = c.get("/fragments/campaigns/flat/effects").text
+    line = re.search(r'<p class="best">(.*?)</p>', fragment, re.S).group(1)  # type: ignore[union-attr]
+    assert "<code>(no factors)</code>" in line
+    assert (f"IQM {fmt_num(best['estimate'])}, 95 % CI [{fmt_num(best['ci_low'])}, {fmt_num(best['ci_high'])}] "
+            "over 4 runs") in line

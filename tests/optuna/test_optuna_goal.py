@@ -77,7 +77,7 @@ def test_the_dashboard_says_lower_is_better(branin: Path) -> None:
         page = client.get("/fragments/campaigns/branin/effects")
     assert page.status_code == 200
     best = json_of("analyze", str(branin), "--format", "json")["best"]
-    line = page.text[page.text.index("<p>Best design point"):]
+    line = page.text[page.text.index("<p class=\"best\">Best design point"):]
     line = line[:line.index("</p>")]
     assert "lower is better (goal: minimize, from the design&#39;s direction)" in line
     assert all(f"<code>{k} = {v}</code>" in line for k, v in best["levels"].items()), line

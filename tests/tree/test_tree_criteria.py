@@ -55,3 +55,15 @@ def test_a_criterion_is_answered_by_an_assessment_and_the_old_name_still_imports
     assert Verdict is xdoe.tree.Assessment and Verdict is not xdoe.conditions.Verdict
     with pytest.raises(AttributeError):
         xdoe.tree.NoSuchName  # noqa: B018
+
+
+def test_the_reason_says_what_the_metric_is() -> None:
+    """A node's metric named nothing (``metric -0.3 · root``): in a game of two
+    agents it is one agent's mean objective, over a window of one phase."""
+    episodes = SessionEpisodes([("training", "train"), ("testing", "test")],
+                               {("testing", "learner"): [1.0, -1.0, 0.0], ("testing", "random"): [-1.0, 1.0, 0.0]})
+    root = ImprovementCriterion().evaluate(episodes, None)
+    assert root.reason == "root · mean objective of learner over the last 3 episode(s) of phase testing"
+    child = ImprovementCriterion(last=2, agent="random").evaluate(episodes, 0.0)
+    assert child.metric == 0.5
+    assert child.reason.endswith("· mean objective of random over the last 2 episode(s) of phase testing")

@@ -17,11 +17,19 @@ from typing import TYPE_CHECKING, Any
 import numpy as np
 
 from xdoe.analysis._design_info import SENSITIVITY, SURFACE, TWO_LEVEL, coded_frame, infer_design
+from xdoe.errors import InputError
 
 if TYPE_CHECKING:
     import pandas as pd
 
-__all__ = ["doe_analysis", "block_column", "design_tables"]
+__all__ = ["doe_analysis", "block_column", "design_tables", "IncompleteDesignError", "doe_plot_title", "plot_doe"]
+
+
+class IncompleteDesignError(InputError):
+    """The runs with a finished score do not hold the two-level design's
+    model: a factor's main effect has no contrast of its own (a corner whose
+    every run failed, runs not yet run); :func:`~xdoe.analysis.analyze`
+    answers such runs by the type II ANOVA and says why."""
 
 
 def block_column(table: "pd.DataFrame", design: dict[str, Any] | None) -> "pd.Series | None":
@@ -65,6 +73,10 @@ def doe_analysis(table: "pd.DataFrame", factors: list[str], design: dict[str, An
     and confirmation blocks (``xgen augment --steepest-ascent / --confirm``)
     are answered apart, ``steepest_ascent`` (the path) and ``confirmation``
     (:func:`~xdoe.analysis._sequential.sequential_results`).
+
+    Raises:
+        IncompleteDesignError: a two-level design whose runs with a score
+            leave a factor's main effect without a contrast of its own.
     """
     if not factors or table[factors].isna().any().any():
         return None
@@ -110,8 +122,16 @@ def _matched(table: "pd.DataFrame", factors: list[str], design: dict[str, Any], 
         two = [f for f in factors if "scale" not in coding[f] or set(np.unique(coded[f])) <= {-1.0, 0.0, 1.0}]
         if two != factors:
             return None
-        return {"analysis": "screening", "source": source, "coding": coding,
-                **screening(table, coded, factors, blocks=blocks)}
+        result = screening(table, coded, factors, blocks=blocks)
+        named = {r["name"] for r in result["effects"]}
+        lost = [f for f in factors if f not in named]
+        if lost:
+            raise IncompleteDesignError(
+                f"the two-level screening model cannot estimate the main effect of {', '.join(lost)} on its own "
+                f"from the {result['points']} setting(s) of the factors with a finished run (runs failed or not "
+                "run yet leave the design incomplete): the factors are ranked by the type II ANOVA of the runs "
+                "instead")
+        return {"analysis": "screening", "source": source, "coding": coding, **result}
     if method in SURFACE or method == "surface" or (method == "augmented" and design.get("family") == "surface"):
         from xdoe.analysis._surface import surface
 
@@ -313,6 +333,24 @@ def _sensitivity_sections(doe: dict[str, Any], rows: list[dict], response: str, 
     return [(f"Sobol' indices (response {response}, {runs} runs; SALib, 95 % bootstrap half-widths)",
              ["factor", "S1", "S1 conf", "ST", "ST conf"],
              [[r["name"], _f(r["S1"]), _f(r["S1_conf"]), _f(r["ST"]), _f(r["ST_conf"])] for r in rows])]
+
+
+def doe_plot_title(analysis: Any) -> str | None:
+    """What :func:`plot_doe` draws for ``analysis`` (``"Half-normal plot of
+    the effects"``, ``"Fitted second-order surface"``, ``"Morris mu*-sigma"``),
+    or ``None`` when it draws nothing (no design analysis, a surface without
+    stationary point, Sobol' indices)."""
+    doe = analysis.doe
+    if doe is None:
+        return None
+    kind = doe["analysis"]
+    if kind == "screening":
+        return "Half-normal plot of the effects"
+    if kind == "surface" and doe.get("stationary_point") is not None:
+        return "Fitted second-order surface"
+    if kind == "sensitivity" and doe["method"] == "morris":
+        return "Morris mu*-sigma"
+    return None
 
 
 def plot_doe(analysis: Any, path: Any, *, experiment: str) -> Any:

@@ -255,7 +255,13 @@ def analyze(frame: "pd.DataFrame", response: Response | None = None, *, statisti
     goal = resolve_goal(goal, design=design, response=response, frame=frame)
     from xdoe.analysis._doe import design_tables, doe_analysis
 
-    doe = doe_analysis(table, factors, design, seed) if factors and not conditional else None
+    from xdoe.analysis._doe import IncompleteDesignError
+
+    incomplete = None
+    try:
+        doe = doe_analysis(table, factors, design, seed) if factors and not conditional else None
+    except IncompleteDesignError as exc:  # a two-level design with a corner lost: the ANOVA answers, and says so
+        doe, incomplete = None, str(exc)
     if doe is not None:
         from xdoe.analysis._sequential import split_sequential
 
@@ -285,6 +291,8 @@ def analyze(frame: "pd.DataFrame", response: Response | None = None, *, statisti
 
     points = design_points(table, statistic, seed=seed, goal=goal)
     notes = left_out_notes(frame)  # runs pruned early or not finished: left out of the responses, and said so
+    if incomplete:
+        notes.append(incomplete)
     if doe is not None and doe.get("warning"):
         notes.append(doe["warning"])
     if doe is not None and doe.get("source") == "inferred" and doe["analysis"] != "sensitivity":

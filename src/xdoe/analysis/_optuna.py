@@ -217,7 +217,7 @@ def optuna_summary(table: "pd.DataFrame", design: dict[str, Any] | None, *, resp
         out["best"] = {"trial": best, "levels": points[best]["natural"] if best < len(points) else {},
                        "value": values[best][0], "runs": values[best][1],
                        "spread": {"values": ys.tolist(), "min": float(ys.min()), "max": float(ys.max()),
-                                  "sd": float(np.std(ys, ddof=1)) if len(ys) > 1 else math.nan}}
+                                  "sd": float(np.std(ys, ddof=1)) if len(ys) > 1 else None}}
     if frame is not None:
         out["spent"] = spent(frame, pruned)
     out.update(_importances(design, values, direction))

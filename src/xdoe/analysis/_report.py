@@ -251,16 +251,11 @@ def write_report(frame: "pd.DataFrame | None", output: str | Path, *, response: 
         if a.factors:
             parts.append(_image(lambda p, a=a: plot_effects(a, answer, p, response=response),
                                 f"Main effects ({a.title()})"))
-        if a.doe is not None:
-            from xdoe.analysis._doe import plot_doe
+        from xdoe.analysis._doe import doe_plot_title, plot_doe
 
-            titles = {"screening": "Half-normal plot of the effects", "surface": "Fitted second-order surface",
-                      "sensitivity": "Morris mu*-sigma"}
-            drawn = {"screening": True, "surface": a.doe.get("stationary_point") is not None,
-                     "sensitivity": a.doe.get("method") == "morris"}
-            if drawn[a.doe["analysis"]]:
-                parts.append(_image(lambda p, a=a: plot_doe(a, p, experiment=label),
-                                    f"{titles[a.doe['analysis']]} ({a.title()})"))
+        drawn = doe_plot_title(a)
+        if drawn is not None:
+            parts.append(_image(lambda p, a=a: plot_doe(a, p, experiment=label), f"{drawn} ({a.title()})"))
     if doc_path is not None:
         from xdoe.design.runfiles import prepare
 

@@ -20,7 +20,7 @@ from typing import TYPE_CHECKING, Any
 import numpy as np
 
 from xdoe.analysis._figure import PALETTE, metric_label, new_figure, response_label, save
-from xdoe.analysis._doe import plot_doe
+from xdoe.analysis._doe import doe_plot_title, plot_doe
 from xdoe.analysis._laydown import plot_laydown, write_laydown
 from xdoe.errors import InputError
 
@@ -30,7 +30,7 @@ if TYPE_CHECKING:
     from xdoe.analysis._response import Response
     from xdoe.analysis._result import Analysis
 
-__all__ = ["plot_curves", "plot_effects", "plot_design", "plot_doe", "plot_laydown", "write_laydown"]
+__all__ = ["plot_curves", "plot_effects", "plot_design", "plot_doe", "doe_plot_title", "plot_laydown", "write_laydown"]
 
 
 _X_LABELS = {"steps": "environment steps", "episodes": "episodes", "wall": "wall time of the episodes [s]"}
@@ -204,7 +204,7 @@ def plot_effects(analysis: "Analysis", frame: "pd.DataFrame", output: str | Path
             err = np.array([[lv.mean - lv.ci_low, lv.ci_high - lv.mean] for lv in f.levels]).T
             err = np.nan_to_num(err, nan=0.0)
             ax.errorbar(pos, means, yerr=err, fmt="o-", color=PALETTE[0], capsize=5, lw=1.6, ms=6)
-            ax.set_xticks(pos, [str(lv.level) for lv in f.levels])
+            ax.set_xticks(pos, _tick_texts([lv.level for lv in f.levels]))
             ax.set_xlim(-0.5, len(pos) - 0.5)
             ax.set_xlabel(f.name + (f" (within {f.within})" if f.within else ""))
         p = "-" if f.p != f.p else ("p<0.0001" if f.p < 1e-4 else f"p={f.p:.3g}")
@@ -224,7 +224,7 @@ def plot_effects(analysis: "Analysis", frame: "pd.DataFrame", output: str | Path
         for i, lb in enumerate(lv.level for lv in cats[1].levels):
             means = [sub[(sub[a] == la) & (sub[b] == lb)]["y"].mean() for la in a_levels]
             ax.plot(range(len(a_levels)), means, "o-", color=PALETTE[i % len(PALETTE)], label=f"{b}={lb}")
-        ax.set_xticks(range(len(a_levels)), [str(v) for v in a_levels])
+        ax.set_xticks(range(len(a_levels)), _tick_texts(a_levels))
         ax.set_xlabel(a)
         ax.set_ylabel(ylabel, fontsize=9)
         ax.set_title(f"interaction {a} x {b}", fontsize=10)
@@ -318,6 +318,20 @@ def plot_design(design: Any, output: str | Path, *, title: str = "") -> Path:
             ax.grid(True, alpha=0.3)
     fig.suptitle(title or f"Design: {design.method}, {len(design)} points, pairwise projections")
     return save(fig, output)
+
+
+def _tick_texts(levels: list[Any]) -> list[str]:
+    """The levels as tick labels: numbers with the fewest significant digits
+    (4 to 12) that keep them apart (an axial point 0.171572875254 reads
+    ``0.1716``: twelve digits beside its neighbour's ``1.0`` overlapped),
+    anything else as written."""
+    if not all(isinstance(v, (int, float, np.number)) and not isinstance(v, bool) for v in levels):
+        return [str(v) for v in levels]
+    for digits in range(4, 13):
+        texts = [f"{float(v):.{digits}g}" for v in levels]
+        if len(set(texts)) == len(set(levels)):
+            return texts
+    return [str(v) for v in levels]
 
 
 def _short(value: Any, width: int = 14) -> str:

@@ -1,6 +1,7 @@
 """A campaign's analysis on its page: the factor-effects table (as ``xrun
-analyze``), the main-effects plot (:func:`xdoe.analysis.plots.plot_effects`)
-and the learning curves by a factor (:func:`xdoe.analysis.plots.plot_curves`),
+analyze``), the main-effects plot (:func:`xdoe.analysis.plots.plot_effects`),
+the picture matched to the design (:func:`xdoe.analysis.plots.plot_doe`, as
+``xrun plot design``: half-normal, contour or mu*-sigma) and the learning curves by a factor (:func:`xdoe.analysis.plots.plot_curves`),
 drawn by those functions (no second statistic here) from the runs' scores
 computed by the database (:func:`xdoe.analysis.load_scores`); the curves
 read the store as ``xrun plot curves`` does.
@@ -215,6 +216,10 @@ def _picture(request: Request, experiment: str, kind: str, by: str | None = None
         try:
             if kind == "effects":
                 return _png(lambda path: plots.plot_effects(analysis, frame, path))
+            if kind == "design":
+                if plots.doe_plot_title(analysis) is None:
+                    return "this design's analysis has no picture (xrun plot design)"
+                return _png(lambda path: plots.plot_doe(analysis, path, experiment=experiment))
             return _png(lambda path: plots.plot_curves(store_of(request), path, experiment=experiment, by=by))
         except InputError as exc:
             return str(exc)
@@ -229,6 +234,14 @@ def _picture(request: Request, experiment: str, kind: str, by: str | None = None
 def effects_png(request: Request, experiment: str) -> Response:
     """The main-effects plot of ``xrun plot effects``."""
     return _picture(request, experiment, "effects")
+
+
+@router.get("/campaigns/{experiment}/plots/design.png", include_in_schema=False)
+def design_png(request: Request, experiment: str) -> Response:
+    """The picture matched to the design of ``xrun plot design``: half-normal
+    plot (two-level), contour of the fitted surface with its stationary point
+    (response surface) or Morris mu*-sigma."""
+    return _picture(request, experiment, "design")
 
 
 @router.get("/campaigns/{experiment}/plots/curves.png", include_in_schema=False)
@@ -247,7 +260,8 @@ def effects_fragment(request: Request, experiment: str) -> HTMLResponse:
 
 @router.get("/fragments/campaigns/{experiment}/plots", response_class=HTMLResponse)
 def plots_fragment(request: Request, experiment: str) -> HTMLResponse:
-    """The main-effects plot and the learning curves by factor (a choice of
+    """The main-effects plot, the design's picture (half-normal, contour,
+    mu*-sigma) when it has one, and the learning curves by factor (a choice of
     factor, the strongest first), or a note saying why not."""
     return _fragment(request, experiment, "_plots.html", "plots")
 
@@ -269,13 +283,16 @@ def _fragment(request: Request, experiment: str, template: str, part: str) -> HT
         note = answer.note if part == "effects" else (answer.note or answer.plot_note)
     factors = [f.name for f in analysis.factors] if analysis is not None else []
     from xdoe.analysis import sections
+    from xdoe.analysis.plots import doe_plot_title
+
+    design_plot = doe_plot_title(analysis) if analysis is not None and part == "plots" else None
 
     # the tables of xrun analyze, section by section (one model each, its method in the title);
     # the design points are the campaign page's own table
     tables = [sections(a)[:-1] for a in analyses] if part == "effects" else []
     return templates.TemplateResponse(request, template, _context(
         request, analyses=analyses, tables=tables, analysis=analysis, note=note, pending=pending, part=part,
-        experiment=experiment, factors=factors, by=factors[0] if factors else "",
+        experiment=experiment, factors=factors, by=factors[0] if factors else "", design_plot=design_plot,
         version=_version(answer.key if answer is not None else None)))
 
 

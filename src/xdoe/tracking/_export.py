@@ -10,7 +10,7 @@ from typing import TYPE_CHECKING, Any
 
 from xdoe.documents import LogTarget
 from xdoe.tracking._runlog import RunLog, make_tracker
-from xdoe.tracking._tracker import TrackedRun
+from xdoe.tracking._tracker import ENDED_STATUSES, TrackedRun
 
 if TYPE_CHECKING:
     from xdoe.store import Store
@@ -35,8 +35,13 @@ def export_runs(store: "Store", target: LogTarget | str, experiment: str | None 
                 replace: bool = False) -> TrackerExport:
     """Write the runs ``xrun export`` would write (per run, the newest
     finished instance, else the newest; ``all_instances``: every one) to
-    ``target``. A run instance the destination holds already is kept unless
-    ``replace``.
+    ``target``; with ``include_branches`` the sessions of the trees grown
+    from them, grouped with ``experiment`` (with every experiment, ``None``:
+    under ``no-experiment``). A run instance the destination holds already is kept unless
+    ``replace``, or unless its copy was written before the instance ended
+    (exported while it ran, a live log cut off) and it has ended since: that
+    copy is written anew from the store. An instance still running is
+    written as far as the store holds it, left open in the tracker.
 
     Raises:
         StoreError: the store cannot be read.
@@ -56,13 +61,18 @@ def export_runs(store: "Store", target: LogTarget | str, experiment: str | None 
         if first.run not in instances:
             instances[first.run] = {i.id: i for i in store.runs.instances(run_uid=first.run)}
         instance = instances[first.run][max(p.instance_id for p in group)]  # a resumed one may borrow phases
-        info = TrackedRun(experiment=first.experiment, run=first.run, instance=instance.uuid, levels=first.levels,
+        # a branch (no experiment of its own) is grouped with the experiment whose tree it grew from
+        owner = first.experiment if first.experiment is not None or first.branch is None else experiment
+        info = TrackedRun(experiment=owner, run=first.run, instance=instance.uuid, levels=first.levels,
                        design_point=first.design_point, repetition=first.repetition, seed=first.seed,
                        content_hash=instance.content_hash, branch=first.branch)
-        log = RunLog([make_tracker(target)], info)
-        if not log.open(replace=replace):
-            kept += 1
+        tracker = make_tracker(target)
+        held = None if replace else tracker.held(info)
+        if held is not None and (held or instance.status not in ENDED_STATUSES):
+            kept += 1  # a complete copy, or one of an instance still going on (a live log may be writing it)
             continue
+        log = RunLog([tracker], info)
+        log.open(replace=replace or held is not None)  # a copy written before the instance ended: anew
         for phase in sorted(group, key=lambda p: p.index):
             log.phase_started(phase.index, phase.name, phase.mode)
             for row in store.views.phase_episodes(phase):

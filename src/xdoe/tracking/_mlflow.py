@@ -17,7 +17,8 @@ import time
 from pathlib import Path
 from typing import Any, Iterator
 
-from xdoe.tracking._tracker import EpisodeLog, TrackedRun, Tracker, env_step_tag, metric_tag, run_params, run_tags
+from xdoe.tracking._tracker import (ENDED_STATUSES, EpisodeLog, TrackedRun, Tracker, env_step_tag, metric_tag,
+                                   run_params, run_tags)
 
 __all__ = ["MlflowTracker", "is_file_store"]
 
@@ -29,6 +30,8 @@ PARAM_CHARS = 500
 FLUSH_SECS = 2.0
 
 _STATUS = {"finished": "FINISHED", "failed": "FAILED", "interrupted": "KILLED"}
+#: the tag a closed run gets when its instance has ended (``finished``, ``failed``, ``pruned``): a complete copy
+STATUS_TAG = "xdoe.status"
 
 
 @contextlib.contextmanager
@@ -111,6 +114,13 @@ class MlflowTracker(Tracker):
                                          max_results=1)
         return runs[0] if runs else None
 
+    def held(self, info: TrackedRun) -> str | None:
+        found = self.find_run(self.experiment_id(info.experiment_name), info.instance)
+        if found is None:
+            return None
+        status = found.data.tags.get(STATUS_TAG, "")
+        return status if status in ENDED_STATUSES else ""
+
     def open_run(self, info: TrackedRun, *, replace: bool = False) -> bool:
         from mlflow.entities import Param
 
@@ -156,5 +166,8 @@ class MlflowTracker(Tracker):
         try:
             self.flush()
         finally:
-            self.client().set_terminated(self.run_id, status=_STATUS.get(status, "FAILED"))
-            self.run_id = None
+            run_id, self.run_id = self.run_id, None
+            if status != "running":  # an export of an instance still running: the MLflow run stays RUNNING
+                self.client().set_terminated(run_id, status=_STATUS.get(status, "FAILED"))
+            if status in ENDED_STATUSES:  # the copy is complete (held)
+                self.client().set_tag(run_id, STATUS_TAG, status)

@@ -14,11 +14,13 @@ import time
 from pathlib import Path
 from typing import Any
 
-from xdoe.tracking._tracker import EpisodeLog, TrackedRun, Tracker, env_step_tag, metric_tag, run_params
+from xdoe.tracking._tracker import (ENDED_STATUSES, EpisodeLog, TrackedRun, Tracker, env_step_tag, metric_tag,
+                                   run_params)
 
 __all__ = ["TensorBoardTracker", "INSTANCE_FILE", "run_folder"]
 
-#: the file in a run's log folder naming the instance logged there
+#: the file in a run's log folder naming the instance logged there (its first line) and, once the
+#: instance ended, ``ended <status>`` (second line: the folder holds the whole instance)
 INSTANCE_FILE = "xdoe-instance.txt"
 #: seconds between the writer's flushes to disk (TensorBoard shows a live run this late)
 FLUSH_SECS = 5
@@ -42,7 +44,7 @@ def run_folder(root: Path, info: TrackedRun) -> tuple[Path, bool]:
         folder = base / name
         marker = folder / INSTANCE_FILE
         try:
-            if marker.read_text("utf-8").strip() == info.instance:
+            if marker.read_text("utf-8").split()[:1] == [info.instance]:
                 return folder, True
         except FileNotFoundError:
             if not folder.exists() or not any(folder.iterdir()):
@@ -80,6 +82,13 @@ class TensorBoardTracker(Tracker):
         self._write(_session_start(params), 0)
         return True
 
+    def held(self, info: TrackedRun) -> str | None:
+        folder, there = run_folder(Path(self.where), info)
+        if not there:
+            return None
+        words = (folder / INSTANCE_FILE).read_text("utf-8").split()
+        return words[2] if len(words) >= 3 and words[1] == "ended" and words[2] in ENDED_STATUSES else ""
+
     def log_episode(self, episode: EpisodeLog) -> None:
         """One event per episode and agent holding its scalars."""
         from tensorboard.compat.proto.summary_pb2 import Summary
@@ -111,6 +120,9 @@ class TensorBoardTracker(Tracker):
         finally:
             self._writer = None
             writer.close()
+        if status in ENDED_STATUSES and self.folder is not None:  # after the events are on disk
+            marker = self.folder / INSTANCE_FILE
+            marker.write_text(marker.read_text("utf-8").split()[0] + f"\nended {status}\n", "utf-8")
 
 
 def _hparams_summary(tag: str, data: Any) -> Any:

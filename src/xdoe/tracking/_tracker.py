@@ -10,7 +10,11 @@ from dataclasses import dataclass, field
 from typing import Any
 
 __all__ = ["TrackedRun", "EpisodeLog", "Tracker", "metric_tag", "env_step_tag", "param_value", "run_params",
-           "run_tags", "key_part", "NO_EXPERIMENT"]
+           "run_tags", "key_part", "NO_EXPERIMENT", "ENDED_STATUSES"]
+
+#: the statuses of an instance that has ended for good: a tracker's copy closed with one is complete
+#: (``running`` and ``interrupted`` instances go on: live, or resumed as the same instance)
+ENDED_STATUSES = ("finished", "failed", "pruned")
 
 #: the experiment name of a run whose document names none (a hand-written one)
 NO_EXPERIMENT = "no-experiment"
@@ -161,6 +165,13 @@ class Tracker(ABC):
         """Start (or continue) the tracker's run of ``info``."""
 
     @abstractmethod
+    def held(self, info: TrackedRun) -> str | None:
+        """What the destination holds of ``info``'s instance: ``None``
+        nothing; the status its copy was closed with when that is one of
+        :data:`ENDED_STATUSES` (a complete copy); ``""`` a copy of an
+        instance that had not ended (exported while it ran, a live log cut off)."""
+
+    @abstractmethod
     def log_episode(self, episode: EpisodeLog) -> None:
         """Log one episode's reward, objective and steps (and, on its first agent, the env step)."""
 
@@ -169,4 +180,6 @@ class Tracker(ABC):
 
     @abstractmethod
     def close_run(self, status: str) -> None:
-        """Write what is buffered and end the run with ``status`` (``finished``, ``failed``, ``interrupted``)."""
+        """Write what is buffered and end the run with ``status`` (``finished``, ``failed``, ``interrupted``,
+        ``pruned``; ``running``: an export of an instance still running, left open in the tracker); a status
+        of :data:`ENDED_STATUSES` marks the copy complete (:meth:`held`)."""

@@ -329,8 +329,9 @@ def tree_for(store: "Store", source: Source) -> tuple[Any, int]:
     tree = store.sessions.get_or_create_tree(source.run_uid, "branch")
     node_id = store.sessions.add_session_node(tree.id, source.run_uid, source.content_hash)
     episodes = SessionEpisodes.from_store(store, source.instance_id)
-    store.sessions.set_node_health(node_id, "healthy", metric=ImprovementCriterion().measure(episodes),
-                          reason="root", instance_id=source.instance_id)
+    criterion = ImprovementCriterion()
+    store.sessions.set_node_health(node_id, "healthy", metric=criterion.measure(episodes),
+                          reason=f"root · {criterion.describe(episodes)}", instance_id=source.instance_id)
     return tree, node_id
 
 

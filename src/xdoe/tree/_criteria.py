@@ -109,14 +109,23 @@ class HealthCriterion(ABC):
         window = [v for v in values[-self.last:] if not math.isnan(v)]
         return sum(window) / len(window) if window else None
 
+    def describe(self, episodes: SessionEpisodes) -> str:
+        """What :meth:`measure` averages for ``episodes``, defaults resolved:
+        ``mean objective of learner over the last 20 episodes of phase testing``
+        (a game of several agents: one agent's objective, named)."""
+        phase, agent, values = episodes.series(self.phase, self.agent)
+        n = sum(1 for v in values[-self.last:] if not math.isnan(v))
+        return f"mean objective of {agent} over the last {n} episode(s) of phase {phase}"
+
     def evaluate(self, episodes: SessionEpisodes, parent_metric: float | None) -> Assessment:
-        """Measure and judge a session (``parent_metric`` ``None`` for a root)."""
+        """Measure and judge a session (``parent_metric`` ``None`` for a root);
+        the reason ends with what the metric is (:meth:`describe`)."""
         metric = self.measure(episodes)
         if metric is None:
             phase, agent, _ = episodes.series(self.phase, self.agent)
             return Assessment(False, None, f"no episodes of agent {agent} in phase {phase}")
         healthy, reason = self.judge(metric, parent_metric)
-        return Assessment(healthy, metric, reason)
+        return Assessment(healthy, metric, f"{reason} · {self.describe(episodes)}")
 
     @abstractmethod
     def judge(self, metric: float, parent_metric: float | None) -> tuple[bool, str]:
