@@ -184,28 +184,19 @@ def _levels(study: Any, number: int) -> str:
 def check_prune_batches(runs: Any, batch: int, parallel: bool) -> str | None:
     """A warning (or ``None``) about the document's ``run_config.prune``
     under ``xrun optimize``: with ``batch_runs`` equal to the runs of a batch
-    (``batch`` x repetitions) each batch is judged against the batches before
-    it only, so the decisions (hence the trials asked after them) are those
-    of any ``--jobs``; without it, parallel runs of a batch judge each other
-    as they happen to reach a rung (asynchronous).
-
-    Raises:
-        InputError: ``batch_runs`` is set to another number (batches of the
-            rule would cut across the study's).
-    """
+    (``batch`` x repetitions; another number is refused when the document is
+    prepared, :func:`~xdoe.design.runfiles.prepare`) each batch is judged
+    against the batches before it only, so the decisions (hence the trials
+    asked after them) are those of any ``--jobs``; without it, parallel runs
+    of a batch judge each other as they happen to reach a rung (asynchronous)."""
     run_config = runs.experiment.model.definitions.run_config
     prune = run_config.prune if run_config is not None else None
-    if prune is None:
+    if prune is None or prune.batch_runs is not None or not parallel:
         return None
     size = batch * runs.repetitions
-    if prune.batch_runs is not None and prune.batch_runs != size:
-        raise InputError(f"run_config.prune.batch_runs is {prune.batch_runs}, but a batch of this study has "
-                         f"{size} runs (batch {batch} x {runs.repetitions} repetition(s)): set batch_runs: {size}")
-    if prune.batch_runs is None and parallel:
-        return (f"warning: run_config.prune without batch_runs: the runs of a batch running at once judge each "
-                f"other as they reach a rung, so the decisions and the trials asked after them depend on timing; "
-                f"batch_runs: {size} judges each batch against the batches before it (the same under any --jobs)")
-    return None
+    return (f"warning: run_config.prune without batch_runs: the runs of a batch running at once judge each "
+            f"other as they reach a rung, so the decisions and the trials asked after them depend on timing; "
+            f"batch_runs: {size} judges each batch against the batches before it (the same under any --jobs)")
 
 
 def _number(x: float) -> str:

@@ -244,8 +244,9 @@ def _phase_modes(model: Any) -> list[set[str] | None]:
 
 def _check_prune(experiment: Experiment, phases: list[str], agents: list[str]) -> None:
     """Refuse a ``run_config.prune`` whose phase or agent the schedule lacks,
-    before anything is written (``xrun experiment-start`` refused each of
-    its runs only after ``xgen`` wrote them).
+    or (an optuna design) whose ``batch_runs`` is not a batch's runs, before
+    anything is written (``xrun experiment-start`` / ``xrun optimize``
+    refused them only after ``xgen`` wrote the runs).
 
     Raises:
         DocumentError: located at the ``prune`` key named.
@@ -269,6 +270,14 @@ def _check_prune(experiment: Experiment, phases: list[str], agents: list[str]) -
     if spec.agent is not None and spec.agent not in agents:
         raise experiment.error(f"{spec.agent!r} is none of the document's agents ({', '.join(agents)})",
                                (*where, "agent"))
+    design = experiment.model.design
+    if spec.batch_runs is not None and isinstance(design, dict) and design.get("method") == "optuna":
+        batch = int(design.get("batch", 1))
+        repetitions = int(design.get("repetitions_per_trial", experiment.model.repetitions))
+        if spec.batch_runs != batch * repetitions:  # the rule's batches would cut across the study's
+            raise experiment.error(f"batch_runs is {spec.batch_runs}, but a batch of this study has "
+                                   f"{batch * repetitions} runs (batch {batch} x {repetitions} repetition(s)): "
+                                   f"set batch_runs: {batch * repetitions}", (*where, "batch_runs"))
 
 
 def build_design(experiment: Experiment, *, max_total_runs: int | None = None) -> Any:
