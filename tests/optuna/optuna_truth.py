@@ -37,6 +37,33 @@ def truth(x1: float = 2.6, x2: float = 7.3, x3: float = 1.5) -> float:
     return MAXIMUM - (x1 - 2.6) ** 2 - 2.0 * (x2 - 7.3) ** 2 - 0.5 * (x3 - 1.5) ** 2
 
 
+
+#: :func:`failing_truth` raises where x1 is above this
+FAILS_ABOVE = 4.0
+
+
+def failing_truth(x1: float = 2.6, x2: float = 7.3, x3: float = 1.5) -> float:
+    """:func:`truth`, raising where ``x1 > FAILS_ABOVE`` (a setting whose runs fail, as a diverging learner's)."""
+    if x1 > FAILS_ABOVE:
+        raise FloatingPointError(f"diverged at x1 = {x1}")
+    return truth(x1, x2, x3)
+
+
+#: the calls of :func:`flaky_truth` so far (a test clears it)
+FLAKY_CALLS: list[int] = []
+#: the call of :func:`flaky_truth` that raises (1-based)
+FLAKY_CALL = 4
+
+
+def flaky_truth(x1: float = 2.6, x2: float = 7.3, x3: float = 1.5) -> float:
+    """:func:`truth`, raising at its ``FLAKY_CALL``-th call in this process (a
+    run that fails where another run of its setting did not: under
+    ``--in-process`` runs go in file order, so the run is known)."""
+    FLAKY_CALLS.append(1)
+    if len(FLAKY_CALLS) == FLAKY_CALL:
+        raise FloatingPointError("diverged (this seed)")
+    return truth(x1, x2, x3)
+
 BRANIN_RANGES = {"x1": (-5.0, 10.0), "x2": (0.0, 15.0)}
 BRANIN_MINIMUM = 0.397887
 
@@ -80,7 +107,7 @@ def sampler_path(sampler: str, seed: int, trials: int, batch: int, *, f: Callabl
         for trial in asked:
             value = f(**trial.params)
             out.append(value)
-            study.tell(trial, value + float(rng.normal(0, noise)))
+            study.tell(trial.number, value + float(rng.normal(0, noise)))
     return out
 
 

@@ -54,6 +54,44 @@ def test_stopped_and_restarted_gives_the_trials_of_an_uninterrupted_study(tmp_pa
     assert (parts / "optuna-quad.journal").read_bytes() == journal
 
 
+@pytest.mark.parametrize("sampler", ["tpe", "cmaes", "random"])
+def test_a_driver_killed_inside_an_ask_continues_as_if_uninterrupted(tmp_path: Path, monkeypatch: pytest.MonkeyPatch,
+                                                                       sampler: str) -> None:
+    """The driver dies while the sampler suggests a trial's parameters (after
+    its first, before its second; a SIGKILL between two of Optuna's journal
+    writes): the study has no trial with part of its parameters, and the
+    same command ends with the trials and run files of an uninterrupted study
+    (before: the half trial was written as a point without x2 and every
+    restart failed, exit 2)."""
+    import optuna
+
+    design = {"method": "optuna", "sampler": sampler, "trials": 6, "batch": 2, "startup_trials": 2}
+    data = document(design, repetitions=2)
+    doc, whole = campaign(tmp_path, data, name="whole")
+    optimize(doc, whole)
+    doc, parts = campaign(tmp_path, data, name="parts")
+    optimize(doc, parts, "--max-trials", "3")  # trials 0..3 told, none asked beyond
+    calls = []
+    real = optuna.trial.Trial._suggest  # every suggest_* of a trial
+
+    def dies_at_the_second_parameter(self, name, distribution):  # type: ignore[no-untyped-def]
+        if self.number == 4:  # the first trial this command asks
+            calls.append(name)
+            if len(calls) == 2:
+                raise SystemExit(137)  # the process ends here, as under SIGKILL
+        return real(self, name, distribution)
+
+    monkeypatch.setattr(optuna.trial.Trial, "_suggest", dies_at_the_second_parameter)
+    CliRunner().invoke(main, ["optimize", str(doc), "-o", str(parts), "--in-process", "-q", "--no-laydown",
+                              "--store", f"sqlite:///{parts / 'xrun.sqlite'}"])
+    monkeypatch.undo()
+    assert calls == ["x1", "x2"]
+    assert all(len(params) == 3 for _, _, params, _ in trials(parts))  # no half trial
+    optimize(doc, parts)
+    assert trials(parts) == trials(whole)
+    same_files(whole, parts, 12)
+
+
 @pytest.mark.parametrize("sampler", ["cmaes", "gp", "random", "nsga2"])
 def test_every_sampler_continues_a_stopped_study_as_if_uninterrupted(tmp_path: Path, sampler: str) -> None:
     """The other samplers (TPE: the test above) rebuilt from the journal after
@@ -68,6 +106,67 @@ def test_every_sampler_continues_a_stopped_study_as_if_uninterrupted(tmp_path: P
     assert trials(parts) == trials(whole)
     assert [state for _, state, _, _ in trials(whole)] == ["COMPLETE"] * 8
     same_files(whole, parts, 8)
+
+
+def test_a_trial_whose_run_fails_is_told_fail_and_the_study_goes_on(tmp_path: Path) -> None:
+    """A setting whose runs raise (x1 > 4: ``optuna_truth.failing_truth``) is
+    told ``FAIL``, as Optuna tells an objective that raises, and the study
+    asks its other trials (before: the trial waited, and every restart ran
+    the same failing run again, exit 1, never past it); the complete trials'
+    values are their runs' means in the store, the best one of them."""
+    import sqlite3
+
+    design = {"method": "optuna", "sampler": "random", "trials": 8, "batch": 2}
+    data = document(design, repetitions=2)
+    data["definitions"]["environments"]["f"]["environment"]["params"]["function"] = "optuna_truth:failing_truth"
+    doc, out = campaign(tmp_path, data)
+    optimize(doc, out)
+    told = trials(out)
+    assert len(told) == 8
+    failed = [n for n, _, params, _ in told if params["x1"] > optuna_truth.FAILS_ABOVE]
+    assert failed and len(failed) < 8  # the seed gives both kinds
+    assert all(state == ("FAIL" if n in failed else "COMPLETE") for n, state, _, _ in told)
+    with sqlite3.connect(out / "xrun.sqlite") as db:  # the store's own numbers, not xdoe's readers
+        rows = db.execute("select r.design_point, ri.status, avg(e.objective) from run r join run_instance ri on "
+                          "ri.run_id = r.id left join phase p on p.instance_id = ri.id left join episode e on "
+                          "e.phase_id = p.id group by ri.id").fetchall()
+    assert sorted({point for point, status, _ in rows if status == "failed"}) == failed
+    means: dict[int, list[float]] = {}
+    for point, status, mean in rows:
+        if status == "finished":
+            means.setdefault(point, []).append(mean)
+    for n, state, _, values in told:
+        if state == "COMPLETE":
+            assert values == pytest.approx([statistics.fmean(means[n])], rel=1e-12)  # iqm of 2 runs: their mean
+    done = CliRunner().invoke(main, ["optimize", str(doc), "-o", str(out), "--in-process", "-q",
+                                     "--store", f"sqlite:///{out / 'xrun.sqlite'}"])
+    assert done.exit_code == 0, done.output  # nothing left to run: the failed runs are not run again
+    best = max((v[0], n) for n, state, _, v in told if state == "COMPLETE")
+    assert f"best trial {best[1]}:" in done.output
+
+
+def test_the_analysis_leaves_out_a_trial_with_a_failed_run_as_the_study_does(tmp_path: Path) -> None:
+    """Trial 0's second run fails, its first finishes: the study has it
+    ``FAIL``, and ``xrun analyze`` leaves it out of the best trial, the
+    history and the importances and says so (before: it was scored on the
+    run that finished, a value the study never had)."""
+    optuna_truth.FLAKY_CALLS.clear()
+    design = {"method": "optuna", "sampler": "random", "trials": 4, "batch": 2}
+    data = document(design, repetitions=2)
+    data["definitions"]["environments"]["f"]["environment"]["params"]["function"] = "optuna_truth:flaky_truth"
+    doc, out = campaign(tmp_path, data)
+    optimize(doc, out)  # runs in file order: run 2 (trial 0, repetition 1) makes the 4th call
+    assert [state for _, state, _, _ in trials(out)] == ["FAIL", "COMPLETE", "COMPLETE", "COMPLETE"]
+    done = CliRunner().invoke(main, ["analyze", str(out), "--format", "json"])
+    assert done.exit_code == 0, done.output
+    adaptive = json.loads(done.output[done.output.index("{"):done.output.rindex("}") + 1])["optuna"]
+    assert adaptive["failed_trials"] == [0] and adaptive["trials"] == 3
+    assert [h["trial"] for h in adaptive["history"]] == [1, 2, 3]
+    told = {n: v[0] for n, state, _, v in trials(out) if state == "COMPLETE"}
+    assert adaptive["best"]["trial"] == max(told, key=told.__getitem__)
+    assert adaptive["best"]["value"] == pytest.approx(max(told.values()), rel=1e-12)
+    text = CliRunner().invoke(main, ["analyze", str(out)]).output
+    assert "3 complete trials told (and 1 failed, left out: trial(s) 0)" in text
 
 
 def test_every_trial_is_an_ordinary_run(tmp_path: Path) -> None:

@@ -75,7 +75,7 @@ def test_tpe_finds_the_best_setting_on_the_conditional_branch_in_fewer_runs_than
                     value = branch_truth(trial.params["kind"], trial.params["x3"], trial.params.get("x1"))
                     assert ("x1" in trial.params) == (trial.params["kind"] == "peak")
                     values.append(value)
-                    study.tell(trial, value + float(rng.normal(0, 0.1)))
+                    study.tell(trial.number, value + float(rng.normal(0, 0.1)))
             hits = [i for i, v in enumerate(values) if v >= optuna_truth.BRANCH_MAXIMUM - TOLERANCE]
             needed.setdefault(sampler, []).append(hits[0] + 1 if hits else 10**6)
     assert optuna_truth.FLAT_MAXIMUM < optuna_truth.BRANCH_MAXIMUM - TOLERANCE

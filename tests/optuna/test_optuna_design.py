@@ -33,6 +33,32 @@ def test_options_are_checked() -> None:
         parse_design({"method": "optuna"})
     with pytest.raises(DesignError, match="same length"):
         parse_design({**DESIGN, "response": ["a", "b"], "direction": ["maximize"] * 3})
+    with pytest.raises(DesignError, match="2 directions for one response"):  # before: one response, two objectives
+        parse_design({**DESIGN, "direction": ["maximize", "minimize"]})
+    with pytest.raises(DesignError, match="2 directions for one response"):
+        parse_design({**DESIGN, "response": "testing:objective:mean", "direction": ["maximize", "minimize"]})
+
+
+@pytest.mark.parametrize(("option", "value", "message"), [
+    ("response", "train:objective:mean", "names the phase 'train', which the schedule does not have "
+                                         r"\(phases: testing; or an index 0..0\)"),
+    ("response", ["testing:objective:mean", "3:reward:max"], "names the phase '3'"),
+    ("agent", "learner", r"agent 'learner' is none of the document's agents \(random\)"),
+])
+def test_a_response_or_agent_the_runs_do_not_record_is_refused_before_anything_is_written(
+        tmp_path: Path, option: str, value: object, message: str) -> None:
+    """Before: xgen wrote the first batch, and xrun optimize told every trial
+    FAIL (no such phase or agent in any run) and ended with exit 0 and no best."""
+    design = {**DESIGN, option: value}
+    if isinstance(value, list):
+        design["direction"] = ["maximize", "minimize"]
+    doc = tmp_path / "study.yaml"
+    doc.write_text(json.dumps(document(design), indent=1))
+    with pytest.raises(DocumentError, match=message) as caught:
+        generate(doc, tmp_path / "out")
+    assert caught.value.key_path == ("design",) and caught.value.line is not None  # located at design:
+    assert not (tmp_path / "out").exists()  # nothing written
+    generate(document({**DESIGN, "response": "0:objective:mean", "agent": "random"}), tmp_path / "ok")
 
 
 def test_the_first_batch_is_byte_identical_and_seeded(tmp_path: Path) -> None:

@@ -181,13 +181,17 @@ def test_optimize_checks_batch_runs_against_its_batches(tmp_path: Path) -> None:
     assert check_prune_batches(prepare(doc)[2], BATCH, parallel=False) is None  # --jobs 1: in order anyway
     doc["definitions"]["run_config"]["prune"]["batch_runs"] = 3
     with pytest.raises(InputError, match="batch_runs is 3, but a batch of this study has 4 runs"):
-        check_prune_batches(prepare(doc)[2], BATCH, parallel=False)
+        prepare(doc)
     folder = tmp_path / "bad"
     folder.mkdir()
-    (folder / "doc.yaml").write_text(json.dumps(doc))
+    (folder / "doc.yaml").write_text(json.dumps(doc, indent=1))
     from xdoe.design.runfiles import generate
+    from xdoe.errors import DocumentError
 
-    generate(folder / "doc.yaml", folder / "out")
+    with pytest.raises(DocumentError, match="set batch_runs: 4") as caught:  # xgen: before, it wrote the runs
+        generate(folder / "doc.yaml", folder / "out")
+    assert caught.value.key_path == ("definitions", "run_config", "prune", "batch_runs") and caught.value.line
+    assert not (folder / "out").exists()
     done = CliRunner().invoke(main, ["optimize", str(folder / "doc.yaml"), "-o", str(folder / "out"), "--in-process"])
-    assert done.exit_code == 2 and "set batch_runs: 4" in done.output
-    assert not (folder / "out" / "xrun.sqlite").exists()  # refused before anything ran
+    assert done.exit_code == 2 and "set batch_runs: 4" in done.output and "doc.yaml:" in done.output
+    assert not (folder / "out").exists()  # refused before anything ran

@@ -150,8 +150,9 @@ def pareto_front(values: np.ndarray, directions: list[str]) -> list[int]:
     return out
 
 
-def _pruned_trials(design: dict[str, Any], pruned: list[str] | None) -> list[int]:
-    """The trials with a run ``run_config.prune`` ended early (the manifest's ``trial_runs``)."""
+def _pruned_trials(design: dict[str, Any], pruned: Any) -> list[int]:
+    """The trials with one of the runs ``pruned`` (e.g. those ``run_config.prune``
+    ended early; the manifest's ``trial_runs``)."""
     cut = set(pruned or ())
     trial_runs = (design.get("info") or {}).get("trial_runs") or {}
     return sorted(int(t) for t, uids in trial_runs.items() if cut.intersection(uids))
@@ -171,7 +172,8 @@ def spent(frame: "pd.DataFrame", pruned: list[str] | None = None) -> dict[str, i
 
 def optuna_summary(table: "pd.DataFrame", design: dict[str, Any] | None, *, response: str = "",
                    objectives: list["pd.DataFrame"] | None = None, pruned: list[str] | None = None,
-                   frame: "pd.DataFrame | None" = None, direction: str | None = None) -> dict[str, Any] | None:
+                   frame: "pd.DataFrame | None" = None, direction: str | None = None,
+                   unfinished: dict[str, str] | None = None) -> dict[str, Any] | None:
     """The adaptive design's answer (see the module docstring), or ``None``
     when ``design`` (the manifest's, :func:`xdoe.analysis.read_design`) is
     not an optuna design. ``table``: :func:`xdoe.analysis.run_table` of the
@@ -189,7 +191,12 @@ def optuna_summary(table: "pd.DataFrame", design: dict[str, Any] | None, *, resp
     direction for the analysed response, as :func:`xdoe.analysis.resolve_goal`
     reads it from ``design`` and the analysed frame (the design points
     table's goal when no ``--goal`` overrides it); ``None``: resolved from
-    ``design`` and ``response`` alone."""
+    ``design`` and ``response`` alone. ``unfinished``: run -> status of the
+    runs that did not finish (the frame's ``attrs["xdoe_unfinished"]``): a
+    trial with a ``failed`` run was told ``FAIL`` by ``xrun optimize`` and one
+    with a run interrupted or running waits for it, so both are left out
+    like pruned ones (``failed_trials``, ``waiting_trials``), never scored on
+    the runs that finished."""
     if not design or design.get("method") != "optuna":
         return None
     directions, stat = _settings(design)
@@ -199,7 +206,12 @@ def optuna_summary(table: "pd.DataFrame", design: dict[str, Any] | None, *, resp
 
         direction = resolve_goal(design=design, response=parse_response(response or None)).direction
     cut = _pruned_trials(design, pruned)
-    values = {t: v for t, v in trial_values(table, stat).items() if t not in cut}
+    unfinished = unfinished or {}
+    failed = [t for t in _pruned_trials(design, [u for u, s in unfinished.items() if s == "failed"]) if t not in cut]
+    waiting = [t for t in _pruned_trials(design, [u for u, s in unfinished.items() if s != "failed"])
+               if t not in cut and t not in failed]
+    cut_all = set(cut) | set(failed) | set(waiting)
+    values = {t: v for t, v in trial_values(table, stat).items() if t not in cut_all}
     points = design.get("points") or []
     history, best_so_far, best = [], None, None
     sign = 1.0 if direction == "maximize" else -1.0
@@ -210,7 +222,7 @@ def optuna_summary(table: "pd.DataFrame", design: dict[str, Any] | None, *, resp
         history.append({"trial": t, "value": value, "best": best_so_far, "runs": n})
     out: dict[str, Any] = {"response": response, "stat": stat, "direction": direction, "trials": len(values),
                            "sampler": (design.get("info") or {}).get("sampler"), "history": history,
-                           "pruned_trials": cut}
+                           "pruned_trials": cut, "failed_trials": failed, "waiting_trials": waiting}
     if best is not None:
         ys = table.loc[table["design_point"] == best, "y"].to_numpy(float)
         ys = ys[np.isfinite(ys)]
@@ -222,7 +234,7 @@ def optuna_summary(table: "pd.DataFrame", design: dict[str, Any] | None, *, resp
         out["spent"] = spent(frame, pruned)
     out.update(_importances(design, values, direction))
     if objectives and len(directions) > 1 and len(objectives) == len(directions):
-        per = [{k: v for k, v in trial_values(t, stat).items() if k not in cut} for t in objectives]
+        per = [{k: v for k, v in trial_values(t, stat).items() if k not in cut_all} for t in objectives]
         trials = sorted(set.intersection(*(set(v) for v in per)))
         matrix = np.array([[v[t][0] for v in per] for t in trials], float).reshape(-1, len(per))
         out["pareto"] = [{"trial": trials[i], "values": matrix[i].tolist(),
@@ -243,7 +255,10 @@ def optuna_text(summary: dict[str, Any], fmt: str = "table") -> str:
     """The summary as lines (``markdown``: a section with a table)."""
     head = "## " if fmt == "markdown" else ""
     cut = summary.get("pruned_trials") or []
-    pruned = f" (and {len(cut)} pruned, left out: trial(s) {', '.join(map(str, cut))})" if cut else ""
+    left = [f"{len(trials)} {what}, left out: trial(s) {', '.join(map(str, trials))}" for what, trials in (
+        ("pruned", cut), ("failed", summary.get("failed_trials") or []),
+        ("waiting for a run", summary.get("waiting_trials") or [])) if trials]
+    pruned = f" (and {'; '.join(left)})" if left else ""
     lines = [f"{head}adaptive design: optuna {summary.get('sampler')}, {summary['trials']} complete trials told"
              f"{pruned}, {summary['direction']} {summary['stat']} over each trial's runs"]
     best = summary.get("best")

@@ -231,7 +231,8 @@ def write_report(frame: "pd.DataFrame | None", output: str | Path, *, response: 
         table, phase = run_table(design, response, result.agent)
         declared = resolve_goal(design=doe_design, response=response, frame=design)  # the study's, not --goal
         adaptive = optuna_summary(table, doe_design, response=response.label(phase),
-                                  pruned=list(design.attrs.get("xdoe_pruned") or []), direction=declared.direction)
+                                  pruned=list(design.attrs.get("xdoe_pruned") or []), direction=declared.direction,
+                                  unfinished=dict(design.attrs.get("xdoe_unfinished") or {}))
         parts.append('<h2 id="optuna">Adaptive design (Optuna)</h2>'
                      + "".join(f"<p>{html.escape(line)}</p>" for line in optuna_text(adaptive).splitlines()))
         parts.append(_image(lambda p: plot_optimization(adaptive, p), "Each trial's response and the best so far"))

@@ -62,10 +62,22 @@ def _statistic(func: F) -> F:
     func = click.option("--agent", metavar="NAME", default=None,
                         help="Whose objective: one agent of runs with several (a game); default: "
                              "each agent in turn, never their average.")(func)
-    return click.option("--stat", "statistic", type=click.Choice(["iqm", "mean", "median"]), default="iqm",
-                        show_default=True,
+    return click.option("--stat", "statistic", type=click.Choice(["iqm", "mean", "median"]), default=None,
                         help="Point estimate over a design point's runs, used for ranking, 'best', the "
-                             "bootstrap interval and the probability of improvement (IQM: Agarwal et al. 2021).")(func)
+                             "bootstrap interval and the probability of improvement (IQM: Agarwal et al. 2021) "
+                             "[default: an optuna design's stat, the one its trials were told, else iqm].")(func)
+
+
+def _design_statistic(statistic: str | None, design: dict | None) -> str:
+    """``--stat``, else the ``stat`` an optuna design told its trials by (so
+    that the design points table's best is the study's best trial), else IQM."""
+    if statistic:
+        return statistic
+    if design and design.get("method") == "optuna":
+        told = (design.get("info") or {}).get("stat")
+        if told in ("iqm", "mean", "median"):
+            return str(told)
+    return "iqm"
 
 
 def _resolve(output_dir: Path | None, experiment: str | None, store_url: str | None) -> tuple[str | None, str | None]:
@@ -127,7 +139,7 @@ def results_command(output_dir: Path | None, experiment: str | None, include_bra
                     seed: int, goal: str | None) -> None:
     """The campaign's table: one row per design point with its factor levels,
     the runs done and the response's estimate over runs (--stat: IQM by
-    default) with a 95 % stratified-bootstrap interval and the probability
+    default, an optuna design's stat) with a 95 % stratified-bootstrap interval and the probability
     that the best point beats it, best first (marked *); best is the highest
     estimate, or the lowest with --goal minimize or when the design declared
     direction: minimize for the response. A run's score is
@@ -140,6 +152,9 @@ def results_command(output_dir: Path | None, experiment: str | None, include_bra
     resp = parse_response(response)
     frame = load_frame(output_dir, experiment, store_url, include_branches, resp)
     out = console()
+    from xdoe.results import DESIGN_ATTR
+
+    statistic = _design_statistic(statistic, frame.attrs.get(DESIGN_ATTR))
     for who in response_agents(split_branches(frame)[0], resp, agent):
         result = results_table(frame, resp, statistic=statistic, agent=who, seed=seed, goal=goal)
         title, headers, rows, branches, more = result.drawn(
@@ -192,7 +207,7 @@ def analyze_command(output_dir: Path | None, experiment: str | None, include_bra
     design has the replicates), ranked by effect size; continuous factors get
     a standardised regression coefficient, conditional factors are nested
     within their condition. Per design point: the estimate over runs (--stat,
-    IQM by default) with a stratified-bootstrap 95 % interval and the
+    IQM by default, an optuna design's stat) with a stratified-bootstrap 95 % interval and the
     probability that the best point beats it (Agarwal et al. 2021); best is
     the highest estimate, or the lowest with --goal minimize or when the
     design declared direction: minimize for the response (json: "goal"). Warns
@@ -206,6 +221,7 @@ def analyze_command(output_dir: Path | None, experiment: str | None, include_bra
     frame = load_frame(output_dir, experiment, store_url, include_branches, resp)
     design = read_design(output_dir, _resolve(output_dir, experiment, store_url)[0])
     who = response_agents(split_branches(frame)[0], resp, agent)
+    statistic = _design_statistic(statistic, design)
     results = [analyze(frame, resp, statistic=statistic, agent=a, seed=seed, design=design, goal=goal) for a in who]
     text = render(results if who != [None] else results[0], fmt, width=console().width)
     adaptive = _adaptive(frame, resp, who[0], design, output_dir, experiment, store_url)
@@ -242,7 +258,7 @@ def _adaptive(frame: Any, resp: Any, agent: str | None, design: dict | None, out
     return optuna_summary(table, design, response=resp.label(phase), objectives=objectives,
                           pruned=list(frame.attrs.get("xdoe_pruned") or []),
                           frame=load_frame(output_dir, experiment, store_url),  # the episodes: steps spent
-                          direction=direction)
+                          direction=direction, unfinished=dict(frame.attrs.get("xdoe_unfinished") or {}))
 
 
 @click.group("plot", short_help="Draw learning curves, main effects or a run's lay-down.")

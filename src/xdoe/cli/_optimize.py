@@ -8,7 +8,7 @@ read each finished trial's response (the design's ``response``, per run as
 ``xrun analyze`` computes it, :func:`xdoe.analysis.run_table`, aggregated
 over the trial's runs by its ``stat``; a trial with a run that
 ``run_config.prune`` ended early is told ``PRUNED`` with its runs' rung
-values as intermediate values), tell the study, ask the next batch
+values as intermediate values, one with a run that failed ``FAIL``), tell the study, ask the next batch
 and write it as an ``xgen augment`` block; until ``trials``. Killed and
 started again it continues the same study: finished runs are skipped,
 finished trials told once, and what is asked next depends only on the
@@ -84,12 +84,17 @@ def trial_values(study: Any, store_url: str, files: list[Path]) -> dict[int, Any
     design's ``stat`` (:func:`xdoe.analysis.aggregate`). A trial with a run
     that ``run_config.prune`` ended early is a :class:`~xdoe.design.PrunedTrial`
     (its aggregate would mix runs measured at different rungs), with its
-    runs' rung values aggregated per rung as its intermediate values.
+    runs' rung values aggregated per rung as its intermediate values. A
+    trial with a run that failed (an error the run raised, or its time
+    limit: :func:`_failed`) is failed (``None``: told ``FAIL``, as Optuna
+    tells an objective that raises), whatever its other runs did; a run
+    interrupted or whose process died (Ctrl-C, killed) leaves its trial
+    waiting, and runs again.
 
     Returns:
         trial number -> a list of values (one per response; NaN where no
-        run of the trial has one) or a :class:`~xdoe.design.PrunedTrial`;
-        empty when no store exists yet (no run has started).
+        run of the trial has one), a :class:`~xdoe.design.PrunedTrial` or
+        ``None`` (failed); empty when no store exists yet (no run has started).
     """
     from xdoe.campaign import skip_finished_files
     from xdoe.errors import NoStoreError
@@ -103,13 +108,31 @@ def trial_values(study: Any, store_url: str, files: list[Path]) -> dict[int, Any
         todo, _ = skip_finished_files([str(f) for f in files], store)
         left = {files[i] for i in todo}
         finished = {f.stem[len("run-"):] for f in files if f not in left}
+        failed = _failed(store, [f.stem[len("run-"):] for f in files if f in left])
         runs = study.trial_runs()
-        ready = [t for t in study.pending() if runs.get(t) and all(u in finished for u in runs[t])]
-        return _ready_values(study, store, ready, runs) if ready else {}
+        ready = [t for t in study.pending() if runs.get(t) and (
+            all(u in finished for u in runs[t]) or any(u in failed for u in runs[t]))]
+        return _ready_values(study, store, ready, runs, failed) if ready else {}
 
 
-def _ready_values(study: Any, store: Any, ready: list[int], runs: dict[int, list[str]]) -> dict[int, Any]:
-    """:func:`trial_values` of the ``ready`` trials, read from the open ``store``."""
+def _failed(store: Any, uids: list[str]) -> set[str]:
+    """The runs of ``uids`` whose latest instance failed in the run: an error
+    it raised or its time limit (``failed`` with a traceback). Not a run
+    ``interrupted``, a ``running`` instance a killed process left, nor one
+    whose process died (killed, out of memory: ``failed`` without a
+    traceback, marked by the process that saw it die): those run again."""
+    out = set()
+    for uid in uids:
+        latest = store.runs.latest_instance(uid)
+        if latest is not None and latest.status == "failed" and latest.traceback:
+            out.add(uid)
+    return out
+
+
+def _ready_values(study: Any, store: Any, ready: list[int], runs: dict[int, list[str]],
+                  failed: set[str]) -> dict[int, Any]:
+    """:func:`trial_values` of the ``ready`` trials, read from the open
+    ``store`` (``None``, failed, for a trial with a run in ``failed``)."""
     import numpy as np
 
     from xdoe.analysis import aggregate, load_scores, parse_response, run_table
@@ -118,8 +141,10 @@ def _ready_values(study: Any, store: Any, ready: list[int], runs: dict[int, list
 
     settings = study.settings
     pruned, rungs = _pruned_runs(store, study.base.experiment.safe_uid)
-    out: dict[int, Any] = {}
+    out: dict[int, Any] = {t: None for t in ready if any(u in failed for u in runs[t])}
     for t in ready:
+        if t in out:
+            continue
         cut = [u for u in runs[t] if u in pruned]
         if cut:
             out[t] = PrunedTrial(_intermediate(runs[t], rungs, settings.stat), runs=len(cut))
@@ -159,28 +184,19 @@ def _levels(study: Any, number: int) -> str:
 def check_prune_batches(runs: Any, batch: int, parallel: bool) -> str | None:
     """A warning (or ``None``) about the document's ``run_config.prune``
     under ``xrun optimize``: with ``batch_runs`` equal to the runs of a batch
-    (``batch`` x repetitions) each batch is judged against the batches before
-    it only, so the decisions (hence the trials asked after them) are those
-    of any ``--jobs``; without it, parallel runs of a batch judge each other
-    as they happen to reach a rung (asynchronous).
-
-    Raises:
-        InputError: ``batch_runs`` is set to another number (batches of the
-            rule would cut across the study's).
-    """
+    (``batch`` x repetitions; another number is refused when the document is
+    prepared, :func:`~xdoe.design.runfiles.prepare`) each batch is judged
+    against the batches before it only, so the decisions (hence the trials
+    asked after them) are those of any ``--jobs``; without it, parallel runs
+    of a batch judge each other as they happen to reach a rung (asynchronous)."""
     run_config = runs.experiment.model.definitions.run_config
     prune = run_config.prune if run_config is not None else None
-    if prune is None:
+    if prune is None or prune.batch_runs is not None or not parallel:
         return None
     size = batch * runs.repetitions
-    if prune.batch_runs is not None and prune.batch_runs != size:
-        raise InputError(f"run_config.prune.batch_runs is {prune.batch_runs}, but a batch of this study has "
-                         f"{size} runs (batch {batch} x {runs.repetitions} repetition(s)): set batch_runs: {size}")
-    if prune.batch_runs is None and parallel:
-        return (f"warning: run_config.prune without batch_runs: the runs of a batch running at once judge each "
-                f"other as they reach a rung, so the decisions and the trials asked after them depend on timing; "
-                f"batch_runs: {size} judges each batch against the batches before it (the same under any --jobs)")
-    return None
+    return (f"warning: run_config.prune without batch_runs: the runs of a batch running at once judge each "
+            f"other as they reach a rung, so the decisions and the trials asked after them depend on timing; "
+            f"batch_runs: {size} judges each batch against the batches before it (the same under any --jobs)")
 
 
 def _number(x: float) -> str:
@@ -248,9 +264,12 @@ def optimize_command(*, start: Callable[..., None], options: list[Callable[[F], 
           xrun optimize study.yaml --slurm -p short -t 1:00:00 \\
             --store postgresql+psycopg://me@dbhost/xdoe
 
-        Exit 0 when every trial ran and was told, 1 when a run failed or was
-        interrupted (its trial waits; the same command retries it), 2 for
-        unusable input, 130 after Ctrl-C.
+        A trial with a run that failed (an error, its time limit) is told
+        FAIL, as Optuna tells an objective that raises, and the study goes on.
+
+        Exit 0 when every trial ran and was told (FAIL included), 1 when a
+        run was interrupted or its process died (its trial waits; the same
+        command runs it again), 2 for unusable input, 130 after Ctrl-C.
         """
         from xdoe.analysis import parse_response
         from xdoe.cli._submit import SLURM_PARAMETERS, slurm_settings

@@ -46,9 +46,9 @@ from xdoe._random import seed_word
 from xdoe.design._factors import Factor
 from xdoe.errors import DesignError, InputError
 
-__all__ = ["OptunaSettings", "PrunedTrial", "SAMPLERS", "SEED_KEY", "distributions", "first_batch", "journal_name",
+__all__ = ["OptunaSettings", "PrunedTrial", "SAMPLERS", "SEED_KEY", "check_targets", "distributions", "first_batch", "journal_name",
            "open_study",
-           "sync_study", "next_batch", "tell_trials", "trial_runs", "record_study", "study_params"]
+           "scratch_copy", "sync_study", "next_batch", "tell_trials", "trial_runs", "record_study", "study_params"]
 
 SAMPLERS = ("tpe", "cmaes", "gp", "random", "nsga2")
 #: first word of the spawn key of every sampler seed (issue 37)
@@ -103,6 +103,32 @@ class OptunaSettings:
                 "response": list(self.responses), "direction": list(self.directions), "stat": self.stat,
                 **({"agent": self.agent} if self.agent else {}),
                 **({"startup_trials": self.startup_trials} if self.startup_trials is not None else {})}
+
+
+def check_targets(options: dict[str, Any], phases: Sequence[str], agents: Sequence[str]) -> None:
+    """Refuse an optuna design whose ``response`` or ``agent`` names nothing
+    its runs record (each of its trials would be told ``FAIL``, silently).
+
+    Args:
+        options: the ``design:`` mapping's options.
+        phases: the schedule's phase names, in order (a response's ``PHASE``
+            is one of them or an index below their number, as ``xrun
+            analyze --response`` reads it).
+        agents: the names of the document's agents.
+
+    Raises:
+        DesignError: naming the option, the value and what it may be.
+    """
+    responses = options.get("response")
+    for text in responses if isinstance(responses, list) else [responses] if responses is not None else []:
+        phase = str(text).split(":")[0].strip()
+        if phase and phase not in phases and not (phase.isdigit() and int(phase) < len(phases)):
+            raise DesignError(f"design optuna: response {text!r} names the phase {phase!r}, which the schedule "
+                              f"does not have (phases: {', '.join(phases)}; or an index 0..{len(phases) - 1})")
+    agent = options.get("agent")
+    if agent is not None and agent not in agents:
+        raise DesignError(f"design optuna: agent {agent!r} is none of the document's agents "
+                          f"({', '.join(agents)})")
 
 
 def journal_name(safe_uid: str) -> str:
@@ -230,20 +256,52 @@ def _sampler(settings: OptunaSettings, seed: int, number: int) -> Any:
         return optuna.samplers.GPSampler(seed=s, **start)
 
 
-def _ask(study: Any, factors: Sequence[Factor], settings: OptunaSettings, seed: int, dists: dict[str, Any]) -> Any:
-    """Ask one trial with the sampler of its number (:func:`_sampler`)."""
-    trials = study.get_trials(deepcopy=False)
-    waiting = [t.number for t in trials if t.state.name == "WAITING"]  # enqueued: asked next
-    number = min(waiting) if waiting else len(trials)
-    study.sampler = _sampler(settings, seed, number)
+def scratch_copy(study: Any) -> Any:
+    """An in-memory copy of ``study`` (its trials, with their system
+    attributes, and the study's system attributes, where NSGA-II caches its
+    parents), in which :func:`_ask` lets the sampler work."""
+    optuna = import_optuna()
+    copy = optuna.create_study(directions=list(study.directions))
+    copy.add_trials(study.get_trials(deepcopy=False))
+    for key, value in study._storage.get_study_system_attrs(study._study_id).items():
+        copy._storage.set_study_system_attr(copy._study_id, key, value)
+    return copy
+
+
+def _ask(study: Any, factors: Sequence[Factor], settings: OptunaSettings, seed: int, dists: dict[str, Any], *,
+         fixed: dict[str, Any] | None = None, scratch: Any = None) -> Any:
+    """Ask trial ``len(trials)`` with the sampler of its number (:func:`_sampler`;
+    ``fixed``: its parameters given, a design point) in ``scratch``, an
+    in-memory copy of ``study`` (:func:`scratch_copy`; made when ``None``, and
+    kept equal to ``study`` by adding each trial to both), then add the asked
+    trial to ``study`` whole, in one write: a process killed while the sampler
+    works leaves the study without the trial, never with part of its
+    parameters (each of Optuna's suggestions is a journal write of its own).
+    Returns the trial (``FrozenTrial``, ``RUNNING``)."""
+    scratch = scratch_copy(study) if scratch is None else scratch
+    number = len(scratch.get_trials(deepcopy=False))
+    if len(study.get_trials(deepcopy=False)) != number:
+        raise InputError(f"the Optuna study {study.study_name!r} changed while xdoe asked trial {number}: another "
+                         "process added trials to it; run one xrun optimize per study")
+    scratch.sampler = _sampler(settings, seed, number)
+    before = dict(scratch._storage.get_study_system_attrs(scratch._study_id))
     with warnings.catch_warnings():
         warnings.simplefilter("ignore")
-        trial = study.ask()
-        _suggest(trial, factors, dists)
-    if trial.number != number:
-        raise InputError(f"the Optuna study numbered a new trial {trial.number}, expected {number}: another "
+        if fixed is not None:
+            scratch.enqueue_trial(fixed)
+        _suggest(scratch.ask(), factors, dists)
+    asked = scratch.get_trials(deepcopy=False)[number]
+    for key, value in scratch._storage.get_study_system_attrs(scratch._study_id).items():
+        if before.get(key, _MISSING) != value:  # e.g. NSGA-II's cache of a generation's parents
+            study._storage.set_study_system_attr(study._study_id, key, value)
+    study.add_trial(asked)
+    if len(study.get_trials(deepcopy=False)) != number + 1:
+        raise InputError(f"the Optuna study {study.study_name!r} numbered a new trial other than {number}: another "
                          "process added trials to it; run one xrun optimize per study")
-    return trial
+    return asked
+
+
+_MISSING = object()
 
 
 def first_batch(factors: Sequence[Factor], options: dict[str, Any], seed: Any) -> tuple[Any, dict[str, Any]]:
@@ -263,7 +321,8 @@ def first_batch(factors: Sequence[Factor], options: dict[str, Any], seed: Any) -
     dists = distributions(factors)
     optuna = import_optuna()
     study = optuna.create_study(directions=list(settings.directions))
-    rows = [_point(factors, _ask(study, factors, settings, seed, dists).params)
+    scratch = scratch_copy(study)
+    rows = [_point(factors, _ask(study, factors, settings, seed, dists, scratch=scratch).params)
             for _ in range(min(settings.batch, settings.trials))]
     return np.array(rows, float).reshape(-1, len(factors)), settings.info()
 
@@ -307,6 +366,7 @@ def sync_study(study: Any, design: Any, settings: OptunaSettings, seed: int) -> 
     """
     dists = distributions(design.factors)
     trials = study.get_trials(deepcopy=False)
+    scratch = None
     for i in range(len(design)):
         params = study_params(design, i)
         if i < len(trials):
@@ -315,8 +375,8 @@ def sync_study(study: Any, design: Any, settings: OptunaSettings, seed: int) -> 
                                  f"{trials[i].params}, but design point {i} of the manifest is {params}: the "
                                  "journal belongs to another design; move it away (the study is rebuilt)")
             continue
-        study.enqueue_trial(params)
-        _ask(study, design.factors, settings, seed, dists)
+        scratch = scratch_copy(study) if scratch is None else scratch
+        _ask(study, design.factors, settings, seed, dists, fixed=params, scratch=scratch)
 
 
 def next_batch(study: Any, factors: Sequence[Factor], settings: OptunaSettings, seed: int, have: int) -> list[dict]:
@@ -327,8 +387,9 @@ def next_batch(study: Any, factors: Sequence[Factor], settings: OptunaSettings, 
     dists = distributions(factors)
     trials = study.get_trials(deepcopy=False)
     out = [dict(t.params) for t in trials[have:have + count]]
+    scratch = scratch_copy(study) if len(out) < count else None
     while len(out) < count:
-        out.append(dict(_ask(study, factors, settings, seed, dists).params))
+        out.append(dict(_ask(study, factors, settings, seed, dists, scratch=scratch).params))
     return out
 
 

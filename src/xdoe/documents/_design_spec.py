@@ -163,6 +163,11 @@ def parse_design(value: Any) -> DesignSpec:
         if "trials" not in options:
             raise DesignError("design optuna needs trials: the number of trials (design points) to run in all")
         answers = [len(v) for k in ("response", "direction") if isinstance(v := options.get(k), list)]
+        direction = options.get("direction")
+        if isinstance(direction, list) and len(direction) > 1 and not isinstance(options.get("response"), list):
+            raise DesignError(f"design optuna: {len(direction)} directions for one response (the same response "
+                              "maximized and minimized); give one response per direction: response: "
+                              "[PHASE:METRIC:STAT, ...]")
         if len(set(answers)) > 1:
             raise DesignError("design optuna: response and direction must be lists of the same length "
                               "(one direction per response)")

@@ -223,6 +223,63 @@ class Generation:
         return iter((self.runs, self.design))
 
 
+def _phase_modes(model: Any) -> list[set[str] | None]:
+    """Each schedule phase's modes (of its ``phase_config`` levels, inherited
+    from the phase before when omitted); ``None`` where they cannot be read
+    from the document alone."""
+    configs = model.definitions.phase_config or {}
+    out: list[set[str] | None] = []
+    levels: Any = None
+    for entry in model.schedule:
+        for phase in entry.values():
+            given = getattr(phase, "phase_config", None)
+            levels = given if given is not None else levels
+            keys = levels.get("levels") if isinstance(levels, dict) else levels
+            if not isinstance(keys, list) or not all(isinstance(k, str) and k in configs for k in keys):
+                out.append(None)
+                continue
+            out.append({str(getattr(configs[k], "mode", "")) for k in keys})
+    return out
+
+
+def _check_prune(experiment: Experiment, phases: list[str], agents: list[str]) -> None:
+    """Refuse a ``run_config.prune`` whose phase or agent the schedule lacks,
+    or (an optuna design) whose ``batch_runs`` is not a batch's runs, before
+    anything is written (``xrun experiment-start`` / ``xrun optimize``
+    refused them only after ``xgen`` wrote the runs).
+
+    Raises:
+        DocumentError: located at the ``prune`` key named.
+    """
+    run_config = experiment.model.definitions.run_config
+    spec = getattr(run_config, "prune", None) if run_config is not None else None
+    if spec is None:
+        return
+    where = ("definitions", "run_config", "prune")
+    if spec.phase is not None:
+        name = str(spec.phase)
+        if name not in phases and not (name.isdigit() and int(name) < len(phases)):
+            raise experiment.error(f"no phase {spec.phase!r} in the schedule to prune (phases: {', '.join(phases)}; "
+                                   f"or an index 0..{len(phases) - 1})",
+                                   (*where, "phase"))
+    else:
+        modes = _phase_modes(experiment.model)
+        if all(m is not None and "train" not in m for m in modes):
+            raise experiment.error(f"no train phase to prune (phases: {', '.join(phases)}); name the phase to "
+                                   "prune with prune.phase", where)
+    if spec.agent is not None and spec.agent not in agents:
+        raise experiment.error(f"{spec.agent!r} is none of the document's agents ({', '.join(agents)})",
+                               (*where, "agent"))
+    design = experiment.model.design
+    if spec.batch_runs is not None and isinstance(design, dict) and design.get("method") == "optuna":
+        batch = int(design.get("batch", 1))
+        repetitions = int(design.get("repetitions_per_trial", experiment.model.repetitions))
+        if spec.batch_runs != batch * repetitions:  # the rule's batches would cut across the study's
+            raise experiment.error(f"batch_runs is {spec.batch_runs}, but a batch of this study has "
+                                   f"{batch * repetitions} runs (batch {batch} x {repetitions} repetition(s)): "
+                                   f"set batch_runs: {batch * repetitions}", (*where, "batch_runs"))
+
+
 def build_design(experiment: Experiment, *, max_total_runs: int | None = None) -> Any:
     """The design of ``experiment``: its factors, ``design`` method,
     ``max_runs`` and the seed ``SeedSequence(seed, spawn_key=(0,))``.
@@ -251,6 +308,16 @@ def build_design(experiment: Experiment, *, max_total_runs: int | None = None) -
         if isinstance(exc, DocumentError):
             raise
         raise experiment.error(str(exc), (key,)) from None
+    phases = [name for entry in model.schedule for name in entry]
+    agents = [str(getattr(a, "name", k)) for k, a in (model.definitions.agents or {}).items()]
+    if isinstance(model.design, dict) and model.design.get("method") == "optuna":
+        from xdoe.design._optuna import check_targets
+
+        try:
+            check_targets(model.design, phases, agents)
+        except DesignError as exc:
+            raise experiment.error(str(exc), ("design",)) from None
+    _check_prune(experiment, phases, agents)
     try:
         design = make_design(
             factors,
