@@ -19,6 +19,12 @@ import pytest
 CHROMIUM = shutil.which("chromium") or ("/usr/bin/chromium" if Path("/usr/bin/chromium").exists() else None)
 CHROMIUM_ARGS = ["--no-sandbox", "--disable-gpu", "--disable-background-networking",
                  "--disable-component-update", "--disable-sync", "--no-first-run"]
+#: the marks of a module of browser tests (``pytestmark = BROWSER_MARKS``): slow, and skipped without Chromium
+BROWSER_MARKS = [
+    pytest.mark.browser,
+    pytest.mark.slow,
+    pytest.mark.skipif(CHROMIUM is None, reason="no chromium (apt-get install chromium chromium-driver)"),
+]
 
 
 def taxi_run(uid: str, experiment: str, episodes: int, *, alpha: float = 0.5,

@@ -19,14 +19,10 @@ from typing import Any
 
 import pytest
 
-from dashboard_helpers import (CHROMIUM, CHROMIUM_ARGS, Dashboard, env, taxi_run, tictactoe_run, wait_for,
+from dashboard_helpers import (BROWSER_MARKS, CHROMIUM, CHROMIUM_ARGS, Dashboard, env, taxi_run, tictactoe_run, wait_for,
                                write_runs)
 
-pytestmark = [
-    pytest.mark.browser,
-    pytest.mark.slow,
-    pytest.mark.skipif(CHROMIUM is None, reason="no chromium (apt-get install chromium chromium-driver)"),
-]
+pytestmark = BROWSER_MARKS
 playwright_api = pytest.importorskip("playwright.sync_api", reason="playwright is not installed")
 
 EXPERIMENTS = Path(__file__).resolve().parents[2] / "experiments"

@@ -13,13 +13,9 @@ from pathlib import Path
 import pytest
 from click.testing import CliRunner
 
-from dashboard_helpers import CHROMIUM, CHROMIUM_ARGS, Dashboard
+from dashboard_helpers import BROWSER_MARKS, CHROMIUM, CHROMIUM_ARGS, Dashboard
 
-pytestmark = [
-    pytest.mark.browser,
-    pytest.mark.slow,
-    pytest.mark.skipif(CHROMIUM is None, reason="no chromium (apt-get install chromium chromium-driver)"),
-]
+pytestmark = BROWSER_MARKS
 playwright_api = pytest.importorskip("playwright.sync_api", reason="playwright is not installed")
 sys.path.insert(0, str(Path(__file__).resolve().parents[1] / "analysis"))  # the known-truth studies
 
