@@ -21,6 +21,7 @@ __all__ = [
     "AmbiguousExperimentError",
     "DocumentError",
     "DesignError",
+    "IncompleteDesignError",
     "ComponentError",
     "ComponentImportError",
     "ComponentRaisedError",
@@ -135,6 +136,13 @@ class DocumentError(InputError):
 
 class DesignError(InputError):
     """A design cannot be built from the given factors and settings."""
+
+
+class IncompleteDesignError(InputError):
+    """The runs with a finished score do not hold the two-level design's
+    model: a factor's main effect has no contrast of its own (a corner whose
+    every run failed, runs not yet run); :func:`~xdoe.analysis.analyze`
+    answers such runs by the type II ANOVA and says why."""
 
 
 class DesignTooLarge(DesignError):

@@ -17,19 +17,12 @@ from typing import TYPE_CHECKING, Any
 import numpy as np
 
 from xdoe.analysis._design_info import SENSITIVITY, SURFACE, TWO_LEVEL, coded_frame, infer_design
-from xdoe.errors import InputError
+from xdoe.errors import IncompleteDesignError
 
 if TYPE_CHECKING:
     import pandas as pd
 
-__all__ = ["doe_analysis", "block_column", "design_tables", "IncompleteDesignError", "doe_plot_title", "plot_doe"]
-
-
-class IncompleteDesignError(InputError):
-    """The runs with a finished score do not hold the two-level design's
-    model: a factor's main effect has no contrast of its own (a corner whose
-    every run failed, runs not yet run); :func:`~xdoe.analysis.analyze`
-    answers such runs by the type II ANOVA and says why."""
+__all__ = ["doe_analysis", "block_column", "design_tables", "doe_plot_title", "plot_doe"]
 
 
 def block_column(table: "pd.DataFrame", design: dict[str, Any] | None) -> "pd.Series | None":

@@ -255,7 +255,7 @@ def analyze(frame: "pd.DataFrame", response: Response | None = None, *, statisti
     goal = resolve_goal(goal, design=design, response=response, frame=frame)
     from xdoe.analysis._doe import design_tables, doe_analysis
 
-    from xdoe.analysis._doe import IncompleteDesignError
+    from xdoe.errors import IncompleteDesignError
 
     incomplete = None
     try:
