@@ -185,7 +185,8 @@ def tree_command(node: str | None, fmt: str, tree_uid: str | None, lineage: bool
     """
     from xdoe.cli._select import open_store, store_of
 
-    if node is not None and _is_folder(node):  # `xrun tree _outputs`, as `xrun status _outputs`
+    # `xrun tree _outputs`, as `xrun status _outputs` (a name too long for the system: handle_errors)
+    if node is not None and Path(node).is_dir():
         store_url, node = store_of(Path(node), store_url), None
     with open_store(store_url) as store:
         trees = store.sessions.session_trees()
@@ -213,14 +214,6 @@ def tree_command(node: str | None, fmt: str, tree_uid: str | None, lineage: bool
         nodes, trees = _path(node, nodes, trees)
         title = f"path to {node}"
     _show(trees, nodes, fmt, title)
-
-
-def _is_folder(node: str) -> bool:
-    """Whether ``node`` names an existing folder (a name too long for the system is none)."""
-    try:
-        return Path(node).is_dir()
-    except OSError:
-        return False
 
 
 def _path(node: str, nodes: list[Any], trees: list[Any]) -> tuple[list[Any], list[Any]]:
