@@ -149,11 +149,11 @@ def store_curves(store: Any, experiment: str | None = None, *, include_branches:
     if not used:
         raise InputError("no episodes recorded: nothing to analyse (run the campaign first)")
     phases = list(dict.fromkeys(p.name for p in used))
-    chosen = phase or phases[0]
-    if chosen not in phases and chosen.isdigit() and int(chosen) < len(phases):
-        chosen = phases[int(chosen)]
-    if chosen not in phases:
-        raise InputError(f"--response: no phase {chosen!r} in the results (phases: {', '.join(map(str, phases))})")
+    from xdoe._phases import phase_named
+
+    chosen = phase_named(phase or phases[0], phases)
+    if chosen is None:
+        raise InputError(f"--response: no phase {phase!r} in the results (phases: {', '.join(map(str, phases))})")
     names = {display_name(c): c for c in columns}
     _check(x, by, names)
     mine = [p for p in used if p.name == chosen]

@@ -124,11 +124,11 @@ def resolve_phase(phase: str | None, phases: "Sequence[str]") -> str | None:
     schedule order): ``None`` is the last one, an index text (``"0"``) that
     is no phase's name the phase at that index, a name itself (whether or
     not it is in ``phases``); ``None`` when ``phase`` is ``None`` and there are no phases."""
+    from xdoe._phases import phase_named
+
     if phase is None:
         return phases[-1] if phases else None
-    if phase not in phases and phase.isdigit() and int(phase) < len(phases):
-        return phases[int(phase)]
-    return phase
+    return phase_named(phase, phases) or phase
 
 
 def phase_rows(frame: "pd.DataFrame", response: Response) -> tuple["pd.DataFrame", str]:

@@ -42,6 +42,7 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any, Sequence
 
+from xdoe._phases import phase_named
 from xdoe._random import seed_word
 from xdoe.design._factors import Factor
 from xdoe.errors import DesignError, InputError
@@ -122,7 +123,7 @@ def check_targets(options: dict[str, Any], phases: Sequence[str], agents: Sequen
     responses = options.get("response")
     for text in responses if isinstance(responses, list) else [responses] if responses is not None else []:
         phase = str(text).split(":")[0].strip()
-        if phase and phase not in phases and not (phase.isdigit() and int(phase) < len(phases)):
+        if phase and phase_named(phase, phases) is None:
             raise DesignError(f"design optuna: response {text!r} names the phase {phase!r}, which the schedule "
                               f"does not have (phases: {', '.join(phases)}; or an index 0..{len(phases) - 1})")
     agent = options.get("agent")

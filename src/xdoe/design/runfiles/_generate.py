@@ -20,6 +20,7 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any, Callable, Iterator
 
+from xdoe._phases import phase_named
 from xdoe.design import refuse_too_large, round_continuous
 from xdoe.design.runfiles._expand import Expander, copy_plain, factors_of, run_seed, run_uid
 from xdoe.design.runfiles._extend import ExtendPlan
@@ -258,7 +259,7 @@ def _check_prune(experiment: Experiment, phases: list[str], agents: list[str]) -
     where = ("definitions", "run_config", "prune")
     if spec.phase is not None:
         name = str(spec.phase)
-        if name not in phases and not (name.isdigit() and int(name) < len(phases)):
+        if phase_named(name, phases) is None:
             raise experiment.error(f"no phase {spec.phase!r} in the schedule to prune (phases: {', '.join(phases)}; "
                                    f"or an index 0..{len(phases) - 1})",
                                    (*where, "phase"))

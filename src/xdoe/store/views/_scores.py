@@ -161,13 +161,14 @@ def _aggregate(conn: Any, groups: list[list[tuple[int, int]]], metric: str, op: 
 
 
 def _resolve_phase(phases: list[str], phase: str | None) -> str:
+    from xdoe._phases import phase_named
+
     if phase is None:
         return phases[-1]
-    if phase not in phases and phase.isdigit() and int(phase) < len(phases):
-        return phases[int(phase)]
-    if phase not in phases:
+    found = phase_named(phase, phases)
+    if found is None:
         raise InputError(f"--response: no phase {phase!r} in the results (phases: {', '.join(map(str, phases))})")
-    return phase
+    return found
 
 
 def run_scores(db: "Database", experiment: str | None = None, *, phase: str | None = None,
