@@ -123,3 +123,46 @@ def test_read_commands_leave_no_wal_or_shm_beside_a_chmod_444_store(tmp_path: Pa
         assert "1 runs" in _xrun("results", "--store", url)[1]  # the rows, read without the file being written
     finally:
         os.chmod(store_file, 0o644)
+
+
+def test_read_commands_leave_a_writable_store_as_they_found_it(tmp_path: Path) -> None:
+    """A store in a writable folder with no ``-wal`` beside it (a campaign
+    that ended) is read ``mode=rw`` with ``query_only``: reading still
+    creates ``-wal``/``-shm``, and closing the last connection removes them
+    (``mode=ro`` left them beside the store after every read command). A
+    store that has a ``-wal`` (a campaign running, or killed) keeps it."""
+    import os
+
+    from xdoe._extras import installed
+
+    files = generate_campaign(tmp_path / "runs")
+    media = tmp_path / "media"
+    media.mkdir()
+    store_file = media / "xrun.sqlite"
+    with Store(f"sqlite:///{store_file}") as store:
+        execute(files[0], store, tmp_path / "results")
+    assert sorted(p.name for p in media.iterdir()) == ["xrun.sqlite"]
+    before = store_file.read_bytes()
+    url = f"sqlite:///{store_file}"
+    commands: list[list[str]] = [["status", "--store", url, str(tmp_path / "runs")], ["results", "--store", url],
+                                 ["export", "--store", url, "--output", str(tmp_path / "e.csv")],
+                                 ["tree", "--store", url]]
+    if installed("pandas"):
+        commands += [["analyze", "--store", url], ["report", "--store", url, "-o", str(tmp_path / "r.md")]]
+    for args in commands:
+        code, output = _xrun(*args)
+        assert code in (0, 1), (args, output)
+        assert sorted(p.name for p in media.iterdir()) == ["xrun.sqlite"], args
+    assert store_file.read_bytes() == before
+    with Store(url, read_only=True) as store:
+        with pytest.raises(Exception, match="readonly|read-only|read only"):
+            store.runs.mark_interrupted(1, "no")  # query_only: still nothing can be written
+    writer = sqlite3.connect(store_file)  # a campaign holding the store open: its -wal stays
+    try:
+        writer.execute("CREATE TABLE IF NOT EXISTS probe (x)")
+        writer.commit()
+        assert os.path.exists(f"{store_file}-wal")
+        assert _xrun("results", "--store", url)[0] == 0
+        assert os.path.exists(f"{store_file}-wal")
+    finally:
+        writer.close()

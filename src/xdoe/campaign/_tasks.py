@@ -125,9 +125,22 @@ def worker_store(url: str | None, wait: float = 0.0) -> Store:
     key = (os.getpid(), url)
     store = _WORKER_STORES.get(key)
     if store is None:
+        if not any(k[0] == key[0] for k in _WORKER_STORES):
+            from multiprocessing.util import Finalize
+
+            # closed when the worker process ends (multiprocessing runs its finalizers before
+            # os._exit): a SQLite store's last connection to close folds its WAL into the file
+            # and removes -wal/-shm, so the file alone holds every row once the campaign ends
+            Finalize(None, _close_worker_stores, args=(key[0],), exitpriority=10)
         store = _WORKER_STORES[key] = Store(url, wait=wait)
     store.database.wait = wait
     return store
+
+
+def _close_worker_stores(pid: int) -> None:
+    """Close the stores :func:`worker_store` opened in process ``pid`` (at its exit)."""
+    for key in [k for k in _WORKER_STORES if k[0] == pid]:
+        _WORKER_STORES.pop(key).close()
 
 
 def execute_in_worker(task: RunTask, progress: "Callable[[ProgressEvent], None] | None" = None) -> RunResult:

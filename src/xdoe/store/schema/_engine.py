@@ -199,15 +199,25 @@ def _connect_read_only(path: str) -> Any:
     """A ``sqlite3`` connection to the file ``path`` that cannot write it:
     ``mode=ro``, or ``immutable=1`` where the folder cannot be written (on
     read-only media a WAL file cannot be read ``mode=ro`` without its
-    ``-shm`` index, which SQLite cannot create there)."""
+    ``-shm`` index, which SQLite cannot create there); a writable file with
+    no ``-wal`` beside it ``mode=rw`` with ``PRAGMA query_only``, so that the
+    ``-wal``/``-shm`` files reading creates are removed when it closes."""
     import sqlite3
     from urllib.parse import quote
 
     uri = "file:" + quote(path)
-    if _unwritable(path) and not os.path.exists(path + "-wal"):
-        # a chmod-444 file (or one in a folder nobody may write): nothing writes it, and with no
-        # WAL beside it every row is in the file; mode=ro would still create -wal/-shm beside it
-        return sqlite3.connect(uri + "?immutable=1", uri=True, check_same_thread=False)
+    if not os.path.exists(path + "-wal"):
+        if _unwritable(path):
+            # a chmod-444 file (or one in a folder nobody may write): nothing writes it, and with no
+            # WAL beside it every row is in the file; mode=ro would still create -wal/-shm beside it
+            return sqlite3.connect(uri + "?immutable=1", uri=True, check_same_thread=False)
+        # a writable file with every row in it: opened mode=rw but query_only, so that the last
+        # connection to close removes the -wal/-shm files reading made (a mode=ro connection
+        # cannot: they would stay beside the store); with no WAL there is nothing to fold back,
+        # so the file's bytes stay as they were, and no statement can write (no journal change)
+        con = sqlite3.connect(uri + "?mode=rw", uri=True, check_same_thread=False)
+        con.execute("PRAGMA query_only = ON")
+        return con
     con = sqlite3.connect(uri + "?mode=ro", uri=True, check_same_thread=False)
     try:
         con.execute("PRAGMA schema_version").fetchone()
