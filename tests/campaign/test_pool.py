@@ -81,3 +81,67 @@ def test_starting_the_workers_does_not_wait_for_the_forkserver(tmp_path: Path) -
                           cwd=tmp_path)
     assert proc.returncode == 0, proc.stderr
     assert proc.stdout.split() == ["ok", "True"]
+
+
+FORK_PROBE = '''
+import os, sys
+AT_FORK = set()
+
+
+def _remember():
+    AT_FORK.clear()
+    AT_FORK.update(sys.modules)
+
+
+os.register_at_fork(after_in_child=_remember)
+
+
+def imported_since_fork():
+    return sorted(m for m in sys.modules if m not in AT_FORK)
+'''
+
+WARM_RUN = '''
+import sys
+from pathlib import Path
+from scale_components import countdown_run, write_runs
+import fork_probe
+from xdoe.campaign import CampaignOptions, RunTask, start_forkserver
+from xdoe.campaign.backends import ProcessPoolBackend
+from xdoe.campaign.backends._warm import WARM_MODULES
+from xdoe.execution import load_file_plan, preflight
+
+tmp = Path(sys.argv[1])
+assert start_forkserver([*WARM_MODULES, "fork_probe"])
+options = CampaignOptions(store_url=f"sqlite:///{tmp / 'x.sqlite'}", results=str(tmp / "results"))
+files = write_runs(tmp / "runs", [countdown_run("warm", seed=1)])
+with ProcessPoolBackend(1) as backend:
+    backend.start()
+    plans = [load_file_plan(f)[0] for f in files]
+    assert preflight(plans, store_url=options.store_url, results=options.results, workers=backend) == []
+    assert [r.status for r in backend.map_runs([RunTask(f, options, plan=p) for f, p in zip(files, plans)])] \\
+        == ["finished"]
+    print(" ".join(backend.submit(fork_probe.imported_since_fork).result()))
+'''
+
+
+def test_a_worker_imports_none_of_xdoe_after_its_fork(tmp_path: Path) -> None:
+    """The forkserver preloads what every worker of ``--jobs N`` imports
+    (issue 35.3): the pool's own worker loop, the component check and the
+    modules every run imports, so that N workers do not each import them
+    after their fork, before their first run. A worker that checked the
+    components and ran a run has imported no module of xdoe's since its
+    fork (the run's components, user code, and the store's database driver
+    are imported where they are used)."""
+    import os
+    import subprocess
+    import sys
+
+    (tmp_path / "fork_probe.py").write_text(FORK_PROBE)
+    components = Path(__file__).resolve().parents[1] / "execution"
+    env = {**os.environ, "PYTHONPATH": os.pathsep.join(filter(None, [str(tmp_path), str(components),
+                                                                      os.environ.get("PYTHONPATH")]))}
+    proc = subprocess.run([sys.executable, "-c", WARM_RUN, str(tmp_path)], capture_output=True, text=True,
+                          timeout=120, env=env, cwd=tmp_path)
+    assert proc.returncode == 0, proc.stderr
+    imported = proc.stdout.split()
+    assert [m for m in imported if m.startswith("xdoe.") or m == "concurrent.futures.process"] == [], imported

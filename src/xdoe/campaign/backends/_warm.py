@@ -18,16 +18,25 @@ if TYPE_CHECKING:
 
 __all__ = ["WARM_MODULES", "warm_modules", "default_start_method", "forkserver_started", "start_forkserver"]
 
-#: what every run imports (the executor, the store: ``xdoe.campaign._tasks`` imports
-#: ``xdoe.store.Store`` with its recorder and claims, numpy, gymnasium): loaded once into
-#: the forkserver, so that each worker forked from it starts warm (and the common built-in
-#: components). Not matplotlib: the workers never draw, xrun draws each run's laydown.svg
-#: itself; not pydantic's run-document models: a task carries its plan, parsed by xrun.
-WARM_MODULES = ("xdoe.campaign._tasks", "xdoe.execution._runner", "xdoe.execution._api",
-                "xdoe.execution._parallel_workers", "xdoe.execution._resume",
+#: what every worker imports: the pool's worker loop (``concurrent.futures.process``
+#: and this package's pool module, whose initializer and task every worker runs), the
+#: component check (``xrun`` runs it in the first worker), and what every run imports (the
+#: executor with the modules it imports when a run starts, the store: ``xdoe.campaign._tasks``
+#: imports ``xdoe.store.Store`` with its recorder and claims, numpy, gymnasium): loaded once
+#: into the forkserver, so that each worker forked from it starts warm instead of importing
+#: them after its fork (and the common built-in components, with the packages of their
+#: old names). Not matplotlib: the workers never draw, xrun draws each run's laydown.svg
+#: itself; not pydantic's run-document models: a task carries its plan, parsed by xrun;
+#: not the store's database driver, which depends on the store.
+WARM_MODULES = ("concurrent.futures.process", "multiprocessing.popen_forkserver", "xdoe.campaign.backends._pool",
+                "xdoe.campaign._tasks", "xdoe.execution._preflight", "xdoe.execution._runner",
+                "xdoe.execution._api", "xdoe.execution._checkpoints", "xdoe.execution._lineage",
+                "xdoe.execution._pruning", "xdoe.execution._parallel_workers", "xdoe.execution._resume",
+                "xdoe.store.runs._checkpoints", "xdoe.documents._identifiers",
                 "xdoe.environment", "xdoe.agent", "numpy", "gymnasium",
                 "xdoe.components.environments._gymnasium", "xdoe.components.agents._qlearning",
-                "xdoe.components.agents._objectives", "xdoe.simulation", "xdoe.conditions")
+                "xdoe.components.agents._objectives", "xdoe.environments", "xdoe.agents",
+                "xdoe.simulation", "xdoe.conditions")
 
 
 def warm_modules(tasks: Sequence["RunTask"]) -> list[str]:
