@@ -29,8 +29,7 @@ def test_generate_with_overrides_regenerates_identically_from_the_manifest(tmp_p
     result = run("generate", str(DUMMY), "repetitions=3", "factors.length.levels=[5, 7]", "-q", "-o", str(first))
     assert result.exit_code == 0, result.output
     manifest = json.loads((first / "manifest.json").read_text("utf-8"))
-    assert manifest["overrides"] == {"repetitions": 3, "factors.length.levels": [5, 7]}
-    assert list(manifest["overrides"]) == ["repetitions", "factors.length.levels"]  # the order given
+    assert manifest["overrides"] == ["repetitions=3", "factors.length.levels=[5, 7]"]  # as given, in order
     assert manifest["input_sha256"] == hashlib.sha256(DUMMY.read_bytes()).hexdigest()  # the file as written
     assert manifest["design"]["repetitions"] == 3 and manifest["design"]["runs"] == 24
     second = tmp_path / "second"
@@ -73,6 +72,62 @@ def test_check_with_overrides_and_errors_keep_the_file_lines(tmp_path: Path) -> 
 
 def test_a_value_that_is_not_yaml_and_an_argument_without_equals_are_refused() -> None:
     result = run("check", str(DUMMY), "seed=[1")
-    assert result.exit_code == 2 and result.output.startswith("error: cannot parse")
+    assert result.exit_code == 2 and result.output.startswith("error: override seed=[1: cannot parse")
     result = run("check", str(DUMMY), "other.yaml")
     assert result.exit_code == 2 and "expected KEY=VALUE" in result.output
+
+
+def test_a_key_given_twice_regenerates_the_same_study(tmp_path: Path) -> None:
+    """Overrides apply in order and the last wins, as in Hydra; the manifest
+    records every one of them, so that a key given twice (two moves, or a key
+    set around another override of the same place) comes back as it was: a
+    record of one value per key regenerated ``episodes=x2 episodes=x2`` as one x2."""
+    given = [("train.episodes=x2", "train.episodes=x2"),
+             ("factors.length.levels=[3]", "length.levels=[5, 7]", "factors.length.levels=[9, 11]"),
+             ("repetitions=3", "repetitions=4")]
+    for k, overrides in enumerate(given):
+        first, second = tmp_path / f"first{k}", tmp_path / f"second{k}"
+        result = run("generate", str(DUMMY), *overrides, "-q", "-o", str(first))
+        assert result.exit_code == 0, result.output
+        manifest = json.loads((first / "manifest.json").read_text("utf-8"))
+        assert manifest["overrides"] == list(overrides)  # each as given, in order
+        result = run("generate", str(DUMMY), *override_specs(manifest["overrides"]), "-q", "-o", str(second))
+        assert result.exit_code == 0, result.output
+        assert _files(first) == _files(second)
+        _exp, _design, runs = prepare(DUMMY, overrides=overrides_from_record(manifest["overrides"]))
+        assert len(runs) == manifest["design"]["runs"]
+    # the two moves both apply: the run documents hold four times the file's number
+    text = (tmp_path / "first0" / "run-dummy-study-0000.yaml").read_text("utf-8")
+    assert "episodes: 12" in text
+
+
+def test_an_invalid_overridden_value_names_the_override(tmp_path: Path) -> None:
+    """The file's line shows the value as written; the error says the value
+    came from the command line, which override it was, and writes nothing."""
+    for args in (["repetitions=yes"], ["seed=7", "repetitions=0"], ["factors.length.levels=[5, 5]"]):
+        for command in ("generate", "check"):
+            extra = ["-o", str(tmp_path / "o")] if command == "generate" else []
+            result = run(command, str(DUMMY), *args, *extra)
+            assert result.exit_code == 2, result.output
+            lines = result.output.strip().splitlines()
+            assert len(lines) == 1 and lines[0].startswith("error: ")
+            assert f"the value from the command line: {args[-1]}" in lines[0], lines[0]
+    assert not (tmp_path / "o").exists()
+    # an error elsewhere in the file does not name an override
+    bad = tmp_path / "bad.yaml"
+    bad.write_text(DUMMY.read_text("utf-8").replace("episodes: 3}", "episodes: -3}"), "utf-8")
+    assert "command line" not in run("check", str(bad), "repetitions=3").output
+
+
+def test_a_value_that_cannot_be_parsed_names_its_override() -> None:
+    result = run("check", str(DUMMY), "seed=[1")
+    assert result.exit_code == 2 and "override seed=[1: cannot parse" in result.output
+
+
+def test_a_key_below_a_scalar_says_that_its_parent_holds_no_keys() -> None:
+    for args, expected in ((["seed.x=3"], "seed is 42, a number: it holds no key 'x'"),
+                           (["factors.length.levels.0.a=1"], "factors.length.levels.0 is 5, a number: it holds no key 'a'"),
+                           (["uid.part=1"], "uid is 'dummy-study', a text: it holds no key 'part'")):
+        result = run("check", str(DUMMY), *args)
+        assert result.exit_code == 2, result.output
+        assert expected in result.output and len(result.output.strip().splitlines()) == 1, result.output

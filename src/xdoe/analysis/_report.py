@@ -171,10 +171,12 @@ def write_report(frame: "pd.DataFrame | None", output: str | Path, *, response: 
         if manifest_path is not None:  # xgen generate exp.yaml KEY=VALUE: the study is the file with these
             recorded = json.loads(manifest_path.read_text("utf-8")).get("overrides")
             if recorded:
+                import shlex
+
                 from xdoe.documents import override_specs
 
                 parts.append("<p class=note>generated with the overrides "
-                             f"<code>{html.escape(' '.join(override_specs(recorded)))}</code></p>")
+                             f"<code>{html.escape(shlex.join(override_specs(recorded)))}</code></p>")
     else:
         parts.append("<p class=note>not found (give the output folder with its manifest.json, or --document)</p>")
 
