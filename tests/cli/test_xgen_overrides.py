@@ -131,3 +131,26 @@ def test_a_key_below_a_scalar_says_that_its_parent_holds_no_keys() -> None:
         result = run("check", str(DUMMY), *args)
         assert result.exit_code == 2, result.output
         assert expected in result.output and len(result.output.strip().splitlines()) == 1, result.output
+
+
+def test_augment_keeps_the_overrides_the_study_was_generated_with(tmp_path: Path) -> None:
+    """``xgen generate exp.yaml KEY=VALUE`` then ``xgen augment exp.yaml``:
+    the augmentation is of the study as generated (the manifest's overrides),
+    not of the file as written, which previewed a fold-over at the file's
+    levels and refused to write (every existing run "would change"; with
+    --force it would have replaced the study)."""
+    doc = ROOT / "experiments" / "taxi-screen.yaml"
+    out = tmp_path / "o"
+    given = ["factors.alpha.levels=[0.2, 0.7]", "seed=11"]
+    assert run("generate", str(doc), *given, "-q", "-o", str(out)).exit_code == 0
+    before = _files(out)
+    result = run("augment", str(doc), "-o", str(out), "--foldover")
+    assert result.exit_code == 0, result.output
+    assert "alpha = +1 (0.7)" in result.output and "(0.5)" not in result.output.split("alpha")[1][:12]
+    after = _files(out)
+    assert all(after[name] == content for name, content in before.items() if name.startswith("run-"))
+    assert len([n for n in after if n.startswith("run-")]) == 32
+    manifest = json.loads((out / "manifest.json").read_text("utf-8"))
+    assert manifest["overrides"] == given
+    new = (out / "run-taxi-screen-0016.yaml").read_text("utf-8")
+    assert "alpha: 0.2" in new or "alpha: 0.7" in new
