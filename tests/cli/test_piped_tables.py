@@ -65,3 +65,11 @@ def test_a_narrow_console_cuts_no_column_of_the_summary_or_the_status(tmp_path: 
         assert header in status.output, status.output
     for k in range(8):
         assert re.search(rf"dummy-study-{k:04d} .* finished .* \d{{4}}-\d\d-\d\d \d\d:\d\d:\d\d", status.output)
+    # the analysis and the plan, drawn by xdoe.analysis: factor names and numbers whole, not folded to a
+    # column of one or two characters
+    analyze = CliRunner().invoke(xrun, ["analyze", str(out), "--store", store], env=env)
+    assert analyze.exit_code == 0, analyze.output
+    for name in ("0.environments", "0.sensors.random", "length", "first_three", "two-level"):
+        assert name in analyze.output, analyze.output
+    plan = CliRunner().invoke(xrun, ["plan", str(out), "--store", store], env=env)
+    assert "observed" in plan.output and "missing" in plan.output, plan.output

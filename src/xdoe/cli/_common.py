@@ -19,7 +19,7 @@ if TYPE_CHECKING:
     from xdoe.store import Store
 
 __all__ = ["EXIT_OK", "EXIT_FAILED", "EXIT_INPUT", "OVERWRITE_HINT", "PIPE_WIDTH", "Number", "Program", "check_output",
-           "console", "table_width",
+           "console",
            "document_warnings", "fail", "handle_errors", "open_store_or_exit", "output_options", "resume_gc", "store_option",
            "without_pydantic_plugins"]
 
@@ -62,25 +62,18 @@ def console(**kwargs: Any) -> Any:
     (``xrun status | cat`` keeps the reasons; each table is only as wide as
     its cells). A table that needs more than the width (``COLUMNS=40``, a
     narrow terminal) is drawn as wide as its cells need
-    (:func:`table_width`) and the terminal folds its lines: rich would drop
+    (:func:`xdoe._tables.table_width`) and the terminal folds its lines: rich would drop
     columns and cut numbers. Emoji codes are left as typed (``:smile:`` in a
     run's warning or a level is text, not 😄)."""
     import os
 
     from rich.console import Console
-    from rich.table import Table
+
+    from xdoe._tables import print_whole
 
     class _Console(Console):
         def print(self, *objects: Any, **options: Any) -> None:
-            need = max((table_width(self, o) for o in objects if isinstance(o, Table)), default=0)
-            if need <= self.width:
-                return super().print(*objects, **options)
-            width = self.width
-            self.width = need
-            try:
-                super().print(*objects, **options)
-            finally:
-                self.width = width
+            print_whole(super().print, self, *objects, **options)
 
     kwargs.setdefault("emoji", False)
     out = _Console(**kwargs)
@@ -88,34 +81,6 @@ def console(**kwargs: Any) -> Any:
         out.width = PIPE_WIDTH
     return out
 
-
-def table_width(out: Any, table: Any) -> int:
-    """The fewest characters a rich ``table`` takes with no cell cut: each
-    ``no_wrap`` column as wide as its widest line (header included, at least
-    its ``min_width``), every other column as its longest word (rich's
-    measure), plus the rules and padding. A ``no_wrap`` column's
-    ``min_width`` is raised to that width, so that rich keeps it whole (one
-    with a ``max_width``, such as ``xrun status``'s reason, is cut there by
-    design: in full with ``--run UID``)."""
-    from rich.measure import Measurement
-
-    wide = out.options.update_width(PIPE_WIDTH)
-    cut = []  # columns cut by design: they count with their header's width
-    for column in table.columns:
-        if column.width is not None:
-            continue
-        if column.max_width is not None:
-            cut.append(column)
-            column.width = Measurement.get(out, wide, column.header).maximum
-        elif column.no_wrap:
-            cells = [column.header, *column.cells]
-            full = max((Measurement.get(out, wide, cell).maximum for cell in cells), default=0)
-            column.min_width = max(column.min_width or 0, full)
-    try:
-        return Measurement.get(out, wide, table).minimum
-    finally:
-        for column in cut:
-            column.width = None
 
 
 def fail(message: str, code: int = EXIT_INPUT) -> None:
