@@ -154,3 +154,24 @@ def test_augment_keeps_the_overrides_the_study_was_generated_with(tmp_path: Path
     assert manifest["overrides"] == given
     new = (out / "run-taxi-screen-0016.yaml").read_text("utf-8")
     assert "alpha: 0.2" in new or "alpha: 0.7" in new
+
+
+def test_the_report_names_the_overrides_with_or_without_the_document(tmp_path: Path, monkeypatch) -> None:
+    """The study is the file with the overrides: the report says so, quoted
+    for a shell, also when it cannot find the file (it named them only beside
+    the file, so a report made elsewhere hid that the study is not the file)."""
+    from xdoe.cli._xrun import main as xrun
+
+    monkeypatch.chdir(tmp_path)
+    out = tmp_path / "o"
+    given = ["repetitions=1", "factors.length.levels=[5, 9]"]
+    assert run("generate", str(DUMMY), *given, "-q", "-o", str(out)).exit_code == 0
+    store = f"sqlite:///{out / 'xrun.sqlite'}"
+    runner = CliRunner()
+    assert runner.invoke(xrun, ["experiment-start", str(out), "-q", "--store", store, "--no-laydown"]).exit_code == 0
+    line = "generated with the overrides <code>repetitions=1 &#x27;factors.length.levels=[5, 9]&#x27;</code>"
+    for extra in ([], ["--document", str(DUMMY)]):
+        report = tmp_path / "r.html"
+        result = runner.invoke(xrun, ["report", str(out), "-o", str(report), "--overwrite", *extra])
+        assert result.exit_code == 0, result.output
+        assert line in report.read_text("utf-8"), extra
