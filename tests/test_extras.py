@@ -8,6 +8,8 @@ import sys
 import tomllib
 from pathlib import Path
 
+from xdoe._extras import install_command
+
 ROOT = Path(__file__).resolve().parents[1]
 #: modules of the extras, made unimportable in the subprocesses below
 BLOCKED = ("pandas", "statsmodels", "matplotlib", "fastapi", "uvicorn", "jinja2", "plotly", "pyarrow", "torch",
@@ -72,13 +74,37 @@ def test_a_campaign_runs_without_the_extras_and_analysis_names_its_extra(tmp_pat
     assert status.returncode == 0, status.stderr
     results = _run(tmp_path, "xrun", "results", "_outputs")
     assert results.returncode == 2
-    assert "needs the 'analysis' extra" in results.stderr and "pip install 'xdoe[analysis]'" in results.stderr
+    assert "needs the 'analysis' extra" in results.stderr and install_command("analysis") in results.stderr
     assert "Traceback" not in results.stderr
     # a log target names the extra that writes it, before anything runs (issue 36)
     logged = _run(tmp_path, "xrun", "experiment-start", "--quiet", "--log", "tensorboard:tb", *runs)
     assert logged.returncode == 2, logged.stderr
-    assert "needs the 'tensorboard' extra" in logged.stderr and "pip install 'xdoe[tensorboard]'" in logged.stderr
+    assert "needs the 'tensorboard' extra" in logged.stderr and install_command("tensorboard") in logged.stderr
     exported = _run(tmp_path, "xrun", "export", "_outputs", "--to", "mlflow:mlruns")
     assert exported.returncode == 2, exported.stderr
     assert "needs the 'mlflow' extra" in exported.stderr and "Traceback" not in exported.stderr
     assert not (tmp_path / "tb").exists() and not (tmp_path / "mlruns").exists()
+
+
+def test_the_install_hint_is_the_command_that_installs_the_extra_for_this_install() -> None:
+    """xdoe is installed from a clone (``pip install -e .``, as the README
+    says; it is not on PyPI yet): the hint ``pip install 'xdoe[optuna]'``
+    failed with "No matching distribution found for xdoe" (or would install a
+    stranger's package). The hint follows how xdoe was installed (PEP 610's
+    ``direct_url.json``)."""
+    from xdoe._extras import missing_extra
+
+    editable = '{"dir_info": {"editable": true}, "url": "file:///home/me/my%20xdoe"}'
+    assert install_command("optuna", editable) == "pip install -e '/home/me/my xdoe[optuna]'"
+    local = '{"dir_info": {}, "url": "file:///src/xdoe"}'
+    assert install_command("sb3", local) == "pip install '/src/xdoe[sb3]'"
+    assert install_command("dask", None) == "pip install 'xdoe[dask]'"  # from an index
+    assert install_command("dask", '{"url": "https://example.org/xdoe.whl", "archive_info": {}}') == \
+        "pip install 'xdoe[dask]'"
+    assert install_command("dask", "not json") == "pip install 'xdoe[dask]'"
+    # this install: the folder it names holds the project
+    command = install_command("optuna")
+    assert command.endswith("[optuna]'") or command.endswith("[optuna]")
+    err = ImportError("no optuna")
+    err.name = "optuna"
+    assert missing_extra(err).endswith(command)

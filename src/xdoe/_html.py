@@ -6,7 +6,7 @@ from __future__ import annotations
 import html
 from typing import Any, Sequence
 
-__all__ = ["html_table", "html_block", "design_sections", "MAX_HTML_ROWS"]
+__all__ = ["html_table", "html_block", "design_sections", "factor_rows", "FACTOR_HEADERS", "MAX_HTML_ROWS"]
 
 #: rows of a design's points shown in a notebook (a line says how many more)
 MAX_HTML_ROWS = 50
@@ -32,20 +32,13 @@ def html_block(heading: str | None, parts: Sequence[str], notes: Sequence[str] =
 
 def design_sections(design: Any) -> list[tuple[str, list[str], list[list[str]]]]:
     """``[(title, headers, rows)]`` of a design as a notebook shows it: the
-    factors (name, kind, levels or range, as ``xgen generate --dry-run``) and
-    the points (their levels; the first :data:`xdoe._html.MAX_HTML_ROWS`)."""
-    import json
+    factors (:func:`factor_rows`: what ``xgen generate --dry-run`` prints)
+    and the points (their levels; the first :data:`xdoe._html.MAX_HTML_ROWS`)."""
+    from xdoe.documents import canonical_json
 
     def text(value: Any) -> str:
-        return value if isinstance(value, str) else json.dumps(value, ensure_ascii=False)
+        return value if isinstance(value, str) else canonical_json(value)
 
-    factors = []
-    for f in design.factors:
-        if f.levels is not None:
-            factors.append([f.name, f"categorical ({len(f.levels)})", ", ".join(text(v) for v in f.levels)])
-        else:
-            extra = f", {f.scale}" + (", integer" if getattr(f, "integer", False) else "")
-            factors.append([f.name, "continuous", f"[{f.low:g}, {f.high:g}]{extra}"])
     names = [f.name for f in design.factors]
     shown = min(len(design), MAX_HTML_ROWS)
     points = []
@@ -53,4 +46,29 @@ def design_sections(design: Any) -> list[tuple[str, list[str], list[list[str]]]]
         values = design.values(i)
         points.append([str(i), *(text(values[n]) if n in values else "" for n in names)])
     title = "points" if shown == len(design) else f"points (the first {shown} of {len(design)})"
-    return [("factors", ["name", "kind", "levels or range"], factors), (title, ["point", *names], points)]
+    return [("factors", list(FACTOR_HEADERS), factor_rows(design.factors)),
+            (title, ["point", *names], points)]
+
+
+#: the columns of :func:`factor_rows`
+FACTOR_HEADERS = ("name", "kind", "levels or range")
+
+
+def factor_rows(factors: Sequence[Any]) -> list[list[str]]:
+    """One row per factor (a design's ``factors``): its name, its kind
+    (``categorical (2)``, ``continuous``, with its ``when`` condition) and its
+    levels or range; the table ``xgen generate --dry-run`` prints and a
+    design shows in a notebook."""
+    from xdoe.documents import canonical_json
+
+    rows = []
+    for f in factors:
+        when = "; ".join(f"{k} in {canonical_json(list(v))}" for k, v in getattr(f, "when", ()) or ())
+        condition = f", when {when}" if when else ""
+        if f.levels is not None:
+            levels = ", ".join(v if isinstance(v, str) else canonical_json(v) for v in f.levels)
+            rows.append([f.name, f"categorical ({len(f.levels)})" + condition, levels])
+        else:
+            extra = f", {f.scale}" + (", integer" if getattr(f, "integer", False) else "")
+            rows.append([f.name, "continuous" + condition, f"[{f.low:g}, {f.high:g}]{extra}"])
+    return rows

@@ -25,6 +25,7 @@ import sqlalchemy as sa
 from click.testing import CliRunner
 
 from prune_components import BEST, LRS, TRAIN_EPISODES, WIDTHS, LENGTH, generate, quality
+from xdoe._extras import install_command
 
 optuna = pytest.importorskip("optuna")
 
@@ -248,7 +249,7 @@ def test_without_optuna_the_campaign_refuses_to_start_naming_the_extra(tmp_path:
     url = f"sqlite:///{tmp_path / 'xrun.sqlite'}"
     done = _start(out, url, "--in-process")
     assert done.exit_code == 2
-    assert "run_config.prune needs the 'optuna' extra" in done.output and "pip install 'xdoe[optuna]'" in done.output
+    assert "run_config.prune needs the 'optuna' extra" in done.output and install_command("optuna") in done.output
     assert not (tmp_path / "xrun.sqlite").exists()  # nothing written
 
 

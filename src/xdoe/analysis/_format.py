@@ -255,6 +255,8 @@ def _render_one(a: Analysis, fmt: str, width: int) -> str:
     from rich.table import Table
     from rich.text import Text
 
+    from xdoe._tables import print_whole
+
     # Text cells: a level such as "[red]" or ":smile:" is shown as written, not as markup or emoji
     console = Console(file=io.StringIO(), width=width, force_terminal=False, color_system=None, emoji=False)
     for title, headers, rows in secs:
@@ -269,7 +271,7 @@ def _render_one(a: Analysis, fmt: str, width: int) -> str:
         rows, more = shown_rows(rows, "--format csv, markdown or json")
         for r in rows:
             table.add_row(*map(Text, r))
-        console.print(table)
+        print_whole(console.print, console, table)  # too narrow: wider, never a column cut
         if more:
             console.print(more, markup=False, highlight=False)
     for w in a.warnings:

@@ -84,8 +84,10 @@ def _importances(design: dict[str, Any], values: dict[int, tuple[float, int]], d
     try:
         import optuna
     except ImportError:
+        from xdoe._extras import install_command
+
         return {"importance_method": None, "importances": None,
-                "importance_note": "Optuna is not installed (pip install 'xdoe[optuna]')"}
+                "importance_note": f"Optuna is not installed ({install_command('optuna')})"}
     optuna.logging.set_verbosity(optuna.logging.WARNING)
     d = optuna.distributions
     points = design.get("points") or []

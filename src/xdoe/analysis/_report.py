@@ -168,15 +168,17 @@ def write_report(frame: "pd.DataFrame | None", output: str | Path, *, response: 
     parts.append('<h2 id="document">Experiment document</h2>')
     if doc_path is not None:
         parts.append(f"<p class=note>{html.escape(shown_path(doc_path))}</p><pre>{html.escape(doc_path.read_text('utf-8'))}</pre>")
-        if manifest_path is not None:  # xgen generate exp.yaml KEY=VALUE: the study is the file with these
-            recorded = json.loads(manifest_path.read_text("utf-8")).get("overrides")
-            if recorded:
-                from xdoe.documents import override_specs
-
-                parts.append("<p class=note>generated with the overrides "
-                             f"<code>{html.escape(' '.join(override_specs(recorded)))}</code></p>")
     else:
         parts.append("<p class=note>not found (give the output folder with its manifest.json, or --document)</p>")
+    if manifest_path is not None:  # xgen generate exp.yaml KEY=VALUE: the study is the file with these
+        recorded = json.loads(manifest_path.read_text("utf-8")).get("overrides")
+        if recorded:
+            import shlex
+
+            from xdoe.documents import override_specs
+
+            parts.append("<p class=note>generated with the overrides "
+                         f"<code>{html.escape(shlex.join(override_specs(recorded)))}</code></p>")
 
     # 2 design
     points = result.points

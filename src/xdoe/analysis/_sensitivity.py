@@ -18,7 +18,6 @@ from xdoe.errors import InputError
 
 __all__ = ["sensitivity", "plot_morris"]
 
-INSTALL = "pip install 'xdoe[analysis]'"
 
 
 def sensitivity(method: str, unit: np.ndarray, y: np.ndarray, names: list[str], info: dict[str, Any],
@@ -40,7 +39,9 @@ def sensitivity(method: str, unit: np.ndarray, y: np.ndarray, names: list[str], 
     try:
         from SALib.analyze import morris, sobol
     except ImportError:
-        raise InputError(f"the {method} analysis needs SALib: {INSTALL}") from None
+        from xdoe._extras import install_command
+
+        raise InputError(f"the {method} analysis needs SALib: {install_command('analysis')}") from None
     if not np.all(np.isfinite(y)):
         raise InputError(f"the {method} analysis needs a response at every design point (run all of them)")
     problem = {"num_vars": len(names), "names": list(names), "bounds": [[0.0, 1.0]] * len(names)}

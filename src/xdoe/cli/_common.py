@@ -60,17 +60,27 @@ def console(**kwargs: Any) -> Any:
     width on a terminal, or ``$COLUMNS`` when set; else (piped or redirected)
     :data:`PIPE_WIDTH` columns, so that a table keeps every column in full
     (``xrun status | cat`` keeps the reasons; each table is only as wide as
-    its cells). Emoji codes are left as typed (``:smile:`` in a run's
-    warning or a level is text, not 😄)."""
+    its cells). A table that needs more than the width (``COLUMNS=40``, a
+    narrow terminal) is drawn as wide as its cells need
+    (:func:`xdoe._tables.table_width`) and the terminal folds its lines: rich would drop
+    columns and cut numbers. Emoji codes are left as typed (``:smile:`` in a
+    run's warning or a level is text, not 😄)."""
     import os
 
     from rich.console import Console
 
+    from xdoe._tables import print_whole
+
+    class _Console(Console):
+        def print(self, *objects: Any, **options: Any) -> None:
+            print_whole(super().print, self, *objects, **options)
+
     kwargs.setdefault("emoji", False)
-    out = Console(**kwargs)
+    out = _Console(**kwargs)
     if not out.is_terminal and not os.environ.get("COLUMNS"):
         out.width = PIPE_WIDTH
     return out
+
 
 
 def fail(message: str, code: int = EXIT_INPUT) -> None:

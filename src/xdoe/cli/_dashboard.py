@@ -53,12 +53,14 @@ def dashboard_command(store_url: str | None, runs_dir: Path | None, host: str, p
     are taken only from the dashboard's own pages (same origin). The store
     URL comes from --store, --store-file or $XRUN_STORE (the last two keep a
     password out of ps). It never creates a store (campaigns it starts do).
-    Stop with Ctrl-C. Needs: pip install 'xdoe[dashboard]'.
+    Stop with Ctrl-C. Needs the dashboard extra.
     """
     try:
         from xdoe.dashboard import Settings, serve
     except ImportError as exc:
-        fail(f"xrun dashboard needs the dashboard extra: pip install 'xdoe[dashboard]' "
+        from xdoe._extras import install_command
+
+        fail(f"xrun dashboard needs the dashboard extra: {install_command('dashboard')} "
              f"(missing module {exc.name})")
     from xdoe.errors import NoStoreError
     from xdoe.store import Store

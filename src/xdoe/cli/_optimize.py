@@ -20,7 +20,6 @@ options, so this module does not import :mod:`xdoe.cli._xrun`.
 
 from __future__ import annotations
 
-import json
 import sys
 from pathlib import Path
 from typing import Any, Callable
@@ -39,18 +38,13 @@ F = Callable[..., Any]
 def _prepare(document: Path, output: Path | None) -> tuple[Any, Path]:
     """``(runs, output)``: the document prepared with the overrides its
     manifest records (``xgen generate ... KEY=VALUE``); nothing written."""
-    from xdoe.design.runfiles import prepare
-    from xdoe.documents import overrides_from_record
+    from xdoe.design.runfiles import prepare, recorded_overrides
 
     experiment, _, runs = prepare(document)
     target = output if output is not None else Path(experiment.model.output)
-    for name in (f"manifest-{experiment.safe_uid}.json", "manifest.json"):
-        path = target / name
-        if path.is_file():
-            recorded = json.loads(path.read_text(encoding="utf-8")).get("overrides")
-            if recorded:
-                experiment, _, runs = prepare(document, overrides=overrides_from_record(recorded))
-            break
+    recorded = recorded_overrides(target, experiment.safe_uid)
+    if recorded:
+        experiment, _, runs = prepare(document, overrides=recorded)
     return runs, target
 
 

@@ -84,7 +84,9 @@ def render_plan(plan: Any, fmt: str) -> str:
     out.print(lines[0], markup=False, style="bold")
     for line in lines[1:]:
         out.print(line, markup=False)
-    out.print(_rich_table(HEADERS, _rows(plan)))
+    from xdoe._tables import print_whole
+
+    print_whole(out.print, out, _rich_table(HEADERS, _rows(plan)))
     return buf.getvalue()
 
 

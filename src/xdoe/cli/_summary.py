@@ -1,8 +1,9 @@
 """The end-of-campaign summary table of ``xrun experiment-start``.
 
 One row per run: run uid, factor levels, status, episodes, mean test-phase
-objective per agent, wall time. The uid and the wall time are never cut,
-whatever the terminal's width: on a wide terminal the factor levels get their
+objective per agent, wall time. The uid, the status, the episodes and the
+wall time are never cut or folded, whatever the terminal's width (narrower
+than they need, the table is wider than the terminal): on a wide terminal the factor levels get their
 own column (folded between factors when long); on a narrow one (e.g. 80
 columns) they go below the uid, in the run column, folded to its width. Every
 cell is plain text: a level such as ``[learner]`` is shown as it is, never
@@ -82,13 +83,14 @@ def summary_table(results: Sequence["RunResult"], skipped: Sequence[str] = (),
     if boxed:
         table = Table(title="xrun summary", box=box.ROUNDED)
     else:  # narrow: no vertical rules and no outer padding, so the uid and the numbers keep their room;
-        # the run and objective columns share what is left (an over-long uid folds, it is never cut)
+        # the run and objective columns share what is left; a console narrower than the uid, the status,
+        # the episodes and the wall time gets a wider table (xdoe.cli._common.console), never a cut one
         table = Table(title="xrun summary", title_justify="left", box=box.SIMPLE_HEAD, show_edge=False,
                       pad_edge=False, padding=(0, 1, 0, 0))  # between two columns: a space and the rule's space
         room = width - 2 * (len(fixed) - 1) - fixed[1] - len(_HEADERS[3]) - fixed[4]
         fit = max(fixed[3], len("objective"))  # the header's longest word, at least
         objective_width = max(len("objective"), min(fit, room - fixed[0]))
-        run_width = max(len(_HEADERS[0]), room - objective_width)
+        run_width = max(fixed[0], room - objective_width)  # a uid is never folded (too narrow: wider than width)
     below = with_levels and not boxed  # the levels go below the uid
     table.add_column("run / factor levels" if below else _HEADERS[0], min_width=fixed[0], width=run_width,
                      overflow="fold")

@@ -72,25 +72,18 @@ def _console() -> Any:
     return console(file=sys.stdout, soft_wrap=True, highlight=False, emoji=False)
 
 
-def _factor_table(experiment: Any, design: Any) -> Any:
+def _factor_table(design: Any) -> Any:
+    """The design's factors (:func:`xdoe._html.factor_rows`, as a notebook shows them)."""
     from rich.table import Table
+    from rich.text import Text
 
-    from xdoe.documents import canonical_json
+    from xdoe._html import FACTOR_HEADERS, factor_rows
 
     table = Table(title="factors", title_justify="left")
-    table.add_column("name", no_wrap=True)
-    table.add_column("kind")
-    table.add_column("levels or range")
-    for var in experiment.factors:
-        if var.levels is not None:
-            text = ", ".join(v if isinstance(v, str) else canonical_json(v) for v in var.levels)
-            when = "; ".join(f"{k} in {canonical_json(list(v))}" for k, v in var.when)
-            table.add_row(var.name, f"categorical ({len(var.levels)})" + (f", when {when}" if when else ""), text)
-        else:
-            extra = f", {var.scale}" + (", integer" if var.integer else "")
-            when = "; ".join(f"{k} in {canonical_json(list(v))}" for k, v in var.when)
-            table.add_row(var.name, "continuous" + (f", when {when}" if when else ""),
-                          f"[{var.low:g}, {var.high:g}]{extra}")
+    for k, header in enumerate(FACTOR_HEADERS):
+        table.add_column(header, no_wrap=k == 0)
+    for row in factor_rows(design.factors):
+        table.add_row(*map(Text, row))
     return table
 
 
@@ -133,7 +126,7 @@ def _dry_run(experiment: Any, design: Any, runs: Any, target: Path, force_folder
     plan = plan_runs(runs, target, force_folder=force_folder)  # a refused folder: the one error line only
     console = _console()
     if experiment.factors:
-        console.print(_factor_table(experiment, design))
+        console.print(_factor_table(design))
     else:
         console.print("factors: none (every schedule entry has one level)")
     console.print(f"method: {design.method} ({design.reason})")

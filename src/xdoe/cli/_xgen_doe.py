@@ -226,6 +226,16 @@ def augment_command(*, prepare: Callable[..., Any], resume_gc: Callable[[], None
             if stray:
                 raise click.UsageError(f"{', '.join(stray)} go(es) with --steepest-ascent N or --confirm N")
         experiment, design, runs = _prepare(file, strict=False)
+        from xdoe.design.runfiles import recorded_overrides
+
+        recorded = recorded_overrides(output if output is not None else Path(experiment.model.output),
+                                      experiment.safe_uid)
+        if recorded:  # the study as generated: the document with the overrides its manifest records
+            experiment, design, runs = _prepare(file, strict=False, overrides=recorded)
+            if not quiet:
+                import shlex
+
+                click.echo(f"with the overrides the manifest records: {shlex.join(recorded)}")
         _resume_gc()
         from xdoe.design.runfiles import augment_runs, check_augment, write_runs
         from xdoe.errors import InputError

@@ -247,7 +247,10 @@ def _sampler(settings: OptunaSettings, seed: int, number: int) -> Any:
             try:
                 import cmaes  # noqa: F401  (Optuna's CmaEsSampler needs it)
             except ImportError:
-                raise InputError("design optuna: sampler cmaes needs the cmaes package: pip install 'xdoe[optuna]'") from None
+                from xdoe._extras import install_command
+
+                raise InputError("design optuna: sampler cmaes needs the cmaes package: "
+                                 f"{install_command('optuna')}") from None
             return optuna.samplers.CmaEsSampler(seed=s, warn_independent_sampling=False, **start)
         try:
             import torch  # noqa: F401  (Optuna's GPSampler needs it)

@@ -23,7 +23,6 @@ if TYPE_CHECKING:
 
 __all__ = ["morris", "saltelli", "salib_problem"]
 
-INSTALL = "pip install 'xdoe[analysis]'"
 
 
 def salib_problem(names: Sequence[str]) -> dict[str, Any]:
@@ -49,7 +48,9 @@ def _salib(factors: Sequence[Factor], method: str) -> tuple[tuple[Factor, ...], 
         from SALib.sample import morris as morris_sample
         from SALib.sample import sobol as sobol_sample
     except ImportError:
-        raise DesignError(f"design {method} needs SALib: {INSTALL}") from None
+        from xdoe._extras import install_command
+
+        raise DesignError(f"design {method} needs SALib: {install_command('analysis')}") from None
     return factors, morris_sample, sobol_sample
 
 

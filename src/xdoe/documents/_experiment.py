@@ -313,15 +313,16 @@ def load_experiment(
         digest = hashlib.sha256(raw).hexdigest()
         source = load_yaml(document, text=text, file=name)
 
-    record: dict[str, Any] = {}
+    record: list[str] = []
     if overrides:
         from xdoe.documents._overrides import apply_overrides, override_record
 
         if not isinstance(source.data, dict):
             raise source.error("overrides need a mapping at the top level of the document")
         record = override_record(overrides)
-        changed, _applied = apply_overrides(source.data, list(overrides), what=f"the experiment document {source.file}")
-        source = YamlDocument(data=changed, file=source.file, tree=source.tree)
+        changed, applied = apply_overrides(source.data, list(overrides), what=f"the experiment document {source.file}")
+        overridden = tuple((path, spec) for spec, done in zip(record, applied) for path in done["paths"])
+        source = YamlDocument(data=changed, file=source.file, tree=source.tree, overridden=overridden)
     data = source.data
     if not isinstance(data, dict):
         got = "an empty document" if data is None else f"a {type(data).__name__}"

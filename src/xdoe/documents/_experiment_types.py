@@ -105,9 +105,9 @@ class Experiment:
     references: dict[str, Reference] = field(default_factory=dict)
     #: ``{positional name: given name}`` of the schedule factors named in the document
     aliases: dict[str, str] = field(default_factory=dict)
-    #: ``{KEY: value}`` of the command-line overrides applied, in the order given
+    #: the command-line overrides applied, as ``KEY=VALUE`` texts in the order given
     #: (:func:`xdoe.documents._overrides.override_record`); empty without any
-    overrides: dict[str, Any] = field(default_factory=dict)
+    overrides: list[str] = field(default_factory=list)
 
     @property
     def uid(self) -> str:

@@ -112,7 +112,11 @@ def parse_override(text: str) -> Override:
     key = key.lstrip("+").strip()
     if not key or any(not part for part in key.split(".")):
         raise InputError(f"override {text!r}: expected a dotted key path before '='")
-    return Override(key, parse_value(raw), add)
+    try:
+        value = parse_value(raw)
+    except InputError as exc:
+        raise InputError(f"override {text}: {exc}") from None
+    return Override(key, value, add)
 
 
 def _parts(key: str) -> list[str]:
@@ -177,7 +181,32 @@ def resolve_key(document: Any, key: str, *, add: bool = False, what: str = "the 
     unique = list(dict.fromkeys(found))
     if unique:
         return unique
+    scalar = _below_a_scalar(document, parts)
+    if scalar:
+        raise InputError(f"unknown key {key!r} in {what}: {scalar}")
     raise InputError(f"unknown key {key!r} in {what}; {_close_matches(document, parts)}")
+
+
+_KINDS = ((bool, "true or false"), (int, "a number"), (float, "a number"), (str, "a text"))
+
+
+def _below_a_scalar(document: Any, parts: Sequence[str]) -> str | None:
+    """``"seed is 42, a number: it holds no key 'x'"`` when the path from the
+    top reaches a value that is no mapping or list before its last part."""
+    node = document
+    for n, part in enumerate(parts):
+        if isinstance(node, dict) and part in node:
+            node = node[part]
+        elif isinstance(node, list) and part.lstrip("-").isdigit() and -len(node) <= int(part) < len(node):
+            node = node[int(part)]
+        elif isinstance(node, (dict, list)) or n == 0:
+            return None
+        else:
+            kind = next(text for cls, text in _KINDS if isinstance(node, cls)) if \
+                isinstance(node, (bool, int, float, str)) else type(node).__name__
+            shown = "null" if node is None else f"{node!r}, {kind}"
+            return f"{'.'.join(parts[:n])} is {shown}: it holds no key {part!r}"
+    return None
 
 
 def _close_matches(document: Any, parts: Sequence[str]) -> str:
@@ -259,42 +288,54 @@ def describe_overrides(applied: Sequence[dict[str, Any]]) -> str:
     return ", ".join(parts)
 
 
-def override_record(overrides: Sequence[Override | str]) -> dict[str, Any]:
-    """``{KEY: value}`` in the order given (``+KEY`` for an added key; a move as
-    its text ``"x0.5"``): what a manifest records so that
-    :func:`overrides_from_record` gives the same overrides back. A key given
-    twice keeps its first place and its last value."""
-    record: dict[str, Any] = {}
+def override_record(overrides: Sequence[Override | str]) -> list[str]:
+    """The overrides as ``KEY=VALUE`` texts, one per override in the order
+    given (as Hydra's ``overrides.yaml``): what a manifest records so that
+    :func:`overrides_from_record` gives the same overrides back. A text is
+    kept as it was given; an :class:`Override` is written with its value as
+    JSON (which is YAML; a move as ``x0.5``). A key given twice is recorded
+    twice: overrides apply in order, so ``a=x2 a=x2`` is two moves.
+
+    Raises:
+        InputError: a malformed override (as :func:`parse_override`).
+    """
+    import json
+
+    record = []
     for item in overrides:
-        override = parse_override(item) if isinstance(item, str) else item
-        value = str(override.value) if isinstance(override.value, Move) else override.value
-        record[("+" if override.add else "") + override.key] = value
+        if isinstance(item, str):
+            parse_override(item)  # refuse what cannot be read back
+            record.append(item)
+            continue
+        value = str(item.value) if isinstance(item.value, Move) else json.dumps(item.value, ensure_ascii=False)
+        record.append(f"{'+' if item.add else ''}{item.key}={value}")
     return record
 
 
 def overrides_from_record(record: Any) -> list[Override]:
-    """The overrides of a :func:`override_record` (a manifest's ``overrides``),
-    in its order: values as recorded (not parsed again), but a text
-    ``x<number>`` is a move, as on the command line."""
-    if not isinstance(record, dict):
-        raise InputError(f"expected overrides as a mapping KEY: VALUE, got {type(record).__name__}")
-    out = []
-    for key, value in record.items():
-        key = str(key)
-        if isinstance(value, str) and _MOVE.match(value):
-            value = Move(float(_MOVE.match(value).group(1)))  # type: ignore[union-attr]
-        out.append(Override(key.lstrip("+"), value, key.startswith("+")))
-    return out
+    """The overrides of an :func:`override_record` (a manifest's ``overrides``:
+    a list of ``KEY=VALUE`` texts), in its order, parsed as on the command line.
+
+    Raises:
+        InputError: the record is not a list of texts, or a text is malformed.
+    """
+    if not isinstance(record, list) or not all(isinstance(item, str) for item in record):
+        raise InputError(f"expected overrides as a list of KEY=VALUE texts, got {_short_record(record)}")
+    return [parse_override(item) for item in record]
+
+
+def _short_record(record: Any) -> str:
+    """``record`` shortened for a message."""
+    text = repr(record)
+    return text if len(text) <= 80 else text[:77] + "..."
 
 
 def override_specs(record: Any) -> list[str]:
     """The command-line arguments ``KEY=VALUE`` of a recorded
-    :func:`override_record` (values as JSON, which is YAML; moves as ``x0.5``)."""
-    import json
+    :func:`override_record`, in its order (``shlex.join`` quotes them for a shell).
 
-    specs = []
-    for override in overrides_from_record(record):
-        value = str(override.value) if isinstance(override.value, Move) else \
-            json.dumps(override.value, ensure_ascii=False)
-        specs.append(f"{'+' if override.add else ''}{override.key}={value}")
-    return specs
+    Raises:
+        InputError: as :func:`overrides_from_record`.
+    """
+    overrides_from_record(record)
+    return list(record)

@@ -257,11 +257,16 @@ class YamlDocument:
         file: the file name used in error messages.
         tree: the composed ruamel node tree (``None`` for an empty
             document), whose marks carry the line numbers.
+        overridden: ``(dotted path, "KEY=VALUE")`` of each place a
+            command-line override set (``xgen generate exp.yaml KEY=VALUE``):
+            an error at or below one says that its value came from there, as
+            the file's line shows the value as written.
     """
 
     data: Any
     file: str
     tree: Any = field(repr=False, default=None)
+    overridden: tuple[tuple[str, str], ...] = field(repr=False, default=())
 
     def line(self, key_path: Sequence[str | int]) -> int | None:
         """1-based line of the deepest node of ``key_path`` that exists.
@@ -289,7 +294,14 @@ class YamlDocument:
         return best
 
     def error(self, message: str, key_path: Sequence[str | int] = ()) -> DocumentError:
-        """A :class:`DocumentError` located at ``key_path`` in this document."""
+        """A :class:`DocumentError` located at ``key_path`` in this document
+        (naming the command-line override whose value it is, if any)."""
+        if self.overridden and key_path:
+            where = ".".join(str(k) for k in key_path)
+            spec = next((spec for path, spec in reversed(self.overridden)
+                         if where == path or where.startswith(path + ".")), None)
+            if spec is not None:
+                message = f"{message} (the value from the command line: {spec})"
         return DocumentError(message, file=self.file, line=self.line(key_path), key_path=key_path)
 
 

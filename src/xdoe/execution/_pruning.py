@@ -64,8 +64,10 @@ def require_optuna() -> Any:
     try:
         import optuna
     except ImportError:
+        from xdoe._extras import install_command
+
         raise InputError("run_config.prune needs the 'optuna' extra (optuna is not installed): "
-                         "pip install 'xdoe[optuna]'") from None
+                         f"{install_command('optuna')}") from None
     return optuna
 
 

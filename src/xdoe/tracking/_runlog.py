@@ -36,14 +36,14 @@ def make_tracker(target: LogTarget | str) -> Tracker:
 def missing_extras(targets: Iterable[LogTarget | str]) -> list[str]:
     """One line per target whose library is not installed, naming the extra
     to install (``xrun`` refuses those before anything runs, exit 2)."""
-    from xdoe._extras import installed
+    from xdoe._extras import install_command, installed
 
     lines = []
     for target in log_targets(list(targets)):
         module = TRACKER_MODULES[target.kind]
         if not installed(module):
             lines.append(f"{target}: this needs the {target.extra!r} extra ({module} is not installed): "
-                         f"pip install 'xdoe[{target.extra}]'")
+                         f"{install_command(target.extra)}")
     return lines
 
 

@@ -23,7 +23,9 @@ def require_sb3() -> Any:
     try:
         return importlib.import_module("stable_baselines3")
     except ImportError as exc:  # pragma: no cover - the test extra installs it
-        raise ImportError("SB3Brain needs Stable-Baselines3: pip install 'xdoe[sb3]'") from exc
+        from xdoe._extras import install_command
+
+        raise ImportError(f"SB3Brain needs Stable-Baselines3: {install_command('sb3')}") from exc
 
 
 def algorithm_class(name: str) -> type:

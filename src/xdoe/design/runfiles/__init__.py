@@ -38,7 +38,7 @@ if TYPE_CHECKING:
         with_blocks,
     )
     from xdoe.design.runfiles._expand import Expander, factors_of, run_seed, run_uid
-    from xdoe.design.runfiles._extend import ExtendPlan, layout_for
+    from xdoe.design.runfiles._extend import ExtendPlan, layout_for, recorded_overrides
     from xdoe.design.runfiles._folder import FolderExperiment, folder_experiments
     from xdoe.design.runfiles._generate import (
         ExperimentWarning,
@@ -75,6 +75,7 @@ __all__ = [
     "WriteResult",
     "ExtendPlan",
     "layout_for",
+    "recorded_overrides",
     "MAX_FIGURE_POINTS",
     # blocks added by xgen augment
     "augment_runs",
@@ -95,7 +96,7 @@ __getattr__, __dir__ = lazy_exports(__name__, globals(), {
     "xdoe.design.runfiles._expand": ["Expander", "factors_of", "run_seed", "run_uid"],
     "xdoe.design.runfiles._output": ["OutputLayout", "WriteResult", "write_outputs", "plan_outputs",
                                      "MAX_FIGURE_POINTS"],
-    "xdoe.design.runfiles._extend": ["ExtendPlan", "layout_for"],
+    "xdoe.design.runfiles._extend": ["ExtendPlan", "layout_for", "recorded_overrides"],
     "xdoe.design.runfiles._blocks": ["augment_runs", "check_augment", "CONDITIONAL_AUGMENTS", "with_blocks",
                                      "AugmentedRuns"],
     "xdoe.design.runfiles._folder": ["FolderExperiment", "folder_experiments"],

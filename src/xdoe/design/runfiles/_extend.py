@@ -85,6 +85,31 @@ def layout_for(target: Path, layout: Any) -> Any:
     return replace(layout, manifest=own.name, design_csv=f"design-{layout.safe_uid}.csv")
 
 
+def recorded_overrides(target: Path, safe_uid: str) -> list[str]:
+    """The command-line overrides (``KEY=VALUE`` texts, in order) that the
+    experiment's manifest in ``target`` records (``xgen generate exp.yaml
+    KEY=VALUE``): the study as generated is the document with these, and
+    whatever extends it (``xgen augment``, ``xrun optimize``) applies them
+    too. ``[]`` without a manifest of the experiment or without overrides.
+
+    Raises:
+        InputError: the manifest's ``overrides`` is not a list of texts.
+    """
+    from xdoe.documents import override_specs
+
+    own = target / f"manifest-{safe_uid}.json"
+    plain = target / "manifest.json"
+    path = own if own.is_file() else plain if plain.is_file() and _owns(manifest_files(plain), safe_uid) else None
+    if path is None:
+        return []
+    try:
+        with open(path, encoding="utf-8") as fh:
+            recorded = json.load(fh).get("overrides")
+    except (OSError, ValueError, AttributeError):
+        return []
+    return override_specs(recorded) if recorded else []
+
+
 @dataclass
 class ExtendPlan:
     """What writing a design into an existing output does: counts of run

@@ -234,12 +234,7 @@ def _emit(
 ) -> None:
     """Produce every output file into ``sink`` (streaming)."""
     manifest = sink.stream(layout.manifest)
-    overrides = header.get("overrides")
-    head = json.dumps({k: v for k, v in header.items() if k != "overrides"}, sort_keys=True, indent=1,
-                      ensure_ascii=False)
-    if overrides:  # in the order given (not sorted), where it sorts: after method, before xdoe_version
-        block = json.dumps({"overrides": overrides}, indent=1, ensure_ascii=False)[2:-2]
-        head = head.replace('\n "xdoe_version"', "\n" + block + ',\n "xdoe_version"', 1)
+    head = json.dumps(header, sort_keys=True, indent=1, ensure_ascii=False)  # overrides: a list, in its order
     # header keys sort as design < files < input_sha256 < method < overrides < xdoe_version
     before, after = head.split('\n "input_sha256"', 1)
     manifest.write((before + '\n "files": [').encode("utf-8"))

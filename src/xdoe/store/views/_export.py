@@ -441,8 +441,10 @@ def export_episodes(
             import pyarrow  # noqa: F401
             import pyarrow.parquet  # noqa: F401
         except ImportError:
+            from xdoe._extras import install_command
+
             raise InputError(f"{target}: writing Parquet needs pyarrow; install it with "
-                             "`pip install 'xdoe[parquet]'` or export to .csv") from None
+                             f"`{install_command('parquet')}` or export to .csv") from None
     if not overwrite:
         refuse_existing(target, hint)  # before any query: nothing is read for a refused file
     check_experiment(db, experiment)
