@@ -51,6 +51,13 @@ class Muscle(ABC):
         self.mode: Mode = Mode.TRAIN
         self.sensors: list[SensorInformation] = []
         self.actuators: list[ActuatorInformation] = []
+        if type(self).extras is None and self.extras is None:
+            # the class default as the instance's own attribute: the executor reads it at every step,
+            # and CPython specialises that read only for an instance attribute; a class whose extras
+            # is anything else (a read-only property, a dict), or a subclass that set it before
+            # calling this, keeps it as it is (not tested with ``self.__dict__``: reading it makes
+            # the instance's attributes a dict of their own, every later read of them slower)
+            self.extras = None
 
     def setup(self, sensors: list[SensorInformation], actuators: list[ActuatorInformation]) -> None:
         """Receive the agent's sensors and actuators: size the policy to them.

@@ -40,14 +40,21 @@ class RewardObjective(Objective):
     def internal_reward_values(self, rewards: dict[str, float]) -> float:
         """The objective of the rewards ``uid -> value`` (``internal_reward``,
         on information objects, is derived from this)."""
-        if self.reward_ids is None:  # a loop, not sum(generator): this runs on every step
-            total = 0.0
-            for value in rewards.values():
-                total += float(value)
-            return total
-        missing = [uid for uid in self.reward_ids if uid not in rewards]
+        if self.reward_ids is not None:
+            return self._listed_sum(rewards)
+        total = 0.0  # a loop, not sum(generator): this runs on every step
+        for value in rewards.values():
+            total += float(value)
+        return total
+
+    def _listed_sum(self, rewards: dict[str, float]) -> float:
+        """The sum of the rewards :attr:`reward_ids` lists (apart: its comprehensions would make
+        ``rewards`` a cell variable of :meth:`internal_reward_values`, a cell made at every step)."""
+        reward_ids = self.reward_ids
+        assert reward_ids is not None
+        missing = [uid for uid in reward_ids if uid not in rewards]
         if missing:
             raise ValueError(
                 f"RewardObjective: unknown reward ids {missing}; received {sorted(rewards)}"
             )
-        return float(sum(float(rewards[uid]) for uid in self.reward_ids))
+        return float(sum(float(rewards[uid]) for uid in reward_ids))
