@@ -175,3 +175,15 @@ def test_the_report_names_the_overrides_with_or_without_the_document(tmp_path: P
         result = runner.invoke(xrun, ["report", str(out), "-o", str(report), "--overwrite", *extra])
         assert result.exit_code == 0, result.output
         assert line in report.read_text("utf-8"), extra
+
+
+def test_a_key_that_ends_at_several_places_says_where_it_set_them(tmp_path: Path) -> None:
+    """``episodes=5`` ends at every phase's episodes: the study changes in two
+    places, and xgen says which (before: only 'wrote 6 runs')."""
+    taxi = ROOT / "experiments" / "taxi.yaml"
+    result = run("generate", str(taxi), "episodes=5", "-o", str(tmp_path / "o"))
+    assert result.exit_code == 0, result.output
+    assert ("episodes=5 sets 2 places: definitions.phase_config.train.episodes, "
+            "definitions.phase_config.test.episodes") in result.output
+    exact = run("check", str(taxi), "definitions.phase_config.train.episodes=5")
+    assert exact.exit_code == 0 and "places" not in exact.output  # one place: nothing to say

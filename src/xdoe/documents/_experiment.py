@@ -314,6 +314,7 @@ def load_experiment(
         source = load_yaml(document, text=text, file=name)
 
     record: list[str] = []
+    several: list[str] = []  # overrides whose key ends at more than one place: said, not silent
     if overrides:
         from xdoe.documents._overrides import apply_overrides, override_record
 
@@ -322,6 +323,8 @@ def load_experiment(
         record = override_record(overrides)
         changed, applied = apply_overrides(source.data, list(overrides), what=f"the experiment document {source.file}")
         overridden = tuple((path, spec) for spec, done in zip(record, applied) for path in done["paths"])
+        several = [f"{source.file}: {spec} sets {len(done['paths'])} places: {', '.join(done['paths'])}"
+                   for spec, done in zip(record, applied) if len(done["paths"]) > 1]
         source = YamlDocument(data=changed, file=source.file, tree=source.tree, overridden=overridden)
     data = source.data
     if not isinstance(data, dict):
@@ -332,7 +335,7 @@ def load_experiment(
                            f"(check it with `xrun experiment-check {source.file}`); xgen reads experiment documents")
     refuse_unstorable(source)
     data, aliases = unwrap_schedule_names(data, source)
-    warnings: list[str] = []
+    warnings: list[str] = list(several)
 
     # named factors first: their values are needed to check the definitions
     try:
