@@ -82,7 +82,6 @@ def console(**kwargs: Any) -> Any:
     return out
 
 
-
 def fail(message: str, code: int = EXIT_INPUT) -> None:
     """Print ``error: message`` to stderr (no traceback) and exit with ``code``."""
     from xdoe.errors import printable
