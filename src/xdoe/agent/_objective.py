@@ -123,7 +123,6 @@ def _internal_reward_values_of(own: Any) -> Any:
     return internal_reward_values
 
 
-
 def _internal_reward_of(own: Any) -> Any:
     def internal_reward(self: Objective, rewards: list[RewardInformation]) -> float:
         return own(self, {r.uid: r.value for r in rewards})

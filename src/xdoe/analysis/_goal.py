@@ -37,7 +37,6 @@ if TYPE_CHECKING:
 __all__ = ["GOALS", "Goal", "resolve_goal"]
 
 
-
 @dataclass(frozen=True)
 class Goal:
     """``direction``: ``maximize`` (higher is better) or ``minimize``;

@@ -19,7 +19,6 @@ from xdoe.errors import InputError
 __all__ = ["sensitivity", "plot_morris"]
 
 
-
 def sensitivity(method: str, unit: np.ndarray, y: np.ndarray, names: list[str], info: dict[str, Any],
                 seed: int = 0) -> list[dict[str, Any]]:
     """Per factor ``{"name", "mu_star", "mu_star_conf", "sigma", "mu"}``

@@ -89,7 +89,6 @@ def slurm_settings(*, partition: str | None, time_limit: str | None, cpus_per_ta
                         job_name=job_name, sbatch_args=sbatch_args, run_args=run_args)
 
 
-
 def expand_run_files(paths: tuple[str, ...]) -> list[Path]:
     """Run files in the order given; a directory stands for its ``run-*.yaml``
     files, sorted: with an xgen manifest, only those a manifest lists

@@ -134,7 +134,6 @@ def maximin_points(factors: tuple[Factor, ...], n: int, seed: np.random.SeedSequ
 # categorical: balanced maximin subset of the full factorial
 
 
-
 def _categorical_maximin(ks: Sequence[int], n: int, rng: np.random.Generator) -> np.ndarray:
     """Level indices ``(n, d)`` (int64), rows sorted lexicographically."""
     total = full_size_from(ks)

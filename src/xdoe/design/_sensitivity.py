@@ -24,7 +24,6 @@ if TYPE_CHECKING:
 __all__ = ["morris", "saltelli", "salib_problem"]
 
 
-
 def salib_problem(names: Sequence[str]) -> dict[str, Any]:
     """SALib's problem of ``names`` over the unit cube."""
     return {"num_vars": len(names), "names": list(names), "bounds": [[0.0, 1.0]] * len(names)}

@@ -15,7 +15,6 @@ from xdoe.errors import DocumentError
 __all__ = ["Variable", "PhaseLevels", "Experiment"]
 
 
-
 @dataclass(frozen=True)
 class Variable:
     """One schedule entry or named factor.

@@ -63,7 +63,6 @@ __all__ = [
 ]
 
 
-
 # -- what the store holds (for messages) ------------------------------------------
 
 def _missing_run(store: "Store", run_uid: str, where: str) -> str:

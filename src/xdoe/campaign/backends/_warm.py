@@ -79,7 +79,6 @@ def default_start_method() -> str:
     return "forkserver" if "forkserver" in multiprocessing.get_all_start_methods() else "spawn"
 
 
-
 _STARTED_BY: int | None = None  # the pid of the process that started its forkserver here
 
 

@@ -389,7 +389,6 @@ class ResultsWriter:
         return _Discarded()
 
 
-
 def _rewrite(path: Path, keep_line: Any) -> None:
     """Keep the lines of ``path`` for which ``keep_line(line)`` is true (atomic replace)."""
     if not path.is_file():

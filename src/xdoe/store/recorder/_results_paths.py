@@ -20,7 +20,6 @@ def safe_name(name: str) -> str:
     return "_" if out in ("", ".", "..") else out
 
 
-
 @dataclass(frozen=True)
 class ResultsPaths:
     """Every path of one run instance's results folder (nothing is created here)."""

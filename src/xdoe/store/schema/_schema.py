@@ -42,7 +42,6 @@ if TYPE_CHECKING:
 __all__ = ["open_for_writing", "open_for_reading", "stored_version"]
 
 
-
 def stored_version(conn: Connection, tables: set[str], url: str) -> int | None:
     """The schema version the store on ``conn`` records (``tables``: the
     names of the tables there), or ``None`` when it records none (a new store).

@@ -40,8 +40,6 @@ class DesignRun:
     error: str | None = None
 
 
-
-
 def _int(text: str | None) -> int | None:
     if text is None or text == "":
         return None
