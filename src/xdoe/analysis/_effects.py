@@ -22,11 +22,18 @@ from __future__ import annotations
 
 import math
 import warnings
+from dataclasses import replace
 from typing import TYPE_CHECKING, Any
 
 import numpy as np
 
-from xdoe.analysis._aggregates import DEFAULT_STATISTIC, MIN_REPETITIONS, interval_estimates, probabilities_of_improvement
+from xdoe.analysis._aggregates import (
+    DEFAULT_STATISTIC,
+    MIN_REPETITIONS,
+    interval_estimates,
+    probabilities_of_improvement,
+    resolve_statistic,
+)
 from xdoe.analysis._exact import f_test, snap_ss
 from xdoe.analysis._format import STAT_NAMES
 from xdoe.analysis._goal import Goal, resolve_goal
@@ -196,7 +203,45 @@ def _effects(table: "pd.DataFrame", factors: list[str], kinds: dict[str, str], w
     return effects, inter
 
 
-def analyze(frame: "pd.DataFrame", response: Response | None = None, *, statistic: str = DEFAULT_STATISTIC,
+def _signed_two_level(table: "pd.DataFrame", effects: list[FactorEffect],
+                      kinds: dict[str, str]) -> list[FactorEffect]:
+    """``effects`` of a two-level design answered by the ANOVA (a corner lost):
+    each factor at two levels gets ``kind`` ``two-level`` and its signed effect,
+    high - low in the design's level order (``levels`` is low to high), from the
+    main-effects least-squares model of every factor (statsmodels OLS, each
+    two-level factor an indicator of its high level): the difference of its
+    estimated marginal means, which unbalanced runs do not bias as they bias
+    the gap between the level means. NaN when the runs leave the model without
+    full rank (a factor's effect not separable)."""
+    import statsmodels.formula.api as smf
+
+    two = {e.name: e for e in effects if e.kind == "categorical" and len(e.levels) == 2}
+    if not two:
+        return effects
+    safe = {e.name: f"f{i}" for i, e in enumerate(effects)}
+    data = {"y": table["y"].to_numpy(float)}
+    terms = []
+    for e in effects:
+        column = table[e.name]
+        if e.name in two:
+            data[safe[e.name]] = (column == e.levels[1].level).to_numpy(float)
+            terms.append(safe[e.name])
+        elif kinds[e.name] == "continuous":
+            data[safe[e.name]] = column.astype(float).to_numpy()
+            terms.append(safe[e.name])
+        else:
+            data[safe[e.name]] = column.astype(str).to_numpy()
+            terms.append(f"C({safe[e.name]})")
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore")
+        fit = smf.ols("y ~ " + " + ".join(terms), data=data).fit()
+    exog = fit.model.exog
+    full = np.linalg.matrix_rank(exog) == exog.shape[1]
+    return [replace(e, kind="two-level", effect=float(fit.params[safe[e.name]]) if full else float("nan"))
+            if e.name in two else e for e in effects]
+
+
+def analyze(frame: "pd.DataFrame", response: Response | None = None, *, statistic: str | None = None,
             agent: str | None = None, seed: int = 0, design: dict[str, Any] | None = None,
             goal: "Goal | str | None" = None) -> Analysis:
     """Answer the design: which factors matter, how much, which setting is best.
@@ -205,7 +250,10 @@ def analyze(frame: "pd.DataFrame", response: Response | None = None, *, statisti
         frame: the episode table (:func:`xdoe.results.load`).
         response: which number per run (default: last phase, objective, mean).
         statistic: the point estimate over a design point's runs that ranks
-            the points and picks the best: ``iqm`` (default), ``mean`` or ``median``.
+            the points and picks the best: ``iqm``, ``mean`` or ``median``;
+            ``None``: the ``stat`` an optuna design told its trials by (from
+            ``design`` or the frame's design record), else ``iqm``
+            (:func:`~xdoe.analysis.resolve_statistic`).
         agent: whose objective, for runs of several agents
             (:func:`~xdoe.analysis.response_agents`).
         seed: root of the bootstrap resampling (``SeedSequence(seed, spawn_key=...)``).
@@ -237,6 +285,7 @@ def analyze(frame: "pd.DataFrame", response: Response | None = None, *, statisti
             ``Analysis.experiment``.
         InputError: no episodes, an unknown phase or agent, several agents
             and no ``agent``, a ``goal`` other than ``maximize`` or ``minimize``.
+        ValueError: an unknown ``statistic``.
     """
     from xdoe.analysis._branches import branch_points, split_branches
     from xdoe.results import DESIGN_ATTR, frame_experiment
@@ -253,6 +302,7 @@ def analyze(frame: "pd.DataFrame", response: Response | None = None, *, statisti
     if design is None and stored:
         design = {**stored, "source": "store"}
     goal = resolve_goal(goal, design=design, response=response, frame=frame)
+    statistic = resolve_statistic(statistic, design=design)
     from xdoe.analysis._doe import design_tables, doe_analysis
 
     from xdoe.errors import IncompleteDesignError
@@ -287,6 +337,12 @@ def analyze(frame: "pd.DataFrame", response: Response | None = None, *, statisti
         model = ("type II ANOVA (statsmodels OLS + anova_lm): categorical factors as C(...), continuous ones "
                  "linear, two-way interactions of fully crossed categorical factors; effect = largest minus "
                  "smallest level mean (continuous: standardised coefficient)")
+        if incomplete:  # a two-level design: its factors' effects signed, from the model, not the level means
+            effects = _signed_two_level(table, effects, kinds)
+            model = model.replace("; effect = largest minus smallest level mean", (
+                "; a two-level factor's effect = high - low (the design's level order) of the estimated "
+                "marginal means of the main-effects OLS model, which unbalanced runs do not bias (the level "
+                "means shown are the runs' own), other categorical factors' = largest minus smallest level mean"))
         methods = {"factors": model, "interactions": model}
 
     points = design_points(table, statistic, seed=seed, goal=goal)

@@ -132,7 +132,7 @@ class ResultsTable:
         return html_block(None, [html_table(f"{self.title()}: {caption}", headers, rows)], notes)
 
 
-def results_table(frame: "pd.DataFrame", response: "Response | None" = None, *, statistic: str = "iqm",
+def results_table(frame: "pd.DataFrame", response: "Response | None" = None, *, statistic: str | None = None,
                   agent: str | None = None, seed: int = 0, goal: "Goal | str | None" = None) -> ResultsTable:
     """The table of ``xrun results`` for one agent (``None``: the runs' only one).
 
@@ -141,7 +141,9 @@ def results_table(frame: "pd.DataFrame", response: "Response | None" = None, *, 
             ``include_branches``) or the runs' scores
             (:func:`xdoe.analysis.load_scores`).
         response: which number per run (default: last phase, objective, mean).
-        statistic: ``iqm`` (default), ``mean`` or ``median`` over a point's runs.
+        statistic: ``iqm``, ``mean`` or ``median`` over a point's runs; ``None``:
+            an optuna design's ``stat`` (the frame's design record), else ``iqm``
+            (:func:`~xdoe.analysis.resolve_statistic`).
         agent: whose objective, for runs of several agents
             (:func:`~xdoe.analysis.response_agents`: one table each).
         seed: root of the bootstrap resampling.
@@ -154,6 +156,7 @@ def results_table(frame: "pd.DataFrame", response: "Response | None" = None, *, 
         InputError: no episodes, an unknown phase or agent, several agents and no ``agent``,
             a ``goal`` other than ``maximize`` or ``minimize``.
     """
+    from xdoe.analysis._aggregates import resolve_statistic
     from xdoe.analysis._branches import branch_points, split_branches
     from xdoe.analysis._effects import design_points, points_method
     from xdoe.analysis._goal import resolve_goal
@@ -162,6 +165,7 @@ def results_table(frame: "pd.DataFrame", response: "Response | None" = None, *, 
 
     response = response or Response()
     goal = resolve_goal(goal, response=response, frame=frame)
+    statistic = resolve_statistic(statistic, frame=frame)
     design, branches = split_branches(frame)
     table, phase = run_table(design, response, agent)
     points = design_points(table, statistic, seed=seed, goal=goal)
