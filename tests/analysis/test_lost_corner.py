@@ -9,7 +9,7 @@ from pathlib import Path
 
 import pytest
 from click.testing import CliRunner
-from doe_truth import corner_document
+from doe_truth import LOST_CORNERS, corner_document, lost_corners_document
 
 from xdoe.analysis import analyze, load_scores, parse_response
 from xdoe.cli._xrun import main as xrun
@@ -46,7 +46,6 @@ def test_the_effects_of_an_unbalanced_lost_corner_design_are_the_models_signed_o
     import pandas as pd
     import statsmodels.formula.api as smf
 
-    from doe_truth import LOST_CORNERS, lost_corners_document
     from xdoe.analysis import run_table
 
     out = tmp_path / "_outputs"

@@ -45,6 +45,13 @@ def _response(func: F) -> F:
     return click.option("--response", "-r", metavar="PHASE:METRIC:STAT", default=None, help=RESPONSE_HELP)(func)
 
 
+def _one_agent(func: F) -> F:
+    """``--agent NAME`` of a picture, which draws one analysis: whose objective in a game of several agents."""
+    return click.option("--agent", metavar="NAME", default=None,
+                        help="Whose objective: one agent of runs with several (a game), which a picture "
+                             "needs; default: the runs' only agent.")(func)
+
+
 def _goal(func: F) -> F:
     """``--goal maximize|minimize``: which estimate is best (:func:`xdoe.analysis.resolve_goal`)."""
     return click.option("--goal", type=click.Choice(["maximize", "minimize"]), default=None,
@@ -309,29 +316,36 @@ def curves_command(output_dir: Path | None, experiment: str | None, include_bran
 @plot_group.command("effects", short_help="Main effects and the interaction of the two strongest factors.")
 @_select
 @_response
+@_one_agent
 @_output("effects.png")
 @handle_errors
 def effects_command(output_dir: Path | None, experiment: str | None, include_branches: bool,
-                    store_url: str | None, response: str | None, output: Path, overwrite: bool) -> None:
+                    store_url: str | None, response: str | None, agent: str | None, output: Path,
+                    overwrite: bool) -> None:
     """Main-effects plot (level means with 95 % intervals, one panel per
-    factor, strongest first) and the interaction plot of the two strongest factors."""
-    from xdoe.analysis import analyze, parse_response
+    factor, strongest first, each with the effect, p and model of xrun
+    analyze) and the interaction plot of the two strongest factors; in a
+    game of several agents, --agent's."""
+    from xdoe.analysis import analyze, parse_response, read_design
     from xdoe.analysis.plots import plot_effects
 
     check_output(output, overwrite)
     resp = parse_response(response)
     frame = load_frame(output_dir, experiment, store_url, include_branches, resp)
-    path = plot_effects(analyze(frame, resp), frame, output, response=resp)
+    design = read_design(output_dir, _resolve(output_dir, experiment, store_url)[0])  # as xrun analyze reads it
+    path = plot_effects(analyze(frame, resp, agent=agent, design=design), frame, output, response=resp)
     click.echo(f"wrote {path}")
 
 
 @plot_group.command("design", short_help="The plot matched to the design: half-normal, contour or mu*-sigma.")
 @_select
 @_response
+@_one_agent
 @_output("design.png")
 @handle_errors
 def design_plot_command(output_dir: Path | None, experiment: str | None, include_branches: bool,
-                        store_url: str | None, response: str | None, output: Path, overwrite: bool) -> None:
+                        store_url: str | None, response: str | None, agent: str | None, output: Path,
+                        overwrite: bool) -> None:
     """The picture of the analysis matched to the design: a two-level design's
     half-normal (Daniel) plot of its effects, active ones labelled; a
     response-surface design's contour plot of the fitted second-order model
@@ -345,7 +359,7 @@ def design_plot_command(output_dir: Path | None, experiment: str | None, include
     resp = parse_response(response)
     frame = load_frame(output_dir, experiment, store_url, response=resp)
     uid = _resolve(output_dir, experiment, store_url)[0]
-    result = analyze(frame, resp, design=read_design(output_dir, uid))
+    result = analyze(frame, resp, agent=agent, design=read_design(output_dir, uid))
     path = plot_doe(result, output, experiment=uid or "all experiments")
     if path is None:
         fail("no plot for this design: xrun plot design draws two-level (half-normal), response-surface "
@@ -356,21 +370,26 @@ def design_plot_command(output_dir: Path | None, experiment: str | None, include
 @plot_group.command("optimization", short_help="An adaptive (optuna) design: the best response against trials.")
 @_select
 @_response
+@_one_agent
 @_output("optimization.png")
 @handle_errors
 def optimization_command(output_dir: Path | None, experiment: str | None, include_branches: bool,
-                         store_url: str | None, response: str | None, output: Path, overwrite: bool) -> None:
+                         store_url: str | None, response: str | None, agent: str | None, output: Path,
+                         overwrite: bool) -> None:
     """Each trial's response (its runs aggregated by the design's stat) and
     the best so far against the trial number, of a design: {method: optuna}.
     Exit 1 for any other design."""
-    from xdoe.analysis import parse_response, plot_optimization, read_design, response_agents
+    from xdoe.analysis import parse_response, plot_optimization, read_design, response_agents, split_branches
+    from xdoe.errors import InputError
 
     check_output(output, overwrite)
     resp = parse_response(response)
     frame = load_frame(output_dir, experiment, store_url, response=resp)
     uid = _resolve(output_dir, experiment, store_url)[0]
-    agent = response_agents(frame, resp)[0]
-    summary = _adaptive(frame, resp, agent, read_design(output_dir, uid), output_dir, experiment, store_url)
+    who = response_agents(split_branches(frame)[0], resp, agent)
+    if len(who) > 1:  # one picture answers one agent, never the first of several silently
+        raise InputError(f"the runs have several agents ({', '.join(map(str, who))}): choose one with --agent NAME")
+    summary = _adaptive(frame, resp, who[0], read_design(output_dir, uid), output_dir, experiment, store_url)
     if summary is None:
         fail("no optimization plot for this design: xrun plot optimization draws designs of method optuna "
              "(xrun optimize)", EXIT_FAILED)
