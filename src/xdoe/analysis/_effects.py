@@ -43,7 +43,7 @@ from xdoe.analysis._response import Response, left_out_notes, run_table
 if TYPE_CHECKING:
     import pandas as pd
 
-__all__ = ["analyze", "design_points", "points_method", "CONTINUOUS_MIN_LEVELS"]
+__all__ = ["analyze", "design_points", "points_method", "points_notes", "CONTINUOUS_MIN_LEVELS"]
 
 #: a numeric factor with more distinct values than this is treated as continuous
 CONTINUOUS_MIN_LEVELS = 6
@@ -354,10 +354,7 @@ def analyze(frame: "pd.DataFrame", response: Response | None = None, *, statisti
     if doe is not None and doe.get("source") == "inferred" and doe["analysis"] != "sensitivity":
         notes.append("no manifest and no design recorded in the store: the coding was read off the runs "
                      "(a two-level factor's smaller value is low); give the output folder for the design's own")
-    reps = min((p.n for p in points), default=0)
-    if reps < MIN_REPETITIONS:
-        notes.append(f"only {reps} repetition(s) per design point: confidence intervals and the probability "
-                     f"of improvement mean little below {MIN_REPETITIONS} (Agarwal et al. 2021)")
+    notes += points_notes(points)
     if not effects:
         notes.append("no factor varies across these runs: nothing to rank")
         # no model was fitted: no table names one (the design points keep theirs)
@@ -374,6 +371,18 @@ def analyze(frame: "pd.DataFrame", response: Response | None = None, *, statisti
     return Analysis(response=response.label(phase), factors=effects, interactions=interactions, points=points,
                     runs=len(table), warnings=notes, statistic=statistic,
                     experiment=experiment_label(frame), agent=agent, doe=doe, methods=methods, goal=goal)
+
+
+def points_notes(points: list[PointAggregate]) -> list[str]:
+    """What the design points table says of its own numbers wherever it is
+    shown (``xrun analyze``, ``xrun results``, the report, the dashboard):
+    below :data:`MIN_REPETITIONS` runs at a point, its interval and the
+    probability of improvement mean little; else ``[]``."""
+    reps = min((p.n for p in points), default=0)
+    if reps >= MIN_REPETITIONS:
+        return []
+    return [f"only {reps} repetition(s) per design point: confidence intervals and the probability "
+            f"of improvement mean little below {MIN_REPETITIONS} (Agarwal et al. 2021)"]
 
 
 def points_method(statistic: str, goal: Goal) -> str:

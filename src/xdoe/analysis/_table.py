@@ -158,7 +158,7 @@ def results_table(frame: "pd.DataFrame", response: "Response | None" = None, *, 
     """
     from xdoe.analysis._aggregates import resolve_statistic
     from xdoe.analysis._branches import branch_points, split_branches
-    from xdoe.analysis._effects import design_points, points_method
+    from xdoe.analysis._effects import design_points, points_method, points_notes
     from xdoe.analysis._goal import resolve_goal
     from xdoe.analysis._response import Response, left_out_notes, run_table
     from xdoe.results import experiment_label
@@ -172,7 +172,7 @@ def results_table(frame: "pd.DataFrame", response: "Response | None" = None, *, 
     extra, notes = branch_points(branches, response, phase, points[0] if points else None, statistic=statistic,
                                  agent=agent, seed=seed, goal=goal)
     analysis = Analysis(response=response.label(phase), factors=[], interactions=[], points=points, runs=len(table),
-                        warnings=left_out_notes(design) + notes, statistic=statistic,
+                        warnings=left_out_notes(design) + points_notes(points) + notes, statistic=statistic,
                         experiment=experiment_label(design), agent=agent, goal=goal,
                         methods={"points": points_method(statistic, goal)})
     return ResultsTable(analysis, extra)
