@@ -80,3 +80,24 @@ def test_no_finished_run_is_a_clear_error(failed_campaign) -> None:
     only.attrs = dict(frame.attrs)
     with pytest.raises(InputError, match="no run has finished .1 failed: synthetic-0003"):
         analyze(only)
+
+
+def test_pruned_and_failed_runs_are_left_out_by_one_rule_and_named_in_one_note(failed_campaign) -> None:
+    """The runs a response leaves out are the frame's ``LEFT_OUT_ATTR`` whatever their status: a pruned
+    run and a failed one leave by the same rule and are named, by status, in one note; a pruned run is
+    done, so the note asks to resume only when a run is not."""
+    from xdoe.analysis import left_out_notes, run_table
+
+    frame = load(failed_campaign["store"], "synthetic")
+    pruned = "synthetic-0000"
+    frame.attrs[LEFT_OUT_ATTR] = {**frame.attrs[LEFT_OUT_ATTR], pruned: "pruned"}
+    table, _ = run_table(frame, parse_response(None))
+    assert not {pruned, FAILING} & set(table["run"]) and len(table) == 14
+    (note,) = left_out_notes(frame)
+    assert note.startswith(f"2 run(s) are left out of the responses (1 failed: {FAILING}; 1 pruned: {pruned}; "
+                           "pruned early by run_config.prune; the others have not finished)")
+    assert "resumes those not done" in note
+    assert [w for w in analyze(frame).warnings if "left out" in w] == [note]
+    frame.attrs[LEFT_OUT_ATTR] = {pruned: "pruned"}
+    (note,) = left_out_notes(frame)
+    assert "(1 pruned: synthetic-0000; pruned early by run_config.prune)" in note and "resume" not in note
