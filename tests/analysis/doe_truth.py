@@ -196,3 +196,28 @@ def lost_corners_document() -> dict[str, Any]:
     return _document("lost-corners", "lost_corners_truth",
                      {"a": {"levels": [0, 1]}, "b": {"levels": [0, 1]}, "c": {"levels": [1, 0]}}, 0.5,
                      "full_factorial", episodes=2, repetitions=2)
+
+
+def nested_truth(kind: str, k: float, x1: float | None = None) -> float:
+    """``kind`` ``peak``: ``10 - 4 (x1 - 2)^2 + k``; ``flat``: ``6 + k`` (``x1`` applies to ``peak`` only)."""
+    if str(kind) == "peak":
+        return 10.0 - 4.0 * (float(x1) - 2.0) ** 2 + float(k)
+    return 6.0 + float(k)
+
+
+def nested_document() -> dict[str, Any]:
+    """``kind`` (the environment: ``flat`` or ``peak``) x ``k`` in {0, 1}, ``x1`` in {1, 2, 3} when
+    ``kind`` is ``peak``: 8 design points, three repetitions, noise 0.3. ``k``'s effect is +1 on both."""
+    def environment(kind: str, params: dict[str, Any]) -> dict[str, Any]:
+        return {"environment": {"name": "xdoe.components.environments:FunctionEnvironment", "uid": "f",
+                                "params": {"function": "doe_truth:nested_truth", "kind": kind, **params,
+                                           "noise": 0.3}}}
+
+    doc = _document("nested", "nested_truth", {"x1": {"levels": [1, 2, 3], "when": {"kind": ["peak"]}},
+                                              "k": {"levels": [0, 1]}}, 0.3, "full_factorial", episodes=2,
+                    repetitions=3)
+    doc["definitions"]["environments"] = {"peak": environment("peak", {"x1": "${x1}", "k": "${k}"}),
+                                          "flat": environment("flat", {"k": "${k}"})}
+    (phase,) = doc["schedule"][0].values()
+    phase["environments"] = {"name": "kind", "levels": [["flat"], ["peak"]]}
+    return doc

@@ -87,8 +87,30 @@ def _parent(table: "pd.DataFrame", name: str, factors: list[str]) -> str:
     return ", ".join(parts)
 
 
-def _fit(table: "pd.DataFrame", factors: list[str], kinds: dict[str, str], interactions: bool):
-    """OLS + type II ANOVA; returns (fit, anova frame, {term: factor names}, safe names)."""
+def _nesting(table: "pd.DataFrame", conditional: list[str], plain: list[str]) -> dict[str, set[str]]:
+    """Each conditional factor -> the plain factors it is nested in (those
+    whose levels where it applies never occur where it does not, as
+    :func:`_parent` reads them); a conditional factor with none is left out."""
+    out = {}
+    for name in conditional:
+        on = table[name].notna()
+        parents = {g for g in plain if (inside := set(table.loc[on, g])) and not inside & set(table.loc[~on, g])}
+        if parents:
+            out[name] = parents
+    return out
+
+
+def _fit(table: "pd.DataFrame", factors: list[str], kinds: dict[str, str], interactions: bool,
+         nested: dict[str, set[str]] | None = None):
+    """OLS + type II ANOVA; returns (fit, anova frame, {term: factor names}, safe names).
+
+    ``nested``: conditional factors -> the factors they are nested in (their
+    condition): each is a term of the model too (its levels where it applies,
+    one level where it does not), so that its variation is not the plain
+    factors' residual; type II as ``anova_lm`` computes it, a term adjusted
+    for every other term that does not contain it (a nested factor contains
+    its parents), by statsmodels OLS fits (rank-aware: the nested term and
+    its parent overlap). The terms returned are the plain factors' only."""
     import statsmodels.formula.api as smf
     from statsmodels.stats.anova import anova_lm
 
@@ -122,11 +144,15 @@ def _fit(table: "pd.DataFrame", factors: list[str], kinds: dict[str, str], inter
                     terms = trial
     if not terms or n - n_params(terms) < 1:
         return None, None, terms, safe
-    formula = "y ~ " + " + ".join(terms)
-    with warnings.catch_warnings():
-        warnings.simplefilter("ignore")
-        fit = smf.ols(formula, data=data).fit()
-        table_ = anova_lm(fit, typ=2)
+    table_ = fit = None
+    if nested:
+        fit, table_ = _nested_anova(table, data, terms, safe, nested)
+    if table_ is None:
+        formula = "y ~ " + " + ".join(terms)
+        with warnings.catch_warnings():
+            warnings.simplefilter("ignore")
+            fit = smf.ols(formula, data=data).fit()
+            table_ = anova_lm(fit, typ=2)
     # a noise-free response: sums of squares of rounding residue are 0 (xdoe.analysis._exact), and F, p and
     # partial eta² come from the snapped sums of squares
     table_["sum_sq"] = snap_ss(table_["sum_sq"].to_numpy(float), float(data["y"].abs().max()), n)
@@ -136,6 +162,37 @@ def _fit(table: "pd.DataFrame", factors: list[str], kinds: dict[str, str], inter
     for column, at in (("F", 0), ("PR(>F)", 1), ("eta_sq", 2)):
         table_[column] = [tests[term][at] if term in tests else float("nan") for term in table_.index]
     return fit, table_, terms, safe
+
+
+def _nested_anova(table: "pd.DataFrame", data: "pd.DataFrame", terms: dict[str, tuple[str, ...]],
+                  safe: dict[str, str], nested: dict[str, set[str]]) -> tuple[Any, Any]:
+    """``(fit, anova frame)`` of :func:`_fit`'s model with the ``nested`` terms
+    (``(None, None)`` without a residual degree of freedom)."""
+    import pandas as pd
+    import statsmodels.formula.api as smf
+
+    cover = {term: set(names) for term, names in terms.items()}
+    for i, (name, parents) in enumerate(sorted(nested.items())):
+        column = f"n{i}"
+        data[column] = [str(v) if v == v and v is not None else "(inactive)" for v in table[name]]
+        cover[f"C({column})"] = {name, *parents}
+    every = list(cover)
+
+    def fitted(ts: list[str]) -> Any:
+        with warnings.catch_warnings():
+            warnings.simplefilter("ignore")
+            return smf.ols("y ~ " + (" + ".join(ts) if ts else "1"), data=data).fit()
+
+    full = fitted(every)
+    if full.df_resid < 1:
+        return None, None
+    rows = {}
+    for term in every:
+        reduced = [u for u in every if u != term and not cover[term] <= cover[u]]
+        without, with_ = fitted(reduced), fitted([*reduced, term])
+        rows[term] = (max(0.0, float(without.ssr - with_.ssr)), float(without.df_resid - with_.df_resid))
+    rows["Residual"] = (float(full.ssr), float(full.df_resid))
+    return full, pd.DataFrame.from_dict(rows, orient="index", columns=["sum_sq", "df"])
 
 
 def _eta(anova: Any, term: str) -> tuple[float, float, float]:
@@ -177,13 +234,14 @@ def _standardised(fit: Any, table: "pd.DataFrame", name: str, column: str) -> fl
 
 
 def _effects(table: "pd.DataFrame", factors: list[str], kinds: dict[str, str], within: str = "",
-             interactions: bool = True, seed: int = 0,
-             coding: dict[str, Any] | None = None) -> tuple[list[FactorEffect], list[Interaction]]:
+             interactions: bool = True, seed: int = 0, coding: dict[str, Any] | None = None,
+             nested: dict[str, set[str]] | None = None) -> tuple[list[FactorEffect], list[Interaction]]:
     """Type II ANOVA rows of ``factors`` and their two-way interactions; level
     means listed low to high by the design's ``coding`` (the manifest's or the
-    store's; without it sorted)."""
+    store's; without it sorted); ``nested``: conditional factors in the model
+    besides (:func:`_fit`), without rows of their own here."""
     varying = [f for f in factors if table[f].nunique() > 1]
-    fit, anova, terms, safe = _fit(table, varying, kinds, interactions)
+    fit, anova, terms, safe = _fit(table, varying, kinds, interactions, nested)
     effects = []
     for term, names in terms.items():
         if len(names) != 1:
@@ -325,7 +383,8 @@ def analyze(frame: "pd.DataFrame", response: Response | None = None, *, statisti
             methods = {k: f"{v}; {apart}" if k in ("factors", "interactions") else v for k, v in methods.items()}
     else:
         coding = (design or {}).get("coding") or {}
-        effects, interactions = _effects(table, plain, kinds, seed=seed, coding=coding)
+        nesting = _nesting(table, conditional, plain)
+        effects, interactions = _effects(table, plain, kinds, seed=seed, coding=coding, nested=nesting)
         for f in conditional:
             sub = table[table[f].notna()]
             others = ([g for g in plain if sub[g].nunique() > 1]
@@ -343,6 +402,10 @@ def analyze(frame: "pd.DataFrame", response: Response | None = None, *, statisti
                 "; a two-level factor's effect = high - low (the design's level order) of the estimated "
                 "marginal means of the main-effects OLS model, which unbalanced runs do not bias (the level "
                 "means shown are the runs' own), other categorical factors' = largest minus smallest level mean"))
+        if nesting:  # the others' residual is not the conditional factors' variation
+            model += (f"; conditional factors ({', '.join(sorted(nesting))}) are terms of this model nested "
+                      "within their condition, so that the others' residual is not their variation; their own "
+                      "rows: the ANOVA of the runs where they apply")
         methods = {"factors": model, "interactions": model}
 
     points = design_points(table, statistic, seed=seed, goal=goal)
