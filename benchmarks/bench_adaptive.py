@@ -238,7 +238,7 @@ def xdoe_grid(prune: dict | None) -> dict:
     from taxi_study import document
     from xdoe.cli._xrun import main
     from xdoe.design.runfiles import generate
-    from xdoe.results import load
+    from xdoe.results import LEFT_OUT_ATTR, load
 
     with tempfile.TemporaryDirectory() as tmp:
         folder = Path(tmp)
@@ -254,7 +254,7 @@ def xdoe_grid(prune: dict | None) -> dict:
         assert done.exit_code == 0, done.output
         frame = load(url)
     train = frame[frame["phase"] == "training"].drop_duplicates(["run", "phase", "worker", "episode"])
-    pruned = set(frame.attrs.get("xdoe_pruned") or [])
+    pruned = {run for run, status in (frame.attrs.get(LEFT_OUT_ATTR) or {}).items() if status == "pruned"}
     best_runs = set(train.loc[(train["alpha"] == BEST["alpha"]) & (train["epsilon"] == BEST["epsilon"]), "run"])
     return {"steps": int(train["steps"].sum()), "runs": int(train["run"].nunique()), "pruned": len(pruned),
             "best_kept": len(best_runs - pruned), "wall": wall}

@@ -22,7 +22,7 @@ if TYPE_CHECKING:
 
     from xdoe.store import Store
 
-__all__ = ["DESIGN_ATTR", "PRUNED_ATTR", "UNFINISHED_ATTR", "load", "table_frame", "readable", "levels_text", "experiment_label", "single_experiment",
+__all__ = ["DESIGN_ATTR", "LEFT_OUT_ATTR", "load", "table_frame", "readable", "levels_text", "experiment_label", "single_experiment",
            "frame_experiment", "FACTORS_ATTR"]
 
 #: ``df.attrs`` key listing the factor columns of a :func:`load` frame
@@ -30,12 +30,11 @@ FACTORS_ATTR = "xdoe_factors"
 #: ``df.attrs`` key of the design the runs come from as the store recorded it
 #: (:meth:`store.runs.experiment_design <xdoe.store.runs._runs.Runs.experiment_design>`: method, every factor's coding, blocks)
 DESIGN_ATTR = "xdoe_design"
-#: ``df.attrs`` key listing the runs their ``run_config.prune`` rule ended early (``pruned``): their
-#: episodes are in the frame (as ``xrun export`` writes them), the analysis leaves them out of responses
-PRUNED_ATTR = "xdoe_pruned"
-#: ``df.attrs`` key: the design's runs of which no instance is done, run uid -> status (their rows are in the
-#: frame; the analysis leaves them out and says so)
-UNFINISHED_ATTR = "xdoe_unfinished"
+#: ``df.attrs`` key: the design's runs whose chosen instance did not finish, run uid -> its status:
+#: ``pruned`` (its ``run_config.prune`` rule ended it early), or ``failed``, ``interrupted``, ``running``, ...
+#: when no instance of the run is done. Their episodes are in the frame (as ``xrun export`` writes them);
+#: the analysis leaves them out of every response and says so (:func:`xdoe.analysis.left_out_notes`)
+LEFT_OUT_ATTR = "xdoe_left_out"
 
 
 def readable(level: Any) -> Any:
@@ -125,12 +124,12 @@ def load(store: "Store | str | None" = None, experiment: str | None = None, *,
         ``None`` when not recorded), ``cut_by`` (what cut a truncated episode:
         see :mod:`xdoe._cuts`); ``df.attrs["xdoe_factors"]`` lists the
         factor columns (and ``branch`` with ``include_branches``), and
-        ``df.attrs["xdoe_pruned"]`` the runs that were pruned (their episodes
-        are here; the analysis leaves them out). Of each run the latest
-        finished (or pruned) instance (as ``xrun export``), else its latest
-        instance, whatever its status: ``df.attrs["xdoe_unfinished"]`` maps
-        those runs (failed, interrupted, still running) to their status; their
-        episodes are here and the analysis leaves them out.
+        of each run the latest finished (or pruned) instance (as ``xrun
+        export``), else its latest instance, whatever its status;
+        ``df.attrs["xdoe_left_out"]`` (:data:`LEFT_OUT_ATTR`) maps the runs
+        whose chosen instance did not finish to its status (``pruned``, or
+        ``failed``, ``interrupted``, ``running``, ...): their episodes are here
+        and the analysis leaves them out.
 
     Raises:
         AmbiguousExperimentError: no ``experiment`` and the store holds runs
@@ -167,15 +166,13 @@ def table_frame(store: "Store | str | None", read: "Callable[[Store], Any]") -> 
         uids = frame["experiment"].dropna().unique() if "experiment" in frame else []
         # the design's coding, so that every reader signs effects as xgen coded them (issue 32)
         design = st.runs.experiment_design(str(uids[0])) if len(uids) == 1 else None
-        pruned = st.rungs.pruned_runs(str(uids[0])) if len(uids) == 1 else []  # run_config.prune ended them early
     finally:
         if own:
             st.close()
     for name in table.factors:
         frame[name] = frame[name].map(readable).astype(object)
     frame.attrs[FACTORS_ATTR] = list(table.factors)
-    frame.attrs[PRUNED_ATTR] = pruned  # also those without a row here (pruned before the response's phase)
-    frame.attrs[UNFINISHED_ATTR] = dict(getattr(table, "unfinished", {}))  # their episodes stop where they stopped
+    frame.attrs[LEFT_OUT_ATTR] = dict(getattr(table, "left_out", {}))  # their episodes stop where they stopped
     if design is not None:
         frame.attrs[DESIGN_ATTR] = design
     return frame

@@ -174,3 +174,50 @@ def corner_document() -> dict[str, Any]:
     """A 2^2 full factorial, three repetitions, whose corner ``a = b = 1`` fails in every run."""
     return _document("corner", "corner_truth", {"a": {"levels": [0, 1]}, "b": {"levels": [0, 1]}}, 0.25,
                      "full_factorial", episodes=2, repetitions=3)
+
+
+#: the planted main effects of :func:`lost_corners_truth` (high - low in natural units)
+LOST_CORNERS = {"a": 4.0, "b": -3.0, "c": 2.0}
+
+
+def lost_corners_truth(a: float, b: float, c: float) -> float:
+    """``10 + 4 a - 3 b + 2 c`` over ``a``, ``b``, ``c`` in {0, 1}; every run with
+    ``a = 1`` and ``b = 1`` or ``c = 1`` fails: of ``a = 1`` only ``(b, c) = (0, 0)``
+    is left, so the runs are unbalanced and ``a``'s level means are biased."""
+    if float(a) == 1.0 and (float(b) == 1.0 or float(c) == 1.0):
+        raise RuntimeError("the corners a = 1, b = 1 or c = 1 fail")
+    return 10.0 + sum(LOST_CORNERS[k] * float(v) for k, v in (("a", a), ("b", b), ("c", c)))
+
+
+def lost_corners_document() -> dict[str, Any]:
+    """A 2^3 full factorial, two repetitions; three of its eight settings fail in every run.
+    ``c`` lists its levels high first (``[1, 0]``): its low level is 1, its effect
+    high - low is ``-2``."""
+    return _document("lost-corners", "lost_corners_truth",
+                     {"a": {"levels": [0, 1]}, "b": {"levels": [0, 1]}, "c": {"levels": [1, 0]}}, 0.5,
+                     "full_factorial", episodes=2, repetitions=2)
+
+
+def nested_truth(kind: str, k: float, x1: float | None = None) -> float:
+    """``kind`` ``peak``: ``10 - 4 (x1 - 2)^2 + k``; ``flat``: ``6 + k`` (``x1`` applies to ``peak`` only)."""
+    if str(kind) == "peak":
+        return 10.0 - 4.0 * (float(x1) - 2.0) ** 2 + float(k)
+    return 6.0 + float(k)
+
+
+def nested_document() -> dict[str, Any]:
+    """``kind`` (the environment: ``flat`` or ``peak``) x ``k`` in {0, 1}, ``x1`` in {1, 2, 3} when
+    ``kind`` is ``peak``: 8 design points, three repetitions, noise 0.3. ``k``'s effect is +1 on both."""
+    def environment(kind: str, params: dict[str, Any]) -> dict[str, Any]:
+        return {"environment": {"name": "xdoe.components.environments:FunctionEnvironment", "uid": "f",
+                                "params": {"function": "doe_truth:nested_truth", "kind": kind, **params,
+                                           "noise": 0.3}}}
+
+    doc = _document("nested", "nested_truth", {"x1": {"levels": [1, 2, 3], "when": {"kind": ["peak"]}},
+                                              "k": {"levels": [0, 1]}}, 0.3, "full_factorial", episodes=2,
+                    repetitions=3)
+    doc["definitions"]["environments"] = {"peak": environment("peak", {"x1": "${x1}", "k": "${k}"}),
+                                          "flat": environment("flat", {"k": "${k}"})}
+    (phase,) = doc["schedule"][0].values()
+    phase["environments"] = {"name": "kind", "levels": [["flat"], ["peak"]]}
+    return doc

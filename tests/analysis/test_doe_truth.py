@@ -201,3 +201,18 @@ def test_without_the_folder_the_coding_comes_from_the_store(ccd):
     for name in STATIONARY:
         assert inferred["stationary_point"][name] == pytest.approx(manifest["stationary_point"][name])
     assert inferred["kind"] == "maximum" and inferred["predicted"] == pytest.approx(manifest["predicted"])
+
+
+def test_the_effects_picture_of_a_surface_names_its_whole_model_and_each_effect(ccd, tmp_path):
+    """The panels of a response surface give each factor's effect as the tables do, and the title names the
+    model whole: it was cut at the ';' inside its parenthesis ("second-order model in coded units (OLS")."""
+    import re
+
+    answer = _analyze(ccd)
+    done = CliRunner().invoke(xrun, ["plot", "effects", str(ccd), "-o", str(tmp_path / "e.svg")])
+    assert done.exit_code == 0, done.output
+    text = " ".join(re.findall(r">([^<>]+)</text>", (tmp_path / "e.svg").read_text("utf-8")))
+    residual = re.search(r"residual df \d+", answer["methods"]["factors"]).group(0)
+    assert f"p and partial η² from second-order model in coded units (OLS; {residual})" in text
+    for f in answer["factors"]:
+        assert f"{f['name']}: effect {f['effect']:.3g}, " in text

@@ -78,3 +78,29 @@ def test_cli_answers_each_agent_in_turn(game) -> None:
     assert set(data["agents"]) == {"learner", "random"} and data["experiment"] == "tictactoe"
     a = analyze(game["frame"], agent="random")
     assert data["agents"]["random"]["best"]["estimate"] == pytest.approx(a.best.estimate)
+
+
+def test_each_picture_draws_the_agent_asked_for(game, tmp_path: Path) -> None:
+    """A picture draws one analysis: ``xrun plot effects|design --agent NAME`` draws that agent's, with the
+    effect ``xrun analyze --agent NAME`` gives; without it the refusal names the option, which exists (it
+    said "choose one with --agent NAME" of commands that had no --agent)."""
+    import re
+
+    for agent in ("learner", "random"):
+        answer = json.loads(CliRunner().invoke(xrun, ["analyze", str(game["dir"]), "--agent", agent,
+                                                      "--format", "json"]).stdout)["agents"][agent]
+        svg = tmp_path / f"{agent}.svg"
+        done = CliRunner().invoke(xrun, ["plot", "effects", str(game["dir"]), "--agent", agent, "-o", str(svg)])
+        assert done.exit_code == 0, done.output
+        text = " ".join(re.findall(r">([^<>]+)</text>", svg.read_text("utf-8")))
+        assert "agent " + agent in text and f"{answer['runs']} runs" in text
+        (factor,) = answer["factors"]
+        assert f"{factor['name']}: effect {factor['effect']:+.3g}, " in text  # the two-level screening's sign
+        done = CliRunner().invoke(xrun, ["plot", "design", str(game["dir"]), "--agent", agent,
+                                         "-o", str(tmp_path / f"{agent}-design.png")])
+        assert done.exit_code == 0, done.output
+    for picture in ("effects", "design"):
+        refused = CliRunner().invoke(xrun, ["plot", picture, str(game["dir"]), "-o", str(tmp_path / "x.png")])
+        assert refused.exit_code == 2 and "choose one with --agent NAME" in refused.output
+        assert "No such option" not in CliRunner().invoke(
+            xrun, ["plot", picture, str(game["dir"]), "--agent", "nobody", "-o", str(tmp_path / "y.png")]).output

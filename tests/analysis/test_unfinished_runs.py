@@ -17,7 +17,7 @@ from xdoe.analysis import analyze, load_scores, parse_response
 from xdoe.cli._xrun import main as xrun
 from xdoe.design.runfiles import generate
 from xdoe.errors import InputError
-from xdoe.results import UNFINISHED_ATTR, load
+from xdoe.results import LEFT_OUT_ATTR, load
 
 FAILING = "synthetic-0003"  # design point 3, repetition 0
 
@@ -44,7 +44,7 @@ def failed_campaign(tmp_path_factory: pytest.TempPathFactory) -> dict:
 
 def test_the_failed_run_is_in_the_table_and_named_unfinished(failed_campaign) -> None:
     frame = load(failed_campaign["store"], "synthetic")
-    assert frame.attrs[UNFINISHED_ATTR] == {FAILING: "failed"}
+    assert frame.attrs[LEFT_OUT_ATTR] == {FAILING: "failed"}
     assert sorted(frame.loc[frame["run"] == FAILING, "episode"]) == [0, 1]  # stopped at its third episode
     assert frame.groupby("run").size().drop(FAILING).eq(EPISODES).all()
 
@@ -57,14 +57,14 @@ def test_the_analysis_leaves_the_failed_run_out_and_says_so(failed_campaign) -> 
     finished = frame[(frame["design_point"] == 3) & (frame["run"] != FAILING)]
     assert point.n == 1 and finished["run"].nunique() == 1
     assert point.estimate == pytest.approx(finished["objective"].mean(), rel=1e-12)  # one run: IQM = its mean
-    (note,) = [w for w in a.warnings if "not finished" in w]
+    (note,) = [w for w in a.warnings if "have not finished" in w]
     assert f"1 failed: {FAILING}" in note and "left out of the responses" in note
     # the database's scores answer the same
     scores = load_scores(failed_campaign["store"], parse_response(None), "synthetic")
-    assert scores.attrs[UNFINISHED_ATTR] == {FAILING: "failed"}
+    assert scores.attrs[LEFT_OUT_ATTR] == {FAILING: "failed"}
     b = analyze(scores)
     assert b.runs == 15 and [(p.index, p.n) for p in b.points] == [(p.index, p.n) for p in a.points]
-    assert any("not finished" in w for w in b.warnings)
+    assert any("have not finished" in w for w in b.warnings)
 
 
 def test_the_cli_says_so_and_json_carries_it(failed_campaign) -> None:
@@ -80,3 +80,24 @@ def test_no_finished_run_is_a_clear_error(failed_campaign) -> None:
     only.attrs = dict(frame.attrs)
     with pytest.raises(InputError, match="no run has finished .1 failed: synthetic-0003"):
         analyze(only)
+
+
+def test_pruned_and_failed_runs_are_left_out_by_one_rule_and_named_in_one_note(failed_campaign) -> None:
+    """The runs a response leaves out are the frame's ``LEFT_OUT_ATTR`` whatever their status: a pruned
+    run and a failed one leave by the same rule and are named, by status, in one note; a pruned run is
+    done, so the note asks to resume only when a run is not."""
+    from xdoe.analysis import left_out_notes, run_table
+
+    frame = load(failed_campaign["store"], "synthetic")
+    pruned = "synthetic-0000"
+    frame.attrs[LEFT_OUT_ATTR] = {**frame.attrs[LEFT_OUT_ATTR], pruned: "pruned"}
+    table, _ = run_table(frame, parse_response(None))
+    assert not {pruned, FAILING} & set(table["run"]) and len(table) == 14
+    (note,) = left_out_notes(frame)
+    assert note.startswith(f"2 run(s) are left out of the responses (1 failed: {FAILING}; 1 pruned: {pruned}; "
+                           "pruned early by run_config.prune; the others have not finished)")
+    assert "resumes those not done" in note
+    assert [w for w in analyze(frame).warnings if "left out" in w] == [note]
+    frame.attrs[LEFT_OUT_ATTR] = {pruned: "pruned"}
+    (note,) = left_out_notes(frame)
+    assert "(1 pruned: synthetic-0000; pruned early by run_config.prune)" in note and "resume" not in note

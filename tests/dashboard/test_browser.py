@@ -245,7 +245,7 @@ def test_a_running_run_is_left_out_of_the_effects_and_the_page_says_so(campaign:
     out = CliRunner().invoke(xrun, ["analyze", "--store", campaign.store_url, "-e", "live", "--format", "json"])
     assert out.exit_code == 0, out.output
     answer = json.loads(out.stdout)
-    assert answer["runs"] == 1 and any("(1 running: live-1)" in w for w in answer["warnings"])
+    assert answer["runs"] == 1 and any("(1 running: live-1; they have not finished)" in w for w in answer["warnings"])
     with Page(browser, campaign.dashboard.base, campaign.dashboard.token) as p:
         page = p.open("/campaigns/live")
         wait_js(page, "document.querySelector('#effects').innerText.includes('as xrun analyze')", timeout=60_000)

@@ -15,7 +15,7 @@ from typing import Any
 import pytest
 from click.testing import CliRunner
 
-from dashboard_helpers import BROWSER_MARKS, CHROMIUM, CHROMIUM_ARGS, Dashboard
+from dashboard_helpers import BROWSER_MARKS, CHROMIUM, CHROMIUM_ARGS, Dashboard, wait_for
 
 pytestmark = BROWSER_MARKS
 playwright_api = pytest.importorskip("playwright.sync_api", reason="playwright is not installed")
@@ -88,7 +88,9 @@ def test_a_surface_study_shows_its_contour_and_stationary_point(tmp_path: Path, 
         assert answer["surface"]["kind"] == "maximum" and "maximum" in canonical
         low, high = answer["surface"]["predicted_ci"]
         assert f"{fmt_num(answer['surface']['predicted'])} [{fmt_num(low)}, {fmt_num(high)}]" in canonical
-        assert page.evaluate("document.querySelector('#design-plot img').naturalWidth") > 0
+        # the picture loads after the page (a loaded machine: seconds); waited for, not timed
+        wait_for(lambda: page.evaluate("(img => img && img.complete && img.naturalWidth > 0)"
+                                       "(document.querySelector('#design-plot img'))"), timeout=60)
         assert not errors, errors
     finally:
         dashboard.stop()

@@ -136,7 +136,7 @@ def test_status_and_analysis_count_the_pruned_runs(halving) -> None:
     from xdoe.analysis import analyze, run_table
     from xdoe.analysis import Response
     from xdoe.cli._xrun import main
-    from xdoe.results import PRUNED_ATTR, load
+    from xdoe.results import LEFT_OUT_ATTR, load
 
     pruned = sorted(uid for uid, s in halving["statuses"].items() if s == "pruned")
     shown = CliRunner().invoke(main, ["status", str(halving["dir"]), "--store", halving["store"], "--format", "json"])
@@ -146,15 +146,18 @@ def test_status_and_analysis_count_the_pruned_runs(halving) -> None:
     assert sorted(r["run"] for r in data["runs"] if r["status"] == "pruned") == pruned
     assert all("pruned at rung" in r["reason"] for r in data["runs"] if r["status"] == "pruned")
     frame = load(halving["store"])
-    assert frame.attrs[PRUNED_ATTR] == pruned and set(pruned) <= set(frame["run"])  # their episodes are kept
+    # one rule: the runs whose chosen instance did not finish, by status; their episodes are kept
+    assert frame.attrs[LEFT_OUT_ATTR] == {uid: "pruned" for uid in pruned} and set(pruned) <= set(frame["run"])
     table, _ = run_table(frame, Response("training", "reward"))  # even on the phase they ran: left out
     assert not set(table["run"]) & set(pruned) and len(table) == 24 - len(pruned)
     a = analyze(frame)
     assert a.runs == 24 - len(pruned)
-    assert any(f"{len(pruned)} run(s) pruned early" in w and "balance is broken" in w for w in a.warnings)
+    (note,) = [w for w in a.warnings if "left out of the responses" in w]  # one note names them by status
+    assert f"{len(pruned)} run(s) are left out" in note and f"({len(pruned)} pruned: " in note
+    assert "pruned early by run_config.prune" in note and "balance is broken" in note and "resumes" not in note
     assert a.points[0].levels == {"lr": 0.01, "width": 64}
     results = CliRunner().invoke(main, ["results", str(halving["dir"]), "--store", halving["store"]])
-    assert results.exit_code == 0 and f"{len(pruned)} run(s) pruned early" in results.output + results.stderr
+    assert results.exit_code == 0 and f"({len(pruned)} pruned: " in results.output + results.stderr
 
 
 def _fake_plan(tmp_path: Path, prune: dict[str, Any]) -> Any:

@@ -85,7 +85,7 @@ def _taxi_grid(folder: Path, prune: dict | None) -> tuple[dict, int, list[str]]:
     done = CliRunner().invoke(main, ["analyze", str(folder / "out"), "--store", url, "--format", "json"])
     assert done.exit_code == 0, done.output
     best = json.loads(done.stdout[done.stdout.index("{"):done.stdout.rindex("}") + 1])["best"]
-    return best, steps, list(frame.attrs.get("xdoe_pruned") or [])
+    return best, steps, sorted(u for u, s in (frame.attrs.get("xdoe_left_out") or {}).items() if s == "pruned")
 
 
 @pytest.mark.slow

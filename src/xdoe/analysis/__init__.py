@@ -33,6 +33,7 @@ if TYPE_CHECKING:  # the same names for type checkers (`Name as Name`: a re-expo
         interval_estimate as interval_estimate,
         iqm as iqm,
         probability_of_improvement as probability_of_improvement,
+        resolve_statistic as resolve_statistic,
     )
     from xdoe.analysis._branches import branch_points as branch_points, split_branches as split_branches
     from xdoe.analysis._design_info import read_design as read_design
@@ -82,7 +83,8 @@ if TYPE_CHECKING:  # the same names for type checkers (`Name as Name`: a re-expo
     )
 
 _EXPORTS = {
-    "xdoe.analysis._aggregates": ["STATISTICS", "aggregate", "interval_estimate", "iqm", "probability_of_improvement"],
+    "xdoe.analysis._aggregates": ["STATISTICS", "aggregate", "interval_estimate", "iqm", "probability_of_improvement",
+                                   "resolve_statistic"],
     # the design's runs apart from the sessions branched from them, and those as extra rows
     "xdoe.analysis._branches": ["branch_points", "split_branches"],
     "xdoe.analysis._design_info": ["read_design"],

@@ -23,14 +23,17 @@ them against :func:`scipy.stats.bootstrap` group by group, for equality.
 
 from __future__ import annotations
 
-from typing import Callable, Sequence
+from typing import TYPE_CHECKING, Any, Callable, Sequence
 
 import numpy as np
 from scipy import stats
 
+if TYPE_CHECKING:
+    import pandas as pd
+
 from xdoe.analysis._bootstrap import BATCH, percentile_intervals
 
-__all__ = ["STATISTICS", "DEFAULT_STATISTIC", "MIN_REPETITIONS", "CONFIDENCE", "RESAMPLES", "iqm",
+__all__ = ["STATISTICS", "DEFAULT_STATISTIC", "resolve_statistic", "MIN_REPETITIONS", "CONFIDENCE", "RESAMPLES", "iqm",
            "statistic_function", "aggregate", "interval_estimate", "interval_estimates",
            "probability_of_improvement", "probabilities_of_improvement"]
 
@@ -42,6 +45,39 @@ RESAMPLES = 2000
 STATISTICS = ("iqm", "mean", "median")
 #: IQM: robust to a failed run, efficient with few runs (Agarwal et al. 2021, section 4.2)
 DEFAULT_STATISTIC = "iqm"
+
+
+def resolve_statistic(statistic: str | None = None, *, design: dict[str, Any] | None = None,
+                      frame: "pd.DataFrame | None" = None) -> str:
+    """The point estimate over a design point's runs that every output ranks by:
+    ``statistic`` when given (``--stat``, ``statistic=``); else the ``stat``
+    an optuna design told its trials by (``design: {method: optuna, stat:
+    median}``: the design points table's best is then the study's best trial),
+    read from ``design`` (the manifest's, :func:`xdoe.analysis.read_design`)
+    or, when ``design`` is ``None``, from the design record ``frame`` carries
+    (``frame.attrs[xdoe.results.DESIGN_ATTR]``, put there by
+    :func:`xdoe.results.load` and :func:`xdoe.analysis.load_scores`); else
+    :data:`DEFAULT_STATISTIC` (IQM).
+
+    Returns:
+        one of :data:`STATISTICS`.
+
+    Raises:
+        ValueError: ``statistic`` is not one of :data:`STATISTICS`.
+    """
+    if statistic is not None:
+        if statistic not in STATISTICS:
+            raise ValueError(f"unknown statistic {statistic!r}; expected one of {', '.join(STATISTICS)}")
+        return statistic
+    if design is None and frame is not None:
+        from xdoe.results import DESIGN_ATTR
+
+        design = frame.attrs.get(DESIGN_ATTR)
+    if design and design.get("method") == "optuna":
+        told = (design.get("info") or {}).get("stat")
+        if told in STATISTICS:
+            return str(told)
+    return DEFAULT_STATISTIC
 
 
 def iqm(scores: np.ndarray, axis: int | None = -1) -> np.ndarray:

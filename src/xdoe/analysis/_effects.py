@@ -22,11 +22,18 @@ from __future__ import annotations
 
 import math
 import warnings
+from dataclasses import replace
 from typing import TYPE_CHECKING, Any
 
 import numpy as np
 
-from xdoe.analysis._aggregates import DEFAULT_STATISTIC, MIN_REPETITIONS, interval_estimates, probabilities_of_improvement
+from xdoe.analysis._aggregates import (
+    DEFAULT_STATISTIC,
+    MIN_REPETITIONS,
+    interval_estimates,
+    probabilities_of_improvement,
+    resolve_statistic,
+)
 from xdoe.analysis._exact import f_test, snap_ss
 from xdoe.analysis._format import STAT_NAMES
 from xdoe.analysis._goal import Goal, resolve_goal
@@ -36,7 +43,7 @@ from xdoe.analysis._response import Response, left_out_notes, run_table
 if TYPE_CHECKING:
     import pandas as pd
 
-__all__ = ["analyze", "design_points", "points_method", "CONTINUOUS_MIN_LEVELS"]
+__all__ = ["analyze", "design_points", "points_method", "points_notes", "CONTINUOUS_MIN_LEVELS"]
 
 #: a numeric factor with more distinct values than this is treated as continuous
 CONTINUOUS_MIN_LEVELS = 6
@@ -80,8 +87,30 @@ def _parent(table: "pd.DataFrame", name: str, factors: list[str]) -> str:
     return ", ".join(parts)
 
 
-def _fit(table: "pd.DataFrame", factors: list[str], kinds: dict[str, str], interactions: bool):
-    """OLS + type II ANOVA; returns (fit, anova frame, {term: factor names}, safe names)."""
+def _nesting(table: "pd.DataFrame", conditional: list[str], plain: list[str]) -> dict[str, set[str]]:
+    """Each conditional factor -> the plain factors it is nested in (those
+    whose levels where it applies never occur where it does not, as
+    :func:`_parent` reads them); a conditional factor with none is left out."""
+    out = {}
+    for name in conditional:
+        on = table[name].notna()
+        parents = {g for g in plain if (inside := set(table.loc[on, g])) and not inside & set(table.loc[~on, g])}
+        if parents:
+            out[name] = parents
+    return out
+
+
+def _fit(table: "pd.DataFrame", factors: list[str], kinds: dict[str, str], interactions: bool,
+         nested: dict[str, set[str]] | None = None):
+    """OLS + type II ANOVA; returns (fit, anova frame, {term: factor names}, safe names).
+
+    ``nested``: conditional factors -> the factors they are nested in (their
+    condition): each is a term of the model too (its levels where it applies,
+    one level where it does not), so that its variation is not the plain
+    factors' residual; type II as ``anova_lm`` computes it, a term adjusted
+    for every other term that does not contain it (a nested factor contains
+    its parents), by statsmodels OLS fits (rank-aware: the nested term and
+    its parent overlap). The terms returned are the plain factors' only."""
     import statsmodels.formula.api as smf
     from statsmodels.stats.anova import anova_lm
 
@@ -115,11 +144,15 @@ def _fit(table: "pd.DataFrame", factors: list[str], kinds: dict[str, str], inter
                     terms = trial
     if not terms or n - n_params(terms) < 1:
         return None, None, terms, safe
-    formula = "y ~ " + " + ".join(terms)
-    with warnings.catch_warnings():
-        warnings.simplefilter("ignore")
-        fit = smf.ols(formula, data=data).fit()
-        table_ = anova_lm(fit, typ=2)
+    table_ = fit = None
+    if nested:
+        fit, table_ = _nested_anova(table, data, terms, safe, nested)
+    if table_ is None:
+        formula = "y ~ " + " + ".join(terms)
+        with warnings.catch_warnings():
+            warnings.simplefilter("ignore")
+            fit = smf.ols(formula, data=data).fit()
+            table_ = anova_lm(fit, typ=2)
     # a noise-free response: sums of squares of rounding residue are 0 (xdoe.analysis._exact), and F, p and
     # partial eta² come from the snapped sums of squares
     table_["sum_sq"] = snap_ss(table_["sum_sq"].to_numpy(float), float(data["y"].abs().max()), n)
@@ -129,6 +162,37 @@ def _fit(table: "pd.DataFrame", factors: list[str], kinds: dict[str, str], inter
     for column, at in (("F", 0), ("PR(>F)", 1), ("eta_sq", 2)):
         table_[column] = [tests[term][at] if term in tests else float("nan") for term in table_.index]
     return fit, table_, terms, safe
+
+
+def _nested_anova(table: "pd.DataFrame", data: "pd.DataFrame", terms: dict[str, tuple[str, ...]],
+                  safe: dict[str, str], nested: dict[str, set[str]]) -> tuple[Any, Any]:
+    """``(fit, anova frame)`` of :func:`_fit`'s model with the ``nested`` terms
+    (``(None, None)`` without a residual degree of freedom)."""
+    import pandas as pd
+    import statsmodels.formula.api as smf
+
+    cover = {term: set(names) for term, names in terms.items()}
+    for i, (name, parents) in enumerate(sorted(nested.items())):
+        column = f"n{i}"
+        data[column] = [str(v) if v == v and v is not None else "(inactive)" for v in table[name]]
+        cover[f"C({column})"] = {name, *parents}
+    every = list(cover)
+
+    def fitted(ts: list[str]) -> Any:
+        with warnings.catch_warnings():
+            warnings.simplefilter("ignore")
+            return smf.ols("y ~ " + (" + ".join(ts) if ts else "1"), data=data).fit()
+
+    full = fitted(every)
+    if full.df_resid < 1:
+        return None, None
+    rows = {}
+    for term in every:
+        reduced = [u for u in every if u != term and not cover[term] <= cover[u]]
+        without, with_ = fitted(reduced), fitted([*reduced, term])
+        rows[term] = (max(0.0, float(without.ssr - with_.ssr)), float(without.df_resid - with_.df_resid))
+    rows["Residual"] = (float(full.ssr), float(full.df_resid))
+    return full, pd.DataFrame.from_dict(rows, orient="index", columns=["sum_sq", "df"])
 
 
 def _eta(anova: Any, term: str) -> tuple[float, float, float]:
@@ -170,13 +234,14 @@ def _standardised(fit: Any, table: "pd.DataFrame", name: str, column: str) -> fl
 
 
 def _effects(table: "pd.DataFrame", factors: list[str], kinds: dict[str, str], within: str = "",
-             interactions: bool = True, seed: int = 0,
-             coding: dict[str, Any] | None = None) -> tuple[list[FactorEffect], list[Interaction]]:
+             interactions: bool = True, seed: int = 0, coding: dict[str, Any] | None = None,
+             nested: dict[str, set[str]] | None = None) -> tuple[list[FactorEffect], list[Interaction]]:
     """Type II ANOVA rows of ``factors`` and their two-way interactions; level
     means listed low to high by the design's ``coding`` (the manifest's or the
-    store's; without it sorted)."""
+    store's; without it sorted); ``nested``: conditional factors in the model
+    besides (:func:`_fit`), without rows of their own here."""
     varying = [f for f in factors if table[f].nunique() > 1]
-    fit, anova, terms, safe = _fit(table, varying, kinds, interactions)
+    fit, anova, terms, safe = _fit(table, varying, kinds, interactions, nested)
     effects = []
     for term, names in terms.items():
         if len(names) != 1:
@@ -196,7 +261,45 @@ def _effects(table: "pd.DataFrame", factors: list[str], kinds: dict[str, str], w
     return effects, inter
 
 
-def analyze(frame: "pd.DataFrame", response: Response | None = None, *, statistic: str = DEFAULT_STATISTIC,
+def _signed_two_level(table: "pd.DataFrame", effects: list[FactorEffect],
+                      kinds: dict[str, str]) -> list[FactorEffect]:
+    """``effects`` of a two-level design answered by the ANOVA (a corner lost):
+    each factor at two levels gets ``kind`` ``two-level`` and its signed effect,
+    high - low in the design's level order (``levels`` is low to high), from the
+    main-effects least-squares model of every factor (statsmodels OLS, each
+    two-level factor an indicator of its high level): the difference of its
+    estimated marginal means, which unbalanced runs do not bias as they bias
+    the gap between the level means. NaN when the runs leave the model without
+    full rank (a factor's effect not separable)."""
+    import statsmodels.formula.api as smf
+
+    two = {e.name: e for e in effects if e.kind == "categorical" and len(e.levels) == 2}
+    if not two:
+        return effects
+    safe = {e.name: f"f{i}" for i, e in enumerate(effects)}
+    data = {"y": table["y"].to_numpy(float)}
+    terms = []
+    for e in effects:
+        column = table[e.name]
+        if e.name in two:
+            data[safe[e.name]] = (column == e.levels[1].level).to_numpy(float)
+            terms.append(safe[e.name])
+        elif kinds[e.name] == "continuous":
+            data[safe[e.name]] = column.astype(float).to_numpy()
+            terms.append(safe[e.name])
+        else:
+            data[safe[e.name]] = column.astype(str).to_numpy()
+            terms.append(f"C({safe[e.name]})")
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore")
+        fit = smf.ols("y ~ " + " + ".join(terms), data=data).fit()
+    exog = fit.model.exog
+    full = np.linalg.matrix_rank(exog) == exog.shape[1]
+    return [replace(e, kind="two-level", effect=float(fit.params[safe[e.name]]) if full else float("nan"))
+            if e.name in two else e for e in effects]
+
+
+def analyze(frame: "pd.DataFrame", response: Response | None = None, *, statistic: str | None = None,
             agent: str | None = None, seed: int = 0, design: dict[str, Any] | None = None,
             goal: "Goal | str | None" = None) -> Analysis:
     """Answer the design: which factors matter, how much, which setting is best.
@@ -205,7 +308,10 @@ def analyze(frame: "pd.DataFrame", response: Response | None = None, *, statisti
         frame: the episode table (:func:`xdoe.results.load`).
         response: which number per run (default: last phase, objective, mean).
         statistic: the point estimate over a design point's runs that ranks
-            the points and picks the best: ``iqm`` (default), ``mean`` or ``median``.
+            the points and picks the best: ``iqm``, ``mean`` or ``median``;
+            ``None``: the ``stat`` an optuna design told its trials by (from
+            ``design`` or the frame's design record), else ``iqm``
+            (:func:`~xdoe.analysis.resolve_statistic`).
         agent: whose objective, for runs of several agents
             (:func:`~xdoe.analysis.response_agents`).
         seed: root of the bootstrap resampling (``SeedSequence(seed, spawn_key=...)``).
@@ -237,6 +343,7 @@ def analyze(frame: "pd.DataFrame", response: Response | None = None, *, statisti
             ``Analysis.experiment``.
         InputError: no episodes, an unknown phase or agent, several agents
             and no ``agent``, a ``goal`` other than ``maximize`` or ``minimize``.
+        ValueError: an unknown ``statistic``.
     """
     from xdoe.analysis._branches import branch_points, split_branches
     from xdoe.results import DESIGN_ATTR, frame_experiment
@@ -253,6 +360,7 @@ def analyze(frame: "pd.DataFrame", response: Response | None = None, *, statisti
     if design is None and stored:
         design = {**stored, "source": "store"}
     goal = resolve_goal(goal, design=design, response=response, frame=frame)
+    statistic = resolve_statistic(statistic, design=design)
     from xdoe.analysis._doe import design_tables, doe_analysis
 
     from xdoe.errors import IncompleteDesignError
@@ -275,7 +383,8 @@ def analyze(frame: "pd.DataFrame", response: Response | None = None, *, statisti
             methods = {k: f"{v}; {apart}" if k in ("factors", "interactions") else v for k, v in methods.items()}
     else:
         coding = (design or {}).get("coding") or {}
-        effects, interactions = _effects(table, plain, kinds, seed=seed, coding=coding)
+        nesting = _nesting(table, conditional, plain)
+        effects, interactions = _effects(table, plain, kinds, seed=seed, coding=coding, nested=nesting)
         for f in conditional:
             sub = table[table[f].notna()]
             others = ([g for g in plain if sub[g].nunique() > 1]
@@ -287,6 +396,16 @@ def analyze(frame: "pd.DataFrame", response: Response | None = None, *, statisti
         model = ("type II ANOVA (statsmodels OLS + anova_lm): categorical factors as C(...), continuous ones "
                  "linear, two-way interactions of fully crossed categorical factors; effect = largest minus "
                  "smallest level mean (continuous: standardised coefficient)")
+        if incomplete:  # a two-level design: its factors' effects signed, from the model, not the level means
+            effects = _signed_two_level(table, effects, kinds)
+            model = model.replace("; effect = largest minus smallest level mean", (
+                "; a two-level factor's effect = high - low (the design's level order) of the estimated "
+                "marginal means of the main-effects OLS model, which unbalanced runs do not bias (the level "
+                "means shown are the runs' own), other categorical factors' = largest minus smallest level mean"))
+        if nesting:  # the others' residual is not the conditional factors' variation
+            model += (f"; conditional factors ({', '.join(sorted(nesting))}) are terms of this model nested "
+                      "within their condition, so that the others' residual is not their variation; their own "
+                      "rows: the ANOVA of the runs where they apply")
         methods = {"factors": model, "interactions": model}
 
     points = design_points(table, statistic, seed=seed, goal=goal)
@@ -298,10 +417,7 @@ def analyze(frame: "pd.DataFrame", response: Response | None = None, *, statisti
     if doe is not None and doe.get("source") == "inferred" and doe["analysis"] != "sensitivity":
         notes.append("no manifest and no design recorded in the store: the coding was read off the runs "
                      "(a two-level factor's smaller value is low); give the output folder for the design's own")
-    reps = min((p.n for p in points), default=0)
-    if reps < MIN_REPETITIONS:
-        notes.append(f"only {reps} repetition(s) per design point: confidence intervals and the probability "
-                     f"of improvement mean little below {MIN_REPETITIONS} (Agarwal et al. 2021)")
+    notes += points_notes(points)
     if not effects:
         notes.append("no factor varies across these runs: nothing to rank")
         # no model was fitted: no table names one (the design points keep theirs)
@@ -318,6 +434,18 @@ def analyze(frame: "pd.DataFrame", response: Response | None = None, *, statisti
     return Analysis(response=response.label(phase), factors=effects, interactions=interactions, points=points,
                     runs=len(table), warnings=notes, statistic=statistic,
                     experiment=experiment_label(frame), agent=agent, doe=doe, methods=methods, goal=goal)
+
+
+def points_notes(points: list[PointAggregate]) -> list[str]:
+    """What the design points table says of its own numbers wherever it is
+    shown (``xrun analyze``, ``xrun results``, the report, the dashboard):
+    below :data:`MIN_REPETITIONS` runs at a point, its interval and the
+    probability of improvement mean little; else ``[]``."""
+    reps = min((p.n for p in points), default=0)
+    if reps >= MIN_REPETITIONS:
+        return []
+    return [f"only {reps} repetition(s) per design point: confidence intervals and the probability "
+            f"of improvement mean little below {MIN_REPETITIONS} (Agarwal et al. 2021)"]
 
 
 def points_method(statistic: str, goal: Goal) -> str:

@@ -27,6 +27,8 @@ from typing import TYPE_CHECKING, Any
 import numpy as np
 
 if TYPE_CHECKING:
+    from collections.abc import Collection
+
     import pandas as pd
 
 __all__ = ["optuna_summary", "optuna_text", "pareto_front", "plot_optimization"]
@@ -36,7 +38,9 @@ def _settings(design: dict[str, Any]) -> tuple[list[str], str]:
     info = design.get("info") or {}
     directions = info.get("direction") or ["maximize"]
     directions = directions if isinstance(directions, list) else [directions]
-    return directions, info.get("stat", "iqm")
+    from xdoe.analysis._aggregates import resolve_statistic
+
+    return directions, resolve_statistic(design=design)
 
 
 def trial_values(table: "pd.DataFrame", stat: str) -> dict[int, tuple[float, int]]:
@@ -152,15 +156,14 @@ def pareto_front(values: np.ndarray, directions: list[str]) -> list[int]:
     return out
 
 
-def _pruned_trials(design: dict[str, Any], pruned: Any) -> list[int]:
-    """The trials with one of the runs ``pruned`` (e.g. those ``run_config.prune``
-    ended early; the manifest's ``trial_runs``)."""
-    cut = set(pruned or ())
+def _trials_with(design: dict[str, Any], runs: Any) -> list[int]:
+    """The trials with one of ``runs`` among theirs (the manifest's ``trial_runs``), sorted."""
+    cut = set(runs or ())
     trial_runs = (design.get("info") or {}).get("trial_runs") or {}
     return sorted(int(t) for t, uids in trial_runs.items() if cut.intersection(uids))
 
 
-def spent(frame: "pd.DataFrame", pruned: list[str] | None = None) -> dict[str, int]:
+def spent(frame: "pd.DataFrame", pruned: "Collection[str] | None" = None) -> dict[str, int]:
     """What a campaign spent: ``runs`` (with episodes in ``frame``),
     ``pruned`` (of them, ended early) and ``steps``, the environment steps of
     every episode of every run (pruned runs' included; one row per episode,
@@ -173,32 +176,30 @@ def spent(frame: "pd.DataFrame", pruned: list[str] | None = None) -> dict[str, i
 
 
 def optuna_summary(table: "pd.DataFrame", design: dict[str, Any] | None, *, response: str = "",
-                   objectives: list["pd.DataFrame"] | None = None, pruned: list[str] | None = None,
-                   frame: "pd.DataFrame | None" = None, direction: str | None = None,
-                   unfinished: dict[str, str] | None = None) -> dict[str, Any] | None:
+                   objectives: list["pd.DataFrame"] | None = None, left_out: dict[str, str] | None = None,
+                   frame: "pd.DataFrame | None" = None, direction: str | None = None) -> dict[str, Any] | None:
     """The adaptive design's answer (see the module docstring), or ``None``
     when ``design`` (the manifest's, :func:`xdoe.analysis.read_design`) is
     not an optuna design. ``table``: :func:`xdoe.analysis.run_table` of the
     response analysed; ``objectives``: the run tables of every response
     of the design, in the design's order (its ``direction`` list's), from
     which the Pareto front is computed when there are several, whichever
-    of them is analysed; ``pruned``: the
-    runs pruned early (the frame's ``attrs["xdoe_pruned"]``). A trial with a
-    pruned run is left out of the best trial, the history, the importances
-    and the Pareto front, as ``xrun optimize`` told it to the study as
-    pruned; ``pruned_trials`` lists them. ``best.spread`` gives the best
+    of them is analysed; ``left_out``: run -> status of the runs the responses
+    leave out (the frame's ``attrs["xdoe_left_out"]``,
+    :data:`xdoe.results.LEFT_OUT_ATTR`). A trial with a ``pruned`` run is left
+    out of the best trial, the history, the importances and the Pareto front,
+    as ``xrun optimize`` told it to the study as pruned; ``pruned_trials``
+    lists them; a trial with a ``failed`` run was told ``FAIL`` and one with a
+    run interrupted or running waits for it: both are left out the same way
+    (``failed_trials``, ``waiting_trials``), never scored on the runs that
+    finished. ``best.spread`` gives the best
     trial's runs' values (``values``, ``min``, ``max``, ``sd`` with ddof 1,
     NaN for one run); ``frame`` (the episodes, :func:`xdoe.results.load`), when
     given, adds ``spent`` (:func:`spent`). ``direction``: the design's
     direction for the analysed response, as :func:`xdoe.analysis.resolve_goal`
     reads it from ``design`` and the analysed frame (the design points
     table's goal when no ``--goal`` overrides it); ``None``: resolved from
-    ``design`` and ``response`` alone. ``unfinished``: run -> status of the
-    runs that did not finish (the frame's ``attrs["xdoe_unfinished"]``): a
-    trial with a ``failed`` run was told ``FAIL`` by ``xrun optimize`` and one
-    with a run interrupted or running waits for it, so both are left out
-    like pruned ones (``failed_trials``, ``waiting_trials``), never scored on
-    the runs that finished."""
+    ``design`` and ``response`` alone."""
     if not design or design.get("method") != "optuna":
         return None
     directions, stat = _settings(design)
@@ -207,10 +208,11 @@ def optuna_summary(table: "pd.DataFrame", design: dict[str, Any] | None, *, resp
         from xdoe.analysis._response import parse_response
 
         direction = resolve_goal(design=design, response=parse_response(response or None)).direction
-    cut = _pruned_trials(design, pruned)
-    unfinished = unfinished or {}
-    failed = [t for t in _pruned_trials(design, [u for u, s in unfinished.items() if s == "failed"]) if t not in cut]
-    waiting = [t for t in _pruned_trials(design, [u for u, s in unfinished.items() if s != "failed"])
+    left_out = left_out or {}
+    pruned = {u for u, s in left_out.items() if s == "pruned"}
+    cut = _trials_with(design, pruned)
+    failed = [t for t in _trials_with(design, [u for u, s in left_out.items() if s == "failed"]) if t not in cut]
+    waiting = [t for t in _trials_with(design, [u for u, s in left_out.items() if s not in ("pruned", "failed")])
                if t not in cut and t not in failed]
     cut_all = set(cut) | set(failed) | set(waiting)
     values = {t: v for t, v in trial_values(table, stat).items() if t not in cut_all}

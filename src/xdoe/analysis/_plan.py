@@ -310,7 +310,7 @@ def plan_repetitions(points: Sequence[Any], *, alpha: float = 0.05, power: float
 
 
 def pilot_plan(frame: "pd.DataFrame", response: "Response | None" = None, *, agent: str | None = None,
-               statistic: str = "iqm", goal: "Goal | str | None" = None, alpha: float = 0.05, power: float = 0.8,
+               statistic: str | None = None, goal: "Goal | str | None" = None, alpha: float = 0.05, power: float = 0.8,
                delta: float | None = None, compare: tuple[int, int] | None = None, seed: int = 0,
                trials: int = TRIALS, cap: int = CAP) -> Plan:
     """``xrun plan`` of one agent: the pilot campaign's design points
@@ -320,6 +320,9 @@ def pilot_plan(frame: "pd.DataFrame", response: "Response | None" = None, *, age
     comparisons (:func:`plan_repetitions`).
 
     Args:
+        statistic: ``iqm``, ``mean`` or ``median``; ``None``: an optuna design's
+            ``stat`` (the frame's design record), else ``iqm``
+            (:func:`~xdoe.analysis.resolve_statistic`).
         goal: ``maximize`` or ``minimize``; ``None``: the direction the design
             declared for ``response`` (the frame's design record), else
             maximize (:func:`~xdoe.analysis.resolve_goal`).
@@ -330,6 +333,7 @@ def pilot_plan(frame: "pd.DataFrame", response: "Response | None" = None, *, age
             and no ``agent``, a bad ``goal``, or ``compare`` naming no design
             point of the pilot (or one twice).
     """
+    from xdoe.analysis._aggregates import resolve_statistic
     from xdoe.analysis._branches import split_branches
     from xdoe.analysis._effects import design_points
     from xdoe.analysis._response import Response, run_table
@@ -338,6 +342,7 @@ def pilot_plan(frame: "pd.DataFrame", response: "Response | None" = None, *, age
 
     response = response or Response()
     goal = resolve_goal(goal, response=response, frame=frame)
+    statistic = resolve_statistic(statistic, frame=frame)
     frame = split_branches(frame)[0]
     table, phase = run_table(frame, response, agent)
     points = design_points(table, statistic, seed=seed, goal=goal)

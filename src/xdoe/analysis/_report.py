@@ -95,7 +95,7 @@ def _find_document(manifest: Path | None, document: Path | None) -> Path | None:
 
 def write_report(frame: "pd.DataFrame | None", output: str | Path, *, response: "Response | None" = None,
                  output_dir: Path | None = None, store_url: str | None = None, experiment: str | None = None,
-                 document: Path | None = None, seed: int = 0, statistic: str = "iqm", agent: str | None = None,
+                 document: Path | None = None, seed: int = 0, statistic: str | None = None, agent: str | None = None,
                  overwrite: bool = False, hint: str = "choose another output",
                  scores: "pd.DataFrame | None" = None, include_branches: bool = False,
                  goal: str | None = None) -> Path:
@@ -108,7 +108,8 @@ def write_report(frame: "pd.DataFrame | None", output: str | Path, *, response: 
             started, and the experiment document found by its sha256).
         store_url, experiment: where the status and run documents come from.
         document: the experiment document (default: found via the manifest).
-        statistic, agent, seed, goal: as :func:`xdoe.analysis.analyze` (without
+        statistic, agent, seed, goal: as :func:`xdoe.analysis.analyze` (``statistic``
+            ``None``: an optuna design's ``stat``, else IQM; without
             ``agent``, a game of several agents gets one analysis per agent;
             ``goal`` ``None``: the design's declared direction, else maximize).
         overwrite: replace an existing ``output`` (else it is refused;
@@ -158,7 +159,7 @@ def write_report(frame: "pd.DataFrame | None", output: str | Path, *, response: 
     title = f"xdoe report: {label}"
     parts = [f"<h1>{html.escape(title)}</h1>",
              f"<p class=note>{html.escape(label)} · response {html.escape(result.response)} · "
-             f"{result.runs} runs · design points ranked by {html.escape(statistic)} over runs"
+             f"{result.runs} runs · design points ranked by {html.escape(result.statistic)} over runs"
              f"{html.escape(', ' + result.goal.note() if result.goal.minimize else '')} · "
              f"written {_dt.datetime.now(_dt.timezone.utc):%Y-%m-%d %H:%M} UTC</p>"]
     manifest_path = _manifest(output_dir, experiment)
@@ -229,12 +230,13 @@ def write_report(frame: "pd.DataFrame | None", output: str | Path, *, response: 
     if (doe_design or {}).get("method") == "optuna":  # the best trial, the importances (xdoe.analysis._optuna)
         from xdoe.analysis._goal import resolve_goal
         from xdoe.analysis._optuna import optuna_summary, optuna_text, plot_optimization
+        from xdoe.results import LEFT_OUT_ATTR
 
         table, phase = run_table(design, response, result.agent)
         declared = resolve_goal(design=doe_design, response=response, frame=design)  # the study's, not --goal
         adaptive = optuna_summary(table, doe_design, response=response.label(phase),
-                                  pruned=list(design.attrs.get("xdoe_pruned") or []), direction=declared.direction,
-                                  unfinished=dict(design.attrs.get("xdoe_unfinished") or {}))
+                                  left_out=dict(design.attrs.get(LEFT_OUT_ATTR) or {}),
+                                  direction=declared.direction)
         parts.append('<h2 id="optuna">Adaptive design (Optuna)</h2>'
                      + "".join(f"<p>{html.escape(line)}</p>" for line in optuna_text(adaptive).splitlines()))
         parts.append(_image(lambda p: plot_optimization(adaptive, p), "Each trial's response and the best so far"))

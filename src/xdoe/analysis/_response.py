@@ -13,13 +13,15 @@ In a run with several agents (a two-player game) the agents are never
 pooled: :func:`run_table` takes one ``agent`` (:func:`response_agents` lists
 the choices).
 
-Runs their ``run_config.prune`` rule ended early (status ``pruned``, listed in
-the frame's ``attrs["xdoe_pruned"]``) are left out of every response: their
-episodes stop at a rung, so a score of them would measure the rung, not the
-setting. Runs of which no instance is done (failed, interrupted, still
-running: the frame's ``attrs["xdoe_unfinished"]``) are left out the same
-way: their episodes stop where the run stopped. :func:`left_out_notes` says
-how many of each, and that a fixed design's balance is broken.
+One rule decides which runs a response leaves out: those whose chosen
+instance did not finish, listed with their status in the frame's
+``attrs["xdoe_left_out"]`` (:data:`xdoe.results.LEFT_OUT_ATTR`, from the
+instance statuses the results table chose): ``pruned`` (their
+``run_config.prune`` rule ended them at a rung, so a score of them would
+measure the rung, not the setting), or ``failed``, ``interrupted``,
+``running``, ... when no instance of the run is done (their episodes stop
+where the run stopped). :func:`left_out_notes` names them by status in one
+note and says that a fixed design's balance is broken.
 
 Episodes cut short by a budget (``cut_by`` ``step_budget`` or ``stop``, see
 :mod:`xdoe._cuts`: the phase's step budget ran out, or a condition stopped
@@ -143,17 +145,12 @@ def phase_rows(frame: "pd.DataFrame", response: Response) -> tuple["pd.DataFrame
     """
     if frame.empty:
         raise InputError("no episodes recorded: nothing to analyse (run the campaign first)")
-    pruned = _pruned(frame)
-    if pruned:
-        frame = frame[~frame["run"].isin(pruned)]
+    left_out = _left_out(frame)
+    if left_out:
+        frame = frame[~frame["run"].isin(list(left_out))]
         if frame.empty:
-            raise InputError(f"every run was pruned ({len(pruned)}): no run ran to the end to answer the design")
-    unfinished = _unfinished(frame)
-    if unfinished:
-        frame = frame[~frame["run"].isin(list(unfinished))]
-        if frame.empty:
-            raise InputError(f"no run has finished ({_statuses(unfinished)}): nothing to analyse yet (`xrun status` "
-                             "lists the runs; `xrun experiment-start` resumes them)")
+            raise InputError(f"no run has finished ({_statuses(left_out)}): nothing to analyse"
+                             + _resume_hint(left_out))
     if SCORES_ATTR in frame.attrs:
         return _score_rows(frame, response)
     phases = list(dict.fromkeys(frame["phase"]))
@@ -174,42 +171,44 @@ def phase_rows(frame: "pd.DataFrame", response: Response) -> tuple["pd.DataFrame
     return _own_points(rows), phase
 
 
-def _pruned(frame: "pd.DataFrame") -> list[str]:
-    from xdoe.results import PRUNED_ATTR
+def _left_out(frame: "pd.DataFrame") -> dict[str, str]:
+    """The frame's runs a response leaves out, run uid -> status (:data:`xdoe.results.LEFT_OUT_ATTR`)."""
+    from xdoe.results import LEFT_OUT_ATTR
 
-    return list(frame.attrs.get(PRUNED_ATTR) or [])
-
-
-def _unfinished(frame: "pd.DataFrame") -> dict[str, str]:
-    from xdoe.results import UNFINISHED_ATTR
-
-    return dict(frame.attrs.get(UNFINISHED_ATTR) or {})
+    return dict(frame.attrs.get(LEFT_OUT_ATTR) or {})
 
 
-def _statuses(unfinished: dict[str, str]) -> str:
+def _resume_hint(left_out: dict[str, str]) -> str:
+    """What to do of runs not done (a pruned run is done: it stays as it is)."""
+    if all(status == "pruned" for status in left_out.values()):
+        return ""
+    return " (`xrun status` lists the runs; `xrun experiment-start` resumes those not done)"
+
+
+def _statuses(left_out: dict[str, str]) -> str:
     """``2 failed: a, b; 1 running: c`` (at most five uids per status)."""
     by: dict[str, list[str]] = {}
-    for run, status in sorted(unfinished.items()):
+    for run, status in sorted(left_out.items()):
         by.setdefault(status, []).append(run)
     return "; ".join(f"{len(runs)} {status}: {', '.join(runs[:5])}{', ...' if len(runs) > 5 else ''}"
                      for status, runs in sorted(by.items()))
 
 
 def left_out_notes(frame: "pd.DataFrame") -> list[str]:
-    """What the analysis says of the runs it left out of the responses
-    (pruned early; not finished: failed, interrupted, still running); none: ``[]``."""
-    notes = []
-    pruned = _pruned(frame)
-    if pruned:
-        notes.append(f"{len(pruned)} run(s) pruned early (run_config.prune) are left out of the responses; the "
-                     "design's balance is broken: its points no longer have the same runs (a pruned point may "
-                     "have none), so effects and their tests compare the settings that survived, not the design")
-    unfinished = _unfinished(frame)
-    if unfinished:
-        notes.append(f"{len(unfinished)} run(s) have not finished and are left out of the responses "
-                     f"({_statuses(unfinished)}): their episodes stop where the run stopped; the design's balance "
-                     "is broken until they finish (`xrun experiment-start` resumes them, `xrun status` lists them)")
-    return notes
+    """What the analysis says of the runs it left out of the responses, in one
+    note naming them by status (``pruned``: ended early by ``run_config.prune``;
+    ``failed``, ``interrupted``, ``running``, ...: not done); none: ``[]``."""
+    left_out = _left_out(frame)
+    if not left_out:
+        return []
+    pruned, rest = "pruned" in left_out.values(), any(s != "pruned" for s in left_out.values())
+    why = "; ".join([w for w, on in (("pruned early by run_config.prune", pruned),
+                                     ("the others have not finished" if pruned else "they have not finished", rest))
+                     if on])
+    return [f"{len(left_out)} run(s) are left out of the responses ({_statuses(left_out)}; {why}): their "
+            "episodes stop where the run stopped; the design's balance is broken: its points no longer have the "
+            "same runs (a point may have none), so effects and their tests compare the settings that ran to "
+            "their end, not the design" + _resume_hint(left_out)]
 
 
 def _own_points(rows: "pd.DataFrame") -> "pd.DataFrame":

@@ -132,7 +132,7 @@ class ResultsTable:
         return html_block(None, [html_table(f"{self.title()}: {caption}", headers, rows)], notes)
 
 
-def results_table(frame: "pd.DataFrame", response: "Response | None" = None, *, statistic: str = "iqm",
+def results_table(frame: "pd.DataFrame", response: "Response | None" = None, *, statistic: str | None = None,
                   agent: str | None = None, seed: int = 0, goal: "Goal | str | None" = None) -> ResultsTable:
     """The table of ``xrun results`` for one agent (``None``: the runs' only one).
 
@@ -141,7 +141,9 @@ def results_table(frame: "pd.DataFrame", response: "Response | None" = None, *, 
             ``include_branches``) or the runs' scores
             (:func:`xdoe.analysis.load_scores`).
         response: which number per run (default: last phase, objective, mean).
-        statistic: ``iqm`` (default), ``mean`` or ``median`` over a point's runs.
+        statistic: ``iqm``, ``mean`` or ``median`` over a point's runs; ``None``:
+            an optuna design's ``stat`` (the frame's design record), else ``iqm``
+            (:func:`~xdoe.analysis.resolve_statistic`).
         agent: whose objective, for runs of several agents
             (:func:`~xdoe.analysis.response_agents`: one table each).
         seed: root of the bootstrap resampling.
@@ -154,21 +156,23 @@ def results_table(frame: "pd.DataFrame", response: "Response | None" = None, *, 
         InputError: no episodes, an unknown phase or agent, several agents and no ``agent``,
             a ``goal`` other than ``maximize`` or ``minimize``.
     """
+    from xdoe.analysis._aggregates import resolve_statistic
     from xdoe.analysis._branches import branch_points, split_branches
-    from xdoe.analysis._effects import design_points, points_method
+    from xdoe.analysis._effects import design_points, points_method, points_notes
     from xdoe.analysis._goal import resolve_goal
     from xdoe.analysis._response import Response, left_out_notes, run_table
     from xdoe.results import experiment_label
 
     response = response or Response()
     goal = resolve_goal(goal, response=response, frame=frame)
+    statistic = resolve_statistic(statistic, frame=frame)
     design, branches = split_branches(frame)
     table, phase = run_table(design, response, agent)
     points = design_points(table, statistic, seed=seed, goal=goal)
     extra, notes = branch_points(branches, response, phase, points[0] if points else None, statistic=statistic,
                                  agent=agent, seed=seed, goal=goal)
     analysis = Analysis(response=response.label(phase), factors=[], interactions=[], points=points, runs=len(table),
-                        warnings=left_out_notes(design) + notes, statistic=statistic,
+                        warnings=left_out_notes(design) + points_notes(points) + notes, statistic=statistic,
                         experiment=experiment_label(design), agent=agent, goal=goal,
                         methods={"points": points_method(statistic, goal)})
     return ResultsTable(analysis, extra)

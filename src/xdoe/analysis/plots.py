@@ -13,7 +13,6 @@ returns the path; sizes are fixed so pictures are readable at 100 % zoom
 from __future__ import annotations
 
 import math
-import re
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
@@ -210,9 +209,10 @@ def plot_effects(analysis: "Analysis", frame: "pd.DataFrame", output: str | Path
         p = "-" if f.p != f.p else ("p<0.0001" if f.p < 1e-4 else f"p={f.p:.3g}")
         if f.kind == "two-level":  # the screening model's signed effect and its method
             ax.set_title(f"{f.name}: effect {f.effect:+.3g}, {p} ({f.method})", fontsize=10)
-        else:
+        else:  # the effect the tables give (a surface's twice coded slope, largest minus smallest mean...)
             eta = "-" if f.eta_sq != f.eta_sq else f"{f.eta_sq:.2f}"
-            ax.set_title(f"{f.name}: {p}, partial η²={eta}", fontsize=10)
+            effect = f"effect {f.effect:.3g}, " if f.levels and f.effect == f.effect else ""
+            ax.set_title(f"{f.name}: {effect}{p}, partial η²={eta}", fontsize=10)
         ax.set_ylabel(ylabel, fontsize=9)
         ax.grid(True, alpha=0.3)
     used = len(factors)
@@ -234,11 +234,23 @@ def plot_effects(analysis: "Analysis", frame: "pd.DataFrame", output: str | Path
     for ax in axes[used:]:
         ax.set_visible(False)
     # the model the panels' p and partial eta² come from (its name: the method's text up to its details)
-    model = re.split(r"[:;]", analysis.methods.get("factors") or "", maxsplit=1)[0].strip()
+    model = _model_name(analysis.methods.get("factors") or "")
     fig.suptitle(f"{analysis.title()}\nmain effects: level means with 95 % bootstrap CI over runs"
                  + (f"\n{'p' if all(f.kind == 'two-level' for f in factors) else 'p and partial η²'} from {model}"
                     if model else ""), fontsize=10)
     return save(fig, output)
+
+
+def _model_name(method: str) -> str:
+    """A table's method text up to its details: up to the first ``:`` or ``;``
+    outside parentheses (``second-order model in coded units (OLS; residual df
+    16)`` keeps its parenthesis whole)."""
+    depth = 0
+    for i, ch in enumerate(method):
+        depth += (ch == "(") - (ch == ")")
+        if ch in ":;" and depth == 0:
+            return method[:i].strip()
+    return method.strip()
 
 
 def plot_design(design: Any, output: str | Path, *, title: str = "") -> Path:

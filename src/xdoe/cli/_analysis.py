@@ -45,6 +45,13 @@ def _response(func: F) -> F:
     return click.option("--response", "-r", metavar="PHASE:METRIC:STAT", default=None, help=RESPONSE_HELP)(func)
 
 
+def _one_agent(func: F) -> F:
+    """``--agent NAME`` of a picture, which draws one analysis: whose objective in a game of several agents."""
+    return click.option("--agent", metavar="NAME", default=None,
+                        help="Whose objective: one agent of runs with several (a game), which a picture "
+                             "needs; default: the runs' only agent.")(func)
+
+
 def _goal(func: F) -> F:
     """``--goal maximize|minimize``: which estimate is best (:func:`xdoe.analysis.resolve_goal`)."""
     return click.option("--goal", type=click.Choice(["maximize", "minimize"]), default=None,
@@ -66,18 +73,6 @@ def _statistic(func: F) -> F:
                         help="Point estimate over a design point's runs, used for ranking, 'best', the "
                              "bootstrap interval and the probability of improvement (IQM: Agarwal et al. 2021) "
                              "[default: an optuna design's stat, the one its trials were told, else iqm].")(func)
-
-
-def _design_statistic(statistic: str | None, design: dict | None) -> str:
-    """``--stat``, else the ``stat`` an optuna design told its trials by (so
-    that the design points table's best is the study's best trial), else IQM."""
-    if statistic:
-        return statistic
-    if design and design.get("method") == "optuna":
-        told = (design.get("info") or {}).get("stat")
-        if told in ("iqm", "mean", "median"):
-            return str(told)
-    return "iqm"
 
 
 def _resolve(output_dir: Path | None, experiment: str | None, store_url: str | None) -> tuple[str | None, str | None]:
@@ -135,7 +130,7 @@ def selected_store(output_dir: Path | None, experiment: str | None, store_url: s
 @_goal
 @handle_errors
 def results_command(output_dir: Path | None, experiment: str | None, include_branches: bool,
-                    store_url: str | None, response: str | None, statistic: str, agent: str | None,
+                    store_url: str | None, response: str | None, statistic: str | None, agent: str | None,
                     seed: int, goal: str | None) -> None:
     """The campaign's table: one row per design point with its factor levels,
     the runs done and the response's estimate over runs (--stat: IQM by
@@ -152,9 +147,6 @@ def results_command(output_dir: Path | None, experiment: str | None, include_bra
     resp = parse_response(response)
     frame = load_frame(output_dir, experiment, store_url, include_branches, resp)
     out = console()
-    from xdoe.results import DESIGN_ATTR
-
-    statistic = _design_statistic(statistic, frame.attrs.get(DESIGN_ATTR))
     for who in response_agents(split_branches(frame)[0], resp, agent):
         result = results_table(frame, resp, statistic=statistic, agent=who, seed=seed, goal=goal)
         title, headers, rows, branches, more = result.drawn(
@@ -199,7 +191,7 @@ def _rich_table(headers: list[str], rows: list[list[str]], extra: list[list[str]
 @_goal
 @handle_errors
 def analyze_command(output_dir: Path | None, experiment: str | None, include_branches: bool,
-                    store_url: str | None, response: str | None, statistic: str, agent: str | None, seed: int,
+                    store_url: str | None, response: str | None, statistic: str | None, agent: str | None, seed: int,
                     fmt: str, goal: str | None) -> None:
     """Which factors matter, how much, and which setting is best: per factor
     the level means with 95 % bootstrap intervals over runs, the main effect
@@ -221,7 +213,6 @@ def analyze_command(output_dir: Path | None, experiment: str | None, include_bra
     frame = load_frame(output_dir, experiment, store_url, include_branches, resp)
     design = read_design(output_dir, _resolve(output_dir, experiment, store_url)[0])
     who = response_agents(split_branches(frame)[0], resp, agent)
-    statistic = _design_statistic(statistic, design)
     results = [analyze(frame, resp, statistic=statistic, agent=a, seed=seed, design=design, goal=goal) for a in who]
     text = render(results if who != [None] else results[0], fmt, width=console().width)
     adaptive = _adaptive(frame, resp, who[0], design, output_dir, experiment, store_url)
@@ -247,6 +238,7 @@ def _adaptive(frame: Any, resp: Any, agent: str | None, design: dict | None, out
     if not design or design.get("method") != "optuna":
         return None
     from xdoe.analysis import optuna_summary, parse_response, resolve_goal, run_table, split_branches
+    from xdoe.results import LEFT_OUT_ATTR
 
     table, phase = run_table(split_branches(frame)[0], resp, agent)
     direction = resolve_goal(design=design, response=resp, frame=frame).direction  # the design's, as analyze reads it
@@ -256,9 +248,9 @@ def _adaptive(frame: Any, resp: Any, agent: str | None, design: dict | None, out
         other = parse_response(text or None)
         objectives.append(run_table(load_frame(output_dir, experiment, store_url, response=other), other, agent)[0])
     return optuna_summary(table, design, response=resp.label(phase), objectives=objectives,
-                          pruned=list(frame.attrs.get("xdoe_pruned") or []),
+                          left_out=dict(frame.attrs.get(LEFT_OUT_ATTR) or {}),
                           frame=load_frame(output_dir, experiment, store_url),  # the episodes: steps spent
-                          direction=direction, unfinished=dict(frame.attrs.get("xdoe_unfinished") or {}))
+                          direction=direction)
 
 
 @click.group("plot", short_help="Draw learning curves, main effects or a run's lay-down.")
@@ -324,29 +316,36 @@ def curves_command(output_dir: Path | None, experiment: str | None, include_bran
 @plot_group.command("effects", short_help="Main effects and the interaction of the two strongest factors.")
 @_select
 @_response
+@_one_agent
 @_output("effects.png")
 @handle_errors
 def effects_command(output_dir: Path | None, experiment: str | None, include_branches: bool,
-                    store_url: str | None, response: str | None, output: Path, overwrite: bool) -> None:
+                    store_url: str | None, response: str | None, agent: str | None, output: Path,
+                    overwrite: bool) -> None:
     """Main-effects plot (level means with 95 % intervals, one panel per
-    factor, strongest first) and the interaction plot of the two strongest factors."""
-    from xdoe.analysis import analyze, parse_response
+    factor, strongest first, each with the effect, p and model of xrun
+    analyze) and the interaction plot of the two strongest factors; in a
+    game of several agents, --agent's."""
+    from xdoe.analysis import analyze, parse_response, read_design
     from xdoe.analysis.plots import plot_effects
 
     check_output(output, overwrite)
     resp = parse_response(response)
     frame = load_frame(output_dir, experiment, store_url, include_branches, resp)
-    path = plot_effects(analyze(frame, resp), frame, output, response=resp)
+    design = read_design(output_dir, _resolve(output_dir, experiment, store_url)[0])  # as xrun analyze reads it
+    path = plot_effects(analyze(frame, resp, agent=agent, design=design), frame, output, response=resp)
     click.echo(f"wrote {path}")
 
 
 @plot_group.command("design", short_help="The plot matched to the design: half-normal, contour or mu*-sigma.")
 @_select
 @_response
+@_one_agent
 @_output("design.png")
 @handle_errors
 def design_plot_command(output_dir: Path | None, experiment: str | None, include_branches: bool,
-                        store_url: str | None, response: str | None, output: Path, overwrite: bool) -> None:
+                        store_url: str | None, response: str | None, agent: str | None, output: Path,
+                        overwrite: bool) -> None:
     """The picture of the analysis matched to the design: a two-level design's
     half-normal (Daniel) plot of its effects, active ones labelled; a
     response-surface design's contour plot of the fitted second-order model
@@ -360,7 +359,7 @@ def design_plot_command(output_dir: Path | None, experiment: str | None, include
     resp = parse_response(response)
     frame = load_frame(output_dir, experiment, store_url, response=resp)
     uid = _resolve(output_dir, experiment, store_url)[0]
-    result = analyze(frame, resp, design=read_design(output_dir, uid))
+    result = analyze(frame, resp, agent=agent, design=read_design(output_dir, uid))
     path = plot_doe(result, output, experiment=uid or "all experiments")
     if path is None:
         fail("no plot for this design: xrun plot design draws two-level (half-normal), response-surface "
@@ -371,21 +370,26 @@ def design_plot_command(output_dir: Path | None, experiment: str | None, include
 @plot_group.command("optimization", short_help="An adaptive (optuna) design: the best response against trials.")
 @_select
 @_response
+@_one_agent
 @_output("optimization.png")
 @handle_errors
 def optimization_command(output_dir: Path | None, experiment: str | None, include_branches: bool,
-                         store_url: str | None, response: str | None, output: Path, overwrite: bool) -> None:
+                         store_url: str | None, response: str | None, agent: str | None, output: Path,
+                         overwrite: bool) -> None:
     """Each trial's response (its runs aggregated by the design's stat) and
     the best so far against the trial number, of a design: {method: optuna}.
     Exit 1 for any other design."""
-    from xdoe.analysis import parse_response, plot_optimization, read_design, response_agents
+    from xdoe.analysis import parse_response, plot_optimization, read_design, response_agents, split_branches
+    from xdoe.errors import InputError
 
     check_output(output, overwrite)
     resp = parse_response(response)
     frame = load_frame(output_dir, experiment, store_url, response=resp)
     uid = _resolve(output_dir, experiment, store_url)[0]
-    agent = response_agents(frame, resp)[0]
-    summary = _adaptive(frame, resp, agent, read_design(output_dir, uid), output_dir, experiment, store_url)
+    who = response_agents(split_branches(frame)[0], resp, agent)
+    if len(who) > 1:  # one picture answers one agent, never the first of several silently
+        raise InputError(f"the runs have several agents ({', '.join(map(str, who))}): choose one with --agent NAME")
+    summary = _adaptive(frame, resp, who[0], read_design(output_dir, uid), output_dir, experiment, store_url)
     if summary is None:
         fail("no optimization plot for this design: xrun plot optimization draws designs of method optuna "
              "(xrun optimize)", EXIT_FAILED)
@@ -419,11 +423,14 @@ def laydown_command(run_file: Path, output: Path, overwrite: bool) -> None:
                    "the experiment's manifest in DIR names).")
 @click.option("--seed", type=click.IntRange(min=0), default=0, show_default=True,
               help="Seed of the bootstrap resampling.")
+@click.option("--stat", "statistic", type=click.Choice(["iqm", "mean", "median"]), default=None,
+              help="Point estimate over a design point's runs that ranks them, as xrun analyze --stat "
+                   "[default: an optuna design's stat, the one its trials were told, else iqm].")
 @_goal
 @handle_errors
 def report_command(output_dir: Path | None, experiment: str | None, include_branches: bool,
                    store_url: str | None, response: str | None, output: Path, overwrite: bool,
-                   document: Path | None, seed: int, goal: str | None) -> None:
+                   document: Path | None, seed: int, statistic: str | None, goal: str | None) -> None:
     """One self-contained HTML report (images embedded, no network needed):
     experiment document, design table, campaign status, results, effects,
     aggregates and every plot."""
@@ -436,7 +443,7 @@ def report_command(output_dir: Path | None, experiment: str | None, include_bran
     # the learning curves come from the store (xdoe.analysis.plots.plot_curves), not from the episodes
     path = write_report(None, output, response=resp, output_dir=output_dir,
                         store_url=store_url, experiment=experiment, document=document, seed=seed,
-                        overwrite=overwrite, hint=OVERWRITE_HINT, scores=scores, include_branches=include_branches,
+                        statistic=statistic, overwrite=overwrite, hint=OVERWRITE_HINT, scores=scores, include_branches=include_branches,
                         goal=goal)
     click.echo(f"wrote {path} ({path.stat().st_size / 1024:.0f} KiB)")
 

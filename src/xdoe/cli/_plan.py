@@ -94,8 +94,9 @@ def render_plan(plan: Any, fmt: str) -> str:
 @_select
 @_response
 @click.option("--agent", metavar="NAME", default=None, help="Whose objective: one agent of runs with several.")
-@click.option("--stat", "statistic", type=click.Choice(["iqm", "mean", "median"]), default="iqm", show_default=True,
-              help="Estimate over runs that picks the best point (as xrun analyze ranks them).")
+@click.option("--stat", "statistic", type=click.Choice(["iqm", "mean", "median"]), default=None,
+              help="Estimate over runs that picks the best point, as xrun analyze ranks them "
+                   "[default: an optuna design's stat, the one its trials were told, else iqm].")
 @click.option("--delta", type=Number(), default=None,
               help="The difference of means to detect [default: the observed one of each comparison].")
 @click.option("--power", type=Number(0, 1, min_open=True, max_open=True), default=0.8, show_default=True,
@@ -115,7 +116,7 @@ def render_plan(plan: Any, fmt: str) -> str:
 @_goal
 @handle_errors
 def plan_command(output_dir: Path | None, experiment: str | None, include_branches: bool, store_url: str | None,
-                 response: str | None, agent: str | None, statistic: str, delta: float | None, power: float,
+                 response: str | None, agent: str | None, statistic: str | None, delta: float | None, power: float,
                  alpha: float, compare: tuple[int, int] | None, seed: int, trials: int, cap: int, fmt: str,
                  goal: str | None) -> None:
     """How many repetitions (seeds) per design point a comparison needs

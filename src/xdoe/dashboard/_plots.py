@@ -250,6 +250,29 @@ def curves_png(request: Request, experiment: str, by: str | None = None) -> Resp
     return _picture(request, experiment, "curves", by or None)
 
 
+@router.get("/api/campaigns/{experiment}/analysis")
+def analysis_json(request: Request, experiment: str) -> Any:
+    """The campaign's analysis as ``xrun analyze --format json`` gives it
+    (:meth:`xdoe.analysis.Analysis.to_dict`; a game of several agents:
+    ``{"experiment", "response", "agents": {name: ...}}``), from the answer
+    the page shows: 404 with the reason when there is none (no episodes, no
+    analysis package, an analysis error), 503 while the first is computed."""
+    import json
+
+    from fastapi.responses import JSONResponse
+
+    from xdoe.analysis import render
+
+    found = campaign_answer(request, experiment)
+    answer = found.previous if isinstance(found, Pending) else found
+    if answer is None:
+        raise HTTPException(503, "computing the analysis (as xrun analyze); ask again", headers={"Retry-After": "2"})
+    if not answer.analyses:
+        raise HTTPException(404, answer.note or "no analysis")
+    one = answer.analyses[0] if len(answer.analyses) == 1 and answer.analyses[0].agent is None else None
+    return JSONResponse(json.loads(render(one if one is not None else answer.analyses, "json")))
+
+
 @router.get("/fragments/campaigns/{experiment}/effects", response_class=HTMLResponse)
 def effects_fragment(request: Request, experiment: str) -> HTMLResponse:
     """The factor-effects summary of ``xrun analyze`` (:func:`xdoe.analysis.analyze`

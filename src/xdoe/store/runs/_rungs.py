@@ -119,7 +119,10 @@ class Rungs:
 
     def pruned_runs(self, experiment: str | None = None) -> list[str]:
         """The uids of the runs (of ``experiment``) whose newest done
-        instance — the one the results table reads — was pruned, sorted.
+        instance — the one the results table reads — was pruned, sorted:
+        what ``xrun optimize`` tells the study (a trial pruned, with its rung
+        values). The analysis reads the same choice off the results table
+        (:func:`~xdoe.store.views._export.left_out_runs`, status ``pruned``).
 
         Raises:
             StoreError: the store cannot be read.

@@ -44,7 +44,7 @@ if TYPE_CHECKING:
     from xdoe.store.schema._database import Database
 
 __all__ = ["EXPORT_COLUMNS", "BRANCH_COLUMN", "ExportResult", "SelectedPhase", "export_episodes",
-           "export_columns", "iter_export_rows", "selected_phases", "unfinished_runs"]
+           "export_columns", "iter_export_rows", "selected_phases", "left_out_runs"]
 
 #: The fixed columns of the table; factor columns go between ``seed`` and ``phase``.
 DESIGN_COLUMNS = ("experiment", "run", "design_point", "repetition", "seed")
@@ -206,15 +206,17 @@ def selected_phases(db: "Database", experiment: str | None = None, *,
     return sorted(chosen, key=order)
 
 
-def unfinished_runs(phases: Sequence[SelectedPhase]) -> dict[str, str]:
+def left_out_runs(phases: Sequence[SelectedPhase]) -> dict[str, str]:
     """Of the design's runs among ``phases`` (sessions of a tree apart), those
-    of which no instance is done (``finished`` or ``pruned``): run uid -> the
-    status of the instance whose episodes were chosen (``failed``,
-    ``interrupted``, ``running``, ...), sorted by uid. Their episodes stop
-    where the run stopped: a response of them would measure the stop, not the
-    setting (the analysis leaves them out and says so)."""
+    whose chosen instance (the one whose episodes the table holds) did not
+    finish: run uid -> its status, sorted by uid: ``pruned`` (its
+    ``run_config.prune`` rule ended it at a rung), or, when no instance of the
+    run is done, ``failed``, ``interrupted``, ``running``, ... Their episodes
+    stop where the run stopped: a response of them would measure the stop, not
+    the setting (the analysis leaves them out and says so). The one rule of
+    which runs a response leaves out."""
     return {p.run: str(p.status) for p in sorted(phases, key=lambda p: p.run)
-            if p.branch is None and p.status is not None and p.status not in DONE_STATUSES}
+            if p.branch is None and p.status is not None and p.status != "finished"}
 
 
 def _factor_kind(values: list[Any]) -> str:

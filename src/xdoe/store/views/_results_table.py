@@ -18,7 +18,7 @@ from xdoe.store.views._export import (
     iter_export_rows,
     phase_factors,
     selected_phases,
-    unfinished_runs,
+    left_out_runs,
 )
 
 if TYPE_CHECKING:
@@ -32,14 +32,14 @@ class EpisodeTable:
     """Rows of the export table: ``columns`` (names, as ``xrun export``),
     ``rows`` (tuples in that order), ``factors`` (the factor column names, in
     the order runs name them; levels are the runs' values, ``None`` where a
-    conditional factor is inactive), ``unfinished`` (the design's runs of
-    which no instance is done, run uid -> status:
-    :func:`~xdoe.store.views._export.unfinished_runs`; their rows are here)."""
+    conditional factor is inactive), ``left_out`` (the design's runs whose
+    chosen instance did not finish, pruned or not done, run uid -> status:
+    :func:`~xdoe.store.views._export.left_out_runs`; their rows are here)."""
 
     columns: tuple[str, ...]
     rows: list[tuple[Any, ...]]
     factors: tuple[str, ...]
-    unfinished: dict[str, str] = field(default_factory=dict)
+    left_out: dict[str, str] = field(default_factory=dict)
 
 
 def episode_table(db: "Database", experiment: str | None = None, *,
@@ -66,4 +66,4 @@ def episode_table(db: "Database", experiment: str | None = None, *,
     if include_branches:
         columns.append(BRANCH_COLUMN)
     rows = list(iter_export_rows(db, phases, factors, kinds, branches=include_branches))
-    return EpisodeTable(tuple(columns), rows, names, unfinished_runs(phases))
+    return EpisodeTable(tuple(columns), rows, names, left_out_runs(phases))

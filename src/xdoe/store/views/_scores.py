@@ -35,7 +35,7 @@ from xdoe._cuts import BUDGET_CUTS
 from xdoe.errors import InputError
 from xdoe.store.schema._engine import store_error
 from xdoe.store.views._export import (BRANCH_COLUMN, DESIGN_COLUMNS, check_experiment, export_columns, phase_factors,
-                                selected_phases, unfinished_runs)
+                                selected_phases, left_out_runs)
 
 if TYPE_CHECKING:
     from collections.abc import Sequence
@@ -69,9 +69,10 @@ class ScoreTable:
     ``factors``: the factor column names; ``phase``: the phase scored
     (``None`` when no episode is recorded); ``phases``: the design's phase
     names with episodes, in the episode table's order; ``branch_runs``:
-    the branch sessions with episodes in any phase; ``unfinished``: the
-    design's runs of which no instance is done, run uid -> status
-    (:func:`~xdoe.store.views._export.unfinished_runs`; scored here)."""
+    the branch sessions with episodes in any phase; ``left_out``: the
+    design's runs whose chosen instance did not finish (pruned, or no instance
+    done), run uid -> status (:func:`~xdoe.store.views._export.left_out_runs`;
+    scored here)."""
 
     columns: tuple[str, ...]
     rows: list[tuple[Any, ...]]
@@ -79,7 +80,7 @@ class ScoreTable:
     phase: str | None
     phases: tuple[str, ...]
     branch_runs: tuple[str, ...] = field(default=())
-    unfinished: dict[str, str] = field(default_factory=dict)
+    left_out: dict[str, str] = field(default_factory=dict)
 
 
 def _value_sql(metric: str, op: str | None, mark: str) -> str:
@@ -211,7 +212,7 @@ def run_scores(db: "Database", experiment: str | None = None, *, phase: str | No
             phases = list(dict.fromkeys(p.name for p in used if p.branch is None))
             branch_runs = tuple(dict.fromkeys(p.run for p in used if p.branch is not None))
             if not phases and not branch_runs:
-                return ScoreTable(tuple(columns), [], names, None, (), (), unfinished_runs(selected))
+                return ScoreTable(tuple(columns), [], names, None, (), (), left_out_runs(selected))
             chosen = _resolve_phase(phases, phase) if phases else (phase or "")
             # one group per run (and phase name): its phases in episode-table order
             group_of: dict[str, int] = {}
@@ -236,4 +237,4 @@ def run_scores(db: "Database", experiment: str | None = None, *, phase: str | No
                *(p.levels.get(f) for f in factors), chosen, agent, n, kept, scores.get((g, agent)))
         rows.append(row + ((p.branch,) if include_branches else ()))
     return ScoreTable(tuple(columns), rows, names, chosen if phases else None, tuple(phases), branch_runs,
-                      unfinished_runs(selected))
+                      left_out_runs(selected))
