@@ -43,3 +43,21 @@ def test_level_means_are_listed_in_the_documents_order(analysis):
     assert [m for _, m in levels["a"]] == pytest.approx([3 + v for v in CATEGORICAL.values()])  # b averages 0
     assert [lv for lv, _ in levels["b"]] == [2, 1]  # low (the first level) to high
     assert [lv for lv, _ in levels["c"]] == ["x", "y"]
+
+
+def test_a_two_level_factor_is_signed_by_the_documents_level_order(tmp_path):
+    """``b`` listed ``[1, 2]``: its second level is 2 lower than its first, so its effect is -2, the sign
+    a two-level design gives (second minus first level mean); a three-level factor keeps the range (+5).
+    Before, every categorical effect was the unsigned range: +2 whichever way the levels were listed."""
+    document = categorical_document()
+    document["factors"]["b"]["levels"] = [1, 2]
+    out = tmp_path / "out"
+    generate(document, out)
+    run_folder(out)
+    result = CliRunner().invoke(xrun, ["analyze", str(out), "--format", "json"])
+    assert result.exit_code == 0, result.output
+    factors = {f["name"]: f for f in json.loads(result.stdout)["factors"]}
+    means = [lv["mean"] for lv in factors["b"]["levels"]]
+    assert [lv["level"] for lv in factors["b"]["levels"]] == [1, 2]
+    assert factors["b"]["effect"] == pytest.approx(means[1] - means[0]) == pytest.approx(-2.0)
+    assert factors["a"]["effect"] == pytest.approx(5.0)

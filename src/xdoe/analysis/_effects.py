@@ -254,8 +254,11 @@ def _effects(table: "pd.DataFrame", factors: list[str], kinds: dict[str, str], w
         else:
             levels = _levels(table, f, seed, _coded_order(table[f], (coding or {}).get(f)))
             means = [lv.mean for lv in levels]
+            # two levels: the second's mean minus the first's (the design's level order, the sign a
+            # two-level design gives); more: the largest minus the smallest, which has no sign
+            effect = means[1] - means[0] if len(means) == 2 else max(means) - min(means)
             effects.append(FactorEffect(f, "nested" if within else "categorical", levels,
-                                        max(means) - min(means), F, p, eta, within, df=_df(anova, term)))
+                                        effect, F, p, eta, within, df=_df(anova, term)))
     inter = [Interaction(names, *_eta(anova, term), name=" x ".join(names), df=_df(anova, term))
              for term, names in terms.items() if len(names) == 2]
     return effects, inter
@@ -394,11 +397,13 @@ def analyze(frame: "pd.DataFrame", response: Response | None = None, *, statisti
             effects += [e for e in nested if e.name == f]
         effects.sort(key=lambda e: (-(e.eta_sq if not math.isnan(e.eta_sq) else -1), e.name))
         model = ("type II ANOVA (statsmodels OLS + anova_lm): categorical factors as C(...), continuous ones "
-                 "linear, two-way interactions of fully crossed categorical factors; effect = largest minus "
-                 "smallest level mean (continuous: standardised coefficient)")
+                 "linear, two-way interactions of fully crossed categorical factors; effect = second minus first "
+                 "level mean for two levels (the design's level order), largest minus smallest for more "
+                 "(continuous: standardised coefficient)")
         if incomplete:  # a two-level design: its factors' effects signed, from the model, not the level means
             effects = _signed_two_level(table, effects, kinds)
-            model = model.replace("; effect = largest minus smallest level mean", (
+            model = model.replace("; effect = second minus first level mean for two levels (the design's level "
+                                  "order), largest minus smallest for more", (
                 "; a two-level factor's effect = high - low (the design's level order) of the estimated "
                 "marginal means of the main-effects OLS model, which unbalanced runs do not bias (the level "
                 "means shown are the runs' own), other categorical factors' = largest minus smallest level mean"))

@@ -44,8 +44,9 @@ class FactorEffect:
     model named by ``method``.
 
     ``kind``: ``two-level`` (``effect`` = high - low, signed by the design's
-    coding), ``categorical`` (``effect`` = largest minus smallest level
-    mean), ``continuous`` (response surface: ``effect`` = twice the coded
+    coding), ``categorical`` (``effect`` = the second level's mean minus
+    the first's for two levels, in the design's level order; largest minus
+    smallest level mean for more), ``continuous`` (response surface: ``effect`` = twice the coded
     linear coefficient, the first-order change from -1 to +1; a generic
     regressor: the standardised coefficient), ``nested`` (a conditional
     factor analysed within ``within``, e.g. ``agent=learner``) or
