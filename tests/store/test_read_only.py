@@ -89,6 +89,19 @@ def test_store_on_read_only_media_can_be_read(tmp_path: Path) -> None:
     assert store_file.read_bytes() == before
 
 
+def _one_run_store(tmp_path: Path) -> tuple[Path, Path]:
+    """``(folder, store file)``: one finished run of :func:`generate_campaign` in
+    ``tmp_path/media/xrun.sqlite``, closed (nothing beside it); the run files in ``tmp_path/runs``."""
+    files = generate_campaign(tmp_path / "runs")
+    media = tmp_path / "media"
+    media.mkdir()
+    store_file = media / "xrun.sqlite"
+    with Store(f"sqlite:///{store_file}") as store:
+        execute(files[0], store, tmp_path / "results")
+    assert sorted(p.name for p in media.iterdir()) == ["xrun.sqlite"]
+    return media, store_file
+
+
 def test_read_commands_leave_no_wal_or_shm_beside_a_chmod_444_store(tmp_path: Path) -> None:
     """Issue 33, item 7: a store nobody may write (``chmod 444``, in a
     writable folder) is read ``immutable=1``: ``mode=ro`` would create
@@ -99,13 +112,7 @@ def test_read_commands_leave_no_wal_or_shm_beside_a_chmod_444_store(tmp_path: Pa
 
     from xdoe._extras import installed
 
-    files = generate_campaign(tmp_path / "runs")
-    media = tmp_path / "media"
-    media.mkdir()
-    store_file = media / "xrun.sqlite"
-    with Store(f"sqlite:///{store_file}") as store:
-        execute(files[0], store, tmp_path / "results")
-    assert sorted(p.name for p in media.iterdir()) == ["xrun.sqlite"]
+    media, store_file = _one_run_store(tmp_path)
     store_file.chmod(stat.S_IRUSR | stat.S_IRGRP | stat.S_IROTH)
     before = store_file.read_bytes()
     url = f"sqlite:///{store_file}"
@@ -135,13 +142,7 @@ def test_read_commands_leave_a_writable_store_as_they_found_it(tmp_path: Path) -
 
     from xdoe._extras import installed
 
-    files = generate_campaign(tmp_path / "runs")
-    media = tmp_path / "media"
-    media.mkdir()
-    store_file = media / "xrun.sqlite"
-    with Store(f"sqlite:///{store_file}") as store:
-        execute(files[0], store, tmp_path / "results")
-    assert sorted(p.name for p in media.iterdir()) == ["xrun.sqlite"]
+    media, store_file = _one_run_store(tmp_path)
     before = store_file.read_bytes()
     url = f"sqlite:///{store_file}"
     commands: list[list[str]] = [["status", "--store", url, str(tmp_path / "runs")], ["results", "--store", url],
