@@ -218,6 +218,13 @@ def test_several_responses_give_the_pareto_front(tmp_path: Path) -> None:
     assert done.exit_code == 0, done.output
     second = json.loads(done.output[done.output.index("{"):done.output.rindex("}") + 1])["optuna"]
     assert second["pareto"] == adaptive["pareto"] and second["direction"] == "minimize"
+    # the report gives the same front (it gave the best trial of the analysed response alone)
+    done = CliRunner().invoke(main, ["report", str(out), "-o", str(tmp_path / "report.html"), "--document", str(doc)])
+    assert done.exit_code == 0, done.output
+    report = (tmp_path / "report.html").read_text()
+    assert report.count("Pareto front: trial") == len(adaptive["pareto"])
+    for row in adaptive["pareto"]:
+        assert f"Pareto front: trial {row['trial']}:" in report
 
 
 def test_a_bad_response_is_refused_before_anything_runs(tmp_path: Path) -> None:

@@ -98,4 +98,6 @@ def test_the_dashboards_json_is_the_commands(medians: Path) -> None:
     assert got["best"]["design_point"] == data["best"]["design_point"]
     assert [(p["design_point"], p["n"], p["estimate"]) for p in got["points"]] == [
         (p["design_point"], p["n"], p["estimate"]) for p in data["points"]]
+    # the adaptive design's answer too: the same best trial, history and importances (it had none)
+    assert got["optuna"] == data["optuna"] and got["optuna"]["best"]["trial"] == data["optuna"]["best"]["trial"]
     assert unknown.status_code == 404

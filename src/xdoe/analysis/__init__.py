@@ -51,6 +51,7 @@ if TYPE_CHECKING:  # the same names for type checkers (`Name as Name`: a re-expo
         shown_rows as shown_rows,
     )
     from xdoe.analysis._optuna import (
+        adaptive_answer as adaptive_answer,
         optuna_summary as optuna_summary,
         optuna_text as optuna_text,
         plot_optimization as plot_optimization,
@@ -96,7 +97,7 @@ _EXPORTS = {
     "xdoe.analysis._laydown": ["write_laydown"],
     "xdoe.analysis._format": ["render", "sections", "STAT_NAMES", "TABLE_ROWS", "fmt_levels", "fmt_num", "points_section",
                               "shown_rows"],
-    "xdoe.analysis._optuna": ["optuna_summary", "optuna_text", "plot_optimization"],
+    "xdoe.analysis._optuna": ["adaptive_answer", "optuna_summary", "optuna_text", "plot_optimization"],
     "xdoe.analysis._plan": ["Comparison", "Plan", "pilot_plan", "plan_repetitions", "welch_repetitions",
                             "bootstrap_repetitions"],
     "xdoe.analysis._report": ["write_report"],

@@ -31,7 +31,7 @@ if TYPE_CHECKING:
 
     import pandas as pd
 
-__all__ = ["optuna_summary", "optuna_text", "pareto_front", "plot_optimization"]
+__all__ = ["adaptive_answer", "optuna_summary", "optuna_text", "pareto_front", "plot_optimization"]
 
 
 def _settings(design: dict[str, Any]) -> tuple[list[str], str]:
@@ -173,6 +173,48 @@ def spent(frame: "pd.DataFrame", pruned: "Collection[str] | None" = None) -> dic
     runs = set(frame["run"].astype(str)) if "run" in frame.columns else set()
     return {"runs": len(runs), "pruned": len(runs & set(pruned or ())),
             "steps": int(episodes["steps"].sum()) if "steps" in episodes.columns else 0}
+
+
+def adaptive_answer(frame: "pd.DataFrame", design: dict[str, Any] | None, store: Any, *,
+                    experiment: str | None = None, response: Any = None, agent: str | None = None,
+                    episodes: "pd.DataFrame | None" = None) -> dict[str, Any] | None:
+    """The adaptive design's answer as every output gives it (``xrun analyze``,
+    ``xrun report``, the dashboard's analysis JSON): :func:`optuna_summary`
+    of ``frame``'s runs (the episodes, :func:`xdoe.results.load`, or the
+    scores, :func:`xdoe.analysis.load_scores`) for ``response`` (default:
+    the test phase's mean objective) and ``agent``, with the Pareto front
+    over every response of the design (each one's scores read from
+    ``store``, an open :class:`xdoe.store.Store`), the steps spent (from
+    ``episodes``, read from ``store`` when ``None``), the runs ``frame``
+    leaves out and the design's direction. ``None`` when ``design`` is not
+    an optuna design.
+
+    Raises:
+        InputError: a response of the design cannot be read.
+    """
+    if not design or design.get("method") != "optuna":
+        return None
+    from xdoe.analysis._branches import split_branches
+    from xdoe.analysis._goal import resolve_goal
+    from xdoe.analysis._response import Response, load_scores, parse_response, run_table
+    from xdoe.results import LEFT_OUT_ATTR, load
+
+    response = response or Response()
+    if experiment is None and "experiment" in frame.columns:
+        names = sorted({str(e) for e in frame["experiment"].dropna().unique()})
+        experiment = names[0] if len(names) == 1 else None
+    table, phase = run_table(split_branches(frame)[0], response, agent)
+    direction = resolve_goal(design=design, response=response, frame=frame).direction
+    objectives = []  # several responses: each one's runs, in the design's order, for the Pareto front
+    responses = (design.get("info") or {}).get("response") or []
+    for text in responses if isinstance(responses, list) and len(responses) > 1 else []:
+        other = parse_response(text or None)
+        objectives.append(run_table(split_branches(load_scores(store, other, experiment))[0], other, agent)[0])
+    if episodes is None:
+        episodes = load(store, experiment)
+    return optuna_summary(table, design, response=response.label(phase), objectives=objectives,
+                          left_out=dict(frame.attrs.get(LEFT_OUT_ATTR) or {}), frame=episodes,
+                          direction=direction)
 
 
 def optuna_summary(table: "pd.DataFrame", design: dict[str, Any] | None, *, response: str = "",

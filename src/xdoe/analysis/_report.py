@@ -228,15 +228,12 @@ def write_report(frame: "pd.DataFrame | None", output: str | Path, *, response: 
         parts += [f"<p class=warn>warning: {html.escape(w)}</p>" for w in a.warnings]
 
     if (doe_design or {}).get("method") == "optuna":  # the best trial, the importances (xdoe.analysis._optuna)
-        from xdoe.analysis._goal import resolve_goal
-        from xdoe.analysis._optuna import optuna_summary, optuna_text, plot_optimization
-        from xdoe.results import LEFT_OUT_ATTR
+        from xdoe.analysis._optuna import adaptive_answer, optuna_text, plot_optimization
 
-        table, phase = run_table(design, response, result.agent)
-        declared = resolve_goal(design=doe_design, response=response, frame=design)  # the study's, not --goal
-        adaptive = optuna_summary(table, doe_design, response=response.label(phase),
-                                  left_out=dict(design.attrs.get(LEFT_OUT_ATTR) or {}),
-                                  direction=declared.direction)
+        with Store(store_url, read_only=True) as store:  # as xrun analyze: the front over every response
+            adaptive = adaptive_answer(answer, doe_design, store, experiment=experiment, response=response,
+                                       agent=result.agent,
+                                       episodes=None if frame is None else split_branches(frame)[0])
         parts.append('<h2 id="optuna">Adaptive design (Optuna)</h2>'
                      + "".join(f"<p>{html.escape(line)}</p>" for line in optuna_text(adaptive).splitlines()))
         parts.append(_image(lambda p: plot_optimization(adaptive, p), "Each trial's response and the best so far"))

@@ -234,23 +234,13 @@ def analyze_command(output_dir: Path | None, experiment: str | None, include_bra
 def _adaptive(frame: Any, resp: Any, agent: str | None, design: dict | None, output_dir: Path | None,
               experiment: str | None, store_url: str | None) -> dict | None:
     """An optuna design's best trial, importances, history and Pareto front
-    (:func:`xdoe.analysis.optuna_summary`), else ``None``."""
+    (:func:`xdoe.analysis.adaptive_answer`), else ``None``."""
     if not design or design.get("method") != "optuna":
         return None
-    from xdoe.analysis import optuna_summary, parse_response, resolve_goal, run_table, split_branches
-    from xdoe.results import LEFT_OUT_ATTR
+    from xdoe.analysis import adaptive_answer
 
-    table, phase = run_table(split_branches(frame)[0], resp, agent)
-    direction = resolve_goal(design=design, response=resp, frame=frame).direction  # the design's, as analyze reads it
-    objectives = []  # several responses: each one's runs, in the design's order, for the Pareto front
-    responses = (design.get("info") or {}).get("response") or []
-    for text in responses if isinstance(responses, list) and len(responses) > 1 else []:
-        other = parse_response(text or None)
-        objectives.append(run_table(load_frame(output_dir, experiment, store_url, response=other), other, agent)[0])
-    return optuna_summary(table, design, response=resp.label(phase), objectives=objectives,
-                          left_out=dict(frame.attrs.get(LEFT_OUT_ATTR) or {}),
-                          frame=load_frame(output_dir, experiment, store_url),  # the episodes: steps spent
-                          direction=direction)
+    with selected_store(output_dir, experiment, store_url) as (store, chosen):
+        return adaptive_answer(frame, design, store, experiment=chosen, response=resp, agent=agent)
 
 
 @click.group("plot", short_help="Draw learning curves, main effects or a run's lay-down.")

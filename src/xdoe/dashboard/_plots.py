@@ -52,13 +52,16 @@ class Answer:
     ``frame`` (:func:`xdoe.analysis.load_scores`, default response), one
     analysis per agent (``analyses``: :func:`xdoe.analysis.response_agents`,
     as ``xrun analyze``), the one the pictures draw (``single``: ``None``
-    for a game of several agents) or a ``note`` saying why not; ``key``
+    for a game of several agents) or a ``note`` saying why not; an optuna
+    design's best trial, importances and Pareto front (``adaptive``:
+    :func:`xdoe.analysis.adaptive_answer`, as ``xrun analyze``); ``key``
     names the state, ``runs`` and ``seconds`` what it took."""
 
     key: Any
     frame: Any = None
     analyses: list[Any] = field(default_factory=list)
     single: Any = None
+    adaptive: dict[str, Any] | None = None
     note: str | None = None
     plot_note: str | None = None
     runs: int = 0
@@ -129,6 +132,13 @@ def _compute(store: Any, experiment: str, key: Any, runs: int) -> Answer:
         # a game of several agents: one analysis each, never their average (as xrun analyze)
         agents = response_agents(frame, Response())
         answer.analyses = [analyze(frame, agent=a) for a in agents]
+        from xdoe.results import DESIGN_ATTR
+
+        design = frame.attrs.get(DESIGN_ATTR)
+        if (design or {}).get("method") == "optuna":  # its best trial and front, as xrun analyze gives them
+            from xdoe.analysis import adaptive_answer
+
+            answer.adaptive = adaptive_answer(frame, design, store, experiment=experiment, agent=agents[0])
         if agents == [None]:
             answer.single = answer.analyses[0]
         else:
@@ -270,7 +280,10 @@ def analysis_json(request: Request, experiment: str) -> Any:
     if not answer.analyses:
         raise HTTPException(404, answer.note or "no analysis")
     one = answer.analyses[0] if len(answer.analyses) == 1 and answer.analyses[0].agent is None else None
-    return JSONResponse(json.loads(render(one if one is not None else answer.analyses, "json")))
+    data = json.loads(render(one if one is not None else answer.analyses, "json"))
+    if answer.adaptive is not None:  # as xrun analyze --format json adds it
+        data["optuna"] = answer.adaptive
+    return JSONResponse(data)
 
 
 @router.get("/fragments/campaigns/{experiment}/effects", response_class=HTMLResponse)
