@@ -70,13 +70,8 @@ def _can_bind_read_only(tmp_path: Path) -> bool:
 def test_store_on_read_only_media_can_be_read(tmp_path: Path) -> None:
     if not _can_bind_read_only(tmp_path):
         pytest.skip("no read-only bind mount here (needs unshare -m and CAP_SYS_ADMIN)")
-    files = generate_campaign(tmp_path / "runs")
-    media = tmp_path / "media"
-    media.mkdir()
-    store_file = media / "xrun.sqlite"
-    with Store(f"sqlite:///{store_file}") as store:
-        execute(files[0], store, tmp_path / "results")
-    assert not (media / "xrun.sqlite-wal").exists()  # closed cleanly: no WAL index to read it with
+    media, store_file = _one_run_store(tmp_path)  # closed cleanly: no WAL index to read it with
+    files = sorted((tmp_path / "runs").glob("run-*.yaml"))
     before = store_file.read_bytes()
     # a private mount namespace: the read-only bind mount vanishes with the command
     script = (f"mount --bind -o ro {media} {media} && touch {media}/probe 2>/dev/null && exit 9; "
