@@ -396,17 +396,19 @@ def analyze(frame: "pd.DataFrame", response: Response | None = None, *, statisti
                                  seed=seed, coding=coding)
             effects += [e for e in nested if e.name == f]
         effects.sort(key=lambda e: (-(e.eta_sq if not math.isnan(e.eta_sq) else -1), e.name))
-        model = ("type II ANOVA (statsmodels OLS + anova_lm): categorical factors as C(...), continuous ones "
-                 "linear, two-way interactions of fully crossed categorical factors; effect = second minus first "
-                 "level mean for two levels (the design's level order), largest minus smallest for more "
-                 "(continuous: standardised coefficient)")
-        if incomplete:  # a two-level design: its factors' effects signed, from the model, not the level means
+        # what the effect column is: the level means' difference, or (a two-level design that lost a
+        # corner) the signed effect of the main-effects model, which unbalanced runs do not bias
+        effect_rule = ("effect = second minus first level mean for two levels (the design's level order), "
+                       "largest minus smallest for more")
+        if incomplete:
             effects = _signed_two_level(table, effects, kinds)
-            model = model.replace("; effect = second minus first level mean for two levels (the design's level "
-                                  "order), largest minus smallest for more", (
-                "; a two-level factor's effect = high - low (the design's level order) of the estimated "
-                "marginal means of the main-effects OLS model, which unbalanced runs do not bias (the level "
-                "means shown are the runs' own), other categorical factors' = largest minus smallest level mean"))
+            effect_rule = ("a two-level factor's effect = high - low (the design's level order) of the estimated "
+                           "marginal means of the main-effects OLS model, which unbalanced runs do not bias (the "
+                           "level means shown are the runs' own), other categorical factors' = largest minus "
+                           "smallest level mean")
+        model = ("type II ANOVA (statsmodels OLS + anova_lm): categorical factors as C(...), continuous ones "
+                 f"linear, two-way interactions of fully crossed categorical factors; {effect_rule} "
+                 "(continuous: standardised coefficient)")
         if nesting:  # the others' residual is not the conditional factors' variation
             model += (f"; conditional factors ({', '.join(sorted(nesting))}) are terms of this model nested "
                       "within their condition, so that the others' residual is not their variation; their own "
