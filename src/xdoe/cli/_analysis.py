@@ -85,22 +85,16 @@ def _resolve(output_dir: Path | None, experiment: str | None, store_url: str | N
 
 def load_frame(output_dir: Path | None, experiment: str | None, store_url: str | None,
                include_branches: bool = False, response: Any = None) -> Any:
-    """The episode table of the selected experiment (:func:`xdoe.results.load`:
-    the design's runs, and with ``include_branches`` the sessions of their trees),
-    or with ``response`` the runs' scores for it, aggregated by the database
-    (:func:`xdoe.analysis.load_scores`: one row per run and agent);
-    exit 2 when no single experiment is chosen or the store cannot be opened,
-    1 when the table is empty."""
-    from xdoe.results import load
-
-    if response is not None:
-        from xdoe.analysis import load_scores
-
-        def load(store: Any, experiment: str | None, include_branches: bool) -> Any:  # type: ignore[misc]
-            return load_scores(store, response, experiment, include_branches=include_branches)
+    """The runs' scores for ``response`` (default: the test phase's mean
+    objective) of the selected experiment, aggregated by the database
+    (:func:`xdoe.analysis.load_scores`: one row per run and agent; with
+    ``include_branches`` the sessions of their trees too); exit 2 when no
+    single experiment is chosen or the store cannot be opened, 1 when the
+    table is empty."""
+    from xdoe.analysis import Response, load_scores
 
     with selected_store(output_dir, experiment, store_url) as (store, experiment):
-        frame = load(store, experiment, include_branches=include_branches)
+        frame = load_scores(store, response or Response(), experiment, include_branches=include_branches)
     if frame.empty:
         fail(NO_EPISODES, EXIT_FAILED)
     return frame
