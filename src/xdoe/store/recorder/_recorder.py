@@ -7,7 +7,6 @@ from __future__ import annotations
 import os
 import socket
 import uuid
-from itertools import chain
 from pathlib import Path
 from types import TracebackType
 from typing import TYPE_CHECKING, Any, Callable, Sequence
@@ -19,10 +18,9 @@ from xdoe.errors import (MAX_ERROR_CHARS, DiskFullError, DocumentError, NonFinit
 from xdoe.store._json import document_hash
 from xdoe.store._json import compact_json
 from xdoe.store.recorder._cells import (_EPISODE_COLUMNS, _STEP_COLUMNS, _dict_cells, _get_or_create, _insert_id,
-                                        _int_or_none, _flag, _json_cell, _key_cells, insert_rows,
-                                        positional_inserts)
+                                        _int_or_none, _flag, _json_cell, _key_cells, insert_rows)
+from xdoe.store.recorder._driver import DriverRows
 from xdoe.store.schema import _tables as t
-from xdoe.store.schema._engine import store_error
 from xdoe.store.schema._tables import utcnow
 from xdoe.store.recorder._results import DEFAULT_RESULTS_ROOT, ResultsPaths, ResultsWriter, _Discarded, filter_results
 from xdoe.store._rules import FINAL_STATUSES, exit_status
@@ -125,9 +123,7 @@ class RunRecorder:
         self._start: Any = None
         self._end: Any = None
         self._error: str | None = None
-        self._raw: Any = None  # SQLite: a DBAPI connection kept for the per-episode commits (_commit_raw)
-        self._cursor: Any = None  # its driver's cursor, which executes them
-        self._raw_error: Any = None  # sqlite3.Error, once _commit_raw has imported it
+        self._driver = DriverRows(db)  # SQLite: the per-episode commits (_commit_raw)
         #: the store is SQLite: :meth:`flush` commits through the driver (_commit_raw)
         self._sqlite = db.engine.dialect.name == "sqlite"
         self._writers: dict[tuple[Any, ...], Callable[..., None]] = {}  # step_writer's, by their arguments
@@ -360,7 +356,7 @@ class RunRecorder:
             self._ended = None
             self._clear_buffers()
         finally:
-            self._release_raw()
+            self._driver.release()
             self.status = status
             if self._phase_id is not None:
                 self._phase_closed(status)
@@ -728,8 +724,9 @@ class RunRecorder:
             insert_rows(connection, t.step, _STEP_COLUMNS, self._steps, self._insert_sql)
 
     def _commit_raw(self) -> bool:
-        """:meth:`flush`'s SQLite path; ``False`` where it does not apply
-        (another backend, a statement not compiled yet: the Core path then)."""
+        """:meth:`flush`'s SQLite path (:class:`DriverRows`); ``False`` where
+        it does not apply (another backend, a statement not compiled yet: the
+        Core path then)."""
         if not self._sqlite:
             return False
         episodes, steps = self._episodes, self._steps
@@ -739,40 +736,8 @@ class RunRecorder:
         if steps:  # the results files first, as _write_buffers
             assert self._files is not None
             self._files.steps(steps)
-        cursor = self._cursor
-        try:
-            if cursor is None:
-                import sqlite3
-
-                self._raw_error = sqlite3.Error
-                self._raw = self._db.engine.raw_connection()
-                cursor = self._cursor = self._raw.driver_connection.cursor()
-            if not steps and len(episodes) == 1:
-                # an episode's row, its steps not stored: one INSERT, a transaction of its own
-                # (the connection autocommits), positional_inserts' statement of one row
-                cursor.execute(episode_sql, episodes[0])
-                return True
-            cursor.execute("BEGIN IMMEDIATE")
-            try:
-                for statement, values in chain(positional_inserts(episode_sql, episodes),  # type: ignore[arg-type]
-                                               positional_inserts(step_sql, steps)):  # type: ignore[arg-type]
-                    cursor.execute(statement, values)
-                cursor.execute("COMMIT")
-            except BaseException:
-                if cursor.connection.in_transaction:
-                    cursor.execute("ROLLBACK")
-                raise
-        except self._raw_error as exc:
-            raise store_error(self._db.full_url, "write episodes to", exc) from None
+        self._driver.write(episode_sql, episodes, step_sql, steps)
         return True
-
-    def _release_raw(self) -> None:
-        if self._raw is not None:
-            raw, self._raw, self._cursor = self._raw, None, None  # the cursor goes with its last reference
-            try:
-                raw.close()  # back to the pool
-            except Exception:  # noqa: BLE001 - a broken connection is dropped by the pool
-                pass
 
     def _clear_buffers(self) -> None:
         """Empty the row buffers, in place (the step writers hold the step
