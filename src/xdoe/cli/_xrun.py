@@ -40,7 +40,6 @@ from xdoe.store import HEARTBEAT_TIMEOUT
 if TYPE_CHECKING:
     from xdoe.campaign import CampaignOptions
     from xdoe.execution import RunPlan, RunResult
-    from xdoe.store import Store
 
 __all__ = [
     "main",

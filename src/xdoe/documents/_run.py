@@ -47,7 +47,6 @@ from xdoe.documents._validation import (
 )
 from xdoe.documents._versions import RUN_DOCUMENT_VERSION
 from xdoe.documents._yaml import YamlDocument, load_yaml
-from xdoe.errors import DocumentError
 
 __all__ = [
     "RUN_DOCUMENT_VERSION",

@@ -35,7 +35,6 @@ from sqlalchemy.exc import SQLAlchemyError
 from xdoe._files import refuse_existing, write_atomically
 from xdoe.errors import InputError
 from xdoe.store.schema._engine import store_error
-from xdoe.store._json import canonical_json
 from xdoe.store._rules import DONE_STATUSES
 from xdoe.store.schema import _tables as t
 from xdoe.store.schema._tables import END_COLUMNS
