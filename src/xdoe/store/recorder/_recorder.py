@@ -20,7 +20,7 @@ from xdoe.store._json import document_hash
 from xdoe.store._json import compact_json
 from xdoe.store.recorder._cells import (_EPISODE_COLUMNS, _STEP_COLUMNS, _dict_cells, _get_or_create, _insert_id,
                                         _int_or_none, _flag, _json_cell, _key_cells, insert_rows,
-                                        positional_inserts)
+                                        insert_sql_cache, positional_inserts)
 from xdoe.store.schema import _tables as t
 from xdoe.store.schema._engine import store_error
 from xdoe.store.schema._tables import utcnow
@@ -117,7 +117,7 @@ class RunRecorder:
         self._peak = 0  # rows buffered at the buffer's last clearing, at most (peak_buffered)
         self._episodes: list[tuple[Any, ...]] = []  # values in _EPISODE_COLUMNS order
         self._steps: list[tuple[Any, ...]] = []  # values in _STEP_COLUMNS order (done as 0/1)
-        self._insert_sql: dict[str, str] = {}  # table -> positional INSERT ("" if none), once compiled
+        self._insert_sql = insert_sql_cache(db.engine.dialect)  # table -> positional INSERT ("" if none)
         self._phase_id: int | None = None
         self._ended: tuple[int, dict[str, Any]] | None = None  # a deferred phase end: (phase id, values)
         self._phases: list[dict[str, Any]] = []
