@@ -10,13 +10,13 @@ import json
 from itertools import chain
 from typing import Any, Callable, Iterator
 
-from sqlalchemy import Boolean, Connection, Table, bindparam, insert, select
+from sqlalchemy import Boolean, Connection, Table, bindparam, insert, select, update
 from sqlalchemy.exc import IntegrityError
 
 from xdoe.store._json import compact_json
 from xdoe.store.schema._tables import JsonText, _Encoded
 
-__all__ = ["insert_rows", "insert_sql_cache", "positional_inserts"]
+__all__ = ["insert_rows", "insert_sql_cache", "positional_inserts", "update_row"]
 
 
 #: Columns of a buffered step row, in the order of its tuple.
@@ -165,6 +165,19 @@ def _lookup_statement(table: Table, keys: tuple[str, ...]) -> Any:
     test for every value they hold), built once; the values go as the
     execution's parameters, as :func:`_insert_id`'s."""
     return select(table.c.id).where(*[table.c[key] == bindparam(key) for key in keys])
+
+
+def update_row(conn: Connection, table: Table, row_id: int, values: dict[str, Any]) -> None:
+    """Set ``values`` (column -> value) in the row ``row_id`` of ``table``:
+    as :func:`_insert_id`, a statement built once per table, the values its
+    execution's parameters (the ``SET`` clause names the columns they set)."""
+    conn.execute(_by_id(table), {**values, "_row_id": row_id})
+
+
+@functools.lru_cache(maxsize=None)
+def _by_id(table: Table) -> Any:
+    """``UPDATE table SET ... WHERE id = :_row_id`` (``SET`` from the execution's parameters)."""
+    return update(table).where(table.c.id == bindparam("_row_id"))
 
 
 #: the most rows one ``INSERT`` writes (:func:`positional_inserts`): 64 step rows bind 832

@@ -20,7 +20,7 @@ from xdoe.store._json import document_hash
 from xdoe.store._json import compact_json
 from xdoe.store.recorder._cells import (_EPISODE_COLUMNS, _STEP_COLUMNS, _dict_cells, _get_or_create, _insert_id,
                                         _int_or_none, _flag, _json_cell, _key_cells, insert_rows,
-                                        insert_sql_cache, positional_inserts)
+                                        insert_sql_cache, positional_inserts, update_row)
 from xdoe.store.schema import _tables as t
 from xdoe.store.schema._engine import store_error
 from xdoe.store.schema._tables import utcnow
@@ -314,7 +314,7 @@ class RunRecorder:
     def _write_ended(self, conn: Connection) -> None:
         """The deferred end of the phase before (:meth:`phase_finished`), in ``conn``'s transaction."""
         if self._ended is not None:
-            conn.execute(update(t.phase).where(t.phase.c.id == self._ended[0]).values(**self._ended[1]))
+            update_row(conn, t.phase, self._ended[0], self._ended[1])
 
     def finish(self, status: str, error: str | None = None, traceback: str | None = None,
                warnings: Sequence[str] = ()) -> None:
@@ -352,7 +352,7 @@ class RunRecorder:
                           traceback=cap_traceback(traceback), heartbeat=self._end)
             if warnings:
                 values["warnings"] = self._warnings(conn, warnings)
-            conn.execute(update(t.run_instance).where(t.run_instance.c.id == self.instance_id).values(**values))
+            update_row(conn, t.run_instance, self.instance_id, values)
 
         try:
             # a store lost meanwhile is waited for (Store.wait)
@@ -396,8 +396,8 @@ class RunRecorder:
         """
         if self.instance_id is None:
             raise StoreError(f"run {self.run_uid}: heartbeat before start()")
-        self._db.write_again("record a heartbeat in", lambda conn: conn.execute(
-            update(t.run_instance).where(t.run_instance.c.id == self.instance_id).values(heartbeat=utcnow())))
+        self._db.write_again("record a heartbeat in", lambda conn: update_row(
+            conn, t.run_instance, self.instance_id, {"heartbeat": utcnow()}))
 
     def flush(self) -> None:
         """Write the buffered episode and step rows now (one transaction).
@@ -784,8 +784,7 @@ class RunRecorder:
 
     def _write_phase_end(self, connection: Connection, status: str) -> None:
         self._write_buffers(connection)
-        connection.execute(update(t.phase).where(t.phase.c.id == self._phase_id)
-                           .values(status=status, end=utcnow()))
+        update_row(connection, t.phase, self._phase_id, {"status": status, "end": utcnow()})
 
     def _close_phase(self, status: str) -> None:
         with self._db.write("record the end of a phase in") as connection:
