@@ -361,10 +361,7 @@ class Worker(WorkerEpisodes):
                     objective = float(objective)
             except Exception as exc:
                 raise component_error(f"agent {agent.name!r}: objective.{agent.internal_form}", exc) from exc
-            total = 0.0
-            for value in rewards.values():
-                total += value
-            agent.ep_reward += total
+            agent.ep_reward += sum(rewards.values(), 0.0)  # a float start: sum's loop over floats in C
             agent.ep_objective += objective
             if objectives is not None:
                 objectives[agent.name] = objective
@@ -458,10 +455,7 @@ class Worker(WorkerEpisodes):
                         objective = float(objective)
                 except Exception as exc:
                     raise component_error(f"agent {agent.name!r}: objective.{agent.internal_form}", exc) from exc
-                total = 0.0
-                for value in rewards.values():
-                    total += value
-                ep_reward += total
+                ep_reward += sum(rewards.values(), 0.0)  # as update
                 ep_objective += objective
                 if terminated or truncated:  # the transition stays pending for the episode's end
                     agent.transition = (step - 1, observation, action, extras)

@@ -18,7 +18,8 @@ from xdoe.errors import (MAX_ERROR_CHARS, DiskFullError, DocumentError, NonFinit
 from xdoe.store._json import document_hash
 from xdoe.store._json import compact_json
 from xdoe.store.recorder._cells import (_EPISODE_COLUMNS, _STEP_COLUMNS, _dict_cells, _get_or_create, _insert_id,
-                                        _int_or_none, _flag, _json_cell, _key_cells, insert_rows)
+                                        _int_or_none, _flag, _json_cell, _key_cells, insert_rows,
+                                        insert_sql_cache, update_row)
 from xdoe.store.recorder._driver import DriverRows
 from xdoe.store.schema import _tables as t
 from xdoe.store.schema._tables import utcnow
@@ -115,7 +116,7 @@ class RunRecorder:
         self._peak = 0  # rows buffered at the buffer's last clearing, at most (peak_buffered)
         self._episodes: list[tuple[Any, ...]] = []  # values in _EPISODE_COLUMNS order
         self._steps: list[tuple[Any, ...]] = []  # values in _STEP_COLUMNS order (done as 0/1)
-        self._insert_sql: dict[str, str] = {}  # table -> positional INSERT ("" if none), once compiled
+        self._insert_sql = insert_sql_cache(db.engine.dialect)  # table -> positional INSERT ("" if none)
         self._phase_id: int | None = None
         self._ended: tuple[int, dict[str, Any]] | None = None  # a deferred phase end: (phase id, values)
         self._phases: list[dict[str, Any]] = []
@@ -310,7 +311,7 @@ class RunRecorder:
     def _write_ended(self, conn: Connection) -> None:
         """The deferred end of the phase before (:meth:`phase_finished`), in ``conn``'s transaction."""
         if self._ended is not None:
-            conn.execute(update(t.phase).where(t.phase.c.id == self._ended[0]).values(**self._ended[1]))
+            update_row(conn, t.phase, self._ended[0], self._ended[1])
 
     def finish(self, status: str, error: str | None = None, traceback: str | None = None,
                warnings: Sequence[str] = ()) -> None:
@@ -348,7 +349,7 @@ class RunRecorder:
                           traceback=cap_traceback(traceback), heartbeat=self._end)
             if warnings:
                 values["warnings"] = self._warnings(conn, warnings)
-            conn.execute(update(t.run_instance).where(t.run_instance.c.id == self.instance_id).values(**values))
+            update_row(conn, t.run_instance, self.instance_id, values)
 
         try:
             # a store lost meanwhile is waited for (Store.wait)
@@ -392,8 +393,8 @@ class RunRecorder:
         """
         if self.instance_id is None:
             raise StoreError(f"run {self.run_uid}: heartbeat before start()")
-        self._db.write_again("record a heartbeat in", lambda conn: conn.execute(
-            update(t.run_instance).where(t.run_instance.c.id == self.instance_id).values(heartbeat=utcnow())))
+        self._db.write_again("record a heartbeat in", lambda conn: update_row(
+            conn, t.run_instance, self.instance_id, {"heartbeat": utcnow()}))
 
     def flush(self) -> None:
         """Write the buffered episode and step rows now (one transaction).
@@ -749,8 +750,7 @@ class RunRecorder:
 
     def _write_phase_end(self, connection: Connection, status: str) -> None:
         self._write_buffers(connection)
-        connection.execute(update(t.phase).where(t.phase.c.id == self._phase_id)
-                           .values(status=status, end=utcnow()))
+        update_row(connection, t.phase, self._phase_id, {"status": status, "end": utcnow()})
 
     def _close_phase(self, status: str) -> None:
         with self._db.write("record the end of a phase in") as connection:
