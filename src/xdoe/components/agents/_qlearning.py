@@ -295,17 +295,27 @@ class QLearningMuscle(Muscle):
             else:  # illegal moves are never the best
                 row = np.where(mask, table.values(state), -np.inf).tolist()
             best_value = max(row)
-            if row.count(best_value) == 1:
-                index = row.index(best_value)
-            else:
-                best = [i for i, v in enumerate(row) if v == best_value]
-                index = best[int(rng.integers(len(best)))]
+            index = row.index(best_value)
+            ties = row.count(best_value)
+            if ties != 1:
+                index = _tied(row, best_value, index, ties, rng)
         if action_start < action_stop:  # one Discrete actuator: its value is the index plus its start
             return index + action_start
         encoder = self.actions
         assert encoder is not None
         decoded = encoder.decode(index)
         return decoded[0] if len(self.actuators) == 1 else dict(zip(encoder.ids, decoded))
+
+
+def _tied(row: list[float], best_value: float, index: int, ties: int, rng: np.random.Generator) -> int:
+    """``rng.choice(best)`` for the ``ties`` indices ``best`` of ``best_value``
+    in ``row`` (``index``: the first): one ``rng.integers(ties)`` draw ``j``,
+    then the ``j``-th of them, found with ``list.index`` (a function apart:
+    a comprehension in :meth:`QLearningMuscle.propose_values` would make
+    ``best_value`` a cell variable there, a cell made at every step)."""
+    for _ in range(int(rng.integers(ties))):
+        index = row.index(best_value, index + 1)
+    return index
 
 
 def _direct(states: DiscreteEncoder, actions: DiscreteEncoder) -> tuple[int, int, int, int]:
