@@ -115,15 +115,16 @@ class QLearningBrain(Brain):
             s, a = states.encode_values(observation), actions.encode_values(action)
             s2 = states.encode_values(next_observation) if not done or truncated else -1
         table: QTable = self.table  # type: ignore[assignment]  # set by setup (checked above)
-        q = table.q  # dense: its rows read directly (QTable.values, without a call per step)
+        views = table.views  # dense: its rows as kept views (QTable.values, without a call or a new view per step)
         target = float(objective)
         if not done or truncated:
             # max over a Python list: the same value as ndarray.max() (for
             # tables without NaN), several times faster on a short row
-            target += self.gamma * max((table.values(s2) if q is None else q[s2]).tolist())
-        if q is not None:  # dense: Python floats (the same IEEE arithmetic, faster than numpy scalars)
-            old = q.item(s, a)
-            q[s, a] = old + self.alpha * (target - old)
+            target += self.gamma * max((table.values(s2) if views is None else views[s2]).tolist())
+        if views is not None:  # dense: Python floats (the same IEEE arithmetic, faster than numpy scalars)
+            row = views[s]
+            old = row.item(a)
+            row[a] = old + self.alpha * (target - old)
         else:
             row = table.row(s)
             row[a] += self.alpha * (target - row[a])
@@ -289,9 +290,9 @@ class QLearningMuscle(Muscle):
             else:  # legal moves only (PettingZoo's action_mask)
                 index = int(np.flatnonzero(mask)[int(rng.integers(int(mask.sum())))])
         else:
-            q = table.q  # dense: its row read directly (QTable.values, without a call per step)
+            views = table.views  # dense: its rows as kept views (QTable.values, without a call or a new view)
             if mask is None:
-                row = (table.values(state) if q is None else q[state]).tolist()
+                row = (table.values(state) if views is None else views[state]).tolist()
             else:  # illegal moves are never the best
                 row = np.where(mask, table.values(state), -np.inf).tolist()
             best_value = max(row)
