@@ -7,8 +7,7 @@ import pickle
 import numpy as np
 from gymnasium import spaces
 
-from xdoe.components.agents import QLearningBrain, QLearningMuscle, QTable
-from xdoe.components.agents import _qtable
+from xdoe.components.agents import QLearningBrain, QLearningMuscle, QTable, _qtable
 from xdoe.environment import ActuatorInformation as A
 from xdoe.environment import SensorInformation as S
 
