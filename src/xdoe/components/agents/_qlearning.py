@@ -115,15 +115,16 @@ class QLearningBrain(Brain):
             s, a = states.encode_values(observation), actions.encode_values(action)
             s2 = states.encode_values(next_observation) if not done or truncated else -1
         table: QTable = self.table  # type: ignore[assignment]  # set by setup (checked above)
-        q = table.q  # dense: its rows read directly (QTable.values, without a call per step)
+        views = table.views  # dense: its rows as kept views (QTable.values, without a call or a new view per step)
         target = float(objective)
         if not done or truncated:
             # max over a Python list: the same value as ndarray.max() (for
             # tables without NaN), several times faster on a short row
-            target += self.gamma * max((table.values(s2) if q is None else q[s2]).tolist())
-        if q is not None:  # dense: Python floats (the same IEEE arithmetic, faster than numpy scalars)
-            old = q.item(s, a)
-            q[s, a] = old + self.alpha * (target - old)
+            target += self.gamma * max((table.values(s2) if views is None else views[s2]).tolist())
+        if views is not None:  # dense: Python floats (the same IEEE arithmetic, faster than numpy scalars)
+            row = views[s]
+            old = row.item(a)
+            row[a] = old + self.alpha * (target - old)
         else:
             row = table.row(s)
             row[a] += self.alpha * (target - row[a])
@@ -289,23 +290,33 @@ class QLearningMuscle(Muscle):
             else:  # legal moves only (PettingZoo's action_mask)
                 index = int(np.flatnonzero(mask)[int(rng.integers(int(mask.sum())))])
         else:
-            q = table.q  # dense: its row read directly (QTable.values, without a call per step)
+            views = table.views  # dense: its rows as kept views (QTable.values, without a call or a new view)
             if mask is None:
-                row = (table.values(state) if q is None else q[state]).tolist()
+                row = (table.values(state) if views is None else views[state]).tolist()
             else:  # illegal moves are never the best
                 row = np.where(mask, table.values(state), -np.inf).tolist()
             best_value = max(row)
-            if row.count(best_value) == 1:
-                index = row.index(best_value)
-            else:
-                best = [i for i, v in enumerate(row) if v == best_value]
-                index = best[int(rng.integers(len(best)))]
+            index = row.index(best_value)
+            ties = row.count(best_value)
+            if ties != 1:
+                index = _tied(row, best_value, index, ties, rng)
         if action_start < action_stop:  # one Discrete actuator: its value is the index plus its start
             return index + action_start
         encoder = self.actions
         assert encoder is not None
         decoded = encoder.decode(index)
         return decoded[0] if len(self.actuators) == 1 else dict(zip(encoder.ids, decoded))
+
+
+def _tied(row: list[float], best_value: float, index: int, ties: int, rng: np.random.Generator) -> int:
+    """``rng.choice(best)`` for the ``ties`` indices ``best`` of ``best_value``
+    in ``row`` (``index``: the first): one ``rng.integers(ties)`` draw ``j``,
+    then the ``j``-th of them, found with ``list.index`` (a function apart:
+    a comprehension in :meth:`QLearningMuscle.propose_values` would make
+    ``best_value`` a cell variable there, a cell made at every step)."""
+    for _ in range(int(rng.integers(ties))):
+        index = row.index(best_value, index + 1)
+    return index
 
 
 def _direct(states: DiscreteEncoder, actions: DiscreteEncoder) -> tuple[int, int, int, int]:

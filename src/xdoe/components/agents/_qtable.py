@@ -11,11 +11,15 @@ from gymnasium import spaces
 
 from xdoe.environment import ActuatorInformation, SensorInformation
 
-__all__ = ["DENSE_LIMIT", "DiscreteEncoder", "QTable"]
+__all__ = ["DENSE_LIMIT", "VIEW_LIMIT", "DiscreteEncoder", "QTable"]
 
 #: Tables with at most this many entries (states x actions) are dense numpy
 #: arrays (32 MiB of float64); larger ones keep a row only for visited states.
 DENSE_LIMIT = 2**22
+
+#: A dense table keeps the row views of at most this many states
+#: (:attr:`QTable.views`, ~180 bytes each: at most ~12 MiB).
+VIEW_LIMIT = 2**16
 
 
 class DiscreteEncoder:
@@ -134,6 +138,14 @@ class QTable:
     ``n_states * n_actions <= DENSE_LIMIT``, otherwise sparse (a dict of rows
     for visited states; unvisited states read as ``initial``).
 
+    A dense table's rows are also reached through :attr:`views`, a mapping
+    ``state -> q[state]`` whose views (the same memory as :attr:`q`) are made
+    at their first use and kept, for at most :data:`VIEW_LIMIT` states: what
+    :class:`QLearningBrain` and :class:`QLearningMuscle` read and write at
+    every step, where ``q[state]`` would make a new view each time. Writes
+    through :attr:`q` (in place) are seen through the views; assigning
+    :attr:`q` makes new views; a pickled or copied table makes its own.
+
     Args:
         n_states, n_actions: the table's shape.
         initial: the value of unvisited entries.
@@ -145,23 +157,46 @@ class QTable:
         self.dense = self.n_states * self.n_actions <= DENSE_LIMIT
         self._default = np.full(self.n_actions, self.initial)
         self._default.flags.writeable = False
-        if self.dense:
-            self.q: np.ndarray | None = np.full((self.n_states, self.n_actions), self.initial)
-            self.rows: dict[int, np.ndarray] = {}
-        else:
-            self.q = None
-            self.rows = {}
+        self.rows: dict[int, np.ndarray] = {}
+        self.q = np.full((self.n_states, self.n_actions), self.initial) if self.dense else None
+
+    @property
+    def q(self) -> np.ndarray | None:
+        """The dense table, an array ``(n_states, n_actions)`` of float64 (writable
+        in place); ``None`` for a sparse table. Setting it resets :attr:`views`."""
+        return self._q
+
+    @q.setter
+    def q(self, q: np.ndarray | None) -> None:
+        self._q = q
+        #: the rows of the dense table by state, ``q[state]`` (views: the same memory), each
+        #: made on first use and kept (up to :data:`VIEW_LIMIT` states): a Q-learning step reads
+        #: two rows and writes one, and numpy's indexing makes a new view at every ``q[state]``
+        #: (~1k instructions, more than the row's use). ``None`` for a sparse table. Indices are
+        #: row numbers ``0 .. n_states-1`` (Python ints).
+        self.views: _RowViews | None = None if q is None else _RowViews(q)
+
+    def __getstate__(self) -> dict[str, Any]:
+        # the views are rebuilt, not pickled: a pickled view becomes a copy, no longer the table's row
+        state = self.__dict__.copy()
+        del state["views"]
+        return state
+
+    def __setstate__(self, state: dict[str, Any]) -> None:
+        q = state.pop("_q", state.pop("q", None))  # "q": a table pickled before the views existed
+        self.__dict__.update(state)
+        self.q = q
 
     def values(self, state: int) -> np.ndarray:
         """The action values of ``state`` (read only: do not modify)."""
-        if self.q is not None:
-            return self.q[state]
+        if self._q is not None:
+            return self._q[state]
         return self.rows.get(state, self._default)
 
     def row(self, state: int) -> np.ndarray:
         """The writable action values of ``state``."""
-        if self.q is not None:
-            return self.q[state]
+        if self._q is not None:
+            return self._q[state]
         row = self.rows.get(state)
         if row is None:
             row = self.rows[state] = np.full(self.n_actions, self.initial)
@@ -186,7 +221,7 @@ class QTable:
             q = np.array(arrays["q"], dtype=float)
             if table.q is None or q.shape != table.q.shape:
                 raise ValueError(f"dense table of shape {q.shape} does not match {table.n_states}x{table.n_actions}")
-            table.q = q
+            table.q = q  # (the setter makes its views)
         else:
             for state, row in zip(arrays["states"], arrays["rows"]):
                 table.row(int(state))[:] = row
@@ -199,3 +234,21 @@ class QTable:
         return mine.keys() == theirs.keys() and all(
             np.array_equal(mine[k], theirs[k]) for k in mine
         )
+
+
+class _RowViews(dict):  # type: ignore[type-arg]
+    """``state -> q[state]`` for the dense table ``q``: a row view is made at
+    the first ``views[state]`` and kept while fewer than :data:`VIEW_LIMIT` are
+    (later ones are made at every use, as ``q[state]`` is)."""
+
+    __slots__ = ("q",)
+
+    def __init__(self, q: np.ndarray) -> None:
+        super().__init__()
+        self.q = q
+
+    def __missing__(self, state: int) -> np.ndarray:
+        row = self.q[state]
+        if len(self) < VIEW_LIMIT:
+            self[state] = row
+        return row
