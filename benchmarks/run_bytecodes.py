@@ -26,6 +26,7 @@ import shutil
 import sys
 import tempfile
 from pathlib import Path
+from types import FrameType
 
 HERE = Path(__file__).resolve().parent
 sys.path.insert(0, str(HERE))
@@ -58,24 +59,21 @@ def main() -> None:
     if not 2 <= args.runs <= 64:
         raise SystemExit("--runs must be in 2..64")
     from bench_hydra import write_runs
+    from step_bytecodes import opcode_tracer
 
     from xdoe.execution import _hooks
 
     _hooks.LIVE_SECONDS = _hooks.HEARTBEAT_SECONDS = math.inf
     counts: collections.Counter[tuple[str, str]] = collections.Counter()
 
-    def tracer(frame, event, arg):  # noqa: ANN001, ANN202  (sys.settrace's signature)
-        if event == "call":
-            frame.f_trace_opcodes = True
-            frame.f_trace_lines = False
-            return tracer
-        if event == "opcode":
-            owner = frame
-            while owner is not None and "/xdoe/" not in owner.f_code.co_filename:
-                owner = owner.f_back
-            code = owner.f_code if owner is not None else frame.f_code
-            counts[(Path(code.co_filename).name, code.co_name)] += 1
-        return tracer
+    def xdoe_frame(frame: FrameType) -> FrameType:
+        """The nearest frame of xdoe's own code (a library's bytecodes count for its xdoe caller)."""
+        owner: FrameType | None = frame
+        while owner is not None and "/xdoe/" not in owner.f_code.co_filename:
+            owner = owner.f_back
+        return owner if owner is not None else frame
+
+    tracer = opcode_tracer(counts, xdoe_frame)
 
     with tempfile.TemporaryDirectory(prefix="xdoe-run-bytecodes-") as name:
         tmp = Path(name)

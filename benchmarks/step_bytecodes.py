@@ -31,16 +31,18 @@ import collections
 import sys
 import tempfile
 from pathlib import Path
+from types import FrameType
 from typing import Callable
 
 HERE = Path(__file__).resolve().parent
 sys.path.insert(0, str(HERE))
 
 
-def count(run: Callable[[int], int], episodes: int) -> tuple[dict[tuple[str, str], float], int]:
-    """Bytecodes per step per ``(file name, function)`` of ``run`` between
-    1 and ``episodes + 1`` episodes, and the steps between them."""
-    counts: collections.Counter[tuple[str, str]] = collections.Counter()
+def opcode_tracer(counts: "collections.Counter[tuple[str, str]]",
+                  owner: Callable[[FrameType], FrameType] = lambda frame: frame) -> Callable[..., object]:
+    """A ``sys.settrace`` function that counts each bytecode executed into
+    ``counts[(file name, function)]`` of the frame ``owner(frame)`` (default:
+    the frame that runs it)."""
 
     def tracer(frame, event, arg):  # noqa: ANN001, ANN202  (sys.settrace's signature)
         if event == "call":
@@ -48,10 +50,18 @@ def count(run: Callable[[int], int], episodes: int) -> tuple[dict[tuple[str, str
             frame.f_trace_lines = False
             return tracer
         if event == "opcode":
-            code = frame.f_code
+            code = owner(frame).f_code
             counts[(Path(code.co_filename).name, code.co_name)] += 1
         return tracer
 
+    return tracer
+
+
+def count(run: Callable[[int], int], episodes: int) -> tuple[dict[tuple[str, str], float], int]:
+    """Bytecodes per step per ``(file name, function)`` of ``run`` between
+    1 and ``episodes + 1`` episodes, and the steps between them."""
+    counts: collections.Counter[tuple[str, str]] = collections.Counter()
+    tracer = opcode_tracer(counts)
     run(1)  # imports and first-run work (caches, lazily built parts) outside both counts
     found = []
     for n in (1, episodes + 1):
