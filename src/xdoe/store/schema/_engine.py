@@ -269,8 +269,8 @@ def while_busy(execute: Callable[..., Any], *args: Any, first: float = 50e-6, lo
     statement of its own (autocommit). SQLite's own busy handler (the busy
     timeout) sleeps 1, 2, 5, 10 ms... at each meeting; two workers that each
     commit an episode every millisecond or two (``xrun --jobs 2`` on Taxi)
-    met ~15 times per 600 episodes and lost 15-25 ms each time it did; a
-    writer holds the lock for some 30 µs, so 50 µs is the first sleep here.
+    met 12-22 times per 600 episodes and lost 10-45 ms over them; a writer
+    holds the lock for some 30 µs, so 50 µs is the first sleep here.
     """
     import sqlite3
     import time
