@@ -7,7 +7,7 @@ import json
 import re
 from abc import ABC, abstractmethod
 from dataclasses import dataclass, field
-from typing import Any
+from typing import Any, Mapping
 
 __all__ = ["TrackedRun", "EpisodeLog", "Tracker", "metric_tag", "env_step_tag", "param_value", "run_params",
            "run_tags", "key_part", "NO_EXPERIMENT", "ENDED_STATUSES"]
@@ -177,6 +177,18 @@ class Tracker(ABC):
 
     def flush(self) -> None:
         """Write what is buffered."""
+
+    def end_others(self, info: TrackedRun, ended: Mapping[str, str]) -> None:
+        """End the runs this destination holds of the *other* instances of
+        ``info.run`` that are still open although their process is gone
+        (killed: SIGKILL, out of memory, a lost node), before ``info``'s
+        instance starts. ``ended``: instance uuid -> its status as the store
+        has it (``finished``, ``failed``, ``pruned``, ``interrupted``; a
+        process that died without recording its end counts as
+        ``interrupted``); an instance running elsewhere is not in it. The
+        copies are left incomplete (:meth:`held` is ``""``: ``xrun export
+        --to`` writes them anew). The default does nothing: only a tracker
+        whose runs have an open state (MLflow's RUNNING) overrides it."""
 
     @abstractmethod
     def close_run(self, status: str) -> None:
