@@ -3,6 +3,9 @@ instance (named by the run uid), written by ``mlflow.MlflowClient`` (the
 ``mlflow`` extra: mlflow-skinny): params = the factor levels, tags =
 ``xdoe.*`` (run uid, instance, design point, repetition, seed), metrics per
 episode with step = the episode index, sent in batches (``log_batch``).
+Statuses: FINISHED, FAILED (a failed or pruned instance), KILLED (an
+interrupted one; a copy a killed process left RUNNING, once its run starts
+again: :meth:`MlflowTracker.end_others`, and the copy a resume replaces).
 
 A file store (``file:///abs/mlruns`` or a plain folder) is MLflow's own
 folder format; MLflow 3.13 and later refuse it unless

@@ -141,7 +141,8 @@ def run_tags(info: TrackedRun) -> dict[str, str]:
 class Tracker(ABC):
     """One place runs are logged to (TensorBoard, MLflow): :meth:`open_run`
     once per run instance, :meth:`log_episode` per episode and agent,
-    :meth:`close_run` with the instance's status. One tracker object logs
+    :meth:`close_run` with the instance's status; :meth:`end_others` (before
+    the episodes) ends what dead instances of the run left open. One tracker object logs
     one run at a time; a tracker may buffer, and writes everything by
     :meth:`close_run` (or :meth:`flush`).
 
