@@ -49,6 +49,8 @@ def test_a_resumed_run_is_logged_once_per_episode(tmp_path: Path) -> None:
         interrupts.ARMED.clear()
     ((_, _, status),) = _tensorboard(tb).values()
     assert status == "STATUS_UNKNOWN"  # the interrupted session (the hparams plugin has no "aborted")
+    ((_, _, _, killed),) = _mlflow(ml).values()
+    assert killed == "KILLED"  # Ctrl-C: the attempt was stopped from outside, not failed
     resumed = run(document, store=url, results=tmp_path / "r")
     assert resumed.ok and resumed.resumed and not resumed.warnings, resumed
     with Store(url, create=False) as store:

@@ -290,7 +290,7 @@ def run(
             with watch_sigint() as sigint, report as found:
                 result.warnings = found.messages  # filled while the run goes on
                 recorder.on_warning = found.note  # one report of every warning (a non-finite reward too)
-                log_live(plan, log, recorder, resumed=resume_point is not None)
+                log_live(plan, log, recorder, resumed=resume_point is not None, heartbeat_timeout=timeout)
                 with _limits(plan, run_timeout, result, recorder):  # the time limits count the run alone
                     execute_plan(plan, recorder, progress=progress, phases_done=result.phases,
                                  resume=resume_point)

@@ -3,6 +3,9 @@ instance (named by the run uid), written by ``mlflow.MlflowClient`` (the
 ``mlflow`` extra: mlflow-skinny): params = the factor levels, tags =
 ``xdoe.*`` (run uid, instance, design point, repetition, seed), metrics per
 episode with step = the episode index, sent in batches (``log_batch``).
+Statuses: FINISHED, FAILED (a failed or pruned instance), KILLED (an
+interrupted one; a copy a killed process left RUNNING, once its run starts
+again: :meth:`MlflowTracker.end_others`, and the copy a resume replaces).
 
 A file store (``file:///abs/mlruns`` or a plain folder) is MLflow's own
 folder format; MLflow 3.13 and later refuse it unless
@@ -15,7 +18,7 @@ import contextlib
 import os
 import time
 from pathlib import Path
-from typing import Any, Iterator
+from typing import Any, Iterator, Mapping
 
 from xdoe.tracking._tracker import (ENDED_STATUSES, EpisodeLog, TrackedRun, Tracker, env_step_tag, metric_tag,
                                    run_params, run_tags)
@@ -30,6 +33,10 @@ PARAM_CHARS = 500
 FLUSH_SECS = 2.0
 
 _STATUS = {"finished": "FINISHED", "failed": "FAILED", "interrupted": "KILLED"}
+#: the tag of a deleted MLflow run naming the run that replaced it (a resumed instance's copy, written anew)
+REPLACED_TAG = "xdoe.replaced_by"
+#: RUNNING runs of an experiment searched at most for those of dead instances (:meth:`MlflowTracker.end_others`)
+SEARCH_MAX = 1000
 #: the tag a closed run gets when its instance has ended (``finished``, ``failed``, ``pruned``): a complete copy
 STATUS_TAG = "xdoe.status"
 
@@ -127,17 +134,46 @@ class MlflowTracker(Tracker):
         client = self.client()
         experiment_id = self.experiment_id(info.experiment_name)
         found = self.find_run(experiment_id, info.instance)
-        if found is not None:
-            if not replace:
-                return False
-            client.delete_run(found.info.run_id)
+        if found is not None and not replace:
+            return False
         run = client.create_run(experiment_id, run_name=info.run, tags=run_tags(info))
         self.run_id = run.info.run_id
+        if found is not None:
+            self._retire(found, self.run_id)
         params = [Param(name, str(value)[:PARAM_CHARS]) for name, value in run_params(info).items()]
         for start in range(0, len(params), 100):  # MLflow takes 100 params per request
             client.log_batch(self.run_id, params=params[start:start + 100])
         self._sent = time.monotonic()
         return True
+
+    def _retire(self, old: Any, new_id: str) -> None:
+        """Delete the MLflow run ``old`` that ``new_id`` replaces (a resumed
+        instance's copy, written anew; ``--overwrite``), ended first: a copy
+        left RUNNING by a killed process ends KILLED (the attempt was
+        stopped from outside, not failed by the run: as Ctrl-C's
+        ``interrupted``), and it is tagged ``xdoe.replaced_by`` with
+        ``new_id``. Deleted is MLflow's soft delete: the UI's "deleted"
+        view shows it until ``mlflow gc``."""
+        client, run_id = self.client(), old.info.run_id
+        if old.info.status == "RUNNING":
+            client.set_terminated(run_id, status="KILLED")
+        client.set_tag(run_id, REPLACED_TAG, new_id)
+        client.delete_run(run_id)
+
+    def end_others(self, info: TrackedRun, ended: Mapping[str, str]) -> None:
+        """Set the RUNNING MLflow runs of the instances in ``ended`` to
+        their status (:data:`_STATUS`: a dead ``interrupted`` one KILLED, a
+        ``failed`` one FAILED); one search of the experiment's RUNNING runs,
+        none when ``ended`` is empty."""
+        if not ended:
+            return
+        client = self.client()
+        experiment_id = self.experiment_id(info.experiment_name)
+        for found in client.search_runs([experiment_id], filter_string="attributes.status = 'RUNNING'",
+                                        max_results=SEARCH_MAX):
+            status = ended.get(found.data.tags.get("xdoe.instance", ""))
+            if status is not None and found.data.tags.get("xdoe.run") == info.run:
+                client.set_terminated(found.info.run_id, status=_STATUS.get(status, "FAILED"))
 
     def log_episode(self, episode: EpisodeLog) -> None:
         from mlflow.entities import Metric

@@ -4,7 +4,7 @@ per-run writing that live logging (an observer of the run's recorder) and
 
 from __future__ import annotations
 
-from typing import Any, Callable, Iterable, Sequence
+from typing import Any, Callable, Iterable, Mapping, Sequence
 
 from xdoe.documents import LogTarget, log_targets
 from xdoe.errors import TrackingWarning
@@ -75,6 +75,12 @@ class RunLog:
         self.trackers = opened
         return bool(opened)
 
+    def end_others(self, ended: Mapping[str, str]) -> None:
+        """:meth:`Tracker.end_others <xdoe.tracking.Tracker.end_others>` in every tracker:
+        ``ended`` maps the uuid of each other instance of the run whose process is gone to its status."""
+        for tracker in list(self.trackers):
+            self._call(tracker, tracker.end_others, self.info, ended)
+
     def phase_started(self, index: int, name: str, mode: str, config: Any = None) -> None:
         self._phase = (int(index), str(name), str(mode))
 
@@ -128,9 +134,15 @@ Recorded = Iterable[tuple[int, str, str, Iterable[Sequence[Any]]]]
 
 
 def open_live(targets: Sequence[LogTarget | str], info: TrackedRun, warn: Warn, *,
-              recorded: Callable[[], Recorded] | None = None) -> RunLog | None:
+              recorded: Callable[[], Recorded] | None = None,
+              ended: Callable[[], Mapping[str, str]] | None = None) -> RunLog | None:
     """A :class:`RunLog` of ``targets`` opened for a run that starts now,
     failures warned through ``warn``; ``None`` when no target opened.
+
+    ``ended`` gives the other instances of the run whose process is gone
+    (uuid -> status, :meth:`RunLog.end_others`): the tracker runs a killed
+    process left open are ended (MLflow: KILLED, FAILED) when the run
+    starts again, as a new instance or resumed.
 
     A resumed instance gives ``recorded``, the episodes the store keeps of
     it: its tracker runs are written anew from them (what a killed process
@@ -140,6 +152,14 @@ def open_live(targets: Sequence[LogTarget | str], info: TrackedRun, warn: Warn, 
     log = RunLog([make_tracker(t) for t in log_targets(list(targets))], info, warn=warn)
     if not log.open(replace=recorded is not None):
         return None
+    if ended is not None:
+        try:
+            others = ended()
+        except Exception as exc:  # noqa: BLE001 - the store's error: the log goes on, warned
+            warn("tracking others", f"the other instances of the run could not be read ({type(exc).__name__}: "
+                 f"{exc}); their tracker runs stay as they are", TrackingWarning)
+        else:
+            log.end_others(others)
     if recorded is not None:
         try:
             for index, name, mode, rows in recorded():

@@ -7,7 +7,7 @@ import json
 import re
 from abc import ABC, abstractmethod
 from dataclasses import dataclass, field
-from typing import Any
+from typing import Any, Mapping
 
 __all__ = ["TrackedRun", "EpisodeLog", "Tracker", "metric_tag", "env_step_tag", "param_value", "run_params",
            "run_tags", "key_part", "NO_EXPERIMENT", "ENDED_STATUSES"]
@@ -141,7 +141,8 @@ def run_tags(info: TrackedRun) -> dict[str, str]:
 class Tracker(ABC):
     """One place runs are logged to (TensorBoard, MLflow): :meth:`open_run`
     once per run instance, :meth:`log_episode` per episode and agent,
-    :meth:`close_run` with the instance's status. One tracker object logs
+    :meth:`close_run` with the instance's status; :meth:`end_others` (before
+    the episodes) ends what dead instances of the run left open. One tracker object logs
     one run at a time; a tracker may buffer, and writes everything by
     :meth:`close_run` (or :meth:`flush`).
 
@@ -177,6 +178,18 @@ class Tracker(ABC):
 
     def flush(self) -> None:
         """Write what is buffered."""
+
+    def end_others(self, info: TrackedRun, ended: Mapping[str, str]) -> None:
+        """End the runs this destination holds of the *other* instances of
+        ``info.run`` that are still open although their process is gone
+        (killed: SIGKILL, out of memory, a lost node), before ``info``'s
+        instance starts. ``ended``: instance uuid -> its status as the store
+        has it (``finished``, ``failed``, ``pruned``, ``interrupted``; a
+        process that died without recording its end counts as
+        ``interrupted``); an instance running elsewhere is not in it. The
+        copies are left incomplete (:meth:`held` is ``""``: ``xrun export
+        --to`` writes them anew). The default does nothing: only a tracker
+        whose runs have an open state (MLflow's RUNNING) overrides it."""
 
     @abstractmethod
     def close_run(self, status: str) -> None:
