@@ -199,7 +199,9 @@ def analyze_command(output_dir: Path | None, experiment: str | None, include_bra
     design declared direction: minimize for the response (json: "goal"). Warns
     below 5 repetitions. An optuna design adds its best trial, history,
     parameter importances and Pareto front (json: "optuna"). In a game of
-    several agents, one analysis per agent (or --agent NAME).
+    several agents, one analysis per agent (json: {"experiment", "response",
+    "agents": {NAME: analysis}}); --agent NAME answers that agent alone
+    (json: the one analysis, its "agent" naming it, as without a game).
     With --include-branches each branched or grown session is one more row
     of the design points table (P(best > branch)); the factors are ranked on
     the design's runs only."""
@@ -212,8 +214,9 @@ def analyze_command(output_dir: Path | None, experiment: str | None, include_bra
     with selected_store(output_dir, experiment, store_url) as (store, _chosen):  # an optuna design's answer reads it
         results = [analyze(frame, resp, statistic=statistic, agent=a, seed=seed, design=design, goal=goal,
                            store=store) for a in who]
-    text = render(results if who != [None] else results[0], fmt, width=console().width)
-    if who != [None] and results[0].adaptive is not None and fmt == "json":  # as before: the first agent's, on top
+    # one analysis (the runs' one agent, or --agent NAME) is its own JSON object; a game's several are keyed by agent
+    text = render(results if len(results) > 1 else results[0], fmt, width=console().width)
+    if len(results) > 1 and results[0].adaptive is not None and fmt == "json":  # as before: the first agent's, on top
         import json
 
         text = json.dumps({**json.loads(text), "optuna": results[0].adaptive}, indent=2, ensure_ascii=False)
