@@ -5,13 +5,15 @@ straight out of ``xrun results``."""
 
 from __future__ import annotations
 
+import csv
+import io
 import json
 from pathlib import Path
 
 import pytest
 from click.testing import CliRunner
 
-from xdoe.analysis import analyze, parse_response, response_agents, run_table
+from xdoe.analysis import analyze, parse_response, read_design, response_agents, run_table
 from xdoe.cli._xrun import main as xrun
 from xdoe.errors import InputError
 from xdoe.results import load
@@ -80,6 +82,24 @@ def test_cli_answers_each_agent_in_turn(game) -> None:
     assert data["agents"]["random"]["best"]["estimate"] == pytest.approx(a.best.estimate)
 
 
+def test_one_agent_asked_for_is_one_analysis_in_every_format(game) -> None:
+    """``--agent NAME``: one analysis, so the JSON is that analysis (``Analysis.to_dict()``, its ``agent``
+    naming it), as the table and CSV show one analysis; ``{"agents": {...}}`` holds the several analyses
+    of a game answered without ``--agent`` (it wrapped the one agent asked for in ``agents:`` too)."""
+    runner = CliRunner()
+    for agent in ("learner", "random"):
+        done = runner.invoke(xrun, ["analyze", str(game["dir"]), "--agent", agent, "--format", "json"])
+        assert done.exit_code == 0, done.output
+        data = json.loads(done.stdout)
+        assert "agents" not in data and data["agent"] == agent and data["experiment"] == "tictactoe"
+        design = read_design(game["dir"], "tictactoe")  # as xrun analyze reads it: the manifest's
+        assert data == json.loads(json.dumps(analyze(game["frame"], agent=agent, design=design).to_dict()))
+        both = json.loads(runner.invoke(xrun, ["analyze", str(game["dir"]), "--format", "json"]).stdout)
+        assert both["agents"][agent] == data  # the same analysis, keyed by agent when several are answered
+        rows = runner.invoke(xrun, ["analyze", str(game["dir"]), "--agent", agent, "--format", "csv"]).stdout
+        assert {row["agent"] for row in csv.DictReader(io.StringIO(rows))} == {agent}
+
+
 def test_each_picture_draws_the_agent_asked_for(game, tmp_path: Path) -> None:
     """A picture draws one analysis: ``xrun plot effects|design --agent NAME`` draws that agent's, with the
     effect ``xrun analyze --agent NAME`` gives; without it the refusal names the option, which exists (it
@@ -88,7 +108,7 @@ def test_each_picture_draws_the_agent_asked_for(game, tmp_path: Path) -> None:
 
     for agent in ("learner", "random"):
         answer = json.loads(CliRunner().invoke(xrun, ["analyze", str(game["dir"]), "--agent", agent,
-                                                      "--format", "json"]).stdout)["agents"][agent]
+                                                      "--format", "json"]).stdout)
         svg = tmp_path / f"{agent}.svg"
         done = CliRunner().invoke(xrun, ["plot", "effects", str(game["dir"]), "--agent", agent, "-o", str(svg)])
         assert done.exit_code == 0, done.output

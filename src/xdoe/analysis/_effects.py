@@ -304,7 +304,7 @@ def _signed_two_level(table: "pd.DataFrame", effects: list[FactorEffect],
 
 def analyze(frame: "pd.DataFrame", response: Response | None = None, *, statistic: str | None = None,
             agent: str | None = None, seed: int = 0, design: dict[str, Any] | None = None,
-            goal: "Goal | str | None" = None) -> Analysis:
+            goal: "Goal | str | None" = None, store: Any = None) -> Analysis:
     """Answer the design: which factors matter, how much, which setting is best.
 
     Args:
@@ -326,6 +326,14 @@ def analyze(frame: "pd.DataFrame", response: Response | None = None, *, statisti
             the design declared for the response (an optuna design's, from
             ``design`` or the frame's design record), else ``maximize``
             (:func:`~xdoe.analysis.resolve_goal`).
+        store: the store ``frame`` was read from (a :class:`~xdoe.store.Store`
+            or its URL), for an optuna design's answer (``Analysis.adaptive``,
+            :func:`~xdoe.analysis.adaptive_answer`, as ``xrun analyze`` gives
+            it): it reads the design's other responses (the Pareto front of
+            several) and, for a frame of scores
+            (:func:`~xdoe.analysis.load_scores`), the steps spent. An episode
+            table of a design of one response needs none; else, without
+            ``store``, ``Analysis.adaptive`` is ``None`` and a warning says so.
 
     Returns:
         an :class:`~xdoe.analysis.Analysis`: factors ranked by partial eta²
@@ -334,7 +342,8 @@ def analyze(frame: "pd.DataFrame", response: Response | None = None, *, statisti
         with its stratified-bootstrap interval over runs and the
         probability that the best point beats it (Agarwal et al. 2021), best
         first by the goal (``Analysis.goal``), and warnings (fewer than 5
-        repetitions...).
+        repetitions...); an optuna design's best trial, history, importances
+        and Pareto front in ``Analysis.adaptive``.
         Branch rows of a frame loaded with ``include_branches`` stay out of
         the factor analysis and of "best"; each is an extra point (index -1,
         -2, ..., ``levels`` ``{"branch": ...}``, one run) after the design points.
@@ -352,6 +361,7 @@ def analyze(frame: "pd.DataFrame", response: Response | None = None, *, statisti
     from xdoe.results import DESIGN_ATTR, frame_experiment
 
     frame_experiment(frame)  # one experiment's runs, never several pooled
+    whole = frame  # with its branch rows: the adaptive answer splits them off itself
     stored = frame.attrs.get(DESIGN_ATTR)  # the store's record of the design (xdoe.results.load)
     response = response or Response()
     frame, branches = split_branches(frame)  # branches: own rows, never in the factor analysis
@@ -435,12 +445,17 @@ def analyze(frame: "pd.DataFrame", response: Response | None = None, *, statisti
                                         statistic=statistic, agent=agent, seed=seed, goal=goal)
     points += extra
     notes += branch_notes
+    from xdoe.analysis._optuna import frame_answer
     from xdoe.results import experiment_label
+
+    adaptive, missing = frame_answer(whole, design, store, response=response, agent=agent)
+    notes += [missing] if missing else []
 
     methods["points"] = points_method(statistic, goal)
     return Analysis(response=response.label(phase), factors=effects, interactions=interactions, points=points,
                     runs=len(table), warnings=notes, statistic=statistic,
-                    experiment=experiment_label(frame), agent=agent, doe=doe, methods=methods, goal=goal)
+                    experiment=experiment_label(frame), agent=agent, doe=doe, methods=methods, goal=goal,
+                    adaptive=adaptive)
 
 
 def points_notes(points: list[PointAggregate]) -> list[str]:

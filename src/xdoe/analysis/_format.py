@@ -12,6 +12,7 @@ import json
 import math
 from typing import Any
 
+from xdoe.analysis._optuna import optuna_text
 from xdoe.analysis._result import Analysis
 
 __all__ = ["render", "sections", "points_section", "factor_section", "interaction_section", "csv_rows", "FORMATS", "fmt_num", "fmt_levels", "TABLE_ROWS",
@@ -220,8 +221,10 @@ def _csv(analyses: list[Analysis]) -> str:
 def render(analysis: "Analysis | list[Analysis]", fmt: str = "table", *, width: int = 120) -> str:
     """An analysis (or one per agent) as text: ``table`` (rich, for
     terminals), ``csv`` (:func:`csv_rows`, raw numbers), ``markdown`` or
-    ``json`` (:meth:`Analysis.to_dict`; several agents:
-    ``{"experiment", "response", "agents": {name: to_dict()}}``). Every
+    ``json`` (:meth:`Analysis.to_dict`; a list, one analysis per agent:
+    ``{"experiment", "response", "agents": {name: to_dict()}}``). An optuna
+    design's answer (``Analysis.adaptive``) follows each analysis (JSON:
+    its ``optuna``). Every
     format holds everything the table shows; ``table`` is at most ``width``
     columns wide and draws at most :data:`TABLE_ROWS` rows of a table (a
     line says how many more there are and names the formats that hold them)."""
@@ -250,6 +253,8 @@ def _render_one(a: Analysis, fmt: str, width: int) -> str:
             parts.append(f"### {title}\n\n| " + " | ".join(headers) + " |\n|" + "---|" * len(headers) + "\n"
                          + "".join("| " + " | ".join(r) + " |\n" for r in esc))
         parts += [f"> warning: {w}\n" for w in a.warnings]
+        if a.adaptive is not None:
+            parts.append(optuna_text(a.adaptive, fmt))
         return "\n".join(parts)
     from rich.console import Console
     from rich.table import Table
@@ -276,4 +281,6 @@ def _render_one(a: Analysis, fmt: str, width: int) -> str:
             console.print(more, markup=False, highlight=False)
     for w in a.warnings:
         console.print(f"warning: {w}", markup=False, highlight=False)
-    return console.file.getvalue()  # type: ignore[attr-defined]
+    text = console.file.getvalue()  # type: ignore[attr-defined]
+    return text if a.adaptive is None else text + optuna_text(a.adaptive, fmt)
+

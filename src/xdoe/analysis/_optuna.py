@@ -31,7 +31,7 @@ if TYPE_CHECKING:
 
     import pandas as pd
 
-__all__ = ["adaptive_answer", "optuna_summary", "optuna_text", "pareto_front", "plot_optimization"]
+__all__ = ["adaptive_answer", "frame_answer", "optuna_summary", "optuna_text", "pareto_front", "plot_optimization"]
 
 
 def _settings(design: dict[str, Any]) -> tuple[list[str], str]:
@@ -215,6 +215,32 @@ def adaptive_answer(frame: "pd.DataFrame", design: dict[str, Any] | None, store:
     return optuna_summary(table, design, response=response.label(phase), objectives=objectives,
                           left_out=dict(frame.attrs.get(LEFT_OUT_ATTR) or {}), frame=episodes,
                           direction=direction)
+
+
+def frame_answer(frame: "pd.DataFrame", design: dict[str, Any] | None, store: Any, *, response: Any = None,
+                 agent: str | None = None) -> tuple[dict[str, Any] | None, str | None]:
+    """``(answer, why not)`` of :func:`xdoe.analysis.analyze`: the
+    :func:`adaptive_answer` of ``frame`` (the episodes or the scores of one
+    experiment), the steps spent counted on ``frame`` when it holds the
+    episodes; ``(None, None)`` when ``design`` is not an optuna design;
+    ``(None, why)`` when the answer needs ``store`` (``None``): for the
+    Pareto front of several responses, or the episodes of a frame of scores.
+
+    Raises:
+        InputError: a response of the design cannot be read.
+    """
+    if not design or design.get("method") != "optuna":
+        return None, None
+    from xdoe.analysis._branches import split_branches
+
+    responses = (design.get("info") or {}).get("response") or []
+    several = isinstance(responses, list) and len(responses) > 1
+    episodes = split_branches(frame)[0] if {"episode", "steps"} <= set(frame.columns) else None
+    if store is None and (several or episodes is None):
+        needs = "every response's scores for the Pareto front" if several else "the episodes for the steps spent"
+        return None, (f"an optuna design: its answer (best trial, importances; xrun analyze's \"optuna\") reads "
+                      f"{needs} from the store: analyze(frame, store=...) gives it")
+    return adaptive_answer(frame, design, store, response=response, agent=agent, episodes=episodes), None
 
 
 def optuna_summary(table: "pd.DataFrame", design: dict[str, Any] | None, *, response: str = "",

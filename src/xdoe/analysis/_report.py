@@ -150,8 +150,9 @@ def write_report(frame: "pd.DataFrame | None", output: str | Path, *, response: 
     design, _branches = split_branches(answer)  # branches (include_branches): own rows of the aggregates
     agents = response_agents(design, response, agent)
     doe_design = read_design(output_dir, experiment)
-    results = [analyze(answer, response, statistic=statistic, agent=a, seed=seed, design=doe_design, goal=goal)
-               for a in agents]
+    with Store(store_url, read_only=True) as store:  # an optuna design's answer reads it, as xrun analyze
+        results = [analyze(answer, response, statistic=statistic, agent=a, seed=seed, design=doe_design, goal=goal,
+                           store=store) for a in agents]
     result = results[0]
     experiments = sorted({str(e) for e in design["experiment"].dropna().unique()})
     experiment = experiment or (experiments[0] if len(experiments) == 1 else None)
@@ -227,13 +228,10 @@ def write_report(frame: "pd.DataFrame | None", output: str | Path, *, response: 
         parts.append(f"<h3>{html.escape(a.title())}: {html.escape(title_)}</h3>" + _table(headers, rows))
         parts += [f"<p class=warn>warning: {html.escape(w)}</p>" for w in a.warnings]
 
-    if (doe_design or {}).get("method") == "optuna":  # the best trial, the importances (xdoe.analysis._optuna)
-        from xdoe.analysis._optuna import adaptive_answer, optuna_text, plot_optimization
+    adaptive = result.adaptive  # an optuna design's best trial, importances (xdoe.analysis.adaptive_answer)
+    if adaptive is not None:
+        from xdoe.analysis._optuna import optuna_text, plot_optimization
 
-        with Store(store_url, read_only=True) as store:  # as xrun analyze: the front over every response
-            adaptive = adaptive_answer(answer, doe_design, store, experiment=experiment, response=response,
-                                       agent=result.agent,
-                                       episodes=None if frame is None else split_branches(frame)[0])
         parts.append('<h2 id="optuna">Adaptive design (Optuna)</h2>'
                      + "".join(f"<p>{html.escape(line)}</p>" for line in optuna_text(adaptive).splitlines()))
         parts.append(_image(lambda p: plot_optimization(adaptive, p), "Each trial's response and the best so far"))

@@ -159,7 +159,8 @@ class Analysis:
     ``goal.direction`` is ``minimize``; ``best`` is ``points[0]``,
     :func:`xdoe.analysis.resolve_goal`); ``factors`` ranked strongest first
     (partial eta², or ``|effect|`` for a two-level design); ``runs`` analysed;
-    ``warnings`` for people; ``methods`` the one model of each table."""
+    ``warnings`` for people; ``methods`` the one model of each table;
+    ``adaptive`` an optuna design's answer."""
 
     response: str
     factors: list[FactorEffect]
@@ -177,6 +178,12 @@ class Analysis:
     methods: dict[str, str] = field(default_factory=dict)
     #: whether a higher or a lower score is better, and why (:func:`xdoe.analysis.resolve_goal`)
     goal: Goal = field(default_factory=Goal)
+    #: an optuna design's answer, as ``xrun analyze`` states it (its JSON's ``"optuna"``):
+    #: :func:`xdoe.analysis.adaptive_answer` (``best`` trial with its levels, value and runs'
+    #: spread, ``history``, ``importances``, ``pareto`` of several responses, ``spent``, the
+    #: pruned, failed and waiting trials); ``None`` for another design, or when
+    #: :func:`xdoe.analysis.analyze` was not given the store the answer needs (a warning says so)
+    adaptive: dict[str, Any] | None = None
 
     @property
     def best(self) -> PointAggregate | None:
@@ -193,15 +200,18 @@ class Analysis:
 
     def _repr_html_(self) -> str:
         """In a notebook: the sections the CLI prints (:func:`xdoe.analysis.sections`)
-        as HTML tables, under the title naming the experiment and response."""
+        as HTML tables, under the title naming the experiment and response;
+        an optuna design's answer (:attr:`adaptive`) after them, in the lines
+        ``xrun analyze`` prints (:func:`xdoe.analysis.optuna_text`)."""
         import importlib
 
         from xdoe._html import html_block, html_table
 
         # the package's sections (xdoe.analysis._format imports this module: no import cycle)
-        sections = importlib.import_module("xdoe.analysis").sections
-        return html_block(self.title(), [html_table(*section) for section in sections(self)],
-                          [f"warning: {w}" for w in self.warnings])
+        package = importlib.import_module("xdoe.analysis")
+        adaptive = [] if self.adaptive is None else package.optuna_text(self.adaptive).splitlines()
+        return html_block(self.title(), [html_table(*section) for section in package.sections(self)],
+                          adaptive + [f"warning: {w}" for w in self.warnings])
 
     def to_dict(self) -> dict[str, Any]:
         """The JSON shape of ``xrun analyze --format json``: ``{"experiment",
@@ -216,7 +226,8 @@ class Analysis:
         the JSON a ``screening`` section; a response-surface design a
         ``surface`` section (``stationary_point`` by factor name in natural
         units, ``kind``, ``inside``, ``predicted``...); a Morris or Saltelli
-        design ``sensitivity`` (one entry per factor)."""
+        design ``sensitivity`` (one entry per factor); an optuna design
+        ``optuna`` (:attr:`adaptive`, last)."""
         points = self.aggregates()
         out = {"experiment": self.experiment, "response": self.response, "agent": self.agent,
                "statistic": self.statistic, "goal": self.goal.direction, "goal_from": self.goal.source,
@@ -227,6 +238,8 @@ class Analysis:
                "methods": dict(self.methods)}
         if self.doe is not None:
             out.update(doe_json(self.doe))
+        if self.adaptive is not None:
+            out["optuna"] = self.adaptive
         return out
 
     def aggregates(self) -> list[dict[str, Any]]:

@@ -197,28 +197,30 @@ def analyze_command(output_dir: Path | None, experiment: str | None, include_bra
     probability that the best point beats it (Agarwal et al. 2021); best is
     the highest estimate, or the lowest with --goal minimize or when the
     design declared direction: minimize for the response (json: "goal"). Warns
-    below 5 repetitions. In a game of several agents, one analysis per agent
-    (or --agent NAME). With --include-branches each branched or grown session
-    is one more row of the design points table (P(best > branch)); the
-    factors are ranked on the design's runs only."""
+    below 5 repetitions. An optuna design adds its best trial, history,
+    parameter importances and Pareto front (json: "optuna"). In a game of
+    several agents, one analysis per agent (json: {"experiment", "response",
+    "agents": {NAME: analysis}}); --agent NAME answers that agent alone
+    (json: the one analysis, its "agent" naming it, as without a game).
+    With --include-branches each branched or grown session is one more row
+    of the design points table (P(best > branch)); the factors are ranked on
+    the design's runs only."""
     from xdoe.analysis import analyze, parse_response, read_design, render, response_agents, split_branches
 
     resp = parse_response(response)
     frame = load_frame(output_dir, experiment, store_url, include_branches, resp)
     design = read_design(output_dir, _resolve(output_dir, experiment, store_url)[0])
     who = response_agents(split_branches(frame)[0], resp, agent)
-    results = [analyze(frame, resp, statistic=statistic, agent=a, seed=seed, design=design, goal=goal) for a in who]
-    text = render(results if who != [None] else results[0], fmt, width=console().width)
-    adaptive = _adaptive(frame, resp, who[0], design, output_dir, experiment, store_url)
-    if adaptive is not None and fmt == "json":
+    with selected_store(output_dir, experiment, store_url) as (store, _chosen):  # an optuna design's answer reads it
+        results = [analyze(frame, resp, statistic=statistic, agent=a, seed=seed, design=design, goal=goal,
+                           store=store) for a in who]
+    # one analysis (the runs' one agent, or --agent NAME) is its own JSON object; a game's several are keyed by agent
+    text = render(results if len(results) > 1 else results[0], fmt, width=console().width)
+    if len(results) > 1 and results[0].adaptive is not None and fmt == "json":  # as before: the first agent's, on top
         import json
 
-        text = json.dumps({**json.loads(text), "optuna": adaptive}, indent=2, ensure_ascii=False)
+        text = json.dumps({**json.loads(text), "optuna": results[0].adaptive}, indent=2, ensure_ascii=False)
     click.echo(text, nl=fmt not in ("table",))
-    if adaptive is not None and fmt in ("table", "markdown"):
-        from xdoe.analysis import optuna_text
-
-        click.echo(("\n" if fmt == "markdown" else "") + optuna_text(adaptive, fmt), nl=False)
     if fmt != "table":
         for result in results:
             for warning in result.warnings:

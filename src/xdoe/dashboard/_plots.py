@@ -131,14 +131,9 @@ def _compute(store: Any, experiment: str, key: Any, runs: int) -> Answer:
         answer.frame = frame
         # a game of several agents: one analysis each, never their average (as xrun analyze)
         agents = response_agents(frame, Response())
-        answer.analyses = [analyze(frame, agent=a) for a in agents]
-        from xdoe.results import DESIGN_ATTR
-
-        design = frame.attrs.get(DESIGN_ATTR)
-        if (design or {}).get("method") == "optuna":  # its best trial and front, as xrun analyze gives them
-            from xdoe.analysis import adaptive_answer
-
-            answer.adaptive = adaptive_answer(frame, design, store, experiment=experiment, agent=agents[0])
+        # store: an optuna design's best trial and front (Analysis.adaptive), as xrun analyze gives them
+        answer.analyses = [analyze(frame, agent=a, store=store) for a in agents]
+        answer.adaptive = answer.analyses[0].adaptive
         if agents == [None]:
             answer.single = answer.analyses[0]
         else:
