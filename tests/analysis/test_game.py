@@ -124,3 +124,26 @@ def test_each_picture_draws_the_agent_asked_for(game, tmp_path: Path) -> None:
         assert refused.exit_code == 2 and "choose one with --agent NAME" in refused.output
         assert "No such option" not in CliRunner().invoke(
             xrun, ["plot", picture, str(game["dir"]), "--agent", "nobody", "-o", str(tmp_path / "y.png")]).output
+
+
+def test_plan_of_a_game_is_one_document(game) -> None:
+    """``xrun plan`` without ``--agent`` plans per agent in one document: one
+    JSON object keyed by agent (as ``xrun analyze`` answers a game), one CSV
+    header; each agent's part equals ``--agent NAME``'s answer."""
+    runner = CliRunner()
+    common = ["plan", str(game["dir"]), "--trials", "100", "--cap", "50"]
+    out = runner.invoke(xrun, [*common, "--format", "json"])
+    assert out.exit_code == 0, out.output
+    data = json.loads(out.stdout)  # one object (two were printed back to back)
+    assert data["experiment"] == "tictactoe" and set(data["agents"]) == {"learner", "random"}
+    for agent in ("learner", "random"):
+        alone = runner.invoke(xrun, [*common, "--agent", agent, "--format", "json"])
+        assert alone.exit_code == 0, alone.output
+        assert data["agents"][agent] == json.loads(alone.stdout)
+        assert data["agents"][agent]["agent"] == agent
+    out = runner.invoke(xrun, [*common, "--format", "csv"])
+    assert out.exit_code == 0, out.output
+    lines = out.stdout.splitlines()
+    assert sum(line.startswith("experiment,") for line in lines) == 1  # one header
+    rows = list(csv.DictReader(io.StringIO(out.stdout)))
+    assert {r["agent"] for r in rows} == {"learner", "random"}

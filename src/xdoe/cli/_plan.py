@@ -53,16 +53,24 @@ def _header_lines(plan: Any) -> list[str]:
 
 
 def render_plan(plan: Any, fmt: str) -> str:
-    """``plan`` as ``table`` (rich), ``markdown``, ``csv`` or ``json`` text."""
+    """``plan`` as ``table`` (rich), ``markdown``, ``csv`` or ``json`` text;
+    a list of plans (one per agent of a game) as one document: ``json`` an
+    object ``{"experiment", "response", "agents": {name: plan}}`` (as ``xrun
+    analyze`` gives a game), ``csv`` one header and every agent's rows, the
+    other formats one block per agent."""
+    plans = plan if isinstance(plan, list) else [plan]
     if fmt == "json":
-        return json.dumps(plan.to_dict(), indent=2, default=str)
+        if not isinstance(plan, list):
+            return json.dumps(plan.to_dict(), indent=2, default=str)
+        return json.dumps({"experiment": plans[0].experiment, "response": plans[0].response,
+                           "agents": {p.agent: p.to_dict() for p in plans}}, indent=2, default=str)
     if fmt == "csv":
         buf = io.StringIO()
         w = csv.writer(buf, lineterminator="\n")
         w.writerow(["experiment", "response", "agent", "goal", "alpha", "power", "delta", "point_a", "point_b",
                     "pilot_n_a", "pilot_n_b", "mean_a", "mean_b", "sd_a", "sd_b", "observed_delta", "n_welch_exact",
                     "n_welch", "n_bootstrap", "bootstrap_capped", "missing"])
-        for c in plan.comparisons:
+        for plan, c in ((p, c) for p in plans for c in p.comparisons):
             w.writerow([plan.experiment, plan.response, plan.agent or "", plan.goal.direction, plan.alpha,
                         plan.power, c.delta, c.a, c.b,
                         c.n_a, c.n_b, c.mean_a, c.mean_b, c.sd_a, c.sd_b, c.observed,
@@ -129,21 +137,30 @@ def plan_command(output_dir: Path | None, experiment: str | None, include_branch
     --power and level --alpha, by Welch's t test (statsmodels' power solver,
     effect size delta / pooled SD) and by a bootstrap of the pilot scores;
     and how many runs are missing. Add them with
-    xgen augment DOC --replicate-to N. Only the design's runs count."""
+    xgen augment DOC --replicate-to N. Only the design's runs count. In a
+    game of several agents, one plan per agent (json: {"experiment",
+    "response", "agents": {NAME: plan}}; csv: one header, the agent column);
+    --agent NAME plans for that agent alone."""
     from xdoe.analysis import parse_response, pilot_plan, response_agents, split_branches
 
     resp = parse_response(response)
     frame = load_frame(output_dir, experiment, store_url, False, resp)
-    texts = []
+    plans = []
     for who in response_agents(split_branches(frame)[0], resp, agent):
         plan = pilot_plan(frame, resp, agent=who, statistic=statistic, goal=goal, alpha=alpha, power=power,
                           delta=delta, compare=compare, seed=seed, trials=trials, cap=cap)
-        texts.append(render_plan(plan, fmt))
-        if fmt == "table" and plan.recommended is not None:
-            texts.append(f"to reach it everywhere: xgen augment DOC --replicate-to {plan.recommended}\n")
+        plans.append(plan)
         for c in plan.comparisons:
             for note in c.notes:
                 click.secho(f"note: {c.a} vs {c.b}: {note}", fg="yellow", err=True)
         for w in plan.warnings:
             click.secho(f"warning: {w}", fg="yellow", err=True)
+    if fmt in ("json", "csv"):  # one document: a game's agents in one JSON object, one CSV header
+        click.echo(render_plan(plans if len(plans) > 1 else plans[0], fmt), nl=False)
+        return
+    texts = []
+    for plan in plans:
+        texts.append(render_plan(plan, fmt))
+        if fmt == "table" and plan.recommended is not None:
+            texts.append(f"to reach it everywhere: xgen augment DOC --replicate-to {plan.recommended}\n")
     click.echo("".join(texts), nl=False)
