@@ -7,9 +7,11 @@ the half-normal (Daniel) plot.
 * Contrasts: the main effects, then the products of two, three ... factors
   that are neither constant nor (up to sign) a contrast already taken, until
   ``m = points - 1`` contrasts (a regular fraction: one per alias chain); a
-  non-regular design (Plackett-Burman) is completed by the orthonormal
-  complement of its main effects (QR), each scaled to the variance of an
-  effect, ``2 q'y / sqrt(n)``.
+  non-regular design (Plackett-Burman) is completed by the unused columns of
+  the published design (the "dummy" columns of the textbook analysis, so
+  Lenth's PSE is the one over all ``n - 1`` columns), or when its points are
+  not such a design by the orthonormal complement of its main effects (QR of
+  the sorted points), each scaled to the variance of an effect, ``2 q'y / sqrt(n)``.
 * Without replication, Lenth (1989, "Quick and easy analysis of unreplicated
   factorials", Technometrics 31, 469-473): ``s0 = 1.5 median|c_j|``,
   ``PSE = 1.5 median{|c_j| : |c_j| < 2.5 s0}``, ``t_j = c_j / PSE`` referred
@@ -101,8 +103,10 @@ def contrasts(x: np.ndarray, names: list[str]) -> tuple[np.ndarray, list[str], l
     the block (the block effect itself: ``block``). In a regular fraction
     every product is constant (a word), equal to a chain up to sign, or
     orthogonal to every chain; a non-regular design (Plackett-Burman) is
-    completed by the orthonormal complement of the main effects (QR), each
-    column scaled to the variance of an effect, labelled ``(error i)``.
+    completed by the published design's unused columns (the rows matched to
+    its runs), else by the orthonormal complement of the main effects (QR of
+    the sorted rows), each column scaled to the variance of an effect,
+    labelled ``(error i)``.
 
     Source: alias chains of a regular 2^(k-p) fraction and of a fold-over
     run as a second block, Montgomery (2012), *Design and Analysis of
@@ -146,15 +150,53 @@ def contrasts(x: np.ndarray, names: list[str]) -> tuple[np.ndarray, list[str], l
     rest = [i for i in order if i not in mains]
     order = mains + rest
     cols, labels, aliases = [cols[i] for i in order], [labels[i] for i in order], [aliases[i] for i in order]
-    if len(cols) < n - 1:  # non-regular: the orthonormal complement, scaled like an effect
-        basis = np.column_stack([np.ones(n), *cols])
-        q, _ = np.linalg.qr(np.column_stack([basis, np.eye(n)]))
-        extra = q[:, basis.shape[1]:n]
+    if len(cols) < n - 1:  # non-regular: the design's unused columns, else the orthonormal complement
+        extra = _unused_plackett_burman_columns(x)
+        if extra is None:
+            extra = _complement(np.column_stack([np.ones(n), *cols])) * np.sqrt(n)  # scaled like an effect
         for i in range(extra.shape[1]):
-            cols.append(extra[:, i] * np.sqrt(n))
+            cols.append(extra[:, i])
             labels.append(f"(error {i + 1})")
             aliases.append([])
     return np.column_stack(cols), labels, aliases
+
+
+def _unused_plackett_burman_columns(x: np.ndarray) -> np.ndarray | None:
+    """``(n, n - 1 - k)`` ±1: the columns ``k + 1 .. n - 1`` of the published ``n``-run
+    Plackett-Burman design (:func:`xdoe.design.plackett_burman`) whose first ``k`` columns
+    are the rows of the ``(n, k)`` matrix ``x`` in some order (a column of ``x`` may be
+    reversed: a factor coded the other way round), rows in ``x``'s order; ``None``
+    when ``x`` is not such a design. These are the "dummy" columns whose effects estimate the
+    error in the textbook analysis of a saturated design (Lenth 1989 over all ``n - 1``
+    columns): Lenth's PSE is not invariant to a rotation of the error space, so an
+    arbitrary basis of it would give another PSE, and one that changes with the run order."""
+    from xdoe.design import Factor, plackett_burman
+    from xdoe.errors import DesignError
+
+    n, k = x.shape
+    try:
+        full = plackett_burman([Factor(f"c{j}", levels=(0, 1)) for j in range(n - 1)]).coded()
+    except DesignError:
+        return None
+    rows = {tuple(r): i for i, r in enumerate(full[:, :k])}
+    if len(full) != n or len(rows) != n:
+        return None
+    for low in x:  # the run taken as the design's all-low last run: columns coded the other way round match too
+        index = [rows.get(tuple(r)) for r in x * -low]
+        if None not in index and len(set(index)) == n:
+            return full[index, k:]
+    return None
+
+
+def _complement(basis: np.ndarray) -> np.ndarray:
+    """An orthonormal basis ``(n, n - p)`` of the complement of the ``(n, p)`` full-rank
+    ``basis``, by QR of the rows in sorted order (so it does not depend on the runs' order)."""
+    n = len(basis)
+    order = np.lexsort(basis.T[::-1])
+    q, _ = np.linalg.qr(np.column_stack([basis[order], np.eye(n)]))
+    out = np.empty((n, n - basis.shape[1]))
+    out[order] = q[:, basis.shape[1]:n]
+    return out
 
 
 def _kind(label: str, aliases: list[str], factors: list[str]) -> str:
