@@ -222,8 +222,8 @@ def _central_composite(factors: Sequence[Factor], spec: DesignSpec) -> tuple[np.
     coded = np.asarray(pydoe.ccdesign(d, center=split, alpha=alpha, face=face), float)
     axial = float(np.abs(coded).max()) if face == "circumscribed" else 1.0
     cube = float(np.abs(coded[0]).max())
-    return coded, {"face": face, "alpha": alpha, "alpha_value": axial if face != "inscribed" else 1.0 / cube,
-                   "center": center}
+    return coded, {"model": "quadratic", "face": face, "alpha": alpha,  # the model of its diagnostics
+                   "alpha_value": axial if face != "inscribed" else 1.0 / cube, "center": center}
 
 
 #: Box & Behnken (1960), Table: per number of factors the blocks of factors
@@ -262,7 +262,7 @@ def _box_behnken(factors: Sequence[Factor], spec: DesignSpec) -> tuple[np.ndarra
                           "use central_composite or d_optimal with model: quadratic")
     center = spec.get("center", BOX_BEHNKEN_CENTER[k])
     coded = np.vstack([box_behnken_points(k), np.zeros((center, k))])
-    return coded, {"center": center}
+    return coded, {"model": "quadratic", "center": center}  # the model of its diagnostics
 
 
 def _made(method: str, factors: tuple[Factor, ...], coded: np.ndarray, info: dict) -> Design:
@@ -339,7 +339,7 @@ def central_composite(factors: Sequence[Factor], spec: DesignSpec | Mapping[str,
     Returns:
         A :class:`~xdoe.design.Design` (method ``central_composite``) in
         pyDOE's order; a circumscribed design widens each factor to its axial
-        points (``scale`` is alpha); ``info``: face, alpha, alpha_value, center.
+        points (``scale`` is alpha); ``info``: model (quadratic), face, alpha, alpha_value, center.
 
     Raises:
         DesignError: a factor with levels, or fewer than two factors.
@@ -361,7 +361,7 @@ def box_behnken(factors: Sequence[Factor], spec: DesignSpec | Mapping[str, Any] 
 
     Returns:
         A :class:`~xdoe.design.Design` (method ``box_behnken``) of 12, 24,
-        40, 48 or 56 points plus the centre points; ``info`` ``{"center"}``.
+        40, 48 or 56 points plus the centre points; ``info`` ``{"model": "quadratic", "center"}``.
 
     Raises:
         DesignError: a factor with levels, or fewer than 3 or more than 7 factors.

@@ -185,17 +185,13 @@ class Design:
         """D-efficiency, largest correlation between model terms and, for a
         two-level design, resolution and aliases up to two-factor
         interactions (:func:`xdoe.design._diagnostics.diagnostics`); the model
-        is ``info["model"]``, else the method's (:data:`xdoe.design._doe.DOE_MODEL`:
-        quadratic for central composite and Box-Behnken designs, so a design
-        made by the method's function says what the dry run says), else linear."""
+        is ``info["model"]`` (default linear)."""
         from xdoe.design._diagnostics import diagnostics
-        from xdoe.design._doe import DOE_MODEL
 
         info = getattr(self, "info", None) or {}
         kinds = [0 if f.levels is None else len(f.levels) for f in self.factors]
         two = self.method in ("fractional_factorial", "plackett_burman")
-        model = info.get("model", DOE_MODEL.get(self.method, "linear"))
-        return diagnostics(self.coded(), [f.name for f in self.factors], kinds, model,
+        return diagnostics(self.coded(), [f.name for f in self.factors], kinds, info.get("model", "linear"),
                            self.active, two_level=two, regular=self.method != "plackett_burman")
 
     def __repr__(self) -> str:
