@@ -88,25 +88,29 @@ def test_plackett_burman_contrasts_completed_by_the_orthogonal_complement():
     assert np.allclose(cols.T @ cols, len(x) * np.eye(len(x) - 1))
 
 
-@pytest.mark.parametrize("order", [0, 1, 2])
-def test_lenth_of_a_plackett_burman_design_takes_its_unused_columns_as_the_error(order):
-    """An unreplicated 12-run Plackett-Burman design of 8 factors: Lenth's PSE is the one
-    over all 11 columns of the published design (its 3 unused "dummy" columns estimate the
-    error, as in the textbook analysis), whatever the order of the runs and with a factor
-    coded the other way round. An arbitrary orthonormal basis of the error space gave another
-    PSE (0.119 against 0.116 here), and one that changed with the order of the runs."""
-    full = make_design([Factor(f"z{i}", levels=(0, 1)) for i in range(11)],
+@pytest.mark.parametrize("runs,k,order", [(12, 8, 0), (12, 8, 1), (12, 8, 2), (24, 8, 0), (36, 25, 1)])
+def test_lenth_of_a_plackett_burman_design_takes_its_unused_columns_as_the_error(runs, k, order):
+    """An unreplicated Plackett-Burman design of ``k`` factors: Lenth's PSE is the one over all
+    ``runs - 1`` columns of the published design (its unused "dummy" columns estimate the error,
+    as in the textbook analysis), whatever the order of the runs and with a factor coded the
+    other way round. An arbitrary orthonormal basis of the error space gave another PSE (12 runs:
+    0.119 against 0.116 here) that changed with the order of the runs; 24 runs took a two-factor
+    interaction orthogonal to the main effects (yet correlated 1/3 with others) as a contrast of
+    its own; and 36 runs of 25 factors searched all 2^25 products (the analysis never ended)."""
+    full = make_design([Factor(f"z{i}", levels=(0, 1)) for i in range(runs - 1)],
                        method={"method": "plackett_burman"}).coded()
-    y = 10 + 2.5 * full[:, 0] - 1.5 * full[:, 2] + 0.9 * full[:, 5] + 0.3 * np.random.default_rng(1).standard_normal(12)
-    names = list("ABCDEFGH")
-    table = pd.DataFrame(full[:, :8], columns=names).assign(y=y, design_point=range(12))
-    table["E"] = -table["E"] if order == 2 else table["E"]
-    table = table.iloc[np.random.default_rng(order).permutation(12) if order else np.arange(12)]
+    noise = 0.3 * np.random.default_rng(1).standard_normal(runs)
+    y = 10 + 2.5 * full[:, 0] - 1.5 * full[:, 2] + 0.9 * full[:, 5] + noise
+    names = [f"f{i}" for i in range(k)]
+    table = pd.DataFrame(full[:, :k], columns=names).assign(y=y, design_point=range(runs))
+    table["f4"] = -table["f4"] if order == 2 else table["f4"]
+    table = table.iloc[np.random.default_rng(order).permutation(runs) if order else np.arange(runs)]
     result = screening(table, table[names], names)
     assert result["method"] == "lenth"
-    assert result["pse"] == pytest.approx(lenth(full.T @ y / 6)["pse"], rel=1e-12)
-    errors = [r for r in result["effects"] if r["name"].startswith("(error")]
-    assert sorted(abs(r["effect"]) for r in errors) == pytest.approx(sorted(abs(full[:, 8:].T @ y / 6)), rel=1e-12)
+    assert result["pse"] == pytest.approx(lenth(full.T @ y / (runs / 2))["pse"], rel=1e-12)
+    assert [r["name"] for r in result["effects"]] == names + [f"(error {i + 1})" for i in range(runs - 1 - k)]
+    errors = sorted(abs(r["effect"]) for r in result["effects"][k:])
+    assert errors == pytest.approx(sorted(abs(full[:, k:].T @ y / (runs / 2))), rel=1e-12)
 
 
 def test_three_blocks_are_a_fixed_effect_of_the_same_model():

@@ -6,8 +6,10 @@ the half-normal (Daniel) plot.
   over the design points' mean responses (centre points left out).
 * Contrasts: the main effects, then the products of two, three ... factors
   that are neither constant nor (up to sign) a contrast already taken, until
-  ``m = points - 1`` contrasts (a regular fraction: one per alias chain); a
-  non-regular design (Plackett-Burman) is completed by the unused columns of
+  ``m = points - 1`` contrasts (a regular fraction: one per alias chain); once
+  a product is only partly correlated with them (a non-regular design) no
+  product of more than three factors is searched, and a Plackett-Burman
+  design keeps its main effects alone, completed by the unused columns of
   the published design (the "dummy" columns of the textbook analysis, so
   Lenth's PSE is the one over all ``n - 1`` columns), or when its points are
   not such a design by the orthonormal complement of its main effects (QR of
@@ -102,11 +104,13 @@ def contrasts(x: np.ndarray, names: list[str]) -> tuple[np.ndarray, list[str], l
     interaction it equals; a chain is named by its lowest-order member without
     the block (the block effect itself: ``block``). In a regular fraction
     every product is constant (a word), equal to a chain up to sign, or
-    orthogonal to every chain; a non-regular design (Plackett-Burman) is
-    completed by the published design's unused columns (the rows matched to
-    its runs), else by the orthonormal complement of the main effects (QR of
-    the sorted rows), each column scaled to the variance of an effect,
-    labelled ``(error i)``.
+    orthogonal to every chain; a non-regular design (a product partly
+    correlated with a chain) is searched up to :data:`LIST_ORDER` factors
+    only. A Plackett-Burman design (its rows those of the published design's
+    first ``k`` columns) keeps its main effects, completed by the design's
+    unused columns; another non-regular one is completed by the orthonormal
+    complement of its contrasts (QR of the sorted rows), each column scaled
+    to the variance of an effect; both labelled ``(error i)``.
 
     Source: alias chains of a regular 2^(k-p) fraction and of a fold-over
     run as a second block, Montgomery (2012), *Design and Analysis of
@@ -119,9 +123,10 @@ def contrasts(x: np.ndarray, names: list[str]) -> tuple[np.ndarray, list[str], l
     def key(c: np.ndarray) -> bytes:
         return np.sign(c * c[0]).astype(np.int8).tobytes()
 
+    regular, unused = True, None
     for size in range(1, k + 1):
-        if len(chains) >= n - 1 and size > LIST_ORDER:
-            break
+        if size > LIST_ORDER and (len(chains) >= n - 1 or not regular):
+            break  # (a non-regular design never fills its n - 1 chains: no search through all 2^k products)
         for combo in itertools.combinations(range(k), size):
             c = np.prod(x[:, combo], axis=1)
             if np.all(c == c[0]):
@@ -131,12 +136,16 @@ def contrasts(x: np.ndarray, names: list[str]) -> tuple[np.ndarray, list[str], l
                 if size <= LIST_ORDER:
                     chains[hit][1].append((1 if float(c @ chains[hit][0]) > 0 else -1, combo))
                 continue
-            if len(chains) >= n - 1:
+            if len(chains) >= n - 1 or unused is not None:
                 continue
             if chains and np.max(np.abs(np.column_stack([ch[0] for ch in chains]).T @ c)) > 1e-9:
-                continue  # not orthogonal: a non-regular design, completed below
+                if regular:  # not orthogonal: a non-regular design, completed below
+                    regular, unused = False, _unused_plackett_burman_columns(x)
+                continue
             index[key(c)] = len(chains)
             chains.append((c.astype(float), [(1, combo)]))
+    if unused is not None:  # a Plackett-Burman design: its main effects, then its unused columns
+        chains = [ch for ch in chains if len(ch[1][0][1]) == 1]
     cols, labels, aliases = [], [], []
     for column, members in chains:
         members.sort(key=lambda m: _member_key(m[1], names))
@@ -151,8 +160,8 @@ def contrasts(x: np.ndarray, names: list[str]) -> tuple[np.ndarray, list[str], l
     order = mains + rest
     cols, labels, aliases = [cols[i] for i in order], [labels[i] for i in order], [aliases[i] for i in order]
     if len(cols) < n - 1:  # non-regular: the design's unused columns, else the orthonormal complement
-        extra = _unused_plackett_burman_columns(x)
-        if extra is None:
+        extra = unused
+        if extra is None or len(cols) + extra.shape[1] != n - 1:
             extra = _complement(np.column_stack([np.ones(n), *cols])) * np.sqrt(n)  # scaled like an effect
         for i in range(extra.shape[1]):
             cols.append(extra[:, i])
