@@ -166,6 +166,17 @@ def test_refusals(spec, message):
         make_design(factors, method=spec)
 
 
+def test_morris_with_an_odd_number_of_levels_is_refused():
+    """With p = 3 levels Morris's step p / (2 (p - 1)) = 3/4 leaves the grid {0, 1/2, 1}: SALib
+    only warns that the sample may be biased, and the points landed at coded +0.5."""
+    pytest.importorskip("SALib")
+    factors = [Factor("x", low=0, high=1), Factor("y", low=0, high=1)]
+    with pytest.raises(DesignError, match="levels must be even"):
+        make_design(factors, method={"method": "morris", "levels": 3, "trajectories": 2})
+    grid = make_design(factors, method={"method": "morris", "levels": 6, "trajectories": 3}, seed=1).unit()
+    assert set(np.round(grid.ravel() * 5, 9)) <= {0.0, 1.0, 2.0, 3.0, 4.0, 5.0}  # an even p stays on its grid
+
+
 def test_design_larger_than_max_runs_refused():
     with pytest.raises(DesignError, match="max_runs 10"):
         make_design(two("abcdefg"), method={"method": "fractional_factorial", "resolution": 4}, max_runs=10)

@@ -70,11 +70,16 @@ def morris(factors: Sequence[Factor], spec: DesignSpec | Mapping[str, Any] | Non
 
     Raises:
         DesignError: a factor with levels or a ``when``, fewer than two
-            factors, or SALib missing (names the extra to install).
+            factors, an odd ``levels`` (SALib only warns that the sample
+            may be biased: its points leave the grid), or SALib missing
+            (names the extra to install).
     """
     factors, morris_sample, _ = _salib(factors, "morris")
     spec = spec_of("morris", spec)
     trajectories, levels = spec.get("trajectories", 10), spec.get("levels", 4)
+    if levels % 2:
+        raise DesignError(f"morris: levels must be even (the step p / (2 (p - 1)) leaves the grid of p levels "
+                          f"when p is odd, so the design is biased; Morris 1991), got {levels}")
     points = morris_sample.sample(salib_problem([f.name for f in factors]), trajectories, num_levels=levels,
                                   seed=rng_from(seed))
     return Design(factors, "morris", f"morris: {len(points)} points (SALib)", np.clip(points, 0.0, 1.0),
