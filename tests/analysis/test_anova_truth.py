@@ -61,3 +61,43 @@ def test_a_two_level_factor_is_signed_by_the_documents_level_order(tmp_path):
     assert [lv["level"] for lv in factors["b"]["levels"]] == [1, 2]
     assert factors["b"]["effect"] == pytest.approx(means[1] - means[0]) == pytest.approx(-2.0)
     assert factors["a"]["effect"] == pytest.approx(5.0)
+
+
+def test_an_interaction_aliased_with_a_factor_is_left_out_of_the_anova(tmp_path) -> None:
+    """A resolution III fraction (``x4 = x1 x2``, ``x5 = x1 x3``) with three of its points
+    replicated in a block (``xgen augment --replicate``) is answered by the type II ANOVA,
+    whose model held the interactions ``x1 x x2`` (that is ``x4``) and ``x1 x x4`` (``x2``): rank 8
+    for 13 parameters, and ``anova_lm`` gave ``x4`` F = -14980. Only interactions that add columns
+    of their own enter; every F is then statsmodels' of that full-rank model."""
+    import statsmodels.formula.api as smf
+    import yaml
+    from statsmodels.stats.anova import anova_lm
+
+    from doe_truth import interaction_document
+    from xdoe.analysis import load_scores, parse_response, run_table
+    from xdoe.cli._xgen import main as xgen
+
+    out = tmp_path / "out"
+    doc = tmp_path / "exp.yaml"
+    doc.write_text(yaml.safe_dump(interaction_document()))
+    generate(interaction_document(), out)
+    run_folder(out)
+    done = CliRunner().invoke(xgen, ["augment", str(doc), "-o", str(out), "--replicate", "0,2,5", "--repetitions", "2"])
+    assert done.exit_code == 0, done.output
+    url = run_folder(out, sorted(out.glob("run-*.yaml"))[8:])
+    result = CliRunner().invoke(xrun, ["analyze", str(out), "--format", "json"])
+    assert result.exit_code == 0, result.output
+    body = json.loads(result.stdout)
+    assert body["methods"]["factors"].startswith("type II ANOVA") and body["runs"] == 14
+    pairs = {tuple(i["factors"]) for i in body["interactions"]}
+    assert not pairs & {("x1", "x2"), ("x1", "x3"), ("x1", "x4"), ("x1", "x5"), ("x2", "x4"), ("x3", "x5")}
+    table = run_table(load_scores(url, parse_response(None), "three-way"), parse_response(None))[0]
+    data = table.assign(**{n: table[n].astype(str) for n in ("x1", "x2", "x3", "x4", "x5")})
+    formula = " + ".join([f"C({n})" for n in ("x1", "x2", "x3", "x4", "x5")] + [f"C({a}):C({b})" for a, b in pairs])
+    fit = smf.ols(f"y ~ {formula}", data=data).fit()
+    assert fit.df_model + 1 == len(fit.params)  # full rank
+    anova = anova_lm(fit, typ=2)
+    for row in body["factors"] + body["interactions"]:
+        term = f"C({row['factors'][0]}):C({row['factors'][1]})" if "factors" in row else f"C({row['name']})"
+        assert row["F"] >= 0 and row["F"] == pytest.approx(anova.loc[term, "F"], rel=1e-9)
+        assert row["df"] == [1.0, fit.df_resid]

@@ -122,8 +122,8 @@ def _matched(table: "pd.DataFrame", factors: list[str], design: dict[str, Any], 
             raise IncompleteDesignError(
                 f"the two-level screening model cannot estimate the main effect of {', '.join(lost)} on its own "
                 f"from the {result['points']} setting(s) of the factors with a finished run (runs failed or not "
-                "run yet leave the design incomplete): the factors are ranked by the type II ANOVA of the runs "
-                "instead")
+                "run yet, or a block that repeats only some of the points, leave the design without orthogonal "
+                "contrasts): the factors are ranked by the type II ANOVA of the runs instead")
         return {"analysis": "screening", "source": source, "coding": coding, **result}
     if method in SURFACE or method == "surface" or (method == "augmented" and design.get("family") == "surface"):
         from xdoe.analysis._surface import surface

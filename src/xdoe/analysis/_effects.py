@@ -5,7 +5,9 @@ conditional factors; design points ranked by one statistic over runs.
 The model is an ordinary least-squares fit (``statsmodels.formula.api.ols``)
 of the per-run response on every factor that varies (categorical factors as
 ``C(...)``, continuous ones linear), plus the two-way interactions of
-categorical factors whose every level combination was run, as long as
+categorical factors whose every level combination was run and whose columns
+are not aliased with the model's (in a fraction with ``c = ab``, ``a x b``
+is ``c``: a rank-deficient model gave negative sums of squares), as long as
 residual degrees of freedom remain; :func:`statsmodels.stats.anova.anova_lm`
 (type II sums of squares) gives F and p per term, and partial eta² is
 ``SS_term / (SS_term + SS_residual)`` (Cohen 1973). A conditional factor (one
@@ -132,16 +134,25 @@ def _fit(table: "pd.DataFrame", factors: list[str], kinds: dict[str, str], inter
             count += k
         return count
 
+    def rank(ts: dict[str, tuple[str, ...]]) -> int:
+        from patsy import dmatrix
+
+        return int(np.linalg.matrix_rank(np.asarray(dmatrix(" + ".join(ts), data))))
+
     if interactions:
         cats = [f for f in factors if kinds[f] == "categorical"]
+        base = rank(terms) if len(cats) > 1 else 0
         for i, a in enumerate(cats):
             for b in cats[i + 1:]:
                 cells = data.groupby([safe[a], safe[b]]).size()
                 if len(cells) < data[safe[a]].nunique() * data[safe[b]].nunique():
                     continue  # not every combination was run
                 trial = {**terms, f"C({safe[a]}):C({safe[b]})": (a, b)}
-                if n - n_params(trial) >= 1:
-                    terms = trial
+                # estimable: every one of its columns new to the model (not aliased with its terms, as a*b is
+                # with c = ab in a fraction), and a residual degree of freedom left (n - rank, as statsmodels)
+                if n - n_params(trial) >= 1 and (r := rank(trial)) == base + n_params(trial) - n_params(terms) \
+                        and n - r >= 1:
+                    terms, base = trial, r
     if not terms or n - n_params(terms) < 1:
         return None, None, terms, safe
     table_ = fit = None
