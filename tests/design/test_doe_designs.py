@@ -188,6 +188,8 @@ def test_design_larger_than_max_runs_refused():
     ({"method": "box_behnken", "centre": 3}, "unknown option 'centre'"),
     ({"method": "nope"}, "unknown or missing method"),
     ({"method": "fractional_factorial", "resolution": 4, "generators": "a b ab"}, "not both"),
+    ({"method": "central_composite", "face": "faced", "alpha": "orthogonal"}, "does not apply to face: faced"),
+    ({"method": "central_composite", "face": "faced", "alpha": "rotatable"}, "does not apply to face: faced"),
 ])
 def test_parse_design_refusals(value, message):
     with pytest.raises(DesignError, match=message):

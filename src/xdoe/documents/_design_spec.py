@@ -133,7 +133,8 @@ def parse_design(value: Any) -> DesignSpec:
 
     Raises:
         DesignError: an unknown method or option, an option of the wrong
-            type, or both ``resolution`` and ``generators``.
+            type, both ``resolution`` and ``generators``, or ``alpha`` with
+            ``face: faced``.
     """
     if isinstance(value, DesignSpec):
         return value
@@ -159,6 +160,10 @@ def parse_design(value: Any) -> DesignSpec:
         options[key] = _check(method, key, item, known[key])
     if "resolution" in options and "generators" in options:
         raise DesignError("design fractional_factorial: give resolution or generators, not both")
+    if options.get("face") == "faced" and "alpha" in options:  # its axial distance is 1, whatever alpha says
+        raise DesignError(f"design central_composite: alpha: {options['alpha']} does not apply to face: faced "
+                          "(its axial points lie on the cube's faces, alpha = 1); remove alpha, or choose face: "
+                          "circumscribed or inscribed")
     if method == "optuna":
         if "trials" not in options:
             raise DesignError("design optuna needs trials: the number of trials (design points) to run in all")
