@@ -101,3 +101,37 @@ def test_an_interaction_aliased_with_a_factor_is_left_out_of_the_anova(tmp_path)
         term = f"C({row['factors'][0]}):C({row['factors'][1]})" if "factors" in row else f"C({row['name']})"
         assert row["F"] >= 0 and row["F"] == pytest.approx(anova.loc[term, "F"], rel=1e-9)
         assert row["df"] == [1.0, fit.df_resid]
+
+
+def test_a_factor_the_runs_confound_with_another_has_no_test_of_its_own(tmp_path) -> None:
+    """Only the runs where ``b`` is 1 exactly when ``a`` is ``hi`` finished (the others failed or were not
+    run): ``b``'s levels move with ``a``'s, so no model can tell their effects apart. The ANOVA leaves ``b``
+    out (before, the rank-deficient fit gave each of two such factors a large F of its own: 6,881 and
+    11,298 on a noisy two-level example); ``b``'s row has no F or p and names ``a`` as its alias, a warning says so, and ``a`` and ``c``
+    have statsmodels' F of the model without ``b``."""
+    import statsmodels.formula.api as smf
+    import yaml
+    from statsmodels.stats.anova import anova_lm
+
+    from xdoe.analysis import load_scores, parse_response, run_table
+
+    out = tmp_path / "out"
+    generate(categorical_document(), out)
+    chosen = [p for p in sorted(out.glob("run-*.yaml"))
+              if (str(yaml.safe_load(p.read_text())["design_point"]["levels"]["b"]) == "1")
+              == (yaml.safe_load(p.read_text())["design_point"]["levels"]["a"] == "hi")]
+    assert len(chosen) == 12
+    url = run_folder(out, chosen)
+    result = CliRunner().invoke(xrun, ["analyze", str(out), "--format", "json"])
+    assert result.exit_code == 0, result.output
+    body = json.loads(result.stdout)
+    factors = {f["name"]: f for f in body["factors"]}
+    assert body["methods"]["factors"].startswith("type II ANOVA")
+    assert factors["b"]["F"] is None and factors["b"]["p"] is None and factors["b"]["aliases"] == ["a"]
+    assert any(w.startswith("b is confounded with a in these runs") for w in body["warnings"])
+    table = run_table(load_scores(url, parse_response(None), "categorical"), parse_response(None))[0]
+    data = table.assign(**{n: table[n].astype(str) for n in ("a", "b", "c")})
+    anova = anova_lm(smf.ols("y ~ C(a) + C(c) + C(a):C(c)", data=data).fit(), typ=2)
+    assert factors["a"]["p"] == 0.0  # noise-free: a's effect is certain
+    assert (factors["c"]["F"], factors["c"]["p"]) == (0.0, 1.0)  # c has no effect
+    assert factors["a"]["df"] == [2.0, anova.loc["Residual", "df"]]

@@ -104,7 +104,15 @@ def _nesting(table: "pd.DataFrame", conditional: list[str], plain: list[str]) ->
 
 def _fit(table: "pd.DataFrame", factors: list[str], kinds: dict[str, str], interactions: bool,
          nested: dict[str, set[str]] | None = None):
-    """OLS + type II ANOVA; returns (fit, anova frame, {term: factor names}, safe names).
+    """OLS + type II ANOVA; returns (fit, anova frame, {term: factor names},
+    safe names, {confounded factor: the factors it is aliased with}).
+
+    A factor the runs confound with the factors before it (the columns of
+    its levels add no rank to theirs: its levels move with theirs) is left
+    out of the model, as ``car::Anova`` refuses an aliased model: the type II
+    sums of squares of a rank-deficient fit are not the factors' (two factors
+    whose levels always move together each got a large F of its own). Its
+    term stays in the returned terms, with no ANOVA row.
 
     ``nested``: conditional factors -> the factors they are nested in (their
     condition): each is a term of the model too (its levels where it applies,
@@ -137,10 +145,26 @@ def _fit(table: "pd.DataFrame", factors: list[str], kinds: dict[str, str], inter
     def rank(ts: dict[str, tuple[str, ...]]) -> int:
         from patsy import dmatrix
 
-        return int(np.linalg.matrix_rank(np.asarray(dmatrix(" + ".join(ts), data))))
+        return int(np.linalg.matrix_rank(np.asarray(dmatrix(" + ".join(ts) or "1", data))))
 
+    # a factor whose columns the runs tie to the factors before it (its levels move with theirs: confounded)
+    # cannot be told apart from them: left out of the model (a rank-deficient model's type II sums of squares
+    # are meaningless), its row without F or p, its aliases the factors it moves with
+    confounded: dict[str, list[str]] = {}
+    if len(terms) > 1:
+        kept: dict[str, tuple[str, ...]] = {}
+        base = 1
+        for term, names in terms.items():
+            trial = {**kept, term: names}
+            if (r := rank(trial)) == base + n_params(trial) - n_params(kept):
+                kept, base = trial, r
+                continue
+            own = n_params({term: names}) - 1
+            confounded[names[0]] = [g[0] for t_, g in kept.items() if rank({t_: g, term: names}) < rank({t_: g}) + own] \
+                or [g[0] for g in kept.values()]
+        every, terms = terms, kept
     if interactions:
-        cats = [f for f in factors if kinds[f] == "categorical"]
+        cats = [f for f in factors if kinds[f] == "categorical" and f not in confounded]
         base = rank(terms) if len(cats) > 1 else 0
         for i, a in enumerate(cats):
             for b in cats[i + 1:]:
@@ -153,13 +177,16 @@ def _fit(table: "pd.DataFrame", factors: list[str], kinds: dict[str, str], inter
                 if n - n_params(trial) >= 1 and (r := rank(trial)) == base + n_params(trial) - n_params(terms) \
                         and n - r >= 1:
                     terms, base = trial, r
-    if not terms or n - n_params(terms) < 1:
-        return None, None, terms, safe
+    if confounded:  # their rows too (no model term: no F, p or coefficient)
+        terms = {**{t_: g for t_, g in every.items() if g[0] in confounded}, **terms}
+    model = {t_: g for t_, g in terms.items() if not (len(g) == 1 and g[0] in confounded)}
+    if not model or n - n_params(model) < 1:
+        return None, None, terms, safe, confounded
     table_ = fit = None
     if nested:
-        fit, table_ = _nested_anova(table, data, terms, safe, nested)
+        fit, table_ = _nested_anova(table, data, model, safe, nested)
     if table_ is None:
-        formula = "y ~ " + " + ".join(terms)
+        formula = "y ~ " + " + ".join(model)
         with warnings.catch_warnings():
             warnings.simplefilter("ignore")
             fit = smf.ols(formula, data=data).fit()
@@ -172,7 +199,7 @@ def _fit(table: "pd.DataFrame", factors: list[str], kinds: dict[str, str], inter
              for term in table_.index if term != "Residual"}
     for column, at in (("F", 0), ("PR(>F)", 1), ("eta_sq", 2)):
         table_[column] = [tests[term][at] if term in tests else float("nan") for term in table_.index]
-    return fit, table_, terms, safe
+    return fit, table_, terms, safe, confounded
 
 
 def _nested_anova(table: "pd.DataFrame", data: "pd.DataFrame", terms: dict[str, tuple[str, ...]],
@@ -252,24 +279,27 @@ def _effects(table: "pd.DataFrame", factors: list[str], kinds: dict[str, str], w
     store's; without it sorted); ``nested``: conditional factors in the model
     besides (:func:`_fit`), without rows of their own here."""
     varying = [f for f in factors if table[f].nunique() > 1]
-    fit, anova, terms, safe = _fit(table, varying, kinds, interactions, nested)
+    fit, anova, terms, safe, confounded = _fit(table, varying, kinds, interactions, nested)
     effects = []
     for term, names in terms.items():
         if len(names) != 1:
             continue
         f = names[0]
         F, p, eta = _eta(anova, term)
+        if f in confounded:  # not in the model: its effect cannot be told apart from its aliases'
+            F = p = eta = float("nan")
         if kinds[f] == "continuous":
-            effect = _standardised(fit, table, f, safe[f])
-            effects.append(FactorEffect(f, "continuous", [], effect, F, p, eta, within, df=_df(anova, term)))
+            effect = float("nan") if f in confounded else _standardised(fit, table, f, safe[f])
+            effects.append(FactorEffect(f, "continuous", [], effect, F, p, eta, within,
+                                        aliases=confounded.get(f), df=None if f in confounded else _df(anova, term)))
         else:
             levels = _levels(table, f, seed, _coded_order(table[f], (coding or {}).get(f)))
             means = [lv.mean for lv in levels]
             # two levels: the second's mean minus the first's (the design's level order, the sign a
             # two-level design gives); more: the largest minus the smallest, which has no sign
             effect = means[1] - means[0] if len(means) == 2 else max(means) - min(means)
-            effects.append(FactorEffect(f, "nested" if within else "categorical", levels,
-                                        effect, F, p, eta, within, df=_df(anova, term)))
+            effects.append(FactorEffect(f, "nested" if within else "categorical", levels, effect, F, p, eta, within,
+                                        aliases=confounded.get(f), df=None if f in confounded else _df(anova, term)))
     inter = [Interaction(names, *_eta(anova, term), name=" x ".join(names), df=_df(anova, term))
              for term, names in terms.items() if len(names) == 2]
     return effects, inter
@@ -390,6 +420,7 @@ def analyze(frame: "pd.DataFrame", response: Response | None = None, *, statisti
     from xdoe.errors import IncompleteDesignError
 
     incomplete = None
+    confounded_notes: list[str] = []  # the ANOVA's: factors the runs confound with others
     try:
         doe = doe_analysis(table, factors, design, seed) if factors and not conditional else None
     except IncompleteDesignError as exc:  # a two-level design with a corner lost: the ANOVA answers, and says so
@@ -417,6 +448,10 @@ def analyze(frame: "pd.DataFrame", response: Response | None = None, *, statisti
                                  seed=seed, coding=coding)
             effects += [e for e in nested if e.name == f]
         effects.sort(key=lambda e: (-(e.eta_sq if not math.isnan(e.eta_sq) else -1), e.name))
+        confounded_notes = [f"{e.name} is confounded with {', '.join(e.aliases)} in these runs (its levels move with "
+                            f"theirs): the ANOVA cannot tell their effects apart, so {e.name} is left out of the "
+                            "model (no F or p; its level means are the runs' own); vary it apart from them to "
+                            "test it" + (f" (within {e.within})" if e.within else "") for e in effects if e.aliases]
         # what the effect column is: the level means' difference, or (a two-level design that lost a
         # corner) the signed effect of the main-effects model, which unbalanced runs do not bias
         effect_rule = ("effect = second minus first level mean for two levels (the design's level order), "
@@ -440,6 +475,7 @@ def analyze(frame: "pd.DataFrame", response: Response | None = None, *, statisti
     notes = left_out_notes(frame)  # runs pruned early or not finished: left out of the responses, and said so
     if incomplete:
         notes.append(incomplete)
+    notes += confounded_notes
     if doe is not None and doe.get("warning"):
         notes.append(doe["warning"])
     if doe is not None and doe.get("source") == "inferred" and doe["analysis"] != "sensitivity":

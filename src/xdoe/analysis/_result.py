@@ -54,7 +54,8 @@ class FactorEffect:
 
     ``method``: ``lenth`` or ``pure error`` (two-level screening: ``t``,
     ``p``, ``active``, ``aliases``; pure error adds ``F = t^2`` and partial
-    eta²), ``anova`` (type II ANOVA: ``F``, ``p``, partial eta²), ``second-order
+    eta²), ``anova`` (type II ANOVA: ``F``, ``p``, partial eta²; a factor the
+    runs confound with others has ``aliases``, them, and no F or p), ``second-order
     model`` (the joint F test of every term of the factor), ``morris`` or
     ``sobol``. ``df``: the test's degrees of freedom ``[numerator,
     denominator]`` (Lenth: ``[null, m/3]``). NaN where the model gives none.
@@ -81,6 +82,8 @@ class FactorEffect:
                "p": _num(self.p), "eta_sq": _num(self.eta_sq)}
         if self.active is not None:
             out.update(active=self.active, aliases=list(self.aliases or []))
+        elif self.aliases:  # the ANOVA: the factors the runs confound it with (no F or p of its own)
+            out["aliases"] = list(self.aliases)
         return out
 
 
@@ -114,6 +117,8 @@ class Interaction:
                "eta_sq": _num(self.eta_sq)}
         if self.active is not None:
             out.update(active=self.active, aliases=list(self.aliases or []))
+        elif self.aliases:  # the ANOVA: the factors the runs confound it with (no F or p of its own)
+            out["aliases"] = list(self.aliases)
         return out
 
 
