@@ -145,7 +145,9 @@ def _fit(table: "pd.DataFrame", factors: list[str], kinds: dict[str, str], inter
     def rank(ts: dict[str, tuple[str, ...]]) -> int:
         from patsy import dmatrix
 
-        return int(np.linalg.matrix_rank(np.asarray(dmatrix(" + ".join(ts) or "1", data))))
+        x = np.asarray(dmatrix(" + ".join(ts) or "1", data))
+        norms = np.linalg.norm(x, axis=0)  # columns of unit length: a factor on a tiny scale (a learning
+        return int(np.linalg.matrix_rank(x / np.where(norms > 0, norms, 1.0)))  # rate) is not taken for none
 
     # a factor whose columns the runs tie to the factors before it (its levels move with theirs: confounded)
     # cannot be told apart from them: left out of the model (a rank-deficient model's type II sums of squares
