@@ -3,16 +3,20 @@ canvas, no global state) saved as PNG or SVG by the output's suffix, and readabl
 
 from __future__ import annotations
 
+import threading
 from pathlib import Path
 from typing import Any
 
 from xdoe.errors import InputError
 
-__all__ = ["new_figure", "save", "metric_label", "response_label", "SUFFIXES", "PALETTE"]
+__all__ = ["new_figure", "save", "import_matplotlib", "metric_label", "response_label", "SUFFIXES", "PALETTE"]
 
 SUFFIXES = (".png", ".svg")
 #: colour-blind-safe (Okabe-Ito)
 PALETTE = ("#0072B2", "#D55E00", "#009E73", "#CC79A7", "#E69F00", "#56B4E9", "#F0E442", "#000000")
+#: held while matplotlib's modules are first imported: two threads importing them at once (the
+#: dashboard draws its pictures in a thread pool) can get a partially initialised module, an ImportError
+_IMPORTING = threading.Lock()
 _UNITS = {"objective": "objective per episode", "reward": "reward per episode",
           "steps": "steps per episode", "wall_time": "wall time per episode [s]"}
 
@@ -39,17 +43,27 @@ def check_suffix(path: str | Path) -> Path:
     return target
 
 
+def import_matplotlib() -> None:
+    """Import matplotlib's figure machinery (its core, ``figure``, ``patches``,
+    ``path``, ``ticker``, colormaps) once, under a lock: call it before the
+    first ``from matplotlib... import`` of a function that may run in several
+    threads at once. Cheap once done."""
+    with _IMPORTING:
+        import matplotlib.figure  # noqa: F401 - imports the rest it needs
+
+
 def new_figure(width: float, height: float, *, svg: bool = False) -> Any:
     """A ``matplotlib.figure.Figure`` of ``width`` x ``height`` inches with an
     Agg canvas, or with ``svg`` the SVG canvas (no Agg import: cheaper for a
     figure saved only as SVG; :func:`save` still writes PNG from it through
-    matplotlib's canvas switch)."""
-    from matplotlib.figure import Figure
+    matplotlib's canvas switch). Safe to call from several threads at once."""
+    with _IMPORTING:  # the first import of matplotlib, once, whatever thread asks first
+        from matplotlib.figure import Figure
 
-    if svg:
-        from matplotlib.backends.backend_svg import FigureCanvasSVG as Canvas
-    else:
-        from matplotlib.backends.backend_agg import FigureCanvasAgg as Canvas
+        if svg:
+            from matplotlib.backends.backend_svg import FigureCanvasSVG as Canvas
+        else:
+            from matplotlib.backends.backend_agg import FigureCanvasAgg as Canvas
     fig = Figure(figsize=(width, height), dpi=100, layout="constrained")
     Canvas(fig)
     return fig

@@ -12,7 +12,7 @@ from __future__ import annotations
 from pathlib import Path
 from typing import Any
 
-from xdoe.analysis._figure import PALETTE, new_figure, save
+from xdoe.analysis._figure import PALETTE, import_matplotlib, new_figure, save
 
 __all__ = ["plot_laydown", "phases_of", "write_laydown", "laydown_key", "LAYDOWN_FILE", "CACHE_FOLDER"]
 
@@ -62,6 +62,7 @@ def plot_laydown(document: dict, output: str | Path, *, title: str | None = None
     Raises:
         InputError: the suffix is not .png/.svg.
     """
+    import_matplotlib()  # matplotlib's first import under its lock (threads draw at once)
     from matplotlib.patches import FancyBboxPatch
 
     phases = phases_of(document)

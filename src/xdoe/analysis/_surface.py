@@ -239,10 +239,11 @@ def plot_contour(result: dict[str, Any], coded: "pd.DataFrame", factors: list[st
     Raises:
         InputError: a suffix other than .png / .svg.
     """
+    from xdoe.analysis._figure import PALETTE, import_matplotlib, new_figure, save
+
+    import_matplotlib()  # matplotlib's first import under its lock (threads draw at once)
     from matplotlib.patches import PathPatch
     from matplotlib.path import Path as MplPath
-
-    from xdoe.analysis._figure import PALETTE, new_figure, save
 
     fit, blocked, p = result["_fit"]
     f1, f2 = result["strongest"]

@@ -18,7 +18,7 @@ from typing import TYPE_CHECKING, Any
 
 import numpy as np
 
-from xdoe.analysis._figure import PALETTE, metric_label, new_figure, response_label, save
+from xdoe.analysis._figure import PALETTE, import_matplotlib, metric_label, new_figure, response_label, save
 from xdoe.analysis._doe import doe_plot_title, plot_doe
 from xdoe.analysis._laydown import plot_laydown, write_laydown
 from xdoe.errors import InputError
@@ -136,6 +136,7 @@ def _colours(k: int) -> list[Any]:
     """``k`` distinct colours: the Okabe-Ito palette up to 8, else viridis samples."""
     if k <= len(PALETTE):
         return list(PALETTE[:k])
+    import_matplotlib()  # matplotlib's first import under its lock (threads draw at once)
     from matplotlib import colormaps
 
     return [colormaps["viridis"](v) for v in np.linspace(0.0, 0.95, k)]
@@ -259,6 +260,7 @@ def plot_design(design: Any, output: str | Path, *, title: str = "") -> Path:
     level positions, continuous ones on their value, log-scaled when so
     sampled), each factor's level counts on the diagonal; a conditional
     factor's inactive points sit at ``n/a``."""
+    import_matplotlib()  # matplotlib's first import under its lock (threads draw at once)
     from matplotlib.ticker import MaxNLocator, NullFormatter
 
     factors = list(design.factors)
